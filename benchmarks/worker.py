@@ -1,0 +1,183 @@
+"""The benchmark subprocess: times one workload's variants on one backend.
+
+Started by the runner as::
+
+    python -m benchmarks.worker --workload PATH --backend NAME --variants a,b \
+        --sizes JSON --reps N --warmup W --min-rep-time SECONDS --out FILE
+
+It appends one JSON object per line to ``FILE`` (flushed as it goes, so a crash mid-way keeps
+what was measured): first a ``{"kind": "backend", ...}`` header, then one ``{"kind": "record",
+...}`` per (variant, size, phase). Every failure (backend import, setup, a repetition) becomes an
+error record; the worker itself exits 0 unless it could not even start.
+
+Example:
+    >>> from benchmarks.worker import summarize
+    >>> summarize([3.0, 1.0, 2.0])["median_s"]
+    2.0
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import traceback
+from typing import Any, Callable, TextIO
+
+from benchmarks import backends, workloads
+
+__all__ = ["summarize", "measure", "main"]
+
+
+def summarize(times: list[float]) -> dict[str, Any]:
+    """Statistics of per-call times in seconds: median, min, max, mean, stdev, reps.
+
+    Example:
+        >>> summarize([1.0, 3.0])["mean_s"]
+        2.0
+    """
+    return {
+        "reps": len(times),
+        "median_s": statistics.median(times),
+        "min_s": min(times),
+        "max_s": max(times),
+        "mean_s": statistics.fmean(times),
+        "stdev_s": statistics.stdev(times) if len(times) > 1 else 0.0,
+        "times_s": list(times),
+    }
+
+
+def _timed_loop(fn: Callable[[], Any], number: int) -> float:
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return time.perf_counter() - t0
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _calibrate(fn: Callable[[], Any], min_rep_time: float) -> int:
+    # timeit-style: the smallest number in 1, 2, 5, 10, 20, ... whose loop lasts min_rep_time.
+    number = 1
+    while True:
+        for factor in (1, 2, 5):
+            n = number * factor
+            if _timed_loop(fn, n) >= min_rep_time or n >= 10_000_000:
+                return n
+        number *= 10
+
+
+def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: float,
+            phases: tuple[str, ...] = ("total",)) -> tuple[int, dict[str, list[float]]]:
+    """Time ``fn`` and return ``(number, {phase: per-call seconds for each rep})``.
+
+    The first call (part of warmup, which is at least one call) decides the mode: if it returns
+    a dict, ``fn`` times itself and each call is one repetition whose phases are the dict's
+    items; otherwise each repetition runs ``fn`` ``number`` times in a loop (``number``
+    calibrated so a repetition lasts at least ``min_rep_time``) and records the mean per call
+    as phase ``phases[0]``.
+
+    Example:
+        >>> number, times = measure(lambda: None, reps=3, warmup=1, min_rep_time=1e-4)
+        >>> len(times["total"]), number > 1
+        (3, True)
+    """
+    first = fn()
+    for _ in range(max(0, warmup - 1)):
+        fn()
+    if isinstance(first, dict):
+        out: dict[str, list[float]] = {}
+        for _ in range(reps):
+            gc.collect()
+            for phase, seconds in fn().items():
+                out.setdefault(str(phase), []).append(float(seconds))
+        return 1, out
+    number = _calibrate(fn, min_rep_time)
+    gc.collect()
+    times = [_timed_loop(fn, number) / number for _ in range(reps)]
+    return number, {phases[0]: times}
+
+
+def _short_error(exc: BaseException) -> str:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {tb[-1].filename}:{tb[-1].lineno})" if tb else ""
+    return (last + where)[:2000]
+
+
+def _emit(out: TextIO, obj: dict[str, Any]) -> None:
+    out.write(json.dumps(obj) + "\n")
+    out.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the worker (see the module docstring); returns the process exit status."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks.worker")
+    p.add_argument("--workload", required=True, help="path of the workload module")
+    p.add_argument("--backend", required=True)
+    p.add_argument("--variants", required=True, help="comma-separated variant names")
+    p.add_argument("--sizes", required=True, help="JSON list of sizes")
+    p.add_argument("--phases", default='["total"]', help="JSON list of expected phase names")
+    p.add_argument("--reps", type=int, required=True)
+    p.add_argument("--warmup", type=int, default=1)
+    p.add_argument("--min-rep-time", type=float, default=0.005)
+    p.add_argument("--out", required=True, help="file to append JSON lines to")
+    args = p.parse_args(argv)
+    variants = [v for v in args.variants.split(",") if v]
+    sizes = json.loads(args.sizes)
+    phases = tuple(json.loads(args.phases))
+
+    with open(args.out, "a", encoding="utf-8") as out:
+        base = {"backend": args.backend}
+
+        def error_records(variant: str, size: Any, message: str,
+                          only: tuple[str, ...] = ()) -> None:
+            for phase in only or phases:
+                _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
+                            "phase": phase, "status": "error", "error": message})
+
+        try:
+            t0 = time.perf_counter()
+            b = backends.load(args.backend)
+            import_s = time.perf_counter() - t0
+        except BaseException as exc:  # noqa: BLE001 - any import failure is data
+            msg = f"importing backend {args.backend!r} failed: {_short_error(exc)}"
+            _emit(out, {"kind": "backend", **base, "version": None, "import_error": msg})
+            for v in variants:
+                for s in sizes:
+                    error_records(v, s, msg)
+            return 0
+        _emit(out, {"kind": "backend", **base, "version": b.version, "import_error": None,
+                    "import_s": import_s})
+
+        module = workloads.load_module(args.workload)
+        for variant in variants:
+            for size in sizes:
+                try:
+                    fn = workloads.make_callable(module, variant, size)
+                    number, times = measure(fn, reps=args.reps, warmup=args.warmup,
+                                            min_rep_time=args.min_rep_time, phases=phases)
+                except Exception as exc:  # noqa: BLE001 - a failing variant is data
+                    error_records(variant, size, _short_error(exc))
+                    continue
+                for phase, ts in times.items():
+                    _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
+                                "phase": phase, "status": "ok", "error": None,
+                                "number": number, "warmup": max(1, args.warmup),
+                                **summarize(ts)})
+                missing = tuple(ph for ph in phases if ph not in times)
+                if missing:
+                    error_records(variant, size, "the workload did not report this phase",
+                                  only=missing)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Nox sessions for Fluxion: demo, tests, lint, bench, docs.
+
+Every session reuses the repository's ``.venv`` (made by ``python3.11 tools/bootstrap.py ...``) instead
+of building a fresh virtualenv, so nothing is reinstalled per session: run them through the bootstrap
+(``python3.11 tools/bootstrap.py lint``) or directly (``.venv/bin/nox -s lint``) once the venv exists.
+Arguments after ``--`` are forwarded to the session's main command.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+VENV_BIN = ROOT / ".venv" / "bin"
+PY = str(VENV_BIN / "python")
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["lint", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+LINT_PATHS = ["packages", "tests", "benchmarks", "examples", "tools", "noxfile.py"]
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def _tool(name: str) -> str:
+    return str(VENV_BIN / name)
+
+
+def _ensure(session: nox.Session, *tools: tuple[str, str]) -> None:
+    """pip-install each (executable, requirement) into .venv when the executable is missing."""
+    missing = [req for exe, req in tools if shutil.which(exe, path=str(VENV_BIN)) is None]
+    if missing:
+        session.run(PY, "-m", "pip", "install", "--disable-pip-version-check", *missing, external=True)
+
+
+@nox.session(venv_backend="none")
+def demo(session: nox.Session) -> None:
+    """Run the quickstart example."""
+    session.chdir(ROOT)
+    session.run(PY, "examples/quickstart.py", *session.posargs, external=True)
+
+
+@nox.session(venv_backend="none")
+def tests(session: nox.Session) -> None:
+    """Run the whole test tree with two xdist workers."""
+    session.chdir(ROOT)
+    session.run(PY, "-m", "pytest", "tests", "-n", "2", "-q", *session.posargs, external=True)
+
+
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """ruff, the workflow's JSON schema, and zizmor (offline) over the workflows."""
+    session.chdir(ROOT)
+    _ensure(session, ("ruff", "ruff"), ("check-jsonschema", "check-jsonschema"), ("zizmor", "zizmor"))
+    paths = [p for p in LINT_PATHS if (ROOT / p).exists()]
+    session.run(_tool("ruff"), "check", *paths, *session.posargs, external=True)
+    session.run(_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", WORKFLOW,
+                external=True)
+    session.run(_tool("zizmor"), "--offline", ".github/workflows", external=True)
+
+
+@nox.session(venv_backend="none")
+def bench(session: nox.Session) -> None:
+    """Run the benchmark suite (benchmarks/run.py); its results go under benchmarks/results/."""
+    session.chdir(ROOT)
+    session.run(PY, "benchmarks/run.py", *session.posargs, external=True)
+
+
+@nox.session(venv_backend="none")
+def docs(session: nox.Session) -> None:
+    """Build the documentation with mkdocs into build/docs (warnings are errors)."""
+    session.chdir(ROOT)
+    _ensure(session, ("mkdocs", "mkdocs"))
+    session.run(_tool("mkdocs"), "build", "--strict", "-d", "build/docs", *session.posargs, external=True)

@@ -1,0 +1,70 @@
+"""Fluxion: composable transformations of Python+NumPy programs (grad, jit, vmap), compiled by XLA.
+
+``import fluxion as jax; import fluxion.numpy as jnp`` runs JAX programs over the surface Fluxion
+supports. jaxlib (the XLA runtime) is loaded on first use, so importing Fluxion is cheap.
+
+Example:
+    >>> import fluxion
+    >>> import fluxion.numpy as jnp
+    >>> fluxion.jit(lambda x: x * 2.0)(jnp.arange(3.0)).tolist()
+    [0.0, 2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from fluxion import errors, tree, tree_util
+from fluxion.core.avals import ShapeDtypeStruct
+from fluxion.core.config import config
+from fluxion.transforms.staging import eval_shape, make_jaxpr
+
+__version__ = "0.1.0"
+
+# Names whose modules touch jaxlib: imported on first access (module __getattr__).
+_LAZY = {
+    "jit": ("fluxion.backend.jit", "jit"),
+    "Array": ("fluxion.backend.array", "Array"),
+    "device_put": ("fluxion.backend.transfer", "device_put"),
+    "device_get": ("fluxion.backend.transfer", "device_get"),
+    "block_until_ready": ("fluxion.backend.transfer", "block_until_ready"),
+    "devices": ("fluxion.backend.client", "devices"),
+    "local_devices": ("fluxion.backend.client", "local_devices"),
+    "device_count": ("fluxion.backend.client", "device_count"),
+    "local_device_count": ("fluxion.backend.client", "local_device_count"),
+    "default_backend": ("fluxion.backend.client", "default_backend"),
+    "process_index": ("fluxion.backend.client", "process_index"),
+    "process_count": ("fluxion.backend.client", "process_count"),
+    "numpy": ("fluxion.numpy", None),
+    "lax": ("fluxion.lax", None),
+}
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'fluxion' has no attribute {name!r}")
+    module = importlib.import_module(target[0])
+    value = module if target[1] is None else getattr(module, target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+def _attach_array_methods() -> None:
+    # Tracers need NumPy's operators as soon as anything is traced; they come from fluxion.numpy.
+    importlib.import_module("fluxion.numpy")
+
+
+_attach_array_methods()
+
+__all__ = [
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
+    "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
+    "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
+    "process_index", "tree", "tree_util",
+]

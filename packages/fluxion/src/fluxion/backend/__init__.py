@@ -1,0 +1,1 @@
+"""Fluxion's backend package (see DESIGN.md)."""

@@ -1,0 +1,257 @@
+"""``fluxion.Array``: an immutable array on a device.
+
+An Array is a thin wrapper of a jaxlib ``ArrayImpl`` (``_a``) and an interned :class:`Spec`
+(``_k``: aval + sharding). The Spec is also the ArrayImpl's aval as jaxlib sees it, and the unit
+of every dispatch cache key, so a cache hit needs no more than a tuple of ``_k`` slots.
+
+Operators, indexing and most methods are attached by ``fluxion.numpy`` (they are NumPy
+semantics written over lax); this module holds what needs the device: data transfer, repr,
+blocking, shardings.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> jnp.array([1.0, 2.0])
+    Array([1., 2.], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion.core.avals import ShapedArray
+
+__all__ = ["Array", "Spec"]
+
+
+class Spec:
+    """Interned (aval, sharding): what jaxlib reads as an array's aval, and a dispatch key."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "aval", "__weakref__")
+    _table: dict[tuple, "Spec"] = {}
+
+    def __new__(cls, aval: ShapedArray, sharding: Any) -> "Spec":
+        key = (aval, sharding)
+        s = cls._table.get(key)
+        if s is None:
+            s = object.__new__(cls)
+            s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
+            s.aval, s.sharding = aval, sharding
+            cls._table[key] = s
+        return s
+
+    def __repr__(self) -> str:
+        return f"Spec({self.aval.str_short()}, {self.sharding!r})"
+
+
+class Array:
+    """An immutable n-dimensional array on a device (Fluxion's ``jax.Array``).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> x = jnp.arange(3.0)
+        >>> (x * 2).tolist()
+        [0.0, 2.0, 4.0]
+    """
+
+    __slots__ = ("_a", "_k", "_np", "__weakref__")
+    __array_priority__ = 100
+
+    # ---------------------------------------------------------------- abstract properties
+    @property
+    def aval(self) -> ShapedArray:
+        return self._k.aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._k.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._k.dtype
+
+    @property
+    def weak_type(self) -> bool:
+        return self._k.weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self._k.shape)
+
+    @property
+    def size(self) -> int:
+        return self._k.aval.size
+
+    @property
+    def itemsize(self) -> int:
+        return self._k.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._k.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self._k.shape:
+            raise TypeError("len() of unsized object")
+        return self._k.shape[0]
+
+    # ---------------------------------------------------------------- device
+    @property
+    def sharding(self) -> Any:
+        return self._k.sharding
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._k.sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    def devices(self) -> set:
+        """The set of devices holding this array."""
+        return set(self._k.sharding._internal_device_list)
+
+    @property
+    def device(self) -> Any:
+        devs = self._k.sharding._internal_device_list
+        return devs[0] if len(devs) == 1 else self._k.sharding
+
+    def block_until_ready(self) -> "Array":
+        """Wait until the array's value is computed; returns the array itself."""
+        self._a.block_until_ready()
+        return self
+
+    def is_ready(self) -> bool:
+        return self._a.is_ready()
+
+    def is_deleted(self) -> bool:
+        return self._a.is_deleted()
+
+    def delete(self) -> None:
+        """Free the device buffer now; the array cannot be used afterwards."""
+        self._a.delete()
+
+    def copy_to_host_async(self) -> None:
+        self._a._copy_single_device_array_to_host_async()
+
+    @property
+    def addressable_shards(self) -> list:
+        return [_Shard(d, self) for d in self._k.sharding._internal_device_list]
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self._a.unsafe_buffer_pointer()
+
+    # ---------------------------------------------------------------- host transfer
+    def _value(self) -> np.ndarray:
+        v = self._np
+        if v is None:
+            from fluxion.backend.dispatch import to_numpy  # noqa: PLC0415
+            v = to_numpy(self)
+            v.flags.writeable = False
+            self._np = v
+        return v
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        v = self._value()
+        if copy is False and dtype is not None and np.dtype(dtype) != v.dtype:
+            raise ValueError("converting this array to another dtype needs a copy")
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        return v.copy() if copy else v
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        return np.array(self._value()).__dlpack__()
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        import fluxion.numpy as jnp  # noqa: PLC0415
+        return jnp
+
+    def tolist(self) -> Any:
+        """The array as nested Python lists of Python scalars."""
+        return self._value().tolist()
+
+    def item(self, *args: Any) -> Any:
+        """The element at ``args`` (or the only element) as a Python scalar."""
+        return self._value().item(*args)
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(f"The truth value of an array with {self.size} elements is ambiguous. "
+                             "Use a.any() or a.all().")
+        return bool(self._value())
+
+    def __int__(self) -> int:
+        return int(self._value())
+
+    def __float__(self) -> float:
+        return float(self._value())
+
+    def __complex__(self) -> complex:
+        return complex(self._value())
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._value())
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'fluxion.Array'")
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __reduce__(self):
+        return (_rebuild, (self._value(), self.weak_type))
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value()[()], spec)
+        return format(self._value(), spec)
+
+    def __repr__(self) -> str:
+        if self.is_deleted():
+            return f"Array(<deleted>, dtype={self.dtype.name})"
+        prefix = "Array("
+        val = self._value()
+        dtype_str = f"dtype={self.dtype.name}"
+        if self.weak_type:
+            dtype_str += ", weak_type=True"
+        if val.size == 0 and val.shape != (0,):
+            s = f"[], shape={val.shape}"
+        else:
+            s = np.array2string(val, prefix=prefix, suffix=",", separator=", ")
+        line_len = len(prefix) + len(s) + 2 + len(dtype_str)
+        if "\n" in s or line_len > 75:
+            return f"{prefix}{s},\n{' ' * len(prefix)}{dtype_str})"
+        return f"{prefix}{s}, {dtype_str})"
+
+    def __str__(self) -> str:
+        return str(self._value())
+
+
+class _Shard:
+    __slots__ = ("device", "_arr")
+
+    def __init__(self, device: Any, arr: Array) -> None:
+        self.device, self._arr = device, arr
+
+    @property
+    def data(self) -> Array:
+        return self._arr
+
+    @property
+    def index(self) -> tuple:
+        return tuple(slice(None) for _ in self._arr.shape)
+
+
+def _rebuild(value: np.ndarray, weak_type: bool) -> Array:
+    from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
+    return device_put_value(value, weak_type=weak_type)

@@ -1,0 +1,309 @@
+"""Program -> StableHLO text.
+
+Lowering writes MLIR text directly (generic op form), which is about 10x cheaper to produce than
+building MLIR objects, and needs no MLIR Python module: jaxlib parses the text when it compiles.
+Each primitive's lowering rule lives beside the primitive in ``fluxion.lax`` and has the form
+``rule(ctx, *operands, **params) -> value | list[value]`` where operands and values are SSA names
+(strings) and ``ctx`` is a :class:`RuleContext` (avals in and out, and op emitters).
+
+Example:
+    >>> import numpy as np
+    >>> from fluxion.core.avals import ShapedArray
+    >>> mlir_type(ShapedArray((2, 3), np.float32))
+    'tensor<2x3xf32>'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+
+from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import Literal, Program
+
+__all__ = ["mlir_type", "mlir_element_type", "lower_program", "RuleContext", "ModuleContext",
+           "dense_attr", "LoweringError"]
+
+
+class LoweringError(Exception):
+    """A primitive has no lowering rule, or its rule failed."""
+
+
+_ELEMENT_TYPES: dict[np.dtype, str] = {
+    np.dtype(np.bool_): "i1",
+    np.dtype(np.int8): "i8", np.dtype(np.int16): "i16", np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "ui8", np.dtype(np.uint16): "ui16", np.dtype(np.uint32): "ui32",
+    np.dtype(np.uint64): "ui64",
+    np.dtype(np.float16): "f16", np.dtype(np.float32): "f32", np.dtype(np.float64): "f64",
+    np.dtype(ml_dtypes.bfloat16): "bf16",
+    np.dtype(np.complex64): "complex<f32>", np.dtype(np.complex128): "complex<f64>",
+    np.dtype(ml_dtypes.int4): "i4", np.dtype(ml_dtypes.uint4): "ui4",
+}
+for _name, _mlir in [("float8_e4m3fn", "f8E4M3FN"), ("float8_e5m2", "f8E5M2"),
+                     ("float8_e4m3fnuz", "f8E4M3FNUZ"), ("float8_e5m2fnuz", "f8E5M2FNUZ"),
+                     ("float8_e4m3b11fnuz", "f8E4M3B11FNUZ"), ("float8_e3m4", "f8E3M4"),
+                     ("float8_e4m3", "f8E4M3"), ("float8_e8m0fnu", "f8E8M0FNU"),
+                     ("int2", "i2"), ("uint2", "ui2"), ("float4_e2m1fn", "f4E2M1FN")]:
+    if hasattr(ml_dtypes, _name):
+        _ELEMENT_TYPES[np.dtype(getattr(ml_dtypes, _name))] = _mlir
+
+_FLOAT0 = np.dtype([("float0", np.void, 0)])
+
+
+def mlir_element_type(dtype: np.dtype) -> str:
+    """The MLIR element type of a dtype (``f32``, ``ui8``, ``i1`` for bool ...)."""
+    t = _ELEMENT_TYPES.get(dtype)
+    if t is None:
+        if dtype == _FLOAT0:
+            return "i1"
+        raise LoweringError(f"dtype {dtype} cannot be lowered to StableHLO")
+    return t
+
+
+_type_cache: dict[ShapedArray, str] = {}
+
+
+def mlir_type(aval: ShapedArray) -> str:
+    """``tensor<2x3xf32>`` for a ShapedArray."""
+    t = _type_cache.get(aval)
+    if t is None:
+        el = mlir_element_type(aval.dtype)
+        dims = "x".join(map(str, aval.shape))
+        t = _type_cache[aval] = f"tensor<{dims}x{el}>" if dims else f"tensor<{el}>"
+    return t
+
+
+def dense_attr(value: Any, aval: ShapedArray) -> str:
+    """A ``dense<...>`` attribute holding ``value`` (broadcast to ``aval``) as raw hex bytes."""
+    arr = np.asarray(value)
+    dt = aval.dtype
+    if dt == _FLOAT0:
+        arr = np.zeros((), np.bool_)
+        dt = np.dtype(np.bool_)
+    elif arr.dtype != dt:
+        arr = arr.astype(dt)
+    if arr.size and arr.ndim and (arr == arr.flat[0]).all():
+        arr = arr.reshape(-1)[:1]
+    elif arr.shape != aval.shape:
+        if arr.size != 1:
+            arr = np.broadcast_to(arr, aval.shape)
+    arr = np.ascontiguousarray(arr)
+    if arr.size == 1:
+        arr = arr.reshape(())
+    elif arr.size == 0:
+        return f"dense<> : {mlir_type(ShapedArray(aval.shape, dt))}"
+    data = arr.tobytes().hex().upper()
+    return f'dense<"0x{data}"> : {mlir_type(ShapedArray(aval.shape, dt))}'
+
+
+class ModuleContext:
+    """State of one module being lowered: its functions and the cache of nested programs."""
+
+    def __init__(self, name: str, platform: str = "cpu") -> None:
+        self.name = name
+        self.platform = platform
+        self.functions: list[str] = []
+        self._lowered: dict[int, str] = {}
+        self._names: set[str] = set()
+
+    def function_for(self, program: Program, name: str) -> str:
+        """Lower ``program`` as a private function (once per program) and return its symbol."""
+        sym = self._lowered.get(id(program))
+        if sym is not None:
+            return sym
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "fn"
+        sym, i = base, 1
+        while sym in self._names or sym == "main":
+            sym, i = f"{base}_{i}", i + 1
+        self._names.add(sym)
+        self._lowered[id(program)] = sym
+        self.functions.append(_lower_function(self, program, sym, public=False))
+        return sym
+
+
+class RuleContext:
+    """What a lowering rule sees: avals in and out, and emitters writing into the function body."""
+
+    __slots__ = ("fn", "avals_in", "avals_out", "source")
+
+    def __init__(self, fn: "_FunctionContext", avals_in: Sequence[ShapedArray],
+                 avals_out: Sequence[ShapedArray], source: str | None = None) -> None:
+        self.fn = fn
+        self.avals_in = avals_in
+        self.avals_out = avals_out
+        self.source = source
+
+    @property
+    def module(self) -> ModuleContext:
+        return self.fn.module
+
+    def op(self, name: str, operands: Sequence[str], result_avals: Sequence[ShapedArray] | None = None,
+           attrs: str = "", regions: Sequence[str] = (), operand_avals: Sequence[ShapedArray] | None = None,
+           ) -> Any:
+        """Emit ``results = "name"(operands) (regions) {attrs}``; returns one name or a list.
+
+        ``result_avals`` defaults to the equation's output avals and ``operand_avals`` to its
+        input avals. With exactly one result a single name is returned, else a list.
+        """
+        if result_avals is None:
+            result_avals = self.avals_out
+        if operand_avals is None:
+            operand_avals = self.avals_in
+        return self.fn.emit(name, operands, operand_avals, result_avals, attrs, regions)
+
+    def op1(self, name: str, operands: Sequence[str], result_aval: ShapedArray,
+            operand_avals: Sequence[ShapedArray], attrs: str = "", regions: Sequence[str] = ()) -> str:
+        """Emit an op with one result of ``result_aval``."""
+        return self.fn.emit(name, operands, operand_avals, [result_aval], attrs, regions)
+
+    def constant(self, value: Any, aval: ShapedArray) -> str:
+        """A constant tensor of ``aval`` holding ``value`` (a scalar is broadcast)."""
+        return self.fn.constant(value, aval)
+
+    def region(self, arg_avals: Sequence[ShapedArray],
+               body: Callable[["RuleContext", list[str]], Sequence[str]],
+               result_avals: Sequence[ShapedArray]) -> str:
+        """The text of a one-block region with arguments of ``arg_avals``; ``body`` emits ops into
+        it and returns the values to ``stablehlo.return``."""
+        return self.fn.region(arg_avals, body, result_avals)
+
+    def call_program(self, program: Program, args: Sequence[str], name: str) -> list[str]:
+        """Call ``program`` (lowered once as a private function) on ``args``."""
+        sym = self.module.function_for(program, name)
+        in_t = ", ".join(mlir_type(v.aval) for v in program.invars)
+        outs = [v.aval for v in program.outvars]
+        out_t = ", ".join(mlir_type(a) for a in outs)
+        res = self.fn.fresh()
+        n = len(outs)
+        lhs = "" if n == 0 else (f"{res} = " if n == 1 else f"{res}:{n} = ")
+        self.fn.lines.append(f"{self.fn.indent}{lhs}func.call @{sym}({', '.join(args)}) : "
+                             f"({in_t}) -> ({out_t})")
+        return [res] if n == 1 else [f"{res}#{i}" for i in range(n)]
+
+    def lower_program_inline(self, program: Program, args: Sequence[str]) -> list[str]:
+        """Emit ``program``'s equations inline on ``args`` (for region bodies)."""
+        return self.fn.lower_body(program, list(args))
+
+
+class _FunctionContext:
+    def __init__(self, module: ModuleContext, indent: str = "    ",
+                 counter: list[int] | None = None) -> None:
+        self.module = module
+        self.lines: list[str] = []
+        self.counter = counter if counter is not None else [0]  # shared with nested regions
+        self.indent = indent
+        self._consts: dict[tuple, str] = {}
+
+    def fresh(self) -> str:
+        c = self.counter
+        c[0] += 1
+        return f"%{c[0]}"
+
+    def emit(self, name: str, operands: Sequence[str], operand_avals: Sequence[ShapedArray],
+             result_avals: Sequence[ShapedArray], attrs: str, regions: Sequence[str]) -> Any:
+        res = self.fresh()
+        n = len(result_avals)
+        lhs = "" if n == 0 else (f"{res} = " if n == 1 else f"{res}:{n} = ")
+        reg = f" ({', '.join(regions)})" if regions else ""
+        att = f" {{{attrs}}}" if attrs else ""
+        in_t = ", ".join(mlir_type(a) for a in operand_avals)
+        if n == 1:
+            out_t = mlir_type(result_avals[0])
+        else:
+            out_t = "(" + ", ".join(mlir_type(a) for a in result_avals) + ")"
+        self.lines.append(f'{self.indent}{lhs}"{name}"({", ".join(operands)}){reg}{att} : '
+                          f"({in_t}) -> {out_t}")
+        if n == 1:
+            return res
+        return [f"{res}#{i}" for i in range(n)]
+
+    def constant(self, value: Any, aval: ShapedArray) -> str:
+        arr = np.asarray(value)
+        key = None
+        if arr.size == 1:
+            key = (arr.dtype, arr.reshape(()).item() if arr.dtype != np.bool_ else bool(arr), aval)
+            hit = self._consts.get(key)
+            if hit is not None:
+                return hit
+        res = self.fresh()
+        self.lines.append(f'{self.indent}{res} = "stablehlo.constant"() '
+                          f"{{value = {dense_attr(arr, aval)}}} : () -> {mlir_type(aval)}")
+        if key is not None and self.indent == "    ":
+            self._consts[key] = res
+        return res
+
+    def region(self, arg_avals, body, result_avals) -> str:
+        sub = _FunctionContext(self.module, self.indent + "    ", self.counter)
+        base = sub.fresh()[1:]
+        args = [f"%r{base}_{i}" for i in range(len(arg_avals))]
+        rctx = RuleContext(sub, arg_avals, result_avals)
+        outs = list(body(rctx, args))
+        head = ", ".join(f"{a}: {mlir_type(t)}" for a, t in zip(args, arg_avals))
+        ret_t = ", ".join(mlir_type(a) for a in result_avals)
+        lines = [f"{{", f"{self.indent}  ^bb0({head}):"] + sub.lines + [
+            f'{sub.indent}"stablehlo.return"({", ".join(outs)}) : ({ret_t}) -> ()',
+            f"{self.indent}}}"]
+        return "\n".join(lines)
+
+    def lower_body(self, program: Program, args: list[str]) -> list[str]:
+        env: dict[int, str] = {}
+        for v, a in zip(list(program.constvars) + list(program.invars), args):
+            env[v.id] = a
+
+        def read(x: Any) -> str:
+            if isinstance(x, Literal):
+                return self.constant(x.val, x.aval)
+            return env[x.id]
+
+        for eqn in program.eqns:
+            rule = eqn.prim.lowering
+            if rule is None:
+                raise LoweringError(f"primitive {eqn.prim.name!r} has no StableHLO lowering rule")
+            ctx = RuleContext(self, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs],
+                              eqn.source)
+            outs = rule(ctx, *[read(a) for a in eqn.inputs], **eqn.params)
+            if not eqn.prim.multiple_results:
+                outs = [outs]
+            if len(outs) != len(eqn.outputs):
+                raise LoweringError(f"lowering of {eqn.prim.name} gave {len(outs)} values for "
+                                    f"{len(eqn.outputs)} outputs")
+            for v, o in zip(eqn.outputs, outs):
+                env[v.id] = o
+        return [read(v) for v in program.outvars]
+
+
+def _lower_function(module: ModuleContext, program: Program, sym: str, public: bool,
+                    arg_attrs: Sequence[str] | None = None) -> str:
+    fn = _FunctionContext(module)
+    params = list(program.constvars) + list(program.invars)
+    args = [f"%arg{i}" for i in range(len(params))]
+    outs = fn.lower_body(program, args)
+    sig = []
+    for i, (a, v) in enumerate(zip(args, params)):
+        extra = f" {{{arg_attrs[i]}}}" if arg_attrs and arg_attrs[i] else ""
+        sig.append(f"{a}: {mlir_type(v.aval)}{extra}")
+    out_types = [mlir_type(v.aval) for v in program.outvars]
+    vis = "public" if public else "private"
+    ret = (f"    return {', '.join(outs)} : {', '.join(out_types)}" if outs else "    return")
+    return "\n".join([f"  func.func {vis} @{sym}({', '.join(sig)}) -> ({', '.join(out_types)}) {{"]
+                     + fn.lines + [ret, "  }"])
+
+
+def lower_program(program: Program, name: str = "main", *, donated: Sequence[bool] = (),
+                  platform: str = "cpu") -> str:
+    """The StableHLO module text of ``program`` (constvars first, then invars, as parameters).
+
+    ``donated[i]`` marks parameter ``i`` as a buffer XLA may reuse for an output.
+    """
+    module = ModuleContext(name, platform)
+    n = len(program.constvars) + len(program.invars)
+    attrs = ["jax.buffer_donor = true" if (i < len(donated) and donated[i]) else "" for i in range(n)]
+    main = _lower_function(module, program, "main", public=True, arg_attrs=attrs)
+    sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    body = "\n".join([main] + module.functions)
+    return (f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, "
+            f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
+

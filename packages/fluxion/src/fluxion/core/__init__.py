@@ -1,0 +1,1 @@
+"""Fluxion's core package (see DESIGN.md)."""

@@ -1,0 +1,179 @@
+"""Abstract values: what a transformation knows about an array without its data.
+
+A :class:`ShapedArray` is a (shape, dtype, weak_type) triple. Instances are interned, so equal
+avals are the same object: hashing and comparing them is as cheap as for ints, which matters on
+the dispatch paths where tuples of avals are cache keys.
+
+Example:
+    >>> import numpy as np
+    >>> a = ShapedArray((2, 3), np.float32)
+    >>> a.str_short()
+    'f32[2,3]'
+    >>> a is ShapedArray((2, 3), np.dtype("float32"))
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped"]
+
+_SHORT = {
+    "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "complex64": "c64", "complex128": "c128", "bool": "bool",
+    "int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2",
+}
+
+
+def short_dtype_name(dtype: np.dtype) -> str:
+    """JAX's short name of a dtype, as printed in programs (``f32``, ``i32``, ``bf16`` ...).
+
+    Example:
+        >>> short_dtype_name(np.dtype("int32"))
+        'i32'
+    """
+    name = np.dtype(dtype).name
+    short = _SHORT.get(name)
+    if short is not None:
+        return short
+    if name.startswith("float8_"):
+        return "f8_" + name[len("float8_"):]
+    if name.startswith("[('float0'") or name == "void" or "float0" in str(dtype):
+        return "float0"
+    return name
+
+
+class ShapedArray:
+    """The abstract value of an array: its shape, dtype and whether its dtype is weak.
+
+    A weak dtype comes from a Python scalar: it gives way to the other operand's dtype in
+    promotion (``x_f16 + 1.0`` stays float16). Instances are interned and immutable.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash", "__weakref__")
+    _table: dict[tuple, "ShapedArray"] = {}
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool
+
+    def __new__(cls, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> "ShapedArray":
+        key = (shape if type(shape) is tuple else tuple(shape), dtype, weak_type)
+        hit = cls._table.get(key)
+        if hit is not None:
+            return hit
+        shape_t = tuple(int(d) for d in key[0])
+        for d in shape_t:
+            if d < 0:
+                raise ValueError(f"ShapedArray: negative dimension in shape {shape_t}")
+        dt = np.dtype(dtype)
+        weak = bool(weak_type)
+        canon = (shape_t, dt, weak)
+        obj = cls._table.get(canon)
+        if obj is None:
+            obj = object.__new__(cls)
+            object.__setattr__(obj, "shape", shape_t)
+            object.__setattr__(obj, "dtype", dt)
+            object.__setattr__(obj, "weak_type", weak)
+            object.__setattr__(obj, "_hash", hash(canon))
+            cls._table[canon] = obj
+        cls._table[key] = obj
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ShapedArray is immutable; use .update(...)")
+
+    def __reduce__(self):
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
+               weak_type: bool | None = None) -> "ShapedArray":
+        """A copy with some fields replaced."""
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self, short_dtypes: bool = True) -> str:
+        """``f32[2,3]``: the dtype and the shape, as in printed programs."""
+        name = short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short(False)}{weak})"
+
+    def __str__(self) -> str:
+        return self.str_short()
+
+
+def raise_to_shaped(aval: ShapedArray) -> ShapedArray:
+    """Identity for ShapedArray; kept as the one place where richer avals would be abstracted."""
+    return aval
+
+
+class ShapeDtypeStruct:
+    """A shape, a dtype and optionally a sharding: a stand-in for an array in ``eval_shape`` and
+    ``jit(...).lower``.
+
+    Example:
+        >>> s = ShapeDtypeStruct((2, 3), np.float32)
+        >>> s.shape, s.dtype
+        ((2, 3), dtype('float32'))
+    """
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, *, sharding: Any = None,
+                 weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.sharding == other.sharding
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.sharding, self.weak_type))
+
+    def __repr__(self) -> str:
+        extra = f", sharding={self.sharding!r}" if self.sharding is not None else ""
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{weak})"

@@ -1,0 +1,83 @@
+"""Fluxion's error types, with JAX's names, and the helper that finds the user's source line.
+
+Every message names what went wrong, where in the user's code, and the ways out.
+
+Example:
+    >>> issubclass(ConcretizationTypeError, TypeError)
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = [
+    "FluxionTypeError", "ConcretizationTypeError", "TracerBoolConversionError",
+    "TracerIntegerConversionError", "TracerArrayConversionError", "NonConcreteBooleanIndexError",
+    "UnexpectedTracerError", "KeyReuseError", "user_frame", "user_source_line",
+]
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SKIP_PREFIXES = (_PKG_DIR + os.sep,)
+
+
+def _is_internal(filename: str) -> bool:
+    return filename.startswith(_SKIP_PREFIXES) or filename.startswith("<frozen ") or (
+        os.sep + "contextlib.py" in filename)
+
+
+def user_frame(skip_extra: tuple[str, ...] = ()):
+    """The innermost stack frame outside Fluxion's own source tree (or None)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not _is_internal(fn) and not (skip_extra and fn.startswith(skip_extra)):
+            return f
+        f = f.f_back
+    return None
+
+
+def user_source_line() -> str:
+    """``file.py:12 (fn_name)`` of the innermost user frame, or ``'<unknown>'``."""
+    f = user_frame()
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
+class FluxionTypeError(TypeError):
+    """Base of Fluxion's TypeErrors about traced values."""
+
+
+class ConcretizationTypeError(FluxionTypeError):
+    """A traced value was used where Python needs a concrete one.
+
+    Raised, for example, by ``if x > 0:`` inside ``jit`` when ``x`` is an argument. The message
+    says which argument the value depends on and how to avoid the error (``static_argnums``,
+    ``lax.cond``, ``jnp.where``).
+    """
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value (an ``if``/``while`` on it, ``and``/``or``/``not``)."""
+
+
+class TracerIntegerConversionError(FluxionTypeError):
+    """``int()``/``operator.index()`` of a traced value (``range(x)``, indexing a list by ``x``)."""
+
+
+class TracerArrayConversionError(FluxionTypeError):
+    """``numpy.asarray()`` of a traced value."""
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """Boolean-mask indexing whose result shape depends on traced values."""
+
+
+class UnexpectedTracerError(Exception):
+    """A traced value escaped the transformation that made it and was used afterwards."""
+
+
+class KeyReuseError(RuntimeError):
+    """A PRNG key was used twice while ``jax_debug_key_reuse`` is on."""

@@ -1,0 +1,289 @@
+"""Interpreters and tracers: context-sensitive interpretation of primitives.
+
+There is always one *current* interpreter (``STATE.interp``). ``Primitive.bind`` hands every
+operation to it. Outside any transformation it is the eager interpreter, which runs the primitive
+on the device. A transformation (jvp, vmap, staging for jit) makes a new interpreter whose parent
+is the interpreter that was current, makes it current while the user's function runs, and wraps
+the values it tracks in *tracers* that point at it.
+
+When an interpreter processes a primitive it unwraps its own tracers and does its work by binding
+primitives again *with its parent current*. Values it does not own (plain arrays, tracers of
+outer interpreters) are constants to it: the outer interpreter sees them when the inner one binds
+at the parent level. So nested transformations never confuse each other's values, whatever the
+order in which tracers meet.
+
+A tracer whose interpreter has finished (leaked out of its transformation) raises
+:class:`UnexpectedTracerError` when it is used again.
+
+Example:
+    >>> current() is EVAL
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence
+
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import (
+    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
+    TracerIntegerConversionError, UnexpectedTracerError,
+)
+
+__all__ = [
+    "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
+    "interpreter_scope", "set_eager_handler", "is_tracer",
+]
+
+
+class _State:
+    __slots__ = ("interp",)
+
+    def __init__(self) -> None:
+        self.interp: Interpreter = None  # type: ignore[assignment]
+
+
+STATE = _State()
+
+
+class Interpreter:
+    """Base class of every interpreter.
+
+    Subclasses implement :meth:`process_primitive`; a tracer-producing interpreter also
+    implements :meth:`to_concrete` when its tracers can have a concrete value (JVP tracers whose
+    primal is concrete, so Python ``if x > 0`` works under ``grad``).
+    """
+
+    level: int = 0
+    active: bool = True
+    parent: "Interpreter | None" = None
+    # Words that name this transformation in error messages ("jit of f at x.py:3").
+    description: str = "a transformation"
+
+    def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def to_concrete(self, tracer: "Tracer") -> Any:
+        """The concrete value of ``tracer``, or raise ConcretizationTypeError."""
+        raise ConcretizationTypeError(self.concretization_message(tracer, "a concrete value"))
+
+    def concretization_message(self, tracer: "Tracer", what: str) -> str:
+        return (f"Abstract tracer value encountered where {what} is expected: {tracer.aval_str()} "
+                f"traced by {self.description}.")
+
+    def owns(self, x: Any) -> bool:
+        """True when ``x`` is a tracer of this interpreter (checking that foreign tracers are live)."""
+        if not isinstance(x, Tracer):
+            return False
+        interp = x._interp
+        if interp is self:
+            return True
+        check_live(x, self)
+        return False
+
+
+def check_live(x: "Tracer", at: Interpreter) -> None:
+    """Raise UnexpectedTracerError if tracer ``x`` cannot legally appear under interpreter ``at``."""
+    interp = x._interp
+    if not interp.active or interp.level > at.level:
+        raise UnexpectedTracerError(_leak_message(x))
+
+
+def _leak_message(x: "Tracer") -> str:
+    made = getattr(x, "creation_site", None)
+    where = f" It was created at {made}." if made else ""
+    return (
+        f"Encountered an unexpected tracer: a value {x.aval_str()} traced by "
+        f"{x._interp.description} was used after that transformation finished (it leaked out, "
+        f"for example by being stored in a global, a closure or an object attribute).{where} "
+        "Return values out of transformed functions instead of storing them as side effects.")
+
+
+class EvalInterpreter(Interpreter):
+    """The interpreter outside every transformation: runs primitives on the device."""
+
+    level = 0
+    description = "eager evaluation"
+
+    def __init__(self) -> None:
+        self.handler: Callable[[Any, Sequence[Any], dict], Any] | None = None
+
+    def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        for a in args:
+            if isinstance(a, Tracer):
+                raise UnexpectedTracerError(_leak_message(a))
+        handler = self.handler
+        if handler is None:  # first use: the backend installs itself
+            import fluxion.backend.dispatch  # noqa: F401  (installs the handler)
+            handler = self.handler
+        return handler(prim, args, params)
+
+
+EVAL = EvalInterpreter()
+STATE.interp = EVAL
+
+
+def set_eager_handler(fn: Callable[[Any, Sequence[Any], dict], Any]) -> None:
+    """Install the backend's eager primitive runner (called once by ``fluxion.backend``)."""
+    EVAL.handler = fn
+
+
+def current() -> Interpreter:
+    """The current interpreter."""
+    return STATE.interp
+
+
+class set_current:
+    """Context manager making ``interp`` the current interpreter inside a block."""
+
+    __slots__ = ("interp", "prev")
+
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+
+    def __enter__(self) -> Interpreter:
+        self.prev = STATE.interp
+        STATE.interp = self.interp
+        return self.interp
+
+    def __exit__(self, *exc: Any) -> None:
+        STATE.interp = self.prev
+
+
+class interpreter_scope:
+    """Context manager that makes a new child interpreter current and retires it on exit.
+
+    Example:
+        >>> class Nop(Interpreter):
+        ...     pass
+        >>> with interpreter_scope(Nop()) as it:
+        ...     it.level
+        1
+    """
+
+    __slots__ = ("interp", "prev")
+
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+
+    def __enter__(self) -> Interpreter:
+        prev = self.prev = STATE.interp
+        interp = self.interp
+        interp.parent = prev
+        interp.level = prev.level + 1
+        interp.active = True
+        STATE.interp = interp
+        return interp
+
+    def __exit__(self, *exc: Any) -> None:
+        self.interp.active = False
+        STATE.interp = self.prev
+
+
+class Tracer:
+    """A value tracked by an interpreter. ``_interp`` is the interpreter that owns it.
+
+    Array operators and methods are attached by ``fluxion.numpy``, so a tracer behaves like an
+    array inside transformed functions. Conversions to Python values ask the interpreter for a
+    concrete value and raise the matching ConcretizationTypeError when there is none.
+    """
+
+    __slots__ = ("_interp", "__weakref__")
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> ShapedArray:
+        raise NotImplementedError
+
+    def aval_str(self) -> str:
+        try:
+            return self.aval.str_short()
+        except Exception:  # pragma: no cover - defensive: used only in messages
+            return "<unknown aval>"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.aval.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    def __len__(self) -> int:
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object")
+        return self.aval.shape[0]
+
+    def _concrete(self, what: str, exc_type: type) -> Any:
+        interp = self._interp
+        if not interp.active:
+            raise UnexpectedTracerError(_leak_message(self))
+        try:
+            return interp.to_concrete(self)
+        except ConcretizationTypeError as e:
+            if exc_type is ConcretizationTypeError or isinstance(e, exc_type):
+                raise
+            raise exc_type(interp.concretization_message(self, what)) from None
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("a concrete boolean value (the bool function)",
+                                   TracerBoolConversionError))
+
+    def __int__(self) -> int:
+        return int(self._concrete("a concrete integer value (the int function)",
+                                  TracerIntegerConversionError))
+
+    def __index__(self) -> int:
+        return self._concrete("a concrete integer index (the __index__ method)",
+                              TracerIntegerConversionError).__index__()
+
+    def __float__(self) -> float:
+        return float(self._concrete("a concrete float value (the float function)",
+                                    ConcretizationTypeError))
+
+    def __complex__(self) -> complex:
+        return complex(self._concrete("a concrete complex value (the complex function)",
+                                      ConcretizationTypeError))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+        try:
+            val = self._interp.to_concrete(self)
+        except ConcretizationTypeError:
+            raise TracerArrayConversionError(
+                self._interp.concretization_message(self, "a NumPy array (numpy.asarray)") +
+                " Use fluxion.numpy functions on traced values instead of numpy ones.") from None
+        return np.asarray(val, dtype=dtype)
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: traced array {self.aval_str()}; "
+                        "a traced value cannot be a dict key or a static argument")
+
+    def __repr__(self) -> str:
+        return f"Traced<{self.aval_str()}> by {self._interp.description}"
+
+
+def is_tracer(x: Any) -> bool:
+    """True when ``x`` is a tracer of some transformation."""
+    return isinstance(x, Tracer)
+
+
+def find_tracers(xs: Iterable[Any]) -> list[Tracer]:
+    return [x for x in xs if isinstance(x, Tracer)]

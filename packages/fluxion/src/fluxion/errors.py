@@ -1,0 +1,19 @@
+"""``fluxion.errors``: the errors Fluxion raises about traced values, with JAX's names.
+
+Example:
+    >>> import fluxion
+    >>> issubclass(fluxion.errors.TracerBoolConversionError, TypeError)
+    True
+"""
+
+from fluxion.core.errors import (
+    ConcretizationTypeError, KeyReuseError, NonConcreteBooleanIndexError,
+    TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+
+__all__ = [
+    "ConcretizationTypeError", "KeyReuseError", "NonConcreteBooleanIndexError",
+    "TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+]

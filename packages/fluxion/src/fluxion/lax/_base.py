@@ -1,0 +1,162 @@
+"""Shared pieces of the lax modules: shape/dtype rules and lowering helpers for elementwise ops.
+
+Each primitive is still defined in its family module with its rules beside it; this module only
+holds the rule *builders* that many primitives share.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import user_source_line
+from fluxion.core.primitive import Primitive
+
+__all__ = ["type_error", "value_error", "broadcasting_shape", "standard_binop", "standard_unop",
+           "broadcast_operand", "dtype_kind_check", "attr_i64_array", "DtypeSet"]
+
+
+def _at() -> str:
+    return f" (at {user_source_line()})"
+
+
+def type_error(fun: str, msg: str) -> TypeError:
+    """A TypeError naming the function and the user's source line."""
+    return TypeError(f"{fun}: {msg}{_at()}")
+
+
+def value_error(fun: str, msg: str) -> ValueError:
+    """A ValueError naming the function and the user's source line."""
+    return ValueError(f"{fun}: {msg}{_at()}")
+
+
+def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
+    """The result shape of an n-ary elementwise op: rank-0 operands broadcast, equal ranks are
+    required otherwise, and size-1 dimensions broadcast."""
+    shapes = [a.shape for a in avals if a.shape]
+    if not shapes:
+        return ()
+    rank = len(shapes[0])
+    if any(len(s) != rank for s in shapes):
+        raise type_error(name, "arrays must have the same number of dimensions, got "
+                         + ", ".join(str(s) for s in shapes))
+    out = []
+    for sizes in zip(*shapes):
+        nontrivial = {d for d in sizes if d != 1}
+        if len(nontrivial) > 1:
+            raise type_error(name, "incompatible shapes for broadcasting: "
+                             + ", ".join(str(s) for s in shapes))
+        out.append(nontrivial.pop() if nontrivial else 1)
+    return tuple(out)
+
+
+class DtypeSet:
+    """A named set of accepted dtype kinds, e.g. ``DtypeSet("floating", "fc")``."""
+
+    def __init__(self, name: str, kinds: str, extra: Callable[[np.dtype], bool] | None = None):
+        self.name, self.kinds, self.extra = name, kinds, extra
+
+    def __contains__(self, dtype: np.dtype) -> bool:
+        return _kind(dtype) in self.kinds or (self.extra is not None and self.extra(dtype))
+
+
+def _kind(dtype: np.dtype) -> str:
+    if dtype.kind in "biufc" and dtype.isbuiltin:
+        return dtype.kind
+    if dtypes.issubdtype(dtype, np.floating):
+        return "f"
+    if dtypes.issubdtype(dtype, np.signedinteger):
+        return "i"
+    if dtypes.issubdtype(dtype, np.unsignedinteger):
+        return "u"
+    return "?"
+
+
+def dtype_kind_check(name: str, accepted: DtypeSet, *avals: ShapedArray) -> None:
+    for a in avals:
+        if a.dtype not in accepted:
+            raise type_error(name, f"does not accept dtype {a.dtype.name}; it accepts {accepted.name} "
+                             "dtypes")
+
+
+def same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    dts = [a.dtype for a in avals]
+    if any(d != dts[0] for d in dts[1:]):
+        base = name.split("[")[0]
+        raise type_error(f"lax.{base}", "requires arguments to have the same dtypes, got "
+                         + ", ".join(d.name for d in dts)
+                         + f". (Tip: jnp.{base} is a similar function that does automatic type "
+                         "promotion on inputs.)")
+    return dts[0]
+
+
+def standard_binop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None) -> None:
+    """Set the abstract eval of an elementwise n-ary op with same-dtype operands."""
+    name = prim.name
+
+    def abstract_eval(*avals: ShapedArray) -> ShapedArray:
+        dt = same_dtypes(name, *avals)
+        dtype_kind_check(name, accepted, *avals)
+        shape = broadcasting_shape(name, *avals)
+        weak = all(a.weak_type for a in avals)
+        out_dt = dt if result_dtype is None else (result_dtype(dt) if callable(result_dtype)
+                                                 else np.dtype(result_dtype))
+        if result_dtype is not None and out_dt != dt:
+            weak = False if np.dtype(out_dt) == np.bool_ else weak
+        return ShapedArray(shape, out_dt, weak)
+
+    prim.abstract_eval = abstract_eval
+
+
+def standard_unop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None) -> None:
+    """Set the abstract eval of an elementwise unary op."""
+    name = prim.name
+
+    def abstract_eval(x: ShapedArray) -> ShapedArray:
+        dtype_kind_check(name, accepted, x)
+        if result_dtype is None:
+            return x
+        out_dt = result_dtype(x.dtype) if callable(result_dtype) else np.dtype(result_dtype)
+        return ShapedArray(x.shape, out_dt, x.weak_type and out_dt != np.bool_)
+
+    prim.abstract_eval = abstract_eval
+
+
+def attr_i64_array(values: Sequence[int]) -> str:
+    return f"array<i64: {', '.join(str(int(v)) for v in values)}>" if len(values) else "array<i64>"
+
+
+def broadcast_operand(ctx: Any, x: str, aval: ShapedArray, shape: tuple[int, ...]) -> str:
+    """``x`` (of ``aval``) broadcast to ``shape`` in the lowering, when it differs."""
+    if aval.shape == tuple(shape):
+        return x
+    out = aval.update(shape=shape)
+    if not aval.shape:
+        dims: list[int] = []
+    else:
+        # Same rank with size-1 dimensions: drop them, then broadcast back.
+        keep = [i for i, (a, b) in enumerate(zip(aval.shape, shape)) if a == b]
+        if len(keep) != len(aval.shape):
+            squeezed = aval.update(shape=[aval.shape[i] for i in keep])
+            x = ctx.op1("stablehlo.reshape", [x], squeezed, [aval])
+            aval = squeezed
+        dims = keep
+    return ctx.op1("stablehlo.broadcast_in_dim", [x], out, [aval],
+                   f"broadcast_dimensions = {attr_i64_array(dims)}")
+
+
+def elementwise_lowering(op_name: str) -> Callable[..., str]:
+    """A lowering rule emitting ``op_name`` on operands broadcast to the output shape."""
+
+    def rule(ctx: Any, *args: str) -> str:
+        out = ctx.avals_out[0]
+        ops, in_avals = [], []
+        for x, a in zip(args, ctx.avals_in):
+            ops.append(broadcast_operand(ctx, x, a, out.shape))
+            in_avals.append(a.update(shape=out.shape))
+        return ctx.op(op_name, ops, operand_avals=in_avals)
+
+    return rule

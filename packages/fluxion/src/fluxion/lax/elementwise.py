@@ -1,0 +1,778 @@
+"""Elementwise primitives: arithmetic, transcendental functions, comparisons, select, conversions.
+
+Every primitive here is defined once with its abstract evaluation and lowering; the autodiff and
+batching rules are attached beside them by the autodiff/vmap work.
+
+Operands must have equal dtypes (``jnp`` functions promote first); rank-0 operands and size-1
+dimensions broadcast.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.add(jnp.ones(2), 1.0).tolist()
+    [2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import Literal
+from fluxion.core.primitive import Primitive
+from fluxion.lax._base import (
+    DtypeSet, broadcast_operand, dtype_kind_check, elementwise_lowering,
+    standard_binop, standard_unop, type_error,
+)
+
+_any = DtypeSet("any", "biufc")
+_num = DtypeSet("numeric", "iufc")
+_int = DtypeSet("integer", "iu")
+_bool_or_int = DtypeSet("boolean or integer", "biu")
+_signed = DtypeSet("signed integer, floating or complex", "ifc")
+_float = DtypeSet("floating", "f")
+_inexact = DtypeSet("floating or complex", "fc")
+_ordered = DtypeSet("boolean, integer or floating", "biuf")
+_real_num = DtypeSet("integer or floating", "iuf")
+_complex = DtypeSet("complex", "c")
+
+
+def _real_of(dt: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dt == np.complex64 else (
+        np.dtype(np.float64) if dt == np.complex128 else dt)
+
+
+# ------------------------------------------------------------------ unary
+
+def _def_unop(name: str, accepted: DtypeSet, hlo: str, result_dtype: Any = None) -> Primitive:
+    p = Primitive(name)
+    standard_unop(p, accepted, result_dtype)
+    p.lowering = elementwise_lowering(hlo)
+    return p
+
+
+neg_p = _def_unop("neg", _num, "stablehlo.negate")
+sign_p = _def_unop("sign", _num, "stablehlo.sign")
+floor_p = _def_unop("floor", _float, "stablehlo.floor")
+ceil_p = _def_unop("ceil", _float, "stablehlo.ceil")
+is_finite_p = _def_unop("is_finite", _float, "stablehlo.is_finite", np.bool_)
+exp_p = _def_unop("exp", _inexact, "stablehlo.exponential")
+exp2_p = Primitive("exp2")
+log_p = _def_unop("log", _inexact, "stablehlo.log")
+expm1_p = _def_unop("expm1", _inexact, "stablehlo.exponential_minus_one")
+log1p_p = _def_unop("log1p", _inexact, "stablehlo.log_plus_one")
+tanh_p = _def_unop("tanh", _inexact, "stablehlo.tanh")
+logistic_p = _def_unop("logistic", _inexact, "stablehlo.logistic")
+sin_p = _def_unop("sin", _inexact, "stablehlo.sine")
+cos_p = _def_unop("cos", _inexact, "stablehlo.cosine")
+tan_p = _def_unop("tan", _inexact, "stablehlo.tan")
+sqrt_p = _def_unop("sqrt", _inexact, "stablehlo.sqrt")
+rsqrt_p = _def_unop("rsqrt", _inexact, "stablehlo.rsqrt")
+cbrt_p = _def_unop("cbrt", _float, "stablehlo.cbrt")
+not_p = _def_unop("not", _bool_or_int, "stablehlo.not")
+population_count_p = _def_unop("population_count", _int, "stablehlo.popcnt")
+clz_p = _def_unop("clz", _int, "stablehlo.count_leading_zeros")
+imag_p = _def_unop("imag", _complex, "stablehlo.imag", _real_of)
+real_p = _def_unop("real", _complex, "stablehlo.real", _real_of)
+conj_p = _def_unop("conj", _inexact, "chlo.conj")
+abs_p = _def_unop("abs", _signed, "stablehlo.abs", _real_of)
+asin_p = _def_unop("asin", _inexact, "chlo.asin")
+acos_p = _def_unop("acos", _inexact, "chlo.acos")
+atan_p = _def_unop("atan", _inexact, "chlo.atan")
+sinh_p = _def_unop("sinh", _inexact, "chlo.sinh")
+cosh_p = _def_unop("cosh", _inexact, "chlo.cosh")
+asinh_p = _def_unop("asinh", _inexact, "chlo.asinh")
+acosh_p = _def_unop("acosh", _inexact, "chlo.acosh")
+atanh_p = _def_unop("atanh", _inexact, "chlo.atanh")
+erf_p = _def_unop("erf", _float, "chlo.erf")
+erfc_p = _def_unop("erfc", _float, "chlo.erfc")
+erf_inv_p = _def_unop("erf_inv", _float, "chlo.erf_inv")
+lgamma_p = _def_unop("lgamma", _float, "chlo.lgamma")
+digamma_p = _def_unop("digamma", _float, "chlo.digamma")
+bessel_i0e_p = _def_unop("bessel_i0e", _float, "chlo.bessel_i0e")
+bessel_i1e_p = _def_unop("bessel_i1e", _float, "chlo.bessel_i1e")
+
+standard_unop(exp2_p, _inexact)
+
+
+def _exp2_lowering(ctx: Any, x: str) -> str:
+    aval = ctx.avals_in[0]
+    ln2 = ctx.constant(np.log(2.0), aval.update(shape=()))
+    ln2 = broadcast_operand(ctx, ln2, aval.update(shape=()), aval.shape)
+    return ctx.op("stablehlo.exponential", [ctx.op("stablehlo.multiply", [x, ln2],
+                                                     operand_avals=[aval, aval])])
+
+
+exp2_p.lowering = _exp2_lowering
+
+round_p = Primitive("round")
+standard_unop(round_p, _float)
+
+
+def _round_lowering(ctx: Any, x: str, *, rounding_method: int) -> str:
+    op = "stablehlo.round_nearest_even" if rounding_method == 1 else "stablehlo.round_nearest_afz"
+    return ctx.op(op, [x])
+
+
+round_p.lowering = _round_lowering
+
+
+class RoundingMethod:
+    """How ``lax.round`` breaks ties: away from zero (0) or to the nearest even (1)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def neg(x: Any) -> Any:
+    """Elementwise negation, ``-x``."""
+    return neg_p.bind(x)
+
+
+def sign(x: Any) -> Any:
+    """Elementwise sign: -1, 0 or 1 (NaN stays NaN)."""
+    return sign_p.bind(x)
+
+
+def floor(x: Any) -> Any:
+    """Elementwise floor."""
+    return floor_p.bind(x)
+
+
+def ceil(x: Any) -> Any:
+    """Elementwise ceiling."""
+    return ceil_p.bind(x)
+
+
+def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:  # noqa: A001
+    """Elementwise rounding to the nearest integer; ties per ``rounding_method``."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def is_finite(x: Any) -> Any:
+    """Elementwise: True where ``x`` is neither infinite nor NaN."""
+    return is_finite_p.bind(x)
+
+
+def exp(x: Any) -> Any:
+    """Elementwise exponential.
+
+    Example:
+        >>> from fluxion import lax
+        >>> float(lax.exp(0.0))
+        1.0
+    """
+    return exp_p.bind(x)
+
+
+def exp2(x: Any) -> Any:
+    """Elementwise base-2 exponential."""
+    return exp2_p.bind(x)
+
+
+def log(x: Any) -> Any:
+    """Elementwise natural logarithm."""
+    return log_p.bind(x)
+
+
+def expm1(x: Any) -> Any:
+    """Elementwise ``exp(x) - 1``, accurate near 0."""
+    return expm1_p.bind(x)
+
+
+def log1p(x: Any) -> Any:
+    """Elementwise ``log(1 + x)``, accurate near 0."""
+    return log1p_p.bind(x)
+
+
+def tanh(x: Any) -> Any:
+    """Elementwise hyperbolic tangent."""
+    return tanh_p.bind(x)
+
+
+def logistic(x: Any) -> Any:
+    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``."""
+    return logistic_p.bind(x)
+
+
+def sin(x: Any) -> Any:
+    """Elementwise sine."""
+    return sin_p.bind(x)
+
+
+def cos(x: Any) -> Any:
+    """Elementwise cosine."""
+    return cos_p.bind(x)
+
+
+def tan(x: Any) -> Any:
+    """Elementwise tangent."""
+    return tan_p.bind(x)
+
+
+def sqrt(x: Any) -> Any:
+    """Elementwise square root."""
+    return sqrt_p.bind(x)
+
+
+def rsqrt(x: Any) -> Any:
+    """Elementwise reciprocal square root, ``1 / sqrt(x)``."""
+    return rsqrt_p.bind(x)
+
+
+def cbrt(x: Any) -> Any:
+    """Elementwise cube root."""
+    return cbrt_p.bind(x)
+
+
+def bitwise_not(x: Any) -> Any:
+    """Elementwise bitwise (or logical, for bool) NOT."""
+    return not_p.bind(x)
+
+
+def population_count(x: Any) -> Any:
+    """Elementwise number of set bits."""
+    return population_count_p.bind(x)
+
+
+def clz(x: Any) -> Any:
+    """Elementwise number of leading zero bits."""
+    return clz_p.bind(x)
+
+
+def real(x: Any) -> Any:
+    """Elementwise real part of a complex array."""
+    return real_p.bind(x)
+
+
+def imag(x: Any) -> Any:
+    """Elementwise imaginary part of a complex array."""
+    return imag_p.bind(x)
+
+
+def conj(x: Any) -> Any:
+    """Elementwise complex conjugate."""
+    return conj_p.bind(x)
+
+
+def abs(x: Any) -> Any:  # noqa: A001
+    """Elementwise absolute value (the magnitude, for complex inputs)."""
+    return abs_p.bind(x)
+
+
+def asin(x: Any) -> Any:
+    """Elementwise arc sine."""
+    return asin_p.bind(x)
+
+
+def acos(x: Any) -> Any:
+    """Elementwise arc cosine."""
+    return acos_p.bind(x)
+
+
+def atan(x: Any) -> Any:
+    """Elementwise arc tangent."""
+    return atan_p.bind(x)
+
+
+def sinh(x: Any) -> Any:
+    """Elementwise hyperbolic sine."""
+    return sinh_p.bind(x)
+
+
+def cosh(x: Any) -> Any:
+    """Elementwise hyperbolic cosine."""
+    return cosh_p.bind(x)
+
+
+def asinh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic sine."""
+    return asinh_p.bind(x)
+
+
+def acosh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic cosine."""
+    return acosh_p.bind(x)
+
+
+def atanh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic tangent."""
+    return atanh_p.bind(x)
+
+
+def erf(x: Any) -> Any:
+    """Elementwise error function."""
+    return erf_p.bind(x)
+
+
+def erfc(x: Any) -> Any:
+    """Elementwise complementary error function."""
+    return erfc_p.bind(x)
+
+
+def erf_inv(x: Any) -> Any:
+    """Elementwise inverse error function."""
+    return erf_inv_p.bind(x)
+
+
+def lgamma(x: Any) -> Any:
+    """Elementwise log of the absolute value of the gamma function."""
+    return lgamma_p.bind(x)
+
+
+def digamma(x: Any) -> Any:
+    """Elementwise digamma function (derivative of lgamma)."""
+    return digamma_p.bind(x)
+
+
+def bessel_i0e(x: Any) -> Any:
+    """Elementwise exponentially scaled modified Bessel function of order 0."""
+    return bessel_i0e_p.bind(x)
+
+
+def bessel_i1e(x: Any) -> Any:
+    """Elementwise exponentially scaled modified Bessel function of order 1."""
+    return bessel_i1e_p.bind(x)
+
+
+def square(x: Any) -> Any:
+    """Elementwise square, ``x * x``."""
+    return mul(x, x)
+
+
+def reciprocal(x: Any) -> Any:
+    """Elementwise reciprocal, ``1 / x``."""
+    return integer_pow(x, -1)
+
+
+# ------------------------------------------------------------------ binary
+
+def _def_binop(name: str, accepted: DtypeSet, hlo: str, result_dtype: Any = None) -> Primitive:
+    p = Primitive(name)
+    standard_binop(p, accepted, result_dtype)
+    p.lowering = elementwise_lowering(hlo)
+    return p
+
+
+add_p = _def_binop("add", _num, "stablehlo.add")
+sub_p = _def_binop("sub", _num, "stablehlo.subtract")
+mul_p = _def_binop("mul", _num, "stablehlo.multiply")
+div_p = _def_binop("div", _num, "stablehlo.divide")
+rem_p = _def_binop("rem", _real_num, "stablehlo.remainder")
+pow_p = _def_binop("pow", _inexact, "stablehlo.power")
+max_p = _def_binop("max", _any, "stablehlo.maximum")
+min_p = _def_binop("min", _any, "stablehlo.minimum")
+atan2_p = _def_binop("atan2", _float, "stablehlo.atan2")
+nextafter_p = _def_binop("nextafter", _float, "chlo.next_after")
+and_p = _def_binop("and", _bool_or_int, "stablehlo.and")
+or_p = _def_binop("or", _bool_or_int, "stablehlo.or")
+xor_p = _def_binop("xor", _bool_or_int, "stablehlo.xor")
+shift_left_p = _def_binop("shift_left", _int, "stablehlo.shift_left")
+shift_right_arithmetic_p = _def_binop("shift_right_arithmetic", _int, "stablehlo.shift_right_arithmetic")
+shift_right_logical_p = _def_binop("shift_right_logical", _int, "stablehlo.shift_right_logical")
+complex_p = _def_binop("complex", _float, "stablehlo.complex",
+                       lambda dt: np.dtype(np.complex128 if dt == np.float64 else np.complex64))
+
+
+def add(x: Any, y: Any) -> Any:
+    """Elementwise addition, ``x + y`` (same dtypes; rank-0 operands broadcast).
+
+    Example:
+        >>> from fluxion import lax
+        >>> float(lax.add(1.0, 2.0))
+        3.0
+    """
+    return add_p.bind(x, y)
+
+
+def sub(x: Any, y: Any) -> Any:
+    """Elementwise subtraction, ``x - y``."""
+    return sub_p.bind(x, y)
+
+
+def mul(x: Any, y: Any) -> Any:
+    """Elementwise multiplication, ``x * y``."""
+    return mul_p.bind(x, y)
+
+
+def div(x: Any, y: Any) -> Any:
+    """Elementwise division; integer division rounds toward zero (C semantics)."""
+    return div_p.bind(x, y)
+
+
+def rem(x: Any, y: Any) -> Any:
+    """Elementwise remainder with the sign of the dividend (C ``fmod`` semantics)."""
+    return rem_p.bind(x, y)
+
+
+def pow(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise power ``x ** y`` for floating or complex operands."""
+    return pow_p.bind(x, y)
+
+
+def max(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise maximum (NaN-propagating)."""
+    return max_p.bind(x, y)
+
+
+def min(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise minimum (NaN-propagating)."""
+    return min_p.bind(x, y)
+
+
+def atan2(x: Any, y: Any) -> Any:
+    """Elementwise arc tangent of ``x / y`` using the signs of both."""
+    return atan2_p.bind(x, y)
+
+
+def nextafter(x1: Any, x2: Any) -> Any:
+    """Elementwise next representable value after ``x1`` in the direction of ``x2``."""
+    return nextafter_p.bind(x1, x2)
+
+
+def bitwise_and(x: Any, y: Any) -> Any:
+    """Elementwise bitwise (logical, for bool) AND."""
+    return and_p.bind(x, y)
+
+
+def bitwise_or(x: Any, y: Any) -> Any:
+    """Elementwise bitwise (logical, for bool) OR."""
+    return or_p.bind(x, y)
+
+
+def bitwise_xor(x: Any, y: Any) -> Any:
+    """Elementwise bitwise (logical, for bool) XOR."""
+    return xor_p.bind(x, y)
+
+
+def shift_left(x: Any, y: Any) -> Any:
+    """Elementwise left shift."""
+    return shift_left_p.bind(x, y)
+
+
+def shift_right_arithmetic(x: Any, y: Any) -> Any:
+    """Elementwise arithmetic (sign-extending) right shift."""
+    return shift_right_arithmetic_p.bind(x, y)
+
+
+def shift_right_logical(x: Any, y: Any) -> Any:
+    """Elementwise logical (zero-filling) right shift."""
+    return shift_right_logical_p.bind(x, y)
+
+
+def complex(x: Any, y: Any) -> Any:  # noqa: A001
+    """Elementwise ``x + 1j * y`` from two real arrays."""
+    return complex_p.bind(x, y)
+
+
+# ------------------------------------------------------------------ integer_pow
+
+integer_pow_p = Primitive("integer_pow")
+
+
+def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
+    dtype_kind_check("integer_pow", _num, x)
+    if y < 0 and x.dtype.kind in "iu":
+        raise type_error("lax.integer_pow", f"negative exponent {y} for integer dtype {x.dtype.name}")
+    return x
+
+
+def _integer_pow_lowering(ctx: Any, x: str, *, y: int) -> str:
+    aval = ctx.avals_in[0]
+    n = -y if y < 0 else y
+    acc = None
+    base = x
+    while n:
+        if n & 1:
+            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base])
+        n >>= 1
+        if n:
+            base = ctx.op("stablehlo.multiply", [base, base])
+    if acc is None:
+        acc = ctx.constant(1, aval)
+    if y < 0:
+        one = ctx.constant(1, aval)
+        acc = ctx.op("stablehlo.divide", [one, acc], operand_avals=[aval, aval])
+    return acc
+
+
+integer_pow_p.abstract_eval = _integer_pow_abstract_eval
+integer_pow_p.lowering = _integer_pow_lowering
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    """Elementwise ``x ** y`` for a static Python integer ``y`` (by repeated multiplication)."""
+    return integer_pow_p.bind(x, y=int(y))
+
+
+# ------------------------------------------------------------------ comparisons
+
+def _compare_type(dt: np.dtype) -> str:
+    k = dt.kind
+    if k == "b" or k == "u":
+        return "UNSIGNED"
+    if k == "i":
+        return "SIGNED"
+    if k == "c":
+        return "FLOAT"
+    if dtypes.issubdtype(dt, np.floating):
+        return "FLOAT"
+    if dtypes.issubdtype(dt, np.unsignedinteger):
+        return "UNSIGNED"
+    return "SIGNED"
+
+
+def _def_compare(name: str, direction: str, accepted: DtypeSet) -> Primitive:
+    p = Primitive(name)
+    standard_binop(p, accepted, np.bool_)
+
+    def rule(ctx: Any, x: str, y: str) -> str:
+        out = ctx.avals_out[0]
+        a, b = ctx.avals_in
+        x = broadcast_operand(ctx, x, a, out.shape)
+        y = broadcast_operand(ctx, y, b, out.shape)
+        full = a.update(shape=out.shape)
+        return ctx.op("stablehlo.compare", [x, y], operand_avals=[full, full],
+                      attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                            f"compare_type = #stablehlo<comparison_type {_compare_type(a.dtype)}>")
+
+    p.lowering = rule
+    return p
+
+
+eq_p = _def_compare("eq", "EQ", _any)
+ne_p = _def_compare("ne", "NE", _any)
+lt_p = _def_compare("lt", "LT", _ordered)
+le_p = _def_compare("le", "LE", _ordered)
+gt_p = _def_compare("gt", "GT", _ordered)
+ge_p = _def_compare("ge", "GE", _ordered)
+
+
+def eq(x: Any, y: Any) -> Any:
+    """Elementwise ``x == y`` (bool result)."""
+    return eq_p.bind(x, y)
+
+
+def ne(x: Any, y: Any) -> Any:
+    """Elementwise ``x != y`` (bool result)."""
+    return ne_p.bind(x, y)
+
+
+def lt(x: Any, y: Any) -> Any:
+    """Elementwise ``x < y`` (bool result)."""
+    return lt_p.bind(x, y)
+
+
+def le(x: Any, y: Any) -> Any:
+    """Elementwise ``x <= y`` (bool result)."""
+    return le_p.bind(x, y)
+
+
+def gt(x: Any, y: Any) -> Any:
+    """Elementwise ``x > y`` (bool result)."""
+    return gt_p.bind(x, y)
+
+
+def ge(x: Any, y: Any) -> Any:
+    """Elementwise ``x >= y`` (bool result)."""
+    return ge_p.bind(x, y)
+
+
+# ------------------------------------------------------------------ select_n
+
+select_n_p = Primitive("select_n")
+
+
+def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if not cases:
+        raise type_error("lax.select_n", "needs at least one case")
+    if which.dtype != np.bool_ and which.dtype != np.int32:
+        raise type_error("lax.select_n", f"which must be bool or int32, got {which.dtype.name}")
+    if which.dtype == np.bool_ and len(cases) > 2:
+        raise type_error("lax.select_n", f"a bool which selects among at most 2 cases, got {len(cases)}")
+    c0 = cases[0]
+    for c in cases[1:]:
+        if c.shape != c0.shape or c.dtype != c0.dtype:
+            raise type_error("lax.select_n", "cases must have the same shapes and dtypes, got "
+                             + ", ".join(a.str_short() for a in cases))
+    if which.shape and which.shape != c0.shape:
+        raise type_error("lax.select_n", f"which must be scalar or have the cases' shape {c0.shape}, "
+                         f"got {which.shape}")
+    return ShapedArray(c0.shape, c0.dtype, all(c.weak_type for c in cases))
+
+
+def _select_n_lowering(ctx: Any, which: str, *cases: str) -> str:
+    w_aval = ctx.avals_in[0]
+    out = ctx.avals_out[0]
+    if len(cases) == 1:
+        return cases[0]
+    pred_aval = ShapedArray(out.shape, np.bool_)
+    if w_aval.dtype == np.bool_:
+        pred = broadcast_operand(ctx, which, w_aval, out.shape)
+        return ctx.op("stablehlo.select", [pred, cases[1], cases[0]],
+                      operand_avals=[pred_aval, out, out])
+    w = broadcast_operand(ctx, which, w_aval, out.shape)
+    w_full = w_aval.update(shape=out.shape)
+    result = cases[-1]
+    for i in range(len(cases) - 2, -1, -1):  # which == i ? case_i : (later cases)
+        k = ctx.constant(i, w_full)
+        pred = ctx.op1("stablehlo.compare", [w, k], pred_aval, [w_full, w_full],
+                       "comparison_direction = #stablehlo<comparison_direction EQ>, "
+                       "compare_type = #stablehlo<comparison_type SIGNED>")
+        result = ctx.op("stablehlo.select", [pred, cases[i], result],
+                        operand_avals=[pred_aval, out, out])
+    return result
+
+
+select_n_p.abstract_eval = _select_n_abstract_eval
+select_n_p.lowering = _select_n_lowering
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """Elementwise choice among ``cases`` by ``which`` (bool: False->cases[0], True->cases[1];
+    int32: the index).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.select_n(jnp.array([True, False]), jnp.zeros(2), jnp.ones(2)).tolist()
+        [1.0, 0.0]
+    """
+    return select_n_p.bind(which, *cases)
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred`` else ``on_false`` (elementwise)."""
+    return select_n_p.bind(pred, on_false, on_true)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
+    """Elementwise ``min(max(x, min), max)`` with scalar or matching-shape bounds."""
+    return clamp_p.bind(min, x, max)
+
+
+clamp_p = Primitive("clamp")
+
+
+def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    for b, nm in ((lo, "min"), (hi, "max")):
+        if b.dtype != x.dtype:
+            raise type_error("lax.clamp", f"{nm} dtype {b.dtype.name} differs from operand dtype "
+                             f"{x.dtype.name}")
+        if b.shape and b.shape != x.shape:
+            raise type_error("lax.clamp", f"{nm} must be a scalar or have the operand's shape "
+                             f"{x.shape}, got {b.shape}")
+    dtype_kind_check("clamp", _ordered, x)
+    return x
+
+
+def _clamp_lowering(ctx: Any, lo: str, x: str, hi: str) -> str:
+    a_lo, a_x, a_hi = ctx.avals_in
+    return ctx.op("stablehlo.clamp", [lo, x, hi], operand_avals=[a_lo, a_x, a_hi])
+
+
+clamp_p.abstract_eval = _clamp_abstract_eval
+clamp_p.lowering = _clamp_lowering
+
+
+# ------------------------------------------------------------------ conversions
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def _convert_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_lowering(ctx: Any, x: str, *, new_dtype: np.dtype, weak_type: bool) -> str:
+    a = ctx.avals_in[0]
+    out = ctx.avals_out[0]
+    if a.dtype == out.dtype:
+        return x
+    if a.dtype.kind == "c" and out.dtype.kind != "c":
+        re_aval = a.update(dtype=_real_of(a.dtype))
+        x = ctx.op1("stablehlo.real", [x], re_aval, [a])
+        a = re_aval
+        if a.dtype == out.dtype:
+            return x
+    if out.dtype == np.bool_ and a.dtype != np.bool_:
+        zero = ctx.constant(0, a)
+        return ctx.op1("stablehlo.compare", [x, zero], out, [a, a],
+                       "comparison_direction = #stablehlo<comparison_direction NE>, "
+                       f"compare_type = #stablehlo<comparison_type {_compare_type(a.dtype)}>")
+    return ctx.op1("stablehlo.convert", [x], out, [a])
+
+
+def _convert_fold(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Literal | None:
+    """Convert a host scalar at trace time (a literal in staged programs, a cached constant
+    eagerly) instead of emitting a conversion."""
+    arr = np.asarray(x)
+    if arr.shape != () or arr.dtype == object:
+        return None
+    if isinstance(x, int) and not isinstance(x, bool) and new_dtype.kind in "iu":
+        info = np.iinfo(new_dtype)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} too large to convert to {new_dtype.name}")
+    if arr.dtype.kind == "c" and new_dtype.kind != "c":
+        arr = arr.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        val = arr.astype(new_dtype)
+    return Literal(val, ShapedArray((), new_dtype, weak_type))
+
+
+convert_element_type_p.abstract_eval = _convert_abstract_eval
+convert_element_type_p.lowering = _convert_lowering
+convert_element_type_p.props["fold"] = _convert_fold
+
+
+def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Elementwise cast of ``operand`` to ``new_dtype`` (canonicalised for the x64 mode).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.convert_element_type(jnp.array([1.7, -1.7]), jnp.int32).tolist()
+        [1, -1]
+    """
+    new = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
+    aval = getattr(operand, "aval", None)
+    if aval is not None and aval.dtype == new and aval.weak_type == weak_type:
+        return operand
+    return convert_element_type_p.bind(operand, new_dtype=new, weak_type=bool(weak_type))
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+
+
+def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
+    old_bits, new_bits = dtypes.bit_width(x.dtype), dtypes.bit_width(new_dtype)
+    if x.dtype == np.bool_ or new_dtype == np.bool_:
+        raise type_error("lax.bitcast_convert_type", "bool is not supported")
+    if old_bits == new_bits:
+        shape = x.shape
+    elif old_bits > new_bits:
+        shape = x.shape + (old_bits // new_bits,)
+    else:
+        if not x.shape or x.shape[-1] != new_bits // old_bits:
+            raise type_error("lax.bitcast_convert_type",
+                             f"converting {x.str_short()} to {new_dtype.name} needs a last "
+                             f"dimension of size {new_bits // old_bits}")
+        shape = x.shape[:-1]
+    return ShapedArray(shape, new_dtype, False)
+
+
+def _bitcast_lowering(ctx: Any, x: str, *, new_dtype: np.dtype) -> str:
+    return ctx.op("stablehlo.bitcast_convert", [x])
+
+
+bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
+bitcast_convert_type_p.lowering = _bitcast_lowering
+
+
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """Reinterpret the bits of ``operand`` as ``new_dtype`` (a trailing dimension is added or
+    removed when the widths differ)."""
+    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(np.dtype(new_dtype)))
+

@@ -1,0 +1,374 @@
+"""Structural primitives: iota, broadcast_in_dim, reshape, transpose, squeeze, slice, concatenate.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.reshape(jnp.arange(6), (2, 3)).shape
+    (2, 3)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.primitive import Primitive
+from fluxion.lax._base import attr_i64_array, type_error
+
+
+def _shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
+    try:
+        dims = tuple(operator.index(d) for d in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    except TypeError:
+        raise type_error(name, f"shapes must be sequences of integers, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise type_error(name, f"shape {dims} has a negative dimension")
+    return dims
+
+
+# ------------------------------------------------------------------ iota
+
+iota_p = Primitive("iota")
+
+
+def _iota_abstract_eval(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
+    if not 0 <= dimension < len(shape):
+        raise type_error("lax.iota", f"dimension {dimension} out of range for shape {shape}")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_lowering(ctx: Any, *, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> str:
+    return ctx.op("stablehlo.iota", [], attrs=f"iota_dimension = {dimension} : i64")
+
+
+iota_p.abstract_eval = _iota_abstract_eval
+iota_p.lowering = _iota_lowering
+
+
+def iota(dtype: Any, size: int) -> Any:
+    """``[0, 1, ..., size-1]`` of ``dtype``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> lax.iota("int32", 3).tolist()
+        [0, 1, 2]
+    """
+    dt = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    return iota_p.bind(dtype=dt, shape=(operator.index(size),), dimension=0)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+    """An array of ``shape`` whose values count along ``dimension``."""
+    dt = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    shp = _shape_tuple("lax.broadcasted_iota", shape)
+    return iota_p.bind(dtype=dt, shape=shp, dimension=int(dimension) % max(len(shp), 1))
+
+
+# ------------------------------------------------------------------ broadcast_in_dim
+
+broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape: tuple[int, ...],
+                                    broadcast_dimensions: tuple[int, ...]) -> ShapedArray:
+    if len(broadcast_dimensions) != x.ndim:
+        raise type_error("lax.broadcast_in_dim", f"broadcast_dimensions {broadcast_dimensions} "
+                         f"must have one entry per operand dimension, operand shape {x.shape}")
+    if any(b >= len(shape) or b < 0 for b in broadcast_dimensions) or (
+            list(broadcast_dimensions) != sorted(set(broadcast_dimensions))):
+        raise type_error("lax.broadcast_in_dim", f"broadcast_dimensions {broadcast_dimensions} must "
+                         f"be strictly increasing indices into the result shape {shape}")
+    for i, b in enumerate(broadcast_dimensions):
+        if x.shape[i] != 1 and x.shape[i] != shape[b]:
+            raise type_error("lax.broadcast_in_dim", f"operand dimension {i} of size {x.shape[i]} "
+                             f"cannot broadcast to result dimension {b} of size {shape[b]} "
+                             f"(operand shape {x.shape}, result shape {shape})")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_lowering(ctx: Any, x: str, *, shape: tuple[int, ...],
+                               broadcast_dimensions: tuple[int, ...]) -> str:
+    return ctx.op("stablehlo.broadcast_in_dim", [x],
+                  attrs=f"broadcast_dimensions = {attr_i64_array(broadcast_dimensions)}")
+
+
+broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_abstract_eval
+broadcast_in_dim_p.lowering = _broadcast_in_dim_lowering
+
+
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
+    """Broadcast ``operand`` to ``shape``; operand dimension i goes to result dimension
+    ``broadcast_dimensions[i]``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.broadcast_in_dim(jnp.arange(3), (2, 3), (1,)).shape
+        (2, 3)
+    """
+    shp = _shape_tuple("lax.broadcast_in_dim", shape)
+    dims = tuple(int(d) for d in broadcast_dimensions)
+    aval = getattr(operand, "aval", None)
+    if aval is not None and aval.shape == shp and dims == tuple(range(len(shp))):
+        return operand
+    return broadcast_in_dim_p.bind(operand, shape=shp, broadcast_dimensions=dims)
+
+
+def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
+    """Add leading dimensions of ``sizes`` to ``operand``."""
+    nd = np.ndim(operand) if not hasattr(operand, "ndim") else operand.ndim
+    shape = tuple(sizes) + tuple(np.shape(operand) if not hasattr(operand, "shape") else operand.shape)
+    return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + nd)))
+
+
+# ------------------------------------------------------------------ reshape
+
+reshape_p = Primitive("reshape")
+
+
+def _reshape_abstract_eval(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
+    if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
+        raise type_error("lax.reshape", f"cannot reshape array of shape {x.shape} (size {x.size}) "
+                         f"into shape {new_sizes} (size {int(np.prod(new_sizes, dtype=np.int64))})")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+def _reshape_lowering(ctx: Any, x: str, *, new_sizes: tuple[int, ...]) -> str:
+    return ctx.op("stablehlo.reshape", [x])
+
+
+reshape_p.abstract_eval = _reshape_abstract_eval
+reshape_p.lowering = _reshape_lowering
+
+
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
+    """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given)."""
+    shp = _shape_tuple("lax.reshape", new_sizes)
+    if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
+        operand = transpose(operand, dimensions)
+    aval = getattr(operand, "aval", None)
+    if aval is not None and aval.shape == shp:
+        return operand
+    return reshape_p.bind(operand, new_sizes=shp)
+
+
+# ------------------------------------------------------------------ transpose
+
+transpose_p = Primitive("transpose")
+
+
+def _transpose_abstract_eval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    if sorted(permutation) != list(range(x.ndim)):
+        raise type_error("lax.transpose", f"permutation {permutation} is not a permutation of the "
+                         f"operand's {x.ndim} dimensions (shape {x.shape})")
+    return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
+
+
+def _transpose_lowering(ctx: Any, x: str, *, permutation: tuple[int, ...]) -> str:
+    return ctx.op("stablehlo.transpose", [x], attrs=f"permutation = {attr_i64_array(permutation)}")
+
+
+transpose_p.abstract_eval = _transpose_abstract_eval
+transpose_p.lowering = _transpose_lowering
+
+
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions of ``operand``."""
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        aval = getattr(operand, "aval", None)
+        if aval is not None and aval.ndim == len(perm):
+            return operand
+    return transpose_p.bind(operand, permutation=perm)
+
+
+# ------------------------------------------------------------------ squeeze / expand_dims
+
+squeeze_p = Primitive("squeeze")
+
+
+def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    for d in dimensions:
+        if not 0 <= d < x.ndim:
+            raise type_error("lax.squeeze", f"dimension {d} out of range for shape {x.shape}")
+        if x.shape[d] != 1:
+            raise type_error("lax.squeeze", f"cannot squeeze dimension {d} of size {x.shape[d]} "
+                             f"(shape {x.shape})")
+    return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions), x.dtype,
+                       x.weak_type)
+
+
+def _squeeze_lowering(ctx: Any, x: str, *, dimensions: tuple[int, ...]) -> str:
+    return ctx.op("stablehlo.reshape", [x])
+
+
+squeeze_p.abstract_eval = _squeeze_abstract_eval
+squeeze_p.lowering = _squeeze_lowering
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    """Remove the size-1 ``dimensions`` of ``array``."""
+    nd = array.ndim if hasattr(array, "ndim") else np.ndim(array)
+    dims = tuple(sorted({int(d) % nd if nd else int(d) for d in dimensions}))
+    if not dims:
+        return array
+    return squeeze_p.bind(array, dimensions=dims)
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
+    shape = list(array.shape if hasattr(array, "shape") else np.shape(array))
+    nd = len(shape) + len(dimensions)
+    dims = sorted(int(d) % nd for d in dimensions)
+    if len(set(dims)) != len(dims):
+        raise type_error("lax.expand_dims", f"repeated dimension in {tuple(dimensions)}")
+    for d in dims:
+        shape.insert(d, 1)
+    keep = [i for i in range(nd) if i not in dims]
+    return broadcast_in_dim(array, tuple(shape), tuple(keep))
+
+
+# ------------------------------------------------------------------ slice
+
+slice_p = Primitive("slice")
+
+
+def _slice_abstract_eval(x: ShapedArray, *, start_indices: tuple[int, ...],
+                         limit_indices: tuple[int, ...], strides: tuple[int, ...] | None) -> ShapedArray:
+    nd = x.ndim
+    if len(start_indices) != nd or len(limit_indices) != nd or (strides is not None and len(strides) != nd):
+        raise type_error("lax.slice", f"start_indices {start_indices}, limit_indices {limit_indices} "
+                         f"and strides {strides} must each have one entry per dimension of {x.shape}")
+    st = strides or (1,) * nd
+    out = []
+    for i in range(nd):
+        s, l, k = start_indices[i], limit_indices[i], st[i]
+        if not 0 <= s <= l <= x.shape[i] or k < 1:
+            raise type_error("lax.slice", f"invalid slice [{s}:{l}:{k}] of dimension {i} with size "
+                             f"{x.shape[i]} (operand shape {x.shape})")
+        out.append(max(0, -(-(l - s) // k)))
+    return ShapedArray(tuple(out), x.dtype, x.weak_type)
+
+
+def _slice_lowering(ctx: Any, x: str, *, start_indices, limit_indices, strides) -> str:
+    st = strides or (1,) * len(start_indices)
+    return ctx.op("stablehlo.slice", [x],
+                  attrs=f"start_indices = {attr_i64_array(start_indices)}, "
+                        f"limit_indices = {attr_i64_array(limit_indices)}, "
+                        f"strides = {attr_i64_array(st)}")
+
+
+slice_p.abstract_eval = _slice_abstract_eval
+slice_p.lowering = _slice_lowering
+
+
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+          strides: Sequence[int] | None = None) -> Any:
+    """The static slice ``operand[start:limit:stride]`` along every dimension."""
+    st = tuple(int(s) for s in start_indices)
+    lim = tuple(int(s) for s in limit_indices)
+    strd = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
+    return slice_p.bind(operand, start_indices=st, limit_indices=lim, strides=strd)
+
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1,
+                 axis: int = 0) -> Any:
+    """``operand[start:limit:stride]`` along ``axis`` only."""
+    shape = operand.shape
+    axis = int(axis) % len(shape)
+    start = [0] * len(shape)
+    limit = list(shape)
+    strides = [1] * len(shape)
+    n = shape[axis]
+    s = 0 if start_index is None else (start_index + n if start_index < 0 else start_index)
+    e = n if limit_index is None else (limit_index + n if limit_index < 0 else limit_index)
+    start[axis], limit[axis], strides[axis] = s, e, int(stride)
+    return slice(operand, start, limit, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """The ``index``-th slice of ``operand`` along ``axis``."""
+    n = operand.shape[axis]
+    i = index + n if index < 0 else index
+    if not 0 <= i < n:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {n}")
+    out = slice_in_dim(operand, i, i + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+# ------------------------------------------------------------------ concatenate
+
+concatenate_p = Primitive("concatenate")
+
+
+def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    if not xs:
+        raise type_error("lax.concatenate", "needs at least one operand")
+    x0 = xs[0]
+    if not 0 <= dimension < x0.ndim:
+        raise type_error("lax.concatenate", f"dimension {dimension} out of range for rank {x0.ndim}")
+    for x in xs[1:]:
+        if x.dtype != x0.dtype:
+            raise type_error("lax.concatenate", "operands must have the same dtype, got "
+                             + ", ".join(a.dtype.name for a in xs))
+        if x.ndim != x0.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, x0.shape))
+                                    if i != dimension):
+            raise type_error("lax.concatenate", f"operand shapes must match except on dimension "
+                             f"{dimension}, got " + ", ".join(str(a.shape) for a in xs))
+    shape = list(x0.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(tuple(shape), x0.dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_lowering(ctx: Any, *xs: str, dimension: int) -> str:
+    return ctx.op("stablehlo.concatenate", list(xs), attrs=f"dimension = {dimension} : i64")
+
+
+concatenate_p.abstract_eval = _concatenate_abstract_eval
+concatenate_p.lowering = _concatenate_lowering
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    """Join ``operands`` along ``dimension``."""
+    ops = list(operands)
+    if len(ops) == 1:
+        return ops[0]
+    return concatenate_p.bind(*ops, dimension=int(dimension))
+
+
+# ------------------------------------------------------------------ rev
+
+rev_p = Primitive("rev")
+
+
+def _rev_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    if any(not 0 <= d < x.ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise type_error("lax.rev", f"dimensions {dimensions} are invalid for shape {x.shape}")
+    return x
+
+
+def _rev_lowering(ctx: Any, x: str, *, dimensions: tuple[int, ...]) -> str:
+    return ctx.op("stablehlo.reverse", [x], attrs=f"dimensions = {attr_i64_array(dimensions)}")
+
+
+rev_p.abstract_eval = _rev_abstract_eval
+rev_p.lowering = _rev_lowering
+
+
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse ``operand`` along ``dimensions``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.rev(jnp.arange(3), (0,)).tolist()
+        [2, 1, 0]
+    """
+    dims = tuple(sorted(int(d) for d in dimensions))
+    if not dims:
+        return operand
+    return rev_p.bind(operand, dimensions=dims)

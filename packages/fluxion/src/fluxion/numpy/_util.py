@@ -1,0 +1,164 @@
+"""Argument checking and promotion shared by the ``fluxion.numpy`` functions.
+
+``promote_args`` is JAX's rule: find the result dtype on the promotion lattice (weak types for
+Python scalars), convert every argument to it, then line up ranks (rank promotion, honouring
+``jax_numpy_rank_promotion``); size-1 and rank-0 broadcasting is left to lax.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Sequence
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.core import dtypes
+from fluxion.core.config import config
+from fluxion.core.errors import user_source_line
+from fluxion.core.trace import Tracer
+
+__all__ = ["check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
+           "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes"]
+
+_PY = (bool, int, float, complex)
+
+
+def _is_array(x: Any) -> bool:
+    from fluxion.backend.array import Array  # noqa: PLC0415
+    return type(x) is Array or isinstance(x, Tracer)
+
+
+def is_arraylike(x: Any) -> bool:
+    """True for arrays, tracers, NumPy arrays/scalars and Python scalars."""
+    return (isinstance(x, (np.ndarray, np.generic) + _PY) or _is_array(x)
+            or hasattr(x, "__jax_array__"))
+
+
+def check_arraylike(fun_name: str, *args: Any) -> None:
+    """Raise a TypeError naming ``fun_name`` when an argument is not array-like (lists are
+    rejected, as in JAX, to avoid silent slow conversions)."""
+    for i, a in enumerate(args):
+        if not is_arraylike(a):
+            extra = (" Use fluxion.numpy.array(...) to convert a list or tuple first."
+                     if isinstance(a, (list, tuple)) else "")
+            raise TypeError(f"{fun_name} requires ndarray or scalar arguments, but got "
+                            f"{type(a).__name__} at position {i}.{extra} (at {user_source_line()})")
+
+
+def _to_dtype(x: Any, dtype: np.dtype, weak: bool) -> Any:
+    aval = getattr(x, "aval", None)
+    if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
+        return x
+    return lax.convert_element_type(x, dtype, weak_type=weak)
+
+
+def promote_dtypes(*args: Any) -> list[Any]:
+    """Convert every argument to the common result dtype (and weak flag)."""
+    if len(args) < 2:
+        if not args:
+            return []
+        x = args[0]
+        dt, weak = dtypes.result_type(x, return_weak_type_flag=True)
+        return [_to_dtype(x, dt, weak)]
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    return [_to_dtype(x, dt, weak) for x in args]
+
+
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    dt, weak = dtypes.result_type(*args, return_weak_type_flag=True)
+    dt = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dt))
+    return [_to_dtype(x, dt, weak) for x in args]
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    s = getattr(x, "shape", None)
+    return tuple(s) if s is not None else np.shape(x)
+
+
+def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
+    """Rank promotion: give lower-rank arguments leading size-1 dimensions."""
+    if len(args) < 2:
+        return list(args)
+    shapes = [_shape(a) for a in args]
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) < 2:
+        return list(args)
+    mode = config.jax_numpy_rank_promotion
+    if mode != "allow":
+        msg = (f"Following NumPy automatic rank promotion for {fun_name} on shapes "
+               f"{' '.join(str(s) for s in shapes)}. Set the jax_numpy_rank_promotion config "
+               "option to 'allow' to disable this message.")
+        if mode == "raise":
+            raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes "
+                             f"{' '.join(str(s) for s in shapes)} and with the config option "
+                             "jax_numpy_rank_promotion='raise'.")
+        warnings.warn(msg, stacklevel=4)
+    rank = max(ranks)
+    out = []
+    for a, s in zip(args, shapes):
+        if s and len(s) < rank:
+            a = lax.broadcast_in_dim(a, (1,) * (rank - len(s)) + s, tuple(range(rank - len(s), rank)))
+        out.append(a)
+    _check_broadcastable(fun_name, shapes)
+    return out
+
+
+def _check_broadcastable(fun_name: str, shapes: Sequence[tuple[int, ...]]) -> None:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{fun_name}: operands could not be broadcast together with shapes "
+                         f"{' '.join(str(s) for s in shapes)} (at {user_source_line()})") from None
+
+
+def promote_args(fun_name: str, *args: Any) -> list[Any]:
+    """Check, promote dtypes and promote ranks: the preamble of every binary ufunc."""
+    check_arraylike(fun_name, *args)
+    if len(args) >= 2:
+        shapes = [_shape(a) for a in args]
+        nonscalar = [s for s in shapes if s]
+        if len({len(s) for s in nonscalar}) == 1 and len(nonscalar) > 1:
+            _check_broadcastable(fun_name, shapes)
+    return promote_shapes(fun_name, *promote_dtypes(*args))
+
+
+def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
+    """Like :func:`promote_args`, then to an inexact (floating/complex) dtype."""
+    check_arraylike(fun_name, *args)
+    return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
+
+
+def ensure_array(x: Any, dtype: Any = None) -> Any:
+    """``x`` as an Array or tracer (host values are converted, weak types kept for scalars)."""
+    if _is_array(x) and dtype is None:
+        return x
+    from fluxion.numpy.creation import asarray  # noqa: PLC0415
+    return asarray(x, dtype)
+
+
+def canonical_axis(axis: int, ndim: int, fun_name: str = "") -> int:
+    """``axis`` in ``[0, ndim)``; raises a ValueError naming the function when out of range."""
+    import operator  # noqa: PLC0415
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fun_name}: axis must be an integer, got {axis!r}") from None
+    if not -ndim <= a < ndim:
+        raise ValueError(f"{fun_name}: axis {a} is out of bounds for array of dimension {ndim} "
+                         f"(at {user_source_line()})")
+    return a % ndim if ndim else 0
+
+
+def canonical_axes(axis: Any, ndim: int, fun_name: str = "") -> tuple[int, ...]:
+    """A sorted tuple of distinct axes (``None`` means all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(canonical_axis(a, ndim, fun_name) for a in axis)
+    else:
+        axes = (canonical_axis(axis, ndim, fun_name),)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{fun_name}: repeated axis in {axis}")
+    return tuple(sorted(axes))
+

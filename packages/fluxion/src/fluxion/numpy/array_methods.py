@@ -1,0 +1,154 @@
+"""Operators and methods of arrays, attached to ``fluxion.Array`` and to every tracer.
+
+Both concrete arrays and traced values get the same NumPy-style surface, written once here in
+terms of ``fluxion.numpy`` functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.backend.array import Array
+from fluxion.core import dtypes
+from fluxion.core.trace import Tracer
+from fluxion.numpy import indexing, products, reductions, shape, ufuncs
+
+__all__ = ["attach"]
+
+
+def _defer(op: Any) -> Any:
+    # Binary operators return NotImplemented for operand types we do not understand, so that
+    # Python tries the other operand's reflected method.
+    def method(self: Any, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return op(self, other)
+    return method
+
+
+def _rdefer(op: Any) -> Any:
+    def method(self: Any, other: Any) -> Any:
+        if not _is_operand(other):
+            return NotImplemented
+        return op(other, self)
+    return method
+
+
+def _is_operand(x: Any) -> bool:
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:
+    dt = dtypes.check_and_canonicalize_user_dtype(dtype, "astype")
+    return lax.convert_element_type(self, dt)
+
+
+def _reshape(self: Any, *args: Any, order: str = "C", **kw: Any) -> Any:
+    if "shape" in kw:
+        return shape.reshape(self, kw["shape"], order)
+    newshape = args[0] if len(args) == 1 else args
+    return shape.reshape(self, newshape, order)
+
+
+def _transpose(self: Any, *axes: Any) -> Any:
+    if not axes or axes == (None,):
+        return shape.transpose(self)
+    if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+        axes = tuple(axes[0])
+    return shape.transpose(self, axes)
+
+
+def _round(self: Any, decimals: int = 0, out: Any = None) -> Any:
+    from fluxion.numpy import round as jround  # noqa: PLC0415
+    return jround(self, decimals)
+
+
+def _clip(self: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:  # noqa: A002
+    from fluxion.numpy import clip  # noqa: PLC0415
+    return clip(self, min, max, **kw)
+
+
+def _copy(self: Any) -> Any:
+    if isinstance(self, Array):
+        from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
+        return device_put_value(np.asarray(self), weak_type=self.weak_type)
+    return lax.copy_p.bind(self) if hasattr(lax, "copy_p") else self
+
+
+def _flatten(self: Any, order: str = "C") -> Any:
+    return shape.ravel(self, order)
+
+
+def _T(self: Any) -> Any:  # noqa: N802
+    return shape.transpose(self)
+
+
+def _mT(self: Any) -> Any:  # noqa: N802
+    if self.ndim < 2:
+        raise ValueError("matrix transpose with ndim < 2 is undefined")
+    return shape.swapaxes(self, -1, -2)
+
+
+def _real(self: Any) -> Any:
+    return ufuncs.real(self)
+
+
+def _imag(self: Any) -> Any:
+    return ufuncs.imag(self)
+
+
+def _item_tracer(self: Any, *args: Any) -> Any:
+    return self._concrete("a concrete Python scalar (the item method)", TypeError)
+
+
+_METHODS = {
+    "__add__": _defer(ufuncs.add), "__radd__": _rdefer(ufuncs.add),
+    "__sub__": _defer(ufuncs.subtract), "__rsub__": _rdefer(ufuncs.subtract),
+    "__mul__": _defer(ufuncs.multiply), "__rmul__": _rdefer(ufuncs.multiply),
+    "__truediv__": _defer(ufuncs.true_divide), "__rtruediv__": _rdefer(ufuncs.true_divide),
+    "__floordiv__": _defer(ufuncs.floor_divide), "__rfloordiv__": _rdefer(ufuncs.floor_divide),
+    "__mod__": _defer(ufuncs.remainder), "__rmod__": _rdefer(ufuncs.remainder),
+    "__pow__": _defer(ufuncs.power), "__rpow__": _rdefer(ufuncs.power),
+    "__matmul__": _defer(products.matmul), "__rmatmul__": _rdefer(products.matmul),
+    "__and__": _defer(ufuncs.bitwise_and), "__rand__": _rdefer(ufuncs.bitwise_and),
+    "__or__": _defer(ufuncs.bitwise_or), "__ror__": _rdefer(ufuncs.bitwise_or),
+    "__xor__": _defer(ufuncs.bitwise_xor), "__rxor__": _rdefer(ufuncs.bitwise_xor),
+    "__lshift__": _defer(ufuncs.left_shift), "__rlshift__": _rdefer(ufuncs.left_shift),
+    "__rshift__": _defer(ufuncs.right_shift), "__rrshift__": _rdefer(ufuncs.right_shift),
+    "__eq__": _defer(ufuncs.equal), "__ne__": _defer(ufuncs.not_equal),
+    "__lt__": _defer(ufuncs.less), "__le__": _defer(ufuncs.less_equal),
+    "__gt__": _defer(ufuncs.greater), "__ge__": _defer(ufuncs.greater_equal),
+    "__divmod__": _defer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
+    "__rdivmod__": _rdefer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
+    "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
+    "__invert__": ufuncs.bitwise_not,
+    "__getitem__": indexing.getitem,
+    "astype": _astype, "reshape": _reshape, "transpose": _transpose, "ravel": shape.ravel,
+    "flatten": _flatten, "squeeze": shape.squeeze, "swapaxes": shape.swapaxes,
+    "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
+    "max": reductions.max, "min": reductions.min, "any": reductions.any, "all": reductions.all,
+    "argmax": reductions.argmax, "argmin": reductions.argmin, "var": reductions.var,
+    "std": reductions.std, "ptp": reductions.ptp,
+    "dot": products.dot, "round": _round, "clip": _clip, "copy": _copy,
+    "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate,
+}
+
+_PROPERTIES = {"T": _T, "mT": _mT, "real": _real, "imag": _imag, "at": indexing.at_property}
+
+
+def attach(cls: type) -> None:
+    """Give ``cls`` the array operators and methods."""
+    for name, fn in _METHODS.items():
+        setattr(cls, name, fn)
+    for name, fn in _PROPERTIES.items():
+        setattr(cls, name, property(fn))
+
+
+attach(Array)
+attach(Tracer)
+Array.__hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
+Tracer.__hash__ = None  # type: ignore[assignment]
+Tracer.item = _item_tracer  # type: ignore[attr-defined]

@@ -1,0 +1,381 @@
+"""Array creation: array, asarray, zeros/ones/full/empty (and _like), arange, linspace, eye.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> jnp.zeros((2, 3)).shape
+    (2, 3)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.core import dtypes
+from fluxion.core.trace import Tracer
+from fluxion.numpy._util import check_arraylike
+
+__all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+           "full_like", "empty_like", "arange", "linspace", "eye", "identity"]
+
+
+def _is_array(x: Any) -> bool:
+    from fluxion.backend.array import Array  # noqa: PLC0415
+    return type(x) is Array or isinstance(x, Tracer)
+
+
+def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
+    if dtype is None:
+        return None
+    return dtypes.check_and_canonicalize_user_dtype(dtype, fun)
+
+
+def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
+    from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
+    return device_put_value(value, device, weak_type=weak)
+
+
+def _contains_arrays(obj: Any) -> bool:
+    if _is_array(obj):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_arrays(o) for o in obj)
+    return False
+
+
+def _stack_nested(obj: Any, dtype: np.dtype | None) -> Any:
+    # A list mixing device arrays / tracers: convert the leaves, then stack level by level.
+    from fluxion.numpy.shape import stack  # noqa: PLC0415
+    if isinstance(obj, (list, tuple)):
+        return stack([_stack_nested(o, dtype) for o in obj])
+    return asarray(obj, dtype)
+
+
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,  # noqa: A002
+          ndmin: int = 0, *, device: Any = None) -> Any:
+    """An array holding ``object`` (nested lists, NumPy arrays, scalars or Fluxion arrays).
+
+    Python scalars give weakly typed arrays; ``dtype`` fixes the dtype; ``ndmin`` prepends
+    size-1 dimensions.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.array([[1, 2], [3, 4]], dtype=jnp.float32).dtype
+        dtype('float32')
+    """
+    dt = _user_dtype(dtype, "array")
+    if order not in (None, "C", "K", "A"):
+        raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
+    if _is_array(object):
+        out = object if dt is None else lax.convert_element_type(object, dt)
+    elif isinstance(object, (list, tuple)) and _contains_arrays(object):
+        out = _stack_nested(object, dt)
+    elif hasattr(object, "__jax_array__"):
+        out = array(object.__jax_array__(), dtype, copy, order, ndmin)
+    else:
+        weak = dtypes.is_python_scalar(object) and dt is None
+        try:
+            host = np.asarray(object) if dt is None else np.asarray(object, dtype=dt)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"array: cannot convert {type(object).__name__} to an array: {e}") from None
+        if host.dtype == object:
+            raise TypeError(f"array: cannot convert {object!r} of Python objects to an array")
+        if dt is None and isinstance(object, (list, tuple)):
+            host = host.astype(dtypes.canonicalize_dtype(_list_dtype(object, host.dtype)))
+        elif dt is None:
+            host = host.astype(dtypes.canonicalize_dtype(host.dtype), copy=False)
+        out = _device_put(host, weak, device)
+    if ndmin > out.ndim:
+        out = lax.broadcast_in_dim(out, (1,) * (ndmin - out.ndim) + tuple(out.shape),
+                                   tuple(range(ndmin - out.ndim, ndmin)))
+    return out
+
+
+def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
+    # JAX types lists of Python scalars by the promotion lattice, not NumPy's inference
+    # (so [1, 2.0] is float32, not float64, and [1, 2] is int32 with x64 off).
+    leaves = list(_flatten(obj))
+    if not leaves:
+        return dtypes.default_float_dtype()
+    if all(isinstance(v, (bool, int, float, complex)) for v in leaves):
+        return dtypes.result_type(*leaves)
+    return dtypes.result_type(*[np.asarray(v).dtype if not isinstance(v, (bool, int, float, complex))
+                                else v for v in leaves]) if leaves else np_dtype
+
+
+def _flatten(obj: Any):
+    if isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _flatten(o)
+    else:
+        yield obj
+
+
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None,
+            device: Any = None) -> Any:
+    """Like :func:`array` but returns ``a`` itself when it already is an array of ``dtype``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.asarray(1.5).weak_type
+        True
+    """
+    if _is_array(a) and (dtype is None or dtypes.canonicalize_dtype(dtypes.dtype(dtype)) == a.dtype):
+        return a
+    return array(a, dtype=dtype, copy=False, order=order, device=device)
+
+
+def _shape(shape: Any, fun: str) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__") and not isinstance(
+            shape, (list, tuple))):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{fun}: shape must be a sequence of integers, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"{fun}: negative dimensions are not allowed, got shape {out}")
+    return out
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.full((2,), 7).tolist()
+        [7, 7]
+    """
+    shp = _shape(shape, "full")
+    dt = _user_dtype(dtype, "full")
+    if dt is None:
+        fill = asarray(fill_value)
+    else:
+        fill = lax.convert_element_type(fill_value, dt) if not _is_array(fill_value) else (
+            lax.convert_element_type(fill_value, dt))
+    if not _is_array(fill):
+        fill = asarray(fill)
+    if fill.ndim == 0:
+        return lax.broadcast_in_dim(fill, shp, ())
+    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
+    return broadcast_to(fill, shp)
+
+
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of zeros (float32 by default).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.zeros(2).tolist()
+        [0.0, 0.0]
+    """
+    dt = _user_dtype(dtype, "zeros") or dtypes.default_float_dtype()
+    return lax.broadcast_in_dim(lax.convert_element_type(0, dt), _shape(shape, "zeros"), ())
+
+
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """An array of ones (float32 by default).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.ones((1, 2)).tolist()
+        [[1.0, 1.0]]
+    """
+    dt = _user_dtype(dtype, "ones") or dtypes.default_float_dtype()
+    return lax.broadcast_in_dim(lax.convert_element_type(1, dt), _shape(shape, "ones"), ())
+
+
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+    """Like :func:`zeros` (arrays are immutable, so "uninitialised" means zeros).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.empty(2).shape
+        (2,)
+    """
+    return zeros(shape, dtype)
+
+
+def _like_dtype(a: Any, dtype: Any, fun: str) -> tuple[np.dtype, bool]:
+    if dtype is not None:
+        return _user_dtype(dtype, fun), False
+    return dtypes.dtype(a, canonicalize=True), dtypes.is_weakly_typed(a)
+
+
+def _like_shape(a: Any, shape: Any, fun: str) -> tuple[int, ...]:
+    return _shape(shape, fun) if shape is not None else tuple(np.shape(a) if not hasattr(a, "shape")
+                                                             else a.shape)
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
+              device: Any = None) -> Any:
+    """An array like ``a`` (shape and dtype, weak type kept) filled with ``fill_value``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.full_like(jnp.zeros(2, jnp.int32), 3).tolist()
+        [3, 3]
+    """
+    check_arraylike("full_like", a)
+    dt, weak = _like_dtype(a, dtype, "full_like")
+    shp = _like_shape(a, shape, "full_like")
+    fill = lax.convert_element_type(fill_value, dt, weak_type=weak)
+    if getattr(fill, "ndim", 0) == 0:
+        return lax.broadcast_in_dim(fill, shp, ())
+    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
+    return broadcast_to(fill, shp)
+
+
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Zeros with the shape and dtype of ``a``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.zeros_like(jnp.ones(2)).tolist()
+        [0.0, 0.0]
+    """
+    return full_like(a, 0, dtype, shape)
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Ones with the shape and dtype of ``a``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.ones_like(jnp.zeros(2)).tolist()
+        [1.0, 1.0]
+    """
+    return full_like(a, 1, dtype, shape)
+
+
+def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """Like :func:`zeros_like`.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.empty_like(jnp.ones(2)).shape
+        (2,)
+    """
+    return full_like(a, 0, dtype, shape)
+
+
+def _concrete_scalar(x: Any, fun: str, what: str) -> Any:
+    if isinstance(x, Tracer):
+        try:
+            return x._interp.to_concrete(x).item()
+        except Exception:
+            from fluxion.core.errors import ConcretizationTypeError  # noqa: PLC0415
+            raise ConcretizationTypeError(
+                f"{fun}: {what} must be concrete (a Python number), got a traced value "
+                f"{x.aval_str()}; mark it static (jit's static_argnums) or compute it outside "
+                "the transformation.") from None
+    if _is_array(x):
+        return x.item()
+    return x
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
+           device: Any = None) -> Any:
+    """Evenly spaced values in ``[start, stop)`` (bounds must be concrete).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.arange(3).tolist(), jnp.arange(1.0, 2.0, 0.5).tolist()
+        ([0, 1, 2], [1.0, 1.5])
+    """
+    start = _concrete_scalar(start, "arange", "start")
+    stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
+    step = _concrete_scalar(step, "arange", "step") if step is not None else None
+    dt = _user_dtype(dtype, "arange")
+    if stop is None and step is None:
+        if dt is None:
+            dt = dtypes.canonicalize_dtype(dtypes.result_type(start))
+        n = int(np.ceil(start)) if not isinstance(start, complex) else 0
+        return lax.iota(dt, n if n > 0 else 0)
+    args = [a for a in (start, stop, step) if a is not None]
+    if dt is None:
+        dt = dtypes.canonicalize_dtype(dtypes.result_type(*args))
+    host = np.arange(start, stop, step, dtype=np.result_type(*[np.asarray(a) for a in args]))
+    if dt.kind in "iu" and step in (None, 1) and host.size:
+        return lax.add(lax.iota(dt, host.size), lax.convert_element_type(int(host[0]), dt))
+    return _device_put(host.astype(dt), False)
+
+
+
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype: Any = None, axis: int = 0, *, device: Any = None) -> Any:
+    """``num`` evenly spaced samples from ``start`` to ``stop``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.linspace(0.0, 1.0, 5).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
+    dt = _user_dtype(dtype, "linspace")
+    start_a, stop_a = asarray(start), asarray(stop)
+    comp = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtypes.result_type(start_a, stop_a)))
+    if dt is None:
+        dt = comp
+    start_a = lax.convert_element_type(start_a, comp)
+    stop_a = lax.convert_element_type(stop_a, comp)
+    bshape = np.broadcast_shapes(start_a.shape, stop_a.shape)
+    div = (num - 1) if endpoint else num
+    iota_shape = (num,) + bshape
+    steps = lax.broadcasted_iota(comp, iota_shape, 0) if num else lax.broadcast_in_dim(
+        lax.convert_element_type(0, comp), iota_shape, ())
+    nd = len(bshape)
+    s = lax.broadcast_in_dim(start_a, iota_shape, tuple(range(1 + nd - start_a.ndim, 1 + nd)))
+    e = lax.broadcast_in_dim(stop_a, iota_shape, tuple(range(1 + nd - stop_a.ndim, 1 + nd)))
+    delta = lax.sub(e, s)
+    if div > 0:
+        step = lax.div(delta, lax.convert_element_type(div, comp))
+        out = lax.add(s, lax.mul(steps, step))
+        if endpoint and num > 1:
+            last = lax.broadcasted_iota(np.int32, iota_shape, 0)
+            out = lax.select(lax.eq(last, lax.convert_element_type(num - 1, np.int32)), e, out)
+    else:
+        step = lax.convert_element_type(np.nan, comp)
+        out = s
+    if axis != 0:
+        from fluxion.numpy.shape import moveaxis  # noqa: PLC0415
+        out = moveaxis(out, 0, axis)
+    if dt.kind in "iu":
+        out = lax.floor(out)
+    out = lax.convert_element_type(out, dt)
+    return (out, step) if retstep else out
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,  # noqa: N803
+        device: Any = None) -> Any:
+    """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.eye(2).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    dt = _user_dtype(dtype, "eye") or dtypes.default_float_dtype()
+    n = operator.index(N)
+    m = n if M is None else operator.index(M)
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    mask = lax.eq(lax.add(rows, lax.convert_element_type(int(k), np.int32)), cols)
+    return lax.convert_element_type(mask, dt)
+
+
+def identity(n: int, dtype: Any = None) -> Any:
+    """The ``n`` x ``n`` identity matrix.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.identity(2, dtype=jnp.int32).tolist()
+        [[1, 0], [0, 1]]
+    """
+    return eye(n, dtype=dtype)
+

@@ -1,0 +1,195 @@
+"""Linear products: dot, matmul, vdot, inner, outer, tensordot.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> jnp.matmul(jnp.ones((2, 3)), jnp.ones((3, 4))).shape
+    (2, 4)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.core.errors import user_source_line
+from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
+
+__all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "vecdot", "matvec", "vecmat"]
+
+
+def _prep(name: str, a: Any, b: Any, precision: Any, preferred_element_type: Any) -> tuple:
+    check_arraylike(name, a, b)
+    a, b = promote_dtypes(ensure_array(a), ensure_array(b))
+    return a, b
+
+
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """NumPy ``dot``: scalar product for 0-d inputs, matrix product contracting the last axis of
+    ``a`` with the second-to-last of ``b``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.dot(jnp.ones(3), jnp.ones(3)))
+        3.0
+    """
+    a, b = _prep("dot", a, b, precision, preferred_element_type)
+    if a.ndim == 0 or b.ndim == 0:
+        return lax.mul(a, b)
+    contract_b = 0 if b.ndim == 1 else b.ndim - 2
+    if a.shape[-1] != b.shape[contract_b]:
+        raise TypeError(f"dot: shapes {a.shape} and {b.shape} are not aligned: {a.shape[-1]} "
+                        f"(dim {a.ndim - 1}) != {b.shape[contract_b]} (dim {contract_b}) "
+                        f"(at {user_source_line()})")
+    return lax.dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())), precision,
+                           preferred_element_type)
+
+
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Matrix product with NumPy's ``@`` rules (batch dimensions broadcast; 1-D operands are
+    promoted to matrices and the added axis removed).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> (jnp.ones((5, 2, 3)) @ jnp.ones((3, 4))).shape
+        (5, 2, 4)
+    """
+    a, b = _prep("matmul", a, b, precision, preferred_element_type)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: input operands must have at least 1 dimension, got shapes "
+                         f"{a.shape} and {b.shape} (at {user_source_line()})")
+    a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec:
+        a = lax.expand_dims(a, (0,))
+    if b_vec:
+        b = lax.expand_dims(b, (1,))
+    if a.shape[-1] != b.shape[-2]:
+        raise TypeError(f"matmul: contracting dimensions must match: a has shape {a.shape} and b "
+                        f"{b.shape} ({a.shape[-1]} != {b.shape[-2]}) (at {user_source_line()})")
+    batch_a, batch_b = a.shape[:-2], b.shape[:-2]
+    try:
+        batch = tuple(np.broadcast_shapes(batch_a, batch_b))
+    except ValueError:
+        raise ValueError(f"matmul: batch dimensions {batch_a} and {batch_b} do not broadcast "
+                         f"(at {user_source_line()})") from None
+    nb = len(batch)
+    if batch_a != batch:
+        a = lax.broadcast_in_dim(a, batch + a.shape[-2:], tuple(range(nb - len(batch_a), nb + 2)))
+    if batch_b != batch:
+        b = lax.broadcast_in_dim(b, batch + b.shape[-2:], tuple(range(nb - len(batch_b), nb + 2)))
+    bd = tuple(range(nb))
+    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision, preferred_element_type)
+    if a_vec:
+        out = lax.squeeze(out, (out.ndim - 2,))
+    if b_vec:
+        out = lax.squeeze(out, (out.ndim - 1,))
+    return out
+
+
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Dot product of the flattened inputs, conjugating the first.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.vdot(jnp.ones((2, 2)), jnp.ones((2, 2))))
+        4.0
+    """
+    a, b = _prep("vdot", a, b, precision, preferred_element_type)
+    if a.dtype.kind == "c":
+        a = lax.conj(a)
+    return dot(lax.reshape(a, (a.size,)), lax.reshape(b, (b.size,)), precision=precision,
+               preferred_element_type=preferred_element_type)
+
+
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Inner product over the last axes of ``a`` and ``b``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.inner(jnp.ones((2, 3)), jnp.ones((4, 3))).shape
+        (2, 4)
+    """
+    a, b = _prep("inner", a, b, precision, preferred_element_type)
+    if a.ndim == 0 or b.ndim == 0:
+        return lax.mul(a, b)
+    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), precision,
+                           preferred_element_type)
+
+
+def outer(a: Any, b: Any, out: None = None) -> Any:
+    """Outer product of the flattened inputs.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.outer(jnp.arange(2), jnp.arange(3)).shape
+        (2, 3)
+    """
+    a, b = _prep("outer", a, b, None, None)
+    a = lax.reshape(a, (a.size, 1))
+    b = lax.reshape(b, (1, b.size))
+    return lax.mul(a, b)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
+              preferred_element_type: Any = None) -> Any:
+    """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (an int: the last/first n).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.tensordot(jnp.ones((2, 3, 4)), jnp.ones((3, 4, 5))).shape
+        (2, 5)
+    """
+    a, b = _prep("tensordot", a, b, precision, preferred_element_type)
+    if isinstance(axes, int):
+        if axes < 0 or axes > min(a.ndim, b.ndim):
+            raise TypeError(f"tensordot: axes={axes} is out of range for shapes {a.shape}, {b.shape}")
+        ca = tuple(range(a.ndim - axes, a.ndim))
+        cb = tuple(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = (ax_a,) if isinstance(ax_a, int) else tuple(ax_a)
+        ax_b = (ax_b,) if isinstance(ax_b, int) else tuple(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise TypeError(f"tensordot: axes lists must have equal lengths, got {ax_a} and {ax_b}")
+        ca = tuple(x % a.ndim for x in ax_a)
+        cb = tuple(x % b.ndim for x in ax_b)
+    return lax.dot_general(a, b, ((ca, cb), ((), ())), precision, preferred_element_type)
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """Vector dot product along ``axis`` (conjugating ``x1``), broadcasting the rest.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.vecdot(jnp.ones((2, 3)), jnp.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    from fluxion.numpy.reductions import sum as _sum  # noqa: PLC0415
+    from fluxion.numpy.ufuncs import conj, multiply  # noqa: PLC0415
+    return _sum(multiply(conj(x1), x2), axis=axis)
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix-vector product over the last two/one axes, broadcasting the rest.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.matvec(jnp.ones((2, 3)), jnp.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    return matmul(x1, ensure_array(x2)[..., None])[..., 0]
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector-matrix product (conjugating the vector), broadcasting leading axes.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.vecmat(jnp.ones(2), jnp.ones((2, 3))).tolist()
+        [2.0, 2.0, 2.0]
+    """
+    from fluxion.numpy.ufuncs import conj  # noqa: PLC0415
+    return matmul(conj(x1)[..., None, :], x2)[..., 0, :]
+

@@ -1,0 +1,620 @@
+"""Elementwise NumPy functions over lax, with NumPy's/JAX's promotion rules.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> jnp.add(jnp.arange(3), 1.5).tolist()
+    [1.5, 2.5, 3.5]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.core import dtypes
+from fluxion.numpy._util import check_arraylike, promote_args, promote_args_inexact
+
+__all__ = [
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
+    "fmod", "power", "negative", "positive", "abs", "absolute", "sign", "exp", "exp2", "expm1",
+    "log", "log2", "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "sqrt", "square", "cbrt",
+    "reciprocal", "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift", "right_shift", "floor",
+    "ceil", "trunc", "rint", "isfinite", "isnan", "isinf", "real", "imag", "conj", "conjugate",
+    "sinc", "deg2rad", "rad2deg", "degrees", "radians", "hypot", "logaddexp", "copysign",
+]
+
+
+def _unary_inexact(name: str, fn: Any) -> Any:
+    def ufunc(x: Any, /) -> Any:
+        check_arraylike(name, x)
+        (x,) = promote_args_inexact(name, x)
+        return fn(x)
+    ufunc.__name__ = ufunc.__qualname__ = name
+    ufunc.__doc__ = (f"Elementwise ``{name}`` (integer inputs are promoted to floating point).\n\n"
+                     f"Example:\n    >>> import fluxion.numpy as jnp\n"
+                     f"    >>> jnp.{name}(jnp.zeros(2)).shape\n    (2,)\n")
+    return ufunc
+
+
+exp = _unary_inexact("exp", lax.exp)
+exp2 = _unary_inexact("exp2", lax.exp2)
+expm1 = _unary_inexact("expm1", lax.expm1)
+log = _unary_inexact("log", lax.log)
+log1p = _unary_inexact("log1p", lax.log1p)
+sin = _unary_inexact("sin", lax.sin)
+cos = _unary_inexact("cos", lax.cos)
+tan = _unary_inexact("tan", lax.tan)
+arcsin = _unary_inexact("arcsin", lax.asin)
+arccos = _unary_inexact("arccos", lax.acos)
+arctan = _unary_inexact("arctan", lax.atan)
+sinh = _unary_inexact("sinh", lax.sinh)
+cosh = _unary_inexact("cosh", lax.cosh)
+tanh = _unary_inexact("tanh", lax.tanh)
+arcsinh = _unary_inexact("arcsinh", lax.asinh)
+arccosh = _unary_inexact("arccosh", lax.acosh)
+arctanh = _unary_inexact("arctanh", lax.atanh)
+sqrt = _unary_inexact("sqrt", lax.sqrt)
+cbrt = _unary_inexact("cbrt", lax.cbrt)
+
+
+def _log_base(base: float, name: str) -> Any:
+    def f(x: Any) -> Any:
+        return lax.div(lax.log(x), _const_like(x, np.log(base)))
+    return _unary_inexact(name, f)
+
+
+def _const_like(x: Any, value: Any) -> Any:
+    return lax.convert_element_type(value, x.dtype, weak_type=getattr(x, "weak_type", False))
+
+
+log2 = _log_base(2.0, "log2")
+log10 = _log_base(10.0, "log10")
+
+
+def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
+    def ufunc(x: Any, y: Any, /) -> Any:
+        x, y = promote_args(name, x, y)
+        if bool_fn is not None and x.dtype == np.bool_:
+            return bool_fn(x, y)
+        return fn(x, y)
+    ufunc.__name__ = ufunc.__qualname__ = name
+    ufunc.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion.\n\n"
+                     f"Example:\n    >>> import fluxion.numpy as jnp\n"
+                     f"    >>> jnp.{name}(jnp.ones(2), jnp.ones(2)).shape\n    (2,)\n")
+    return ufunc
+
+
+add = _binary("add", lax.add, lax.bitwise_or)
+multiply = _binary("multiply", lax.mul, lax.bitwise_and)
+maximum = _binary("maximum", lax.max)
+minimum = _binary("minimum", lax.min)
+equal = _binary("equal", lax.eq)
+not_equal = _binary("not_equal", lax.ne)
+less = _binary("less", lax.lt)
+less_equal = _binary("less_equal", lax.le)
+greater = _binary("greater", lax.gt)
+greater_equal = _binary("greater_equal", lax.ge)
+bitwise_and = _binary("bitwise_and", lax.bitwise_and)
+bitwise_or = _binary("bitwise_or", lax.bitwise_or)
+bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
+left_shift = _binary("left_shift", lax.shift_left)
+
+
+def _sub(x: Any, y: Any) -> Any:
+    if x.dtype == np.bool_:
+        raise TypeError("subtract: boolean subtract is not supported; use logical_xor or "
+                        "bitwise_xor instead")
+    return lax.sub(x, y)
+
+
+subtract = _binary("subtract", _sub)
+
+
+def _right_shift(x: Any, y: Any) -> Any:
+    if dtypes.issubdtype(x.dtype, np.unsignedinteger):
+        return lax.shift_right_logical(x, y)
+    return lax.shift_right_arithmetic(x, y)
+
+
+right_shift = _binary("right_shift", _right_shift)
+
+
+def _logical(name: str, fn: Any) -> Any:
+    def ufunc(x: Any, y: Any, /) -> Any:
+        check_arraylike(name, x, y)
+        x, y = promote_args(name, *(_to_bool(v) for v in (x, y)))
+        return fn(x, y)
+    ufunc.__name__ = ufunc.__qualname__ = name
+    ufunc.__doc__ = (f"Elementwise ``{name}`` of the truth values of the inputs.\n\n"
+                     f"Example:\n    >>> import fluxion.numpy as jnp\n"
+                     f"    >>> jnp.{name}(True, False).dtype\n    dtype('bool')\n")
+    return ufunc
+
+
+def _to_bool(x: Any) -> Any:
+    if getattr(x, "dtype", None) == np.bool_ or isinstance(x, (bool, np.bool_)):
+        return x
+    return lax.ne(*promote_args("ne", x, 0))
+
+
+logical_and = _logical("logical_and", lax.bitwise_and)
+logical_or = _logical("logical_or", lax.bitwise_or)
+logical_xor = _logical("logical_xor", lax.bitwise_xor)
+
+
+def logical_not(x: Any, /) -> Any:
+    """Elementwise logical NOT of the truth value of ``x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.logical_not(jnp.array([0, 1])).tolist()
+        [True, False]
+    """
+    check_arraylike("logical_not", x)
+    return lax.bitwise_not(promote_args("logical_not", _to_bool(x))[0])
+
+
+def bitwise_not(x: Any, /) -> Any:
+    """Elementwise bitwise NOT (logical NOT for bool).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.bitwise_not(jnp.array([0, 1], jnp.uint8)).tolist()
+        [255, 254]
+    """
+    check_arraylike("bitwise_not", x)
+    (x,) = promote_args("bitwise_not", x)
+    return lax.bitwise_not(x)
+
+
+invert = bitwise_not
+
+
+def true_divide(x: Any, y: Any, /) -> Any:
+    """Elementwise true division ``x / y`` (integers are promoted to floating point).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.true_divide(1, 2).tolist()
+        0.5
+    """
+    x, y = promote_args_inexact("true_divide", x, y)
+    return lax.div(x, y)
+
+
+divide = true_divide
+
+
+def floor_divide(x: Any, y: Any, /) -> Any:
+    """Elementwise floor division ``x // y``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.floor_divide(jnp.array([-7, 7]), 2).tolist()
+        [-4, 3]
+    """
+    x, y = promote_args("floor_divide", x, y)
+    dt = x.dtype
+    if dt == np.bool_:
+        raise TypeError("floor_divide does not accept dtype bool")
+    if dtypes.issubdtype(dt, np.unsignedinteger):
+        return lax.div(x, y)
+    if dtypes.issubdtype(dt, np.integer):
+        q = lax.div(x, y)
+        r = lax.rem(x, y)
+        zero = _const_like(x, 0)
+        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
+        return lax.select(fix, lax.sub(q, _const_like(x, 1)), q)
+    if dt.kind == "c":
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return lax.floor(lax.div(x, y))
+
+
+def remainder(x: Any, y: Any, /) -> Any:
+    """Elementwise remainder with the sign of the divisor (Python's ``%``).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.remainder(jnp.array([-7, 7]), 3).tolist()
+        [2, 1]
+    """
+    x, y = promote_args("remainder", x, y)
+    if x.dtype == np.bool_:
+        raise TypeError("remainder does not accept dtype bool")
+    r = lax.rem(x, y)
+    if dtypes.issubdtype(x.dtype, np.unsignedinteger):
+        return r
+    zero = _const_like(x, 0)
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
+    return lax.select(fix, lax.add(r, y), r)
+
+
+mod = remainder
+
+
+def fmod(x: Any, y: Any, /) -> Any:
+    """Elementwise C-style remainder (the sign of the dividend).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fmod(jnp.array([-7, 7]), 3).tolist()
+        [-1, 1]
+    """
+    x, y = promote_args("fmod", x, y)
+    return lax.rem(x, y)
+
+
+def power(x: Any, y: Any, /) -> Any:
+    """Elementwise ``x ** y``. A concrete integer exponent uses repeated multiplication.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.power(jnp.array([2.0, 3.0]), 2).tolist()
+        [4.0, 9.0]
+    """
+    check_arraylike("power", x, y)
+    if isinstance(y, int) and not isinstance(y, bool) or (
+            isinstance(y, np.integer) and np.ndim(y) == 0):
+        (xp,) = promote_args("power", x)
+        if dtypes.issubdtype(xp.dtype, np.integer) or xp.dtype == np.bool_:
+            xp, _ = promote_args("power", x, y)
+            if int(y) < 0:
+                raise ValueError("Integers to negative integer powers are not allowed.")
+        return lax.integer_pow(xp, int(y))
+    x, y = promote_args("power", x, y)
+    dt = x.dtype
+    if dtypes.issubdtype(dt, np.integer) or dt == np.bool_:
+        return _integer_power(x, y)
+    return lax.pow(x, y)
+
+
+def _integer_power(x: Any, y: Any) -> Any:
+    # Exponentiation by squaring over the bits of y (assumed non-negative), unrolled over the
+    # dtype's width so that it stays one fused elementwise program.
+    shape = np.broadcast_shapes(x.shape, y.shape)
+    x = lax.broadcast_in_dim(x, shape, tuple(range(len(shape)))) if x.shape != shape else x
+    y = lax.broadcast_in_dim(y, shape, tuple(range(len(shape)))) if y.shape != shape else y
+    bits = dtypes.iinfo(y.dtype).bits if y.dtype != np.bool_ else 1
+    result = lax.broadcast_in_dim(_const_like(x, 1), shape, ())
+    base = x
+    one_y, zero_y = _const_like(y, 1), _const_like(y, 0)
+    for _ in range(bits):
+        odd = lax.ne(lax.bitwise_and(y, one_y), zero_y)
+        result = lax.select(odd, lax.mul(result, base), result)
+        base = lax.mul(base, base)
+        y = lax.shift_right_logical(y, one_y)
+    return result
+
+
+def negative(x: Any, /) -> Any:
+    """Elementwise ``-x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.negative(jnp.array([1, -2])).tolist()
+        [-1, 2]
+    """
+    (x,) = promote_args("negative", x)
+    if x.dtype == np.bool_:
+        raise TypeError("negative does not accept dtype bool")
+    return lax.neg(x)
+
+
+def positive(x: Any, /) -> Any:
+    """Elementwise ``+x`` (a copy with the same dtype).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.positive(jnp.array([1, -2])).tolist()
+        [1, -2]
+    """
+    (x,) = promote_args("positive", x)
+    return x
+
+
+def absolute(x: Any, /) -> Any:
+    """Elementwise absolute value (magnitude for complex inputs).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.abs(jnp.array([-1.5, 2.0])).tolist()
+        [1.5, 2.0]
+    """
+    (x,) = promote_args("absolute", x)
+    dt = x.dtype
+    if dt == np.bool_ or dtypes.issubdtype(dt, np.unsignedinteger):
+        return x
+    return lax.abs(x)
+
+
+abs = absolute  # noqa: A001
+
+
+def sign(x: Any, /) -> Any:
+    """Elementwise sign: -1, 0 or 1.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.sign(jnp.array([-3.0, 0.0, 2.0])).tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    (x,) = promote_args("sign", x)
+    if dtypes.issubdtype(x.dtype, np.unsignedinteger):
+        return lax.select(lax.eq(x, _const_like(x, 0)), x, lax.broadcast_in_dim(
+            _const_like(x, 1), x.shape, ()))
+    return lax.sign(x)
+
+
+def square(x: Any, /) -> Any:
+    """Elementwise ``x * x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.square(jnp.arange(3)).tolist()
+        [0, 1, 4]
+    """
+    (x,) = promote_args("square", x)
+    return lax.integer_pow(x, 2)
+
+
+def reciprocal(x: Any, /) -> Any:
+    """Elementwise ``1 / x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.reciprocal(jnp.array([2.0, 4.0])).tolist()
+        [0.5, 0.25]
+    """
+    (x,) = promote_args("reciprocal", x)
+    return lax.integer_pow(x, -1)
+
+
+def arctan2(x1: Any, x2: Any, /) -> Any:
+    """Elementwise arc tangent of ``x1 / x2`` choosing the quadrant.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.arctan2(1.0, 1.0)), 4)
+        0.7854
+    """
+    x1, x2 = promote_args_inexact("arctan2", x1, x2)
+    return lax.atan2(x1, x2)
+
+
+def hypot(x1: Any, x2: Any, /) -> Any:
+    """Elementwise ``sqrt(x1**2 + x2**2)`` without intermediate overflow.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.hypot(3.0, 4.0))
+        5.0
+    """
+    x1, x2 = promote_args_inexact("hypot", x1, x2)
+    a, b = lax.abs(x1), lax.abs(x2)
+    hi, lo = lax.max(a, b), lax.min(a, b)
+    zero = _const_like(hi, 0)
+    safe = lax.select(lax.eq(hi, zero), lax.add(hi, _const_like(hi, 1)), hi)
+    r = lax.div(lo, safe)
+    return lax.select(lax.eq(hi, zero), hi, lax.mul(hi, lax.sqrt(lax.add(_const_like(r, 1),
+                                                                         lax.mul(r, r)))))
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Any:
+    """Elementwise ``log(exp(x1) + exp(x2))``, computed stably.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.logaddexp(0.0, 0.0)), 4)
+        0.6931
+    """
+    x1, x2 = promote_args_inexact("logaddexp", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
+
+
+def copysign(x1: Any, x2: Any, /) -> Any:
+    """Elementwise magnitude of ``x1`` with the sign of ``x2``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.copysign(2.0, -1.0))
+        -2.0
+    """
+    x1, x2 = promote_args_inexact("copysign", x1, x2)
+    neg = lax.lt(x2, _const_like(x2, 0)) if x2.dtype.kind != "f" else lax.ne(
+        lax.shift_right_logical(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)),
+                                _const_like(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)),
+                                            8 * x2.dtype.itemsize - 1)),
+        _const_like(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)), 0))
+    a = lax.abs(x1)
+    return lax.select(neg, lax.neg(a), a)
+
+
+def _uint_of(dt: np.dtype) -> np.dtype:
+    return np.dtype({2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize])
+
+
+def floor(x: Any, /) -> Any:
+    """Elementwise floor (integers are returned unchanged).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.floor(jnp.array([-1.5, 1.5])).tolist()
+        [-2.0, 1.0]
+    """
+    (x,) = promote_args("floor", x)
+    return x if x.dtype.kind in "biu" else lax.floor(x)
+
+
+def ceil(x: Any, /) -> Any:
+    """Elementwise ceiling (integers are returned unchanged).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.ceil(jnp.array([-1.5, 1.5])).tolist()
+        [-1.0, 2.0]
+    """
+    (x,) = promote_args("ceil", x)
+    return x if x.dtype.kind in "biu" else lax.ceil(x)
+
+
+def trunc(x: Any, /) -> Any:
+    """Elementwise rounding toward zero.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.trunc(jnp.array([-1.5, 1.5])).tolist()
+        [-1.0, 1.0]
+    """
+    (x,) = promote_args("trunc", x)
+    if x.dtype.kind in "biu":
+        return x
+    return lax.select(lax.lt(x, _const_like(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+def rint(x: Any, /) -> Any:
+    """Elementwise rounding to the nearest integer, ties to even.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.rint(jnp.array([0.5, 1.5, 2.5])).tolist()
+        [0.0, 2.0, 2.0]
+    """
+    (x,) = promote_args_inexact("rint", x)
+    return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def isfinite(x: Any, /) -> Any:
+    """Elementwise: neither infinite nor NaN.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.isfinite(jnp.array([1.0, jnp.inf])).tolist()
+        [True, False]
+    """
+    (x,) = promote_args("isfinite", x)
+    if x.dtype.kind in "biu":
+        return lax.broadcast_in_dim(True, x.shape, ())
+    if x.dtype.kind == "c":
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
+    return lax.is_finite(x)
+
+
+def isnan(x: Any, /) -> Any:
+    """Elementwise NaN test.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.isnan(jnp.array([1.0, jnp.nan])).tolist()
+        [False, True]
+    """
+    (x,) = promote_args("isnan", x)
+    if x.dtype.kind in "biu":
+        return lax.broadcast_in_dim(False, x.shape, ())
+    return lax.ne(x, x)
+
+
+def isinf(x: Any, /) -> Any:
+    """Elementwise infinity test.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.isinf(jnp.array([1.0, -jnp.inf])).tolist()
+        [False, True]
+    """
+    (x,) = promote_args("isinf", x)
+    if x.dtype.kind in "biu":
+        return lax.broadcast_in_dim(False, x.shape, ())
+    if x.dtype.kind == "c":
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
+    return lax.eq(lax.abs(x), _const_like(x, np.inf))
+
+
+def real(x: Any, /) -> Any:
+    """The real part (the array itself for real inputs).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.real(1 + 2j))
+        1.0
+    """
+    (x,) = promote_args("real", x)
+    return lax.real(x) if x.dtype.kind == "c" else x
+
+
+def imag(x: Any, /) -> Any:
+    """The imaginary part (zeros for real inputs).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.imag(1 + 2j))
+        2.0
+    """
+    (x,) = promote_args("imag", x)
+    return lax.imag(x) if x.dtype.kind == "c" else lax.broadcast_in_dim(_const_like(x, 0), x.shape, ())
+
+
+def conjugate(x: Any, /) -> Any:
+    """The complex conjugate (the array itself for real inputs).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> complex(jnp.conj(1 + 2j))
+        (1-2j)
+    """
+    (x,) = promote_args("conjugate", x)
+    return lax.conj(x) if x.dtype.kind == "c" else x
+
+
+conj = conjugate
+
+
+def sinc(x: Any, /) -> Any:
+    """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) = 1``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.sinc(0.0))
+        1.0
+    """
+    (x,) = promote_args_inexact("sinc", x)
+    zero = lax.eq(x, _const_like(x, 0))
+    safe = lax.select(zero, lax.add(x, _const_like(x, 1)), x)
+    pix = lax.mul(safe, _const_like(x, np.pi))
+    return lax.select(zero, lax.add(lax.mul(x, _const_like(x, 0)), _const_like(x, 1)),
+                      lax.div(lax.sin(pix), pix))
+
+
+def deg2rad(x: Any, /) -> Any:
+    """Degrees to radians.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.deg2rad(180.0)), 5)
+        3.14159
+    """
+    (x,) = promote_args_inexact("deg2rad", x)
+    return lax.mul(x, _const_like(x, np.pi / 180))
+
+
+def rad2deg(x: Any, /) -> Any:
+    """Radians to degrees.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.rad2deg(jnp.pi)), 3)
+        180.0
+    """
+    (x,) = promote_args_inexact("rad2deg", x)
+    return lax.mul(x, _const_like(x, 180 / np.pi))
+
+
+radians = deg2rad
+degrees = rad2deg

@@ -1,0 +1,1 @@
+"""Fluxion's transforms package (see DESIGN.md)."""

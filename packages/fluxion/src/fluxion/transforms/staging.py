@@ -1,0 +1,359 @@
+"""Staging: tracing a Python function to a Program; ``make_jaxpr``, ``eval_shape``; the call
+primitive ``jit`` that runs a Program as one compiled unit.
+
+The staging interpreter records one :class:`~fluxion.core.ir.Equation` per primitive bound
+while the user's function runs. Values from outside the function (arrays it closes over, tracers
+of outer transformations) become the Program's ``constvars``; Python scalars become literals.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> print(fluxion.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0))
+    { lambda ; a:f32[]. let
+        b:f32[] = sin a
+        c:f32[] = mul b 2.0:f32[]
+      in (c,) }
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapeDtypeStruct, ShapedArray
+from fluxion.core.errors import ConcretizationTypeError, user_source_line
+from fluxion.core.ir import Equation, Literal, Program, Var
+from fluxion.core.primitive import Primitive
+from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
+
+__all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
+           "ClosedProgram", "jit_p", "abstractify", "fun_name", "fun_source"]
+
+
+def fun_name(fun: Callable) -> str:
+    name = getattr(fun, "__name__", None)
+    if name is None and isinstance(fun, functools.partial):
+        return fun_name(fun.func)
+    return name or type(fun).__name__
+
+
+def fun_source(fun: Callable) -> str:
+    f = inspect.unwrap(fun) if callable(fun) else fun
+    if isinstance(f, functools.partial):
+        f = f.func
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return "<unknown>"
+    return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+class StagingTracer(Tracer):
+    """A value inside a function being staged: a Var (or Literal) of the Program being built."""
+
+    __slots__ = ("atom",)
+
+    def __init__(self, interp: "StagingInterpreter", atom: Any) -> None:
+        self._interp = interp
+        self.atom = atom
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self.atom.aval
+
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def abstractify(x: Any) -> ShapedArray:
+    """The aval of a concrete value or tracer (canonical dtypes; Python scalars are weak)."""
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray):
+        return aval
+    if isinstance(x, _PY_SCALARS):
+        return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
+    if isinstance(x, ShapeDtypeStruct):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
+    jax_array = getattr(x, "__jax_array__", None)
+    if jax_array is not None:
+        return abstractify(jax_array())
+    raise TypeError(f"Value {x!r} of type {type(x).__name__} is not a valid array type: "
+                    "expected an Array, a NumPy array or a Python scalar")
+
+
+class StagingInterpreter(Interpreter):
+    """Records the primitives bound by a function into a Program."""
+
+    def __init__(self, description: str = "staging") -> None:
+        self.description = description
+        self.eqns: list[Equation] = []
+        self.invars: list[Var] = []
+        self.arg_names: dict[int, str] = {}
+        self.constvars: list[Var] = []
+        self.const_vals: list[Any] = []
+        self._const_index: dict[int, Var] = {}
+
+    def new_arg(self, aval: ShapedArray, name: str = "") -> StagingTracer:
+        v = Var(aval)
+        self.invars.append(v)
+        self.arg_names[v.id] = name
+        return StagingTracer(self, v)
+
+    def _const(self, value: Any, aval: ShapedArray) -> Var:
+        v = self._const_index.get(id(value))
+        if v is None:
+            v = self._const_index[id(value)] = Var(aval)
+            self.constvars.append(v)
+            self.const_vals.append(value)
+        return v
+
+    def atom(self, x: Any) -> Any:
+        if type(x) is StagingTracer and x._interp is self:
+            return x.atom
+        if isinstance(x, Tracer):
+            check_live(x, self)
+            return self._const(x, x.aval)
+        if isinstance(x, _PY_SCALARS):
+            aval = abstractify(x)
+            return Literal(np.asarray(x, aval.dtype), aval)
+        aval = abstractify(x)
+        if isinstance(x, (np.ndarray, np.generic)):
+            if aval.shape == ():
+                return Literal(np.asarray(x, aval.dtype), aval)
+            return self._const(np.asarray(x, aval.dtype), aval)
+        if getattr(x, "__jax_array__", None) is not None and getattr(x, "aval", None) is None:
+            return self.atom(x.__jax_array__())
+        return self._const(x, aval)
+
+    def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        atoms = [self.atom(a) for a in args]
+        fold = prim.props.get("fold")
+        if fold is not None and all(type(a) is Literal for a in atoms):
+            folded = fold(*[a.val for a in atoms], **params)
+            if folded is not None:
+                return StagingTracer(self, folded)
+        out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.eqns.append(Equation(prim, atoms, outvars, params, user_source_line()))
+            return [StagingTracer(self, v) for v in outvars]
+        v = Var(out)
+        self.eqns.append(Equation(prim, atoms, [v], params, user_source_line()))
+        return StagingTracer(self, v)
+
+    def to_concrete(self, tracer: Tracer) -> Any:
+        atom = tracer.atom
+        if type(atom) is Literal:
+            return atom.val
+        raise ConcretizationTypeError(self.concretization_message(tracer, "a concrete value"))
+
+    def concretization_message(self, tracer: Tracer, what: str) -> str:
+        deps = self._depends_on(tracer.atom)
+        if deps:
+            dep = ("This value depends on " + ", ".join(deps) + ", which "
+                   + ("is" if len(deps) == 1 else "are") + " traced (abstract) here. ")
+        else:
+            dep = "This value is computed inside the traced function. "
+        return (f"Abstract tracer value encountered where {what} is expected: {tracer.aval_str()}, "
+                f"at {user_source_line()}, while tracing {self.description}. {dep}"
+                "Ways out: pass that argument as static (jit's static_argnums / static_argnames), "
+                "use structured control flow on traced values (lax.cond, lax.switch, "
+                "lax.while_loop, lax.fori_loop), or jnp.where for elementwise choices.")
+
+    def _depends_on(self, atom: Any) -> list[str]:
+        if not isinstance(atom, Var):
+            return []
+        wanted = {atom.id}
+        for eqn in reversed(self.eqns):
+            if any(v.id in wanted for v in eqn.outputs):
+                wanted.update(a.id for a in eqn.inputs if isinstance(a, Var))
+        return [self.arg_names[v.id] or f"argument {i}" for i, v in enumerate(self.invars)
+                if v.id in wanted]
+
+    def build(self, out_atoms: list[Any]) -> Program:
+        return Program(list(self.constvars), list(self.invars), out_atoms, list(self.eqns))
+
+
+def _arg_names(fun: Callable, fname: str, args: tuple, kwargs: dict, in_tree: Any) -> list[str]:
+    try:
+        sig = inspect.signature(fun)
+        bound = sig.bind_partial(*args, **kwargs)
+        params = list(bound.arguments.keys())
+    except (TypeError, ValueError):
+        params = []
+    paths = tree_util.tree_flatten_with_path((args, kwargs))[0]
+    names = []
+    for path, _ in paths:
+        top, rest = path[0], path[1:]
+        if getattr(top, "idx", None) == 0:  # positional
+            i = path[1].idx
+            base = params[i] if i < len(params) else f"args[{i}]"
+            rest = path[2:]
+        else:
+            base = str(path[1].key)
+            rest = path[2:]
+        names.append(f"argument '{base}{tree_util.keystr(tuple(rest))}' of {fname}")
+    return names
+
+
+def trace_to_program(fun: Callable, args: tuple, kwargs: dict, *, description: str = "",
+                     in_avals: Sequence[ShapedArray] | None = None) -> tuple[Program, list[Any], Any]:
+    """Stage ``fun(*args, **kwargs)``. Array leaves of the arguments become the Program's inputs.
+
+    Returns ``(program, const_values, out_tree)``; the program's outputs are the flattened
+    leaves of the result.
+    """
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    if in_avals is None:
+        in_avals = [abstractify(x) for x in leaves]
+    fname = fun_name(fun)
+    names = _arg_names(fun, fname, args, kwargs, in_tree)
+    interp = StagingInterpreter(description or f"{fname} (defined at {fun_source(fun)})")
+    with interpreter_scope(interp):
+        tracers = [interp.new_arg(a, n) for a, n in zip(in_avals, names)]
+        t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+        out = fun(*t_args, **t_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_atoms = []
+        for path_leaf in zip(range(len(out_leaves)), out_leaves):
+            i, leaf = path_leaf
+            try:
+                out_atoms.append(interp.atom(leaf))
+            except TypeError:
+                path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
+                raise TypeError(
+                    f"{fname} returned a value of type {type(leaf).__name__} at output{path}, which "
+                    "is not a valid array type (expected arrays, NumPy arrays or Python scalars)"
+                ) from None
+    return interp.build(out_atoms), list(interp.const_vals), out_tree
+
+
+class ClosedProgram:
+    """A Program together with the values of its constvars (what ``make_jaxpr`` returns)."""
+
+    def __init__(self, program: Program, consts: Sequence[Any]) -> None:
+        self.program = program
+        self.consts = list(consts)
+
+    @property
+    def jaxpr(self) -> Program:
+        return self.program
+
+    @property
+    def eqns(self) -> list[Equation]:
+        return self.program.eqns
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return self.program.in_avals
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.program.out_avals
+
+    def __str__(self) -> str:
+        return str(self.program)
+
+    __repr__ = __str__
+
+    def pretty_print(self) -> str:
+        return str(self.program)
+
+
+def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
+               return_shape: bool = False) -> Callable[..., Any]:
+    """A function that stages ``fun`` on example arguments and returns the staged program.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> print(fluxion.make_jaxpr(lambda x: x + 1)(jnp.zeros(2)))
+        { lambda ; a:f32[2]. let b:f32[2] = add a 1.0:f32[] in (b,) }
+    """
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def staged(*args: Any, **kwargs: Any) -> Any:
+        if statics:
+            fixed = {i: args[i] for i in statics}
+            dyn = tuple(a for i, a in enumerate(args) if i not in fixed)
+
+            def f(*dyn_args: Any, **kw: Any) -> Any:
+                it = iter(dyn_args)
+                full = [fixed[i] if i in fixed else next(it) for i in range(len(args))]
+                return fun(*full, **kw)
+            functools.update_wrapper(f, fun)
+        else:
+            f, dyn = fun, args
+        program, consts, out_tree = trace_to_program(f, dyn, kwargs)
+        closed = ClosedProgram(program, consts)
+        if return_shape:
+            shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                      for a in program.out_avals]
+            return closed, tree_util.tree_unflatten(out_tree, shapes)
+        return closed
+
+    return staged
+
+
+def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)`` without running it.
+
+    Arguments may be arrays or :class:`ShapeDtypeStruct` s.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.eval_shape(lambda x: x.sum(0), fluxion.ShapeDtypeStruct((3, 4), jnp.float32))
+        ShapeDtypeStruct(shape=(4,), dtype=float32)
+    """
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    avals = [abstractify(x) for x in leaves]
+    program, _, out_tree = trace_to_program(fun, args, kwargs, in_avals=avals)
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# ------------------------------------------------------------------ the jit call primitive
+
+jit_p = Primitive("jit", multiple_results=True)
+
+
+def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,
+                       donated: tuple[bool, ...]) -> list[ShapedArray]:
+    want = program.in_avals
+    if len(avals) != len(want) or any(a.shape != b.shape or a.dtype != b.dtype
+                                      for a, b in zip(avals, want)):
+        raise TypeError(f"jit of {name}: called with {[a.str_short() for a in avals]} but the "
+                        f"program takes {[a.str_short() for a in want]}")
+    return program.out_avals
+
+
+def _jit_lowering(ctx: Any, *args: str, program: Program, name: str,
+                  donated: tuple[bool, ...]) -> list[str]:
+    return ctx.call_program(program, list(args), name)
+
+
+def _jit_impl(*args: Any, program: Program, name: str, donated: tuple[bool, ...]) -> list[Any]:
+    from fluxion.backend.jit import run_program  # noqa: PLC0415
+    return run_program(program, args, name, donated)
+
+
+jit_p.abstract_eval = _jit_abstract_eval
+jit_p.lowering = _jit_lowering
+jit_p.impl = _jit_impl
+
+
+def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], name: str,
+                donated: Sequence[bool] = ()) -> list[Any]:
+    """Bind ``jit`` on a staged program: its constvars become leading inputs."""
+    if program.constvars:
+        program = Program([], list(program.constvars) + list(program.invars), program.outvars,
+                          program.eqns)
+    n_consts = len(consts)
+    don = (False,) * n_consts + tuple(donated) + (False,) * (len(args) - len(donated))
+    return jit_p.bind(*consts, *args, program=program, name=name, donated=don)
+

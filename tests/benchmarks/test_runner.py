@@ -1,0 +1,191 @@
+"""Tests of the benchmark runner: schema and robustness, never timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if REPO_ROOT not in sys.path:
+    sys.path.insert(0, REPO_ROOT)
+
+from benchmarks import runner  # noqa: E402
+
+TRIVIAL = textwrap.dedent('''
+    import numpy as np
+
+    NAME = "trivial"
+    DESCRIPTION = "a + 1 on a tiny array"
+    VARIANTS = ("numpy", "numpy-raises", "jax")
+    SIZES = ([1000],)
+    QUICK_SIZES = ([], [3])
+
+    def setup(variant, size):
+        if variant == "numpy-raises":
+            raise RuntimeError("this variant always fails")
+        a = np.ones(tuple(size), np.float32)
+        return lambda: a + 1
+''')
+
+SPLIT = textwrap.dedent('''
+    NAME = "split"
+    DESCRIPTION = "reports two phases"
+    VARIANTS = ("numpy",)
+    SIZES = (1,)
+    PHASES = ("a", "b")
+
+    def setup(variant, size):
+        return lambda: {"a": 0.001 * size, "b": 0.002 * size}
+''')
+
+CRASH = textwrap.dedent('''
+    import os
+
+    NAME = "crash"
+    DESCRIPTION = "the worker dies"
+    VARIANTS = ("numpy",)
+    SIZES = (1,)
+
+    def setup(variant, size):
+        os._exit(3)
+''')
+
+RECORD_KEYS = {"workload", "size", "size_label", "phase", "backend", "variant", "status", "error",
+               "rounds", "reps", "number", "warmup", "median_s", "min_s", "max_s", "mean_s",
+               "stdev_s", "ratio_vs_jax", "ratio_vs_numpy", "jax_reference", "numpy_reference",
+               "times_s"}
+
+
+def _run(tmp_path, source: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    wl = tmp_path / "wl.py"
+    wl.write_text(source)
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO_ROOT, "benchmarks", "run.py"), "--quick",
+         "--backends", "numpy", "--workloads", str(wl), "--out", str(out), "--no-plot",
+         "--min-rep-time", "0.0005", *extra],
+        capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    with open(out / "latest.json") as f:
+        return proc, json.load(f)
+
+
+def test_quick_run_schema(tmp_path):
+    proc, doc = _run(tmp_path, TRIVIAL)
+    assert doc["schema"] == runner.SCHEMA
+    assert {"run_id", "created", "duration_s", "config", "machine", "backends", "workloads",
+            "results", "outputs"} <= set(doc)
+    assert doc["config"]["quick"] is True
+    assert doc["config"]["backends"] == ["numpy"]
+    assert doc["backends"]["numpy"]["status"] == "ok"
+    assert isinstance(doc["backends"]["numpy"]["version"], str)
+    assert doc["workloads"]["trivial"]["sizes"] == [[], [3]]
+    assert doc["workloads"]["trivial"]["ran_variants"] == ["numpy", "numpy-raises"]
+
+    results = doc["results"]
+    assert all(set(r) == RECORD_KEYS for r in results)
+    # the jax variant is not selected; two variants x two sizes x one phase
+    assert [(r["variant"], r["size_label"]) for r in results] == [
+        ("numpy", "()"), ("numpy-raises", "()"), ("numpy", "3"), ("numpy-raises", "3")]
+    for r in results:
+        assert r["workload"] == "trivial" and r["phase"] == "total" and r["backend"] == "numpy"
+        assert r["jax_reference"] is None and r["ratio_vs_jax"] is None
+        assert r["numpy_reference"] == "numpy"
+    ok = [r for r in results if r["variant"] == "numpy"]
+    bad = [r for r in results if r["variant"] == "numpy-raises"]
+    for r in ok:
+        assert r["status"] == "ok" and r["error"] is None
+        assert r["reps"] == len(r["times_s"]) == 5
+        assert r["rounds"] == 1 and r["number"] >= 1 and r["warmup"] >= 1
+        assert r["min_s"] <= r["median_s"] <= r["max_s"]
+        assert r["ratio_vs_numpy"] == 1.0
+    for r in bad:
+        assert r["status"] == "error" and "this variant always fails" in r["error"]
+        assert r["median_s"] is None and r["ratio_vs_numpy"] is None
+
+    # the timestamped file and latest.json hold the same document; no temp files are left
+    files = sorted(os.listdir(tmp_path / "results"))
+    assert doc["outputs"]["json"].endswith(".json")
+    assert os.path.basename(doc["outputs"]["json"]) in files and "latest.json" in files
+    assert not [f for f in files if f.startswith(".tmp-")]
+    with open(doc["outputs"]["json"]) as f:
+        assert json.load(f) == doc
+    # the console table names every row
+    assert "trivial" in proc.stdout and "numpy-raises" in proc.stdout and "ERROR" in proc.stdout
+
+
+def test_self_timed_phases(tmp_path):
+    _, doc = _run(tmp_path, SPLIT)
+    by_phase = {r["phase"]: r for r in doc["results"]}
+    assert list(by_phase) == ["a", "b"]
+    assert by_phase["a"]["median_s"] == pytest.approx(0.001)
+    assert by_phase["b"]["median_s"] == pytest.approx(0.002)
+    assert by_phase["a"]["number"] == 1
+
+
+def test_worker_crash_is_recorded(tmp_path):
+    _, doc = _run(tmp_path, CRASH)
+    [r] = doc["results"]
+    assert r["status"] == "error" and "status 3" in r["error"]
+
+
+def test_shipped_workload_numpy(tmp_path):
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [sys.executable, os.path.join(REPO_ROOT, "benchmarks", "run.py"), "--quick",
+         "--backends", "numpy", "--workloads", "eager_dispatch", "--out", str(out),
+         "--no-plot", "--min-rep-time", "0.0005", "--sizes", "eager_dispatch=[[], [4]]"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((out / "latest.json").read_text())
+    assert [(r["size_label"], r["status"]) for r in doc["results"]] == [("()", "ok"), ("4", "ok")]
+
+
+def test_workload_metadata_imports_no_backend():
+    code = ("import sys; from benchmarks import runner; specs = runner.resolve_workloads([]); "
+            "assert {s.name for s in specs} >= {'eager_dispatch', 'jit_tiny_call', "
+            "'mlp_compile_split', 'x2_plus_2x'}, specs; "
+            "bad = [m for m in ('jax', 'fluxion', 'torch', 'numba', 'jaxlib') "
+            "if m in sys.modules]; "
+            "assert not bad, bad")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_ratio_references():
+    recs = [{"workload": "w", "size": [2], "phase": "total", "variant": v, "status": s,
+             "median_s": m}
+            for v, s, m in [("numpy", "ok", 1.0), ("jax-jit", "ok", 2.0),
+                            ("jax-eager", "ok", 8.0), ("fluxion-jit", "ok", 4.0),
+                            ("fluxion-eager", "error", None)]]
+    runner.compute_ratios(recs, {"w": ["numpy", "jax-jit", "jax-eager", "fluxion-jit",
+                                       "fluxion-eager"]})
+    got = {r["variant"]: (r["jax_reference"], r["ratio_vs_jax"], r["ratio_vs_numpy"])
+           for r in recs}
+    assert got == {
+        "numpy": ("jax-jit", 0.5, 1.0),
+        "jax-jit": ("jax-jit", 1.0, 2.0),
+        "jax-eager": ("jax-jit", 4.0, 8.0),
+        "fluxion-jit": ("jax-jit", 2.0, 4.0),
+        "fluxion-eager": ("jax-eager", None, None),
+    }
+
+
+def test_optional_backends_skipped_cleanly():
+    selected, skipped = runner.resolve_backends(None)
+    assert selected[:3] == ["numpy", "fluxion", "jax"]
+    for name in ("numba", "torch"):
+        assert (name in selected) != (name in skipped)
+
+
+def test_format_table_and_plot_without_data(tmp_path):
+    doc = {"run_id": "x", "results": [], "backends": {}}
+    assert "workload" in runner.format_table(doc)
+    assert runner.plot_ratios(doc, str(tmp_path / "p.png")) is False
+    assert not os.path.exists(tmp_path / "p.png")

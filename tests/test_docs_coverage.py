@@ -1,0 +1,148 @@
+"""Every public function and class is documented.
+
+For each public module below, every name in its ``__all__`` that is a function, a class or a callable
+Fluxion object (a ufunc, a jitted or custom-derivative wrapper) must
+
+* be mentioned in some ``docs/**/*.md`` page, either in backticks (``name``, ``fluxion.numpy.name``,
+  ``jnp.name(x)``) outside fenced code blocks, or as a heading (``## fluxion.numpy.name``), and
+* have a non-empty docstring.
+
+A module that is not written yet (no file in the source tree) is skipped, with the reason shown in the
+test report. A module whose file exists but fails to import is a failure, not a skip. Each test lists
+every missing name of its module in one message, so one run shows the whole to-do list.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import traceback
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "packages" / "fluxion" / "src"
+DOCS = ROOT / "docs"
+
+MODULES = [
+    "fluxion",
+    "fluxion.numpy",
+    "fluxion.lax",
+    "fluxion.tree_util",
+    "fluxion.random",
+    "fluxion.nn",
+]
+
+# Deliberate exceptions, by module: names that need neither a docs entry nor a docstring. Keep this
+# empty unless there is a written reason next to the name.
+EXEMPT: dict[str, set[str]] = {}
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _module_file(modname: str) -> Path | None:
+    """The source file of ``modname`` in the src tree, or None when it is not written yet."""
+    base = SRC.joinpath(*modname.split("."))
+    for candidate in (base / "__init__.py", base.with_suffix(".py")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load(modname: str) -> ModuleType:
+    path = _module_file(modname)
+    if path is None:
+        pytest.skip(f"{modname} is not written yet (no {modname.replace('.', '/')}.py or "
+                    f"{modname.replace('.', '/')}/__init__.py under {SRC.relative_to(ROOT)})")
+    try:
+        return importlib.import_module(modname)
+    except Exception:
+        pytest.fail(f"{modname} exists ({path.relative_to(ROOT)}) but fails to import:\n"
+                    f"{traceback.format_exc()}", pytrace=False)
+
+
+_TYPING_MODULES = {"typing", "typing_extensions", "collections.abc", "types"}
+
+
+def _is_api_object(obj: object) -> bool:
+    if inspect.ismodule(obj):
+        return False
+    # Type aliases (KeyEntry = Any, ArrayLike = Union[...]) name typing objects: no docstring of their own.
+    if getattr(obj, "__module__", None) in _TYPING_MODULES:
+        return False
+    if inspect.isroutine(obj) or inspect.isclass(obj):
+        return True
+    # Callable instances of Fluxion's own classes: ufuncs, jit wrappers, custom_jvp/custom_vjp ...
+    return callable(obj) and type(obj).__module__.split(".")[0].startswith("fluxion")
+
+
+def _public_api(modname: str) -> dict[str, object]:
+    module = _load(modname)
+    names = getattr(module, "__all__", None)
+    assert names is not None, f"{modname} declares no __all__ (public modules must)"
+    missing_attrs = [n for n in names if not hasattr(module, n)]
+    assert not missing_attrs, f"{modname}.__all__ lists names the module lacks: {missing_attrs}"
+    exempt = EXEMPT.get(modname, set())
+    return {n: getattr(module, n) for n in names
+            if n not in exempt and _is_api_object(getattr(module, n))}
+
+
+def _last_component(text: str) -> str | None:
+    text = text.strip().split("(", 1)[0].strip()
+    if text.startswith("class "):
+        text = text[len("class "):].strip()
+    m = _DOTTED.fullmatch(text)
+    return m.group(0).rstrip(".").rsplit(".", 1)[-1] if m else None
+
+
+def _documented_names() -> set[str]:
+    """Names that docs/**/*.md mention in backticks (outside code blocks) or as a heading."""
+    found: set[str] = set()
+    for page in DOCS.rglob("*.md"):
+        text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+        for span in _BACKTICK.findall(text):
+            name = _last_component(span)
+            if name:
+                found.add(name)
+        for heading in _HEADING.findall(text):
+            name = _last_component(heading.replace("`", ""))
+            if name:
+                found.add(name)
+    return found
+
+
+@pytest.fixture(scope="module")
+def documented() -> set[str]:
+    return _documented_names()
+
+
+@pytest.mark.parametrize("modname", MODULES)
+def test_public_names_are_in_docs(modname: str, documented: set[str]) -> None:
+    api = _public_api(modname)
+    missing = sorted(n for n in api if n not in documented)
+    assert not missing, (f"{len(missing)} public name(s) of {modname} appear in no docs/**/*.md page "
+                         f"(as `name` or a heading): {', '.join(missing)}")
+
+
+@pytest.mark.parametrize("modname", MODULES)
+def test_public_names_have_docstrings(modname: str) -> None:
+    api = _public_api(modname)
+    missing = sorted(n for n, obj in api.items() if not (getattr(obj, "__doc__", None) or "").strip())
+    assert not missing, f"{len(missing)} public name(s) of {modname} have no docstring: {', '.join(missing)}"
+
+
+def test_docs_scanner() -> None:
+    """The scanner itself: backticks and headings count, fenced code does not."""
+    assert _last_component("fluxion.numpy.sum(a, axis=None)") == "sum"
+    assert _last_component("jnp.where") == "where"
+    assert _last_component("class fluxion.Array") == "Array"
+    assert _last_component("import fluxion as jax") is None
+    sample = "## fluxion.jit\n\nUse `vmap` here.\n\n```python\n`grad`\n```\n"
+    stripped = _FENCE.sub("", sample)
+    assert "grad" not in stripped and "`vmap`" in stripped
