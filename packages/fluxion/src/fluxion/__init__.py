@@ -19,6 +19,7 @@ from fluxion import errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.transforms.staging import eval_shape, make_jaxpr
+from fluxion.transforms.batching import vmap
 
 __version__ = "0.1.0"
 
@@ -66,5 +67,5 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
     "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
-    "process_index", "tree", "tree_util",
+    "process_index", "tree", "tree_util", "vmap",
 ]

@@ -228,8 +228,9 @@ class Array:
             s = f"[], shape={val.shape}"
         else:
             s = np.array2string(val, prefix=prefix, suffix=",", separator=", ")
-        line_len = len(prefix) + len(s) + 2 + len(dtype_str)
-        if "\n" in s or line_len > 75:
+        last_line = s.rsplit("\n", 1)[-1]
+        first = len(prefix) if "\n" not in s else 0
+        if first + len(last_line) + 2 + len(dtype_str) + 1 > 75:
             return f"{prefix}{s},\n{' ' * len(prefix)}{dtype_str})"
         return f"{prefix}{s}, {dtype_str})"
 

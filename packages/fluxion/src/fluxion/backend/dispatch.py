@@ -31,6 +31,7 @@ from fluxion.backend import client as _client
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
 from fluxion.core import dtypes as _dtypes
+from fluxion.core import errors as _trace_errors
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
@@ -213,6 +214,20 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
     return _put(arr, arr.dtype, bool(weak_type), device)
 
 
+_const_cache: dict[tuple, Array] = {}
+
+
+def scalar_constant(value: Any, dtype: np.dtype, weak: bool) -> Array:
+    """A cached device scalar of ``dtype`` holding the Python number ``value``."""
+    key = (type(value), value, dtype, weak)
+    hit = _const_cache.get(key)
+    if hit is None:
+        hit = _put(_scalar_to_host(value, dtype), dtype, weak, None)
+        if len(_const_cache) < 4096:
+            _const_cache[key] = hit
+    return hit
+
+
 _literal_cache: dict[tuple, Array] = {}
 
 
@@ -258,7 +273,7 @@ def to_array(x: Any) -> Array:
     if type(x) is Array:
         return x
     if isinstance(x, _trace.Tracer):
-        raise TypeError(f"to_array: got a traced value {x}")
+        raise _trace_errors.UnexpectedTracerError(_trace.leak_message(x))
     jax_array = getattr(x, "__jax_array__", None)
     if jax_array is not None:
         return to_array(jax_array())
@@ -359,12 +374,14 @@ def clear_caches() -> None:
     _EAGER.clear()
     _scalar_cache.clear()
     _literal_cache.clear()
+    _const_cache.clear()
 
 
 def _on_flag_change(name: str, value: Any) -> None:
     if name == "jax_enable_x64":
         _scalar_cache.clear()
         _literal_cache.clear()
+        _const_cache.clear()
 
 
 config.on_change(_on_flag_change)

@@ -20,6 +20,7 @@ import functools
 import inspect
 import logging
 import weakref
+from operator import attrgetter
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Sequence
 
@@ -40,6 +41,9 @@ __all__ = ["jit", "run_program", "Lowered", "Compiled", "Traced"]
 
 logger = logging.getLogger("fluxion")
 _STATE = _trace.STATE
+_flatten = tree_util.tree_flatten
+_GET_K = attrgetter("_k")
+_GET_A = attrgetter("_a")
 _EVAL = _trace.EVAL
 _new = object.__new__
 
@@ -169,6 +173,9 @@ class _Jitted:
         self.programs: OrderedDict[tuple, tuple] = OrderedDict()
         self.fast: dict[tuple, _Entry] = {}
         self.last_keys: list[tuple] = []
+        # No static or donated arguments: calls skip the argument split.
+        self.plain = not (sig.static_argnums or sig.static_argnames or sig.donate_argnums
+                          or sig.donate_argnames)
 
     # ------------------------------------------------------------ argument handling
     def split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple, tuple[bool, ...]]:
@@ -281,10 +288,15 @@ class _Jitted:
     def call(self, args: tuple, kwargs: dict) -> Any:
         if config.jax_disable_jit:
             return self.fun(*args, **kwargs)
-        dyn_args, dyn_kwargs, statics, donated = self.split(args, kwargs)
-        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if self.plain:
+            statics, donated = (), ()
+        else:
+            args, kwargs, statics, donated = self.split(args, kwargs)
+        leaves, treedef = _flatten((args, kwargs) if kwargs else args)
         if _STATE.interp is not _EVAL:
-            return self.call_traced(dyn_args, dyn_kwargs, statics, leaves, treedef, donated)
+            if not kwargs:
+                treedef = _flatten((args, {}))[1]
+            return self.call_traced(args, kwargs, statics, leaves, treedef, donated)
         arrays = leaves
         for x in leaves:
             if type(x) is not Array:
@@ -295,23 +307,32 @@ class _Jitted:
             arrays = [a if a._k.sharding is target else _d.move_to(a, target) for a in arrays]
         elif len(arrays) > 1:
             s0 = arrays[0]._k.sharding
-            arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
-        specs = [a._k for a in arrays]
-        key = (treedef, statics, config.jax_enable_x64, *specs)
+            for a in arrays:
+                if a._k.sharding is not s0:
+                    arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
+                    break
+        key = (treedef, statics, config.jax_enable_x64, *map(_GET_K, arrays))
         e = self.cache.get(key)
         if e is None:
-            if config.jax_explain_cache_misses:
-                self.explain_miss(key, lambda: _leaf_paths(self.name, dyn_args, dyn_kwargs))
-            e = self.compile_entry(dyn_args, dyn_kwargs, statics, specs, treedef, donated)
-            self.cache[key] = e
-            self.last_keys.append(key)
-            del self.last_keys[:-8]
-            if len(self.cache) > 1024:
-                self.cache.popitem(last=False)
-            if (self.sig.simple and e.single and not kwargs and len(args) == self.sig.arity
-                    and all(type(a) is Array for a in args)):
-                self.fast[tuple(specs)] = e
-        return e.call(tuple(a._a for a in arrays))
+            e = self.miss(key, args, kwargs, statics, arrays, donated)
+        return e.call(tuple(map(_GET_A, arrays)))
+
+    def miss(self, key: tuple, args: tuple, kwargs: dict, statics: tuple, arrays: list,
+             donated: tuple) -> _Entry:
+        specs = [a._k for a in arrays]
+        if config.jax_explain_cache_misses:
+            self.explain_miss(key, lambda: _leaf_paths(self.name, args, kwargs))
+        treedef = _flatten((args, kwargs))[1]
+        e = self.compile_entry(args, kwargs, statics, specs, treedef, donated)
+        self.cache[key] = e
+        self.last_keys.append(key)
+        del self.last_keys[:-8]
+        if len(self.cache) > 1024:
+            self.cache.popitem(last=False)
+        if (self.sig.simple and e.single and not kwargs and len(args) == self.sig.arity
+                and all(type(a) is Array for a in args)):
+            self.fast[tuple(specs)] = e
+        return e
 
     def call_traced(self, args: tuple, kwargs: dict, statics: tuple, leaves: list, treedef: Any,
                     donated: tuple[bool, ...]) -> Any:

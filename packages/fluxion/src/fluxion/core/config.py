@@ -57,6 +57,7 @@ class Config:
     def define(self, name: str, default: Any, doc: str, choices: tuple | None = None) -> None:
         self._flags[name] = _Flag(name, default, doc, choices)
         self._values[name] = default
+        object.__setattr__(self, name, default)  # plain attribute: reads on hot paths are cheap
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -87,6 +88,7 @@ class Config:
             value = bool(value)
         old = self._values[name]
         self._values[name] = value
+        object.__setattr__(self, name, value)
         if old != value:
             for fn in self._listeners:
                 fn(name, value)

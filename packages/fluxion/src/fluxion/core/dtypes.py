@@ -596,7 +596,13 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 # issubdtype, isdtype, finfo/iinfo and small predicates
 # --------------------------------------------------------------------------------------------
 
-iinfo = ml_dtypes.iinfo
+class iinfo(ml_dtypes.iinfo):  # noqa: N801 - NumPy's name
+    """Machine limits of an integer dtype (``bits``, ``min``, ``max``), ml_dtypes' int4 included.
+
+    Example:
+        >>> iinfo(np.int8).max
+        127
+    """
 finfo = ml_dtypes.finfo
 
 _FLOAT_PARENTS = frozenset({np.floating, np.inexact, np.number, np.generic})

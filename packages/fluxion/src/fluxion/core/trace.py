@@ -32,7 +32,7 @@ from fluxion.core.errors import (
 
 __all__ = [
     "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
-    "interpreter_scope", "set_eager_handler", "is_tracer",
+    "interpreter_scope", "set_eager_handler", "is_tracer", "leak_message", "check_live",
 ]
 
 
@@ -86,10 +86,10 @@ def check_live(x: "Tracer", at: Interpreter) -> None:
     """Raise UnexpectedTracerError if tracer ``x`` cannot legally appear under interpreter ``at``."""
     interp = x._interp
     if not interp.active or interp.level > at.level:
-        raise UnexpectedTracerError(_leak_message(x))
+        raise UnexpectedTracerError(leak_message(x))
 
 
-def _leak_message(x: "Tracer") -> str:
+def leak_message(x: "Tracer") -> str:
     made = getattr(x, "creation_site", None)
     where = f" It was created at {made}." if made else ""
     return (
@@ -106,17 +106,16 @@ class EvalInterpreter(Interpreter):
     description = "eager evaluation"
 
     def __init__(self) -> None:
-        self.handler: Callable[[Any, Sequence[Any], dict], Any] | None = None
+        self.handler: Callable[[Any, Sequence[Any], dict], Any] = _load_backend_and_run
 
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-        for a in args:
-            if isinstance(a, Tracer):
-                raise UnexpectedTracerError(_leak_message(a))
-        handler = self.handler
-        if handler is None:  # first use: the backend installs itself
-            import fluxion.backend.dispatch  # noqa: F401  (installs the handler)
-            handler = self.handler
-        return handler(prim, args, params)
+        # The handler rejects tracers (leaked from a finished transformation) on its slow path.
+        return self.handler(prim, args, params)
+
+
+def _load_backend_and_run(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    import fluxion.backend.dispatch  # noqa: F401, PLC0415  (installs EVAL.handler)
+    return EVAL.handler(prim, args, params)
 
 
 EVAL = EvalInterpreter()
@@ -229,7 +228,7 @@ class Tracer:
     def _concrete(self, what: str, exc_type: type) -> Any:
         interp = self._interp
         if not interp.active:
-            raise UnexpectedTracerError(_leak_message(self))
+            raise UnexpectedTracerError(leak_message(self))
         try:
             return interp.to_concrete(self)
         except ConcretizationTypeError as e:

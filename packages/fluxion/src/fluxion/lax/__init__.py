@@ -24,6 +24,10 @@ from fluxion.lax.elementwise import (
     shift_right_arithmetic_p, shift_right_logical, shift_right_logical_p, sign, sign_p, sin, sin_p,
     sinh, sinh_p, sqrt, sqrt_p, square, sub, sub_p, tan, tan_p, tanh, tanh_p, xor_p,
 )
+from fluxion.lax.parallel import (
+    all_gather, all_gather_p, all_to_all, all_to_all_p, axis_index, axis_index_p, pmax, pmax_p,
+    pmean, pmin, pmin_p, ppermute, ppermute_p, pshuffle, psum, psum_p,
+)
 from fluxion.lax.reductions import (
     reduce_and, reduce_and_p, reduce_max, reduce_max_p, reduce_min, reduce_min_p, reduce_or,
     reduce_or_p, reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p, reduce_xor, reduce_xor_p,
@@ -35,6 +39,8 @@ from fluxion.lax.shape_ops import (
 )
 
 __all__ = [
+    "all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
+    "psum",
     "Precision", "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2",
     "atanh", "batch_matmul", "bessel_i0e", "bessel_i1e", "bitcast_convert_type", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",

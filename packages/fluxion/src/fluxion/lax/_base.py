@@ -134,18 +134,10 @@ def broadcast_operand(ctx: Any, x: str, aval: ShapedArray, shape: tuple[int, ...
     if aval.shape == tuple(shape):
         return x
     out = aval.update(shape=shape)
-    if not aval.shape:
-        dims: list[int] = []
-    else:
-        # Same rank with size-1 dimensions: drop them, then broadcast back.
-        keep = [i for i, (a, b) in enumerate(zip(aval.shape, shape)) if a == b]
-        if len(keep) != len(aval.shape):
-            squeezed = aval.update(shape=[aval.shape[i] for i in keep])
-            x = ctx.op1("stablehlo.reshape", [x], squeezed, [aval])
-            aval = squeezed
-        dims = keep
+    # broadcast_in_dim also expands size-1 operand dimensions, so equal ranks map one to one.
+    dims = range(len(shape)) if aval.shape else ()
     return ctx.op1("stablehlo.broadcast_in_dim", [x], out, [aval],
-                   f"broadcast_dimensions = {attr_i64_array(dims)}")
+                   f"broadcast_dimensions = {attr_i64_array(list(dims))}")
 
 
 def elementwise_lowering(op_name: str) -> Callable[..., str]:

@@ -147,3 +147,38 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
                          f"{rhs.shape}")
     b = tuple(range(lhs.ndim - 2))
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (b, b)), precision)
+
+
+# ------------------------------------------------------------------ batching rule (vmap)
+
+def _dot_general_batch(args: Any, dims: Any, *, dimension_numbers: tuple, precision: Any,
+                       preferred_element_type: Any) -> Any:
+    """One dot_general for the batch: both operands mapped -> a new leading batch dimension;
+    one operand mapped -> its batch dimension stays a free dimension of that operand."""
+    lhs, rhs = args
+    ld, rd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(ds: Sequence[int], d: Any) -> tuple[int, ...]:
+        return tuple(ds) if d is None else tuple(a if a < d else a + 1 for a in ds)
+
+    lc2, lb2, rc2, rb2 = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
+    if ld is not None and rd is not None:
+        dn = ((lc2, rc2), ((ld,) + lb2, (rd,) + rb2))
+        out_dim = 0
+    elif ld is not None:
+        dn = ((lc2, rc2), (lb2, rb2))
+        free_before = sum(1 for i in range(ld) if i not in lc2 and i not in lb2)
+        out_dim = len(lb) + free_before
+    else:
+        dn = ((lc2, rc2), (lb2, rb2))
+        lhs_nd = len(np.shape(lhs)) if not hasattr(lhs, "shape") else len(lhs.shape)
+        lhs_free = lhs_nd - len(lc) - len(lb)
+        free_before = sum(1 for i in range(rd) if i not in rc2 and i not in rb2)
+        out_dim = len(lb) + lhs_free + free_before
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                             preferred_element_type=preferred_element_type)
+    return out, out_dim
+
+
+dot_general_p.batch = _dot_general_batch

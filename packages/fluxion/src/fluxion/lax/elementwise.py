@@ -486,10 +486,11 @@ def _integer_pow_lowering(ctx: Any, x: str, *, y: int) -> str:
     base = x
     while n:
         if n & 1:
-            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base])
+            acc = base if acc is None else ctx.op("stablehlo.multiply", [acc, base],
+                                                  operand_avals=[aval, aval])
         n >>= 1
         if n:
-            base = ctx.op("stablehlo.multiply", [base, base])
+            base = ctx.op("stablehlo.multiply", [base, base], operand_avals=[aval, aval])
     if acc is None:
         acc = ctx.constant(1, aval)
     if y < 0:
@@ -776,3 +777,79 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     removed when the widths differ)."""
     return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(np.dtype(new_dtype)))
 
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _attach_batch_rules() -> None:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+
+    for p in (neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, expm1_p, log1p_p,
+              tanh_p, logistic_p, sin_p, cos_p, tan_p, sqrt_p, rsqrt_p, cbrt_p, not_p,
+              population_count_p, clz_p, imag_p, real_p, conj_p, abs_p, asin_p, acos_p, atan_p,
+              sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
+              digamma_p, bessel_i0e_p, bessel_i1e_p, round_p, integer_pow_p,
+              convert_element_type_p):
+        p.batch = bt.unary_batch_rule(p)
+    for p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p,
+              or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
+              complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+        p.batch = bt.elementwise_batch_rule(p)
+
+    def select_n_batch(args: Any, dims: Any) -> Any:
+        which, cases = args[0], args[1:]
+        wd, cds = dims[0], dims[1:]
+        case_rank = len(bt._shape(cases[0])) - (cds[0] is not None)
+        w_rank = len(bt._shape(which)) - (wd is not None)
+        if all(d == cds[0] for d in cds) and (
+                (wd is None and w_rank == 0) or (wd == cds[0] and w_rank == case_rank)):
+            return select_n_p.bind(which, *cases), cds[0]
+        size = bt.batch_size(args, dims)
+        cs = [bt.bdim_to_front(c, d, size) for c, d in zip(cases, cds)]
+        full = bt._shape(cs[0])
+        if wd is None and w_rank == 0:
+            w = which
+        elif wd is None:
+            w = bt.broadcast_batch(which, size, 0)
+        else:
+            w = bt.moveaxis(which, wd, 0)
+            if w_rank == 0 and case_rank:
+                w = broadcast_in_dim_p.bind(w, shape=full, broadcast_dimensions=(0,))
+        return select_n_p.bind(w, *cs), 0
+
+    def clamp_batch(args: Any, dims: Any) -> Any:
+        lo, x, hi = args
+        ld, xd, hd = dims
+        if ld is None and hd is None and not bt._shape(lo) and not bt._shape(hi):
+            return clamp_p.bind(lo, x, hi), xd
+        size = bt.batch_size(args, dims)
+        x_rank = len(bt._shape(x)) - (xd is not None)
+        x = bt.bdim_to_front(x, xd, size)
+        full = bt._shape(x)
+        ops = []
+        for b, d in ((lo, ld), (hi, hd)):
+            b_rank = len(bt._shape(b)) - (d is not None)
+            if d is None and b_rank == 0:
+                ops.append(b)
+                continue
+            b = bt.bdim_to_front(b, d, size)
+            if b_rank == 0 and x_rank:
+                b = broadcast_in_dim_p.bind(b, shape=full, broadcast_dimensions=(0,))
+            ops.append(b)
+        return clamp_p.bind(ops[0], x, ops[1]), 0
+
+    def bitcast_batch(args: Any, dims: Any, *, new_dtype: Any) -> Any:
+        x, d = args[0], dims[0]
+        old = getattr(x, "dtype", None)
+        if old is not None and dtypes.bit_width(np.dtype(old)) != dtypes.bit_width(new_dtype):
+            x, d = bt.moveaxis(x, d, 0), 0
+        return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+    select_n_p.batch = select_n_batch
+    clamp_p.batch = clamp_batch
+    bitcast_convert_type_p.batch = bitcast_batch
+
+
+from fluxion.lax.shape_ops import broadcast_in_dim_p  # noqa: E402  (used by the batching rules)
+
+_attach_batch_rules()

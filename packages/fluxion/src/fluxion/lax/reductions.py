@@ -16,7 +16,9 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.lax._base import DtypeSet, attr_i64_array, dtype_kind_check, type_error
+from fluxion.lax._base import (
+    DtypeSet, attr_i64_array, dtype_kind_check, type_error, value_error,
+)
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
@@ -123,3 +125,263 @@ def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
 def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
     """Logical/bitwise XOR of ``operand`` over ``axes``."""
     return reduce_xor_p.bind(operand, axes=_axes(operand, axes))
+
+
+# ------------------------------------------------------------------ argmax / argmin
+
+def _compare(rctx: Any, direction: str, a: str, b: str, aval: ShapedArray) -> str:
+    from fluxion.lax.elementwise import _compare_type
+    return rctx.op1("stablehlo.compare", [a, b], ShapedArray(aval.shape, np.bool_), [aval, aval],
+                    f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                    f"compare_type = #stablehlo<comparison_type {_compare_type(aval.dtype)}>")
+
+
+def _def_argminmax(name: str, kind: str) -> Primitive:
+    p = Primitive(name)
+    fun = f"lax.{name}"
+
+    def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...], index_dtype: np.dtype
+                      ) -> ShapedArray:
+        if x.dtype not in _ordered:
+            raise type_error(fun, f"does not accept dtype {x.dtype.name}; it accepts boolean, "
+                             "integer or floating dtypes")
+        if not dtypes.issubdtype(index_dtype, np.integer):
+            raise type_error(fun, f"index_dtype must be an integer type, got {index_dtype}")
+        (axis,) = axes
+        if not 0 <= axis < x.ndim:
+            raise value_error(fun, f"axis {axis} out of range for shape {x.shape}")
+        if x.shape[axis] == 0:
+            raise value_error(fun, f"cannot reduce over an empty axis {axis} of shape {x.shape}")
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), index_dtype)
+
+    def lowering(ctx: Any, x: str, *, axes: tuple[int, ...], index_dtype: np.dtype) -> str:
+        a = ctx.avals_in[0]
+        (axis,) = axes
+        idx_aval = ShapedArray(a.shape, index_dtype)
+        idx = ctx.op1("stablehlo.iota", [], idx_aval, [], f"iota_dimension = {axis} : i64")
+        sv, si = ShapedArray((), a.dtype), ShapedArray((), index_dtype)
+        init_v = ctx.constant(_identity(kind, a.dtype), sv)
+        init_i = ctx.constant(0, si)
+        is_float = dtypes.issubdtype(a.dtype, np.floating)
+        direction = "GT" if kind == "max" else "LT"
+
+        def body(r: Any, args: list[str]) -> list[str]:
+            av, ai, bv, bi = args
+            pick = _compare(r, direction, av, bv, sv)
+            bool_s = ShapedArray((), np.bool_)
+            if is_float:  # NaN wins, so the first NaN's index is returned
+                pick = r.op1("stablehlo.or", [pick, _compare(r, "NE", av, av, sv)], bool_s,
+                             [bool_s, bool_s])
+            tie = r.op1("stablehlo.and", [_compare(r, "EQ", av, bv, sv),
+                                          _compare(r, "LT", ai, bi, si)], bool_s, [bool_s, bool_s])
+            pick_i = r.op1("stablehlo.or", [pick, tie], bool_s, [bool_s, bool_s])
+            return [r.op1("stablehlo.select", [pick, av, bv], sv, [bool_s, sv, sv]),
+                    r.op1("stablehlo.select", [pick_i, ai, bi], si, [bool_s, si, si])]
+
+        region = ctx.region([sv, si, sv, si], body, [sv, si])
+        out_v = ShapedArray(ctx.avals_out[0].shape, a.dtype)
+        outs = ctx.op("stablehlo.reduce", [x, idx, init_v, init_i],
+                      result_avals=[out_v, ctx.avals_out[0]],
+                      operand_avals=[a, idx_aval, sv, si], regions=[region],
+                      attrs=f"dimensions = {attr_i64_array(axes)}")
+        return outs[1]
+
+    p.abstract_eval = abstract_eval
+    p.lowering = lowering
+    return p
+
+
+argmax_p = _def_argminmax("argmax", "max")
+argmin_p = _def_argminmax("argmin", "min")
+
+
+def _index_dtype(index_dtype: Any) -> np.dtype:
+    return dtypes.canonicalize_dtype(dtypes.dtype(index_dtype))
+
+
+def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the largest element along ``axis`` (the first one on ties; NaN counts as the
+    largest, so the first NaN's index is returned).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.argmax(jnp.array([[1, 3, 3], [4, 0, 2]]), 1, jnp.int32).tolist()
+        [1, 0]
+    """
+    return argmax_p.bind(operand, axes=(int(axis),), index_dtype=_index_dtype(index_dtype))
+
+
+def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
+    """Index of the smallest element along ``axis`` (the first one on ties; NaN counts as the
+    smallest, so the first NaN's index is returned).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.argmin(jnp.array([3.0, 1.0, 1.0]), 0, jnp.int32).tolist()
+        1
+    """
+    return argmin_p.bind(operand, axes=(int(axis),), index_dtype=_index_dtype(index_dtype))
+
+
+# ------------------------------------------------------------------ generic reduce
+
+_COMPUTATIONS: dict[tuple, tuple] = {}
+
+
+def trace_computation(fun: str, computation: Any, in_tree_avals: tuple) -> tuple:
+    """Stage a scalar ``computation`` (e.g. a reducer ``(acc, x) -> acc``) to a closed Program.
+
+    ``in_tree_avals`` is the tuple of positional arguments, each a pytree of scalar avals.
+    Returns ``(program, out_tree)``; the program has no constvars. Traced programs are cached on
+    ``(computation, avals)`` so equal calls share their compiled executables.
+    """
+    from fluxion import tree_util
+    from fluxion.transforms.staging import trace_to_program
+
+    leaves, tree = tree_util.tree_flatten(in_tree_avals)
+    key = (computation, tree, tuple(leaves))
+    try:
+        hit = _COMPUTATIONS.get(key)
+    except TypeError:
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    program, consts, out_tree = trace_to_program(computation, in_tree_avals, {},
+                                                 in_avals=leaves)
+    if consts:
+        raise type_error(fun, "the computation must not close over array values; pass them as "
+                         "operands instead")
+    if key is not None:
+        _COMPUTATIONS[key] = (program, out_tree)
+    return program, out_tree
+
+
+reduce_p = Primitive("reduce", multiple_results=True)
+
+
+def _reduce_abstract_eval(*avals: ShapedArray, computation: Any, dimensions: tuple[int, ...]
+                          ) -> list[ShapedArray]:
+    n = len(avals) // 2
+    operands, inits = avals[:n], avals[n:]
+    shape = operands[0].shape
+    for o in operands:
+        if o.shape != shape:
+            raise type_error("lax.reduce", "operands must have the same shape, got "
+                             + ", ".join(str(a.shape) for a in operands))
+    for o, i in zip(operands, inits):
+        if i.shape or i.dtype != o.dtype:
+            raise type_error("lax.reduce", f"init value {i.str_short()} must be a scalar of the "
+                             f"operand dtype {o.dtype.name}")
+    for d in dimensions:
+        if not 0 <= d < len(shape):
+            raise value_error("lax.reduce", f"dimension {d} out of range for shape {shape}")
+    out_shape = tuple(s for i, s in enumerate(shape) if i not in dimensions)
+    outs = computation.out_avals
+    if len(outs) != n or any(a.dtype != o.dtype or a.shape for a, o in zip(outs, operands)):
+        raise type_error("lax.reduce", "the computation must return one scalar per operand with the "
+                         "operand's dtype, got " + ", ".join(a.str_short() for a in outs))
+    return [ShapedArray(out_shape, o.dtype, o.weak_type) for o in operands]
+
+
+def _reduce_lowering(ctx: Any, *args: str, computation: Any, dimensions: tuple[int, ...]) -> list:
+    n = len(args) // 2
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_in[:n]]
+
+    def body(r: Any, rargs: list[str]) -> list[str]:
+        return r.lower_program_inline(computation, rargs)
+
+    region = ctx.region(scalars + scalars, body, scalars)
+    return ctx.op("stablehlo.reduce", list(args), operand_avals=list(ctx.avals_in[:n]) + scalars,
+                  regions=[region], attrs=f"dimensions = {attr_i64_array(dimensions)}")
+
+
+reduce_p.abstract_eval = _reduce_abstract_eval
+reduce_p.lowering = _reduce_lowering
+
+
+def monoid_kind(computation: Any, init: Any, dtype: np.dtype) -> str | None:
+    """The reduction kind (``"sum"``, ``"max"``, ...) when ``computation`` is a lax monoid and the
+    concrete ``init`` is its identity for ``dtype``; otherwise None."""
+    from fluxion.lax import elementwise as ew
+    kinds = {ew.add: "sum", ew.mul: "prod", ew.max: "max", ew.min: "min",
+             ew.bitwise_and: "and", ew.bitwise_or: "or", ew.bitwise_xor: "xor"}
+    kind = kinds.get(computation)
+    if kind is None:
+        return None
+    try:
+        value = np.asarray(init)
+    except Exception:  # a tracer: not concrete
+        return None
+    if value.shape or value.dtype == object:
+        return None
+    ident = _identity(kind, dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = bool(value.astype(dtype) == ident) and bool(value == value.astype(dtype))
+    return kind if same else None
+
+
+_REDUCERS = {"sum": reduce_sum_p, "prod": reduce_prod_p, "max": reduce_max_p,
+             "min": reduce_min_p, "and": reduce_and_p, "or": reduce_or_p, "xor": reduce_xor_p}
+
+
+def _aval_of(x: Any) -> ShapedArray:
+    from fluxion.transforms.staging import abstractify
+    return abstractify(x)
+
+
+def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]) -> Any:
+    """Reduce ``operands`` over ``dimensions`` with ``computation(acc, x) -> acc``.
+
+    ``operands`` and ``init_values`` are matching pytrees (one scalar init per operand). The
+    lax monoids (``lax.add``, ``lax.mul``, ``lax.max``, ``lax.min``, bitwise and/or/xor) with
+    their identity as init become ``reduce_sum`` and friends; any other computation is staged
+    and becomes the body of a variadic reduction.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.reduce(jnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,)).tolist()
+        [3.0, 12.0]
+    """
+    from fluxion import tree_util
+    flat_ops, tree = tree_util.tree_flatten(operands)
+    flat_inits, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree or len(flat_ops) != len(flat_inits) or not flat_ops:
+        raise type_error("lax.reduce", "operands and init_values must be matching, non-empty "
+                         f"pytrees, got {tree} and {init_tree}")
+    dims = tuple(int(d) for d in dimensions)
+    if len(flat_ops) == 1:
+        dt = _aval_of(flat_ops[0]).dtype
+        kind = monoid_kind(computation, flat_inits[0], dt)
+        if kind is not None:
+            out = _REDUCERS[kind].bind(flat_ops[0], axes=_axes(flat_ops[0], dims))
+            return tree_util.tree_unflatten(tree, [out])
+    init_avals = [ShapedArray((), _aval_of(o).dtype) for o in flat_ops]
+    acc = tree_util.tree_unflatten(tree, init_avals)
+    program, out_tree = trace_computation("lax.reduce", computation, (acc, acc))
+    if out_tree != tree:
+        raise type_error("lax.reduce", f"the computation must return the operands' structure {tree}, "
+                         f"got {out_tree}")
+    from fluxion.lax.elementwise import convert_element_type
+    inits = [convert_element_type(i, a.dtype) for i, a in zip(flat_inits, init_avals)]
+    outs = reduce_p.bind(*flat_ops, *inits, computation=program, dimensions=dims)
+    return tree_util.tree_unflatten(tree, outs)
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _reduce_batch_rule(prim: Primitive) -> Any:
+    def rule(args: Any, dims: Any, *, axes: tuple[int, ...]) -> Any:
+        d = dims[0]
+        phys = tuple(a if a < d else a + 1 for a in axes)
+        return prim.bind(args[0], axes=phys), d - sum(1 for a in axes if a < d)
+
+    return rule
+
+
+for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+           reduce_xor_p):
+    _p.batch = _reduce_batch_rule(_p)
+del _p

@@ -372,3 +372,82 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
     if not dims:
         return operand
     return rev_p.bind(operand, dimensions=dims)
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _phys(a: int, d: int) -> int:
+    """The position of per-example axis ``a`` in a value whose batch dimension is ``d``."""
+    return a if a < d else a + 1
+
+
+def _broadcast_in_dim_batch(args: Any, dims: Any, *, shape: tuple[int, ...],
+                            broadcast_dimensions: tuple[int, ...]) -> Any:
+    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    x = moveaxis(args[0], dims[0], 0)
+    size = x.shape[0]
+    return broadcast_in_dim_p.bind(
+        x, shape=(size,) + tuple(shape),
+        broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+def _reshape_batch(args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
+    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    x = moveaxis(args[0], dims[0], 0)
+    return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes)), 0
+
+
+def _transpose_batch(args: Any, dims: Any, *, permutation: tuple[int, ...]) -> Any:
+    d = dims[0]
+    perm = (d,) + tuple(_phys(p, d) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        return args[0], 0
+    return transpose_p.bind(args[0], permutation=perm), 0
+
+
+def _squeeze_batch(args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+    d = dims[0]
+    return (squeeze_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)),
+            d - sum(1 for a in dimensions if a < d))
+
+
+def _rev_batch(args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+    d = dims[0]
+    return rev_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)), d
+
+
+def _slice_batch(args: Any, dims: Any, *, start_indices: tuple[int, ...],
+                 limit_indices: tuple[int, ...], strides: Any) -> Any:
+    x, d = args[0], dims[0]
+    st = list(start_indices)
+    lim = list(limit_indices)
+    st.insert(d, 0)
+    lim.insert(d, x.shape[d])
+    strd = None
+    if strides is not None:
+        strd = list(strides)
+        strd.insert(d, 1)
+        strd = tuple(strd)
+    return slice_p.bind(x, start_indices=tuple(st), limit_indices=tuple(lim), strides=strd), d
+
+
+def _concatenate_batch(args: Any, dims: Any, *, dimension: int) -> Any:
+    from fluxion.transforms.batching import batch_size, bdim_to_front  # noqa: PLC0415
+    size = batch_size(args, dims)
+    ops = [bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+    return concatenate_p.bind(*ops, dimension=dimension + 1), 0
+
+
+def _iota_batch(args: Any, dims: Any, **params: Any) -> Any:
+    # iota has no operands, so vmap never calls this: it is here so every primitive has a rule.
+    return iota_p.bind(**params), None
+
+
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+reshape_p.batch = _reshape_batch
+transpose_p.batch = _transpose_batch
+squeeze_p.batch = _squeeze_batch
+rev_p.batch = _rev_batch
+slice_p.batch = _slice_batch
+concatenate_p.batch = _concatenate_batch
+iota_p.batch = _iota_batch

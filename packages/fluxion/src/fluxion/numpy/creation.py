@@ -81,7 +81,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
             host = np.asarray(object) if dt is None else np.asarray(object, dtype=dt)
         except (ValueError, TypeError) as e:
             raise TypeError(f"array: cannot convert {type(object).__name__} to an array: {e}") from None
-        if host.dtype == object:
+        if host.dtype.kind == "O":
             raise TypeError(f"array: cannot convert {object!r} of Python objects to an array")
         if dt is None and isinstance(object, (list, tuple)):
             host = host.astype(dtypes.canonicalize_dtype(_list_dtype(object, host.dtype)))

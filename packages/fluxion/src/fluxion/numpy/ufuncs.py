@@ -14,6 +14,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.numpy._fast import binary_operands
 from fluxion.numpy._util import check_arraylike, promote_args, promote_args_inexact
 
 __all__ = [
@@ -78,10 +79,12 @@ log10 = _log_base(10.0, "log10")
 
 def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
     def ufunc(x: Any, y: Any, /) -> Any:
-        x, y = promote_args(name, x, y)
-        if bool_fn is not None and x.dtype == np.bool_:
-            return bool_fn(x, y)
-        return fn(x, y)
+        ops = binary_operands(x, y)
+        if ops is None:
+            ops = promote_args(name, x, y)
+        if bool_fn is not None and ops[0].dtype == np.bool_:
+            return bool_fn(*ops)
+        return fn(*ops)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion.\n\n"
                      f"Example:\n    >>> import fluxion.numpy as jnp\n"

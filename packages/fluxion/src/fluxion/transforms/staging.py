@@ -355,5 +355,5 @@ def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], na
                           program.eqns)
     n_consts = len(consts)
     don = (False,) * n_consts + tuple(donated) + (False,) * (len(args) - len(donated))
-    return jit_p.bind(*consts, *args, program=program, name=name, donated=don)
+    return jit_p.bind(*consts, *args, name=name, program=program, donated=don)
 

@@ -1,0 +1,131 @@
+"""Fluxion quickstart: the JAX README's examples, run on Fluxion.
+
+Run with ``python3.11 tools/bootstrap.py demo``. It prints results, a staged program and timings
+against NumPy.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import fluxion as jax
+import fluxion.numpy as jnp
+
+
+def timeit(fn, *args, reps: int = 5) -> float:
+    """Median wall time of ``fn(*args)`` in milliseconds (results are waited for)."""
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+    return 1e3 * sorted(times)[len(times) // 2]
+
+
+def section(title: str) -> None:
+    print(f"\n=== {title} ===")
+
+
+def main() -> None:
+    print(f"Fluxion {jax.__version__} on {jax.default_backend()} ({jax.device_count()} device)")
+
+    section("NumPy on an accelerator")
+    x = jnp.arange(10.0)
+    print("x            =", x)
+    print("jnp.sin(x)   =", jnp.sin(x))
+    print("x @ x        =", x @ x)
+
+    section("jit: compile a whole function with XLA")
+
+    def slow_f(x):
+        # Element-wise ops see a large benefit from fusion.
+        return x * x + x * 2.0
+
+    fast_f = jax.jit(slow_f)
+    n = 5000
+    xs = jnp.ones((n, n))
+    host = np.ones((n, n), np.float32)
+    fast_f(xs).block_until_ready()  # compile once
+    t_jit = timeit(fast_f, xs)
+    t_eager = timeit(slow_f, xs)
+    t_np = timeit(lambda a: a * a + a * 2.0, host)
+    print(f"x*x + x*2.0 on {n}x{n}: jit {t_jit:.1f} ms, eager {t_eager:.1f} ms, NumPy {t_np:.1f} ms "
+          f"(jit is {t_np / t_jit:.1f}x NumPy)")
+    print("result[0, :3] =", fast_f(xs)[0, :3])
+
+    section("make_jaxpr: the staged program")
+    print(jax.make_jaxpr(slow_f)(jnp.ones(3)))
+
+    section("An MLP forward pass, jitted")
+
+    def predict(params, inputs):
+        for w, b in params:
+            outputs = jnp.dot(inputs, w) + b
+            inputs = jnp.tanh(outputs)
+        return outputs
+
+    rng = np.random.default_rng(0)
+    sizes = [784, 512, 512, 10]
+    params = [(jnp.asarray(rng.normal(size=(m, k)).astype(np.float32) * 0.05), jnp.zeros(k))
+              for m, k in zip(sizes[:-1], sizes[1:])]
+    batch = jnp.asarray(rng.normal(size=(128, 784)).astype(np.float32))
+    predict_jit = jax.jit(predict)
+    out = predict_jit(params, batch)
+    print("logits shape:", out.shape, "dtype:", out.dtype)
+    print("jit == eager:", np.allclose(np.asarray(out), np.asarray(predict(params, batch)), atol=1e-5))
+    host_params = [(np.asarray(w), np.asarray(b)) for w, b in params]
+    host_batch = np.asarray(batch)
+
+    def predict_np(params, inputs):
+        for w, b in params:
+            outputs = inputs @ w + b
+            inputs = np.tanh(outputs)
+        return outputs
+
+    print(f"forward: jit {timeit(predict_jit, params, batch):.2f} ms, "
+          f"NumPy {timeit(predict_np, host_params, host_batch):.2f} ms")
+
+    if hasattr(jax, "grad"):
+        section("grad: derivatives of Python functions")
+
+        def tanh(x):
+            y = jnp.exp(-2.0 * x)
+            return (1.0 - y) / (1.0 + y)
+
+        grad_tanh = jax.grad(tanh)
+        print("grad(tanh)(1.0)             =", grad_tanh(1.0))
+        print("grad(grad(grad(tanh)))(1.0) =", jax.grad(jax.grad(jax.grad(tanh)))(1.0))
+
+        def abs_val(x):
+            if x > 0:
+                return x
+            else:
+                return -x
+
+        print("grad(abs_val)(1.0), (-1.0) =", jax.grad(abs_val)(1.0), jax.grad(abs_val)(-1.0))
+
+    if hasattr(jax, "vmap"):
+        section("vmap: automatic batching")
+
+        def l1_distance(a, b):
+            return jnp.sum(jnp.abs(a - b))
+
+        pts = jnp.asarray(rng.normal(size=(100, 3)).astype(np.float32))
+        dists = jax.vmap(jax.vmap(l1_distance, (0, None)), (None, 0))(pts, pts)
+        print("pairwise distances:", dists.shape)
+
+        if hasattr(jax, "grad"):
+            def loss(params, inputs, targets):
+                preds = predict(params, inputs)
+                return jnp.sum((preds - targets) ** 2)
+
+            targets = jnp.zeros((128, 10))
+            per_example = jax.jit(jax.vmap(jax.grad(loss), in_axes=(None, 0, 0)))
+            grads = per_example(params, batch[:, None, :], targets[:, None, :])
+            print("per-example gradient of W1:", grads[0][0].shape)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+"""Structured control flow, part 1: branching (``cond``, ``switch``) and the helpers shared with
+the loops (:mod:`fluxion.lax.loops`) and solves (:mod:`fluxion.lax.solves`).
+
+Every branch or body is a Python function staged *once* to a :class:`~fluxion.core.ir.Program`
+with :func:`~fluxion.transforms.staging.trace_to_program`. Values it closes over become the
+program's constvars; they are passed to the primitive as extra leading operands, so every program
+held in a primitive's params is closed (no constvars). ``make_jaxpr`` prints those programs nested
+inside the equation, and the lowering emits them inline in the regions of ``stablehlo.case`` /
+``stablehlo.while``.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.cond(True, lambda x: x + 1.0, lambda x: x - 1.0, jnp.float32(2.0)).tolist()
+    3.0
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import ConcretizationTypeError
+from fluxion.core.ir import Program, Var
+from fluxion.core.primitive import Primitive
+from fluxion.core.trace import Tracer
+from fluxion.lax._base import type_error
+from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
+
+__all__ = ["cond", "switch", "cond_p"]
+
+
+# =============================================================================== shared helpers
+
+def close_program(program: Program) -> Program:
+    """``program`` with its constvars turned into leading invars (a closed program)."""
+    if not program.constvars:
+        return program
+    return Program([], list(program.constvars) + list(program.invars), program.outvars,
+                   program.eqns)
+
+
+def stage(fun: Callable, args: tuple, avals: Sequence[ShapedArray]) -> tuple[Program, list, Any]:
+    """Stage ``fun(*args)`` with leaf avals ``avals``: ``(closed program, consts, out_tree)``.
+
+    The program's invars are the consts followed by the flattened arguments.
+    """
+    program, consts, out_tree = trace_to_program(fun, args, {}, in_avals=list(avals))
+    return close_program(program), consts, out_tree
+
+
+def typematch(a: ShapedArray, b: ShapedArray) -> bool:
+    """Same shape and dtype (weak types are ignored, as in JAX)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def avals_of(leaves: Sequence[Any]) -> list[ShapedArray]:
+    """The avals of operand leaves (raising a TypeError naming a non-array leaf)."""
+    return [abstractify(x) for x in leaves]
+
+
+def is_concrete(x: Any) -> bool:
+    """True when ``x`` has a concrete value (not a tracer, or a tracer with a known value)."""
+    if not isinstance(x, Tracer):
+        return True
+    try:
+        x._interp.to_concrete(x)
+    except (ConcretizationTypeError, NotImplementedError):
+        return False
+    return True
+
+
+def concrete_value(x: Any) -> Any:
+    if not isinstance(x, Tracer):
+        return x
+    return x._interp.to_concrete(x)
+
+
+def fun_info(fun: Callable) -> str:
+    """``name at file:line`` of a user function, for messages."""
+    return f"{fun_name(fun)} at {fun_source(fun)}"
+
+
+def first_param_name(fun: Callable) -> str | None:
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        return None
+    return params[0] if params else None
+
+
+def _describe(x: Any) -> str:
+    if tree_util.treedef_is_leaf(tree_util.tree_structure(x)):
+        return "a pytree leaf" if x is not None else "None"
+    if isinstance(x, dict):
+        return f"a dict with keys {sorted(x.keys(), key=str)}"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return f"a {type(x).__name__}"
+
+
+def structure_diffs(a: Any, b: Any, path: tuple = ()) -> list[tuple[tuple, str, str]]:
+    """Where two pytrees differ in structure: ``[(path, description of a, description of b)]``."""
+    if tree_util.tree_structure(a) == tree_util.tree_structure(b):
+        return []
+    a_leaf = tree_util.treedef_is_leaf(tree_util.tree_structure(a))
+    b_leaf = tree_util.treedef_is_leaf(tree_util.tree_structure(b))
+    if a_leaf or b_leaf or type(a) is not type(b):
+        return [(path, _describe(a), _describe(b))]
+    ka, ca = _children_with_keys(a)
+    kb, cb = _children_with_keys(b)
+    if [str(k) for k in ka] != [str(k) for k in kb]:
+        return [(path, _describe(a), _describe(b))]
+    out = []
+    for k, x, y in zip(ka, ca, cb):
+        out.extend(structure_diffs(x, y, path + (k,)))
+    return out or [(path, _describe(a), _describe(b))]
+
+
+def _children_with_keys(x: Any) -> tuple[list, list]:
+    pairs, _ = tree_util.flatten_one_level_with_keys(x)
+    pairs = list(pairs)
+    return [k for k, _ in pairs], [c for _, c in pairs]
+
+
+def _path_str(path: tuple) -> str:
+    return tree_util.keystr(tuple(path))
+
+
+def check_same_outputs(api: str, name1: str, name2: str, f1: Callable, f2: Callable,
+                       tree1: Any, avals1: Sequence[ShapedArray], tree2: Any,
+                       avals2: Sequence[ShapedArray]) -> None:
+    """TypeError when two branches' outputs differ in structure, shape or dtype, by path."""
+    head = f"{name1} is {fun_info(f1)}\n{name2} is {fun_info(f2)}\n\n"
+    if tree1 != tree2:
+        s1 = tree_util.tree_unflatten(tree1, [0] * tree1.num_leaves)
+        s2 = tree_util.tree_unflatten(tree2, [0] * tree2.num_leaves)
+        diffs = [f"{name1} output{_at_path(p)} is {d1} but {name2} output{_at_path(p)} is {d2}"
+                 for p, d1, d2 in structure_diffs(s1, s2)]
+        raise TypeError(f"{api} branch outputs must have the same pytree structure, but they "
+                        f"differ:\n\n{head}" + _bullets(diffs) +
+                        f"\nRevise {name1} and/or {name2} so that they return the same structure.")
+    bad = []
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(tree1, [0] * tree1.num_leaves))[0]]
+    for p, a1, a2 in zip(paths, avals1, avals2):
+        if not typematch(a1, a2):
+            bad.append(f"the output of {name1}{_at_path(p)} has type {a1.str_short()} but the "
+                       f"corresponding output of {name2} has type {a2.str_short()}"
+                       f"{mismatch_extra(a1, a2)}")
+    if bad:
+        bad[0] = bad[0][0].upper() + bad[0][1:]
+        raise TypeError(f"{api} branches must have equal output types but they differ.\n\n{head}"
+                        + _bullets(bad) +
+                        f"\nRevise {name1} and/or {name2} so that all output types match.")
+
+
+def _at_path(p: tuple) -> str:
+    return f" at path {_path_str(p)}" if p else ""
+
+
+def _bullets(items: list[str]) -> str:
+    if len(items) == 1:
+        return items[0] + ".\n"
+    return "".join(f"  * {d};\n" for d in items[:-1]) + f"  * {items[-1]}.\n"
+
+
+def mismatch_extra(a: ShapedArray, b: ShapedArray) -> str:
+    if a.shape != b.shape and a.dtype != b.dtype:
+        return ", so the shapes and dtypes do not match"
+    if a.shape != b.shape:
+        return ", so the shapes do not match"
+    return ", so the dtypes do not match"
+
+
+def check_carry(api: str, fun: Callable, in_tree: Any, in_avals: Sequence[ShapedArray],
+                out_tree: Any, out_avals: Sequence[ShapedArray]) -> None:
+    """TypeError when a loop body's carry output differs from its input, naming each leaf path."""
+    name = first_param_name(fun)
+
+    def component(p: tuple) -> str:
+        if name:
+            return f"the input carry component {name}{_path_str(p)}" if p else f"the input carry {name}"
+        return f"the input carry at path {_path_str(p)}" if p else "the input carry"
+
+    if in_tree != out_tree:
+        s1 = tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
+        s2 = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        diffs = [f"{component(p)} is {d1} but the corresponding component of the carry output "
+                 f"is {d2}" for p, d1, d2 in structure_diffs(s1, s2)]
+        diffs[0] = diffs[0][0].upper() + diffs[0][1:]
+        raise TypeError(f"{api} function carry input and carry output must have the same pytree "
+                        "structure, but they differ:\n\n" + _bullets(diffs) +
+                        "\nRevise the function so that the carry output has the same pytree "
+                        f"structure as the carry input ({fun_info(fun)}).")
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
+    bad = [f"{component(p)} has type {a.str_short()} but the corresponding output carry "
+           f"component has type {b.str_short()}{mismatch_extra(a, b)}"
+           for p, a, b in zip(paths, in_avals, out_avals) if not typematch(a, b)]
+    if bad:
+        bad[0] = bad[0][0].upper() + bad[0][1:]
+        raise TypeError(f"{api} function carry input and carry output must have equal types, but "
+                        "they differ:\n\n" + _bullets(bad) +
+                        "\nRevise the function so that all output types match the corresponding "
+                        f"input types ({fun_info(fun)}).")
+
+
+def promote_weak_carry(init_leaves: list, in_avals: list[ShapedArray],
+                       out_avals: Sequence[ShapedArray]) -> tuple[list, list[ShapedArray], bool]:
+    """Weakly typed initial carries (Python scalars) take the dtype their body produces."""
+    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
+    changed = False
+    new_leaves, new_avals = list(init_leaves), list(in_avals)
+    for i, (x, a, b) in enumerate(zip(init_leaves, in_avals, out_avals)):
+        if a.weak_type and not typematch(a, b) and a.shape == b.shape:
+            dt = dtypes.result_type(x, np.dtype(b.dtype) if not b.weak_type else b.dtype)
+            if b.weak_type:
+                dt = b.dtype
+            new_leaves[i] = convert_element_type(x, dt)
+            new_avals[i] = ShapedArray(a.shape, dt, False)
+            changed = True
+    return new_leaves, new_avals, changed
+
+
+def split(seq: Sequence[Any], sizes: Sequence[int]) -> list[list[Any]]:
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(seq[i:i + n]))
+        i += n
+    out.append(list(seq[i:]))
+    return out
+
+
+def check_program_inputs(name: str, program: Program, avals: Sequence[ShapedArray],
+                         what: str) -> None:
+    want = program.in_avals
+    if len(avals) != len(want) or not all(typematch(a, b) for a, b in zip(avals, want)):
+        raise type_error(name, f"{what} takes {[a.str_short() for a in want]} but is given "
+                         f"{[a.str_short() for a in avals]}")
+
+
+def merge_consts(programs: Sequence[Program], consts_list: Sequence[list]) -> tuple[list[Program], list]:
+    """Give every program the same leading const inputs (the union of all their consts)."""
+    merged: list = []
+    index: dict[int, int] = {}
+    positions = []
+    for consts in consts_list:
+        pos = []
+        for c in consts:
+            j = index.get(id(c))
+            if j is None:
+                j = index[id(c)] = len(merged)
+                merged.append(c)
+            pos.append(j)
+        positions.append(pos)
+    out = []
+    for program, consts, pos in zip(programs, consts_list, positions):
+        nc = len(consts)
+        own = dict(zip(pos, program.invars[:nc]))
+        cvars = [own[j] if j in own else Var(abstractify(merged[j])) for j in range(len(merged))]
+        if nc == len(merged) and pos == list(range(nc)):
+            out.append(program)
+        else:
+            out.append(Program([], cvars + list(program.invars[nc:]), program.outvars,
+                               program.eqns))
+    return out, merged
+
+
+# =============================================================================== cond / switch
+
+cond_p = Primitive("cond", multiple_results=True)
+
+
+def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray,
+                        branches: tuple[Program, ...]) -> list[ShapedArray]:
+    if index.shape != () or index.dtype != np.dtype(np.int32):
+        raise type_error("lax.cond", f"the branch index must be an int32 scalar, got "
+                         f"{index.str_short()}")
+    for i, b in enumerate(branches):
+        check_program_inputs("lax.cond", b, ops, f"branch {i}")
+    return list(branches[0].out_avals)
+
+
+def _cond_lowering(ctx: Any, index: str, *ops: str, branches: tuple[Program, ...]) -> list[str]:
+    out_avals = list(ctx.avals_out)
+    regions = []
+    for b in branches:
+        def body(rctx: Any, _args: list[str], b: Program = b) -> list[str]:
+            return rctx.lower_program_inline(b, list(ops))
+        regions.append(ctx.region([], body, out_avals))
+    res = ctx.op("stablehlo.case", [index], result_avals=out_avals, regions=regions,
+                 operand_avals=[ctx.avals_in[0]])
+    return [res] if len(out_avals) == 1 else list(res)
+
+
+cond_p.abstract_eval = _cond_abstract_eval
+cond_p.lowering = _cond_lowering
+
+
+def _scalar_check(api: str, what: str, x: Any) -> np.dtype:
+    if x is None:
+        raise TypeError(f"{api}: the {what} is None")
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{api}: the {what} must be a scalar, got a {type(x).__name__}")
+    shape = np.shape(x) if not hasattr(x, "shape") else tuple(x.shape)
+    if shape != ():
+        raise TypeError(f"{api}: the {what} must be a scalar, got a value of shape {shape}")
+    try:
+        return dtypes.dtype(x, canonicalize=True)
+    except TypeError as e:
+        raise TypeError(f"{api}: the {what} must be a boolean or a number, got {x!r}") from e
+
+
+def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Sequence[str],
+                   operands: tuple) -> Any:
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    avals = avals_of(leaves)
+    staged = [stage(b, operands, avals) for b in branches]
+    programs = [s[0] for s in staged]
+    trees = [s[2] for s in staged]
+    ref = len(branches) - 1 if api == "cond" else 0  # cond reports true_fun first, like JAX
+    for i in range(len(branches)):
+        if i != ref:
+            check_same_outputs(api, names[ref], names[i], branches[ref], branches[i], trees[ref],
+                               programs[ref].out_avals, trees[i], programs[i].out_avals)
+    programs, consts = merge_consts(programs, [s[1] for s in staged])
+    out = cond_p.bind(index, *consts, *leaves, branches=tuple(programs))
+    return tree_util.tree_unflatten(trees[0], out)
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
+         operand: Any = None) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
+
+    Both branches are traced (once each) and must return the same pytree structure with the same
+    shapes and dtypes. ``pred`` is a scalar bool (numbers are compared with zero). Under ``vmap``
+    with a batched ``pred`` both branches run and the results are selected elementwise.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.cond(jnp.int32(0), lambda x: x * 2, lambda x: -x, jnp.arange(3)).tolist()
+        [0, -1, -2]
+    """
+    from fluxion.lax.elementwise import convert_element_type, ne  # noqa: PLC0415
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
+    if operand is not None:
+        if operands:
+            raise TypeError("lax.cond: if the 'operand' keyword is passed, no positional operands "
+                            "can be passed")
+        operands = (operand,)
+    dt = _scalar_check("lax.cond", "predicate", pred)
+    if dt.kind != "b":
+        if dt.kind in "iuf":
+            pred = ne(pred, np.zeros((), dt))
+        else:
+            raise TypeError(f"lax.cond: the predicate must be a boolean or a number, got dtype "
+                            f"{dt.name}")
+    index = convert_element_type(pred, np.int32)
+    return _bind_branches("cond", index, [false_fun, true_fun], ["false_fun", "true_fun"],
+                          tuple(operands))
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: Any = None) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
+
+    Every branch is traced once and must return the same structure, shapes and dtypes.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> fs = [lambda x: x + 1, lambda x: x * 10]
+        >>> lax.switch(7, fs, jnp.int32(3)).tolist()   # index 7 is clamped to 1
+        30
+    """
+    from fluxion.lax.elementwise import clamp, convert_element_type  # noqa: PLC0415
+    if operand is not None:
+        if operands:
+            raise TypeError("lax.switch: if the 'operand' keyword is passed, no positional "
+                            "operands can be passed")
+        operands = (operand,)
+    dt = _scalar_check("lax.switch", "branch index", index)
+    if dt.kind not in "iu":
+        raise TypeError(f"lax.switch: the branch index must be an integer, got dtype {dt.name}")
+    branches = tuple(branches)
+    if not branches:
+        raise ValueError("lax.switch: empty sequence of branches")
+    if not all(callable(b) for b in branches):
+        raise TypeError("lax.switch: every branch must be callable")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    idx = convert_element_type(index, np.int32)
+    idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    return _bind_branches("switch", idx, branches,
+                          [f"branch {i}" for i in range(len(branches))], tuple(operands))

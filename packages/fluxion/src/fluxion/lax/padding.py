@@ -1,0 +1,111 @@
+"""Padding: the ``pad`` primitive (low, high and interior padding, negative edges crop) and
+``padtype_to_pads``, which turns ``'SAME'``/``'VALID'`` into explicit ``(low, high)`` pairs.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.pad(jnp.array([1, 2]), 0, [(1, 0, 1)]).tolist()
+    [0, 1, 0, 2]
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+from fluxion.core.avals import ShapedArray
+from fluxion.core.primitive import Primitive
+from fluxion.lax._base import attr_i64_array, type_error, value_error
+
+__all__ = ["pad", "pad_p", "padtype_to_pads"]
+
+pad_p = Primitive("pad")
+
+
+def _pad_abstract_eval(x: ShapedArray, padding_value: ShapedArray, *,
+                       padding_config: tuple[tuple[int, int, int], ...]) -> ShapedArray:
+    if padding_value.shape:
+        raise type_error("lax.pad", f"padding_value must be a scalar, got shape {padding_value.shape}")
+    if padding_value.dtype != x.dtype:
+        raise type_error("lax.pad", f"padding_value dtype {padding_value.dtype.name} must equal the "
+                         f"operand dtype {x.dtype.name}")
+    if len(padding_config) != x.ndim:
+        raise value_error("lax.pad", f"padding_config {padding_config} must have one (low, high, "
+                          f"interior) triple per operand dimension; operand shape {x.shape}")
+    shape = []
+    for d, (lo, hi, interior) in zip(x.shape, padding_config):
+        if interior < 0:
+            raise value_error("lax.pad", f"interior padding must be nonnegative, got padding_config "
+                              f"{padding_config}")
+        size = lo + hi + d + max(d - 1, 0) * interior
+        if size < 0:
+            raise value_error("lax.pad", f"padding_config {padding_config} gives a negative "
+                              f"dimension size for operand shape {x.shape}")
+        shape.append(size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type and padding_value.weak_type)
+
+
+def _pad_lowering(ctx: Any, x: str, padding_value: str, *,
+                  padding_config: tuple[tuple[int, int, int], ...]) -> str:
+    lo = [c[0] for c in padding_config]
+    hi = [c[1] for c in padding_config]
+    interior = [c[2] for c in padding_config]
+    return ctx.op("stablehlo.pad", [x, padding_value],
+                  attrs=f"edge_padding_high = {attr_i64_array(hi)}, "
+                        f"edge_padding_low = {attr_i64_array(lo)}, "
+                        f"interior_padding = {attr_i64_array(interior)}")
+
+
+pad_p.abstract_eval = _pad_abstract_eval
+pad_p.lowering = _pad_lowering
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    """Pad ``operand`` with the scalar ``padding_value``.
+
+    ``padding_config`` has one ``(low, high, interior)`` triple per dimension: ``low``/``high``
+    elements go before/after (negative values crop), ``interior`` between neighbours.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.pad(jnp.arange(4.0), -1.0, [(-1, 2, 0)]).tolist()
+        [1.0, 2.0, 3.0, -1.0, -1.0]
+    """
+    try:
+        config = tuple((operator.index(lo), operator.index(hi), operator.index(i))
+                       for lo, hi, i in padding_config)
+    except (TypeError, ValueError):
+        raise value_error("lax.pad", "padding_config must be a sequence of (low, high, interior) "
+                          f"integer triples, got {padding_config!r}") from None
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
+                    window_strides: Sequence[int], padding: Any) -> list[tuple[int, int]]:
+    """Explicit ``(low, high)`` pads for a padding name over spatial dimensions.
+
+    ``'VALID'`` pads nothing; ``'SAME'`` pads so the output size is ``ceil(in / stride)``
+    (an odd total puts the extra element at the end); ``'SAME_LOWER'`` puts it at the start.
+
+    Example:
+        >>> from fluxion import lax
+        >>> lax.padtype_to_pads((5,), (3,), (2,), "SAME")
+        [(1, 1)]
+    """
+    name = getattr(padding, "name", padding)
+    if not isinstance(name, str):
+        raise TypeError(f"padtype_to_pads: padding must be a string, got {padding!r}")
+    name = name.upper()
+    if name == "VALID":
+        return [(0, 0)] * len(in_shape)
+    if name not in ("SAME", "SAME_LOWER"):
+        raise RuntimeError(f"padtype_to_pads: unrecognized padding type {padding!r}; expected "
+                           "'VALID', 'SAME' or 'SAME_LOWER'")
+    pads = []
+    for n, w, s in zip(in_shape, window_shape, window_strides):
+        out = -(-int(n) // int(s))
+        total = max((out - 1) * int(s) + int(w) - int(n), 0)
+        small = total // 2
+        pads.append((small, total - small) if name == "SAME" else (total - small, small))
+    return pads

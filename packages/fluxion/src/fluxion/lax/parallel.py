@@ -1,0 +1,469 @@
+"""Named-axis collectives: psum, pmean, pmax, pmin, all_gather, axis_index, ppermute, all_to_all.
+
+A collective names an axis bound by an enclosing ``vmap(..., axis_name=...)``; the ``vmap``'s
+batching rule resolves it (a ``psum`` over the vmapped axis is a sum over the batch dimension).
+Naming an axis that no enclosing transformation binds raises ``NameError``.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> from fluxion import lax
+    >>> fluxion.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(jnp.arange(1.0, 4.0)).tolist()
+    [0.16666666666666666, 0.3333333333333333, 0.5]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.primitive import Primitive
+from fluxion.lax._base import type_error, value_error
+from fluxion.lax.elementwise import convert_element_type, div, mul_p
+from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
+from fluxion.lax.shape_ops import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, slice_p
+from fluxion.transforms import batching as _bt
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
+           "all_to_all", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p",
+           "ppermute_p", "all_to_all_p"]
+
+
+# ------------------------------------------------------------------ axis names
+
+def _bound_axes() -> dict[Any, int]:
+    """Axis name -> size for every axis bound by an enclosing vmap (innermost binding wins)."""
+    from fluxion.core.trace import STATE  # noqa: PLC0415
+    out: dict[Any, int] = {}
+    it = STATE.interp
+    while it is not None:
+        ax = getattr(it, "axis", None)
+        if isinstance(ax, _bt.AxisData) and ax.name is not None and it.active:
+            out.setdefault(ax.name, ax.size)
+        it = it.parent
+    return out
+
+
+def _unbound(fun: str, name: Any, bound: Sequence[Any]) -> NameError:
+    have = ", ".join(repr(b) for b in bound) if bound else "none"
+    return NameError(f"{fun}: unbound axis name: {name!r}. The axis names bound here (by "
+                     f"vmap's axis_name) are: {have}.")
+
+
+def _axis_names(fun: str, axis_name: Any) -> tuple[Any, ...]:
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    bound = _bound_axes()
+    for n in names:
+        if n not in bound:
+            raise _unbound(fun, n, list(bound))
+    return names
+
+
+def _axis_size(fun: str, names: tuple[Any, ...]) -> int:
+    bound = _bound_axes()
+    size = 1
+    for n in names:
+        size *= bound[n]
+    return size
+
+
+def _no_eval(name: str) -> Any:
+    def impl(*args: Any, axis_name: Any, **params: Any) -> Any:
+        raise NameError(f"lax.{name}: unbound axis name: {axis_name!r}; collectives run only "
+                        "inside a vmap (or other transformation) that binds that axis name")
+
+    def lowering(ctx: Any, *args: Any, axis_name: Any, **params: Any) -> Any:
+        impl(axis_name=axis_name)
+
+    return impl, lowering
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return _bt._shape(x)
+
+
+# ------------------------------------------------------------------ psum / pmax / pmin
+
+def _reduction_collective(name: str, reduce_p: Primitive, kind: str) -> Primitive:
+    p = Primitive(name)
+    p.abstract_eval = lambda x, *, axis_name: x
+    p.impl, p.lowering = _no_eval(name)
+    p.props["batch_axis"] = True
+
+    def batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple) -> Any:
+        x, d = args[0], dims[0]
+        if axis.name not in axis_name:
+            return p.bind(x, axis_name=axis_name), d
+        rest = tuple(n for n in axis_name if n != axis.name)
+        if d is not None:
+            out = reduce_p.bind(x, axes=(d,))
+        elif kind == "sum":
+            aval = _bt.abstractify(x)
+            out = mul_p.bind(x, convert_element_type(axis.size, aval.dtype, aval.weak_type))
+        else:
+            out = x
+        if rest:
+            out = p.bind(out, axis_name=rest)
+        return out, None
+
+    p.batch = batch
+    return p
+
+
+psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
+pmax_p = _reduction_collective("pmax", reduce_max_p, "max")
+pmin_p = _reduction_collective("pmin", reduce_min_p, "min")
+
+
+def _tree_bind(p: Primitive, x: Any, names: tuple, **params: Any) -> Any:
+    return tree_util.tree_map(lambda v: p.bind(v, axis_name=names, **params), x)
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """Sum of ``x`` (a pytree of arrays) over the members of the named axis.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
+        [3, 3, 3]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.psum: axis_index_groups is not supported")
+    return _tree_bind(psum_p, x, _axis_names("lax.psum", axis_name))
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """Maximum of ``x`` over the members of the named axis.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.pmax(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
+        [2, 2, 2]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.pmax: axis_index_groups is not supported")
+    return _tree_bind(pmax_p, x, _axis_names("lax.pmax", axis_name))
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """Minimum of ``x`` over the members of the named axis.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.pmin(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
+        [0, 0, 0]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.pmin: axis_index_groups is not supported")
+    return _tree_bind(pmin_p, x, _axis_names("lax.pmin", axis_name))
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """Mean of ``x`` over the members of the named axis (integers give floats, as in JAX).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.pmean(x, "i"), axis_name="i")(jnp.arange(3.0)).tolist()
+        [1.0, 1.0, 1.0]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.pmean: axis_index_groups is not supported")
+    names = _axis_names("lax.pmean", axis_name)
+    n = _axis_size("lax.pmean", names)
+
+    def mean(v: Any) -> Any:
+        s = psum_p.bind(v, axis_name=names)
+        aval = _bt.abstractify(s)
+        dt = aval.dtype
+        if not dtypes.issubdtype(dt, np.inexact):
+            dt = dtypes.canonicalize_dtype(np.float64)
+            s = convert_element_type(s, dt, aval.weak_type)
+        return div(s, convert_element_type(n, dt, True))
+
+    return tree_util.tree_map(mean, x)
+
+
+# ------------------------------------------------------------------ axis_index
+
+axis_index_p = Primitive("axis_index")
+axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
+axis_index_p.impl, axis_index_p.lowering = _no_eval("axis_index")
+axis_index_p.props["batch_axis"] = True
+
+
+def _axis_index_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any) -> Any:
+    if axis.name != axis_name:
+        return axis_index_p.bind(axis_name=axis_name), None
+    return iota_p.bind(dtype=np.dtype(np.int32), shape=(axis.size,), dimension=0), 0
+
+
+axis_index_p.batch = _axis_index_batch
+
+
+def axis_index(axis_name: Any) -> Any:
+    """The index of this member along the named axis (int32).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.axis_index("i"), axis_name="i")(jnp.zeros(3)).tolist()
+        [0, 1, 2]
+    """
+    names = _axis_names("lax.axis_index", axis_name)
+    if len(names) != 1:
+        raise NotImplementedError("lax.axis_index: only a single axis name is supported")
+    return axis_index_p.bind(axis_name=names[0])
+
+
+# ------------------------------------------------------------------ all_gather
+
+all_gather_p = Primitive("all_gather")
+
+
+def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
+                              axis_size: int) -> ShapedArray:
+    if not 0 <= axis <= x.ndim - (1 if tiled else 0):
+        raise type_error("lax.all_gather", f"axis {axis} is out of range for shape {x.shape}")
+    shape = list(x.shape)
+    if tiled:
+        shape[axis] *= axis_size
+    else:
+        shape.insert(axis, axis_size)
+    return ShapedArray(tuple(shape), x.dtype, x.weak_type)
+
+
+all_gather_p.abstract_eval = _all_gather_abstract_eval
+all_gather_p.impl, all_gather_p.lowering = _no_eval("all_gather")
+all_gather_p.props["batch_axis"] = True
+
+
+def _merge(x: Any, axis: int) -> Any:
+    """Merge dimensions ``axis`` and ``axis + 1`` of ``x``."""
+    s = _shape(x)
+    return reshape_p.bind(x, new_sizes=s[:axis] + (s[axis] * s[axis + 1],) + s[axis + 2:])
+
+
+def _all_gather_batch(ax: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any, axis: int,
+                      tiled: bool, axis_size: int) -> Any:
+    x, d = args[0], dims[0]
+    if ax.name != axis_name:
+        if d is None:
+            return all_gather_p.bind(x, axis_name=axis_name, axis=axis, tiled=tiled,
+                                     axis_size=axis_size), None
+        x = _bt.moveaxis(x, d, 0)
+        return all_gather_p.bind(x, axis_name=axis_name, axis=axis + 1, tiled=tiled,
+                                 axis_size=axis_size), 0
+    out = _bt.matchaxis(x, d, axis, ax.size)
+    if tiled:
+        out = _merge(out, axis)
+    return out, None
+
+
+all_gather_p.batch = _all_gather_batch
+
+
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
+               tiled: bool = False) -> Any:
+    """Every member's ``x`` stacked along a new dimension ``axis`` (or, ``tiled``,
+    concatenated along ``axis``).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.all_gather(x, "i"), axis_name="i")(jnp.arange(2)).tolist()
+        [[0, 1], [0, 1]]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.all_gather: axis_index_groups is not supported")
+    names = _axis_names("lax.all_gather", axis_name)
+    if len(names) != 1:
+        raise NotImplementedError("lax.all_gather: only a single axis name is supported")
+    size = _axis_size("lax.all_gather", names)
+
+    def gather(v: Any) -> Any:
+        nd = len(_shape(v))
+        a = axis + nd + (0 if tiled else 1) if axis < 0 else axis
+        return all_gather_p.bind(v, axis_name=names[0], axis=int(a), tiled=bool(tiled),
+                                 axis_size=size)
+
+    return tree_util.tree_map(gather, x)
+
+
+# ------------------------------------------------------------------ ppermute
+
+ppermute_p = Primitive("ppermute")
+ppermute_p.abstract_eval = lambda x, *, axis_name, perm: x
+ppermute_p.impl, ppermute_p.lowering = _no_eval("ppermute")
+ppermute_p.props["batch_axis"] = True
+
+
+def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
+                    perm: tuple) -> Any:
+    x, d = args[0], dims[0]
+    if axis.name != axis_name:
+        return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
+    size = axis.size
+    x = _bt.bdim_to_front(x, d, size)
+    shape = _shape(x)
+    aval = _bt.abstractify(x)
+    src_of = {dst: src for src, dst in perm}
+    pieces = []
+    for dst in range(size):
+        src = src_of.get(dst)
+        if src is None:
+            zero = np.zeros((), aval.dtype)
+            pieces.append(broadcast_in_dim_p.bind(zero, shape=(1,) + shape[1:],
+                                                  broadcast_dimensions=()))
+        else:
+            start = (src,) + (0,) * (len(shape) - 1)
+            limit = (src + 1,) + shape[1:]
+            pieces.append(slice_p.bind(x, start_indices=start, limit_indices=limit, strides=None))
+    out = pieces[0] if len(pieces) == 1 else concatenate_p.bind(*pieces, dimension=0)
+    return out, 0
+
+
+ppermute_p.batch = _ppermute_batch
+
+
+def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
+    """Send each member's ``x`` to another: ``perm`` lists ``(source, destination)`` pairs;
+    members that receive nothing get zeros.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> shift = lambda x: lax.ppermute(x, "i", [(0, 1), (1, 2), (2, 0)])
+        >>> fluxion.vmap(shift, axis_name="i")(jnp.arange(3)).tolist()
+        [2, 0, 1]
+    """
+    names = _axis_names("lax.ppermute", axis_name)
+    if len(names) != 1:
+        raise NotImplementedError("lax.ppermute: only a single axis name is supported")
+    size = _axis_size("lax.ppermute", names)
+    pairs = tuple((int(s), int(t)) for s, t in perm)
+    srcs, dsts = [s for s, _ in pairs], [t for _, t in pairs]
+    if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
+        raise ValueError(f"lax.ppermute: perm sources and destinations must be unique, got {perm}")
+    if any(not 0 <= i < size for i in srcs + dsts):
+        raise ValueError(f"lax.ppermute: perm {perm} has indices outside the axis {names[0]!r} "
+                         f"of size {size}")
+    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=names[0], perm=pairs), x)
+
+
+def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
+    """Member ``i`` receives the ``x`` of member ``perm[i]``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.pshuffle(x, "i", [2, 0, 1]), axis_name="i")(jnp.arange(3)).tolist()
+        [2, 0, 1]
+    """
+    return ppermute(x, axis_name, [(int(src), dst) for dst, src in enumerate(perm)])
+
+
+# ------------------------------------------------------------------ all_to_all
+
+all_to_all_p = Primitive("all_to_all")
+
+
+def _all_to_all_shape(shape: tuple[int, ...], split_axis: int, concat_axis: int, tiled: bool,
+                      size: int) -> tuple[int, ...]:
+    s = list(shape)
+    if tiled:
+        s[split_axis] //= size
+        s[concat_axis] *= size
+    else:
+        del s[split_axis]
+        s.insert(concat_axis, size)
+    return tuple(s)
+
+
+def _all_to_all_abstract_eval(x: ShapedArray, *, axis_name: Any, split_axis: int,
+                              concat_axis: int, tiled: bool, axis_size: int) -> ShapedArray:
+    return x.update(shape=_all_to_all_shape(x.shape, split_axis, concat_axis, tiled, axis_size))
+
+
+all_to_all_p.abstract_eval = _all_to_all_abstract_eval
+all_to_all_p.impl, all_to_all_p.lowering = _no_eval("all_to_all")
+all_to_all_p.props["batch_axis"] = True
+
+
+def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
+                      split_axis: int, concat_axis: int, tiled: bool, axis_size: int) -> Any:
+    x, d = args[0], dims[0]
+    if axis.name != axis_name:
+        if d is None:
+            return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis,
+                                     concat_axis=concat_axis, tiled=tiled,
+                                     axis_size=axis_size), None
+        x = _bt.moveaxis(x, d, 0)
+        return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis + 1,
+                                 concat_axis=concat_axis + 1, tiled=tiled,
+                                 axis_size=axis_size), 0
+    size = axis.size
+    x = _bt.bdim_to_front(x, d, size)  # [member i, per-example dims...]
+    s = _shape(x)
+    if tiled:  # split the split axis into (size, chunk): the untiled case on that new axis
+        k = s[1 + split_axis] // size
+        x = reshape_p.bind(x, new_sizes=s[:1 + split_axis] + (size, k) + s[2 + split_axis:])
+    # The untiled case: the per-example split axis becomes the member axis, and the member axis
+    # becomes the per-example axis at concat_axis.
+    x = _bt.moveaxis(x, 1 + split_axis, 0)
+    x = _bt.moveaxis(x, 1, 1 + concat_axis)
+    if tiled:
+        x = _merge(x, 1 + concat_axis)
+    return x, 0
+
+
+all_to_all_p.batch = _all_to_all_batch
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Any = None, tiled: bool = False) -> Any:
+    """Exchange chunks between members: the unmapped ``split_axis`` becomes the named axis and
+    the named axis appears in the result at ``concat_axis``.
+
+    Untiled, ``x.shape[split_axis]`` must equal the axis size and the result has that axis
+    removed and one of the axis size inserted at ``concat_axis``; ``tiled`` splits
+    ``split_axis`` into chunks and concatenates them along ``concat_axis``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> f = lambda x: lax.all_to_all(x, "i", 0, 0)
+        >>> fluxion.vmap(f, axis_name="i")(jnp.arange(4).reshape(2, 2)).tolist()
+        [[0, 2], [1, 3]]
+    """
+    if axis_index_groups is not None:
+        raise NotImplementedError("lax.all_to_all: axis_index_groups is not supported")
+    names = _axis_names("lax.all_to_all", axis_name)
+    if len(names) != 1:
+        raise NotImplementedError("lax.all_to_all: only a single axis name is supported")
+    size = _axis_size("lax.all_to_all", names)
+
+    def one(v: Any) -> Any:
+        shape = _shape(v)
+        nd = len(shape)
+        sa = split_axis + nd if split_axis < 0 else split_axis
+        ca = concat_axis + nd if concat_axis < 0 else concat_axis
+        if not 0 <= sa < nd or not 0 <= ca < (nd if tiled else nd):
+            raise value_error("lax.all_to_all", f"split_axis {split_axis} / concat_axis "
+                              f"{concat_axis} out of range for shape {shape}")
+        if tiled and shape[sa] % size:
+            raise ValueError(f"lax.all_to_all: the size of split_axis ({shape[sa]}) has to be "
+                             f"divisible by the size of the named axis {names[0]!r} ({size})")
+        if not tiled and shape[sa] != size:
+            raise ValueError(f"lax.all_to_all requires the size of the named axis {names[0]!r} "
+                             f"({size}) to equal x.shape[split_axis] ({shape[sa]})")
+        return all_to_all_p.bind(v, axis_name=names[0], split_axis=int(sa),
+                                 concat_axis=int(ca), tiled=bool(tiled), axis_size=size)
+
+    return tree_util.tree_map(one, x)

@@ -1,0 +1,59 @@
+"""Fast paths for the commonest NumPy calls: operands that need no promotion or broadcasting.
+
+A binary ufunc on two arrays of the same dtype, weak type and shape (or a rank-0 operand), or on
+an array and a Python number of a compatible kind, goes straight to its lax op. Everything else
+takes the general path in ``_util.promote_args``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fluxion.backend.array import Array
+from fluxion.core.trace import EVAL, STATE, Tracer
+
+__all__ = ["binary_operands"]
+
+_dispatch: Any = None
+
+
+def _scalar_like(v: Any, k: Any) -> Any:
+    global _dispatch
+    dt = k.dtype
+    kind = dt.kind
+    if not ((kind == "f" or kind == "c") and dt.isbuiltin or (kind in "iu" and type(v) is int)):
+        return None
+    if _dispatch is None:
+        from fluxion.backend import dispatch  # noqa: PLC0415  (loaded once an Array exists)
+        _dispatch = dispatch
+    return _dispatch.scalar_constant(v, dt, k.weak_type)
+
+
+def binary_operands(x: Any, y: Any) -> tuple[Any, Any] | None:
+    """``(x, y)`` ready for the lax op when no promotion work is needed, else None."""
+    tx, ty = type(x), type(y)
+    if tx is Array:
+        kx = x._k
+        if ty is Array:
+            ky = y._k
+            if (kx.dtype == ky.dtype and kx.weak_type == ky.weak_type
+                    and (kx.shape == ky.shape or not kx.shape or not ky.shape)):
+                return x, y
+            return None
+        if (ty is float or ty is int) and STATE.interp is EVAL:
+            c = _scalar_like(y, kx)
+            if c is not None:
+                return x, c
+        return None
+    if ty is Array:
+        if (tx is float or tx is int) and STATE.interp is EVAL:
+            c = _scalar_like(x, y._k)
+            if c is not None:
+                return c, y
+        return None
+    if isinstance(x, Tracer) and isinstance(y, Tracer):
+        ax, ay = x.aval, y.aval
+        if (ax.dtype == ay.dtype and ax.weak_type == ay.weak_type
+                and (ax.shape == ay.shape or not ax.shape or not ay.shape)):
+            return x, y
+    return None

@@ -1,0 +1,380 @@
+"""Typed PRNG key arrays (``key<fry>``) and key-reuse checking.
+
+Design: a typed key array is a :class:`PRNGKeyArray`, a small wrapper of its key data (a
+``uint32[..., 2]`` Array or tracer) and its implementation. It behaves like an array of keys
+for ``shape``/``ndim``/``dtype``/indexing/``reshape``/iteration, and it is registered as a
+pytree node whose single child is the key data (aux data: the implementation). So ``jit``,
+``vmap``, ``grad`` and ``tree_util`` see a plain ``uint32`` array, and rebuild the key array on
+the way out: no transformation needs to know about keys. (JAX instead gives keys an extended
+dtype and makes them leaves; the visible difference is that ``tree_leaves(key)`` is the key
+data here.)
+
+Key reuse: with ``fluxion.config.update("jax_debug_key_reuse", True)``, each typed key array
+made while the flag is on carries a record of which of its keys were consumed (by a sampler,
+``split``, ``fold_in`` or ``bits``) and where; indexing shares the record, so consuming
+``keys[0]`` twice is caught too. Using a consumed key raises :class:`KeyReuseError`. The check
+runs eagerly (on concrete keys); inside ``jit`` and other transformations it is skipped.
+
+Example:
+    >>> import fluxion
+    >>> k = fluxion.random.key(0)
+    >>> k.dtype, k.shape
+    (key<fry>, ())
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Iterator
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core.config import config
+from fluxion.core.errors import KeyReuseError, user_source_line
+
+__all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
+           "is_key_array"]
+
+
+class PRNGImpl:
+    """A PRNG implementation: its name, dtype tag and key data shape."""
+
+    __slots__ = ("name", "tag", "key_shape")
+
+    def __init__(self, name: str, tag: str, key_shape: tuple[int, ...]) -> None:
+        self.name, self.tag, self.key_shape = name, tag, key_shape
+
+    def __repr__(self) -> str:
+        return f"PRNGImpl({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+THREEFRY = PRNGImpl("threefry2x32", "fry", (2,))
+_IMPLS = {THREEFRY.name: THREEFRY}
+
+
+class KeyDtype:
+    """The dtype of typed key arrays, printed ``key<fry>`` for threefry2x32.
+
+    Example:
+        >>> import fluxion
+        >>> str(fluxion.random.key(1).dtype)
+        'key<fry>'
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl: PRNGImpl) -> None:
+        self._impl = impl
+
+    @property
+    def name(self) -> str:
+        return f"key<{self._impl.tag}>"
+
+    @property
+    def impl(self) -> PRNGImpl:
+        return self._impl
+
+    def __repr__(self) -> str:
+        return self.name
+
+    __str__ = __repr__
+
+    def __eq__(self, other: Any) -> bool:
+        if isinstance(other, str):
+            return other in (self.name, self._impl.name)
+        return isinstance(other, KeyDtype) and other._impl is self._impl
+
+    def __hash__(self) -> int:
+        return hash(("KeyDtype", self._impl.name))
+
+
+def resolve_impl(impl: Any) -> PRNGImpl:
+    """The implementation named by ``impl`` (None: the default, threefry2x32)."""
+    if impl is None:
+        return THREEFRY
+    if isinstance(impl, PRNGImpl):
+        return impl
+    if isinstance(impl, KeyDtype):
+        return impl.impl
+    if isinstance(impl, str):
+        if impl in _IMPLS:
+            return _IMPLS[impl]
+        known = ", ".join(f'"{s}"' for s in _IMPLS)
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
+                         f"{known}?")
+    raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
+
+
+# ------------------------------------------------------------------------------ reuse records
+
+class _Record:
+    """Which keys of a key array were consumed, and where (numpy arrays of the key shape)."""
+
+    __slots__ = ("used", "where")
+
+    def __init__(self, used: np.ndarray, where: np.ndarray) -> None:
+        self.used, self.where = used, where
+
+    @classmethod
+    def fresh(cls, shape: tuple[int, ...]) -> "_Record":
+        return cls(np.zeros(shape, bool), np.full(shape, None, object))
+
+    def view(self, idx: Any) -> "_Record | None":
+        try:
+            used, where = self.used[idx], self.where[idx]
+        except (IndexError, TypeError, ValueError):
+            return None
+        if not isinstance(used, np.ndarray) or not np.shares_memory(used, self.used):
+            return None  # advanced indexing copies: the copy is tracked afresh
+        return _Record(used, where)
+
+    def reshaped(self, shape: tuple[int, ...]) -> "_Record | None":
+        try:
+            used = self.used.view()
+            used.shape = shape
+            where = self.where.view()
+            where.shape = shape
+        except (AttributeError, ValueError):
+            return None
+        return _Record(used, where)
+
+
+def _is_concrete(x: Any) -> bool:
+    from fluxion.core.trace import Tracer  # noqa: PLC0415
+    return not isinstance(x, Tracer)
+
+
+_RAW_USES: dict[int, tuple[Any, str]] = {}
+
+
+def consume(key: Any, fun: str) -> None:
+    """Mark ``key`` (a typed key array or raw key data) as used by ``fun``; with
+    ``jax_debug_key_reuse`` on, raise :class:`KeyReuseError` if it was used before."""
+    if not config.jax_debug_key_reuse:
+        return
+    where = f"fluxion.random.{fun} at {user_source_line()}"
+    if isinstance(key, PRNGKeyArray):
+        if not _is_concrete(key._base_array):
+            return
+        rec = key._track
+        if rec is None:
+            rec = key._track = _Record.fresh(key.shape)
+        if rec.used.any():
+            first = tuple(int(i) for i in np.argwhere(rec.used)[0])
+            at = f" (element {first})" if first else ""
+            raise KeyReuseError(
+                f"fluxion.random.{fun}: key {_short(key)}{at} was already used by "
+                f"{rec.where[first] if first else rec.where[()]}. A key is consumed by each "
+                "random function; use fluxion.random.split(key) to make new keys.")
+        rec.used[...] = True
+        rec.where[...] = where
+        return
+    if not _is_concrete(key):
+        return
+    kid = id(key)
+    hit = _RAW_USES.get(kid)
+    if hit is not None and hit[0]() is key:
+        raise KeyReuseError(
+            f"fluxion.random.{fun}: key {np.asarray(key).tolist()} was already used by {hit[1]}. "
+            "A key is consumed by each random function; use fluxion.random.split(key) to make "
+            "new keys.")
+    try:
+        ref = weakref.ref(key, lambda _r, kid=kid: _RAW_USES.pop(kid, None))
+    except TypeError:
+        return
+    _RAW_USES[kid] = (ref, where)
+
+
+def _short(key: "PRNGKeyArray") -> str:
+    try:
+        data = np.asarray(key._base_array).tolist()
+    except Exception:  # noqa: BLE001 - a description only
+        data = "?"
+    return f"{key.dtype}{list(key.shape)} {data}"
+
+
+# ------------------------------------------------------------------------------ the key array
+
+class PRNGKeyArray:
+    """An array of PRNG keys with dtype ``key<impl>`` (here ``key<fry>``).
+
+    Holds the key data, ``uint32[*shape, 2]``; a pytree node whose single child is that data.
+    Supports ``shape``, ``ndim``, ``size``, ``dtype``, ``len``, iteration, basic indexing,
+    ``reshape``, ``ravel``/``flatten``, ``squeeze``, ``T``/``transpose`` and ``==``.
+
+    Example:
+        >>> import fluxion
+        >>> keys = fluxion.random.split(fluxion.random.key(0), 4)
+        >>> keys.shape, keys[1:3].shape, keys.reshape(2, 2).shape
+        ((4,), (2,), (2, 2))
+    """
+
+    __slots__ = ("_base_array", "_impl", "_track")
+    __array_priority__ = 200
+
+    def __init__(self, impl: PRNGImpl, key_data: Any, _track: Any = None) -> None:
+        self._impl = impl
+        self._base_array = key_data
+        self._track = _track
+        if _track is None and config.jax_debug_key_reuse and hasattr(key_data, "shape"):
+            self._track = _Record.fresh(tuple(key_data.shape[:-1]))
+
+    # array-like surface
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._base_array.shape[:-len(self._impl.key_shape)])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> KeyDtype:
+        return KeyDtype(self._impl)
+
+    @property
+    def itemsize(self) -> int:
+        return 4 * int(np.prod(self._impl.key_shape))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator["PRNGKeyArray"]:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d key array")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def _wrap(self, data: Any, track: Any) -> "PRNGKeyArray":
+        return PRNGKeyArray(self._impl, data, track if track is not None else _NO_TRACK)
+
+    def __getitem__(self, idx: Any) -> "PRNGKeyArray":
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if any(i is Ellipsis for i in idx):
+            k = next(n for n, i in enumerate(idx) if i is Ellipsis)
+            used = sum(1 for i in idx if i is not None and i is not Ellipsis)
+            idx = idx[:k] + (slice(None),) * (self.ndim - used) + idx[k + 1:]
+        used = sum(1 for i in idx if i is not None)
+        if used > self.ndim:
+            raise IndexError(f"Too many indices for a key array: key array is {self.ndim}-"
+                             f"dimensional, but {used} were indexed")
+        full = idx + (slice(None),) * (self.ndim - used) + (slice(None),)
+        data = self._base_array[full]
+        track = self._track.view(idx + (Ellipsis,)) if self._track is not None else None
+        return self._wrap(data, track)
+
+    def reshape(self, *shape: Any, order: str = "C") -> "PRNGKeyArray":
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = tuple(shape[0])
+        shape = tuple(int(d) for d in shape)
+        if -1 in shape:
+            known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+            shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise TypeError(f"cannot reshape a key array of shape {self.shape} to {shape}")
+        from fluxion import lax  # noqa: PLC0415
+        data = lax.reshape(self._base_array, (*shape, *self._impl.key_shape))
+        track = self._track.reshaped(shape) if self._track is not None else None
+        return self._wrap(data, track)
+
+    def ravel(self) -> "PRNGKeyArray":
+        return self.reshape(self.size)
+
+    flatten = ravel
+
+    def squeeze(self, axis: Any = None) -> "PRNGKeyArray":
+        if axis is None:
+            shape = tuple(d for d in self.shape if d != 1)
+        else:
+            axes = {a % self.ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+            shape = tuple(d for i, d in enumerate(self.shape) if i not in axes)
+        return self.reshape(shape)
+
+    def transpose(self, *axes: Any) -> "PRNGKeyArray":
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0])
+        perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
+        from fluxion import lax  # noqa: PLC0415
+        data = lax.transpose(self._base_array, (*perm, self.ndim))
+        return self._wrap(data, None)
+
+    @property
+    def T(self) -> "PRNGKeyArray":  # noqa: N802
+        return self.transpose()
+
+    def copy(self) -> "PRNGKeyArray":
+        return PRNGKeyArray(self._impl, self._base_array)
+
+    def block_until_ready(self) -> "PRNGKeyArray":
+        fn = getattr(self._base_array, "block_until_ready", None)
+        if fn is not None:
+            fn()
+        return self
+
+    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+        if not isinstance(other, PRNGKeyArray) or other._impl is not self._impl:
+            raise TypeError(f"cannot compare a key array with {type(other).__name__}")
+        import fluxion.numpy as jnp  # noqa: PLC0415
+        return jnp.all(jnp.equal(self._base_array, other._base_array), axis=-1)
+
+    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+        import fluxion.numpy as jnp  # noqa: PLC0415
+        return jnp.logical_not(self.__eq__(other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError("a key array cannot be converted to a NumPy array; use "
+                        "fluxion.random.key_data(keys) to get its uint32 data")
+
+    def __bool__(self) -> bool:
+        raise TypeError("the truth value of a key array is not defined")
+
+    def __repr__(self) -> str:
+        try:
+            data = np.asarray(self._base_array)
+            body = np.array2string(data, separator=" ")
+        except Exception:  # noqa: BLE001 - tracers print their aval
+            body = repr(self._base_array)
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{body}"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+
+class _NoTrack:
+    """Marker: a derived key array whose record could not be shared (tracked afresh)."""
+
+
+_NO_TRACK: Any = None
+
+
+def is_key_array(x: Any) -> bool:
+    """True for a typed key array."""
+    return isinstance(x, PRNGKeyArray)
+
+
+def _flatten(k: PRNGKeyArray) -> tuple[tuple[Any], PRNGImpl]:
+    return (k._base_array,), k._impl
+
+
+def _unflatten(impl: PRNGImpl, children: Any) -> PRNGKeyArray:
+    obj = object.__new__(PRNGKeyArray)
+    obj._impl = impl
+    obj._base_array = tuple(children)[0]
+    obj._track = None
+    return obj
+
+
+tree_util.register_pytree_node(PRNGKeyArray, _flatten, _unflatten)

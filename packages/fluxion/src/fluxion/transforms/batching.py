@@ -1,0 +1,505 @@
+"""Automatic batching: ``vmap``.
+
+The batching interpreter tracks, for each value of the function being vectorised, the value for
+the whole batch and the position of the batch dimension in it (``bdim``), or ``not_mapped``
+(``None``) when the value is the same for every member of the batch. Each primitive's batching
+rule (``prim.batch``, set beside the primitive in its ``lax`` module) turns an operation on one
+example into one operation on the batch::
+
+    batch(args, dims, **params) -> (out, out_dim)     # multiple results: (outs, out_dims)
+
+``args`` are the batched values (with the parent interpreter current, so a rule binds primitives
+normally), ``dims`` their batch dimensions (an int or ``not_mapped``). A rule is only called
+when at least one argument is mapped. Rules that need the vmapped axis itself (the ``jit`` call
+primitive, named-axis collectives) set ``prim.props["batch_axis"] = True`` and are called as
+``batch(axis, args, dims, **params)`` with ``axis`` an :class:`AxisData`; they are called even
+when no argument is mapped, whenever the ``vmap`` has an ``axis_name``.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> fluxion.vmap(lambda x: x * 2)(jnp.arange(3)).tolist()
+    [0, 2, 4]
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import user_source_line
+from fluxion.core.ir import Program, eval_program
+from fluxion.core.trace import (
+    STATE, Interpreter, Tracer, check_live, interpreter_scope, set_current,
+)
+from fluxion.transforms.staging import (
+    abstractify, closed_call, fun_name, fun_source, jit_p, trace_to_program,
+)
+
+__all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "moveaxis",
+           "broadcast_batch", "bdim_to_front", "matchaxis", "bound_axis_names",
+           "elementwise_batch_rule", "unary_batch_rule", "batch_program"]
+
+not_mapped = None
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class AxisData:
+    """The axis a ``vmap`` maps over: its ``name`` (or None), ``size`` and ``spmd_name``."""
+
+    __slots__ = ("name", "size", "spmd_name")
+
+    def __init__(self, name: Any, size: int, spmd_name: Any = None) -> None:
+        self.name = name
+        self.size = size
+        self.spmd_name = spmd_name
+
+    def __repr__(self) -> str:
+        return f"AxisData(name={self.name!r}, size={self.size})"
+
+
+class BatchTracer(Tracer):
+    """A value inside a vmapped function: the batched value ``val`` with its batch dim ``bdim``.
+
+    Only mapped values are wrapped; unmapped values stay what they are (constants to vmap).
+    """
+
+    __slots__ = ("val", "bdim", "_aval")
+
+    def __init__(self, interp: "BatchInterpreter", val: Any, bdim: int) -> None:
+        self._interp = interp
+        self.val = val
+        self.bdim = bdim
+        self._aval = None
+
+    @property
+    def aval(self) -> ShapedArray:
+        a = self._aval
+        if a is None:
+            full = abstractify(self.val)
+            shape = full.shape
+            a = self._aval = full.update(shape=shape[:self.bdim] + shape[self.bdim + 1:])
+        return a
+
+
+class BatchInterpreter(Interpreter):
+    """Runs a function on a batch: every primitive is replaced by its batching rule."""
+
+    def __init__(self, axis: AxisData, description: str = "vmap") -> None:
+        self.axis = axis
+        self.axis_name = axis.name
+        self.description = description
+
+    def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        vals: list[Any] = []
+        dims: list[Any] = []
+        mapped = False
+        for x in args:
+            if type(x) is BatchTracer and x._interp is self:
+                vals.append(x.val)
+                dims.append(x.bdim)
+                mapped = True
+            else:
+                if isinstance(x, Tracer):
+                    check_live(x, self)
+                vals.append(x)
+                dims.append(None)
+        axis_rule = prim.props.get("batch_axis", False)
+        with set_current(self.parent):
+            if not mapped and not (axis_rule and self.axis_name is not None):
+                return prim.bind(*vals, **params)
+            rule = prim.batch
+            if rule is None:
+                raise NotImplementedError(
+                    f"vmap: the primitive '{prim.name}' has no batching rule yet "
+                    f"(at {user_source_line()})")
+            if axis_rule:
+                out, out_dim = rule(self.axis, vals, dims, **params)
+            else:
+                out, out_dim = rule(vals, dims, **params)
+        if prim.multiple_results:
+            return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
+        return out if out_dim is None else BatchTracer(self, out, out_dim)
+
+
+def bound_axis_names() -> list[Any]:
+    """The axis names bound by the enclosing ``vmap`` s, innermost first."""
+    names = []
+    it = STATE.interp
+    while it is not None:
+        name = getattr(it, "axis_name", None)
+        if name is not None and getattr(it, "active", True):
+            names.append(name)
+        it = it.parent
+    return names
+
+
+# ------------------------------------------------------------------ helpers for rules
+
+_LAX: Any = None
+
+
+def _shape_ops() -> Any:
+    global _LAX
+    if _LAX is None:
+        from fluxion.lax import shape_ops  # noqa: PLC0415  (lax sits above transforms)
+        _LAX = shape_ops
+    return _LAX
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    s = getattr(x, "shape", None)
+    return tuple(s) if s is not None else np.shape(x)
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """``x`` with dimension ``src`` moved to position ``dst`` (one transpose, none if equal)."""
+    if src == dst:
+        return x
+    nd = len(_shape(x))
+    perm = [i for i in range(nd) if i != src]
+    perm.insert(dst, src)
+    return _shape_ops().transpose_p.bind(x, permutation=tuple(perm))
+
+
+def broadcast_batch(x: Any, size: int, axis: int) -> Any:
+    """``x`` with a new dimension of ``size`` inserted at ``axis`` (a broadcast)."""
+    shape = _shape(x)
+    out_shape = shape[:axis] + (size,) + shape[axis:]
+    dims = tuple(i for i in range(len(out_shape)) if i != axis)
+    return _shape_ops().broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=dims)
+
+
+def matchaxis(x: Any, src: Any, dst: int, size: int) -> Any:
+    """``x`` (batch dim ``src`` or ``not_mapped``) with its batch dimension at ``dst``."""
+    if src is None:
+        return broadcast_batch(x, size, dst)
+    return moveaxis(x, src, dst)
+
+
+def bdim_to_front(x: Any, d: Any, size: int) -> Any:
+    """``x`` with its batch dimension (broadcast if ``not_mapped``) first."""
+    return matchaxis(x, d, 0, size)
+
+
+def batch_size(args: Sequence[Any], dims: Sequence[Any]) -> int:
+    for x, d in zip(args, dims):
+        if d is not None:
+            return _shape(x)[d]
+    raise ValueError("batch_size: no mapped argument")
+
+
+def unary_batch_rule(prim: Any) -> Callable[..., Any]:
+    """The rule of a shape-preserving one-operand primitive: apply it, keep the batch dim."""
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        return prim.bind(args[0], **params), dims[0]
+
+    return rule
+
+
+def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
+    """The rule of an n-ary elementwise primitive (same-rank operands, rank 0 broadcasts).
+
+    When every mapped operand has the same rank and batch dim and the unmapped ones are rank 0,
+    the primitive is applied as is; otherwise mapped operands get their batch dim first and the
+    unmapped operands (of non-zero rank) a leading size-1 dimension, which broadcasts.
+    """
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        shapes = [_shape(x) for x in args]
+        first = None
+        simple = True
+        for s, d in zip(shapes, dims):
+            if d is None:
+                if s:
+                    simple = False
+                    break
+            elif first is None:
+                first = (len(s), d)
+            elif first != (len(s), d):
+                simple = False
+                break
+        if simple:
+            return prim.bind(*args, **params), first[1]
+        rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims))
+        ops = []
+        sh = _shape_ops()
+        for x, s, d in zip(args, shapes, dims):
+            if d is None:
+                if s:  # unmapped, rank == rank: add a size-1 leading dim (broadcasts)
+                    x = sh.broadcast_in_dim_p.bind(x, shape=(1,) + s,
+                                                   broadcast_dimensions=tuple(range(1, len(s) + 1)))
+            else:
+                x = moveaxis(x, d, 0)
+                if len(s) - 1 < rank:  # a mapped per-example scalar among higher-rank operands
+                    s2 = _shape(x)
+                    x = sh.reshape_p.bind(x, new_sizes=s2 + (1,) * (rank - len(s2) + 1))
+            ops.append(x)
+        return prim.bind(*ops, **params), 0
+
+    return rule
+
+
+# ------------------------------------------------------------------ batching a Program
+
+def batch_program(program: Program, dims: Sequence[Any], axis: AxisData,
+                  out_at_front: bool = False) -> tuple[Program, list[Any], list[Any]]:
+    """Stage the batched version of ``program`` (no constvars) for inputs batched at ``dims``.
+
+    Returns ``(program, consts, out_dims)``; the new program's inputs are the batched inputs.
+    """
+    in_avals = []
+    for v, d in zip(program.invars, dims):
+        a = v.aval
+        if d is not None:
+            a = a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:])
+        in_avals.append(a)
+    out_dims: list[Any] = []
+
+    def batched(*xs: Any) -> list[Any]:
+        with interpreter_scope(BatchInterpreter(axis)) as it:
+            ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(xs, dims)]
+            outs = eval_program(program, [], ins)
+            res = []
+            for o in outs:
+                if type(o) is BatchTracer and o._interp is it:
+                    val, d = o.val, o.bdim
+                else:
+                    val, d = o, None
+                with set_current(it.parent):
+                    if out_at_front:
+                        val, d = matchaxis(val, d, 0, axis.size), 0
+                res.append(val)
+                out_dims.append(d)
+        return res
+
+    batched.__name__ = "batched"
+    new, consts, _ = trace_to_program(batched, tuple(in_avals), {}, in_avals=in_avals,
+                                      description="vmap of a jit-compiled function")
+    return new, consts, out_dims
+
+
+_JIT_CACHE: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def _uses_axis(program: Program, name: Any) -> bool:
+    for eqn in program.eqns:
+        names = eqn.params.get("axis_name")
+        if names is not None:
+            names = names if isinstance(names, tuple) else (names,)
+            if name in names:
+                return True
+        for p in eqn.params.values():
+            if isinstance(p, Program) and _uses_axis(p, name):
+                return True
+    return False
+
+
+def _jit_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[Any], *, program: Program,
+               name: str, donated: tuple[bool, ...]) -> tuple[list[Any], list[Any]]:
+    if all(d is None for d in dims) and (axis.name is None or not _uses_axis(program, axis.name)):
+        outs = jit_p.bind(*args, program=program, name=name, donated=donated)
+        return outs, [None] * len(outs)
+    per_prog = _JIT_CACHE.get(program)
+    if per_prog is None:
+        per_prog = _JIT_CACHE[program] = {}
+    key = (tuple(dims), axis.size, axis.name)
+    hit = per_prog.get(key)
+    if hit is None:
+        new, consts, out_dims = batch_program(program, dims, axis)
+        hit = (new, consts, out_dims)
+        if not any(isinstance(c, Tracer) for c in consts):
+            per_prog[key] = hit
+    new, consts, out_dims = hit
+    outs = closed_call(new, consts, list(args), name)
+    return outs, list(out_dims)
+
+
+jit_p.batch = _jit_batch
+jit_p.props["batch_axis"] = True
+
+
+# ------------------------------------------------------------------ vmap
+
+def _leaf_ok(x: Any) -> bool:
+    return (isinstance(x, (Tracer, np.ndarray, np.generic) + _PY_SCALARS)
+            or isinstance(getattr(x, "aval", None), ShapedArray)
+            or getattr(x, "__jax_array__", None) is not None)
+
+
+def _is_none(x: Any) -> bool:
+    return x is None
+
+
+def _check_axes_spec(spec: Any, what: str) -> None:
+    for leaf in tree_util.tree_leaves(spec, is_leaf=_is_none):
+        if leaf is not None and (isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer))):
+            raise TypeError(f"vmap {what} must be an int, None, or (nested) container with those "
+                            f"types as leaves, but got {spec!r} (a leaf {leaf!r} of type "
+                            f"{type(leaf).__name__}).")
+
+
+def _path_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
+    import inspect  # noqa: PLC0415
+    try:
+        params = list(inspect.signature(fun).bind_partial(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        if path[0].idx == 0:
+            i = path[1].idx
+            base = params[i] if i < len(params) else f"args[{i}]"
+            names.append(f"{base}{tree_util.keystr(tuple(path[2:]))}")
+        else:
+            names.append(f"{path[1].key}{tree_util.keystr(tuple(path[2:]))}")
+    return names
+
+
+def _type_str(x: Any) -> str:
+    try:
+        return abstractify(x).str_short()
+    except TypeError:
+        return type(x).__name__
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
+         axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable:
+    """Vectorise ``fun`` over an axis of its arguments.
+
+    ``in_axes`` says which axis of each argument is mapped: an int (negative counts from the
+    end), ``None`` (not mapped: the same value for every member), or a tuple/list/dict prefix of
+    the positional arguments with such leaves. Keyword arguments are mapped along axis 0.
+    ``out_axes`` places the batch axis in the outputs the same way. ``axis_name`` names the
+    mapped axis for collectives (``lax.psum`` ...); ``axis_size`` gives the size when no
+    argument is mapped. ``spmd_axis_name`` is accepted for compatibility (single device).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.vmap(jnp.dot, in_axes=(0, None))(jnp.ones((2, 3)), jnp.arange(3.0)).tolist()
+        [3.0, 3.0]
+    """
+    if not callable(fun):
+        raise TypeError(f"vmap expects a callable as its first argument, got {fun!r}")
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+    fname = fun_name(fun)
+
+    @functools.wraps(fun)
+    def vmapped(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap of {fname}: in_axes must be an int, None, or a tuple of entries "
+                f"corresponding to the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        try:
+            axes = (tree_util.broadcast_prefix(in_axes, args, is_leaf=_is_none)
+                    + [0] * (len(leaves) - len(tree_util.tree_leaves(args))))
+        except ValueError:
+            errs = tree_util.prefix_errors(in_axes, args, is_leaf=_is_none)
+            if not errs:
+                raise
+            err = errs[0]("in_axes")
+            raise ValueError(f"vmap of {fname}: in_axes does not match the structure of the "
+                             f"positional arguments: {err}") from None
+        names = None
+        sizes = []
+        norm_axes = []
+        for i, (x, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                norm_axes.append(None)
+                continue
+            if not _leaf_ok(x):
+                names = names or _path_names(fun, args, kwargs)
+                raise TypeError(f"vmap of {fname}: argument {names[i]} of type "
+                                f"{type(x).__name__} is not an array and cannot be mapped "
+                                f"(in_axes {ax}); use None for it in in_axes")
+            shape = _shape(x)
+            nd = len(shape)
+            a = ax + nd if ax < 0 else ax
+            if not 0 <= a < nd:
+                names = names or _path_names(fun, args, kwargs)
+                raise ValueError(
+                    f"vmap of {fname} was requested to map argument {names[i]} along axis {ax}, "
+                    f"which implies that its rank should be at least "
+                    f"{ax + 1 if ax >= 0 else -ax}, but is only {nd} (its shape is {shape})")
+            norm_axes.append(a)
+            sizes.append(shape[a])
+        if axis_size is not None:
+            size = int(axis_size)
+        elif sizes:
+            size = sizes[0]
+        else:
+            raise ValueError(f"vmap of {fname} must have at least one non-None value in in_axes "
+                             "(or an axis_size)")
+        if any(s != size for s in sizes):
+            names = names or _path_names(fun, args, kwargs)
+            lines = []
+            for i, (x, a) in enumerate(zip(leaves, norm_axes)):
+                if a is not None:
+                    lines.append(f"  * argument {names[i]} of type {_type_str(x)}: in_axes "
+                                 f"{axes[i]}, size {_shape(x)[a]}")
+            head = (f"vmap got inconsistent sizes for array axes to be mapped"
+                    + (f" (axis_size={axis_size})" if axis_size is not None else "") + ":\n")
+            raise ValueError(head + "\n".join(lines))
+
+        axis = AxisData(axis_name, size, spmd_axis_name)
+        interp = BatchInterpreter(axis, f"vmap of {fname} (defined at {fun_source(fun)})")
+        with interpreter_scope(interp) as it:
+            tracers = [x if a is None else BatchTracer(it, x, a)
+                       for x, a in zip(leaves, norm_axes)]
+            t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+            out = fun(*t_args, **t_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            try:
+                oaxes = tree_util.broadcast_prefix(out_axes, out, is_leaf=_is_none)
+            except ValueError:
+                errs = tree_util.prefix_errors(out_axes, out, is_leaf=_is_none)
+                if not errs:
+                    raise
+                raise ValueError(f"vmap of {fname}: out_axes does not match the structure of "
+                                 f"the outputs: {errs[0]('out_axes')}") from None
+            results = []
+            for i, (o, oa) in enumerate(zip(out_leaves, oaxes)):
+                if type(o) is BatchTracer and o._interp is it:
+                    val, d = o.val, o.bdim
+                else:
+                    if not _leaf_ok(o):
+                        path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
+                        raise TypeError(
+                            f"vmap of {fname}: the function returned a value of type "
+                            f"{type(o).__name__} at output{path}, which is not a valid array "
+                            "type (expected arrays, NumPy arrays or Python scalars)")
+                    if isinstance(o, Tracer):
+                        check_live(o, it)
+                    val, d = o, None
+                with set_current(it.parent):
+                    if oa is None:
+                        if d is not None:
+                            path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
+                            raise ValueError(
+                                f"vmap of {fname} has mapped output{path} but out_axes is None "
+                                "for it: only outputs that do not depend on the mapped inputs "
+                                "can have out_axes None")
+                        results.append(val)
+                        continue
+                    nd = len(_shape(val)) + (1 if d is None else 0)
+                    a = oa + nd if oa < 0 else oa
+                    if not 0 <= a < nd:
+                        path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])
+                        raise ValueError(
+                            f"vmap of {fname}: out_axes {oa} is out of range for output{path}, "
+                            f"of rank {nd - 1} per example ({nd} with the mapped axis)")
+                    results.append(matchaxis(val, d, a, size))
+        return tree_util.tree_unflatten(out_tree, results)
+
+    return vmapped

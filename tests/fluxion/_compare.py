@@ -1,0 +1,196 @@
+"""Helpers to compare Fluxion results with the reference, real JAX 0.10.2 (tests only).
+
+Import from any test under tests/fluxion/ (conftest.py puts this folder on sys.path)::
+
+    from _compare import assert_same, x64_both, jax_dtype_name
+
+``assert_same(ours, theirs)`` compares values through NumPy, plus dtype, shape and weak type.
+Both sides may be pytrees (tuple/list/dict/None) of arrays or scalars; structure must match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import numpy as np
+
+__all__ = ["assert_same", "assert_same_value", "check_like_jax", "weak_type_of", "x64_both", "flags_both",
+           "SMALL_SHAPES", "BIN_SHAPE_PAIRS", "rand_array"]
+
+# Shared shapes: reuse them so executables compiled for one test are reused by the next.
+SMALL_SHAPES = [(), (1,), (3,), (2, 3)]
+BIN_SHAPE_PAIRS = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)), ((2, 3), (1, 3)),
+                   ((1,), (3,))]
+
+_FLOAT_KINDS = "fc"
+
+
+def weak_type_of(x: Any) -> bool | None:
+    """The weak-type flag of an array (Fluxion or JAX); None for NumPy arrays / Python scalars."""
+    wt = getattr(x, "weak_type", None)
+    if wt is None:
+        aval = getattr(x, "aval", None)
+        wt = getattr(aval, "weak_type", None)
+    return wt
+
+
+def _is_leafish(x: Any) -> bool:
+    return not isinstance(x, (tuple, list, dict)) or x is None
+
+
+def _default_tol(dtype: np.dtype) -> tuple[float, float]:
+    name = np.dtype(dtype).name
+    if name in ("bfloat16",):
+        return 1e-2, 1e-2
+    if name in ("float16",):
+        return 2e-3, 2e-3
+    if name in ("float32", "complex64"):
+        return 2e-6, 1e-6
+    return 1e-13, 1e-13
+
+
+def assert_same_value(ours: Any, theirs: Any, *, rtol: float | None = None,
+                      atol: float | None = None, check_dtype: bool = True,
+                      check_weak_type: bool = True, exact: bool | None = None,
+                      err_msg: str = "") -> None:
+    """Compare one array-like leaf: shape, dtype, weak type, then values.
+
+    ``exact=True`` (default when no tolerance is given) asks for bit-identical values (NaNs equal,
+    signed zeros not distinguished); give ``rtol``/``atol`` for transcendental functions.
+    """
+    o = np.asarray(ours)
+    t = np.asarray(theirs)
+    where = f" {err_msg}" if err_msg else ""
+    assert o.shape == t.shape, f"shape: ours {o.shape} vs jax {t.shape}{where}"
+    if check_dtype:
+        assert o.dtype == t.dtype, f"dtype: ours {o.dtype} vs jax {t.dtype}{where}"
+    if check_weak_type:
+        wo, wt = weak_type_of(ours), weak_type_of(theirs)
+        if wo is not None and wt is not None:
+            assert wo == wt, f"weak_type: ours {wo} vs jax {wt} ({t.dtype}){where}"
+    if exact is None:
+        exact = rtol is None and atol is None
+    if o.dtype.kind == "V" or t.dtype.kind == "V":  # unusual; compare bytes
+        assert o.tobytes() == t.tobytes(), where
+        return
+    # ml_dtypes (bfloat16, float8, int4) -> upcast for comparison.
+    if o.dtype.kind not in "biufcV" or o.dtype.name in ("bfloat16",) or "float8" in o.dtype.name:
+        o = o.astype(np.float32) if o.dtype.kind not in "iu" else o.astype(np.int64)
+    if t.dtype.kind not in "biufcV" or t.dtype.name in ("bfloat16",) or "float8" in t.dtype.name:
+        t = t.astype(np.float32) if t.dtype.kind not in "iu" else t.astype(np.int64)
+    if exact:
+        np.testing.assert_array_equal(o, t, err_msg=f"values differ{where}")
+    else:
+        dr, da = _default_tol(np.asarray(theirs).dtype)
+        np.testing.assert_allclose(o, t, rtol=dr if rtol is None else rtol,
+                                   atol=da if atol is None else atol, equal_nan=True,
+                                   err_msg=f"values differ{where}")
+
+
+def assert_same(ours: Any, theirs: Any, *, rtol: float | None = None, atol: float | None = None,
+                check_dtype: bool = True, check_weak_type: bool = True,
+                exact: bool | None = None, err_msg: str = "") -> None:
+    """Assert a Fluxion result equals a JAX result: values (via NumPy), dtype, shape, weak type.
+
+    Works on pytrees of tuples/lists/dicts/None. Without ``rtol``/``atol`` values must be equal
+    (XLA CPU is the backend of both); with them, ``np.testing.assert_allclose`` (NaNs equal).
+
+    Example:
+        >>> assert_same(fluxion.numpy.sin(x), jax.numpy.sin(jx), rtol=1e-6)
+    """
+    if ours is None or theirs is None:
+        assert ours is None and theirs is None, f"None mismatch: {ours!r} vs {theirs!r} {err_msg}"
+        return
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and set(ours) == set(theirs), \
+            f"dict keys: {sorted(ours) if isinstance(ours, dict) else type(ours)} vs {sorted(theirs)}"
+        for k in theirs:
+            assert_same(ours[k], theirs[k], rtol=rtol, atol=atol, check_dtype=check_dtype,
+                        check_weak_type=check_weak_type, exact=exact, err_msg=f"{err_msg}[{k!r}]")
+        return
+    if isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), \
+            f"structure: {type(ours).__name__} vs {type(theirs).__name__}/{len(theirs)} {err_msg}"
+        assert type(ours) is type(theirs) or not hasattr(theirs, "_fields"), \
+            f"container type: {type(ours)} vs {type(theirs)}"
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            assert_same(a, b, rtol=rtol, atol=atol, check_dtype=check_dtype,
+                        check_weak_type=check_weak_type, exact=exact, err_msg=f"{err_msg}[{i}]")
+        return
+    assert_same_value(ours, theirs, rtol=rtol, atol=atol, check_dtype=check_dtype,
+                      check_weak_type=check_weak_type, exact=exact, err_msg=err_msg)
+
+
+@contextlib.contextmanager
+def flags_both(name: str, value: Any) -> Iterator[None]:
+    """Set a flag (JAX's name) in both Fluxion and JAX for a block, restoring both afterwards."""
+    import jax  # noqa: PLC0415
+
+    import fluxion  # noqa: PLC0415
+    old_f = fluxion.config.read(name)
+    old_j = getattr(jax.config, name)
+    fluxion.config.update(name, value)
+    jax.config.update(name, value)
+    try:
+        yield
+    finally:
+        fluxion.config.update(name, old_f)
+        jax.config.update(name, old_j)
+
+
+def x64_both(on: bool = True) -> contextlib.AbstractContextManager:
+    """``with x64_both():`` turns 64-bit mode on in Fluxion and JAX, and restores both after."""
+    return flags_both("jax_enable_x64", on)
+
+
+def rand_array(shape: tuple, dtype: Any, seed: int = 0, *, positive: bool = False,
+               unit: bool = False) -> np.ndarray:
+    """A small deterministic NumPy array of ``dtype`` (bool/int/uint/float/complex/bf16)."""
+    import ml_dtypes  # noqa: F401, PLC0415
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dt.kind == "u":
+        return rng.integers(0 if not positive else 1, 20, shape).astype(dt)
+    if dt.kind == "i":
+        lo = 1 if positive else -10
+        return rng.integers(lo, 10, shape).astype(dt)
+    if unit:
+        v = rng.uniform(-0.9, 0.9, shape)
+    elif positive:
+        v = rng.uniform(0.1, 3.0, shape)
+    else:
+        v = rng.uniform(-3.0, 3.0, shape)
+    if dt.kind == "c":
+        w = rng.uniform(-3.0, 3.0, shape)
+        return (v + 1j * w).astype(dt)
+    return np.asarray(v).astype(dt)
+
+
+def check_like_jax(ours_fn: Any, theirs_fn: Any, *args: Any, rtol: float | None = None,
+                   atol: float | None = None, check_weak_type: bool = True,
+                   err_contains: tuple[str, ...] = (), **kwargs: Any) -> Any:
+    """Call ``theirs_fn(*args, **kwargs)`` and ``ours_fn(*args, **kwargs)``; both must succeed with
+    the same result (see :func:`assert_same`) or both raise the same exception class (ours may be a
+    subclass of JAX's). ``err_contains`` lists substrings our error message must contain.
+    Returns our result (or the exception we raised)."""
+    try:
+        theirs = theirs_fn(*args, **kwargs)
+        t_exc = None
+    except (TypeError, ValueError, OverflowError, IndexError) as e:
+        t_exc = e
+    if t_exc is not None:
+        try:
+            ours = ours_fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001
+            assert isinstance(e, type(t_exc)), \
+                f"jax raised {type(t_exc).__name__}: {t_exc}; ours raised {type(e).__name__}: {e}"
+            for s in err_contains:
+                assert s in str(e), f"{s!r} not in our error message: {e}"
+            return e
+        raise AssertionError(f"jax raised {type(t_exc).__name__}: {t_exc}; ours returned {ours!r}")
+    ours = ours_fn(*args, **kwargs)
+    assert_same(ours, theirs, rtol=rtol, atol=atol, check_weak_type=check_weak_type)
+    return ours

@@ -1,0 +1,23 @@
+"""Shared pytest set-up for tests/fluxion: puts this folder on sys.path so ``from _compare import
+assert_same`` works in every test below it, and offers an ``x64`` fixture (64-bit mode on in both
+Fluxion and the reference JAX for one test, restored afterwards)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+
+from _compare import x64_both  # noqa: E402
+
+
+@pytest.fixture
+def x64():
+    """64-bit mode on in Fluxion and JAX for the duration of one test."""
+    with x64_both(True):
+        yield

@@ -1,0 +1,588 @@
+"""fluxion.lax primitives (elementwise, shape ops, reductions, dot) against jax.lax 0.10.2.
+
+Every primitive runs eagerly and under ``fluxion.jit`` on a few dtypes; values, dtypes, shapes and
+weak types must match JAX, and where JAX rejects an input we must raise the same exception class
+with a message naming the function and the offending dtypes/shapes.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.lax as jlax
+import ml_dtypes
+import numpy as np
+import pytest
+from _compare import assert_same, check_like_jax, rand_array, x64_both
+
+import fluxion
+import fluxion.lax as flax
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F32, F16, I32, U8, BOOL, C64 = (np.dtype(t) for t in ("float32", "float16", "int32", "uint8",
+                                                      "bool", "complex64"))
+DTYPES = [F32, F16, BF16, I32, U8, BOOL, C64]
+SHAPE = (2, 3)
+
+# name -> value domain ("any", "pos", "unit", "ge1", "small")
+UNARY = {
+    "neg": "any", "sign": "any", "floor": "any", "ceil": "any", "round": "any", "is_finite": "any",
+    "exp": "small", "exp2": "small", "log": "pos", "expm1": "small", "log1p": "pos", "tanh": "any",
+    "logistic": "any", "sin": "any", "cos": "any", "tan": "unit", "sqrt": "pos", "rsqrt": "pos",
+    "cbrt": "any", "bitwise_not": "any", "population_count": "any", "clz": "any", "real": "any",
+    "imag": "any", "conj": "any", "abs": "any", "asin": "unit", "acos": "unit", "atan": "any",
+    "sinh": "small", "cosh": "small", "asinh": "any", "acosh": "ge1", "atanh": "unit",
+    "erf": "any", "erfc": "any", "erf_inv": "unit", "lgamma": "pos", "digamma": "pos",
+    "bessel_i0e": "any", "bessel_i1e": "any", "square": "any", "reciprocal": "pos",
+}
+# ops whose results are exactly determined (no transcendental approximation)
+EXACT_UNARY = {"neg", "sign", "floor", "ceil", "round", "is_finite", "bitwise_not",
+               "population_count", "clz", "real", "imag", "conj", "abs", "square", "sqrt"}
+
+BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
+          "shift_right_logical", "complex", "eq", "ne", "lt", "le", "gt", "ge"]
+EXACT_BINARY = {"add", "sub", "mul", "div", "rem", "max", "min", "nextafter", "bitwise_and",
+                "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
+                "shift_right_logical", "complex", "eq", "ne", "lt", "le", "gt", "ge"}
+
+
+def _values(domain: str, shape: tuple, dtype: np.dtype, seed: int = 0) -> np.ndarray:
+    if dtype.kind in "biu":
+        return rand_array(shape, dtype, seed, positive=domain in ("pos", "ge1"))
+    if domain == "unit":
+        return rand_array(shape, dtype, seed, unit=True)
+    if domain == "pos":
+        return rand_array(shape, dtype, seed, positive=True)
+    if domain == "ge1":
+        return (rand_array(shape, dtype, seed, positive=True) + np.array(1, dtype)).astype(dtype)
+    if domain == "small":
+        return (rand_array(shape, dtype, seed) / np.array(2, dtype)).astype(dtype)
+    return rand_array(shape, dtype, seed)
+
+
+def _tol(dtype: np.dtype) -> dict:
+    if dtype in (F16, BF16):
+        return {"rtol": 1e-2, "atol": 1e-2}
+    if dtype in (np.dtype("float64"), np.dtype("complex128")):
+        return {"rtol": 1e-12, "atol": 1e-12}
+    return {"rtol": 1e-5, "atol": 1e-6}
+
+
+def _ops(name: str):
+    return getattr(flax, name), getattr(jlax, name)
+
+
+# ---------------------------------------------------------------------------------- unary
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_eager_and_jit(name, dtype):
+    ours, theirs = _ops(name)
+    x = _values(UNARY[name], SHAPE, dtype)
+    tol = {} if name in EXACT_UNARY else _tol(dtype)
+    res = check_like_jax(ours, theirs, x, err_contains=(name, dtype.name), **tol)
+    if isinstance(res, Exception):
+        with pytest.raises(type(res)):
+            fluxion.jit(ours)(x)
+        return
+    check_like_jax(fluxion.jit(ours), theirs, x, **tol)
+
+
+@pytest.mark.parametrize("name", ["neg", "exp", "sin", "abs", "sqrt", "is_finite", "floor"])
+@pytest.mark.parametrize("arg", [1.5, 2, True, np.float32(0.5)], ids=repr)
+def test_unary_scalars_weak_type(name, arg):
+    ours, theirs = _ops(name)
+    res = check_like_jax(ours, theirs, arg, **_tol(F32))
+    if not isinstance(res, Exception):
+        check_like_jax(fluxion.jit(ours), jax.jit(theirs), arg, **_tol(F32))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (0,), (3, 1)], ids=str)
+def test_unary_shapes(shape):
+    x = rand_array(shape, F32)
+    for name in ("neg", "exp", "sign"):
+        check_like_jax(*_ops(name), x)
+
+
+def test_special_values():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40], np.float32)
+    for name in ("sign", "exp", "log", "is_finite", "floor", "abs", "sqrt", "tanh", "neg"):
+        check_like_jax(*_ops(name), x, **_tol(F32))
+
+
+def test_round_methods():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4], np.float32)
+    for m in (0, 1, jlax.RoundingMethod.AWAY_FROM_ZERO, jlax.RoundingMethod.TO_NEAREST_EVEN):
+        check_like_jax(lambda v: flax.round(v, int(m)), lambda v: jlax.round(v, m), x)
+    check_like_jax(lambda v: flax.round(v, flax.RoundingMethod.TO_NEAREST_EVEN),
+                   lambda v: jlax.round(v, jlax.RoundingMethod.TO_NEAREST_EVEN), x)
+
+
+# ---------------------------------------------------------------------------------- binary
+
+def _binary_values(name: str, shape: tuple, dtype: np.dtype, seed: int):
+    if name.startswith("shift"):
+        if dtype.kind in "iu":
+            bits = dtype.itemsize * 8
+            return rand_array(shape, dtype, seed + 100) % np.array(bits, dtype)
+    if name in ("div", "rem") and seed == 2:
+        return _values("pos", shape, dtype, seed)
+    if name == "pow" and seed == 1:
+        return _values("pos", shape, dtype, seed)
+    return _values("any", shape, dtype, seed)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_eager_and_jit(name, dtype):
+    ours, theirs = _ops(name)
+    x = _binary_values(name, SHAPE, dtype, 1)
+    y = _binary_values(name, SHAPE, dtype, 2)
+    tol = {} if name in EXACT_BINARY else _tol(dtype)
+    if name in ("div", "rem") and dtype.kind == "c":
+        tol = _tol(dtype)
+    res = check_like_jax(ours, theirs, x, y, err_contains=(name, dtype.name), **tol)
+    if isinstance(res, Exception):
+        with pytest.raises(type(res)):
+            fluxion.jit(ours)(x, y)
+        return
+    check_like_jax(fluxion.jit(ours), theirs, x, y, **tol)
+
+
+@pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)),
+                                    ((2, 3), ()), ((2, 3), (1, 3)), ((1,), (3,))], ids=str)
+@pytest.mark.parametrize("name", ["add", "mul", "max", "lt", "atan2"])
+def test_binary_broadcasting(name, shapes):
+    ours, theirs = _ops(name)
+    x = rand_array(shapes[0], F32, 1)
+    y = rand_array(shapes[1], F32, 2)
+    check_like_jax(ours, theirs, x, y, **_tol(F32))
+    check_like_jax(fluxion.jit(ours), jax.jit(theirs), x, y, **_tol(F32))
+
+
+@pytest.mark.parametrize("pair", [
+    (1.0, 2.0), (1, 2), (True, False), (np.float32(1), 2.0), (2.0, "f16"), ("f32", 3),
+    ("i32", 3), ("f16", 1.5), ("bf16", 2), ("u8", 3), (2.5, "f32"), ("i32", 1.5),
+], ids=str)
+@pytest.mark.parametrize("name", ["add", "mul", "max", "lt", "sub"])
+def test_binary_python_scalars_weak_type(name, pair):
+    dts = {"f32": F32, "f16": F16, "bf16": BF16, "i32": I32, "u8": U8}
+    args = [rand_array((3,), dts[a], 3) if isinstance(a, str) else a for a in pair]
+    ours, theirs = _ops(name)
+    check_like_jax(ours, theirs, *args)
+    check_like_jax(fluxion.jit(ours), jax.jit(theirs), *args)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (3,)), ((2, 3), (3,)), ((2, 3), (3, 2))], ids=str)
+def test_binary_shape_errors(shapes):
+    x, y = np.ones(shapes[0], np.float32), np.ones(shapes[1], np.float32)
+    for name in ("add", "mul", "eq"):
+        e = check_like_jax(*_ops(name), x, y, err_contains=(name,))
+        assert isinstance(e, TypeError)
+        msg = str(e)
+        assert str(shapes[0]) in msg and str(shapes[1]) in msg, msg
+        assert "test_lax_basic.py" in msg, msg
+        with pytest.raises(TypeError, match=name):
+            fluxion.jit(getattr(flax, name))(x, y)
+
+
+def test_binary_dtype_mismatch_error():
+    x, y = np.ones(3, np.float32), np.ones(3, np.int32)
+    e = check_like_jax(flax.add, jlax.add, x, y, err_contains=("add", "float32", "int32"))
+    assert isinstance(e, TypeError)
+    assert "test_lax_basic.py" in str(e)
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, I32, C64, U8, BOOL], ids=lambda d: d.name)
+@pytest.mark.parametrize("y", [0, 1, 2, 3, 5, -1, -2])
+def test_integer_pow(dtype, y):
+    x = _values("pos", SHAPE, dtype)
+    f = lambda v: flax.integer_pow(v, y)  # noqa: E731
+    g = lambda v: jlax.integer_pow(v, y)  # noqa: E731
+    res = check_like_jax(f, g, x, **_tol(dtype), err_contains=("integer_pow",))
+    if not isinstance(res, Exception):
+        check_like_jax(fluxion.jit(f), g, x, **_tol(dtype))
+
+
+def test_integer_pow_weak_scalar():
+    check_like_jax(lambda v: flax.integer_pow(v, 3), lambda v: jlax.integer_pow(v, 3), 2.0)
+
+
+# ---------------------------------------------------------------------------------- select/clamp
+
+@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16, C64], ids=lambda d: d.name)
+def test_select_n_and_select(dtype):
+    a, b, c = (rand_array(SHAPE, dtype, s) for s in (1, 2, 3))
+    pred = rand_array(SHAPE, BOOL, 4)
+    which = rand_array(SHAPE, I32, 5) % 3
+    check_like_jax(flax.select_n, jlax.select_n, pred, a, b)
+    check_like_jax(flax.select_n, jlax.select_n, which, a, b, c)
+    check_like_jax(flax.select_n, jlax.select_n, np.True_, a, b)
+    check_like_jax(flax.select, jlax.select, pred, a, b)
+    check_like_jax(fluxion.jit(flax.select_n), jlax.select_n, which, a, b, c)
+    check_like_jax(fluxion.jit(flax.select), jlax.select, pred, a, b)
+
+
+def test_select_errors():
+    a = np.ones(SHAPE, np.float32)
+    check_like_jax(flax.select_n, jlax.select_n, np.ones(SHAPE, bool), a, a.astype(np.int32),
+                   err_contains=("select_n",))
+    check_like_jax(flax.select_n, jlax.select_n, np.ones((3,), bool), a, a,
+                   err_contains=("select_n",))
+    check_like_jax(flax.select_n, jlax.select_n, np.ones(SHAPE, np.float32), a, a,
+                   err_contains=("select_n",))
+
+
+@pytest.mark.parametrize("shapes", [((), SHAPE, ()), (SHAPE, SHAPE, SHAPE), ((), SHAPE, SHAPE)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", [F32, I32], ids=lambda d: d.name)
+def test_clamp(shapes, dtype):
+    lo = np.full(shapes[0], -1, dtype)
+    x = rand_array(shapes[1], dtype, 1)
+    hi = np.full(shapes[2], 2, dtype)
+    check_like_jax(flax.clamp, jlax.clamp, lo, x, hi)
+    check_like_jax(fluxion.jit(flax.clamp), jlax.clamp, lo, x, hi)
+
+
+def test_clamp_scalar_bounds_and_errors():
+    x = rand_array(SHAPE, F32, 1)
+    check_like_jax(flax.clamp, jlax.clamp, -1.0, x, 1.0)
+    check_like_jax(flax.clamp, jlax.clamp, np.float32(-1), x, np.ones(3, np.float32),
+                   err_contains=("clamp",))
+    check_like_jax(flax.clamp, jlax.clamp, np.int32(-1), x, np.float32(1),
+                   err_contains=("clamp",))
+
+
+# ---------------------------------------------------------------------------------- conversions
+
+@pytest.mark.parametrize("src", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("dst", DTYPES, ids=lambda d: d.name)
+def test_convert_element_type(src, dst):
+    x = _values("any", SHAPE, src) * (np.array(3, src) if src.kind in "fc" else np.array(1, src))
+    x = x.astype(src)
+    if dst.kind in "iub" and src.kind in "fc":
+        x = np.abs(x)  # float -> unsigned of a negative is implementation-defined
+    f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
+    g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
+    if src.kind == "c" and dst.kind != "c":
+        pytest.skip("complex -> real conversion warns in numpy")
+    check_like_jax(f, g, x)
+    check_like_jax(fluxion.jit(f), g, x)
+
+
+@pytest.mark.parametrize("arg", [1, 1.5, True, 3 + 0j], ids=repr)
+@pytest.mark.parametrize("dst", [F32, I32, BF16, BOOL], ids=lambda d: d.name)
+def test_convert_element_type_scalars(arg, dst):
+    if isinstance(arg, complex) and dst.kind != "c":
+        pytest.skip("complex -> real")
+    f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
+    g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
+    check_like_jax(f, g, arg)
+    check_like_jax(fluxion.jit(f), jax.jit(g), arg)
+
+
+def test_convert_element_type_weak():
+    x = np.arange(3, dtype=np.float32)
+    f = lambda v: flax.convert_element_type(v, np.float16, weak_type=True)  # noqa: E731
+    r = f(x)
+    assert r.dtype == F16 and r.weak_type
+
+
+@pytest.mark.parametrize("pair", [(F32, I32), (I32, F32), (F32, np.dtype("uint32")),
+                                  (F16, np.dtype("int16")), (F32, U8), (U8, BOOL), (BF16, F16)],
+                         ids=lambda p: f"{p[0].name}->{p[1].name}")
+def test_bitcast_convert_type(pair):
+    src, dst = pair
+    x = _values("any", (2, 4), src)
+    f = lambda v: flax.bitcast_convert_type(v, dst)  # noqa: E731
+    g = lambda v: jlax.bitcast_convert_type(v, dst)  # noqa: E731
+    res = check_like_jax(f, g, x, err_contains=("bitcast_convert_type",))
+    if not isinstance(res, Exception):
+        check_like_jax(fluxion.jit(f), g, x)
+
+
+# ---------------------------------------------------------------------------------- x64
+
+def test_x64_elementwise():
+    with x64_both():
+        for dt in (np.dtype("float64"), np.dtype("int64"), np.dtype("complex128"),
+                   np.dtype("uint64")):
+            x = _values("pos", SHAPE, dt, 1)
+            y = _values("pos", SHAPE, dt, 2)
+            for name in ("add", "mul", "max", "lt", "div"):
+                check_like_jax(*_ops(name), x, y, **_tol(dt))
+                check_like_jax(fluxion.jit(getattr(flax, name)), getattr(jlax, name), x, y,
+                               **_tol(dt))
+            for name in ("neg", "exp", "sqrt", "abs", "sign", "population_count"):
+                check_like_jax(*_ops(name), x, **_tol(dt))
+        # weak scalars are 64-bit with x64 on
+        check_like_jax(flax.add, jlax.add, 1.0, 2.0)
+        check_like_jax(flax.add, jlax.add, 1, 2)
+        check_like_jax(flax.mul, jlax.mul, np.ones(3, np.float32), 2.0)
+        check_like_jax(flax.convert_element_type, jlax.convert_element_type, 1.5, np.float64)
+        check_like_jax(lambda: flax.iota(np.int64, 4), lambda: jlax.iota(np.int64, 4))
+        check_like_jax(flax.reduce_sum, jlax.reduce_sum, np.arange(6.0).reshape(2, 3), (1,))
+        check_like_jax(flax.dot, jlax.dot, np.ones((2, 3)), np.ones(3))
+    assert not fluxion.config.jax_enable_x64
+    check_like_jax(flax.add, jlax.add, 1.0, 2.0)
+
+
+# ---------------------------------------------------------------------------------- shape ops
+
+@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
+def test_iota(dtype):
+    check_like_jax(lambda: flax.iota(dtype, 5), lambda: jlax.iota(dtype, 5))
+    for dim in (0, 1):
+        check_like_jax(lambda: flax.broadcasted_iota(dtype, (2, 3), dim),
+                       lambda: jlax.broadcasted_iota(dtype, (2, 3), dim))
+    check_like_jax(fluxion.jit(lambda: flax.iota(dtype, 5)), lambda: jlax.iota(dtype, 5))
+
+
+def test_iota_errors():
+    check_like_jax(lambda: flax.broadcasted_iota(F32, (2, 3), 2),
+                   lambda: jlax.broadcasted_iota(F32, (2, 3), 2), err_contains=("iota",))
+    check_like_jax(lambda: flax.iota(F32, -1), lambda: jlax.iota(F32, -1))
+
+
+SHAPE_CASES = [
+    ("broadcast_in_dim", (3,), ((2, 3), (1,))),
+    ("broadcast_in_dim", (3,), ((3, 2), (0,))),
+    ("broadcast_in_dim", (), ((2, 3), ())),
+    ("broadcast_in_dim", (1, 3), ((2, 3), (0, 1))),
+    ("broadcast_in_dim", (2, 3), ((2, 4, 3), (0, 2))),
+    ("broadcast", (2, 3), ((4,),)),
+    ("broadcast", (), ((2, 3),)),
+    ("reshape", (2, 3), ((3, 2),)),
+    ("reshape", (2, 3), ((6,),)),
+    ("reshape", (2, 3), ((6,), (1, 0))),
+    ("reshape", (1,), ((),)),
+    ("reshape", (), ((1, 1),)),
+    ("transpose", (2, 3), ((1, 0),)),
+    ("transpose", (2, 3, 4), ((2, 0, 1),)),
+    ("transpose", (), ((),)),
+    ("squeeze", (1, 3, 1), ((0, 2),)),
+    ("squeeze", (1, 3, 1), ((-1,),)),
+    ("squeeze", (1,), ((0,),)),
+    ("expand_dims", (2, 3), ((0,),)),
+    ("expand_dims", (2, 3), ((0, 3),)),
+    ("expand_dims", (), ((0,),)),
+    ("expand_dims", (2, 3), ((-1,),)),
+    ("slice", (5,), ((1,), (4,))),
+    ("slice", (4, 5), ((0, 1), (4, 5), (2, 2))),
+    ("slice", (4, 5), ((1, 0), (1, 5))),
+    ("slice_in_dim", (4, 5), (1, 3, 1, 1)),
+    ("slice_in_dim", (4, 5), (None, None, 2, 0)),
+    ("slice_in_dim", (4, 5), (-3, None, 1, -1)),
+    ("index_in_dim", (4, 5), (2, 0, True)),
+    ("index_in_dim", (4, 5), (-1, 1, False)),
+    ("rev", (2, 3), ((0,),)),
+    ("rev", (2, 3), ((0, 1),)),
+    ("rev", (2, 3), ((),)),
+]
+
+
+@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
+@pytest.mark.parametrize("case", SHAPE_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_shape_ops(case, dtype):
+    name, shape, params = case
+    x = rand_array(shape, dtype, 1)
+    f = lambda v: getattr(flax, name)(v, *params)  # noqa: E731
+    g = lambda v: getattr(jlax, name)(v, *params)  # noqa: E731
+    check_like_jax(f, g, x)
+    check_like_jax(fluxion.jit(f), g, x)
+
+
+@pytest.mark.parametrize("name", ["broadcast_in_dim", "reshape", "transpose", "squeeze",
+                                  "expand_dims", "rev", "slice_in_dim"])
+def test_shape_ops_weak_scalar(name):
+    params = {"broadcast_in_dim": ((2,), ()), "reshape": ((1,),), "transpose": ((),),
+              "squeeze": ((),), "expand_dims": ((0,),), "rev": ((),)}
+    if name == "slice_in_dim":
+        x = flax.broadcast_in_dim(1.0, (3,), ())
+        jx = jlax.broadcast_in_dim(1.0, (3,), ())
+        assert_same(x, jx)
+        assert_same(flax.slice_in_dim(x, 0, 2), jlax.slice_in_dim(jx, 0, 2))
+        return
+    check_like_jax(lambda v: getattr(flax, name)(v, *params[name]),
+                   lambda v: getattr(jlax, name)(v, *params[name]), 2.0)
+
+
+SHAPE_ERRORS = [
+    ("reshape", (2, 3), ((4,),)),
+    ("reshape", (2, 3), ((6,), (0,))),
+    ("transpose", (2, 3), ((0, 0),)),
+    ("transpose", (2, 3), ((0,),)),
+    ("squeeze", (2, 3), ((0,),)),
+    ("squeeze", (2, 3), ((2,),)),
+    ("broadcast_in_dim", (3,), ((2, 4), (1,))),
+    ("broadcast_in_dim", (3,), ((2, 3), (0, 1))),
+    ("broadcast_in_dim", (2, 3), ((3,), (0,))),
+    ("slice", (5,), ((1,), (6,))),
+    ("slice", (5,), ((3,), (2,))),
+    ("slice", (5,), ((0, 0), (1, 1))),
+    ("expand_dims", (2, 3), ((4,),)),
+    ("rev", (2, 3), ((2,),)),
+    ("rev", (2, 3), ((0, 0),)),
+]
+
+
+@pytest.mark.parametrize("case", SHAPE_ERRORS, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
+def test_shape_op_errors(case):
+    name, shape, params = case
+    x = np.ones(shape, np.float32)
+    e = check_like_jax(lambda v: getattr(flax, name)(v, *params),
+                       lambda v: getattr(jlax, name)(v, *params), x, err_contains=(name,))
+    assert isinstance(e, Exception), f"jax accepted {case}"
+
+
+@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
+def test_concatenate(dtype):
+    a, b, c = rand_array((2, 3), dtype, 1), rand_array((1, 3), dtype, 2), rand_array((0, 3), dtype)
+    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a, b, c)
+    check_like_jax(lambda *v: flax.concatenate(v, 1), lambda *v: jlax.concatenate(v, 1), a, a)
+    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a)
+    check_like_jax(fluxion.jit(lambda *v: flax.concatenate(v, 0)),
+                   lambda *v: jlax.concatenate(v, 0), a, b)
+
+
+def test_concatenate_errors():
+    a, b = np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)
+    e = check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a, b,
+                       err_contains=("concatenate",))
+    assert isinstance(e, TypeError) and "(2, 3)" in str(e) and "(2, 4)" in str(e)
+    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0),
+                   a, a.astype(np.int32), err_contains=("concatenate",))
+    check_like_jax(lambda *v: flax.concatenate(v, 2), lambda *v: jlax.concatenate(v, 2), a, a,
+                   err_contains=("concatenate",))
+    check_like_jax(lambda: flax.concatenate([], 0), lambda: jlax.concatenate([], 0))
+
+
+def test_concatenate_weak():
+    check_like_jax(lambda: flax.concatenate([flax.broadcast(1.0, (2,)), flax.broadcast(2.0, (1,))],
+                                            0),
+                   lambda: jlax.concatenate([jlax.broadcast(1.0, (2,)), jlax.broadcast(2.0, (1,))],
+                                            0))
+
+
+# ---------------------------------------------------------------------------------- reductions
+
+REDUCE_AXES = [(), (0,), (1,), (0, 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("name", ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+                                  "reduce_and", "reduce_or", "reduce_xor"])
+def test_reductions(name, dtype):
+    x = rand_array(SHAPE, dtype, 1)
+    tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
+    for axes in REDUCE_AXES:
+        f = lambda v, axes=axes: getattr(flax, name)(v, axes)  # noqa: E731
+        g = lambda v, axes=axes: getattr(jlax, name)(v, axes)  # noqa: E731
+        res = check_like_jax(f, g, x, err_contains=(name.removeprefix("reduce_"),), **tol)
+        if isinstance(res, Exception):
+            return
+        check_like_jax(fluxion.jit(f), g, x, **tol)
+
+
+def test_reductions_special():
+    x = np.array([[1.0, np.nan, 3.0], [-np.inf, 2.0, 0.0]], np.float32)
+    for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+        for axes in REDUCE_AXES:
+            check_like_jax(lambda v: getattr(flax, name)(v, axes),
+                           lambda v: getattr(jlax, name)(v, axes), x)
+    empty = np.ones((0, 3), np.float32)
+    for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+        check_like_jax(lambda v: getattr(flax, name)(v, (0,)),
+                       lambda v: getattr(jlax, name)(v, (0,)), empty)
+    check_like_jax(lambda v: flax.reduce_sum(v, ()), lambda v: jlax.reduce_sum(v, ()), 2.0)
+    check_like_jax(lambda v: flax.reduce_max(v, (0,)), lambda v: jlax.reduce_max(v, (0,)),
+                   np.ones((0,), np.int32))
+
+
+def test_reduction_errors():
+    x = np.ones(SHAPE, np.float32)
+    check_like_jax(lambda v: flax.reduce_sum(v, (2,)), lambda v: jlax.reduce_sum(v, (2,)), x,
+                   err_contains=("reduce_sum",))
+    check_like_jax(lambda v: flax.reduce_sum(v, (0, 0)), lambda v: jlax.reduce_sum(v, (0, 0)), x)
+
+
+# ---------------------------------------------------------------------------------- dot
+
+DOT_CASES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((1, 3), (3, 1))]
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16, I32, C64, BOOL, U8], ids=lambda d: d.name)
+@pytest.mark.parametrize("shapes", DOT_CASES, ids=str)
+def test_dot(shapes, dtype):
+    a, b = rand_array(shapes[0], dtype, 1), rand_array(shapes[1], dtype, 2)
+    tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
+    check_like_jax(flax.dot, jlax.dot, a, b, **tol)
+    check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **tol)
+
+
+@pytest.mark.parametrize("case", [
+    ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
+    ((2, 3, 4), (4, 2, 5), (((2,), (0,)), ((0,), (1,)))),
+    ((3, 4), (5, 4), (((1,), (1,)), ((), ()))),
+    ((3, 4), (5, 6), (((), ()), ((), ()))),
+    ((2, 3, 4), (3, 2, 4), (((1, 2), (0, 2)), ((0,), (1,)))),
+    ((), (), (((), ()), ((), ()))),
+], ids=str)
+def test_dot_general(case):
+    ls, rs, dn = case
+    a, b = rand_array(ls, F32, 1), rand_array(rs, F32, 2)
+    check_like_jax(lambda x, y: flax.dot_general(x, y, dn), lambda x, y: jlax.dot_general(x, y, dn),
+                   a, b, **_tol(F32))
+    check_like_jax(fluxion.jit(lambda x, y: flax.dot_general(x, y, dn)),
+                   lambda x, y: jlax.dot_general(x, y, dn), a, b, **_tol(F32))
+
+
+@pytest.mark.parametrize("pair", [(np.dtype("int8"), I32), (BF16, F32), (F16, F32), (I32, F32),
+                                  (F32, BF16)], ids=lambda p: f"{p[0].name}->{p[1].name}")
+def test_dot_preferred_element_type(pair):
+    src, pet = pair
+    a, b = rand_array((2, 3), src, 1), rand_array((3, 4), src, 2)
+    f = lambda x, y: flax.dot(x, y, preferred_element_type=pet)  # noqa: E731
+    g = lambda x, y: jlax.dot(x, y, preferred_element_type=pet)  # noqa: E731
+    check_like_jax(f, g, a, b, **_tol(pet))
+    check_like_jax(fluxion.jit(f), g, a, b, **_tol(pet))
+
+
+@pytest.mark.parametrize("precision", [None, "highest", jlax.Precision.HIGHEST, "default",
+                                       ("highest", "highest")], ids=str)
+def test_dot_precision(precision):
+    a, b = rand_array((2, 3), F32, 1), rand_array((3, 4), F32, 2)
+    fp = precision
+    if isinstance(precision, jlax.Precision):
+        fp = flax.Precision.HIGHEST
+    check_like_jax(lambda x, y: flax.dot(x, y, precision=fp),
+                   lambda x, y: jlax.dot(x, y, precision=precision), a, b, **_tol(F32))
+
+
+def test_dot_weak_and_batch_matmul():
+    check_like_jax(flax.dot, jlax.dot, np.ones(3, np.float32), np.ones(3, np.float32))
+    a, b = rand_array((2, 3, 4), F32, 1), rand_array((2, 4, 5), F32, 2)
+    check_like_jax(flax.batch_matmul, jlax.batch_matmul, a, b, **_tol(F32))
+
+
+@pytest.mark.parametrize("case", [
+    ((3,), (4,), None), ((2, 3), (2, 3), None), ((2, 3), (3,), np.int32),
+    ((2, 3, 4), (2, 4, 5), "dg_batch"), ((2, 3), (3, 4), "dg_range"),
+], ids=str)
+def test_dot_errors(case):
+    ls, rs, kind = case
+    a = np.ones(ls, np.float32)
+    b = np.ones(rs, np.float32 if kind is not np.int32 else np.int32)
+    if kind == "dg_batch":
+        dn = (((2,), (1,)), ((0,), (1,)))
+    elif kind == "dg_range":
+        dn = (((2,), (0,)), ((), ()))
+    else:
+        dn = None
+    if dn is None:
+        e = check_like_jax(flax.dot, jlax.dot, a, b, err_contains=("dot",))
+    else:
+        e = check_like_jax(lambda x, y: flax.dot_general(x, y, dn),
+                           lambda x, y: jlax.dot_general(x, y, dn), a, b,
+                           err_contains=("dot_general",))
+    assert isinstance(e, Exception)
