@@ -50,6 +50,15 @@ def _default_tol(dtype: np.dtype) -> tuple[float, float]:
     return 1e-13, 1e-13
 
 
+def _upcast(a: np.ndarray) -> np.ndarray:
+    if a.dtype.isbuiltin and a.dtype.kind in "biufc":
+        return a
+    name = a.dtype.name
+    if name.startswith(("int", "uint")):
+        return a.astype(np.int64)
+    return a.astype(np.float32)
+
+
 def assert_same_value(ours: Any, theirs: Any, *, rtol: float | None = None,
                       atol: float | None = None, check_dtype: bool = True,
                       check_weak_type: bool = True, exact: bool | None = None,
@@ -71,14 +80,8 @@ def assert_same_value(ours: Any, theirs: Any, *, rtol: float | None = None,
             assert wo == wt, f"weak_type: ours {wo} vs jax {wt} ({t.dtype}){where}"
     if exact is None:
         exact = rtol is None and atol is None
-    if o.dtype.kind == "V" or t.dtype.kind == "V":  # unusual; compare bytes
-        assert o.tobytes() == t.tobytes(), where
-        return
-    # ml_dtypes (bfloat16, float8, int4) -> upcast for comparison.
-    if o.dtype.kind not in "biufcV" or o.dtype.name in ("bfloat16",) or "float8" in o.dtype.name:
-        o = o.astype(np.float32) if o.dtype.kind not in "iu" else o.astype(np.int64)
-    if t.dtype.kind not in "biufcV" or t.dtype.name in ("bfloat16",) or "float8" in t.dtype.name:
-        t = t.astype(np.float32) if t.dtype.kind not in "iu" else t.astype(np.int64)
+    # ml_dtypes (bfloat16, float8, int4: kind 'V' to NumPy) -> upcast for comparison.
+    o, t = _upcast(o), _upcast(t)
     if exact:
         np.testing.assert_array_equal(o, t, err_msg=f"values differ{where}")
     else:
@@ -174,7 +177,8 @@ def check_like_jax(ours_fn: Any, theirs_fn: Any, *args: Any, rtol: float | None 
                    err_contains: tuple[str, ...] = (), **kwargs: Any) -> Any:
     """Call ``theirs_fn(*args, **kwargs)`` and ``ours_fn(*args, **kwargs)``; both must succeed with
     the same result (see :func:`assert_same`) or both raise the same exception class (ours may be a
-    subclass of JAX's). ``err_contains`` lists substrings our error message must contain.
+    subclass of JAX's). ``err_contains`` lists substrings our error message must contain (an entry
+    may be a tuple of alternatives, any one of which must appear).
     Returns our result (or the exception we raised)."""
     try:
         theirs = theirs_fn(*args, **kwargs)
@@ -188,7 +192,8 @@ def check_like_jax(ours_fn: Any, theirs_fn: Any, *args: Any, rtol: float | None 
             assert isinstance(e, type(t_exc)), \
                 f"jax raised {type(t_exc).__name__}: {t_exc}; ours raised {type(e).__name__}: {e}"
             for s in err_contains:
-                assert s in str(e), f"{s!r} not in our error message: {e}"
+                alts = (s,) if isinstance(s, str) else tuple(s)
+                assert any(a in str(e) for a in alts), f"{s!r} not in our error message: {e}"
             return e
         raise AssertionError(f"jax raised {type(t_exc).__name__}: {t_exc}; ours returned {ours!r}")
     ours = ours_fn(*args, **kwargs)

@@ -19,6 +19,13 @@ from fluxion import errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.transforms.staging import eval_shape, make_jaxpr
+from fluxion.transforms.ad import (
+    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad, vjp,
+)
+from fluxion.transforms.custom_derivatives import (
+    closure_convert, custom_gradient, custom_jvp, custom_vjp,
+)
+from fluxion.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 from fluxion.transforms.batching import vmap
 
 __version__ = "0.1.0"
@@ -39,6 +46,8 @@ _LAZY = {
     "process_count": ("fluxion.backend.client", "process_count"),
     "numpy": ("fluxion.numpy", None),
     "lax": ("fluxion.lax", None),
+    "random": ("fluxion.random", None),
+    "nn": ("fluxion.nn", None),
 }
 
 
@@ -68,4 +77,7 @@ __all__ = [
     "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "tree", "tree_util", "vmap",
+    "checkpoint", "checkpoint_name", "checkpoint_policies", "closure_convert", "custom_gradient",
+    "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jvp",
+    "linear_transpose", "linearize", "remat", "value_and_grad", "vjp",
 ]

@@ -234,7 +234,8 @@ _literal_cache: dict[tuple, Array] = {}
 def literal_array(lit: Any) -> Array:
     """A device array holding a folded literal (cached: literals are immutable scalars)."""
     val = lit.val
-    key = (val.dtype, val.item() if val.dtype.kind != "V" else 0, lit.aval)
+    # bytes, not item(): bfloat16/float8 (kind "V") must not collide, nor 0.0 with -0.0
+    key = (val.dtype, val.tobytes(), lit.aval)
     hit = _literal_cache.get(key)
     if hit is None:
         hit = _put(np.asarray(val), lit.aval.dtype, lit.aval.weak_type, None)

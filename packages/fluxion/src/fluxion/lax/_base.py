@@ -104,8 +104,8 @@ def standard_binop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None
         weak = all(a.weak_type for a in avals)
         out_dt = dt if result_dtype is None else (result_dtype(dt) if callable(result_dtype)
                                                  else np.dtype(result_dtype))
-        if result_dtype is not None and out_dt != dt:
-            weak = False if np.dtype(out_dt) == np.bool_ else weak
+        # Like JAX: the result is weak iff every operand is, whatever the result dtype (so
+        # ``lax.lt(1.0, 2.0)`` is a weakly typed bool).
         return ShapedArray(shape, out_dt, weak)
 
     prim.abstract_eval = abstract_eval
@@ -115,12 +115,12 @@ def standard_unop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None)
     """Set the abstract eval of an elementwise unary op."""
     name = prim.name
 
-    def abstract_eval(x: ShapedArray) -> ShapedArray:
+    def abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
         dtype_kind_check(name, accepted, x)
         if result_dtype is None:
             return x
         out_dt = result_dtype(x.dtype) if callable(result_dtype) else np.dtype(result_dtype)
-        return ShapedArray(x.shape, out_dt, x.weak_type and out_dt != np.bool_)
+        return ShapedArray(x.shape, out_dt, x.weak_type)
 
     prim.abstract_eval = abstract_eval
 

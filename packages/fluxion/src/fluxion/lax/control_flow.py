@@ -400,3 +400,331 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: An
     idx = clamp(np.int32(0), idx, np.int32(len(branches) - 1))
     return _bind_branches("switch", idx, branches,
                           [f"branch {i}" for i in range(len(branches))], tuple(operands))
+
+
+# =============================================================================== vmap rules
+
+def batch_closed(program: Program, in_dims: Sequence[Any], axis: Any,
+                 force: Sequence[bool | None]) -> tuple[Program, list, list]:
+    """Batch a closed ``program`` whose inputs are batched at ``in_dims`` (None: unmapped).
+
+    ``force[i]`` says what output ``i`` must be: True -> batched at dimension 0 (broadcast if it
+    was unmapped), False -> unmapped (it is an internal error if it is not), None -> batched at 0
+    when it is batched at all. Returns ``(closed program, consts, out_dims)``; the program's
+    inputs are the consts followed by the batched inputs.
+    """
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.core.trace import interpreter_scope, set_current  # noqa: PLC0415
+    from fluxion.transforms.batching import BatchInterpreter, BatchTracer, matchaxis  # noqa: PLC0415
+
+    in_avals = []
+    for v, d in zip(program.invars, in_dims):
+        a = v.aval
+        if d is not None:
+            a = a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:])
+        in_avals.append(a)
+    out_dims: list[Any] = []
+
+    def batched(*xs: Any) -> list[Any]:
+        out_dims.clear()
+        with interpreter_scope(BatchInterpreter(axis)) as it:
+            ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(xs, in_dims)]
+            outs = eval_program(program, [], ins)
+            res = []
+            for o, f in zip(outs, force):
+                if type(o) is BatchTracer and o._interp is it:
+                    val, d = o.val, o.bdim
+                else:
+                    val, d = o, None
+                with set_current(it.parent):
+                    if f is True or (f is None and d is not None):
+                        val, d = matchaxis(val, d, 0, axis.size), 0
+                    elif f is False and d is not None:
+                        raise AssertionError("batch_closed: an output forced unmapped is mapped")
+                res.append(val)
+                out_dims.append(d)
+        return res
+
+    batched.__name__ = "batched"
+    new, consts, _ = trace_to_program(batched, tuple(in_avals), {}, in_avals=in_avals,
+                                      description="vmap of a control-flow body")
+    return close_program(new), consts, list(out_dims)
+
+
+def _front(x: Any, d: Any, size: int) -> Any:
+    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    return x if d is None else moveaxis(x, d, 0)
+
+
+def _cond_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *,
+                branches: tuple[Program, ...]) -> tuple[list, list]:
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.lax.elementwise import select_n  # noqa: PLC0415
+    from fluxion.lax.shape_ops import broadcast_in_dim  # noqa: PLC0415
+    from fluxion.transforms.batching import _uses_axis  # noqa: PLC0415
+    index, ops = args[0], list(args[1:])
+    idim, odims = dims[0], list(dims[1:])
+    if all(d is None for d in dims) and not any(_uses_axis(b, axis.name) for b in branches
+                                                if axis.name is not None):
+        outs = cond_p.bind(*args, branches=branches)
+        return outs, [None] * len(outs)
+    ops = [_front(x, d, axis.size) for x, d in zip(ops, odims)]
+    odims = [None if d is None else 0 for d in odims]
+    n_out = len(branches[0].outvars)
+    if idim is None:
+        # Same branch for the whole batch: batch every branch; outputs batched where any is.
+        first = [batch_closed(b, odims, axis, [None] * n_out) for b in branches]
+        force = [any(f[2][i] is not None for f in first) for i in range(n_out)]
+        staged = [batch_closed(b, odims, axis, force) for b in branches]
+        programs, consts = merge_consts([s[0] for s in staged], [s[1] for s in staged])
+        outs = cond_p.bind(index, *consts, *ops, branches=tuple(programs))
+        return list(outs), [0 if f else None for f in force]
+    # A batched index: run every branch on the whole batch and select elementwise.
+    index = _front(index, idim, axis.size)
+    results = []
+    for b in branches:
+        prog, consts, _ = batch_closed(b, odims, axis, [True] * n_out)
+        results.append(eval_program(prog, [], list(consts) + ops))
+    outs = []
+    for i in range(n_out):
+        cases = [r[i] for r in results]
+        shape = tuple(cases[0].shape)
+        which = broadcast_in_dim(index, shape, (0,)) if len(shape) > 1 else index
+        if len(branches) == 2:
+            from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
+            which = convert_element_type(which, np.bool_)
+        outs.append(select_n(which, *cases))
+    return outs, [0] * n_out
+
+
+cond_p.batch = _cond_batch
+cond_p.props["batch_axis"] = True
+
+
+# =============================================================================== autodiff rules
+
+def is_zero_tangent(t: Any) -> bool:
+    """A symbolic zero, or a float0 tangent (of an integer or boolean value)."""
+    from fluxion.transforms.ad import Zero  # noqa: PLC0415
+    if t is None or type(t) is Zero:
+        return True
+    aval = getattr(t, "aval", None)
+    dt = aval.dtype if isinstance(aval, ShapedArray) else getattr(t, "dtype", None)
+    return dt is not None and dt == dtypes.float0
+
+
+def _leaf_aval(x: Any) -> ShapedArray:
+    a = getattr(x, "aval", None)
+    return a if isinstance(a, ShapedArray) else abstractify(x)
+
+
+def differentiable(aval: ShapedArray) -> bool:
+    return aval.dtype.kind in "fc" or (aval.dtype.kind == "V" and aval.dtype != dtypes.float0
+                                       and dtypes.issubdtype(aval.dtype, np.inexact))
+
+
+def jvp_closed(program: Program, nonzero: Sequence[bool],
+               force_out: Sequence[bool] | None = None) -> tuple[Program, list, list[bool]]:
+    """The JVP of a closed ``program``: a closed program over ``(*consts, *primals, *nonzero
+    tangents)`` returning ``(*primal outputs, *output tangents where out_nz)``.
+
+    ``force_out[i]`` instantiates output tangent ``i`` (zeros) when it is symbolically zero.
+    Returns ``(program, consts, out_nz)``.
+    """
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.core.trace import interpreter_scope  # noqa: PLC0415
+    from fluxion.transforms.ad import JVPInterpreter, JVPTracer, Zero, instantiate, tangent_aval  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    st = StagingInterpreter("jvp of a control-flow body")
+    with interpreter_scope(st):
+        ps = [st.new_arg(v.aval) for v in program.invars]
+        ts = [st.new_arg(tangent_aval(v.aval)) if nz else None
+              for v, nz in zip(program.invars, nonzero)]
+        with interpreter_scope(JVPInterpreter("jvp of a control-flow body")) as it:
+            ins = [p if t is None else JVPTracer(it, p, t) for p, t in zip(ps, ts)]
+            outs = eval_program(program, [], ins)
+            pairs = []
+            for o in outs:
+                if type(o) is JVPTracer and o._interp is it:
+                    pairs.append((o.primal, o.tangent))
+                else:
+                    pairs.append((o, None))
+        out_nz = []
+        t_atoms = []
+        for i, ((p, t), v) in enumerate(zip(pairs, program.outvars)):
+            aval = v.aval
+            nz = not is_zero_tangent(t) and differentiable(aval)
+            if not nz and force_out is not None and force_out[i] and differentiable(aval):
+                t, nz = instantiate(Zero(tangent_aval(aval))), True
+            out_nz.append(nz)
+            if nz:
+                t_atoms.append(st.atom(t))
+        atoms = [st.atom(p) for p, _ in pairs] + t_atoms
+        prog = st.build(atoms)
+    return close_program(prog), list(st.const_vals), out_nz
+
+
+def split_program(program: Program, unknown_in: Sequence[bool]
+                  ) -> tuple[Program, list, Program, list[bool], list[ShapedArray]]:
+    """Partially evaluate a closed ``program`` with some inputs unknown (tangents).
+
+    Returns ``(known, known_consts, unknown, out_unknown, res_avals)``: ``known`` (closed, its
+    consts first) takes the known inputs and returns the known outputs followed by the
+    residuals; ``unknown`` (closed) takes the residuals followed by the unknown inputs and returns
+    the unknown outputs. Nested control flow is split by its own partial-evaluation rule.
+    """
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.core.trace import interpreter_scope  # noqa: PLC0415
+    from fluxion.transforms.ad import PartialEvalInterpreter  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    st = StagingInterpreter("known part of a control-flow body")
+    with interpreter_scope(st):
+        k_args = {i: st.new_arg(v.aval) for i, (v, u) in enumerate(zip(program.invars, unknown_in))
+                  if not u}
+        pe = PartialEvalInterpreter("unknown part of a control-flow body")
+        with interpreter_scope(pe):
+            args = [pe.new_arg(v.aval) if u else k_args[i]
+                    for i, (v, u) in enumerate(zip(program.invars, unknown_in))]
+            outs = eval_program(program, [], args)
+            out_unknown = [pe.is_unknown(o) for o in outs]
+            u_atoms = [pe.atom(o) for o, u in zip(outs, out_unknown) if u]
+        unknown = pe.build(u_atoms)
+        residuals = list(pe.const_vals)
+        res_avals = [v.aval for v in unknown.constvars]
+        k_atoms = [st.atom(o) for o, u in zip(outs, out_unknown) if not u]
+        k_atoms += [st.atom(r) for r in residuals]
+        known = st.build(k_atoms)
+    return close_program(known), list(st.const_vals), close_program(unknown), out_unknown, res_avals
+
+
+def _cond_jvp(primals: list, tangents: list, *, branches: tuple[Program, ...]) -> tuple[list, list]:
+    from fluxion.transforms.ad import Zero, tangent_aval  # noqa: PLC0415
+    index, ops = primals[0], list(primals[1:])
+    tans = list(tangents[1:])
+    nz = [not is_zero_tangent(t) for t in tans]
+    n_out = len(branches[0].outvars)
+    staged = [jvp_closed(b, nz) for b in branches]
+    out_nz = [any(s[2][i] for s in staged) for i in range(n_out)]
+    if any(s[2] != out_nz for s in staged):
+        staged = [jvp_closed(b, nz, out_nz) for b in branches]
+    programs, consts = merge_consts([s[0] for s in staged], [s[1] for s in staged])
+    outs = cond_p.bind(index, *consts, *ops, *[t for t, z in zip(tans, nz) if z],
+                       branches=tuple(programs))
+    it = iter(outs[n_out:])
+    t_out = [next(it) if z else Zero(tangent_aval(a))
+             for z, a in zip(out_nz, branches[0].out_avals)]
+    return list(outs[:n_out]), t_out
+
+
+def _cond_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.core.trace import set_current  # noqa: PLC0415
+    from fluxion.transforms.ad import zeros_like_aval  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    branches = params["branches"]
+    index, ops = args[0], list(args[1:])
+    if pe.is_unknown(index):
+        return StagingInterpreter.process_primitive(pe, cond_p, args, params)
+    mask = [pe.is_unknown(a) for a in ops]
+    n_out = len(branches[0].outvars)
+    parts = [split_program(b, mask) for b in branches]
+    out_unk = [any(p[3][i] for p in parts) for i in range(n_out)]
+    out_avals = branches[0].out_avals
+    # Per branch: residual slots = its residuals + its known outputs that are unknown overall.
+    forced = [[i for i in range(n_out) if out_unk[i] and not p[3][i]] for p in parts]
+    slot_avals = [list(p[4]) + [out_avals[i] for i in f] for p, f in zip(parts, forced)]
+    sizes = [len(s) for s in slot_avals]
+    k_avals = [a.aval if hasattr(a, "aval") else abstractify(a)
+               for a, m in zip(ops, mask) if not m]
+    u_in_avals = [abstractify(a) for a, m in zip(ops, mask) if m]
+    all_slots = [a for s in slot_avals for a in s]
+
+    def known_fn(b: int) -> Callable:
+        kp, kc, _, ou, res_avals = parts[b]
+
+        def f(*k_args: Any) -> list:
+            outs = eval_program(kp, [], list(kc) + list(k_args))
+            n_k = sum(not u for u in ou)
+            kmap = dict(zip([i for i in range(n_out) if not ou[i]], outs[:n_k]))
+            slots = []
+            for c in range(len(parts)):
+                if c == b:
+                    slots += list(outs[n_k:]) + [kmap[i] for i in forced[b]]
+                else:
+                    slots += [zeros_like_aval(a) for a in slot_avals[c]]
+            return [kmap[i] for i in range(n_out) if not out_unk[i]] + slots
+        return f
+
+    def unknown_fn(b: int) -> Callable:
+        _, _, up, ou, res_avals = parts[b]
+
+        def f(*u_args: Any) -> list:
+            slots = split(list(u_args[:len(all_slots)]), sizes)[b]
+            res, fvals = slots[:len(res_avals)], slots[len(res_avals):]
+            uouts = eval_program(up, [], list(res) + list(u_args[len(all_slots):]))
+            umap = dict(zip([i for i in range(n_out) if ou[i]], uouts))
+            fmap = dict(zip(forced[b], fvals))
+            return [umap[i] if ou[i] else fmap[i] for i in range(n_out) if out_unk[i]]
+        return f
+
+    ks = [stage(known_fn(b), tuple(k_avals), k_avals) for b in range(len(parts))]
+    us = [stage(unknown_fn(b), tuple(all_slots + u_in_avals), all_slots + u_in_avals)
+          for b in range(len(parts))]
+    k_progs, k_consts = merge_consts([s[0] for s in ks], [s[1] for s in ks])
+    u_progs, u_consts = merge_consts([s[0] for s in us], [s[1] for s in us])
+    k_ops = [a for a, m in zip(ops, mask) if not m]
+    with set_current(pe.parent):
+        k_outs = cond_p.bind(index, *k_consts, *k_ops, branches=tuple(k_progs))
+    n_k = sum(not u for u in out_unk)
+    slots = list(k_outs[n_k:])
+    u_args = [index, *u_consts, *slots, *[a for a, m in zip(ops, mask) if m]]
+    u_outs = StagingInterpreter.process_primitive(pe, cond_p, u_args, dict(branches=tuple(u_progs)))
+    ki, ui = iter(k_outs[:n_k]), iter(u_outs)
+    return [next(ui) if u else next(ki) for u in out_unk]
+
+
+def transpose_closed(program: Program, linear: Sequence[bool]) -> tuple[Program, list]:
+    """The transpose of a closed ``program`` linear in the inputs marked ``linear``: a closed
+    program over ``(*consts, *non-linear inputs, *output cotangents)`` returning the cotangent of
+    every linear input (zeros instantiated)."""
+    from fluxion.core.trace import interpreter_scope  # noqa: PLC0415
+    from fluxion.transforms.ad import UndefinedPrimal, backward_pass, zeros_like_aval  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    st = StagingInterpreter("transpose of a control-flow body")
+    with interpreter_scope(st):
+        args = [UndefinedPrimal(v.aval) if lin else st.new_arg(v.aval)
+                for v, lin in zip(program.invars, linear)]
+        cts = [st.new_arg(v.aval) for v in program.outvars]
+        cts_in = backward_pass(program, [], args, cts)
+        lin_avals = [v.aval for v, lin in zip(program.invars, linear) if lin]
+        atoms = [st.atom(zeros_like_aval(a) if (c is None or is_zero_tangent(c)) else c)
+                 for c, a in zip(cts_in, lin_avals)]
+        prog = st.build(atoms)
+    return close_program(prog), list(st.const_vals)
+
+
+def _cond_transpose(cts: list, index: Any, *ops: Any, branches: tuple[Program, ...]) -> list:
+    from fluxion.transforms.ad import instantiate, is_undefined  # noqa: PLC0415
+    linear = [is_undefined(a) for a in ops]
+    if is_undefined(index):
+        raise TypeError("lax.cond: cannot transpose with respect to the branch index")
+    staged = [transpose_closed(b, linear) for b in branches]
+    programs, consts = merge_consts([s[0] for s in staged], [s[1] for s in staged])
+    cts = [instantiate(c) for c in cts]
+    outs = cond_p.bind(index, *consts, *[a for a in ops if not is_undefined(a)], *cts,
+                       branches=tuple(programs))
+    it = iter(outs)
+    return [None] + [next(it) if lin else None for lin in linear]
+
+
+def _install_ad_rules() -> None:
+    try:
+        from fluxion.transforms import ad  # noqa: PLC0415
+    except ImportError:  # autodiff not available
+        return
+    cond_p.jvp = _cond_jvp
+    cond_p.transpose = _cond_transpose
+    ad.partial_eval_rules[cond_p] = _cond_partial_eval
+
+
+_install_ad_rules()

@@ -16,7 +16,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.lax._base import type_error
+from fluxion.lax._base import type_error, value_error
 
 dot_general_p = Primitive("dot_general")
 
@@ -56,15 +56,38 @@ def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_
         if lhs.shape[a] != rhs.shape[b]:
             raise type_error(name, f"contracting dimensions must agree: got lhs shape {lhs.shape} "
                              f"(dim {a}) and rhs shape {rhs.shape} (dim {b})")
-    if lhs.dtype != rhs.dtype and preferred_element_type is None:
-        raise type_error(name, f"requires operands of the same dtype, got {lhs.dtype.name} and "
-                         f"{rhs.dtype.name}")
+    out_dtype = _dot_result_dtype(name, lhs.dtype, rhs.dtype, preferred_element_type)
     shape = (tuple(lhs.shape[d] for d in lb)
              + tuple(s for i, s in enumerate(lhs.shape) if i not in lc and i not in lb)
              + tuple(s for i, s in enumerate(rhs.shape) if i not in rc and i not in rb))
-    out_dtype = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
     weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
     return ShapedArray(shape, out_dtype, weak)
+
+
+def _dtype_rank(dt: np.dtype) -> tuple:
+    # XLA's "higher precision type" order for mixed-dtype dots: complex first, then the float
+    # range (max exponent), then the mantissa, then the bit width, then signed over unsigned.
+    cplx = dt.kind == "c"
+    real = np.dtype(np.float32 if dt == np.complex64 else np.float64) if cplx else dt
+    is_float = dtypes.issubdtype(real, np.floating)
+    fi = dtypes.finfo(real) if is_float else None
+    bits = fi.bits if is_float else (1 if real == np.bool_ else dtypes.iinfo(real).bits)
+    return (cplx, fi.maxexp if is_float else -1, fi.nmant if is_float else -1, bits,
+            not dtypes.issubdtype(real, np.unsignedinteger))
+
+
+def _dot_result_dtype(name: str, a: np.dtype, b: np.dtype, preferred: Any) -> np.dtype:
+    ra, rb = _dtype_rank(a), _dtype_rank(b)
+    if ra == rb and a != b:
+        raise type_error(name, f"argument type error: {a.name}, {b.name}")
+    out = a if ra >= rb else b
+    if preferred is None or np.dtype(preferred) == out:
+        return out
+    pref = np.dtype(preferred)
+    if not dtypes.issubdtype(out, np.floating) and _dtype_rank(pref)[3] < _dtype_rank(out)[3]:
+        raise type_error(name, f"preferred_element_type must not be narrower than the "
+                         f"operands' type, got {pref.name} for {out.name}")
+    return pref
 
 
 def _list(xs: Sequence[int]) -> str:
@@ -75,13 +98,15 @@ def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tu
                           preferred_element_type: Any) -> str:
     (lc, rc), (lb, rb) = dimension_numbers
     la, ra = ctx.avals_in
-    out = ctx.avals_out[0]
-    if la.dtype != out.dtype:
-        la2 = la.update(dtype=out.dtype)
+    # Mixed operand dtypes meet at the higher-precision one; the result type may differ
+    # (preferred_element_type) and is left to dot_general itself, as JAX emits it.
+    common = la.dtype if _dtype_rank(la.dtype) >= _dtype_rank(ra.dtype) else ra.dtype
+    if la.dtype != common:
+        la2 = la.update(dtype=common)
         lhs = ctx.op1("stablehlo.convert", [lhs], la2, [la])
         la = la2
-    if ra.dtype != out.dtype:
-        ra2 = ra.update(dtype=out.dtype)
+    if ra.dtype != common:
+        ra2 = ra.update(dtype=common)
         rhs = ctx.op1("stablehlo.convert", [rhs], ra2, [ra])
         ra = ra2
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {_list(lb)}, "
@@ -135,8 +160,12 @@ def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any =
     """Vector/matrix products: vector·vector, matrix·vector, matrix·matrix."""
     ln, rn = np.ndim(lhs) if not hasattr(lhs, "ndim") else lhs.ndim, (
         np.ndim(rhs) if not hasattr(rhs, "ndim") else rhs.ndim)
-    if not (1 <= ln <= 2 and 1 <= rn <= 2):
-        raise type_error("lax.dot", f"takes 1-D or 2-D operands, got ranks {ln} and {rn}")
+    ls = lhs.shape if hasattr(lhs, "shape") else np.shape(lhs)
+    rs = rhs.shape if hasattr(rhs, "shape") else np.shape(rhs)
+    if not (1 <= ln <= 2 and 1 <= rn <= 2) or ls[-1] != rs[0]:
+        raise value_error("lax.dot", "takes a vector or matrix times a vector or matrix with "
+                          f"matching inner dimensions, got shapes {tuple(ls)} and {tuple(rs)}; "
+                          "use lax.dot_general for other contractions")
     return dot_general(lhs, rhs, (((ln - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
@@ -182,3 +211,76 @@ def _dot_general_batch(args: Any, dims: Any, *, dimension_numbers: tuple, precis
 
 
 dot_general_p.batch = _dot_general_batch
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+
+def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimension_numbers: tuple,
+                           precision: Any, swap: bool) -> Any:
+    """The cotangent of one operand (lhs, or rhs when ``swap``) of a dot_general."""
+    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
+    from fluxion.lax.shape_ops import transpose  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+    (lc, rc), (lb, rb) = dimension_numbers
+    if swap:
+        lc, rc, lb, rb = rc, lc, rb, lb
+    o_aval = ad._aval(other)
+    nb = len(lb)
+    x_nd, o_nd = x_aval.ndim, o_aval.ndim
+    x_free = [i for i in range(x_nd) if i not in lc and i not in lb]
+    o_free = [i for i in range(o_nd) if i not in rc and i not in rb]
+    # ct layout: batch, lhs free, rhs free
+    n_lhs_free = (x_nd if not swap else o_nd) - len(lc) - nb
+    if not swap:
+        ct_other_free = list(range(nb + len(x_free), nb + len(x_free) + len(o_free)))
+    else:
+        ct_other_free = list(range(nb, nb + len(o_free)))
+        del n_lhs_free
+    ct_dt = ad._aval(ct).dtype
+    if o_aval.dtype != ct_dt:
+        other = convert_element_type(other, ct_dt)
+    dn = ((tuple(ct_other_free), tuple(o_free)), (tuple(range(nb)), tuple(rb)))
+    r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
+                           preferred_element_type=None)
+    # r layout: batch (x's lb order), x free (sorted), x contracting ordered by other's sorted rc
+    order = sorted(range(len(rc)), key=lambda k: rc[k])
+    src = list(lb) + x_free + [lc[k] for k in order]
+    perm = tuple(src.index(d) for d in range(x_nd))
+    r = transpose(r, perm)
+    if ad._aval(r).dtype != x_aval.dtype:
+        r = convert_element_type(r, x_aval.dtype)
+    return r
+
+
+def _attach_ad_rules() -> None:
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    def _jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        x, y = primals
+        tx, ty = tangents
+        out = dot_general_p.bind(x, y, **params)
+        t = None
+        if type(tx) is not ad.Zero:
+            t = dot_general_p.bind(tx, y, **params)
+        if type(ty) is not ad.Zero:
+            t = ad.add_tangents(t, dot_general_p.bind(x, ty, **params))
+        oa = ad._aval(out)
+        if t is None or not ad._is_float(oa.dtype):
+            return out, ad.Zero(ad.tangent_aval(oa))
+        return out, t
+
+    def _transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: tuple, precision: Any,
+                   preferred_element_type: Any) -> list:
+        if ad.is_undefined(x) and ad.is_undefined(y):
+            raise NotImplementedError("dot_general: transpose of a product of two linear values")
+        if ad.is_undefined(x):
+            return [_dot_transpose_operand(ct, y, x.aval, dimension_numbers=dimension_numbers,
+                                           precision=precision, swap=False), None]
+        return [None, _dot_transpose_operand(ct, x, y.aval, dimension_numbers=dimension_numbers,
+                                             precision=precision, swap=True)]
+
+    dot_general_p.jvp = _jvp
+    dot_general_p.transpose = _transpose
+
+
+_attach_ad_rules()

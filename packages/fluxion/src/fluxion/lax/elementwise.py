@@ -38,6 +38,10 @@ _inexact = DtypeSet("floating or complex", "fc")
 _ordered = DtypeSet("boolean, integer or floating", "biuf")
 _real_num = DtypeSet("integer or floating", "iuf")
 _complex = DtypeSet("complex", "c")
+_f32_f64 = DtypeSet("float32 or float64", "",
+                    lambda d: d == np.float32 or d == np.float64)
+_conj_types = DtypeSet("float32, float64 or complex", "c",
+                       lambda d: d == np.float32 or d == np.float64)
 
 
 def _real_of(dt: np.dtype) -> np.dtype:
@@ -56,6 +60,22 @@ def _def_unop(name: str, accepted: DtypeSet, hlo: str, result_dtype: Any = None)
 
 neg_p = _def_unop("neg", _num, "stablehlo.negate")
 sign_p = _def_unop("sign", _num, "stablehlo.sign")
+_sign_signed_lowering = sign_p.lowering
+
+
+def _sign_lowering(ctx: Any, x: str) -> str:
+    # stablehlo.sign rejects unsigned integers: sign(x) = (x != 0) converted back.
+    aval = ctx.avals_in[0]
+    if aval.dtype.kind != "u":
+        return _sign_signed_lowering(ctx, x)
+    zero = ctx.constant(0, aval)
+    nz = ctx.op1("stablehlo.compare", [x, zero], aval.update(dtype=np.dtype(bool)), [aval, aval],
+                 "comparison_direction = #stablehlo<comparison_direction NE>, "
+                 "compare_type = #stablehlo<comparison_type UNSIGNED>")
+    return ctx.op1("stablehlo.convert", [nz], aval, [aval.update(dtype=np.dtype(bool))])
+
+
+sign_p.lowering = _sign_lowering
 floor_p = _def_unop("floor", _float, "stablehlo.floor")
 ceil_p = _def_unop("ceil", _float, "stablehlo.ceil")
 is_finite_p = _def_unop("is_finite", _float, "stablehlo.is_finite", np.bool_)
@@ -77,7 +97,7 @@ population_count_p = _def_unop("population_count", _int, "stablehlo.popcnt")
 clz_p = _def_unop("clz", _int, "stablehlo.count_leading_zeros")
 imag_p = _def_unop("imag", _complex, "stablehlo.imag", _real_of)
 real_p = _def_unop("real", _complex, "stablehlo.real", _real_of)
-conj_p = _def_unop("conj", _inexact, "chlo.conj")
+conj_p = Primitive("conj")
 abs_p = _def_unop("abs", _signed, "stablehlo.abs", _real_of)
 asin_p = _def_unop("asin", _inexact, "chlo.asin")
 acos_p = _def_unop("acos", _inexact, "chlo.acos")
@@ -96,6 +116,23 @@ bessel_i0e_p = _def_unop("bessel_i0e", _float, "chlo.bessel_i0e")
 bessel_i1e_p = _def_unop("bessel_i1e", _float, "chlo.bessel_i1e")
 
 standard_unop(exp2_p, _inexact)
+
+
+def _to_complex(dt: np.dtype) -> np.dtype:
+    return dt if dt.kind == "c" else np.dtype(np.complex128 if dt == np.float64 else np.complex64)
+
+
+standard_unop(conj_p, _conj_types, _to_complex)
+
+
+def _conj_lowering(ctx: Any, x: str) -> str:
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    if aval.dtype != out.dtype:  # real input: x + 0j (like JAX, a +0 imaginary part)
+        return ctx.op1("stablehlo.convert", [x], out, [aval])
+    return ctx.op1("chlo.conj", [x], out, [out])
+
+
+conj_p.lowering = _conj_lowering
 
 
 def _exp2_lowering(ctx: Any, x: str) -> str:
@@ -364,7 +401,7 @@ rem_p = _def_binop("rem", _real_num, "stablehlo.remainder")
 pow_p = _def_binop("pow", _inexact, "stablehlo.power")
 max_p = _def_binop("max", _any, "stablehlo.maximum")
 min_p = _def_binop("min", _any, "stablehlo.minimum")
-atan2_p = _def_binop("atan2", _float, "stablehlo.atan2")
+atan2_p = _def_binop("atan2", _inexact, "stablehlo.atan2")
 nextafter_p = _def_binop("nextafter", _float, "chlo.next_after")
 and_p = _def_binop("and", _bool_or_int, "stablehlo.and")
 or_p = _def_binop("or", _bool_or_int, "stablehlo.or")
@@ -372,7 +409,7 @@ xor_p = _def_binop("xor", _bool_or_int, "stablehlo.xor")
 shift_left_p = _def_binop("shift_left", _int, "stablehlo.shift_left")
 shift_right_arithmetic_p = _def_binop("shift_right_arithmetic", _int, "stablehlo.shift_right_arithmetic")
 shift_right_logical_p = _def_binop("shift_right_logical", _int, "stablehlo.shift_right_logical")
-complex_p = _def_binop("complex", _float, "stablehlo.complex",
+complex_p = _def_binop("complex", _f32_f64, "stablehlo.complex",
                        lambda dt: np.dtype(np.complex128 if dt == np.float64 else np.complex64))
 
 
@@ -853,3 +890,394 @@ def _attach_batch_rules() -> None:
 from fluxion.lax.shape_ops import broadcast_in_dim_p  # noqa: E402  (used by the batching rules)
 
 _attach_batch_rules()
+
+
+# ------------------------------------------------------------------ reduce_precision, copy, barrier
+
+reduce_precision_p = Primitive("reduce_precision")
+
+
+def _reduce_precision_abstract_eval(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int
+                                    ) -> ShapedArray:
+    dtype_kind_check("reduce_precision", _float, x)
+    if exponent_bits < 1:
+        raise ValueError(f"lax.reduce_precision: exponent_bits must be positive, got {exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"lax.reduce_precision: mantissa_bits must be nonnegative, got "
+                         f"{mantissa_bits}")
+    return x
+
+
+def _reduce_precision_lowering(ctx: Any, x: str, *, exponent_bits: int, mantissa_bits: int) -> str:
+    return ctx.op("stablehlo.reduce_precision", [x],
+                  attrs=f"exponent_bits = {exponent_bits} : i32, mantissa_bits = {mantissa_bits} : i32")
+
+
+reduce_precision_p.abstract_eval = _reduce_precision_abstract_eval
+reduce_precision_p.lowering = _reduce_precision_lowering
+
+
+def reduce_precision(operand: Any, exponent_bits: int, mantissa_bits: int) -> Any:
+    """Round ``operand`` to a float format with ``exponent_bits`` and ``mantissa_bits`` (the
+    result keeps ``operand``'s dtype).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> float(lax.reduce_precision(jnp.float32(1.0001), 5, 10))  # float16's format
+        1.0
+    """
+    import operator
+    return reduce_precision_p.bind(operand, exponent_bits=operator.index(exponent_bits),
+                                   mantissa_bits=operator.index(mantissa_bits))
+
+
+copy_p = Primitive("copy")
+copy_p.abstract_eval = lambda x: x
+copy_p.lowering = lambda ctx, x: x  # a fresh buffer; XLA's outputs never alias inputs here
+
+
+def copy(x: Any) -> Any:
+    """A copy of ``x`` (the primitive behind ``jnp.array(x, copy=True)``).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.copy(jnp.arange(3)).tolist()
+        [0, 1, 2]
+    """
+    return copy_p.bind(x)
+
+
+optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.abstract_eval = lambda *avals: list(avals)
+
+
+def _optimization_barrier_lowering(ctx: Any, *xs: str) -> list:
+    if not xs:
+        return []
+    outs = ctx.op("stablehlo.optimization_barrier", list(xs))
+    return outs if len(xs) > 1 else [outs]
+
+
+optimization_barrier_p.lowering = _optimization_barrier_lowering
+
+
+def optimization_barrier(operand: Any, /) -> Any:
+    """Return ``operand`` (a pytree of arrays) unchanged, preventing XLA from moving computation
+    across this point (e.g. to keep rematerialisation from being undone).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> a, b = lax.optimization_barrier((jnp.ones(2), jnp.zeros(2)))
+        >>> a.tolist()
+        [1.0, 1.0]
+    """
+    from fluxion import tree_util
+    leaves, tree = tree_util.tree_flatten(operand)
+    return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+# Signatures (docs/internals.md, "Autodiff rules"): jvp(primals, tangents, **params) ->
+# (primal_out, tangent_out) with symbolic ad.Zero tangents; transpose(ct, *args, **params) ->
+# one cotangent per input (None for zero), linear inputs marked ad.UndefinedPrimal.
+
+def _attach_ad_rules() -> None:
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    c = ad.const_like
+    unb = ad.unbroadcast
+
+    for p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p,
+              nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
+              shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
+        ad.defjvp_zero(p)
+
+    # linear unary ops
+    ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
+    ad.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else ct])
+    ad.deflinear(real_p, lambda ct, x: [complex(ct, mul(ct, c(ct, 0)))])
+    ad.deflinear(imag_p, lambda ct, x: [complex(mul(ct, c(ct, 0)), neg(ct))])
+    ad.deflinear(copy_p, lambda ct, x: [ct])
+    ad.deflinear(reduce_precision_p, lambda ct, x, **kw: [ct])
+
+    ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+    ad.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, c(x, float(np.log(2.0))))))
+    ad.defjvp(log_p, lambda g, x: div(g, x))
+    ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, c(ans, 1))))
+    ad.defjvp(log1p_p, lambda g, x: div(g, add(x, c(x, 1))))
+    ad.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(c(ans, 1), mul(ans, ans))))
+    ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(c(ans, 1), ans))))
+    ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+    ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+    ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(c(ans, 1), mul(ans, ans))))
+    ad.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(c(ans, 2), ans)))
+    ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(c(x, -0.5), div(ans, x))))
+    ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(c(x, 1.0 / 3.0), integer_pow(ans, -2))))
+    ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(c(x, 1), mul(x, x)))))
+    ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(c(x, 1), mul(x, x))))))
+    ad.defjvp(atan_p, lambda g, x: div(g, add(c(x, 1), mul(x, x))))
+    ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+    ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+    ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), c(x, 1)))))
+    ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, c(x, 1)), add(x, c(x, 1))))))
+    ad.defjvp(atanh_p, lambda g, x: div(g, mul(add(c(x, 1), x), sub(c(x, 1), x))))
+    ad.defjvp(erf_p, lambda g, x: mul(g, mul(c(x, 2.0 / np.sqrt(np.pi)), exp(neg(mul(x, x))))))
+    ad.defjvp(erfc_p, lambda g, x: mul(g, mul(c(x, -2.0 / np.sqrt(np.pi)),
+                                              exp(neg(mul(x, x))))))
+    ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(c(x, np.sqrt(np.pi) / 2.0),
+                                                       exp(mul(ans, ans)))))
+    ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+    ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
+
+    def _i1e_jvp(g: Any, ans: Any, x: Any) -> Any:
+        zero = eq(x, c(x, 0))
+        safe = select(zero, add(mul(x, c(x, 0)), c(x, 1)), x)
+        d = sub(bessel_i0e(x), mul(ans, add(sign(x), div(c(x, 1), safe))))
+        return mul(g, select(zero, add(mul(x, c(x, 0)), c(x, 0.5)), d))
+
+    ad.defjvp2(bessel_i1e_p, _i1e_jvp)
+
+    def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
+        if ad._aval(x).dtype.kind == "c":
+            safe = select(eq(ans, c(ans, 0)), add(mul(ans, c(ans, 0)), c(ans, 1)), ans)
+            return div(real(mul(conj(x), g)), safe)
+        return mul(g, sign(x))
+
+    ad.defjvp2(abs_p, _abs_jvp)
+
+    def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+        if y == 0:
+            return mul(g, c(g, 0))
+        if y == 1:
+            return g
+        return mul(g, mul(c(x, y), integer_pow(x, y - 1)))
+
+    ad.defjvp(integer_pow_p, _integer_pow_jvp)
+
+    # binary
+    def _add_jvp(primals: list, tangents: list) -> tuple:
+        out = add(*primals)
+        oa = ad._aval(out)
+        tx, ty = tangents
+        return out, ad.broadcast_to_aval(ad.add_tangents(tx, ty), oa) if (
+            type(tx) is not ad.Zero or type(ty) is not ad.Zero) else ad.Zero(oa)
+
+    def _add_transpose(ct: Any, x: Any, y: Any) -> list:
+        return [unb(ct, x.aval) if ad.is_undefined(x) else None,
+                unb(ct, y.aval) if ad.is_undefined(y) else None]
+
+    def _sub_jvp(primals: list, tangents: list) -> tuple:
+        out = sub(*primals)
+        oa = ad._aval(out)
+        tx, ty = tangents
+        if type(ty) is ad.Zero:
+            return out, ad.broadcast_to_aval(tx, oa)
+        if type(tx) is ad.Zero:
+            return out, ad.broadcast_to_aval(neg(ty), oa)
+        return out, ad.broadcast_to_aval(sub(tx, ty), oa)
+
+    def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
+        return [unb(ct, x.aval) if ad.is_undefined(x) else None,
+                unb(neg(ct), y.aval) if ad.is_undefined(y) else None]
+
+    add_p.jvp, add_p.transpose = _add_jvp, _add_transpose
+    sub_p.jvp, sub_p.transpose = _sub_jvp, _sub_transpose
+
+    ad.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+
+    def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
+        if ad.is_undefined(x) and ad.is_undefined(y):
+            raise NotImplementedError("mul: transpose of a product of two linear values "
+                                      "(the program is not linear)")
+        if ad.is_undefined(x):
+            return [unb(mul(ct, y), x.aval), None]
+        return [None, unb(mul(x, ct), y.aval)]
+
+    mul_p.transpose = _mul_transpose
+
+    ad.defjvp(div_p, lambda g, x, y: div(g, y),
+              lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
+
+    def _div_transpose(ct: Any, x: Any, y: Any) -> list:
+        if ad.is_undefined(y):
+            raise NotImplementedError("div: transpose with respect to the divisor (the program "
+                                      "is not linear)")
+        return [unb(div(ct, y), x.aval), None]
+
+    div_p.transpose = _div_transpose
+
+    def _rem_dy(g: Any, x: Any, y: Any) -> Any:
+        q = div(x, y)
+        return mul(neg(g), mul(sign(q), floor(abs(q))))
+
+    ad.defjvp(rem_p, lambda g, x, y: g, _rem_dy)
+
+    def _pow_dx(g: Any, x: Any, y: Any) -> Any:
+        d = mul(y, pow(x, sub(y, c(y, 1))))
+        zero_y = eq(y, c(y, 0))
+        d = select(zero_y, mul(d, c(d, 0)), d)
+        return mul(g, d)
+
+    def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
+        zero_x = eq(x, c(x, 0))
+        safe = select(zero_x, add(mul(x, c(x, 0)), c(x, 1)), x)
+        return mul(g, select(zero_x, mul(ans, c(ans, 0)), mul(log(safe), ans)))
+
+    ad.defjvp2(pow_p, lambda g, ans, x, y: _pow_dx(g, x, y), _pow_dy)
+
+    def _balanced(x: Any, z: Any, y: Any) -> Any:
+        # 1 where x is the result alone, 1/2 where x and y tie, 0 elsewhere
+        one, half, zero = c(z, 1), c(z, 0.5), c(z, 0)
+        return select(eq(x, z), select(eq(y, z), add(mul(z, zero), half),
+                                       add(mul(z, zero), one)), mul(z, zero))
+
+    ad.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
+               lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
+    ad.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
+               lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
+    ad.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+              lambda g, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y)))))
+
+    def _complex_jvp(primals: list, tangents: list) -> tuple:
+        out = complex(*primals)
+        oa = ad._aval(out)
+        tx, ty = tangents
+        if type(tx) is ad.Zero and type(ty) is ad.Zero:
+            return out, ad.Zero(oa)
+        tx = ad.instantiate(tx) if type(tx) is not ad.Zero else mul(ty, c(ty, 0))
+        ty = ad.instantiate(ty) if type(ty) is not ad.Zero else mul(tx, c(tx, 0))
+        return out, ad.broadcast_to_aval(complex(tx, ty), oa)
+
+    def _complex_transpose(ct: Any, x: Any, y: Any) -> list:
+        return [unb(real(ct), x.aval) if ad.is_undefined(x) else None,
+                unb(imag(neg(ct)), y.aval) if ad.is_undefined(y) else None]
+
+    complex_p.jvp, complex_p.transpose = _complex_jvp, _complex_transpose
+
+    # select_n / clamp
+    def _select_n_jvp(primals: list, tangents: list) -> tuple:
+        which, *cases = primals
+        out = select_n(which, *cases)
+        oa = ad._aval(out)
+        ts = tangents[1:]
+        if all(type(t) is ad.Zero for t in ts) or not ad._is_float(oa.dtype):
+            return out, ad.Zero(ad.tangent_aval(oa))
+        return out, select_n(which, *[ad.instantiate(t) for t in ts])
+
+    def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list:
+        if ad.is_undefined(which):
+            raise NotImplementedError("select_n: the predicate cannot be linear")
+        zeros = mul(ct, c(ct, 0))
+        out: list = [None]
+        for i, x in enumerate(cases):
+            if ad.is_undefined(x):
+                branches = [zeros] * len(cases)
+                branches[i] = ct
+                out.append(select_n(which, *branches))
+            else:
+                out.append(None)
+        return out
+
+    select_n_p.jvp, select_n_p.transpose = _select_n_jvp, _select_n_transpose
+
+    def _clamp_jvp(primals: list, tangents: list) -> tuple:
+        lo, x, hi = primals
+        out = clamp(lo, x, hi)
+        oa = ad._aval(out)
+        tl, tx, th = tangents
+        acc = None
+        zero = mul(out, c(out, 0))
+        if type(tx) is not ad.Zero:
+            acc = select(bitwise_and(gt(x, lo), lt(x, hi)), tx, zero)
+        if type(tl) is not ad.Zero:
+            tl_b = ad.broadcast_to_aval(tl, oa)
+            acc = ad.add_tangents(acc, select(gt(lo, x), tl_b, zero))
+        if type(th) is not ad.Zero:
+            th_b = ad.broadcast_to_aval(th, oa)
+            acc = ad.add_tangents(acc, select(lt(hi, x), th_b, zero))
+        return out, acc
+
+    clamp_p.jvp = _clamp_jvp
+
+    # conversions
+    def _convert_jvp(primals: list, tangents: list, *, new_dtype: Any, weak_type: bool) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+        oa = ad._aval(out)
+        if type(t) is ad.Zero or not ad._is_float(oa.dtype) or not ad._is_float(ad._aval(x).dtype):
+            return out, ad.Zero(ad.tangent_aval(oa))
+        return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+    def _convert_transpose(ct: Any, x: Any, *, new_dtype: Any, weak_type: bool) -> list:
+        a = x.aval
+        if a.dtype == ad._aval(ct).dtype and a.weak_type == ad._aval(ct).weak_type:
+            return [ct]
+        return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
+
+    convert_element_type_p.jvp = _convert_jvp
+    convert_element_type_p.transpose = _convert_transpose
+
+    def _barrier_jvp(primals: list, tangents: list) -> tuple:
+        outs = optimization_barrier_p.bind(*primals)
+        return outs, list(tangents)
+
+    optimization_barrier_p.jvp = _barrier_jvp
+
+
+_attach_ad_rules()
+
+
+# ------------------------------------------------------------------ stop_gradient
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.abstract_eval = lambda x: x
+stop_gradient_p.lowering = lambda ctx, x: x
+stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
+
+
+def _stop_gradient_jvp(primals: list, tangents: list) -> tuple:
+    from fluxion.transforms import ad  # noqa: PLC0415
+    out = stop_gradient_p.bind(primals[0])
+    return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+
+
+stop_gradient_p.jvp = _stop_gradient_jvp
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (a pytree of arrays) unchanged, but with zero derivative under every
+    differentiation.
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion import lax
+        >>> float(fluxion.grad(lambda x: x * lax.stop_gradient(x))(3.0))
+        3.0
+    """
+    from fluxion import tree_util  # noqa: PLC0415
+
+    def one(a: Any) -> Any:
+        dt = getattr(a, "dtype", None)
+        if dt is None:
+            dt = np.asarray(a).dtype
+        if np.dtype(dt).kind not in "fc" and not dtypes.issubdtype(dt, np.inexact):
+            return a
+        return stop_gradient_p.bind(a)
+    return tree_util.tree_map(one, x)
+
+
+# ------------------------------------------------------------------ batching rules (vmap), 2
+
+def _attach_more_batch_rules() -> None:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+
+    copy_p.batch = bt.unary_batch_rule(copy_p)
+    reduce_precision_p.batch = bt.unary_batch_rule(reduce_precision_p)
+    optimization_barrier_p.batch = lambda args, dims: (optimization_barrier_p.bind(*args),
+                                                       list(dims))
+
+
+_attach_more_batch_rules()

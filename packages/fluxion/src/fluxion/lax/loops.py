@@ -12,7 +12,7 @@ Example:
     >>> import fluxion.numpy as jnp
     >>> carry, ys = lax.scan(lambda c, x: (c + x, c * x), 0.0, jnp.arange(4.0))
     >>> float(carry), ys.tolist()
-    (6.0, [0.0, 1.0, 3.0, 9.0])
+    (6.0, [0.0, 0.0, 2.0, 9.0])
 """
 
 from __future__ import annotations
@@ -507,3 +507,437 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     if reverse:
         out = [rev(x, (axis,)) for x in out]
     return tree_util.tree_unflatten(tree, out)
+
+
+# =============================================================================== vmap rules
+
+def _no_axis_use(axis: Any, *programs: Program) -> bool:
+    from fluxion.transforms.batching import _uses_axis  # noqa: PLC0415
+    return axis.name is None or not any(_uses_axis(p, axis.name) for p in programs)
+
+
+def _while_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, body_jaxpr: Program,
+                 body_nconsts: int, cond_jaxpr: Program, cond_nconsts: int) -> tuple[list, list]:
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.lax.control_flow import _front, batch_closed  # noqa: PLC0415
+    from fluxion.lax.elementwise import select_n  # noqa: PLC0415
+    from fluxion.lax.reductions import reduce_or  # noqa: PLC0415
+    from fluxion.lax.shape_ops import broadcast_in_dim  # noqa: PLC0415
+    from fluxion.transforms.batching import broadcast_batch  # noqa: PLC0415
+    from fluxion.transforms.staging import trace_to_program  # noqa: PLC0415
+    from fluxion.lax.control_flow import close_program  # noqa: PLC0415
+    params = dict(body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, cond_jaxpr=cond_jaxpr,
+                  cond_nconsts=cond_nconsts)
+    if all(d is None for d in dims) and _no_axis_use(axis, body_jaxpr, cond_jaxpr):
+        outs = while_p.bind(*args, **params)
+        return outs, [None] * len(outs)
+    args = [_front(x, d, axis.size) for x, d in zip(args, dims)]
+    dims = [None if d is None else 0 for d in dims]
+    cc, bc, init = split(args, [cond_nconsts, body_nconsts])
+    ccd, bcd, initd = split(dims, [cond_nconsts, body_nconsts])
+    n = len(init)
+    carry_b = [d is not None for d in initd]
+    for _ in range(n + 2):  # fixpoint: a carry is batched if its body output is
+        cd = [0 if b else None for b in carry_b]
+        _, _, pdims = batch_closed(cond_jaxpr, ccd + cd, axis, [None])
+        if pdims[0] is not None:
+            new = [True] * n
+        else:
+            _, _, odims = batch_closed(body_jaxpr, bcd + cd, axis, [None] * n)
+            new = [b or (d is not None) for b, d in zip(carry_b, odims)]
+        if new == carry_b:
+            break
+        carry_b = new
+    cd = [0 if b else None for b in carry_b]
+    init = [broadcast_batch(x, axis.size, 0) if b and d is None else x
+            for x, b, d in zip(init, carry_b, initd)]
+    condp, cconsts, pdims = batch_closed(cond_jaxpr, ccd + cd, axis, [None])
+    bodyp, bconsts, _ = batch_closed(body_jaxpr, bcd + cd, axis, carry_b)
+    if pdims[0] is None:
+        outs = while_p.bind(*cconsts, *cc, *bconsts, *bc, *init, body_jaxpr=bodyp,
+                            body_nconsts=len(bconsts) + len(bc), cond_jaxpr=condp,
+                            cond_nconsts=len(cconsts) + len(cc))
+        return list(outs), [0 if b else None for b in carry_b]
+    # A batched predicate: run while any member is unfinished; finished members keep their carry.
+    ncc, nbc = len(cconsts) + len(cc), len(bconsts) + len(bc)
+    cond_ins = list(cconsts) + list(cc)
+    body_ins = list(bconsts) + list(bc)
+    c_avals = [a for a in condp.in_avals]
+    b_avals = [a for a in bodyp.in_avals[nbc:]]
+
+    def any_cond(*vals: Any) -> Any:
+        p = eval_program(condp, [], list(vals))[0]
+        return reduce_or(p, (0,))
+
+    def masked_body(*vals: Any) -> list:
+        cvals, bvals, carry = vals[:ncc], vals[ncc:ncc + nbc], list(vals[ncc + nbc:])
+        p = eval_program(condp, [], list(cvals) + carry)[0]
+        new = eval_program(bodyp, [], list(bvals) + carry)
+        out = []
+        for old, nw in zip(carry, new):
+            shape = tuple(getattr(old, "shape", ()))
+            which = broadcast_in_dim(p, shape, (0,)) if len(shape) > 1 else p
+            out.append(select_n(which, old, nw))
+        return out
+
+    cprog, cc2, _ = trace_to_program(any_cond, tuple(c_avals), {}, in_avals=c_avals)
+    body_avals = c_avals[:ncc] + list(bodyp.in_avals[:nbc]) + b_avals
+    bprog, bc2, _ = trace_to_program(masked_body, tuple(body_avals), {}, in_avals=body_avals)
+    cprog, bprog = close_program(cprog), close_program(bprog)
+    outs = while_p.bind(*cc2, *cond_ins, *bc2, *cond_ins, *body_ins, *init, body_jaxpr=bprog,
+                        body_nconsts=len(bc2) + ncc + nbc, cond_jaxpr=cprog,
+                        cond_nconsts=len(cc2) + ncc)
+    return list(outs), [0] * n
+
+
+while_p.batch = _while_batch
+while_p.props["batch_axis"] = True
+
+
+def _scan_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, jaxpr: Program,
+                length: int, num_carry: int, num_consts: int, reverse: bool,
+                unroll: int) -> tuple[list, list]:
+    from fluxion.lax.control_flow import _front, batch_closed  # noqa: PLC0415
+    from fluxion.transforms.batching import broadcast_batch, moveaxis  # noqa: PLC0415
+    params = dict(length=length, reverse=reverse, unroll=unroll)
+    if all(d is None for d in dims) and _no_axis_use(axis, jaxpr):
+        outs = scan_p.bind(*args, jaxpr=jaxpr, num_carry=num_carry, num_consts=num_consts,
+                           **params)
+        return outs, [None] * len(outs)
+    consts, init, xs = split(list(args), [num_consts, num_carry])
+    cd, initd, xsd = split(list(dims), [num_consts, num_carry])
+    consts = [_front(x, d, axis.size) for x, d in zip(consts, cd)]
+    init = [_front(x, d, axis.size) for x, d in zip(init, initd)]
+    xs = [x if d is None else moveaxis(x, d, 1) for x, d in zip(xs, xsd)]
+    cd = [None if d is None else 0 for d in cd]
+    xd = [None if d is None else 0 for d in xsd]  # per-slice batch dims seen by the body
+    n_y = len(jaxpr.outvars) - num_carry
+    carry_b = [d is not None for d in initd]
+    for _ in range(num_carry + 2):
+        _, _, odims = batch_closed(jaxpr, cd + [0 if b else None for b in carry_b] + xd, axis,
+                                   [None] * len(jaxpr.outvars))
+        new = [b or (d is not None) for b, d in zip(carry_b, odims[:num_carry])]
+        if new == carry_b:
+            break
+        carry_b = new
+    init = [broadcast_batch(x, axis.size, 0) if b and d is None else x
+            for x, b, d in zip(init, carry_b, initd)]
+    prog, new_consts, odims = batch_closed(
+        jaxpr, cd + [0 if b else None for b in carry_b] + xd, axis, list(carry_b) + [None] * n_y)
+    outs = scan_p.bind(*new_consts, *consts, *init, *xs, jaxpr=prog, num_carry=num_carry,
+                       num_consts=len(new_consts) + num_consts, **params)
+    out_dims = [0 if b else None for b in carry_b] + [None if d is None else 1
+                                                      for d in odims[num_carry:]]
+    return list(outs), out_dims
+
+
+scan_p.batch = _scan_batch
+scan_p.props["batch_axis"] = True
+
+
+# =============================================================================== autodiff rules
+
+def _permute_program(program: Program, in_order: Sequence[int] | None = None,
+                     out_order: Sequence[int] | None = None) -> Program:
+    invars = program.invars if in_order is None else [program.invars[i] for i in in_order]
+    outvars = program.outvars if out_order is None else [program.outvars[i] for i in out_order]
+    return Program([], list(invars), list(outvars), program.eqns)
+
+
+def _scan_jvp(primals: list, tangents: list, *, jaxpr: Program, length: int, num_carry: int,
+              num_consts: int, reverse: bool, unroll: int) -> tuple[list, list]:
+    from fluxion.lax.control_flow import differentiable, is_zero_tangent, jvp_closed  # noqa: PLC0415
+    from fluxion.transforms.ad import Zero, instantiate, tangent_aval  # noqa: PLC0415
+    nz = [not is_zero_tangent(t) for t in tangents]
+    cnz, inz, xnz = split(nz, [num_consts, num_carry])
+    carry_avals = jaxpr.out_avals[:num_carry]
+    for _ in range(num_carry + 2):  # fixpoint: carry tangents nonzero if the body makes them so
+        _, _, out_nz = jvp_closed(jaxpr, cnz + inz + xnz)
+        new = [a or (b and differentiable(av))
+               for a, b, av in zip(inz, out_nz[:num_carry], carry_avals)]
+        if new == inz:
+            break
+        inz = new
+    n_out = len(jaxpr.outvars)
+    force = list(inz) + [False] * (n_out - num_carry)
+    prog, consts, out_nz = jvp_closed(jaxpr, cnz + inz + xnz, force)
+    ynz = out_nz[num_carry:]
+    # prog inputs: consts', primals (c, i, x), tangents (ct, it, xt); reorder to scan's layout.
+    n_k = len(consts)
+    n_in = len(jaxpr.invars)
+    nc_t, ni_t, nx_t = sum(cnz), sum(inz), sum(xnz)
+    base = n_k
+    p_c = list(range(base, base + num_consts))
+    p_i = list(range(base + num_consts, base + num_consts + num_carry))
+    p_x = list(range(base + num_consts + num_carry, base + n_in))
+    t0 = base + n_in
+    t_c = list(range(t0, t0 + nc_t))
+    t_i = list(range(t0 + nc_t, t0 + nc_t + ni_t))
+    t_x = list(range(t0 + nc_t + ni_t, t0 + nc_t + ni_t + nx_t))
+    in_order = list(range(n_k)) + p_c + t_c + p_i + t_i + p_x + t_x
+    n_y = n_out - num_carry
+    ny_t = sum(ynz)
+    out_order = (list(range(num_carry)) + list(range(n_out, n_out + ni_t))
+                 + list(range(num_carry, n_out)) + list(range(n_out + ni_t, n_out + ni_t + ny_t)))
+    prog = _permute_program(prog, in_order, out_order)
+    c, i, x = split(list(primals), [num_consts, num_carry])
+    tc, ti, tx = split(list(tangents), [num_consts, num_carry])
+    ti = [instantiate(Zero(tangent_aval(a.aval if hasattr(a, "aval") else avals_of([a])[0])))
+          if is_zero_tangent(t) else t for t, a, z in zip(ti, i, inz) if z]
+    args = (list(consts) + c + [t for t, z in zip(tc, cnz) if z] + i + ti + x
+            + [t for t, z in zip(tx, xnz) if z])
+    outs = scan_p.bind(*args, jaxpr=prog, length=length, num_carry=num_carry + ni_t,
+                       num_consts=n_k + num_consts + nc_t, reverse=reverse, unroll=unroll)
+    carry, carry_t, ys, ys_t = split(list(outs), [num_carry, ni_t, n_y])[:4]
+    it_c, it_y = iter(carry_t), iter(ys_t)
+    out_avals = _scan_abstract_eval(*[avals_of([a])[0] for a in primals], jaxpr=jaxpr,
+                                    length=length, num_carry=num_carry, num_consts=num_consts,
+                                    reverse=reverse, unroll=unroll)
+    t_out = ([next(it_c) if z else Zero(tangent_aval(a)) for z, a in zip(inz, out_avals)]
+             + [next(it_y) if z else Zero(tangent_aval(a))
+                for z, a in zip(ynz, out_avals[num_carry:])])
+    return list(carry) + list(ys), t_out
+
+
+def _scan_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+    from fluxion.core.trace import set_current  # noqa: PLC0415
+    from fluxion.lax.control_flow import split_program  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    jaxpr, num_carry, num_consts = params["jaxpr"], params["num_carry"], params["num_consts"]
+    length, reverse, unroll = params["length"], params["reverse"], params["unroll"]
+    mask = [pe.is_unknown(a) for a in args]
+    cm, im, xm = split(mask, [num_consts, num_carry])
+    for _ in range(num_carry + 2):
+        _, _, _, out_unk, _ = split_program(jaxpr, cm + im + xm)
+        new = [a or b for a, b in zip(im, out_unk[:num_carry])]
+        if new == im:
+            break
+        im = new
+    kp, kc, up, out_unk, res_avals = split_program(jaxpr, cm + im + xm)
+    forced = [i for i in range(num_carry) if im[i] and not out_unk[i]]
+    n_out = len(jaxpr.outvars)
+    # Known scan: consts (kc + known consts), known carry, known xs -> known carry out, known ys,
+    # residuals (stacked: one per iteration) and the known values of forced carries.
+    n_kc = sum(not m for m in cm)
+    n_ki = sum(not m for m in im)
+    kouts_idx = [i for i in range(n_out) if not out_unk[i]]
+    k_carry_pos = [j for j, i in enumerate(kouts_idx) if i < num_carry and not im[i]]
+    k_y_pos = [j for j, i in enumerate(kouts_idx) if i >= num_carry]
+    n_kout = len(kouts_idx)
+    # forced carries are known outputs of the body; emit them as extra per-iteration residuals
+    k_out_order = ([k_carry_pos[j] for j in range(len(k_carry_pos))] + k_y_pos
+                   + list(range(n_kout, n_kout + len(res_avals)))
+                   + [kouts_idx.index(i) for i in forced])
+    known_body = _permute_program(kp, None, k_out_order)
+    # known carries must be exactly the carries not unknown
+    k_args = list(kc) + [a for a, m in zip(args[:num_consts], cm) if not m]
+    k_init = [a for a, m in zip(args[num_consts:num_consts + num_carry], im) if not m]
+    k_xs = [a for a, m in zip(args[num_consts + num_carry:], xm) if not m]
+    with set_current(pe.parent):
+        k_outs = scan_p.bind(*k_args, *k_init, *k_xs, jaxpr=known_body, length=length,
+                             num_carry=n_ki, num_consts=len(kc) + n_kc, reverse=reverse,
+                             unroll=unroll)
+    n_ky = len(k_y_pos)
+    k_carry_out, k_ys, stacked = split(list(k_outs), [n_ki, n_ky])
+    # Unknown scan: consts = unknown consts; carry = unknown carry; xs = residuals + forced + xs.
+    n_res = len(res_avals)
+    n_uc = sum(cm)
+    # up inputs: residuals, unknown consts, unknown carries (only those unknown at input), xs
+    # (forced carries are unknown carries too: their input is known-at-init but treated unknown)
+    unk_body_fn = _unknown_scan_body(up, n_res, n_uc, im, forced, sum(xm), jaxpr, out_unk,
+                                     num_carry)
+    from fluxion.lax.control_flow import stage  # noqa: PLC0415
+    u_c_avals = [v.aval for v in up.invars[n_res:n_res + n_uc]]
+    u_i_avals = [jaxpr.invars[num_consts + i].aval for i in range(num_carry) if im[i]]
+    u_x_avals = [ShapedArray(a.shape, a.dtype, a.weak_type) for a in res_avals]
+    f_avals = [jaxpr.outvars[i].aval for i in forced]
+    ux_avals = [v.aval for v in up.invars[n_res + n_uc + sum(im):]]
+    in_avals = u_c_avals + u_i_avals + u_x_avals + f_avals + ux_avals
+    u_prog, u_consts, _ = stage(unk_body_fn, tuple(in_avals), in_avals)
+    u_args = (list(u_consts) + [a for a, m in zip(args[:num_consts], cm) if m]
+              + [a for a, m in zip(args[num_consts:num_consts + num_carry], im) if m]
+              + list(stacked) + [a for a, m in zip(args[num_consts + num_carry:], xm) if m])
+    u_outs = StagingInterpreter.process_primitive(pe, scan_p, u_args, dict(
+        jaxpr=u_prog, length=length, num_carry=sum(im), num_consts=len(u_consts) + n_uc,
+        reverse=reverse, unroll=unroll))
+    u_iter = iter(u_outs)
+    u_carry = [next(u_iter) for _ in range(sum(im))]
+    u_ys = list(u_iter)
+    kc_it, ku_it = iter(k_carry_out), iter(u_carry)
+    out = [next(ku_it) if im[i] else next(kc_it) for i in range(num_carry)]
+    ky_it, uy_it = iter(k_ys), iter(u_ys)
+    out += [next(uy_it) if out_unk[i] else next(ky_it) for i in range(num_carry, n_out)]
+    return out
+
+
+def _unknown_scan_body(up: Program, n_res: int, n_uc: int, im: list, forced: list, n_ux: int,
+                       jaxpr: Program, out_unk: list, num_carry: int) -> Callable:
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    n_i = sum(im)
+    unk_carries = [i for i in range(num_carry) if im[i]]
+
+    def body(*vals: Any) -> list:
+        uc, ui, res, fvals, ux = split(list(vals), [n_uc, n_i, n_res, len(forced)])[:5]
+        # up's inputs: residuals, then the unknown inputs of the body in order (consts, carries
+        # that are unknown at input, xs).
+        outs = eval_program(up, [], list(res) + list(uc) + list(ui) + list(ux))
+        umap = dict(zip([i for i in range(len(out_unk)) if out_unk[i]], outs))
+        fmap = dict(zip(forced, fvals))
+        carry = [umap[i] if i in umap else fmap[i] for i in unk_carries]
+        ys = [umap[i] for i in range(num_carry, len(out_unk)) if out_unk[i]]
+        return carry + ys
+
+    return body
+
+
+def _scan_transpose(cts: list, *args: Any, jaxpr: Program, length: int, num_carry: int,
+                    num_consts: int, reverse: bool, unroll: int) -> list:
+    from fluxion.lax.control_flow import transpose_closed  # noqa: PLC0415
+    from fluxion.lax.control_flow import is_zero_tangent, stage  # noqa: PLC0415
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.transforms.ad import instantiate, is_undefined, zeros_like_aval, add_tangents  # noqa: PLC0415
+    consts, init, xs = split(list(args), [num_consts, num_carry])
+    c_lin = [is_undefined(a) for a in consts]
+    x_lin = [is_undefined(a) for a in xs]
+    linear = c_lin + [True] * num_carry + x_lin
+    tprog, tconsts = transpose_closed(jaxpr, linear)
+    # tprog: (*tconsts, *nonlinear consts, *nonlinear xs, *ct carry out, *ct ys) ->
+    #        (*ct linear consts, *ct carry in, *ct linear xs)
+    nl_consts = [a for a in consts if not is_undefined(a)]
+    nl_xs = [a for a in xs if not is_undefined(a)]
+    n_lc = sum(c_lin)
+    n_lx = sum(x_lin)
+    out_avals = jaxpr.out_avals
+    c_avals = [v.aval for v, lin in zip(jaxpr.invars[:num_consts], c_lin) if lin]
+    carry_avals = [v.aval for v in jaxpr.invars[num_consts:num_consts + num_carry]]
+    y_avals = list(out_avals[num_carry:])
+    nl_c_avals = [v.aval for v, lin in zip(jaxpr.invars[:num_consts], c_lin) if not lin]
+    nl_x_avals = [v.aval for v, lin in zip(jaxpr.invars[num_consts + num_carry:], x_lin)
+                  if not lin]
+    n_tc = len(tconsts)
+
+    def body(*vals: Any) -> list:
+        tc, nlc, ct_carry, ct_cacc, nlx, ct_y = split(
+            list(vals), [n_tc, len(nl_consts), num_carry, n_lc, len(nl_xs)])[:6]
+        outs = eval_program(tprog, [], list(tc) + list(nlc) + list(nlx) + list(ct_carry)
+                            + list(ct_y))
+        ct_lc, ct_cin, ct_lx = split(list(outs), [n_lc, num_carry])
+        acc = [add_tangents(a, b) for a, b in zip(ct_cacc, ct_lc)]
+        return list(ct_cin) + acc + list(ct_lx)
+
+    in_avals = ([v.aval for v in tprog.invars[:n_tc]] + nl_c_avals + carry_avals + c_avals
+                + nl_x_avals + y_avals)
+    bprog, bconsts, _ = stage(body, tuple(in_avals), in_avals)
+    ct_carry = [instantiate(c) for c in cts[:num_carry]]
+    ct_carry = [zeros_like_aval(a) if is_zero_tangent(c) else c
+                for c, a in zip(ct_carry, carry_avals)]
+    ct_ys = [zeros_like_aval(ShapedArray((length,) + a.shape, a.dtype, a.weak_type))
+             if is_zero_tangent(c) else c for c, a in zip(cts[num_carry:], y_avals)]
+    c_acc = [zeros_like_aval(a) for a in c_avals]
+    outs = scan_p.bind(*bconsts, *tconsts, *nl_consts, *ct_carry, *c_acc, *nl_xs, *ct_ys,
+                       jaxpr=bprog, length=length, num_carry=num_carry + n_lc,
+                       num_consts=len(bconsts) + n_tc + len(nl_consts), reverse=not reverse,
+                       unroll=unroll)
+    ct_init, ct_consts, ct_xs = split(list(outs), [num_carry, n_lc])
+    ic, ix = iter(ct_consts), iter(ct_xs)
+    res = [next(ic) if lin else None for lin in c_lin]
+    res += [c if is_undefined(a) else None for c, a in zip(ct_init, init)]
+    res += [next(ix) if lin else None for lin in x_lin]
+    return res
+
+
+def _while_jvp(primals: list, tangents: list, *, body_jaxpr: Program, body_nconsts: int,
+               cond_jaxpr: Program, cond_nconsts: int) -> tuple[list, list]:
+    from fluxion.lax.control_flow import differentiable, is_zero_tangent, jvp_closed  # noqa: PLC0415
+    from fluxion.core.ir import Var  # noqa: PLC0415
+    from fluxion.transforms.ad import Zero, instantiate, tangent_aval  # noqa: PLC0415
+    cc, bc, init = split(list(primals), [cond_nconsts, body_nconsts])
+    _, tbc, tinit = split(list(tangents), [cond_nconsts, body_nconsts])
+    bnz = [not is_zero_tangent(t) for t in tbc]
+    inz = [not is_zero_tangent(t) for t in tinit]
+    n = len(init)
+    avals = body_jaxpr.out_avals
+    for _ in range(n + 2):
+        _, _, out_nz = jvp_closed(body_jaxpr, bnz + inz)
+        new = [a or (b and differentiable(av)) for a, b, av in zip(inz, out_nz, avals)]
+        if new == inz:
+            break
+        inz = new
+    prog, consts, _ = jvp_closed(body_jaxpr, bnz + inz, list(inz))
+    # prog inputs: consts', body consts, carry, body-const tangents, carry tangents
+    nk, nbt, nit = len(consts), sum(bnz), sum(inz)
+    in_order = (list(range(nk)) + list(range(nk, nk + body_nconsts))
+                + list(range(nk + body_nconsts + n, nk + body_nconsts + n + nbt))
+                + list(range(nk + body_nconsts, nk + body_nconsts + n))
+                + list(range(nk + body_nconsts + n + nbt, nk + body_nconsts + n + nbt + nit)))
+    prog = _permute_program(prog, in_order)
+    # cond ignores the carry tangents
+    t_vars = [Var(tangent_aval(a)) for a, z in zip(avals, inz) if z]
+    condp = Program([], list(cond_jaxpr.invars) + t_vars, cond_jaxpr.outvars, cond_jaxpr.eqns)
+    ti = [instantiate(Zero(tangent_aval(a))) if is_zero_tangent(t) else t
+          for t, a, z in zip(tinit, avals, inz) if z]
+    outs = while_p.bind(*cc, *consts, *bc, *[t for t, z in zip(tbc, bnz) if z], *init, *ti,
+                        body_jaxpr=prog, body_nconsts=nk + body_nconsts + nbt,
+                        cond_jaxpr=condp, cond_nconsts=cond_nconsts)
+    it = iter(outs[n:])
+    return list(outs[:n]), [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(inz, avals)]
+
+
+def _while_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+    from fluxion.core.ir import dce  # noqa: PLC0415
+    from fluxion.core.trace import set_current  # noqa: PLC0415
+    from fluxion.lax.control_flow import split_program  # noqa: PLC0415
+    from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
+    body, cond = params["body_jaxpr"], params["cond_jaxpr"]
+    bn, cn = params["body_nconsts"], params["cond_nconsts"]
+    mask = [pe.is_unknown(a) for a in args]
+    cm, bm, im = split(mask, [cn, bn])
+    n = len(im)
+    for _ in range(n + 2):
+        _, _, _, out_unk, _ = split_program(body, bm + im)
+        new = [a or b for a, b in zip(im, out_unk)]
+        if new == im:
+            break
+        im = new
+    _, _, _, c_unk, _ = split_program(cond, cm + im)
+    staged_all = StagingInterpreter.process_primitive(pe, while_p, list(args), params)
+    if c_unk[0] or all(im):
+        return staged_all
+    # The known carries are computed by a while loop over the known part alone; the unknown
+    # outputs come from the whole loop, staged (it recomputes the known part).
+    kp, kc, _, _, _ = split_program(body, bm + im)
+    n_k_out = sum(not u for u in im)
+    kp = dce(kp, [True] * n_k_out + [False] * (len(kp.outvars) - n_k_out))
+    ckp, ckc, _, _, _ = split_program(cond, cm + im)
+    ckp = dce(ckp, [True] + [False] * (len(ckp.outvars) - 1))
+    cc, bc, init = split(list(args), [cn, bn])
+    with set_current(pe.parent):
+        k_outs = while_p.bind(*ckc, *[a for a, m in zip(cc, cm) if not m], *kc,
+                              *[a for a, m in zip(bc, bm) if not m],
+                              *[a for a, m in zip(init, im) if not m],
+                              body_jaxpr=kp, body_nconsts=len(kc) + sum(not m for m in bm),
+                              cond_jaxpr=ckp, cond_nconsts=len(ckc) + sum(not m for m in cm))
+    ki = iter(k_outs)
+    return [s if u else next(ki) for s, u in zip(staged_all, im)]
+
+
+def _while_transpose(cts: list, *args: Any, **params: Any) -> list:
+    raise ValueError(
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values. Try using lax.scan, or lax.fori_loop with static start/stop.")
+
+
+def _install_ad_rules() -> None:
+    try:
+        from fluxion.transforms import ad  # noqa: PLC0415
+    except ImportError:
+        return
+    scan_p.jvp = _scan_jvp
+    scan_p.transpose = _scan_transpose
+    ad.partial_eval_rules[scan_p] = _scan_partial_eval
+    while_p.jvp = _while_jvp
+    while_p.transpose = _while_transpose
+    ad.partial_eval_rules[while_p] = _while_partial_eval
+
+
+_install_ad_rules()

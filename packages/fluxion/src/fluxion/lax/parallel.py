@@ -7,8 +7,8 @@ Naming an axis that no enclosing transformation binds raises ``NameError``.
 Example:
     >>> import fluxion, fluxion.numpy as jnp
     >>> from fluxion import lax
-    >>> fluxion.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(jnp.arange(1.0, 4.0)).tolist()
-    [0.16666666666666666, 0.3333333333333333, 0.5]
+    >>> fluxion.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(jnp.array([1.0, 2.0, 1.0])).tolist()
+    [0.25, 0.5, 0.75]
 """
 
 from __future__ import annotations

@@ -17,7 +17,11 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax._base import (
-    DtypeSet, attr_i64_array, dtype_kind_check, type_error, value_error,
+    DtypeSet,
+    attr_i64_array,
+    dtype_kind_check,
+    type_error,
+    value_error,
 )
 
 
@@ -28,7 +32,7 @@ def _identity(kind: str, dtype: np.dtype) -> Any:
         return np.ones((), dtype)
     if kind == "and":
         return np.array(True) if dtype == np.bool_ else np.array(-1).astype(dtype)
-    if dtypes.issubdtype(dtype, np.floating):
+    if dtypes.issubdtype(dtype, np.floating) or dtype.kind == "c":
         return np.array(-np.inf if kind == "max" else np.inf).astype(dtype)
     if dtype == np.bool_:
         return np.array(kind == "min")
@@ -43,9 +47,10 @@ def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive
         dtype_kind_check(name, accepted, x)
         for a in axes:
             if not 0 <= a < x.ndim:
-                raise type_error(f"lax.{name}", f"axis {a} out of range for shape {x.shape}")
+                raise value_error(f"lax.{name}", f"reduction axes {axes} contain an out-of-bounds "
+                                  f"axis for an operand of shape {x.shape} ({x.dtype.name})")
         if len(set(axes)) != len(axes):
-            raise type_error(f"lax.{name}", f"duplicate axes in {axes}")
+            raise value_error(f"lax.{name}", f"duplicate value in axes {axes}")
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype,
                            x.weak_type)
 
@@ -69,20 +74,21 @@ def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive
 
 _num = DtypeSet("numeric", "iufc")
 _ordered = DtypeSet("boolean, integer or floating", "biuf")
+_ordered_or_complex = DtypeSet("boolean, integer, floating or complex", "biufc")
 _logical = DtypeSet("boolean or integer", "biu")
 
 reduce_sum_p = _def_reduce("reduce_sum", "sum", "stablehlo.add", _num)
 reduce_prod_p = _def_reduce("reduce_prod", "prod", "stablehlo.multiply", _num)
-reduce_max_p = _def_reduce("reduce_max", "max", "stablehlo.maximum", _ordered)
-reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered)
+reduce_max_p = _def_reduce("reduce_max", "max", "stablehlo.maximum", _ordered_or_complex)
+reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or_complex)
 reduce_and_p = _def_reduce("reduce_and", "and", "stablehlo.and", _logical)
 reduce_or_p = _def_reduce("reduce_or", "or", "stablehlo.or", _logical)
 reduce_xor_p = _def_reduce("reduce_xor", "xor", "stablehlo.xor", _logical)
 
 
 def _axes(operand: Any, axes: Sequence[int]) -> tuple[int, ...]:
-    nd = operand.ndim if hasattr(operand, "ndim") else np.ndim(operand)
-    return tuple(sorted(int(a) % nd if nd else int(a) for a in axes))
+    # Like JAX, lax reductions take non-negative axes only (abstract eval rejects the rest).
+    return tuple(sorted(int(a) for a in axes))
 
 
 def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
@@ -293,8 +299,9 @@ def _reduce_lowering(ctx: Any, *args: str, computation: Any, dimensions: tuple[i
         return r.lower_program_inline(computation, rargs)
 
     region = ctx.region(scalars + scalars, body, scalars)
-    return ctx.op("stablehlo.reduce", list(args), operand_avals=list(ctx.avals_in[:n]) + scalars,
+    outs = ctx.op("stablehlo.reduce", list(args), operand_avals=list(ctx.avals_in[:n]) + scalars,
                   regions=[region], attrs=f"dimensions = {attr_i64_array(dimensions)}")
+    return outs if n > 1 else [outs]
 
 
 reduce_p.abstract_eval = _reduce_abstract_eval
@@ -385,3 +392,98 @@ for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p
            reduce_xor_p):
     _p.batch = _reduce_batch_rule(_p)
 del _p
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+
+def _attach_ad_rules() -> None:
+    from fluxion.lax import elementwise as ew  # noqa: PLC0415
+    from fluxion.lax import shape_ops as so  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    def _sum_t(ct: Any, x: Any, *, axes: tuple) -> list:
+        shape = x.aval.shape
+        kept = tuple(i for i in range(len(shape)) if i not in axes)
+        return [so.broadcast_in_dim(ct, shape, kept)]
+
+    ad.deflinear(reduce_sum_p, _sum_t)
+
+    def _kept(shape: tuple, axes: tuple) -> tuple:
+        return tuple(i for i in range(len(shape)) if i not in axes)
+
+    def _minmax_jvp(prim: Primitive) -> Any:
+        def rule(primals: list, tangents: list, *, axes: tuple) -> tuple:
+            (x,), (t,) = primals, tangents
+            out = prim.bind(x, axes=axes)
+            xa = ad._aval(x)
+            if type(t) is ad.Zero or not ad._is_float(xa.dtype):
+                return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            # the tangent at the location(s) of the extremum, averaged over ties
+            full = so.broadcast_in_dim(out, xa.shape, _kept(xa.shape, axes))
+            loc = ew.convert_element_type(ew.eq(x, full), xa.dtype)
+            num = reduce_sum(ew.mul(t, loc), axes)
+            cnt = reduce_sum(loc, axes)
+            return out, ew.div(num, cnt)
+        return rule
+
+    reduce_max_p.jvp = _minmax_jvp(reduce_max_p)
+    reduce_min_p.jvp = _minmax_jvp(reduce_min_p)
+
+    def _prod_jvp(primals: list, tangents: list, *, axes: tuple) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = reduce_prod_p.bind(x, axes=axes)
+        xa = ad._aval(x)
+        if type(t) is ad.Zero or not ad._is_float(xa.dtype) or not axes:
+            return out, (ad.Zero(ad.tangent_aval(ad._aval(out))) if type(t) is ad.Zero
+                         or not ad._is_float(xa.dtype) else t)
+        # move the reduced axes last and flatten them: x2 [..., n]
+        kept = _kept(xa.shape, axes)
+        perm = kept + tuple(axes)
+        n = int(np.prod([xa.shape[a] for a in axes], dtype=np.int64))
+        kshape = tuple(xa.shape[i] for i in kept)
+        x2 = so.reshape(so.transpose(x, perm), kshape + (n,))
+        t2 = so.reshape(so.transpose(t, perm), kshape + (n,))
+        # products of all the other elements, by masking the diagonal of an [..., n, n] grid
+        grid_shape = kshape + (n, n)
+        nd = len(kshape)
+        xg = so.broadcast_in_dim(x2, grid_shape, tuple(range(nd)) + (nd + 1,))
+        eye = ew.eq(so.broadcasted_iota(np.int32, grid_shape, nd),
+                    so.broadcasted_iota(np.int32, grid_shape, nd + 1))
+        one = ew.add(ew.mul(xg, ad.const_like(xg, 0)), ad.const_like(xg, 1))
+        others = reduce_prod(ew.select(eye, one, xg), (nd + 1,))
+        return out, reduce_sum(ew.mul(t2, others), (nd,))
+
+    reduce_prod_p.jvp = _prod_jvp
+    for p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
+        ad.defjvp_zero(p)
+
+
+_attach_ad_rules()
+
+
+def _arg_reduce_batch_rule(prim: Primitive) -> Any:
+    def rule(args: Any, dims: Any, *, axes: tuple[int, ...], index_dtype: Any) -> Any:
+        d = dims[0]
+        phys = tuple(a if a < d else a + 1 for a in axes)
+        return (prim.bind(args[0], axes=phys, index_dtype=index_dtype),
+                d - sum(1 for a in axes if a < d))
+
+    return rule
+
+
+def _reduce_batch(args: Any, dims: Any, *, computation: Any, dimensions: tuple[int, ...]) -> Any:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduce per member
+        return bt.loop_batch_rule(reduce_p)(args, dims, computation=computation,
+                                            dimensions=dimensions)
+    size = bt.batch_size(args, dims)
+    ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+    outs = reduce_p.bind(*ops, *args[n:], computation=computation,
+                         dimensions=tuple(a + 1 for a in dimensions))
+    return outs, [0] * len(outs)
+
+
+argmax_p.batch = _arg_reduce_batch_rule(argmax_p)
+argmin_p.batch = _arg_reduce_batch_rule(argmin_p)
+reduce_p.batch = _reduce_batch

@@ -17,7 +17,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.lax._base import attr_i64_array, type_error
+from fluxion.lax._base import attr_i64_array, type_error, value_error
 
 
 def _shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
@@ -57,15 +57,27 @@ def iota(dtype: Any, size: int) -> Any:
         >>> lax.iota("int32", 3).tolist()
         [0, 1, 2]
     """
-    dt = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
-    return iota_p.bind(dtype=dt, shape=(operator.index(size),), dimension=0)
+    dt = _iota_dtype("lax.iota", dtype)
+    return iota_p.bind(dtype=dt, shape=_shape_tuple("lax.iota", (size,)), dimension=0)
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
     """An array of ``shape`` whose values count along ``dimension``."""
-    dt = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    dt = _iota_dtype("lax.broadcasted_iota", dtype)
     shp = _shape_tuple("lax.broadcasted_iota", shape)
-    return iota_p.bind(dtype=dt, shape=shp, dimension=int(dimension) % max(len(shp), 1))
+    dim = operator.index(dimension)
+    if not 0 <= dim < len(shp):
+        raise value_error("lax.broadcasted_iota", f"iota dimension must be between 0 and "
+                          f"len(shape), got dimension={dim} for shape={shp}")
+    return iota_p.bind(dtype=dt, shape=shp, dimension=dim)
+
+
+def _iota_dtype(name: str, dtype: Any) -> np.dtype:
+    dt = dtypes.canonicalize_dtype(dtypes.dtype(dtype))
+    if dt == np.bool_:
+        raise type_error(name, "does not accept dtype bool; it accepts integer, floating and "
+                         "complex dtypes")
+    return dt
 
 
 # ------------------------------------------------------------------ broadcast_in_dim
@@ -148,8 +160,15 @@ reshape_p.lowering = _reshape_lowering
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
     """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given)."""
     shp = _shape_tuple("lax.reshape", new_sizes)
-    if dimensions is not None and tuple(dimensions) != tuple(range(len(dimensions))):
-        operand = transpose(operand, dimensions)
+    if dimensions is not None:
+        dims = tuple(operator.index(d) for d in dimensions)
+        nd = operand.ndim if hasattr(operand, "ndim") else np.ndim(operand)
+        if sorted(dims) != list(range(nd)):
+            shape = operand.shape if hasattr(operand, "shape") else np.shape(operand)
+            raise type_error("lax.reshape", f"dimensions must be a permutation of the operand's "
+                             f"dimensions, got dimensions {dims} for shape {tuple(shape)}")
+        if dims != tuple(range(nd)):
+            operand = transpose(operand, dims)
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.shape == shp:
         return operand
@@ -196,8 +215,8 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> Sh
         if not 0 <= d < x.ndim:
             raise type_error("lax.squeeze", f"dimension {d} out of range for shape {x.shape}")
         if x.shape[d] != 1:
-            raise type_error("lax.squeeze", f"cannot squeeze dimension {d} of size {x.shape[d]} "
-                             f"(shape {x.shape})")
+            raise value_error("lax.squeeze", f"cannot squeeze dimension {d} of size {x.shape[d]} "
+                              f"(shape {x.shape})")
     return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions), x.dtype,
                        x.weak_type)
 
@@ -213,17 +232,24 @@ squeeze_p.lowering = _squeeze_lowering
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
     """Remove the size-1 ``dimensions`` of ``array``."""
     nd = array.ndim if hasattr(array, "ndim") else np.ndim(array)
-    dims = tuple(sorted({int(d) % nd if nd else int(d) for d in dimensions}))
-    if not dims:
+    dims = tuple(sorted({_canonical_axis("lax.squeeze", d, nd) for d in dimensions}))
+    if not dims and hasattr(array, "aval"):
         return array
     return squeeze_p.bind(array, dimensions=dims)
+
+
+def _canonical_axis(name: str, axis: Any, ndim: int) -> int:
+    a = operator.index(axis)
+    if not -ndim <= a < ndim:
+        raise value_error(name, f"axis {a} is out of bounds for array of dimension {ndim}")
+    return a + ndim if a < 0 else a
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
     """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
     shape = list(array.shape if hasattr(array, "shape") else np.shape(array))
     nd = len(shape) + len(dimensions)
-    dims = sorted(int(d) % nd for d in dimensions)
+    dims = sorted(_canonical_axis("lax.expand_dims", d, nd) for d in dimensions)
     if len(set(dims)) != len(dims):
         raise type_error("lax.expand_dims", f"repeated dimension in {tuple(dimensions)}")
     for d in dims:
@@ -307,7 +333,7 @@ concatenate_p = Primitive("concatenate")
 
 def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
     if not xs:
-        raise type_error("lax.concatenate", "needs at least one operand")
+        raise value_error("lax.concatenate", "needs at least one operand")
     x0 = xs[0]
     if not 0 <= dimension < x0.ndim:
         raise type_error("lax.concatenate", f"dimension {dimension} out of range for rank {x0.ndim}")
@@ -335,7 +361,9 @@ concatenate_p.lowering = _concatenate_lowering
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """Join ``operands`` along ``dimension``."""
     ops = list(operands)
-    if len(ops) == 1:
+    if not ops:
+        raise value_error("lax.concatenate", "needs a non-empty sequence of operands")
+    if len(ops) == 1 and hasattr(ops[0], "aval"):
         return ops[0]
     return concatenate_p.bind(*ops, dimension=int(dimension))
 
@@ -369,7 +397,7 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
         [2, 1, 0]
     """
     dims = tuple(sorted(int(d) for d in dimensions))
-    if not dims:
+    if not dims and hasattr(operand, "aval"):
         return operand
     return rev_p.bind(operand, dimensions=dims)
 
@@ -451,3 +479,63 @@ rev_p.batch = _rev_batch
 slice_p.batch = _slice_batch
 concatenate_p.batch = _concatenate_batch
 iota_p.batch = _iota_batch
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+# All of these primitives are linear in their array operand(s); see docs/internals.md.
+
+def _attach_ad_rules() -> None:
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    def _bcast_t(ct: Any, x: Any, *, shape: tuple, broadcast_dimensions: tuple) -> list:
+        xa = x.aval
+        sum_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+        sum_axes += [b for i, b in enumerate(broadcast_dimensions)
+                     if xa.shape[i] == 1 and shape[b] != 1]
+        from fluxion.lax.reductions import reduce_sum  # noqa: PLC0415
+        r = reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
+        return [reshape(r, xa.shape)]
+
+    ad.deflinear(broadcast_in_dim_p, _bcast_t)
+    ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+    ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
+        transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+    ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+    ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+
+    def _slice_t(ct: Any, x: Any, *, start_indices: tuple, limit_indices: tuple,
+                 strides: Any) -> list:
+        from fluxion.lax.padding import pad  # noqa: PLC0415
+        xa = x.aval
+        st = strides or (1,) * xa.ndim
+        cfg = []
+        for n, s, m, k in zip(xa.shape, start_indices, ad._aval(ct).shape, st):
+            used = m + max(m - 1, 0) * (k - 1)
+            cfg.append((s, n - s - used, k - 1))
+        return [pad(ct, ad.const_like(ct, 0), cfg)]
+
+    ad.deflinear(slice_p, _slice_t)
+
+    def _concat_jvp(primals: list, tangents: list, *, dimension: int) -> tuple:
+        out = concatenate_p.bind(*primals, dimension=dimension)
+        if all(type(t) is ad.Zero for t in tangents):
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, concatenate_p.bind(*[ad.instantiate(t) for t in tangents],
+                                       dimension=dimension)
+
+    def _concat_t(ct: Any, *xs: Any, dimension: int) -> list:
+        out, start = [], 0
+        for x in xs:
+            a = ad._aval(x) if not ad.is_undefined(x) else x.aval
+            size = a.shape[dimension]
+            if ad.is_undefined(x):
+                out.append(slice_in_dim(ct, start, start + size, 1, dimension))
+            else:
+                out.append(None)
+            start += size
+        return out
+
+    concatenate_p.jvp, concatenate_p.transpose = _concat_jvp, _concat_t
+
+
+_attach_ad_rules()

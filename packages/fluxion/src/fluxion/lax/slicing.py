@@ -28,7 +28,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.lax._base import attr_i64_array, type_error, value_error
+from fluxion.lax._base import attr_i64_array, type_error
 
 __all__ = [
     "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
@@ -206,7 +206,8 @@ def _normalize_start_indices(name: str, operand: Any, start_indices: Any,
     allow = ([bool(allow_negative_indices)] * len(shape)
              if isinstance(allow_negative_indices, (bool, np.bool_))
              else [bool(a) for a in allow_negative_indices])
-    array_dts = {_dtype_of(i) for i in start_indices if not _is_static_int(i)}
+    # Typed indices (arrays, tracers, NumPy scalars) keep their dtype; Python ints adopt it.
+    array_dts = {_dtype_of(i) for i in start_indices if not isinstance(i, int)}
     if len(array_dts) == 1:
         (dt,) = array_dts
     elif not array_dts:
@@ -217,12 +218,13 @@ def _normalize_start_indices(name: str, operand: Any, start_indices: Any,
     for i, d, neg in zip(start_indices, shape, allow):
         if _is_static_int(i):
             v = operator.index(i)
-            if v < 0 and neg:
+            if v < 0 and neg and not isinstance(i, np.unsignedinteger):
                 v += d
             elif v < 0:
                 raise ValueError(f"{name}: index {v} is out of bounds for dimension {d} with "
                                  "allow_negative_indices=False")
-            out.append(np.asarray(v, dt if dt is not None else np.int32))
+            own = np.dtype(type(i)) if isinstance(i, np.integer) else None
+            out.append(np.asarray(v).astype(own or dt or np.int32))
             continue
         idt = _dtype_of(i)
         if neg and not dtypes.issubdtype(idt, np.unsignedinteger) and dtypes.issubdtype(
@@ -663,6 +665,9 @@ def _scatter_abstract_eval(name: str) -> Callable[..., ShapedArray]:
         if upd.dtype != x.dtype:
             raise type_error(fname, f"operand and updates must have the same dtype, got "
                              f"{x.dtype.name} and {upd.dtype.name}")
+        if name in ("scatter_add", "scatter_sub", "scatter_mul") and x.dtype == np.bool_:
+            raise type_error(fname, "does not accept dtype bool; it accepts integer, floating "
+                             "and complex dtypes")
         _sorted_unique_in_range(fname, "update_window_dims", dn.update_window_dims, upd.ndim)
         _sorted_unique_in_range(fname, "inserted_window_dims", dn.inserted_window_dims, x.ndim)
         _sorted_unique_in_range(fname, "operand_batching_dims", dn.operand_batching_dims, x.ndim)
@@ -784,11 +789,13 @@ scatter_max_p = _def_scatter("scatter_max", "stablehlo.maximum")
 
 def _bind_scatter(p: Primitive, operand: Any, scatter_indices: Any, updates: Any,
                   dimension_numbers: ScatterDimensionNumbers, indices_are_sorted: bool,
-                  unique_indices: bool, mode: Any, **extra: Any) -> Any:
+                  unique_indices: bool, mode: Any, update_program: Any = None,
+                  update_consts: tuple = ()) -> Any:
     dn = _scatter_dnums(p.name, dimension_numbers)
     return p.bind(operand, scatter_indices, updates, dimension_numbers=dn,
                   indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
-                  mode=GatherScatterMode.from_any(mode), **extra)
+                  mode=GatherScatterMode.from_any(mode), update_program=update_program,
+                  update_consts=update_consts)
 
 
 def scatter(operand: Any, scatter_indices: Any, updates: Any,
@@ -962,3 +969,212 @@ def scatter_apply(operand: Any, scatter_indices: Any, func: Callable[[Any], Any]
     return _bind_scatter(scatter_p, operand, scatter_indices, unused, dimension_numbers,
                          indices_are_sorted, unique_indices, mode, update_program=program,
                          update_consts=consts)
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+
+def _attach_ad_rules() -> None:
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    # dynamic_slice: linear in the operand; indices are integers
+    def _ds_jvp(primals: list, tangents: list, *, slice_sizes: tuple) -> tuple:
+        x, *idx = primals
+        out = dynamic_slice_p.bind(x, *idx, slice_sizes=slice_sizes)
+        if type(tangents[0]) is ad.Zero:
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, dynamic_slice_p.bind(tangents[0], *idx, slice_sizes=slice_sizes)
+
+    def _ds_t(ct: Any, x: Any, *idx: Any, slice_sizes: tuple) -> list:
+        zeros = ad.zeros_like_aval(x.aval)
+        return [dynamic_update_slice_p.bind(zeros, ct, *idx)] + [None] * len(idx)
+
+    dynamic_slice_p.jvp, dynamic_slice_p.transpose = _ds_jvp, _ds_t
+
+    def _dus_jvp(primals: list, tangents: list) -> tuple:
+        x, u, *idx = primals
+        tx, tu = tangents[0], tangents[1]
+        out = dynamic_update_slice_p.bind(x, u, *idx)
+        if type(tx) is ad.Zero and type(tu) is ad.Zero:
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *idx)
+
+    def _dus_t(ct: Any, x: Any, u: Any, *idx: Any) -> list:
+        ua = u.aval if ad.is_undefined(u) else ad._aval(u)
+        ct_x = (dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(ua), *idx)
+                if ad.is_undefined(x) else None)
+        ct_u = (dynamic_slice_p.bind(ct, *idx, slice_sizes=ua.shape)
+                if ad.is_undefined(u) else None)
+        return [ct_x, ct_u] + [None] * len(idx)
+
+    dynamic_update_slice_p.jvp, dynamic_update_slice_p.transpose = _dus_jvp, _dus_t
+
+    def _scatter_mode(mode: Any) -> Any:
+        return GatherScatterMode.FILL_OR_DROP if mode == GatherScatterMode.FILL_OR_DROP else (
+            GatherScatterMode.CLIP)
+
+    # gather: linear in the operand; its transpose is a scatter-add
+    def _gather_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        x, idx = primals
+        out = gather_p.bind(x, idx, **params)
+        if type(tangents[0]) is ad.Zero or not ad._is_float(ad._aval(out).dtype):
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        p = dict(params)
+        if p.get("fill_value") is not None:
+            p["fill_value"] = 0
+        return out, gather_p.bind(tangents[0], idx, **p)
+
+    def _gather_t(ct: Any, x: Any, idx: Any, *, dimension_numbers: Any, slice_sizes: tuple,
+                  indices_are_sorted: bool, unique_indices: bool, mode: Any,
+                  fill_value: Any) -> list:
+        dn = dimension_numbers
+        sdn = ScatterDimensionNumbers(
+            update_window_dims=dn.offset_dims, inserted_window_dims=dn.collapsed_slice_dims,
+            scatter_dims_to_operand_dims=dn.start_index_map,
+            operand_batching_dims=dn.operand_batching_dims,
+            scatter_indices_batching_dims=dn.start_indices_batching_dims)
+        zeros = ad.zeros_like_aval(x.aval)
+        out = scatter_add_p.bind(zeros, idx, ct, dimension_numbers=sdn,
+                                 indices_are_sorted=indices_are_sorted,
+                                 unique_indices=unique_indices, mode=_scatter_mode(mode),
+                                 update_program=None, update_consts=())
+        return [out, None]
+
+    gather_p.jvp, gather_p.transpose = _gather_jvp, _gather_t
+
+    def _gather_dn(dn: Any) -> Any:
+        return GatherDimensionNumbers(
+            offset_dims=dn.update_window_dims, collapsed_slice_dims=dn.inserted_window_dims,
+            start_index_map=dn.scatter_dims_to_operand_dims,
+            operand_batching_dims=dn.operand_batching_dims,
+            start_indices_batching_dims=dn.scatter_indices_batching_dims)
+
+    def _slice_sizes(x_aval: ShapedArray, u_aval: ShapedArray, dn: Any) -> tuple:
+        sizes, pos = [], 0
+        for d in range(x_aval.ndim):
+            if d in dn.inserted_window_dims or d in dn.operand_batching_dims:
+                sizes.append(1)
+            else:
+                sizes.append(u_aval.shape[dn.update_window_dims[pos]])
+                pos += 1
+        return tuple(sizes)
+
+    def _gather_mode(mode: Any) -> Any:
+        return GatherScatterMode.FILL_OR_DROP if mode == GatherScatterMode.FILL_OR_DROP else (
+            GatherScatterMode.CLIP)
+
+    def _scatter_add_jvp(prim: Primitive) -> Any:
+        def rule(primals: list, tangents: list, **params: Any) -> tuple:
+            x, idx, u = primals
+            tx, _, tu = tangents
+            out = prim.bind(x, idx, u, **params)
+            if type(tx) is ad.Zero and type(tu) is ad.Zero:
+                return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, prim.bind(ad.instantiate(tx), idx, ad.instantiate(tu), **params)
+        return rule
+
+    def _scatter_add_t(sign: int) -> Any:
+        def rule(ct: Any, x: Any, idx: Any, u: Any, *, dimension_numbers: Any,
+                 indices_are_sorted: bool, unique_indices: bool, mode: Any,
+                 update_program: Any, update_consts: tuple) -> list:
+            ct_x = ct if ad.is_undefined(x) else None
+            ct_u = None
+            if ad.is_undefined(u):
+                ct_u = gather_p.bind(
+                    ct, idx, dimension_numbers=_gather_dn(dimension_numbers),
+                    slice_sizes=_slice_sizes(ad._aval(ct), u.aval, dimension_numbers),
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                    mode=_gather_mode(mode),
+                    fill_value=0 if _gather_mode(mode) == GatherScatterMode.FILL_OR_DROP
+                    else None)
+                if sign < 0:
+                    from fluxion.lax.elementwise import neg  # noqa: PLC0415
+                    ct_u = neg(ct_u)
+            return [ct_x, None, ct_u]
+        return rule
+
+    scatter_add_p.jvp, scatter_add_p.transpose = _scatter_add_jvp(scatter_add_p), _scatter_add_t(1)
+    scatter_sub_p.jvp, scatter_sub_p.transpose = _scatter_add_jvp(scatter_sub_p), _scatter_add_t(-1)
+
+    # scatter (overwrite): exact for unique indices (which update wins is unspecified otherwise)
+    def _scatter_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        x, idx, u = primals
+        tx, _, tu = tangents
+        out = scatter_p.bind(x, idx, u, **params)
+        if (type(tx) is ad.Zero and type(tu) is ad.Zero) or params.get("update_program"):
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, scatter_p.bind(ad.instantiate(tx), idx, ad.instantiate(tu), **params)
+
+    def _scatter_t(ct: Any, x: Any, idx: Any, u: Any, **params: Any) -> list:
+        ua = u.aval if ad.is_undefined(u) else ad._aval(u)
+        ct_x = (scatter_p.bind(ct, idx, ad.zeros_like_aval(ua), **params)
+                if ad.is_undefined(x) else None)
+        ct_u = None
+        if ad.is_undefined(u):
+            dn = params["dimension_numbers"]
+            mode = params["mode"]
+            ct_u = gather_p.bind(
+                ct, idx, dimension_numbers=_gather_dn(dn),
+                slice_sizes=_slice_sizes(ad._aval(ct), ua, dn),
+                indices_are_sorted=params["indices_are_sorted"],
+                unique_indices=params["unique_indices"], mode=_gather_mode(mode),
+                fill_value=0 if _gather_mode(mode) == GatherScatterMode.FILL_OR_DROP else None)
+        return [ct_x, None, ct_u]
+
+    scatter_p.jvp, scatter_p.transpose = _scatter_jvp, _scatter_t
+
+    def _scatter_mul_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        from fluxion.lax.elementwise import mul  # noqa: PLC0415
+        x, idx, u = primals
+        tx, _, tu = tangents
+        out = scatter_mul_p.bind(x, idx, u, **params)
+        if type(tu) is not ad.Zero:
+            raise NotImplementedError("scatter_mul: differentiation with respect to the updates "
+                                      "is not implemented")
+        if type(tx) is ad.Zero:
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, scatter_mul_p.bind(tx, idx, u, **params) if True else mul(tx, u)
+
+    scatter_mul_p.jvp = _scatter_mul_jvp
+    scatter_mul_p.transpose = lambda ct, x, idx, u, **params: [
+        scatter_mul_p.bind(ct, idx, u, **params), None, None]
+
+
+_attach_ad_rules()
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _attach_batch_rules() -> None:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+
+    def dynamic_slice_batch(args: Any, dims: Any, *, slice_sizes: tuple) -> Any:
+        x, idx = args[0], args[1:]
+        d = dims[0]
+        if d is None or any(i is not None for i in dims[1:]):  # batched indices: per member
+            return bt.loop_batch_rule(dynamic_slice_p)(args, dims, slice_sizes=slice_sizes)
+        zero = np.zeros((), bt.abstractify(idx[0]).dtype if idx else np.int32)
+        idx = list(idx)
+        idx.insert(d, zero)
+        sizes = list(slice_sizes)
+        sizes.insert(d, bt._shape(x)[d])
+        return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(sizes)), d
+
+    def dynamic_update_slice_batch(args: Any, dims: Any) -> Any:
+        x, u, idx = args[0], args[1], args[2:]
+        if any(i is not None for i in dims[2:]):
+            return bt.loop_batch_rule(dynamic_update_slice_p)(args, dims)
+        size = bt.batch_size(args, dims)
+        x = bt.bdim_to_front(x, dims[0], size)
+        u = bt.bdim_to_front(u, dims[1], size)
+        zero = np.zeros((), bt.abstractify(idx[0]).dtype if idx else np.int32)
+        return dynamic_update_slice_p.bind(x, u, zero, *idx), 0
+
+    dynamic_slice_p.batch = dynamic_slice_batch
+    dynamic_update_slice_p.batch = dynamic_update_slice_batch
+    for p in (gather_p, scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+              scatter_max_p):
+        # Unvectorised for now: one gather/scatter per member (correct, slower for big batches).
+        p.batch = bt.loop_batch_rule(p)
+
+
+_attach_batch_rules()

@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -226,3 +226,23 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     if ndim == 0:
         raise type_error("lax.top_k", "operand must have at least one dimension, got shape ()")
     return tuple(top_k_p.bind(operand, k=k, axis=_canon_axis("lax.top_k", axis, ndim)))
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _sort_batch(args: Any, dims: Any, *, dimension: int, is_stable: bool, num_keys: int) -> Any:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    size = bt.batch_size(args, dims)
+    ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+    outs = sort_p.bind(*ops, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
+def _top_k_batch(args: Any, dims: Any, *, k: int, axis: int) -> Any:
+    d = dims[0]
+    outs = top_k_p.bind(args[0], k=k, axis=axis if axis < d else axis + 1)
+    return outs, [d, d]
+
+
+sort_p.batch = _sort_batch
+top_k_p.batch = _top_k_batch

@@ -403,3 +403,31 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
         window_dimensions=_ints(name, "window_dimensions", window_dimensions),
         window_strides=_ints(name, "window_strides", window_strides), padding=pads)
 
+
+
+# ------------------------------------------------------------------ batching rules (vmap)
+
+def _attach_batch_rules() -> None:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    fills = {"window_dimensions": 1, "window_strides": 1, "padding": (0, 0), "base_dilation": 1,
+             "window_dilation": 1}
+    for p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
+        p.batch = bt.per_dim_param_batch_rule(p, fills)
+
+    def reduce_window_batch(args: Any, dims: Any, **params: Any) -> Any:
+        n = len(args) // 2
+        if any(d is not None for d in dims[n:]):
+            return bt.loop_batch_rule(reduce_window_p)(args, dims, **params)
+        size = bt.batch_size(args, dims)
+        ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+        new = dict(params)
+        for name, fill in fills.items():
+            new[name] = (fill,) + tuple(params[name])
+        outs = reduce_window_p.bind(*ops, *args[n:], **new)
+        return outs, [0] * len(outs)
+
+    reduce_window_p.batch = reduce_window_batch
+    select_and_scatter_add_p.batch = bt.loop_batch_rule(select_and_scatter_add_p)
+
+
+_attach_batch_rules()

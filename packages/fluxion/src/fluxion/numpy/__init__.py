@@ -38,6 +38,7 @@ from fluxion.numpy.ufuncs import (
     reciprocal, remainder, right_shift, rint, sign, sin, sinc, sinh, sqrt, square, subtract, tan,
     tanh, true_divide, trunc,
 )
+from fluxion.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
 
 bool_ = _np.bool_
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
@@ -46,6 +47,25 @@ float32, float64 = _np.float32, _np.float64
 complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
+
+# Breadth (issue 3, part 2): scalar types as callables, ufunc objects, and the rest of the
+# jax.numpy surface. Imported after the plain definitions above so the scalar types and the
+# ufunc objects replace the NumPy scalar types and plain functions of the same names.
+from fluxion.numpy import (  # noqa: E402
+    construction as _construction, dtype_utils as _dtype_utils, einsum as _einsum_mod,
+    manipulation as _manipulation, polynomial as _polynomial, setops as _setops,
+    sorting as _sorting, statistics as _statistics, ufunc_objects as _ufunc_objects,
+    ufuncs_extra as _ufuncs_extra,
+)
+
+_BREADTH_MODULES = (_dtype_utils, _construction, _ufuncs_extra, _sorting, _statistics,
+                    _manipulation, _setops, _einsum_mod, _polynomial, _ufunc_objects)
+for _m in _BREADTH_MODULES:
+    for _n in _m.__all__:
+        globals()[_n] = getattr(_m, _n)
+bool = _dtype_utils.bool_  # noqa: A001
+_BREADTH_NAMES = sorted({_n for _m in _BREADTH_MODULES for _n in _m.__all__} | {"bool"})
+del _m, _n
 
 
 def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
@@ -87,7 +107,8 @@ def round(a, decimals=0, out=None):  # noqa: A001
 around = round
 
 __all__ = [
-    "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos", "arccosh",
+    "abs", "absolute", "add", "all", "amax", "amin", "any", "apply_along_axis",
+    "apply_over_axes", "arange", "arccos", "arccosh",
     "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "around", "array",
     "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "bfloat16", "bitwise_and", "bitwise_not",
     "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
@@ -106,5 +127,6 @@ __all__ = [
     "reshape", "result_type", "right_shift", "rint", "round", "shape", "sign", "sin", "sinc",
     "sinh", "size", "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes",
     "tan", "tanh", "tensordot", "transpose", "true_divide", "trunc", "uint4", "uint8", "uint16",
-    "uint32", "uint64", "var", "vdot", "vecdot", "vecmat", "vstack", "where", "zeros", "zeros_like",
+    "uint32", "uint64", "var", "vdot", "vecdot", "vecmat", "vectorize", "vstack", "where", "zeros", "zeros_like",
 ]
+__all__ = sorted(set(__all__) | set(_BREADTH_NAMES))

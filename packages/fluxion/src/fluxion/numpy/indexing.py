@@ -67,10 +67,11 @@ def _static_basic(x: Any, idx: tuple) -> Any:
         n = x.shape[dim]
         if _is_int(i):
             j = operator.index(i)
-            if not -n <= j < n:
-                raise IndexError(f"index {j} is out of bounds for axis {dim} with size {n} "
+            if n == 0:
+                raise IndexError(f"index {j} is out of bounds for axis {dim} with size 0 "
                                  f"(at {user_source_line()})")
-            j %= n
+            # Out-of-bounds static integers clamp, as JAX's x[i] does (it has no bounds error).
+            j = min(max(j + n if j < 0 else j, 0), n - 1)
             starts.append(j)
             limits.append(j + 1)
             strides.append(1)
@@ -105,6 +106,9 @@ def _static_basic(x: Any, idx: tuple) -> Any:
 def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]`` with NumPy semantics (out-of-bounds array indices clamp, as in JAX)."""
     if not isinstance(idx, tuple):
+        if isinstance(idx, list):  # a list as the whole index is an error, as in JAX
+            from fluxion.numpy._advanced_indexing import eliminate_list_index  # noqa: PLC0415
+            eliminate_list_index(idx)
         idx = (idx,)
     if is_static_basic_index(idx):
         return _static_basic(x, idx)
@@ -144,8 +148,10 @@ class _IndexUpdateRef:
         if mode is None and fill_value is None:
             return getitem(self.array, self.index)
         from fluxion.numpy import _advanced_indexing  # noqa: PLC0415
-        idx = self.index if isinstance(self.index, tuple) else (self.index,)
-        return _advanced_indexing.gather_index(self.array, idx, mode=mode, fill_value=fill_value)
+        idx = _advanced_indexing.eliminate_list_index(self.index)
+        return _advanced_indexing.gather_index(self.array, idx, mode=mode, fill_value=fill_value,
+                                               indices_are_sorted=indices_are_sorted,
+                                               unique_indices=unique_indices)
 
     def set(self, values: Any, **kw: Any) -> Any:
         """A copy of the array with ``values`` written at the index."""

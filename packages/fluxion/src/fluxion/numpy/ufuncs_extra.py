@@ -159,7 +159,11 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001
     ind = lax.bitwise_and(lax.ne(mod, _c(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
     mod = lax.select(ind, lax.add(mod, x2), mod)
     div = lax.select(ind, lax.sub(div, _c(div, 1)), div)
-    return lax.round(div), mod
+    # round half away from zero (div is already integral up to rounding error)
+    half = _c(div, 0.5)
+    rounded = lax.select(lax.ge(div, _c(div, 0)), lax.floor(lax.add(div, half)),
+                         lax.ceil(lax.sub(div, half)))
+    return rounded, mod
 
 
 def float_power(x: Any, y: Any, /) -> Any:
@@ -503,7 +507,8 @@ def spacing(x: Any, /) -> Any:
     towards = uf.copysign(lax.broadcast_in_dim(inf, x.shape, ()), x)
     result = lax.sub(lax.nextafter(x, towards), x)
     tiny = dtypes.finfo(x.dtype).smallest_subnormal
-    return _where(lax.eq(result, _c(result, 0)), uf.copysign(_c(x, tiny), x), result)
+    tiny_b = lax.broadcast_in_dim(_c(x, tiny), x.shape, ())
+    return _where(lax.eq(result, _c(result, 0)), uf.copysign(tiny_b, x), result)
 
 
 def bitwise_count(x: Any, /) -> Any:

@@ -256,7 +256,7 @@ class PRNGKeyArray:
             yield self[i]
 
     def _wrap(self, data: Any, track: Any) -> "PRNGKeyArray":
-        return PRNGKeyArray(self._impl, data, track if track is not None else _NO_TRACK)
+        return PRNGKeyArray(self._impl, data, track)
 
     def __getitem__(self, idx: Any) -> "PRNGKeyArray":
         if not isinstance(idx, tuple):
@@ -351,13 +351,6 @@ class PRNGKeyArray:
 
     def __str__(self) -> str:
         return repr(self)
-
-
-class _NoTrack:
-    """Marker: a derived key array whose record could not be shared (tracked afresh)."""
-
-
-_NO_TRACK: Any = None
 
 
 def is_key_array(x: Any) -> bool:

@@ -112,17 +112,38 @@ def hash_counts(key: Any, counts: Any) -> Any:
     half = flat.shape[0] // 2
     x1 = lax.slice(flat, (0,), (half,))
     x2 = lax.slice(flat, (half,), (2 * half,))
-    k1, k2 = _key_words(key)
-    y1, y2 = threefry2x32(k1, k2, x1, x2)
-    out = lax.concatenate([y1, y2], 0)
+    y1, y2 = _hash_batched(key, x1, x2)
+    batch = tuple(key.shape[:-1])
+    nb = len(batch)
+    out = lax.concatenate([y1, y2], nb)
     if n % 2:
-        out = lax.slice(out, (0,), (n,))
-    return lax.reshape(out, shape)
+        out = lax.slice(out, (0,) * (nb + 1), batch + (n,))
+    return lax.reshape(out, batch + shape)
 
 
 def _key_words(key: Any) -> tuple[Any, Any]:
-    return (lax.reshape(lax.slice(key, (0,), (1,)), ()),
-            lax.reshape(lax.slice(key, (1,), (2,)), ()))
+    """The two uint32 words of key data ``uint32[*B, 2]``, each of shape ``B``."""
+    batch = tuple(key.shape[:-1])
+    nb = len(batch)
+    w1 = lax.slice(key, (0,) * nb + (0,), batch + (1,))
+    w2 = lax.slice(key, (0,) * nb + (1,), batch + (2,))
+    return lax.reshape(w1, batch), lax.reshape(w2, batch)
+
+
+def _hash_batched(key: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """threefry2x32 of count words ``x1, x2`` (shape S) under every key of ``uint32[*B, 2]``:
+    results of shape ``B + S`` (what vmap over the keys would compute)."""
+    k1, k2 = _key_words(key)
+    batch, cshape = tuple(key.shape[:-1]), tuple(x1.shape)
+    if batch and cshape:
+        k1 = lax.reshape(k1, batch + (1,) * len(cshape))
+        k2 = lax.reshape(k2, batch + (1,) * len(cshape))
+        x1 = lax.reshape(x1, (1,) * len(batch) + cshape)
+        x2 = lax.reshape(x2, (1,) * len(batch) + cshape)
+    elif batch:
+        x1 = lax.broadcast_in_dim(x1, batch, ())
+        x2 = lax.broadcast_in_dim(x2, batch, ())
+    return threefry2x32(k1, k2, x1, x2)
 
 
 def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -185,21 +206,21 @@ def seed_data(seed: Any) -> Any:
 # ------------------------------------------------------------------------------ split / fold_in
 
 def _split_impl(key: Any, shape: tuple[int, ...], partitionable: bool) -> Any:
+    batch = tuple(key.shape[:-1])
     if partitionable:
         hi, lo = _iota_2x32(shape)
-        k1, k2 = _key_words(key)
-        b1, b2 = threefry2x32(k1, k2, hi, lo)
-        nd = len(shape)
+        b1, b2 = _hash_batched(key, hi, lo)
+        nd = len(batch) + len(shape)
         return lax.concatenate([lax.expand_dims(b1, (nd,)), lax.expand_dims(b2, (nd,))], nd)
     n = math.prod(shape)
-    return lax.reshape(hash_counts(key, lax.iota(_U32, 2 * n)), (*shape, 2))
+    return lax.reshape(hash_counts(key, lax.iota(_U32, 2 * n)), (*batch, *shape, 2))
 
 
 _split_jit = None
 
 
 def split_data(key: Any, shape: Sequence[int]) -> Any:
-    """uint32[*shape, 2]: ``prod(shape)`` new keys from one key's data (uint32[2])."""
+    """uint32[*B, *shape, 2]: ``prod(shape)`` new keys from each key of data uint32[*B, 2]."""
     global _split_jit
     if _split_jit is None:
         _split_jit = _jit(_split_impl, static_argnums=(1, 2))
@@ -208,6 +229,7 @@ def split_data(key: Any, shape: Sequence[int]) -> Any:
 
 
 def _fold_in_body(key: Any, data: Any) -> Any:
+    # JAX hashes the threefry seed of the data, [0, data], in the original layout.
     return hash_counts(key, lax.concatenate([_full_u32((1,), 0), lax.reshape(data, (1,))], 0))
 
 
@@ -230,8 +252,7 @@ _UINT = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(
 
 def _bits_partitionable(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
     hi, lo = _iota_2x32(shape)
-    k1, k2 = _key_words(key)
-    b1, b2 = threefry2x32(k1, k2, hi, lo)
+    b1, b2 = _hash_batched(key, hi, lo)
     dt = _UINT[bit_width]
     if bit_width == 64:
         h = lax.convert_element_type(b1, dt)
@@ -242,6 +263,8 @@ def _bits_partitionable(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any
 
 
 def _bits_original(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    batch = tuple(key.shape[:-1])
+    nb = len(batch)
     size = math.prod(shape)
     max_count, r = divmod(bit_width * size, 32)
     max_count += 1 if r else 0
@@ -250,20 +273,22 @@ def _bits_original(key: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
                                   "threefry layout")
     bits = hash_counts(key, lax.iota(_U32, max_count))
     dt = _UINT[bit_width]
+    z = (0,) * nb
     if bit_width == 64:
         half = max_count // 2
-        h = lax.convert_element_type(lax.slice(bits, (0,), (half,)), dt)
-        lw = lax.convert_element_type(lax.slice(bits, (half,), (2 * half,)), dt)
+        h = lax.convert_element_type(lax.slice(bits, z + (0,), batch + (half,)), dt)
+        lw = lax.convert_element_type(lax.slice(bits, z + (half,), batch + (2 * half,)), dt)
         bits = lax.bitwise_or(lax.shift_left(h, np.uint64(32)), lw)
     elif bit_width in (8, 16):
         per = 32 // bit_width
-        shifts = lax.mul(lax.broadcasted_iota(_U32, (max_count, per), 1), np.uint32(bit_width))
-        wide = lax.broadcast_in_dim(bits, (max_count, per), (0,))
+        wshape = batch + (max_count, per)
+        shifts = lax.mul(lax.broadcasted_iota(_U32, wshape, nb + 1), np.uint32(bit_width))
+        wide = lax.broadcast_in_dim(bits, wshape, tuple(range(nb + 1)))
         parts = lax.bitwise_and(lax.shift_right_logical(wide, shifts),
                                 np.uint32(np.iinfo(dt).max))
-        parts = lax.reshape(parts, (max_count * per,))
-        bits = lax.slice(lax.convert_element_type(parts, dt), (0,), (size,))
-    return lax.reshape(bits, shape)
+        parts = lax.reshape(parts, batch + (max_count * per,))
+        bits = lax.slice(lax.convert_element_type(parts, dt), z + (0,), batch + (size,))
+    return lax.reshape(bits, batch + shape)
 
 
 def _bits_impl(key: Any, bit_width: int, shape: tuple[int, ...], partitionable: bool) -> Any:
@@ -276,7 +301,8 @@ _bits_jit = None
 
 
 def random_bits_data(key: Any, bit_width: int, shape: Sequence[int]) -> Any:
-    """uint{bit_width}[*shape] random bits from one key's data (uint32[2])."""
+    """uint{bit_width}[*B, *shape] random bits from each key of data uint32[*B, 2] (B = () for
+    one key)."""
     global _bits_jit
     if bit_width not in _UINT:
         raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")

@@ -42,7 +42,8 @@ from fluxion.transforms.staging import (
 
 __all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "moveaxis",
            "broadcast_batch", "bdim_to_front", "matchaxis", "bound_axis_names",
-           "elementwise_batch_rule", "unary_batch_rule", "batch_program"]
+           "elementwise_batch_rule", "unary_batch_rule", "batch_program", "loop_batch_rule",
+           "axis_param_batch_rule", "per_dim_param_batch_rule"]
 
 not_mapped = None
 
@@ -242,6 +243,78 @@ def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
                     x = sh.reshape_p.bind(x, new_sizes=s2 + (1,) * (rank - len(s2) + 1))
             ops.append(x)
         return prim.bind(*ops, **params), 0
+
+    return rule
+
+
+def _member(x: Any, d: Any, i: int) -> Any:
+    if d is None:
+        return x
+    sh = _shape_ops()
+    shape = _shape(x)
+    start = tuple(i if k == d else 0 for k in range(len(shape)))
+    limit = tuple(i + 1 if k == d else s for k, s in enumerate(shape))
+    piece = sh.slice_p.bind(x, start_indices=start, limit_indices=limit, strides=None)
+    return sh.squeeze_p.bind(piece, dimensions=(d,))
+
+
+def loop_batch_rule(prim: Any) -> Callable[..., Any]:
+    """A correct but unvectorised rule: apply ``prim`` to each batch member and stack the
+    results (``size`` primitive applications). For primitives without a vectorised rule yet."""
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        size = batch_size(args, dims)
+        sh = _shape_ops()
+        per = [prim.bind(*[_member(x, d, i) for x, d in zip(args, dims)], **params)
+               for i in range(size)]
+
+        def stack(vals: list) -> Any:
+            shape = _shape(vals[0])
+            ups = [sh.broadcast_in_dim_p.bind(v, shape=(1,) + shape,
+                                              broadcast_dimensions=tuple(range(1, len(shape) + 1)))
+                   for v in vals]
+            return ups[0] if len(ups) == 1 else sh.concatenate_p.bind(*ups, dimension=0)
+
+        if prim.multiple_results:
+            outs = [stack([p[k] for p in per]) for k in range(len(per[0]))]
+            return outs, [0] * len(outs)
+        return stack(per), 0
+
+    return rule
+
+
+def axis_param_batch_rule(prim: Any, names: Sequence[str]) -> Callable[..., Any]:
+    """The rule of a one-operand primitive whose params ``names`` are per-example axes (an int
+    or a tuple of ints): shift them past the batch dimension, keep the batch dimension."""
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        d = dims[0]
+        new = dict(params)
+        for n in names:
+            v = params[n]
+            if isinstance(v, tuple):
+                new[n] = tuple(a if a < d else a + 1 for a in v)
+            else:
+                new[n] = v if v < d else v + 1
+        return prim.bind(args[0], **new), d
+
+    return rule
+
+
+def per_dim_param_batch_rule(prim: Any, fills: dict[str, Any]) -> Callable[..., Any]:
+    """The rule of a one-operand primitive whose params are per-dimension tuples (windows,
+    padding configs): insert the neutral entry ``fills[name]`` for the batch dimension."""
+
+    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+        d = dims[0]
+        new = dict(params)
+        for n, fill in fills.items():
+            v = params.get(n)
+            if v is not None:
+                v = list(v)
+                v.insert(d, fill)
+                new[n] = tuple(v)
+        return prim.bind(args[0], **new), d
 
     return rule
 

@@ -54,11 +54,12 @@ def fun_source(fun: Callable) -> str:
 class StagingTracer(Tracer):
     """A value inside a function being staged: a Var (or Literal) of the Program being built."""
 
-    __slots__ = ("atom",)
+    __slots__ = ("atom", "creation_site")
 
-    def __init__(self, interp: "StagingInterpreter", atom: Any) -> None:
+    def __init__(self, interp: "StagingInterpreter", atom: Any, site: str | None = None) -> None:
         self._interp = interp
         self.atom = atom
+        self.creation_site = site
 
     @property
     def aval(self) -> ShapedArray:
@@ -102,7 +103,7 @@ class StagingInterpreter(Interpreter):
         v = Var(aval)
         self.invars.append(v)
         self.arg_names[v.id] = name
-        return StagingTracer(self, v)
+        return StagingTracer(self, v, name)
 
     def _const(self, value: Any, aval: ShapedArray) -> Var:
         v = self._const_index.get(id(value))
@@ -138,13 +139,14 @@ class StagingInterpreter(Interpreter):
             if folded is not None:
                 return StagingTracer(self, folded)
         out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        site = user_source_line()
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(Equation(prim, atoms, outvars, params, user_source_line()))
-            return [StagingTracer(self, v) for v in outvars]
+            self.eqns.append(Equation(prim, atoms, outvars, params, site))
+            return [StagingTracer(self, v, site) for v in outvars]
         v = Var(out)
-        self.eqns.append(Equation(prim, atoms, [v], params, user_source_line()))
-        return StagingTracer(self, v)
+        self.eqns.append(Equation(prim, atoms, [v], params, site))
+        return StagingTracer(self, v, site)
 
     def to_concrete(self, tracer: Tracer) -> Any:
         atom = tracer.atom

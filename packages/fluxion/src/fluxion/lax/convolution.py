@@ -1,0 +1,408 @@
+"""Convolutions: conv_general_dilated (strides, padding, lhs/rhs dilation, dimension numbers,
+feature and batch groups) and its convenience forms conv, conv_with_general_padding and
+conv_transpose.
+
+Dimension numbers are a :class:`ConvDimensionNumbers` ``(lhs_spec, rhs_spec, out_spec)`` of
+dimension indices: ``lhs_spec = (batch, feature, *spatial)``, ``rhs_spec = (out feature,
+in feature, *spatial)``, ``out_spec = (batch, feature, *spatial)``. Strings such as
+``('NHWC', 'HWIO', 'NHWC')`` are accepted too; spatial dimensions are ordered as they appear
+in the rhs string.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.conv(jnp.ones((1, 1, 4, 4)), jnp.ones((1, 1, 3, 3)), (1, 1), "VALID").shape
+    (1, 1, 2, 2)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import user_source_line
+from fluxion.core.primitive import Primitive
+from fluxion.lax._base import type_error, value_error
+from fluxion.lax.dot import _canon_precision
+from fluxion.lax.padding import padtype_to_pads
+from fluxion.lax.windowed import padding_attr
+
+__all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
+           "conv_general_dilated_p", "conv", "conv_with_general_padding", "conv_transpose"]
+
+
+class ConvShapeError(TypeError, ValueError):
+    """Incompatible convolution shapes. It is both a TypeError (Fluxion's convention for shape
+    errors) and a ValueError (what JAX raises for these checks)."""
+
+
+def _shape_error(msg: str) -> ConvShapeError:
+    return ConvShapeError(f"lax.conv_general_dilated: {msg} (at {user_source_line()})")
+
+
+class ConvDimensionNumbers(NamedTuple):
+    """Where the batch, feature and spatial dimensions of lhs, rhs and output are.
+
+    Example:
+        >>> from fluxion import lax
+        >>> lax.ConvDimensionNumbers((0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3)).lhs_spec
+        (0, 1, 2, 3)
+    """
+    lhs_spec: tuple[int, ...]
+    rhs_spec: tuple[int, ...]
+    out_spec: tuple[int, ...]
+
+
+def _permutations(specs: Sequence[str]) -> tuple[tuple[int, ...], ...]:
+    lhs, rhs, out = specs
+    pairs = (("N", "C"), ("O", "I"), ("N", "C"))
+    for i, (spec, (a, b)) in enumerate(zip(specs, pairs)):
+        if spec.count(a) != 1 or spec.count(b) != 1:
+            raise TypeError(f"conv_dimension_numbers: dimension_numbers[{i}] must contain '{a}' and "
+                            f"'{b}' exactly once, got {spec!r}")
+        if len(set(spec)) != len(spec):
+            raise TypeError(f"conv_dimension_numbers: dimension_numbers[{i}] has duplicate "
+                            f"characters: {spec!r}")
+    if not set(lhs) - {"N", "C"} == set(rhs) - {"O", "I"} == set(out) - {"N", "C"}:
+        raise TypeError("conv_dimension_numbers: lhs, rhs and out specs must have the same spatial "
+                        f"characters, got {tuple(specs)}")
+
+    def perm(spec: str, pair: tuple[str, str]) -> tuple[int, ...]:
+        spatial = sorted((i for i, c in enumerate(spec) if c not in pair),
+                         key=lambda i: rhs.index(spec[i]))
+        return (spec.index(pair[0]), spec.index(pair[1])) + tuple(spatial)
+
+    return tuple(perm(s, p) for s, p in zip(specs, pairs))
+
+
+def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
+                           dimension_numbers: Any) -> ConvDimensionNumbers:
+    """Canonicalise ``dimension_numbers`` (None, three strings, or ConvDimensionNumbers).
+
+    Example:
+        >>> from fluxion import lax
+        >>> lax.conv_dimension_numbers((1, 5, 5, 3), (3, 3, 3, 8), ("NHWC", "HWIO", "NHWC"))
+        ConvDimensionNumbers(lhs_spec=(0, 3, 1, 2), rhs_spec=(3, 2, 0, 1), out_spec=(0, 3, 1, 2))
+    """
+    if isinstance(dimension_numbers, ConvDimensionNumbers):
+        return ConvDimensionNumbers(*(tuple(int(i) for i in s) for s in dimension_numbers))
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError(f"conv_dimension_numbers: lhs and rhs must have the same rank, got shapes "
+                        f"{tuple(lhs_shape)} and {tuple(rhs_shape)}")
+    if dimension_numbers is None:
+        iota = tuple(range(len(lhs_shape)))
+        return ConvDimensionNumbers(iota, iota, iota)
+    if isinstance(dimension_numbers, (tuple, list)):
+        if len(dimension_numbers) != 3:
+            raise TypeError("conv_dimension_numbers: dimension_numbers must have 3 entries, got "
+                            f"{dimension_numbers!r}")
+        if all(isinstance(s, str) for s in dimension_numbers):
+            for i, s in enumerate(dimension_numbers):
+                if len(s) != len(lhs_shape):
+                    raise TypeError(f"conv_dimension_numbers: dimension_numbers[{i}] = {s!r} must "
+                                    f"have one character per dimension of lhs shape "
+                                    f"{tuple(lhs_shape)} and rhs shape {tuple(rhs_shape)}")
+            return ConvDimensionNumbers(*_permutations(dimension_numbers))
+        if all(isinstance(s, (tuple, list)) for s in dimension_numbers):
+            return ConvDimensionNumbers(*(tuple(int(i) for i in s) for s in dimension_numbers))
+        raise TypeError("conv_dimension_numbers: dimension_numbers entries must be strings, got "
+                        f"{dimension_numbers!r}")
+    raise TypeError("conv_dimension_numbers: dimension_numbers must be None, a tuple of strings "
+                    f"or a ConvDimensionNumbers, got {type(dimension_numbers).__name__}")
+
+
+# ------------------------------------------------------------------ the primitive
+
+conv_general_dilated_p = Primitive("conv_general_dilated")
+
+
+def _dilate(d: int, k: int) -> int:
+    return 0 if d == 0 else 1 + k * (d - 1)
+
+
+def _conv_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple,
+                        padding: tuple, lhs_dilation: tuple, rhs_dilation: tuple,
+                        dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
+                        batch_group_count: int, precision: Any, preferred_element_type: Any
+                        ) -> ShapedArray:
+    shapes = f"lhs shape {lhs.shape} and rhs shape {rhs.shape}"
+    if lhs.ndim != rhs.ndim or lhs.ndim < 2:
+        raise _shape_error(f"lhs and rhs must have the same rank >= 2, got {shapes}")
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    for name, spec in (("lhs", lhs_spec), ("rhs", rhs_spec), ("out", out_spec)):
+        if sorted(spec) != list(range(lhs.ndim)):
+            raise _shape_error(f"{name}_spec {spec} is not a permutation of the {lhs.ndim} "
+                               f"dimensions of {shapes}")
+    nsp = lhs.ndim - 2
+    for what, seq in (("window_strides", window_strides), ("padding", padding),
+                      ("lhs_dilation", lhs_dilation), ("rhs_dilation", rhs_dilation)):
+        if len(seq) != nsp:
+            raise _shape_error(f"{what} {tuple(seq)} must have one entry per spatial dimension "
+                               f"({nsp}) of {shapes}")
+    if any(s < 1 for s in window_strides) or any(d < 1 for d in lhs_dilation + rhs_dilation):
+        raise _shape_error("window_strides and dilations must be positive, got "
+                           f"{window_strides}, {lhs_dilation}, {rhs_dilation}")
+    if feature_group_count < 1 or batch_group_count < 1:
+        raise _shape_error(f"feature_group_count ({feature_group_count}) and batch_group_count "
+                           f"({batch_group_count}) must be positive")
+    if feature_group_count > 1 and batch_group_count > 1:
+        raise _shape_error("at most one of feature_group_count and batch_group_count may exceed 1")
+    in_features = lhs.shape[lhs_spec[1]]
+    if in_features % feature_group_count:
+        raise _shape_error(f"feature_group_count {feature_group_count} must divide the lhs feature "
+                           f"dimension {in_features}; {shapes}")
+    if in_features // feature_group_count != rhs.shape[rhs_spec[1]]:
+        raise _shape_error(f"lhs feature dimension {in_features} / feature_group_count "
+                           f"{feature_group_count} must equal the rhs input feature dimension "
+                           f"{rhs.shape[rhs_spec[1]]}; {shapes}")
+    out_features = rhs.shape[rhs_spec[0]]
+    for count, name in ((feature_group_count, "feature_group_count"),
+                        (batch_group_count, "batch_group_count")):
+        if out_features % count:
+            raise _shape_error(f"the rhs output feature dimension {out_features} must be a multiple "
+                               f"of {name} {count}; {shapes}")
+    batch = lhs.shape[lhs_spec[0]]
+    if batch % batch_group_count:
+        raise _shape_error(f"batch_group_count {batch_group_count} must divide the lhs batch "
+                           f"dimension {batch}; {shapes}")
+    if lhs.dtype != rhs.dtype:
+        raise type_error("lax.conv_general_dilated", f"lhs and rhs must have the same dtype, got "
+                         f"{lhs.dtype.name} and {rhs.dtype.name}")
+    spatial = []
+    for i in range(nsp):
+        n = _dilate(lhs.shape[lhs_spec[2 + i]], lhs_dilation[i])
+        k = _dilate(rhs.shape[rhs_spec[2 + i]], rhs_dilation[i])
+        lo, hi = padding[i]
+        padded = n + lo + hi
+        if padded < 0:
+            raise _shape_error(f"negative padding {padding} is larger than the input; {shapes}")
+        spatial.append(0 if padded < k else (padded - k) // window_strides[i] + 1)
+    out_shape = [0] * lhs.ndim
+    out_shape[out_spec[0]] = batch // batch_group_count
+    out_shape[out_spec[1]] = out_features
+    for i, s in enumerate(spatial):
+        out_shape[out_spec[2 + i]] = s
+    dt = lhs.dtype if preferred_element_type is None else preferred_element_type
+    weak = lhs.weak_type and rhs.weak_type and preferred_element_type is None
+    return ShapedArray(tuple(out_shape), dt, weak)
+
+
+def _spec_text(spec: Sequence[int], labels: tuple[str, str]) -> str:
+    names = [""] * len(spec)
+    names[spec[0]], names[spec[1]] = labels
+    for i, d in enumerate(spec[2:]):
+        names[d] = str(i)
+    return "[" + ", ".join(names) + "]"
+
+
+def _i64s(xs: Sequence[int]) -> str:
+    return f"array<i64: {', '.join(str(int(x)) for x in xs)}>" if len(xs) else "array<i64>"
+
+
+def _conv_lowering(ctx: Any, lhs: str, rhs: str, *, window_strides: tuple, padding: tuple,
+                   lhs_dilation: tuple, rhs_dilation: tuple,
+                   dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
+                   batch_group_count: int, precision: Any, preferred_element_type: Any) -> str:
+    la, ra = ctx.avals_in
+    out = ctx.avals_out[0]
+    if la.dtype != out.dtype:  # accumulate in the preferred type
+        la2 = la.update(dtype=out.dtype)
+        lhs, la = ctx.op1("stablehlo.convert", [lhs], la2, [la]), la2
+    if ra.dtype != out.dtype:
+        ra2 = ra.update(dtype=out.dtype)
+        rhs, ra = ctx.op1("stablehlo.convert", [rhs], ra2, [ra]), ra2
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    dn = (f"#stablehlo.conv<{_spec_text(lhs_spec, ('b', 'f'))}x{_spec_text(rhs_spec, ('o', 'i'))}"
+          f"->{_spec_text(out_spec, ('b', 'f'))}>")
+    p = precision if isinstance(precision, tuple) else (precision or "DEFAULT",) * 2
+    nsp = len(window_strides)
+    reversal = ("array<i1: " + ", ".join(["false"] * nsp) + ">") if nsp else "array<i1>"
+    attrs = (f"batch_group_count = {batch_group_count} : i64, dimension_numbers = {dn}, "
+             f"feature_group_count = {feature_group_count} : i64, "
+             f"lhs_dilation = {_i64s(lhs_dilation)}, padding = {padding_attr(padding)}, "
+             f"precision_config = [#stablehlo<precision {p[0]}>, #stablehlo<precision {p[1]}>], "
+             f"rhs_dilation = {_i64s(rhs_dilation)}, window_reversal = {reversal}, "
+             f"window_strides = {_i64s(window_strides)}")
+    return ctx.op("stablehlo.convolution", [lhs, rhs], operand_avals=[la, ra], attrs=attrs)
+
+
+conv_general_dilated_p.abstract_eval = _conv_abstract_eval
+conv_general_dilated_p.lowering = _conv_lowering
+
+
+# ------------------------------------------------------------------ public functions
+
+def _shape(x: Any) -> tuple[int, ...]:
+    s = getattr(x, "shape", None)
+    return tuple(s) if s is not None else np.shape(x)
+
+
+def _ints(what: str, seq: Any) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(v) for v in seq)
+    except TypeError:
+        raise type_error("lax.conv_general_dilated", f"{what} must be a sequence of integers, got "
+                         f"{seq!r}") from None
+
+
+def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                         lhs_dilation: Sequence[int] | None = None,
+                         rhs_dilation: Sequence[int] | None = None,
+                         dimension_numbers: Any = None, feature_group_count: int = 1,
+                         batch_group_count: int = 1, precision: Any = None,
+                         preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """General N-d convolution with strides, padding, dilations and grouping.
+
+    ``padding`` is ``'SAME'``, ``'SAME_LOWER'``, ``'VALID'`` or ``n`` ``(low, high)`` pairs.
+    ``lhs_dilation`` (transposed convolution) and ``rhs_dilation`` (atrous convolution) dilate
+    the input and kernel. ``dimension_numbers`` defaults to ``('NC...', 'OI...', 'NC...')``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> x, w = jnp.ones((2, 5, 5, 3)), jnp.ones((3, 3, 3, 4))
+        >>> lax.conv_general_dilated(x, w, (1, 1), "SAME",
+        ...                          dimension_numbers=("NHWC", "HWIO", "NHWC")).shape
+        (2, 5, 5, 4)
+    """
+    lshape, rshape = _shape(lhs), _shape(rhs)
+    dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
+    nsp = len(lshape) - 2
+    strides = _ints("window_strides", window_strides)
+    lhs_dil = (1,) * nsp if lhs_dilation is None else _ints("lhs_dilation", lhs_dilation)
+    rhs_dil = (1,) * nsp if rhs_dilation is None else _ints("rhs_dilation", rhs_dilation)
+    if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dil):
+            raise value_error("lax.conv_general_dilated", "string padding is not supported with "
+                              "lhs_dilation; give explicit padding or use lax.conv_transpose")
+        in_sp = [lshape[d] for d in dnums.lhs_spec[2:]]
+        k_sp = [_dilate(rshape[d], r) for d, r in zip(dnums.rhs_spec[2:], rhs_dil)]
+        pads = tuple(tuple(p) for p in padtype_to_pads(in_sp, k_sp, strides, padding))
+    else:
+        try:
+            pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        except (TypeError, ValueError):
+            raise value_error("lax.conv_general_dilated", "padding must be a string or a sequence "
+                              f"of (low, high) pairs, got {padding!r}") from None
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
+        dtypes.dtype(preferred_element_type))
+    return conv_general_dilated_p.bind(
+        lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=lhs_dil,
+        rhs_dilation=rhs_dil, dimension_numbers=dnums,
+        feature_group_count=operator.index(feature_group_count),
+        batch_group_count=operator.index(batch_group_count),
+        precision=_canon_precision(precision), preferred_element_type=pet)
+
+
+def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any, precision: Any = None,
+         preferred_element_type: Any = None) -> Any:
+    """Convolution in the ``NCHW``/``OIHW`` layout with ``'SAME'``/``'VALID'`` padding.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.conv(jnp.ones((1, 2, 4, 4)), jnp.ones((3, 2, 2, 2)), (2, 2), "SAME").shape
+        (1, 3, 2, 2)
+    """
+    return conv_general_dilated(lhs, rhs, window_strides, padding, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def conv_with_general_padding(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
+                              lhs_dilation: Sequence[int] | None,
+                              rhs_dilation: Sequence[int] | None, precision: Any = None,
+                              preferred_element_type: Any = None) -> Any:
+    """Convolution in the ``NCHW``/``OIHW`` layout with explicit padding and dilations.
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.conv_with_general_padding(jnp.ones((1, 1, 4)), jnp.ones((1, 1, 2)), (1,),
+        ...                               [(1, 1)], None, (2,)).shape
+        (1, 1, 4)
+    """
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
+                                rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+def _transpose_padding(k: int, s: int, padding: Any) -> tuple[int, int]:
+    if padding == "SAME":
+        total = k + s - 2
+        lo = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        lo = k - 1
+    elif isinstance(padding, tuple):
+        pads = tuple(k - p - 1 for p in padding)
+        lo, total = pads[0], sum(pads)
+    else:
+        raise ValueError(f"lax.conv_transpose: invalid padding {padding!r}")
+    return lo, total - lo
+
+
+_TRANSPOSE_DEFAULTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                       4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Any,
+                   rhs_dilation: Sequence[int] | None = None, dimension_numbers: Any = None,
+                   transpose_kernel: bool = False, precision: Any = None,
+                   preferred_element_type: Any = None,
+                   use_consistent_padding: bool = False) -> Any:
+    """Transposed ("fractionally strided") convolution, computed directly with lhs dilation.
+
+    The layout defaults to TensorFlow's (``NHWC``, ``HWIO``). ``'SAME'``/``'VALID'`` name the
+    padding of the forward convolution; explicit pairs are the transposed convolution's own
+    padding unless ``use_consistent_padding``. ``transpose_kernel`` flips the kernel spatially
+    and swaps its feature dimensions (the gradient of a forward convolution).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.conv_transpose(jnp.ones((1, 3, 3, 2)), jnp.ones((2, 2, 2, 4)), (2, 2), "SAME").shape
+        (1, 6, 6, 4)
+    """
+    lshape, rshape = _shape(lhs), _shape(rhs)
+    nd = len(lshape)
+    if nd != len(rshape) or nd < 2:
+        raise type_error("lax.conv_transpose", f"lhs and rhs must have the same rank >= 2, got "
+                         f"shapes {lshape} and {rshape}")
+    if dimension_numbers is None:
+        if nd not in _TRANSPOSE_DEFAULTS:
+            raise value_error("lax.conv_transpose", f"no default dimension_numbers for rank {nd}")
+        dimension_numbers = _TRANSPOSE_DEFAULTS[nd]
+    dn = conv_dimension_numbers(lshape, rshape, dimension_numbers)
+    k_sdims = [rshape[d] for d in dn.rhs_spec[2:]]
+    rhs_dil = (1,) * (nd - 2) if rhs_dilation is None else tuple(int(r) for r in rhs_dilation)
+    strides = tuple(int(s) for s in strides)
+    if use_consistent_padding or (isinstance(padding, str) and padding in ("SAME", "VALID")):
+        per_dim = [padding] * len(strides) if isinstance(padding, str) else list(padding)
+        pads: Any = tuple(_transpose_padding(_dilate(k, r), s, p if isinstance(p, str) else tuple(p))
+                          for k, r, s, p in zip(k_sdims, rhs_dil, strides, per_dim))
+    else:
+        pads = padding
+    if transpose_kernel:
+        from fluxion.lax.shape_ops import rev, transpose
+        rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
+        perm = list(range(nd))
+        perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
+        rhs = transpose(rhs, tuple(perm))
+    return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, strides, rhs_dil, dn,
+                                precision=precision, preferred_element_type=preferred_element_type)
+
+
+# ------------------------------------------------------------------ batching rule (vmap)
+
+def _attach_batch_rules() -> None:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    # Unvectorised for now (one convolution per member); folding the batch into the
+    # convolution's batch/feature dimensions is future work.
+    conv_general_dilated_p.batch = bt.loop_batch_rule(conv_general_dilated_p)
+
+
+_attach_batch_rules()

@@ -1,0 +1,289 @@
+"""Polynomials as coefficient arrays (highest degree first): polyval, polyadd, polysub,
+polymul, polydiv, polyder, polyint, poly, polyfit.
+
+``roots`` (it needs eigenvalues) is not provided yet.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> jnp.polyval(jnp.array([1, 0, -1]), jnp.array([2, 3])).tolist()
+    [3, 8]
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from fluxion import lax
+from fluxion.core import dtypes
+from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes, promote_dtypes_inexact
+from fluxion.numpy.creation import arange
+
+__all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
+           "polyfit"]
+
+
+def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
+    """The polynomial with coefficients ``p`` evaluated at ``x`` (Horner's scheme).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.polyval(jnp.array([2.0, 1.0]), 3.0))
+        7.0
+    """
+    check_arraylike("polyval", p, x)
+    pa, xa = promote_dtypes(ensure_array(p), ensure_array(x))
+    shape = np.broadcast_shapes(pa.shape[1:], xa.shape)
+    y = lax.broadcast_in_dim(lax.convert_element_type(0, xa.dtype, weak_type=xa.weak_type),
+                             shape, ())
+    for i in range(pa.shape[0]):
+        y = uf.add(uf.multiply(y, xa), lax.index_in_dim(pa, i, 0, keepdims=False))
+    return y
+
+
+def polyadd(a1: Any, a2: Any) -> Any:
+    """Sum of two polynomials.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.polyadd(jnp.array([1, 2]), jnp.array([1, 0, 0])).tolist()
+        [1, 1, 2]
+    """
+    check_arraylike("polyadd", a1, a2)
+    x, y = promote_dtypes(ensure_array(a1), ensure_array(a2))
+    if y.shape[0] <= x.shape[0]:
+        return x.at[-y.shape[0]:].add(y) if y.shape[0] else x
+    return y.at[-x.shape[0]:].add(x) if x.shape[0] else y
+
+
+def polysub(a1: Any, a2: Any) -> Any:
+    """Difference of two polynomials.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.polysub(jnp.array([1, 2]), jnp.array([1, 0, 0])).tolist()
+        [-1, 1, 2]
+    """
+    check_arraylike("polysub", a1, a2)
+    x, y = promote_dtypes(ensure_array(a1), ensure_array(a2))
+    return polyadd(x, uf.negative(y))
+
+
+def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
+    """Product of two polynomials.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.polymul(jnp.array([1.0, 1.0]), jnp.array([1.0, -1.0])).tolist()
+        [1.0, 0.0, -1.0]
+    """
+    from fluxion.numpy.manipulation import trim_zeros  # noqa: PLC0415
+    from fluxion.numpy.statistics import convolve  # noqa: PLC0415
+    check_arraylike("polymul", a1, a2)
+    x, y = promote_dtypes_inexact(ensure_array(a1), ensure_array(a2))
+    if trim_leading_zeros and (x.shape[0] > 1 or y.shape[0] > 1):
+        x, y = trim_zeros(x, trim="f"), trim_zeros(y, trim="f")
+    if x.shape[0] == 0:
+        x = lax.broadcast_in_dim(lax.convert_element_type(0, y.dtype), (1,), ())
+    if y.shape[0] == 0:
+        y = lax.broadcast_in_dim(lax.convert_element_type(0, x.dtype), (1,), ())
+    return convolve(x, y, mode="full")
+
+
+def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, Any]:
+    """Quotient and remainder of polynomial division.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> [r.tolist() for r in jnp.polydiv(jnp.array([1.0, 0.0, -1.0]), jnp.array([1.0, 1.0]))]
+        [[1.0, -1.0], [0.0, 0.0, 0.0]]
+    """
+    check_arraylike("polydiv", u, v)
+    ua, va = promote_dtypes_inexact(ensure_array(u), ensure_array(v))
+    m, n = ua.shape[0] - 1, va.shape[0] - 1
+    scale = uf.divide(1.0, va[0])
+    q = lax.broadcast_in_dim(lax.convert_element_type(0, ua.dtype), (max(m - n + 1, 1),), ())
+    for k in range(0, m - n + 1):
+        d = uf.multiply(scale, ua[k])
+        q = q.at[k].set(d)
+        ua = ua.at[k:k + n + 1].add(uf.multiply(uf.negative(d), va))
+    if trim_leading_zeros:
+        from fluxion.numpy.manipulation import _concrete_array  # noqa: PLC0415
+        tol = float(np.sqrt(np.finfo(ua.dtype).eps))
+        host = _concrete_array(ua, "polydiv", "u (with trim_leading_zeros=True)")
+        nz = np.nonzero(np.abs(host) >= tol)[0]
+        start = int(nz[0]) if nz.size else host.shape[0]
+        ua = ua[start:]
+    return q, ua
+
+
+def polyder(p: Any, m: int = 1) -> Any:
+    """The ``m``-th derivative of a polynomial.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0])).tolist()
+        [2.0, 1.0]
+    """
+    from fluxion.numpy.reductions import prod  # noqa: PLC0415
+    check_arraylike("polyder", p)
+    m = operator.index(m)
+    (pa,) = promote_dtypes_inexact(ensure_array(p))
+    if m < 0:
+        raise ValueError("Order of derivative must be positive")
+    if m == 0:
+        return pa
+    n = pa.shape[0]
+    grid = uf.subtract(lax.broadcast_in_dim(arange(m, n, dtype=pa.dtype), (m, max(n - m, 0)), (1,)),
+                       lax.broadcast_in_dim(arange(m, dtype=pa.dtype), (m, max(n - m, 0)), (0,)))
+    coeff = prod(grid, axis=0)
+    return uf.multiply(pa[:-m], lax.rev(coeff, (0,)))
+
+
+def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
+    """The ``m``-th antiderivative with integration constants ``k``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.polyint(jnp.array([3.0, 2.0])).tolist()
+        [1.5, 2.0, 0.0]
+    """
+    from fluxion.numpy.reductions import prod  # noqa: PLC0415
+    from fluxion.numpy.shape import atleast_1d, concatenate  # noqa: PLC0415
+    m = operator.index(m)
+    k = 0 if k is None else k
+    check_arraylike("polyint", p, k)
+    pa, ka = promote_dtypes_inexact(ensure_array(p), ensure_array(k))
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    ka = atleast_1d(ka)
+    if ka.shape[0] == 1:
+        ka = lax.broadcast_in_dim(lax.reshape(ka, ()), (m,), ())
+    if ka.shape != (m,):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    if m == 0:
+        return pa
+    n = pa.shape[0] + m
+    grid = uf.subtract(lax.broadcast_in_dim(arange(n, dtype=pa.dtype), (m, n), (1,)),
+                       lax.broadcast_in_dim(arange(m, dtype=pa.dtype), (m, n), (0,)))
+    coeff = lax.rev(prod(uf.maximum(1, grid), axis=0), (0,))
+    return uf.true_divide(concatenate((pa, ka)), coeff)
+
+
+def poly(seq_of_zeros: Any) -> Any:
+    """Coefficients of the monic polynomial with the given roots (1-D input).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.poly(jnp.array([1.0, 2.0])).tolist()
+        [1.0, -3.0, 2.0]
+    """
+    from fluxion.numpy.creation import array  # noqa: PLC0415
+    from fluxion.numpy.shape import atleast_1d, stack  # noqa: PLC0415
+    from fluxion.numpy.statistics import convolve  # noqa: PLC0415
+    check_arraylike("poly", seq_of_zeros)
+    (z,) = promote_dtypes_inexact(ensure_array(seq_of_zeros))
+    z = atleast_1d(z)
+    if z.ndim == 2 and z.shape[0] == z.shape[1] and z.shape[0] != 0:
+        raise NotImplementedError("poly of a square matrix needs eigenvalues, which Fluxion does "
+                                  "not provide yet")
+    if z.ndim != 1:
+        raise ValueError("input must be 1d or non-empty square 2d array.")
+    dt = z.dtype
+    if z.shape[0] == 0:
+        return lax.convert_element_type(1, dt)
+    a = lax.broadcast_in_dim(lax.convert_element_type(1, dt), (1,), ())
+    one = lax.convert_element_type(1, dt)
+    for k in range(z.shape[0]):
+        a = convolve(a, stack([one, uf.negative(z[k])]), mode="full")
+    _ = array
+    return a
+
+
+def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
+            w: Any = None, cov: bool = False) -> Any:
+    """Least-squares polynomial fit of degree ``deg`` (solved through the normal equations of
+    the column-scaled Vandermonde matrix; ``full`` and ``cov`` are not supported yet).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> [round(v, 3) for v in jnp.polyfit(jnp.array([0.0, 1.0, 2.0]),
+        ...                                   jnp.array([1.0, 3.0, 5.0]), 1).tolist()]
+        [2.0, 1.0]
+    """
+    from fluxion.numpy.construction import vander  # noqa: PLC0415
+    from fluxion.numpy.products import matmul  # noqa: PLC0415
+    from fluxion.numpy.reductions import sum as _sum  # noqa: PLC0415
+    if full or cov:
+        raise NotImplementedError("polyfit: full=True and cov=True need numpy.linalg, which "
+                                  "Fluxion does not provide yet")
+    if w is None:
+        check_arraylike("polyfit", x, y)
+    else:
+        check_arraylike("polyfit", x, y, w)
+    xa, ya = ensure_array(x), ensure_array(y)
+    deg = operator.index(deg)
+    order = deg + 1
+    if deg < 0:
+        raise ValueError("expected deg >= 0")
+    if xa.ndim != 1:
+        raise TypeError("expected 1D vector for x")
+    if xa.size == 0:
+        raise TypeError("expected non-empty vector for x")
+    if ya.ndim < 1 or ya.ndim > 2:
+        raise TypeError("expected 1D or 2D array for y")
+    if xa.shape[0] != ya.shape[0]:
+        raise TypeError("expected x and y to have same length")
+    lhs = vander(xa, order)
+    rhs = ya
+    lhs, rhs = promote_dtypes_inexact(lhs, rhs)
+    if w is not None:
+        (wa,) = promote_dtypes_inexact(ensure_array(w))
+        if wa.ndim != 1:
+            raise TypeError("expected a 1-d array for weights")
+        lhs = uf.multiply(lhs, wa[:, None])
+        rhs = uf.multiply(rhs, wa[:, None] if rhs.ndim == 2 else wa)
+    scale = uf.sqrt(_sum(uf.multiply(lhs, lhs), axis=0))
+    lhs = uf.divide(lhs, scale[None, :])
+    # Normal equations, solved by Gauss-Jordan elimination with partial pivoting on the small
+    # (order x order) system.
+    lt = uf.conj(lhs.T)
+    a = matmul(lt, lhs)
+    b = matmul(lt, rhs)
+    vec = b.ndim == 1
+    if vec:
+        b = b[:, None]
+    c = _solve(a, b)
+    if vec:
+        c = c[:, 0]
+        return uf.divide(c, scale)
+    return uf.divide(c, scale[:, None])
+
+
+def _solve(a: Any, b: Any) -> Any:
+    from fluxion.numpy.reductions import argmax  # noqa: PLC0415
+    n = a.shape[0]
+    m = lax.concatenate([a, lax.convert_element_type(b, a.dtype)], 1)
+    for k in range(n):
+        col = uf.abs(m[:, k])
+        col = _mask_below(col, k)
+        p = argmax(col)
+        rk, rp = m[k], m[p]
+        m = m.at[k].set(rp).at[p].set(rk)
+        piv = m[k, k]
+        row = uf.divide(m[k], piv)
+        m = m.at[k].set(row)
+        factors = m[:, k].at[k].set(0)
+        m = uf.subtract(m, uf.multiply(factors[:, None], row[None, :]))
+    return m[:, n:]
+
+
+def _mask_below(col: Any, k: int) -> Any:
+    from fluxion.numpy.shape import where  # noqa: PLC0415
+    return where(uf.greater_equal(arange(col.shape[0]), k), col, -1)
+
+
+_ = dtypes

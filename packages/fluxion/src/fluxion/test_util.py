@@ -1,0 +1,150 @@
+"""Testing helpers: ``check_grads`` compares derivatives with finite differences.
+
+Example:
+    >>> import fluxion.numpy as jnp
+    >>> from fluxion.test_util import check_grads
+    >>> check_grads(jnp.sin, (0.5,), order=2)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+
+__all__ = ["check_grads", "check_jvp", "check_vjp"]
+
+_DEFAULT_TOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 2e-2,
+                np.dtype(np.float64): 1e-5, np.dtype(np.complex64): 2e-2,
+                np.dtype(np.complex128): 1e-5}
+_DEFAULT_EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-2,
+                np.dtype(np.float64): 1e-5, np.dtype(np.complex64): 1e-2,
+                np.dtype(np.complex128): 1e-5}
+
+
+def _leaves(x: Any) -> list[np.ndarray]:
+    return [np.asarray(a) for a in tree_util.tree_leaves(x)]
+
+
+def _canon(dt: Any) -> np.dtype:
+    from fluxion.core.dtypes import canonicalize_dtype  # noqa: PLC0415
+    return canonicalize_dtype(np.dtype(dt))
+
+
+def _tol(dt: np.dtype, given: float | None) -> float:
+    return given if given is not None else _DEFAULT_TOL.get(np.dtype(dt), 2e-2)
+
+
+def _close(name: str, a: Any, b: Any, atol: float | None, rtol: float | None) -> None:
+    for x, y in zip(_leaves(a), _leaves(b)):
+        tol_a = _tol(_canon(x.dtype), atol)
+        tol_r = _tol(_canon(x.dtype), rtol)
+        np.testing.assert_allclose(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64),
+                                   y.astype(np.complex128 if y.dtype.kind == "c" else np.float64),
+                                   atol=tol_a, rtol=tol_r, err_msg=name)
+
+
+def _random_like(rng: np.random.RandomState, x: Any) -> Any:
+    a = np.asarray(x)
+    v = rng.standard_normal(a.shape)
+    if a.dtype.kind == "c":
+        v = v + 1j * rng.standard_normal(a.shape)
+    return v.astype(a.dtype)
+
+
+def _add(xs: Sequence[Any], ts: Sequence[Any], scale: float) -> list:
+    import fluxion.numpy as jnp  # noqa: PLC0415
+    out = []
+    for x, t in zip(xs, ts):
+        out.append(tree_util.tree_map(
+            lambda a, b: jnp.asarray((np.asarray(a) + scale * np.asarray(b)).astype(
+                np.asarray(a).dtype)), x, t))
+    return out
+
+
+def _sub_trees(a: Any, b: Any, scale: float) -> Any:
+    return tree_util.tree_map(lambda x, y: (np.asarray(x, np.float64 if np.asarray(x).dtype.kind
+                                                       != "c" else np.complex128)
+                                            - np.asarray(y)) * scale, a, b)
+
+
+def _inner(a: Any, b: Any) -> complex:
+    return sum(np.vdot(np.asarray(x).ravel(), np.asarray(y).ravel()).real
+               for x, y in zip(tree_util.tree_leaves(a), tree_util.tree_leaves(b)))
+
+
+def check_jvp(f: Callable, f_jvp: Callable, args: Sequence[Any], atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, err_msg: str = "") -> None:
+    """Compare ``f_jvp(args, tangents)`` with a central finite difference of ``f``."""
+    rng = np.random.RandomState(0)
+    args = [tree_util.tree_map(np.asarray, a) for a in args]
+    dt = _canon(np.asarray(tree_util.tree_leaves(args)[0]).dtype)
+    e = eps if eps is not None else _DEFAULT_EPS.get(np.dtype(dt), 1e-2)
+    ts = [tree_util.tree_map(lambda x: _random_like(rng, x), a) for a in args]
+    _, t_out = f_jvp(args, ts)
+    hi = f(*_add(args, ts, e / 2))
+    lo = f(*_add(args, ts, -e / 2))
+    fd = _sub_trees(hi, lo, 1.0 / e)
+    _close(f"JVP vs finite differences {err_msg}", t_out, fd, atol, rtol)
+
+
+def check_vjp(f: Callable, f_vjp: Callable, args: Sequence[Any], atol: float | None = None,
+              rtol: float | None = None, eps: float | None = None, err_msg: str = "") -> None:
+    """Check ``<vjp(ct), t> == <ct, jvp(t)>`` with the JVP by finite differences."""
+    rng = np.random.RandomState(1)
+    args = [tree_util.tree_map(np.asarray, a) for a in args]
+    dt = _canon(np.asarray(tree_util.tree_leaves(args)[0]).dtype)
+    e = eps if eps is not None else _DEFAULT_EPS.get(np.dtype(dt), 1e-2)
+    out, vjp_fn = f_vjp(*args)
+    ts = [tree_util.tree_map(lambda x: _random_like(rng, x), a) for a in args]
+    ct = tree_util.tree_map(lambda x: _random_like(rng, x), out)
+    cts_in = vjp_fn(ct)
+    hi = f(*_add(args, ts, e / 2))
+    lo = f(*_add(args, ts, -e / 2))
+    fd = _sub_trees(hi, lo, 1.0 / e)
+    lhs = _inner(cts_in, ts)
+    rhs = _inner(ct, fd)
+    _close(f"VJP vs finite differences {err_msg}", np.asarray(lhs), np.asarray(rhs), atol, rtol)
+
+
+def check_grads(f: Callable, args: Sequence[Any], order: int,
+                modes: Sequence[str] = ("fwd", "rev"), atol: float | None = None,
+                rtol: float | None = None, eps: float | None = None) -> None:
+    """Check the derivatives of ``f`` at ``args`` up to ``order`` against finite differences,
+    in forward mode (``"fwd"``) and/or reverse mode (``"rev"``).
+
+    Raises AssertionError on a mismatch.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> check_grads(lambda x: jnp.exp(x) * 2.0, (0.3,), order=2, modes=("fwd", "rev"))
+    """
+    from fluxion.transforms.ad import jvp, vjp  # noqa: PLC0415
+
+    args = tuple(args)
+
+    def _check(fun: Callable, k: int) -> None:
+        if "fwd" in modes:
+            def f_jvp(a: Sequence[Any], t: Sequence[Any]) -> Any:
+                return jvp(fun, tuple(a), tuple(t))
+            check_jvp(fun, f_jvp, args, atol, rtol, eps, f"(order {k})")
+            if k < order:
+                def fwd_next(*a: Any) -> Any:
+                    rng = np.random.RandomState(2 + k)
+                    ts = tuple(tree_util.tree_map(lambda x: _random_like(rng, x), x)
+                               for x in args)
+                    return jvp(fun, a, ts)[1]
+                _check(fwd_next, k + 1)
+        if "rev" in modes:
+            check_vjp(fun, lambda *a: vjp(fun, *a), args, atol, rtol, eps, f"(order {k})")
+            if k < order:
+                def rev_next(*a: Any) -> Any:
+                    rng = np.random.RandomState(3 + k)
+                    out, f_vjp = vjp(fun, *a)
+                    ct = tree_util.tree_map(lambda x: _random_like(rng, x), out)
+                    return f_vjp(ct)
+                _check(rev_next, k + 1)
+
+    _check(f, 1)

@@ -1,0 +1,1212 @@
+"""Automatic differentiation: forward mode (JVP), linearization by partial evaluation, and
+reverse mode by transposing the linear program.
+
+How it works:
+
+- **JVP.** :class:`JVPInterpreter` wraps values in :class:`JVPTracer` s carrying a primal and a
+  tangent. Each primitive's ``jvp`` rule ``rule(primals, tangents, **params) -> (primal_out,
+  tangent_out)`` runs with the interpreter's parent current. A tangent that is known to be zero is
+  the symbolic :class:`Zero` (it carries the tangent aval), so unused inputs cost nothing; values
+  with a zero tangent are never wrapped. Integer and boolean values have ``float0`` tangents.
+- **Linearize.** :func:`linearize` runs the JVP interpreter on top of a
+  :class:`PartialEvalInterpreter`: a staging interpreter whose tangent inputs are *unknown*.
+  Every primitive whose inputs are all known (the primal computation) is evaluated at once at the
+  outer level; every primitive touching an unknown (the tangent computation) is recorded into a
+  linear Program whose constvars are the residuals (known values the tangents need).
+- **Transpose.** :func:`backward_pass` runs a linear Program backwards: each linear primitive's
+  ``transpose(ct, *args, **params)`` rule receives the output cotangent and the inputs, linear
+  ones marked :class:`UndefinedPrimal`, and returns one cotangent per input (``None`` for zero).
+  Cotangents accumulate with symbolic zeros.
+- **Calls.** ``jit_p`` gets a JVP rule (the JVP of its Program is a new Program, bound as one
+  call), a partial-evaluation rule (a known call computing primal outputs and residuals, and an
+  unknown call for the tangents) and a transpose rule (the transposed Program, one call), so
+  ``grad(jit(f))`` runs the forward and backward passes as one compiled executable each.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> float(fluxion.grad(lambda x: jnp.sin(x) * x)(0.0))
+    0.0
+"""
+
+from __future__ import annotations
+
+import functools
+import weakref
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.core import dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import Equation, Literal, Program, Var, dce, eval_program, literal_value
+from fluxion.core.trace import (
+    Interpreter,
+    Tracer,
+    check_live,
+    interpreter_scope,
+    set_current,
+)
+from fluxion.transforms.staging import (
+    StagingInterpreter,
+    StagingTracer,
+    abstractify,
+    fun_name,
+    jit_p,
+    trace_to_program,
+)
+
+__all__ = [
+    "Zero", "UndefinedPrimal", "JVPInterpreter", "JVPTracer", "PartialEvalInterpreter",
+    "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian",
+    "hessian", "linear_transpose", "backward_pass", "tangent_aval", "instantiate",
+    "zeros_like_aval", "add_tangents", "is_undefined", "partial_eval_program",
+    "partial_eval_rules", "program_splitters", "jvp_program", "transpose_program",
+]
+
+_L: Any = None
+
+
+def _lax() -> Any:
+    global _L
+    if _L is None:
+        import fluxion.lax as lax_module  # noqa: PLC0415 (lax imports this module)
+        _L = lax_module
+    return _L
+
+
+# ----------------------------------------------------------------------------- tangent values
+
+def _is_float(dt: np.dtype) -> bool:
+    return dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
+                               and dtypes.issubdtype(dt, np.inexact))
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The aval of tangents of values of ``aval``: the same for floating and complex dtypes,
+    ``float0`` for integers and booleans."""
+    if _is_float(aval.dtype):
+        return aval
+    return ShapedArray(aval.shape, dtypes.float0)
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of aval ``aval`` (costs nothing to carry)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @staticmethod
+    def like(x: Any) -> "Zero":
+        return Zero(tangent_aval(abstractify(x)))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+class UndefinedPrimal:
+    """Marks a linear input of a primitive being transposed (only its aval is known)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined(x: Any) -> bool:
+    """True for an :class:`UndefinedPrimal` (a linear input in a transpose rule)."""
+    return type(x) is UndefinedPrimal
+
+
+def zeros_like_aval(aval: ShapedArray) -> Any:
+    """A concrete (or staged) array of zeros of ``aval``; NumPy zeros for ``float0``."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    L = _lax()
+    z = L.convert_element_type(0, aval.dtype, weak_type=aval.weak_type)
+    return L.broadcast_in_dim(z, aval.shape, ()) if aval.shape else z
+
+
+def instantiate(t: Any) -> Any:
+    """``t`` itself, or explicit zeros when it is a symbolic :class:`Zero`."""
+    if type(t) is Zero:
+        return zeros_like_aval(t.aval)
+    return t
+
+
+def add_tangents(a: Any, b: Any) -> Any:
+    """Sum of two tangents (or cotangents), either possibly :class:`Zero` or ``None``."""
+    if a is None or type(a) is Zero:
+        return b
+    if b is None or type(b) is Zero:
+        return a
+    return _lax().add(a, b)
+
+
+def _aval(x: Any) -> ShapedArray:
+    a = getattr(x, "aval", None)
+    return a if isinstance(a, ShapedArray) else abstractify(x)
+
+
+# ----------------------------------------------------------------------------- JVP interpreter
+
+class JVPTracer(Tracer):
+    """A value inside a JVP: its ``primal`` and its (never symbolic-zero) ``tangent``."""
+
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, interp: "JVPInterpreter", primal: Any, tangent: Any) -> None:
+        self._interp = interp
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def aval(self) -> ShapedArray:
+        p = self.primal
+        a = getattr(p, "aval", None)
+        return a if isinstance(a, ShapedArray) else abstractify(p)
+
+
+class JVPInterpreter(Interpreter):
+    """Forward-mode differentiation: propagates tangents beside primals through every primitive.
+
+    Its rules run with its parent current; under :func:`linearize` the parent is a
+    :class:`PartialEvalInterpreter`, so tangent operations are staged and primal ones run.
+    """
+
+    def __init__(self, description: str = "jvp") -> None:
+        self.description = description
+
+    def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        primals = []
+        tangents = []
+        nonzero = False
+        for x in args:
+            if type(x) is JVPTracer and x._interp is self:
+                primals.append(x.primal)
+                tangents.append(x.tangent)
+                nonzero = True
+            else:
+                if isinstance(x, Tracer):
+                    check_live(x, self)
+                primals.append(x)
+                tangents.append(None)
+        parent = self.parent
+        if not nonzero:
+            with set_current(parent):
+                return prim.bind(*primals, **params)
+        rule = prim.jvp
+        if rule is None:
+            raise NotImplementedError(
+                f"Differentiation rule for '{prim.name}' not implemented: fluxion cannot "
+                f"differentiate lax.{prim.name} yet.")
+        for i, t in enumerate(tangents):
+            if t is None:
+                tangents[i] = Zero(tangent_aval(_aval(primals[i])))
+        with set_current(parent):
+            out, t_out = rule(primals, tangents, **params)
+        if prim.multiple_results:
+            return [o if (t is None or type(t) is Zero) else JVPTracer(self, o, t)
+                    for o, t in zip(out, t_out)]
+        if t_out is None or type(t_out) is Zero:
+            return out
+        return JVPTracer(self, out, t_out)
+
+    def to_concrete(self, tracer: Tracer) -> Any:
+        p = tracer.primal
+        if isinstance(p, Tracer):
+            return p._interp.to_concrete(p)
+        return p
+
+    def concretization_message(self, tracer: Tracer, what: str) -> str:
+        p = tracer.primal
+        if isinstance(p, Tracer):
+            return p._interp.concretization_message(p, what)
+        return super().concretization_message(tracer, what)
+
+
+class PartialEvalInterpreter(StagingInterpreter):
+    """Stages operations on its own (unknown) tracers; evaluates all-known operations at once at
+    its parent. The Program it builds is the linear (tangent) part of a linearization; the known
+    values it references are the residuals (its constvars)."""
+
+    def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+        for a in args:
+            if type(a) is StagingTracer and a._interp is self:
+                break
+        else:
+            with set_current(self.parent):
+                return prim.bind(*args, **params)
+        rule = partial_eval_rules.get(prim)
+        if rule is not None:
+            return rule(self, args, params)
+        return StagingInterpreter.process_primitive(self, prim, args, params)
+
+    def is_unknown(self, x: Any) -> bool:
+        return type(x) is StagingTracer and x._interp is self
+
+
+# Primitive -> rule(pe_interp, args, params) for primitives needing a known/unknown split.
+partial_eval_rules: dict[Any, Callable[..., Any]] = {}
+
+
+# ----------------------------------------------------------------------------- core drivers
+
+def _check_output_leaf(fname: str, x: Any, what: str = "output") -> ShapedArray:
+    try:
+        return _aval(x)
+    except TypeError:
+        raise TypeError(f"{fname}: the function returned a value of type {type(x).__name__} as "
+                        f"an {what}, which is not an array (expected arrays, NumPy arrays or "
+                        "Python scalars)") from None
+
+
+def _unwrap(it: JVPInterpreter, x: Any, fname: str) -> tuple[Any, Any]:
+    if type(x) is JVPTracer and x._interp is it:
+        return x.primal, x.tangent
+    return x, Zero(tangent_aval(_check_output_leaf(fname, x)))
+
+
+def _strip_aux(it: JVPInterpreter, aux: Any) -> Any:
+    def strip(x: Any) -> Any:
+        while type(x) is JVPTracer and x._interp is it:
+            x = x.primal
+        return x
+    return tree_util.tree_map(strip, aux)
+
+
+def _split_aux(fname: str, out: Any, has_aux: bool) -> tuple[Any, Any]:
+    if not has_aux:
+        return out, None
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{fname}: with has_aux=True the function must return a pair (output, "
+                        f"auxiliary data), got {type(out).__name__}")
+    return out[0], out[1]
+
+
+def _jvp_flat(fun: Callable, primals: list, tangents: list, in_tree: Any, has_aux: bool,
+              fname: str) -> tuple[list, list, Any, Any]:
+    with interpreter_scope(JVPInterpreter(f"jvp of {fname}")) as it:
+        ins = [p if (t is None or type(t) is Zero) else JVPTracer(it, p, t)
+               for p, t in zip(primals, tangents)]
+        args = tree_util.tree_unflatten(in_tree, ins)
+        out, aux = _split_aux(fname, fun(*args), has_aux)
+        out_flat, out_tree = tree_util.tree_flatten(out)
+        pairs = [_unwrap(it, o, fname) for o in out_flat]
+        if has_aux:
+            aux = _strip_aux(it, aux)
+    return [p for p, _ in pairs], [t for _, t in pairs], out_tree, aux
+
+
+class LinearFunction:
+    """The linear part of a linearization: a Program over tangent inputs with its residuals."""
+
+    __slots__ = ("program", "residuals", "in_avals", "out_zero", "out_avals")
+
+    def __init__(self, program: Program, residuals: list, in_avals: list, out_zero: list,
+                 out_avals: list) -> None:
+        self.program = program
+        self.residuals = residuals
+        self.in_avals = in_avals     # tangent avals of the (differentiable) inputs
+        self.out_zero = out_zero     # per output: True when its tangent is a symbolic zero
+        self.out_avals = out_avals   # tangent avals of the outputs
+
+    def apply(self, tangents: Sequence[Any]) -> list[Any]:
+        args = [instantiate(t) for t in tangents]
+        outs = iter(eval_program(self.program, self.residuals, args))
+        return [zeros_like_aval(a) if z else next(outs)
+                for z, a in zip(self.out_zero, self.out_avals)]
+
+    def transpose(self, cts: Sequence[Any]) -> list[Any]:
+        """Cotangents of the inputs (``None`` where zero) for output cotangents ``cts``."""
+        nz_cts = [c for c, z in zip(cts, self.out_zero) if not z]
+        args = [UndefinedPrimal(a) for a in self.in_avals]
+        return backward_pass(self.program, self.residuals, args, nz_cts)
+
+
+def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_aux: bool,
+                    fname: str) -> tuple[list, LinearFunction, Any, Any]:
+    """Linearize ``fun`` at ``primals``; ``diff[i]`` says whether input i is differentiated."""
+    pe = PartialEvalInterpreter(f"linearization of {fname}")
+    in_avals = []
+    with interpreter_scope(pe):
+        t_in = []
+        for p, d in zip(primals, diff):
+            if d:
+                ta = tangent_aval(_aval(p))
+                if ta.dtype == dtypes.float0:
+                    t_in.append(None)
+                    in_avals.append(None)
+                else:
+                    t_in.append(pe.new_arg(ta))
+                    in_avals.append(ta)
+            else:
+                t_in.append(None)
+        out_p, out_t, out_tree, aux = _jvp_flat(fun, primals, t_in, in_tree, has_aux, fname)
+        out_zero = [type(t) is Zero for t in out_t]
+        out_tavals = [tangent_aval(_aval(p)) for p in out_p]
+        atoms = [pe.atom(t) for t in out_t if type(t) is not Zero]
+    program = dce(pe.build(atoms))
+    lin = LinearFunction(program, list(pe.const_vals), [a for a in in_avals if a is not None],
+                         out_zero, out_tavals)
+    return out_p, lin, out_tree, aux
+
+
+# ----------------------------------------------------------------------------- transposition
+
+def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
+                  cts_out: Sequence[Any]) -> list[Any]:
+    """Transpose ``program``: ``args`` are values, with linear inputs marked
+    :class:`UndefinedPrimal`; ``cts_out`` are the outputs' cotangents (``None``/:class:`Zero`
+    for zero). Returns the cotangent of each linear input (``None`` when zero), in order.
+
+    Equations whose inputs are all known are evaluated first (forward); the others must be
+    linear in the undefined inputs and are transposed in reverse order.
+    """
+    env: dict[int, Any] = {}
+    linear: set[int] = set()
+    for v, c in zip(program.constvars, consts):
+        env[v.id] = c
+    for v, a in zip(program.invars, args):
+        if type(a) is UndefinedPrimal:
+            linear.add(v.id)
+        else:
+            env[v.id] = a
+
+    def read(a: Any) -> Any:
+        return literal_value(a) if type(a) is Literal else env[a.id]
+
+    lin_eqns = []
+    for eqn in program.eqns:
+        if any(type(a) is Var and a.id in linear for a in eqn.inputs):
+            lin_eqns.append(eqn)
+            for v in eqn.outputs:
+                linear.add(v.id)
+        else:
+            out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+            if eqn.prim.multiple_results:
+                for v, o in zip(eqn.outputs, out):
+                    env[v.id] = o
+            else:
+                env[eqn.outputs[0].id] = out
+
+    ct_env: dict[int, Any] = {}
+
+    def accum(v: Var, ct: Any) -> None:
+        if ct is None or type(ct) is Zero:
+            return
+        prev = ct_env.get(v.id)
+        ct_env[v.id] = ct if prev is None else _lax().add(prev, ct)
+
+    for v, ct in zip(program.outvars, cts_out):
+        if type(v) is Var and v.id in linear:
+            accum(v, ct)
+    for eqn in reversed(lin_eqns):
+        cts = [ct_env.pop(v.id, None) for v in eqn.outputs]
+        if all(c is None for c in cts):
+            continue
+        ins = [UndefinedPrimal(a.aval) if type(a) is Var and a.id in linear else read(a)
+               for a in eqn.inputs]
+        rule = eqn.prim.transpose
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for '{eqn.prim.name}' not "
+                "implemented")
+        if eqn.prim.multiple_results:
+            ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
+        else:
+            ct_arg = cts[0]
+        cts_in = rule(ct_arg, *ins, **eqn.params)
+        for a, x, c in zip(eqn.inputs, ins, cts_in):
+            if type(x) is UndefinedPrimal:
+                accum(a, c)
+    return [ct_env.get(v.id) for v, a in zip(program.invars, args) if type(a) is UndefinedPrimal]
+
+
+# ----------------------------------------------------------------------------- public API
+
+def _as_array(x: Any) -> Any:
+    if isinstance(x, (Tracer,)) or type(x).__name__ == "Array":
+        return x
+    if isinstance(x, np.ndarray) and x.dtype == dtypes.float0:
+        return x
+    import fluxion.numpy as jnp  # noqa: PLC0415
+    return jnp.asarray(x)
+
+
+def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> Any:
+    """Forward-mode: ``(fun(*primals), J(primals) @ tangents)``.
+
+    ``primals`` and ``tangents`` are tuples (or lists) with the same pytree structure, shapes and
+    dtypes (``float0`` tangents for integer inputs).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> y, t = fluxion.jvp(jnp.sin, (0.0,), (1.0,))
+        >>> float(y), float(t)
+        (0.0, 1.0)
+    """
+    fname = fun_name(fun)
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"jvp of {fname}: primal and tangent arguments must be tuples or lists; "
+                        f"found {type(primals).__name__} and {type(tangents).__name__}")
+    p_flat, p_tree = tree_util.tree_flatten(tuple(primals))
+    t_flat, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(f"jvp of {fname}: primal and tangent arguments must have the same tree "
+                        f"structure; primals have {p_tree} and tangents have {t_tree}")
+    ts = []
+    for i, (p, t) in enumerate(zip(p_flat, t_flat)):
+        pa, ta = _aval(p), _aval(t)
+        want = tangent_aval(pa)
+        if pa.shape != ta.shape:
+            raise ValueError(f"jvp of {fname}: primal and tangent arguments must have equal "
+                             f"shapes; primal {i} has shape {pa.shape} and its tangent has shape "
+                             f"{ta.shape}")
+        if want.dtype != ta.dtype:
+            raise TypeError(f"jvp of {fname}: the tangent of primal {i} ({pa.str_short()}) must "
+                            f"have dtype {want.dtype.name if want.dtype != dtypes.float0 else 'float0'}, "
+                            f"got {ta.dtype.name if ta.dtype != dtypes.float0 else 'float0'}")
+        ts.append(None if want.dtype == dtypes.float0 else t)
+    out_p, out_t, out_tree, aux = _jvp_flat(fun, p_flat, ts, p_tree, has_aux, fname)
+    out_p = [_as_array(p) for p in out_p]
+    out_t = [_as_array(instantiate(t)) for t in out_t]
+    res = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
+    return (*res, aux) if has_aux else res
+
+
+def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP from the saved
+    linearization (the primal computation is done once, now).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> y, f_jvp = fluxion.linearize(jnp.sin, 0.0)
+        >>> float(f_jvp(2.0))
+        2.0
+    """
+    fname = fun_name(fun)
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
+                                                has_aux, fname)
+    in_tavals = [tangent_aval(_aval(p)) for p in p_flat]
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != p_tree:
+            raise TypeError(f"linearized {fname}: expected tangents with structure {p_tree}, "
+                            f"got {t_tree}")
+        ts = []
+        for t, a in zip(t_flat, in_tavals):
+            if a.dtype == dtypes.float0:
+                continue
+            if _aval(t).shape != a.shape:
+                raise ValueError(f"linearized {fname}: tangent of shape {_aval(t).shape} where "
+                                 f"{a.shape} is expected")
+            ts.append(t)
+        outs = [_as_array(o) for o in lin.apply(ts)]
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
+                                                has_aux, fname)
+    in_tavals = [tangent_aval(_aval(p)) for p in p_flat]
+    out_avals = [_aval(p) for p in out_p]
+
+    def f_vjp(*cts: Any) -> tuple:
+        if len(cts) != 1:
+            raise TypeError(f"the vjp function of {fname} takes one argument (a cotangent with "
+                            f"the structure of the output), got {len(cts)}")
+        c_flat, c_tree = tree_util.tree_flatten(cts[0])
+        if c_tree != out_tree:
+            raise TypeError(f"vjp of {fname}: the cotangent has tree structure {c_tree} but the "
+                            f"primal output has {out_tree}")
+        for i, (c, a) in enumerate(zip(c_flat, out_avals)):
+            ca = _aval(c)
+            if ca.shape != a.shape:
+                raise ValueError(f"vjp of {fname}: cotangent {i} has shape {ca.shape} but the "
+                                 f"output has shape {a.shape}")
+        cts = []
+        for c, a in zip(c_flat, out_avals):
+            ca = _aval(c)
+            if not _is_float(a.dtype) or not _is_float(ca.dtype):
+                cts.append(None)
+                continue
+            if ca.dtype != a.dtype and not isinstance(c, Tracer) and type(c).__name__ != "Array":
+                c = _lax().convert_element_type(c, a.dtype, weak_type=a.weak_type)
+            cts.append(c)
+        cts_in = lin.transpose(cts)
+        it = iter(cts_in)
+        res = []
+        for a in in_tavals:
+            if a.dtype == dtypes.float0:
+                res.append(zeros_like_aval(a))
+                continue
+            c = next(it)
+            res.append(_as_array(zeros_like_aval(a) if c is None else c))
+        return tuple(tree_util.tree_unflatten(p_tree, res))
+
+    out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """Reverse-mode: ``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns the tuple of
+    cotangents of ``primals`` (one per argument) for an output cotangent ``ct``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> y, f_vjp = fluxion.vjp(jnp.sin, 0.0)
+        >>> float(f_vjp(1.0)[0])
+        1.0
+    """
+    return _vjp(fun, primals, has_aux, fun_name(fun))
+
+
+def _argnums(fname: str, argnums: Any, nargs: int, what: str = "grad") -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{what} of {fname}: argnums must not be empty")
+    out = []
+    for a in nums:
+        if not isinstance(a, (int, np.integer)):
+            raise TypeError(f"{what} of {fname}: argnums must be ints, got {a!r}")
+        i = int(a)
+        if not -nargs <= i < nargs:
+            raise TypeError(f"{what} of {fname}: differentiating with respect to argnums="
+                            f"{argnums} requires at least {(i if i >= 0 else -i - 1) + 1} "
+                            f"positional arguments, but got only {nargs}")
+        out.append(i % nargs)
+    return tuple(out)
+
+
+def _check_input_dtypes(fname: str, what: str, args: tuple, nums: tuple, holomorphic: bool,
+                        allow_int: bool) -> None:
+    for i, a in zip(nums, args):
+        for leaf in tree_util.tree_leaves(a):
+            dt = _check_output_leaf(fname, leaf, "argument").dtype
+            if holomorphic:
+                if dt.kind != "c":
+                    raise TypeError(f"{what} of {fname} with holomorphic=True requires inputs "
+                                    f"with complex dtype, but argument {i} has dtype {dt.name}")
+            elif not _is_float(dt) and not allow_int:
+                raise TypeError(
+                    f"{what} of {fname} requires real- or complex-valued inputs (input dtype that "
+                    f"is a sub-dtype of np.inexact), but argument {i} has dtype {dt.name}. If you "
+                    "want to use Boolean- or integer-valued inputs, use vjp or set "
+                    "allow_int to True.")
+
+
+def _check_scalar_output(fname: str, what: str, out: Any, holomorphic: bool) -> ShapedArray:
+    leaves, tree = tree_util.tree_flatten(out)
+    if len(leaves) != 1 or tree != tree_util.tree_structure(0):
+        raise TypeError(f"{what} of {fname} requires the function to return a single scalar "
+                        f"array, got a value of structure {tree}")
+    a = _check_output_leaf(fname, leaves[0])
+    if a.shape != ():
+        raise TypeError(f"Gradient only defined for scalar-output functions: {what} of {fname} "
+                        f"returned shape {a.shape} (expected shape ())")
+    if holomorphic:
+        if a.dtype.kind != "c":
+            raise TypeError(f"{what} of {fname} with holomorphic=True requires a complex output, "
+                            f"got {a.dtype.name}")
+    elif not _is_float(a.dtype) or a.dtype.kind == "c":
+        raise TypeError(f"{what} of {fname} requires real-valued outputs (output dtype that is a "
+                        f"sub-dtype of np.floating), but got {a.dtype.name}. For holomorphic "
+                        "differentiation pass holomorphic=True; for complex outputs of "
+                        "non-holomorphic functions use vjp directly.")
+    return a
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False,
+                   reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """A function returning ``(fun(*args), grad(fun)(*args))`` (with ``has_aux``:
+    ``((value, aux), grad)``).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> v, g = fluxion.value_and_grad(lambda x: x ** 2)(3.0)
+        >>> float(v), float(g)
+        (9.0, 6.0)
+    """
+    return _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "value_and_grad")
+
+
+def _value_and_grad(fun: Callable, argnums: Any, has_aux: bool, holomorphic: bool,
+                    allow_int: bool, what: str) -> Callable[..., Any]:
+    fname = fun_name(fun)
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(fname, argnums, len(args), what)
+        dyn = tuple(args[i] for i in nums)
+        _check_input_dtypes(fname, what, dyn, nums, holomorphic, allow_int)
+
+        def f_partial(*d: Any) -> Any:
+            full = list(args)
+            for i, x in zip(nums, d):
+                full[i] = x
+            return fun(*full, **kwargs)
+
+        if has_aux:
+            out, f_vjp, aux = _vjp(f_partial, dyn, True, fname)
+        else:
+            out, f_vjp = _vjp(f_partial, dyn, False, fname)
+        a = _check_scalar_output(fname, what, out, holomorphic)
+        L = _lax()
+        one = L.convert_element_type(1, a.dtype, weak_type=a.weak_type)
+        g = f_vjp(tree_util.tree_unflatten(tree_util.tree_structure(out), [one]))
+        g = g[0] if isinstance(argnums, int) else g
+        return ((out, aux), g) if has_aux else (out, g)
+
+    return value_and_grad_f
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False,
+         reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
+    """The gradient of scalar-valued ``fun`` with respect to the arguments ``argnums``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> float(fluxion.grad(jnp.tanh)(1.0))  # doctest: +ELLIPSIS
+        0.419974...
+    """
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
+
+    @functools.wraps(fun)
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        if has_aux:
+            (_, aux), g = vg(*args, **kwargs)
+            return g, aux
+        return vg(*args, **kwargs)[1]
+
+    return grad_f
+
+
+# ----------------------------------------------------------------------------- Jacobians
+
+def _std_basis(aval: ShapedArray) -> list[Any]:
+    """The standard basis of the tangent space of ``aval``, one array per element."""
+    n = int(np.prod(aval.shape, dtype=np.int64))
+    eye = np.eye(n, dtype=aval.dtype)
+    return [eye[i].reshape(aval.shape) for i in range(n)]
+
+
+def _stack_jac(parts: list, out_shape: tuple, in_shape: tuple, in_first: bool) -> Any:
+    import fluxion.numpy as jnp  # noqa: PLC0415
+    if not parts:
+        return jnp.zeros(out_shape + in_shape if not in_first else in_shape + out_shape)
+    st = jnp.stack([jnp.asarray(p) for p in parts])  # [n_in or n_out, ...]
+    if in_first:  # jacfwd: parts indexed by input element, each of out_shape
+        st = jnp.reshape(st, (int(np.prod(in_shape, dtype=np.int64)),) + out_shape)
+        nd_out = len(out_shape)
+        st = jnp.moveaxis(st, 0, -1) if nd_out else st
+        return jnp.reshape(st, out_shape + in_shape)
+    return jnp.reshape(st, out_shape + in_shape)
+
+
+def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode (one JVP per input element).
+
+    The result has, for each output leaf, the output's shape followed by the input's shape.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.jacfwd(lambda x: x * 2.0)(jnp.ones(2)).tolist()
+        [[2.0, 0.0], [0.0, 2.0]]
+    """
+    fname = fun_name(fun)
+
+    def jac_f(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(fname, argnums, len(args), "jacfwd")
+        dyn = tuple(args[i] for i in nums)
+        _check_input_dtypes(fname, "jacfwd", dyn, nums, holomorphic, False)
+
+        def f_partial(*d: Any) -> Any:
+            full = list(args)
+            for i, x in zip(nums, d):
+                full[i] = x
+            return fun(*full, **kwargs)
+
+        p_flat, p_tree = tree_util.tree_flatten(dyn)
+        res = _linearize_flat(f_partial, p_flat, [True] * len(p_flat), p_tree, has_aux, fname)
+        out_p, lin, out_tree, aux = res
+        in_avals = [_aval(p) for p in p_flat]
+        out_avals = [_aval(o) for o in out_p]
+        cols: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
+        for j, a in enumerate(in_avals):
+            for e in _std_basis(a):
+                ts = [e if k == j else Zero(b) for k, b in enumerate(in_avals)]
+                outs = lin.apply(ts)
+                for i, o in enumerate(outs):
+                    cols[i][j].append(o)
+        leaves = []
+        for i, oa in enumerate(out_avals):
+            per_in = [_stack_jac(cols[i][j], oa.shape, in_avals[j].shape, True)
+                      for j in range(len(in_avals))]
+            sub = tree_util.tree_unflatten(p_tree, per_in)
+            leaves.append(sub[0] if isinstance(argnums, int) else sub)
+        jac = tree_util.tree_unflatten(out_tree, leaves)
+        return (jac, aux) if has_aux else jac
+
+    return jac_f
+
+
+def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode (one VJP per output element).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.jacrev(lambda x: x * 2.0)(jnp.ones(2)).tolist()
+        [[2.0, 0.0], [0.0, 2.0]]
+    """
+    fname = fun_name(fun)
+
+    def jac_f(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(fname, argnums, len(args), "jacrev")
+        dyn = tuple(args[i] for i in nums)
+        _check_input_dtypes(fname, "jacrev", dyn, nums, holomorphic, allow_int)
+
+        def f_partial(*d: Any) -> Any:
+            full = list(args)
+            for i, x in zip(nums, d):
+                full[i] = x
+            return fun(*full, **kwargs)
+
+        p_flat, p_tree = tree_util.tree_flatten(dyn)
+        out_p, lin, out_tree, aux = _linearize_flat(f_partial, p_flat, [True] * len(p_flat),
+                                                    p_tree, has_aux, fname)
+        in_avals = [_aval(p) for p in p_flat]
+        out_avals = [_aval(o) for o in out_p]
+        rows: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
+        for i, oa in enumerate(out_avals):
+            for e in _std_basis(tangent_aval(oa)):
+                cts = [e if k == i else None for k in range(len(out_avals))]
+                cts_in = iter(lin.transpose(cts))
+                for j, a in enumerate(in_avals):
+                    if tangent_aval(a).dtype == dtypes.float0:
+                        rows[i][j].append(np.zeros(a.shape, dtypes.float0))
+                        continue
+                    c = next(cts_in)
+                    rows[i][j].append(zeros_like_aval(a) if c is None else c)
+        leaves = []
+        for i, oa in enumerate(out_avals):
+            per_in = [_stack_jac(rows[i][j], oa.shape, in_avals[j].shape, False)
+                      for j in range(len(in_avals))]
+            sub = tree_util.tree_unflatten(p_tree, per_in)
+            leaves.append(sub[0] if isinstance(argnums, int) else sub)
+        jac = tree_util.tree_unflatten(out_tree, leaves)
+        return (jac, aux) if has_aux else jac
+
+    return jac_f
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable[..., Any]:
+    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.hessian(lambda x: (x ** 3).sum())(jnp.ones(2)).tolist()
+        [[6.0, 0.0], [0.0, 6.0]]
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = ()) -> Callable:
+    """The transpose of the linear function ``fun`` at the shapes/dtypes of ``primals``.
+
+    Returns ``f_t(ct)`` giving the tuple of input cotangents.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> f_t = fluxion.linear_transpose(lambda x: 3.0 * x, 1.0)
+        >>> float(f_t(1.0)[0])
+        3.0
+    """
+    fname = fun_name(fun)
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    in_avals = [_aval(p) for p in p_flat]
+    for a in in_avals:
+        if not _is_float(a.dtype):
+            raise TypeError(f"linear_transpose of {fname}: inputs must be floating or complex, "
+                            f"got {a.dtype.name}")
+    program, consts, out_tree = trace_to_program(
+        lambda *xs: fun(*tree_util.tree_unflatten(p_tree, xs)), tuple(p_flat), {},
+        in_avals=in_avals, description=f"linear_transpose of {fname}")
+    out_avals = program.out_avals
+
+    def f_t(ct: Any) -> tuple:
+        c_flat, c_tree = tree_util.tree_flatten(ct)
+        if c_tree != out_tree:
+            raise TypeError(f"linear_transpose of {fname}: cotangent structure {c_tree} does "
+                            f"not match the output structure {out_tree}")
+        for c, a in zip(c_flat, out_avals):
+            if _aval(c).shape != a.shape:
+                raise ValueError(f"linear_transpose of {fname}: cotangent of shape "
+                                 f"{_aval(c).shape} where {a.shape} is expected")
+        cts = backward_pass(program, consts, [UndefinedPrimal(a) for a in in_avals], c_flat)
+        outs = [_as_array(zeros_like_aval(a) if c is None else c) for c, a in zip(cts, in_avals)]
+        return tuple(tree_util.tree_unflatten(p_tree, outs))
+
+    return f_t
+
+
+# ----------------------------------------------------------------------------- jit_p rules
+
+_PROGRAM_CACHE: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def _cached(program: Program, key: tuple, make: Callable[[], Any]) -> Any:
+    table = _PROGRAM_CACHE.get(program)
+    if table is None:
+        table = _PROGRAM_CACHE[program] = {}
+    hit = table.get(key)
+    if hit is None:
+        hit = table[key] = make()
+    return hit
+
+
+def _close(program: Program, consts: list) -> tuple[Program, list]:
+    """Constvars become leading invars (call primitives take no constvars)."""
+    if not program.constvars:
+        return program, []
+    return Program([], list(program.constvars) + list(program.invars), program.outvars,
+                   program.eqns), list(consts)
+
+
+def jvp_program(program: Program, nonzero: Sequence[bool]) -> tuple[Program, list, list[bool]]:
+    """The JVP of a closed ``program``: a Program over ``(*primals, *nonzero tangents)``
+    returning ``(*primal outputs, *nonzero output tangents)``; also its constants and which
+    output tangents are nonzero."""
+    def make() -> tuple:
+        st = StagingInterpreter("jvp of a jit-compiled program")
+        with interpreter_scope(st):
+            ps = [st.new_arg(v.aval) for v in program.invars]
+            ts = [st.new_arg(tangent_aval(v.aval)) if nz else None
+                  for v, nz in zip(program.invars, nonzero)]
+            with interpreter_scope(JVPInterpreter("jvp of a jit-compiled program")) as it:
+                ins = [p if t is None else JVPTracer(it, p, t) for p, t in zip(ps, ts)]
+                outs = eval_program(program, [], ins)
+                pairs = [_unwrap(it, o, "jit") for o in outs]
+            out_nz = [type(t) is not Zero for _, t in pairs]
+            atoms = ([st.atom(p) for p, _ in pairs]
+                     + [st.atom(t) for _, t in pairs if type(t) is not Zero])
+        prog, consts = _close(st.build(atoms), st.const_vals)
+        return prog, consts, out_nz
+    return _cached(program, ("jvp", tuple(nonzero)), make)
+
+
+def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
+             donated: tuple) -> tuple[list, list]:
+    nz = tuple(type(t) is not Zero for t in tangents)
+    jprog, consts, out_nz = jvp_program(program, nz)
+    args = [*consts, *primals, *[t for t in tangents if type(t) is not Zero]]
+    outs = jit_p.bind(*args, program=jprog, name=f"jvp({name})", donated=(False,) * len(args))
+    n = len(program.outvars)
+    it = iter(outs[n:])
+    t_out = [next(it) if z else Zero(tangent_aval(a))
+             for z, a in zip(out_nz, program.out_avals)]
+    return list(outs[:n]), t_out
+
+
+# Call primitives whose equations partial_eval_program splits recursively: prim -> function of
+# the equation giving the policy for its body (None: save every residual).
+program_splitters: dict[Any, Callable[[Equation], Any]] = {jit_p: lambda eqn: None}
+
+
+def _split_with_rule(eqn: Equation, mask: Sequence[bool]) -> tuple[Equation, Equation] | None:
+    """Split one equation with some unknown inputs by running its partial-evaluation rule
+    (``partial_eval_rules``, e.g. ``scan``/``cond``) on staged inputs. Returns a known ``jit``
+    equation (known outputs + residuals) and an unknown one, or None if the split captured
+    concrete constants (then the equation stays whole in the unknown part)."""
+    st = StagingInterpreter("known part of a partial evaluation")
+    with interpreter_scope(st):
+        known_in = {i: st.new_arg(a.aval) for i, (a, m) in enumerate(zip(eqn.inputs, mask))
+                    if not m and type(a) is Var}
+        pe = PartialEvalInterpreter("unknown part of a partial evaluation")
+        with interpreter_scope(pe):
+            ins = [pe.new_arg(a.aval) if m else
+                   (known_in[i] if i in known_in else literal_value(a))
+                   for i, (a, m) in enumerate(zip(eqn.inputs, mask))]
+            outs = partial_eval_rules[eqn.prim](pe, ins, eqn.params)
+            outs = list(outs) if eqn.prim.multiple_results else [outs]
+            out_unk = [pe.is_unknown(o) for o in outs]
+            u_atoms = [pe.atom(o) for o, u in zip(outs, out_unk) if u]
+        uprog = pe.build(u_atoms)
+        res = list(pe.const_vals)
+        k_atoms = [st.atom(o) for o, u in zip(outs, out_unk) if not u] + [st.atom(r) for r in res]
+        kprog = st.build(k_atoms)
+    if kprog.constvars:
+        return None
+    res_vars = [Var(v.aval) for v in uprog.constvars]
+    uprog = Program([], list(uprog.constvars) + list(uprog.invars), uprog.outvars, uprog.eqns)
+    k_in = [a for i, a in enumerate(eqn.inputs) if i in known_in]
+    u_in = [a for a, m in zip(eqn.inputs, mask) if m]
+    k_outs = [v for v, u in zip(eqn.outputs, out_unk) if not u]
+    u_outs = [v for v, u in zip(eqn.outputs, out_unk) if u]
+    name = eqn.prim.name
+    known = Equation(jit_p, k_in, k_outs + res_vars, dict(
+        program=kprog, name=name, donated=(False,) * len(k_in)), eqn.source)
+    unknown = Equation(jit_p, res_vars + u_in, u_outs, dict(
+        program=uprog, name=f"{name}_tangent", donated=(False,) * (len(res_vars) + len(u_in))),
+        eqn.source)
+    return known, unknown
+
+
+def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: Any = None
+                         ) -> tuple[Program, Program, list[bool], int]:
+    """Split ``program`` into a known part and an unknown part.
+
+    Returns ``(known, unknown, out_unknown, n_res)``: ``known`` takes the known inputs and
+    returns the known outputs followed by ``n_res`` residuals; ``unknown`` takes the residuals
+    followed by the unknown inputs and returns the unknown outputs. Nested call equations
+    (``jit``, ``remat``) are split recursively, so a call's primal half stays in the known part.
+
+    ``policy(prim, *avals, **params) -> bool`` (``checkpoint``) says which known equations'
+    outputs may be saved as residuals; the others are recomputed in the unknown part from saved
+    values and known inputs. ``None`` saves everything.
+    """
+    def make() -> tuple:
+        unknown: set[int] = {v.id for v, u in zip(program.invars, unknown_in) if u}
+        known_eqns: list[Equation] = []
+        unk_eqns: list[Equation] = []
+        for eqn in program.eqns:
+            mask = [type(a) is Var and a.id in unknown for a in eqn.inputs]
+            if not any(mask):
+                known_eqns.append(eqn)
+                continue
+            splitter = program_splitters.get(eqn.prim)
+            if splitter is not None and not all(mask):
+                inner = eqn.params["program"]
+                kp, up, out_unk, n_res = partial_eval_program(inner, mask, splitter(eqn))
+                res_vars = [Var(a) for a in kp.out_avals[len(kp.outvars) - n_res:]]
+                k_outs = [v for v, u in zip(eqn.outputs, out_unk) if not u]
+                u_outs = [v for v, u in zip(eqn.outputs, out_unk) if u]
+                k_in = [a for a, m in zip(eqn.inputs, mask) if not m]
+                u_in = [a for a, m in zip(eqn.inputs, mask) if m]
+                kparams, uparams = dict(eqn.params), dict(eqn.params)
+                kparams["program"], uparams["program"] = kp, up
+                if "donated" in kparams:
+                    kparams["donated"] = (False,) * len(k_in)
+                    uparams["donated"] = (False,) * (len(res_vars) + len(u_in))
+                    uparams["name"] = f"{eqn.params['name']}_tangent"
+                known_eqns.append(Equation(eqn.prim, k_in, k_outs + res_vars, kparams,
+                                           eqn.source))
+                unk_eqns.append(Equation(eqn.prim, res_vars + u_in, u_outs, uparams, eqn.source))
+                unknown.update(v.id for v in u_outs)
+                continue
+            if eqn.prim in partial_eval_rules and not all(mask):
+                split = _split_with_rule(eqn, mask)  # control flow: split by its own rule
+                if split is not None:
+                    known_eqns.append(split[0])
+                    unk_eqns.append(split[1])
+                    unknown.update(v.id for v in split[1].outputs)
+                    continue
+            unk_eqns.append(eqn)
+            unknown.update(v.id for v in eqn.outputs)
+        out_unknown = [type(v) is Var and v.id in unknown for v in program.outvars]
+        if policy is not None:
+            unk_eqns = _recompute(program, known_eqns, unk_eqns, unknown, policy)
+        # residuals: known Vars read by the unknown equations
+        res: list[Var] = []
+        seen: set[int] = set()
+        defined_in_unk = {v.id for e in unk_eqns for v in e.outputs}
+        for eqn in unk_eqns:
+            for a in eqn.inputs:
+                if (type(a) is Var and a.id not in unknown and a.id not in seen
+                        and a.id not in defined_in_unk):
+                    seen.add(a.id)
+                    res.append(a)
+        k_in = [v for v, u in zip(program.invars, unknown_in) if not u]
+        u_in = [v for v, u in zip(program.invars, unknown_in) if u]
+        k_out = [v for v, u in zip(program.outvars, out_unknown) if not u]
+        u_out = [v for v, u in zip(program.outvars, out_unknown) if u]
+        known = dce(Program([], k_in, k_out + res, known_eqns))
+        unk = dce(Program([], res + u_in, u_out, unk_eqns))
+        return known, unk, out_unknown, len(res)
+    return _cached(program, ("pe", tuple(unknown_in), policy), make)
+
+
+def _recompute(program: Program, known_eqns: list, unk_eqns: list, unknown: set,
+               policy: Any) -> list:
+    """Move the known equations whose outputs the policy does not let us save (and that the
+    unknown part needs) into the unknown part, to be recomputed there."""
+    producer: dict[int, Equation] = {}
+    for e in known_eqns:
+        for v in e.outputs:
+            producer[v.id] = e
+    chosen: set[int] = set()
+    stack = [a for e in unk_eqns for a in e.inputs if type(a) is Var and a.id not in unknown]
+    while stack:
+        a = stack.pop()
+        e = producer.get(a.id)
+        if e is None or id(e) in chosen:
+            continue  # a known input of the program, or already recomputed
+        if policy(e.prim, *[x.aval for x in e.inputs], **e.params):
+            continue  # saveable: stays a residual
+        chosen.add(id(e))
+        stack.extend(x for x in e.inputs if type(x) is Var)
+    if not chosen:
+        return unk_eqns
+    return [e for e in known_eqns if id(e) in chosen] + unk_eqns
+
+
+def _jit_partial_eval(pe: PartialEvalInterpreter, args: Sequence[Any], params: dict) -> list:
+    program, name = params["program"], params["name"]
+    mask = [pe.is_unknown(a) for a in args]
+    known, unk, out_unk, n_res = partial_eval_program(program, mask)
+    k_args = [a for a, m in zip(args, mask) if not m]
+    with set_current(pe.parent):
+        k_outs = jit_p.bind(*k_args, program=known, name=name, donated=(False,) * len(k_args))
+    n_k = len(k_outs) - n_res
+    res = list(k_outs[n_k:])
+    u_args = res + [a for a, m in zip(args, mask) if m]
+    u_outs = StagingInterpreter.process_primitive(
+        pe, jit_p, u_args, dict(program=unk, name=f"{name}_tangent",
+                                donated=(False,) * len(u_args)))
+    ki, ui = iter(k_outs[:n_k]), iter(u_outs)
+    return [next(ui) if u else next(ki) for u in out_unk]
+
+
+def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequence[bool]
+                      ) -> tuple[Program, list]:
+    """The transpose of a closed ``program`` linear in the inputs marked ``linear``: a Program
+    over ``(*non-linear inputs, *nonzero output cotangents)`` returning the cotangent of each
+    linear input (zeros instantiated)."""
+    def make() -> tuple:
+        st = StagingInterpreter("transpose of a jit-compiled program")
+        with interpreter_scope(st):
+            args = [UndefinedPrimal(v.aval) if lin else st.new_arg(v.aval)
+                    for v, lin in zip(program.invars, linear)]
+            cts = [st.new_arg(v.aval) if nz else None
+                   for v, nz in zip(program.outvars, ct_nonzero)]
+            cts_in = backward_pass(program, [], args, cts)
+            lin_avals = [v.aval for v, lin in zip(program.invars, linear) if lin]
+            atoms = [st.atom(zeros_like_aval(a) if c is None else c)
+                     for c, a in zip(cts_in, lin_avals)]
+        return _close(st.build(atoms), st.const_vals)
+    return _cached(program, ("T", tuple(linear), tuple(ct_nonzero)), make)
+
+
+def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple) -> list:
+    linear = tuple(is_undefined(a) for a in args)
+    ct_nz = tuple(type(c) is not Zero for c in cts)
+    tprog, consts = transpose_program(program, linear, ct_nz)
+    call_args = [*consts, *[a for a in args if not is_undefined(a)],
+                 *[c for c in cts if type(c) is not Zero]]
+    outs = iter(jit_p.bind(*call_args, program=tprog, name=f"transpose({name})",
+                           donated=(False,) * len(call_args)))
+    return [next(outs) if lin else None for lin in linear]
+
+
+jit_p.jvp = _jit_jvp
+jit_p.transpose = _jit_transpose
+partial_eval_rules[jit_p] = _jit_partial_eval
+
+
+# ----------------------------------------------------------------------------- rule helpers
+# Used by the lax modules to define their primitives' rules beside them.
+
+def defjvp(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
+    """Set ``prim.jvp`` from one function per input, ``fn(g, *primals, **params)`` giving that
+    input's contribution to the output tangent (``None``: the input is not differentiable)."""
+    def rule(primals: list, tangents: list, **params: Any) -> tuple:
+        out = prim.bind(*primals, **params)
+        acc = None
+        for fn, t in zip(jvp_fns, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            c = fn(t, *primals, **params)
+            acc = c if acc is None else _lax().add(acc, c)
+        oa = _aval(out)
+        if acc is None or not _is_float(oa.dtype):
+            return out, Zero(tangent_aval(oa))
+        return out, broadcast_to_aval(acc, oa)
+    prim.jvp = rule
+
+
+def defjvp2(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
+    """Like :func:`defjvp` but each function is ``fn(g, ans, *primals, **params)``."""
+    def rule(primals: list, tangents: list, **params: Any) -> tuple:
+        out = prim.bind(*primals, **params)
+        acc = None
+        for fn, t in zip(jvp_fns, tangents):
+            if fn is None or type(t) is Zero:
+                continue
+            c = fn(t, out, *primals, **params)
+            acc = c if acc is None else _lax().add(acc, c)
+        oa = _aval(out)
+        if acc is None:
+            return out, Zero(tangent_aval(oa))
+        return out, broadcast_to_aval(acc, oa)
+    prim.jvp = rule
+
+
+def defjvp_zero(prim: Any) -> None:
+    """The output of ``prim`` has a zero derivative (comparisons, rounding, integer results)."""
+    def rule(primals: list, tangents: list, **params: Any) -> tuple:
+        out = prim.bind(*primals, **params)
+        if prim.multiple_results:
+            return out, [Zero(tangent_aval(_aval(o))) for o in out]
+        return out, Zero(tangent_aval(_aval(out)))
+    prim.jvp = rule
+
+
+def deflinear(prim: Any, transpose: Callable[..., Any]) -> None:
+    """A primitive linear in its (single array) first input: its JVP applies it to the tangent;
+    ``transpose(ct, *args, **params)`` returns the input cotangents."""
+    def rule(primals: list, tangents: list, **params: Any) -> tuple:
+        out = prim.bind(*primals, **params)
+        t = tangents[0]
+        if type(t) is Zero:
+            return out, Zero(tangent_aval(_aval(out)))
+        return out, prim.bind(t, *primals[1:], **params)
+    prim.jvp = rule
+    prim.transpose = transpose
+
+
+def broadcast_to_aval(x: Any, aval: ShapedArray) -> Any:
+    """``x`` broadcast (rank-0 or size-1 dimensions) to ``aval.shape``."""
+    xa = _aval(x)
+    if xa.shape == aval.shape:
+        return x
+    L = _lax()
+    dims = () if not xa.shape else tuple(range(len(aval.shape)))
+    return L.broadcast_in_dim(x, aval.shape, dims)
+
+
+def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
+    """Sum ``ct`` over the dimensions along which an operand of ``aval`` was broadcast by an
+    elementwise primitive (rank 0 -> every dimension; size-1 dimensions)."""
+    ca = _aval(ct)
+    if ca.shape == aval.shape:
+        return ct
+    L = _lax()
+    if not aval.shape:
+        return L.reduce_sum(ct, tuple(range(len(ca.shape))))
+    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ca.shape)) if a == 1 and c != 1)
+    return L.reshape(L.reduce_sum(ct, axes), aval.shape)
+
+
+def const_like(x: Any, value: Any) -> Any:
+    """A weakly typed scalar constant ``value`` of ``x``'s dtype (a literal when staged)."""
+    return _lax().convert_element_type(value, _aval(x).dtype, weak_type=True)

@@ -1,0 +1,235 @@
+"""Rematerialisation: ``checkpoint`` (alias ``remat``) trades compute for memory in reverse mode.
+
+Under differentiation, a checkpointed function saves only what its ``policy`` allows as
+residuals (by default: nothing but its inputs) and recomputes the rest in the backward pass. The
+function is staged to a Program and bound as the ``remat`` call primitive; its JVP is a new
+``remat`` call, and its partial evaluation splits known and unknown work by the policy.
+
+Policies are ``policy(prim, *avals, **params) -> bool`` (True: the equation's output may be
+saved). ``checkpoint_name(x, name)`` tags a value for the name-based policies.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> f = fluxion.checkpoint(lambda x: jnp.sin(jnp.sin(x)))
+    >>> round(float(fluxion.grad(f)(1.0)), 4)
+    0.36
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from fluxion import tree_util
+from fluxion.core.ir import Program, eval_program
+from fluxion.core.primitive import Primitive
+from fluxion.core.trace import EVAL, STATE, set_current
+from fluxion.transforms import ad
+from fluxion.transforms.staging import StagingInterpreter, abstractify, fun_name, trace_to_program
+
+__all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies", "remat_p", "name_p"]
+
+
+# ----------------------------------------------------------------------------- checkpoint_name
+
+name_p = Primitive("name")
+name_p.abstract_eval = lambda x, *, name: x
+name_p.lowering = lambda ctx, x, *, name: x
+name_p.impl = lambda x, *, name: x
+
+
+def _name_jvp(primals: list, tangents: list, *, name: Any) -> tuple:
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+name_p.jvp = _name_jvp
+name_p.transpose = lambda ct, x, *, name: [ct]
+name_p.batch = lambda args, dims, *, name: (name_p.bind(args[0], name=name), dims[0])
+
+
+def checkpoint_name(x: Any, name: Any) -> Any:
+    """Tag ``x`` (a pytree of arrays) with ``name`` for ``save_only_these_names`` & co.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> float(fluxion.checkpoint_name(jnp.float32(2.0), "h"))
+        2.0
+    """
+    return tree_util.tree_map(lambda a: name_p.bind(a, name=name), x)
+
+
+# ----------------------------------------------------------------------------- policies
+
+def _is_dot(prim: Any) -> bool:
+    return prim.name == "dot_general"
+
+
+class checkpoint_policies:
+    """The standard rematerialisation policies (JAX's names)."""
+
+    @staticmethod
+    def everything_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
+        """Save every intermediate (no recomputation)."""
+        return True
+
+    @staticmethod
+    def nothing_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
+        """Save only the checkpointed function's inputs; recompute everything else."""
+        return False
+
+    @staticmethod
+    def dots_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
+        """Save the results of matrix products."""
+        return _is_dot(prim)
+
+    checkpoint_dots = dots_saveable
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(prim: Any, *avals: Any, **params: Any) -> bool:
+        """Save the results of matrix products without batch dimensions."""
+        if not _is_dot(prim):
+            return False
+        (_, _), (lb, rb) = params["dimension_numbers"]
+        return not lb and not rb
+
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def save_only_these_names(*names: Any) -> Callable:
+        """Save only values tagged by ``checkpoint_name`` with one of ``names``."""
+        ns = frozenset(names)
+
+        def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+            return prim is name_p and params["name"] in ns
+        return policy
+
+    @staticmethod
+    def save_anything_except_these_names(*names: Any) -> Callable:
+        """Save everything except values tagged with one of ``names``."""
+        ns = frozenset(names)
+
+        def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+            return not (prim is name_p and params["name"] in ns)
+        return policy
+
+    @staticmethod
+    def save_any_names_but_these(*names: Any) -> Callable:
+        """Save every tagged value except those tagged with one of ``names``."""
+        ns = frozenset(names)
+
+        def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+            return prim is name_p and params["name"] not in ns
+        return policy
+
+    @staticmethod
+    def save_from_both_policies(p1: Callable, p2: Callable) -> Callable:
+        """Save what either policy saves."""
+        def policy(prim: Any, *avals: Any, **params: Any) -> bool:
+            return p1(prim, *avals, **params) or p2(prim, *avals, **params)
+        return policy
+
+
+# ----------------------------------------------------------------------------- remat_p
+
+remat_p = Primitive("remat", multiple_results=True)
+remat_p.abstract_eval = lambda *avals, program, prevent_cse, policy: program.out_avals
+remat_p.impl = lambda *args, program, prevent_cse, policy: eval_program(program, [], args)
+remat_p.lowering = (lambda ctx, *args, program, prevent_cse, policy:
+                    ctx.lower_program_inline(program, list(args)))
+
+
+def _remat_jvp(primals: list, tangents: list, *, program: Program, prevent_cse: bool,
+               policy: Any) -> tuple:
+    nz = [type(t) is not ad.Zero for t in tangents]
+    jprog, consts, out_nz = ad.jvp_program(program, nz)
+    outs = remat_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not ad.Zero],
+                        program=jprog, prevent_cse=prevent_cse, policy=policy)
+    n = len(program.outvars)
+    it = iter(outs[n:])
+    return list(outs[:n]), [next(it) if z else ad.Zero(ad.tangent_aval(a))
+                            for z, a in zip(out_nz, program.out_avals)]
+
+
+def _remat_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+    program = params["program"]
+    mask = [pe.is_unknown(a) for a in args]
+    known, unk, out_unk, n_res = ad.partial_eval_program(program, mask, params["policy"])
+    k_args = [a for a, m in zip(args, mask) if not m]
+    with set_current(pe.parent):
+        k_outs = eval_program(known, [], k_args)
+    n_k = len(k_outs) - n_res
+    u_args = list(k_outs[n_k:]) + [a for a, m in zip(args, mask) if m]
+    u_outs = StagingInterpreter.process_primitive(
+        pe, remat_p, u_args, dict(program=unk, prevent_cse=params["prevent_cse"],
+                                  policy=params["policy"]))
+    ki, ui = iter(k_outs[:n_k]), iter(u_outs)
+    return [next(ui) if u else next(ki) for u in out_unk]
+
+
+def _remat_transpose(cts: list, *args: Any, program: Program, prevent_cse: bool,
+                     policy: Any) -> list:
+    cts_in = iter(ad.backward_pass(program, [], list(args), cts))
+    return [next(cts_in) if ad.is_undefined(a) else None for a in args]
+
+
+remat_p.jvp = _remat_jvp
+remat_p.transpose = _remat_transpose
+ad.partial_eval_rules[remat_p] = _remat_partial_eval
+ad.program_splitters[remat_p] = lambda eqn: eqn.params["policy"]
+
+
+def _remat_batch(args: Sequence[Any], dims: Sequence[Any], *, program: Program,
+                 prevent_cse: bool, policy: Any) -> tuple:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    size = bt.batch_size(args, dims)
+    new, consts, out_dims = bt.batch_program(program, dims, bt.AxisData(None, size))
+    new, consts = ad._close(new, consts)
+    outs = remat_p.bind(*consts, *args, program=new, prevent_cse=prevent_cse, policy=policy)
+    return outs, list(out_dims)
+
+
+remat_p.batch = _remat_batch
+
+
+def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable:
+    """Make ``fun`` recompute its intermediates in the backward pass instead of saving them
+    (except those ``policy`` allows).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> f = fluxion.checkpoint(jnp.sin, policy=fluxion.checkpoint_policies.nothing_saveable)
+        >>> float(fluxion.grad(f)(0.0))
+        1.0
+    """
+    statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    pol = checkpoint_policies.nothing_saveable if policy is None else policy
+    name = fun_name(fun)
+
+    @functools.wraps(fun)
+    def remat_f(*args: Any, **kwargs: Any) -> Any:
+        if STATE.interp is EVAL:
+            return fun(*args, **kwargs)
+        st = {i % len(args): args[i] for i in statics}
+        dyn_idx = [i for i in range(len(args)) if i not in st]
+
+        def f_dyn(*d: Any, **kw: Any) -> Any:
+            full = list(args)
+            for i, x in zip(dyn_idx, d):
+                full[i] = x
+            return fun(*full, **kw)
+
+        dyn = tuple(args[i] for i in dyn_idx)
+        leaves = tree_util.tree_leaves((dyn, kwargs))
+        avals = [abstractify(x) for x in leaves]
+        program, consts, out_tree = trace_to_program(f_dyn, dyn, kwargs, in_avals=avals,
+                                                     description=f"checkpoint of {name}")
+        program, consts = ad._close(program, consts)
+        outs = remat_p.bind(*consts, *leaves, program=program, prevent_cse=prevent_cse,
+                            policy=pol)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    return remat_f
+
+
+remat = checkpoint
