@@ -7,7 +7,6 @@ permutation; float tolerance for the other samplers. Both x64 modes and both thr
 from __future__ import annotations
 
 import jax
-import jax.numpy as jjnp
 import numpy as np
 import pytest
 from _compare import flags_both, x64_both
@@ -86,16 +85,13 @@ def test_key_array_surface():
         fr.key_data(np.zeros(3, np.float32))
 
 
-@pytest.mark.parametrize("num", [2, 3, (2, 3)])
-def test_split(mode, num):
+def test_split_and_fold_in(mode):
     for seed in SEEDS[:2]:
-        exact(fr.split(fr.key(seed), num), jax.random.split(jax.random.key(seed), num))
-        exact(fr.split(fr.PRNGKey(seed), num), jax.random.split(jax.random.PRNGKey(seed), num))
-
-
-@pytest.mark.parametrize("data", [0, 7, 2 ** 32 - 1, np.int32(-5)])
-def test_fold_in(mode, data):
-    exact(fr.fold_in(fr.key(3), data), jax.random.fold_in(jax.random.key(3), data))
+        for num in (3, (2, 3)):
+            exact(fr.split(fr.key(seed), num), jax.random.split(jax.random.key(seed), num))
+        exact(fr.split(fr.PRNGKey(seed)), jax.random.split(jax.random.PRNGKey(seed)))
+    for data in (0, 7, 2 ** 32 - 1, np.int32(-5)):
+        exact(fr.fold_in(fr.key(3), data), jax.random.fold_in(jax.random.key(3), data))
 
 
 def test_chain_of_splits(mode):
@@ -103,78 +99,76 @@ def test_chain_of_splits(mode):
     for i in range(3):
         ours, sub = fr.split(ours)
         theirs, tsub = jax.random.split(theirs)
-        exact(fr.uniform(sub, (2,)), jax.random.uniform(tsub, (2,)))
+        exact(fr.uniform(sub, (2, 3)), jax.random.uniform(tsub, (2, 3)))
         ours = fr.fold_in(ours, i)
         theirs = jax.random.fold_in(theirs, i)
     exact(ours, theirs)
 
 
 # ------------------------------------------------------------------------------ exact streams
+# Shapes and dtypes are chosen so that executables are shared between tests: (2, 3) throughout.
 
-@pytest.mark.parametrize("shape", [(), (5,), (2, 3)])
-@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
-def test_bits(mode, shape, dtype):
-    exact(fr.bits(fr.key(11), shape, dtype), jax.random.bits(jax.random.key(11), shape, dtype))
+def test_bits(mode):
+    k, jk = fr.key(11), jax.random.key(11)
+    exact(fr.bits(k), jax.random.bits(jk))
+    for dtype in ("uint8", "uint16", "uint32", "uint64"):
+        exact(fr.bits(k, (2, 3), dtype), jax.random.bits(jk, (2, 3), dtype))
 
 
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
-@pytest.mark.parametrize("shape", [(), (7,), (2, 3)])
-def test_uniform(mode, dtype, shape):
+def test_uniform(mode, dtype):
     for seed in (0, 5):
-        exact(fr.uniform(fr.key(seed), shape, dtype),
-              jax.random.uniform(jax.random.key(seed), shape, dtype))
-    exact(fr.uniform(fr.PRNGKey(9), shape, dtype, -2.0, 3.0),
-          jax.random.uniform(jax.random.PRNGKey(9), shape, dtype, -2.0, 3.0))
-
-
-def test_uniform_array_bounds(mode):
+        exact(fr.uniform(fr.key(seed), (2, 3), dtype),
+              jax.random.uniform(jax.random.key(seed), (2, 3), dtype))
+    exact(fr.uniform(fr.PRNGKey(9), (2, 3), dtype, -2.0, 3.0),
+          jax.random.uniform(jax.random.PRNGKey(9), (2, 3), dtype, -2.0, 3.0))
     lo, hi = np.array([0.0, 1.0, -5.0], np.float32), np.float32(10.0)
-    exact(fr.uniform(fr.key(2), (2, 3), minval=lo, maxval=hi),
-          jax.random.uniform(jax.random.key(2), (2, 3), minval=lo, maxval=hi))
+    exact(fr.uniform(fr.key(2), (2, 3), dtype, lo, hi),
+          jax.random.uniform(jax.random.key(2), (2, 3), dtype, lo, hi))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "complex64"])
-@pytest.mark.parametrize("shape", [(), (7,), (2, 3)])
-def test_normal(mode, dtype, shape):
-    for seed in (0, 5):
-        exact(fr.normal(fr.key(seed), shape, dtype),
-              jax.random.normal(jax.random.key(seed), shape, dtype))
-
-
-@pytest.mark.parametrize("dtype,lo,hi", [
-    ("int32", 0, 10), ("int32", -100, 1000), ("int32", 5, 5), ("int8", -128, 128),
-    ("uint8", 0, 256), ("int16", -7, 30000), ("int64", -3, 2 ** 40), ("uint32", 0, 2 ** 32),
-])
 @pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "complex64"])
+def test_normal(mode, dtype):
+    for seed in (0, 5):
+        exact(fr.normal(fr.key(seed), (2, 3), dtype),
+              jax.random.normal(jax.random.key(seed), (2, 3), dtype))
+    if dtype == "float32":
+        exact(fr.normal(fr.key(1)), jax.random.normal(jax.random.key(1)))
+        exact(fr.normal(fr.key(1), (7,)), jax.random.normal(jax.random.key(1), (7,)))
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
+@pytest.mark.parametrize("dtype,lo,hi", [
+    ("int32", 0, 10), ("int32", 5, 5), ("int8", -128, 128), ("uint8", 0, 256),
+    ("int64", -3, 2 ** 40), ("uint32", 0, 2 ** 32),
+])
 def test_randint(mode, dtype, lo, hi):
-    for shape in [(), (9,)]:
-        try:
-            theirs = jax.random.randint(jax.random.key(4), shape, lo, hi, dtype)
-        except OverflowError:  # bounds that do not fit the 32-bit default int
-            with pytest.raises(OverflowError):
-                fr.randint(fr.key(4), shape, lo, hi, dtype)
-            continue
-        exact(fr.randint(fr.key(4), shape, lo, hi, dtype), theirs)
-
-
-def test_randint_array_bounds(mode):
-    lo, hi = np.array([0, 10, -4]), np.array([5, 100, 4])
-    exact(fr.randint(fr.key(4), (2, 3), lo, hi), jax.random.randint(jax.random.key(4), (2, 3),
-                                                                     lo, hi))
+    try:
+        theirs = jax.random.randint(jax.random.key(4), (2, 3), lo, hi, dtype)
+    except OverflowError:  # bounds that do not fit the 32-bit default int
+        with pytest.raises(OverflowError):
+            fr.randint(fr.key(4), (2, 3), lo, hi, dtype)
+        return
+    exact(fr.randint(fr.key(4), (2, 3), lo, hi, dtype), theirs)
+    if dtype == "int32" and lo == 0:
+        lo, hi = np.array([0, 10, -4]), np.array([5, 100, 4])
+        exact(fr.randint(fr.key(4), (2, 3), lo, hi),
+              jax.random.randint(jax.random.key(4), (2, 3), lo, hi))
 
 
 def test_permutation(mode):
     k, jk = fr.key(8), jax.random.key(8)
-    exact(fr.permutation(k, 10), jax.random.permutation(jk, 10))
-    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
-    exact(fr.permutation(k, x[0]), jax.random.permutation(jk, x[0]))
+    exact(fr.permutation(k, 6), jax.random.permutation(jk, 6))
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     exact(fr.permutation(k, x, axis=1, independent=True),
           jax.random.permutation(jk, x, axis=1, independent=True))
-    exact(fr.permutation(k, x, axis=0), jax.random.permutation(jk, x, axis=0))
     exact(fr.permutation(k, x, axis=1), jax.random.permutation(jk, x, axis=1))
 
 
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
 @pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
 def test_original_threefry_layout(x64):
     with x64_both(x64), flags_both("jax_threefry_partitionable", False):
@@ -184,89 +178,95 @@ def test_original_threefry_layout(x64):
         for dt in ("uint8", "uint16", "uint32", "uint64"):
             exact(fr.bits(k, (5,), dt), jax.random.bits(jk, (5,), dt))
         exact(fr.uniform(k, (2, 3)), jax.random.uniform(jk, (2, 3)))
-        exact(fr.normal(k, (3,)), jax.random.normal(jk, (3,)))
-        exact(fr.randint(k, (4,), 0, 9), jax.random.randint(jk, (4,), 0, 9))
+        exact(fr.normal(k, (2, 3)), jax.random.normal(jk, (2, 3)))
+        exact(fr.randint(k, (2, 3), 0, 9), jax.random.randint(jk, (2, 3), 0, 9))
         exact(fr.fold_in(k, 3), jax.random.fold_in(jk, 3))
+    # the partitionable layout is back, with its own executables
+    exact(fr.uniform(fr.key(6), (2, 3)), jax.random.uniform(jax.random.key(6), (2, 3)))
 
 
 # ------------------------------------------------------------------------------ other samplers
 
 def _pairs():
-    k = fr.key(21)
-    jk = jax.random.key(21)
+    """(name, our sampler, jax's sampler) as functions of (key, np-module-of-params)."""
     f32 = np.float32
     return [
-        ("bernoulli", fr.bernoulli(k, 0.3, (6,)), jax.random.bernoulli(jk, 0.3, (6,))),
-        ("bernoulli_high", fr.bernoulli(k, np.array([0.1, 0.9], f32), mode="high"),
-         jax.random.bernoulli(jk, np.array([0.1, 0.9], f32), mode="high")),
-        ("truncated_normal", fr.truncated_normal(k, -1.0, 2.0, (6,)),
-         jax.random.truncated_normal(jk, -1.0, 2.0, (6,))),
-        ("exponential", fr.exponential(k, (6,)), jax.random.exponential(jk, (6,))),
-        ("laplace", fr.laplace(k, (6,)), jax.random.laplace(jk, (6,))),
-        ("logistic", fr.logistic(k, (6,)), jax.random.logistic(jk, (6,))),
-        ("cauchy", fr.cauchy(k, (6,)), jax.random.cauchy(jk, (6,))),
-        ("gumbel", fr.gumbel(k, (6,)), jax.random.gumbel(jk, (6,))),
-        ("gumbel_high", fr.gumbel(k, (6,), mode="high"), jax.random.gumbel(jk, (6,), mode="high")),
-        ("gumbel_highest", fr.gumbel(k, (6,), mode="highest"),
-         jax.random.gumbel(jk, (6,), mode="highest")),
-        ("categorical", fr.categorical(k, np.log(np.array([[.1, .2, .7], [.5, .25, .25]], f32))),
-         jax.random.categorical(jk, np.log(np.array([[.1, .2, .7], [.5, .25, .25]], f32)))),
-        ("categorical_shape", fr.categorical(k, np.zeros(4, f32), shape=(5,)),
-         jax.random.categorical(jk, np.zeros(4, f32), shape=(5,))),
-        ("categorical_noreplace", fr.categorical(k, np.zeros(6, f32), shape=(3,), replace=False),
-         jax.random.categorical(jk, np.zeros(6, f32), shape=(3,), replace=False)),
-        ("rademacher", fr.rademacher(k, (6,)), jax.random.rademacher(jk, (6,))),
-        ("maxwell", fr.maxwell(k, (4,)), jax.random.maxwell(jk, (4,))),
-        ("double_sided_maxwell", fr.double_sided_maxwell(k, 1.0, 2.0, (4,)),
-         jax.random.double_sided_maxwell(jk, 1.0, 2.0, (4,))),
-        ("weibull_min", fr.weibull_min(k, 2.0, 1.5, (4,)), jax.random.weibull_min(jk, 2.0, 1.5, (4,))),
-        ("pareto", fr.pareto(k, 3.0, (4,)), jax.random.pareto(jk, 3.0, (4,))),
-        ("lognormal", fr.lognormal(k, 0.5, (4,)), jax.random.lognormal(jk, 0.5, (4,))),
-        ("triangular", fr.triangular(k, 0.0, 0.3, 1.0, (4,)),
-         jax.random.triangular(jk, 0.0, 0.3, 1.0, (4,))),
-        ("geometric", fr.geometric(k, 0.3, (6,)), jax.random.geometric(jk, 0.3, (6,))),
-        ("rayleigh", fr.rayleigh(k, 2.0, (4,)), jax.random.rayleigh(jk, 2.0, (4,))),
-        ("wald", fr.wald(k, 1.5, (4,)), jax.random.wald(jk, 1.5, (4,))),
-        ("gamma", fr.gamma(k, np.array([0.3, 1.0, 2.5, 10.0], f32)),
-         jax.random.gamma(jk, np.array([0.3, 1.0, 2.5, 10.0], f32))),
-        ("loggamma", fr.loggamma(k, 0.2, (4,)), jax.random.loggamma(jk, 0.2, (4,))),
-        ("beta", fr.beta(k, 2.0, 0.5, (4,)), jax.random.beta(jk, 2.0, 0.5, (4,))),
-        ("dirichlet", fr.dirichlet(k, np.array([1.0, 2.0, 0.5], f32), (2,)),
-         jax.random.dirichlet(jk, np.array([1.0, 2.0, 0.5], f32), (2,))),
-        ("t", fr.t(k, 3.0, (4,)), jax.random.t(jk, 3.0, (4,))),
-        ("chisquare", fr.chisquare(k, 4.0, (4,)), jax.random.chisquare(jk, 4.0, (4,))),
-        ("f", fr.f(k, 3.0, 5.0, (4,)), jax.random.f(jk, 3.0, 5.0, (4,))),
-        ("generalized_normal", fr.generalized_normal(k, 1.5, (4,)),
-         jax.random.generalized_normal(jk, 1.5, (4,))),
-        ("ball", fr.ball(k, 3, 2, (2,)), jax.random.ball(jk, 3, 2, (2,))),
-        ("poisson", fr.poisson(k, np.array([0.5, 3.0, 25.0, 0.0], f32)),
-         jax.random.poisson(jk, np.array([0.5, 3.0, 25.0, 0.0], f32))),
-        ("binomial", fr.binomial(k, np.array([5.0, 50.0, 200.0], f32), 0.4),
-         jax.random.binomial(jk, np.array([5.0, 50.0, 200.0], f32), 0.4)),
-        ("choice_int", fr.choice(k, 10, (4,)), jax.random.choice(jk, 10, (4,))),
-        ("choice_array", fr.choice(k, np.arange(20.0, dtype=f32).reshape(5, 4), (3,), axis=1),
-         jax.random.choice(jk, np.arange(20.0, dtype=f32).reshape(5, 4), (3,), axis=1)),
-        ("choice_noreplace", fr.choice(k, 10, (4,), replace=False),
-         jax.random.choice(jk, 10, (4,), replace=False)),
-        ("choice_p", fr.choice(k, 4, (6,), p=np.array([.1, .2, .3, .4], f32)),
-         jax.random.choice(jk, 4, (6,), p=np.array([.1, .2, .3, .4], f32))),
+        ("bernoulli", lambda k: fr.bernoulli(k, 0.3, (6,)), lambda k: jax.random.bernoulli(k, 0.3, (6,))),
+        ("bernoulli_high", lambda k: fr.bernoulli(k, np.array([0.1, 0.9], f32), mode="high"),
+         lambda k: jax.random.bernoulli(k, np.array([0.1, 0.9], f32), mode="high")),
+        ("truncated_normal", lambda k: fr.truncated_normal(k, -1.0, 2.0, (6,)),
+         lambda k: jax.random.truncated_normal(k, -1.0, 2.0, (6,))),
+        ("exponential", lambda k: fr.exponential(k, (6,)), lambda k: jax.random.exponential(k, (6,))),
+        ("laplace", lambda k: fr.laplace(k, (6,)), lambda k: jax.random.laplace(k, (6,))),
+        ("logistic", lambda k: fr.logistic(k, (6,)), lambda k: jax.random.logistic(k, (6,))),
+        ("cauchy", lambda k: fr.cauchy(k, (6,)), lambda k: jax.random.cauchy(k, (6,))),
+        ("gumbel", lambda k: fr.gumbel(k, (6,)), lambda k: jax.random.gumbel(k, (6,))),
+        ("gumbel_high", lambda k: fr.gumbel(k, (6,), mode="high"), lambda k: jax.random.gumbel(k, (6,), mode="high")),
+        ("gumbel_highest", lambda k: fr.gumbel(k, (6,), mode="highest"),
+         lambda k: jax.random.gumbel(k, (6,), mode="highest")),
+        ("categorical", lambda k: fr.categorical(k, np.log(np.array([[.1, .2, .7], [.5, .25, .25]], f32))),
+         lambda k: jax.random.categorical(k, np.log(np.array([[.1, .2, .7], [.5, .25, .25]], f32)))),
+        ("categorical_shape", lambda k: fr.categorical(k, np.zeros(4, f32), shape=(5,)),
+         lambda k: jax.random.categorical(k, np.zeros(4, f32), shape=(5,))),
+        ("categorical_noreplace", lambda k: fr.categorical(k, np.zeros(6, f32), shape=(3,), replace=False),
+         lambda k: jax.random.categorical(k, np.zeros(6, f32), shape=(3,), replace=False)),
+        ("rademacher", lambda k: fr.rademacher(k, (6,)), lambda k: jax.random.rademacher(k, (6,))),
+        ("maxwell", lambda k: fr.maxwell(k, (4,)), lambda k: jax.random.maxwell(k, (4,))),
+        ("double_sided_maxwell", lambda k: fr.double_sided_maxwell(k, 1.0, 2.0, (4,)),
+         lambda k: jax.random.double_sided_maxwell(k, 1.0, 2.0, (4,))),
+        ("weibull_min", lambda k: fr.weibull_min(k, 2.0, 1.5, (4,)), lambda k: jax.random.weibull_min(k, 2.0, 1.5, (4,))),
+        ("pareto", lambda k: fr.pareto(k, 3.0, (4,)), lambda k: jax.random.pareto(k, 3.0, (4,))),
+        ("lognormal", lambda k: fr.lognormal(k, 0.5, (4,)), lambda k: jax.random.lognormal(k, 0.5, (4,))),
+        ("triangular", lambda k: fr.triangular(k, 0.0, 0.3, 1.0, (4,)),
+         lambda k: jax.random.triangular(k, 0.0, 0.3, 1.0, (4,))),
+        ("geometric", lambda k: fr.geometric(k, 0.3, (6,)), lambda k: jax.random.geometric(k, 0.3, (6,))),
+        ("rayleigh", lambda k: fr.rayleigh(k, 2.0, (4,)), lambda k: jax.random.rayleigh(k, 2.0, (4,))),
+        ("wald", lambda k: fr.wald(k, 1.5, (4,)), lambda k: jax.random.wald(k, 1.5, (4,))),
+        ("gamma", lambda k: fr.gamma(k, np.array([0.3, 1.0, 2.5, 10.0], f32)),
+         lambda k: jax.random.gamma(k, np.array([0.3, 1.0, 2.5, 10.0], f32))),
+        ("loggamma", lambda k: fr.loggamma(k, 0.2, (4,)), lambda k: jax.random.loggamma(k, 0.2, (4,))),
+        ("beta", lambda k: fr.beta(k, 2.0, 0.5, (4,)), lambda k: jax.random.beta(k, 2.0, 0.5, (4,))),
+        ("dirichlet", lambda k: fr.dirichlet(k, np.array([1.0, 2.0, 0.5], f32), (2,)),
+         lambda k: jax.random.dirichlet(k, np.array([1.0, 2.0, 0.5], f32), (2,))),
+        ("t", lambda k: fr.t(k, 3.0, (4,)), lambda k: jax.random.t(k, 3.0, (4,))),
+        ("chisquare", lambda k: fr.chisquare(k, 4.0, (4,)), lambda k: jax.random.chisquare(k, 4.0, (4,))),
+        ("f", lambda k: fr.f(k, 3.0, 5.0, (4,)), lambda k: jax.random.f(k, 3.0, 5.0, (4,))),
+        ("generalized_normal", lambda k: fr.generalized_normal(k, 1.5, (4,)),
+         lambda k: jax.random.generalized_normal(k, 1.5, (4,))),
+        ("ball", lambda k: fr.ball(k, 3, 2, (2,)), lambda k: jax.random.ball(k, 3, 2, (2,))),
+        ("poisson", lambda k: fr.poisson(k, np.array([0.5, 3.0, 25.0, 0.0], f32)),
+         lambda k: jax.random.poisson(k, np.array([0.5, 3.0, 25.0, 0.0], f32))),
+        ("binomial", lambda k: fr.binomial(k, np.array([5.0, 50.0, 200.0], f32), 0.4),
+         lambda k: jax.random.binomial(k, np.array([5.0, 50.0, 200.0], f32), 0.4)),
+        ("choice_int", lambda k: fr.choice(k, 10, (4,)), lambda k: jax.random.choice(k, 10, (4,))),
+        ("choice_array", lambda k: fr.choice(k, np.arange(20.0, dtype=f32).reshape(5, 4), (3,), axis=1),
+         lambda k: jax.random.choice(k, np.arange(20.0, dtype=f32).reshape(5, 4), (3,), axis=1)),
+        ("choice_noreplace", lambda k: fr.choice(k, 10, (4,), replace=False),
+         lambda k: jax.random.choice(k, 10, (4,), replace=False)),
+        ("choice_p", lambda k: fr.choice(k, 4, (6,), p=np.array([.1, .2, .3, .4], f32)),
+         lambda k: jax.random.choice(k, 4, (6,), p=np.array([.1, .2, .3, .4], f32))),
         ("choice_p_noreplace",
-         fr.choice(k, 4, (3,), replace=False, p=np.array([.1, .2, .3, .4], f32)),
-         jax.random.choice(jk, 4, (3,), replace=False, p=np.array([.1, .2, .3, .4], f32))),
+         lambda k: fr.choice(k, 4, (3,), replace=False, p=np.array([.1, .2, .3, .4], f32)),
+         lambda k: jax.random.choice(k, 4, (3,), replace=False, p=np.array([.1, .2, .3, .4], f32))),
     ]
 
 
-@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
-def test_samplers_match_jax(x64):
+# In x64 mode only a subset (each sampler is one more compile on both sides).
+_X64_SUBSET = {"bernoulli", "truncated_normal", "gumbel", "categorical", "rademacher", "maxwell",
+               "geometric", "gamma", "poisson", "choice_p"}
+
+
+_SAMPLERS = {name: (ours, theirs) for name, ours, theirs in _pairs()}
+_CASES = [(name, False) for name in _SAMPLERS] + [(name, True) for name in _SAMPLERS
+                                                 if name in _X64_SUBSET]
+
+
+@pytest.mark.parametrize("name,x64", _CASES, ids=[f"{n}-{'x64' if b else 'x32'}" for n, b in _CASES])
+def test_sampler_matches_jax(name, x64):
+    ours, theirs = _SAMPLERS[name]
+    tol = dict(rtol=1e-10, atol=1e-12) if x64 else dict(rtol=2e-5, atol=1e-6)
     with x64_both(x64):
-        failures = []
-        for name, ours, theirs in _pairs():
-            tol = dict(rtol=1e-10, atol=1e-12) if x64 else dict(rtol=2e-5, atol=1e-6)
-            try:
-                close(ours, theirs, **tol)
-            except AssertionError as e:
-                failures.append(f"{name}: {e}")
-        assert not failures, "\n".join(failures)
+        close(ours(fr.key(21)), theirs(jax.random.key(21)), **tol)
 
 
 def test_choice_shape_errors():

@@ -21,6 +21,8 @@ BF16 = np.dtype(ml_dtypes.bfloat16)
 F32, F16, I32, U8, BOOL, C64 = (np.dtype(t) for t in ("float32", "float16", "int32", "uint8",
                                                       "bool", "complex64"))
 DTYPES = [F32, F16, BF16, I32, U8, BOOL, C64]
+# dtypes on which sweeps also run under jit (the rest run eagerly only, to bound compile count)
+JIT_DTYPES = {F32, I32, C64}
 SHAPE = (2, 3)
 
 # name -> value domain ("any", "pos", "unit", "ge1", "small")
@@ -89,10 +91,12 @@ def test_unary_eager_and_jit(name, dtype):
     names = (name,) + PRIM_ALIASES.get(name, ())
     res = check_like_jax(ours, theirs, x, err_contains=(names, dtype.name), **tol)
     if isinstance(res, Exception):
-        with pytest.raises(type(res)):
-            fluxion.jit(ours)(x)
+        if dtype in JIT_DTYPES:
+            with pytest.raises(type(res)):
+                fluxion.jit(ours)(x)
         return
-    check_like_jax(fluxion.jit(ours), theirs, x, **tol)
+    if dtype in JIT_DTYPES:
+        check_like_jax(fluxion.jit(ours), theirs, x, **tol)
 
 
 @pytest.mark.parametrize("name", ["neg", "exp", "sin", "abs", "sqrt", "is_finite", "floor"])
@@ -151,10 +155,12 @@ def test_binary_eager_and_jit(name, dtype):
     names = (name,) + PRIM_ALIASES.get(name, ())
     res = check_like_jax(ours, theirs, x, y, err_contains=(names, dtype.name), **tol)
     if isinstance(res, Exception):
-        with pytest.raises(type(res)):
-            fluxion.jit(ours)(x, y)
+        if dtype in JIT_DTYPES:
+            with pytest.raises(type(res)):
+                fluxion.jit(ours)(x, y)
         return
-    check_like_jax(fluxion.jit(ours), theirs, x, y, **tol)
+    if dtype in JIT_DTYPES:
+        check_like_jax(fluxion.jit(ours), theirs, x, y, **tol)
 
 
 @pytest.mark.parametrize("shapes", [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((), (2, 3)),
@@ -278,7 +284,8 @@ def test_convert_element_type(src, dst):
     if src.kind == "c" and dst.kind != "c":
         pytest.skip("complex -> real conversion warns in numpy")
     check_like_jax(f, g, x)
-    check_like_jax(fluxion.jit(f), g, x)
+    if src in JIT_DTYPES or dst in JIT_DTYPES and src == BF16:
+        check_like_jax(fluxion.jit(f), g, x)
 
 
 @pytest.mark.parametrize("arg", [1, 1.5, True, 3 + 0j], ids=repr)
@@ -400,7 +407,8 @@ def test_shape_ops(case, dtype):
     f = lambda v: getattr(flax, name)(v, *params)  # noqa: E731
     g = lambda v: getattr(jlax, name)(v, *params)  # noqa: E731
     check_like_jax(f, g, x)
-    check_like_jax(fluxion.jit(f), g, x)
+    if dtype in JIT_DTYPES:
+        check_like_jax(fluxion.jit(f), g, x)
 
 
 @pytest.mark.parametrize("name", ["broadcast_in_dim", "reshape", "transpose", "squeeze",
@@ -419,7 +427,6 @@ def test_shape_ops_weak_scalar(name):
 
 
 SHAPE_ERRORS = [
-    ("reshape", (2, 3), ((4,),)),
     ("reshape", (2, 3), ((6,), (0,))),
     ("transpose", (2, 3), ((0, 0),)),
     ("transpose", (2, 3), ((0,),)),
@@ -443,6 +450,8 @@ def test_shape_op_errors_jax_agnostic():
             flax.slice(x, start, limit)
         with pytest.raises(TypeError, match="slice"):
             fluxion.jit(lambda v: flax.slice(v, start, limit))(x)
+    with pytest.raises(TypeError, match=r"lax\.reshape.*\(2, 3\).*\(4,\)"):
+        flax.reshape(np.ones((2, 3), np.float32), (4,))
 
 
 @pytest.mark.parametrize("case", SHAPE_ERRORS, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
@@ -500,7 +509,8 @@ def test_reductions(name, dtype):
         res = check_like_jax(f, g, x, err_contains=(name.removeprefix("reduce_"),), **tol)
         if isinstance(res, Exception):
             return
-        check_like_jax(fluxion.jit(f), g, x, **tol)
+        if dtype in JIT_DTYPES:
+            check_like_jax(fluxion.jit(f), g, x, **tol)
 
 
 def test_reductions_special():
@@ -536,7 +546,8 @@ def test_dot(shapes, dtype):
     a, b = rand_array(shapes[0], dtype, 1), rand_array(shapes[1], dtype, 2)
     tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
     check_like_jax(flax.dot, jlax.dot, a, b, **tol)
-    check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **tol)
+    if dtype in JIT_DTYPES:
+        check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **tol)
 
 
 @pytest.mark.parametrize("case", [
@@ -554,6 +565,15 @@ def test_dot_general(case):
                    a, b, **_tol(F32))
     check_like_jax(fluxion.jit(lambda x, y: flax.dot_general(x, y, dn)),
                    lambda x, y: jlax.dot_general(x, y, dn), a, b, **_tol(F32))
+
+
+@pytest.mark.parametrize("pair", [(np.dtype("int8"), I32), (BF16, F32), (F16, F32), (I32, F32),
+                                  (F32, BF16)], ids=lambda p: f"{p[0].name}->{p[1].name}")
+def test_dot_mixed_dtypes(pair):
+    a, b = rand_array((2, 3), pair[0], 1), rand_array((3, 4), pair[1], 2)
+    check_like_jax(flax.dot, jlax.dot, a, b, **_tol(F32))
+    check_like_jax(flax.dot, jlax.dot, b.T, a.T, **_tol(F32))
+    check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **_tol(F32))
 
 
 @pytest.mark.parametrize("pair", [(np.dtype("int8"), I32), (BF16, F32), (F16, F32), (I32, F32),
@@ -585,7 +605,7 @@ def test_dot_weak_and_batch_matmul():
 
 
 @pytest.mark.parametrize("case", [
-    ((3,), (4,), None), ((2, 3), (2, 3), None), ((2, 3), (3,), np.int32),
+    ((3,), (4,), None), ((2, 3), (2, 3), None),
     ((2, 3, 4), (2, 4, 5), "dg_batch"), ((2, 3), (3, 4), "dg_range"),
 ], ids=str)
 def test_dot_errors(case):

@@ -132,7 +132,7 @@ def test_dynamic_slice_path_in_jaxpr():
 
 @pytest.mark.parametrize("idx", [(5,), (-7, 1), (1, 9), (slice(None), 4), (A([9, -9]),)],
                          ids=str)
-@pytest.mark.parametrize("mode", ["fill", "clip", "promise_in_bounds", None])
+@pytest.mark.parametrize("mode", ["fill", "clip", None])
 def test_get_out_of_bounds_modes(idx, mode):
     x, jx = fnp.asarray(XI[0, :, :, 0]), jnp.asarray(XI[0, :, :, 0])
     fill = 3 if mode == "fill" else None
@@ -245,7 +245,7 @@ def test_list_index_is_type_error(idx):
     ((1.0,), TypeError), ((A([1.0]),), TypeError), (("a",), TypeError),
     ((0, 0, 0, 0, 0), IndexError), ((Ellipsis, 0, Ellipsis), IndexError),
     ((A([True, False, True]),), IndexError), ((slice(None), object()), IndexError),
-], ids=str)
+], ids=lambda v: "object" if isinstance(v, tuple) and any(type(i) is object for i in v) else str(v))
 def test_bad_indices(idx, exc):
     with pytest.raises(exc):
         jnp.asarray(X)[idx]

@@ -76,7 +76,7 @@ __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
     "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
-    "process_index", "tree", "tree_util", "vmap",
+    "process_index", "random", "nn", "tree", "tree_util", "vmap",
     "checkpoint", "checkpoint_name", "checkpoint_policies", "closure_convert", "custom_gradient",
     "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jvp",
     "linear_transpose", "linearize", "remat", "value_and_grad", "vjp",

@@ -174,6 +174,7 @@ def execute(entry: ExecEntry, arrays: Sequence[Array]) -> list[Array]:
 # ------------------------------------------------------------------------ host <-> device
 
 _scalar_cache: dict[tuple, Array] = {}
+_PY_SCALAR_TYPES = (bool, int, float, complex)  # exact types: NumPy scalars are not weak
 
 
 def _canonical_host(x: Any, dtype: Any = None) -> np.ndarray:
@@ -192,7 +193,7 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
 
     Python scalars are weak-typed (unless ``weak_type=False``) and cached as device constants.
     """
-    if isinstance(x, (bool, int, float, complex)) and dtype is None and device is None:
+    if type(x) in _PY_SCALAR_TYPES and dtype is None and device is None:
         key = (type(x), x, config.jax_enable_x64, weak_type)
         try:
             hit = _scalar_cache.get(key)
@@ -206,7 +207,7 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
         if len(_scalar_cache) < 4096:
             _scalar_cache[key] = out
         return out
-    if isinstance(x, (bool, int, float, complex)):
+    if type(x) in _PY_SCALAR_TYPES:
         dt = _dtypes.canonicalize_dtype(dtype) if dtype is not None else _dtypes.python_scalar_dtype(x)
         weak = (type(x) is not bool and dtype is None) if weak_type is None else weak_type
         return _put(_scalar_to_host(x, dt), dt, weak, device)
@@ -309,6 +310,7 @@ def to_numpy(x: Array) -> np.ndarray:
 # ------------------------------------------------------------------------ eager dispatch
 
 _EAGER: dict[tuple, dict[tuple, ExecEntry]] = {}
+_EAGER_LIMIT = 4096
 
 
 def _eager_program(prim: Any, specs: Sequence[Spec], params: dict[str, Any]) -> Program:
@@ -340,6 +342,8 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         pkey = (prim, repr(sorted(params.items())))
         table = _EAGER.get(pkey)
     if table is None:
+        if len(_EAGER) >= _EAGER_LIMIT:  # params may hold Programs made per call: stay bounded
+            del _EAGER[next(iter(_EAGER))]
         table = _EAGER[pkey] = {}
     for a in args:
         if type(a) is not Array:

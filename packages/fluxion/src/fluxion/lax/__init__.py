@@ -67,7 +67,7 @@ from fluxion.lax.elementwise import (
 from fluxion.lax.padding import pad, pad_p, padtype_to_pads
 from fluxion.lax.reductions import argmax, argmax_p, argmin, argmin_p, reduce, reduce_p
 from fluxion.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
-from fluxion.lax.special import igamma, igamma_p, igammac, igammac_p
+from fluxion.lax.special import igamma, igamma_p, igammac, igammac_p, polygamma, polygamma_p
 from fluxion.lax.windowed import (
     reduce_window, reduce_window_max, reduce_window_max_p, reduce_window_min, reduce_window_min_p,
     reduce_window_p, reduce_window_sum, reduce_window_sum_p, select_and_scatter_add,
@@ -81,7 +81,7 @@ __all__ = [
     "ConvDimensionNumbers", "argmax", "argmin", "broadcast_to_rank", "collapse", "conv",
     "conv_dimension_numbers", "conv_general_dilated", "conv_transpose",
     "conv_with_general_padding", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "full",
-    "full_like", "igamma", "igammac", "stop_gradient", "optimization_barrier", "pad", "padtype_to_pads", "reduce", "reduce_precision",
+    "full_like", "igamma", "igammac", "polygamma", "stop_gradient", "optimization_barrier", "pad", "padtype_to_pads", "reduce", "reduce_precision",
     "reduce_window", "sort", "sort_key_val", "top_k",
     "GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers",
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",

@@ -112,7 +112,7 @@ erfc_p = _def_unop("erfc", _float, "chlo.erfc")
 erf_inv_p = _def_unop("erf_inv", _float, "chlo.erf_inv")
 lgamma_p = _def_unop("lgamma", _float, "chlo.lgamma")
 digamma_p = _def_unop("digamma", _float, "chlo.digamma")
-bessel_i0e_p = _def_unop("bessel_i0e", _float, "chlo.bessel_i0e")
+bessel_i0e_p = _def_unop("bessel_i0e", _float, "chlo.bessel_i0e")  # lowering replaced below
 bessel_i1e_p = _def_unop("bessel_i1e", _float, "chlo.bessel_i1e")
 
 standard_unop(exp2_p, _inexact)
@@ -362,6 +362,71 @@ def lgamma(x: Any) -> Any:
 def digamma(x: Any) -> Any:
     """Elementwise digamma function (derivative of lgamma)."""
     return digamma_p.bind(x)
+
+
+# CHLO has no bessel_i0e this jaxlib can compile, so it is lowered from lax ops: Cephes'
+# Chebyshev expansions of exp(-|x|) I0(x) on [0, 8] and of sqrt(x) exp(-x) I0(x) on (8, inf).
+_I0E_A = (-4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+          1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+          -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+          9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-09,
+          -1.30002500998624804212e-08, 6.04699502254191894932e-08, -2.67079385394061173391e-07,
+          1.11738753912010371815e-06, -4.41673835845875056359e-06, 1.64484480707288970893e-05,
+          -5.75419501008210370398e-05, 1.88502885095841655729e-04, -5.76375574538582365885e-04,
+          1.63947561694133579842e-03, -4.32430999505057594430e-03, 1.05464603945949983183e-02,
+          -2.37374148058994688156e-02, 4.93052842396707084878e-02, -9.49010970480476444210e-02,
+          1.71620901522208775349e-01, -3.04682672343198398683e-01, 6.76795274409476084995e-01)
+_I0E_B = (-7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+          3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+          1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+          -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+          7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+          -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+          3.39623202570838634515e-09, 2.26666899049817806459e-08, 2.04891858946906374183e-07,
+          2.89137052083475648297e-06, 6.88975834691682398426e-05, 3.36911647825569408990e-03,
+          8.04490411014108831608e-01)
+
+
+def _chebyshev(t: Any, coeffs: tuple) -> Any:
+    """Clenshaw's recurrence for a Chebyshev series in Cephes' ``chbevl`` convention."""
+    zero = sub(t, t)
+    b0, b1, b2 = add(zero, coeffs[0]), zero, zero
+    for cf in coeffs[1:]:
+        b2, b1 = b1, b0
+        b0 = add(sub(mul(t, b1), b2), cf)
+    return mul(sub(b0, b2), 0.5)
+
+
+def _i0e_impl(x: Any) -> Any:
+    ax = abs(x)
+    small = _chebyshev(sub(mul(ax, 0.5), 2.0), _I0E_A)
+    safe = select(le(ax, 8.0), add(sub(ax, ax), 8.0), ax)
+    large = div(_chebyshev(sub(div(32.0, safe), 2.0), _I0E_B), sqrt(safe))
+    return select(le(ax, 8.0), small, large)
+
+
+_I0E_PROGRAMS: dict = {}
+
+
+def _i0e_lowering(ctx: Any, x: str) -> str:
+    a = ctx.avals_in[0].update(weak_type=False)
+    program = _I0E_PROGRAMS.get(a)
+    if program is None:
+        from fluxion.transforms.staging import trace_to_program  # noqa: PLC0415
+        compute = np.dtype(np.float32) if dtypes.finfo(a.dtype).bits < 32 else a.dtype
+
+        def fn(v: Any) -> Any:
+            if compute != a.dtype:
+                return convert_element_type(_i0e_impl(convert_element_type(v, compute)), a.dtype)
+            return _i0e_impl(v)
+
+        program, consts, _ = trace_to_program(fn, (a,), {}, in_avals=[a])
+        assert not consts, consts
+        _I0E_PROGRAMS[a] = program
+    return ctx.lower_program_inline(program, [x])[0]
+
+
+bessel_i0e_p.lowering = _i0e_lowering
 
 
 def bessel_i0e(x: Any) -> Any:
@@ -1001,7 +1066,7 @@ def _attach_ad_rules() -> None:
     ad.deflinear(real_p, lambda ct, x: [complex(ct, mul(ct, c(ct, 0)))])
     ad.deflinear(imag_p, lambda ct, x: [complex(mul(ct, c(ct, 0)), neg(ct))])
     ad.deflinear(copy_p, lambda ct, x: [ct])
-    ad.deflinear(reduce_precision_p, lambda ct, x, **kw: [ct])
+    ad.deflinear(reduce_precision_p, lambda ct, x, **kw: [reduce_precision_p.bind(ct, **kw)])
 
     ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
     ad.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, c(x, float(np.log(2.0))))))
@@ -1030,6 +1095,12 @@ def _attach_ad_rules() -> None:
     ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(c(x, np.sqrt(np.pi) / 2.0),
                                                        exp(mul(ans, ans)))))
     ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+
+    def _digamma_jvp(g: Any, x: Any) -> Any:
+        from fluxion.lax.special import polygamma  # noqa: PLC0415  (special imports this module)
+        return mul(g, polygamma(c(x, 1), x))
+
+    ad.defjvp(digamma_p, _digamma_jvp)
     ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
 
     def _i1e_jvp(g: Any, ans: Any, x: Any) -> Any:

@@ -7,8 +7,9 @@ Naming an axis that no enclosing transformation binds raises ``NameError``.
 Example:
     >>> import fluxion, fluxion.numpy as jnp
     >>> from fluxion import lax
-    >>> fluxion.vmap(lambda x: x / lax.psum(x, "i"), axis_name="i")(jnp.array([1.0, 2.0, 1.0])).tolist()
-    [0.25, 0.5, 0.75]
+    >>> normalise = lambda x: x / lax.psum(x, "i")
+    >>> fluxion.vmap(normalise, axis_name="i")(jnp.array([1.0, 2.0, 1.0])).tolist()
+    [0.25, 0.5, 0.25]
 """
 
 from __future__ import annotations
@@ -467,3 +468,53 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                                  concat_axis=int(ca), tiled=bool(tiled), axis_size=size)
 
     return tree_util.tree_map(one, x)
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
+# Every collective but pmax/pmin is linear. As in JAX, a psum's transpose is a psum of the
+# cotangent (each member's output depends on every member's input).
+
+def _attach_ad_rules() -> None:
+    from fluxion.lax import elementwise as ew  # noqa: PLC0415
+    from fluxion.lax import slicing as sl  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    ad.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
+
+    def extremum_jvp(p: Primitive) -> Any:
+        # the tangent of the member(s) holding the extremum, averaged over ties
+        def rule(primals: list, tangents: list, *, axis_name: tuple) -> tuple:
+            (x,), (t,) = primals, tangents
+            out = p.bind(x, axis_name=axis_name)
+            oa = ad._aval(out)
+            if type(t) is ad.Zero or not ad._is_float(oa.dtype):
+                return out, ad.Zero(ad.tangent_aval(oa))
+            hit = ew.convert_element_type(ew.eq(x, out), oa.dtype)
+            num = psum_p.bind(ew.mul(t, hit), axis_name=axis_name)
+            return out, ew.div(num, psum_p.bind(hit, axis_name=axis_name))
+        return rule
+
+    pmax_p.jvp = extremum_jvp(pmax_p)
+    pmin_p.jvp = extremum_jvp(pmin_p)
+
+    def all_gather_t(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool,
+                     axis_size: int) -> list:
+        # sum every member's cotangent, then keep this member's block
+        total = psum_p.bind(ct, axis_name=(axis_name,))
+        idx = axis_index_p.bind(axis_name=axis_name)
+        if tiled:
+            chunk = x.aval.shape[axis]
+            start = ew.mul(idx, ew.convert_element_type(chunk, np.int32))
+            return [sl.dynamic_slice_in_dim(total, start, chunk, axis)]
+        return [sl.dynamic_index_in_dim(total, idx, axis, keepdims=False)]
+
+    ad.deflinear(all_gather_p, all_gather_t)
+    ad.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
+        ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
+    ad.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
+                 axis_size: [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                                               concat_axis=split_axis, tiled=tiled,
+                                               axis_size=axis_size)])
+
+
+_attach_ad_rules()

@@ -487,3 +487,69 @@ def _reduce_batch(args: Any, dims: Any, *, computation: Any, dimensions: tuple[i
 argmax_p.batch = _arg_reduce_batch_rule(argmax_p)
 argmin_p.batch = _arg_reduce_batch_rule(argmin_p)
 reduce_p.batch = _reduce_batch
+
+
+# ------------------------------------------------------------------ generic reduce: jvp
+
+def _reduce_jvp(primals: list, tangents: list, *, computation: Any,
+                dimensions: tuple[int, ...]) -> tuple:
+    """Differentiate a generic reduction as a balanced tree of elementwise applications of the
+    reducer (ordinary primitives, so reverse mode works too)."""
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.lax import padding as pd  # noqa: PLC0415
+    from fluxion.lax import shape_ops as so  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+    from fluxion.transforms.batching import vmap  # noqa: PLC0415
+    n = len(primals) // 2
+    ops, inits = list(primals[:n]), list(primals[n:])
+    if any(type(t) is not ad.Zero for t in tangents[n:]):
+        raise NotImplementedError("lax.reduce: differentiating with respect to the initial values "
+                                  "of a generic reduction is not supported (as in JAX)")
+    if all(type(t) is ad.Zero for t in tangents[:n]):
+        outs = reduce_p.bind(*primals, computation=computation, dimensions=dimensions)
+        return outs, [ad.Zero(ad.tangent_aval(_aval_of(o))) for o in outs]
+    shape = _aval_of(ops[0]).shape
+    kept = tuple(i for i in range(len(shape)) if i not in dimensions)
+    count = int(np.prod([shape[d] for d in dimensions], dtype=np.int64))
+    rest = tuple(shape[i] for i in kept)
+    perm = tuple(dimensions) + kept
+
+    def flat(x: Any) -> Any:
+        return so.reshape(so.transpose(x, perm), (count,) + rest)
+
+    def reducer(*args: Any) -> Any:
+        return tuple(eval_program(computation, [], list(args)))
+
+    for _ in range(len(rest) + 1):
+        reducer = vmap(reducer)
+
+    def tree(*xs: Any) -> tuple:
+        xs = list(xs)
+        while _aval_of(xs[0]).shape[0] > 1:
+            m = _aval_of(xs[0]).shape[0]
+            half = (m + 1) // 2
+            lo = [so.slice_in_dim(x, 0, half, axis=0) for x in xs]
+            hi = [so.slice_in_dim(x, half, m, axis=0) for x in xs]
+            if m - half != half:  # pad the shorter half with the initial value
+                cfg = ((0, 1, 0),) + ((0, 0, 0),) * len(rest)
+                hi = [pd.pad(x, i, cfg) for x, i in zip(hi, inits)]
+            xs = list(reducer(*lo, *hi))
+        if _aval_of(xs[0]).shape[0] == 0:
+            return tuple(so.broadcast_in_dim(i, rest, ()) for i in inits)
+        return tuple(so.squeeze(x, (0,)) for x in xs)
+
+    p_in = [flat(x) for x in ops]
+    t_in = []
+    for x, t in zip(p_in, tangents[:n]):
+        ta = ad.tangent_aval(_aval_of(x))
+        if type(t) is ad.Zero:
+            t_in.append(np.zeros(ta.shape, ta.dtype) if ta.dtype == dtypes.float0
+                        else ad.zeros_like_aval(ta))
+        else:
+            t_in.append(flat(t))
+    outs, touts = ad.jvp(tree, tuple(p_in), tuple(t_in))
+    return list(outs), [t if ad._is_float(_aval_of(o).dtype) else
+                        ad.Zero(ad.tangent_aval(_aval_of(o))) for o, t in zip(outs, touts)]
+
+
+reduce_p.jvp = _reduce_jvp

@@ -1138,6 +1138,42 @@ def _attach_ad_rules() -> None:
     scatter_mul_p.transpose = lambda ct, x, idx, u, **params: [
         scatter_mul_p.bind(ct, idx, u, **params), None, None]
 
+    # scatter_max / scatter_min: the tangent of whichever of the operand and the updates won at
+    # each position, averaged over ties
+    def _scatter_extremal_jvp(prim: Primitive) -> Any:
+        def rule(primals: list, tangents: list, **params: Any) -> tuple:
+            from fluxion.lax import elementwise as ew  # noqa: PLC0415
+            x, idx, u = primals
+            tx, _, tu = tangents
+            out = prim.bind(x, idx, u, **params)
+            oa = ad._aval(out)
+            if (type(tx) is ad.Zero and type(tu) is ad.Zero) or not ad._is_float(oa.dtype):
+                return out, ad.Zero(ad.tangent_aval(oa))
+            dn, mode = params["dimension_numbers"], params["mode"]
+            ua = ad._aval(u)
+            gm = _gather_mode(mode)
+            at_u = gather_p.bind(out, idx, dimension_numbers=_gather_dn(dn),
+                                 slice_sizes=_slice_sizes(oa, ua, dn),
+                                 indices_are_sorted=params["indices_are_sorted"],
+                                 unique_indices=params["unique_indices"], mode=gm,
+                                 fill_value=0 if gm == GatherScatterMode.FILL_OR_DROP else None)
+            u_hit = ew.convert_element_type(ew.eq(u, at_u), oa.dtype)
+            x_hit = ew.convert_element_type(ew.eq(x, out), oa.dtype)
+            add_params = dict(params, update_program=None, update_consts=())
+            zeros = ad.zeros_like_aval(oa)
+            count = ew.add(x_hit, scatter_add_p.bind(zeros, idx, u_hit, **add_params))
+            acc = None
+            if type(tx) is not ad.Zero:
+                acc = ew.mul(x_hit, tx)
+            if type(tu) is not ad.Zero:
+                acc = ad.add_tangents(acc, scatter_add_p.bind(zeros, idx, ew.mul(u_hit, tu),
+                                                              **add_params))
+            return out, ew.div(acc, count)
+        return rule
+
+    scatter_max_p.jvp = _scatter_extremal_jvp(scatter_max_p)
+    scatter_min_p.jvp = _scatter_extremal_jvp(scatter_min_p)
+
 
 _attach_ad_rules()
 

@@ -246,3 +246,59 @@ def _top_k_batch(args: Any, dims: Any, *, k: int, axis: int) -> Any:
 
 sort_p.batch = _sort_batch
 top_k_p.batch = _top_k_batch
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp)
+
+def _take_along(x: Any, idx: Any, axis: int) -> Any:
+    """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` along ``axis`` (one gather whose other
+    dimensions are batching dimensions, so it is linear in ``x`` and transposes to a scatter)."""
+    from fluxion.lax import shape_ops as so  # noqa: PLC0415
+    from fluxion.lax import slicing as sl  # noqa: PLC0415
+    ishape = tuple(getattr(idx, "shape", np.shape(idx)))
+    nd = len(ishape)
+    others = tuple(d for d in range(nd) if d != axis)
+    dn = sl.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                   start_index_map=(axis,), operand_batching_dims=others,
+                                   start_indices_batching_dims=others)
+    return sl.gather(x, so.reshape(idx, ishape + (1,)), dn, (1,) * nd,
+                     mode=sl.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _attach_ad_rules() -> None:
+    from fluxion.lax import shape_ops as so  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    def sort_jvp(primals: list, tangents: list, *, dimension: int, is_stable: bool,
+                 num_keys: int) -> tuple:
+        # Sort an iota along with the operands: it gives the permutation, which gathers the
+        # tangents (the sort itself is piecewise a permutation).
+        shape = ad._aval(primals[0]).shape
+        idx_dtype = np.int32 if shape[dimension] < np.iinfo(np.int32).max else np.int64
+        iota = so.broadcasted_iota(idx_dtype, shape, dimension)
+        outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                           num_keys=num_keys)
+        perm = outs[-1]
+        t_out = []
+        for o, t in zip(outs[:-1], tangents):
+            oa = ad._aval(o)
+            if type(t) is ad.Zero or not ad._is_float(oa.dtype):
+                t_out.append(ad.Zero(ad.tangent_aval(oa)))
+            else:
+                t_out.append(_take_along(t, perm, dimension))
+        return list(outs[:-1]), t_out
+
+    def top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple:
+        vals, idx = top_k_p.bind(primals[0], k=k, axis=axis)
+        t = tangents[0]
+        va = ad._aval(vals)
+        z_idx = ad.Zero(ad.tangent_aval(ad._aval(idx)))
+        if type(t) is ad.Zero or not ad._is_float(va.dtype):
+            return [vals, idx], [ad.Zero(ad.tangent_aval(va)), z_idx]
+        return [vals, idx], [_take_along(t, idx, axis), z_idx]
+
+    sort_p.jvp = sort_jvp
+    top_k_p.jvp = top_k_jvp
+
+
+_attach_ad_rules()

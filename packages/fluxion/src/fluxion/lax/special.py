@@ -23,7 +23,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax._base import DtypeSet, broadcast_operand, standard_binop
 
-__all__ = ["igamma", "igammac", "igamma_p", "igammac_p"]
+__all__ = ["igamma", "igammac", "igamma_p", "igammac_p", "polygamma", "polygamma_p"]
 
 _float = DtypeSet("floating", "f")
 _MAX_ITERS = 2000
@@ -211,12 +211,73 @@ def igammac(a: Any, x: Any) -> Any:
     return igammac_p.bind(a, x)
 
 
+# ------------------------------------------------------------------ polygamma
+
+polygamma_p = Primitive("polygamma")
+standard_binop(polygamma_p, _float)
+
+
+def _polygamma_lowering(ctx: Any, m: str, x: str) -> str:
+    out = ctx.avals_out[0]
+    ops = [broadcast_operand(ctx, v, av, out.shape) for v, av in zip((m, x), ctx.avals_in)]
+    return ctx.op("chlo.polygamma", ops, operand_avals=[a.update(shape=out.shape)
+                                                        for a in ctx.avals_in])
+
+
+polygamma_p.lowering = _polygamma_lowering
+
+
+def polygamma(m: Any, x: Any) -> Any:
+    """The polygamma function ``psi^(m)(x)``, the ``m``-th derivative of digamma, elementwise
+    (``m`` a non-negative integer value of the same float dtype as ``x``).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> round(float(lax.polygamma(jnp.float32(1.0), jnp.float32(1.0))), 4)  # pi^2 / 6
+        1.6449
+    """
+    return polygamma_p.bind(m, x)
+
+
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _attach_batch_rules() -> None:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
-    for p in (igamma_p, igammac_p):
+    for p in (igamma_p, igammac_p, polygamma_p):
         p.batch = bt.elementwise_batch_rule(p)
 
 
 _attach_batch_rules()
+
+
+# ------------------------------------------------------------------ autodiff rules (jvp)
+
+def _attach_ad_rules() -> None:
+    from fluxion.lax import elementwise as ew  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+
+    def d_x(g: Any, a: Any, x: Any) -> Any:
+        # dP/dx = x^(a-1) e^(-x) / Gamma(a)
+        log_d = ew.sub(ew.sub(ew.mul(ew.sub(a, ad.const_like(a, 1)), ew.log(x)), x),
+                       ew.lgamma(a))
+        return ew.mul(g, ew.exp(log_d))
+
+    def d_a(g: Any, a: Any, x: Any) -> Any:
+        raise NotImplementedError(
+            "lax.igamma/igammac: the derivative with respect to the shape parameter `a` is not "
+            "implemented yet (JAX computes it with an igamma_grad_a series); only derivatives "
+            "with respect to `x` are supported")
+
+    ad.defjvp(igamma_p, d_a, d_x)
+    ad.defjvp(igammac_p, d_a, lambda g, a, x: ew.neg(d_x(g, a, x)))
+
+    def pg_dm(g: Any, m: Any, x: Any) -> Any:
+        raise NotImplementedError("lax.polygamma: the derivative with respect to the order `m` "
+                                  "is not defined (m is an integer)")
+
+    ad.defjvp(polygamma_p, pg_dm,
+              lambda g, m, x: ew.mul(g, polygamma(ew.add(m, ad.const_like(m, 1)), x)))
+
+
+_attach_ad_rules()

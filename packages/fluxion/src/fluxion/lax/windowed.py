@@ -427,7 +427,271 @@ def _attach_batch_rules() -> None:
         return outs, [0] * len(outs)
 
     reduce_window_p.batch = reduce_window_batch
-    select_and_scatter_add_p.batch = bt.loop_batch_rule(select_and_scatter_add_p)
+    def sas_batch(args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
+                  window_strides: tuple, padding: tuple) -> Any:
+        # both operands batch-first; a size-1, stride-1 window over the batch dimension
+        size = bt.batch_size(args, dims)
+        source, operand = (bt.bdim_to_front(x, d, size) for x, d in zip(args, dims))
+        out = select_and_scatter_add_p.bind(
+            source, operand, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
+            window_strides=(1,) + window_strides, padding=((0, 0),) + padding)
+        return out, 0
+
+    select_and_scatter_add_p.batch = sas_batch
 
 
 _attach_batch_rules()
+
+
+# ------------------------------------------------------------------ select_and_gather_add
+# The tangent of a windowed max/min: for each window, the tangent at the position the window's
+# max (``ge``) / min (``le``) of ``operand`` is taken from. Linear in the tangent; its transpose
+# is select_and_scatter_add, and the transpose of that is this primitive again.
+
+select_and_gather_add_p = Primitive("select_and_gather_add")
+
+
+def _sga_abstract_eval(tangent: ShapedArray, operand: ShapedArray, *, select_prim: Any,
+                       window_dimensions: tuple, window_strides: tuple, padding: tuple,
+                       base_dilation: tuple, window_dilation: tuple) -> ShapedArray:
+    fun = "lax.select_and_gather_add"
+    if tangent.shape != operand.shape or tangent.dtype != operand.dtype:
+        raise type_error(fun, f"tangent {tangent.str_short()} and operand {operand.str_short()} "
+                         "must have the same shape and dtype")
+    shape = window_output_shape(fun, operand.shape, window_dimensions, window_strides, padding,
+                                base_dilation, window_dilation)
+    return ShapedArray(shape, tangent.dtype, tangent.weak_type)
+
+
+def _sga_lowering(ctx: Any, tangent: str, operand: str, *, select_prim: Any,
+                  window_dimensions: tuple, window_strides: tuple, padding: tuple,
+                  base_dilation: tuple, window_dilation: tuple) -> str:
+    from fluxion.lax.elementwise import _compare_type  # noqa: PLC0415
+    t_aval, o_aval = ctx.avals_in
+    scalar = ShapedArray((), o_aval.dtype)
+    b = ShapedArray((), np.bool_)
+    direction = select_prim.name.upper()
+    kind = "max" if select_prim.name in ("ge", "gt") else "min"
+    init_o = ctx.constant(identity_value(kind, o_aval.dtype), scalar)
+    init_t = ctx.constant(0, scalar)
+
+    def body(r: Any, args: list[str]) -> list[str]:
+        acc_o, acc_t, x_o, x_t = args
+        keep = r.op1("stablehlo.compare", [acc_o, x_o], b, [scalar, scalar],
+                     f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                     f"compare_type = #stablehlo<comparison_type {_compare_type(o_aval.dtype)}>")
+        return [r.op1("stablehlo.select", [keep, acc_o, x_o], scalar, [b, scalar, scalar]),
+                r.op1("stablehlo.select", [keep, acc_t, x_t], scalar, [b, scalar, scalar])]
+
+    out_aval = ctx.avals_out[0]
+    outs = emit_reduce_window(ctx, [operand, tangent], [init_o, init_t], [o_aval, t_aval], body,
+                              window_dimensions, window_strides, padding, base_dilation,
+                              window_dilation, [out_aval.update(dtype=o_aval.dtype), out_aval])
+    return outs[1]
+
+
+select_and_gather_add_p.abstract_eval = _sga_abstract_eval
+select_and_gather_add_p.lowering = _sga_lowering
+
+
+def _select_and_gather_add(tangent: Any, operand: Any, select_prim: Any, window_dimensions: tuple,
+                           window_strides: tuple, padding: tuple, base_dilation: tuple,
+                           window_dilation: tuple) -> Any:
+    return select_and_gather_add_p.bind(
+        tangent, operand, select_prim=select_prim, window_dimensions=tuple(window_dimensions),
+        window_strides=tuple(window_strides), padding=tuple(padding),
+        base_dilation=tuple(base_dilation), window_dilation=tuple(window_dilation))
+
+
+def window_transpose_padding(in_shape: Sequence[int], window_dimensions: Sequence[int],
+                             window_strides: Sequence[int], out_shape: Sequence[int],
+                             padding: Sequence[tuple[int, int]], base_dilation: Sequence[int],
+                             window_dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """Padding of the (stride-dilated) cotangent of a windowed op so that a stride-``base``
+    window pass over it lands on the ``in_shape`` input: the adjoint of a strided window."""
+    pads = []
+    for n, w, s, m, (lo, _), bd, wd in zip(in_shape, window_dimensions, window_strides,
+                                           out_shape, padding, base_dilation, window_dilation):
+        n_dil = _dil(n, bd)
+        k_eff = _dil(w, wd)
+        m_dil = _dil(m, s)
+        before = k_eff - 1 - lo
+        after = n_dil + k_eff - 1 - m_dil - before
+        pads.append((before, after))
+    return tuple(pads)
+
+
+def _dil(n: int, d: int) -> int:
+    return 0 if n == 0 else (n - 1) * d + 1
+
+
+def _attach_ad_rules() -> None:
+    from fluxion.lax import elementwise as ew  # noqa: PLC0415
+    from fluxion.lax import padding as pd  # noqa: PLC0415
+    from fluxion.lax import shape_ops as so  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+
+    # reduce_window_sum: linear; its transpose pads the stride-dilated cotangent and sums
+    # windows again (an all-ones window is its own flip).
+    def rws_transpose(ct: Any, x: Any, *, window_dimensions: tuple, window_strides: tuple,
+                      padding: tuple, base_dilation: tuple, window_dilation: tuple) -> list:
+        in_shape = x.aval.shape
+        ct_shape = ad._aval(ct).shape
+        pads = window_transpose_padding(in_shape, window_dimensions, window_strides, ct_shape,
+                                        padding, base_dilation, window_dilation)
+        cfg = tuple((lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides))
+        padded = pd.pad(ct, ad.const_like(ct, 0), cfg)
+        ones = (1,) * len(in_shape)
+        out = reduce_window_sum_p.bind(padded, window_dimensions=window_dimensions,
+                                       window_strides=base_dilation,
+                                       padding=((0, 0),) * len(in_shape), base_dilation=ones,
+                                       window_dilation=window_dilation)
+        return [out]
+
+    ad.deflinear(reduce_window_sum_p, rws_transpose)
+
+    def chooser_jvp(select_prim: Any) -> Any:
+        def fn(g: Any, x: Any, **params: Any) -> Any:
+            return _select_and_gather_add(g, x, select_prim, **params)
+        return fn
+
+    ad.defjvp(reduce_window_max_p, chooser_jvp(ew.ge_p))
+    ad.defjvp(reduce_window_min_p, chooser_jvp(ew.le_p))
+
+    # select_and_gather_add: linear in the tangent, piecewise constant in the operand
+    def sga_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        out = select_and_gather_add_p.bind(*primals, **params)
+        g = tangents[0]
+        if type(g) is ad.Zero:
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, select_and_gather_add_p.bind(g, primals[1], **params)
+
+    def sga_transpose(ct: Any, tangent: Any, operand: Any, *, select_prim: Any,
+                      window_dimensions: tuple, window_strides: tuple, padding: tuple,
+                      base_dilation: tuple, window_dilation: tuple) -> list:
+        if ad.is_undefined(operand):
+            raise NotImplementedError("select_and_gather_add: transpose with respect to the "
+                                      "operand (the program is not linear in it)")
+        if any(d != 1 for d in window_dilation):
+            raise NotImplementedError(
+                "the gradient (VJP) of a windowed max/min (max pooling) with window dilation is "
+                f"not implemented, got window_dilation={window_dilation}")
+        dilated = any(d != 1 for d in base_dilation)
+        op = operand
+        if dilated:  # the holes of the dilated base are never selected
+            kind = "max" if select_prim.name in ("ge", "gt") else "min"
+            fill = identity_value(kind, ad._aval(op).dtype)
+            op = pd.pad(op, ew.convert_element_type(fill, ad._aval(op).dtype),
+                        tuple((0, 0, d - 1) for d in base_dilation))
+        out = select_and_scatter_add_p.bind(ct, op, select_prim=select_prim,
+                                            window_dimensions=window_dimensions,
+                                            window_strides=window_strides, padding=padding)
+        if dilated:
+            shape = ad._aval(out).shape
+            out = so.slice(out, (0,) * len(shape), shape, base_dilation)
+        return [out, None]
+
+    def sga_batch(args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
+                  window_strides: tuple, padding: tuple, base_dilation: tuple,
+                  window_dilation: tuple) -> Any:
+        size = bt.batch_size(args, dims)
+        t, x = (bt.bdim_to_front(a, d, size) for a, d in zip(args, dims))
+        out = select_and_gather_add_p.bind(
+            t, x, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
+            window_strides=(1,) + window_strides, padding=((0, 0),) + padding,
+            base_dilation=(1,) + base_dilation, window_dilation=(1,) + window_dilation)
+        return out, 0
+
+    select_and_gather_add_p.jvp = sga_jvp
+    select_and_gather_add_p.transpose = sga_transpose
+    select_and_gather_add_p.batch = sga_batch
+
+    # select_and_scatter_add: linear in the source, piecewise constant in the operand
+    def sas_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+        out = select_and_scatter_add_p.bind(*primals, **params)
+        g = tangents[0]
+        if type(g) is ad.Zero:
+            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        return out, select_and_scatter_add_p.bind(g, primals[1], **params)
+
+    def sas_transpose(ct: Any, source: Any, operand: Any, *, select_prim: Any,
+                      window_dimensions: tuple, window_strides: tuple, padding: tuple) -> list:
+        if ad.is_undefined(operand):
+            raise NotImplementedError("select_and_scatter_add: transpose with respect to the "
+                                      "operand (the program is not linear in it)")
+        ones = (1,) * len(window_dimensions)
+        return [_select_and_gather_add(ct, operand, select_prim, window_dimensions,
+                                       window_strides, padding, ones, ones), None]
+
+    select_and_scatter_add_p.jvp = sas_jvp
+    select_and_scatter_add_p.transpose = sas_transpose
+
+    # generic reduce_window: reduce (primals, tangents) together with the JVP of the
+    # computation (forward mode only, as in JAX)
+    reduce_window_p.jvp = _reduce_window_jvp
+
+
+_JVP_COMPUTATIONS: dict[tuple, Any] = {}
+
+
+def _jvp_computation(computation: Any, n: int, fidx: tuple[int, ...]) -> Any:
+    """A Program ``(acc_p.., acc_t.., x_p.., x_t..) -> (out_p.., out_t..)``: the JVP of the
+    scalar reducer ``computation`` (n operands; tangents for the operands ``fidx``)."""
+    key = (computation, fidx)
+    hit = _JVP_COMPUTATIONS.get(key)
+    if hit is not None:
+        return hit
+    from fluxion.core import dtypes  # noqa: PLC0415
+    from fluxion.core.ir import eval_program  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+    avals = list(computation.in_avals[:n])
+
+    def comp(acc: tuple, x: tuple) -> tuple:
+        pa, ta, px, tx = acc[:n], acc[n:], x[:n], x[n:]
+
+        def full(ts: tuple) -> list:
+            out: list = [np.zeros((), dtypes.float0)] * n
+            for j, i in enumerate(fidx):
+                out[i] = ts[j]
+            return out
+
+        def f(*args: Any) -> Any:
+            return tuple(eval_program(computation, [], list(args)))
+
+        outs, touts = ad.jvp(f, (*pa, *px), (*full(ta), *full(tx)))
+        return tuple(outs) + tuple(ad.instantiate(touts[i]) for i in fidx)
+
+    scal = tuple(ShapedArray((), a.dtype) for a in avals)
+    acc = scal + tuple(scal[i] for i in fidx)
+    program, _ = trace_computation("lax.reduce_window", comp, (acc, acc))
+    _JVP_COMPUTATIONS[key] = program
+    return program
+
+
+def _reduce_window_jvp(primals: list, tangents: list, *, computation: Any,
+                       **params: Any) -> tuple:
+    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
+    from fluxion.transforms import ad  # noqa: PLC0415
+    n = len(primals) // 2
+    ops, inits = primals[:n], primals[n:]
+    if any(type(t) is not ad.Zero for t in tangents[n:]):
+        raise NotImplementedError("lax.reduce_window: differentiating with respect to the initial "
+                                  "values of a generic reduction is not supported (as in JAX)")
+    fidx = tuple(i for i in range(n) if ad._is_float(ad._aval(ops[i]).dtype)
+                 and type(tangents[i]) is not ad.Zero)
+    if not fidx:
+        outs = reduce_window_p.bind(*primals, computation=computation, **params)
+        return outs, [ad.Zero(ad.tangent_aval(ad._aval(o))) for o in outs]
+    jprog = _jvp_computation(computation, n, fidx)
+    ts = [tangents[i] for i in fidx]
+    t_inits = [convert_element_type(0, ad._aval(ops[i]).dtype) for i in fidx]
+    outs = reduce_window_p.bind(*ops, *ts, *inits, *t_inits, computation=jprog, **params)
+    p_out, t_part = list(outs[:n]), list(outs[n:])
+    t_out = [ad.Zero(ad.tangent_aval(ad._aval(o))) for o in p_out]
+    for j, i in enumerate(fidx):
+        t_out[i] = t_part[j]
+    return p_out, t_out
+
+
+_attach_ad_rules()

@@ -434,12 +434,6 @@ log1mexp.__doc__ = """``log(1 - exp(-x))`` for ``x >= 0``, accurate for small an
 
 # ============================================================================ reductions
 
-def _reduce_axes(ndim: int, axis: Axis, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """(reduced axes, their positions in the output with keepdims) -- both sorted."""
-    axes = _util.canonical_axes(axis, ndim, name)
-    return axes, axes
-
-
 def logsumexp(a: Any, axis: Axis = None, b: Any = None, keepdims: bool = False,
               return_sign: bool = False, where: Any = None) -> Any:
     """``log(sum(b * exp(a)))`` over ``axis``, computed stably (the maximum is shifted out).
@@ -454,6 +448,15 @@ def logsumexp(a: Any, axis: Axis = None, b: Any = None, keepdims: bool = False,
         >>> float(nn.logsumexp(jnp.array([1000.0, 1000.0])))
         1000.6931762695312
     """
+    return _logsumexp(a, _static_axis(axis), b, bool(keepdims), bool(return_sign), where)
+
+
+def _static_axis(axis: Axis) -> Axis:
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+@_jit(static_argnames=("axis", "keepdims", "return_sign"))
+def _logsumexp(a: Any, axis: Axis, b: Any, keepdims: bool, return_sign: bool, where: Any) -> Any:
     if where is not None:
         a = jnp.where(where, a, 0)
     if b is not None:
@@ -462,7 +465,7 @@ def logsumexp(a: Any, axis: Axis = None, b: Any = None, keepdims: bool = False,
     else:
         (a_arr,) = _util.promote_args_inexact("logsumexp", a)
         b_arr = None
-    dims, _ = _reduce_axes(a_arr.ndim, axis, "logsumexp")
+    dims = _util.canonical_axes(axis, a_arr.ndim, "logsumexp")
     real = jnp.real(a_arr) if jnp.iscomplexobj(a_arr) else a_arr
     amax = jnp.max(real, axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
     amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
@@ -536,6 +539,7 @@ def log_softmax(x: Any, axis: Axis = -1, where: Any = None, initial: Any = None)
     return out
 
 
+@_jit(static_argnames=("axis",))
 def _softmax_impl(x: Any, axis: Axis, where: Any, initial: Any) -> Any:
     x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, initial)
@@ -570,7 +574,7 @@ def softmax(x: Any, axis: Axis = -1, where: Any = None, initial: Any = None) -> 
         >>> nn.softmax(jnp.array([1000.0, 1000.0])).tolist()
         [0.5, 0.5]
     """
-    return _softmax(x, axis, where, _max_init(initial))
+    return _softmax(x, _static_axis(axis), where, _max_init(initial))
 
 
 @_jit(static_argnames=("axis", "algorithm"))

@@ -70,7 +70,7 @@ def _no_sharding(name: str, out_sharding: Any) -> None:
 
 
 def _is_complex(dt: np.dtype) -> bool:
-    return np.issubdtype(dt, np.complexfloating)
+    return dtypes.issubdtype(dt, np.complexfloating)
 
 
 def _real_dtype(dt: np.dtype) -> np.dtype:
@@ -267,7 +267,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
             raise ValueError(f"invalid mode for variance scaling initializer: {mode}")
         variance = jnp.asarray(scale / denom, dtype=dt)
         if distribution == "truncated_normal":
-            if np.issubdtype(dt, np.floating):
+            if dtypes.issubdtype(dt, np.floating):
                 # 0.8796... is the standard deviation of a standard normal truncated to (-2, 2).
                 std = jnp.sqrt(variance) / jnp.asarray(.87962566103423978, dt)
                 return _random.truncated_normal(key, -2, 2, shp, dt) * std
@@ -277,7 +277,7 @@ def variance_scaling(scale: Any, mode: str, distribution: str, in_axis: Any = -2
         if distribution == "normal":
             return _random.normal(key, shp, dt) * jnp.sqrt(variance)
         if distribution == "uniform":
-            if np.issubdtype(dt, np.floating):
+            if dtypes.issubdtype(dt, np.floating):
                 return _random.uniform(key, shp, dt, -1) * jnp.sqrt(3 * variance)
             return _complex_uniform(key, shp, dt) * jnp.sqrt(variance)
         raise ValueError(f"invalid distribution for variance scaling initializer: "

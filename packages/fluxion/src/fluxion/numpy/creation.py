@@ -84,10 +84,13 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         if host.dtype.kind == "O":
             raise TypeError(f"array: cannot convert {object!r} of Python objects to an array")
         if dt is None and isinstance(object, (list, tuple)):
-            host = host.astype(dtypes.canonicalize_dtype(_list_dtype(object, host.dtype)))
+            target = dtypes.canonicalize_dtype(_list_dtype(object, host.dtype))
         elif dt is None:
-            host = host.astype(dtypes.canonicalize_dtype(host.dtype), copy=False)
-        out = _device_put(host, weak, device)
+            target = dtypes.canonicalize_dtype(host.dtype)
+        else:
+            target = host.dtype
+        _check_int_range(object, target)
+        out = _device_put(host.astype(target, copy=False), weak, device)
     if ndmin > out.ndim:
         out = lax.broadcast_in_dim(out, (1,) * (ndmin - out.ndim) + tuple(out.shape),
                                    tuple(range(ndmin - out.ndim, ndmin)))
@@ -104,6 +107,16 @@ def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
         return dtypes.result_type(*leaves)
     return dtypes.result_type(*[np.asarray(v).dtype if not isinstance(v, (bool, int, float, complex))
                                 else v for v in leaves]) if leaves else np_dtype
+
+
+def _check_int_range(obj: Any, dtype: np.dtype) -> None:
+    # Python ints that do not fit the array's integer dtype are an error, not a silent wrap.
+    if dtype.kind not in "iu":
+        return
+    info = np.iinfo(dtype)
+    for v in (_flatten(obj) if isinstance(obj, (list, tuple)) else (obj,)):
+        if isinstance(v, int) and not isinstance(v, bool) and not info.min <= v <= info.max:
+            raise OverflowError(f"Python int {v} too large to convert to {dtype.name}")
 
 
 def _flatten(obj: Any):

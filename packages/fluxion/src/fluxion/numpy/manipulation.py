@@ -19,12 +19,25 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
-    canonical_axis, check_arraylike, ensure_array, promote_dtypes,
+    canonical_axis,
+    check_arraylike,
+    ensure_array,
+    promote_dtypes,
 )
 from fluxion.numpy.creation import _concrete_scalar, arange, array, asarray
 from fluxion.numpy.shape import (
-    atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_to, concatenate, moveaxis,
-    ravel, reshape, stack, swapaxes, transpose,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_to,
+    concatenate,
+    moveaxis,
+    ravel,
+    reshape,
+    stack,
+    swapaxes,
+    transpose,
 )
 
 __all__ = [

@@ -59,11 +59,14 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: input operands must have at least 1 dimension, got shapes "
                          f"{a.shape} and {b.shape} (at {user_source_line()})")
-    a_vec, b_vec = a.ndim == 1, b.ndim == 1
-    if a_vec:
-        a = lax.expand_dims(a, (0,))
-    if b_vec:
-        b = lax.expand_dims(b, (1,))
+    if a.ndim == 1 or b.ndim == 1:
+        # A vector operand contracts directly: one dot_general, no added and removed axes.
+        ca = 0 if a.ndim == 1 else a.ndim - 1
+        cb = 0 if b.ndim == 1 else b.ndim - 2
+        if a.shape[ca] != b.shape[cb]:
+            raise TypeError(f"matmul: contracting dimensions must match: a has shape {a.shape} and "
+                            f"b {b.shape} ({a.shape[ca]} != {b.shape[cb]}) (at {user_source_line()})")
+        return lax.dot_general(a, b, (((ca,), (cb,)), ((), ())), precision, preferred_element_type)
     if a.shape[-1] != b.shape[-2]:
         raise TypeError(f"matmul: contracting dimensions must match: a has shape {a.shape} and b "
                         f"{b.shape} ({a.shape[-1]} != {b.shape[-2]}) (at {user_source_line()})")
@@ -79,12 +82,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     if batch_b != batch:
         b = lax.broadcast_in_dim(b, batch + b.shape[-2:], tuple(range(nb - len(batch_b), nb + 2)))
     bd = tuple(range(nb))
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision, preferred_element_type)
-    if a_vec:
-        out = lax.squeeze(out, (out.ndim - 2,))
-    if b_vec:
-        out = lax.squeeze(out, (out.ndim - 1,))
-    return out
+    return lax.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision, preferred_element_type)
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:

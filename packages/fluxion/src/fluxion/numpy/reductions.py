@@ -38,8 +38,8 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: A
         dt = dtypes.default_uint_dtype() if a.dtype.kind == "u" else dtypes.default_int_dtype()
     else:
         dt = a.dtype
-    weak = a.weak_type and dtype is None
-    if a.dtype != dt:
+    weak = False  # reductions give strongly typed results, as in JAX
+    if a.dtype != dt or a.weak_type:
         a = lax.convert_element_type(a, dt, weak_type=weak)
     axes = canonical_axes(axis, a.ndim, name)
     if where is not None:

@@ -30,8 +30,12 @@ __all__ = [
     "unique_inverse", "unique_values", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     "isin", "ix_", "unravel_index", "ravel_multi_index", "diag_indices", "diag_indices_from",
     "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "mask_indices",
-    "fill_diagonal",
+    "fill_diagonal", "s_", "index_exp",
 ]
+
+# NumPy's index-expression builders: ``s_[1:3]`` is ``slice(1, 3)``; ``index_exp[1:3]`` the tuple.
+s_ = np.s_
+index_exp = np.index_exp
 
 
 def _host(x: Any, fun: str, what: str) -> np.ndarray:

@@ -22,8 +22,13 @@ from fluxion.lax import cumulative as lax_cum
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
-    canonical_axes, canonical_axis, check_arraylike, ensure_array, promote_args_inexact,
-    promote_dtypes, promote_dtypes_inexact,
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    ensure_array,
+    promote_args_inexact,
+    promote_dtypes,
+    promote_dtypes_inexact,
 )
 
 __all__ = [

@@ -86,8 +86,8 @@ class ufunc:  # noqa: N801
             raise ValueError(f"{what} only supported for functions returning a single value")
 
     def _result_dtype(self, *xs: Any) -> np.dtype:
-        from fluxion.transforms.staging import eval_shape  # noqa: PLC0415
         from fluxion.core.avals import ShapeDtypeStruct  # noqa: PLC0415
+        from fluxion.transforms.staging import eval_shape  # noqa: PLC0415
         specs = [ShapeDtypeStruct((), ensure_array(x).dtype) for x in xs]
         return eval_shape(self._func, *specs).dtype
 

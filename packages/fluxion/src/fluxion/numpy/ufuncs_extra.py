@@ -17,8 +17,13 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
-    canonical_axis, check_arraylike, ensure_array, promote_args, promote_args_inexact,
-    promote_dtypes, promote_dtypes_inexact,
+    canonical_axis,
+    check_arraylike,
+    ensure_array,
+    promote_args,
+    promote_args_inexact,
+    promote_dtypes,
+    promote_dtypes_inexact,
 )
 
 __all__ = [

@@ -27,7 +27,14 @@ from fluxion.core import dtypes
 from fluxion.core.config import config
 from fluxion.random import _threefry as _tf
 from fluxion.random._keys import (
-    KeyDtype, PRNGImpl, PRNGKeyArray, THREEFRY, consume as _consume, resolve_impl,
+    THREEFRY,
+    KeyDtype,
+    PRNGImpl,
+    PRNGKeyArray,
+    resolve_impl,
+)
+from fluxion.random._keys import (
+    consume as _consume,
 )
 
 __all__ = [
@@ -53,16 +60,22 @@ def _jnp() -> Any:
 
 
 def _jit(**kw: Any) -> Any:
-    """A decorator: ``fluxion.jit`` on first call (jaxlib loads lazily), inline when traced."""
+    """A decorator: ``fluxion.jit`` made on first call (jaxlib loads lazily), inline when traced.
+
+    One jitted function per value of ``jax_threefry_partitionable``, since the bits a sampler
+    draws depend on that flag and ``jit``'s cache key does not include it.
+    """
 
     def deco(fun: Any) -> Any:
-        cell: list[Any] = []
+        cell: dict[bool, Any] = {}
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            if not cell:
+            flag = bool(config.jax_threefry_partitionable)
+            j = cell.get(flag)
+            if j is None:
                 from fluxion.backend.jit import jit  # noqa: PLC0415
-                cell.append(jit(fun, inline=True, **kw))
-            return cell[0](*args, **kwargs)
+                j = cell[flag] = jit(fun, inline=True, **kw)
+            return j(*args, **kwargs)
 
         call.__name__ = fun.__name__
         call.__doc__ = fun.__doc__
@@ -711,7 +724,7 @@ def _gumbel_highest(kd: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _safe_int_to_float(b: Any) -> Any:
-    u32 = np.dtype(np.uint32)
+    """uint32 bit pairs (hi, lo) -> float32 in (0, 1), using all 64 bits (JAX's helper)."""
     hi = lax.slice_in_dim(b, 0, 1, axis=0)
     lo = lax.slice_in_dim(b, 1, 2, axis=0)
     hiclz, loclz = lax.clz(hi), lax.clz(lo)
@@ -1103,6 +1116,19 @@ def wald(key: Any, mean: Any, shape: Shape | None = None, dtype: Any = None) -> 
 
 
 from fluxion.random._more import (  # noqa: E402
-    ball, beta, binomial, chisquare, choice, dirichlet, f, gamma, generalized_normal,
-    loggamma, multivariate_normal, orthogonal, permutation, poisson, t,
+    ball,
+    beta,
+    binomial,
+    chisquare,
+    choice,
+    dirichlet,
+    f,
+    gamma,
+    generalized_normal,
+    loggamma,
+    multivariate_normal,
+    orthogonal,
+    permutation,
+    poisson,
+    t,
 )

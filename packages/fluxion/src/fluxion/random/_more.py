@@ -20,8 +20,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion import lax
-from fluxion.core import dtypes
 from fluxion import random as _r
+from fluxion.core import dtypes
 
 __all__ = ["ball", "beta", "binomial", "chisquare", "choice", "dirichlet", "f", "gamma",
            "generalized_normal", "loggamma", "multivariate_normal", "orthogonal", "permutation",

@@ -43,10 +43,10 @@ _ROT = ((13, 15, 26, 6), (17, 29, 16, 24))
 _PARITY = np.uint32(0x1BD11BDA)
 
 
-def _jit(fun: Any = None, **kw: Any) -> Any:
+def _jit(fun: Any, name: str, **kw: Any) -> Any:
+    """``fluxion.jit(fun)`` under ``name`` (what programs and StableHLO show)."""
     from fluxion.backend.jit import jit  # noqa: PLC0415 - jaxlib loads on first use only
-    if fun is None:
-        return lambda f: jit(f, **kw)
+    fun.__name__ = fun.__qualname__ = name
     return jit(fun, **kw)
 
 
@@ -93,8 +93,7 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
             raise TypeError(f"threefry2x32 requires uint32 arguments, got "
                             f"{[str(getattr(u, 'dtype', type(u).__name__)) for u in (k1, k2, x1, x2)]}")
     if _threefry2x32_jit is None:
-        _threefry2x32_jit = _jit(_threefry2x32_body)
-        _threefry2x32_jit.__name__ = "threefry2x32"
+        _threefry2x32_jit = _jit(_threefry2x32_body, "threefry2x32")
     return _threefry2x32_jit(k1, k2, x1, x2)
 
 
@@ -198,8 +197,7 @@ def seed_data(seed: Any) -> Any:
     if getattr(seed, "shape", ()) != ():
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
     if _seed_jit is None:
-        _seed_jit = _jit(_seed_body)
-        _seed_jit.__name__ = "threefry_seed"
+        _seed_jit = _jit(_seed_body, "threefry_seed")
     return _seed_jit(seed)
 
 
@@ -223,8 +221,7 @@ def split_data(key: Any, shape: Sequence[int]) -> Any:
     """uint32[*B, *shape, 2]: ``prod(shape)`` new keys from each key of data uint32[*B, 2]."""
     global _split_jit
     if _split_jit is None:
-        _split_jit = _jit(_split_impl, static_argnums=(1, 2))
-        _split_jit.__name__ = "threefry_split"
+        _split_jit = _jit(_split_impl, "threefry_split", static_argnums=(1, 2))
     return _split_jit(key, tuple(int(d) for d in shape), bool(config.jax_threefry_partitionable))
 
 
@@ -240,8 +237,7 @@ def fold_in_data(key: Any, data: Any) -> Any:
     """uint32[2]: a new key from a key's data and a uint32 scalar."""
     global _fold_in_jit
     if _fold_in_jit is None:
-        _fold_in_jit = _jit(_fold_in_body)
-        _fold_in_jit.__name__ = "threefry_fold_in"
+        _fold_in_jit = _jit(_fold_in_body, "threefry_fold_in")
     return _fold_in_jit(key, data)
 
 
@@ -307,7 +303,6 @@ def random_bits_data(key: Any, bit_width: int, shape: Sequence[int]) -> Any:
     if bit_width not in _UINT:
         raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
     if _bits_jit is None:
-        _bits_jit = _jit(_bits_impl, static_argnums=(1, 2, 3), inline=True)
-        _bits_jit.__name__ = "threefry_random_bits"
+        _bits_jit = _jit(_bits_impl, "threefry_random_bits", static_argnums=(1, 2, 3), inline=True)
     return _bits_jit(key, int(bit_width), tuple(int(d) for d in shape),
                      bool(config.jax_threefry_partitionable))

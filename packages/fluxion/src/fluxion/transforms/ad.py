@@ -718,6 +718,52 @@ def _stack_jac(parts: list, out_shape: tuple, in_shape: tuple, in_first: bool) -
     return jnp.reshape(st, out_shape + in_shape)
 
 
+def _jac_blocks_vmap(lin: "LinearFunction", in_avals: list, out_avals: list,
+                     forward: bool) -> list | None:
+    """Jacobian blocks ``[out i][in j]`` (shape ``out_shape + in_shape``) by one ``vmap`` of the
+    linear map (forward) or of its transpose (reverse) over a standard basis, as JAX does.
+    ``None`` when that is not possible (an empty basis, or a primitive without a batching rule):
+    the caller then loops over the basis."""
+    from fluxion.transforms.batching import vmap  # noqa: PLC0415  (batching imports staging)
+    L = _lax()
+    sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in (in_avals if forward else out_avals)]
+    if any(n == 0 for n in sizes):
+        return None
+    blocks: list = [[None] * len(in_avals) for _ in out_avals]
+    try:
+        if forward:
+            for j, a in enumerate(in_avals):
+                basis = np.eye(sizes[j], dtype=a.dtype).reshape((sizes[j],) + a.shape)
+
+                def col(e: Any, j: int = j) -> list:
+                    return lin.apply([e if k == j else Zero(b) for k, b in enumerate(in_avals)])
+
+                outs = vmap(col)(basis)
+                for i, (o, oa) in enumerate(zip(outs, out_avals)):
+                    o = L.transpose(o, tuple(range(1, len(oa.shape) + 1)) + (0,))
+                    blocks[i][j] = L.reshape(o, oa.shape + a.shape)
+            return blocks
+        for i, oa in enumerate(out_avals):
+            ta = tangent_aval(oa)
+            basis = np.eye(sizes[i], dtype=ta.dtype).reshape((sizes[i],) + ta.shape)
+            live = [j for j, a in enumerate(in_avals) if tangent_aval(a).dtype != dtypes.float0]
+
+            def row(e: Any, i: int = i, live: list = live) -> list:
+                cts_in = lin.transpose([e if k == i else None for k in range(len(out_avals))])
+                return [zeros_like_aval(in_avals[j]) if c is None else c
+                        for j, c in zip(live, cts_in)]
+
+            got = dict(zip(live, vmap(row)(basis)))
+            for j, a in enumerate(in_avals):
+                if j not in got:
+                    blocks[i][j] = np.zeros(oa.shape + a.shape, dtypes.float0)
+                else:
+                    blocks[i][j] = L.reshape(got[j], oa.shape + a.shape)
+        return blocks
+    except NotImplementedError:
+        return None
+
+
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode (one JVP per input element).
@@ -747,8 +793,9 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         out_p, lin, out_tree, aux = res
         in_avals = [_aval(p) for p in p_flat]
         out_avals = [_aval(o) for o in out_p]
+        blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=True)
         cols: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
-        for j, a in enumerate(in_avals):
+        for j, a in enumerate(in_avals if blocks is None else ()):  # fallback: one JVP each
             for e in _std_basis(a):
                 ts = [e if k == j else Zero(b) for k, b in enumerate(in_avals)]
                 outs = lin.apply(ts)
@@ -756,7 +803,8 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                     cols[i][j].append(o)
         leaves = []
         for i, oa in enumerate(out_avals):
-            per_in = [_stack_jac(cols[i][j], oa.shape, in_avals[j].shape, True)
+            per_in = [blocks[i][j] if blocks is not None else
+                      _stack_jac(cols[i][j], oa.shape, in_avals[j].shape, True)
                       for j in range(len(in_avals))]
             sub = tree_util.tree_unflatten(p_tree, per_in)
             leaves.append(sub[0] if isinstance(argnums, int) else sub)
@@ -793,8 +841,9 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                                                     p_tree, has_aux, fname)
         in_avals = [_aval(p) for p in p_flat]
         out_avals = [_aval(o) for o in out_p]
+        blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=False)
         rows: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
-        for i, oa in enumerate(out_avals):
+        for i, oa in enumerate(out_avals if blocks is None else ()):  # fallback: one VJP each
             for e in _std_basis(tangent_aval(oa)):
                 cts = [e if k == i else None for k in range(len(out_avals))]
                 cts_in = iter(lin.transpose(cts))
@@ -806,7 +855,8 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
                     rows[i][j].append(zeros_like_aval(a) if c is None else c)
         leaves = []
         for i, oa in enumerate(out_avals):
-            per_in = [_stack_jac(rows[i][j], oa.shape, in_avals[j].shape, False)
+            per_in = [blocks[i][j] if blocks is not None else
+                      _stack_jac(rows[i][j], oa.shape, in_avals[j].shape, False)
                       for j in range(len(in_avals))]
             sub = tree_util.tree_unflatten(p_tree, per_in)
             leaves.append(sub[0] if isinstance(argnums, int) else sub)

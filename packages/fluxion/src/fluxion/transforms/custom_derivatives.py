@@ -83,6 +83,45 @@ def _custom_jvp_call_jvp(primals: list, tangents: list, *, call: Program, jvp: C
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 
 
+def _custom_jvp_call_batch(args: list, dims: list, *, call: Program, jvp: Callable,
+                           num_consts: int, name: str) -> tuple:
+    """vmap of a custom_jvp call: a custom_jvp call of the batched program whose rule is the
+    user's rule under vmap (so the rule survives ``grad(vmap(f))``)."""
+    from fluxion.transforms import batching as B  # noqa: PLC0415
+    size = B.batch_size(args, dims)
+    args = [x if d is None else B.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    dims = [None if d is None else 0 for d in dims]
+    bprog, bconsts, out_dims = B.batch_program(call, dims, B.AxisData(None, size),
+                                               out_at_front=True)
+    pdims = dims[num_consts:]
+    if any(d is not None for d in dims[:num_consts]) or all(d is None for d in pdims):
+        # Batched closed-over values reach the user's rule only through its closure: use the
+        # batched program itself (the function is differentiated directly).
+        return eval_program(bprog, bconsts, args), out_dims
+    closed, cconsts = ad._close(bprog, bconsts)
+
+    def batched_jvp(primals: list, tangents: list) -> tuple:
+        nz = [type(t) is not ad.Zero for t in tangents]
+
+        def one(ps: list, ts: list) -> tuple:
+            it = iter(ts)
+            full = [next(it) if z else ad.Zero(ad.tangent_aval(ad._aval(p)))
+                    for z, p in zip(nz, ps)]
+            outs, touts = jvp(list(ps), full)
+            return list(outs), [ad.instantiate(t) for t in touts]
+
+        tdims = [d for d, z in zip(pdims, nz) if z]
+        return B.vmap(one, in_axes=(list(pdims), tdims))(
+            list(primals), [t for t, z in zip(tangents, nz) if z])
+
+    outs = custom_jvp_call_p.bind(*cconsts, *args, call=closed, jvp=batched_jvp,
+                                  num_consts=len(cconsts) + num_consts, name=name)
+    return outs, out_dims
+
+
+custom_jvp_call_p.batch = _custom_jvp_call_batch
+
+
 class custom_jvp:
     """A function with a user-defined JVP rule (``@f.defjvp`` or ``f.defjvps``).
 
@@ -427,3 +466,112 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
     return converted, list(consts)
 
 
+
+
+# ----------------------------------------------------------------------------- batching (vmap)
+# vmap of a custom_jvp / custom_vjp function stays a custom_jvp_call / custom_vjp_call: the
+# staged function is batched as a Program, and the user's rules are wrapped in a vmap of the same
+# axis, so the custom rule survives vmap (grad(vmap(f)) and vmap(grad(f)) both use it).
+
+def _batch_inputs(args: Sequence[Any], dims: Sequence[Any]) -> tuple[list, list]:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    xs = [x if d is None else bt.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    return xs, [None if d is None else 0 for d in dims]
+
+
+def _per_example(aval: Any, d: Any) -> Any:
+    return aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
+
+
+def _custom_jvp_call_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, call: Program,
+                           jvp: Callable, num_consts: int, name: str) -> tuple:
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    if all(d is None for d in dims) and (axis.name is None or not bt._uses_axis(call, axis.name)):
+        outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, num_consts=num_consts, name=name)
+        return outs, [None] * len(outs)
+    xs, in_dims = _batch_inputs(args, dims)
+    bprog, bconsts, _ = bt.batch_program(call, in_dims, axis, out_at_front=True)
+    bcall, bconsts = ad._close(bprog, bconsts)
+    rule_dims = in_dims[num_consts:]
+    per_avals = [_per_example(ad._aval(x), d) for x, d in zip(xs[num_consts:], rule_dims)]
+
+    def batched_jvp(primals: list, tangents: list) -> tuple:
+        nz = [type(t) is not ad.Zero for t in tangents]
+        t_dims = [d if z else None for d, z in zip(rule_dims, nz)]
+        # a tangent of an unmapped primal is unmapped too (same shape as its primal)
+
+        def one(ps: list, ts: list) -> tuple:
+            it = iter(ts)
+            full = [next(it) if z else ad.Zero(ad.tangent_aval(a))
+                    for z, a in zip(nz, per_avals)]
+            p_out, t_out = jvp(list(ps), full)
+            return list(p_out), [ad.instantiate(t) for t in t_out]
+
+        nz_ts = [t for t in tangents if type(t) is not ad.Zero]
+        nz_dims = [d for d, z in zip(t_dims, nz) if z]
+        p_out, t_out = bt.vmap(one, in_axes=(list(rule_dims), nz_dims), out_axes=0,
+                               axis_name=axis.name, axis_size=axis.size)(list(primals), nz_ts)
+        return list(p_out), list(t_out)
+
+    outs = custom_jvp_call_p.bind(*bconsts, *xs, call=bcall, jvp=batched_jvp,
+                                  num_consts=len(bconsts) + num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+def _custom_vjp_call_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, call: Program,
+                           fwd: Callable, bwd: Callable, num_consts: int, name: str) -> tuple:
+    from fluxion import lax  # noqa: PLC0415
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    if all(d is None for d in dims) and (axis.name is None or not bt._uses_axis(call, axis.name)):
+        outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, num_consts=num_consts,
+                                      name=name)
+        return outs, [None] * len(outs)
+    xs, in_dims = _batch_inputs(args, dims)
+    bprog, bconsts, _ = bt.batch_program(call, in_dims, axis, out_at_front=True)
+    bcall, bconsts = ad._close(bprog, bconsts)
+    rule_dims = list(in_dims[num_consts:])
+    cell: dict[str, Any] = {}
+
+    def batched_fwd(primals: list) -> tuple:
+        def one(ps: list) -> tuple:
+            res, outs = fwd(list(ps))
+            return list(res), list(outs)
+        res, outs = bt.vmap(one, in_axes=(rule_dims,), out_axes=0, axis_name=axis.name,
+                            axis_size=axis.size)(list(primals))
+        return list(res), list(outs)
+
+    def batched_bwd(res: list, cts: list) -> list:
+        def one(r: list, c: list) -> list:
+            got = bwd(list(r), list(c))
+            cell["none"] = [g is None for g in got]
+            return [ad.instantiate(g) for g in got if g is not None]
+        got = bt.vmap(one, in_axes=(0, 0), out_axes=0, axis_name=axis.name,
+                      axis_size=axis.size)(list(res), [ad.instantiate(c) for c in cts])
+        it = iter(got)
+        out: list = []
+        for is_none, d in zip(cell["none"], rule_dims):
+            if is_none:
+                out.append(None)
+                continue
+            g = next(it)
+            out.append(lax.reduce_sum(g, (0,)) if d is None else g)  # unmapped input: sum
+        return out
+
+    outs = custom_vjp_call_p.bind(*bconsts, *xs, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
+                                  num_consts=len(bconsts) + num_consts, name=name)
+    return outs, [0] * len(outs)
+
+
+def _custom_lin_no_jvp(*args: Any, name: str, **params: Any) -> Any:
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) or vmap to the linearized "
+                    f"custom_vjp function {name}; use reverse mode (grad, vjp) instead.")
+
+
+custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_jvp_call_p.props["batch_axis"] = True
+custom_vjp_call_p.batch = _custom_vjp_call_batch
+custom_vjp_call_p.props["batch_axis"] = True
+# As in JAX, the linearized custom_vjp (reached only inside a linear program being transposed)
+# has no forward-mode or batching rule: both raise a clear error.
+custom_lin_p.jvp = lambda primals, tangents, **params: _custom_lin_no_jvp(**params)
+custom_lin_p.batch = lambda args, dims, **params: _custom_lin_no_jvp(**params)

@@ -74,7 +74,7 @@ def abstractify(x: Any) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if isinstance(aval, ShapedArray):
         return aval
-    if isinstance(x, _PY_SCALARS):
+    if type(x) in _PY_SCALARS:  # NumPy scalars subclass float/complex but are not weak
         return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     if isinstance(x, ShapeDtypeStruct):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
@@ -119,7 +119,7 @@ class StagingInterpreter(Interpreter):
         if isinstance(x, Tracer):
             check_live(x, self)
             return self._const(x, x.aval)
-        if isinstance(x, _PY_SCALARS):
+        if type(x) in _PY_SCALARS:
             aval = abstractify(x)
             return Literal(np.asarray(x, aval.dtype), aval)
         aval = abstractify(x)
