@@ -366,7 +366,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     timeout = cfg.timeout if cfg.timeout is not None else (180.0 if cfg.quick else 900.0)
     rounds = max(1, cfg.rounds if cfg.rounds is not None else (1 if cfg.quick else 2))
     env = _worker_env(cfg)
-    now = _dt.datetime.now(_dt.timezone.utc)
+    now = _dt.datetime.now(_dt.UTC)
 
     jobs = []
     for spec in specs:
@@ -394,7 +394,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     n_jobs = len(jobs) * rounds
     i = 0
     # Rounds interleave all backends, so a change in machine load hits every backend alike.
-    for rnd in range(rounds):
+    for _ in range(rounds):
         for spec, backend, variants, sizes, reps in jobs:
             i += 1
             t0 = time.perf_counter()

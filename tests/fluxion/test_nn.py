@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
-from _compare import assert_same, x64_both
+from _compare import assert_same
 
 import fluxion
 import fluxion.numpy as jnp

@@ -261,7 +261,14 @@ _CASES = [(name, False) for name in _SAMPLERS] + [(name, True) for name in _SAMP
                                                  if name in _X64_SUBSET]
 
 
-@pytest.mark.parametrize("name,x64", _CASES, ids=[f"{n}-{'x64' if b else 'x32'}" for n, b in _CASES])
+# Samplers built on gamma's rejection loop each cost several seconds of XLA compile on both
+# sides; gamma itself, beta and poisson/binomial run in every CI job, the rest with FLUXION_SLOW=1.
+_SLOW = {"loggamma", "dirichlet", "t", "chisquare", "f", "generalized_normal", "ball"}
+_PARAMS = [pytest.param(n, b, marks=[pytest.mark.slow] if (n in _SLOW or b and n == "gamma") else [],
+                        id=f"{n}-{'x64' if b else 'x32'}") for n, b in _CASES]
+
+
+@pytest.mark.parametrize("name,x64", _PARAMS)
 def test_sampler_matches_jax(name, x64):
     ours, theirs = _SAMPLERS[name]
     tol = dict(rtol=1e-10, atol=1e-12) if x64 else dict(rtol=2e-5, atol=1e-6)

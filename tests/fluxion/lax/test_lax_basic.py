@@ -83,8 +83,6 @@ def _ops(name: str):
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_eager_and_jit(name, dtype):
-    if name == "bessel_i0e" and dtype.kind == "f" or dtype == BF16 and name == "bessel_i0e":
-        pytest.xfail("bessel_i0e has no chlo op; needs a polynomial lowering (not written yet)")
     ours, theirs = _ops(name)
     x = _values(UNARY[name], SHAPE, dtype)
     tol = {} if name in EXACT_UNARY and dtype.kind != "c" else _tol(dtype)

@@ -395,14 +395,8 @@ JIT_CASES = ["tril", "diag_1d", "diagonal", "isclose", "frexp", "ldexp", "gcd", 
              "ufunc_reduce", "ufunc_accumulate", "packbits", "spacing"]
 
 
-# lax.bessel_i0e lowers to a chlo op that jaxlib 0.10.2 does not register (lax bug, reported).
-_LAX_XFAIL = {"i0", "kaiser"}
-
-
 def _params(names):
-    return [pytest.param(n, marks=pytest.mark.xfail(reason="lax.bessel_i0e lowering",
-                                                    strict=False))
-            if n in _LAX_XFAIL else n for n in names]
+    return list(names)
 
 
 @pytest.mark.parametrize("name", _params(sorted(CASES)))

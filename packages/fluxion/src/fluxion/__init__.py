@@ -18,15 +18,27 @@ from typing import Any
 from fluxion import errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
-from fluxion.transforms.staging import eval_shape, make_jaxpr
 from fluxion.transforms.ad import (
-    grad, hessian, jacfwd, jacobian, jacrev, jvp, linear_transpose, linearize, value_and_grad, vjp,
+    grad,
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
 )
+from fluxion.transforms.batching import vmap
 from fluxion.transforms.custom_derivatives import (
-    closure_convert, custom_gradient, custom_jvp, custom_vjp,
+    closure_convert,
+    custom_gradient,
+    custom_jvp,
+    custom_vjp,
 )
 from fluxion.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
-from fluxion.transforms.batching import vmap
+from fluxion.transforms.staging import eval_shape, make_jaxpr
 
 __version__ = "0.1.0"
 

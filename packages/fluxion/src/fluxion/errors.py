@@ -7,8 +7,12 @@ Example:
 """
 
 from fluxion.core.errors import (
-    ConcretizationTypeError, KeyReuseError, NonConcreteBooleanIndexError,
-    TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
+    ConcretizationTypeError,
+    KeyReuseError,
+    NonConcreteBooleanIndexError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
     UnexpectedTracerError,
 )
 

@@ -224,15 +224,17 @@ class Array:
         dtype_str = f"dtype={self.dtype.name}"
         if self.weak_type:
             dtype_str += ", weak_type=True"
-        if val.size == 0 and val.shape != (0,):
+        width = np.get_printoptions()["linewidth"]
+        if val.size == 0:
             s = f"[], shape={val.shape}"
         else:
-            s = np.array2string(val, prefix=prefix, suffix=",", separator=", ")
-        last_line = s.rsplit("\n", 1)[-1]
-        first = len(prefix) if "\n" not in s else 0
-        if first + len(last_line) + 2 + len(dtype_str) + 1 > 75:
-            return f"{prefix}{s},\n{' ' * len(prefix)}{dtype_str})"
-        return f"{prefix}{s}, {dtype_str})"
+            s = np.array2string(val, prefix=prefix, suffix=",", separator=", ",
+                                max_line_width=width)
+        # JAX's layout, quirk included: when the dtype does not fit after the last line it is
+        # pushed right by the prefix's width on that same line (no line break).
+        last_len = len(s) - s.rfind("\n") + 1
+        sep = " " if last_len + len(dtype_str) + 2 <= width else " " * len(prefix)
+        return f"{prefix}{s},{sep}{dtype_str})"
 
     def __str__(self) -> str:
         return str(self._value())

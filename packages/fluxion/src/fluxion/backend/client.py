@@ -28,8 +28,10 @@ def _load() -> tuple[Any, Any]:
     mods = _mods
     if not mods:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-        from jaxlib import _jax  # noqa: PLC0415
-        from jaxlib import xla_client  # noqa: PLC0415
+        from jaxlib import (
+            _jax,  # noqa: PLC0415
+            xla_client,  # noqa: PLC0415
+        )
         mods["xc"], mods["_jax"] = xla_client, _jax
     return mods["xc"], mods["_jax"]
 

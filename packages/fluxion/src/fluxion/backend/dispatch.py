@@ -194,7 +194,7 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
     Python scalars are weak-typed (unless ``weak_type=False``) and cached as device constants.
     """
     if type(x) in _PY_SCALAR_TYPES and dtype is None and device is None:
-        key = (type(x), x, config.jax_enable_x64, weak_type)
+        key = (type(x), x, config.jax_enable_x64, weak_type, _zero_sign(x))
         try:
             hit = _scalar_cache.get(key)
         except TypeError:
@@ -218,9 +218,16 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
 _const_cache: dict[tuple, Array] = {}
 
 
+def _zero_sign(v: Any) -> Any:
+    # 0.0 == -0.0 (same hash), so cache keys of Python zeros carry their sign explicitly.
+    if v == 0 and type(v) is not int and type(v) is not bool:
+        return repr(v)
+    return None
+
+
 def scalar_constant(value: Any, dtype: np.dtype, weak: bool) -> Array:
     """A cached device scalar of ``dtype`` holding the Python number ``value``."""
-    key = (type(value), value, dtype, weak)
+    key = (type(value), value, dtype, weak, _zero_sign(value))
     hit = _const_cache.get(key)
     if hit is None:
         hit = _put(_scalar_to_host(value, dtype), dtype, weak, None)
@@ -291,6 +298,9 @@ def move_to(x: Array, sharding: Any) -> Array:
 
 def to_numpy(x: Array) -> np.ndarray:
     """Copy ``x`` to the host as a NumPy array (blocks until it is computed)."""
+    if x._a.is_deleted():  # else jaxlib hands back an object array (or jax's patched method)
+        raise RuntimeError(f"Array has been deleted (donated or .delete()d) with shape="
+                           f"{x._k.aval.str_short()}; it cannot be read any more")
     dt = x._k.dtype
     if dt.kind in "biufc" and dt.isbuiltin:
         return np.asarray(x._a)

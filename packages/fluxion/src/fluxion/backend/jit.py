@@ -20,8 +20,8 @@ import functools
 import inspect
 import logging
 import weakref
-from operator import attrgetter
 from collections import OrderedDict
+from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
 from fluxion import tree_util
@@ -29,12 +29,16 @@ from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
 from fluxion.core import trace as _trace
-from fluxion.core.avals import ShapeDtypeStruct, ShapedArray
+from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.errors import UnexpectedTracerError
 from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.transforms.staging import (
-    abstractify, closed_call, fun_name, fun_source, trace_to_program,
+    abstractify,
+    closed_call,
+    fun_name,
+    fun_source,
+    trace_to_program,
 )
 
 __all__ = ["jit", "run_program", "Lowered", "Compiled", "Traced"]
@@ -321,7 +325,8 @@ class _Jitted:
              donated: tuple) -> _Entry:
         specs = [a._k for a in arrays]
         if config.jax_explain_cache_misses:
-            self.explain_miss(key, lambda: _leaf_paths(self.name, args, kwargs))
+            self.explain_miss(key, lambda: _leaf_paths(self.fun, args, kwargs,
+                                                       self.sig.static_argnums))
         treedef = _flatten((args, kwargs))[1]
         e = self.compile_entry(args, kwargs, statics, specs, treedef, donated)
         self.cache[key] = e
@@ -365,10 +370,25 @@ def _arg_array(x: Any, fname: str) -> Array:
                         f"array type ({e})") from None
 
 
-def _leaf_paths(fname: str, args: tuple, kwargs: dict) -> list[str]:
+def _leaf_paths(fun: Any, args: tuple, kwargs: dict, static_argnums: Any = ()) -> list[str]:
+    # "argument 'y'[0]" when the parameter has a name, else "argument[1][0]".
+    try:
+        names = [p.name for p in inspect.signature(fun).parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        names = []
+    names = [n for i, n in enumerate(names) if i not in static_argnums]  # args are dynamic only
     out = []
     for path, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]:
-        out.append(f"argument{tree_util.keystr(tuple(path[1:]))}" if path else "argument")
+        rest = tuple(path[1:])
+        idx = getattr(rest[0], "idx", None) if rest and path[0].idx == 0 else None
+        if idx is not None and idx < len(names):
+            out.append(f"argument {names[idx]!r}{tree_util.keystr(rest[1:])}")
+        elif rest and path[0].idx == 1:
+            out.append(f"argument {tree_util.keystr(rest[:1])[2:-2]!r}"
+                       f"{tree_util.keystr(rest[1:])}")
+        else:
+            out.append(f"argument{tree_util.keystr(rest)}" if path else "argument")
     return out
 
 

@@ -243,7 +243,7 @@ class _FunctionContext:
         outs = list(body(rctx, args))
         head = ", ".join(f"{a}: {mlir_type(t)}" for a, t in zip(args, arg_avals))
         ret_t = ", ".join(mlir_type(a) for a in result_avals)
-        lines = [f"{{", f"{self.indent}  ^bb0({head}):"] + sub.lines + [
+        lines = ["{", f"{self.indent}  ^bb0({head}):"] + sub.lines + [
             f'{sub.indent}"stablehlo.return"({", ".join(outs)}) : ({ret_t}) -> ()',
             f"{self.indent}}}"]
         return "\n".join(lines)

@@ -268,6 +268,11 @@ def format_program(program: Program, indent: int = 0) -> str:
     outs = f"({outs},)" if len(program.outvars) == 1 else f"({outs})"
     if not lines:
         return f"{{ lambda {consts}; {args}. let  in {outs} }}"
+    if indent == 0 and "\n" not in "".join(lines):
+        # Like JAX's printer: a program whose one-line form fits in 80 columns is one line.
+        flat = f"{{ lambda {consts}; {args}. let {'; '.join(ln.strip() for ln in lines)} in {outs} }}"
+        if len(flat) <= 80:
+            return flat
     body = "\n".join(lines)
     return f"{{ lambda {consts}; {args}. let\n{body}\n{' ' * (indent + 2)}in {outs} }}"
 

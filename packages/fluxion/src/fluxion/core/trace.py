@@ -26,8 +26,11 @@ from typing import Any, Callable, Iterable, Sequence
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import (
-    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError,
-    TracerIntegerConversionError, UnexpectedTracerError,
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
 )
 
 __all__ = [
@@ -241,8 +244,9 @@ class Tracer:
                                    TracerBoolConversionError))
 
     def __int__(self) -> int:
+        # Like JAX: int() raises ConcretizationTypeError; only __index__ uses the Integer one.
         return int(self._concrete("a concrete integer value (the int function)",
-                                  TracerIntegerConversionError))
+                                  ConcretizationTypeError))
 
     def __index__(self) -> int:
         return self._concrete("a concrete integer index (the __index__ method)",

@@ -551,7 +551,7 @@ def jvp_closed(program: Program, nonzero: Sequence[bool],
                     pairs.append((o, None))
         out_nz = []
         t_atoms = []
-        for i, ((p, t), v) in enumerate(zip(pairs, program.outvars)):
+        for i, ((_, t), v) in enumerate(zip(pairs, program.outvars)):
             aval = v.aval
             nz = not is_zero_tangent(t) and differentiable(aval)
             if not nz and force_out is not None and force_out[i] and differentiable(aval):

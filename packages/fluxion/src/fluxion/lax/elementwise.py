@@ -24,8 +24,13 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal
 from fluxion.core.primitive import Primitive
 from fluxion.lax._base import (
-    DtypeSet, broadcast_operand, dtype_kind_check, elementwise_lowering,
-    standard_binop, standard_unop, type_error,
+    DtypeSet,
+    broadcast_operand,
+    dtype_kind_check,
+    elementwise_lowering,
+    standard_binop,
+    standard_unop,
+    type_error,
 )
 
 _any = DtypeSet("any", "biufc")
@@ -814,10 +819,15 @@ def _convert_fold(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Literal | 
     arr = np.asarray(x)
     if arr.shape != () or arr.dtype == object:
         return None
-    if isinstance(x, int) and not isinstance(x, bool) and new_dtype.kind in "iu":
-        info = np.iinfo(new_dtype)
+    if isinstance(x, int) and not isinstance(x, bool):
+        # Like JAX: a Python int must fit the default integer type (int32, or int64 with x64);
+        # the conversion itself then wraps (``uint8 array + 300`` adds 44).
+        default_int = dtypes.canonicalize_dtype(np.dtype(np.int64))
+        info = np.iinfo(default_int)
         if not info.min <= x <= info.max:
-            raise OverflowError(f"Python int {x} too large to convert to {new_dtype.name}")
+            raise OverflowError(f"Python int {x} too large to convert to {default_int.name}")
+        if new_dtype.kind in "iu":
+            arr = np.asarray(x, np.int64)
     if arr.dtype.kind == "c" and new_dtype.kind != "c":
         arr = arr.real
     with np.errstate(invalid="ignore", over="ignore"):

@@ -28,8 +28,15 @@ from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.control_flow import (
-    avals_of, check_carry, check_program_inputs, concrete_value, is_concrete, promote_weak_carry,
-    split, stage, typematch,
+    avals_of,
+    check_carry,
+    check_program_inputs,
+    concrete_value,
+    is_concrete,
+    promote_weak_carry,
+    split,
+    stage,
+    typematch,
 )
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_p", "scan_p"]
@@ -519,13 +526,16 @@ def _no_axis_use(axis: Any, *programs: Program) -> bool:
 def _while_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, body_jaxpr: Program,
                  body_nconsts: int, cond_jaxpr: Program, cond_nconsts: int) -> tuple[list, list]:
     from fluxion.core.ir import eval_program  # noqa: PLC0415
-    from fluxion.lax.control_flow import _front, batch_closed  # noqa: PLC0415
+    from fluxion.lax.control_flow import (  # noqa: PLC0415
+        _front,
+        batch_closed,
+        close_program,  # noqa: PLC0415
+    )
     from fluxion.lax.elementwise import select_n  # noqa: PLC0415
     from fluxion.lax.reductions import reduce_or  # noqa: PLC0415
     from fluxion.lax.shape_ops import broadcast_in_dim  # noqa: PLC0415
     from fluxion.transforms.batching import broadcast_batch  # noqa: PLC0415
     from fluxion.transforms.staging import trace_to_program  # noqa: PLC0415
-    from fluxion.lax.control_flow import close_program  # noqa: PLC0415
     params = dict(body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, cond_jaxpr=cond_jaxpr,
                   cond_nconsts=cond_nconsts)
     if all(d is None for d in dims) and _no_axis_use(axis, body_jaxpr, cond_jaxpr):
@@ -792,10 +802,13 @@ def _unknown_scan_body(up: Program, n_res: int, n_uc: int, im: list, forced: lis
 
 def _scan_transpose(cts: list, *args: Any, jaxpr: Program, length: int, num_carry: int,
                     num_consts: int, reverse: bool, unroll: int) -> list:
-    from fluxion.lax.control_flow import transpose_closed  # noqa: PLC0415
-    from fluxion.lax.control_flow import is_zero_tangent, stage  # noqa: PLC0415
     from fluxion.core.ir import eval_program  # noqa: PLC0415
-    from fluxion.transforms.ad import instantiate, is_undefined, zeros_like_aval, add_tangents  # noqa: PLC0415
+    from fluxion.lax.control_flow import (  # noqa: PLC0415
+        is_zero_tangent,
+        stage,
+        transpose_closed,  # noqa: PLC0415
+    )
+    from fluxion.transforms.ad import add_tangents, instantiate, is_undefined, zeros_like_aval  # noqa: PLC0415
     consts, init, xs = split(list(args), [num_consts, num_carry])
     c_lin = [is_undefined(a) for a in consts]
     x_lin = [is_undefined(a) for a in xs]
@@ -806,7 +819,6 @@ def _scan_transpose(cts: list, *args: Any, jaxpr: Program, length: int, num_carr
     nl_consts = [a for a in consts if not is_undefined(a)]
     nl_xs = [a for a in xs if not is_undefined(a)]
     n_lc = sum(c_lin)
-    n_lx = sum(x_lin)
     out_avals = jaxpr.out_avals
     c_avals = [v.aval for v, lin in zip(jaxpr.invars[:num_consts], c_lin) if lin]
     carry_avals = [v.aval for v in jaxpr.invars[num_consts:num_consts + num_carry]]
@@ -848,8 +860,8 @@ def _scan_transpose(cts: list, *args: Any, jaxpr: Program, length: int, num_carr
 
 def _while_jvp(primals: list, tangents: list, *, body_jaxpr: Program, body_nconsts: int,
                cond_jaxpr: Program, cond_nconsts: int) -> tuple[list, list]:
-    from fluxion.lax.control_flow import differentiable, is_zero_tangent, jvp_closed  # noqa: PLC0415
     from fluxion.core.ir import Var  # noqa: PLC0415
+    from fluxion.lax.control_flow import differentiable, is_zero_tangent, jvp_closed  # noqa: PLC0415
     from fluxion.transforms.ad import Zero, instantiate, tangent_aval  # noqa: PLC0415
     cc, bc, init = split(list(primals), [cond_nconsts, body_nconsts])
     _, tbc, tinit = split(list(tangents), [cond_nconsts, body_nconsts])

@@ -25,7 +25,12 @@ from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
 from fluxion.lax._base import type_error
 from fluxion.lax.control_flow import (
-    avals_of, batch_closed, check_program_inputs, split, stage, typematch,
+    avals_of,
+    batch_closed,
+    check_program_inputs,
+    split,
+    stage,
+    typematch,
 )
 
 __all__ = ["custom_root", "custom_linear_solve", "custom_root_p", "linear_solve_p"]

@@ -12,14 +12,41 @@ Example:
 
 from __future__ import annotations
 
-from fluxion.numpy import tanh
 from fluxion.nn import initializers
 from fluxion.nn.functions import (
-    celu, dot_product_attention, elu, gelu, glu, hard_sigmoid, hard_silu, hard_swish, hard_tanh,
-    identity, leaky_relu, log1mexp, log_sigmoid, log_softmax, logmeanexp, logsumexp, mish,
-    one_hot, relu, relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, sparse_plus,
-    sparse_sigmoid, squareplus, standardize, swish,
+    celu,
+    dot_product_attention,
+    elu,
+    gelu,
+    glu,
+    hard_sigmoid,
+    hard_silu,
+    hard_swish,
+    hard_tanh,
+    identity,
+    leaky_relu,
+    log1mexp,
+    log_sigmoid,
+    log_softmax,
+    logmeanexp,
+    logsumexp,
+    mish,
+    one_hot,
+    relu,
+    relu6,
+    selu,
+    sigmoid,
+    silu,
+    soft_sign,
+    softmax,
+    softplus,
+    sparse_plus,
+    sparse_sigmoid,
+    squareplus,
+    standardize,
+    swish,
 )
+from fluxion.numpy import tanh
 
 __all__ = [
     "celu", "dot_product_attention", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu",

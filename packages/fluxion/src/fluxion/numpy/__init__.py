@@ -11,32 +11,158 @@ import numpy as _np
 
 from fluxion.backend.array import Array as ndarray
 from fluxion.core.dtypes import (
-    bfloat16, dtype, finfo, float0, float8_e4m3fn, float8_e5m2, float16, iinfo, int4,
-    issubdtype, promote_types, result_type, uint4,
+    bfloat16,
+    dtype,
+    finfo,
+    float0,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    iinfo,
+    int4,
+    issubdtype,
+    promote_types,
+    result_type,
+    uint4,
 )
 from fluxion.numpy import array_methods as _array_methods  # noqa: F401  (attaches operators)
 from fluxion.numpy.creation import (
-    arange, array, asarray, empty, empty_like, eye, full, full_like, identity, linspace, ones,
-    ones_like, zeros, zeros_like,
+    arange,
+    array,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
 )
 from fluxion.numpy.products import dot, inner, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat
 from fluxion.numpy.reductions import (
-    all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min, prod, ptp, std, sum, var,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    max,
+    mean,
+    min,
+    prod,
+    ptp,
+    std,
+    sum,
+    var,
 )
 from fluxion.numpy.shape import (
-    atleast_1d, atleast_2d, atleast_3d, broadcast_arrays, broadcast_shapes, broadcast_to, concat,
-    concatenate, expand_dims, hstack, moveaxis, ndim, permute_dims, ravel, reshape, shape, size,
-    squeeze, stack, swapaxes, transpose, vstack, where,
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    concatenate,
+    expand_dims,
+    hstack,
+    moveaxis,
+    ndim,
+    permute_dims,
+    ravel,
+    reshape,
+    shape,
+    size,
+    squeeze,
+    stack,
+    swapaxes,
+    transpose,
+    vstack,
+    where,
 )
 from fluxion.numpy.ufuncs import (
-    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, conj, conjugate, copysign, cos, cosh,
-    deg2rad, degrees, divide, equal, exp, exp2, expm1, floor, floor_divide, fmod, greater,
-    greater_equal, hypot, imag, invert, isfinite, isinf, isnan, left_shift, less, less_equal, log,
-    log1p, log2, log10, logaddexp, logical_and, logical_not, logical_or, logical_xor, maximum,
-    minimum, mod, multiply, negative, not_equal, positive, power, rad2deg, radians, real,
-    reciprocal, remainder, right_shift, rint, sign, sin, sinc, sinh, sqrt, square, subtract, tan,
-    tanh, true_divide, trunc,
+    abs,
+    absolute,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    cbrt,
+    ceil,
+    conj,
+    conjugate,
+    copysign,
+    cos,
+    cosh,
+    deg2rad,
+    degrees,
+    divide,
+    equal,
+    exp,
+    exp2,
+    expm1,
+    floor,
+    floor_divide,
+    fmod,
+    greater,
+    greater_equal,
+    hypot,
+    imag,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    left_shift,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    rad2deg,
+    radians,
+    real,
+    reciprocal,
+    remainder,
+    right_shift,
+    rint,
+    sign,
+    sin,
+    sinc,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+    trunc,
 )
 from fluxion.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
 
@@ -51,15 +177,22 @@ newaxis = None
 # Breadth (issue 3, part 2): scalar types as callables, ufunc objects, and the rest of the
 # jax.numpy surface. Imported after the plain definitions above so the scalar types and the
 # ufunc objects replace the NumPy scalar types and plain functions of the same names.
-from fluxion.numpy import (  # noqa: E402
-    construction as _construction, dtype_utils as _dtype_utils, einsum as _einsum_mod,
-    manipulation as _manipulation, polynomial as _polynomial, setops as _setops,
-    sorting as _sorting, statistics as _statistics, ufunc_objects as _ufunc_objects,
-    ufuncs_extra as _ufuncs_extra,
-)
+from fluxion.numpy import construction as _construction  # noqa: E402
+from fluxion.numpy import dtype_utils as _dtype_utils  # noqa: E402
+from fluxion.numpy import einsum as _einsum_mod  # noqa: E402
+from fluxion.numpy import index_tricks as _index_tricks  # noqa: E402
+from fluxion.numpy import manipulation as _manipulation  # noqa: E402
+from fluxion.numpy import padding as _padding  # noqa: E402
+from fluxion.numpy import polynomial as _polynomial  # noqa: E402
+from fluxion.numpy import setops as _setops  # noqa: E402
+from fluxion.numpy import sorting as _sorting  # noqa: E402
+from fluxion.numpy import statistics as _statistics  # noqa: E402
+from fluxion.numpy import ufunc_objects as _ufunc_objects  # noqa: E402
+from fluxion.numpy import ufuncs_extra as _ufuncs_extra  # noqa: E402
 
 _BREADTH_MODULES = (_dtype_utils, _construction, _ufuncs_extra, _sorting, _statistics,
-                    _manipulation, _setops, _einsum_mod, _polynomial, _ufunc_objects)
+                    _manipulation, _setops, _einsum_mod, _polynomial, _ufunc_objects,
+                    _padding, _index_tricks)
 for _m in _BREADTH_MODULES:
     for _n in _m.__all__:
         globals()[_n] = getattr(_m, _n)
@@ -97,9 +230,15 @@ def round(a, decimals=0, out=None):  # noqa: A001
     from fluxion import lax as _lax
     x = asarray(a)
     if x.dtype.kind in "biu":
-        return x if decimals >= 0 else x
+        if decimals < 0:
+            raise NotImplementedError("round: integer arrays with decimals < 0 are not supported")
+        return x
     if decimals == 0:
         return _lax.round(x, _lax.RoundingMethod.TO_NEAREST_EVEN)
+    if x.dtype == _np.float16:  # like JAX: scale in float32, so 10**decimals loses nothing
+        wide = _lax.convert_element_type(x, _np.float32, weak_type=x.weak_type)
+        return _lax.convert_element_type(round(wide, decimals), _np.float16,
+                                         weak_type=x.weak_type)
     factor = _lax.convert_element_type(10.0 ** decimals, x.dtype, weak_type=x.weak_type)
     return _lax.div(_lax.round(_lax.mul(x, factor), _lax.RoundingMethod.TO_NEAREST_EVEN), factor)
 

@@ -17,11 +17,25 @@ __all__ = ["binary_operands"]
 _dispatch: Any = None
 
 
+_INT_RANGES: dict = {}
+
+
+def _fits(v: int, dt: Any) -> bool:
+    r = _INT_RANGES.get(dt)
+    if r is None:
+        import numpy as np  # noqa: PLC0415
+        info = np.iinfo(dt)
+        r = _INT_RANGES[dt] = (int(info.min), int(info.max))
+    return r[0] <= v <= r[1]
+
+
 def _scalar_like(v: Any, k: Any) -> Any:
     global _dispatch
     dt = k.dtype
     kind = dt.kind
     if not ((kind == "f" or kind == "c") and dt.isbuiltin or (kind in "iu" and type(v) is int)):
+        return None
+    if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does
         return None
     if _dispatch is None:
         from fluxion.backend import dispatch  # noqa: PLC0415  (loaded once an Array exists)

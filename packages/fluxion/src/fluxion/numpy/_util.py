@@ -104,11 +104,16 @@ def promote_shapes(fun_name: str, *args: Any) -> list[Any]:
     return out
 
 
+class IncompatibleShapesError(TypeError, ValueError):
+    """Operands that cannot broadcast. JAX raises TypeError from ufuncs and ValueError from
+    ``where``/``broadcast_arrays``; this is both, so either ``except`` catches it."""
+
+
 def _check_broadcastable(fun_name: str, shapes: Sequence[tuple[int, ...]]) -> None:
     try:
         np.broadcast_shapes(*shapes)
     except ValueError:
-        raise ValueError(f"{fun_name}: operands could not be broadcast together with shapes "
+        raise IncompatibleShapesError(f"{fun_name}: operands could not be broadcast together with shapes "
                          f"{' '.join(str(s) for s in shapes)} (at {user_source_line()})") from None
 
 

@@ -139,6 +139,23 @@ _METHODS = {
 _PROPERTIES = {"T": _T, "mT": _mT, "real": _real, "imag": _imag, "at": indexing.at_property}
 
 
+def _numpy_method(name: str) -> Any:
+    # A method that forwards to ``fluxion.numpy.<name>(self, ...)``, looked up on first call (the
+    # function may live in a module that imports this one).
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import fluxion.numpy as fnp  # noqa: PLC0415
+        return getattr(fnp, name)(self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"Same as ``fluxion.numpy.{name}(self, ...)``."
+    return method
+
+
+# JAX's other array methods, each the fluxion.numpy function of the same name.
+for _name in ("cumsum", "cumprod", "nonzero", "sort", "argsort", "argpartition", "diagonal",
+              "trace", "repeat", "take", "searchsorted", "compress", "choose"):
+    _METHODS.setdefault(_name, _numpy_method(_name))
+
+
 def attach(cls: type) -> None:
     """Give ``cls`` the array operators and methods."""
     for name, fn in _METHODS.items():

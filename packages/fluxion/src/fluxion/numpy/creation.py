@@ -76,13 +76,16 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     elif hasattr(object, "__jax_array__"):
         out = array(object.__jax_array__(), dtype, copy, order, ndmin)
     else:
-        weak = dtypes.is_python_scalar(object) and dt is None
+        # Python scalars are weakly typed, except bools (JAX: bool has no weak type).
+        weak = dtypes.is_python_scalar(object) and type(object) is not bool and dt is None
         try:
             host = np.asarray(object) if dt is None else np.asarray(object, dtype=dt)
         except (ValueError, TypeError) as e:
-            raise TypeError(f"array: cannot convert {type(object).__name__} to an array: {e}") from None
-        if host.dtype.kind == "O":
-            raise TypeError(f"array: cannot convert {object!r} of Python objects to an array")
+            raise type(e)(f"array: cannot convert {type(object).__name__} to an array: {e}") from None
+        if host.dtype.kind in "OUSVMm" and not dtypes.issubdtype(host.dtype, np.number) and (
+                host.dtype.kind != "V" or host.dtype.names is not None or host.dtype.isbuiltin):
+            raise TypeError(f"array: {object!r} with dtype {host.dtype} is not a valid array "
+                            "value; only numeric and bool arrays are supported")
         if dt is None and isinstance(object, (list, tuple)):
             target = dtypes.canonicalize_dtype(_list_dtype(object, host.dtype))
         elif dt is None:
@@ -162,6 +165,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         >>> jnp.full((2,), 7).tolist()
         [7, 7]
     """
+    from fluxion.numpy._util import check_arraylike  # noqa: PLC0415
+    check_arraylike("full", fill_value)  # like JAX: lists are rejected
     shp = _shape(shape, "full")
     dt = _user_dtype(dtype, "full")
     if dt is None:
@@ -361,6 +366,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     if dt.kind in "iu":
         out = lax.floor(out)
     out = lax.convert_element_type(out, dt)
+    if retstep and div > 0:  # one step per start/stop pair, not per sample
+        step = lax.index_in_dim(step, 0, 0, keepdims=False)
     return (out, step) if retstep else out
 
 

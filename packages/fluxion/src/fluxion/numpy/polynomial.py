@@ -1,7 +1,7 @@
 """Polynomials as coefficient arrays (highest degree first): polyval, polyadd, polysub,
 polymul, polydiv, polyder, polyint, poly, polyfit.
 
-``roots`` (it needs eigenvalues) is not provided yet.
+``roots`` uses a fixed number of Aberth–Ehrlich iterations (there is no eigensolver here).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -23,7 +23,7 @@ from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes, p
 from fluxion.numpy.creation import arange
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
-           "polyfit"]
+           "polyfit", "roots"]
 
 
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
@@ -287,3 +287,102 @@ def _mask_below(col: Any, k: int) -> Any:
 
 
 _ = dtypes
+
+
+_ROOTS_ITERS = 150
+
+
+def _aberth(p: Any, k: Any) -> Any:
+    """The ``n = len(p) - 1`` roots of ``p`` (complex; ``p[0] != 0`` unless ``k > 0``), where the
+    first ``k`` coefficients are zeros to be ignored: those ``k`` roots come out last, as NaN."""
+    n = p.shape[0] - 1
+    cdt = dtypes.to_complex_dtype(p.dtype)
+    rdt = np.dtype(np.finfo(cdt).dtype)
+    # Drop the k leading zeros: q = [p_k, ..., p_n, 0, ..., 0] (a dynamic roll), and only the
+    # first m + 1 = n + 1 - k coefficients take part in Horner's rule.
+    idx = lax.rem(lax.add(lax.iota(np.int32, n + 1), k), np.int32(n + 1))
+    q = lax.convert_element_type(
+        lax.select(lax.lt(lax.iota(np.int32, n + 1), np.int32(n + 1) - k),
+                   p[idx], lax.full_like(p, 0)), cdt)
+    m = np.int32(n) - k
+    active = lax.lt(lax.iota(np.int32, n), m)
+    q0 = q[0]
+    safe0 = lax.select(lax.eq(q0, lax.full_like(q0, 0)), lax.full_like(q0, 1), q0)
+    q = lax.div(q, safe0)
+    # Starting points on a circle of radius max_i |q_i|^(1/i) (a bound on the root moduli),
+    # rotated off the real axis so conjugate pairs are not started symmetrically.
+    absq = lax.abs(q)[1:]
+    expo = lax.div(lax.full_like(absq, 1), lax.convert_element_type(lax.iota(np.int32, n) + 1, rdt))
+    radius = lax.reduce_max(lax.pow(absq, expo), (0,))
+    radius = lax.select(lax.gt(radius, lax.full_like(radius, 0)), radius, lax.full_like(radius, 1))
+    ang = lax.add(lax.mul(lax.convert_element_type(lax.iota(np.int32, n), rdt),
+                          lax.full_like(radius, 2 * np.pi / max(n, 1))), lax.full_like(radius, 0.4))
+    z0 = lax.mul(lax.convert_element_type(radius, cdt),
+                 lax.complex(lax.cos(ang), lax.sin(ang)))
+    coeffs = [q[j] for j in range(n + 1)]
+    used = [lax.le(np.int32(j), m) for j in range(n + 1)]
+    zero_c = lax.full_like(z0, 0)
+    eye = lax.eq(lax.broadcasted_iota(np.int32, (n, n), 0), lax.broadcasted_iota(np.int32, (n, n), 1))
+    pair_ok = lax.bitwise_and(lax.bitwise_not(eye),
+                              lax.broadcast_in_dim(active, (n, n), (1,)))
+
+    def step(_: Any, z: Any) -> Any:
+        val, der = zero_c, zero_c
+        for c, u in zip(coeffs, used):
+            nval = lax.add(lax.mul(val, z), c)
+            nder = lax.add(lax.mul(der, z), val)
+            val, der = lax.select(u, nval, val), lax.select(u, nder, der)
+        ratio = lax.div(val, der)
+        diff = lax.sub(lax.broadcast_in_dim(z, (n, n), (0,)), lax.broadcast_in_dim(z, (n, n), (1,)))
+        one = lax.full_like(diff, 1)
+        inv = lax.div(one, lax.select(pair_ok, diff, one))
+        s = lax.reduce_sum(lax.select(pair_ok, inv, lax.full_like(diff, 0)), (1,))
+        w = lax.div(ratio, lax.sub(lax.full_like(ratio, 1), lax.mul(ratio, s)))
+        finite = lax.bitwise_and(lax.is_finite(lax.real(w)), lax.is_finite(lax.imag(w)))
+        return lax.select(lax.bitwise_and(active, finite), lax.sub(z, w), z)
+
+    z = lax.fori_loop(0, _ROOTS_ITERS, step, z0)
+    nan = lax.full_like(z, complex(np.nan, np.nan))
+    return lax.select(active, z, nan)
+
+
+def roots(p: Any, *, strip_zeros: bool = True) -> Any:
+    """The roots of the polynomial with coefficients ``p`` (highest degree first), as a complex
+    array. Leading zeros are stripped (``strip_zeros=True``, needs concrete values) or give NaN
+    roots at the end (``strip_zeros=False``, usable under ``jit``). The roots are found with a
+    fixed number of Aberth–Ehrlich iterations, so their order may differ from JAX's.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> r = jnp.roots(jnp.array([1.0, -3.0, 2.0]))
+        >>> sorted(round(float(v.real), 4) for v in r)
+        [1.0, 2.0]
+    """
+    from fluxion.numpy.creation import array
+    from fluxion.numpy.shape import atleast_1d
+    check_arraylike("roots", p)
+    (p,) = promote_dtypes_inexact(ensure_array(p))
+    p = atleast_1d(p)
+    if p.ndim != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    cdt = dtypes.to_complex_dtype(p.dtype)
+    if p.shape[0] < 2:
+        return array([], dtype=cdt)
+    p = lax.convert_element_type(p, p.dtype, weak_type=False)
+    nonzero = lax.ne(p, lax.full_like(p, 0))
+    # Index of the first nonzero coefficient (len(p) when all are zero).
+    pos = lax.select(nonzero, lax.iota(np.int32, p.shape[0]),
+                     lax.full_like(lax.iota(np.int32, p.shape[0]), p.shape[0]))
+    k = lax.reduce_min(pos, (0,))
+    if strip_zeros:
+        try:
+            k_static = int(k)
+        except Exception as e:  # noqa: BLE001
+            raise TypeError("jnp.roots: with strip_zeros=True the coefficients must be concrete;"
+                            " under jit pass strip_zeros=False (leading zeros then give NaN "
+                            "roots)") from e
+        p = p[k_static:]
+        if p.shape[0] < 2:
+            return array([], dtype=cdt)
+        return _aberth(p, np.int32(0))
+    return _aberth(p, k)

@@ -17,7 +17,12 @@ import numpy as np
 from fluxion import lax
 from fluxion.core.errors import user_source_line
 from fluxion.numpy._util import (
-    canonical_axes, canonical_axis, check_arraylike, ensure_array, promote_args, promote_dtypes,
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    ensure_array,
+    promote_args,
+    promote_dtypes,
 )
 
 __all__ = ["reshape", "transpose", "permute_dims", "ravel", "squeeze", "expand_dims", "moveaxis",
@@ -71,11 +76,11 @@ def _resolve_shape(newshape: Any, total: int, fun: str) -> tuple[int, ...]:
     if neg:
         known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
         if known == 0 or total % known:
-            raise TypeError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
+            raise ValueError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
                             f"(at {user_source_line()})")
         dims[neg[0]] = total // known
     if int(np.prod(dims, dtype=np.int64)) != total:
-        raise TypeError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
+        raise ValueError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
                         f"(at {user_source_line()})")
     return tuple(dims)
 
@@ -126,7 +131,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     else:
         perm = tuple(canonical_axis(ax, a.ndim, "transpose") for ax in axes)
         if sorted(perm) != list(range(a.ndim)):
-            raise ValueError(f"transpose: axes {tuple(axes)} don't match array of shape {a.shape}")
+            raise TypeError(f"transpose: axes {tuple(axes)} don't match array of shape {a.shape}")
     return lax.transpose(a, perm)
 
 
@@ -227,7 +232,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     nd = arrs[0].ndim
     for a in arrs[1:]:
         if a.ndim != nd:
-            raise ValueError(f"concatenate: all the input arrays must have the same number of "
+            raise TypeError(f"concatenate: all the input arrays must have the same number of "
                              f"dimensions, got shapes {[x.shape for x in arrs]} "
                              f"(at {user_source_line()})")
     ax = canonical_axis(axis, nd, "concatenate")

@@ -98,14 +98,32 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
-less = _binary("less", lax.lt)
-less_equal = _binary("less_equal", lax.le)
-greater = _binary("greater", lax.gt)
-greater_equal = _binary("greater_equal", lax.ge)
+def _ordered_compare(op: Any) -> Any:
+    # Complex numbers compare lexicographically (real part, then imaginary part), as in JAX.
+    def fn(x: Any, y: Any) -> Any:
+        if x.dtype.kind != "c":
+            return op(x, y)
+        rx, ry, ix, iy = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
+        return lax.select(lax.eq(rx, ry), op(ix, iy), op(rx, ry))
+    return fn
+
+
+less = _binary("less", _ordered_compare(lax.lt))
+less_equal = _binary("less_equal", _ordered_compare(lax.le))
+greater = _binary("greater", _ordered_compare(lax.gt))
+greater_equal = _binary("greater_equal", _ordered_compare(lax.ge))
 bitwise_and = _binary("bitwise_and", lax.bitwise_and)
 bitwise_or = _binary("bitwise_or", lax.bitwise_or)
 bitwise_xor = _binary("bitwise_xor", lax.bitwise_xor)
-left_shift = _binary("left_shift", lax.shift_left)
+def _bool_as_int(fn: Any) -> Any:
+    # JAX computes these on bools as the default integer type.
+    def g(x: Any, y: Any) -> Any:
+        it = dtypes.canonicalize_dtype(np.dtype(np.int64))
+        return fn(lax.convert_element_type(x, it), lax.convert_element_type(y, it))
+    return g
+
+
+left_shift = _binary("left_shift", lax.shift_left, _bool_as_int(lax.shift_left))
 
 
 def _sub(x: Any, y: Any) -> Any:
@@ -124,7 +142,7 @@ def _right_shift(x: Any, y: Any) -> Any:
     return lax.shift_right_arithmetic(x, y)
 
 
-right_shift = _binary("right_shift", _right_shift)
+right_shift = _binary("right_shift", _right_shift, _bool_as_int(_right_shift))
 
 
 def _logical(name: str, fn: Any) -> Any:
@@ -203,8 +221,10 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     """
     x, y = promote_args("floor_divide", x, y)
     dt = x.dtype
-    if dt == np.bool_:
-        raise TypeError("floor_divide does not accept dtype bool")
+    if dt == np.bool_:  # like JAX: computed as the default integer type
+        x, y = (lax.convert_element_type(v, dtypes.canonicalize_dtype(np.dtype(np.int64)))
+                for v in (x, y))
+        dt = x.dtype
     if dtypes.issubdtype(dt, np.unsignedinteger):
         return lax.div(x, y)
     if dtypes.issubdtype(dt, np.integer):
@@ -227,8 +247,9 @@ def remainder(x: Any, y: Any, /) -> Any:
         [2, 1]
     """
     x, y = promote_args("remainder", x, y)
-    if x.dtype == np.bool_:
-        raise TypeError("remainder does not accept dtype bool")
+    if x.dtype == np.bool_:  # like JAX: computed as the default integer type
+        x, y = (lax.convert_element_type(v, dtypes.canonicalize_dtype(np.dtype(np.int64)))
+                for v in (x, y))
     r = lax.rem(x, y)
     if dtypes.issubdtype(x.dtype, np.unsignedinteger):
         return r
@@ -249,7 +270,17 @@ def fmod(x: Any, y: Any, /) -> Any:
         [-1, 1]
     """
     x, y = promote_args("fmod", x, y)
+    if dtypes.issubdtype(x.dtype, np.integer):  # like JAX: an integer x % 0 gives 0
+        y = lax.select(lax.eq(y, _const_like(y, 0)), lax.full_like(y, 1), y)
+    x, y = _bool_to_int(x), _bool_to_int(y)
     return lax.rem(x, y)
+
+
+def _bool_to_int(x: Any) -> Any:
+    # JAX's numeric promotion: bool operands of arithmetic become the default integer.
+    if x.dtype == np.bool_:
+        return lax.convert_element_type(x, dtypes.canonicalize_dtype(np.dtype(np.int64)))
+    return x
 
 
 def power(x: Any, y: Any, /) -> Any:
@@ -264,12 +295,16 @@ def power(x: Any, y: Any, /) -> Any:
     if isinstance(y, int) and not isinstance(y, bool) or (
             isinstance(y, np.integer) and np.ndim(y) == 0):
         (xp,) = promote_args("power", x)
-        if dtypes.issubdtype(xp.dtype, np.integer) or xp.dtype == np.bool_:
+        if xp.dtype == np.bool_:  # like JAX: a bool base becomes the (strong) default int
+            xp = _bool_to_int(xp)
+        elif dtypes.issubdtype(xp.dtype, np.integer):
             xp, _ = promote_args("power", x, y)
+        if dtypes.issubdtype(xp.dtype, np.integer):
             if int(y) < 0:
                 raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(xp, int(y))
     x, y = promote_args("power", x, y)
+    x, y = _bool_to_int(x), _bool_to_int(y)
     dt = x.dtype
     if dtypes.issubdtype(dt, np.integer) or dt == np.bool_:
         return _integer_power(x, y)
@@ -280,8 +315,7 @@ def _integer_power(x: Any, y: Any) -> Any:
     # Exponentiation by squaring over the bits of y (assumed non-negative), unrolled over the
     # dtype's width so that it stays one fused elementwise program.
     shape = np.broadcast_shapes(x.shape, y.shape)
-    x = lax.broadcast_in_dim(x, shape, tuple(range(len(shape)))) if x.shape != shape else x
-    y = lax.broadcast_in_dim(y, shape, tuple(range(len(shape)))) if y.shape != shape else y
+    x, y = _broadcast_to(x, shape), _broadcast_to(y, shape)
     bits = dtypes.iinfo(y.dtype).bits if y.dtype != np.bool_ else 1
     result = lax.broadcast_in_dim(_const_like(x, 1), shape, ())
     base = x
@@ -362,6 +396,8 @@ def square(x: Any, /) -> Any:
         [0, 1, 4]
     """
     (x,) = promote_args("square", x)
+    if x.dtype == np.bool_:  # like JAX: bool is promoted to the default int first
+        x = lax.convert_element_type(x, dtypes.canonicalize_dtype(np.dtype(np.int64)))
     return lax.integer_pow(x, 2)
 
 
@@ -373,7 +409,7 @@ def reciprocal(x: Any, /) -> Any:
         >>> jnp.reciprocal(jnp.array([2.0, 4.0])).tolist()
         [0.5, 0.25]
     """
-    (x,) = promote_args("reciprocal", x)
+    (x,) = promote_args_inexact("reciprocal", x)
     return lax.integer_pow(x, -1)
 
 
@@ -398,6 +434,10 @@ def hypot(x1: Any, x2: Any, /) -> Any:
         5.0
     """
     x1, x2 = promote_args_inexact("hypot", x1, x2)
+    if dtypes.issubdtype(x1.dtype, np.complexfloating):
+        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please "
+                         "convert to real values first, such as by using jnp.real or jnp.imag "
+                         "to take the real or imaginary components respectively.")
     a, b = lax.abs(x1), lax.abs(x2)
     hi, lo = lax.max(a, b), lax.min(a, b)
     zero = _const_like(hi, 0)
@@ -417,27 +457,45 @@ def logaddexp(x1: Any, x2: Any, /) -> Any:
     """
     x1, x2 = promote_args_inexact("logaddexp", x1, x2)
     amax = lax.max(x1, x2)
+    if dtypes.issubdtype(x1.dtype, np.complexfloating):
+        # log(e^a + e^b) = m + log1p(e^(a + b - 2m)) with m the (lexicographic) larger one;
+        # the imaginary part is then wrapped into [-pi, pi].
+        d = lax.sub(lax.add(x1, x2), lax.mul(amax, _const_like(amax, 2)))
+        out = lax.add(amax, lax.log1p(lax.exp(d)))
+        im = lax.imag(out)
+        pi, two_pi = _const_like(im, np.pi), _const_like(im, 2 * np.pi)
+        r = lax.rem(lax.add(im, pi), two_pi)
+        r = lax.select(lax.lt(r, _const_like(r, 0)), lax.add(r, two_pi), r)
+        return lax.complex(lax.real(out), lax.sub(r, pi))
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
 def copysign(x1: Any, x2: Any, /) -> Any:
-    """Elementwise magnitude of ``x1`` with the sign of ``x2``.
+    """Elementwise magnitude of ``x1`` with the sign of ``x2`` (the sign bit, so -0.0 counts).
 
     Example:
         >>> import fluxion.numpy as jnp
-        >>> float(jnp.copysign(2.0, -1.0))
-        -2.0
+        >>> jnp.copysign(2.0, jnp.array([-1.0, 1.0])).tolist()
+        [-2.0, 2.0]
     """
     x1, x2 = promote_args_inexact("copysign", x1, x2)
-    neg = lax.lt(x2, _const_like(x2, 0)) if x2.dtype.kind != "f" else lax.ne(
-        lax.shift_right_logical(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)),
-                                _const_like(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)),
-                                            8 * x2.dtype.itemsize - 1)),
-        _const_like(lax.bitcast_convert_type(x2, _uint_of(x2.dtype)), 0))
-    a = lax.abs(x1)
-    return lax.select(neg, lax.neg(a), a)
+    if x1.dtype.kind == "c":
+        raise TypeError("copysign does not support complex-valued inputs")
+    shape = np.broadcast_shapes(x1.shape, x2.shape)
+    x1, x2 = _broadcast_to(x1, shape), _broadcast_to(x2, shape)
+    bits = lax.bitcast_convert_type(x2, _uint_of(x2.dtype))
+    top = _const_like(bits, 8 * x2.dtype.itemsize - 1)
+    negative = lax.ne(lax.shift_right_logical(bits, top), _const_like(bits, 0))
+    magnitude = lax.abs(x1)
+    return lax.select(negative, lax.neg(magnitude), magnitude)
+
+
+def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
+    if x.shape == shape:
+        return x
+    return lax.broadcast_in_dim(x, shape, tuple(range(len(shape) - x.ndim, len(shape))))
 
 
 def _uint_of(dt: np.dtype) -> np.dtype:
@@ -490,7 +548,14 @@ def rint(x: Any, /) -> Any:
         >>> jnp.rint(jnp.array([0.5, 1.5, 2.5])).tolist()
         [0.0, 2.0, 2.0]
     """
-    (x,) = promote_args_inexact("rint", x)
+    check_arraylike("rint", x)
+    (x,) = promote_args("rint", x)
+    if x.dtype == np.bool_ or dtypes.issubdtype(x.dtype, np.integer):
+        # like JAX: a plain (strong) cast to the default float type
+        return lax.convert_element_type(x, dtypes.canonicalize_dtype(np.dtype(np.float64)),
+                                        weak_type=False)
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
@@ -503,8 +568,9 @@ def isfinite(x: Any, /) -> Any:
         [True, False]
     """
     (x,) = promote_args("isfinite", x)
-    if x.dtype.kind in "biu":
-        return lax.broadcast_in_dim(True, x.shape, ())
+    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+        return lax.broadcast_in_dim(lax.convert_element_type(True, np.bool_, weak_type=x.weak_type),
+                                    x.shape, ())
     if x.dtype.kind == "c":
         return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
@@ -519,8 +585,9 @@ def isnan(x: Any, /) -> Any:
         [False, True]
     """
     (x,) = promote_args("isnan", x)
-    if x.dtype.kind in "biu":
-        return lax.broadcast_in_dim(False, x.shape, ())
+    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+        return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),
+                                    x.shape, ())
     return lax.ne(x, x)
 
 
@@ -533,8 +600,9 @@ def isinf(x: Any, /) -> Any:
         [False, True]
     """
     (x,) = promote_args("isinf", x)
-    if x.dtype.kind in "biu":
-        return lax.broadcast_in_dim(False, x.shape, ())
+    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+        return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),
+                                    x.shape, ())
     if x.dtype.kind == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     return lax.eq(lax.abs(x), _const_like(x, np.inf))

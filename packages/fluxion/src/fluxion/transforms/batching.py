@@ -34,10 +34,20 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.trace import (
-    STATE, Interpreter, Tracer, check_live, interpreter_scope, set_current,
+    STATE,
+    Interpreter,
+    Tracer,
+    check_live,
+    interpreter_scope,
+    set_current,
 )
 from fluxion.transforms.staging import (
-    abstractify, closed_call, fun_name, fun_source, jit_p, trace_to_program,
+    abstractify,
+    closed_call,
+    fun_name,
+    fun_source,
+    jit_p,
+    trace_to_program,
 )
 
 __all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "moveaxis",
@@ -521,7 +531,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                 if a is not None:
                     lines.append(f"  * argument {names[i]} of type {_type_str(x)}: in_axes "
                                  f"{axes[i]}, size {_shape(x)[a]}")
-            head = (f"vmap got inconsistent sizes for array axes to be mapped"
+            head = ("vmap got inconsistent sizes for array axes to be mapped"
                     + (f" (axis_size={axis_size})" if axis_size is not None else "") + ":\n")
             raise ValueError(head + "\n".join(lines))
 

@@ -8,10 +8,7 @@ of outer transformations) become the Program's ``constvars``; Python scalars bec
 Example:
     >>> import fluxion, fluxion.numpy as jnp
     >>> print(fluxion.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0))
-    { lambda ; a:f32[]. let
-        b:f32[] = sin a
-        c:f32[] = mul b 2.0:f32[]
-      in (c,) }
+    { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapeDtypeStruct, ShapedArray
+from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.primitive import Primitive

@@ -1,0 +1,91 @@
+"""Gradient of an MLP loss: the jitted training step, its first call, and eager (un-jitted) grad.
+
+MLP 784-512-512-10 with tanh hidden layers, squared-error loss, batch 128, float32.
+
+``jit_step``     a cached call of ``jit(grad(loss))``, blocked.
+``eager_grad``   ``grad(loss)`` without jit, op by op, blocked.
+``first_call``   trace + lower + compile + run of a fresh ``jit(grad(loss))`` (cold caches).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from benchmarks import backends
+
+__all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "PHASES", "DEFAULT_REPS", "QUICK_REPS",
+           "setup", "size_label", "make_params", "make_loss"]
+
+NAME = "mlp_grad"
+DESCRIPTION = "grad of an MLP 784-512-512-10 squared loss, batch 128: jitted step, eager, first call"
+VARIANTS = ("jax", "fluxion")
+SIZES = (128,)
+PHASES = ("jit_step", "eager_grad", "first_call")
+DEFAULT_REPS = 10
+QUICK_REPS = 3
+LAYERS = (784, 512, 512, 10)
+
+
+def size_label(size: int) -> str:
+    """``128 -> "b128"`` (the batch size)."""
+    return f"b{size}"
+
+
+def make_params(b: Any, rng: np.random.Generator) -> list:
+    """The MLP's weights and biases as ``b`` arrays."""
+    params = []
+    for n_in, n_out in zip(LAYERS[:-1], LAYERS[1:]):
+        w = (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32)
+        params.append((b.asarray(w), b.asarray(np.zeros((n_out,), np.float32))))
+    return params
+
+
+def make_loss(xnp: Any) -> Callable[[Any, Any, Any], Any]:
+    """A fresh squared-error loss function over ``xnp`` (so no cache keyed on it can hit)."""
+    def loss(params: Any, x: Any, y: Any) -> Any:
+        for w, b in params[:-1]:
+            x = xnp.tanh(x @ w + b)
+        w, b = params[-1]
+        return xnp.sum((x @ w + b - y) ** 2)
+    return loss
+
+
+def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
+    """One self-timed repetition (``phase -> seconds``) for ``variant`` at batch ``size``."""
+    b = backends.load(variant)
+    rng = np.random.default_rng(0)
+    params = make_params(b, rng)
+    x = b.asarray(rng.standard_normal((size, LAYERS[0])).astype(np.float32))
+    y = b.asarray(rng.standard_normal((size, LAYERS[-1])).astype(np.float32))
+    grad, jit = b.module.grad, b.jit
+    step = jit(grad(make_loss(b.np)))
+    b.module.block_until_ready(step(params, x, y))
+    eager = grad(make_loss(b.np))
+    b.module.block_until_ready(eager(params, x, y))
+    clear = None
+    if variant == "fluxion":
+        from fluxion.backend import dispatch  # noqa: PLC0415
+        clear = dispatch.clear_caches
+    elif variant == "jax":
+        clear = b.module.clear_caches  # jax also reuses executables of identical modules
+
+    def run() -> dict[str, float]:
+        if clear is not None:
+            clear()
+        t0 = time.perf_counter()
+        b.module.block_until_ready(jit(grad(make_loss(b.np)))(params, x, y))
+        t1 = time.perf_counter()
+        b.module.block_until_ready(eager(params, x, y))  # re-warm the per-op caches cleared above
+        t2 = time.perf_counter()
+        b.module.block_until_ready(eager(params, x, y))
+        t3 = time.perf_counter()
+        for _ in range(10):
+            out = step(params, x, y)
+        b.module.block_until_ready(out)
+        t4 = time.perf_counter()
+        return {"first_call": t1 - t0, "eager_grad": t3 - t2, "jit_step": (t4 - t3) / 10}
+
+    return run
