@@ -55,6 +55,15 @@ def main() -> None:
           f"(jit is {t_np / t_jit:.1f}x NumPy)")
     print("result[0, :3] =", fast_f(xs)[0, :3])
 
+    section("jit of a Python loop: unrolled while tracing, compiled once")
+
+    def ten_steps(x):
+        for _ in range(10):
+            x = 0.5 * x + 0.1 * jnp.sin(x)
+        return x
+
+    print("ten_steps(1.0): jit", jax.jit(ten_steps)(1.0), "eager", ten_steps(1.0))
+
     section("make_jaxpr: the staged program")
     print(jax.make_jaxpr(slow_f)(jnp.ones(3)))
 

@@ -13,15 +13,20 @@ Example:
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Sequence
 
 import numpy as np
-import opt_einsum
 
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
+
+
+def _opt_einsum():
+    # Imported on first use: it costs ~15 ms that `import fluxion` should not pay.
+    return importlib.import_module("opt_einsum")
 
 __all__ = ["einsum", "einsum_path", "kron", "trace", "cross"]
 
@@ -57,7 +62,7 @@ def einsum_path(subscripts: Any, *operands: Any, optimize: Any = "auto") -> tupl
     conv, arrays = _prepare(subscripts, operands)
     dummies = [c if isinstance(c, (str, list, tuple)) else
                np.broadcast_to(np.zeros((), np.float32), np.shape(c)) for c in conv]
-    return opt_einsum.contract_path(*dummies, optimize=_path_arg(optimize, len(arrays)))
+    return _opt_einsum().contract_path(*dummies, optimize=_path_arg(optimize, len(arrays)))
 
 
 def _diag_repeated(x: Any, names: str) -> tuple[Any, str]:
@@ -136,7 +141,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     n = len(arrs)
     shaped = [c if isinstance(c, (str, list, tuple)) else
               np.broadcast_to(np.zeros((), np.float32), np.shape(c)) for c in conv]
-    _, contractions = opt_einsum.contract_path(*shaped, einsum_call=True, use_blas=True,
+    _, contractions = _opt_einsum().contract_path(*shaped, einsum_call=True, use_blas=True,
                                                optimize=_path_arg(optimize, n))
     arrs = list(promote_dtypes(*arrs))
     pet = None
