@@ -53,6 +53,7 @@ from fluxion.transforms.staging import (
     abstractify,
     fun_name,
     jit_p,
+    partial_at,
     trace_to_program,
 )
 
@@ -654,11 +655,7 @@ def _value_and_grad(fun: Callable, argnums: Any, has_aux: bool, holomorphic: boo
         dyn = tuple(args[i] for i in nums)
         _check_input_dtypes(fname, what, dyn, nums, holomorphic, allow_int)
 
-        def f_partial(*d: Any) -> Any:
-            full = list(args)
-            for i, x in zip(nums, d):
-                full[i] = x
-            return fun(*full, **kwargs)
+        f_partial = partial_at(fun, args, nums, kwargs)
 
         if has_aux:
             out, f_vjp, aux = _vjp(f_partial, dyn, True, fname)
@@ -782,11 +779,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         dyn = tuple(args[i] for i in nums)
         _check_input_dtypes(fname, "jacfwd", dyn, nums, holomorphic, False)
 
-        def f_partial(*d: Any) -> Any:
-            full = list(args)
-            for i, x in zip(nums, d):
-                full[i] = x
-            return fun(*full, **kwargs)
+        f_partial = partial_at(fun, args, nums, kwargs)
 
         p_flat, p_tree = tree_util.tree_flatten(dyn)
         res = _linearize_flat(f_partial, p_flat, [True] * len(p_flat), p_tree, has_aux, fname)
@@ -830,11 +823,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
         dyn = tuple(args[i] for i in nums)
         _check_input_dtypes(fname, "jacrev", dyn, nums, holomorphic, allow_int)
 
-        def f_partial(*d: Any) -> Any:
-            full = list(args)
-            for i, x in zip(nums, d):
-                full[i] = x
-            return fun(*full, **kwargs)
+        f_partial = partial_at(fun, args, nums, kwargs)
 
         p_flat, p_tree = tree_util.tree_flatten(dyn)
         out_p, lin, out_tree, aux = _linearize_flat(f_partial, p_flat, [True] * len(p_flat),

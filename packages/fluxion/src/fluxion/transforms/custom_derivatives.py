@@ -30,7 +30,7 @@ from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE
 from fluxion.transforms import ad
-from fluxion.transforms.staging import abstractify, fun_name, trace_to_program
+from fluxion.transforms.staging import abstractify, fun_name, partial_at, trace_to_program
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert",
            "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
@@ -122,7 +122,31 @@ def _custom_jvp_call_batch(args: list, dims: list, *, call: Program, jvp: Callab
 custom_jvp_call_p.batch = _custom_jvp_call_batch
 
 
-class custom_jvp:
+class _CustomRuleFunction:
+    """What custom_jvp and custom_vjp share: method binding and argument splitting."""
+
+    fun: Callable
+    nondiff_argnums: tuple[int, ...]
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _positional(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs:
+            return args
+        import inspect  # noqa: PLC0415
+        return inspect.signature(self.fun).bind(*args, **kwargs).args
+
+    def _split(self, args: tuple) -> tuple[list, list[int], tuple]:
+        """(non-differentiable values, positions of the others, the others)."""
+        nd = tuple(i % len(args) for i in self.nondiff_argnums)
+        dyn_idx = [i for i in range(len(args)) if i not in nd]
+        return [args[i] for i in nd], dyn_idx, tuple(args[i] for i in dyn_idx)
+
+
+class custom_jvp(_CustomRuleFunction):
     """A function with a user-defined JVP rule (``@f.defjvp`` or ``f.defjvps``).
 
     ``nondiff_argnums`` name arguments that are not differentiated; they are passed first to the
@@ -168,33 +192,15 @@ class custom_jvp:
             return ans, acc
         self.defjvp(jvp)
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.jvp is None:
             raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        if kwargs:
-            import inspect  # noqa: PLC0415
-            args = inspect.signature(self.fun).bind(*args, **kwargs).args
+        args = self._positional(args, kwargs)
         if STATE.interp is EVAL:
             return self.fun(*args)
-        nd = tuple(i % len(args) for i in self.nondiff_argnums)
-        static = [args[i] for i in nd]
-        dyn_idx = [i for i in range(len(args)) if i not in nd]
-        dyn = tuple(args[i] for i in dyn_idx)
-
-        def merged(d: Sequence[Any]) -> list:
-            full = list(args)
-            for i, x in zip(dyn_idx, d):
-                full[i] = x
-            return full
-
-        def f_dyn(*d: Any) -> Any:
-            return self.fun(*merged(d))
+        static, dyn_idx, dyn = self._split(args)
+        f_dyn = partial_at(self.fun, args, dyn_idx)
 
         call, consts, out_tree, leaves = _stage(f_dyn, dyn, name)
         in_tree = tree_util.tree_structure(dyn)
@@ -282,7 +288,7 @@ def _is_arraylike(x: Any) -> bool:
         return False
 
 
-class custom_vjp:
+class custom_vjp(_CustomRuleFunction):
     """A function with user-defined reverse-mode rules ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct) -> tuple`` with one
@@ -311,33 +317,15 @@ class custom_vjp:
         rules."""
         self.fwd, self.bwd = fwd, bwd
 
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        return functools.partial(self, obj)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.fwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        if kwargs:
-            import inspect  # noqa: PLC0415
-            args = inspect.signature(self.fun).bind(*args, **kwargs).args
+        args = self._positional(args, kwargs)
         if STATE.interp is EVAL:
             return self.fun(*args)
-        nd = tuple(i % len(args) for i in self.nondiff_argnums)
-        static = [args[i] for i in nd]
-        dyn_idx = [i for i in range(len(args)) if i not in nd]
-        dyn = tuple(args[i] for i in dyn_idx)
-
-        def merged(d: Sequence[Any]) -> list:
-            full = list(args)
-            for i, x in zip(dyn_idx, d):
-                full[i] = x
-            return full
-
-        def f_dyn(*d: Any) -> Any:
-            return self.fun(*merged(d))
+        static, dyn_idx, dyn = self._split(args)
+        f_dyn = partial_at(self.fun, args, dyn_idx)
 
         call, consts, out_tree, leaves = _stage(f_dyn, dyn, name)
         in_tree = tree_util.tree_structure(dyn)
@@ -347,7 +335,7 @@ class custom_vjp:
 
         def flat_fwd(primals: list) -> tuple:
             ps = tree_util.tree_unflatten(in_tree, primals)
-            r = user_fwd(*merged(ps))
+            r = partial_at(user_fwd, args, dyn_idx)(*ps)
             if not isinstance(r, (tuple, list)) or len(r) != 2:
                 raise TypeError(f"custom_vjp fwd rule of {name} must return a pair (output, "
                                 f"residuals), got {type(r).__name__}")

@@ -25,7 +25,13 @@ from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE, set_current
 from fluxion.transforms import ad
-from fluxion.transforms.staging import StagingInterpreter, abstractify, fun_name, trace_to_program
+from fluxion.transforms.staging import (
+    StagingInterpreter,
+    abstractify,
+    fun_name,
+    partial_at,
+    trace_to_program,
+)
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies", "remat_p", "name_p"]
 
@@ -213,11 +219,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         st = {i % len(args): args[i] for i in statics}
         dyn_idx = [i for i in range(len(args)) if i not in st]
 
-        def f_dyn(*d: Any, **kw: Any) -> Any:
-            full = list(args)
-            for i, x in zip(dyn_idx, d):
-                full[i] = x
-            return fun(*full, **kw)
+        f_dyn = partial_at(fun, args, dyn_idx)
 
         dyn = tuple(args[i] for i in dyn_idx)
         leaves = tree_util.tree_leaves((dyn, kwargs))

@@ -28,6 +28,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
+           "partial_at",
            "ClosedProgram", "jit_p", "abstractify", "fun_name", "fun_source"]
 
 
@@ -46,6 +47,27 @@ def fun_source(fun: Callable) -> str:
     if code is None:
         return "<unknown>"
     return f"{code.co_filename}:{code.co_firstlineno}"
+
+
+def partial_at(fun: Callable, args: Sequence[Any], positions: Sequence[int],
+               kwargs: dict | None = None) -> Callable:
+    """``fun`` as a function of ``args[i] for i in positions`` only: the other positional
+    arguments (and ``kwargs``) stay fixed. Transformations use it to differentiate, batch or
+    stage with respect to some arguments.
+
+    Example:
+        >>> partial_at(lambda a, b, c: a + b * c, (1, 2, 3), (1,))(10)
+        31
+    """
+    fixed_kw = kwargs or {}
+
+    def at(*dyn: Any, **kw: Any) -> Any:
+        full = list(args)
+        for i, x in zip(positions, dyn):
+            full[i] = x
+        return fun(*full, **fixed_kw, **kw)
+
+    return at
 
 
 class StagingTracer(Tracer):
