@@ -13,25 +13,26 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion import lax
+from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
 from fluxion.core.trace import Tracer
 
-__all__ = ["check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
+__all__ = ["is_array", "check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
            "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes"]
 
 _PY = (bool, int, float, complex)
 
 
-def _is_array(x: Any) -> bool:
-    from fluxion.backend.array import Array  # noqa: PLC0415
+def is_array(x: Any) -> bool:
+    """True for a Fluxion Array or a traced value."""
     return type(x) is Array or isinstance(x, Tracer)
 
 
 def is_arraylike(x: Any) -> bool:
     """True for arrays, tracers, NumPy arrays/scalars and Python scalars."""
-    return (isinstance(x, (np.ndarray, np.generic) + _PY) or _is_array(x)
+    return (isinstance(x, (np.ndarray, np.generic) + _PY) or is_array(x)
             or hasattr(x, "__jax_array__"))
 
 
@@ -136,7 +137,7 @@ def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
 
 def ensure_array(x: Any, dtype: Any = None) -> Any:
     """``x`` as an Array or tracer (host values are converted, weak types kept for scalars)."""
-    if _is_array(x) and dtype is None:
+    if is_array(x) and dtype is None:
         return x
     from fluxion.numpy.creation import asarray  # noqa: PLC0415
     return asarray(x, dtype)

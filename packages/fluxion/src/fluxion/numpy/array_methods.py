@@ -71,13 +71,6 @@ def _clip(self: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:  # noq
     return clip(self, min, max, **kw)
 
 
-def _copy(self: Any) -> Any:
-    if isinstance(self, Array):
-        from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
-        return device_put_value(np.asarray(self), weak_type=self.weak_type)
-    return lax.copy_p.bind(self) if hasattr(lax, "copy_p") else self
-
-
 def _flatten(self: Any, order: str = "C") -> Any:
     return shape.ravel(self, order)
 
@@ -132,7 +125,7 @@ _METHODS = {
     "max": reductions.max, "min": reductions.min, "any": reductions.any, "all": reductions.all,
     "argmax": reductions.argmax, "argmin": reductions.argmin, "var": reductions.var,
     "std": reductions.std, "ptp": reductions.ptp,
-    "dot": products.dot, "round": _round, "clip": _clip, "copy": _copy,
+    "dot": products.dot, "round": _round, "clip": _clip, "copy": lax.copy,
     "conj": ufuncs.conjugate, "conjugate": ufuncs.conjugate,
 }
 

@@ -16,15 +16,10 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.trace import Tracer
-from fluxion.numpy._util import check_arraylike
+from fluxion.numpy._util import check_arraylike, is_array
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
            "full_like", "empty_like", "arange", "linspace", "eye", "identity"]
-
-
-def _is_array(x: Any) -> bool:
-    from fluxion.backend.array import Array  # noqa: PLC0415
-    return type(x) is Array or isinstance(x, Tracer)
 
 
 def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
@@ -39,7 +34,7 @@ def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
 
 
 def _contains_arrays(obj: Any) -> bool:
-    if _is_array(obj):
+    if is_array(obj):
         return True
     if isinstance(obj, (list, tuple)):
         return any(_contains_arrays(o) for o in obj)
@@ -69,7 +64,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     dt = _user_dtype(dtype, "array")
     if order not in (None, "C", "K", "A"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
-    if _is_array(object):
+    if is_array(object):
         out = object if dt is None else lax.convert_element_type(object, dt)
     elif isinstance(object, (list, tuple)) and _contains_arrays(object):
         out = _stack_nested(object, dt)
@@ -139,7 +134,7 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
         >>> jnp.asarray(1.5).weak_type
         True
     """
-    if _is_array(a) and (dtype is None or dtypes.canonicalize_dtype(dtypes.dtype(dtype)) == a.dtype):
+    if is_array(a) and (dtype is None or dtypes.canonicalize_dtype(dtypes.dtype(dtype)) == a.dtype):
         return a
     return array(a, dtype=dtype, copy=False, order=order, device=device)
 
@@ -165,16 +160,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         >>> jnp.full((2,), 7).tolist()
         [7, 7]
     """
-    from fluxion.numpy._util import check_arraylike  # noqa: PLC0415
     check_arraylike("full", fill_value)  # like JAX: lists are rejected
     shp = _shape(shape, "full")
     dt = _user_dtype(dtype, "full")
-    if dt is None:
-        fill = asarray(fill_value)
-    else:
-        fill = lax.convert_element_type(fill_value, dt) if not _is_array(fill_value) else (
-            lax.convert_element_type(fill_value, dt))
-    if not _is_array(fill):
+    fill = asarray(fill_value) if dt is None else lax.convert_element_type(fill_value, dt)
+    if not is_array(fill):
         fill = asarray(fill)
     if fill.ndim == 0:
         return lax.broadcast_in_dim(fill, shp, ())
@@ -290,7 +280,7 @@ def _concrete_scalar(x: Any, fun: str, what: str) -> Any:
                 f"{fun}: {what} must be concrete (a Python number), got a traced value "
                 f"{x.aval_str()}; mark it static (jit's static_argnums) or compute it outside "
                 "the transformation.") from None
-    if _is_array(x):
+    if is_array(x):
         return x.item()
     return x
 
