@@ -1009,8 +1009,10 @@ def _attach_ad_rules() -> None:
     dynamic_update_slice_p.jvp, dynamic_update_slice_p.transpose = _dus_jvp, _dus_t
 
     def _scatter_mode(mode: Any) -> Any:
-        return GatherScatterMode.FILL_OR_DROP if mode == GatherScatterMode.FILL_OR_DROP else (
-            GatherScatterMode.CLIP)
+        # The same mode, as JAX does: a clamping gather transposes to a clamping scatter, and a
+        # PROMISE_IN_BOUNDS gather (which XLA clamps) to a PROMISE_IN_BOUNDS scatter (which XLA
+        # drops), so out-of-bounds indices get JAX's gradients under either promise.
+        return mode
 
     # gather: linear in the operand; its transpose is a scatter-add
     def _gather_jvp(primals: list, tangents: list, **params: Any) -> tuple:
@@ -1183,11 +1185,102 @@ _attach_ad_rules()
 def _attach_batch_rules() -> None:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
 
+    def _up(dims: Sequence[int]) -> tuple[int, ...]:
+        return tuple(int(d) + 1 for d in dims)
+
+    # gather: a batched operand becomes one more offset (window) dimension taken whole; batched
+    # indices add one more batch dimension; both batched pair up through the batching dims.
+    def gather_batch(args: Any, dims: Any, *, dimension_numbers: GatherDimensionNumbers,
+                     slice_sizes: tuple, **params: Any) -> Any:
+        x, idx = args
+        dx, di = dims
+        dn = dimension_numbers
+        if di is None:
+            x = bt.moveaxis(x, dx, 0)
+            dn2 = GatherDimensionNumbers(
+                offset_dims=(0,) + _up(dn.offset_dims), collapsed_slice_dims=_up(
+                    dn.collapsed_slice_dims), start_index_map=_up(dn.start_index_map),
+                operand_batching_dims=_up(dn.operand_batching_dims),
+                start_indices_batching_dims=dn.start_indices_batching_dims)
+            sizes = (bt._shape(x)[0],) + tuple(slice_sizes)
+            return gather_p.bind(x, idx, dimension_numbers=dn2, slice_sizes=sizes, **params), 0
+        idx = bt.moveaxis(idx, di, 0)
+        if dx is None:
+            dn2 = GatherDimensionNumbers(
+                offset_dims=_up(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
+                start_index_map=dn.start_index_map,
+                operand_batching_dims=dn.operand_batching_dims,
+                start_indices_batching_dims=_up(dn.start_indices_batching_dims))
+            return gather_p.bind(x, idx, dimension_numbers=dn2, slice_sizes=slice_sizes,
+                                 **params), 0
+        x = bt.moveaxis(x, dx, 0)
+        dn2 = GatherDimensionNumbers(
+            offset_dims=_up(dn.offset_dims), collapsed_slice_dims=_up(dn.collapsed_slice_dims),
+            start_index_map=_up(dn.start_index_map),
+            operand_batching_dims=(0,) + _up(dn.operand_batching_dims),
+            start_indices_batching_dims=(0,) + _up(dn.start_indices_batching_dims))
+        sizes = (1,) + tuple(slice_sizes)
+        return gather_p.bind(x, idx, dimension_numbers=dn2, slice_sizes=sizes, **params), 0
+
+    # scatter: the result is batched whenever anything is, so the operand always gets a leading
+    # batch dimension (broadcast when unbatched). Unbatched indices: that dimension is one more
+    # update window dimension; batched indices: it pairs with the indices' batch dimension.
+    def scatter_batch(prim: Primitive) -> Any:
+        def rule(args: Any, dims: Any, *, dimension_numbers: ScatterDimensionNumbers,
+                 **params: Any) -> Any:
+            x, idx, upd = args
+            dx, di, du = dims
+            dn = dimension_numbers
+            size = bt.batch_size(args, dims)
+            x = bt.bdim_to_front(x, dx, size)
+            upd = bt.bdim_to_front(upd, du, size)
+            if di is None:
+                dn2 = ScatterDimensionNumbers(
+                    update_window_dims=(0,) + _up(dn.update_window_dims),
+                    inserted_window_dims=_up(dn.inserted_window_dims),
+                    scatter_dims_to_operand_dims=_up(dn.scatter_dims_to_operand_dims),
+                    operand_batching_dims=_up(dn.operand_batching_dims),
+                    scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
+            else:
+                idx = bt.moveaxis(idx, di, 0)
+                dn2 = ScatterDimensionNumbers(
+                    update_window_dims=_up(dn.update_window_dims),
+                    inserted_window_dims=_up(dn.inserted_window_dims),
+                    scatter_dims_to_operand_dims=_up(dn.scatter_dims_to_operand_dims),
+                    operand_batching_dims=(0,) + _up(dn.operand_batching_dims),
+                    scatter_indices_batching_dims=(0,) + _up(dn.scatter_indices_batching_dims))
+            return prim.bind(x, idx, upd, dimension_numbers=dn2, **params), 0
+        return rule
+
+    def _index_vector(idx: Sequence[Any], dims: Sequence[Any], size: int) -> Any:
+        """The scalar start indices as one ``(size, len(idx))`` array (batched ones vary
+        along the first dimension, the rest are broadcast)."""
+        from fluxion.lax import elementwise as ew  # noqa: PLC0415
+        from fluxion.lax import shape_ops as sh  # noqa: PLC0415
+        cols = []
+        dtype = bt.abstractify(idx[0]).dtype if idx else np.dtype(np.int32)
+        for i, d in zip(idx, dims):
+            i = ew.convert_element_type(i, dtype)
+            col = (sh.broadcast_in_dim(i, (size, 1), ()) if d is None
+                   else sh.reshape(i, (size, 1)))
+            cols.append(col)
+        return sh.concatenate(cols, 1)
+
+    # dynamic_slice / dynamic_update_slice with batched start indices are one gather / scatter
+    # (with clamping, which is what these ops do with out-of-range starts).
     def dynamic_slice_batch(args: Any, dims: Any, *, slice_sizes: tuple) -> Any:
         x, idx = args[0], args[1:]
         d = dims[0]
-        if d is None or any(i is not None for i in dims[1:]):  # batched indices: per member
-            return bt.loop_batch_rule(dynamic_slice_p)(args, dims, slice_sizes=slice_sizes)
+        if d is None or any(i is not None for i in dims[1:]):
+            size = bt.batch_size(args, dims)
+            rank = len(slice_sizes)
+            vec = _index_vector(idx, dims[1:], size)
+            dn = GatherDimensionNumbers(offset_dims=tuple(range(rank)),
+                                        collapsed_slice_dims=(), start_index_map=tuple(range(rank)))
+            return gather_batch([x, vec], [d, 0], dimension_numbers=dn,
+                                slice_sizes=tuple(slice_sizes), indices_are_sorted=True,
+                                unique_indices=True, mode=GatherScatterMode.CLIP,
+                                fill_value=None)
         zero = np.zeros((), bt.abstractify(idx[0]).dtype if idx else np.int32)
         idx = list(idx)
         idx.insert(d, zero)
@@ -1197,9 +1290,21 @@ def _attach_batch_rules() -> None:
 
     def dynamic_update_slice_batch(args: Any, dims: Any) -> Any:
         x, u, idx = args[0], args[1], args[2:]
-        if any(i is not None for i in dims[2:]):
-            return bt.loop_batch_rule(dynamic_update_slice_p)(args, dims)
         size = bt.batch_size(args, dims)
+        if any(i is not None for i in dims[2:]):
+            # indices (size, rank) pair with the operand's and the update's leading batch dim
+            rank = len(idx)
+            vec = _index_vector(idx, dims[2:], size)
+            dn = ScatterDimensionNumbers(update_window_dims=tuple(range(1, rank + 1)),
+                                         inserted_window_dims=(),
+                                         scatter_dims_to_operand_dims=tuple(range(1, rank + 1)),
+                                         operand_batching_dims=(0,),
+                                         scatter_indices_batching_dims=(0,))
+            return scatter_p.bind(bt.bdim_to_front(x, dims[0], size), vec,
+                                  bt.bdim_to_front(u, dims[1], size), dimension_numbers=dn,
+                                  indices_are_sorted=True, unique_indices=True,
+                                  mode=GatherScatterMode.CLIP, update_program=None,
+                                  update_consts=()), 0
         x = bt.bdim_to_front(x, dims[0], size)
         u = bt.bdim_to_front(u, dims[1], size)
         zero = np.zeros((), bt.abstractify(idx[0]).dtype if idx else np.int32)
@@ -1207,10 +1312,10 @@ def _attach_batch_rules() -> None:
 
     dynamic_slice_p.batch = dynamic_slice_batch
     dynamic_update_slice_p.batch = dynamic_update_slice_batch
-    for p in (gather_p, scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
+    gather_p.batch = gather_batch
+    for p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p,
               scatter_max_p):
-        # Unvectorised for now: one gather/scatter per member (correct, slower for big batches).
-        p.batch = bt.loop_batch_rule(p)
+        p.batch = scatter_batch(p)
 
 
 _attach_batch_rules()
