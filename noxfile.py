@@ -64,8 +64,12 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(venv_backend="none")
 def bench(session: nox.Session) -> None:
-    """Run the benchmark suite (benchmarks/run.py); its results go under benchmarks/results/."""
+    """Run the benchmark suite (benchmarks/run.py); its results go under benchmarks/results/.
+
+    Installs the benchmark-only backends first (numba: the ``bench`` extra of packages/fluxion).
+    """
     session.chdir(ROOT)
+    _ensure(session, ("numba", "numba"))
     session.run(PY, "benchmarks/run.py", *session.posargs, external=True)
 
 

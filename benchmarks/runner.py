@@ -226,7 +226,7 @@ def run_worker(spec: WorkloadSpec, backend: str, variants: Sequence[str], sizes:
     seen = {(r["variant"], _size_key(r["size"]), r["phase"]) for r in records}
     for variant in variants:
         for size in sizes:
-            for phase in spec.phases:
+            for phase in spec.phases_of(variant):
                 if (variant, _size_key(size), phase) not in seen:
                     records.append({"kind": "record", "backend": backend, "variant": variant,
                                     "size": size, "phase": phase, "status": "error",

@@ -30,8 +30,11 @@ DOCS = ROOT / "docs"
 MODULES = [
     "fluxion",
     "fluxion.numpy",
+    "fluxion.numpy.linalg",
     "fluxion.lax",
+    "fluxion.lax.linalg",
     "fluxion.tree_util",
+    "fluxion.dtypes",
     "fluxion.random",
     "fluxion.nn",
 ]

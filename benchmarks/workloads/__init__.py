@@ -18,6 +18,8 @@ and optionally:
 ``PHASES``       the names of the timings one repetition reports (default ``("total",)``). With
                  more than one phase, the callable times itself and returns a dict
                  ``phase -> seconds``; otherwise the worker times the call.
+``VARIANT_PHASES``  ``variant -> phases`` for variants that report only some of ``PHASES``
+                 (numpy has no compile phase); the others are expected to report all of them.
 ``DEFAULT_REPS`` / ``QUICK_REPS``  repetitions when ``--reps`` is not given.
 ``size_label(size)``  a short string for tables and plots.
 
@@ -100,11 +102,17 @@ class WorkloadSpec:
     default_reps: int | None
     quick_reps: int | None
     module: types.ModuleType = dataclasses.field(repr=False, compare=False)
+    variant_phases: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict,
+                                                                   compare=False)
 
     def label(self, size: Any) -> str:
         """The display label of ``size``."""
         fn = getattr(self.module, "size_label", None)
         return str(fn(size)) if fn is not None else default_size_label(size)
+
+    def phases_of(self, variant: str) -> tuple[str, ...]:
+        """The phases ``variant`` reports: its ``VARIANT_PHASES`` entry, else all ``phases``."""
+        return self.variant_phases.get(variant, self.phases)
 
 
 def spec_of(module: types.ModuleType, path: str | None = None) -> WorkloadSpec:
@@ -124,6 +132,13 @@ def spec_of(module: types.ModuleType, path: str | None = None) -> WorkloadSpec:
     sizes = tuple(getattr(module, "SIZES", ()))
     if not sizes:
         raise TypeError(f"workload {module.__name__} declares no SIZES")
+    phases = tuple(getattr(module, "PHASES", ("total",)))
+    variant_phases = {str(v): tuple(ph) for v, ph in
+                      (getattr(module, "VARIANT_PHASES", None) or {}).items()}
+    for v, ph in variant_phases.items():
+        if not ph or not set(ph) <= set(phases):
+            raise TypeError(f"workload {module.__name__}: VARIANT_PHASES[{v!r}] = {ph} must be "
+                            f"a non-empty subset of PHASES {phases}")
     return WorkloadSpec(
         name=str(getattr(module, "NAME", module.__name__)),
         description=str(getattr(module, "DESCRIPTION", "")),
@@ -131,10 +146,11 @@ def spec_of(module: types.ModuleType, path: str | None = None) -> WorkloadSpec:
         variants=variants,
         sizes=sizes,
         quick_sizes=tuple(getattr(module, "QUICK_SIZES", None) or sizes),
-        phases=tuple(getattr(module, "PHASES", ("total",))),
+        phases=phases,
         default_reps=getattr(module, "DEFAULT_REPS", None),
         quick_reps=getattr(module, "QUICK_REPS", None),
         module=module,
+        variant_phases=variant_phases,
     )
 
 

@@ -43,6 +43,20 @@ SPLIT = textwrap.dedent('''
         return lambda: {"a": 0.001 * size, "b": 0.002 * size}
 ''')
 
+PARTIAL = textwrap.dedent('''
+    NAME = "partial"
+    DESCRIPTION = "one variant reports only some phases"
+    VARIANTS = ("numpy", "numpy-loop")
+    SIZES = (1,)
+    PHASES = ("run", "compile")
+    VARIANT_PHASES = {"numpy-loop": ("run",)}
+
+    def setup(variant, size):
+        if variant == "numpy-loop":
+            return lambda: {"run": 0.003}
+        return lambda: {"run": 0.001, "compile": 0.002}
+''')
+
 CRASH = textwrap.dedent('''
     import os
 
@@ -126,6 +140,15 @@ def test_self_timed_phases(tmp_path):
     assert by_phase["a"]["median_s"] == pytest.approx(0.001)
     assert by_phase["b"]["median_s"] == pytest.approx(0.002)
     assert by_phase["a"]["number"] == 1
+
+
+def test_variant_phases(tmp_path):
+    _, doc = _run(tmp_path, PARTIAL)
+    got = [(r["variant"], r["phase"], r["status"]) for r in doc["results"]]
+    assert got == [("numpy", "run", "ok"), ("numpy-loop", "run", "ok"),
+                   ("numpy", "compile", "ok")]
+    by_variant = {r["variant"]: r for r in doc["results"] if r["phase"] == "run"}
+    assert by_variant["numpy-loop"]["ratio_vs_numpy"] == pytest.approx(3.0)
 
 
 def test_worker_crash_is_recorded(tmp_path):

@@ -437,3 +437,27 @@ def test_devices_and_transfer():
     np.testing.assert_array_equal(back["b"][0], I)
     assert fluxion.device_get(3) == 3
     assert_same(fluxion.device_put(fnp.asarray(X)), X)
+
+
+def test_float0_outputs_and_arguments_under_jit():
+    # integer tangents are float0: a jitted jvp returns them as NumPy float0 zeros, as jax does
+    x = np.ones(3, np.float32)
+    f = lambda x: (x * 2, fnp.arange(3), 5)
+    ours = fluxion.jit(lambda x: fluxion.jvp(f, (x,), (x,)))(x)
+    theirs = jax.jit(lambda x: jax.jvp(lambda x: (x * 2, jax.numpy.arange(3), 5), (x,), (x,)))(x)
+    for o, t in zip(fluxion.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        assert o.dtype == t.dtype and np.shape(o) == np.shape(t)
+    assert isinstance(ours[1][1], np.ndarray) and ours[1][1].dtype == fluxion.dtypes.float0
+    np.testing.assert_array_equal(np.asarray(ours[1][0]), np.asarray(theirs[1][0]))
+    # a float0 argument passes through a jitted function
+    z = np.zeros((2, 2), fluxion.dtypes.float0)
+    out = fluxion.jit(lambda t, y: (t, y + 1))(z, 1.0)
+    assert out[0].dtype == fluxion.dtypes.float0 and out[0].shape == (2, 2)
+
+
+def test_dtypes_module_matches_jax():
+    assert set(fluxion.dtypes.__all__) == {n for n in dir(jax.dtypes) if not n.startswith("_")}
+    assert fluxion.dtypes.float0 == jax.dtypes.float0
+    assert fluxion.dtypes.canonicalize_dtype(np.float64) == jax.dtypes.canonicalize_dtype(np.float64)
+    assert fluxion.dtypes.result_type(np.int8, 1.0) == jax.dtypes.result_type(np.int8, 1.0)
+    assert fluxion.dtypes.issubdtype(fluxion.random.key(0).dtype, fluxion.dtypes.prng_key)

@@ -22,6 +22,13 @@ ALLOWED_MISSING: dict[str, dict[str, str]] = {
         # No operands: no tangent can ever reach them (JAX has no JVP rule for them either).
         "iota": "no operands",
         "axis_index": "no operands",
+        # lax.linalg factorization building blocks that JAX does not differentiate either
+        # (differentiate qr / eig / eigh instead).
+        "geqrf": "JAX has no JVP rule",
+        "householder_product": "JAX has no JVP rule",
+        "schur": "JAX has no JVP rule",
+        "hessenberg": "JAX has no JVP rule",
+        "tridiagonal": "JAX has no JVP rule",
     },
     "batch": {},
 }
@@ -34,6 +41,7 @@ LINEAR = [
     "scatter_add", "scatter_sub", "cumsum", "dot_general", "mul", "div", "select_n",
     "conv_general_dilated", "reduce_window_sum", "select_and_scatter_add",
     "select_and_gather_add", "psum", "all_gather", "ppermute", "all_to_all", "jit",
+    "triangular_solve", "tridiagonal_solve",  # linear in the right-hand side b
 ]
 
 

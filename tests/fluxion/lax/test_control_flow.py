@@ -452,3 +452,67 @@ def test_grad_solves():
     with pytest.raises(TypeError, match="transpose_solve required"):
         fluxion.grad(lambda b: flax.custom_linear_solve(lambda x: d * x, b,
                                                         lambda mv, b: b / d).sum())(V[:3])
+
+
+# ----------------------------------------------------------------------------- eager staging cache
+
+_SCALE = 1.0
+
+
+def _scaled_body(c, x):
+    return c * _SCALE + x, c
+
+
+def test_eager_staging_is_cached_per_function(monkeypatch):
+    from fluxion.lax import control_flow as cf
+    calls = []
+    real = cf.trace_to_program
+    monkeypatch.setattr(cf, "trace_to_program", lambda *a, **k: calls.append(1) or real(*a, **k))
+    xs = fjnp.ones(4)
+    for _ in range(3):
+        flax.scan(_scaled_body, 0.0, xs)
+        flax.fori_loop(0, 3, lambda i, c: c, 1.0)  # a new lambda each time: staged each time
+    assert len(calls) == 1 + 3
+    flax.scan(_scaled_body, 0.0, fjnp.ones(5))  # another length: the same body program
+    assert len(calls) == 4
+    flax.scan(_scaled_body, fjnp.zeros(2), fjnp.ones((5, 2)))  # new avals: staged again
+    assert len(calls) == 5
+
+
+def test_eager_staging_cache_sees_rebound_globals_and_closures():
+    global _SCALE
+    xs = np.ones(3, np.float32)
+    try:
+        _SCALE = 1.0
+        assert float(flax.scan(_scaled_body, 1.0, xs)[0]) == 4.0
+        _SCALE = 2.0  # JAX would reuse its cached trace here and print 4.0 again
+        assert float(flax.scan(_scaled_body, 1.0, xs)[0]) == 15.0
+    finally:
+        _SCALE = 1.0
+    k = 2.0
+
+    def body(i, c):
+        return c * k
+
+    assert float(flax.fori_loop(0, 3, body, 1.0)) == 8.0
+    k = 3.0
+    assert float(flax.fori_loop(0, 3, body, 1.0)) == 27.0
+
+
+def test_eager_staging_cache_does_not_keep_functions_alive():
+    import gc
+    import weakref
+
+    def make():
+        w = fjnp.arange(3.0)
+
+        def body(i, c):
+            return c + w
+        return body
+
+    f = make()
+    flax.fori_loop(0, 2, f, fjnp.zeros(3))
+    ref = weakref.ref(f)
+    del f
+    gc.collect()
+    assert ref() is None

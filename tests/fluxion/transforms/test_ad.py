@@ -458,3 +458,18 @@ def test_indexing_gather_scatter_dynamic_slice_grads_match_jax():
     r = jax.jit(jax.grad(
         lambda x, i: jax.lax.dynamic_update_slice(x, x[:2] * 3, (i,)).sum() * x[i]))(x, i)
     _same(g, r, rtol=1e-5, atol=1e-6)
+
+
+def test_where_and_clamp_rules_use_true_zeros():
+    # an inf cotangent/tangent in the unselected branch must not turn into NaN (inf * 0)
+    inf = np.inf
+    sel = np.array([True, False])
+    w = np.array([1.0, inf], np.float32)
+    ours = fluxion.grad(lambda x: (jnp.where(sel, x, 0.0) * w).sum())(np.ones(2, np.float32))
+    theirs = jax.grad(lambda x: (jnp_ref.where(sel, x, 0.0) * w).sum())(np.ones(2, np.float32))
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    t = np.array([inf, 1.0, inf], np.float32)
+    ours = fluxion.jvp(lambda x: fluxion.lax.clamp(0.0, x, 1.0), (x,), (t,))[1]
+    theirs = jax.jvp(lambda x: jax.lax.clamp(0.0, x, 1.0), (x,), (t,))[1]
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

@@ -60,6 +60,7 @@ _LAZY = {
     "lax": ("fluxion.lax", None),
     "random": ("fluxion.random", None),
     "nn": ("fluxion.nn", None),
+    "dtypes": ("fluxion.dtypes", None),
 }
 
 

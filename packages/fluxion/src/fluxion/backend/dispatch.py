@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion.backend import client as _client
+from fluxion.backend import lapack as _lapack
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
 from fluxion.core import dtypes as _dtypes
@@ -121,6 +122,8 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
         if hit is not None:
             return hit
         dl = _jax.DeviceList(devs)
+        if _lapack.needs_lapack(text):
+            _lapack.ensure_lapack()  # registered + initialised before compile/deserialize
         cache_dir = config.jax_compilation_cache_dir
         exe = None
         path = None
@@ -150,7 +153,10 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
 
 
 def result_handlers(specs: Sequence[Spec]) -> list:
-    return [_jax.array_result_handler(s, s.sharding, True, True) for s in specs]
+    return [_jax.array_result_handler(
+        s if s.dtype != _dtypes.float0 else Spec(s.aval.update(dtype=np.dtype(np.bool_),
+                                                               weak_type=False), s.sharding),
+        s.sharding, True, True) for s in specs]
 
 
 class ExecEntry:
@@ -264,6 +270,13 @@ def _put(arr: np.ndarray, dtype: np.dtype, weak: bool, device: Any) -> Array:
     sharding = default_sharding() if device is None else _sharding_for(device)
     spec = Spec(ShapedArray(arr.shape, dtype, weak), sharding)
     dev = sharding._internal_device_list[0]
+    if dtype == _dtypes.float0:
+        # float0 (the tangent type of integers) is lowered as i1: the device holds bool zeros
+        # while the Array keeps its float0 aval.
+        bspec = Spec(ShapedArray(arr.shape, np.dtype(np.bool_)), sharding)
+        impl = _jax.batched_device_put(bspec, sharding, [np.zeros(arr.shape, np.bool_)], [dev],
+                                       True, True, enable_x64=bool(config.jax_enable_x64))
+        return _wrap(impl, spec)
     impl = _jax.batched_device_put(spec, sharding, [arr], [dev], True, True,
                                    enable_x64=bool(config.jax_enable_x64))
     return _wrap(impl, spec)

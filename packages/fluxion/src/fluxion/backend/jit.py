@@ -24,6 +24,8 @@ from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from fluxion import tree_util
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
@@ -31,6 +33,7 @@ from fluxion.backend.lowering import lower_program
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
+from fluxion.core.dtypes import float0 as _FLOAT0
 from fluxion.core.errors import UnexpectedTracerError
 from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.transforms.staging import (
@@ -56,7 +59,7 @@ class _Entry:
     """One compiled signature of a jitted function."""
 
     __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
-                 "program", "executable")
+                 "program", "executable", "float0")
 
     def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
                  text: str, program: Program) -> None:
@@ -65,7 +68,10 @@ class _Entry:
         self.out_specs = tuple(out_specs)
         self.handlers = _d.result_handlers(self.out_specs)
         self.out0 = self.out_specs[0] if self.out_specs else None
-        self.single = out_tree.num_leaves == 1 and out_tree == _SINGLE_LEAF
+        # float0 outputs (integer tangents) come back as NumPy float0 zeros, as eagerly and in JAX
+        self.float0 = tuple(i for i, sp in enumerate(self.out_specs) if sp.dtype == _FLOAT0)
+        self.single = (out_tree.num_leaves == 1 and out_tree == _SINGLE_LEAF
+                       and not self.float0)
         self.consts = consts  # tuple of jaxlib ArrayImpls passed before the arguments
         self.out_tree = out_tree
         self.text = text
@@ -77,7 +83,10 @@ class _Entry:
             w = _new(Array)
             w._a, w._k, w._np = outs[0], self.out0, None
             return w
-        return self.out_tree.unflatten(list(map(_d._wrap, outs, self.out_specs)))
+        leaves = list(map(_d._wrap, outs, self.out_specs))
+        for i in self.float0:
+            leaves[i] = np.zeros(self.out_specs[i].aval.shape, _FLOAT0)
+        return self.out_tree.unflatten(leaves)
 
 
 _SINGLE_LEAF = tree_util.tree_structure(0)

@@ -288,7 +288,18 @@ from fluxion.lax.slicing import (
 )
 from fluxion.lax.solves import custom_linear_solve, custom_root, custom_root_p, linear_solve_p
 from fluxion.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
-from fluxion.lax.special import igamma, igamma_p, igammac, igammac_p, polygamma, polygamma_p
+from fluxion.lax.special import (
+    igamma,
+    igamma_grad_a,
+    igamma_grad_a_p,
+    igamma_p,
+    igammac,
+    igammac_p,
+    polygamma,
+    polygamma_p,
+    random_gamma_grad,
+    random_gamma_grad_p,
+)
 from fluxion.lax.windowed import (
     reduce_window,
     reduce_window_max,
@@ -309,7 +320,7 @@ __all__ = [
     "ConvDimensionNumbers", "argmax", "argmin", "broadcast_to_rank", "collapse", "conv",
     "conv_dimension_numbers", "conv_general_dilated", "conv_transpose",
     "conv_with_general_padding", "cumlogsumexp", "cummax", "cummin", "cumprod", "cumsum", "full",
-    "full_like", "igamma", "igammac", "polygamma", "stop_gradient", "optimization_barrier", "pad", "padtype_to_pads", "reduce", "reduce_precision",
+    "full_like", "igamma", "igamma_grad_a", "igammac", "polygamma", "random_gamma_grad", "stop_gradient", "optimization_barrier", "pad", "padtype_to_pads", "reduce", "reduce_precision",
     "reduce_window", "sort", "sort_key_val", "top_k",
     "GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers",
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
@@ -330,3 +341,6 @@ __all__ = [
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sqrt", "square", "squeeze", "sub", "tan", "tanh", "transpose",
 ]
+
+# The submodule fluxion.lax.linalg (jax.lax.linalg), imported last: it builds on the families above.
+from fluxion.lax import linalg  # noqa: E402

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import inspect
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,10 +26,11 @@ import numpy as np
 from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.ir import Program, Var
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import Tracer
+from fluxion.core.trace import EVAL, STATE, Tracer
 from fluxion.lax._base import type_error
 from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
 
@@ -45,13 +47,86 @@ def close_program(program: Program) -> Program:
                    program.eqns)
 
 
+# Eager (outermost) staging is cached per function object, as JAX caches its traced bodies, so
+# calling ``lax.fori_loop(0, n, body, x)`` again with the same ``body`` neither re-traces nor
+# re-lowers: the same Program object comes back and the eager executable cache hits. Unlike a
+# plain identity cache, an entry also checks a *guard*: the code, closure cells and referenced
+# globals of the function (and of the functions among those, two levels deep). Rebinding a
+# global or closure variable the body reads therefore re-stages instead of using stale values.
+# The table lives on the function object itself (attribute ``_STAGED_ATTR``), so it goes away
+# with the function (a global weak-keyed table would keep functions alive through the guards).
+_STAGED_ATTR = "_fluxion_staged_programs"
+_STAGED_PER_FUN = 8
+_config_generation = [0]
+_MISSING = object()
+
+
+def _bump_generation(name: str, value: Any) -> None:
+    _config_generation[0] += 1
+
+
+config.on_change(_bump_generation)
+
+
+def _guard(fun: Any, depth: int = 2) -> tuple | None:
+    """The objects a plain Python function's behaviour visibly depends on (None: not cacheable)."""
+    if type(fun) is not types.FunctionType:
+        return None
+    out: list = [fun.__code__, fun.__defaults__, fun.__kwdefaults__]
+    if fun.__closure__:
+        for cell in fun.__closure__:
+            try:
+                v = cell.cell_contents
+            except ValueError:  # an empty cell (a variable assigned later)
+                return None
+            out.append(v)
+            if depth and type(v) is types.FunctionType:
+                sub = _guard(v, depth - 1)
+                if sub is None:
+                    return None
+                out.extend(sub)
+    g = fun.__globals__
+    for name in fun.__code__.co_names:
+        v = g.get(name, _MISSING)
+        out.append(v)
+        if depth and type(v) is types.FunctionType:
+            sub = _guard(v, depth - 1)
+            if sub is None:
+                return None
+            out.extend(sub)
+    return tuple(out)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
 def stage(fun: Callable, args: tuple, avals: Sequence[ShapedArray]) -> tuple[Program, list, Any]:
     """Stage ``fun(*args)`` with leaf avals ``avals``: ``(closed program, consts, out_tree)``.
 
-    The program's invars are the consts followed by the flattened arguments.
+    The program's invars are the consts followed by the flattened arguments. Outside every
+    transformation the result is cached per function (see ``_STAGED_ATTR`` above).
     """
+    table = guard = key = None
+    if STATE.interp is EVAL and type(fun) is types.FunctionType:
+        guard = _guard(fun)
+        if guard is not None:
+            key = (tree_util.tree_structure(args), tuple(avals), _config_generation[0])
+            table = fun.__dict__.get(_STAGED_ATTR)
+            if table is not None:
+                hit = table.get(key)
+                if hit is not None and _same(hit[0], guard):
+                    return hit[1]
     program, consts, out_tree = trace_to_program(fun, args, {}, in_avals=list(avals))
-    return close_program(program), consts, out_tree
+    result = close_program(program), consts, out_tree
+    if key is not None and not any(isinstance(c, Tracer) for c in consts):
+        if table is None:
+            table = {}
+            setattr(fun, _STAGED_ATTR, table)
+        if len(table) >= _STAGED_PER_FUN:
+            del table[next(iter(table))]
+        table[key] = (guard, result)
+    return result
 
 
 def typematch(a: ShapedArray, b: ShapedArray) -> bool:

@@ -1251,7 +1251,8 @@ def _attach_ad_rules() -> None:
     def _select_n_transpose(ct: Any, which: Any, *cases: Any) -> list:
         if ad.is_undefined(which):
             raise NotImplementedError("select_n: the predicate cannot be linear")
-        zeros = mul(ct, c(ct, 0))
+        # true zeros, not ct * 0: an inf/NaN cotangent must not leak into the unselected branch
+        zeros = ad.zeros_like_aval(ad._aval(ct))
         out: list = [None]
         for i, x in enumerate(cases):
             if ad.is_undefined(x):
@@ -1270,7 +1271,7 @@ def _attach_ad_rules() -> None:
         oa = ad._aval(out)
         tl, tx, th = tangents
         acc = None
-        zero = mul(out, c(out, 0))
+        zero = ad.zeros_like_aval(ad.tangent_aval(oa))
         if type(tx) is not ad.Zero:
             acc = select(bitwise_and(gt(x, lo), lt(x, hi)), tx, zero)
         if type(tl) is not ad.Zero:

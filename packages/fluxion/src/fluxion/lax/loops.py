@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import operator
+import types
 from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
@@ -330,6 +331,23 @@ def _int_dtype(x: Any) -> np.dtype:
     return dtypes.dtype(x, canonicalize=True)
 
 
+def _fori_scan_body(body_fun: Callable) -> Callable:
+    """The scan body of ``fori_loop(body_fun)``: one function object per ``body_fun``, kept on
+    it (so eager staging of the same loop body is cached, see ``control_flow.stage``)."""
+    hit = getattr(body_fun, "_fluxion_fori_scan_body", None)
+    if hit is not None:
+        return hit
+
+    def scanned(carry: Any, _: Any) -> Any:
+        from fluxion.lax.elementwise import add  # noqa: PLC0415
+        i, x = carry
+        return (add(i, 1), body_fun(i, x)), None
+
+    if type(body_fun) is types.FunctionType:
+        body_fun._fluxion_fori_scan_body = scanned
+    return scanned
+
+
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
               unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns ``val``.
@@ -372,10 +390,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         if unroll is None:
             unroll = False
 
-        def scanned(carry: Any, _: Any) -> Any:
-            i, x = carry
-            return (add(i, 1), body_fun(i, x)), None
-
+        scanned = _fori_scan_body(body_fun)
         start = lo  # a Python int: a weakly typed counter, as in JAX
         (_, result), _ = scan(scanned, (start, init_val), None, length=max(hi - lo, 0),
                               unroll=unroll)

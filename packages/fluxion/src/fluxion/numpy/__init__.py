@@ -245,6 +245,15 @@ def round(a, decimals=0, out=None):  # noqa: A001
 
 around = round
 
+
+def __getattr__(name: str) -> object:
+    # Submodules imported on first access (``jnp.linalg``), so ``import fluxion.numpy`` stays cheap.
+    if name == "linalg":
+        import importlib  # noqa: PLC0415
+        return importlib.import_module(f"fluxion.numpy.{name}")
+    raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
+
+
 __all__ = [
     "abs", "absolute", "add", "all", "amax", "amin", "any", "apply_along_axis",
     "apply_over_axes", "arange", "arccos", "arccosh",
@@ -268,4 +277,4 @@ __all__ = [
     "tan", "tanh", "tensordot", "transpose", "true_divide", "trunc", "uint4", "uint8", "uint16",
     "uint32", "uint64", "var", "vdot", "vecdot", "vecmat", "vectorize", "vstack", "where", "zeros", "zeros_like",
 ]
-__all__ = sorted(set(__all__) | set(_BREADTH_NAMES))
+__all__ = sorted(set(__all__) | set(_BREADTH_NAMES) | {"linalg"})

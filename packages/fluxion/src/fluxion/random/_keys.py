@@ -31,6 +31,7 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core.config import config
+from fluxion.core.dtypes import ExtendedDType, prng_key
 from fluxion.core.errors import KeyReuseError, user_source_line
 
 __all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
@@ -56,8 +57,9 @@ THREEFRY = PRNGImpl("threefry2x32", "fry", (2,))
 _IMPLS = {THREEFRY.name: THREEFRY}
 
 
-class KeyDtype:
-    """The dtype of typed key arrays, printed ``key<fry>`` for threefry2x32.
+class KeyDtype(ExtendedDType):
+    """The dtype of typed key arrays, printed ``key<fry>`` for threefry2x32 (an extended dtype
+    whose scalar type is ``fluxion.dtypes.prng_key``).
 
     Example:
         >>> import fluxion
@@ -77,6 +79,10 @@ class KeyDtype:
     @property
     def impl(self) -> PRNGImpl:
         return self._impl
+
+    @property
+    def type(self) -> type:
+        return prng_key
 
     def __repr__(self) -> str:
         return self.name

@@ -1,6 +1,6 @@
 """The samplers built on loops, sorting and linear algebra: gamma and its family (Marsaglia-Tsang
 rejection in ``lax.while_loop``, as JAX), poisson, binomial, permutation/choice (sort-based
-shuffles), multivariate_normal and orthogonal (when ``fluxion.numpy.linalg`` is available).
+shuffles), multivariate_normal and orthogonal (through ``fluxion.numpy.linalg``).
 
 The gamma sampler draws one key per element (``split(key, a.size)``) and runs JAX's per-element
 rejection loop vectorised over all elements, which is what JAX's ``vmap`` of that loop computes:
@@ -112,17 +112,53 @@ def _while(cond: Any, body: Any, init: tuple) -> tuple:
     return lax.while_loop(any_cond, masked_body, tuple(init))
 
 
+def _gamma_sample_fn(kd: Any, a: Any, log_space: bool) -> Any:
+    """Gamma(a) samples (or their logs) of ``a``'s shape, one split key per element."""
+    shape = tuple(a.shape)
+    n = math.prod(shape)
+    keys = lax.reshape(_r._split(kd, n), (n, 2))
+    out = _gamma_batch(keys, lax.reshape(a, (n,)), log_space)
+    return lax.reshape(out, shape)
+
+
+def _gamma_sample_grad(sample: Any, a: Any, log_space: bool) -> Any:
+    """d sample / d a at fixed noise (implicit reparameterisation, ``lax.random_gamma_grad``);
+    in log space ``d log(x) = dx / x``, with an underflowed ``x = 0`` taken as the tiniest
+    normal float, as JAX does."""
+    if not log_space:
+        return lax.random_gamma_grad(a, sample)
+    dtype = np.dtype(sample.dtype)
+    x = lax.exp(sample)
+    tiny = lax.full_like(x, dtypes.finfo(dtype).tiny)
+    x = lax.select(lax.eq(x, lax.full_like(x, 0)), tiny, x)
+    return lax.div(lax.random_gamma_grad(a, x), x)
+
+
+def _gamma_sample_jvp(log_space: bool, primals: tuple, tangents: tuple) -> tuple:
+    kd, a = primals
+    out = _gamma_sample_fn(kd, a, log_space)
+    return out, lax.mul(tangents[1], _gamma_sample_grad(out, a, log_space))
+
+
+def _make_gamma_sample() -> Any:
+    from fluxion.transforms.custom_derivatives import custom_jvp  # noqa: PLC0415
+    f = custom_jvp(_gamma_sample_fn, nondiff_argnums=(2,))
+    f.defjvp(_gamma_sample_jvp)
+    return f
+
+
+# Differentiable in ``a`` (the key has no derivative), like JAX's ``random_gamma_p``.
+_gamma_sample = _make_gamma_sample()
+
+
 def _gamma_raw(kd: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space: bool) -> Any:
     jnp = _jnp()
     a = lax.convert_element_type(a, dtype)
     if tuple(a.shape) != shape:
         a = jnp.broadcast_to(a, shape)
-    n = math.prod(shape)
-    if n == 0:
+    if math.prod(shape) == 0:
         return jnp.zeros(shape, dtype)
-    keys = lax.reshape(_r._split(kd, n), (n, 2))
-    out = _gamma_batch(keys, lax.reshape(a, (n,)), log_space)
-    return lax.reshape(out, shape)
+    return _gamma_sample(kd, a, log_space)
 
 
 @_jit(static_argnums=(2, 3, 4))
@@ -683,33 +719,10 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
 
 # ============================================================================== linear algebra
 
-def _linalg() -> Any:
+@_jit(static_argnums=(3, 4, 5))
+def _multivariate_normal_impl(kd: Any, mean: Any, cov: Any, shape: tuple[int, ...] | None,
+                              dtype: np.dtype, method: str) -> Any:
     jnp = _jnp()
-    la = getattr(jnp, "linalg", None)
-    if la is None:
-        raise NotImplementedError("this sampler needs fluxion.numpy.linalg (cholesky/eigh/svd/qr), "
-                                  "which Fluxion does not have yet")
-    return la
-
-
-def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None,
-                        dtype: Any = None, method: str = "cholesky") -> Any:
-    """Multivariate normal samples with ``mean`` (..., n) and covariance ``cov`` (..., n, n);
-    ``method`` 'cholesky', 'eigh' or 'svd' factors the covariance.
-
-    Example:
-        >>> import fluxion, fluxion.numpy as jnp
-        >>> fluxion.random.multivariate_normal(fluxion.random.key(0), jnp.zeros(2),
-        ...                                    jnp.eye(2)).shape  # doctest: +SKIP
-        (2,)
-    """
-    jnp = _jnp()
-    if method not in ("svd", "eigh", "cholesky"):
-        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
-    kd, _, _ = _r._use("multivariate_normal", key)
-    dt = _r._float_dtype("multivariate_normal", dtype)
-    la = _linalg()
-    mean, cov = jnp.asarray(mean).astype(dt), jnp.asarray(cov).astype(dt)
     if mean.ndim < 1:
         raise ValueError(f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == "
                          f"{mean.ndim}")
@@ -722,39 +735,82 @@ def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | No
     if shape is None:
         shape = tuple(np.broadcast_shapes(tuple(mean.shape[:-1]), tuple(cov.shape[:-2])))
     else:
-        shape = _r._shape_tuple("multivariate_normal", shape)
         _r._check_shape("normal", shape, tuple(mean.shape[:-1]), tuple(cov.shape[:-2]))
     if method == "svd":
-        u, s, _ = la.svd(cov)
+        u, s, _ = jnp.linalg.svd(cov)
         factor = u * jnp.sqrt(s[..., None, :])
     elif method == "eigh":
-        w, v = la.eigh(cov)
+        w, v = jnp.linalg.eigh(cov)
         factor = v * jnp.sqrt(w[..., None, :])
     else:
-        factor = la.cholesky(cov)
-    z = _r._normal_impl(kd, shape + (n,), dt)
-    return mean + jnp.sum(factor * jnp.expand_dims(z, -2), axis=-1)
+        factor = jnp.linalg.cholesky(cov)
+    z = _r._normal_impl(kd, shape + (n,), dtype)
+    draws = jnp.einsum("...ij,...j->...i", factor, z)
+    # JAX adds with rank promotion allowed whatever the user's setting: broadcast explicitly.
+    out_shape = tuple(np.broadcast_shapes(tuple(mean.shape), tuple(draws.shape)))
+    return jnp.add(jnp.broadcast_to(mean, out_shape), jnp.broadcast_to(draws, out_shape))
+
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None,
+                        dtype: Any = None, method: str = "cholesky") -> Any:
+    """Multivariate normal samples with ``mean`` (..., n) and covariance ``cov`` (..., n, n);
+    ``method`` 'cholesky' (default), 'eigh' or 'svd' factors the covariance (use 'eigh' or 'svd'
+    for singular covariances). The result has shape ``shape + (n,)`` (default ``shape``: the
+    broadcast of the batch shapes of ``mean`` and ``cov``) and the dtype of ``mean`` and ``cov``
+    promoted to inexact unless ``dtype`` is given; the values equal ``jax.random``'s.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.random.multivariate_normal(fluxion.random.key(0), jnp.zeros(2),
+        ...                                    jnp.eye(2), (3,)).shape
+        (3, 2)
+    """
+    jnp = _jnp()
+    kd, _, _ = _r._use("multivariate_normal", key)
+    from fluxion.numpy._util import promote_dtypes_inexact  # noqa: PLC0415
+    mean, cov = promote_dtypes_inexact(jnp.asarray(mean), jnp.asarray(cov))
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError("method must be one of {'svd', 'eigh', 'cholesky'}")
+    if dtype is None:
+        dt = np.dtype(mean.dtype)
+    else:
+        dt = dtypes.check_and_canonicalize_user_dtype(dtype)
+    if not dtypes.issubdtype(dt, np.floating):
+        raise ValueError(f"dtype argument to `multivariate_normal` must be a float dtype, got {dt}")
+    if shape is not None:
+        shape = _r._shape_tuple("multivariate_normal", shape)
+    return _multivariate_normal_impl(kd, mean, cov, shape, dt, method)
+
+
+@_jit(static_argnums=(1, 2, 3, 4))
+def _orthogonal_impl(kd: Any, n: int, m: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    jnp = _jnp()
+    z = _r._normal_impl(kd, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = jnp.linalg.qr(z)
+    d = jnp.linalg.diagonal(r)
+    x = q * jnp.expand_dims(jnp.sign(d), -2)
+    return jnp.linalg.matrix_transpose(x) if n < m else x
 
 
 def orthogonal(key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None,
                m: int | None = None) -> Any:
-    """Random matrices with orthonormal columns (or rows), uniform (Haar) over the orthogonal
-    group for ``m == n``.
+    """Random matrices of shape ``shape + (n, m)`` (``m`` defaults to ``n``), uniform (Haar) over
+    the orthogonal group O(n) (the unitary group for complex ``dtype``); for ``m != n`` the rows
+    (``n < m``) or columns (``n > m``) are orthonormal. Same values as ``jax.random.orthogonal``.
 
     Example:
         >>> import fluxion
-        >>> fluxion.random.orthogonal(fluxion.random.key(0), 3).shape  # doctest: +SKIP
+        >>> fluxion.random.orthogonal(fluxion.random.key(0), 3).shape
         (3, 3)
     """
-    jnp = _jnp()
+    import operator  # noqa: PLC0415
+    mm = n if m is None else m
+    shape = _r._shape_tuple("orthogonal", shape)
     kd, _, _ = _r._use("orthogonal", key)
     dt = _r._float_dtype("orthogonal", dtype, (np.inexact,))
-    mm = n if m is None else int(m)
-    n = int(n)
-    la = _linalg()
-    shape = _r._shape_tuple("orthogonal", shape)
-    z = _r._normal_impl(kd, (*shape, max(n, mm), min(n, mm)), dt)
-    q, r = la.qr(z)
-    d = jnp.diagonal(r, axis1=-2, axis2=-1)
-    x = q * jnp.expand_dims(jnp.sign(d), -2)
-    return jnp.swapaxes(x, -1, -2) if n < mm else x
+    try:
+        n, mm = operator.index(n), operator.index(mm)
+    except TypeError:
+        raise TypeError(f"fluxion.random.orthogonal: n and m must be concrete integers, got "
+                        f"n={n!r}, m={m!r}") from None
+    return _orthogonal_impl(kd, n, mm, shape, dt)
