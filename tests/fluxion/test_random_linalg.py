@@ -48,7 +48,8 @@ MVN_CASES = [
 
 
 @pytest.mark.parametrize("method", ["cholesky", "eigh", "svd"])
-@pytest.mark.parametrize("seed", [0, 7, 2 ** 31 + 3])
+@pytest.mark.parametrize("seed", [0, pytest.param(7, marks=pytest.mark.slow),
+                                  pytest.param(2 ** 31 + 3, marks=pytest.mark.slow)])
 def test_multivariate_normal_matches_jax(mode, method, seed):
     for mshape, cbatch, n, shape in MVN_CASES:
         rng = np.random.default_rng(seed % 1000)
@@ -114,7 +115,8 @@ ORTH_CASES = [(3, (), None), (4, (2,), None), (2, (3, 2), None), (4, (), 2), (2,
               (1, (), None)]
 
 
-@pytest.mark.parametrize("seed", [0, 11, 2 ** 32 - 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(11, marks=pytest.mark.slow),
+                                  pytest.param(2 ** 32 - 1, marks=pytest.mark.slow)])
 def test_orthogonal_matches_jax(mode, seed):
     for n, shape, m in ORTH_CASES:
         ours = fr.orthogonal(fr.key(seed), n, shape, m=m)

@@ -342,5 +342,10 @@ __all__ = [
     "slice_in_dim", "sqrt", "square", "squeeze", "sub", "tan", "tanh", "transpose",
 ]
 
-# The submodule fluxion.lax.linalg (jax.lax.linalg), imported last: it builds on the families above.
-from fluxion.lax import linalg  # noqa: E402
+
+def __getattr__(name: str) -> "object":
+    # The submodule fluxion.lax.linalg (jax.lax.linalg) is imported on first use.
+    if name == "linalg":
+        import importlib  # noqa: PLC0415
+        return importlib.import_module("fluxion.lax.linalg")
+    raise AttributeError(f"module 'fluxion.lax' has no attribute {name!r}")
