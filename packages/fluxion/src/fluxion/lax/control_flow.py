@@ -72,22 +72,13 @@ def _guard(fun: Any, depth: int = 2) -> tuple | None:
     """The objects a plain Python function's behaviour visibly depends on (None: not cacheable)."""
     if type(fun) is not types.FunctionType:
         return None
-    out: list = [fun.__code__, fun.__defaults__, fun.__kwdefaults__]
-    if fun.__closure__:
-        for cell in fun.__closure__:
-            try:
-                v = cell.cell_contents
-            except ValueError:  # an empty cell (a variable assigned later)
-                return None
-            out.append(v)
-            if depth and type(v) is types.FunctionType:
-                sub = _guard(v, depth - 1)
-                if sub is None:
-                    return None
-                out.extend(sub)
+    try:  # an empty cell (a variable assigned later) raises ValueError
+        cells = [c.cell_contents for c in fun.__closure__ or ()]
+    except ValueError:
+        return None
     g = fun.__globals__
-    for name in fun.__code__.co_names:
-        v = g.get(name, _MISSING)
+    out: list = [fun.__code__, fun.__defaults__, fun.__kwdefaults__]
+    for v in cells + [g.get(name, _MISSING) for name in fun.__code__.co_names]:
         out.append(v)
         if depth and type(v) is types.FunctionType:
             sub = _guard(v, depth - 1)
