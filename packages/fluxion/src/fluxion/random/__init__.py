@@ -60,7 +60,9 @@ def _jnp() -> Any:
 
 
 def _jit(**kw: Any) -> Any:
-    """A decorator: ``fluxion.jit`` made on first call (jaxlib loads lazily), inline when traced.
+    """A decorator: ``fluxion.jit`` made on first call (jaxlib loads lazily). Under a
+    transformation it stays one nested ``jit`` call, as JAX's samplers do, so e.g. an eager
+    ``vmap`` of a sampler runs as one compiled program (bit-identical to JAX's) rather than op by op.
 
     One jitted function per value of ``jax_threefry_partitionable``, since the bits a sampler
     draws depend on that flag and ``jit``'s cache key does not include it.
@@ -74,7 +76,7 @@ def _jit(**kw: Any) -> Any:
             j = cell.get(flag)
             if j is None:
                 from fluxion.backend.jit import jit  # noqa: PLC0415
-                j = cell[flag] = jit(fun, inline=True, **kw)
+                j = cell[flag] = jit(fun, **kw)
             return j(*args, **kwargs)
 
         call.__name__ = fun.__name__
