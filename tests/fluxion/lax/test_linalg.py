@@ -654,3 +654,19 @@ def test_subset_errors():
         L.eigh(SPD, subset_by_index=(2, 5))
     with pytest.raises(ValueError, match="full_matrices and subset_by_index"):
         L.svd(TALL, subset_by_index=(0, 2))
+
+
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_vmap_triangular_solve_shared_matrix_is_one_solve(left_side, axis):
+    # a batch of right-hand sides against one matrix joins the columns (rows) of b, as in JAX
+    rng = np.random.default_rng(3)
+    a = (np.triu(rng.standard_normal((4, 4))) + 4 * np.eye(4)).astype(np.float32)
+    b = rng.standard_normal((3, 4, 2) if left_side else (3, 2, 4)).astype(np.float32)
+    bx = np.moveaxis(b, 0, axis)
+    ours = fluxion.vmap(lambda b: L.triangular_solve(a, b, left_side=left_side), (axis,))
+    theirs = jax.vmap(lambda b: JL.triangular_solve(a, b, left_side=left_side), (axis,))
+    assert_same(ours(bx), theirs(bx), rtol=1e-5, atol=1e-6)
+    prog = fluxion.make_jaxpr(ours)(bx)
+    solves = [e for e in prog.program.eqns if e.prim.name == "triangular_solve"]
+    assert len(solves) == 1 and solves[0].inputs[0].aval.shape == (4, 4)

@@ -1337,10 +1337,36 @@ def _front_batch_rule(prim: Primitive) -> Callable[..., Any]:
     return rule
 
 
-for _p in (cholesky_p, triangular_solve_p, lu_p, lu_pivots_to_permutation_p, geqrf_p,
+for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, geqrf_p,
            householder_product_p, qr_p, eigh_p, svd_p, eig_p, tridiagonal_solve_p, schur_p,
            hessenberg_p, tridiagonal_p):
     _p.batch = _front_batch_rule(_p)
+
+
+def _triangular_solve_batch(args: Any, dims: Any, *, left_side: bool, **params: Any) -> Any:
+    """A shared matrix with a batch of right-hand sides is one solve with more right-hand sides:
+    the batch joins the columns of ``b`` (left side) or its rows (right side), as in JAX, instead
+    of one small solve per member."""
+    from fluxion.transforms import batching as bt  # noqa: PLC0415
+    a, b = args
+    da, db = dims
+    if da is not None or db is None:
+        return _front_batch_rule(triangular_solve_p)(args, dims, left_side=left_side, **params)
+    nd = len(bt._shape(b))
+    b = bt.moveaxis(b, db, nd - 1)  # (..., m, n, B)
+    shape = tuple(bt._shape(b))
+    lead, (m, n, size) = shape[:-3], shape[-3:]
+    if left_side:  # columns are independent: (..., m, n * B)
+        out = triangular_solve_p.bind(a, _so.reshape(b, lead + (m, n * size)),
+                                      left_side=left_side, **params)
+        return _so.reshape(out, shape), nd - 1
+    b = bt.moveaxis(b, nd - 1, nd - 2)  # rows are independent: (..., m, B, n) -> (..., m * B, n)
+    out = triangular_solve_p.bind(a, _so.reshape(b, lead + (m * size, n)),
+                                  left_side=left_side, **params)
+    return _so.reshape(out, lead + (m, size, n)), nd - 2
+
+
+triangular_solve_p.batch = _triangular_solve_batch
 
 
 # ================================================================== autodiff rules
