@@ -473,3 +473,22 @@ def test_where_and_clamp_rules_use_true_zeros():
     ours = fluxion.jvp(lambda x: fluxion.lax.clamp(0.0, x, 1.0), (x,), (t,))[1]
     theirs = jax.jvp(lambda x: jax.lax.clamp(0.0, x, 1.0), (x,), (t,))[1]
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_per_example_weight_grads_are_built_in_their_final_layout():
+    # vmap(grad) of x @ w: the per-example weight gradients are outer products (no sums), so the
+    # transpose rule computes them directly as (batch, in, out) instead of transposing the result
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    xs = rng.standard_normal((4, 1, 5)).astype(np.float32)
+
+    def make(np_, api):
+        return api.vmap(api.grad(lambda w, x: np_.sum(np_.tanh(np_.dot(x, w)) ** 2)), (None, 0))
+
+    ours = make(jnp, fluxion)(w, xs)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(make(jnp_ref, jax)(w, xs)),
+                               rtol=1e-5, atol=1e-6)
+    prog = fluxion.make_jaxpr(make(jnp, fluxion))(w, xs)
+    assert ours.shape == (4, 5, 3)
+    assert not [e for e in prog.program.eqns if e.prim.name == "transpose"
+                and e.outputs[0].aval.shape == (4, 5, 3)]

@@ -239,14 +239,25 @@ def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimensio
     ct_dt = ad._aval(ct).dtype
     if o_aval.dtype != ct_dt:
         other = convert_element_type(other, ct_dt)
-    dn = ((tuple(ct_other_free), tuple(o_free)), (tuple(range(nb)), tuple(rb)))
-    r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
-                           preferred_element_type=None)
-    # r layout: batch (x's lb order), x free (sorted), x contracting ordered by other's sorted rc
+    # dot_general(ct, other) is laid out as: batch (x's lb order), x free (sorted), x contracting
+    # ordered by other's sorted rc; dot_general(other, ct) puts the last two groups the other way.
     order = sorted(range(len(rc)), key=lambda k: rc[k])
     src = list(lb) + x_free + [lc[k] for k in order]
-    perm = tuple(src.index(d) for d in range(x_nd))
-    r = transpose(r, perm)
+    src_swapped = list(lb) + [lc[k] for k in order] + x_free
+    ident = list(range(x_nd))
+    ct_shape = ad._aval(ct).shape
+    exact = all(ct_shape[d] == 1 for d in ct_other_free)  # no sums: operand order cannot matter
+    if src != ident and src_swapped == ident and exact:
+        # e.g. per-example weight gradients (outer products): computing them in the final layout
+        # saves a transpose of the (often largest) result
+        dn = ((tuple(o_free), tuple(ct_other_free)), (tuple(rb), tuple(range(nb))))
+        r = dot_general_p.bind(other, ct, dimension_numbers=dn, precision=precision,
+                               preferred_element_type=None)
+    else:
+        dn = ((tuple(ct_other_free), tuple(o_free)), (tuple(range(nb)), tuple(rb)))
+        r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
+                               preferred_element_type=None)
+        r = transpose(r, tuple(src.index(d) for d in range(x_nd)))
     if ad._aval(r).dtype != x_aval.dtype:
         r = convert_element_type(r, x_aval.dtype)
     return r
