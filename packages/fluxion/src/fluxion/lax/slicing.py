@@ -1291,6 +1291,8 @@ def _attach_batch_rules() -> None:
     def dynamic_update_slice_batch(args: Any, dims: Any) -> Any:
         x, u, idx = args[0], args[1], args[2:]
         size = bt.batch_size(args, dims)
+        x = bt.bdim_to_front(x, dims[0], size)
+        u = bt.bdim_to_front(u, dims[1], size)
         if any(i is not None for i in dims[2:]):
             # indices (size, rank) pair with the operand's and the update's leading batch dim
             rank = len(idx)
@@ -1300,13 +1302,9 @@ def _attach_batch_rules() -> None:
                                          scatter_dims_to_operand_dims=tuple(range(1, rank + 1)),
                                          operand_batching_dims=(0,),
                                          scatter_indices_batching_dims=(0,))
-            return scatter_p.bind(bt.bdim_to_front(x, dims[0], size), vec,
-                                  bt.bdim_to_front(u, dims[1], size), dimension_numbers=dn,
-                                  indices_are_sorted=True, unique_indices=True,
-                                  mode=GatherScatterMode.CLIP, update_program=None,
-                                  update_consts=()), 0
-        x = bt.bdim_to_front(x, dims[0], size)
-        u = bt.bdim_to_front(u, dims[1], size)
+            return scatter_p.bind(x, vec, u, dimension_numbers=dn, indices_are_sorted=True,
+                                  unique_indices=True, mode=GatherScatterMode.CLIP,
+                                  update_program=None, update_consts=()), 0
         zero = np.zeros((), bt.abstractify(idx[0]).dtype if idx else np.int32)
         return dynamic_update_slice_p.bind(x, u, zero, *idx), 0
 
