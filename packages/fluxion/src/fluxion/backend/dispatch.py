@@ -370,7 +370,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         table = _EAGER[pkey] = {}
     for a in args:
         if type(a) is not Array:
-            fold = prim.props.get("fold")
+            fold = prim.fold
             if fold is not None and not any(type(b) is Array for b in args):
                 lit = fold(*args, **params)
                 if lit is not None:

@@ -1,13 +1,26 @@
 """Primitives: the closed set of operations that every transformation knows how to interpret.
 
-A :class:`Primitive` is a name plus a table of rules. Each rule is set in the primitive's own
-``lax`` module, right beside its definition:
+A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the primitive's own
+``lax`` module on the lines right after its definition (``docs/internals.md``):
 
 - ``abstract_eval(*avals, **params)``: the output aval(s) (shape rule, dtype rule, weak type);
 - ``lowering(ctx, *values, **params)``: StableHLO text for it (``fluxion.backend.lowering``);
-- ``jvp``, ``transpose``, ``batch``: the autodiff and vmap rules;
+- ``jvp(primals, tangents, **params) -> (primal_out, tangent_out)``: forward-mode derivative,
+  with symbolic zero tangents;
+- ``transpose(ct, *args, **params)``: one cotangent per input for a primitive linear in the
+  inputs marked undefined;
+- ``batch(axis_data, args, dims, **params) -> (out, out_dims)``: the vmap rule;
+- ``partial_eval(pe, args, **params)``: how linearisation splits a primitive with sub-programs
+  into a known and an unknown part (default: the whole primitive is unknown if any input is);
+- ``split_policy(eqn)``: for call primitives whose body partial evaluation splits recursively,
+  the rematerialisation policy of that body (``None`` saves every residual);
+- ``fold(*args, **params)``: a trace-time constant fold for host scalars (or ``None``);
 - ``impl(*args, **params)``: an eager implementation, for primitives that are not compiled alone
   (call primitives such as ``jit``); by default eager evaluation compiles the primitive alone.
+
+Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
+(the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
+collectives and primitives with sub-programs that may use the axis name).
 
 ``bind`` hands the primitive to the current interpreter (see :mod:`fluxion.core.trace`).
 
@@ -31,21 +44,25 @@ __all__ = ["Primitive"]
 class Primitive:
     """An operation with a rule per transformation. See the module docstring."""
 
-    multiple_results: bool
-    effectful: bool
+    __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
+                 "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
+                 "fold", "__weakref__")
 
-    def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False):
+    def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
+                 batch_unmapped: bool = False):
         self.name = name
         self.multiple_results = multiple_results
         self.effectful = effectful
+        self.batch_unmapped = batch_unmapped
         self.abstract_eval: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
         self.impl: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None
         self.transpose: Callable[..., Any] | None = None
         self.batch: Callable[..., Any] | None = None
-        # Extra per-primitive data a transformation may want (e.g. "is linear"), by name.
-        self.props: dict[str, Any] = {}
+        self.partial_eval: Callable[..., Any] | None = None
+        self.split_policy: Callable[..., Any] | None = None
+        self.fold: Callable[..., Any] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter."""
@@ -53,15 +70,3 @@ class Primitive:
 
     def __repr__(self) -> str:
         return self.name
-
-    def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self.abstract_eval = fn
-        return fn
-
-    def def_lowering(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self.lowering = fn
-        return fn
-
-    def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self.impl = fn
-        return fn

@@ -564,7 +564,7 @@ def _cond_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *,
 
 
 cond_p.batch = _cond_batch
-cond_p.props["batch_axis"] = True
+cond_p.batch_unmapped = True
 
 
 # =============================================================================== autodiff rules
@@ -682,7 +682,7 @@ def _cond_jvp(primals: list, tangents: list, *, branches: tuple[Program, ...]) -
     return list(outs[:n_out]), t_out
 
 
-def _cond_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+def _cond_partial_eval(pe: Any, args: Sequence[Any], **params: Any) -> list:
     from fluxion.core.ir import eval_program  # noqa: PLC0415
     from fluxion.core.trace import set_current  # noqa: PLC0415
     from fluxion.transforms.ad import zeros_like_aval  # noqa: PLC0415
@@ -790,7 +790,7 @@ def _install_ad_rules() -> None:
         return
     cond_p.jvp = _cond_jvp
     cond_p.transpose = _cond_transpose
-    ad.partial_eval_rules[cond_p] = _cond_partial_eval
+    cond_p.partial_eval = _cond_partial_eval
 
 
 _install_ad_rules()

@@ -503,7 +503,7 @@ def _conv_transpose_rhs(g: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
     return _to_dtype(out, rhs.aval.dtype)
 
 
-def _conv_batch(args: Any, dims: Any, **params: Any) -> Any:
+def _conv_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
     """Fold the vmapped dimension into the convolution's batch or feature dimensions."""
     lhs, rhs = args
     ld, rd = dims

@@ -180,7 +180,7 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
 
 # ------------------------------------------------------------------ batching rule (vmap)
 
-def _dot_general_batch(args: Any, dims: Any, *, dimension_numbers: tuple, precision: Any,
+def _dot_general_batch(axis_data: Any, args: Any, dims: Any, *, dimension_numbers: tuple, precision: Any,
                        preferred_element_type: Any) -> Any:
     """One dot_general for the batch: both operands mapped -> a new leading batch dimension;
     one operand mapped -> its batch dimension stays a free dimension of that operand."""

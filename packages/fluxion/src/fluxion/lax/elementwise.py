@@ -837,7 +837,7 @@ def _convert_fold(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Literal | 
 
 convert_element_type_p.abstract_eval = _convert_abstract_eval
 convert_element_type_p.lowering = _convert_lowering
-convert_element_type_p.props["fold"] = _convert_fold
+convert_element_type_p.fold = _convert_fold
 
 
 def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
@@ -908,7 +908,7 @@ def _attach_batch_rules() -> None:
               complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
         p.batch = bt.elementwise_batch_rule(p)
 
-    def select_n_batch(args: Any, dims: Any) -> Any:
+    def select_n_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         which, cases = args[0], args[1:]
         wd, cds = dims[0], dims[1:]
         case_rank = len(bt._shape(cases[0])) - (cds[0] is not None)
@@ -929,7 +929,7 @@ def _attach_batch_rules() -> None:
                 w = broadcast_in_dim_p.bind(w, shape=full, broadcast_dimensions=(0,))
         return select_n_p.bind(w, *cs), 0
 
-    def clamp_batch(args: Any, dims: Any) -> Any:
+    def clamp_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         lo, x, hi = args
         ld, xd, hd = dims
         if ld is None and hd is None and not bt._shape(lo) and not bt._shape(hi):
@@ -950,7 +950,7 @@ def _attach_batch_rules() -> None:
             ops.append(b)
         return clamp_p.bind(ops[0], x, ops[1]), 0
 
-    def bitcast_batch(args: Any, dims: Any, *, new_dtype: Any) -> Any:
+    def bitcast_batch(axis_data: Any, args: Any, dims: Any, *, new_dtype: Any) -> Any:
         x, d = args[0], dims[0]
         old = getattr(x, "dtype", None)
         if old is not None and dtypes.bit_width(np.dtype(old)) != dtypes.bit_width(new_dtype):
@@ -1317,7 +1317,7 @@ _attach_ad_rules()
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.abstract_eval = lambda x: x
 stop_gradient_p.lowering = lambda ctx, x: x
-stop_gradient_p.batch = lambda args, dims: (stop_gradient_p.bind(args[0]), dims[0])
+stop_gradient_p.batch = lambda axis_data, args, dims: (stop_gradient_p.bind(args[0]), dims[0])
 
 
 def _stop_gradient_jvp(primals: list, tangents: list) -> tuple:
@@ -1358,7 +1358,7 @@ def _attach_more_batch_rules() -> None:
 
     copy_p.batch = bt.unary_batch_rule(copy_p)
     reduce_precision_p.batch = bt.unary_batch_rule(reduce_precision_p)
-    optimization_barrier_p.batch = lambda args, dims: (optimization_barrier_p.bind(*args),
+    optimization_barrier_p.batch = lambda axis_data, args, dims: (optimization_barrier_p.bind(*args),
                                                        list(dims))
 
 

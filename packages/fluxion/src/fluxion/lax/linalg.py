@@ -1326,7 +1326,7 @@ def symmetric_product(a_matrix: Any, c_matrix: Any, *, alpha: float = 1.0, beta:
 def _front_batch_rule(prim: Primitive) -> Callable[..., Any]:
     """Every operand's batch dimension moved (or broadcast) to the front: these primitives batch
     over leading dimensions natively."""
-    def rule(args: Any, dims: Any, **params: Any) -> Any:
+    def rule(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
         from fluxion.transforms import batching as bt  # noqa: PLC0415
         size = bt.batch_size(args, dims)
         ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
@@ -1343,7 +1343,7 @@ for _p in (cholesky_p, lu_p, lu_pivots_to_permutation_p, geqrf_p,
     _p.batch = _front_batch_rule(_p)
 
 
-def _triangular_solve_batch(args: Any, dims: Any, *, left_side: bool, **params: Any) -> Any:
+def _triangular_solve_batch(axis_data: Any, args: Any, dims: Any, *, left_side: bool, **params: Any) -> Any:
     """A shared matrix with a batch of right-hand sides is one solve with more right-hand sides:
     the batch joins the columns of ``b`` (left side) or its rows (right side), as in JAX, instead
     of one small solve per member."""
@@ -1351,7 +1351,7 @@ def _triangular_solve_batch(args: Any, dims: Any, *, left_side: bool, **params: 
     a, b = args
     da, db = dims
     if da is not None or db is None:
-        return _front_batch_rule(triangular_solve_p)(args, dims, left_side=left_side, **params)
+        return _front_batch_rule(triangular_solve_p)(axis_data, args, dims, left_side=left_side, **params)
     nd = len(bt._shape(b))
     b = bt.moveaxis(b, db, nd - 1)  # (..., m, n, B)
     shape = tuple(bt._shape(b))

@@ -616,7 +616,7 @@ def _while_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, body_ja
 
 
 while_p.batch = _while_batch
-while_p.props["batch_axis"] = True
+while_p.batch_unmapped = True
 
 
 def _scan_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, jaxpr: Program,
@@ -657,7 +657,7 @@ def _scan_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, jaxpr: P
 
 
 scan_p.batch = _scan_batch
-scan_p.props["batch_axis"] = True
+scan_p.batch_unmapped = True
 
 
 # =============================================================================== autodiff rules
@@ -724,7 +724,7 @@ def _scan_jvp(primals: list, tangents: list, *, jaxpr: Program, length: int, num
     return list(carry) + list(ys), t_out
 
 
-def _scan_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+def _scan_partial_eval(pe: Any, args: Sequence[Any], **params: Any) -> list:
     from fluxion.core.trace import set_current  # noqa: PLC0415
     from fluxion.lax.control_flow import split_program  # noqa: PLC0415
     from fluxion.transforms.staging import StagingInterpreter  # noqa: PLC0415
@@ -910,7 +910,7 @@ def _while_jvp(primals: list, tangents: list, *, body_jaxpr: Program, body_ncons
     return list(outs[:n]), [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(inz, avals)]
 
 
-def _while_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+def _while_partial_eval(pe: Any, args: Sequence[Any], **params: Any) -> list:
     from fluxion.core.ir import dce  # noqa: PLC0415
     from fluxion.core.trace import set_current  # noqa: PLC0415
     from fluxion.lax.control_flow import split_program  # noqa: PLC0415
@@ -961,10 +961,10 @@ def _install_ad_rules() -> None:
         return
     scan_p.jvp = _scan_jvp
     scan_p.transpose = _scan_transpose
-    ad.partial_eval_rules[scan_p] = _scan_partial_eval
+    scan_p.partial_eval = _scan_partial_eval
     while_p.jvp = _while_jvp
     while_p.transpose = _while_transpose
-    ad.partial_eval_rules[while_p] = _while_partial_eval
+    while_p.partial_eval = _while_partial_eval
 
 
 _install_ad_rules()

@@ -155,10 +155,10 @@ _attach_ad_rules()
 
 # ------------------------------------------------------------------ batching rule (vmap)
 
-def _pad_batch(args: Any, dims: Any, *, padding_config: tuple) -> Any:
+def _pad_batch(axis_data: Any, args: Any, dims: Any, *, padding_config: tuple) -> Any:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
     if dims[1] is not None:  # a mapped padding value: one pad per member
-        return bt.loop_batch_rule(pad_p)(args, dims, padding_config=padding_config)
+        return bt.loop_batch_rule(pad_p)(axis_data, args, dims, padding_config=padding_config)
     d = dims[0]
     config = list(padding_config)
     config.insert(d, (0, 0, 0))

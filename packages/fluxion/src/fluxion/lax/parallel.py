@@ -92,7 +92,7 @@ def _reduction_collective(name: str, reduce_p: Primitive, kind: str) -> Primitiv
     p = Primitive(name)
     p.abstract_eval = lambda x, *, axis_name: x
     p.impl, p.lowering = _no_eval(name)
-    p.props["batch_axis"] = True
+    p.batch_unmapped = True
 
     def batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple) -> Any:
         x, d = args[0], dims[0]
@@ -196,7 +196,7 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 axis_index_p = Primitive("axis_index")
 axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
 axis_index_p.impl, axis_index_p.lowering = _no_eval("axis_index")
-axis_index_p.props["batch_axis"] = True
+axis_index_p.batch_unmapped = True
 
 
 def _axis_index_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any) -> Any:
@@ -242,7 +242,7 @@ def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tile
 
 all_gather_p.abstract_eval = _all_gather_abstract_eval
 all_gather_p.impl, all_gather_p.lowering = _no_eval("all_gather")
-all_gather_p.props["batch_axis"] = True
+all_gather_p.batch_unmapped = True
 
 
 def _merge(x: Any, axis: int) -> Any:
@@ -302,7 +302,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
 ppermute_p = Primitive("ppermute")
 ppermute_p.abstract_eval = lambda x, *, axis_name, perm: x
 ppermute_p.impl, ppermute_p.lowering = _no_eval("ppermute")
-ppermute_p.props["batch_axis"] = True
+ppermute_p.batch_unmapped = True
 
 
 def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
@@ -394,7 +394,7 @@ def _all_to_all_abstract_eval(x: ShapedArray, *, axis_name: Any, split_axis: int
 
 all_to_all_p.abstract_eval = _all_to_all_abstract_eval
 all_to_all_p.impl, all_to_all_p.lowering = _no_eval("all_to_all")
-all_to_all_p.props["batch_axis"] = True
+all_to_all_p.batch_unmapped = True
 
 
 def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,

@@ -68,7 +68,6 @@ def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
-    p.props["identity"] = lambda dtype: _identity(kind, dtype)
     return p
 
 
@@ -380,7 +379,7 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _reduce_batch_rule(prim: Primitive) -> Any:
-    def rule(args: Any, dims: Any, *, axes: tuple[int, ...]) -> Any:
+    def rule(axis_data: Any, args: Any, dims: Any, *, axes: tuple[int, ...]) -> Any:
         d = dims[0]
         phys = tuple(a if a < d else a + 1 for a in axes)
         return prim.bind(args[0], axes=phys), d - sum(1 for a in axes if a < d)
@@ -462,7 +461,7 @@ _attach_ad_rules()
 
 
 def _arg_reduce_batch_rule(prim: Primitive) -> Any:
-    def rule(args: Any, dims: Any, *, axes: tuple[int, ...], index_dtype: Any) -> Any:
+    def rule(axis_data: Any, args: Any, dims: Any, *, axes: tuple[int, ...], index_dtype: Any) -> Any:
         d = dims[0]
         phys = tuple(a if a < d else a + 1 for a in axes)
         return (prim.bind(args[0], axes=phys, index_dtype=index_dtype),
@@ -471,11 +470,11 @@ def _arg_reduce_batch_rule(prim: Primitive) -> Any:
     return rule
 
 
-def _reduce_batch(args: Any, dims: Any, *, computation: Any, dimensions: tuple[int, ...]) -> Any:
+def _reduce_batch(axis_data: Any, args: Any, dims: Any, *, computation: Any, dimensions: tuple[int, ...]) -> Any:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
     n = len(args) // 2
     if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduce per member
-        return bt.loop_batch_rule(reduce_p)(args, dims, computation=computation,
+        return bt.loop_batch_rule(reduce_p)(axis_data, args, dims, computation=computation,
                                             dimensions=dimensions)
     size = bt.batch_size(args, dims)
     ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]

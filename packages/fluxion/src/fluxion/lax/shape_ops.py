@@ -409,7 +409,7 @@ def _phys(a: int, d: int) -> int:
     return a if a < d else a + 1
 
 
-def _broadcast_in_dim_batch(args: Any, dims: Any, *, shape: tuple[int, ...],
+def _broadcast_in_dim_batch(axis_data: Any, args: Any, dims: Any, *, shape: tuple[int, ...],
                             broadcast_dimensions: tuple[int, ...]) -> Any:
     from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
     x = moveaxis(args[0], dims[0], 0)
@@ -419,13 +419,13 @@ def _broadcast_in_dim_batch(args: Any, dims: Any, *, shape: tuple[int, ...],
         broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
 
 
-def _reshape_batch(args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
+def _reshape_batch(axis_data: Any, args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
     from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
     x = moveaxis(args[0], dims[0], 0)
     return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes)), 0
 
 
-def _transpose_batch(args: Any, dims: Any, *, permutation: tuple[int, ...]) -> Any:
+def _transpose_batch(axis_data: Any, args: Any, dims: Any, *, permutation: tuple[int, ...]) -> Any:
     d = dims[0]
     perm = (d,) + tuple(_phys(p, d) for p in permutation)
     if perm == tuple(range(len(perm))):
@@ -433,18 +433,18 @@ def _transpose_batch(args: Any, dims: Any, *, permutation: tuple[int, ...]) -> A
     return transpose_p.bind(args[0], permutation=perm), 0
 
 
-def _squeeze_batch(args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+def _squeeze_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
     d = dims[0]
     return (squeeze_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)),
             d - sum(1 for a in dimensions if a < d))
 
 
-def _rev_batch(args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+def _rev_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
     d = dims[0]
     return rev_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)), d
 
 
-def _slice_batch(args: Any, dims: Any, *, start_indices: tuple[int, ...],
+def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[int, ...],
                  limit_indices: tuple[int, ...], strides: Any) -> Any:
     x, d = args[0], dims[0]
     st = list(start_indices)
@@ -459,14 +459,14 @@ def _slice_batch(args: Any, dims: Any, *, start_indices: tuple[int, ...],
     return slice_p.bind(x, start_indices=tuple(st), limit_indices=tuple(lim), strides=strd), d
 
 
-def _concatenate_batch(args: Any, dims: Any, *, dimension: int) -> Any:
+def _concatenate_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int) -> Any:
     from fluxion.transforms.batching import batch_size, bdim_to_front  # noqa: PLC0415
     size = batch_size(args, dims)
     ops = [bdim_to_front(x, d, size) for x, d in zip(args, dims)]
     return concatenate_p.bind(*ops, dimension=dimension + 1), 0
 
 
-def _iota_batch(args: Any, dims: Any, **params: Any) -> Any:
+def _iota_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
     # iota has no operands, so vmap never calls this: it is here so every primitive has a rule.
     return iota_p.bind(**params), None
 

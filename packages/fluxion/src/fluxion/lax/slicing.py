@@ -1190,7 +1190,7 @@ def _attach_batch_rules() -> None:
 
     # gather: a batched operand becomes one more offset (window) dimension taken whole; batched
     # indices add one more batch dimension; both batched pair up through the batching dims.
-    def gather_batch(args: Any, dims: Any, *, dimension_numbers: GatherDimensionNumbers,
+    def gather_batch(axis_data: Any, args: Any, dims: Any, *, dimension_numbers: GatherDimensionNumbers,
                      slice_sizes: tuple, **params: Any) -> Any:
         x, idx = args
         dx, di = dims
@@ -1226,7 +1226,7 @@ def _attach_batch_rules() -> None:
     # batch dimension (broadcast when unbatched). Unbatched indices: that dimension is one more
     # update window dimension; batched indices: it pairs with the indices' batch dimension.
     def scatter_batch(prim: Primitive) -> Any:
-        def rule(args: Any, dims: Any, *, dimension_numbers: ScatterDimensionNumbers,
+        def rule(axis_data: Any, args: Any, dims: Any, *, dimension_numbers: ScatterDimensionNumbers,
                  **params: Any) -> Any:
             x, idx, upd = args
             dx, di, du = dims
@@ -1268,7 +1268,7 @@ def _attach_batch_rules() -> None:
 
     # dynamic_slice / dynamic_update_slice with batched start indices are one gather / scatter
     # (with clamping, which is what these ops do with out-of-range starts).
-    def dynamic_slice_batch(args: Any, dims: Any, *, slice_sizes: tuple) -> Any:
+    def dynamic_slice_batch(axis_data: Any, args: Any, dims: Any, *, slice_sizes: tuple) -> Any:
         x, idx = args[0], args[1:]
         d = dims[0]
         if d is None or any(i is not None for i in dims[1:]):
@@ -1277,7 +1277,7 @@ def _attach_batch_rules() -> None:
             vec = _index_vector(idx, dims[1:], size)
             dn = GatherDimensionNumbers(offset_dims=tuple(range(rank)),
                                         collapsed_slice_dims=(), start_index_map=tuple(range(rank)))
-            return gather_batch([x, vec], [d, 0], dimension_numbers=dn,
+            return gather_batch(axis_data, [x, vec], [d, 0], dimension_numbers=dn,
                                 slice_sizes=tuple(slice_sizes), indices_are_sorted=True,
                                 unique_indices=True, mode=GatherScatterMode.CLIP,
                                 fill_value=None)
@@ -1288,7 +1288,7 @@ def _attach_batch_rules() -> None:
         sizes.insert(d, bt._shape(x)[d])
         return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(sizes)), d
 
-    def dynamic_update_slice_batch(args: Any, dims: Any) -> Any:
+    def dynamic_update_slice_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         x, u, idx = args[0], args[1], args[2:]
         size = bt.batch_size(args, dims)
         x = bt.bdim_to_front(x, dims[0], size)

@@ -232,9 +232,9 @@ def _linear_solve_batch(axis: Any, args: list, dims: list, **params: Any) -> tup
 
 
 custom_root_p.batch = _custom_root_batch
-custom_root_p.props["batch_axis"] = True
+custom_root_p.batch_unmapped = True
 linear_solve_p.batch = _linear_solve_batch
-linear_solve_p.props["batch_axis"] = True
+linear_solve_p.batch_unmapped = True
 
 
 # =============================================================================== autodiff rules

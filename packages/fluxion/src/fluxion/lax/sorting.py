@@ -230,7 +230,7 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
 
 # ------------------------------------------------------------------ batching rules (vmap)
 
-def _sort_batch(args: Any, dims: Any, *, dimension: int, is_stable: bool, num_keys: int) -> Any:
+def _sort_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int, is_stable: bool, num_keys: int) -> Any:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
     size = bt.batch_size(args, dims)
     ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
@@ -238,7 +238,7 @@ def _sort_batch(args: Any, dims: Any, *, dimension: int, is_stable: bool, num_ke
     return outs, [0] * len(outs)
 
 
-def _top_k_batch(args: Any, dims: Any, *, k: int, axis: int) -> Any:
+def _top_k_batch(axis_data: Any, args: Any, dims: Any, *, k: int, axis: int) -> Any:
     d = dims[0]
     outs = top_k_p.bind(args[0], k=k, axis=axis if axis < d else axis + 1)
     return outs, [d, d]

@@ -414,10 +414,10 @@ def _attach_batch_rules() -> None:
     for p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
         p.batch = bt.per_dim_param_batch_rule(p, fills)
 
-    def reduce_window_batch(args: Any, dims: Any, **params: Any) -> Any:
+    def reduce_window_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
         n = len(args) // 2
         if any(d is not None for d in dims[n:]):
-            return bt.loop_batch_rule(reduce_window_p)(args, dims, **params)
+            return bt.loop_batch_rule(reduce_window_p)(axis_data, args, dims, **params)
         size = bt.batch_size(args, dims)
         ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
         new = dict(params)
@@ -427,7 +427,7 @@ def _attach_batch_rules() -> None:
         return outs, [0] * len(outs)
 
     reduce_window_p.batch = reduce_window_batch
-    def sas_batch(args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
+    def sas_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
                   window_strides: tuple, padding: tuple) -> Any:
         # both operands batch-first; a size-1, stride-1 window over the batch dimension
         size = bt.batch_size(args, dims)
@@ -592,7 +592,7 @@ def _attach_ad_rules() -> None:
             out = so.slice(out, (0,) * len(shape), shape, base_dilation)
         return [out, None]
 
-    def sga_batch(args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
+    def sga_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
                   window_strides: tuple, padding: tuple, base_dilation: tuple,
                   window_dilation: tuple) -> Any:
         size = bt.batch_size(args, dims)

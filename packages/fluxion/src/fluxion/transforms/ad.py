@@ -62,7 +62,7 @@ __all__ = [
     "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian",
     "hessian", "linear_transpose", "backward_pass", "tangent_aval", "instantiate",
     "zeros_like_aval", "add_tangents", "is_undefined", "partial_eval_program",
-    "partial_eval_rules", "program_splitters", "jvp_program", "transpose_program",
+    "jvp_program", "transpose_program",
 ]
 
 _L: Any = None
@@ -243,17 +243,13 @@ class PartialEvalInterpreter(StagingInterpreter):
         else:
             with set_current(self.parent):
                 return prim.bind(*args, **params)
-        rule = partial_eval_rules.get(prim)
+        rule = prim.partial_eval
         if rule is not None:
-            return rule(self, args, params)
+            return rule(self, args, **params)
         return StagingInterpreter.process_primitive(self, prim, args, params)
 
     def is_unknown(self, x: Any) -> bool:
         return type(x) is StagingTracer and x._interp is self
-
-
-# Primitive -> rule(pe_interp, args, params) for primitives needing a known/unknown split.
-partial_eval_rules: dict[Any, Callable[..., Any]] = {}
 
 
 # ----------------------------------------------------------------------------- core drivers
@@ -967,14 +963,9 @@ def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
     return list(outs[:n]), t_out
 
 
-# Call primitives whose equations partial_eval_program splits recursively: prim -> function of
-# the equation giving the policy for its body (None: save every residual).
-program_splitters: dict[Any, Callable[[Equation], Any]] = {jit_p: lambda eqn: None}
-
-
 def _split_with_rule(eqn: Equation, mask: Sequence[bool]) -> tuple[Equation, Equation] | None:
     """Split one equation with some unknown inputs by running its partial-evaluation rule
-    (``partial_eval_rules``, e.g. ``scan``/``cond``) on staged inputs. Returns a known ``jit``
+    (``prim.partial_eval``, e.g. ``scan``/``cond``) on staged inputs. Returns a known ``jit``
     equation (known outputs + residuals) and an unknown one, or None if the split captured
     concrete constants (then the equation stays whole in the unknown part)."""
     st = StagingInterpreter("known part of a partial evaluation")
@@ -986,7 +977,7 @@ def _split_with_rule(eqn: Equation, mask: Sequence[bool]) -> tuple[Equation, Equ
             ins = [pe.new_arg(a.aval) if m else
                    (known_in[i] if i in known_in else literal_value(a))
                    for i, (a, m) in enumerate(zip(eqn.inputs, mask))]
-            outs = partial_eval_rules[eqn.prim](pe, ins, eqn.params)
+            outs = eqn.prim.partial_eval(pe, ins, **eqn.params)
             outs = list(outs) if eqn.prim.multiple_results else [outs]
             out_unk = [pe.is_unknown(o) for o in outs]
             u_atoms = [pe.atom(o) for o, u in zip(outs, out_unk) if u]
@@ -1033,7 +1024,7 @@ def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: A
             if not any(mask):
                 known_eqns.append(eqn)
                 continue
-            splitter = program_splitters.get(eqn.prim)
+            splitter = eqn.prim.split_policy
             if splitter is not None and not all(mask):
                 inner = eqn.params["program"]
                 kp, up, out_unk, n_res = partial_eval_program(inner, mask, splitter(eqn))
@@ -1053,7 +1044,7 @@ def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: A
                 unk_eqns.append(Equation(eqn.prim, res_vars + u_in, u_outs, uparams, eqn.source))
                 unknown.update(v.id for v in u_outs)
                 continue
-            if eqn.prim in partial_eval_rules and not all(mask):
+            if eqn.prim.partial_eval is not None and not all(mask):
                 split = _split_with_rule(eqn, mask)  # control flow: split by its own rule
                 if split is not None:
                     known_eqns.append(split[0])
@@ -1109,7 +1100,7 @@ def _recompute(program: Program, known_eqns: list, unk_eqns: list, unknown: set,
     return [e for e in known_eqns if id(e) in chosen] + unk_eqns
 
 
-def _jit_partial_eval(pe: PartialEvalInterpreter, args: Sequence[Any], params: dict) -> list:
+def _jit_partial_eval(pe: PartialEvalInterpreter, args: Sequence[Any], **params: Any) -> list:
     program, name = params["program"], params["name"]
     mask = [pe.is_unknown(a) for a in args]
     known, unk, out_unk, n_res = partial_eval_program(program, mask)
@@ -1159,7 +1150,8 @@ def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: 
 
 jit_p.jvp = _jit_jvp
 jit_p.transpose = _jit_transpose
-partial_eval_rules[jit_p] = _jit_partial_eval
+jit_p.partial_eval = _jit_partial_eval
+jit_p.split_policy = lambda eqn: None
 
 
 # ----------------------------------------------------------------------------- rule helpers

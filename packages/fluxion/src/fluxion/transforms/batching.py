@@ -6,14 +6,14 @@ the whole batch and the position of the batch dimension in it (``bdim``), or ``n
 rule (``prim.batch``, set beside the primitive in its ``lax`` module) turns an operation on one
 example into one operation on the batch::
 
-    batch(args, dims, **params) -> (out, out_dim)     # multiple results: (outs, out_dims)
+    batch(axis_data, args, dims, **params) -> (out, out_dim)   # multiple results: (outs, out_dims)
 
+``axis_data`` is the :class:`AxisData` of the ``vmap`` (size and name; most rules ignore it),
 ``args`` are the batched values (with the parent interpreter current, so a rule binds primitives
-normally), ``dims`` their batch dimensions (an int or ``not_mapped``). A rule is only called
-when at least one argument is mapped. Rules that need the vmapped axis itself (the ``jit`` call
-primitive, named-axis collectives) set ``prim.props["batch_axis"] = True`` and are called as
-``batch(axis, args, dims, **params)`` with ``axis`` an :class:`AxisData`; they are called even
-when no argument is mapped, whenever the ``vmap`` has an ``axis_name``.
+normally), ``dims`` their batch dimensions (an int or ``not_mapped``). A rule is called when at
+least one argument is mapped, and also, for primitives with ``batch_unmapped`` set (the ``jit``
+call primitive, control flow, named-axis collectives), whenever the ``vmap`` has an
+``axis_name``.
 
 Example:
     >>> import fluxion, fluxion.numpy as jnp
@@ -120,19 +120,15 @@ class BatchInterpreter(Interpreter):
                     check_live(x, self)
                 vals.append(x)
                 dims.append(None)
-        axis_rule = prim.props.get("batch_axis", False)
         with set_current(self.parent):
-            if not mapped and not (axis_rule and self.axis_name is not None):
+            if not mapped and not (prim.batch_unmapped and self.axis_name is not None):
                 return prim.bind(*vals, **params)
             rule = prim.batch
             if rule is None:
                 raise NotImplementedError(
                     f"vmap: the primitive '{prim.name}' has no batching rule yet "
                     f"(at {user_source_line()})")
-            if axis_rule:
-                out, out_dim = rule(self.axis, vals, dims, **params)
-            else:
-                out, out_dim = rule(vals, dims, **params)
+            out, out_dim = rule(self.axis, vals, dims, **params)
         if prim.multiple_results:
             return [o if d is None else BatchTracer(self, o, d) for o, d in zip(out, out_dim)]
         return out if out_dim is None else BatchTracer(self, out, out_dim)
@@ -208,7 +204,7 @@ def batch_size(args: Sequence[Any], dims: Sequence[Any]) -> int:
 def unary_batch_rule(prim: Any) -> Callable[..., Any]:
     """The rule of a shape-preserving one-operand primitive: apply it, keep the batch dim."""
 
-    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         return prim.bind(args[0], **params), dims[0]
 
     return rule
@@ -222,7 +218,7 @@ def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
     unmapped operands (of non-zero rank) a leading size-1 dimension, which broadcasts.
     """
 
-    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         shapes = [_shape(x) for x in args]
         first = None
         simple = True
@@ -272,7 +268,7 @@ def loop_batch_rule(prim: Any) -> Callable[..., Any]:
     """A correct but unvectorised rule: apply ``prim`` to each batch member and stack the
     results (``size`` primitive applications). For primitives without a vectorised rule yet."""
 
-    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         size = batch_size(args, dims)
         sh = _shape_ops()
         per = [prim.bind(*[_member(x, d, i) for x, d in zip(args, dims)], **params)
@@ -297,7 +293,7 @@ def axis_param_batch_rule(prim: Any, names: Sequence[str]) -> Callable[..., Any]
     """The rule of a one-operand primitive whose params ``names`` are per-example axes (an int
     or a tuple of ints): shift them past the batch dimension, keep the batch dimension."""
 
-    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         d = dims[0]
         new = dict(params)
         for n in names:
@@ -315,7 +311,7 @@ def per_dim_param_batch_rule(prim: Any, fills: dict[str, Any]) -> Callable[..., 
     """The rule of a one-operand primitive whose params are per-dimension tuples (windows,
     padding configs): insert the neutral entry ``fills[name]`` for the batch dimension."""
 
-    def rule(args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
+    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
         d = dims[0]
         new = dict(params)
         for n, fill in fills.items():
@@ -405,7 +401,7 @@ def _jit_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[Any], *, prog
 
 
 jit_p.batch = _jit_batch
-jit_p.props["batch_axis"] = True
+jit_p.batch_unmapped = True
 
 
 # ------------------------------------------------------------------ vmap

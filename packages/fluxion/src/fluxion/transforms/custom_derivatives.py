@@ -83,7 +83,7 @@ def _custom_jvp_call_jvp(primals: list, tangents: list, *, call: Program, jvp: C
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 
 
-def _custom_jvp_call_batch(args: list, dims: list, *, call: Program, jvp: Callable,
+def _custom_jvp_call_batch(axis_data: Any, args: list, dims: list, *, call: Program, jvp: Callable,
                            num_consts: int, name: str) -> tuple:
     """vmap of a custom_jvp call: a custom_jvp call of the batched program whose rule is the
     user's rule under vmap (so the rule survives ``grad(vmap(f))``)."""
@@ -556,10 +556,10 @@ def _custom_lin_no_jvp(*args: Any, name: str, **params: Any) -> Any:
 
 
 custom_jvp_call_p.batch = _custom_jvp_call_batch
-custom_jvp_call_p.props["batch_axis"] = True
+custom_jvp_call_p.batch_unmapped = True
 custom_vjp_call_p.batch = _custom_vjp_call_batch
-custom_vjp_call_p.props["batch_axis"] = True
+custom_vjp_call_p.batch_unmapped = True
 # As in JAX, the linearized custom_vjp (reached only inside a linear program being transposed)
 # has no forward-mode or batching rule: both raise a clear error.
 custom_lin_p.jvp = lambda primals, tangents, **params: _custom_lin_no_jvp(**params)
-custom_lin_p.batch = lambda args, dims, **params: _custom_lin_no_jvp(**params)
+custom_lin_p.batch = lambda axis_data, args, dims, **params: _custom_lin_no_jvp(**params)

@@ -50,7 +50,7 @@ def _name_jvp(primals: list, tangents: list, *, name: Any) -> tuple:
 
 name_p.jvp = _name_jvp
 name_p.transpose = lambda ct, x, *, name: [ct]
-name_p.batch = lambda args, dims, *, name: (name_p.bind(args[0], name=name), dims[0])
+name_p.batch = lambda axis_data, args, dims, *, name: (name_p.bind(args[0], name=name), dims[0])
 
 
 def checkpoint_name(x: Any, name: Any) -> Any:
@@ -156,7 +156,7 @@ def _remat_jvp(primals: list, tangents: list, *, program: Program, prevent_cse: 
                             for z, a in zip(out_nz, program.out_avals)]
 
 
-def _remat_partial_eval(pe: Any, args: Sequence[Any], params: dict) -> list:
+def _remat_partial_eval(pe: Any, args: Sequence[Any], **params: Any) -> list:
     program = params["program"]
     mask = [pe.is_unknown(a) for a in args]
     known, unk, out_unk, n_res = ad.partial_eval_program(program, mask, params["policy"])
@@ -180,11 +180,11 @@ def _remat_transpose(cts: list, *args: Any, program: Program, prevent_cse: bool,
 
 remat_p.jvp = _remat_jvp
 remat_p.transpose = _remat_transpose
-ad.partial_eval_rules[remat_p] = _remat_partial_eval
-ad.program_splitters[remat_p] = lambda eqn: eqn.params["policy"]
+remat_p.partial_eval = _remat_partial_eval
+remat_p.split_policy = lambda eqn: eqn.params["policy"]
 
 
-def _remat_batch(args: Sequence[Any], dims: Sequence[Any], *, program: Program,
+def _remat_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, program: Program,
                  prevent_cse: bool, policy: Any) -> tuple:
     from fluxion.transforms import batching as bt  # noqa: PLC0415
     size = bt.batch_size(args, dims)

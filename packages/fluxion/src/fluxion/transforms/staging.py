@@ -152,7 +152,7 @@ class StagingInterpreter(Interpreter):
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         atoms = [self.atom(a) for a in args]
-        fold = prim.props.get("fold")
+        fold = prim.fold
         if fold is not None and all(type(a) is Literal for a in atoms):
             folded = fold(*[a.val for a in atoms], **params)
             if folded is not None:
