@@ -18,12 +18,10 @@ from typing import Any
 from fluxion import errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
+from fluxion.jacobians import hessian, jacfwd, jacobian, jacrev
+from fluxion.transforms import array_ops
 from fluxion.transforms.ad import (
     grad,
-    hessian,
-    jacfwd,
-    jacobian,
-    jacrev,
     jvp,
     linear_transpose,
     linearize,
@@ -78,12 +76,17 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
 
-def _attach_array_methods() -> None:
+def _install_services() -> None:
+    """The composition root: lower layers get the services of higher ones (docs/internals.md)."""
     # Tracers need NumPy's operators as soon as anything is traced; they come from fluxion.numpy.
-    importlib.import_module("fluxion.numpy")
+    jnp = importlib.import_module("fluxion.numpy")
+    lax = importlib.import_module("fluxion.lax")
+    array_ops.install(
+        convert=lambda x, dtype, weak_type: lax.convert_element_type(x, dtype, weak_type=weak_type),
+        broadcast_in_dim=lax.broadcast_in_dim, transpose=lax.transpose, asarray=jnp.asarray)
 
 
-_attach_array_methods()
+_install_services()
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",

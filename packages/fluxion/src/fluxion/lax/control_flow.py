@@ -481,7 +481,8 @@ def batch_closed(program: Program, in_dims: Sequence[Any], axis: Any,
     """
     from fluxion.core.ir import eval_program  # noqa: PLC0415
     from fluxion.core.trace import interpreter_scope, set_current  # noqa: PLC0415
-    from fluxion.transforms.batching import BatchInterpreter, BatchTracer, matchaxis  # noqa: PLC0415
+    from fluxion.transforms.array_ops import matchaxis  # noqa: PLC0415
+    from fluxion.transforms.batching import BatchInterpreter, BatchTracer  # noqa: PLC0415
 
     in_avals = []
     for v, d in zip(program.invars, in_dims):
@@ -518,7 +519,7 @@ def batch_closed(program: Program, in_dims: Sequence[Any], axis: Any,
 
 
 def _front(x: Any, d: Any, size: int) -> Any:
-    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    from fluxion.transforms.array_ops import moveaxis  # noqa: PLC0415
     return x if d is None else moveaxis(x, d, 0)
 
 
@@ -784,10 +785,6 @@ def _cond_transpose(cts: list, index: Any, *ops: Any, branches: tuple[Program, .
 
 
 def _install_ad_rules() -> None:
-    try:
-        from fluxion.transforms import ad  # noqa: PLC0415
-    except ImportError:  # autodiff not available
-        return
     cond_p.jvp = _cond_jvp
     cond_p.transpose = _cond_transpose
     cond_p.partial_eval = _cond_partial_eval

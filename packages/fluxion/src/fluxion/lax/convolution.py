@@ -26,6 +26,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.dot import _canon_precision
 from fluxion.lax.padding import padtype_to_pads
@@ -563,7 +564,7 @@ def _attach_ad_rules() -> None:
         if type(tr) is not ad.Zero:
             acc = ad.add_tangents(acc, conv_general_dilated_p.bind(lhs, tr, **params))
         if acc is None:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, acc
 
     def conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list:

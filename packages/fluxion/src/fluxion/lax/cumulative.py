@@ -19,6 +19,7 @@ import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, type_error, value_error
 from fluxion.lax.windowed import combine, emit_reduce_window, identity_value
 
@@ -143,9 +144,8 @@ def _attach_ad_rules() -> None:
     from fluxion.lax import elementwise as ew  # noqa: PLC0415
     from fluxion.lax import reductions as rd  # noqa: PLC0415
     from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
 
-    ad.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
+    _rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
         cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
 
     def _cumprod_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
@@ -157,9 +157,9 @@ def _attach_ad_rules() -> None:
     def _cumlse_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
         (x,), (t,) = primals, tangents
         out = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)
-        xa = ad._aval(x)
+        xa = _rules.aval_of(x)
         m = rd.reduce_max(x, tuple(range(xa.ndim)))
-        m = ew.select(ew.is_finite(m), m, ew.mul(m, ad.const_like(m, 0)))
+        m = ew.select(ew.is_finite(m), m, ew.mul(m, _rules.const_like(m, 0)))
         w = ew.exp(ew.sub(x, m))
         num = cumsum_p.bind(ew.mul(t, w), axis=axis, reverse=reverse)
         return out, ew.mul(num, ew.exp(ew.sub(m, out)))
@@ -169,14 +169,14 @@ def _attach_ad_rules() -> None:
             # the tangent of the element holding the running extremum (last one on ties)
             (x,), (t,) = primals, tangents
             out = prim.bind(x, axis=axis, reverse=reverse)
-            xa = ad._aval(x)
+            xa = _rules.aval_of(x)
             idx = so.broadcasted_iota(np.int32, xa.shape, axis)
             if reverse:
-                idx = ew.sub(ad.const_like(idx, xa.shape[axis] - 1), idx)
-            at = ew.select(ew.eq(x, out), idx, ew.mul(idx, ad.const_like(idx, 0)))
+                idx = ew.sub(_rules.const_like(idx, xa.shape[axis] - 1), idx)
+            at = ew.select(ew.eq(x, out), idx, ew.mul(idx, _rules.const_like(idx, 0)))
             src = cummax_p.bind(at, axis=axis, reverse=reverse)
             if reverse:
-                src = ew.sub(ad.const_like(src, xa.shape[axis] - 1), src)
+                src = ew.sub(_rules.const_like(src, xa.shape[axis] - 1), src)
             # gather t along axis at src via a one-hot contraction
             n = xa.shape[axis]
             oh_shape = xa.shape + (n,)
@@ -186,7 +186,7 @@ def _attach_ad_rules() -> None:
             perm = tuple(i for i in range(nd) if i != axis) + (axis,)
             tt = so.transpose(t, perm)  # axis last
             tt_b = so.broadcast_in_dim(tt, oh_shape, tuple(i for i in range(nd + 1) if i != axis))
-            zero = ew.mul(tt_b, ad.const_like(tt_b, 0))
+            zero = ew.mul(tt_b, _rules.const_like(tt_b, 0))
             return out, rd.reduce_sum(ew.select(onehot, tt_b, zero), (nd,))
         return rule
 
@@ -202,9 +202,8 @@ _attach_ad_rules()
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _attach_batch_rules() -> None:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     for p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
-        p.batch = bt.axis_param_batch_rule(p, ("axis",))
+        p.batch = _rules.axis_param_batch_rule(p, ("axis",))
 
 
 _attach_batch_rules()

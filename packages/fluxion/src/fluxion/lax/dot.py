@@ -15,7 +15,9 @@ import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import param_printers
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
 
 dot_general_p = Primitive("dot_general")
@@ -123,6 +125,21 @@ dot_general_p.abstract_eval = _dot_general_abstract_eval
 dot_general_p.lowering = _dot_general_lowering
 
 
+def _dot_general_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Printed as JAX prints it: dimension numbers as lists, each operand's precision, no
+    ``None`` parameters."""
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown = dict(params, dimension_numbers=((list(lc), list(rc)), (list(lb), list(rb))))
+    p = params["precision"]
+    if p is not None:
+        shown["precision"] = "(" + ", ".join(
+            f"Precision.{x}" for x in (p if isinstance(p, tuple) else (p, p))) + ")"
+    return sorted((k, v) for k, v in shown.items() if v is not None)
+
+
+param_printers[dot_general_p] = _dot_general_printed_params
+
+
 def _canon_precision(precision: Any) -> Any:
     if precision is None:
         return None
@@ -220,11 +237,10 @@ def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimensio
     """The cotangent of one operand (lhs, or rhs when ``swap``) of a dot_general."""
     from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
     from fluxion.lax.shape_ops import transpose  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
     (lc, rc), (lb, rb) = dimension_numbers
     if swap:
         lc, rc, lb, rb = rc, lc, rb, lb
-    o_aval = ad._aval(other)
+    o_aval = _rules.aval_of(other)
     nb = len(lb)
     x_nd, o_nd = x_aval.ndim, o_aval.ndim
     x_free = [i for i in range(x_nd) if i not in lc and i not in lb]
@@ -236,7 +252,7 @@ def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimensio
     else:
         ct_other_free = list(range(nb, nb + len(o_free)))
         del n_lhs_free
-    ct_dt = ad._aval(ct).dtype
+    ct_dt = _rules.aval_of(ct).dtype
     if o_aval.dtype != ct_dt:
         other = convert_element_type(other, ct_dt)
     # dot_general(ct, other) is laid out as: batch (x's lb order), x free (sorted), x contracting
@@ -245,7 +261,7 @@ def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimensio
     src = list(lb) + x_free + [lc[k] for k in order]
     src_swapped = list(lb) + [lc[k] for k in order] + x_free
     ident = list(range(x_nd))
-    ct_shape = ad._aval(ct).shape
+    ct_shape = _rules.aval_of(ct).shape
     exact = all(ct_shape[d] == 1 for d in ct_other_free)  # no sums: operand order cannot matter
     if src != ident and src_swapped == ident and exact:
         # e.g. per-example weight gradients (outer products): computing them in the final layout
@@ -258,7 +274,7 @@ def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimensio
         r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
                                preferred_element_type=None)
         r = transpose(r, tuple(src.index(d) for d in range(x_nd)))
-    if ad._aval(r).dtype != x_aval.dtype:
+    if _rules.aval_of(r).dtype != x_aval.dtype:
         r = convert_element_type(r, x_aval.dtype)
     return r
 
@@ -275,8 +291,8 @@ def _attach_ad_rules() -> None:
             t = dot_general_p.bind(tx, y, **params)
         if type(ty) is not ad.Zero:
             t = ad.add_tangents(t, dot_general_p.bind(x, ty, **params))
-        oa = ad._aval(out)
-        if t is None or not ad._is_float(oa.dtype):
+        oa = _rules.aval_of(out)
+        if t is None or not _rules.is_float(oa.dtype):
             return out, ad.Zero(ad.tangent_aval(oa))
         return out, t
 

@@ -23,6 +23,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import (
     DtypeSet,
     broadcast_operand,
@@ -894,7 +895,6 @@ def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _attach_batch_rules() -> None:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
 
     for p in (neg_p, sign_p, floor_p, ceil_p, is_finite_p, exp_p, exp2_p, log_p, expm1_p, log1p_p,
               tanh_p, logistic_p, sin_p, cos_p, tan_p, sqrt_p, rsqrt_p, cbrt_p, not_p,
@@ -902,29 +902,29 @@ def _attach_batch_rules() -> None:
               sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, erf_p, erfc_p, erf_inv_p, lgamma_p,
               digamma_p, bessel_i0e_p, bessel_i1e_p, round_p, integer_pow_p,
               convert_element_type_p):
-        p.batch = bt.unary_batch_rule(p)
+        p.batch = _rules.unary_batch_rule(p)
     for p in (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p,
               or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p,
               complex_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
-        p.batch = bt.elementwise_batch_rule(p)
+        p.batch = _rules.elementwise_batch_rule(p)
 
     def select_n_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         which, cases = args[0], args[1:]
         wd, cds = dims[0], dims[1:]
-        case_rank = len(bt._shape(cases[0])) - (cds[0] is not None)
-        w_rank = len(bt._shape(which)) - (wd is not None)
+        case_rank = len(_rules.shape_of(cases[0])) - (cds[0] is not None)
+        w_rank = len(_rules.shape_of(which)) - (wd is not None)
         if all(d == cds[0] for d in cds) and (
                 (wd is None and w_rank == 0) or (wd == cds[0] and w_rank == case_rank)):
             return select_n_p.bind(which, *cases), cds[0]
-        size = bt.batch_size(args, dims)
-        cs = [bt.bdim_to_front(c, d, size) for c, d in zip(cases, cds)]
-        full = bt._shape(cs[0])
+        size = _rules.batch_size(args, dims)
+        cs = [_rules.bdim_to_front(c, d, size) for c, d in zip(cases, cds)]
+        full = _rules.shape_of(cs[0])
         if wd is None and w_rank == 0:
             w = which
         elif wd is None:
-            w = bt.broadcast_batch(which, size, 0)
+            w = _rules.broadcast_batch(which, size, 0)
         else:
-            w = bt.moveaxis(which, wd, 0)
+            w = _rules.moveaxis(which, wd, 0)
             if w_rank == 0 and case_rank:
                 w = broadcast_in_dim_p.bind(w, shape=full, broadcast_dimensions=(0,))
         return select_n_p.bind(w, *cs), 0
@@ -932,19 +932,19 @@ def _attach_batch_rules() -> None:
     def clamp_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         lo, x, hi = args
         ld, xd, hd = dims
-        if ld is None and hd is None and not bt._shape(lo) and not bt._shape(hi):
+        if ld is None and hd is None and not _rules.shape_of(lo) and not _rules.shape_of(hi):
             return clamp_p.bind(lo, x, hi), xd
-        size = bt.batch_size(args, dims)
-        x_rank = len(bt._shape(x)) - (xd is not None)
-        x = bt.bdim_to_front(x, xd, size)
-        full = bt._shape(x)
+        size = _rules.batch_size(args, dims)
+        x_rank = len(_rules.shape_of(x)) - (xd is not None)
+        x = _rules.bdim_to_front(x, xd, size)
+        full = _rules.shape_of(x)
         ops = []
         for b, d in ((lo, ld), (hi, hd)):
-            b_rank = len(bt._shape(b)) - (d is not None)
+            b_rank = len(_rules.shape_of(b)) - (d is not None)
             if d is None and b_rank == 0:
                 ops.append(b)
                 continue
-            b = bt.bdim_to_front(b, d, size)
+            b = _rules.bdim_to_front(b, d, size)
             if b_rank == 0 and x_rank:
                 b = broadcast_in_dim_p.bind(b, shape=full, broadcast_dimensions=(0,))
             ops.append(b)
@@ -954,7 +954,7 @@ def _attach_batch_rules() -> None:
         x, d = args[0], dims[0]
         old = getattr(x, "dtype", None)
         if old is not None and dtypes.bit_width(np.dtype(old)) != dtypes.bit_width(new_dtype):
-            x, d = bt.moveaxis(x, d, 0), 0
+            x, d = _rules.moveaxis(x, d, 0), 0
         return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
     select_n_p.batch = select_n_batch
@@ -1062,56 +1062,60 @@ def optimization_barrier(operand: Any, /) -> Any:
 def _attach_ad_rules() -> None:
     from fluxion.transforms import ad  # noqa: PLC0415
 
-    c = ad.const_like
-    unb = ad.unbroadcast
+    c = _rules.const_like
+    unb = _rules.unbroadcast
 
     for p in (sign_p, floor_p, ceil_p, round_p, is_finite_p, not_p, population_count_p, clz_p,
               nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p,
               shift_right_logical_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, bitcast_convert_type_p):
-        ad.defjvp_zero(p)
+        _rules.defjvp_zero(p)
 
     # linear unary ops
-    ad.deflinear(neg_p, lambda ct, x: [neg(ct)])
-    ad.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else ct])
-    ad.deflinear(real_p, lambda ct, x: [complex(ct, mul(ct, c(ct, 0)))])
-    ad.deflinear(imag_p, lambda ct, x: [complex(mul(ct, c(ct, 0)), neg(ct))])
-    ad.deflinear(copy_p, lambda ct, x: [ct])
-    ad.deflinear(reduce_precision_p, lambda ct, x, **kw: [reduce_precision_p.bind(ct, **kw)])
+    _rules.deflinear(neg_p, lambda ct, x: [neg(ct)])
+    _rules.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else ct])
+    def _zero_part(ct: Any) -> Any:
+        # Not weakly typed (as in JAX): the cotangent of a complex input is never weak.
+        return mul(ct, np.zeros((), _rules.aval_of(ct).dtype))
 
-    ad.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
-    ad.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, c(x, float(np.log(2.0))))))
-    ad.defjvp(log_p, lambda g, x: div(g, x))
-    ad.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, c(ans, 1))))
-    ad.defjvp(log1p_p, lambda g, x: div(g, add(x, c(x, 1))))
-    ad.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(c(ans, 1), mul(ans, ans))))
-    ad.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(c(ans, 1), ans))))
-    ad.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
-    ad.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
-    ad.defjvp2(tan_p, lambda g, ans, x: mul(g, add(c(ans, 1), mul(ans, ans))))
-    ad.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(c(ans, 2), ans)))
-    ad.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(c(x, -0.5), div(ans, x))))
-    ad.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(c(x, 1.0 / 3.0), integer_pow(ans, -2))))
-    ad.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(c(x, 1), mul(x, x)))))
-    ad.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(c(x, 1), mul(x, x))))))
-    ad.defjvp(atan_p, lambda g, x: div(g, add(c(x, 1), mul(x, x))))
-    ad.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
-    ad.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
-    ad.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), c(x, 1)))))
-    ad.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, c(x, 1)), add(x, c(x, 1))))))
-    ad.defjvp(atanh_p, lambda g, x: div(g, mul(add(c(x, 1), x), sub(c(x, 1), x))))
-    ad.defjvp(erf_p, lambda g, x: mul(g, mul(c(x, 2.0 / np.sqrt(np.pi)), exp(neg(mul(x, x))))))
-    ad.defjvp(erfc_p, lambda g, x: mul(g, mul(c(x, -2.0 / np.sqrt(np.pi)),
+    _rules.deflinear(real_p, lambda ct, x: [complex(ct, _zero_part(ct))])
+    _rules.deflinear(imag_p, lambda ct, x: [complex(_zero_part(ct), neg(ct))])
+    _rules.deflinear(copy_p, lambda ct, x: [ct])
+    _rules.deflinear(reduce_precision_p, lambda ct, x, **kw: [reduce_precision_p.bind(ct, **kw)])
+
+    _rules.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+    _rules.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, c(x, float(np.log(2.0))))))
+    _rules.defjvp(log_p, lambda g, x: div(g, x))
+    _rules.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, c(ans, 1))))
+    _rules.defjvp(log1p_p, lambda g, x: div(g, add(x, c(x, 1))))
+    _rules.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(c(ans, 1), mul(ans, ans))))
+    _rules.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(c(ans, 1), ans))))
+    _rules.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+    _rules.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+    _rules.defjvp2(tan_p, lambda g, ans, x: mul(g, add(c(ans, 1), mul(ans, ans))))
+    _rules.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(c(ans, 2), ans)))
+    _rules.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(c(x, -0.5), div(ans, x))))
+    _rules.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(c(x, 1.0 / 3.0), integer_pow(ans, -2))))
+    _rules.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(c(x, 1), mul(x, x)))))
+    _rules.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(c(x, 1), mul(x, x))))))
+    _rules.defjvp(atan_p, lambda g, x: div(g, add(c(x, 1), mul(x, x))))
+    _rules.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+    _rules.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+    _rules.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), c(x, 1)))))
+    _rules.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, c(x, 1)), add(x, c(x, 1))))))
+    _rules.defjvp(atanh_p, lambda g, x: div(g, mul(add(c(x, 1), x), sub(c(x, 1), x))))
+    _rules.defjvp(erf_p, lambda g, x: mul(g, mul(c(x, 2.0 / np.sqrt(np.pi)), exp(neg(mul(x, x))))))
+    _rules.defjvp(erfc_p, lambda g, x: mul(g, mul(c(x, -2.0 / np.sqrt(np.pi)),
                                               exp(neg(mul(x, x))))))
-    ad.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(c(x, np.sqrt(np.pi) / 2.0),
+    _rules.defjvp2(erf_inv_p, lambda g, ans, x: mul(g, mul(c(x, np.sqrt(np.pi) / 2.0),
                                                        exp(mul(ans, ans)))))
-    ad.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
+    _rules.defjvp(lgamma_p, lambda g, x: mul(g, digamma(x)))
 
     def _digamma_jvp(g: Any, x: Any) -> Any:
         from fluxion.lax.special import polygamma  # noqa: PLC0415  (special imports this module)
         return mul(g, polygamma(c(x, 1), x))
 
-    ad.defjvp(digamma_p, _digamma_jvp)
-    ad.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
+    _rules.defjvp(digamma_p, _digamma_jvp)
+    _rules.defjvp2(bessel_i0e_p, lambda g, ans, x: mul(g, sub(bessel_i1e(x), mul(sign(x), ans))))
 
     def _i1e_jvp(g: Any, ans: Any, x: Any) -> Any:
         zero = eq(x, c(x, 0))
@@ -1119,15 +1123,15 @@ def _attach_ad_rules() -> None:
         d = sub(bessel_i0e(x), mul(ans, add(sign(x), div(c(x, 1), safe))))
         return mul(g, select(zero, add(mul(x, c(x, 0)), c(x, 0.5)), d))
 
-    ad.defjvp2(bessel_i1e_p, _i1e_jvp)
+    _rules.defjvp2(bessel_i1e_p, _i1e_jvp)
 
     def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
-        if ad._aval(x).dtype.kind == "c":
+        if _rules.aval_of(x).dtype.kind == "c":
             safe = select(eq(ans, c(ans, 0)), add(mul(ans, c(ans, 0)), c(ans, 1)), ans)
             return div(real(mul(conj(x), g)), safe)
         return mul(g, sign(x))
 
-    ad.defjvp2(abs_p, _abs_jvp)
+    _rules.defjvp2(abs_p, _abs_jvp)
 
     def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
         if y == 0:
@@ -1136,15 +1140,17 @@ def _attach_ad_rules() -> None:
             return g
         return mul(g, mul(c(x, y), integer_pow(x, y - 1)))
 
-    ad.defjvp(integer_pow_p, _integer_pow_jvp)
+    _rules.defjvp(integer_pow_p, _integer_pow_jvp)
 
     # binary
     def _add_jvp(primals: list, tangents: list) -> tuple:
         out = add(*primals)
-        oa = ad._aval(out)
+        oa = _rules.aval_of(out)
         tx, ty = tangents
-        return out, ad.broadcast_to_aval(ad.add_tangents(tx, ty), oa) if (
-            type(tx) is not ad.Zero or type(ty) is not ad.Zero) else ad.Zero(oa)
+        if type(tx) is ad.Zero and type(ty) is ad.Zero:
+            return out, ad.Zero(oa)
+        return out, ad.add_tangents(*[t if type(t) is ad.Zero else _rules.broadcast_to_aval(t, oa)
+                                      for t in (tx, ty)])
 
     def _add_transpose(ct: Any, x: Any, y: Any) -> list:
         return [unb(ct, x.aval) if ad.is_undefined(x) else None,
@@ -1152,13 +1158,13 @@ def _attach_ad_rules() -> None:
 
     def _sub_jvp(primals: list, tangents: list) -> tuple:
         out = sub(*primals)
-        oa = ad._aval(out)
+        oa = _rules.aval_of(out)
         tx, ty = tangents
         if type(ty) is ad.Zero:
-            return out, ad.broadcast_to_aval(tx, oa)
+            return out, _rules.broadcast_to_aval(tx, oa)
         if type(tx) is ad.Zero:
-            return out, ad.broadcast_to_aval(neg(ty), oa)
-        return out, ad.broadcast_to_aval(sub(tx, ty), oa)
+            return out, _rules.broadcast_to_aval(neg(ty), oa)
+        return out, _rules.broadcast_to_aval(sub(tx, ty), oa)
 
     def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
         return [unb(ct, x.aval) if ad.is_undefined(x) else None,
@@ -1167,7 +1173,7 @@ def _attach_ad_rules() -> None:
     add_p.jvp, add_p.transpose = _add_jvp, _add_transpose
     sub_p.jvp, sub_p.transpose = _sub_jvp, _sub_transpose
 
-    ad.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
+    _rules.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 
     def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
         if ad.is_undefined(x) and ad.is_undefined(y):
@@ -1179,7 +1185,7 @@ def _attach_ad_rules() -> None:
 
     mul_p.transpose = _mul_transpose
 
-    ad.defjvp(div_p, lambda g, x, y: div(g, y),
+    _rules.defjvp(div_p, lambda g, x, y: div(g, y),
               lambda g, x, y: mul(neg(g), div(x, mul(y, y))))
 
     def _div_transpose(ct: Any, x: Any, y: Any) -> list:
@@ -1194,7 +1200,7 @@ def _attach_ad_rules() -> None:
         q = div(x, y)
         return mul(neg(g), mul(sign(q), floor(abs(q))))
 
-    ad.defjvp(rem_p, lambda g, x, y: g, _rem_dy)
+    _rules.defjvp(rem_p, lambda g, x, y: g, _rem_dy)
 
     def _pow_dx(g: Any, x: Any, y: Any) -> Any:
         d = mul(y, pow(x, sub(y, c(y, 1))))
@@ -1207,7 +1213,7 @@ def _attach_ad_rules() -> None:
         safe = select(zero_x, add(mul(x, c(x, 0)), c(x, 1)), x)
         return mul(g, select(zero_x, mul(ans, c(ans, 0)), mul(log(safe), ans)))
 
-    ad.defjvp2(pow_p, lambda g, ans, x, y: _pow_dx(g, x, y), _pow_dy)
+    _rules.defjvp2(pow_p, lambda g, ans, x, y: _pow_dx(g, x, y), _pow_dy)
 
     def _balanced(x: Any, z: Any, y: Any) -> Any:
         # 1 where x is the result alone, 1/2 where x and y tie, 0 elsewhere
@@ -1215,22 +1221,22 @@ def _attach_ad_rules() -> None:
         return select(eq(x, z), select(eq(y, z), add(mul(z, zero), half),
                                        add(mul(z, zero), one)), mul(z, zero))
 
-    ad.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
+    _rules.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
-    ad.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
+    _rules.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
-    ad.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+    _rules.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
               lambda g, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y)))))
 
     def _complex_jvp(primals: list, tangents: list) -> tuple:
         out = complex(*primals)
-        oa = ad._aval(out)
+        oa = _rules.aval_of(out)
         tx, ty = tangents
         if type(tx) is ad.Zero and type(ty) is ad.Zero:
             return out, ad.Zero(oa)
         tx = ad.instantiate(tx) if type(tx) is not ad.Zero else mul(ty, c(ty, 0))
         ty = ad.instantiate(ty) if type(ty) is not ad.Zero else mul(tx, c(tx, 0))
-        return out, ad.broadcast_to_aval(complex(tx, ty), oa)
+        return out, _rules.broadcast_to_aval(complex(tx, ty), oa)
 
     def _complex_transpose(ct: Any, x: Any, y: Any) -> list:
         return [unb(real(ct), x.aval) if ad.is_undefined(x) else None,
@@ -1242,9 +1248,9 @@ def _attach_ad_rules() -> None:
     def _select_n_jvp(primals: list, tangents: list) -> tuple:
         which, *cases = primals
         out = select_n(which, *cases)
-        oa = ad._aval(out)
+        oa = _rules.aval_of(out)
         ts = tangents[1:]
-        if all(type(t) is ad.Zero for t in ts) or not ad._is_float(oa.dtype):
+        if all(type(t) is ad.Zero for t in ts) or not _rules.is_float(oa.dtype):
             return out, ad.Zero(ad.tangent_aval(oa))
         return out, select_n(which, *[ad.instantiate(t) for t in ts])
 
@@ -1252,7 +1258,7 @@ def _attach_ad_rules() -> None:
         if ad.is_undefined(which):
             raise NotImplementedError("select_n: the predicate cannot be linear")
         # true zeros, not ct * 0: an inf/NaN cotangent must not leak into the unselected branch
-        zeros = ad.zeros_like_aval(ad._aval(ct))
+        zeros = ad.zeros_like_aval(_rules.aval_of(ct))
         out: list = [None]
         for i, x in enumerate(cases):
             if ad.is_undefined(x):
@@ -1268,17 +1274,17 @@ def _attach_ad_rules() -> None:
     def _clamp_jvp(primals: list, tangents: list) -> tuple:
         lo, x, hi = primals
         out = clamp(lo, x, hi)
-        oa = ad._aval(out)
+        oa = _rules.aval_of(out)
         tl, tx, th = tangents
         acc = None
         zero = ad.zeros_like_aval(ad.tangent_aval(oa))
         if type(tx) is not ad.Zero:
             acc = select(bitwise_and(gt(x, lo), lt(x, hi)), tx, zero)
         if type(tl) is not ad.Zero:
-            tl_b = ad.broadcast_to_aval(tl, oa)
+            tl_b = _rules.broadcast_to_aval(tl, oa)
             acc = ad.add_tangents(acc, select(gt(lo, x), tl_b, zero))
         if type(th) is not ad.Zero:
-            th_b = ad.broadcast_to_aval(th, oa)
+            th_b = _rules.broadcast_to_aval(th, oa)
             acc = ad.add_tangents(acc, select(lt(hi, x), th_b, zero))
         return out, acc
 
@@ -1288,14 +1294,14 @@ def _attach_ad_rules() -> None:
     def _convert_jvp(primals: list, tangents: list, *, new_dtype: Any, weak_type: bool) -> tuple:
         (x,), (t,) = primals, tangents
         out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
-        oa = ad._aval(out)
-        if type(t) is ad.Zero or not ad._is_float(oa.dtype) or not ad._is_float(ad._aval(x).dtype):
+        oa = _rules.aval_of(out)
+        if type(t) is ad.Zero or not _rules.is_float(oa.dtype) or not _rules.is_float(_rules.aval_of(x).dtype):
             return out, ad.Zero(ad.tangent_aval(oa))
         return out, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
 
     def _convert_transpose(ct: Any, x: Any, *, new_dtype: Any, weak_type: bool) -> list:
         a = x.aval
-        if a.dtype == ad._aval(ct).dtype and a.weak_type == ad._aval(ct).weak_type:
+        if a.dtype == _rules.aval_of(ct).dtype and a.weak_type == _rules.aval_of(ct).weak_type:
             return [ct]
         return [convert_element_type_p.bind(ct, new_dtype=a.dtype, weak_type=a.weak_type)]
 
@@ -1323,7 +1329,7 @@ stop_gradient_p.batch = lambda axis_data, args, dims: (stop_gradient_p.bind(args
 def _stop_gradient_jvp(primals: list, tangents: list) -> tuple:
     from fluxion.transforms import ad  # noqa: PLC0415
     out = stop_gradient_p.bind(primals[0])
-    return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+    return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
 
 
 stop_gradient_p.jvp = _stop_gradient_jvp
@@ -1354,10 +1360,9 @@ def stop_gradient(x: Any) -> Any:
 # ------------------------------------------------------------------ batching rules (vmap), 2
 
 def _attach_more_batch_rules() -> None:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
 
-    copy_p.batch = bt.unary_batch_rule(copy_p)
-    reduce_precision_p.batch = bt.unary_batch_rule(reduce_precision_p)
+    copy_p.batch = _rules.unary_batch_rule(copy_p)
+    reduce_precision_p.batch = _rules.unary_batch_rule(reduce_precision_p)
     optimization_barrier_p.batch = lambda axis_data, args, dims: (optimization_barrier_p.bind(*args),
                                                        list(dims))
 

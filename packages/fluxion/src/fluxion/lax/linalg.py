@@ -24,6 +24,7 @@ import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import padding as _pd
@@ -1327,9 +1328,8 @@ def _front_batch_rule(prim: Primitive) -> Callable[..., Any]:
     """Every operand's batch dimension moved (or broadcast) to the front: these primitives batch
     over leading dimensions natively."""
     def rule(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
-        from fluxion.transforms import batching as bt  # noqa: PLC0415
-        size = bt.batch_size(args, dims)
-        ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+        size = _rules.batch_size(args, dims)
+        ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
         out = prim.bind(*ops, **params)
         if prim.multiple_results:
             return out, [0] * len(out)
@@ -1347,20 +1347,19 @@ def _triangular_solve_batch(axis_data: Any, args: Any, dims: Any, *, left_side: 
     """A shared matrix with a batch of right-hand sides is one solve with more right-hand sides:
     the batch joins the columns of ``b`` (left side) or its rows (right side), as in JAX, instead
     of one small solve per member."""
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     a, b = args
     da, db = dims
     if da is not None or db is None:
         return _front_batch_rule(triangular_solve_p)(axis_data, args, dims, left_side=left_side, **params)
-    nd = len(bt._shape(b))
-    b = bt.moveaxis(b, db, nd - 1)  # (..., m, n, B)
-    shape = tuple(bt._shape(b))
+    nd = len(_rules.shape_of(b))
+    b = _rules.moveaxis(b, db, nd - 1)  # (..., m, n, B)
+    shape = tuple(_rules.shape_of(b))
     lead, (m, n, size) = shape[:-3], shape[-3:]
     if left_side:  # columns are independent: (..., m, n * B)
         out = triangular_solve_p.bind(a, _so.reshape(b, lead + (m, n * size)),
                                       left_side=left_side, **params)
         return _so.reshape(out, shape), nd - 1
-    b = bt.moveaxis(b, nd - 1, nd - 2)  # rows are independent: (..., m, B, n) -> (..., m * B, n)
+    b = _rules.moveaxis(b, nd - 1, nd - 2)  # rows are independent: (..., m, B, n) -> (..., m * B, n)
     out = triangular_solve_p.bind(a, _so.reshape(b, lead + (m * size, n)),
                                   left_side=left_side, **params)
     return _so.reshape(out, lead + (m, size, n)), nd - 2
@@ -1466,7 +1465,7 @@ def _attach_ad_rules() -> None:
         return outs, [dlu] + zeros
 
     lu_p.jvp = lu_jvp
-    ad.defjvp_zero(lu_pivots_to_permutation_p)
+    _rules.defjvp_zero(lu_pivots_to_permutation_p)
 
     # ---------------------------------------------------------------- qr
     def thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple:

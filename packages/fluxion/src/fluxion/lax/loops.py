@@ -549,7 +549,7 @@ def _while_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, body_ja
     from fluxion.lax.elementwise import select_n  # noqa: PLC0415
     from fluxion.lax.reductions import reduce_or  # noqa: PLC0415
     from fluxion.lax.shape_ops import broadcast_in_dim  # noqa: PLC0415
-    from fluxion.transforms.batching import broadcast_batch  # noqa: PLC0415
+    from fluxion.transforms.array_ops import broadcast_batch  # noqa: PLC0415
     from fluxion.transforms.staging import trace_to_program  # noqa: PLC0415
     params = dict(body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, cond_jaxpr=cond_jaxpr,
                   cond_nconsts=cond_nconsts)
@@ -623,7 +623,7 @@ def _scan_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, jaxpr: P
                 length: int, num_carry: int, num_consts: int, reverse: bool,
                 unroll: int) -> tuple[list, list]:
     from fluxion.lax.control_flow import _front, batch_closed  # noqa: PLC0415
-    from fluxion.transforms.batching import broadcast_batch, moveaxis  # noqa: PLC0415
+    from fluxion.transforms.array_ops import broadcast_batch, moveaxis  # noqa: PLC0415
     params = dict(length=length, reverse=reverse, unroll=unroll)
     if all(d is None for d in dims) and _no_axis_use(axis, jaxpr):
         outs = scan_p.bind(*args, jaxpr=jaxpr, num_carry=num_carry, num_consts=num_consts,
@@ -955,10 +955,6 @@ def _while_transpose(cts: list, *args: Any, **params: Any) -> list:
 
 
 def _install_ad_rules() -> None:
-    try:
-        from fluxion.transforms import ad  # noqa: PLC0415
-    except ImportError:
-        return
     scan_p.jvp = _scan_jvp
     scan_p.transpose = _scan_transpose
     scan_p.partial_eval = _scan_partial_eval

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 
 __all__ = ["pad", "pad_p", "padtype_to_pads"]
@@ -121,19 +122,19 @@ def _attach_ad_rules() -> None:
         tx, tv = tangents
         out = pad_p.bind(x, v, padding_config=padding_config)
         if type(tx) is ad.Zero and type(tv) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, pad_p.bind(ad.instantiate(tx), ad.instantiate(tv),
                                padding_config=padding_config)
 
     def _pad_t(ct: Any, x: Any, v: Any, *, padding_config: tuple) -> list:
         from fluxion.lax.reductions import reduce_sum  # noqa: PLC0415
         from fluxion.lax.shape_ops import slice as lax_slice  # noqa: PLC0415
-        ca = ad._aval(ct)
+        ca = _rules.aval_of(ct)
         # Undo the negative (cropping) edges by padding with zeros, then slice out the operand.
-        zero = ad.const_like(ct, 0)
+        zero = _rules.const_like(ct, 0)
         unpad_cfg = [(max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config]
         full = pad(ct, zero, unpad_cfg) if any(a or b for a, b, _ in unpad_cfg) else ct
-        fa = ad._aval(full)
+        fa = _rules.aval_of(full)
         starts = [max(lo, 0) for lo, _, _ in padding_config]
         limits = [fa.shape[i] - max(hi, 0) for i, (_, hi, _) in enumerate(padding_config)]
         strides = [it + 1 for _, _, it in padding_config]
@@ -156,9 +157,8 @@ _attach_ad_rules()
 # ------------------------------------------------------------------ batching rule (vmap)
 
 def _pad_batch(axis_data: Any, args: Any, dims: Any, *, padding_config: tuple) -> Any:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     if dims[1] is not None:  # a mapped padding value: one pad per member
-        return bt.loop_batch_rule(pad_p)(axis_data, args, dims, padding_config=padding_config)
+        return _rules.loop_batch_rule(pad_p)(axis_data, args, dims, padding_config=padding_config)
     d = dims[0]
     config = list(padding_config)
     config.insert(d, (0, 0, 0))

@@ -22,6 +22,7 @@ from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.elementwise import convert_element_type, div, mul_p
 from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
@@ -83,7 +84,7 @@ def _no_eval(name: str) -> Any:
 
 
 def _shape(x: Any) -> tuple[int, ...]:
-    return _bt._shape(x)
+    return _rules.shape_of(x)
 
 
 # ------------------------------------------------------------------ psum / pmax / pmin
@@ -258,10 +259,10 @@ def _all_gather_batch(ax: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
         if d is None:
             return all_gather_p.bind(x, axis_name=axis_name, axis=axis, tiled=tiled,
                                      axis_size=axis_size), None
-        x = _bt.moveaxis(x, d, 0)
+        x = _rules.moveaxis(x, d, 0)
         return all_gather_p.bind(x, axis_name=axis_name, axis=axis + 1, tiled=tiled,
                                  axis_size=axis_size), 0
-    out = _bt.matchaxis(x, d, axis, ax.size)
+    out = _rules.matchaxis(x, d, axis, ax.size)
     if tiled:
         out = _merge(out, axis)
     return out, None
@@ -311,7 +312,7 @@ def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
     if axis.name != axis_name:
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     size = axis.size
-    x = _bt.bdim_to_front(x, d, size)
+    x = _rules.bdim_to_front(x, d, size)
     shape = _shape(x)
     aval = _bt.abstractify(x)
     src_of = {dst: src for src, dst in perm}
@@ -405,20 +406,20 @@ def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: An
             return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis,
                                      concat_axis=concat_axis, tiled=tiled,
                                      axis_size=axis_size), None
-        x = _bt.moveaxis(x, d, 0)
+        x = _rules.moveaxis(x, d, 0)
         return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis + 1,
                                  concat_axis=concat_axis + 1, tiled=tiled,
                                  axis_size=axis_size), 0
     size = axis.size
-    x = _bt.bdim_to_front(x, d, size)  # [member i, per-example dims...]
+    x = _rules.bdim_to_front(x, d, size)  # [member i, per-example dims...]
     s = _shape(x)
     if tiled:  # split the split axis into (size, chunk): the untiled case on that new axis
         k = s[1 + split_axis] // size
         x = reshape_p.bind(x, new_sizes=s[:1 + split_axis] + (size, k) + s[2 + split_axis:])
     # The untiled case: the per-example split axis becomes the member axis, and the member axis
     # becomes the per-example axis at concat_axis.
-    x = _bt.moveaxis(x, 1 + split_axis, 0)
-    x = _bt.moveaxis(x, 1, 1 + concat_axis)
+    x = _rules.moveaxis(x, 1 + split_axis, 0)
+    x = _rules.moveaxis(x, 1, 1 + concat_axis)
     if tiled:
         x = _merge(x, 1 + concat_axis)
     return x, 0
@@ -479,15 +480,15 @@ def _attach_ad_rules() -> None:
     from fluxion.lax import slicing as sl  # noqa: PLC0415
     from fluxion.transforms import ad  # noqa: PLC0415
 
-    ad.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
+    _rules.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
 
     def extremum_jvp(p: Primitive) -> Any:
         # the tangent of the member(s) holding the extremum, averaged over ties
         def rule(primals: list, tangents: list, *, axis_name: tuple) -> tuple:
             (x,), (t,) = primals, tangents
             out = p.bind(x, axis_name=axis_name)
-            oa = ad._aval(out)
-            if type(t) is ad.Zero or not ad._is_float(oa.dtype):
+            oa = _rules.aval_of(out)
+            if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
                 return out, ad.Zero(ad.tangent_aval(oa))
             hit = ew.convert_element_type(ew.eq(x, out), oa.dtype)
             num = psum_p.bind(ew.mul(t, hit), axis_name=axis_name)
@@ -508,10 +509,10 @@ def _attach_ad_rules() -> None:
             return [sl.dynamic_slice_in_dim(total, start, chunk, axis)]
         return [sl.dynamic_index_in_dim(total, idx, axis, keepdims=False)]
 
-    ad.deflinear(all_gather_p, all_gather_t)
-    ad.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
+    _rules.deflinear(all_gather_p, all_gather_t)
+    _rules.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
         ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
-    ad.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
+    _rules.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
                  axis_size: [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
                                                concat_axis=split_axis, tiled=tiled,
                                                axis_size=axis_size)])

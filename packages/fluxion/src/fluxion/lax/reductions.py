@@ -16,6 +16,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import (
     DtypeSet,
     attr_i64_array,
@@ -405,7 +406,7 @@ def _attach_ad_rules() -> None:
         kept = tuple(i for i in range(len(shape)) if i not in axes)
         return [so.broadcast_in_dim(ct, shape, kept)]
 
-    ad.deflinear(reduce_sum_p, _sum_t)
+    _rules.deflinear(reduce_sum_p, _sum_t)
 
     def _kept(shape: tuple, axes: tuple) -> tuple:
         return tuple(i for i in range(len(shape)) if i not in axes)
@@ -414,9 +415,9 @@ def _attach_ad_rules() -> None:
         def rule(primals: list, tangents: list, *, axes: tuple) -> tuple:
             (x,), (t,) = primals, tangents
             out = prim.bind(x, axes=axes)
-            xa = ad._aval(x)
-            if type(t) is ad.Zero or not ad._is_float(xa.dtype):
-                return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            xa = _rules.aval_of(x)
+            if type(t) is ad.Zero or not _rules.is_float(xa.dtype):
+                return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
             # the tangent at the location(s) of the extremum, averaged over ties
             full = so.broadcast_in_dim(out, xa.shape, _kept(xa.shape, axes))
             loc = ew.convert_element_type(ew.eq(x, full), xa.dtype)
@@ -431,10 +432,10 @@ def _attach_ad_rules() -> None:
     def _prod_jvp(primals: list, tangents: list, *, axes: tuple) -> tuple:
         (x,), (t,) = primals, tangents
         out = reduce_prod_p.bind(x, axes=axes)
-        xa = ad._aval(x)
-        if type(t) is ad.Zero or not ad._is_float(xa.dtype) or not axes:
-            return out, (ad.Zero(ad.tangent_aval(ad._aval(out))) if type(t) is ad.Zero
-                         or not ad._is_float(xa.dtype) else t)
+        xa = _rules.aval_of(x)
+        if type(t) is ad.Zero or not _rules.is_float(xa.dtype) or not axes:
+            return out, (ad.Zero(ad.tangent_aval(_rules.aval_of(out))) if type(t) is ad.Zero
+                         or not _rules.is_float(xa.dtype) else t)
         # move the reduced axes last and flatten them: x2 [..., n]
         kept = _kept(xa.shape, axes)
         perm = kept + tuple(axes)
@@ -448,13 +449,13 @@ def _attach_ad_rules() -> None:
         xg = so.broadcast_in_dim(x2, grid_shape, tuple(range(nd)) + (nd + 1,))
         eye = ew.eq(so.broadcasted_iota(np.int32, grid_shape, nd),
                     so.broadcasted_iota(np.int32, grid_shape, nd + 1))
-        one = ew.add(ew.mul(xg, ad.const_like(xg, 0)), ad.const_like(xg, 1))
+        one = ew.add(ew.mul(xg, _rules.const_like(xg, 0)), _rules.const_like(xg, 1))
         others = reduce_prod(ew.select(eye, one, xg), (nd + 1,))
         return out, reduce_sum(ew.mul(t2, others), (nd,))
 
     reduce_prod_p.jvp = _prod_jvp
     for p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
-        ad.defjvp_zero(p)
+        _rules.defjvp_zero(p)
 
 
 _attach_ad_rules()
@@ -471,13 +472,12 @@ def _arg_reduce_batch_rule(prim: Primitive) -> Any:
 
 
 def _reduce_batch(axis_data: Any, args: Any, dims: Any, *, computation: Any, dimensions: tuple[int, ...]) -> Any:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     n = len(args) // 2
     if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduce per member
-        return bt.loop_batch_rule(reduce_p)(axis_data, args, dims, computation=computation,
+        return _rules.loop_batch_rule(reduce_p)(axis_data, args, dims, computation=computation,
                                             dimensions=dimensions)
-    size = bt.batch_size(args, dims)
-    ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
     outs = reduce_p.bind(*ops, *args[n:], computation=computation,
                          dimensions=tuple(a + 1 for a in dimensions))
     return outs, [0] * len(outs)
@@ -547,7 +547,7 @@ def _reduce_jvp(primals: list, tangents: list, *, computation: Any,
         else:
             t_in.append(flat(t))
     outs, touts = ad.jvp(tree, tuple(p_in), tuple(t_in))
-    return list(outs), [t if ad._is_float(_aval_of(o).dtype) else
+    return list(outs), [t if _rules.is_float(_aval_of(o).dtype) else
                         ad.Zero(ad.tangent_aval(_aval_of(o))) for o, t in zip(outs, touts)]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 
 
@@ -411,7 +412,7 @@ def _phys(a: int, d: int) -> int:
 
 def _broadcast_in_dim_batch(axis_data: Any, args: Any, dims: Any, *, shape: tuple[int, ...],
                             broadcast_dimensions: tuple[int, ...]) -> Any:
-    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    from fluxion.transforms.array_ops import moveaxis  # noqa: PLC0415
     x = moveaxis(args[0], dims[0], 0)
     size = x.shape[0]
     return broadcast_in_dim_p.bind(
@@ -420,7 +421,7 @@ def _broadcast_in_dim_batch(axis_data: Any, args: Any, dims: Any, *, shape: tupl
 
 
 def _reshape_batch(axis_data: Any, args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
-    from fluxion.transforms.batching import moveaxis  # noqa: PLC0415
+    from fluxion.transforms.array_ops import moveaxis  # noqa: PLC0415
     x = moveaxis(args[0], dims[0], 0)
     return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes)), 0
 
@@ -460,7 +461,7 @@ def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[i
 
 
 def _concatenate_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int) -> Any:
-    from fluxion.transforms.batching import batch_size, bdim_to_front  # noqa: PLC0415
+    from fluxion.lax._rules import batch_size, bdim_to_front  # noqa: PLC0415
     size = batch_size(args, dims)
     ops = [bdim_to_front(x, d, size) for x, d in zip(args, dims)]
     return concatenate_p.bind(*ops, dimension=dimension + 1), 0
@@ -496,12 +497,12 @@ def _attach_ad_rules() -> None:
         r = reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
         return [reshape(r, xa.shape)]
 
-    ad.deflinear(broadcast_in_dim_p, _bcast_t)
-    ad.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
-    ad.deflinear(transpose_p, lambda ct, x, *, permutation: [
+    _rules.deflinear(broadcast_in_dim_p, _bcast_t)
+    _rules.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+    _rules.deflinear(transpose_p, lambda ct, x, *, permutation: [
         transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
-    ad.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-    ad.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+    _rules.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+    _rules.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
     def _slice_t(ct: Any, x: Any, *, start_indices: tuple, limit_indices: tuple,
                  strides: Any) -> list:
@@ -509,24 +510,24 @@ def _attach_ad_rules() -> None:
         xa = x.aval
         st = strides or (1,) * xa.ndim
         cfg = []
-        for n, s, m, k in zip(xa.shape, start_indices, ad._aval(ct).shape, st):
+        for n, s, m, k in zip(xa.shape, start_indices, _rules.aval_of(ct).shape, st):
             used = m + max(m - 1, 0) * (k - 1)
             cfg.append((s, n - s - used, k - 1))
-        return [pad(ct, ad.const_like(ct, 0), cfg)]
+        return [pad(ct, _rules.const_like(ct, 0), cfg)]
 
-    ad.deflinear(slice_p, _slice_t)
+    _rules.deflinear(slice_p, _slice_t)
 
     def _concat_jvp(primals: list, tangents: list, *, dimension: int) -> tuple:
         out = concatenate_p.bind(*primals, dimension=dimension)
         if all(type(t) is ad.Zero for t in tangents):
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, concatenate_p.bind(*[ad.instantiate(t) for t in tangents],
                                        dimension=dimension)
 
     def _concat_t(ct: Any, *xs: Any, dimension: int) -> list:
         out, start = [], 0
         for x in xs:
-            a = ad._aval(x) if not ad.is_undefined(x) else x.aval
+            a = _rules.aval_of(x) if not ad.is_undefined(x) else x.aval
             size = a.shape[dimension]
             if ad.is_undefined(x):
                 out.append(slice_in_dim(ct, start, start + size, 1, dimension))

@@ -28,6 +28,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error
 
 __all__ = [
@@ -981,7 +982,7 @@ def _attach_ad_rules() -> None:
         x, *idx = primals
         out = dynamic_slice_p.bind(x, *idx, slice_sizes=slice_sizes)
         if type(tangents[0]) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, dynamic_slice_p.bind(tangents[0], *idx, slice_sizes=slice_sizes)
 
     def _ds_t(ct: Any, x: Any, *idx: Any, slice_sizes: tuple) -> list:
@@ -995,11 +996,11 @@ def _attach_ad_rules() -> None:
         tx, tu = tangents[0], tangents[1]
         out = dynamic_update_slice_p.bind(x, u, *idx)
         if type(tx) is ad.Zero and type(tu) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, dynamic_update_slice_p.bind(ad.instantiate(tx), ad.instantiate(tu), *idx)
 
     def _dus_t(ct: Any, x: Any, u: Any, *idx: Any) -> list:
-        ua = u.aval if ad.is_undefined(u) else ad._aval(u)
+        ua = u.aval if ad.is_undefined(u) else _rules.aval_of(u)
         ct_x = (dynamic_update_slice_p.bind(ct, ad.zeros_like_aval(ua), *idx)
                 if ad.is_undefined(x) else None)
         ct_u = (dynamic_slice_p.bind(ct, *idx, slice_sizes=ua.shape)
@@ -1018,8 +1019,8 @@ def _attach_ad_rules() -> None:
     def _gather_jvp(primals: list, tangents: list, **params: Any) -> tuple:
         x, idx = primals
         out = gather_p.bind(x, idx, **params)
-        if type(tangents[0]) is ad.Zero or not ad._is_float(ad._aval(out).dtype):
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+        if type(tangents[0]) is ad.Zero or not _rules.is_float(_rules.aval_of(out).dtype):
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         p = dict(params)
         if p.get("fill_value") is not None:
             p["fill_value"] = 0
@@ -1070,7 +1071,7 @@ def _attach_ad_rules() -> None:
             tx, _, tu = tangents
             out = prim.bind(x, idx, u, **params)
             if type(tx) is ad.Zero and type(tu) is ad.Zero:
-                return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+                return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
             return out, prim.bind(ad.instantiate(tx), idx, ad.instantiate(tu), **params)
         return rule
 
@@ -1083,7 +1084,7 @@ def _attach_ad_rules() -> None:
             if ad.is_undefined(u):
                 ct_u = gather_p.bind(
                     ct, idx, dimension_numbers=_gather_dn(dimension_numbers),
-                    slice_sizes=_slice_sizes(ad._aval(ct), u.aval, dimension_numbers),
+                    slice_sizes=_slice_sizes(_rules.aval_of(ct), u.aval, dimension_numbers),
                     indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
                     mode=_gather_mode(mode),
                     fill_value=0 if _gather_mode(mode) == GatherScatterMode.FILL_OR_DROP
@@ -1103,11 +1104,11 @@ def _attach_ad_rules() -> None:
         tx, _, tu = tangents
         out = scatter_p.bind(x, idx, u, **params)
         if (type(tx) is ad.Zero and type(tu) is ad.Zero) or params.get("update_program"):
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, scatter_p.bind(ad.instantiate(tx), idx, ad.instantiate(tu), **params)
 
     def _scatter_t(ct: Any, x: Any, idx: Any, u: Any, **params: Any) -> list:
-        ua = u.aval if ad.is_undefined(u) else ad._aval(u)
+        ua = u.aval if ad.is_undefined(u) else _rules.aval_of(u)
         ct_x = (scatter_p.bind(ct, idx, ad.zeros_like_aval(ua), **params)
                 if ad.is_undefined(x) else None)
         ct_u = None
@@ -1116,7 +1117,7 @@ def _attach_ad_rules() -> None:
             mode = params["mode"]
             ct_u = gather_p.bind(
                 ct, idx, dimension_numbers=_gather_dn(dn),
-                slice_sizes=_slice_sizes(ad._aval(ct), ua, dn),
+                slice_sizes=_slice_sizes(_rules.aval_of(ct), ua, dn),
                 indices_are_sorted=params["indices_are_sorted"],
                 unique_indices=params["unique_indices"], mode=_gather_mode(mode),
                 fill_value=0 if _gather_mode(mode) == GatherScatterMode.FILL_OR_DROP else None)
@@ -1133,7 +1134,7 @@ def _attach_ad_rules() -> None:
             raise NotImplementedError("scatter_mul: differentiation with respect to the updates "
                                       "is not implemented")
         if type(tx) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, scatter_mul_p.bind(tx, idx, u, **params) if True else mul(tx, u)
 
     scatter_mul_p.jvp = _scatter_mul_jvp
@@ -1148,11 +1149,11 @@ def _attach_ad_rules() -> None:
             x, idx, u = primals
             tx, _, tu = tangents
             out = prim.bind(x, idx, u, **params)
-            oa = ad._aval(out)
-            if (type(tx) is ad.Zero and type(tu) is ad.Zero) or not ad._is_float(oa.dtype):
+            oa = _rules.aval_of(out)
+            if (type(tx) is ad.Zero and type(tu) is ad.Zero) or not _rules.is_float(oa.dtype):
                 return out, ad.Zero(ad.tangent_aval(oa))
             dn, mode = params["dimension_numbers"], params["mode"]
-            ua = ad._aval(u)
+            ua = _rules.aval_of(u)
             gm = _gather_mode(mode)
             at_u = gather_p.bind(out, idx, dimension_numbers=_gather_dn(dn),
                                  slice_sizes=_slice_sizes(oa, ua, dn),
@@ -1196,15 +1197,15 @@ def _attach_batch_rules() -> None:
         dx, di = dims
         dn = dimension_numbers
         if di is None:
-            x = bt.moveaxis(x, dx, 0)
+            x = _rules.moveaxis(x, dx, 0)
             dn2 = GatherDimensionNumbers(
                 offset_dims=(0,) + _up(dn.offset_dims), collapsed_slice_dims=_up(
                     dn.collapsed_slice_dims), start_index_map=_up(dn.start_index_map),
                 operand_batching_dims=_up(dn.operand_batching_dims),
                 start_indices_batching_dims=dn.start_indices_batching_dims)
-            sizes = (bt._shape(x)[0],) + tuple(slice_sizes)
+            sizes = (_rules.shape_of(x)[0],) + tuple(slice_sizes)
             return gather_p.bind(x, idx, dimension_numbers=dn2, slice_sizes=sizes, **params), 0
-        idx = bt.moveaxis(idx, di, 0)
+        idx = _rules.moveaxis(idx, di, 0)
         if dx is None:
             dn2 = GatherDimensionNumbers(
                 offset_dims=_up(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
@@ -1213,7 +1214,7 @@ def _attach_batch_rules() -> None:
                 start_indices_batching_dims=_up(dn.start_indices_batching_dims))
             return gather_p.bind(x, idx, dimension_numbers=dn2, slice_sizes=slice_sizes,
                                  **params), 0
-        x = bt.moveaxis(x, dx, 0)
+        x = _rules.moveaxis(x, dx, 0)
         dn2 = GatherDimensionNumbers(
             offset_dims=_up(dn.offset_dims), collapsed_slice_dims=_up(dn.collapsed_slice_dims),
             start_index_map=_up(dn.start_index_map),
@@ -1231,9 +1232,9 @@ def _attach_batch_rules() -> None:
             x, idx, upd = args
             dx, di, du = dims
             dn = dimension_numbers
-            size = bt.batch_size(args, dims)
-            x = bt.bdim_to_front(x, dx, size)
-            upd = bt.bdim_to_front(upd, du, size)
+            size = _rules.batch_size(args, dims)
+            x = _rules.bdim_to_front(x, dx, size)
+            upd = _rules.bdim_to_front(upd, du, size)
             if di is None:
                 dn2 = ScatterDimensionNumbers(
                     update_window_dims=(0,) + _up(dn.update_window_dims),
@@ -1242,7 +1243,7 @@ def _attach_batch_rules() -> None:
                     operand_batching_dims=_up(dn.operand_batching_dims),
                     scatter_indices_batching_dims=dn.scatter_indices_batching_dims)
             else:
-                idx = bt.moveaxis(idx, di, 0)
+                idx = _rules.moveaxis(idx, di, 0)
                 dn2 = ScatterDimensionNumbers(
                     update_window_dims=_up(dn.update_window_dims),
                     inserted_window_dims=_up(dn.inserted_window_dims),
@@ -1272,7 +1273,7 @@ def _attach_batch_rules() -> None:
         x, idx = args[0], args[1:]
         d = dims[0]
         if d is None or any(i is not None for i in dims[1:]):
-            size = bt.batch_size(args, dims)
+            size = _rules.batch_size(args, dims)
             rank = len(slice_sizes)
             vec = _index_vector(idx, dims[1:], size)
             dn = GatherDimensionNumbers(offset_dims=tuple(range(rank)),
@@ -1285,14 +1286,14 @@ def _attach_batch_rules() -> None:
         idx = list(idx)
         idx.insert(d, zero)
         sizes = list(slice_sizes)
-        sizes.insert(d, bt._shape(x)[d])
+        sizes.insert(d, _rules.shape_of(x)[d])
         return dynamic_slice_p.bind(x, *idx, slice_sizes=tuple(sizes)), d
 
     def dynamic_update_slice_batch(axis_data: Any, args: Any, dims: Any) -> Any:
         x, u, idx = args[0], args[1], args[2:]
-        size = bt.batch_size(args, dims)
-        x = bt.bdim_to_front(x, dims[0], size)
-        u = bt.bdim_to_front(u, dims[1], size)
+        size = _rules.batch_size(args, dims)
+        x = _rules.bdim_to_front(x, dims[0], size)
+        u = _rules.bdim_to_front(u, dims[1], size)
         if any(i is not None for i in dims[2:]):
             # indices (size, rank) pair with the operand's and the update's leading batch dim
             rank = len(idx)

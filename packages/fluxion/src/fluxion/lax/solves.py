@@ -198,7 +198,7 @@ def custom_linear_solve(matvec: Callable, b: Any, solve: Callable[[Callable, Any
 def _batch_solve_like(prim: Primitive, axis: Any, args: list, dims: list, const_lengths: tuple,
                       jaxprs: tuple, **params: Any) -> tuple[list, list]:
     from fluxion.lax.control_flow import _front  # noqa: PLC0415
-    from fluxion.transforms.batching import broadcast_batch  # noqa: PLC0415
+    from fluxion.transforms.array_ops import broadcast_batch  # noqa: PLC0415
     if all(d is None for d in dims):
         outs = prim.bind(*args, const_lengths=const_lengths, jaxprs=jaxprs, **params)
         return outs, [None] * len(outs)

@@ -20,6 +20,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 
 __all__ = ["sort", "sort_key_val", "top_k", "sort_p", "top_k_p"]
@@ -231,9 +232,8 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _sort_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int, is_stable: bool, num_keys: int) -> Any:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
-    size = bt.batch_size(args, dims)
-    ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
     outs = sort_p.bind(*ops, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
     return outs, [0] * len(outs)
 
@@ -273,7 +273,7 @@ def _attach_ad_rules() -> None:
                  num_keys: int) -> tuple:
         # Sort an iota along with the operands: it gives the permutation, which gathers the
         # tangents (the sort itself is piecewise a permutation).
-        shape = ad._aval(primals[0]).shape
+        shape = _rules.aval_of(primals[0]).shape
         idx_dtype = np.int32 if shape[dimension] < np.iinfo(np.int32).max else np.int64
         iota = so.broadcasted_iota(idx_dtype, shape, dimension)
         outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
@@ -281,8 +281,8 @@ def _attach_ad_rules() -> None:
         perm = outs[-1]
         t_out = []
         for o, t in zip(outs[:-1], tangents):
-            oa = ad._aval(o)
-            if type(t) is ad.Zero or not ad._is_float(oa.dtype):
+            oa = _rules.aval_of(o)
+            if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
                 t_out.append(ad.Zero(ad.tangent_aval(oa)))
             else:
                 t_out.append(_take_along(t, perm, dimension))
@@ -291,9 +291,9 @@ def _attach_ad_rules() -> None:
     def top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple:
         vals, idx = top_k_p.bind(primals[0], k=k, axis=axis)
         t = tangents[0]
-        va = ad._aval(vals)
-        z_idx = ad.Zero(ad.tangent_aval(ad._aval(idx)))
-        if type(t) is ad.Zero or not ad._is_float(va.dtype):
+        va = _rules.aval_of(vals)
+        z_idx = ad.Zero(ad.tangent_aval(_rules.aval_of(idx)))
+        if type(t) is ad.Zero or not _rules.is_float(va.dtype):
             return [vals, idx], [ad.Zero(ad.tangent_aval(va)), z_idx]
         return [vals, idx], [_take_along(t, idx, axis), z_idx]
 

@@ -21,6 +21,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, broadcast_operand, standard_binop
 
 __all__ = ["igamma", "igammac", "igamma_p", "igammac_p", "igamma_grad_a", "igamma_grad_a_p",
@@ -411,9 +412,8 @@ def polygamma(m: Any, x: Any) -> Any:
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _attach_batch_rules() -> None:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     for p in (igamma_p, igammac_p, igamma_grad_a_p, random_gamma_grad_p, polygamma_p):
-        p.batch = bt.elementwise_batch_rule(p)
+        p.batch = _rules.elementwise_batch_rule(p)
 
 
 _attach_batch_rules()
@@ -427,15 +427,15 @@ def _attach_ad_rules() -> None:
 
     def d_x(g: Any, a: Any, x: Any) -> Any:
         # dP/dx = x^(a-1) e^(-x) / Gamma(a)
-        log_d = ew.sub(ew.sub(ew.mul(ew.sub(a, ad.const_like(a, 1)), ew.log(x)), x),
+        log_d = ew.sub(ew.sub(ew.mul(ew.sub(a, _rules.const_like(a, 1)), ew.log(x)), x),
                        ew.lgamma(a))
         return ew.mul(g, ew.exp(log_d))
 
     def d_a(g: Any, a: Any, x: Any) -> Any:
         return ew.mul(g, igamma_grad_a(a, x))
 
-    ad.defjvp(igamma_p, d_a, d_x)
-    ad.defjvp(igammac_p, lambda g, a, x: ew.neg(d_a(g, a, x)),
+    _rules.defjvp(igamma_p, d_a, d_x)
+    _rules.defjvp(igammac_p, lambda g, a, x: ew.neg(d_a(g, a, x)),
               lambda g, a, x: ew.neg(d_x(g, a, x)))
 
     def through_impl(impl: Any) -> Any:
@@ -448,28 +448,28 @@ def _attach_ad_rules() -> None:
 
     def gd_x(g: Any, a: Any, x: Any) -> Any:
         # d/dx dP/da = d/da (x^(a-1) e^-x / Gamma(a)) = density * (log x - digamma(a))
-        density = ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, ad.const_like(a, 1)), ew.log(x)), x),
+        density = ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, _rules.const_like(a, 1)), ew.log(x)), x),
                                 ew.lgamma(a)))
         return ew.mul(g, ew.mul(density, ew.sub(ew.log(x), ew.digamma(a))))
 
-    ad.defjvp(igamma_grad_a_p, through_impl(_igamma_grad_a_impl), gd_x)
+    _rules.defjvp(igamma_grad_a_p, through_impl(_igamma_grad_a_impl), gd_x)
 
     def rg_x(g: Any, ans: Any, a: Any, x: Any) -> Any:
         # ans = -P_a / P_x, so d ans/dx = -P_ax / P_x - ans * P_xx / P_x with
         # P_ax / P_x = log x - digamma(a) and P_xx / P_x = (a - 1) / x - 1
-        dlog_density = ew.sub(ew.div(ew.sub(a, ad.const_like(a, 1)), x), ad.const_like(x, 1))
+        dlog_density = ew.sub(ew.div(ew.sub(a, _rules.const_like(a, 1)), x), _rules.const_like(x, 1))
         d = ew.neg(ew.add(ew.sub(ew.log(x), ew.digamma(a)), ew.mul(ans, dlog_density)))
         return ew.mul(g, d)
 
     rg_a = through_impl(_random_gamma_grad_impl)
-    ad.defjvp2(random_gamma_grad_p, lambda g, ans, a, x: rg_a(g, a, x), rg_x)
+    _rules.defjvp2(random_gamma_grad_p, lambda g, ans, a, x: rg_a(g, a, x), rg_x)
 
     def pg_dm(g: Any, m: Any, x: Any) -> Any:
         raise NotImplementedError("lax.polygamma: the derivative with respect to the order `m` "
                                   "is not defined (m is an integer)")
 
-    ad.defjvp(polygamma_p, pg_dm,
-              lambda g, m, x: ew.mul(g, polygamma(ew.add(m, ad.const_like(m, 1)), x)))
+    _rules.defjvp(polygamma_p, pg_dm,
+              lambda g, m, x: ew.mul(g, polygamma(ew.add(m, _rules.const_like(m, 1)), x)))
 
 
 _attach_ad_rules()

@@ -17,6 +17,7 @@ import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
 from fluxion.lax.padding import padtype_to_pads
 from fluxion.lax.reductions import _identity, monoid_kind, trace_computation
@@ -408,18 +409,17 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
 # ------------------------------------------------------------------ batching rules (vmap)
 
 def _attach_batch_rules() -> None:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
     fills = {"window_dimensions": 1, "window_strides": 1, "padding": (0, 0), "base_dilation": 1,
              "window_dilation": 1}
     for p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
-        p.batch = bt.per_dim_param_batch_rule(p, fills)
+        p.batch = _rules.per_dim_param_batch_rule(p, fills)
 
     def reduce_window_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
         n = len(args) // 2
         if any(d is not None for d in dims[n:]):
-            return bt.loop_batch_rule(reduce_window_p)(axis_data, args, dims, **params)
-        size = bt.batch_size(args, dims)
-        ops = [bt.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+            return _rules.loop_batch_rule(reduce_window_p)(axis_data, args, dims, **params)
+        size = _rules.batch_size(args, dims)
+        ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
         new = dict(params)
         for name, fill in fills.items():
             new[name] = (fill,) + tuple(params[name])
@@ -430,8 +430,8 @@ def _attach_batch_rules() -> None:
     def sas_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
                   window_strides: tuple, padding: tuple) -> Any:
         # both operands batch-first; a size-1, stride-1 window over the batch dimension
-        size = bt.batch_size(args, dims)
-        source, operand = (bt.bdim_to_front(x, d, size) for x, d in zip(args, dims))
+        size = _rules.batch_size(args, dims)
+        source, operand = (_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims))
         out = select_and_scatter_add_p.bind(
             source, operand, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
             window_strides=(1,) + window_strides, padding=((0, 0),) + padding)
@@ -530,18 +530,17 @@ def _attach_ad_rules() -> None:
     from fluxion.lax import padding as pd  # noqa: PLC0415
     from fluxion.lax import shape_ops as so  # noqa: PLC0415
     from fluxion.transforms import ad  # noqa: PLC0415
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
 
     # reduce_window_sum: linear; its transpose pads the stride-dilated cotangent and sums
     # windows again (an all-ones window is its own flip).
     def rws_transpose(ct: Any, x: Any, *, window_dimensions: tuple, window_strides: tuple,
                       padding: tuple, base_dilation: tuple, window_dilation: tuple) -> list:
         in_shape = x.aval.shape
-        ct_shape = ad._aval(ct).shape
+        ct_shape = _rules.aval_of(ct).shape
         pads = window_transpose_padding(in_shape, window_dimensions, window_strides, ct_shape,
                                         padding, base_dilation, window_dilation)
         cfg = tuple((lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides))
-        padded = pd.pad(ct, ad.const_like(ct, 0), cfg)
+        padded = pd.pad(ct, _rules.const_like(ct, 0), cfg)
         ones = (1,) * len(in_shape)
         out = reduce_window_sum_p.bind(padded, window_dimensions=window_dimensions,
                                        window_strides=base_dilation,
@@ -549,22 +548,22 @@ def _attach_ad_rules() -> None:
                                        window_dilation=window_dilation)
         return [out]
 
-    ad.deflinear(reduce_window_sum_p, rws_transpose)
+    _rules.deflinear(reduce_window_sum_p, rws_transpose)
 
     def chooser_jvp(select_prim: Any) -> Any:
         def fn(g: Any, x: Any, **params: Any) -> Any:
             return _select_and_gather_add(g, x, select_prim, **params)
         return fn
 
-    ad.defjvp(reduce_window_max_p, chooser_jvp(ew.ge_p))
-    ad.defjvp(reduce_window_min_p, chooser_jvp(ew.le_p))
+    _rules.defjvp(reduce_window_max_p, chooser_jvp(ew.ge_p))
+    _rules.defjvp(reduce_window_min_p, chooser_jvp(ew.le_p))
 
     # select_and_gather_add: linear in the tangent, piecewise constant in the operand
     def sga_jvp(primals: list, tangents: list, **params: Any) -> tuple:
         out = select_and_gather_add_p.bind(*primals, **params)
         g = tangents[0]
         if type(g) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, select_and_gather_add_p.bind(g, primals[1], **params)
 
     def sga_transpose(ct: Any, tangent: Any, operand: Any, *, select_prim: Any,
@@ -581,22 +580,22 @@ def _attach_ad_rules() -> None:
         op = operand
         if dilated:  # the holes of the dilated base are never selected
             kind = "max" if select_prim.name in ("ge", "gt") else "min"
-            fill = identity_value(kind, ad._aval(op).dtype)
-            op = pd.pad(op, ew.convert_element_type(fill, ad._aval(op).dtype),
+            fill = identity_value(kind, _rules.aval_of(op).dtype)
+            op = pd.pad(op, ew.convert_element_type(fill, _rules.aval_of(op).dtype),
                         tuple((0, 0, d - 1) for d in base_dilation))
         out = select_and_scatter_add_p.bind(ct, op, select_prim=select_prim,
                                             window_dimensions=window_dimensions,
                                             window_strides=window_strides, padding=padding)
         if dilated:
-            shape = ad._aval(out).shape
+            shape = _rules.aval_of(out).shape
             out = so.slice(out, (0,) * len(shape), shape, base_dilation)
         return [out, None]
 
     def sga_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
                   window_strides: tuple, padding: tuple, base_dilation: tuple,
                   window_dilation: tuple) -> Any:
-        size = bt.batch_size(args, dims)
-        t, x = (bt.bdim_to_front(a, d, size) for a, d in zip(args, dims))
+        size = _rules.batch_size(args, dims)
+        t, x = (_rules.bdim_to_front(a, d, size) for a, d in zip(args, dims))
         out = select_and_gather_add_p.bind(
             t, x, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
             window_strides=(1,) + window_strides, padding=((0, 0),) + padding,
@@ -612,7 +611,7 @@ def _attach_ad_rules() -> None:
         out = select_and_scatter_add_p.bind(*primals, **params)
         g = tangents[0]
         if type(g) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(ad._aval(out)))
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         return out, select_and_scatter_add_p.bind(g, primals[1], **params)
 
     def sas_transpose(ct: Any, source: Any, operand: Any, *, select_prim: Any,
@@ -678,17 +677,17 @@ def _reduce_window_jvp(primals: list, tangents: list, *, computation: Any,
     if any(type(t) is not ad.Zero for t in tangents[n:]):
         raise NotImplementedError("lax.reduce_window: differentiating with respect to the initial "
                                   "values of a generic reduction is not supported (as in JAX)")
-    fidx = tuple(i for i in range(n) if ad._is_float(ad._aval(ops[i]).dtype)
+    fidx = tuple(i for i in range(n) if _rules.is_float(_rules.aval_of(ops[i]).dtype)
                  and type(tangents[i]) is not ad.Zero)
     if not fidx:
         outs = reduce_window_p.bind(*primals, computation=computation, **params)
-        return outs, [ad.Zero(ad.tangent_aval(ad._aval(o))) for o in outs]
+        return outs, [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in outs]
     jprog = _jvp_computation(computation, n, fidx)
     ts = [tangents[i] for i in fidx]
-    t_inits = [convert_element_type(0, ad._aval(ops[i]).dtype) for i in fidx]
+    t_inits = [convert_element_type(0, _rules.aval_of(ops[i]).dtype) for i in fidx]
     outs = reduce_window_p.bind(*ops, *ts, *inits, *t_inits, computation=jprog, **params)
     p_out, t_part = list(outs[:n]), list(outs[n:])
-    t_out = [ad.Zero(ad.tangent_aval(ad._aval(o))) for o in p_out]
+    t_out = [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in p_out]
     for j, i in enumerate(fidx):
         t_out[i] = t_part[j]
     return p_out, t_out

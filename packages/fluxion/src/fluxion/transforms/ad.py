@@ -40,6 +40,7 @@ from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Equation, Literal, Program, Var, dce, eval_program, literal_value
+from fluxion.core.primitive import Primitive
 from fluxion.core.trace import (
     Interpreter,
     Tracer,
@@ -47,6 +48,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
+from fluxion.transforms import array_ops
 from fluxion.transforms.staging import (
     StagingInterpreter,
     StagingTracer,
@@ -59,26 +61,16 @@ from fluxion.transforms.staging import (
 
 __all__ = [
     "Zero", "UndefinedPrimal", "JVPInterpreter", "JVPTracer", "PartialEvalInterpreter",
-    "jvp", "linearize", "vjp", "grad", "value_and_grad", "jacfwd", "jacrev", "jacobian",
-    "hessian", "linear_transpose", "backward_pass", "tangent_aval", "instantiate",
+    "jvp", "linearize", "vjp", "VJPFunction", "grad", "value_and_grad", "linear_transpose", "add_any",
+    "add_any_p", "aval_of", "is_float", "backward_pass", "tangent_aval", "instantiate",
     "zeros_like_aval", "add_tangents", "is_undefined", "partial_eval_program",
     "jvp_program", "transpose_program",
 ]
 
-_L: Any = None
-
-
-def _lax() -> Any:
-    global _L
-    if _L is None:
-        import fluxion.lax as lax_module  # noqa: PLC0415 (lax imports this module)
-        _L = lax_module
-    return _L
-
-
 # ----------------------------------------------------------------------------- tangent values
 
-def _is_float(dt: np.dtype) -> bool:
+def is_float(dt: np.dtype) -> bool:
+    """True for dtypes whose tangents are themselves (floating and complex dtypes)."""
     return dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
                                and dtypes.issubdtype(dt, np.inexact))
 
@@ -86,7 +78,7 @@ def _is_float(dt: np.dtype) -> bool:
 def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The aval of tangents of values of ``aval``: the same for floating and complex dtypes,
     ``float0`` for integers and booleans."""
-    if _is_float(aval.dtype):
+    if is_float(aval.dtype):
         return aval
     return ShapedArray(aval.shape, dtypes.float0)
 
@@ -126,11 +118,7 @@ def is_undefined(x: Any) -> bool:
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
     """A concrete (or staged) array of zeros of ``aval``; NumPy zeros for ``float0``."""
-    if aval.dtype == dtypes.float0:
-        return np.zeros(aval.shape, dtypes.float0)
-    L = _lax()
-    z = L.convert_element_type(0, aval.dtype, weak_type=aval.weak_type)
-    return L.broadcast_in_dim(z, aval.shape, ()) if aval.shape else z
+    return array_ops.zeros(aval)
 
 
 def instantiate(t: Any) -> Any:
@@ -146,10 +134,57 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if b is None or type(b) is Zero:
         return a
-    return _lax().add(a, b)
+    return add_any(a, b)
 
 
-def _aval(x: Any) -> ShapedArray:
+# Tangents and cotangents are summed with their own primitive (as JAX's add_any): the machinery
+# sits below lax, and the sum of two tangents of one aval never broadcasts or promotes.
+add_any_p = Primitive("add_any")
+
+
+def _add_any_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    if x.shape != y.shape or x.dtype != y.dtype:
+        raise TypeError(f"add_any: tangents of different types {x.str_short()} and "
+                        f"{y.str_short()} (a differentiation rule returned a wrong tangent)")
+    return x if x.weak_type == y.weak_type else x.update(weak_type=False)
+
+
+def _add_any_lowering(ctx: Any, x: str, y: str) -> str:
+    return ctx.op("stablehlo.add", [x, y], operand_avals=list(ctx.avals_in))
+
+
+def _add_any_jvp(primals: list, tangents: list) -> tuple:
+    return add_any(*primals), add_tangents(*tangents) if any(
+        type(t) is not Zero for t in tangents) else Zero(aval_of(primals[0]))
+
+
+def _add_any_transpose(ct: Any, x: Any, y: Any) -> list:
+    return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
+
+
+def _add_any_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any]) -> tuple:
+    x, y = args
+    dx, dy = dims
+    if dx == dy:
+        return add_any_p.bind(x, y), dx
+    return add_any_p.bind(array_ops.bdim_to_front(x, dx, axis_data.size),
+                          array_ops.bdim_to_front(y, dy, axis_data.size)), 0
+
+
+add_any_p.abstract_eval = _add_any_abstract_eval
+add_any_p.lowering = _add_any_lowering
+add_any_p.jvp = _add_any_jvp
+add_any_p.transpose = _add_any_transpose
+add_any_p.batch = _add_any_batch
+
+
+def add_any(x: Any, y: Any) -> Any:
+    """The sum of two tangents (or cotangents) of the same aval."""
+    return add_any_p.bind(x, y)
+
+
+def aval_of(x: Any) -> ShapedArray:
+    """The aval of an array, tracer, NumPy value or Python scalar."""
     a = getattr(x, "aval", None)
     return a if isinstance(a, ShapedArray) else abstractify(x)
 
@@ -208,7 +243,7 @@ class JVPInterpreter(Interpreter):
                 f"differentiate lax.{prim.name} yet.")
         for i, t in enumerate(tangents):
             if t is None:
-                tangents[i] = Zero(tangent_aval(_aval(primals[i])))
+                tangents[i] = Zero(tangent_aval(aval_of(primals[i])))
         with set_current(parent):
             out, t_out = rule(primals, tangents, **params)
         if prim.multiple_results:
@@ -256,7 +291,7 @@ class PartialEvalInterpreter(StagingInterpreter):
 
 def _check_output_leaf(fname: str, x: Any, what: str = "output") -> ShapedArray:
     try:
-        return _aval(x)
+        return aval_of(x)
     except TypeError:
         raise TypeError(f"{fname}: the function returned a value of type {type(x).__name__} as "
                         f"an {what}, which is not an array (expected arrays, NumPy arrays or "
@@ -301,7 +336,11 @@ def _jvp_flat(fun: Callable, primals: list, tangents: list, in_tree: Any, has_au
 
 
 class LinearFunction:
-    """The linear part of a linearization: a Program over tangent inputs with its residuals."""
+    """The linear part of a linearization: a Program over tangent inputs with its residuals.
+
+    A pytree whose leaves are the residuals (the rest is static), so it can be returned from a
+    jitted function and passed into one.
+    """
 
     __slots__ = ("program", "residuals", "in_avals", "out_zero", "out_avals")
 
@@ -326,6 +365,13 @@ class LinearFunction:
         return backward_pass(self.program, self.residuals, args, nz_cts)
 
 
+tree_util.register_pytree_node(
+    LinearFunction,
+    lambda f: (f.residuals, (f.program, tuple(f.in_avals), tuple(f.out_zero),
+                             tuple(f.out_avals))),
+    lambda static, residuals: LinearFunction(static[0], list(residuals), *map(list, static[1:])))
+
+
 def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_aux: bool,
                     fname: str) -> tuple[list, LinearFunction, Any, Any]:
     """Linearize ``fun`` at ``primals``; ``diff[i]`` says whether input i is differentiated."""
@@ -335,7 +381,7 @@ def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_
         t_in = []
         for p, d in zip(primals, diff):
             if d:
-                ta = tangent_aval(_aval(p))
+                ta = tangent_aval(aval_of(p))
                 if ta.dtype == dtypes.float0:
                     t_in.append(None)
                     in_avals.append(None)
@@ -346,7 +392,7 @@ def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_
                 t_in.append(None)
         out_p, out_t, out_tree, aux = _jvp_flat(fun, primals, t_in, in_tree, has_aux, fname)
         out_zero = [type(t) is Zero for t in out_t]
-        out_tavals = [tangent_aval(_aval(p)) for p in out_p]
+        out_tavals = [tangent_aval(aval_of(p)) for p in out_p]
         atoms = [pe.atom(t) for t in out_t if type(t) is not Zero]
     program = dce(pe.build(atoms))
     lin = LinearFunction(program, list(pe.const_vals), [a for a in in_avals if a is not None],
@@ -398,7 +444,7 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
         if ct is None or type(ct) is Zero:
             return
         prev = ct_env.get(v.id)
-        ct_env[v.id] = ct if prev is None else _lax().add(prev, ct)
+        ct_env[v.id] = ct if prev is None else add_any(prev, ct)
 
     for v, ct in zip(program.outvars, cts_out):
         if type(v) is Var and v.id in linear:
@@ -432,8 +478,7 @@ def _as_array(x: Any) -> Any:
         return x
     if isinstance(x, np.ndarray) and x.dtype == dtypes.float0:
         return x
-    import fluxion.numpy as jnp  # noqa: PLC0415
-    return jnp.asarray(x)
+    return array_ops.asarray(x)
 
 
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
@@ -460,7 +505,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
                         f"structure; primals have {p_tree} and tangents have {t_tree}")
     ts = []
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
-        pa, ta = _aval(p), _aval(t)
+        pa, ta = aval_of(p), aval_of(t)
         want = tangent_aval(pa)
         if pa.shape != ta.shape:
             raise ValueError(f"jvp of {fname}: primal and tangent arguments must have equal "
@@ -492,7 +537,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     p_flat, p_tree = tree_util.tree_flatten(primals)
     out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
                                                 has_aux, fname)
-    in_tavals = [tangent_aval(_aval(p)) for p in p_flat]
+    in_tavals = [tangent_aval(aval_of(p)) for p in p_flat]
 
     def f_jvp(*tangents: Any) -> Any:
         t_flat, t_tree = tree_util.tree_flatten(tangents)
@@ -503,8 +548,8 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         for t, a in zip(t_flat, in_tavals):
             if a.dtype == dtypes.float0:
                 continue
-            if _aval(t).shape != a.shape:
-                raise ValueError(f"linearized {fname}: tangent of shape {_aval(t).shape} where "
+            if aval_of(t).shape != a.shape:
+                raise ValueError(f"linearized {fname}: tangent of shape {aval_of(t).shape} where "
                                  f"{a.shape} is expected")
             ts.append(t)
         outs = [_as_array(o) for o in lin.apply(ts)]
@@ -514,46 +559,74 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
-def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
-    p_flat, p_tree = tree_util.tree_flatten(primals)
-    out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
-                                                has_aux, fname)
-    in_tavals = [tangent_aval(_aval(p)) for p in p_flat]
-    out_avals = [_aval(p) for p in out_p]
+class VJPFunction:
+    """The function :func:`vjp` returns: ``f_vjp(ct)`` is the tuple of cotangents of the
+    primals for an output cotangent ``ct``.
 
-    def f_vjp(*cts: Any) -> tuple:
+    As JAX's, it is a pytree whose leaves are the residuals of the linearization, so it can be
+    returned from a jitted function and passed into one.
+    """
+
+    __slots__ = ("lin", "fname", "in_tree", "out_tree", "in_tavals", "out_avals")
+
+    def __init__(self, lin: LinearFunction, fname: str, in_tree: Any, out_tree: Any,
+                 in_tavals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
+        self.lin = lin
+        self.fname = fname
+        self.in_tree = in_tree            # structure of the primals (a tuple)
+        self.out_tree = out_tree          # structure of the output
+        self.in_tavals = tuple(in_tavals)  # tangent avals of the primal leaves
+        self.out_avals = tuple(out_avals)  # avals of the output leaves
+
+    def __call__(self, *cts: Any) -> tuple:
+        fname, out_avals = self.fname, self.out_avals
         if len(cts) != 1:
             raise TypeError(f"the vjp function of {fname} takes one argument (a cotangent with "
                             f"the structure of the output), got {len(cts)}")
         c_flat, c_tree = tree_util.tree_flatten(cts[0])
-        if c_tree != out_tree:
+        if c_tree != self.out_tree:
             raise TypeError(f"vjp of {fname}: the cotangent has tree structure {c_tree} but the "
-                            f"primal output has {out_tree}")
+                            f"primal output has {self.out_tree}")
         for i, (c, a) in enumerate(zip(c_flat, out_avals)):
-            ca = _aval(c)
+            ca = aval_of(c)
             if ca.shape != a.shape:
                 raise ValueError(f"vjp of {fname}: cotangent {i} has shape {ca.shape} but the "
                                  f"output has shape {a.shape}")
-        cts = []
+        nz_cts = []
         for c, a in zip(c_flat, out_avals):
-            ca = _aval(c)
-            if not _is_float(a.dtype) or not _is_float(ca.dtype):
-                cts.append(None)
+            ca = aval_of(c)
+            if not is_float(a.dtype) or not is_float(ca.dtype):
+                nz_cts.append(None)
                 continue
             if ca.dtype != a.dtype and not isinstance(c, Tracer) and type(c).__name__ != "Array":
-                c = _lax().convert_element_type(c, a.dtype, weak_type=a.weak_type)
-            cts.append(c)
-        cts_in = lin.transpose(cts)
-        it = iter(cts_in)
+                c = array_ops.convert(c, a.dtype, a.weak_type)
+            nz_cts.append(c)
+        it = iter(self.lin.transpose(nz_cts))
         res = []
-        for a in in_tavals:
+        for a in self.in_tavals:
             if a.dtype == dtypes.float0:
                 res.append(zeros_like_aval(a))
                 continue
             c = next(it)
             res.append(_as_array(zeros_like_aval(a) if c is None else c))
-        return tuple(tree_util.tree_unflatten(p_tree, res))
+        return tuple(tree_util.tree_unflatten(self.in_tree, res))
 
+    def __repr__(self) -> str:
+        return f"VJPFunction(of {self.fname})"
+
+
+tree_util.register_pytree_node(
+    VJPFunction,
+    lambda f: ((f.lin,), (f.fname, f.in_tree, f.out_tree, f.in_tavals, f.out_avals)),
+    lambda static, children: VJPFunction(children[0], *static))
+
+
+def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
+    p_flat, p_tree = tree_util.tree_flatten(primals)
+    out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
+                                                has_aux, fname)
+    f_vjp = VJPFunction(lin, fname, p_tree, out_tree, [tangent_aval(aval_of(p)) for p in p_flat],
+                        [aval_of(p) for p in out_p])
     out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
@@ -597,7 +670,7 @@ def _check_input_dtypes(fname: str, what: str, args: tuple, nums: tuple, holomor
                 if dt.kind != "c":
                     raise TypeError(f"{what} of {fname} with holomorphic=True requires inputs "
                                     f"with complex dtype, but argument {i} has dtype {dt.name}")
-            elif not _is_float(dt) and not allow_int:
+            elif not is_float(dt) and not allow_int:
                 raise TypeError(
                     f"{what} of {fname} requires real- or complex-valued inputs (input dtype that "
                     f"is a sub-dtype of np.inexact), but argument {i} has dtype {dt.name}. If you "
@@ -618,7 +691,7 @@ def _check_scalar_output(fname: str, what: str, out: Any, holomorphic: bool) -> 
         if a.dtype.kind != "c":
             raise TypeError(f"{what} of {fname} with holomorphic=True requires a complex output, "
                             f"got {a.dtype.name}")
-    elif not _is_float(a.dtype) or a.dtype.kind == "c":
+    elif not is_float(a.dtype) or a.dtype.kind == "c":
         raise TypeError(f"{what} of {fname} requires real-valued outputs (output dtype that is a "
                         f"sub-dtype of np.floating), but got {a.dtype.name}. For holomorphic "
                         "differentiation pass holomorphic=True; for complex outputs of "
@@ -658,8 +731,7 @@ def _value_and_grad(fun: Callable, argnums: Any, has_aux: bool, holomorphic: boo
         else:
             out, f_vjp = _vjp(f_partial, dyn, False, fname)
         a = _check_scalar_output(fname, what, out, holomorphic)
-        L = _lax()
-        one = L.convert_element_type(1, a.dtype, weak_type=a.weak_type)
+        one = array_ops.convert(1, a.dtype, a.weak_type)
         g = f_vjp(tree_util.tree_unflatten(tree_util.tree_structure(out), [one]))
         g = g[0] if isinstance(argnums, int) else g
         return ((out, aux), g) if has_aux else (out, g)
@@ -689,183 +761,6 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return grad_f
 
 
-# ----------------------------------------------------------------------------- Jacobians
-
-def _std_basis(aval: ShapedArray) -> list[Any]:
-    """The standard basis of the tangent space of ``aval``, one array per element."""
-    n = int(np.prod(aval.shape, dtype=np.int64))
-    eye = np.eye(n, dtype=aval.dtype)
-    return [eye[i].reshape(aval.shape) for i in range(n)]
-
-
-def _stack_jac(parts: list, out_shape: tuple, in_shape: tuple, in_first: bool) -> Any:
-    import fluxion.numpy as jnp  # noqa: PLC0415
-    if not parts:
-        return jnp.zeros(out_shape + in_shape if not in_first else in_shape + out_shape)
-    st = jnp.stack([jnp.asarray(p) for p in parts])  # [n_in or n_out, ...]
-    if in_first:  # jacfwd: parts indexed by input element, each of out_shape
-        st = jnp.reshape(st, (int(np.prod(in_shape, dtype=np.int64)),) + out_shape)
-        nd_out = len(out_shape)
-        st = jnp.moveaxis(st, 0, -1) if nd_out else st
-        return jnp.reshape(st, out_shape + in_shape)
-    return jnp.reshape(st, out_shape + in_shape)
-
-
-def _jac_blocks_vmap(lin: "LinearFunction", in_avals: list, out_avals: list,
-                     forward: bool) -> list | None:
-    """Jacobian blocks ``[out i][in j]`` (shape ``out_shape + in_shape``) by one ``vmap`` of the
-    linear map (forward) or of its transpose (reverse) over a standard basis, as JAX does.
-    ``None`` when that is not possible (an empty basis, or a primitive without a batching rule):
-    the caller then loops over the basis."""
-    from fluxion.transforms.batching import vmap  # noqa: PLC0415  (batching imports staging)
-    L = _lax()
-    sizes = [int(np.prod(a.shape, dtype=np.int64)) for a in (in_avals if forward else out_avals)]
-    if any(n == 0 for n in sizes):
-        return None
-    blocks: list = [[None] * len(in_avals) for _ in out_avals]
-    try:
-        if forward:
-            for j, a in enumerate(in_avals):
-                basis = np.eye(sizes[j], dtype=a.dtype).reshape((sizes[j],) + a.shape)
-
-                def col(e: Any, j: int = j) -> list:
-                    return lin.apply([e if k == j else Zero(b) for k, b in enumerate(in_avals)])
-
-                outs = vmap(col)(basis)
-                for i, (o, oa) in enumerate(zip(outs, out_avals)):
-                    o = L.transpose(o, tuple(range(1, len(oa.shape) + 1)) + (0,))
-                    blocks[i][j] = L.reshape(o, oa.shape + a.shape)
-            return blocks
-        for i, oa in enumerate(out_avals):
-            ta = tangent_aval(oa)
-            basis = np.eye(sizes[i], dtype=ta.dtype).reshape((sizes[i],) + ta.shape)
-            live = [j for j, a in enumerate(in_avals) if tangent_aval(a).dtype != dtypes.float0]
-
-            def row(e: Any, i: int = i, live: list = live) -> list:
-                cts_in = lin.transpose([e if k == i else None for k in range(len(out_avals))])
-                return [zeros_like_aval(in_avals[j]) if c is None else c
-                        for j, c in zip(live, cts_in)]
-
-            got = dict(zip(live, vmap(row)(basis)))
-            for j, a in enumerate(in_avals):
-                if j not in got:
-                    blocks[i][j] = np.zeros(oa.shape + a.shape, dtypes.float0)
-                else:
-                    blocks[i][j] = L.reshape(got[j], oa.shape + a.shape)
-        return blocks
-    except NotImplementedError:
-        return None
-
-
-def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by forward mode (one JVP per input element).
-
-    The result has, for each output leaf, the output's shape followed by the input's shape.
-
-    Example:
-        >>> import fluxion, fluxion.numpy as jnp
-        >>> fluxion.jacfwd(lambda x: x * 2.0)(jnp.ones(2)).tolist()
-        [[2.0, 0.0], [0.0, 2.0]]
-    """
-    fname = fun_name(fun)
-
-    def jac_f(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(fname, argnums, len(args), "jacfwd")
-        dyn = tuple(args[i] for i in nums)
-        _check_input_dtypes(fname, "jacfwd", dyn, nums, holomorphic, False)
-
-        f_partial = partial_at(fun, args, nums, kwargs)
-
-        p_flat, p_tree = tree_util.tree_flatten(dyn)
-        res = _linearize_flat(f_partial, p_flat, [True] * len(p_flat), p_tree, has_aux, fname)
-        out_p, lin, out_tree, aux = res
-        in_avals = [_aval(p) for p in p_flat]
-        out_avals = [_aval(o) for o in out_p]
-        blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=True)
-        cols: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
-        for j, a in enumerate(in_avals if blocks is None else ()):  # fallback: one JVP each
-            for e in _std_basis(a):
-                ts = [e if k == j else Zero(b) for k, b in enumerate(in_avals)]
-                outs = lin.apply(ts)
-                for i, o in enumerate(outs):
-                    cols[i][j].append(o)
-        leaves = []
-        for i, oa in enumerate(out_avals):
-            per_in = [blocks[i][j] if blocks is not None else
-                      _stack_jac(cols[i][j], oa.shape, in_avals[j].shape, True)
-                      for j in range(len(in_avals))]
-            sub = tree_util.tree_unflatten(p_tree, per_in)
-            leaves.append(sub[0] if isinstance(argnums, int) else sub)
-        jac = tree_util.tree_unflatten(out_tree, leaves)
-        return (jac, aux) if has_aux else jac
-
-    return jac_f
-
-
-def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
-    """The Jacobian of ``fun`` by reverse mode (one VJP per output element).
-
-    Example:
-        >>> import fluxion, fluxion.numpy as jnp
-        >>> fluxion.jacrev(lambda x: x * 2.0)(jnp.ones(2)).tolist()
-        [[2.0, 0.0], [0.0, 2.0]]
-    """
-    fname = fun_name(fun)
-
-    def jac_f(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(fname, argnums, len(args), "jacrev")
-        dyn = tuple(args[i] for i in nums)
-        _check_input_dtypes(fname, "jacrev", dyn, nums, holomorphic, allow_int)
-
-        f_partial = partial_at(fun, args, nums, kwargs)
-
-        p_flat, p_tree = tree_util.tree_flatten(dyn)
-        out_p, lin, out_tree, aux = _linearize_flat(f_partial, p_flat, [True] * len(p_flat),
-                                                    p_tree, has_aux, fname)
-        in_avals = [_aval(p) for p in p_flat]
-        out_avals = [_aval(o) for o in out_p]
-        blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=False)
-        rows: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
-        for i, oa in enumerate(out_avals if blocks is None else ()):  # fallback: one VJP each
-            for e in _std_basis(tangent_aval(oa)):
-                cts = [e if k == i else None for k in range(len(out_avals))]
-                cts_in = iter(lin.transpose(cts))
-                for j, a in enumerate(in_avals):
-                    if tangent_aval(a).dtype == dtypes.float0:
-                        rows[i][j].append(np.zeros(a.shape, dtypes.float0))
-                        continue
-                    c = next(cts_in)
-                    rows[i][j].append(zeros_like_aval(a) if c is None else c)
-        leaves = []
-        for i, oa in enumerate(out_avals):
-            per_in = [blocks[i][j] if blocks is not None else
-                      _stack_jac(rows[i][j], oa.shape, in_avals[j].shape, False)
-                      for j in range(len(in_avals))]
-            sub = tree_util.tree_unflatten(p_tree, per_in)
-            leaves.append(sub[0] if isinstance(argnums, int) else sub)
-        jac = tree_util.tree_unflatten(out_tree, leaves)
-        return (jac, aux) if has_aux else jac
-
-    return jac_f
-
-
-jacobian = jacrev
-
-
-def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
-            holomorphic: bool = False) -> Callable[..., Any]:
-    """The Hessian of scalar ``fun``: ``jacfwd(jacrev(fun))``.
-
-    Example:
-        >>> import fluxion, fluxion.numpy as jnp
-        >>> fluxion.hessian(lambda x: (x ** 3).sum())(jnp.ones(2)).tolist()
-        [[6.0, 0.0], [0.0, 6.0]]
-    """
-    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
-
-
 def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = ()) -> Callable:
     """The transpose of the linear function ``fun`` at the shapes/dtypes of ``primals``.
 
@@ -879,9 +774,9 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
     """
     fname = fun_name(fun)
     p_flat, p_tree = tree_util.tree_flatten(primals)
-    in_avals = [_aval(p) for p in p_flat]
+    in_avals = [aval_of(p) for p in p_flat]
     for a in in_avals:
-        if not _is_float(a.dtype):
+        if not is_float(a.dtype):
             raise TypeError(f"linear_transpose of {fname}: inputs must be floating or complex, "
                             f"got {a.dtype.name}")
     program, consts, out_tree = trace_to_program(
@@ -895,9 +790,9 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
             raise TypeError(f"linear_transpose of {fname}: cotangent structure {c_tree} does "
                             f"not match the output structure {out_tree}")
         for c, a in zip(c_flat, out_avals):
-            if _aval(c).shape != a.shape:
+            if aval_of(c).shape != a.shape:
                 raise ValueError(f"linear_transpose of {fname}: cotangent of shape "
-                                 f"{_aval(c).shape} where {a.shape} is expected")
+                                 f"{aval_of(c).shape} where {a.shape} is expected")
         cts = backward_pass(program, consts, [UndefinedPrimal(a) for a in in_avals], c_flat)
         outs = [_as_array(zeros_like_aval(a) if c is None else c) for c, a in zip(cts, in_avals)]
         return tuple(tree_util.tree_unflatten(p_tree, outs))
@@ -1152,92 +1047,3 @@ jit_p.jvp = _jit_jvp
 jit_p.transpose = _jit_transpose
 jit_p.partial_eval = _jit_partial_eval
 jit_p.split_policy = lambda eqn: None
-
-
-# ----------------------------------------------------------------------------- rule helpers
-# Used by the lax modules to define their primitives' rules beside them.
-
-def defjvp(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
-    """Set ``prim.jvp`` from one function per input, ``fn(g, *primals, **params)`` giving that
-    input's contribution to the output tangent (``None``: the input is not differentiable)."""
-    def rule(primals: list, tangents: list, **params: Any) -> tuple:
-        out = prim.bind(*primals, **params)
-        acc = None
-        for fn, t in zip(jvp_fns, tangents):
-            if fn is None or type(t) is Zero:
-                continue
-            c = fn(t, *primals, **params)
-            acc = c if acc is None else _lax().add(acc, c)
-        oa = _aval(out)
-        if acc is None or not _is_float(oa.dtype):
-            return out, Zero(tangent_aval(oa))
-        return out, broadcast_to_aval(acc, oa)
-    prim.jvp = rule
-
-
-def defjvp2(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
-    """Like :func:`defjvp` but each function is ``fn(g, ans, *primals, **params)``."""
-    def rule(primals: list, tangents: list, **params: Any) -> tuple:
-        out = prim.bind(*primals, **params)
-        acc = None
-        for fn, t in zip(jvp_fns, tangents):
-            if fn is None or type(t) is Zero:
-                continue
-            c = fn(t, out, *primals, **params)
-            acc = c if acc is None else _lax().add(acc, c)
-        oa = _aval(out)
-        if acc is None:
-            return out, Zero(tangent_aval(oa))
-        return out, broadcast_to_aval(acc, oa)
-    prim.jvp = rule
-
-
-def defjvp_zero(prim: Any) -> None:
-    """The output of ``prim`` has a zero derivative (comparisons, rounding, integer results)."""
-    def rule(primals: list, tangents: list, **params: Any) -> tuple:
-        out = prim.bind(*primals, **params)
-        if prim.multiple_results:
-            return out, [Zero(tangent_aval(_aval(o))) for o in out]
-        return out, Zero(tangent_aval(_aval(out)))
-    prim.jvp = rule
-
-
-def deflinear(prim: Any, transpose: Callable[..., Any]) -> None:
-    """A primitive linear in its (single array) first input: its JVP applies it to the tangent;
-    ``transpose(ct, *args, **params)`` returns the input cotangents."""
-    def rule(primals: list, tangents: list, **params: Any) -> tuple:
-        out = prim.bind(*primals, **params)
-        t = tangents[0]
-        if type(t) is Zero:
-            return out, Zero(tangent_aval(_aval(out)))
-        return out, prim.bind(t, *primals[1:], **params)
-    prim.jvp = rule
-    prim.transpose = transpose
-
-
-def broadcast_to_aval(x: Any, aval: ShapedArray) -> Any:
-    """``x`` broadcast (rank-0 or size-1 dimensions) to ``aval.shape``."""
-    xa = _aval(x)
-    if xa.shape == aval.shape:
-        return x
-    L = _lax()
-    dims = () if not xa.shape else tuple(range(len(aval.shape)))
-    return L.broadcast_in_dim(x, aval.shape, dims)
-
-
-def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
-    """Sum ``ct`` over the dimensions along which an operand of ``aval`` was broadcast by an
-    elementwise primitive (rank 0 -> every dimension; size-1 dimensions)."""
-    ca = _aval(ct)
-    if ca.shape == aval.shape:
-        return ct
-    L = _lax()
-    if not aval.shape:
-        return L.reduce_sum(ct, tuple(range(len(ca.shape))))
-    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ca.shape)) if a == 1 and c != 1)
-    return L.reshape(L.reduce_sum(ct, axes), aval.shape)
-
-
-def const_like(x: Any, value: Any) -> Any:
-    """A weakly typed scalar constant ``value`` of ``x``'s dtype (a literal when staged)."""
-    return _lax().convert_element_type(value, _aval(x).dtype, weak_type=True)

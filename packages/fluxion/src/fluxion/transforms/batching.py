@@ -41,6 +41,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
+from fluxion.transforms.array_ops import matchaxis, shape_of
 from fluxion.transforms.staging import (
     abstractify,
     closed_call,
@@ -50,10 +51,8 @@ from fluxion.transforms.staging import (
     trace_to_program,
 )
 
-__all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "moveaxis",
-           "broadcast_batch", "bdim_to_front", "matchaxis", "bound_axis_names",
-           "elementwise_batch_rule", "unary_batch_rule", "batch_program", "loop_batch_rule",
-           "axis_param_batch_rule", "per_dim_param_batch_rule"]
+__all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "bound_axis_names",
+           "batch_program"]
 
 not_mapped = None
 
@@ -144,185 +143,6 @@ def bound_axis_names() -> list[Any]:
             names.append(name)
         it = it.parent
     return names
-
-
-# ------------------------------------------------------------------ helpers for rules
-
-_LAX: Any = None
-
-
-def _shape_ops() -> Any:
-    global _LAX
-    if _LAX is None:
-        from fluxion.lax import shape_ops  # noqa: PLC0415  (lax sits above transforms)
-        _LAX = shape_ops
-    return _LAX
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    s = getattr(x, "shape", None)
-    return tuple(s) if s is not None else np.shape(x)
-
-
-def moveaxis(x: Any, src: int, dst: int) -> Any:
-    """``x`` with dimension ``src`` moved to position ``dst`` (one transpose, none if equal)."""
-    if src == dst:
-        return x
-    nd = len(_shape(x))
-    perm = [i for i in range(nd) if i != src]
-    perm.insert(dst, src)
-    return _shape_ops().transpose_p.bind(x, permutation=tuple(perm))
-
-
-def broadcast_batch(x: Any, size: int, axis: int) -> Any:
-    """``x`` with a new dimension of ``size`` inserted at ``axis`` (a broadcast)."""
-    shape = _shape(x)
-    out_shape = shape[:axis] + (size,) + shape[axis:]
-    dims = tuple(i for i in range(len(out_shape)) if i != axis)
-    return _shape_ops().broadcast_in_dim_p.bind(x, shape=out_shape, broadcast_dimensions=dims)
-
-
-def matchaxis(x: Any, src: Any, dst: int, size: int) -> Any:
-    """``x`` (batch dim ``src`` or ``not_mapped``) with its batch dimension at ``dst``."""
-    if src is None:
-        return broadcast_batch(x, size, dst)
-    return moveaxis(x, src, dst)
-
-
-def bdim_to_front(x: Any, d: Any, size: int) -> Any:
-    """``x`` with its batch dimension (broadcast if ``not_mapped``) first."""
-    return matchaxis(x, d, 0, size)
-
-
-def batch_size(args: Sequence[Any], dims: Sequence[Any]) -> int:
-    for x, d in zip(args, dims):
-        if d is not None:
-            return _shape(x)[d]
-    raise ValueError("batch_size: no mapped argument")
-
-
-def unary_batch_rule(prim: Any) -> Callable[..., Any]:
-    """The rule of a shape-preserving one-operand primitive: apply it, keep the batch dim."""
-
-    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        return prim.bind(args[0], **params), dims[0]
-
-    return rule
-
-
-def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
-    """The rule of an n-ary elementwise primitive (same-rank operands, rank 0 broadcasts).
-
-    When every mapped operand has the same rank and batch dim and the unmapped ones are rank 0,
-    the primitive is applied as is; otherwise mapped operands get their batch dim first and the
-    unmapped operands (of non-zero rank) a leading size-1 dimension, which broadcasts.
-    """
-
-    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        shapes = [_shape(x) for x in args]
-        first = None
-        simple = True
-        for s, d in zip(shapes, dims):
-            if d is None:
-                if s:
-                    simple = False
-                    break
-            elif first is None:
-                first = (len(s), d)
-            elif first != (len(s), d):
-                simple = False
-                break
-        if simple:
-            return prim.bind(*args, **params), first[1]
-        rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims))
-        ops = []
-        sh = _shape_ops()
-        for x, s, d in zip(args, shapes, dims):
-            if d is None:
-                if s:  # unmapped, rank == rank: add a size-1 leading dim (broadcasts)
-                    x = sh.broadcast_in_dim_p.bind(x, shape=(1,) + s,
-                                                   broadcast_dimensions=tuple(range(1, len(s) + 1)))
-            else:
-                x = moveaxis(x, d, 0)
-                if len(s) - 1 < rank:  # a mapped per-example scalar among higher-rank operands
-                    s2 = _shape(x)
-                    x = sh.reshape_p.bind(x, new_sizes=s2 + (1,) * (rank - len(s2) + 1))
-            ops.append(x)
-        return prim.bind(*ops, **params), 0
-
-    return rule
-
-
-def _member(x: Any, d: Any, i: int) -> Any:
-    if d is None:
-        return x
-    sh = _shape_ops()
-    shape = _shape(x)
-    start = tuple(i if k == d else 0 for k in range(len(shape)))
-    limit = tuple(i + 1 if k == d else s for k, s in enumerate(shape))
-    piece = sh.slice_p.bind(x, start_indices=start, limit_indices=limit, strides=None)
-    return sh.squeeze_p.bind(piece, dimensions=(d,))
-
-
-def loop_batch_rule(prim: Any) -> Callable[..., Any]:
-    """A correct but unvectorised rule: apply ``prim`` to each batch member and stack the
-    results (``size`` primitive applications). For primitives without a vectorised rule yet."""
-
-    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        size = batch_size(args, dims)
-        sh = _shape_ops()
-        per = [prim.bind(*[_member(x, d, i) for x, d in zip(args, dims)], **params)
-               for i in range(size)]
-
-        def stack(vals: list) -> Any:
-            shape = _shape(vals[0])
-            ups = [sh.broadcast_in_dim_p.bind(v, shape=(1,) + shape,
-                                              broadcast_dimensions=tuple(range(1, len(shape) + 1)))
-                   for v in vals]
-            return ups[0] if len(ups) == 1 else sh.concatenate_p.bind(*ups, dimension=0)
-
-        if prim.multiple_results:
-            outs = [stack([p[k] for p in per]) for k in range(len(per[0]))]
-            return outs, [0] * len(outs)
-        return stack(per), 0
-
-    return rule
-
-
-def axis_param_batch_rule(prim: Any, names: Sequence[str]) -> Callable[..., Any]:
-    """The rule of a one-operand primitive whose params ``names`` are per-example axes (an int
-    or a tuple of ints): shift them past the batch dimension, keep the batch dimension."""
-
-    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        d = dims[0]
-        new = dict(params)
-        for n in names:
-            v = params[n]
-            if isinstance(v, tuple):
-                new[n] = tuple(a if a < d else a + 1 for a in v)
-            else:
-                new[n] = v if v < d else v + 1
-        return prim.bind(args[0], **new), d
-
-    return rule
-
-
-def per_dim_param_batch_rule(prim: Any, fills: dict[str, Any]) -> Callable[..., Any]:
-    """The rule of a one-operand primitive whose params are per-dimension tuples (windows,
-    padding configs): insert the neutral entry ``fills[name]`` for the batch dimension."""
-
-    def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple[Any, Any]:
-        d = dims[0]
-        new = dict(params)
-        for n, fill in fills.items():
-            v = params.get(n)
-            if v is not None:
-                v = list(v)
-                v.insert(d, fill)
-                new[n] = tuple(v)
-        return prim.bind(args[0], **new), d
-
-    return rule
 
 
 # ------------------------------------------------------------------ batching a Program
@@ -502,7 +322,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                 raise TypeError(f"vmap of {fname}: argument {names[i]} of type "
                                 f"{type(x).__name__} is not an array and cannot be mapped "
                                 f"(in_axes {ax}); use None for it in in_axes")
-            shape = _shape(x)
+            shape = shape_of(x)
             nd = len(shape)
             a = ax + nd if ax < 0 else ax
             if not 0 <= a < nd:
@@ -526,7 +346,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
             for i, (x, a) in enumerate(zip(leaves, norm_axes)):
                 if a is not None:
                     lines.append(f"  * argument {names[i]} of type {_type_str(x)}: in_axes "
-                                 f"{axes[i]}, size {_shape(x)[a]}")
+                                 f"{axes[i]}, size {shape_of(x)[a]}")
             head = ("vmap got inconsistent sizes for array axes to be mapped"
                     + (f" (axis_size={axis_size})" if axis_size is not None else "") + ":\n")
             raise ValueError(head + "\n".join(lines))
@@ -571,7 +391,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                                 "can have out_axes None")
                         results.append(val)
                         continue
-                    nd = len(_shape(val)) + (1 if d is None else 0)
+                    nd = len(shape_of(val)) + (1 if d is None else 0)
                     a = oa + nd if oa < 0 else oa
                     if not 0 <= a < nd:
                         path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])

@@ -1,10 +1,20 @@
 """User-defined derivatives: ``custom_jvp``, ``custom_vjp``, ``custom_gradient``,
-``closure_convert``.
+``closure_convert``; ``SymbolicZero`` and ``CustomVJPPrimal`` for rules that take symbolic zeros.
 
-A decorated function called under a transformation is staged to a Program and bound as a call
-primitive (``custom_jvp_call`` / ``custom_vjp_call``) that carries the user's rule, so the rule
-survives ``jit`` and is used by any later differentiation. Outside every transformation the
-function simply runs.
+A call of a decorated function is processed by the interpreter that is current, as each of JAX's
+traces processes it:
+
+- outside every transformation the function simply runs;
+- a JVP that differentiates one of the arguments (``jvp``, ``grad``, ``vjp``, ``linearize``) does
+  not run the function: it calls the user's rule on the primal values, with its parent
+  interpreter current, so under eager ``grad`` the rule sees concrete values and Python control
+  flow on them works. For ``custom_vjp``, ``fwd`` runs then and a ``custom_lin`` equation
+  carrying ``bwd`` goes into the linear program; transposing it calls ``bwd``;
+- an interpreter that owns none of the arguments (a JVP of other values, a linearization whose
+  inputs here are all known) passes the call on to its parent unchanged;
+- any other interpreter (``jit``, ``make_jaxpr``, ``vmap``) stages the function to a Program and
+  records a ``custom_jvp_call`` / ``custom_vjp_call`` equation carrying the rules, so they survive
+  ``jit`` and ``vmap`` and are used by any later differentiation.
 
 Example:
     >>> import fluxion, fluxion.numpy as jnp
@@ -21,105 +31,365 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 from fluxion import tree_util
 from fluxion.core import dtypes
-from fluxion.core.ir import Program, eval_program
+from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import Program, eval_program, param_printers
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import EVAL, STATE
-from fluxion.transforms import ad
+from fluxion.core.trace import (
+    EVAL,
+    STATE,
+    EvalInterpreter,
+    Interpreter,
+    Tracer,
+    check_live,
+    set_current,
+)
+from fluxion.transforms import ad, array_ops, batching
+from fluxion.transforms.ad import (
+    JVPInterpreter,
+    JVPTracer,
+    PartialEvalInterpreter,
+    UndefinedPrimal,
+    Zero,
+    aval_of,
+    instantiate,
+    tangent_aval,
+)
 from fluxion.transforms.staging import abstractify, fun_name, partial_at, trace_to_program
 
-__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert",
-           "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p"]
+__all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call",
+           "SymbolicZero", "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",
+           "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "linear_call_p"]
 
 
-def _stage(fun: Callable, args: tuple, name: str) -> tuple[Program, list, Any, list]:
-    leaves, tree = tree_util.tree_flatten(args)
-    avals = [abstractify(x) for x in leaves]
-    program, consts, out_tree = trace_to_program(fun, args, {}, in_avals=avals,
-                                                 description=f"custom derivative of {name}")
-    closed, consts = ad._close(program, consts)
-    return closed, consts, out_tree, leaves
+# ----------------------------------------------------------------------------- symbolic zeros
+
+class SymbolicZero:
+    """A zero tangent (or cotangent) given to, or returned by, a rule defined with
+    ``symbolic_zeros=True``: only its aval is known. ``shape``, ``dtype`` and the other aval
+    attributes read through to the aval.
+
+    Example:
+        >>> import numpy as np
+        >>> SymbolicZero.from_primal_value(np.zeros(3, np.float32)).shape
+        (3,)
+    """
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "aval":  # not set yet (copy, pickle): do not recurse
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    @staticmethod
+    def from_primal_value(val: Any) -> "SymbolicZero":
+        """The symbolic zero tangent of the primal value ``val``."""
+        return SymbolicZero(tangent_aval(aval_of(val)))
 
 
-def _check_tangents(name: str, what: str, got: list, want_avals: list) -> None:
-    for i, (t, a) in enumerate(zip(got, want_avals)):
-        ta = ad.tangent_aval(a)
-        if t is None or type(t) is ad.Zero:
-            continue
-        g = ad._aval(t)
-        if g.shape != ta.shape or (g.dtype != ta.dtype and ta.dtype != dtypes.float0):
-            raise TypeError(
-                f"custom_jvp rule of {name}: {what} {i} should have the shape and dtype of the "
-                f"primal output ({ta.str_short()}), got {g.str_short()}")
+@dataclasses.dataclass(slots=True)
+class CustomVJPPrimal:
+    """A primal argument given to a ``custom_vjp`` forward rule defined with
+    ``symbolic_zeros=True``: its ``value`` and whether it is ``perturbed`` (differentiated)."""
+
+    value: Any
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each :class:`CustomVJPPrimal` leaf replaced by its value.
+
+    Example:
+        >>> custom_vjp_primal_tree_values((CustomVJPPrimal(1.0, True),))
+        (1.0,)
+    """
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+    return tree_util.tree_map(value, tree)
+
+
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """Zero tangents for the primal pytree ``val``: :class:`SymbolicZero` s, or arrays of zeros.
+
+    Example:
+        >>> zero_from_primal((1.0,), symbolic_zeros=True)
+        (SymbolicZero,)
+    """
+    def zero(x: Any) -> Any:
+        aval = tangent_aval(aval_of(x))
+        return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
+    return tree_util.tree_map(zero, val)
+
+
+def _to_rule(t: Any, symbolic_zeros: bool) -> Any:
+    """An internal tangent as the user's rule receives it."""
+    if type(t) is Zero:
+        return SymbolicZero(t.aval) if symbolic_zeros else ad.zeros_like_aval(t.aval)
+    return t
+
+
+def _is_zero(t: Any) -> bool:
+    return t is None or type(t) is Zero or type(t) is SymbolicZero
+
+
+# ----------------------------------------------------------------------------- processing calls
+# One call of a decorated function, flattened: the primal function over leaves and its rules.
+# Each interpreter class has a handler (JAX's process_custom_jvp_call / process_custom_vjp_call).
+
+class _JVPCall:
+    __slots__ = ("name", "fun", "rule", "symbolic_zeros")
+
+    def __init__(self, name: str, fun: Callable, rule: Callable, symbolic_zeros: bool) -> None:
+        self.name = name
+        self.fun = fun            # fun(*leaves) -> output leaves
+        self.rule = rule          # rule(primals, tangents with Zero) -> (outs, tangents with Zero)
+        self.symbolic_zeros = symbolic_zeros
+
+
+class _VJPCall:
+    __slots__ = ("name", "fun", "fwd", "bwd", "symbolic_zeros")
+
+    def __init__(self, name: str, fun: Callable, fwd: Callable, bwd: Callable,
+                 symbolic_zeros: bool) -> None:
+        self.name = name
+        self.fun = fun            # fun(*leaves) -> output leaves
+        self.fwd = fwd            # fwd(primals, perturbed) -> (array residuals, outputs)
+        self.bwd = bwd            # bwd(residuals, cts with Zero) -> per input: ct or None
+        self.symbolic_zeros = symbolic_zeros
+
+
+def _process(handlers: dict[type, Callable], call: Any, args: list) -> list:
+    interp = STATE.interp
+    for cls in type(interp).__mro__:
+        handler = handlers.get(cls)
+        if handler is not None:
+            return handler(interp, call, args)
+    raise AssertionError("Interpreter has a handler")  # pragma: no cover
+
+
+def _run(interp: Interpreter, call: Any, args: list) -> list:
+    return list(call.fun(*args))
+
+
+def _unpack(it: JVPInterpreter, args: list) -> tuple[list, list, bool]:
+    primals, tangents, owned = [], [], False
+    for x in args:
+        if type(x) is JVPTracer and x._interp is it:
+            primals.append(x.primal)
+            tangents.append(x.tangent)
+            owned = True
+        else:
+            if isinstance(x, Tracer):
+                check_live(x, it)
+            primals.append(x)
+            tangents.append(Zero(tangent_aval(aval_of(x))))
+    return primals, tangents, owned
+
+
+def _pack(it: JVPInterpreter, outs: list, tangents: list) -> list:
+    return [o if type(t) is Zero else JVPTracer(it, o, t) for o, t in zip(outs, tangents)]
+
+
+def _stage(fun: Callable, avals: Sequence[ShapedArray], name: str) -> tuple[Program, list]:
+    """``fun(*leaves)`` staged for leaves of ``avals``: a Program whose closed-over values are
+    leading inputs, and those values."""
+    program, consts, _ = trace_to_program(fun, tuple(avals), {}, in_avals=list(avals),
+                                          description=f"custom derivative of {name}")
+    return ad._close(program, consts)
+
+
+def _jvp_call_jvp(it: JVPInterpreter, call: _JVPCall, args: list) -> list:
+    primals, tangents, owned = _unpack(it, args)
+    with set_current(it.parent):
+        if not owned:
+            return _process(_JVP_HANDLERS, call, primals)
+        outs, t_outs = call.rule(primals, tangents)
+    return _pack(it, outs, t_outs)
+
+
+def _jvp_call_linearize(pe: PartialEvalInterpreter, call: _JVPCall, args: list) -> list:
+    if any(pe.is_unknown(a) for a in args):
+        return _jvp_call_stage(pe, call, args)
+    with set_current(pe.parent):
+        return _process(_JVP_HANDLERS, call, args)
+
+
+def _jvp_call_stage(interp: Interpreter, call: _JVPCall, args: list) -> list:
+    program, consts = _stage(call.fun, [abstractify(x) for x in args], call.name)
+    return custom_jvp_call_p.bind(*consts, *args, call=program, jvp=call.rule,
+                                  num_consts=len(consts), name=call.name,
+                                  symbolic_zeros=call.symbolic_zeros)
+
+
+def _vjp_call_jvp(it: JVPInterpreter, call: _VJPCall, args: list) -> list:
+    primals, tangents, owned = _unpack(it, args)
+    with set_current(it.parent):
+        if not owned:
+            return _process(_VJP_HANDLERS, call, primals)
+        outs, t_outs = _linearize_vjp_call(call.fwd, call.bwd, call.name, primals, tangents)
+    return _pack(it, outs, t_outs)
+
+
+def _vjp_call_linearize(pe: PartialEvalInterpreter, call: _VJPCall, args: list) -> list:
+    if any(pe.is_unknown(a) for a in args):
+        return _vjp_call_stage(pe, call, args)
+    with set_current(pe.parent):
+        return _process(_VJP_HANDLERS, call, args)
+
+
+def _vjp_call_stage(interp: Interpreter, call: _VJPCall, args: list) -> list:
+    program, consts = _stage(call.fun, [abstractify(x) for x in args], call.name)
+    return custom_vjp_call_p.bind(*consts, *args, call=program, fwd=call.fwd, bwd=call.bwd,
+                                  num_consts=len(consts), name=call.name,
+                                  symbolic_zeros=call.symbolic_zeros)
+
+
+_JVP_HANDLERS: dict[type, Callable] = {
+    EvalInterpreter: _run, JVPInterpreter: _jvp_call_jvp,
+    PartialEvalInterpreter: _jvp_call_linearize, Interpreter: _jvp_call_stage}
+_VJP_HANDLERS: dict[type, Callable] = {
+    EvalInterpreter: _run, JVPInterpreter: _vjp_call_jvp,
+    PartialEvalInterpreter: _vjp_call_linearize, Interpreter: _vjp_call_stage}
+
+
+def _linearize_vjp_call(fwd: Callable, bwd: Callable, name: str, primals: list,
+                        tangents: list) -> tuple[list, list]:
+    """The JVP of a custom_vjp call: ``fwd`` runs now; the output tangents are a ``custom_lin``
+    of the nonzero input tangents, whose transpose calls ``bwd``."""
+    perturbed = [type(t) is not Zero for t in tangents]
+    res, outs = fwd(primals, perturbed)
+    out_tavals = [tangent_aval(aval_of(o)) for o in outs]
+    live = [a.dtype != dtypes.float0 for a in out_tavals]
+
+    def lin_bwd(res: list, cts: list) -> list:
+        it = iter(cts)
+        cts_in = bwd(res, [next(it) if lv else Zero(a) for lv, a in zip(live, out_tavals)])
+        return [c for c, p in zip(cts_in, perturbed) if p]
+
+    nz = [t for t in tangents if type(t) is not Zero]
+    t_live = iter(custom_lin_p.bind(*res, *nz, bwd=lin_bwd, num_res=len(res),
+                                    out_avals=tuple(a for a, lv in zip(out_tavals, live) if lv),
+                                    name=name))
+    return outs, [next(t_live) if lv else Zero(a) for lv, a in zip(live, out_tavals)]
 
 
 # ----------------------------------------------------------------------------- custom_jvp
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
-custom_jvp_call_p.abstract_eval = lambda *avals, call, jvp, num_consts, name: call.out_avals
-custom_jvp_call_p.impl = lambda *args, call, jvp, num_consts, name: eval_program(call, [], args)
-custom_jvp_call_p.lowering = (
-    lambda ctx, *args, call, jvp, num_consts, name: ctx.lower_program_inline(call, list(args)))
+
+
+def _custom_jvp_call_abstract_eval(*avals: ShapedArray, call: Program, **params: Any) -> list:
+    return call.out_avals
+
+
+def _custom_jvp_call_impl(*args: Any, call: Program, **params: Any) -> list:
+    return eval_program(call, [], args)
+
+
+def _custom_call_lowering(ctx: Any, *args: str, call: Program, **params: Any) -> list:
+    return ctx.lower_program_inline(call, list(args))
 
 
 def _custom_jvp_call_jvp(primals: list, tangents: list, *, call: Program, jvp: Callable,
-                         num_consts: int, name: str) -> tuple:
-    if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
-        # The function closes over values being differentiated: differentiate it directly.
-        jprog, consts, out_nz = ad.jvp_program(call, [type(t) is not ad.Zero for t in tangents])
+                         num_consts: int, name: str, symbolic_zeros: bool) -> tuple:
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        # The function closes over values being differentiated, which its rule cannot see:
+        # differentiate the function itself.
+        nonzero = [type(t) is not Zero for t in tangents]
+        jprog, consts, out_nz = ad.jvp_program(call, nonzero)
         outs = eval_program(jprog, consts,
-                            [*primals, *[t for t in tangents if type(t) is not ad.Zero]])
+                            [*primals, *[t for t, z in zip(tangents, nonzero) if z]])
         n = len(call.outvars)
         it = iter(outs[n:])
-        return outs[:n], [next(it) if z else ad.Zero(ad.tangent_aval(a))
+        return outs[:n], [next(it) if z else Zero(tangent_aval(a))
                           for z, a in zip(out_nz, call.out_avals)]
     return jvp(primals[num_consts:], tangents[num_consts:])
 
 
-custom_jvp_call_p.jvp = _custom_jvp_call_jvp
+def _per_example(aval: ShapedArray, d: int | None) -> ShapedArray:
+    return aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
 
 
-def _custom_jvp_call_batch(axis_data: Any, args: list, dims: list, *, call: Program, jvp: Callable,
-                           num_consts: int, name: str) -> tuple:
+def _batch_inputs(args: Sequence[Any], dims: Sequence[Any]) -> tuple[list, list]:
+    xs = [x if d is None else array_ops.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    return xs, [None if d is None else 0 for d in dims]
+
+
+def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
+                           call: Program, jvp: Callable, num_consts: int, name: str,
+                           symbolic_zeros: bool) -> tuple:
     """vmap of a custom_jvp call: a custom_jvp call of the batched program whose rule is the
-    user's rule under vmap (so the rule survives ``grad(vmap(f))``)."""
-    from fluxion.transforms import batching as B  # noqa: PLC0415
-    size = B.batch_size(args, dims)
-    args = [x if d is None else B.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    dims = [None if d is None else 0 for d in dims]
-    bprog, bconsts, out_dims = B.batch_program(call, dims, B.AxisData(None, size),
-                                               out_at_front=True)
-    pdims = dims[num_consts:]
-    if any(d is not None for d in dims[:num_consts]) or all(d is None for d in pdims):
-        # Batched closed-over values reach the user's rule only through its closure: use the
-        # batched program itself (the function is differentiated directly).
-        return eval_program(bprog, bconsts, args), out_dims
-    closed, cconsts = ad._close(bprog, bconsts)
+    user's rule under a vmap of the same axis (so grad(vmap(f)) uses the rule)."""
+    params = dict(num_consts=num_consts, name=name, symbolic_zeros=symbolic_zeros)
+    if all(d is None for d in dims) and (
+            axis.name is None or not batching._uses_axis(call, axis.name)):
+        outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, **params)
+        return outs, [None] * len(outs)
+    xs, in_dims = _batch_inputs(args, dims)
+    bprog, bconsts, _ = batching.batch_program(call, in_dims, axis, out_at_front=True)
+    bcall, bconsts = ad._close(bprog, bconsts)
+    rule_dims = in_dims[num_consts:]
+    per_avals = [_per_example(aval_of(x), d) for x, d in zip(xs[num_consts:], rule_dims)]
 
     def batched_jvp(primals: list, tangents: list) -> tuple:
-        nz = [type(t) is not ad.Zero for t in tangents]
+        # A tangent is batched like its primal; zero tangents stay symbolic inside the vmap.
+        nz = [type(t) is not Zero for t in tangents]
+        out_zero: list[bool] = []
 
         def one(ps: list, ts: list) -> tuple:
             it = iter(ts)
-            full = [next(it) if z else ad.Zero(ad.tangent_aval(ad._aval(p)))
-                    for z, p in zip(nz, ps)]
-            outs, touts = jvp(list(ps), full)
-            return list(outs), [ad.instantiate(t) for t in touts]
+            full = [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(nz, per_avals)]
+            p_out, t_out = jvp(list(ps), full)
+            out_zero[:] = [type(t) is Zero for t in t_out]
+            return list(p_out), [instantiate(t) for t in t_out]
 
-        tdims = [d for d, z in zip(pdims, nz) if z]
-        return B.vmap(one, in_axes=(list(pdims), tdims))(
-            list(primals), [t for t, z in zip(tangents, nz) if z])
+        p_out, t_out = batching.vmap(one, in_axes=(list(rule_dims),
+                                                   [d for d, z in zip(rule_dims, nz) if z]),
+                                     out_axes=0, axis_name=axis.name, axis_size=axis.size)(
+            list(primals), [t for t in tangents if type(t) is not Zero])
+        return list(p_out), [Zero(tangent_aval(aval_of(p))) if z else t
+                             for p, t, z in zip(p_out, t_out, out_zero)]
 
-    outs = custom_jvp_call_p.bind(*cconsts, *args, call=closed, jvp=batched_jvp,
-                                  num_consts=len(cconsts) + num_consts, name=name)
-    return outs, out_dims
+    batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
+    outs = custom_jvp_call_p.bind(*bconsts, *xs, call=bcall, jvp=batched_jvp,
+                                  **dict(params, num_consts=len(bconsts) + num_consts))
+    return outs, [0] * len(outs)
 
 
+def _custom_call_printed_params(params: dict[str, Any], rules: Sequence[str]
+                                ) -> list[tuple[str, Any]]:
+    """As JAX prints custom calls: the name first, the rules by name, the staged function as
+    ``call_jaxpr``, ``num_consts`` only when nonzero."""
+    shown = {k: v for k, v in params.items() if k not in ("name", "call", "num_consts")}
+    shown["call_jaxpr"] = params["call"]
+    for r in rules:
+        shown[r] = fun_name(params[r])
+    if params["num_consts"]:
+        shown["num_consts"] = params["num_consts"]
+    return [("name", params["name"])] + sorted(shown.items())
+
+
+custom_jvp_call_p.abstract_eval = _custom_jvp_call_abstract_eval
+custom_jvp_call_p.impl = _custom_jvp_call_impl
+custom_jvp_call_p.lowering = _custom_call_lowering
+custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
+custom_jvp_call_p.batch_unmapped = True
+param_printers[custom_jvp_call_p] = functools.partial(_custom_call_printed_params,
+                                                      rules=("jvp",))
 
 
 class _CustomRuleFunction:
@@ -136,21 +406,47 @@ class _CustomRuleFunction:
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
         if not kwargs:
             return args
-        import inspect  # noqa: PLC0415
         return inspect.signature(self.fun).bind(*args, **kwargs).args
+
+    def _nondiff(self, args: tuple) -> tuple[int, ...]:
+        return tuple(i % len(args) for i in self.nondiff_argnums)
 
     def _split(self, args: tuple) -> tuple[list, list[int], tuple]:
         """(non-differentiable values, positions of the others, the others)."""
-        nd = tuple(i % len(args) for i in self.nondiff_argnums)
+        nd = self._nondiff(args)
         dyn_idx = [i for i in range(len(args)) if i not in nd]
         return [args[i] for i in nd], dyn_idx, tuple(args[i] for i in dyn_idx)
+
+
+def _record_out_tree(store: dict, key: str, tree: Any, name: str, rule: str) -> None:
+    """Remember the output structure of the function (``key="fun"``) or of the primal output of
+    its ``rule`` (``key="rule"``); the two must agree."""
+    store[key] = tree
+    fun_tree, rule_tree = store.get("fun"), store.get("rule")
+    if fun_tree is not None and rule_tree is not None and fun_tree != rule_tree:
+        raise TypeError(f"{rule} of {name}: the primal output has structure {rule_tree}, but "
+                        f"{name} returns {fun_tree}")
+
+
+def _out_tree(store: dict) -> Any:
+    return store["fun"] if "fun" in store else store["rule"]
+
+
+def _stop_gradient(x: Any) -> Any:
+    """``x`` without the JVP tracers around it: a non-differentiable argument has zero
+    derivative, as in JAX."""
+    while type(x) is JVPTracer:
+        x = x.primal
+    return x
 
 
 class custom_jvp(_CustomRuleFunction):
     """A function with a user-defined JVP rule (``@f.defjvp`` or ``f.defjvps``).
 
     ``nondiff_argnums`` name arguments that are not differentiated; they are passed first to the
-    rule: ``rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``.
+    rule: ``rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)``. With
+    ``defjvp(rule, symbolic_zeros=True)`` the rule receives a :class:`SymbolicZero` for each
+    tangent that is zero, and may return one.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -187,8 +483,7 @@ class custom_jvp(_CustomRuleFunction):
                 c = fn(t, ans, *primals)
                 acc = c if acc is None else tree_util.tree_map(lambda a, b: a + b, acc, c)
             if acc is None:
-                acc = tree_util.tree_map(lambda a: ad.zeros_like_aval(ad.tangent_aval(
-                    ad._aval(a))), ans)
+                acc = zero_from_primal(ans)
             return ans, acc
         self.defjvp(jvp)
 
@@ -199,85 +494,173 @@ class custom_jvp(_CustomRuleFunction):
         args = self._positional(args, kwargs)
         if STATE.interp is EVAL:
             return self.fun(*args)
+        nondiff = self._nondiff(args)
+        args = tuple(tree_util.tree_map(_stop_gradient, a) if i in nondiff else a
+                     for i, a in enumerate(args))
         static, dyn_idx, dyn = self._split(args)
-        f_dyn = partial_at(self.fun, args, dyn_idx)
+        fun = partial_at(self.fun, args, dyn_idx)
+        leaves, in_tree = tree_util.tree_flatten(dyn)
+        user_jvp, symbolic_zeros = self.jvp, self.symbolic_zeros
+        store: dict[str, Any] = {}
 
-        call, consts, out_tree, leaves = _stage(f_dyn, dyn, name)
-        in_tree = tree_util.tree_structure(dyn)
-        user_jvp = self.jvp
-        out_avals = call.out_avals
+        def flat_fun(*xs: Any) -> list:
+            out_flat, out_tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, xs)))
+            _record_out_tree(store, "fun", out_tree, name, "custom_jvp rule")
+            return out_flat
 
-        def flat_jvp(primals: list, tangents: list) -> tuple:
+        def flat_rule(primals: list, tangents: list) -> tuple[list, list]:
             ps = tree_util.tree_unflatten(in_tree, primals)
-            ts = tree_util.tree_unflatten(in_tree, [ad.instantiate(t) for t in tangents])
+            ts = tree_util.tree_unflatten(in_tree, [_to_rule(t, symbolic_zeros) for t in tangents])
             res = user_jvp(*static, tuple(ps), tuple(ts))
             if not isinstance(res, (tuple, list)) or len(res) != 2:
                 raise TypeError(f"custom_jvp rule of {name} must return a pair (primal_out, "
                                 f"tangent_out), got {type(res).__name__}")
-            p_out, t_out = res
-            p_flat, p_tree = tree_util.tree_flatten(p_out)
-            t_flat, t_tree = tree_util.tree_flatten(t_out)
-            if p_tree != out_tree:
-                raise TypeError(f"custom_jvp rule of {name}: the primal output has structure "
-                                f"{p_tree}, but {name} returns {out_tree}")
-            if t_tree != out_tree:
+            p_flat, p_tree = tree_util.tree_flatten(res[0])
+            t_flat, t_tree = tree_util.tree_flatten(res[1])
+            _record_out_tree(store, "rule", p_tree, name, "custom_jvp rule")
+            if t_tree != p_tree:
                 raise TypeError(f"custom_jvp rule of {name}: the tangent output has structure "
-                                f"{t_tree}, expected the primal output's structure {out_tree}")
-            _check_tangents(name, "tangent output", t_flat, out_avals)
-            return p_flat, t_flat
+                                f"{t_tree}, expected the primal output's structure {p_tree}")
+            return p_flat, [_rule_tangent(name, i, p, t) for i, (p, t) in
+                            enumerate(zip(p_flat, t_flat))]
 
-        outs = custom_jvp_call_p.bind(*consts, *leaves, call=call, jvp=flat_jvp,
-                                      num_consts=len(consts), name=name)
-        return tree_util.tree_unflatten(out_tree, outs)
+        flat_rule.__name__ = fun_name(user_jvp)
+        call = _JVPCall(name, flat_fun, flat_rule, symbolic_zeros)
+        outs = _process(_JVP_HANDLERS, call, leaves)
+        return tree_util.tree_unflatten(_out_tree(store), outs)
+
+
+def _rule_tangent(name: str, i: int, primal: Any, t: Any) -> Any:
+    """A tangent returned by a custom_jvp rule, checked, as an internal tangent."""
+    want = tangent_aval(aval_of(primal))
+    if type(t) is SymbolicZero:
+        t_aval = t.aval
+    else:
+        t_aval = aval_of(t)
+    if want.dtype != dtypes.float0 and (t_aval.shape != want.shape or t_aval.dtype != want.dtype):
+        raise TypeError(
+            f"custom_jvp rule of {name}: tangent output {i} should have the shape and dtype of "
+            f"the primal output ({want.str_short()}), got {t_aval.str_short()}")
+    if type(t) is SymbolicZero or want.dtype == dtypes.float0:
+        return Zero(want)
+    return t
 
 
 # ----------------------------------------------------------------------------- custom_vjp
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
-custom_vjp_call_p.abstract_eval = lambda *avals, call, fwd, bwd, num_consts, name: call.out_avals
-custom_vjp_call_p.impl = (
-    lambda *args, call, fwd, bwd, num_consts, name: eval_program(call, [], args))
-custom_vjp_call_p.lowering = (
-    lambda ctx, *args, call, fwd, bwd, num_consts, name: ctx.lower_program_inline(call,
-                                                                                    list(args)))
 
+
+def _custom_vjp_call_jvp(primals: list, tangents: list, *, call: Program, fwd: Callable,
+                         bwd: Callable, num_consts: int, name: str, symbolic_zeros: bool) -> tuple:
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise TypeError(
+            f"custom_vjp function {name} closes over a value that is being differentiated; "
+            "pass it as an explicit argument, or use fluxion.closure_convert to hoist it.")
+    return _linearize_vjp_call(fwd, bwd, name, primals[num_consts:], tangents[num_consts:])
+
+
+def _sum_leading(x: Any) -> Any:
+    """``x`` summed over its leading axis: the transpose of broadcasting along it (the
+    machinery cannot import lax's reduce_sum)."""
+    aval = aval_of(x)
+    one = aval.update(shape=aval.shape[1:])
+    program, consts, _ = trace_to_program(
+        lambda y: array_ops.broadcast_batch(y, aval.shape[0], 0), (x,), {}, in_avals=[one])
+    return ad.backward_pass(program, consts, [UndefinedPrimal(one)], [x])[0]
+
+
+def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
+                           call: Program, fwd: Callable, bwd: Callable, num_consts: int,
+                           name: str, symbolic_zeros: bool) -> tuple:
+    """vmap of a custom_vjp call: a custom_vjp call of the batched program whose rules are the
+    user's under a vmap of the same axis."""
+    params = dict(num_consts=num_consts, name=name, symbolic_zeros=symbolic_zeros)
+    if all(d is None for d in dims) and (
+            axis.name is None or not batching._uses_axis(call, axis.name)):
+        outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, **params)
+        return outs, [None] * len(outs)
+    xs, in_dims = _batch_inputs(args, dims)
+    bprog, bconsts, _ = batching.batch_program(call, in_dims, axis, out_at_front=True)
+    bcall, bconsts = ad._close(bprog, bconsts)
+    rule_dims = list(in_dims[num_consts:])
+    vmap = functools.partial(batching.vmap, out_axes=0, axis_name=axis.name,
+                             axis_size=axis.size)
+
+    def batched_fwd(primals: list, perturbed: list) -> tuple:
+        def one(ps: list) -> tuple:
+            res, outs = fwd(list(ps), perturbed)
+            return list(res), list(outs)
+        res, outs = vmap(one, in_axes=(rule_dims,))(list(primals))
+        return list(res), list(outs)
+
+    def batched_bwd(res: list, cts: list) -> list:
+        live = [type(c) is not Zero for c in cts]
+        zeros = [Zero(_per_example(c.aval, 0)) if type(c) is Zero else None for c in cts]
+        none: list[bool] = []
+
+        def one(r: list, c: list) -> list:
+            it = iter(c)
+            got = bwd(list(r), [next(it) if lv else z for lv, z in zip(live, zeros)])
+            none[:] = [_is_zero(g) for g in got]
+            return [g for g in got if not _is_zero(g)]
+
+        got = iter(vmap(one, in_axes=(0, 0))(list(res), [c for c in cts if type(c) is not Zero]))
+        out: list = []
+        for is_none, d in zip(none, rule_dims):
+            g = None if is_none else next(got)
+            out.append(g if g is None or d is not None else _sum_leading(g))
+        return out
+
+    batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
+    batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
+    outs = custom_vjp_call_p.bind(*bconsts, *xs, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
+                                  **dict(params, num_consts=len(bconsts) + num_consts))
+    return outs, [0] * len(outs)
+
+
+custom_vjp_call_p.abstract_eval = _custom_jvp_call_abstract_eval
+custom_vjp_call_p.impl = _custom_jvp_call_impl
+custom_vjp_call_p.lowering = _custom_call_lowering
+custom_vjp_call_p.jvp = _custom_vjp_call_jvp
+custom_vjp_call_p.batch = _custom_vjp_call_batch
+custom_vjp_call_p.batch_unmapped = True
+param_printers[custom_vjp_call_p] = functools.partial(_custom_call_printed_params,
+                                                      rules=("bwd", "fwd"))
+
+# The linearized custom_vjp: linear in its inputs after the residuals; only transposable.
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
-custom_lin_p.abstract_eval = lambda *avals, bwd, num_res, out_avals, name: list(out_avals)
 
 
-def _custom_lin_impl(*args: Any, bwd: Any, num_res: int, out_avals: tuple, name: str) -> Any:
+def _custom_lin_abstract_eval(*avals: ShapedArray, bwd: Callable, num_res: int,
+                              out_avals: tuple, name: str) -> list:
+    return list(out_avals)
+
+
+def _custom_lin_impl(*args: Any, name: str, **params: Any) -> Any:
     raise TypeError(f"can't apply forward-mode autodiff (jvp) to the custom_vjp function {name}; "
                     "use reverse mode (grad, vjp) or define it with custom_jvp instead.")
 
 
-custom_lin_p.impl = _custom_lin_impl
-
-
 def _custom_lin_transpose(cts: list, *args: Any, bwd: Callable, num_res: int, out_avals: tuple,
                           name: str) -> list:
-    res = args[:num_res]
-    cts_in = bwd(list(res), [ad.instantiate(c) for c in cts])
-    return [None] * num_res + list(cts_in)
+    cts_in = bwd(list(args[:num_res]), [Zero(a) if c is None else c
+                                        for c, a in zip(cts, out_avals)])
+    return [None] * num_res + [None if _is_zero(c) else c for c in cts_in]
 
 
+def _custom_lin_no_rule(*args: Any, name: str, **params: Any) -> Any:
+    raise TypeError(f"can't apply forward-mode autodiff (jvp) or vmap to the linearized "
+                    f"custom_vjp function {name}; use reverse mode (grad, vjp) instead.")
+
+
+custom_lin_p.abstract_eval = _custom_lin_abstract_eval
+custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.transpose = _custom_lin_transpose
-
-
-def _custom_vjp_call_jvp(primals: list, tangents: list, *, call: Program, fwd: Callable,
-                         bwd: Callable, num_consts: int, name: str) -> tuple:
-    if any(type(t) is not ad.Zero for t in tangents[:num_consts]):
-        raise TypeError(
-            f"custom_vjp function {name} closes over a value that is being differentiated; "
-            "pass it as an explicit argument, or use fluxion.closure_convert to hoist it.")
-    res, outs = fwd(primals[num_consts:])
-    diff = [t for t in tangents[num_consts:]]
-    out_tavals = tuple(ad.tangent_aval(a) for a in call.out_avals)
-    t_outs = custom_lin_p.bind(*res, *[ad.instantiate(t) for t in diff], bwd=bwd,
-                               num_res=len(res), out_avals=out_tavals, name=name)
-    return outs, list(t_outs)
-
-
-custom_vjp_call_p.jvp = _custom_vjp_call_jvp
+# As in JAX, the linearized custom_vjp (reached only inside a linear program being transposed)
+# has no forward-mode or batching rule: both raise a clear error.
+custom_lin_p.jvp = lambda primals, tangents, **params: _custom_lin_no_rule(**params)
+custom_lin_p.batch = lambda axis_data, args, dims, **params: _custom_lin_no_rule(**params)
 
 
 def _is_arraylike(x: Any) -> bool:
@@ -292,7 +675,9 @@ class custom_vjp(_CustomRuleFunction):
     """A function with user-defined reverse-mode rules ``f.defvjp(fwd, bwd)``.
 
     ``fwd(*args) -> (out, residuals)``; ``bwd(*nondiff_args, residuals, ct) -> tuple`` with one
-    cotangent per (differentiable) argument (``None`` for zero).
+    cotangent per (differentiable) argument (``None`` for zero). With ``symbolic_zeros=True``,
+    ``fwd`` receives each argument leaf as a :class:`CustomVJPPrimal` and ``bwd`` receives a
+    :class:`SymbolicZero` for each output cotangent that is zero.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -309,6 +694,7 @@ class custom_vjp(_CustomRuleFunction):
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
+        self.symbolic_zeros = False
         functools.update_wrapper(self, fun)
 
     def defvjp(self, fwd: Callable, bwd: Callable, symbolic_zeros: bool = False,
@@ -316,84 +702,102 @@ class custom_vjp(_CustomRuleFunction):
         """Set the forward (``fwd(*args) -> (out, res)``) and backward (``bwd(res, ct)``)
         rules."""
         self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros = symbolic_zeros
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
-        if self.fwd is None:
+        if self.fwd is None or self.bwd is None:
             raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
         args = self._positional(args, kwargs)
         if STATE.interp is EVAL:
             return self.fun(*args)
         static, dyn_idx, dyn = self._split(args)
-        f_dyn = partial_at(self.fun, args, dyn_idx)
-
-        call, consts, out_tree, leaves = _stage(f_dyn, dyn, name)
-        in_tree = tree_util.tree_structure(dyn)
+        for s in static:
+            if any(type(x) is JVPTracer for x in tree_util.tree_leaves(s)):
+                raise TypeError(
+                    f"custom_vjp function {name}: a value being differentiated was passed in a "
+                    "position that nondiff_argnums marks as non-differentiable; only values "
+                    "that are not differentiated can be non-differentiable arguments.")
+        fun = partial_at(self.fun, args, dyn_idx)
+        user_fwd = partial_at(self.fwd, args, dyn_idx)
+        user_bwd, symbolic_zeros = self.bwd, self.symbolic_zeros
+        leaves, in_tree = tree_util.tree_flatten(dyn)
         in_avals = [abstractify(x) for x in leaves]
-        user_fwd, user_bwd = self.fwd, self.bwd
-        cell: dict[str, Any] = {}
+        store: dict[str, Any] = {}
 
-        def flat_fwd(primals: list) -> tuple:
-            ps = tree_util.tree_unflatten(in_tree, primals)
-            r = partial_at(user_fwd, args, dyn_idx)(*ps)
+        def flat_fun(*xs: Any) -> list:
+            out_flat, out_tree = tree_util.tree_flatten(fun(*tree_util.tree_unflatten(in_tree, xs)))
+            _record_out_tree(store, "fun", out_tree, name, "custom_vjp fwd rule")
+            return out_flat
+
+        def flat_fwd(primals: list, perturbed: list) -> tuple:
+            xs = ([CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed)]
+                  if symbolic_zeros else primals)
+            r = user_fwd(*tree_util.tree_unflatten(in_tree, xs))
             if not isinstance(r, (tuple, list)) or len(r) != 2:
                 raise TypeError(f"custom_vjp fwd rule of {name} must return a pair (output, "
                                 f"residuals), got {type(r).__name__}")
-            out, res = r
-            o_flat, o_tree = tree_util.tree_flatten(out)
-            if o_tree != out_tree:
-                raise TypeError(f"custom_vjp fwd rule of {name}: its output has structure "
-                                f"{o_tree}, but {name} returns {out_tree}")
-            r_flat, r_tree = tree_util.tree_flatten(res)
+            o_flat, o_tree = tree_util.tree_flatten(r[0])
+            _record_out_tree(store, "rule", o_tree, name, "custom_vjp fwd rule")
+            r_flat, r_tree = tree_util.tree_flatten(r[1])
             arr = [_is_arraylike(x) for x in r_flat]
-            cell["res"] = (r_tree, arr, [x for x, a in zip(r_flat, arr) if not a])
+            # Array residuals flow through the linear program; other leaves stay here.
+            store["res"] = (r_tree, arr, [x for x, a in zip(r_flat, arr) if not a])
             return [x for x, a in zip(r_flat, arr) if a], o_flat
 
         def flat_bwd(res: list, cts: list) -> list:
-            r_tree, arr, others = cell["res"]
+            r_tree, arr, others = store["res"]
             it_a, it_o = iter(res), iter(others)
             r = tree_util.tree_unflatten(r_tree, [next(it_a) if a else next(it_o) for a in arr])
-            ct = tree_util.tree_unflatten(out_tree, cts)
-            got = user_bwd(*static, r, ct)
-            if not isinstance(got, (tuple, list)):
-                raise TypeError(f"custom_vjp bwd rule of {name} must return a tuple with one "
-                                f"cotangent per differentiable argument ({len(dyn)}), got "
-                                f"{type(got).__name__}")
-            if len(got) != len(dyn):
-                raise ValueError(f"custom_vjp bwd rule of {name} must return a tuple of length "
-                                 f"{len(dyn)} (one cotangent per differentiable argument), got "
-                                 f"length {len(got)}")
-            flat: list = []
-            for i, (g, a) in enumerate(zip(got, dyn)):
-                a_leaves, a_tree = tree_util.tree_flatten(a)
-                if g is None:
-                    flat += [None] * len(a_leaves)
-                    continue
-                g_leaves, g_tree = tree_util.tree_flatten(g, is_leaf=lambda x: x is None)
-                if g_tree != a_tree and len(g_leaves) != len(a_leaves):
-                    raise TypeError(f"custom_vjp bwd rule of {name}: cotangent {i} has "
-                                    f"structure {g_tree}, expected the argument's {a_tree}")
-                flat += g_leaves
-            for i, (g, a) in enumerate(zip(flat, in_avals)):
-                if g is None:
-                    continue
-                ga, ta = ad._aval(g), ad.tangent_aval(a)
-                if ga.shape != ta.shape:
-                    raise ValueError(f"custom_vjp bwd rule of {name}: cotangent for input {i} has "
-                                     f"shape {ga.shape}, expected {ta.shape}")
-                if ga.dtype != ta.dtype and ta.dtype != dtypes.float0:
-                    flat[i] = _convert(g, ta)
-            return [None if ad.tangent_aval(a).dtype == dtypes.float0 else g
-                    for g, a in zip(flat, in_avals)]
+            ct = tree_util.tree_unflatten(_out_tree(store),
+                                          [_to_rule(c, symbolic_zeros) for c in cts])
+            return _check_cotangents(name, user_bwd(*static, r, ct), dyn, in_avals)
 
-        outs = custom_vjp_call_p.bind(*consts, *leaves, call=call, fwd=flat_fwd, bwd=flat_bwd,
-                                      num_consts=len(consts), name=name)
-        return tree_util.tree_unflatten(out_tree, outs)
+        flat_fwd.__name__ = fun_name(self.fwd)
+        flat_bwd.__name__ = fun_name(user_bwd)
+        call = _VJPCall(name, flat_fun, flat_fwd, flat_bwd, symbolic_zeros)
+        outs = _process(_VJP_HANDLERS, call, leaves)
+        return tree_util.tree_unflatten(_out_tree(store), outs)
 
 
-def _convert(x: Any, aval: Any) -> Any:
-    from fluxion import lax  # noqa: PLC0415
-    return lax.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+def _check_cotangents(name: str, got: Any, dyn: tuple, in_avals: list) -> list:
+    """The cotangents returned by a bwd rule, one per input leaf (``None`` for zero)."""
+    if not isinstance(got, (tuple, list)):
+        raise TypeError(f"custom_vjp bwd rule of {name} must return a tuple with one "
+                        f"cotangent per differentiable argument ({len(dyn)}), got "
+                        f"{type(got).__name__}")
+    if len(got) != len(dyn):
+        raise ValueError(f"custom_vjp bwd rule of {name} must return a tuple of length "
+                         f"{len(dyn)} (one cotangent per differentiable argument), got "
+                         f"length {len(got)}")
+    flat: list = []
+    for i, (g, a) in enumerate(zip(got, dyn)):
+        a_leaves, a_tree = tree_util.tree_flatten(a)
+        if g is None:
+            flat += [None] * len(a_leaves)
+            continue
+        g_leaves, g_tree = tree_util.tree_flatten(g, is_leaf=lambda x: x is None)
+        if g_tree != a_tree and len(g_leaves) != len(a_leaves):
+            raise TypeError(f"custom_vjp bwd rule of {name}: cotangent {i} has "
+                            f"structure {g_tree}, expected the argument's {a_tree}")
+        flat += g_leaves
+    out: list = []
+    for i, (g, a) in enumerate(zip(flat, in_avals)):
+        ta = tangent_aval(a)
+        if g is None or ta.dtype == dtypes.float0:
+            out.append(None)
+            continue
+        ga = g.aval if type(g) is SymbolicZero else aval_of(g)
+        if ga.shape != ta.shape:
+            raise ValueError(f"custom_vjp bwd rule of {name}: cotangent for input {i} has "
+                             f"shape {ga.shape}, expected {ta.shape}")
+        if type(g) is SymbolicZero:
+            out.append(None)
+        elif ga.dtype != ta.dtype:
+            out.append(array_ops.convert(g, ta.dtype, ta.weak_type))
+        else:
+            out.append(g)
+    return out
 
 
 def custom_gradient(fun: Callable) -> Callable:
@@ -454,112 +858,90 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
     return converted, list(consts)
 
 
+# ----------------------------------------------------------------------------- linear_call
+
+linear_call_p = Primitive("linear_call", multiple_results=True)
 
 
-# ----------------------------------------------------------------------------- batching (vmap)
-# vmap of a custom_jvp / custom_vjp function stays a custom_jvp_call / custom_vjp_call: the
-# staged function is batched as a Program, and the user's rules are wrapped in a vmap of the same
-# axis, so the custom rule survives vmap (grad(vmap(f)) and vmap(grad(f)) both use it).
+def linear_call(fun: Callable, fun_transpose: Callable, residual_args: Any,
+                linear_args: Any) -> Any:
+    """``fun(residual_args, linear_args)``, a function linear in ``linear_args``, whose
+    transpose is ``fun_transpose(residual_args, out_cotangent) -> linear_args cotangent`` (and
+    the transpose of that is ``fun`` again).
 
-def _batch_inputs(args: Sequence[Any], dims: Sequence[Any]) -> tuple[list, list]:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
-    xs = [x if d is None else bt.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    return xs, [None if d is None else 0 for d in dims]
+    Example:
+        >>> import fluxion
+        >>> div = lambda r, x: linear_call(lambda r, x: x / r, lambda r, t: t / r, r, x)
+        >>> float(fluxion.linear_transpose(lambda x: div(3.0, x), 1.0)(6.0)[0])
+        2.0
+    """
+    res, res_tree = tree_util.tree_flatten(residual_args)
+    lin, lin_tree = tree_util.tree_flatten(linear_args)
+    n_res = len(res)
+    store: dict[str, Any] = {}
 
+    def flat_fun(*xs: Any) -> list:
+        out = fun(tree_util.tree_unflatten(res_tree, xs[:n_res]),
+                  tree_util.tree_unflatten(lin_tree, xs[n_res:]))
+        flat, store["out"] = tree_util.tree_flatten(out)
+        return flat
 
-def _per_example(aval: Any, d: Any) -> Any:
-    return aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
+    res_avals = [abstractify(x) for x in res]
+    callee, consts = _stage(flat_fun, res_avals + [abstractify(x) for x in lin], "linear_call")
 
+    def flat_transpose(*xs: Any) -> list:
+        out = fun_transpose(tree_util.tree_unflatten(res_tree, xs[:n_res]),
+                            tree_util.tree_unflatten(store["out"], xs[n_res:]))
+        flat, tree = tree_util.tree_flatten(out)
+        if tree != lin_tree:
+            raise TypeError(f"linear_call: the transpose function must return the structure of "
+                            f"the linear inputs, {lin_tree}; got {tree}")
+        return flat
 
-def _custom_jvp_call_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, call: Program,
-                           jvp: Callable, num_consts: int, name: str) -> tuple:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
-    if all(d is None for d in dims) and (axis.name is None or not bt._uses_axis(call, axis.name)):
-        outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, num_consts=num_consts, name=name)
-        return outs, [None] * len(outs)
-    xs, in_dims = _batch_inputs(args, dims)
-    bprog, bconsts, _ = bt.batch_program(call, in_dims, axis, out_at_front=True)
-    bcall, bconsts = ad._close(bprog, bconsts)
-    rule_dims = in_dims[num_consts:]
-    per_avals = [_per_example(ad._aval(x), d) for x, d in zip(xs[num_consts:], rule_dims)]
+    def transpose_thunk() -> tuple[Program, list]:
+        return _stage(flat_transpose, res_avals + callee.out_avals, "linear_call transpose")
 
-    def batched_jvp(primals: list, tangents: list) -> tuple:
-        nz = [type(t) is not ad.Zero for t in tangents]
-        t_dims = [d if z else None for d, z in zip(rule_dims, nz)]
-        # a tangent of an unmapped primal is unmapped too (same shape as its primal)
-
-        def one(ps: list, ts: list) -> tuple:
-            it = iter(ts)
-            full = [next(it) if z else ad.Zero(ad.tangent_aval(a))
-                    for z, a in zip(nz, per_avals)]
-            p_out, t_out = jvp(list(ps), full)
-            return list(p_out), [ad.instantiate(t) for t in t_out]
-
-        nz_ts = [t for t in tangents if type(t) is not ad.Zero]
-        nz_dims = [d for d, z in zip(t_dims, nz) if z]
-        p_out, t_out = bt.vmap(one, in_axes=(list(rule_dims), nz_dims), out_axes=0,
-                               axis_name=axis.name, axis_size=axis.size)(list(primals), nz_ts)
-        return list(p_out), list(t_out)
-
-    outs = custom_jvp_call_p.bind(*bconsts, *xs, call=bcall, jvp=batched_jvp,
-                                  num_consts=len(bconsts) + num_consts, name=name)
-    return outs, [0] * len(outs)
+    outs = linear_call_p.bind(*consts, *res, *lin, callee=callee, transpose_thunk=transpose_thunk,
+                              num_callee_consts=len(consts), num_res=n_res)
+    return tree_util.tree_unflatten(store["out"], outs)
 
 
-def _custom_vjp_call_batch(axis: Any, args: Sequence[Any], dims: Sequence[Any], *, call: Program,
-                           fwd: Callable, bwd: Callable, num_consts: int, name: str) -> tuple:
-    from fluxion import lax  # noqa: PLC0415
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
-    if all(d is None for d in dims) and (axis.name is None or not bt._uses_axis(call, axis.name)):
-        outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, num_consts=num_consts,
-                                      name=name)
-        return outs, [None] * len(outs)
-    xs, in_dims = _batch_inputs(args, dims)
-    bprog, bconsts, _ = bt.batch_program(call, in_dims, axis, out_at_front=True)
-    bcall, bconsts = ad._close(bprog, bconsts)
-    rule_dims = list(in_dims[num_consts:])
-    cell: dict[str, Any] = {}
-
-    def batched_fwd(primals: list) -> tuple:
-        def one(ps: list) -> tuple:
-            res, outs = fwd(list(ps))
-            return list(res), list(outs)
-        res, outs = bt.vmap(one, in_axes=(rule_dims,), out_axes=0, axis_name=axis.name,
-                            axis_size=axis.size)(list(primals))
-        return list(res), list(outs)
-
-    def batched_bwd(res: list, cts: list) -> list:
-        def one(r: list, c: list) -> list:
-            got = bwd(list(r), list(c))
-            cell["none"] = [g is None for g in got]
-            return [ad.instantiate(g) for g in got if g is not None]
-        got = bt.vmap(one, in_axes=(0, 0), out_axes=0, axis_name=axis.name,
-                      axis_size=axis.size)(list(res), [ad.instantiate(c) for c in cts])
-        it = iter(got)
-        out: list = []
-        for is_none, d in zip(cell["none"], rule_dims):
-            if is_none:
-                out.append(None)
-                continue
-            g = next(it)
-            out.append(lax.reduce_sum(g, (0,)) if d is None else g)  # unmapped input: sum
-        return out
-
-    outs = custom_vjp_call_p.bind(*bconsts, *xs, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
-                                  num_consts=len(bconsts) + num_consts, name=name)
-    return outs, [0] * len(outs)
+def _linear_call_abstract_eval(*avals: ShapedArray, callee: Program, **params: Any) -> list:
+    return callee.out_avals
 
 
-def _custom_lin_no_jvp(*args: Any, name: str, **params: Any) -> Any:
-    raise TypeError(f"can't apply forward-mode autodiff (jvp) or vmap to the linearized "
-                    f"custom_vjp function {name}; use reverse mode (grad, vjp) instead.")
+def _linear_call_impl(*args: Any, callee: Program, **params: Any) -> list:
+    return eval_program(callee, [], args)
 
 
-custom_jvp_call_p.batch = _custom_jvp_call_batch
-custom_jvp_call_p.batch_unmapped = True
-custom_vjp_call_p.batch = _custom_vjp_call_batch
-custom_vjp_call_p.batch_unmapped = True
-# As in JAX, the linearized custom_vjp (reached only inside a linear program being transposed)
-# has no forward-mode or batching rule: both raise a clear error.
-custom_lin_p.jvp = lambda primals, tangents, **params: _custom_lin_no_jvp(**params)
-custom_lin_p.batch = lambda axis_data, args, dims, **params: _custom_lin_no_jvp(**params)
+def _linear_call_lowering(ctx: Any, *args: str, callee: Program, **params: Any) -> list:
+    return ctx.lower_program_inline(callee, list(args))
+
+
+def _linear_call_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    n = params["num_callee_consts"] + params["num_res"]
+    if any(type(t) is not Zero for t in tangents[:n]):
+        raise TypeError("linear_call: its residual arguments cannot be differentiated (the "
+                        "function is linear in the linear arguments only)")
+    outs = linear_call_p.bind(*primals, **params)
+    t_outs = linear_call_p.bind(*primals[:n], *[instantiate(t) for t in tangents[n:]], **params)
+    return outs, t_outs
+
+
+def _linear_call_transpose(cts: list, *args: Any, callee: Program, transpose_thunk: Callable,
+                           num_callee_consts: int, num_res: int) -> list:
+    t_callee, t_consts = transpose_thunk()
+    f_consts = list(args[:num_callee_consts])
+    res = args[num_callee_consts:num_callee_consts + num_res]
+    cts = [ad.zeros_like_aval(a) if _is_zero(c) else c for c, a in zip(cts, callee.out_avals)]
+    outs = linear_call_p.bind(*t_consts, *res, *cts, callee=t_callee,
+                              transpose_thunk=lambda: (callee, f_consts),
+                              num_callee_consts=len(t_consts), num_res=num_res)
+    return [None] * (num_callee_consts + num_res) + list(outs)
+
+
+linear_call_p.abstract_eval = _linear_call_abstract_eval
+linear_call_p.impl = _linear_call_impl
+linear_call_p.lowering = _linear_call_lowering
+linear_call_p.jvp = _linear_call_jvp
+linear_call_p.transpose = _linear_call_transpose

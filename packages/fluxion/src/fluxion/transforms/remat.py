@@ -24,7 +24,7 @@ from fluxion import tree_util
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE, set_current
-from fluxion.transforms import ad
+from fluxion.transforms import ad, batching
 from fluxion.transforms.staging import (
     StagingInterpreter,
     abstractify,
@@ -186,9 +186,7 @@ remat_p.split_policy = lambda eqn: eqn.params["policy"]
 
 def _remat_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, program: Program,
                  prevent_cse: bool, policy: Any) -> tuple:
-    from fluxion.transforms import batching as bt  # noqa: PLC0415
-    size = bt.batch_size(args, dims)
-    new, consts, out_dims = bt.batch_program(program, dims, bt.AxisData(None, size))
+    new, consts, out_dims = batching.batch_program(program, dims, axis_data)
     new, consts = ad._close(new, consts)
     outs = remat_p.bind(*consts, *args, program=new, prevent_cse=prevent_cse, policy=policy)
     return outs, list(out_dims)
