@@ -47,7 +47,7 @@ def demo(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the whole test tree with two xdist workers."""
     session.chdir(ROOT)
-    session.run(PY, "-m", "pytest", "tests", "-n", "2", "-q", *session.posargs, external=True)
+    session.run(PY, "-m", "pytest", "tests", "-n", "2", "--dist", "loadgroup", "-q", *session.posargs, external=True)
 
 
 @nox.session(venv_backend="none")

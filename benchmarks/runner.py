@@ -615,7 +615,7 @@ def plot_ratios(doc: dict[str, Any], path: str) -> bool:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-    except Exception:  # noqa: BLE001 - plotting is optional
+    except Exception:
         return False
 
     per_workload: dict[str, list[dict[str, Any]]] = {}
@@ -666,7 +666,7 @@ def plot_ratios(doc: dict[str, Any], path: str) -> bool:
     try:
         fig.savefig(tmp, format="png", dpi=110)
         os.replace(tmp, path)
-    except Exception:  # noqa: BLE001 - a failed plot must not lose the results
+    except Exception:
         try:
             os.unlink(tmp)
         except OSError:

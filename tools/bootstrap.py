@@ -5,7 +5,7 @@ Usage (from anywhere; only the standard library and Python >= 3.11 are needed)::
 
     python3.11 tools/bootstrap.py setup           # only create/update .venv
     python3.11 tools/bootstrap.py demo            # run examples/quickstart.py
-    python3.11 tools/bootstrap.py test [ARGS...]  # pytest tests -n 2 -q [ARGS...] (paths in ARGS
+    python3.11 tools/bootstrap.py test [ARGS...]  # pytest tests -n 2 --dist loadgroup -q [ARGS...] (paths in ARGS
                                                   # replace the default `tests`)
     python3.11 tools/bootstrap.py bench [ARGS...] # nox -s bench -- [ARGS...]
     python3.11 tools/bootstrap.py lint [ARGS...]  # nox -s lint -- [ARGS...]
@@ -204,7 +204,7 @@ def task_command(task: str, extra: list[str]) -> list[str]:
     if task == "test":
         # `test tests/fluxion/test_x.py::test_y` runs just that; otherwise the whole tests/ tree.
         targets = [] if _has_path_arg(extra) else ["tests"]
-        return [py, "-m", "pytest", *targets, "-n", "2", "-q", *extra]
+        return [py, "-m", "pytest", *targets, "-n", "2", "--dist", "loadgroup", "-q", *extra]
     # bench, lint, docs: the nox sessions of the same name (they reuse this venv, see noxfile.py).
     nox = [str(VENV_BIN / "nox"), "-f", str(ROOT / "noxfile.py"), "-s", task]
     return nox + (["--", *extra] if extra else [])
@@ -214,7 +214,7 @@ def usage() -> str:
     return (f"usage: {Path(sys.argv[0]).name} {{{'|'.join(TASKS)}}} [ARGS...]\n"
             "  setup  only create/update .venv\n"
             "  demo   run examples/quickstart.py\n"
-            "  test   pytest tests -n 2 -q [ARGS...]\n"
+            "  test   pytest tests -n 2 --dist loadgroup -q [ARGS...]\n"
             "  bench  nox -s bench   (benchmarks/run.py)\n"
             "  lint   nox -s lint    (ruff, workflow schema, zizmor)\n"
             "  docs   nox -s docs    (mkdocs build --strict)\n")

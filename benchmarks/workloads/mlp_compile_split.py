@@ -65,7 +65,7 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
     # the compile phases measure a real XLA compile.
     clear = None
     if variant == "fluxion":
-        from fluxion.backend import dispatch  # noqa: PLC0415
+        from fluxion.backend import dispatch
         clear = dispatch.clear_caches
     elif variant == "jax":
         clear = b.module.clear_caches  # jax also reuses executables of identical modules

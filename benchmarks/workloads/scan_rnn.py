@@ -101,7 +101,7 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
     # Both libraries reuse executables of identical modules: clear them so that the compile
     # phases measure a real XLA compile.
     if variant == "fluxion":
-        from fluxion.backend import dispatch  # noqa: PLC0415
+        from fluxion.backend import dispatch
         clear = dispatch.clear_caches
     else:
         clear = b.module.clear_caches

@@ -125,7 +125,7 @@ def reference_solve(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) 
     n = a.shape[-1]
     flat = [v.reshape(-1, n) for v in (a, b, c, d)]
     try:
-        from scipy.linalg import solve_banded  # noqa: PLC0415
+        from scipy.linalg import solve_banded
     except ImportError:
         solve_banded = None
     out = np.empty_like(flat[3])
@@ -158,11 +158,11 @@ def setup(variant: str, size: list[int]) -> Callable[[], Any]:
     host = make_inputs(tuple(size))
     name = backends.backend_of(variant)
     if name == "numpy":
-        fn: Callable[[], Any] = lambda: _numpy_solve(*host)  # noqa: E731
+        fn: Callable[[], Any] = lambda: _numpy_solve(*host)
     elif name == "numba":
         b = backends.load("numba")
         solve = _numba_solve(b.module)
-        fn = lambda: solve(*host)  # noqa: E731
+        fn = lambda: solve(*host)
     else:
         b = backends.load(name)
         b.module.config.update("jax_enable_x64", True)  # this worker process only
@@ -170,6 +170,6 @@ def setup(variant: str, size: list[int]) -> Callable[[], Any]:
         args = [b.asarray(v) for v in host]
         solve = b.jit(make_solve(b.np, lax))
         block = b.block
-        fn = lambda: block(solve(*args))  # noqa: E731
+        fn = lambda: block(solve(*args))
     _check(variant, fn(), host)
     return fn

@@ -2,10 +2,14 @@
 
 Import from any test under tests/fluxion/ (conftest.py puts this folder on sys.path)::
 
-    from _compare import assert_same, x64_both, jax_dtype_name
+    from _compare import assert_same, assert_close, x64_both
 
 ``assert_same(ours, theirs)`` compares values through NumPy, plus dtype, shape and weak type.
 Both sides may be pytrees (tuple/list/dict/None) of arrays or scalars; structure must match.
+``assert_close`` is the same without the weak type and always within a tolerance;
+``assert_bits_equal`` compares the bits. ``check_like_jax`` runs both libraries,
+``check_ad_like_jax`` compares jvp and vjp with JAX, ``check_vmap_like_loop`` compares vmap with a
+Python loop.
 """
 
 from __future__ import annotations
@@ -13,9 +17,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+import jax
+import ml_dtypes  # noqa: F401 - registers bfloat16 & co. with NumPy (np.dtype("bfloat16"))
 import numpy as np
 
-__all__ = ["assert_same", "assert_same_value", "check_like_jax", "weak_type_of", "x64_both", "flags_both",
+import fluxion
+
+__all__ = ["assert_same", "assert_same_value", "assert_close", "assert_bits_equal", "check_like_jax",
+           "check_ad_like_jax", "check_vmap_like_loop", "weak_type_of", "x64_both", "flags_both",
            "SMALL_SHAPES", "BIN_SHAPE_PAIRS", "rand_array"]
 
 # Shared shapes: reuse them so executables compiled for one test are reused by the next.
@@ -86,6 +95,10 @@ def assert_same_value(ours: Any, theirs: Any, *, rtol: float | None = None,
         np.testing.assert_array_equal(o, t, err_msg=f"values differ{where}")
     else:
         dr, da = _default_tol(np.asarray(theirs).dtype)
+        # Compare in double precision, so that the tolerance decides (not float16 rounding or
+        # unsigned wrap-around in |ours - theirs|).
+        wide = np.complex128 if "c" in (o.dtype.kind, t.dtype.kind) else np.float64
+        o, t = o.astype(wide), t.astype(wide)
         np.testing.assert_allclose(o, t, rtol=dr if rtol is None else rtol,
                                    atol=da if atol is None else atol, equal_nan=True,
                                    err_msg=f"values differ{where}")
@@ -115,8 +128,10 @@ def assert_same(ours: Any, theirs: Any, *, rtol: float | None = None, atol: floa
     if isinstance(theirs, (tuple, list)):
         assert isinstance(ours, (tuple, list)) and len(ours) == len(theirs), \
             f"structure: {type(ours).__name__} vs {type(theirs).__name__}/{len(theirs)} {err_msg}"
-        assert type(ours) is type(theirs) or not hasattr(theirs, "_fields"), \
-            f"container type: {type(ours)} vs {type(theirs)}"
+        if hasattr(theirs, "_fields"):  # named tuples of the two libraries: same name, fields
+            assert (type(ours).__name__, getattr(ours, "_fields", None)) == \
+                (type(theirs).__name__, theirs._fields), \
+                f"container type: {type(ours)} vs {type(theirs)}"
         for i, (a, b) in enumerate(zip(ours, theirs)):
             assert_same(a, b, rtol=rtol, atol=atol, check_dtype=check_dtype,
                         check_weak_type=check_weak_type, exact=exact, err_msg=f"{err_msg}[{i}]")
@@ -125,12 +140,34 @@ def assert_same(ours: Any, theirs: Any, *, rtol: float | None = None, atol: floa
                       check_weak_type=check_weak_type, exact=exact, err_msg=err_msg)
 
 
+def assert_close(ours: Any, theirs: Any, tol: float | None = None, *, rtol: float | None = None,
+                 atol: float | None = None, err_msg: str = "") -> None:
+    """Shape, dtype and values within ``rtol``/``atol`` (``tol`` sets both; default: by dtype),
+    weak type not compared; pytrees as in :func:`assert_same`.
+
+    Example:
+        >>> assert_close(fluxion.grad(f)(x), jax.grad(f_jax)(x), rtol=1e-5, atol=1e-6)
+    """
+    if tol is not None:
+        rtol = tol if rtol is None else rtol
+        atol = tol if atol is None else atol
+    assert_same(ours, theirs, rtol=rtol, atol=atol, check_weak_type=False, exact=False,
+                err_msg=err_msg)
+
+
+def assert_bits_equal(ours: Any, theirs: Any) -> None:
+    """Shape, dtype and the same bits (so -0.0 differs from 0.0 and NaN payloads count)."""
+    a, b = np.asarray(ours), np.asarray(theirs)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    if a.dtype.kind in "fcV":  # compare the bytes of floats (and of ml_dtypes, kind 'V')
+        a, b = np.atleast_1d(a).view(np.uint8), np.atleast_1d(b).view(np.uint8)
+    np.testing.assert_array_equal(a, b)
+
+
 @contextlib.contextmanager
 def flags_both(name: str, value: Any) -> Iterator[None]:
     """Set a flag (JAX's name) in both Fluxion and JAX for a block, restoring both afterwards."""
-    import jax  # noqa: PLC0415
-
-    import fluxion  # noqa: PLC0415
     old_f = fluxion.config.read(name)
     old_j = getattr(jax.config, name)
     fluxion.config.update(name, value)
@@ -150,7 +187,6 @@ def x64_both(on: bool = True) -> contextlib.AbstractContextManager:
 def rand_array(shape: tuple, dtype: Any, seed: int = 0, *, positive: bool = False,
                unit: bool = False) -> np.ndarray:
     """A small deterministic NumPy array of ``dtype`` (bool/int/uint/float/complex/bf16)."""
-    import ml_dtypes  # noqa: F401, PLC0415
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
     if dt == np.bool_:
@@ -188,7 +224,7 @@ def check_like_jax(ours_fn: Any, theirs_fn: Any, *args: Any, rtol: float | None 
     if t_exc is not None:
         try:
             ours = ours_fn(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             # Same class, a subclass, or Fluxion's own class of the same name (TypePromotionError).
             assert isinstance(e, type(t_exc)) or type(e).__name__ == type(t_exc).__name__, \
                 f"jax raised {type(t_exc).__name__}: {t_exc}; ours raised {type(e).__name__}: {e}"
@@ -200,3 +236,36 @@ def check_like_jax(ours_fn: Any, theirs_fn: Any, *args: Any, rtol: float | None 
     ours = ours_fn(*args, **kwargs)
     assert_same(ours, theirs, rtol=rtol, atol=atol, check_weak_type=check_weak_type)
     return ours
+
+
+def check_ad_like_jax(f: Any, f_jax: Any, args: tuple, tol: float = 1e-5) -> None:
+    """``jvp`` (random tangents) and ``vjp`` (random cotangents) of ``f`` equal JAX's of
+    ``f_jax`` at float32 ``args``: shapes, dtypes and values within ``tol``. Each side is one
+    ``jit`` (one compilation, not one per operation)."""
+    rng = np.random.RandomState(1)
+    ts = tuple(rng.randn(*np.shape(a)).astype(np.float32) for a in args)
+    p, t = fluxion.jit(lambda *a: fluxion.jvp(f, a, ts))(*args)
+    pj, tj = jax.jit(lambda *a: jax.jvp(f_jax, a, ts))(*args)
+    for ours, theirs in ((p, pj), (t, tj)):
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            assert_close(a, b, tol)
+    ct = jax.tree_util.tree_map(lambda o: rng.randn(*np.shape(o)).astype(np.float32), pj)
+    got = fluxion.jit(lambda a, c: fluxion.vjp(f, *a)[1](c))(args, ct)
+    want = jax.jit(lambda a, c: jax.vjp(f_jax, *a)[1](c))(args, ct)
+    for a, b in zip(got, want):
+        assert_close(a, b, tol)
+
+
+def check_vmap_like_loop(f: Any, xs: tuple, in_axes: Any = 0, tol: float = 1e-5) -> None:
+    """``jit(vmap(f, in_axes))(*xs)`` equals the stack of ``f`` over the mapped axis (a Python
+    loop): shapes, dtypes and values within ``tol``; ``f`` may return a tuple."""
+    got = fluxion.jit(fluxion.vmap(f, in_axes=in_axes))(*xs)
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(xs)
+    n = next(np.shape(x)[a] for x, a in zip(xs, axes) if a is not None)
+    per = [f(*[x if a is None else np.take(x, i, axis=a) for x, a in zip(xs, axes)])
+           for i in range(n)]
+    if isinstance(got, (tuple, list)):
+        for k, g in enumerate(got):
+            assert_close(g, np.stack([np.asarray(p[k]) for p in per]), tol)
+    else:
+        assert_close(got, np.stack([np.asarray(p) for p in per]), tol)

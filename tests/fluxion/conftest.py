@@ -16,6 +16,12 @@ if _HERE not in sys.path:
 from _compare import x64_both  # noqa: E402
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist registers this mark itself; register it too for runs with ``-p no:xdist``.
+    config.addinivalue_line("markers", "xdist_group(name): run on one xdist worker under "
+                            "--dist loadgroup")
+
+
 @pytest.fixture
 def x64():
     """64-bit mode on in Fluxion and JAX for the duration of one test."""

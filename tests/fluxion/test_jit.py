@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -348,23 +349,84 @@ def test_x64_toggle_recompiles():
     assert f(1.0).dtype == np.float32
 
 
-def test_explain_cache_misses(caplog):
-    @fluxion.jit
-    def explained(x, y):
+def _explain_scenario(lib, m, rank_promotion):
+    """Calls that re-trace in various ways; run once with fluxion and once with jax, the same
+    source lines give the same call sites in both logs."""
+    def f(x, y):
         return x + y
 
-    explained(X, Y)
+    def h(x, y=None):  # a default: keyword calls take the general path (as in JAX)
+        return lib.tree_util.tree_leaves(x)[0] + y
+
+    lib.jit(f)(m.ones(3), m.ones(3))                       # never seen
+    for _ in range(3):
+        lib.jit(f)(m.ones(3), m.ones(3))                   # same f in a loop: no miss
+    lib.jit(f)(m.ones(2), m.ones(2))                       # new shapes
+    lib.jit(f)(m.ones(2, m.int32), m.ones(2, m.int32))     # new dtypes
+    fs = [lambda x: x * 2 for _ in range(3)]               # kept alive: distinct ids
+    for g in fs:
+        lib.jit(g)(m.ones(3))                              # a new function on the same line
+    with rank_promotion("raise"):
+        lib.jit(h)(m.ones(3), m.ones(3))
+        lib.jit(h)((m.ones(3),), m.ones(3))                # new pytree
+        lib.jit(h)({"a": m.ones(3)}, m.ones(3))
+        lib.jit(h)({"a": m.ones(3)}, y=m.ones(3))          # keyword instead of positional
+    lib.jit(h)(m.ones(3), m.ones(3))                       # only the trace context differs
+
+
+def _miss_logs(caplog, lib, m, rank_promotion, flag_module):
+    caplog.clear()
+    flag_module.update("jax_explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING):
+            _explain_scenario(lib, m, rank_promotion)
+    finally:
+        flag_module.update("jax_explain_cache_misses", False)
+    text = "\n".join(r.getMessage() for r in caplog.records if "TRACING CACHE MISS" in
+                     r.getMessage())
+    return re.sub(r"id=\d+", "id=N", text)
+
+
+def test_explain_cache_misses_like_jax(caplog):
+    from fluxion.core.config import numpy_rank_promotion
+    ours = _miss_logs(caplog, fluxion, fnp, numpy_rank_promotion, fluxion.config)
+    theirs = _miss_logs(caplog, jax, jnp, jax.numpy_rank_promotion, jax.config)
+    assert ours.count("TRACING CACHE MISS") == 11, ours
+    assert ours == theirs, f"fluxion:\n{ours}\n\njax:\n{theirs}"
+
+
+def test_explain_cache_misses_static_and_weak(caplog):
+    def g(x, n):
+        return x * n
+
+    def g2(x, n):
+        return x * n
+
+    k = fluxion.jit(g, static_argnums=1)
+    k(fnp.ones(3), 2)
+    fluxion.jit(g2)(fnp.ones(3), fnp.ones(3))
     fluxion.config.update("jax_explain_cache_misses", True)
     try:
         with caplog.at_level(logging.WARNING, logger="fluxion"):
-            explained(X, I)
-            explained(X[0], I[0])
+            k(fnp.ones(3), 3)
+            fluxion.jit(g2)(1.0, fnp.ones(3))
     finally:
         fluxion.config.update("jax_explain_cache_misses", False)
-    text = "\n".join(r.getMessage() for r in caplog.records)
-    assert "explained" in text, text
-    assert "argument 'y'" in text, text
-    assert "f32[2,3] -> i32[2,3]" in text and "f32[2,3] -> f32[3]" in text, text
+    first, second = [r.getMessage() for r in caplog.records]
+    assert "for g defined at" in first and "different input pytree" in first, first
+    assert ("at input path [0][1], now static argument 3 and before static argument 2, so the "
+            "static argument values do not match") in first, first
+    assert "* at x, now f32[]{weak_type=True} and before f32[3]{weak_type=False}" in second, second
+
+
+def test_explain_skips_fluxion_internal_functions(caplog):
+    fluxion.config.update("jax_explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="fluxion"):
+            fluxion.random.split(fluxion.random.key(3), 5)
+    finally:
+        fluxion.config.update("jax_explain_cache_misses", False)
+    assert not [r for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
 
 
 def test_persistent_cache(tmp_path):

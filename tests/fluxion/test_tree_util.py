@@ -272,7 +272,7 @@ def test_is_leaf():
         fp = ftu.tree_flatten_with_path(tree, is_leaf=pred)
         jp = jtu.tree_flatten_with_path(tree, is_leaf=pred)
         assert repr(fp[0]) == repr(jp[0]) and repr(fp[1]) == repr(jp[1])
-    pred2 = lambda path, x: len(path) == 1  # noqa: E731
+    pred2 = lambda path, x: len(path) == 1
     fp = ftu.tree_flatten_with_path({"a": (1, 2), "b": 3}, pred2, is_leaf_takes_path=True)
     jp = jtu.tree_flatten_with_path({"a": (1, 2), "b": 3}, pred2, is_leaf_takes_path=True)
     assert repr(fp) == repr(jp)
@@ -402,11 +402,11 @@ def test_flatten_up_to_prefix(prefix, full):
 def test_tree_map_matches_jax():
     a = {"w": [1, 2], "b": (3, None), "p": Point(4, 5)}
     b = {"w": [10, 20], "b": (30, None), "p": Point(40, 50)}
-    f = lambda x, y: x + y  # noqa: E731
+    f = lambda x, y: x + y
     assert _same(ftu.tree_map(f, a, b), jtu.tree_map(f, a, b))
     assert _same(ftu.tree_map(lambda x, y, z: x + y + z, [1, 2], [3, 4], [5, 6]), [9, 12])
     # Prefix semantics: leaves of the first tree match whole subtrees of the rest.
-    g = lambda x, y: (x, y)  # noqa: E731
+    g = lambda x, y: (x, y)
     assert _same(ftu.tree_map(g, [1, 2], [[7, 9], (1, 2)]), jtu.tree_map(g, [1, 2], [[7, 9], (1, 2)]))
     assert _same(ftu.tree_map(lambda x: None, [1, 2]), [None, None])
     assert _same(ftu.tree_map(g, (1, None), (2, None)), ((1, 2), None))
@@ -433,8 +433,8 @@ def test_tree_map_mismatch_names_path(a, b, path):
 
 
 def test_tree_map_with_path():
-    f = lambda p, x, y: (ftu.keystr(p), x + y)  # noqa: E731
-    g = lambda p, x, y: (jtu.keystr(p), x + y)  # noqa: E731
+    f = lambda p, x, y: (ftu.keystr(p), x + y)
+    g = lambda p, x, y: (jtu.keystr(p), x + y)
     a = {"a": [1, 2], "k": Keyed(3, 4)}
     assert _same(ftu.tree_map_with_path(f, a, a), jtu.tree_map_with_path(g, a, a))
     with pytest.raises(ValueError, match="tree_map_with_path tree"):
@@ -485,7 +485,7 @@ def test_all_leaves_and_is_tree_node():
     cases = [[1, 2], [1, (2,)], [None], [X, 1.0], []]
     for c in cases:
         assert ftu.all_leaves(c) == jtu.all_leaves(c)
-    none_leaf = lambda x: x is None  # noqa: E731
+    none_leaf = lambda x: x is None
     assert ftu.all_leaves([None], is_leaf=none_leaf) == jtu.all_leaves([None], is_leaf=none_leaf)
     for typ in (tuple, list, dict, type(None), int, Point, Box, Layer, Token, np.ndarray,
                 collections.OrderedDict, collections.defaultdict, ftu.Partial):

@@ -464,7 +464,7 @@ def _scaled_body(c, x):
 
 
 def test_eager_staging_is_cached_per_function(monkeypatch):
-    from fluxion.lax import control_flow as cf
+    from fluxion.lax.control_flow import common as cf
     calls = []
     real = cf.trace_to_program
     monkeypatch.setattr(cf, "trace_to_program", lambda *a, **k: calls.append(1) or real(*a, **k))

@@ -270,6 +270,11 @@ def test_clamp_scalar_bounds_and_errors():
 
 # ---------------------------------------------------------------------------------- conversions
 
+# complex -> real: JAX warns (NumPy's ComplexWarning) where Fluxion silently drops the imaginary part.
+_JAX_COMPLEX_WARNING = pytest.mark.filterwarnings("ignore:Casting complex values to real discards")
+
+
+@_JAX_COMPLEX_WARNING
 @pytest.mark.parametrize("src", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("dst", DTYPES, ids=lambda d: d.name)
 def test_convert_element_type(src, dst):
@@ -279,18 +284,22 @@ def test_convert_element_type(src, dst):
         x = np.abs(x)  # float -> unsigned of a negative is implementation-defined
     f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
     g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
-    if src.kind == "c" and dst.kind != "c":
-        pytest.skip("complex -> real conversion warns in numpy")
     check_like_jax(f, g, x)
     if src in JIT_DTYPES or dst in JIT_DTYPES and src == BF16:
         check_like_jax(fluxion.jit(f), g, x)
 
 
-@pytest.mark.parametrize("arg", [1, 1.5, True, 3 + 0j], ids=repr)
-@pytest.mark.parametrize("dst", [F32, I32, BF16, BOOL], ids=lambda d: d.name)
+_COMPLEX_SCALAR_TO_REAL = pytest.mark.xfail(
+    strict=True, reason="a Python complex converted to float32/int32/bfloat16: JAX raises "
+    "TypeError (float()/int() of a complex), Fluxion drops the imaginary part")
+
+
+@_JAX_COMPLEX_WARNING
+@pytest.mark.parametrize("arg,dst", [
+    pytest.param(arg, dst, id=f"{dst.name}-{arg!r}",
+                 marks=_COMPLEX_SCALAR_TO_REAL if isinstance(arg, complex) and dst != BOOL else ())
+    for arg in [1, 1.5, True, 3 + 0j] for dst in [F32, I32, BF16, BOOL]])
 def test_convert_element_type_scalars(arg, dst):
-    if isinstance(arg, complex) and dst.kind != "c":
-        pytest.skip("complex -> real")
     f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
     g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
     check_like_jax(f, g, arg)

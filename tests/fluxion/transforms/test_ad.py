@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp_ref
 import numpy as np
 import pytest
+from _compare import assert_close
 
 import fluxion
 import fluxion.numpy as jnp
@@ -13,13 +14,6 @@ from fluxion import lax
 from fluxion.test_util import check_grads
 
 jax.config.update("jax_platforms", "cpu")
-
-
-def _same(ours, theirs, rtol=1e-5, atol=1e-6):
-    o, t = np.asarray(ours), np.asarray(theirs)
-    assert o.shape == t.shape, (o.shape, t.shape)
-    assert o.dtype == t.dtype, (o.dtype, t.dtype)
-    np.testing.assert_allclose(o, t, rtol=rtol, atol=atol)
 
 
 # ----------------------------------------------------------------------------- the seeds
@@ -139,8 +133,8 @@ def test_dot_general_batch_dims():
     ga = fluxion.grad(lambda x, y: (f(x, y) ** 2).sum(), argnums=(0, 1))(a, b)
     gr = jax.grad(lambda x, y: (jax.lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))) ** 2)
                   .sum(), argnums=(0, 1))(a, b)
-    _same(ga[0], gr[0], rtol=1e-4, atol=1e-4)
-    _same(ga[1], gr[1], rtol=1e-4, atol=1e-4)
+    assert_close(ga[0], gr[0], rtol=1e-4, atol=1e-4)
+    assert_close(ga[1], gr[1], rtol=1e-4, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- against jax.grad
@@ -160,19 +154,19 @@ CASES = [
 @pytest.mark.parametrize("name,f,fr", CASES, ids=[c[0] for c in CASES])
 def test_grad_matches_jax(name, f, fr):
     x = np.array([0.5, -1.5, 2.0, 0.1], np.float32)
-    _same(fluxion.grad(f)(x), jax.grad(fr)(x), rtol=1e-5, atol=1e-6)
-    _same(fluxion.value_and_grad(f)(x)[0], jax.value_and_grad(fr)(x)[0])
-    _same(fluxion.jit(fluxion.grad(f))(x), jax.grad(fr)(x), rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.grad(f)(x), jax.grad(fr)(x), rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.value_and_grad(f)(x)[0], jax.value_and_grad(fr)(x)[0], rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.jit(fluxion.grad(f))(x), jax.grad(fr)(x), rtol=1e-5, atol=1e-6)
 
 
 def test_grad_scalar_dtypes_and_weak_types():
     g = fluxion.grad(lambda x: x * 2.0)(1.0)
     r = jax.grad(lambda x: x * 2.0)(1.0)
-    _same(g, r)
+    assert_close(g, r, rtol=1e-5, atol=1e-6)
     assert g.weak_type == r.weak_type
     g = fluxion.grad(lambda x: jnp.sin(x))(np.float32(1.0))
     r = jax.grad(lambda x: jnp_ref.sin(x))(np.float32(1.0))
-    _same(g, r)
+    assert_close(g, r, rtol=1e-5, atol=1e-6)
     assert g.weak_type == r.weak_type
 
 
@@ -218,7 +212,7 @@ def test_vjp_jvp_identity():
     np.testing.assert_allclose(lhs, rhs, rtol=1e-4)
     y2, f_lin = fluxion.linearize(f, x, b)
     np.testing.assert_allclose(np.asarray(f_lin(tx, tb)), np.asarray(ty), rtol=1e-5, atol=1e-6)
-    _same(y2, y)
+    assert_close(y2, y, rtol=1e-5, atol=1e-6)
 
 
 def test_jacobians_and_hessian_match_jax():
@@ -226,24 +220,24 @@ def test_jacobians_and_hessian_match_jax():
     f = lambda x: jnp.sin(x) * jnp.sum(x ** 2)  # noqa: E731
     fr = lambda x: jnp_ref.sin(x) * jnp_ref.sum(x ** 2)  # noqa: E731
     # under jit: one compile each instead of many eager primitives
-    _same(fluxion.jit(fluxion.jacfwd(f))(x), jax.jacfwd(fr)(x), rtol=1e-5, atol=1e-5)
-    _same(fluxion.jit(fluxion.jacrev(f))(x), jax.jacrev(fr)(x), rtol=1e-5, atol=1e-5)
-    _same(fluxion.jacobian(f)(x), jax.jacobian(fr)(x), rtol=1e-5, atol=1e-5)
+    assert_close(fluxion.jit(fluxion.jacfwd(f))(x), jax.jacfwd(fr)(x), rtol=1e-5, atol=1e-5)
+    assert_close(fluxion.jit(fluxion.jacrev(f))(x), jax.jacrev(fr)(x), rtol=1e-5, atol=1e-5)
+    assert_close(fluxion.jacobian(f)(x), jax.jacobian(fr)(x), rtol=1e-5, atol=1e-5)
     h = lambda x: jnp.sum(jnp.exp(x) * x[0])  # noqa: E731
     hr = lambda x: jnp_ref.sum(jnp_ref.exp(x) * x[0])  # noqa: E731
-    _same(fluxion.jit(fluxion.hessian(h))(x), jax.hessian(hr)(x), rtol=1e-4, atol=1e-4)
+    assert_close(fluxion.jit(fluxion.hessian(h))(x), jax.hessian(hr)(x), rtol=1e-4, atol=1e-4)
     # forward-over-reverse Hessian-vector product
     v = np.array([1.0, 0.5, -2.0], np.float32)
     hvp = fluxion.jvp(fluxion.grad(h), (x,), (v,))[1]
     hvp_r = jax.jvp(jax.grad(hr), (x,), (v,))[1]
-    _same(hvp, hvp_r, rtol=1e-4, atol=1e-4)
+    assert_close(hvp, hvp_r, rtol=1e-4, atol=1e-4)
 
 
 def test_linear_transpose():
     m = np.arange(6.0, dtype=np.float32).reshape(2, 3)
     f_t = fluxion.linear_transpose(lambda x: m @ x, np.zeros(3, np.float32))
     (ct,) = f_t(np.ones(2, np.float32))
-    _same(ct, m.T @ np.ones(2, np.float32))
+    assert_close(ct, m.T @ np.ones(2, np.float32), rtol=1e-5, atol=1e-6)
 
 
 # ----------------------------------------------------------------------------- jit composition
@@ -285,12 +279,12 @@ def test_readme_mlp_jit_grad_matches_jax():
     ours = fluxion.jit(fluxion.grad(make(jnp)))(params, x, y)
     theirs = jax.jit(jax.grad(make(jnp_ref)))(params, x, y)
     for (gw, gb), (rw, rb) in zip(ours, theirs):
-        _same(gw, rw, rtol=2e-4, atol=2e-5)
-        _same(gb, rb, rtol=2e-4, atol=2e-5)
+        assert_close(gw, rw, rtol=2e-4, atol=2e-5)
+        assert_close(gb, rb, rtol=2e-4, atol=2e-5)
     eager = fluxion.grad(make(jnp))(params, x, y)
     for (gw, gb), (rw, rb) in zip(eager, theirs):
-        _same(gw, rw, rtol=2e-4, atol=2e-5)
-        _same(gb, rb, rtol=2e-4, atol=2e-5)
+        assert_close(gw, rw, rtol=2e-4, atol=2e-5)
+        assert_close(gb, rb, rtol=2e-4, atol=2e-5)
 
 
 # ----------------------------------------------------------------------------- custom rules
@@ -368,9 +362,9 @@ def test_checkpoint_policies(policy):
 
     x = np.array([0.1, 0.2, -0.3], np.float32)
     f = fluxion.checkpoint(layer, policy=pol)
-    _same(fluxion.grad(f)(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
-    _same(fluxion.jit(fluxion.grad(f))(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
-    _same(fluxion.grad(fluxion.jit(f))(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.grad(f)(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.jit(fluxion.grad(f))(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
+    assert_close(fluxion.grad(fluxion.jit(f))(x), jax.grad(ref)(x), rtol=1e-5, atol=1e-6)
 
 
 def test_checkpoint_recomputes_in_backward():
@@ -449,7 +443,7 @@ def test_indexing_gather_scatter_dynamic_slice_grads_match_jax():
         c = x.at[2].add(x[0]).prod()
         return a + b + c
 
-    _same(fluxion.grad(lambda x: f(x, jnp))(x), jax.grad(lambda x: f(x, jnp_ref))(x),
+    assert_close(fluxion.grad(lambda x: f(x, jnp))(x), jax.grad(lambda x: f(x, jnp_ref))(x),
           rtol=1e-5, atol=1e-6)
     check_grads(lambda x: f(x, jnp), (x,), order=1, atol=3e-2, rtol=3e-2)
     i = np.int32(1)
@@ -457,7 +451,7 @@ def test_indexing_gather_scatter_dynamic_slice_grads_match_jax():
         lambda x, i: lax.dynamic_update_slice(x, x[:2] * 3, (i,)).sum() * x[i]))(x, i)
     r = jax.jit(jax.grad(
         lambda x, i: jax.lax.dynamic_update_slice(x, x[:2] * 3, (i,)).sum() * x[i]))(x, i)
-    _same(g, r, rtol=1e-5, atol=1e-6)
+    assert_close(g, r, rtol=1e-5, atol=1e-6)
 
 
 def test_where_and_clamp_rules_use_true_zeros():

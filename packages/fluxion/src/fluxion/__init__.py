@@ -15,9 +15,31 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from fluxion import errors, tree, tree_util
+from fluxion.core import trace
+
+
+def _load_backend_and_run(prim: Any, args: Any, params: dict[str, Any]) -> Any:
+    # jaxlib loads on the first eager operation, not with ``import fluxion``: importing the
+    # backend's dispatcher installs the real eager handler, which then runs this operation.
+    importlib.import_module("fluxion.backend.dispatch")
+    return trace.EVAL.handler(prim, args, params)
+
+
+# Installed first: anything below may evaluate eagerly while it is imported.
+trace.set_eager_handler(_load_backend_and_run)
+
+from fluxion import custom_derivatives, errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
-from fluxion.core.config import config
+from fluxion.core.config import (
+    config,
+    debug_key_reuse,
+    disable_jit,
+    enable_x64,
+    explain_cache_misses,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    threefry_partitionable,
+)
 from fluxion.jacobians import hessian, jacfwd, jacobian, jacrev
 from fluxion.transforms import array_ops
 from fluxion.transforms.ad import (
@@ -89,11 +111,14 @@ def _install_services() -> None:
 _install_services()
 
 __all__ = [
-    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "default_backend", "device_count",
+    "Array", "ShapeDtypeStruct", "block_until_ready", "config", "custom_derivatives",
+    "default_backend", "device_count",
     "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
     "process_index", "random", "nn", "tree", "tree_util", "vmap",
     "checkpoint", "checkpoint_name", "checkpoint_policies", "closure_convert", "custom_gradient",
     "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacobian", "jacrev", "jvp",
     "linear_transpose", "linearize", "remat", "value_and_grad", "vjp",
+    "debug_key_reuse", "disable_jit", "enable_x64", "explain_cache_misses", "numpy_dtype_promotion",
+    "numpy_rank_promotion", "threefry_partitionable",
 ]

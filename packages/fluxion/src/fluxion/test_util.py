@@ -12,7 +12,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import fluxion.numpy as jnp
 from fluxion import tree_util
+from fluxion.core.dtypes import canonicalize_dtype
+from fluxion.transforms.ad import jvp, vjp
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 
@@ -29,7 +32,6 @@ def _leaves(x: Any) -> list[np.ndarray]:
 
 
 def _canon(dt: Any) -> np.dtype:
-    from fluxion.core.dtypes import canonicalize_dtype  # noqa: PLC0415
     return canonicalize_dtype(np.dtype(dt))
 
 
@@ -55,7 +57,6 @@ def _random_like(rng: np.random.RandomState, x: Any) -> Any:
 
 
 def _add(xs: Sequence[Any], ts: Sequence[Any], scale: float) -> list:
-    import fluxion.numpy as jnp  # noqa: PLC0415
     out = []
     for x, t in zip(xs, ts):
         out.append(tree_util.tree_map(
@@ -121,8 +122,6 @@ def check_grads(f: Callable, args: Sequence[Any], order: int,
         >>> import fluxion.numpy as jnp
         >>> check_grads(lambda x: jnp.exp(x) * 2.0, (0.3,), order=2, modes=("fwd", "rev"))
     """
-    from fluxion.transforms.ad import jvp, vjp  # noqa: PLC0415
-
     args = tuple(args)
 
     def _check(fun: Callable, k: int) -> None:

@@ -809,15 +809,12 @@ def _compile_builder(nodes: tuple) -> Any:
     if depths[0] > _BUILDER_MAX_DEPTH:
         return False
     namespace: dict = {}
-    exec(f"def build(l, n):\n    return {exprs[0]}\n", namespace)  # noqa: S102
+    exec(f"def build(l, n):\n    return {exprs[0]}\n", namespace)
     return namespace["build"]
 
 
 def _treedef_from_nodes(nodes: tuple, num_leaves: int) -> PyTreeDef:
     return PyTreeDef._make(tuple(nodes), num_leaves)
-
-
-_LEAF_TREEDEF = PyTreeDef._make((_LEAF_NODE,), 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -936,10 +933,6 @@ def treedef_is_leaf(treedef: PyTreeDef) -> bool:
         (True, False)
     """
     return len(treedef._nodes) == 1
-
-
-def _treedef_is_strict_leaf(treedef: PyTreeDef) -> bool:
-    return treedef._nodes == (_LEAF_NODE,)
 
 
 def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
@@ -1340,7 +1333,7 @@ PyTreeDef([*, {'x': *}]))
     """
     pred = is_leaf
     if is_leaf is not None and not is_leaf_takes_path:
-        pred = lambda _, x: is_leaf(x)  # noqa: E731
+        pred = lambda _, x: is_leaf(x)
     out: list = []
     nodes: list = []
     _flatten_with_path(tree, (), out, nodes, pred)

@@ -8,6 +8,11 @@ Operators, indexing and most methods are attached by ``fluxion.numpy`` (they are
 semantics written over lax); this module holds what needs the device: data transfer, repr,
 blocking, shardings.
 
+As in JAX, tracers count as Arrays: ``isinstance(x, Array)`` is True for a value traced by ``jit``,
+``grad`` or ``vmap`` (any :class:`~fluxion.core.trace.VirtualArray`), so code that branches on it
+behaves the same inside transformations. They are not subclasses: ``type(x) is Array`` still
+singles out concrete device arrays.
+
 Example:
     >>> import fluxion.numpy as jnp
     >>> jnp.array([1.0, 2.0])
@@ -16,11 +21,13 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
 from fluxion.core.avals import ShapedArray
+from fluxion.core.trace import VirtualArray
 
 __all__ = ["Array", "Spec"]
 
@@ -30,23 +37,44 @@ class Spec:
 
     __slots__ = ("shape", "dtype", "weak_type", "sharding", "aval", "__weakref__")
     _table: dict[tuple, "Spec"] = {}
+    # Caches compare Specs by identity, so two threads must never intern two equal ones.
+    _lock = threading.Lock()
 
     def __new__(cls, aval: ShapedArray, sharding: Any) -> "Spec":
         key = (aval, sharding)
         s = cls._table.get(key)
         if s is None:
-            s = object.__new__(cls)
-            s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
-            s.aval, s.sharding = aval, sharding
-            cls._table[key] = s
+            with cls._lock:
+                s = cls._table.get(key)
+                if s is None:
+                    s = object.__new__(cls)
+                    s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
+                    s.aval, s.sharding = aval, sharding
+                    cls._table[key] = s
         return s
 
     def __repr__(self) -> str:
         return f"Spec({self.aval.str_short()}, {self.sharding!r})"
 
 
-class Array:
+class _ArrayMeta(type):
+    """Makes tracers instances of :class:`Array` (``isinstance`` only; see the module docstring).
+
+    ``isinstance(x, Array)`` is answered by CPython itself when ``type(x) is Array``; for any
+    other ``x`` it calls this ``__instancecheck__`` with ``x`` alone. It is
+    ``type.__instancecheck__`` already bound to ``VirtualArray`` (a C method: no descriptor
+    binding, no Python frame), so the answer is ``isinstance(x, VirtualArray)`` at the cost of a
+    plain isinstance check. Array cannot be subclassed, so no other instance needs recognising.
+    """
+
+    __instancecheck__ = VirtualArray.__instancecheck__
+
+
+class Array(metaclass=_ArrayMeta):
     """An immutable n-dimensional array on a device (Fluxion's ``jax.Array``).
+
+    ``isinstance(x, Array)`` is also True for traced values inside ``jit``, ``grad`` and
+    ``vmap``, as in JAX.
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -57,6 +85,10 @@ class Array:
 
     __slots__ = ("_a", "_k", "_np", "__weakref__")
     __array_priority__ = 100
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        raise TypeError("fluxion.Array cannot be subclassed: dispatch fast paths test "
+                        "`type(x) is Array`")
 
     # ---------------------------------------------------------------- abstract properties
     @property
@@ -147,7 +179,7 @@ class Array:
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:
-            from fluxion.backend.dispatch import to_numpy  # noqa: PLC0415
+            from fluxion.backend.dispatch import to_numpy  # import cycle: dispatch imports this
             v = to_numpy(self)
             v.flags.writeable = False
             self._np = v
@@ -167,10 +199,6 @@ class Array:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU, device 0
-
-    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
-        import fluxion.numpy as jnp  # noqa: PLC0415
-        return jnp
 
     def tolist(self) -> Any:
         """The array as nested Python lists of Python scalars."""
@@ -256,5 +284,5 @@ class _Shard:
 
 
 def _rebuild(value: np.ndarray, weak_type: bool) -> Array:
-    from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
+    from fluxion.backend.dispatch import device_put_value  # import cycle: dispatch imports this
     return device_put_value(value, weak_type=weak_type)

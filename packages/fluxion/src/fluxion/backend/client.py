@@ -15,6 +15,8 @@ import os
 import threading
 from typing import Any
 
+from fluxion.core.config import config
+
 __all__ = ["get_client", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "default_device", "single_device_sharding", "xc", "jaxlib_ext",
            "process_index", "process_count"]
@@ -28,10 +30,8 @@ def _load() -> tuple[Any, Any]:
     mods = _mods
     if not mods:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-        from jaxlib import (
-            _jax,  # noqa: PLC0415
-            xla_client,  # noqa: PLC0415
-        )
+        # Local: importing fluxion must not load jaxlib; the first device use does.
+        from jaxlib import _jax, xla_client
         mods["xc"], mods["_jax"] = xla_client, _jax
     return mods["xc"], mods["_jax"]
 
@@ -71,7 +71,6 @@ def get_client(platform: str | None = None) -> Any:
                 raise RuntimeError(
                     f"Unknown or unavailable backend {platform!r}: this build of Fluxion drives the "
                     "CPU backend; GPU/TPU plugins load through fluxion.backend.client once installed.")
-            from fluxion.core.config import config  # noqa: PLC0415
             xla_client, _ = _load()
             c = xla_client.make_cpu_client(
                 asynchronous=bool(config.jax_cpu_enable_async_dispatch),
@@ -139,6 +138,7 @@ def single_device_sharding(device: Any) -> Any:
     identity)."""
     s = _shardings.get(device)
     if s is None:
-        from fluxion.backend.sharding_impl import SingleDeviceSharding  # noqa: PLC0415
-        s = _shardings[device] = SingleDeviceSharding(device)
+        from fluxion.backend.sharding_impl import SingleDeviceSharding  # imports jaxlib: lazily
+        # setdefault: two threads racing here must still end up with the same one object.
+        s = _shardings.setdefault(device, SingleDeviceSharding(device))
     return s

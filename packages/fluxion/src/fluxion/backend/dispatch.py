@@ -5,7 +5,12 @@
 - :func:`device_put_value` places host values on a device with exactly the Spec (aval and
   sharding) the executables expect; Python scalars become cached weak-typed device constants.
 - The eager handler runs a primitive outside any transformation: it compiles the primitive alone
-  once per (primitive, params, input Specs) and executes that executable asynchronously.
+  once per (trace context, primitive, params, input Specs) and executes that executable
+  asynchronously. The trace context (``config.trace_context``) selects a whole table, swapped
+  when a flag changes, so the hot path pays nothing for it.
+
+Every cache here may be read and filled by several threads at once: entries are only ever added
+or replaced whole (dict operations are atomic), and evictions happen under a lock.
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -25,8 +30,10 @@ from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Sequence
 
+import jaxlib
 import numpy as np
 
+from fluxion import lax
 from fluxion.backend import client as _client
 from fluxion.backend import lapack as _lapack
 from fluxion.backend.array import Array, Spec
@@ -35,7 +42,7 @@ from fluxion.core import dtypes as _dtypes
 from fluxion.core import errors as _trace_errors
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
-from fluxion.core.config import config
+from fluxion.core.config import TraceContext, config
 from fluxion.core.ir import Equation, Program, Var
 
 __all__ = ["compile_text", "device_put_value", "to_array", "to_numpy", "execute",
@@ -78,7 +85,6 @@ _compile_lock = threading.RLock()
 
 
 def _persistent_key(text: str, client: Any) -> str:
-    import jaxlib  # noqa: PLC0415
     h = hashlib.sha256()
     for part in (text, client.platform, client.platform_version, jaxlib.__version__,
                  os.environ.get("XLA_FLAGS", "")):
@@ -115,7 +121,10 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
     key = (text, devs)
     hit = _EXE_CACHE.get(key)
     if hit is not None:
-        _EXE_CACHE.move_to_end(key)
+        try:
+            _EXE_CACHE.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile: still a valid executable
+            pass
         return hit
     with _compile_lock:
         hit = _EXE_CACHE.get(key)
@@ -322,7 +331,6 @@ def to_numpy(x: Array) -> np.ndarray:
     # ml_dtypes (bfloat16, float8, int4): jaxlib's buffer protocol cannot describe them. Convert
     # on the device to a standard dtype, then back on the host, so that no per-device-array path
     # of jaxlib (which imports jax) is touched.
-    from fluxion import lax  # noqa: PLC0415
     if dt.itemsize == 1 and dt.name.startswith(("int", "uint")) and dt.name[-1] in "24":
         wide = np.int8 if dt.name.startswith("int") else np.uint8
         return np.asarray(lax.convert_element_type(x, wide)._a).astype(dt)
@@ -332,8 +340,22 @@ def to_numpy(x: Array) -> np.ndarray:
 
 # ------------------------------------------------------------------------ eager dispatch
 
-_EAGER: dict[tuple, dict[tuple, ExecEntry]] = {}
+# (primitive, *params) -> {input Specs -> executable}, one such table per trace context;
+# ``_EAGER`` is the current context's table (rebound by _on_flag_change).
+_EAGER_BY_CONTEXT: dict[TraceContext, dict[tuple, dict[tuple, ExecEntry]]] = {}
+_EAGER: dict[tuple, dict[tuple, ExecEntry]] = _EAGER_BY_CONTEXT.setdefault(config.trace_context, {})
 _EAGER_LIMIT = 4096
+_eager_lock = threading.Lock()
+
+
+def _new_eager_table(pkey: tuple) -> dict[tuple, ExecEntry]:
+    with _eager_lock:
+        table = _EAGER.get(pkey)
+        if table is None:
+            if len(_EAGER) >= _EAGER_LIMIT:  # params may hold Programs made per call: stay bounded
+                del _EAGER[next(iter(_EAGER))]
+            table = _EAGER[pkey] = {}
+    return table
 
 
 def _eager_program(prim: Any, specs: Sequence[Spec], params: dict[str, Any]) -> Program:
@@ -365,9 +387,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         pkey = (prim, repr(sorted(params.items())))
         table = _EAGER.get(pkey)
     if table is None:
-        if len(_EAGER) >= _EAGER_LIMIT:  # params may hold Programs made per call: stay bounded
-            del _EAGER[next(iter(_EAGER))]
-        table = _EAGER[pkey] = {}
+        table = _new_eager_table(pkey)
     for a in args:
         if type(a) is not Array:
             fold = prim.fold
@@ -399,13 +419,18 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
 def clear_caches() -> None:
     """Drop every cached executable and device constant."""
     _EXE_CACHE.clear()
-    _EAGER.clear()
+    for table in list(_EAGER_BY_CONTEXT.values()):
+        table.clear()
     _scalar_cache.clear()
     _literal_cache.clear()
     _const_cache.clear()
 
 
 def _on_flag_change(name: str, value: Any) -> None:
+    global _EAGER
+    ctx = config.trace_context
+    if _EAGER is not _EAGER_BY_CONTEXT.get(ctx):
+        _EAGER = _EAGER_BY_CONTEXT.setdefault(ctx, {})
     if name == "jax_enable_x64":
         _scalar_cache.clear()
         _literal_cache.clear()

@@ -1,11 +1,16 @@
 """``fluxion.jit``: stage a function once per argument signature, compile it with XLA, and make
 every later call as cheap as jaxlib allows.
 
-A call with the same argument structure, avals, shardings and static arguments is a cache hit:
-flatten, one dict lookup, ``execute_sharded``, wrap. For functions taking plain positional
-Arrays, a dispatcher specialised to the exact arity is generated, which skips the pytree flatten.
-Inside another transformation, a jitted function binds the ``jit`` call primitive on its staged
-Program, so ``grad(jit(f))`` and ``vmap(jit(f))`` stay one compiled call.
+A call with the same argument structure, avals, shardings, static arguments and trace context
+(``config.trace_context``: x64, promotion modes, ...) is a cache hit: flatten, one dict lookup,
+``execute_sharded``, wrap. For functions taking plain positional Arrays, a dispatcher specialised to
+the exact arity is generated, which skips the pytree flatten. Inside another transformation, a
+jitted function binds the ``jit`` call primitive on its staged Program, so ``grad(jit(f))`` and
+``vmap(jit(f))`` stay one compiled call.
+
+As in JAX, the caches belong to the wrapped Python function, not to the object ``jit`` returns:
+``jit(f)(x)`` written inside a loop traces ``f`` once. They are held in a table weakly keyed by
+``f``, so they go away with ``f``.
 
 Example:
     >>> import fluxion, fluxion.numpy as jnp
@@ -19,6 +24,8 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
+import threading
 import weakref
 from collections import OrderedDict
 from operator import attrgetter
@@ -32,13 +39,14 @@ from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
-from fluxion.core.config import config
+from fluxion.core.config import TraceContext, config
 from fluxion.core.dtypes import float0 as _FLOAT0
-from fluxion.core.errors import UnexpectedTracerError
+from fluxion.core.errors import UnexpectedTracerError, user_frame
 from fluxion.core.ir import Program, dce, eval_program, typecheck
+from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import (
+    ClosedProgram,
     abstractify,
-    closed_call,
     fun_name,
     fun_source,
     trace_to_program,
@@ -59,7 +67,7 @@ class _Entry:
     """One compiled signature of a jitted function."""
 
     __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
-                 "program", "executable", "float0")
+                 "program", "executable", "float0", "fast_key")
 
     def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
                  text: str, program: Program) -> None:
@@ -76,6 +84,9 @@ class _Entry:
         self.out_tree = out_tree
         self.text = text
         self.program = program
+        # The input Specs under which the arity-specialised dispatcher may call this entry
+        # directly (set by _Jitted.miss for plain positional Array calls), else None.
+        self.fast_key: tuple | None = None
 
     def call(self, impls: tuple) -> Any:
         outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
@@ -154,8 +165,11 @@ class _Signature:
                              f"(positions {sorted(dnums & set(self.static_argnums))})")
         self.donate_argnums = tuple(sorted(dnums))
         self.donate_argnames = tuple(sorted(dnames))
+        # Plain positional-or-keyword parameters without defaults: the generated dispatcher can
+        # take the same parameters (see _make_dispatcher).
         self.simple = (sig is not None and n is not None and params
-                       and all(p.default is p.empty for p in params)
+                       and all(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+                               for p in params)
                        and not self.static_argnums and not self.donate_argnums)
         self.arity = len(params) if self.simple else None
 
@@ -172,23 +186,38 @@ def _hashable(fname: str, what: str, value: Any) -> Any:
 
 
 class _Jitted:
-    """The state behind one jitted function (its caches and options)."""
+    """The caches and options of one jitted function.
+
+    Shared by every wrapper that ``jit`` returns for the same function and options (see
+    :func:`_jitted_for`). The function itself is held weakly when it can be: the table of
+    ``_Jitted`` objects is weakly keyed by it, and a strong reference from here would keep it
+    alive for ever. Wrappers and :class:`Traced` objects hold it strongly while they exist.
+    """
 
     def __init__(self, fun: Callable, sig: _Signature, device: Any, keep_unused: bool,
-                 inline: bool) -> None:
-        self.fun = fun
+                 inline: bool, owner: "_FunCaches | None") -> None:
+        try:
+            self._fun_ref: Callable[[], Callable] = weakref.ref(fun)
+        except TypeError:  # not weak-referenceable: this _Jitted is private to one wrapper
+            self._fun_ref = lambda: fun
         self.sig = sig
         self.name = fun_name(fun)
+        self.source = fun_source(fun)
         self.device = device
         self.keep_unused = keep_unused
         self.inline = inline
+        self.owner = owner
         self.cache: OrderedDict[tuple, _Entry] = OrderedDict()
         self.programs: OrderedDict[tuple, tuple] = OrderedDict()
         self.fast: dict[tuple, _Entry] = {}
-        self.last_keys: list[tuple] = []
         # No static or donated arguments: calls skip the argument split.
         self.plain = not (sig.static_argnums or sig.static_argnames or sig.donate_argnums
                           or sig.donate_argnames)
+
+    @property
+    def fun(self) -> Callable:
+        """The wrapped function (alive while any wrapper of it is)."""
+        return self._fun_ref()
 
     # ------------------------------------------------------------ argument handling
     def split(self, args: tuple, kwargs: dict) -> tuple[tuple, dict, tuple, tuple[bool, ...]]:
@@ -199,12 +228,14 @@ class _Jitted:
         positions = range(len(args))
         if sig.static_argnums:
             positions = [i for i in positions if i not in sig.static_argnums]
-            statics = [(i, _hashable(self.name, f"argument {i}", args[i]))
+            # Types are part of the key: 1 == True and (1,) == (True,), but x[1] and x[True]
+            # are different programs.
+            statics = [(i, _hashable(self.name, f"argument {i}", args[i]), _type_key(args[i]))
                        for i in sig.static_argnums if i < len(args)]
             args = tuple(args[i] for i in positions)
         if sig.static_argnames and kwargs:
-            statics += [(k, _hashable(self.name, f"argument {k!r}", v)) for k, v in kwargs.items()
-                        if k in sig.static_argnames]
+            statics += [(k, _hashable(self.name, f"argument {k!r}", v), _type_key(v))
+                        for k, v in kwargs.items() if k in sig.static_argnames]
             kwargs = {k: v for k, v in kwargs.items() if k not in sig.static_argnames}
         donated: tuple[bool, ...] = ()
         if sig.donate_argnums or sig.donate_argnames:
@@ -218,11 +249,11 @@ class _Jitted:
 
     def bound_fun(self, statics: tuple) -> Callable:
         """``fun`` with its static arguments filled in: a function of the dynamic ones."""
-        if not statics:
-            return self.fun
-        pos = {k: v for k, v in statics if isinstance(k, int)}
-        kw = {k: v for k, v in statics if isinstance(k, str)}
         fun = self.fun
+        if not statics:
+            return fun
+        pos = {k: v for k, v, _ in statics if isinstance(k, int)}
+        kw = {k: v for k, v, _ in statics if isinstance(k, str)}
 
         def with_statics(*dyn: Any, **dyn_kw: Any) -> Any:
             full, it = [], iter(dyn)
@@ -236,13 +267,17 @@ class _Jitted:
     # ------------------------------------------------------------ staging
     def program_for(self, args: tuple, kwargs: dict, statics: tuple, avals: list[ShapedArray],
                     treedef: Any) -> tuple[Program, list[Any], Any]:
-        key = (treedef, statics, config.jax_enable_x64, *avals)
+        """The staged Program of a call (``treedef`` is that of the dynamic ``(args, kwargs)``),
+        traced once per (structure, statics, trace context, avals)."""
+        key = (treedef, statics, config.trace_context, *avals)
         hit = self.programs.get(key)
         if hit is not None:
             return hit
+        if config.jax_explain_cache_misses:
+            _explain_miss(self, key, args, kwargs)
         program, consts, out_tree = trace_to_program(
             self.bound_fun(statics), args, kwargs, in_avals=avals,
-            description=f"jit of {self.name} (defined at {fun_source(self.fun)})")
+            description=f"jit of {self.name} (defined at {self.source})")
         if not self.keep_unused:
             program = dce(program)
         result = (program, consts, out_tree)
@@ -274,29 +309,6 @@ class _Jitted:
         return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree, text,
                       program)
 
-    def explain_miss(self, key: tuple, arg_paths: Callable[[], list[str]]) -> None:
-        if not self.last_keys:
-            logger.warning("TRACING CACHE MISS at %s: jit of %s is compiled for the first time",
-                           _caller(), self.name)
-            return
-        prev = self.last_keys[-1]
-        reasons = []
-        if prev[0] != key[0]:
-            reasons.append(f"the structure of the arguments changed: {prev[0]} -> {key[0]}")
-        if prev[1] != key[1]:
-            reasons.append(f"static arguments changed: {prev[1]} -> {key[1]}")
-        if prev[2] != key[2]:
-            reasons.append(f"jax_enable_x64 changed: {prev[2]} -> {key[2]}")
-        if prev[0] == key[0]:
-            paths = arg_paths()
-            for p, (a, b) in zip(paths, zip(prev[3:], key[3:])):
-                if a is not b:
-                    reasons.append(f"{p}: {a.aval.str_short()}{' (weak)' if a.weak_type else ''} -> "
-                                   f"{b.aval.str_short()}{' (weak)' if b.weak_type else ''}"
-                                   + ("" if a.sharding is b.sharding else " (placement changed)"))
-        logger.warning("TRACING CACHE MISS at %s: jit of %s recompiles because: %s", _caller(),
-                       self.name, "; ".join(reasons) or "an unknown change")
-
     # ------------------------------------------------------------ calls
     def call(self, args: tuple, kwargs: dict) -> Any:
         if config.jax_disable_jit:
@@ -324,28 +336,27 @@ class _Jitted:
                 if a._k.sharding is not s0:
                     arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
                     break
-        key = (treedef, statics, config.jax_enable_x64, *map(_GET_K, arrays))
+        key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
         e = self.cache.get(key)
         if e is None:
             e = self.miss(key, args, kwargs, statics, arrays, donated)
+        elif e.fast_key is not None:
+            # A hit after the trace context switched back: the fast table was emptied then.
+            self.fast[e.fast_key] = e
         return e.call(tuple(map(_GET_A, arrays)))
 
     def miss(self, key: tuple, args: tuple, kwargs: dict, statics: tuple, arrays: list,
              donated: tuple) -> _Entry:
         specs = [a._k for a in arrays]
-        if config.jax_explain_cache_misses:
-            self.explain_miss(key, lambda: _leaf_paths(self.fun, args, kwargs,
-                                                       self.sig.static_argnums))
         treedef = _flatten((args, kwargs))[1]
         e = self.compile_entry(args, kwargs, statics, specs, treedef, donated)
         self.cache[key] = e
-        self.last_keys.append(key)
-        del self.last_keys[:-8]
         if len(self.cache) > 1024:
             self.cache.popitem(last=False)
         if (self.sig.simple and e.single and not kwargs and len(args) == self.sig.arity
                 and all(type(a) is Array for a in args)):
-            self.fast[tuple(specs)] = e
+            e.fast_key = tuple(specs)
+            self.fast[e.fast_key] = e
         return e
 
     def call_traced(self, args: tuple, kwargs: dict, statics: tuple, leaves: list, treedef: Any,
@@ -359,10 +370,10 @@ class _Jitted:
         return tree_util.tree_unflatten(out_tree, outs)
 
     def clear(self) -> None:
+        """Drop every trace and executable cached for this function and these options."""
         self.cache.clear()
         self.programs.clear()
         self.fast.clear()
-        self.last_keys.clear()
 
 
 def _arg_array(x: Any, fname: str) -> Array:
@@ -379,75 +390,360 @@ def _arg_array(x: Any, fname: str) -> Array:
                         f"array type ({e})") from None
 
 
-def _leaf_paths(fun: Any, args: tuple, kwargs: dict, static_argnums: Any = ()) -> list[str]:
-    # "argument 'y'[0]" when the parameter has a name, else "argument[1][0]".
-    try:
-        names = [p.name for p in inspect.signature(fun).parameters.values()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        names = []
-    names = [n for i, n in enumerate(names) if i not in static_argnums]  # args are dynamic only
+# ---------------------------------------------------------------- the per-function cache table
+
+class _FunCaches:
+    """Everything cached for one Python function: a :class:`_Jitted` per set of jit options
+    (each filed under the options as given and as resolved against the signature)."""
+
+    __slots__ = ("by_options", "__weakref__")
+
+    def __init__(self) -> None:
+        self.by_options: dict[tuple, _Jitted] = {}
+
+
+_BY_FUN: "weakref.WeakKeyDictionary[Callable, _FunCaches]" = weakref.WeakKeyDictionary()
+_BY_FUN_LOCK = threading.Lock()
+_ALL: "weakref.WeakSet[_Jitted]" = weakref.WeakSet()
+
+
+def _options_key(options: tuple) -> tuple | None:
+    """``options`` as a hashable key (sequences become tuples), or None when one is unhashable."""
     out = []
-    for path, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]:
-        rest = tuple(path[1:])
-        idx = getattr(rest[0], "idx", None) if rest and path[0].idx == 0 else None
-        if idx is not None and idx < len(names):
-            out.append(f"argument {names[idx]!r}{tree_util.keystr(rest[1:])}")
-        elif rest and path[0].idx == 1:
-            out.append(f"argument {tree_util.keystr(rest[:1])[2:-2]!r}"
-                       f"{tree_util.keystr(rest[1:])}")
-        else:
-            out.append(f"argument{tree_util.keystr(rest)}" if path else "argument")
-    return out
+    for v in options:
+        if isinstance(v, (list, tuple)):
+            v = tuple(v)
+        try:
+            hash(v)
+        except TypeError:
+            return None
+        out.append(v)
+    return tuple(out)
 
 
-def _caller() -> str:
-    from fluxion.core.errors import user_source_line  # noqa: PLC0415
-    return user_source_line()
-
-
-_FAST_TEMPLATE = '''
-def {name}({params}):
-    if {checks} and state.interp is EVAL:
-        e = fast_get(({keys},))
-        if e is not None:
-            w = new(Array)
-            w._a = e.run(e.consts + ({impls},)).consume_with_handlers(e.handlers)[0]
-            w._k = e.out0
-            w._np = None
-            return w
-    return call(({params},), {{}})
-'''
-
-
-def _make_dispatcher(j: _Jitted) -> Callable:
-    arity = j.sig.arity
-    if j.sig.simple and arity and arity <= 16:
-        ps = [f"a{i}" for i in range(arity)]
-        src = _FAST_TEMPLATE.format(
-            name="jitted", params=", ".join(ps),
-            checks=" and ".join(f"type({p}) is Array" for p in ps),
-            keys=", ".join(f"{p}._k" for p in ps), impls=", ".join(f"{p}._a" for p in ps))
-        ns = {"state": _STATE, "EVAL": _EVAL, "fast_get": j.fast.get, "new": _new, "Array": Array,
-              "call": j.call}
-        exec(src, ns)  # noqa: S102 - generated from a fixed template; see module docstring
-        fn = ns["jitted"]
+def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate_argnums: Any,
+                donate_argnames: Any, device: Any, keep_unused: bool, inline: bool) -> _Jitted:
+    """The shared caches of ``fun`` under these options (made on first use)."""
+    # in_shardings / out_shardings / backend are accepted but do not change what is compiled
+    # here (single-device CPU), so they are not part of the key.
+    opts = _options_key((static_argnums, static_argnames, donate_argnums, donate_argnames,
+                         device, keep_unused, inline))
+    caches = None
+    if opts is not None:
+        try:
+            caches = _BY_FUN.get(fun)
+        except TypeError:  # unhashable or not weak-referenceable: caches private to the wrapper
+            opts = None
+    if caches is not None:
+        j = caches.by_options.get(opts)
+        if j is not None:
+            return j
+    sig = _Signature(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
+    if opts is None:
+        j = _Jitted(fun, sig, device, keep_unused, inline, None)
     else:
-        call = j.call
-
-        def fn(*args: Any, **kwargs: Any) -> Any:
-            return call(args, kwargs)
-    return fn
+        # Options spelled differently but resolving to the same ones (static_argnums=1 and
+        # static_argnames="n" for a parameter n at position 1) share one _Jitted, as in JAX.
+        resolved = ("resolved", sig.static_argnums, sig.static_argnames, sig.donate_argnums,
+                    sig.donate_argnames, device, keep_unused, inline)
+        with _BY_FUN_LOCK:
+            caches = _BY_FUN.get(fun)
+            if caches is None:
+                caches = _BY_FUN[fun] = _FunCaches()
+            j = caches.by_options.get(resolved)
+            if j is None:
+                j = _Jitted(fun, sig, device, keep_unused, inline, caches)
+            caches.by_options[resolved] = caches.by_options[opts] = j
+    _ALL.add(j)
+    return j
 
 
 def _on_flag_change(name: str, value: Any) -> None:
-    if name in ("jax_enable_x64", "jax_disable_jit"):
+    # The arity-specialised dispatchers key on argument Specs only: empty them whenever the trace
+    # context changes (their entries are re-armed by the next call that hits the full cache).
+    if config.trace_context is not _fast_ctx[0]:
+        _fast_ctx[0] = config.trace_context
         for j in list(_ALL):
             j.fast.clear()
 
 
-_ALL: "weakref.WeakSet[_Jitted]" = weakref.WeakSet()
+_fast_ctx: list[TraceContext] = [config.trace_context]
 config.on_change(_on_flag_change)
+
+
+# ---------------------------------------------------------------- explaining trace-cache misses
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_WEAK_TYPE_URL = "https://docs.jax.dev/en/latest/type_promotion.html#weak-types"
+# Call sites where a never-seen function was traced: a second one there means the function is
+# probably re-created on every call (a lambda or closure defined inside a loop).
+_MISS_CALLSITES: set[str] = set()
+
+
+def _explain_miss(j: _Jitted, key: tuple, args: tuple, kwargs: dict) -> None:
+    """Log why ``j`` traces again, in JAX's words: a function never seen before, or the closest
+    previously traced signature and how it differs (trace context, pytree, argument types)."""
+    if j.source.startswith(_PKG_DIR):  # Fluxion's own jitted helpers are not the user's concern
+        return
+    callsite = _callsite()
+    lines = [f"TRACING CACHE MISS at {callsite}:"]
+    fun = j.fun
+    previous = [k for other in _siblings(j) for k in other.programs]
+    if not previous:
+        lines.append(f"  never seen function:\n    {j.name} id={id(fun)} defined at {j.source}")
+        if callsite in _MISS_CALLSITES:
+            lines.append("  but seen another function defined on the same line; maybe the function "
+                         "is\n  being re-defined repeatedly, preventing caching?")
+        else:
+            _MISS_CALLSITES.add(callsite)
+    else:
+        names = _arg_names(fun, j.sig, len(args) + sum(isinstance(k, int) for k, *_ in key[1]),
+                           args, kwargs)
+        diff = min(_diff_keys(key, old, names) for old in previous)[-1]
+        lines += [f"  for {j.name} defined at {j.source}",
+                  "  all previously seen cache keys differ. For the closest previous key:",
+                  "  " + diff]
+    logger.warning("\n".join(lines))
+
+
+def _siblings(j: _Jitted) -> list[_Jitted]:
+    """Every _Jitted of the same function (all jit options), ``j`` included."""
+    if j.owner is None:
+        return [j]
+    return list({id(o): o for o in j.owner.by_options.values()}.values())
+
+
+def _callsite() -> str:
+    """``file:line[:column] (function)`` of the innermost frame outside Fluxion, as JAX prints
+    call sites (the column only when it is not 0)."""
+    f = user_frame()
+    if f is None:
+        return "<unknown>"
+    line, col = f.f_lineno, 0
+    positions = list(f.f_code.co_positions())
+    if 0 <= f.f_lasti // 2 < len(positions):
+        pos = positions[f.f_lasti // 2]
+        if pos[0] is not None and pos[2] is not None:
+            line, col = pos[0], pos[2]
+    where = f"{f.f_code.co_filename}:{line}" + (f":{col}" if col else "")
+    return f"{where} ({f.f_code.co_name})"
+
+
+def _diff_keys(new: tuple, old: tuple, names: list[str]) -> tuple[int, int, str]:
+    """``(severity, number of differences, explanation)`` of two program-cache keys
+    ``(treedef, statics, trace context, *avals)``; lower severity is a closer key (JAX's order:
+    trace context, then pytree structure and static arguments, then argument types)."""
+    return (_diff_context(new[2], old[2])
+            or _diff_trees(new[0], new[1], old[0], old[1])
+            or _diff_types(names, new[3:], old[3:])
+            or (4, 0, "cache miss explanation unavailable"))
+
+
+def _diff_context(new: TraceContext, old: TraceContext) -> tuple[int, int, str] | None:
+    if new is old:
+        return None
+    diffs = new.differences(old)
+    lines = ["Tracing context doesn't match, e.g. due to config or context manager."]
+    lines += [f"  * {name} differs: now {now} and before {before}" for name, now, before in diffs]
+    return 0, len(diffs), "\n".join(lines)
+
+
+class _Leaf:
+    """Stands for an array leaf when comparing argument structures."""
+
+    def __repr__(self) -> str:
+        return "pytree leaf"
+
+
+class _Static:
+    """A static argument's value, placed where the argument was, when comparing structures."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+_LEAF = _Leaf()
+
+
+def _type_key(v: Any) -> Any:
+    """The types in a static argument, through tuples (the part of its key that ``==`` misses)."""
+    if type(v) is tuple:
+        return tuple(_type_key(e) for e in v)
+    return type(v)
+
+
+def _with_statics(treedef: Any, statics: tuple) -> tuple[list, dict]:
+    args, kwargs = treedef.unflatten([_LEAF] * treedef.num_leaves)
+    args, kwargs = list(args), dict(kwargs)
+    for k, v in sorted((k, v) for k, v, _ in statics if isinstance(k, int)):
+        args.insert(k, _Static(v))
+    for k, v, _ in statics:
+        if isinstance(k, str):
+            kwargs[k] = _Static(v)
+    return args, kwargs
+
+
+def _diff_trees(new_tree: Any, new_statics: tuple, old_tree: Any,
+                old_statics: tuple) -> tuple[int, int, str] | None:
+    if new_tree == old_tree and new_statics == old_statics:
+        return None
+    new_args, new_kwargs = _with_statics(new_tree, new_statics)
+    old_args, old_kwargs = _with_statics(old_tree, old_statics)
+    errs = list(_tree_errors((), (tuple(new_args), new_kwargs), (tuple(old_args), old_kwargs)))
+    if not errs:
+        return None
+    lines = ["different input pytree:"]
+    lines += [f"  * at input path {tree_util.keystr(path)}, now {now} and before {before}, so {why}"
+              for path, now, before, why in errs]
+    return 1, len(errs), "\n".join(lines)
+
+
+def _describe(x: Any) -> str:
+    if x is _LEAF:
+        return "pytree leaf"
+    if type(x) is _Static:
+        return f"static argument {x.value!r}"
+    return str(type(x))
+
+
+def _tree_errors(path: tuple, a: Any, b: Any) -> Iterable[tuple[tuple, str, str, str]]:
+    """The structural differences of two argument trees, as JAX's ``equality_errors``."""
+    if a is _LEAF and b is _LEAF:
+        return
+    if type(a) is not type(b) or (a is _LEAF) != (b is _LEAF):
+        yield path, _describe(a), _describe(b), "their Python types differ"
+        return
+    if type(a) is _Static:
+        if a.value != b.value:
+            yield path, _describe(a), _describe(b), "the static argument values do not match"
+        return
+    if isinstance(a, (list, tuple)) and len(a) != len(b):
+        yield (path, f"{type(a).__name__} of length {len(a)}",
+               f"{type(b).__name__} of length {len(b)}", "the lengths do not match")
+        return
+    a_kids, a_meta = tree_util.flatten_one_level_with_keys(a)
+    b_kids, b_meta = tree_util.flatten_one_level_with_keys(b)
+    if len(a_kids) != len(b_kids):
+        try:
+            diff = " ".join(repr(getattr(k, "key", k)) for k in
+                            {k for k, _ in a_kids} ^ {k for k, _ in b_kids})
+        except TypeError:
+            diff = ""
+
+        def count(n: int) -> str:
+            return f"{n} child{'ren' if n > 1 else ''}"
+        yield (path, f"{type(a)} with {count(len(a_kids))}", f"{type(b)} with {count(len(b_kids))}",
+               "the numbers of children do not match"
+               + (f", with the symmetric difference of key sets: {{{diff}}}" if diff else ""))
+        return
+    if a_meta != b_meta:
+        yield (path, f"{type(a)} with pytree metadata {a_meta}",
+               f"{type(b)} with pytree metadata {b_meta}", "the pytree node metadata does not match")
+        return
+    for (k, x), (_, y) in zip(a_kids, b_kids):
+        yield from _tree_errors((*path, k), x, y)
+
+
+def _diff_types(names: list[str], new: tuple, old: tuple) -> tuple[int, int, str] | None:
+    if new == old:
+        return None
+    lines = ["different input types:"]
+    weak_hint = False
+    for name, a, b in zip(names, new, old):
+        if a != b:
+            now, before = a.str_short(), b.str_short()
+            if a.weak_type != b.weak_type:
+                weak_hint = True
+                now += f"{{weak_type={a.weak_type}}}"
+                before += f"{{weak_type={b.weak_type}}}"
+            lines.append(f"  * at {name}, now {now} and before {before}")
+    if weak_hint:
+        lines.append(f"  see {_WEAK_TYPE_URL}")
+    return 3, len(lines) - 1 - weak_hint, "\n".join(lines)
+
+
+def _arg_names(fun: Any, sig: _Signature, n_positional: int, args: tuple,
+               kwargs: dict) -> list[str]:
+    """JAX's names of the dynamic argument leaves: ``x``, ``x[0]['a']``, ``rest[1]``, ``kw['z']``
+    (parameter names, then the path inside the argument)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_pos = next((p.name for p in params if p.kind is p.VAR_POSITIONAL), None)
+    var_kw = next((p.name for p in params if p.kind is p.VAR_KEYWORD), None)
+    positions = [i for i in range(n_positional) if i not in sig.static_argnums]
+
+    def base(top: Any) -> str:
+        if isinstance(top, int):
+            p = positions[top] if top < len(positions) else top
+            if p < len(named):
+                return named[p]
+            return f"{var_pos or 'args'}[{p - len(named) if var_pos else p}]"
+        if top in named or var_kw is None:
+            return str(top)
+        return f"{var_kw}[{top!r}]"
+
+    out = []
+    for path, _ in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+        top = path[1].idx if path[0].idx == 0 else path[1].key
+        out.append(base(top) + tree_util.keystr(tuple(path[2:])))
+    return out
+
+
+# ---------------------------------------------------------------- the dispatcher
+
+# The dispatcher takes the function's own parameter names, so arguments passed by keyword bind as
+# they would to the function itself. Its other names carry a prefix no parameter may use.
+_FAST_TEMPLATE = '''
+def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call):
+    def jitted({params}):
+        if {checks} and _fx_state.interp is _fx_EVAL:
+            _fx_e = _fx_fast_get(({keys},))
+            if _fx_e is not None:
+                _fx_w = _fx_new(_fx_Array)
+                _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(
+                    _fx_e.handlers)[0]
+                _fx_w._k = _fx_e.out0
+                _fx_w._np = None
+                return _fx_w
+        return _fx_call(({params},), {{}})
+    return jitted
+'''
+_FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
+
+
+def _fast_maker(names: tuple[str, ...]) -> Callable:
+    """The factory of dispatchers for functions with parameters ``names`` (generated once)."""
+    make = _FAST_MAKERS.get(names)
+    if make is None:
+        src = _FAST_TEMPLATE.format(
+            params=", ".join(names), checks=" and ".join(f"type({p}) is _fx_Array" for p in names),
+            keys=", ".join(f"{p}._k" for p in names), impls=", ".join(f"{p}._a" for p in names))
+        ns: dict[str, Any] = {}
+        # Named as a file of this package, so error messages and cache-miss logs looking for the
+        # user's frame skip the dispatcher's.
+        code = compile(src, f"{__file__}<dispatcher of {len(names)} arguments>", "exec")
+        exec(code, ns)
+        make = _FAST_MAKERS.setdefault(names, ns["_fx_make"])
+    return make
+
+
+def _make_dispatcher(j: _Jitted, fun: Callable) -> Callable:
+    names = tuple(j.sig.param_names)
+    call = j.call
+    if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
+        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call)
+    else:
+        def fn(*args: Any, **kwargs: Any) -> Any:
+            return call(args, kwargs)
+    # The wrapper keeps ``fun`` alive (j holds it only weakly), also when update_wrapper cannot
+    # set __wrapped__ on it.
+    fn._fluxion_fun = fun  # type: ignore[attr-defined]
+    return fn
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | None = None,
@@ -461,6 +757,9 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
     Arguments are pytrees of arrays; ``static_argnums``/``static_argnames`` name arguments that
     are ordinary hashable Python values (part of the cache key), ``donate_argnums`` /
     ``donate_argnames`` name arguments whose buffers XLA may reuse for outputs.
+
+    The caches belong to ``fun`` (held weakly), as in JAX: ``jit(fun)`` called again with the
+    same options, even in a loop, reuses the traces and executables of the first one.
 
     The returned function also has ``.lower(*args)`` (-> :class:`Lowered`, with ``.as_text()``
     and ``.compile()``), ``.trace(*args)`` (-> :class:`Traced`) and ``.eval_shape(*args)``.
@@ -481,18 +780,17 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
                                  out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}: {fun!r}")
-    sig = _Signature(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
-    j = _Jitted(fun, sig, device, keep_unused, inline)
-    _ALL.add(j)
-    fn = _make_dispatcher(j)
+    j = _jitted_for(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device,
+                    keep_unused, inline)
+    fn = _make_dispatcher(j, fun)
     try:
         functools.update_wrapper(fn, fun)
     except AttributeError:
         pass
     fn._fluxion_jit = j  # type: ignore[attr-defined]
-    fn.lower = functools.partial(_lower, j)  # type: ignore[attr-defined]
-    fn.trace = functools.partial(_trace_fn, j)  # type: ignore[attr-defined]
-    fn.eval_shape = functools.partial(_eval_shape, j)  # type: ignore[attr-defined]
+    fn.lower = functools.partial(_lower, j, fun)  # type: ignore[attr-defined]
+    fn.trace = functools.partial(_trace_fn, j, fun)  # type: ignore[attr-defined]
+    fn.eval_shape = functools.partial(_eval_shape, j, fun)  # type: ignore[attr-defined]
     fn.clear_cache = j.clear  # type: ignore[attr-defined]
     fn._cache_size = lambda: len(j.cache)  # type: ignore[attr-defined]
     return fn
@@ -503,15 +801,15 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
 class Traced:
     """A function staged for one argument signature: ``.jaxpr``, ``.lower()``."""
 
-    def __init__(self, j: _Jitted, args: tuple, kwargs: dict, statics: tuple, avals: list,
-                 treedef: Any, donated: tuple) -> None:
+    def __init__(self, j: _Jitted, fun: Callable, args: tuple, kwargs: dict, statics: tuple,
+                 avals: list, treedef: Any, donated: tuple) -> None:
+        self._fun = fun  # keeps the function (weakly held by j) alive as long as this object
         self._j, self._args, self._kwargs, self._statics = j, args, kwargs, statics
         self._avals, self._treedef, self._donated = avals, treedef, donated
         self.program, self.consts, self.out_tree = j.program_for(args, kwargs, statics, avals, treedef)
 
     @property
     def jaxpr(self) -> Any:
-        from fluxion.transforms.staging import ClosedProgram  # noqa: PLC0415
         return ClosedProgram(self.program, self.consts)
 
     @property
@@ -587,17 +885,17 @@ def _prepare(j: _Jitted, args: tuple, kwargs: dict) -> tuple:
     return dyn_args, dyn_kwargs, statics, avals, treedef, donated
 
 
-def _trace_fn(j: _Jitted, *args: Any, **kwargs: Any) -> Traced:
+def _trace_fn(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Traced:
     dyn_args, dyn_kwargs, statics, avals, treedef, donated = _prepare(j, args, kwargs)
-    return Traced(j, dyn_args, dyn_kwargs, statics, avals, treedef, donated)
+    return Traced(j, fun, dyn_args, dyn_kwargs, statics, avals, treedef, donated)
 
 
-def _lower(j: _Jitted, *args: Any, **kwargs: Any) -> Lowered:
-    return _trace_fn(j, *args, **kwargs).lower()
+def _lower(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Lowered:
+    return _trace_fn(j, fun, *args, **kwargs).lower()
 
 
-def _eval_shape(j: _Jitted, *args: Any, **kwargs: Any) -> Any:
-    return _trace_fn(j, *args, **kwargs).out_info
+def _eval_shape(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    return _trace_fn(j, fun, *args, **kwargs).out_info
 
 
 # ---------------------------------------------------------------- the jit primitive, eagerly
@@ -613,7 +911,7 @@ def run_program(program: Program, args: Sequence[Any], name: str,
         s0 = arrays[0]._k.sharding
         arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
     specs = tuple(a._k for a in arrays)
-    key = (program, specs, tuple(donated))
+    key = (program, specs, tuple(donated), config.trace_context)
     e = _PROGRAM_ENTRIES.get(key)
     if e is None:
         typecheck(program)
@@ -627,3 +925,12 @@ def run_program(program: Program, args: Sequence[Any], name: str,
             _PROGRAM_ENTRIES.popitem(last=False)
     outs = e.run(tuple(a._a for a in arrays)).consume_with_handlers(e.handlers)
     return list(map(_d._wrap, outs, e.out_specs))
+
+
+def _jit_impl(*args: Any, program: Program, name: str, donated: tuple[bool, ...]) -> list[Array]:
+    return run_program(program, args, name, donated)
+
+
+# The eager rule of the jit call primitive (whose other rules are in transforms/call.py) is set
+# here, beside the compiler it runs: the transformations sit below the backend.
+jit_p.impl = _jit_impl

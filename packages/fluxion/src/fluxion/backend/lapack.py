@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from fluxion.backend import client as _client
+
 __all__ = ["ensure_lapack", "target_name", "needs_lapack", "check_platform", "LAPACK_DTYPES"]
 
 _lock = threading.Lock()
@@ -42,10 +44,10 @@ def ensure_lapack() -> None:
     with _lock:
         if _ready:
             return
-        from fluxion.backend import client as _client  # noqa: PLC0415
         xc = _client.xc()
-        from jaxlib import lapack as _jl_lapack  # noqa: PLC0415
-        from jaxlib.cpu import _lapack  # noqa: PLC0415
+        # Local: the kernels load with their first use, not with ``import fluxion``.
+        from jaxlib import lapack as _jl_lapack
+        from jaxlib.cpu import _lapack
         for name, fn, api_version in _jl_lapack.registrations()["cpu"]:
             xc.register_custom_call_target(name, fn, platform="cpu", api_version=api_version)
         # Without this the registered kernels hold null function pointers (a segfault at execute).

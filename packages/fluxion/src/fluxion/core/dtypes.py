@@ -596,7 +596,7 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 # issubdtype, isdtype, finfo/iinfo and small predicates
 # --------------------------------------------------------------------------------------------
 
-class iinfo(ml_dtypes.iinfo):  # noqa: N801 - NumPy's name
+class iinfo(ml_dtypes.iinfo):
     """Machine limits of an integer dtype (``bits``, ``min``, ``max``), ml_dtypes' int4 included.
 
     Example:

@@ -10,8 +10,7 @@ for its ``constvars`` (values captured from outside, supplied alongside the argu
 
 Example:
     >>> import numpy as np
-    >>> from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray
+    >>> from fluxion.core.avals import ShapedArray
     >>> x = Var(ShapedArray((3,), np.float32))
     >>> str(Program([], [x], [x], []))
     '{ lambda ; a:f32[3]. let  in (a,) }'
@@ -19,16 +18,18 @@ from fluxion.core.avals import ShapedArray
 
 from __future__ import annotations
 
+import collections
 import itertools
-from typing import Any, Iterable, Sequence
+import re
+from typing import Any, Sequence
 
 import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 
-__all__ = ["Var", "Literal", "Equation", "Program", "ProgramTypeError", "typecheck", "dce", "eval_program",
-           "format_program"]
+__all__ = ["Var", "Literal", "Equation", "Program", "ProgramTypeError", "typecheck", "dce",
+           "eval_program", "format_program"]
 
 _counter = itertools.count()
 
@@ -213,68 +214,225 @@ def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program
 
 
 # ----------------------------------------------------------------------------- printing
+# Programs print exactly as JAX's make_jaxpr prints jaxprs: one naming context shared by nested
+# programs, unused equation outputs of the printed program as ``_``, parameters sorted by name
+# (or as a primitive's printing rule orders them), and a small document-layout printer that puts a
+# group of text on one line when it fits in 80 columns and breaks it into lines otherwise.
 
-def _names() -> Iterable[str]:
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    for n in itertools.count(1):
-        for tup in itertools.product(letters, repeat=n):
-            yield "".join(tup)
+_WIDTH = 80
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
 
 
-class _Namer:
-    def __init__(self) -> None:
-        self.names: dict[int, str] = {}
-        self.gen = _names()
+class _Doc:
+    """A layout document. ``flat`` is its width when printed on one line."""
 
-    def __call__(self, v: Any) -> str:
+    __slots__ = ("kind", "text", "children", "indent", "flat")
+
+    def __init__(self, kind: str, text: str = "", children: tuple = (), indent: int = 0) -> None:
+        self.kind = kind            # "text", "break", "concat", "group" or "nest"
+        self.text = text            # text, or what a break prints when its group is flat
+        self.children = children
+        self.indent = indent
+        self.flat = len(text) + sum(c.flat for c in children)
+
+
+def _text(s: str) -> _Doc:
+    return _Doc("text", s)
+
+
+def _brk(s: str = " ") -> _Doc:
+    return _Doc("break", s)
+
+
+def _cat(*docs: _Doc) -> _Doc:
+    return _Doc("concat", children=docs)
+
+
+def _group(doc: _Doc) -> _Doc:
+    return _Doc("group", children=(doc,))
+
+
+def _nest(n: int, doc: _Doc) -> _Doc:
+    return _Doc("nest", children=(doc,), indent=n)
+
+
+def _join(sep: _Doc, docs: Sequence[_Doc]) -> _Doc:
+    parts: list[_Doc] = []
+    for i, d in enumerate(docs):
+        if i:
+            parts.append(sep)
+        parts.append(d)
+    return _Doc("concat", children=tuple(parts))
+
+
+def _layout(doc: _Doc, width: int = _WIDTH) -> str:
+    """Print ``doc``: a group is flat when its own one-line width fits in the rest of the line
+    (what follows the group is not counted, as in JAX's printer); breaks outside any flat group
+    are newlines indented by the enclosing nests."""
+    out: list[str] = []
+    col = 0
+    stack: list[tuple[int, bool, _Doc]] = [(0, False, doc)]
+    while stack:
+        indent, flat, d = stack.pop()
+        kind = d.kind
+        if kind == "text":
+            out.append(d.text)
+            col += len(d.text)
+        elif kind == "concat":
+            stack.extend((indent, flat, c) for c in reversed(d.children))
+        elif kind == "break":
+            if flat:
+                out.append(d.text)
+                col += len(d.text)
+            else:
+                out.append("\n" + " " * indent)
+                col = indent
+        elif kind == "nest":
+            stack.append((indent + d.indent, flat, d.children[0]))
+        else:  # group
+            stack.append((indent, flat or d.flat <= width - col, d.children[0]))
+    return "".join(out)
+
+
+def _dropped(program: Program) -> set[int]:
+    """Equation outputs that nothing after them reads (printed ``_``)."""
+    used = {v.id for v in program.outvars if isinstance(v, Var)}
+    dropped: set[int] = set()
+    for eqn in reversed(program.eqns):
+        dropped.update(v.id for v in eqn.outputs if v.id not in used)
+        used.update(a.id for a in eqn.inputs if isinstance(a, Var))
+    return dropped
+
+
+def _var_name(n: int) -> str:
+    """Names in JAX's order: a ... z, ba, bb, ... (base-26 digits written as letters)."""
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(97 + i) + s
+    return s
+
+
+def _programs_in(params: dict[str, Any]) -> list[Program]:
+    found: list[Program] = []
+    for v in params.values():
+        if isinstance(v, Program):
+            found.append(v)
+        elif isinstance(v, tuple):
+            found.extend(p for p in v if isinstance(p, Program))
+    return found
+
+
+class _Printer:
+    """One printing of a program: the names of its variables and of its shared sub-programs."""
+
+    def __init__(self, top: Program) -> None:
+        self.names: dict[int, str] = {i: "_" for i in _dropped(top)}
+        self.shared: dict[int, str] = {}     # id(program) -> name of its ``let`` definition
+        self.reserved: set[str] = set()
+        self.next_name = 0
+
+    def var(self, v: Any) -> str:
         if isinstance(v, Literal):
             return f"{v.text()}:{v.aval.str_short()}"
         n = self.names.get(v.id)
         if n is None:
-            n = self.names[v.id] = next(self.gen)
+            n = _var_name(self.next_name)
+            self.next_name += 1
+            while n in self.reserved:
+                n = _var_name(self.next_name)
+                self.next_name += 1
+            self.names[v.id] = n
         return n
 
+    def vars(self, vs: Sequence[Any], sep: str = "", types: bool = False) -> _Doc:
+        items = [_text(f"{self.var(v)}:{v.aval.str_short()}" if types else self.var(v))
+                 for v in vs]
+        return _nest(2, _group(_join(_cat(_text(sep), _group(_brk())), items)))
 
-def _format_param(value: Any, indent: int) -> str:
-    if isinstance(value, Program):
-        return format_program(value, indent + 4)
-    if isinstance(value, np.dtype):
-        return value.name
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return np.dtype(value).name
-    if isinstance(value, tuple) and value and all(isinstance(v, Program) for v in value):
-        return "(" + ", ".join(format_program(v, indent + 4) for v in value) + ")"
-    return repr(value) if isinstance(value, str) else str(value)
+    def value(self, v: Any) -> _Doc:
+        if isinstance(v, Program):
+            return self.program(v)
+        if isinstance(v, tuple) and v and all(isinstance(p, Program) for p in v):
+            return _group(_cat(_nest(2, _cat(_text("("), _brk(""),
+                                             _join(_brk(), [self.program(p) for p in v]))),
+                               _brk(""), _text(")")))
+        if isinstance(v, type) and issubclass(v, np.generic):
+            v = np.dtype(v)
+        text = v.name if isinstance(v, np.dtype) else str(v)
+        return _text(_ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), text))
+
+    def equation(self, eqn: Equation) -> _Doc:
+        lhs = self.vars(eqn.outputs, types=True)  # named first: outputs, then params, inputs
+        rule = eqn.prim.print_params
+        pairs = rule(eqn.params) if rule is not None else sorted(eqn.params.items())
+        head = [_text(eqn.prim.name)]
+        if pairs:
+            kvs = [_cat(_text(f"{k}="), self.value(v)) for k, v in pairs]
+            head.append(_group(_cat(_nest(2, _cat(_text("["), _brk(""), _join(_brk(), kvs))),
+                                    _brk(""), _text("]"))))
+        head.append(_cat(_text(" "), self.vars(eqn.inputs)))
+        if not eqn.outputs:
+            return _cat(*head)
+        return _cat(lhs, _text(" = "), *head)
+
+    def skeleton(self, program: Program) -> _Doc:
+        consts = self.vars(program.constvars, types=True)
+        args = self.vars(program.invars, types=True)
+        eqns = _join(_brk("; "), [self.equation(e) for e in program.eqns])
+        close = ")" if len(program.outvars) != 1 else ",)"
+        outs = _cat(_text("("), self.vars(program.outvars, sep=","), _text(close))
+        return _cat(_group(_nest(2, _cat(
+            _text("{ lambda "), consts, _text("; "), args, _text(". let"),
+            _nest(2, _cat(_brk(), eqns)), _brk(), _text("in "), outs))), _text(" }"))
+
+    def program(self, program: Program) -> _Doc:
+        name = self.shared.get(id(program))
+        return _text(name) if name is not None else self.skeleton(program)
+
+    def top(self, program: Program) -> _Doc:
+        # Like JAX: a sub-program used more than once, or a big one (over 10 equations), is
+        # printed once before the program, as ``let <name> = { ... } in``.
+        counts: dict[int, int] = {}
+        programs: dict[int, Program] = {}
+        names: dict[int, str] = {}
+        queue = collections.deque([program])
+        while queue:
+            p = queue.popleft()
+            programs[id(p)] = p
+            counts[id(p)] = counts.get(id(p), 0) + 1
+            if p is not program and len(p.eqns) > 10:
+                counts[id(p)] += 1
+            for eqn in p.eqns:
+                subs = _programs_in(eqn.params)
+                queue.extend(subs)
+                name = eqn.params.get("name")
+                if isinstance(name, str):
+                    for s in subs:
+                        names.setdefault(id(s), name.strip("<>"))
+        taken: dict[str, int] = {}
+        docs = []
+        for key, c in counts.items():
+            if c == 1:
+                continue
+            name = names.get(key, "jaxpr")
+            count = taken.get(name, 0)
+            taken[name] = count + 1
+            if count:
+                name += str(count)
+                taken[name] = taken.get(name, 0) + 1
+            self.reserved.add(name)
+            self.shared[key] = name
+            docs.append((name, programs[key]))
+        parts = [_cat(_text(f"let {name} = "), self.skeleton(p), _text(" in"), _brk())
+                 for name, p in docs]
+        parts.append(self.skeleton(program))
+        return _cat(*parts)
 
 
-def format_program(program: Program, indent: int = 0) -> str:
-    """The readable text of a program, as ``make_jaxpr`` prints it."""
-    name = _Namer()
-
-    def decl(v: Var) -> str:
-        return f"{name(v)}:{v.aval.str_short()}"
-
-    consts = " ".join(decl(v) for v in program.constvars)
-    args = " ".join(decl(v) for v in program.invars)
-    pad = " " * (indent + 4)
-    lines = []
-    for eqn in program.eqns:
-        lhs = " ".join(decl(v) for v in eqn.outputs) or "_"
-        params = " ".join(f"{k}={_format_param(v, indent)}" for k, v in eqn.params.items())
-        head = f"{eqn.prim.name}[{params}]" if params else eqn.prim.name
-        rhs = " ".join(name(a) for a in eqn.inputs)
-        lines.append(f"{pad}{lhs} = {head} {rhs}".rstrip())
-    outs = ", ".join(name(v) for v in program.outvars)
-    outs = f"({outs},)" if len(program.outvars) == 1 else f"({outs})"
-    if not lines:
-        return f"{{ lambda {consts}; {args}. let  in {outs} }}"
-    if indent == 0 and "\n" not in "".join(lines):
-        # Like JAX's printer: a program whose one-line form fits in 80 columns is one line.
-        flat = f"{{ lambda {consts}; {args}. let {'; '.join(ln.strip() for ln in lines)} in {outs} }}"
-        if len(flat) <= 80:
-            return flat
-    body = "\n".join(lines)
-    return f"{{ lambda {consts}; {args}. let\n{body}\n{' ' * (indent + 2)}in {outs} }}"
+def format_program(program: Program) -> str:
+    """The text of a program, as JAX's ``make_jaxpr`` prints a jaxpr."""
+    return _layout(_Printer(program).top(program))
 
 
 def eval_program(program: Program, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:

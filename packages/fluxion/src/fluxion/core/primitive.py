@@ -12,9 +12,11 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
 - ``batch(axis_data, args, dims, **params) -> (out, out_dims)``: the vmap rule;
 - ``partial_eval(pe, args, **params)``: how linearisation splits a primitive with sub-programs
   into a known and an unknown part (default: the whole primitive is unknown if any input is);
-- ``split_policy(eqn)``: for call primitives whose body partial evaluation splits recursively,
-  the rematerialisation policy of that body (``None`` saves every residual);
+- ``split_policy(eqn)``: for a call primitive whose body partial evaluation splits as a whole
+  under a rematerialisation policy (``checkpoint``), the policy of that body;
 - ``fold(*args, **params)``: a trace-time constant fold for host scalars (or ``None``);
+- ``print_params(params) -> [(name, value), ...]``: the parameters ``make_jaxpr`` prints, in
+  order, where they differ from JAX's names or defaults (default: all of them, sorted);
 - ``impl(*args, **params)``: an eager implementation, for primitives that are not compiled alone
   (call primitives such as ``jit``); by default eager evaluation compiles the primitive alone.
 
@@ -46,7 +48,7 @@ class Primitive:
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "__weakref__")
+                 "fold", "print_params", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
                  batch_unmapped: bool = False):
@@ -63,6 +65,7 @@ class Primitive:
         self.partial_eval: Callable[..., Any] | None = None
         self.split_policy: Callable[..., Any] | None = None
         self.fold: Callable[..., Any] | None = None
+        self.print_params: Callable[..., Any] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter."""

@@ -1,10 +1,11 @@
 """Interpreters and tracers: context-sensitive interpretation of primitives.
 
-There is always one *current* interpreter (``STATE.interp``). ``Primitive.bind`` hands every
-operation to it. Outside any transformation it is the eager interpreter, which runs the primitive
-on the device. A transformation (jvp, vmap, staging for jit) makes a new interpreter whose parent
-is the interpreter that was current, makes it current while the user's function runs, and wraps
-the values it tracks in *tracers* that point at it.
+Each thread has one *current* interpreter (``STATE.interp``, thread-local: threads trace and run
+independently, as JAX's trace context is per thread; a new thread starts in eager evaluation).
+``Primitive.bind`` hands every operation to it. Outside any transformation it is the eager
+interpreter, which runs the primitive on the device. A transformation (jvp, vmap, staging for
+jit) makes a new interpreter whose parent is the interpreter that was current, makes it current
+while the user's function runs, and wraps the values it tracks in *tracers* that point at it.
 
 When an interpreter processes a primitive it unwraps its own tracers and does its work by binding
 primitives again *with its parent current*. Values it does not own (plain arrays, tracers of
@@ -22,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterable, Sequence
 
 from fluxion.core.avals import ShapedArray
@@ -36,14 +38,15 @@ from fluxion.core.errors import (
 __all__ = [
     "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
     "interpreter_scope", "set_eager_handler", "is_tracer", "leak_message", "check_live",
+    "VirtualArray",
 ]
 
 
-class _State:
-    __slots__ = ("interp",)
+class _State(threading.local):
+    """This thread's trace state. ``interp`` defaults (class attribute) to :data:`EVAL`, so every
+    thread starts outside all transformations without any per-thread setup."""
 
-    def __init__(self) -> None:
-        self.interp: Interpreter = None  # type: ignore[assignment]
+    interp: "Interpreter"
 
 
 STATE = _State()
@@ -93,12 +96,18 @@ def check_live(x: "Tracer", at: Interpreter) -> None:
 
 
 def leak_message(x: "Tracer") -> str:
+    """The UnexpectedTracerError message for tracer ``x`` used where it does not belong."""
     made = getattr(x, "creation_site", None)
     where = f" It was created at {made}." if made else ""
+    if x._interp.active:  # still running: e.g. the value reached another thread
+        when = ("was used outside of that transformation while it is still running (for example "
+                "by another thread, or stored")
+    else:
+        when = ("was used after that transformation finished (it leaked out, for example by "
+                "being stored")
     return (
         f"Encountered an unexpected tracer: a value {x.aval_str()} traced by "
-        f"{x._interp.description} was used after that transformation finished (it leaked out, "
-        f"for example by being stored in a global, a closure or an object attribute).{where} "
+        f"{x._interp.description} {when} in a global, a closure or an object attribute).{where} "
         "Return values out of transformed functions instead of storing them as side effects.")
 
 
@@ -109,24 +118,25 @@ class EvalInterpreter(Interpreter):
     description = "eager evaluation"
 
     def __init__(self) -> None:
-        self.handler: Callable[[Any, Sequence[Any], dict], Any] = _load_backend_and_run
+        self.handler: Callable[[Any, Sequence[Any], dict], Any] = _no_eager_handler
 
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         # The handler rejects tracers (leaked from a finished transformation) on its slow path.
         return self.handler(prim, args, params)
 
 
-def _load_backend_and_run(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    import fluxion.backend.dispatch  # noqa: F401, PLC0415  (installs EVAL.handler)
-    return EVAL.handler(prim, args, params)
+def _no_eager_handler(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
+    raise RuntimeError(f"cannot evaluate {prim} eagerly: no eager evaluator is installed (the "
+                       "package root `fluxion` installs one when it is imported)")
 
 
 EVAL = EvalInterpreter()
-STATE.interp = EVAL
+_State.interp = EVAL
 
 
 def set_eager_handler(fn: Callable[[Any, Sequence[Any], dict], Any]) -> None:
-    """Install the backend's eager primitive runner (called once by ``fluxion.backend``)."""
+    """Install the eager primitive runner: the package root installs one that loads the
+    backend on the first eager operation, and the backend then installs its own."""
     EVAL.handler = fn
 
 
@@ -182,7 +192,18 @@ class interpreter_scope:
         STATE.interp = self.prev
 
 
-class Tracer:
+class VirtualArray:
+    """Base of the values that are instances of ``fluxion.Array`` for ``isinstance`` without being
+    device arrays (virtual subclasses, in ABC terms): tracers, as in JAX, where code branching
+    on ``isinstance(x, jax.Array)`` must behave the same inside transformations. A class outside
+    core (such as a key-array type) opts in by deriving from it. ``fluxion.Array`` itself lives in
+    the backend and answers ``isinstance`` with ``isinstance(x, VirtualArray)``.
+    """
+
+    __slots__ = ()
+
+
+class Tracer(VirtualArray):
     """A value tracked by an interpreter. ``_interp`` is the interpreter that owns it.
 
     Array operators and methods are attached by ``fluxion.numpy``, so a tracer behaves like an

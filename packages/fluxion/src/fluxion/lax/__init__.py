@@ -7,7 +7,24 @@ Example:
     [0.0, 2.0, 4.0]
 """
 
-from fluxion.lax.control_flow import cond, cond_p, switch
+import importlib
+
+from fluxion.lax.control_flow import (
+    associative_scan,
+    cond,
+    cond_p,
+    custom_linear_solve,
+    custom_root,
+    custom_root_p,
+    fori_loop,
+    linear_solve_p,
+    map,
+    scan,
+    scan_p,
+    switch,
+    while_loop,
+    while_p,
+)
 
 # lax families: padding, windowed/cumulative reductions, convolution, sorting, argmin/max
 from fluxion.lax.convenience import broadcast_to_rank, collapse, full, full_like
@@ -54,10 +71,6 @@ from fluxion.lax.elementwise import (
     atan_p,
     atanh,
     atanh_p,
-    bessel_i0e,
-    bessel_i0e_p,
-    bessel_i1e,
-    bessel_i1e_p,
     bitcast_convert_type,
     bitcast_convert_type_p,
     bitwise_and,
@@ -84,18 +97,10 @@ from fluxion.lax.elementwise import (
     cos_p,
     cosh,
     cosh_p,
-    digamma,
-    digamma_p,
     div,
     div_p,
     eq,
     eq_p,
-    erf,
-    erf_inv,
-    erf_inv_p,
-    erf_p,
-    erfc,
-    erfc_p,
     exp,
     exp2,
     exp2_p,
@@ -116,8 +121,6 @@ from fluxion.lax.elementwise import (
     is_finite_p,
     le,
     le_p,
-    lgamma,
-    lgamma_p,
     log,
     log1p,
     log1p_p,
@@ -184,15 +187,6 @@ from fluxion.lax.elementwise import (
     tanh,
     tanh_p,
     xor_p,
-)
-from fluxion.lax.loops import (
-    associative_scan,
-    fori_loop,
-    map,
-    scan,
-    scan_p,
-    while_loop,
-    while_p,
 )
 from fluxion.lax.padding import pad, pad_p, padtype_to_pads
 from fluxion.lax.parallel import (
@@ -286,15 +280,28 @@ from fluxion.lax.slicing import (
     scatter_sub,
     scatter_sub_p,
 )
-from fluxion.lax.solves import custom_linear_solve, custom_root, custom_root_p, linear_solve_p
 from fluxion.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
 from fluxion.lax.special import (
+    bessel_i0e,
+    bessel_i0e_p,
+    bessel_i1e,
+    bessel_i1e_p,
+    digamma,
+    digamma_p,
+    erf,
+    erf_inv,
+    erf_inv_p,
+    erf_p,
+    erfc,
+    erfc_p,
     igamma,
     igamma_grad_a,
     igamma_grad_a_p,
     igamma_p,
     igammac,
     igammac_p,
+    lgamma,
+    lgamma_p,
     polygamma,
     polygamma_p,
     random_gamma_grad,
@@ -346,6 +353,5 @@ __all__ = [
 def __getattr__(name: str) -> "object":
     # The submodule fluxion.lax.linalg (jax.lax.linalg) is imported on first use.
     if name == "linalg":
-        import importlib  # noqa: PLC0415
         return importlib.import_module("fluxion.lax.linalg")
     raise AttributeError(f"module 'fluxion.lax' has no attribute {name!r}")

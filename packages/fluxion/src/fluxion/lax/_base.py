@@ -1,7 +1,17 @@
-"""Shared pieces of the lax modules: shape/dtype rules and lowering helpers for elementwise ops.
+"""Shared pieces of the lax modules: errors, shape/dtype rules and lowering helpers.
 
-Each primitive is still defined in its family module with its rules beside it; this module only
-holds the rule *builders* that many primitives share.
+Each primitive is defined in its family module with its rules beside it; this module holds what
+many families share: errors naming the user's source line, the elementwise shape and dtype rules
+(:func:`standard_unop`, :func:`standard_binop`), lowering helpers, and the builders
+:func:`unop_primitive` / :func:`binop_primitive` of a whole elementwise primitive (abstract eval,
+lowering and batching rule; its JVP is set beside it).
+
+Example:
+    >>> from fluxion.lax._base import DtypeSet, unop_primitive
+    >>> p = unop_primitive("my_sin", DtypeSet("floating", "f"), "stablehlo.sine")
+    >>> from fluxion.core.avals import ShapedArray
+    >>> p.abstract_eval(ShapedArray((2,), "float32")).str_short()
+    'f32[2]'
 """
 
 from __future__ import annotations
@@ -14,9 +24,11 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
+from fluxion.lax import _rules
 
 __all__ = ["type_error", "value_error", "broadcasting_shape", "standard_binop", "standard_unop",
-           "broadcast_operand", "dtype_kind_check", "attr_i64_array", "DtypeSet"]
+           "unop_primitive", "binop_primitive", "broadcast_operand", "elementwise_lowering",
+           "dtype_kind_check", "same_dtypes", "attr_i64_array", "DtypeSet"]
 
 
 def _at() -> str:
@@ -76,6 +88,7 @@ def _kind(dtype: np.dtype) -> str:
 
 
 def dtype_kind_check(name: str, accepted: DtypeSet, *avals: ShapedArray) -> None:
+    """Raise a TypeError naming ``name`` unless every aval's dtype is in ``accepted``."""
     for a in avals:
         if a.dtype not in accepted:
             raise type_error(name, f"does not accept dtype {a.dtype.name}; it accepts {accepted.name} "
@@ -83,6 +96,8 @@ def dtype_kind_check(name: str, accepted: DtypeSet, *avals: ShapedArray) -> None
 
 
 def same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    """The common dtype of ``avals``; a TypeError (pointing to the promoting ``jnp`` function)
+    when they differ."""
     dts = [a.dtype for a in avals]
     if any(d != dts[0] for d in dts[1:]):
         base = name.split("[")[0]
@@ -126,6 +141,7 @@ def standard_unop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None)
 
 
 def attr_i64_array(values: Sequence[int]) -> str:
+    """An MLIR ``array<i64: ...>`` attribute of ``values``."""
     return f"array<i64: {', '.join(str(int(v)) for v in values)}>" if len(values) else "array<i64>"
 
 
@@ -152,3 +168,27 @@ def elementwise_lowering(op_name: str) -> Callable[..., str]:
         return ctx.op(op_name, ops, operand_avals=in_avals)
 
     return rule
+
+
+def unop_primitive(name: str, accepted: DtypeSet, lowering: str | Callable[..., str],
+                   result_dtype: Any = None) -> Primitive:
+    """An elementwise one-operand primitive: the standard abstract eval (:func:`standard_unop`),
+    ``lowering`` (a StableHLO/CHLO op name, or a lowering rule) and the shape-preserving
+    batching rule."""
+    p = Primitive(name)
+    standard_unop(p, accepted, result_dtype)
+    p.lowering = elementwise_lowering(lowering) if isinstance(lowering, str) else lowering
+    p.batch = _rules.unary_batch_rule(p)
+    return p
+
+
+def binop_primitive(name: str, accepted: DtypeSet, lowering: str | Callable[..., str],
+                    result_dtype: Any = None) -> Primitive:
+    """An elementwise n-ary primitive with same-dtype operands: the standard abstract eval
+    (:func:`standard_binop`), ``lowering`` (a StableHLO/CHLO op name, or a lowering rule) and the
+    broadcasting batching rule."""
+    p = Primitive(name)
+    standard_binop(p, accepted, result_dtype)
+    p.lowering = elementwise_lowering(lowering) if isinstance(lowering, str) else lowering
+    p.batch = _rules.elementwise_batch_rule(p)
+    return p

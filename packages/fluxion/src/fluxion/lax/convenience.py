@@ -13,10 +13,9 @@ import math
 import operator
 from typing import Any, Sequence
 
-import numpy as np
-
 from fluxion.core import dtypes
 from fluxion.lax._base import type_error, value_error
+from fluxion.lax._rules import shape_of
 from fluxion.lax.elementwise import convert_element_type
 from fluxion.lax.shape_ops import broadcast, reshape
 
@@ -34,11 +33,6 @@ def _canon_shape(fun: str, shape: Any) -> tuple[int, ...]:
     return dims
 
 
-def _shape(x: Any) -> tuple[int, ...]:
-    s = getattr(x, "shape", None)
-    return tuple(s) if s is not None else np.shape(x)
-
-
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: Any = None) -> Any:
     """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype``, or of the fill
     value's own dtype, weakly typed for a Python scalar).
@@ -49,8 +43,8 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: 
         [[1.0, 1.0], [1.0, 1.0]]
     """
     shp = _canon_shape("lax.full", shape)
-    if _shape(fill_value):
-        raise type_error("lax.full", f"fill_value must be a scalar, got shape {_shape(fill_value)}")
+    if shape_of(fill_value):
+        raise type_error("lax.full", f"fill_value must be a scalar, got shape {shape_of(fill_value)}")
     if dtype is None:
         weak = dtypes.is_weakly_typed(fill_value)
         dt = dtypes.dtype(fill_value, canonicalize=True)
@@ -70,7 +64,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
         >>> lax.full_like(jnp.zeros((2,), "int32"), 7).tolist()
         [7, 7]
     """
-    shp = _shape(x) if shape is None else _canon_shape("lax.full_like", shape)
+    shp = shape_of(x) if shape is None else _canon_shape("lax.full_like", shape)
     weak = dtype is None and dtypes.is_weakly_typed(x)
     dt = dtypes.dtype(x, canonicalize=True) if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
@@ -86,7 +80,7 @@ def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = No
         >>> lax.collapse(jnp.zeros((2, 3, 4)), 1).shape
         (2, 12)
     """
-    shape = _shape(operand)
+    shape = shape_of(operand)
     lo, hi, _ = slice(start_dimension, stop_dimension).indices(len(shape))
     if hi < lo:
         raise value_error("lax.collapse", f"invalid dimension range [{start_dimension}:"
@@ -104,7 +98,7 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
         >>> lax.broadcast_to_rank(jnp.ones(3), 3).shape
         (1, 1, 3)
     """
-    nd = len(_shape(x))
+    nd = len(shape_of(x))
     if nd == rank and hasattr(x, "aval"):
         return x
     return broadcast(x, (1,) * (rank - nd))

@@ -29,8 +29,11 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.dot import _canon_precision
+from fluxion.lax.elementwise import convert_element_type
 from fluxion.lax.padding import padtype_to_pads
-from fluxion.lax.windowed import padding_attr
+from fluxion.lax.shape_ops import reshape, rev, transpose
+from fluxion.lax.windowed import padding_attr, window_transpose_padding
+from fluxion.transforms import ad
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
            "conv_general_dilated_p", "conv", "conv_with_general_padding", "conv_transpose"]
@@ -235,12 +238,180 @@ conv_general_dilated_p.abstract_eval = _conv_abstract_eval
 conv_general_dilated_p.lowering = _conv_lowering
 
 
+# ------------------------------------------------------------------ autodiff and batching rules
+
+def _reshape_axis_into(src: int, dst: int, x: Any) -> Any:
+    """Merge dimension ``src`` of ``x`` into dimension ``dst`` (numbered after ``src`` is
+    removed), ``src`` becoming the major part."""
+    shape = _rules.shape_of(x)
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new = [shape[i] for i in range(len(shape)) if i != src]
+    new[dst] *= shape[src]
+    if perm != list(range(len(shape))):
+        x = transpose(x, perm)
+    return reshape(x, tuple(new))
+
+
+def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
+    """Split dimension ``src`` of ``x`` into ``(size1, rest)``."""
+    shape = list(_rules.shape_of(x))
+    shape[src:src + 1] = [size1, shape[src] // size1]
+    return reshape(x, tuple(shape))
+
+
+def _spec_swap(spec: Sequence[int]) -> tuple[int, ...]:
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _conv_bind(lhs: Any, rhs: Any, params: dict, **changes: Any) -> Any:
+    p = dict(params)
+    p.update(changes)
+    return conv_general_dilated_p.bind(lhs, rhs, **p)
+
+
+def _to_dtype(x: Any, dt: Any) -> Any:
+    return x if np.dtype(getattr(x, "dtype", dt)) == np.dtype(dt) else convert_element_type(x, dt)
+
+
+def _conv_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    lhs, rhs = primals
+    tl, tr = tangents
+    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    acc = None
+    if type(tl) is not ad.Zero:
+        acc = conv_general_dilated_p.bind(tl, rhs, **params)
+    if type(tr) is not ad.Zero:
+        acc = ad.add_tangents(acc, conv_general_dilated_p.bind(lhs, tr, **params))
+    if acc is None:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, acc
+
+
+def _conv_transpose_lhs(g: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
+    """The cotangent of ``lhs``: a convolution of ``g`` with the spatially flipped kernel, whose
+    strides and lhs dilation trade places."""
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    lhs_shape = lhs.aval.shape
+    rhs_shape = _rules.shape_of(rhs)
+    g_shape = _rules.shape_of(g)
+    if fgc > 1 or bgc > 1:  # move the group count from the kernel's out- to its in-features
+        groups = max(fgc, bgc)
+        rhs = _reshape_axis_out_of(rhs_spec[0], groups, rhs)
+        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+        fgc = groups
+    pads = window_transpose_padding(
+        [lhs_shape[d] for d in lhs_spec[2:]], [rhs_shape[d] for d in rhs_spec[2:]],
+        params["window_strides"], [g_shape[d] for d in out_spec[2:]], params["padding"],
+        params["lhs_dilation"], params["rhs_dilation"])
+    flipped = rev(rhs, tuple(rhs_spec[2:])) if len(rhs_spec) > 2 else rhs
+    flipped = _to_dtype(flipped, getattr(g, "dtype", lhs.aval.dtype))
+    out = _conv_bind(g, flipped, params, window_strides=params["lhs_dilation"], padding=pads,
+                     lhs_dilation=params["window_strides"],
+                     dimension_numbers=ConvDimensionNumbers(out_spec, _spec_swap(rhs_spec),
+                                                            lhs_spec),
+                     feature_group_count=fgc, batch_group_count=1)
+    out = _to_dtype(out, lhs.aval.dtype)
+    if bgc > 1:
+        out = _reshape_axis_out_of(lhs_spec[1], bgc, out)
+        out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
+    return out
+
+
+def _conv_transpose_rhs(g: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
+    """The cotangent of ``rhs``: a convolution of ``lhs`` with ``g`` as the kernel (batch and
+    feature dimensions swap roles; strides and rhs dilation trade places)."""
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    lhs_shape = _rules.shape_of(lhs)
+    rhs_shape = rhs.aval.shape
+    g_shape = _rules.shape_of(g)
+    if bgc > 1:
+        fgc, bgc = bgc, 1
+    elif fgc > 1:
+        fgc, bgc = 1, fgc
+    pads = []
+    for i in range(len(lhs_spec) - 2):
+        n = _dilate(lhs_shape[lhs_spec[2 + i]], params["lhs_dilation"][i])
+        k = _dilate(rhs_shape[rhs_spec[2 + i]], params["rhs_dilation"][i])
+        m = _dilate(g_shape[out_spec[2 + i]], params["window_strides"][i])
+        lo = params["padding"][i][0]
+        pads.append((lo, m - n + k - lo - 1))
+    lhs = _to_dtype(lhs, getattr(g, "dtype", rhs.aval.dtype))
+    out = _conv_bind(lhs, g, params, window_strides=params["rhs_dilation"], padding=tuple(pads),
+                     rhs_dilation=params["window_strides"],
+                     dimension_numbers=ConvDimensionNumbers(_spec_swap(lhs_spec),
+                                                            _spec_swap(out_spec),
+                                                            _spec_swap(rhs_spec)),
+                     feature_group_count=fgc, batch_group_count=bgc)
+    return _to_dtype(out, rhs.aval.dtype)
+
+
+def _conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list:
+    if ad.is_undefined(lhs) and ad.is_undefined(rhs):
+        raise NotImplementedError("conv_general_dilated: transpose with respect to both "
+                                  "operands (the program is not linear)")
+    if ad.is_undefined(lhs):
+        return [_conv_transpose_lhs(ct, lhs, rhs, **params), None]
+    if any(s == 0 for s in _rules.shape_of(ct)):
+        return [None, None]
+    return [None, _conv_transpose_rhs(ct, lhs, rhs, **params)]
+
+
+def _conv_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
+    """Fold the vmapped dimension into the convolution's batch or feature dimensions."""
+    lhs, rhs = args
+    ld, rd = dims
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
+    if ld is not None and rd is not None:
+        size = _rules.shape_of(lhs)[ld]
+        if bgc > 1:
+            new_lhs = _reshape_axis_into(ld, lhs_spec[0], lhs)
+            bgc *= size
+        else:
+            new_lhs = _reshape_axis_into(ld, lhs_spec[1], lhs)
+            fgc *= size
+        new_rhs = _reshape_axis_into(rd, rhs_spec[0], rhs)
+        out = _conv_bind(new_lhs, new_rhs, params, feature_group_count=fgc,
+                         batch_group_count=bgc)
+        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+    if ld is not None:
+        size = _rules.shape_of(lhs)[ld]
+        if bgc == 1:
+            new_lhs = _reshape_axis_into(ld, lhs_spec[0], lhs)
+        else:  # keep the batch groups outermost: [groups, vmapped, per-group batch]
+            b = lhs_spec[0] + (1 if ld <= lhs_spec[0] else 0)
+            new_lhs = _reshape_axis_out_of(b, bgc, lhs)
+            new_lhs = _reshape_axis_into(ld + (1 if lhs_spec[0] < ld else 0), lhs_spec[0] + 1,
+                                         new_lhs)
+            new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
+        out = _conv_bind(new_lhs, rhs, params)
+        return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
+    size = _rules.shape_of(rhs)[rd]
+    if fgc == 1 and bgc == 1:
+        new_rhs = _reshape_axis_into(rd, rhs_spec[0], rhs)
+        out = _conv_bind(lhs, new_rhs, params)
+        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+    groups = max(fgc, bgc)  # groups outermost in the kernel's out-features: [g, vmapped, o/g]
+    o = rhs_spec[0] + (1 if rd <= rhs_spec[0] else 0)
+    new_rhs = _reshape_axis_out_of(o, groups, rhs)
+    new_rhs = _reshape_axis_into(rd + (1 if rhs_spec[0] < rd else 0), rhs_spec[0] + 1, new_rhs)
+    new_rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
+    out = _conv_bind(lhs, new_rhs, params)
+    out = _reshape_axis_out_of(out_spec[1], groups, out)
+    out = _reshape_axis_out_of(out_spec[1] + 1, size, out)
+    out = _reshape_axis_into(out_spec[1], out_spec[1] + 1, out)
+    return out, out_spec[1]
+
+
+conv_general_dilated_p.jvp = _conv_jvp
+conv_general_dilated_p.transpose = _conv_transpose
+conv_general_dilated_p.batch = _conv_batch
+
+
 # ------------------------------------------------------------------ public functions
-
-def _shape(x: Any) -> tuple[int, ...]:
-    s = getattr(x, "shape", None)
-    return tuple(s) if s is not None else np.shape(x)
-
 
 def _ints(what: str, seq: Any) -> tuple[int, ...]:
     try:
@@ -270,7 +441,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         ...                          dimension_numbers=("NHWC", "HWIO", "NHWC")).shape
         (2, 5, 5, 4)
     """
-    lshape, rshape = _shape(lhs), _shape(rhs)
+    lshape, rshape = _rules.shape_of(lhs), _rules.shape_of(rhs)
     dnums = conv_dimension_numbers(lshape, rshape, dimension_numbers)
     nsp = len(lshape) - 2
     strides = _ints("window_strides", window_strides)
@@ -368,7 +539,7 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Any,
         >>> lax.conv_transpose(jnp.ones((1, 3, 3, 2)), jnp.ones((2, 2, 2, 4)), (2, 2), "SAME").shape
         (1, 6, 6, 4)
     """
-    lshape, rshape = _shape(lhs), _shape(rhs)
+    lshape, rshape = _rules.shape_of(lhs), _rules.shape_of(rhs)
     nd = len(lshape)
     if nd != len(rshape) or nd < 2:
         raise type_error("lax.conv_transpose", f"lhs and rhs must have the same rank >= 2, got "
@@ -388,198 +559,9 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Any,
     else:
         pads = padding
     if transpose_kernel:
-        from fluxion.lax.shape_ops import rev, transpose
         rhs = rev(rhs, tuple(dn.rhs_spec[2:]))
         perm = list(range(nd))
         perm[dn.rhs_spec[0]], perm[dn.rhs_spec[1]] = perm[dn.rhs_spec[1]], perm[dn.rhs_spec[0]]
         rhs = transpose(rhs, tuple(perm))
     return conv_general_dilated(lhs, rhs, (1,) * (nd - 2), pads, strides, rhs_dil, dn,
                                 precision=precision, preferred_element_type=preferred_element_type)
-
-
-# ------------------------------------------------------------------ batching rule (vmap)
-
-# The vectorised rule (_conv_batch, folding the vmapped dimension into the convolution's batch or
-# feature dimensions) is attached with the autodiff rules below.
-
-
-# ------------------------------------------------------------------ autodiff and vectorised batching
-
-def _reshape_axis_into(src: int, dst: int, x: Any) -> Any:
-    """Merge dimension ``src`` of ``x`` into dimension ``dst`` (numbered after ``src`` is
-    removed), ``src`` becoming the major part."""
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    shape = _shape(x)
-    perm = [i for i in range(len(shape)) if i != src]
-    perm.insert(dst, src)
-    new = [shape[i] for i in range(len(shape)) if i != src]
-    new[dst] *= shape[src]
-    if perm != list(range(len(shape))):
-        x = so.transpose(x, perm)
-    return so.reshape(x, tuple(new))
-
-
-def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
-    """Split dimension ``src`` of ``x`` into ``(size1, rest)``."""
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    shape = list(_shape(x))
-    shape[src:src + 1] = [size1, shape[src] // size1]
-    return so.reshape(x, tuple(shape))
-
-
-def _spec_swap(spec: Sequence[int]) -> tuple[int, ...]:
-    return (spec[1], spec[0]) + tuple(spec[2:])
-
-
-def _conv_bind(lhs: Any, rhs: Any, params: dict, **changes: Any) -> Any:
-    p = dict(params)
-    p.update(changes)
-    return conv_general_dilated_p.bind(lhs, rhs, **p)
-
-
-def _to_dtype(x: Any, dt: Any) -> Any:
-    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
-    return x if np.dtype(getattr(x, "dtype", dt)) == np.dtype(dt) else convert_element_type(x, dt)
-
-
-def _conv_transpose_lhs(g: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
-    """The cotangent of ``lhs``: a convolution of ``g`` with the spatially flipped kernel, whose
-    strides and lhs dilation trade places."""
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.lax.windowed import window_transpose_padding  # noqa: PLC0415
-    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
-    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
-    lhs_shape = lhs.aval.shape
-    rhs_shape = _shape(rhs)
-    g_shape = _shape(g)
-    if fgc > 1 or bgc > 1:  # move the group count from the kernel's out- to its in-features
-        groups = max(fgc, bgc)
-        rhs = _reshape_axis_out_of(rhs_spec[0], groups, rhs)
-        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
-        fgc = groups
-    pads = window_transpose_padding(
-        [lhs_shape[d] for d in lhs_spec[2:]], [rhs_shape[d] for d in rhs_spec[2:]],
-        params["window_strides"], [g_shape[d] for d in out_spec[2:]], params["padding"],
-        params["lhs_dilation"], params["rhs_dilation"])
-    flipped = so.rev(rhs, tuple(rhs_spec[2:])) if len(rhs_spec) > 2 else rhs
-    flipped = _to_dtype(flipped, getattr(g, "dtype", lhs.aval.dtype))
-    out = _conv_bind(g, flipped, params, window_strides=params["lhs_dilation"], padding=pads,
-                     lhs_dilation=params["window_strides"],
-                     dimension_numbers=ConvDimensionNumbers(out_spec, _spec_swap(rhs_spec),
-                                                            lhs_spec),
-                     feature_group_count=fgc, batch_group_count=1)
-    out = _to_dtype(out, lhs.aval.dtype)
-    if bgc > 1:
-        out = _reshape_axis_out_of(lhs_spec[1], bgc, out)
-        out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
-    return out
-
-
-def _conv_transpose_rhs(g: Any, lhs: Any, rhs: Any, **params: Any) -> Any:
-    """The cotangent of ``rhs``: a convolution of ``lhs`` with ``g`` as the kernel (batch and
-    feature dimensions swap roles; strides and rhs dilation trade places)."""
-    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
-    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
-    lhs_shape = _shape(lhs)
-    rhs_shape = rhs.aval.shape
-    g_shape = _shape(g)
-    if bgc > 1:
-        fgc, bgc = bgc, 1
-    elif fgc > 1:
-        fgc, bgc = 1, fgc
-    pads = []
-    for i in range(len(lhs_spec) - 2):
-        n = _dilate(lhs_shape[lhs_spec[2 + i]], params["lhs_dilation"][i])
-        k = _dilate(rhs_shape[rhs_spec[2 + i]], params["rhs_dilation"][i])
-        m = _dilate(g_shape[out_spec[2 + i]], params["window_strides"][i])
-        lo = params["padding"][i][0]
-        pads.append((lo, m - n + k - lo - 1))
-    lhs = _to_dtype(lhs, getattr(g, "dtype", rhs.aval.dtype))
-    out = _conv_bind(lhs, g, params, window_strides=params["rhs_dilation"], padding=tuple(pads),
-                     rhs_dilation=params["window_strides"],
-                     dimension_numbers=ConvDimensionNumbers(_spec_swap(lhs_spec),
-                                                            _spec_swap(out_spec),
-                                                            _spec_swap(rhs_spec)),
-                     feature_group_count=fgc, batch_group_count=bgc)
-    return _to_dtype(out, rhs.aval.dtype)
-
-
-def _conv_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
-    """Fold the vmapped dimension into the convolution's batch or feature dimensions."""
-    lhs, rhs = args
-    ld, rd = dims
-    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
-    fgc, bgc = params["feature_group_count"], params["batch_group_count"]
-    if ld is not None and rd is not None:
-        size = _shape(lhs)[ld]
-        if bgc > 1:
-            new_lhs = _reshape_axis_into(ld, lhs_spec[0], lhs)
-            bgc *= size
-        else:
-            new_lhs = _reshape_axis_into(ld, lhs_spec[1], lhs)
-            fgc *= size
-        new_rhs = _reshape_axis_into(rd, rhs_spec[0], rhs)
-        out = _conv_bind(new_lhs, new_rhs, params, feature_group_count=fgc,
-                         batch_group_count=bgc)
-        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
-    if ld is not None:
-        size = _shape(lhs)[ld]
-        if bgc == 1:
-            new_lhs = _reshape_axis_into(ld, lhs_spec[0], lhs)
-        else:  # keep the batch groups outermost: [groups, vmapped, per-group batch]
-            b = lhs_spec[0] + (1 if ld <= lhs_spec[0] else 0)
-            new_lhs = _reshape_axis_out_of(b, bgc, lhs)
-            new_lhs = _reshape_axis_into(ld + (1 if lhs_spec[0] < ld else 0), lhs_spec[0] + 1,
-                                         new_lhs)
-            new_lhs = _reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
-        out = _conv_bind(new_lhs, rhs, params)
-        return _reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
-    size = _shape(rhs)[rd]
-    if fgc == 1 and bgc == 1:
-        new_rhs = _reshape_axis_into(rd, rhs_spec[0], rhs)
-        out = _conv_bind(lhs, new_rhs, params)
-        return _reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
-    groups = max(fgc, bgc)  # groups outermost in the kernel's out-features: [g, vmapped, o/g]
-    o = rhs_spec[0] + (1 if rd <= rhs_spec[0] else 0)
-    new_rhs = _reshape_axis_out_of(o, groups, rhs)
-    new_rhs = _reshape_axis_into(rd + (1 if rhs_spec[0] < rd else 0), rhs_spec[0] + 1, new_rhs)
-    new_rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
-    out = _conv_bind(lhs, new_rhs, params)
-    out = _reshape_axis_out_of(out_spec[1], groups, out)
-    out = _reshape_axis_out_of(out_spec[1] + 1, size, out)
-    out = _reshape_axis_into(out_spec[1], out_spec[1] + 1, out)
-    return out, out_spec[1]
-
-
-def _attach_ad_rules() -> None:
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def conv_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-        lhs, rhs = primals
-        tl, tr = tangents
-        out = conv_general_dilated_p.bind(lhs, rhs, **params)
-        acc = None
-        if type(tl) is not ad.Zero:
-            acc = conv_general_dilated_p.bind(tl, rhs, **params)
-        if type(tr) is not ad.Zero:
-            acc = ad.add_tangents(acc, conv_general_dilated_p.bind(lhs, tr, **params))
-        if acc is None:
-            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-        return out, acc
-
-    def conv_transpose(ct: Any, lhs: Any, rhs: Any, **params: Any) -> list:
-        if ad.is_undefined(lhs) and ad.is_undefined(rhs):
-            raise NotImplementedError("conv_general_dilated: transpose with respect to both "
-                                      "operands (the program is not linear)")
-        if ad.is_undefined(lhs):
-            return [_conv_transpose_lhs(ct, lhs, rhs, **params), None]
-        if any(s == 0 for s in _shape(ct)):
-            return [None, None]
-        return [None, _conv_transpose_rhs(ct, lhs, rhs, **params)]
-
-    conv_general_dilated_p.jvp = conv_jvp
-    conv_general_dilated_p.transpose = conv_transpose
-    conv_general_dilated_p.batch = _conv_batch
-
-
-_attach_ad_rules()

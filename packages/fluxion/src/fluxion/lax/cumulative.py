@@ -20,6 +20,9 @@ import numpy as np
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import elementwise as ew
+from fluxion.lax import reductions as rd
+from fluxion.lax import shape_ops as so
 from fluxion.lax._base import DtypeSet, type_error, value_error
 from fluxion.lax.windowed import combine, emit_reduce_window, identity_value
 
@@ -28,6 +31,8 @@ __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "cumsum_p", 
 
 
 def _def_cumulative(name: str, kind: str, accepted: DtypeSet) -> Primitive:
+    """A cumulative primitive combining with ``kind``: its shape rule, lowering and batching
+    rule (autodiff rules are set per primitive)."""
     p = Primitive(name)
     fun = f"lax.{name}"
 
@@ -58,6 +63,7 @@ def _def_cumulative(name: str, kind: str, accepted: DtypeSet) -> Primitive:
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
+    p.batch = _rules.axis_param_batch_rule(p, ("axis",))
     return p
 
 
@@ -65,17 +71,16 @@ _num = DtypeSet("numeric", "iufc")
 _real = DtypeSet("integer or floating", "iuf")
 _float = DtypeSet("floating", "f")
 
-cumsum_p = _def_cumulative("cumsum", "sum", _num)
-cumprod_p = _def_cumulative("cumprod", "prod", _num)
-cummax_p = _def_cumulative("cummax", "max", _real)
-cummin_p = _def_cumulative("cummin", "min", _real)
-cumlogsumexp_p = _def_cumulative("cumlogsumexp", "logaddexp", _float)
-
 
 def _axis(operand: Any, axis: int) -> int:
     nd = operand.ndim if hasattr(operand, "ndim") else len(getattr(operand, "shape", ()) or ())
     axis = int(axis)
     return axis + nd if -nd <= axis < 0 else axis
+
+
+cumsum_p = _def_cumulative("cumsum", "sum", _num)
+_rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
+    cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
 
 
 def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -90,6 +95,19 @@ def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     return cumsum_p.bind(operand, axis=_axis(operand, axis), reverse=bool(reverse))
 
 
+cumprod_p = _def_cumulative("cumprod", "prod", _num)
+
+
+def _cumprod_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
+    # d out_i = out_i * sum_{j <= i} t_j / x_j  (valid away from zeros of x)
+    (x,), (t,) = primals, tangents
+    out = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    return out, ew.mul(out, cumsum_p.bind(ew.div(t, x), axis=axis, reverse=reverse))
+
+
+cumprod_p.jvp = _cumprod_jvp
+
+
 def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Cumulative product along ``axis``.
 
@@ -100,6 +118,40 @@ def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         [1, 2, 6]
     """
     return cumprod_p.bind(operand, axis=_axis(operand, axis), reverse=bool(reverse))
+
+
+def _cumulative_extremum_jvp(prim: Primitive) -> Any:
+    """The JVP of cummax/cummin: the tangent of the element holding the running extremum (the
+    last one on ties)."""
+
+    def rule(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axis=axis, reverse=reverse)
+        xa = _rules.aval_of(x)
+        idx = so.broadcasted_iota(np.int32, xa.shape, axis)
+        if reverse:
+            idx = ew.sub(_rules.const_like(idx, xa.shape[axis] - 1), idx)
+        at = ew.select(ew.eq(x, out), idx, ew.mul(idx, _rules.const_like(idx, 0)))
+        src = cummax_p.bind(at, axis=axis, reverse=reverse)
+        if reverse:
+            src = ew.sub(_rules.const_like(src, xa.shape[axis] - 1), src)
+        # gather t along axis at src via a one-hot contraction
+        n = xa.shape[axis]
+        oh_shape = xa.shape + (n,)
+        nd = xa.ndim
+        onehot = ew.eq(so.broadcast_in_dim(src, oh_shape, tuple(range(nd))),
+                       so.broadcasted_iota(np.int32, oh_shape, nd))
+        perm = tuple(i for i in range(nd) if i != axis) + (axis,)
+        tt = so.transpose(t, perm)  # axis last
+        tt_b = so.broadcast_in_dim(tt, oh_shape, tuple(i for i in range(nd + 1) if i != axis))
+        zero = ew.mul(tt_b, _rules.const_like(tt_b, 0))
+        return out, rd.reduce_sum(ew.select(onehot, tt_b, zero), (nd,))
+
+    return rule
+
+
+cummax_p = _def_cumulative("cummax", "max", _real)
+cummax_p.jvp = _cumulative_extremum_jvp(cummax_p)
 
 
 def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -114,6 +166,10 @@ def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     return cummax_p.bind(operand, axis=_axis(operand, axis), reverse=bool(reverse))
 
 
+cummin_p = _def_cumulative("cummin", "min", _real)
+cummin_p.jvp = _cumulative_extremum_jvp(cummin_p)
+
+
 def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Running minimum along ``axis``.
 
@@ -126,6 +182,25 @@ def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     return cummin_p.bind(operand, axis=_axis(operand, axis), reverse=bool(reverse))
 
 
+cumlogsumexp_p = _def_cumulative("cumlogsumexp", "logaddexp", _float)
+
+
+def _cumlogsumexp_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
+    # d out_i = sum_{j <= i} t_j exp(x_j - out_i), with x shifted by its (finite) max so that
+    # the exponentials cannot overflow
+    (x,), (t,) = primals, tangents
+    out = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)
+    xa = _rules.aval_of(x)
+    m = rd.reduce_max(x, tuple(range(xa.ndim)))
+    m = ew.select(ew.is_finite(m), m, ew.mul(m, _rules.const_like(m, 0)))
+    w = ew.exp(ew.sub(x, m))
+    num = cumsum_p.bind(ew.mul(t, w), axis=axis, reverse=reverse)
+    return out, ew.mul(num, ew.exp(ew.sub(m, out)))
+
+
+cumlogsumexp_p.jvp = _cumlogsumexp_jvp
+
+
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Running ``log(sum(exp(x)))`` along ``axis``, computed without overflow.
 
@@ -136,74 +211,3 @@ def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
         [0.0, 0.6931]
     """
     return cumlogsumexp_p.bind(operand, axis=_axis(operand, axis), reverse=bool(reverse))
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-
-def _attach_ad_rules() -> None:
-    from fluxion.lax import elementwise as ew  # noqa: PLC0415
-    from fluxion.lax import reductions as rd  # noqa: PLC0415
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-
-    _rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
-        cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
-
-    def _cumprod_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
-        # d out_i = out_i * sum_{j <= i} t_j / x_j  (valid away from zeros of x)
-        (x,), (t,) = primals, tangents
-        out = cumprod_p.bind(x, axis=axis, reverse=reverse)
-        return out, ew.mul(out, cumsum_p.bind(ew.div(t, x), axis=axis, reverse=reverse))
-
-    def _cumlse_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
-        (x,), (t,) = primals, tangents
-        out = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)
-        xa = _rules.aval_of(x)
-        m = rd.reduce_max(x, tuple(range(xa.ndim)))
-        m = ew.select(ew.is_finite(m), m, ew.mul(m, _rules.const_like(m, 0)))
-        w = ew.exp(ew.sub(x, m))
-        num = cumsum_p.bind(ew.mul(t, w), axis=axis, reverse=reverse)
-        return out, ew.mul(num, ew.exp(ew.sub(m, out)))
-
-    def _cumext_jvp(prim: Primitive) -> Any:
-        def rule(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
-            # the tangent of the element holding the running extremum (last one on ties)
-            (x,), (t,) = primals, tangents
-            out = prim.bind(x, axis=axis, reverse=reverse)
-            xa = _rules.aval_of(x)
-            idx = so.broadcasted_iota(np.int32, xa.shape, axis)
-            if reverse:
-                idx = ew.sub(_rules.const_like(idx, xa.shape[axis] - 1), idx)
-            at = ew.select(ew.eq(x, out), idx, ew.mul(idx, _rules.const_like(idx, 0)))
-            src = cummax_p.bind(at, axis=axis, reverse=reverse)
-            if reverse:
-                src = ew.sub(_rules.const_like(src, xa.shape[axis] - 1), src)
-            # gather t along axis at src via a one-hot contraction
-            n = xa.shape[axis]
-            oh_shape = xa.shape + (n,)
-            nd = xa.ndim
-            onehot = ew.eq(so.broadcast_in_dim(src, oh_shape, tuple(range(nd))),
-                           so.broadcasted_iota(np.int32, oh_shape, nd))
-            perm = tuple(i for i in range(nd) if i != axis) + (axis,)
-            tt = so.transpose(t, perm)  # axis last
-            tt_b = so.broadcast_in_dim(tt, oh_shape, tuple(i for i in range(nd + 1) if i != axis))
-            zero = ew.mul(tt_b, _rules.const_like(tt_b, 0))
-            return out, rd.reduce_sum(ew.select(onehot, tt_b, zero), (nd,))
-        return rule
-
-    cumprod_p.jvp = _cumprod_jvp
-    cumlogsumexp_p.jvp = _cumlse_jvp
-    cummax_p.jvp = _cumext_jvp(cummax_p)
-    cummin_p.jvp = _cumext_jvp(cummin_p)
-
-
-_attach_ad_rules()
-
-
-# ------------------------------------------------------------------ batching rules (vmap)
-
-def _attach_batch_rules() -> None:
-    for p in (cumsum_p, cumprod_p, cummax_p, cummin_p, cumlogsumexp_p):
-        p.batch = _rules.axis_param_batch_rule(p, ("axis",))
-
-
-_attach_batch_rules()

@@ -15,14 +15,12 @@ import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
-from fluxion.core.ir import param_printers
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
-
-dot_general_p = Primitive("dot_general")
-
-DotDimensionNumbers = tuple  # ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))
+from fluxion.lax.elementwise import convert_element_type
+from fluxion.lax.shape_ops import transpose
+from fluxion.transforms import ad
 
 
 class Precision:
@@ -36,6 +34,9 @@ def _canon_dims(dimension_numbers: Any) -> tuple:
     (lc, rc), (lb, rb) = dimension_numbers
     return ((tuple(int(i) for i in lc), tuple(int(i) for i in rc)),
             (tuple(int(i) for i in lb), tuple(int(i) for i in rb)))
+
+
+dot_general_p = Primitive("dot_general")
 
 
 def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: tuple,
@@ -137,7 +138,111 @@ def _dot_general_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]
     return sorted((k, v) for k, v in shown.items() if v is not None)
 
 
-param_printers[dot_general_p] = _dot_general_printed_params
+dot_general_p.print_params = _dot_general_printed_params
+
+
+def _dot_general_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    x, y = primals
+    tx, ty = tangents
+    out = dot_general_p.bind(x, y, **params)
+    t = None
+    if type(tx) is not ad.Zero:
+        t = dot_general_p.bind(tx, y, **params)
+    if type(ty) is not ad.Zero:
+        t = ad.add_tangents(t, dot_general_p.bind(x, ty, **params))
+    oa = _rules.aval_of(out)
+    if t is None or not _rules.is_float(oa.dtype):
+        return out, ad.Zero(ad.tangent_aval(oa))
+    return out, t
+
+
+def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimension_numbers: tuple,
+                           precision: Any, swap: bool) -> Any:
+    """The cotangent of one operand (lhs, or rhs when ``swap``) of a dot_general."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    if swap:
+        lc, rc, lb, rb = rc, lc, rb, lb
+    o_aval = _rules.aval_of(other)
+    nb = len(lb)
+    x_nd, o_nd = x_aval.ndim, o_aval.ndim
+    x_free = [i for i in range(x_nd) if i not in lc and i not in lb]
+    o_free = [i for i in range(o_nd) if i not in rc and i not in rb]
+    # ct layout: batch, lhs free, rhs free
+    if not swap:
+        ct_other_free = list(range(nb + len(x_free), nb + len(x_free) + len(o_free)))
+    else:
+        ct_other_free = list(range(nb, nb + len(o_free)))
+    ct_dt = _rules.aval_of(ct).dtype
+    if o_aval.dtype != ct_dt:
+        other = convert_element_type(other, ct_dt)
+    # dot_general(ct, other) is laid out as: batch (x's lb order), x free (sorted), x contracting
+    # ordered by other's sorted rc; dot_general(other, ct) puts the last two groups the other way.
+    order = sorted(range(len(rc)), key=lambda k: rc[k])
+    src = list(lb) + x_free + [lc[k] for k in order]
+    src_swapped = list(lb) + [lc[k] for k in order] + x_free
+    ident = list(range(x_nd))
+    ct_shape = _rules.aval_of(ct).shape
+    exact = all(ct_shape[d] == 1 for d in ct_other_free)  # no sums: operand order cannot matter
+    if src != ident and src_swapped == ident and exact:
+        # e.g. per-example weight gradients (outer products): computing them in the final layout
+        # saves a transpose of the (often largest) result
+        dn = ((tuple(o_free), tuple(ct_other_free)), (tuple(rb), tuple(range(nb))))
+        r = dot_general_p.bind(other, ct, dimension_numbers=dn, precision=precision,
+                               preferred_element_type=None)
+    else:
+        dn = ((tuple(ct_other_free), tuple(o_free)), (tuple(range(nb)), tuple(rb)))
+        r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
+                               preferred_element_type=None)
+        r = transpose(r, tuple(src.index(d) for d in range(x_nd)))
+    if _rules.aval_of(r).dtype != x_aval.dtype:
+        r = convert_element_type(r, x_aval.dtype)
+    return r
+
+
+def _dot_general_transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: tuple, precision: Any,
+                           preferred_element_type: Any) -> list:
+    if ad.is_undefined(x) and ad.is_undefined(y):
+        raise NotImplementedError("dot_general: transpose of a product of two linear values")
+    if ad.is_undefined(x):
+        return [_dot_transpose_operand(ct, y, x.aval, dimension_numbers=dimension_numbers,
+                                       precision=precision, swap=False), None]
+    return [None, _dot_transpose_operand(ct, x, y.aval, dimension_numbers=dimension_numbers,
+                                         precision=precision, swap=True)]
+
+
+def _dot_general_batch(axis_data: Any, args: Any, dims: Any, *, dimension_numbers: tuple, precision: Any,
+                       preferred_element_type: Any) -> Any:
+    """One dot_general for the batch: both operands mapped -> a new leading batch dimension;
+    one operand mapped -> its batch dimension stays a free dimension of that operand."""
+    lhs, rhs = args
+    ld, rd = dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(ds: Sequence[int], d: Any) -> tuple[int, ...]:
+        return tuple(ds) if d is None else tuple(a if a < d else a + 1 for a in ds)
+
+    lc2, lb2, rc2, rb2 = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
+    if ld is not None and rd is not None:
+        dn = ((lc2, rc2), ((ld,) + lb2, (rd,) + rb2))
+        out_dim = 0
+    elif ld is not None:
+        dn = ((lc2, rc2), (lb2, rb2))
+        free_before = sum(1 for i in range(ld) if i not in lc2 and i not in lb2)
+        out_dim = len(lb) + free_before
+    else:
+        dn = ((lc2, rc2), (lb2, rb2))
+        lhs_nd = len(np.shape(lhs)) if not hasattr(lhs, "shape") else len(lhs.shape)
+        lhs_free = lhs_nd - len(lc) - len(lb)
+        free_before = sum(1 for i in range(rd) if i not in rc2 and i not in rb2)
+        out_dim = len(lb) + lhs_free + free_before
+    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
+                             preferred_element_type=preferred_element_type)
+    return out, out_dim
+
+
+dot_general_p.jvp = _dot_general_jvp
+dot_general_p.transpose = _dot_general_transpose
+dot_general_p.batch = _dot_general_batch
 
 
 def _canon_precision(precision: Any) -> Any:
@@ -193,121 +298,3 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
                          f"{rhs.shape}")
     b = tuple(range(lhs.ndim - 2))
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (b, b)), precision)
-
-
-# ------------------------------------------------------------------ batching rule (vmap)
-
-def _dot_general_batch(axis_data: Any, args: Any, dims: Any, *, dimension_numbers: tuple, precision: Any,
-                       preferred_element_type: Any) -> Any:
-    """One dot_general for the batch: both operands mapped -> a new leading batch dimension;
-    one operand mapped -> its batch dimension stays a free dimension of that operand."""
-    lhs, rhs = args
-    ld, rd = dims
-    (lc, rc), (lb, rb) = dimension_numbers
-
-    def shift(ds: Sequence[int], d: Any) -> tuple[int, ...]:
-        return tuple(ds) if d is None else tuple(a if a < d else a + 1 for a in ds)
-
-    lc2, lb2, rc2, rb2 = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
-    if ld is not None and rd is not None:
-        dn = ((lc2, rc2), ((ld,) + lb2, (rd,) + rb2))
-        out_dim = 0
-    elif ld is not None:
-        dn = ((lc2, rc2), (lb2, rb2))
-        free_before = sum(1 for i in range(ld) if i not in lc2 and i not in lb2)
-        out_dim = len(lb) + free_before
-    else:
-        dn = ((lc2, rc2), (lb2, rb2))
-        lhs_nd = len(np.shape(lhs)) if not hasattr(lhs, "shape") else len(lhs.shape)
-        lhs_free = lhs_nd - len(lc) - len(lb)
-        free_before = sum(1 for i in range(rd) if i not in rc2 and i not in rb2)
-        out_dim = len(lb) + lhs_free + free_before
-    out = dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision,
-                             preferred_element_type=preferred_element_type)
-    return out, out_dim
-
-
-dot_general_p.batch = _dot_general_batch
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-
-def _dot_transpose_operand(ct: Any, other: Any, x_aval: ShapedArray, *, dimension_numbers: tuple,
-                           precision: Any, swap: bool) -> Any:
-    """The cotangent of one operand (lhs, or rhs when ``swap``) of a dot_general."""
-    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
-    from fluxion.lax.shape_ops import transpose  # noqa: PLC0415
-    (lc, rc), (lb, rb) = dimension_numbers
-    if swap:
-        lc, rc, lb, rb = rc, lc, rb, lb
-    o_aval = _rules.aval_of(other)
-    nb = len(lb)
-    x_nd, o_nd = x_aval.ndim, o_aval.ndim
-    x_free = [i for i in range(x_nd) if i not in lc and i not in lb]
-    o_free = [i for i in range(o_nd) if i not in rc and i not in rb]
-    # ct layout: batch, lhs free, rhs free
-    n_lhs_free = (x_nd if not swap else o_nd) - len(lc) - nb
-    if not swap:
-        ct_other_free = list(range(nb + len(x_free), nb + len(x_free) + len(o_free)))
-    else:
-        ct_other_free = list(range(nb, nb + len(o_free)))
-        del n_lhs_free
-    ct_dt = _rules.aval_of(ct).dtype
-    if o_aval.dtype != ct_dt:
-        other = convert_element_type(other, ct_dt)
-    # dot_general(ct, other) is laid out as: batch (x's lb order), x free (sorted), x contracting
-    # ordered by other's sorted rc; dot_general(other, ct) puts the last two groups the other way.
-    order = sorted(range(len(rc)), key=lambda k: rc[k])
-    src = list(lb) + x_free + [lc[k] for k in order]
-    src_swapped = list(lb) + [lc[k] for k in order] + x_free
-    ident = list(range(x_nd))
-    ct_shape = _rules.aval_of(ct).shape
-    exact = all(ct_shape[d] == 1 for d in ct_other_free)  # no sums: operand order cannot matter
-    if src != ident and src_swapped == ident and exact:
-        # e.g. per-example weight gradients (outer products): computing them in the final layout
-        # saves a transpose of the (often largest) result
-        dn = ((tuple(o_free), tuple(ct_other_free)), (tuple(rb), tuple(range(nb))))
-        r = dot_general_p.bind(other, ct, dimension_numbers=dn, precision=precision,
-                               preferred_element_type=None)
-    else:
-        dn = ((tuple(ct_other_free), tuple(o_free)), (tuple(range(nb)), tuple(rb)))
-        r = dot_general_p.bind(ct, other, dimension_numbers=dn, precision=precision,
-                               preferred_element_type=None)
-        r = transpose(r, tuple(src.index(d) for d in range(x_nd)))
-    if _rules.aval_of(r).dtype != x_aval.dtype:
-        r = convert_element_type(r, x_aval.dtype)
-    return r
-
-
-def _attach_ad_rules() -> None:
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def _jvp(primals: list, tangents: list, **params: Any) -> tuple:
-        x, y = primals
-        tx, ty = tangents
-        out = dot_general_p.bind(x, y, **params)
-        t = None
-        if type(tx) is not ad.Zero:
-            t = dot_general_p.bind(tx, y, **params)
-        if type(ty) is not ad.Zero:
-            t = ad.add_tangents(t, dot_general_p.bind(x, ty, **params))
-        oa = _rules.aval_of(out)
-        if t is None or not _rules.is_float(oa.dtype):
-            return out, ad.Zero(ad.tangent_aval(oa))
-        return out, t
-
-    def _transpose(ct: Any, x: Any, y: Any, *, dimension_numbers: tuple, precision: Any,
-                   preferred_element_type: Any) -> list:
-        if ad.is_undefined(x) and ad.is_undefined(y):
-            raise NotImplementedError("dot_general: transpose of a product of two linear values")
-        if ad.is_undefined(x):
-            return [_dot_transpose_operand(ct, y, x.aval, dimension_numbers=dimension_numbers,
-                                           precision=precision, swap=False), None]
-        return [None, _dot_transpose_operand(ct, x, y.aval, dimension_numbers=dimension_numbers,
-                                             precision=precision, swap=True)]
-
-    dot_general_p.jvp = _jvp
-    dot_general_p.transpose = _transpose
-
-
-_attach_ad_rules()

@@ -17,6 +17,9 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error, value_error
+from fluxion.lax.elementwise import sub
+from fluxion.lax.shape_ops import slice as lax_slice
+from fluxion.transforms import ad
 
 __all__ = ["pad", "pad_p", "padtype_to_pads"]
 
@@ -59,6 +62,50 @@ def _pad_lowering(ctx: Any, x: str, padding_value: str, *,
 
 pad_p.abstract_eval = _pad_abstract_eval
 pad_p.lowering = _pad_lowering
+
+
+def _pad_jvp(primals: list, tangents: list, *, padding_config: tuple) -> tuple:
+    x, v = primals
+    tx, tv = tangents
+    out = pad_p.bind(x, v, padding_config=padding_config)
+    if type(tx) is ad.Zero and type(tv) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, pad_p.bind(ad.instantiate(tx), ad.instantiate(tv), padding_config=padding_config)
+
+
+def _pad_transpose(ct: Any, x: Any, v: Any, *, padding_config: tuple) -> list:
+    from fluxion.lax.reductions import reduce_sum  # import cycle: reductions imports this module
+    ca = _rules.aval_of(ct)
+    # Undo the negative (cropping) edges by padding with zeros, then slice out the operand.
+    zero = _rules.const_like(ct, 0)
+    unpad_cfg = [(max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config]
+    full = pad(ct, zero, unpad_cfg) if any(a or b for a, b, _ in unpad_cfg) else ct
+    fa = _rules.aval_of(full)
+    starts = [max(lo, 0) for lo, _, _ in padding_config]
+    limits = [fa.shape[i] - max(hi, 0) for i, (_, hi, _) in enumerate(padding_config)]
+    strides = [it + 1 for _, _, it in padding_config]
+    tx = lax_slice(full, starts, limits, strides) if ad.is_undefined(x) else None
+    tv = None
+    if ad.is_undefined(v):
+        total = reduce_sum(ct, tuple(range(len(ca.shape))))
+        inner = reduce_sum(tx if tx is not None else lax_slice(full, starts, limits, strides),
+                           tuple(range(len(ca.shape))))
+        tv = sub(total, inner)
+    return [tx, tv]
+
+
+def _pad_batch(axis_data: Any, args: Any, dims: Any, *, padding_config: tuple) -> Any:
+    if dims[1] is not None:  # a mapped padding value: one pad per member
+        return _rules.loop_batch_rule(pad_p)(axis_data, args, dims, padding_config=padding_config)
+    d = dims[0]
+    config = list(padding_config)
+    config.insert(d, (0, 0, 0))
+    return pad_p.bind(args[0], args[1], padding_config=tuple(config)), d
+
+
+pad_p.jvp = _pad_jvp
+pad_p.transpose = _pad_transpose
+pad_p.batch = _pad_batch
 
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
@@ -110,59 +157,3 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
         small = total // 2
         pads.append((small, total - small) if name == "SAME" else (total - small, small))
     return pads
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-
-def _attach_ad_rules() -> None:
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def _pad_jvp(primals: list, tangents: list, *, padding_config: tuple) -> tuple:
-        x, v = primals
-        tx, tv = tangents
-        out = pad_p.bind(x, v, padding_config=padding_config)
-        if type(tx) is ad.Zero and type(tv) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-        return out, pad_p.bind(ad.instantiate(tx), ad.instantiate(tv),
-                               padding_config=padding_config)
-
-    def _pad_t(ct: Any, x: Any, v: Any, *, padding_config: tuple) -> list:
-        from fluxion.lax.reductions import reduce_sum  # noqa: PLC0415
-        from fluxion.lax.shape_ops import slice as lax_slice  # noqa: PLC0415
-        ca = _rules.aval_of(ct)
-        # Undo the negative (cropping) edges by padding with zeros, then slice out the operand.
-        zero = _rules.const_like(ct, 0)
-        unpad_cfg = [(max(-lo, 0), max(-hi, 0), 0) for lo, hi, _ in padding_config]
-        full = pad(ct, zero, unpad_cfg) if any(a or b for a, b, _ in unpad_cfg) else ct
-        fa = _rules.aval_of(full)
-        starts = [max(lo, 0) for lo, _, _ in padding_config]
-        limits = [fa.shape[i] - max(hi, 0) for i, (_, hi, _) in enumerate(padding_config)]
-        strides = [it + 1 for _, _, it in padding_config]
-        tx = lax_slice(full, starts, limits, strides) if ad.is_undefined(x) else None
-        tv = None
-        if ad.is_undefined(v):
-            total = reduce_sum(ct, tuple(range(len(ca.shape))))
-            inner = reduce_sum(tx if tx is not None else lax_slice(full, starts, limits, strides),
-                               tuple(range(len(ca.shape))))
-            from fluxion.lax.elementwise import sub  # noqa: PLC0415
-            tv = sub(total, inner)
-        return [tx, tv]
-
-    pad_p.jvp, pad_p.transpose = _pad_jvp, _pad_t
-
-
-_attach_ad_rules()
-
-
-# ------------------------------------------------------------------ batching rule (vmap)
-
-def _pad_batch(axis_data: Any, args: Any, dims: Any, *, padding_config: tuple) -> Any:
-    if dims[1] is not None:  # a mapped padding value: one pad per member
-        return _rules.loop_batch_rule(pad_p)(axis_data, args, dims, padding_config=padding_config)
-    d = dims[0]
-    config = list(padding_config)
-    config.insert(d, (0, 0, 0))
-    return pad_p.bind(args[0], args[1], padding_config=tuple(config)), d
-
-
-pad_p.batch = _pad_batch

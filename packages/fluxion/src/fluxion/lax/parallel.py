@@ -22,11 +22,14 @@ from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.core.trace import STATE
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
-from fluxion.lax.elementwise import convert_element_type, div, mul_p
+from fluxion.lax.elementwise import convert_element_type, div, eq, mul, mul_p
 from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from fluxion.lax.shape_ops import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, slice_p
+from fluxion.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim
+from fluxion.transforms import ad
 from fluxion.transforms import batching as _bt
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
@@ -38,7 +41,6 @@ __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermut
 
 def _bound_axes() -> dict[Any, int]:
     """Axis name -> size for every axis bound by an enclosing vmap (innermost binding wins)."""
-    from fluxion.core.trace import STATE  # noqa: PLC0415
     out: dict[Any, int] = {}
     it = STATE.interp
     while it is not None:
@@ -83,17 +85,15 @@ def _no_eval(name: str) -> Any:
     return impl, lowering
 
 
-def _shape(x: Any) -> tuple[int, ...]:
-    return _rules.shape_of(x)
-
-
 # ------------------------------------------------------------------ psum / pmax / pmin
 
 def _reduction_collective(name: str, reduce_p: Primitive, kind: str) -> Primitive:
-    p = Primitive(name)
+    """A collective reducing with ``reduce_p`` over the named axes: its shape rule, its
+    unbound-axis error and its batching rule, which resolves the axis a ``vmap`` binds
+    (autodiff rules are set per primitive)."""
+    p = Primitive(name, batch_unmapped=True)
     p.abstract_eval = lambda x, *, axis_name: x
     p.impl, p.lowering = _no_eval(name)
-    p.batch_unmapped = True
 
     def batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple) -> Any:
         x, d = args[0], dims[0]
@@ -115,13 +115,14 @@ def _reduction_collective(name: str, reduce_p: Primitive, kind: str) -> Primitiv
     return p
 
 
-psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
-pmax_p = _reduction_collective("pmax", reduce_max_p, "max")
-pmin_p = _reduction_collective("pmin", reduce_min_p, "min")
-
-
 def _tree_bind(p: Primitive, x: Any, names: tuple, **params: Any) -> Any:
     return tree_util.tree_map(lambda v: p.bind(v, axis_name=names, **params), x)
+
+
+psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
+# Linear. As in JAX, its transpose is a psum of the cotangent (each member's output depends on
+# every member's input).
+_rules.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
 
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -138,6 +139,27 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     return _tree_bind(psum_p, x, _axis_names("lax.psum", axis_name))
 
 
+def _extremum_jvp(p: Primitive) -> Any:
+    """The JVP of pmax/pmin: the tangent of the member(s) holding the extremum, averaged over
+    ties."""
+
+    def rule(primals: list, tangents: list, *, axis_name: tuple) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = p.bind(x, axis_name=axis_name)
+        oa = _rules.aval_of(out)
+        if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
+            return out, ad.Zero(ad.tangent_aval(oa))
+        hit = convert_element_type(eq(x, out), oa.dtype)
+        num = psum_p.bind(mul(t, hit), axis_name=axis_name)
+        return out, div(num, psum_p.bind(hit, axis_name=axis_name))
+
+    return rule
+
+
+pmax_p = _reduction_collective("pmax", reduce_max_p, "max")
+pmax_p.jvp = _extremum_jvp(pmax_p)
+
+
 def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """Maximum of ``x`` over the members of the named axis.
 
@@ -150,6 +172,10 @@ def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     if axis_index_groups is not None:
         raise NotImplementedError("lax.pmax: axis_index_groups is not supported")
     return _tree_bind(pmax_p, x, _axis_names("lax.pmax", axis_name))
+
+
+pmin_p = _reduction_collective("pmin", reduce_min_p, "min")
+pmin_p.jvp = _extremum_jvp(pmin_p)
 
 
 def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -194,10 +220,9 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 
 # ------------------------------------------------------------------ axis_index
 
-axis_index_p = Primitive("axis_index")
+axis_index_p = Primitive("axis_index", batch_unmapped=True)
 axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
 axis_index_p.impl, axis_index_p.lowering = _no_eval("axis_index")
-axis_index_p.batch_unmapped = True
 
 
 def _axis_index_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any) -> Any:
@@ -226,7 +251,7 @@ def axis_index(axis_name: Any) -> Any:
 
 # ------------------------------------------------------------------ all_gather
 
-all_gather_p = Primitive("all_gather")
+all_gather_p = Primitive("all_gather", batch_unmapped=True)
 
 
 def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
@@ -241,14 +266,21 @@ def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tile
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.impl, all_gather_p.lowering = _no_eval("all_gather")
-all_gather_p.batch_unmapped = True
+def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool,
+                          axis_size: int) -> list:
+    # sum every member's cotangent, then keep this member's block
+    total = psum_p.bind(ct, axis_name=(axis_name,))
+    idx = axis_index_p.bind(axis_name=axis_name)
+    if tiled:
+        chunk = x.aval.shape[axis]
+        start = mul(idx, convert_element_type(chunk, np.int32))
+        return [dynamic_slice_in_dim(total, start, chunk, axis)]
+    return [dynamic_index_in_dim(total, idx, axis, keepdims=False)]
 
 
 def _merge(x: Any, axis: int) -> Any:
     """Merge dimensions ``axis`` and ``axis + 1`` of ``x``."""
-    s = _shape(x)
+    s = _rules.shape_of(x)
     return reshape_p.bind(x, new_sizes=s[:axis] + (s[axis] * s[axis + 1],) + s[axis + 2:])
 
 
@@ -268,6 +300,9 @@ def _all_gather_batch(ax: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
     return out, None
 
 
+all_gather_p.abstract_eval = _all_gather_abstract_eval
+all_gather_p.impl, all_gather_p.lowering = _no_eval("all_gather")
+_rules.deflinear(all_gather_p, _all_gather_transpose)
 all_gather_p.batch = _all_gather_batch
 
 
@@ -290,7 +325,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
     size = _axis_size("lax.all_gather", names)
 
     def gather(v: Any) -> Any:
-        nd = len(_shape(v))
+        nd = len(_rules.shape_of(v))
         a = axis + nd + (0 if tiled else 1) if axis < 0 else axis
         return all_gather_p.bind(v, axis_name=names[0], axis=int(a), tiled=bool(tiled),
                                  axis_size=size)
@@ -300,10 +335,11 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
 
 # ------------------------------------------------------------------ ppermute
 
-ppermute_p = Primitive("ppermute")
+ppermute_p = Primitive("ppermute", batch_unmapped=True)
 ppermute_p.abstract_eval = lambda x, *, axis_name, perm: x
 ppermute_p.impl, ppermute_p.lowering = _no_eval("ppermute")
-ppermute_p.batch_unmapped = True
+_rules.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
+    ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
 
 
 def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
@@ -313,7 +349,7 @@ def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
     size = axis.size
     x = _rules.bdim_to_front(x, d, size)
-    shape = _shape(x)
+    shape = _rules.shape_of(x)
     aval = _bt.abstractify(x)
     src_of = {dst: src for src, dst in perm}
     pieces = []
@@ -373,7 +409,7 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
 
 # ------------------------------------------------------------------ all_to_all
 
-all_to_all_p = Primitive("all_to_all")
+all_to_all_p = Primitive("all_to_all", batch_unmapped=True)
 
 
 def _all_to_all_shape(shape: tuple[int, ...], split_axis: int, concat_axis: int, tiled: bool,
@@ -393,11 +429,6 @@ def _all_to_all_abstract_eval(x: ShapedArray, *, axis_name: Any, split_axis: int
     return x.update(shape=_all_to_all_shape(x.shape, split_axis, concat_axis, tiled, axis_size))
 
 
-all_to_all_p.abstract_eval = _all_to_all_abstract_eval
-all_to_all_p.impl, all_to_all_p.lowering = _no_eval("all_to_all")
-all_to_all_p.batch_unmapped = True
-
-
 def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
                       split_axis: int, concat_axis: int, tiled: bool, axis_size: int) -> Any:
     x, d = args[0], dims[0]
@@ -412,7 +443,7 @@ def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: An
                                  axis_size=axis_size), 0
     size = axis.size
     x = _rules.bdim_to_front(x, d, size)  # [member i, per-example dims...]
-    s = _shape(x)
+    s = _rules.shape_of(x)
     if tiled:  # split the split axis into (size, chunk): the untiled case on that new axis
         k = s[1 + split_axis] // size
         x = reshape_p.bind(x, new_sizes=s[:1 + split_axis] + (size, k) + s[2 + split_axis:])
@@ -425,6 +456,12 @@ def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: An
     return x, 0
 
 
+all_to_all_p.abstract_eval = _all_to_all_abstract_eval
+all_to_all_p.impl, all_to_all_p.lowering = _no_eval("all_to_all")
+_rules.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
+                 axis_size: [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                                               concat_axis=split_axis, tiled=tiled,
+                                               axis_size=axis_size)])
 all_to_all_p.batch = _all_to_all_batch
 
 
@@ -452,7 +489,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
     size = _axis_size("lax.all_to_all", names)
 
     def one(v: Any) -> Any:
-        shape = _shape(v)
+        shape = _rules.shape_of(v)
         nd = len(shape)
         sa = split_axis + nd if split_axis < 0 else split_axis
         ca = concat_axis + nd if concat_axis < 0 else concat_axis
@@ -469,53 +506,3 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                                  concat_axis=int(ca), tiled=bool(tiled), axis_size=size)
 
     return tree_util.tree_map(one, x)
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-# Every collective but pmax/pmin is linear. As in JAX, a psum's transpose is a psum of the
-# cotangent (each member's output depends on every member's input).
-
-def _attach_ad_rules() -> None:
-    from fluxion.lax import elementwise as ew  # noqa: PLC0415
-    from fluxion.lax import slicing as sl  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    _rules.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
-
-    def extremum_jvp(p: Primitive) -> Any:
-        # the tangent of the member(s) holding the extremum, averaged over ties
-        def rule(primals: list, tangents: list, *, axis_name: tuple) -> tuple:
-            (x,), (t,) = primals, tangents
-            out = p.bind(x, axis_name=axis_name)
-            oa = _rules.aval_of(out)
-            if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
-                return out, ad.Zero(ad.tangent_aval(oa))
-            hit = ew.convert_element_type(ew.eq(x, out), oa.dtype)
-            num = psum_p.bind(ew.mul(t, hit), axis_name=axis_name)
-            return out, ew.div(num, psum_p.bind(hit, axis_name=axis_name))
-        return rule
-
-    pmax_p.jvp = extremum_jvp(pmax_p)
-    pmin_p.jvp = extremum_jvp(pmin_p)
-
-    def all_gather_t(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool,
-                     axis_size: int) -> list:
-        # sum every member's cotangent, then keep this member's block
-        total = psum_p.bind(ct, axis_name=(axis_name,))
-        idx = axis_index_p.bind(axis_name=axis_name)
-        if tiled:
-            chunk = x.aval.shape[axis]
-            start = ew.mul(idx, ew.convert_element_type(chunk, np.int32))
-            return [sl.dynamic_slice_in_dim(total, start, chunk, axis)]
-        return [sl.dynamic_index_in_dim(total, idx, axis, keepdims=False)]
-
-    _rules.deflinear(all_gather_p, all_gather_t)
-    _rules.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
-        ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))])
-    _rules.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
-                 axis_size: [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
-                                               concat_axis=split_axis, tiled=tiled,
-                                               axis_size=axis_size)])
-
-
-_attach_ad_rules()

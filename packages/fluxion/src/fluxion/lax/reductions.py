@@ -1,4 +1,5 @@
-"""Reductions over axes: reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and/or/xor.
+"""Reductions over axes: reduce_sum, reduce_max, reduce_min, reduce_prod, reduce_and/or/xor,
+argmax/argmin, and the generic (variadic) ``reduce`` with a staged computation.
 
 Example:
     >>> from fluxion import lax
@@ -13,10 +14,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import elementwise as ew
+from fluxion.lax import padding as pd
+from fluxion.lax import shape_ops as so
 from fluxion.lax._base import (
     DtypeSet,
     attr_i64_array,
@@ -24,6 +30,9 @@ from fluxion.lax._base import (
     type_error,
     value_error,
 )
+from fluxion.transforms import ad
+from fluxion.transforms.batching import vmap
+from fluxion.transforms.staging import abstractify, trace_to_program
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:
@@ -41,7 +50,28 @@ def _identity(kind: str, dtype: np.dtype) -> Any:
     return np.array(info.min if kind == "max" else info.max).astype(dtype)
 
 
+def _kept(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The dimensions of ``shape`` that a reduction over ``axes`` keeps."""
+    return tuple(i for i in range(len(shape)) if i not in axes)
+
+
+def _axes_batch_rule(prim: Primitive) -> Any:
+    """The vmap rule of a one-operand reduction over the ``axes`` param: shift the axes past
+    the batch dimension; the batch dimension moves left by the reduced axes before it."""
+
+    def rule(axis_data: Any, args: Any, dims: Any, *, axes: tuple[int, ...], **params: Any) -> Any:
+        d = dims[0]
+        phys = tuple(a if a < d else a + 1 for a in axes)
+        return prim.bind(args[0], axes=phys, **params), d - sum(1 for a in axes if a < d)
+
+    return rule
+
+
+# ------------------------------------------------------------------ monoid reductions
+
 def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive:
+    """A reduction primitive over the ``axes`` param with the combination ``hlo``: its shape
+    rule, lowering and batching rule (autodiff rules are set per primitive)."""
     p = Primitive(name)
 
     def abstract_eval(x: ShapedArray, *, axes: tuple[int, ...]) -> ShapedArray:
@@ -69,6 +99,7 @@ def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
+    p.batch = _axes_batch_rule(p)
     return p
 
 
@@ -77,18 +108,21 @@ _ordered = DtypeSet("boolean, integer or floating", "biuf")
 _ordered_or_complex = DtypeSet("boolean, integer, floating or complex", "biufc")
 _logical = DtypeSet("boolean or integer", "biu")
 
-reduce_sum_p = _def_reduce("reduce_sum", "sum", "stablehlo.add", _num)
-reduce_prod_p = _def_reduce("reduce_prod", "prod", "stablehlo.multiply", _num)
-reduce_max_p = _def_reduce("reduce_max", "max", "stablehlo.maximum", _ordered_or_complex)
-reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or_complex)
-reduce_and_p = _def_reduce("reduce_and", "and", "stablehlo.and", _logical)
-reduce_or_p = _def_reduce("reduce_or", "or", "stablehlo.or", _logical)
-reduce_xor_p = _def_reduce("reduce_xor", "xor", "stablehlo.xor", _logical)
 
-
-def _axes(operand: Any, axes: Sequence[int]) -> tuple[int, ...]:
+def _axes(axes: Sequence[int]) -> tuple[int, ...]:
     # Like JAX, lax reductions take non-negative axes only (abstract eval rejects the rest).
     return tuple(sorted(int(a) for a in axes))
+
+
+reduce_sum_p = _def_reduce("reduce_sum", "sum", "stablehlo.add", _num)
+
+
+def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list:
+    shape = x.aval.shape
+    return [so.broadcast_in_dim(ct, shape, _kept(shape, axes))]
+
+
+_rules.deflinear(reduce_sum_p, _reduce_sum_transpose)
 
 
 def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
@@ -100,49 +134,120 @@ def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
         >>> lax.reduce_sum(jnp.ones((2, 3)), (1,)).tolist()
         [3.0, 3.0]
     """
-    return reduce_sum_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_sum_p.bind(operand, axes=_axes(axes))
+
+
+reduce_prod_p = _def_reduce("reduce_prod", "prod", "stablehlo.multiply", _num)
+
+
+def _reduce_prod_jvp(primals: list, tangents: list, *, axes: tuple[int, ...]) -> tuple:
+    (x,), (t,) = primals, tangents
+    out = reduce_prod_p.bind(x, axes=axes)
+    xa = _rules.aval_of(x)
+    if type(t) is ad.Zero or not _rules.is_float(xa.dtype) or not axes:
+        return out, (ad.Zero(ad.tangent_aval(_rules.aval_of(out))) if type(t) is ad.Zero
+                     or not _rules.is_float(xa.dtype) else t)
+    # move the reduced axes last and flatten them: x2 [..., n]
+    kept = _kept(xa.shape, axes)
+    perm = kept + tuple(axes)
+    n = int(np.prod([xa.shape[a] for a in axes], dtype=np.int64))
+    kshape = tuple(xa.shape[i] for i in kept)
+    x2 = so.reshape(so.transpose(x, perm), kshape + (n,))
+    t2 = so.reshape(so.transpose(t, perm), kshape + (n,))
+    # products of all the other elements, by masking the diagonal of an [..., n, n] grid
+    grid_shape = kshape + (n, n)
+    nd = len(kshape)
+    xg = so.broadcast_in_dim(x2, grid_shape, tuple(range(nd)) + (nd + 1,))
+    eye = ew.eq(so.broadcasted_iota(np.int32, grid_shape, nd),
+                so.broadcasted_iota(np.int32, grid_shape, nd + 1))
+    one = ew.add(ew.mul(xg, _rules.const_like(xg, 0)), _rules.const_like(xg, 1))
+    others = reduce_prod(ew.select(eye, one, xg), (nd + 1,))
+    return out, reduce_sum(ew.mul(t2, others), (nd,))
+
+
+reduce_prod_p.jvp = _reduce_prod_jvp
 
 
 def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
     """Product of ``operand`` over ``axes``."""
-    return reduce_prod_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_prod_p.bind(operand, axes=_axes(axes))
+
+
+def _extremum_jvp(prim: Primitive) -> Any:
+    """The JVP of reduce_max/reduce_min: the tangent at the location(s) of the extremum,
+    averaged over ties."""
+
+    def rule(primals: list, tangents: list, *, axes: tuple[int, ...]) -> tuple:
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, axes=axes)
+        xa = _rules.aval_of(x)
+        if type(t) is ad.Zero or not _rules.is_float(xa.dtype):
+            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+        full = so.broadcast_in_dim(out, xa.shape, _kept(xa.shape, axes))
+        loc = ew.convert_element_type(ew.eq(x, full), xa.dtype)
+        num = reduce_sum(ew.mul(t, loc), axes)
+        cnt = reduce_sum(loc, axes)
+        return out, ew.div(num, cnt)
+
+    return rule
+
+
+reduce_max_p = _def_reduce("reduce_max", "max", "stablehlo.maximum", _ordered_or_complex)
+reduce_max_p.jvp = _extremum_jvp(reduce_max_p)
 
 
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
     """Maximum of ``operand`` over ``axes``."""
-    return reduce_max_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_max_p.bind(operand, axes=_axes(axes))
+
+
+reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or_complex)
+reduce_min_p.jvp = _extremum_jvp(reduce_min_p)
 
 
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
     """Minimum of ``operand`` over ``axes``."""
-    return reduce_min_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_min_p.bind(operand, axes=_axes(axes))
+
+
+reduce_and_p = _def_reduce("reduce_and", "and", "stablehlo.and", _logical)
+_rules.defjvp_zero(reduce_and_p)
 
 
 def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
     """Logical/bitwise AND of ``operand`` over ``axes``."""
-    return reduce_and_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_and_p.bind(operand, axes=_axes(axes))
+
+
+reduce_or_p = _def_reduce("reduce_or", "or", "stablehlo.or", _logical)
+_rules.defjvp_zero(reduce_or_p)
 
 
 def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
     """Logical/bitwise OR of ``operand`` over ``axes``."""
-    return reduce_or_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_or_p.bind(operand, axes=_axes(axes))
+
+
+reduce_xor_p = _def_reduce("reduce_xor", "xor", "stablehlo.xor", _logical)
+_rules.defjvp_zero(reduce_xor_p)
 
 
 def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
     """Logical/bitwise XOR of ``operand`` over ``axes``."""
-    return reduce_xor_p.bind(operand, axes=_axes(operand, axes))
+    return reduce_xor_p.bind(operand, axes=_axes(axes))
 
 
 # ------------------------------------------------------------------ argmax / argmin
 
 def _compare(rctx: Any, direction: str, a: str, b: str, aval: ShapedArray) -> str:
-    from fluxion.lax.elementwise import _compare_type
     return rctx.op1("stablehlo.compare", [a, b], ShapedArray(aval.shape, np.bool_), [aval, aval],
                     f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-                    f"compare_type = #stablehlo<comparison_type {_compare_type(aval.dtype)}>")
+                    f"compare_type = #stablehlo<comparison_type {ew._compare_type(aval.dtype)}>")
 
 
 def _def_argminmax(name: str, kind: str) -> Primitive:
+    """The argmax/argmin primitive: shape rule, lowering, batching rule and a zero JVP (an
+    integer result)."""
     p = Primitive(name)
     fun = f"lax.{name}"
 
@@ -194,15 +299,16 @@ def _def_argminmax(name: str, kind: str) -> Primitive:
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
+    p.batch = _axes_batch_rule(p)
+    _rules.defjvp_zero(p)
     return p
-
-
-argmax_p = _def_argminmax("argmax", "max")
-argmin_p = _def_argminmax("argmin", "min")
 
 
 def _index_dtype(index_dtype: Any) -> np.dtype:
     return dtypes.canonicalize_dtype(dtypes.dtype(index_dtype))
+
+
+argmax_p = _def_argminmax("argmax", "max")
 
 
 def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
@@ -216,6 +322,9 @@ def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
         [1, 0]
     """
     return argmax_p.bind(operand, axes=(int(axis),), index_dtype=_index_dtype(index_dtype))
+
+
+argmin_p = _def_argminmax("argmin", "min")
 
 
 def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
@@ -243,9 +352,6 @@ def trace_computation(fun: str, computation: Any, in_tree_avals: tuple) -> tuple
     Returns ``(program, out_tree)``; the program has no constvars. Traced programs are cached on
     ``(computation, avals)`` so equal calls share their compiled executables.
     """
-    from fluxion import tree_util
-    from fluxion.transforms.staging import trace_to_program
-
     leaves, tree = tree_util.tree_flatten(in_tree_avals)
     key = (computation, tree, tuple(leaves))
     try:
@@ -304,14 +410,84 @@ def _reduce_lowering(ctx: Any, *args: str, computation: Any, dimensions: tuple[i
     return outs if n > 1 else [outs]
 
 
+def _reduce_jvp(primals: list, tangents: list, *, computation: Any,
+                dimensions: tuple[int, ...]) -> tuple:
+    """Differentiate a generic reduction as a balanced tree of elementwise applications of the
+    reducer (ordinary primitives, so reverse mode works too)."""
+    n = len(primals) // 2
+    ops, inits = list(primals[:n]), list(primals[n:])
+    if any(type(t) is not ad.Zero for t in tangents[n:]):
+        raise NotImplementedError("lax.reduce: differentiating with respect to the initial values "
+                                  "of a generic reduction is not supported (as in JAX)")
+    if all(type(t) is ad.Zero for t in tangents[:n]):
+        outs = reduce_p.bind(*primals, computation=computation, dimensions=dimensions)
+        return outs, [ad.Zero(ad.tangent_aval(abstractify(o))) for o in outs]
+    shape = abstractify(ops[0]).shape
+    kept = _kept(shape, dimensions)
+    count = int(np.prod([shape[d] for d in dimensions], dtype=np.int64))
+    rest = tuple(shape[i] for i in kept)
+    perm = tuple(dimensions) + kept
+
+    def flat(x: Any) -> Any:
+        return so.reshape(so.transpose(x, perm), (count,) + rest)
+
+    def reducer(*args: Any) -> Any:
+        return tuple(eval_program(computation, [], list(args)))
+
+    for _ in range(len(rest) + 1):
+        reducer = vmap(reducer)
+
+    def tree(*xs: Any) -> tuple:
+        xs = list(xs)
+        while abstractify(xs[0]).shape[0] > 1:
+            m = abstractify(xs[0]).shape[0]
+            half = (m + 1) // 2
+            lo = [so.slice_in_dim(x, 0, half, axis=0) for x in xs]
+            hi = [so.slice_in_dim(x, half, m, axis=0) for x in xs]
+            if m - half != half:  # pad the shorter half with the initial value
+                cfg = ((0, 1, 0),) + ((0, 0, 0),) * len(rest)
+                hi = [pd.pad(x, i, cfg) for x, i in zip(hi, inits)]
+            xs = list(reducer(*lo, *hi))
+        if abstractify(xs[0]).shape[0] == 0:
+            return tuple(so.broadcast_in_dim(i, rest, ()) for i in inits)
+        return tuple(so.squeeze(x, (0,)) for x in xs)
+
+    p_in = [flat(x) for x in ops]
+    t_in = []
+    for x, t in zip(p_in, tangents[:n]):
+        ta = ad.tangent_aval(abstractify(x))
+        if type(t) is ad.Zero:
+            t_in.append(np.zeros(ta.shape, ta.dtype) if ta.dtype == dtypes.float0
+                        else ad.zeros_like_aval(ta))
+        else:
+            t_in.append(flat(t))
+    outs, touts = ad.jvp(tree, tuple(p_in), tuple(t_in))
+    return list(outs), [t if _rules.is_float(abstractify(o).dtype) else
+                        ad.Zero(ad.tangent_aval(abstractify(o))) for o, t in zip(outs, touts)]
+
+
+def _reduce_batch(axis_data: Any, args: Any, dims: Any, *, computation: Any,
+                  dimensions: tuple[int, ...]) -> Any:
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduce per member
+        return _rules.loop_batch_rule(reduce_p)(axis_data, args, dims, computation=computation,
+                                                dimensions=dimensions)
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+    outs = reduce_p.bind(*ops, *args[n:], computation=computation,
+                         dimensions=tuple(a + 1 for a in dimensions))
+    return outs, [0] * len(outs)
+
+
 reduce_p.abstract_eval = _reduce_abstract_eval
 reduce_p.lowering = _reduce_lowering
+reduce_p.jvp = _reduce_jvp
+reduce_p.batch = _reduce_batch
 
 
 def monoid_kind(computation: Any, init: Any, dtype: np.dtype) -> str | None:
     """The reduction kind (``"sum"``, ``"max"``, ...) when ``computation`` is a lax monoid and the
     concrete ``init`` is its identity for ``dtype``; otherwise None."""
-    from fluxion.lax import elementwise as ew
     kinds = {ew.add: "sum", ew.mul: "prod", ew.max: "max", ew.min: "min",
              ew.bitwise_and: "and", ew.bitwise_or: "or", ew.bitwise_xor: "xor"}
     kind = kinds.get(computation)
@@ -333,11 +509,6 @@ _REDUCERS = {"sum": reduce_sum_p, "prod": reduce_prod_p, "max": reduce_max_p,
              "min": reduce_min_p, "and": reduce_and_p, "or": reduce_or_p, "xor": reduce_xor_p}
 
 
-def _aval_of(x: Any) -> ShapedArray:
-    from fluxion.transforms.staging import abstractify
-    return abstractify(x)
-
-
 def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequence[int]) -> Any:
     """Reduce ``operands`` over ``dimensions`` with ``computation(acc, x) -> acc``.
 
@@ -352,7 +523,6 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
         >>> lax.reduce(jnp.arange(6.0).reshape(2, 3), 0.0, lax.add, (1,)).tolist()
         [3.0, 12.0]
     """
-    from fluxion import tree_util
     flat_ops, tree = tree_util.tree_flatten(operands)
     flat_inits, init_tree = tree_util.tree_flatten(init_values)
     if tree != init_tree or len(flat_ops) != len(flat_inits) or not flat_ops:
@@ -360,195 +530,17 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
                          f"pytrees, got {tree} and {init_tree}")
     dims = tuple(int(d) for d in dimensions)
     if len(flat_ops) == 1:
-        dt = _aval_of(flat_ops[0]).dtype
+        dt = abstractify(flat_ops[0]).dtype
         kind = monoid_kind(computation, flat_inits[0], dt)
         if kind is not None:
-            out = _REDUCERS[kind].bind(flat_ops[0], axes=_axes(flat_ops[0], dims))
+            out = _REDUCERS[kind].bind(flat_ops[0], axes=_axes(dims))
             return tree_util.tree_unflatten(tree, [out])
-    init_avals = [ShapedArray((), _aval_of(o).dtype) for o in flat_ops]
+    init_avals = [ShapedArray((), abstractify(o).dtype) for o in flat_ops]
     acc = tree_util.tree_unflatten(tree, init_avals)
     program, out_tree = trace_computation("lax.reduce", computation, (acc, acc))
     if out_tree != tree:
         raise type_error("lax.reduce", f"the computation must return the operands' structure {tree}, "
                          f"got {out_tree}")
-    from fluxion.lax.elementwise import convert_element_type
-    inits = [convert_element_type(i, a.dtype) for i, a in zip(flat_inits, init_avals)]
+    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, init_avals)]
     outs = reduce_p.bind(*flat_ops, *inits, computation=program, dimensions=dims)
     return tree_util.tree_unflatten(tree, outs)
-
-
-# ------------------------------------------------------------------ batching rules (vmap)
-
-def _reduce_batch_rule(prim: Primitive) -> Any:
-    def rule(axis_data: Any, args: Any, dims: Any, *, axes: tuple[int, ...]) -> Any:
-        d = dims[0]
-        phys = tuple(a if a < d else a + 1 for a in axes)
-        return prim.bind(args[0], axes=phys), d - sum(1 for a in axes if a < d)
-
-    return rule
-
-
-for _p in (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
-           reduce_xor_p):
-    _p.batch = _reduce_batch_rule(_p)
-del _p
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-
-def _attach_ad_rules() -> None:
-    from fluxion.lax import elementwise as ew  # noqa: PLC0415
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def _sum_t(ct: Any, x: Any, *, axes: tuple) -> list:
-        shape = x.aval.shape
-        kept = tuple(i for i in range(len(shape)) if i not in axes)
-        return [so.broadcast_in_dim(ct, shape, kept)]
-
-    _rules.deflinear(reduce_sum_p, _sum_t)
-
-    def _kept(shape: tuple, axes: tuple) -> tuple:
-        return tuple(i for i in range(len(shape)) if i not in axes)
-
-    def _minmax_jvp(prim: Primitive) -> Any:
-        def rule(primals: list, tangents: list, *, axes: tuple) -> tuple:
-            (x,), (t,) = primals, tangents
-            out = prim.bind(x, axes=axes)
-            xa = _rules.aval_of(x)
-            if type(t) is ad.Zero or not _rules.is_float(xa.dtype):
-                return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-            # the tangent at the location(s) of the extremum, averaged over ties
-            full = so.broadcast_in_dim(out, xa.shape, _kept(xa.shape, axes))
-            loc = ew.convert_element_type(ew.eq(x, full), xa.dtype)
-            num = reduce_sum(ew.mul(t, loc), axes)
-            cnt = reduce_sum(loc, axes)
-            return out, ew.div(num, cnt)
-        return rule
-
-    reduce_max_p.jvp = _minmax_jvp(reduce_max_p)
-    reduce_min_p.jvp = _minmax_jvp(reduce_min_p)
-
-    def _prod_jvp(primals: list, tangents: list, *, axes: tuple) -> tuple:
-        (x,), (t,) = primals, tangents
-        out = reduce_prod_p.bind(x, axes=axes)
-        xa = _rules.aval_of(x)
-        if type(t) is ad.Zero or not _rules.is_float(xa.dtype) or not axes:
-            return out, (ad.Zero(ad.tangent_aval(_rules.aval_of(out))) if type(t) is ad.Zero
-                         or not _rules.is_float(xa.dtype) else t)
-        # move the reduced axes last and flatten them: x2 [..., n]
-        kept = _kept(xa.shape, axes)
-        perm = kept + tuple(axes)
-        n = int(np.prod([xa.shape[a] for a in axes], dtype=np.int64))
-        kshape = tuple(xa.shape[i] for i in kept)
-        x2 = so.reshape(so.transpose(x, perm), kshape + (n,))
-        t2 = so.reshape(so.transpose(t, perm), kshape + (n,))
-        # products of all the other elements, by masking the diagonal of an [..., n, n] grid
-        grid_shape = kshape + (n, n)
-        nd = len(kshape)
-        xg = so.broadcast_in_dim(x2, grid_shape, tuple(range(nd)) + (nd + 1,))
-        eye = ew.eq(so.broadcasted_iota(np.int32, grid_shape, nd),
-                    so.broadcasted_iota(np.int32, grid_shape, nd + 1))
-        one = ew.add(ew.mul(xg, _rules.const_like(xg, 0)), _rules.const_like(xg, 1))
-        others = reduce_prod(ew.select(eye, one, xg), (nd + 1,))
-        return out, reduce_sum(ew.mul(t2, others), (nd,))
-
-    reduce_prod_p.jvp = _prod_jvp
-    for p in (reduce_and_p, reduce_or_p, reduce_xor_p, argmax_p, argmin_p):
-        _rules.defjvp_zero(p)
-
-
-_attach_ad_rules()
-
-
-def _arg_reduce_batch_rule(prim: Primitive) -> Any:
-    def rule(axis_data: Any, args: Any, dims: Any, *, axes: tuple[int, ...], index_dtype: Any) -> Any:
-        d = dims[0]
-        phys = tuple(a if a < d else a + 1 for a in axes)
-        return (prim.bind(args[0], axes=phys, index_dtype=index_dtype),
-                d - sum(1 for a in axes if a < d))
-
-    return rule
-
-
-def _reduce_batch(axis_data: Any, args: Any, dims: Any, *, computation: Any, dimensions: tuple[int, ...]) -> Any:
-    n = len(args) // 2
-    if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduce per member
-        return _rules.loop_batch_rule(reduce_p)(axis_data, args, dims, computation=computation,
-                                            dimensions=dimensions)
-    size = _rules.batch_size(args, dims)
-    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
-    outs = reduce_p.bind(*ops, *args[n:], computation=computation,
-                         dimensions=tuple(a + 1 for a in dimensions))
-    return outs, [0] * len(outs)
-
-
-argmax_p.batch = _arg_reduce_batch_rule(argmax_p)
-argmin_p.batch = _arg_reduce_batch_rule(argmin_p)
-reduce_p.batch = _reduce_batch
-
-
-# ------------------------------------------------------------------ generic reduce: jvp
-
-def _reduce_jvp(primals: list, tangents: list, *, computation: Any,
-                dimensions: tuple[int, ...]) -> tuple:
-    """Differentiate a generic reduction as a balanced tree of elementwise applications of the
-    reducer (ordinary primitives, so reverse mode works too)."""
-    from fluxion.core.ir import eval_program  # noqa: PLC0415
-    from fluxion.lax import padding as pd  # noqa: PLC0415
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-    from fluxion.transforms.batching import vmap  # noqa: PLC0415
-    n = len(primals) // 2
-    ops, inits = list(primals[:n]), list(primals[n:])
-    if any(type(t) is not ad.Zero for t in tangents[n:]):
-        raise NotImplementedError("lax.reduce: differentiating with respect to the initial values "
-                                  "of a generic reduction is not supported (as in JAX)")
-    if all(type(t) is ad.Zero for t in tangents[:n]):
-        outs = reduce_p.bind(*primals, computation=computation, dimensions=dimensions)
-        return outs, [ad.Zero(ad.tangent_aval(_aval_of(o))) for o in outs]
-    shape = _aval_of(ops[0]).shape
-    kept = tuple(i for i in range(len(shape)) if i not in dimensions)
-    count = int(np.prod([shape[d] for d in dimensions], dtype=np.int64))
-    rest = tuple(shape[i] for i in kept)
-    perm = tuple(dimensions) + kept
-
-    def flat(x: Any) -> Any:
-        return so.reshape(so.transpose(x, perm), (count,) + rest)
-
-    def reducer(*args: Any) -> Any:
-        return tuple(eval_program(computation, [], list(args)))
-
-    for _ in range(len(rest) + 1):
-        reducer = vmap(reducer)
-
-    def tree(*xs: Any) -> tuple:
-        xs = list(xs)
-        while _aval_of(xs[0]).shape[0] > 1:
-            m = _aval_of(xs[0]).shape[0]
-            half = (m + 1) // 2
-            lo = [so.slice_in_dim(x, 0, half, axis=0) for x in xs]
-            hi = [so.slice_in_dim(x, half, m, axis=0) for x in xs]
-            if m - half != half:  # pad the shorter half with the initial value
-                cfg = ((0, 1, 0),) + ((0, 0, 0),) * len(rest)
-                hi = [pd.pad(x, i, cfg) for x, i in zip(hi, inits)]
-            xs = list(reducer(*lo, *hi))
-        if _aval_of(xs[0]).shape[0] == 0:
-            return tuple(so.broadcast_in_dim(i, rest, ()) for i in inits)
-        return tuple(so.squeeze(x, (0,)) for x in xs)
-
-    p_in = [flat(x) for x in ops]
-    t_in = []
-    for x, t in zip(p_in, tangents[:n]):
-        ta = ad.tangent_aval(_aval_of(x))
-        if type(t) is ad.Zero:
-            t_in.append(np.zeros(ta.shape, ta.dtype) if ta.dtype == dtypes.float0
-                        else ad.zeros_like_aval(ta))
-        else:
-            t_in.append(flat(t))
-    outs, touts = ad.jvp(tree, tuple(p_in), tuple(t_in))
-    return list(outs), [t if _rules.is_float(_aval_of(o).dtype) else
-                        ad.Zero(ad.tangent_aval(_aval_of(o))) for o, t in zip(outs, touts)]
-
-
-reduce_p.jvp = _reduce_jvp

@@ -1,4 +1,7 @@
-"""Structural primitives: iota, broadcast_in_dim, reshape, transpose, squeeze, slice, concatenate.
+"""Structural primitives: iota, broadcast_in_dim, reshape, transpose, squeeze, slice, concatenate,
+rev. All but iota are linear in their array operands: a JVP applies the primitive to the
+tangents, a transpose puts the cotangent back in the operand's layout (summing what was
+broadcast, zero-padding what a slice dropped).
 
 Example:
     >>> from fluxion import lax
@@ -19,6 +22,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import attr_i64_array, type_error, value_error
+from fluxion.transforms import ad
 
 
 def _shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
@@ -29,6 +33,11 @@ def _shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
     if any(d < 0 for d in dims):
         raise type_error(name, f"shape {dims} has a negative dimension")
     return dims
+
+
+def _phys(a: int, d: int) -> int:
+    """The position of per-example axis ``a`` in a value whose batch dimension is ``d``."""
+    return a if a < d else a + 1
 
 
 # ------------------------------------------------------------------ iota
@@ -48,6 +57,14 @@ def _iota_lowering(ctx: Any, *, dtype: np.dtype, shape: tuple[int, ...], dimensi
 
 iota_p.abstract_eval = _iota_abstract_eval
 iota_p.lowering = _iota_lowering
+
+
+def _iota_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
+    # iota has no operands, so vmap never calls this: it is here so every primitive has a rule.
+    return iota_p.bind(**params), None
+
+
+iota_p.batch = _iota_batch
 
 
 def iota(dtype: Any, size: int) -> Any:
@@ -113,6 +130,30 @@ broadcast_in_dim_p.abstract_eval = _broadcast_in_dim_abstract_eval
 broadcast_in_dim_p.lowering = _broadcast_in_dim_lowering
 
 
+def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple,
+                                broadcast_dimensions: tuple) -> list:
+    from fluxion.lax.reductions import reduce_sum  # import cycle: reductions imports this module
+    xa = x.aval
+    sum_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    sum_axes += [b for i, b in enumerate(broadcast_dimensions)
+                 if xa.shape[i] == 1 and shape[b] != 1]
+    r = reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
+    return [reshape(r, xa.shape)]
+
+
+def _broadcast_in_dim_batch(axis_data: Any, args: Any, dims: Any, *, shape: tuple[int, ...],
+                            broadcast_dimensions: tuple[int, ...]) -> Any:
+    x = _rules.moveaxis(args[0], dims[0], 0)
+    size = x.shape[0]
+    return broadcast_in_dim_p.bind(
+        x, shape=(size,) + tuple(shape),
+        broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
+
+
+_rules.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
+broadcast_in_dim_p.batch = _broadcast_in_dim_batch
+
+
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
     """Broadcast ``operand`` to ``shape``; operand dimension i goes to result dimension
     ``broadcast_dimensions[i]``.
@@ -158,6 +199,15 @@ reshape_p.abstract_eval = _reshape_abstract_eval
 reshape_p.lowering = _reshape_lowering
 
 
+def _reshape_batch(axis_data: Any, args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
+    x = _rules.moveaxis(args[0], dims[0], 0)
+    return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes)), 0
+
+
+_rules.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+reshape_p.batch = _reshape_batch
+
+
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
     """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given)."""
     shp = _shape_tuple("lax.reshape", new_sizes)
@@ -196,6 +246,19 @@ transpose_p.abstract_eval = _transpose_abstract_eval
 transpose_p.lowering = _transpose_lowering
 
 
+def _transpose_batch(axis_data: Any, args: Any, dims: Any, *, permutation: tuple[int, ...]) -> Any:
+    d = dims[0]
+    perm = (d,) + tuple(_phys(p, d) for p in permutation)
+    if perm == tuple(range(len(perm))):
+        return args[0], 0
+    return transpose_p.bind(args[0], permutation=perm), 0
+
+
+_rules.deflinear(transpose_p, lambda ct, x, *, permutation: [
+    transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
+transpose_p.batch = _transpose_batch
+
+
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     """Permute the dimensions of ``operand``."""
     perm = tuple(int(p) for p in permutation)
@@ -228,6 +291,16 @@ def _squeeze_lowering(ctx: Any, x: str, *, dimensions: tuple[int, ...]) -> str:
 
 squeeze_p.abstract_eval = _squeeze_abstract_eval
 squeeze_p.lowering = _squeeze_lowering
+
+
+def _squeeze_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+    d = dims[0]
+    return (squeeze_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)),
+            d - sum(1 for a in dimensions if a < d))
+
+
+_rules.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+squeeze_p.batch = _squeeze_batch
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
@@ -293,7 +366,38 @@ slice_p.abstract_eval = _slice_abstract_eval
 slice_p.lowering = _slice_lowering
 
 
-def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
+def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple, limit_indices: tuple,
+                     strides: Any) -> list:
+    from fluxion.lax.padding import pad  # import cycle: padding imports this module
+    xa = x.aval
+    st = strides or (1,) * xa.ndim
+    cfg = []
+    for n, s, m, k in zip(xa.shape, start_indices, _rules.aval_of(ct).shape, st):
+        used = m + max(m - 1, 0) * (k - 1)
+        cfg.append((s, n - s - used, k - 1))
+    return [pad(ct, _rules.const_like(ct, 0), cfg)]
+
+
+def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[int, ...],
+                 limit_indices: tuple[int, ...], strides: Any) -> Any:
+    x, d = args[0], dims[0]
+    st = list(start_indices)
+    lim = list(limit_indices)
+    st.insert(d, 0)
+    lim.insert(d, x.shape[d])
+    strd = None
+    if strides is not None:
+        strd = list(strides)
+        strd.insert(d, 1)
+        strd = tuple(strd)
+    return slice_p.bind(x, start_indices=tuple(st), limit_indices=tuple(lim), strides=strd), d
+
+
+_rules.deflinear(slice_p, _slice_transpose)
+slice_p.batch = _slice_batch
+
+
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
     """The static slice ``operand[start:limit:stride]`` along every dimension."""
     st = tuple(int(s) for s in start_indices)
@@ -359,6 +463,37 @@ concatenate_p.abstract_eval = _concatenate_abstract_eval
 concatenate_p.lowering = _concatenate_lowering
 
 
+def _concatenate_jvp(primals: list, tangents: list, *, dimension: int) -> tuple:
+    out = concatenate_p.bind(*primals, dimension=dimension)
+    if all(type(t) is ad.Zero for t in tangents):
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, concatenate_p.bind(*[ad.instantiate(t) for t in tangents], dimension=dimension)
+
+
+def _concatenate_transpose(ct: Any, *xs: Any, dimension: int) -> list:
+    out, start = [], 0
+    for x in xs:
+        a = _rules.aval_of(x) if not ad.is_undefined(x) else x.aval
+        size = a.shape[dimension]
+        if ad.is_undefined(x):
+            out.append(slice_in_dim(ct, start, start + size, 1, dimension))
+        else:
+            out.append(None)
+        start += size
+    return out
+
+
+def _concatenate_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int) -> Any:
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+    return concatenate_p.bind(*ops, dimension=dimension + 1), 0
+
+
+concatenate_p.jvp = _concatenate_jvp
+concatenate_p.transpose = _concatenate_transpose
+concatenate_p.batch = _concatenate_batch
+
+
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """Join ``operands`` along ``dimension``."""
     ops = list(operands)
@@ -388,6 +523,15 @@ rev_p.abstract_eval = _rev_abstract_eval
 rev_p.lowering = _rev_lowering
 
 
+def _rev_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
+    d = dims[0]
+    return rev_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)), d
+
+
+_rules.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
+rev_p.batch = _rev_batch
+
+
 def rev(operand: Any, dimensions: Sequence[int]) -> Any:
     """Reverse ``operand`` along ``dimensions``.
 
@@ -401,142 +545,3 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
     if not dims and hasattr(operand, "aval"):
         return operand
     return rev_p.bind(operand, dimensions=dims)
-
-
-# ------------------------------------------------------------------ batching rules (vmap)
-
-def _phys(a: int, d: int) -> int:
-    """The position of per-example axis ``a`` in a value whose batch dimension is ``d``."""
-    return a if a < d else a + 1
-
-
-def _broadcast_in_dim_batch(axis_data: Any, args: Any, dims: Any, *, shape: tuple[int, ...],
-                            broadcast_dimensions: tuple[int, ...]) -> Any:
-    from fluxion.transforms.array_ops import moveaxis  # noqa: PLC0415
-    x = moveaxis(args[0], dims[0], 0)
-    size = x.shape[0]
-    return broadcast_in_dim_p.bind(
-        x, shape=(size,) + tuple(shape),
-        broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
-
-
-def _reshape_batch(axis_data: Any, args: Any, dims: Any, *, new_sizes: tuple[int, ...]) -> Any:
-    from fluxion.transforms.array_ops import moveaxis  # noqa: PLC0415
-    x = moveaxis(args[0], dims[0], 0)
-    return reshape_p.bind(x, new_sizes=(x.shape[0],) + tuple(new_sizes)), 0
-
-
-def _transpose_batch(axis_data: Any, args: Any, dims: Any, *, permutation: tuple[int, ...]) -> Any:
-    d = dims[0]
-    perm = (d,) + tuple(_phys(p, d) for p in permutation)
-    if perm == tuple(range(len(perm))):
-        return args[0], 0
-    return transpose_p.bind(args[0], permutation=perm), 0
-
-
-def _squeeze_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
-    d = dims[0]
-    return (squeeze_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)),
-            d - sum(1 for a in dimensions if a < d))
-
-
-def _rev_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, ...]) -> Any:
-    d = dims[0]
-    return rev_p.bind(args[0], dimensions=tuple(_phys(a, d) for a in dimensions)), d
-
-
-def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[int, ...],
-                 limit_indices: tuple[int, ...], strides: Any) -> Any:
-    x, d = args[0], dims[0]
-    st = list(start_indices)
-    lim = list(limit_indices)
-    st.insert(d, 0)
-    lim.insert(d, x.shape[d])
-    strd = None
-    if strides is not None:
-        strd = list(strides)
-        strd.insert(d, 1)
-        strd = tuple(strd)
-    return slice_p.bind(x, start_indices=tuple(st), limit_indices=tuple(lim), strides=strd), d
-
-
-def _concatenate_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int) -> Any:
-    from fluxion.lax._rules import batch_size, bdim_to_front  # noqa: PLC0415
-    size = batch_size(args, dims)
-    ops = [bdim_to_front(x, d, size) for x, d in zip(args, dims)]
-    return concatenate_p.bind(*ops, dimension=dimension + 1), 0
-
-
-def _iota_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
-    # iota has no operands, so vmap never calls this: it is here so every primitive has a rule.
-    return iota_p.bind(**params), None
-
-
-broadcast_in_dim_p.batch = _broadcast_in_dim_batch
-reshape_p.batch = _reshape_batch
-transpose_p.batch = _transpose_batch
-squeeze_p.batch = _squeeze_batch
-rev_p.batch = _rev_batch
-slice_p.batch = _slice_batch
-concatenate_p.batch = _concatenate_batch
-iota_p.batch = _iota_batch
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp / transpose)
-# All of these primitives are linear in their array operand(s); see docs/internals.md.
-
-def _attach_ad_rules() -> None:
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def _bcast_t(ct: Any, x: Any, *, shape: tuple, broadcast_dimensions: tuple) -> list:
-        xa = x.aval
-        sum_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
-        sum_axes += [b for i, b in enumerate(broadcast_dimensions)
-                     if xa.shape[i] == 1 and shape[b] != 1]
-        from fluxion.lax.reductions import reduce_sum  # noqa: PLC0415
-        r = reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
-        return [reshape(r, xa.shape)]
-
-    _rules.deflinear(broadcast_in_dim_p, _bcast_t)
-    _rules.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
-    _rules.deflinear(transpose_p, lambda ct, x, *, permutation: [
-        transpose(ct, tuple(int(i) for i in np.argsort(permutation)))])
-    _rules.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-    _rules.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
-
-    def _slice_t(ct: Any, x: Any, *, start_indices: tuple, limit_indices: tuple,
-                 strides: Any) -> list:
-        from fluxion.lax.padding import pad  # noqa: PLC0415
-        xa = x.aval
-        st = strides or (1,) * xa.ndim
-        cfg = []
-        for n, s, m, k in zip(xa.shape, start_indices, _rules.aval_of(ct).shape, st):
-            used = m + max(m - 1, 0) * (k - 1)
-            cfg.append((s, n - s - used, k - 1))
-        return [pad(ct, _rules.const_like(ct, 0), cfg)]
-
-    _rules.deflinear(slice_p, _slice_t)
-
-    def _concat_jvp(primals: list, tangents: list, *, dimension: int) -> tuple:
-        out = concatenate_p.bind(*primals, dimension=dimension)
-        if all(type(t) is ad.Zero for t in tangents):
-            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-        return out, concatenate_p.bind(*[ad.instantiate(t) for t in tangents],
-                                       dimension=dimension)
-
-    def _concat_t(ct: Any, *xs: Any, dimension: int) -> list:
-        out, start = [], 0
-        for x in xs:
-            a = _rules.aval_of(x) if not ad.is_undefined(x) else x.aval
-            size = a.shape[dimension]
-            if ad.is_undefined(x):
-                out.append(slice_in_dim(ct, start, start + size, 1, dimension))
-            else:
-                out.append(None)
-            start += size
-        return out
-
-    concatenate_p.jvp, concatenate_p.transpose = _concat_jvp, _concat_t
-
-
-_attach_ad_rules()

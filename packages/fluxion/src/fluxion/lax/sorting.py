@@ -21,7 +21,10 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import shape_ops as so
+from fluxion.lax import slicing as sl
 from fluxion.lax._base import attr_i64_array, type_error, value_error
+from fluxion.transforms import ad
 
 __all__ = ["sort", "sort_key_val", "top_k", "sort_p", "top_k_p"]
 
@@ -107,8 +110,51 @@ def _sort_lowering(ctx: Any, *xs: str, dimension: int, is_stable: bool, num_keys
     return outs if len(xs) > 1 else [outs]
 
 
+def _take_along(x: Any, idx: Any, axis: int) -> Any:
+    """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` along ``axis`` (one gather whose other
+    dimensions are batching dimensions, so it is linear in ``x`` and transposes to a scatter)."""
+    ishape = tuple(getattr(idx, "shape", np.shape(idx)))
+    nd = len(ishape)
+    others = tuple(d for d in range(nd) if d != axis)
+    dn = sl.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
+                                   start_index_map=(axis,), operand_batching_dims=others,
+                                   start_indices_batching_dims=others)
+    return sl.gather(x, so.reshape(idx, ishape + (1,)), dn, (1,) * nd,
+                     mode=sl.GatherScatterMode.PROMISE_IN_BOUNDS)
+
+
+def _sort_jvp(primals: list, tangents: list, *, dimension: int, is_stable: bool,
+              num_keys: int) -> tuple:
+    # Sort an iota along with the operands: it gives the permutation, which gathers the
+    # tangents (the sort itself is piecewise a permutation).
+    shape = _rules.aval_of(primals[0]).shape
+    idx_dtype = np.int32 if shape[dimension] < np.iinfo(np.int32).max else np.int64
+    iota = so.broadcasted_iota(idx_dtype, shape, dimension)
+    outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
+                       num_keys=num_keys)
+    perm = outs[-1]
+    t_out = []
+    for o, t in zip(outs[:-1], tangents):
+        oa = _rules.aval_of(o)
+        if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
+            t_out.append(ad.Zero(ad.tangent_aval(oa)))
+        else:
+            t_out.append(_take_along(t, perm, dimension))
+    return list(outs[:-1]), t_out
+
+
+def _sort_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int, is_stable: bool,
+                num_keys: int) -> Any:
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
+    outs = sort_p.bind(*ops, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return outs, [0] * len(outs)
+
+
 sort_p.abstract_eval = _sort_abstract_eval
 sort_p.lowering = _sort_lowering
+sort_p.jvp = _sort_jvp
+sort_p.batch = _sort_batch
 
 
 def _ndim(x: Any) -> int:
@@ -206,8 +252,26 @@ def _top_k_lowering(ctx: Any, x: str, *, k: int, axis: int) -> list:
     return ctx.op("chlo.top_k", [x], attrs=f"k = {k} : i64")
 
 
+def _top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple:
+    vals, idx = top_k_p.bind(primals[0], k=k, axis=axis)
+    t = tangents[0]
+    va = _rules.aval_of(vals)
+    z_idx = ad.Zero(ad.tangent_aval(_rules.aval_of(idx)))
+    if type(t) is ad.Zero or not _rules.is_float(va.dtype):
+        return [vals, idx], [ad.Zero(ad.tangent_aval(va)), z_idx]
+    return [vals, idx], [_take_along(t, idx, axis), z_idx]
+
+
+def _top_k_batch(axis_data: Any, args: Any, dims: Any, *, k: int, axis: int) -> Any:
+    d = dims[0]
+    outs = top_k_p.bind(args[0], k=k, axis=axis if axis < d else axis + 1)
+    return outs, [d, d]
+
+
 top_k_p.abstract_eval = _top_k_abstract_eval
 top_k_p.lowering = _top_k_lowering
+top_k_p.jvp = _top_k_jvp
+top_k_p.batch = _top_k_batch
 
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
@@ -227,78 +291,3 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
     if ndim == 0:
         raise type_error("lax.top_k", "operand must have at least one dimension, got shape ()")
     return tuple(top_k_p.bind(operand, k=k, axis=_canon_axis("lax.top_k", axis, ndim)))
-
-
-# ------------------------------------------------------------------ batching rules (vmap)
-
-def _sort_batch(axis_data: Any, args: Any, dims: Any, *, dimension: int, is_stable: bool, num_keys: int) -> Any:
-    size = _rules.batch_size(args, dims)
-    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims)]
-    outs = sort_p.bind(*ops, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
-    return outs, [0] * len(outs)
-
-
-def _top_k_batch(axis_data: Any, args: Any, dims: Any, *, k: int, axis: int) -> Any:
-    d = dims[0]
-    outs = top_k_p.bind(args[0], k=k, axis=axis if axis < d else axis + 1)
-    return outs, [d, d]
-
-
-sort_p.batch = _sort_batch
-top_k_p.batch = _top_k_batch
-
-
-# ------------------------------------------------------------------ autodiff rules (jvp)
-
-def _take_along(x: Any, idx: Any, axis: int) -> Any:
-    """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` along ``axis`` (one gather whose other
-    dimensions are batching dimensions, so it is linear in ``x`` and transposes to a scatter)."""
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.lax import slicing as sl  # noqa: PLC0415
-    ishape = tuple(getattr(idx, "shape", np.shape(idx)))
-    nd = len(ishape)
-    others = tuple(d for d in range(nd) if d != axis)
-    dn = sl.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(axis,),
-                                   start_index_map=(axis,), operand_batching_dims=others,
-                                   start_indices_batching_dims=others)
-    return sl.gather(x, so.reshape(idx, ishape + (1,)), dn, (1,) * nd,
-                     mode=sl.GatherScatterMode.PROMISE_IN_BOUNDS)
-
-
-def _attach_ad_rules() -> None:
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    def sort_jvp(primals: list, tangents: list, *, dimension: int, is_stable: bool,
-                 num_keys: int) -> tuple:
-        # Sort an iota along with the operands: it gives the permutation, which gathers the
-        # tangents (the sort itself is piecewise a permutation).
-        shape = _rules.aval_of(primals[0]).shape
-        idx_dtype = np.int32 if shape[dimension] < np.iinfo(np.int32).max else np.int64
-        iota = so.broadcasted_iota(idx_dtype, shape, dimension)
-        outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
-                           num_keys=num_keys)
-        perm = outs[-1]
-        t_out = []
-        for o, t in zip(outs[:-1], tangents):
-            oa = _rules.aval_of(o)
-            if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
-                t_out.append(ad.Zero(ad.tangent_aval(oa)))
-            else:
-                t_out.append(_take_along(t, perm, dimension))
-        return list(outs[:-1]), t_out
-
-    def top_k_jvp(primals: list, tangents: list, *, k: int, axis: int) -> tuple:
-        vals, idx = top_k_p.bind(primals[0], k=k, axis=axis)
-        t = tangents[0]
-        va = _rules.aval_of(vals)
-        z_idx = ad.Zero(ad.tangent_aval(_rules.aval_of(idx)))
-        if type(t) is ad.Zero or not _rules.is_float(va.dtype):
-            return [vals, idx], [ad.Zero(ad.tangent_aval(va)), z_idx]
-        return [vals, idx], [_take_along(t, idx, axis), z_idx]
-
-    sort_p.jvp = sort_jvp
-    top_k_p.jvp = top_k_jvp
-
-
-_attach_ad_rules()

@@ -15,12 +15,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from fluxion import tree_util
+from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import elementwise as ew
+from fluxion.lax import padding as pd
+from fluxion.lax import shape_ops as so
 from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
-from fluxion.lax.padding import padtype_to_pads
 from fluxion.lax.reductions import _identity, monoid_kind, trace_computation
+from fluxion.transforms import ad
+from fluxion.transforms.staging import abstractify
 
 __all__ = ["reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min",
            "reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p", "reduce_window_p",
@@ -116,13 +123,73 @@ def emit_reduce_window(ctx: Any, operands: Sequence[str], inits: Sequence[str],
                   regions=[region], attrs=attrs)
 
 
+def window_transpose_padding(in_shape: Sequence[int], window_dimensions: Sequence[int],
+                             window_strides: Sequence[int], out_shape: Sequence[int],
+                             padding: Sequence[tuple[int, int]], base_dilation: Sequence[int],
+                             window_dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """Padding of the (stride-dilated) cotangent of a windowed op so that a stride-``base``
+    window pass over it lands on the ``in_shape`` input: the adjoint of a strided window."""
+    pads = []
+    for n, w, s, m, (lo, _), bd, wd in zip(in_shape, window_dimensions, window_strides,
+                                           out_shape, padding, base_dilation, window_dilation):
+        n_dil = _dil(n, bd)
+        k_eff = _dil(w, wd)
+        m_dil = _dil(m, s)
+        before = k_eff - 1 - lo
+        after = n_dil + k_eff - 1 - m_dil - before
+        pads.append((before, after))
+    return tuple(pads)
+
+
+def _dil(n: int, d: int) -> int:
+    return 0 if n == 0 else (n - 1) * d + 1
+
+
+def _ints(name: str, what: str, seq: Any) -> tuple[int, ...]:
+    try:
+        return tuple(operator.index(v) for v in seq)
+    except TypeError:
+        raise type_error(name, f"{what} must be a sequence of integers, got {seq!r}") from None
+
+
+def _window_params(name: str, shape: tuple[int, ...], window_dimensions: Any, window_strides: Any,
+                   padding: Any, base_dilation: Any, window_dilation: Any) -> dict[str, tuple]:
+    wd = _ints(name, "window_dimensions", window_dimensions)
+    ws = (1,) * len(wd) if window_strides is None else _ints(name, "window_strides", window_strides)
+    bd = (1,) * len(wd) if base_dilation is None else _ints(name, "base_dilation", base_dilation)
+    wdl = (1,) * len(wd) if window_dilation is None else _ints(name, "window_dilation",
+                                                              window_dilation)
+    if isinstance(padding, str) or hasattr(padding, "name"):
+        eff = [(w - 1) * d + 1 for w, d in zip(wd, wdl)]
+        pads = tuple(tuple(p) for p in pd.padtype_to_pads(shape, eff, ws, padding))
+    else:
+        try:
+            pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        except (TypeError, ValueError):
+            raise value_error(name, "padding must be 'SAME', 'SAME_LOWER', 'VALID' or a sequence "
+                              f"of (low, high) pairs, got {padding!r}") from None
+    return dict(window_dimensions=wd, window_strides=ws, padding=pads, base_dilation=bd,
+                window_dilation=wdl)
+
+
+def _shape_of(x: Any) -> tuple[int, ...]:
+    s = getattr(x, "shape", None)
+    return tuple(s) if s is not None else np.shape(x)
+
+
 # ------------------------------------------------------------------ monoid reduce_window
 
 _num = DtypeSet("numeric", "iufc")
 _ordered = DtypeSet("boolean, integer or floating", "biuf")
 
+# The neutral per-dimension window parameters of a batch dimension: a size-1, stride-1 window.
+_WINDOW_FILLS = {"window_dimensions": 1, "window_strides": 1, "padding": (0, 0),
+                 "base_dilation": 1, "window_dilation": 1}
+
 
 def _def_reduce_window(name: str, kind: str, accepted: DtypeSet) -> Primitive:
+    """A windowed reduction primitive combining with ``kind``: its shape rule, lowering and
+    batching rule (autodiff rules are set per primitive)."""
     p = Primitive(name)
     fun = f"lax.{name}"
 
@@ -147,12 +214,103 @@ def _def_reduce_window(name: str, kind: str, accepted: DtypeSet) -> Primitive:
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
+    p.batch = _rules.per_dim_param_batch_rule(p, _WINDOW_FILLS)
     return p
 
 
 reduce_window_sum_p = _def_reduce_window("reduce_window_sum", "sum", _num)
+
+
+def _reduce_window_sum_transpose(ct: Any, x: Any, *, window_dimensions: tuple,
+                                 window_strides: tuple, padding: tuple, base_dilation: tuple,
+                                 window_dilation: tuple) -> list:
+    # Linear: pad the stride-dilated cotangent and sum windows again (an all-ones window is its
+    # own flip).
+    in_shape = x.aval.shape
+    ct_shape = _rules.aval_of(ct).shape
+    pads = window_transpose_padding(in_shape, window_dimensions, window_strides, ct_shape,
+                                    padding, base_dilation, window_dilation)
+    cfg = tuple((lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides))
+    padded = pd.pad(ct, _rules.const_like(ct, 0), cfg)
+    ones = (1,) * len(in_shape)
+    out = reduce_window_sum_p.bind(padded, window_dimensions=window_dimensions,
+                                   window_strides=base_dilation,
+                                   padding=((0, 0),) * len(in_shape), base_dilation=ones,
+                                   window_dilation=window_dilation)
+    return [out]
+
+
+_rules.deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+
+
+def reduce_window_sum(operand: Any, window_dimensions: Sequence[int],
+                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
+                      base_dilation: Sequence[int] | None = None,
+                      window_dilation: Sequence[int] | None = None) -> Any:
+    """Sum over each window of ``operand`` (see :func:`reduce_window`).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.reduce_window_sum(jnp.ones(4), (2,), (2,)).tolist()
+        [2.0, 2.0]
+    """
+    return reduce_window_sum_p.bind(operand, **_window_params(
+        "lax.reduce_window_sum", _shape_of(operand), window_dimensions, window_strides, padding,
+        base_dilation, window_dilation))
+
+
+def _chooser_jvp(select_prim: Any) -> Any:
+    """The JVP contribution of a windowed max (``ge``) / min (``le``): the tangent at the
+    position each window's result is taken from."""
+
+    def fn(g: Any, x: Any, **params: Any) -> Any:
+        return _select_and_gather_add(g, x, select_prim, **params)
+
+    return fn
+
+
 reduce_window_max_p = _def_reduce_window("reduce_window_max", "max", _ordered)
+_rules.defjvp(reduce_window_max_p, _chooser_jvp(ew.ge_p))
+
+
+def reduce_window_max(operand: Any, window_dimensions: Sequence[int],
+                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
+                      base_dilation: Sequence[int] | None = None,
+                      window_dilation: Sequence[int] | None = None) -> Any:
+    """Maximum over each window of ``operand`` (padding counts as ``-inf``).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.reduce_window_max(jnp.array([1.0, 3.0, 2.0]), (2,)).tolist()
+        [3.0, 3.0]
+    """
+    return reduce_window_max_p.bind(operand, **_window_params(
+        "lax.reduce_window_max", _shape_of(operand), window_dimensions, window_strides, padding,
+        base_dilation, window_dilation))
+
+
 reduce_window_min_p = _def_reduce_window("reduce_window_min", "min", _ordered)
+_rules.defjvp(reduce_window_min_p, _chooser_jvp(ew.le_p))
+
+
+def reduce_window_min(operand: Any, window_dimensions: Sequence[int],
+                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
+                      base_dilation: Sequence[int] | None = None,
+                      window_dilation: Sequence[int] | None = None) -> Any:
+    """Minimum over each window of ``operand`` (padding counts as ``+inf``).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import fluxion.numpy as jnp
+        >>> lax.reduce_window_min(jnp.array([1.0, 3.0, 2.0]), (2,)).tolist()
+        [1.0, 2.0]
+    """
+    return reduce_window_min_p.bind(operand, **_window_params(
+        "lax.reduce_window_min", _shape_of(operand), window_dimensions, window_strides, padding,
+        base_dilation, window_dilation))
+
 
 _MONOID_PRIMS = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
                  "min": reduce_window_min_p}
@@ -196,40 +354,81 @@ def _reduce_window_lowering(ctx: Any, *args: str, computation: Any, window_dimen
     return outs if n > 1 else [outs]
 
 
+_JVP_COMPUTATIONS: dict[tuple, Any] = {}
+
+
+def _jvp_computation(computation: Any, n: int, fidx: tuple[int, ...]) -> Any:
+    """A Program ``(acc_p.., acc_t.., x_p.., x_t..) -> (out_p.., out_t..)``: the JVP of the
+    scalar reducer ``computation`` (n operands; tangents for the operands ``fidx``)."""
+    key = (computation, fidx)
+    hit = _JVP_COMPUTATIONS.get(key)
+    if hit is not None:
+        return hit
+    avals = list(computation.in_avals[:n])
+
+    def comp(acc: tuple, x: tuple) -> tuple:
+        pa, ta, px, tx = acc[:n], acc[n:], x[:n], x[n:]
+
+        def full(ts: tuple) -> list:
+            out: list = [np.zeros((), dtypes.float0)] * n
+            for j, i in enumerate(fidx):
+                out[i] = ts[j]
+            return out
+
+        def f(*args: Any) -> Any:
+            return tuple(eval_program(computation, [], list(args)))
+
+        outs, touts = ad.jvp(f, (*pa, *px), (*full(ta), *full(tx)))
+        return tuple(outs) + tuple(ad.instantiate(touts[i]) for i in fidx)
+
+    scal = tuple(ShapedArray((), a.dtype) for a in avals)
+    acc = scal + tuple(scal[i] for i in fidx)
+    program, _ = trace_computation("lax.reduce_window", comp, (acc, acc))
+    _JVP_COMPUTATIONS[key] = program
+    return program
+
+
+def _reduce_window_jvp(primals: list, tangents: list, *, computation: Any,
+                       **params: Any) -> tuple:
+    """Reduce the primals and tangents together with the JVP of the computation as reducer."""
+    n = len(primals) // 2
+    ops, inits = primals[:n], primals[n:]
+    if any(type(t) is not ad.Zero for t in tangents[n:]):
+        raise NotImplementedError("lax.reduce_window: differentiating with respect to the initial "
+                                  "values of a generic reduction is not supported (as in JAX)")
+    fidx = tuple(i for i in range(n) if _rules.is_float(_rules.aval_of(ops[i]).dtype)
+                 and type(tangents[i]) is not ad.Zero)
+    if not fidx:
+        outs = reduce_window_p.bind(*primals, computation=computation, **params)
+        return outs, [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in outs]
+    jprog = _jvp_computation(computation, n, fidx)
+    ts = [tangents[i] for i in fidx]
+    t_inits = [ew.convert_element_type(0, _rules.aval_of(ops[i]).dtype) for i in fidx]
+    outs = reduce_window_p.bind(*ops, *ts, *inits, *t_inits, computation=jprog, **params)
+    p_out, t_part = list(outs[:n]), list(outs[n:])
+    t_out = [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in p_out]
+    for j, i in enumerate(fidx):
+        t_out[i] = t_part[j]
+    return p_out, t_out
+
+
+def _reduce_window_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):  # a mapped initial value: one reduction per member
+        return _rules.loop_batch_rule(reduce_window_p)(axis_data, args, dims, **params)
+    size = _rules.batch_size(args, dims)
+    ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
+    new = dict(params)
+    for name, fill in _WINDOW_FILLS.items():
+        new[name] = (fill,) + tuple(params[name])
+    outs = reduce_window_p.bind(*ops, *args[n:], **new)
+    return outs, [0] * len(outs)
+
+
 reduce_window_p.abstract_eval = _reduce_window_abstract_eval
 reduce_window_p.lowering = _reduce_window_lowering
-
-
-def _ints(name: str, what: str, seq: Any) -> tuple[int, ...]:
-    try:
-        return tuple(operator.index(v) for v in seq)
-    except TypeError:
-        raise type_error(name, f"{what} must be a sequence of integers, got {seq!r}") from None
-
-
-def _window_params(name: str, shape: tuple[int, ...], window_dimensions: Any, window_strides: Any,
-                   padding: Any, base_dilation: Any, window_dilation: Any) -> dict[str, tuple]:
-    wd = _ints(name, "window_dimensions", window_dimensions)
-    ws = (1,) * len(wd) if window_strides is None else _ints(name, "window_strides", window_strides)
-    bd = (1,) * len(wd) if base_dilation is None else _ints(name, "base_dilation", base_dilation)
-    wdl = (1,) * len(wd) if window_dilation is None else _ints(name, "window_dilation",
-                                                              window_dilation)
-    if isinstance(padding, str) or hasattr(padding, "name"):
-        eff = [(w - 1) * d + 1 for w, d in zip(wd, wdl)]
-        pads = tuple(tuple(p) for p in padtype_to_pads(shape, eff, ws, padding))
-    else:
-        try:
-            pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
-        except (TypeError, ValueError):
-            raise value_error(name, "padding must be 'SAME', 'SAME_LOWER', 'VALID' or a sequence "
-                              f"of (low, high) pairs, got {padding!r}") from None
-    return dict(window_dimensions=wd, window_strides=ws, padding=pads, base_dilation=bd,
-                window_dilation=wdl)
-
-
-def _shape_of(x: Any) -> tuple[int, ...]:
-    s = getattr(x, "shape", None)
-    return tuple(s) if s is not None else np.shape(x)
+reduce_window_p.jvp = _reduce_window_jvp  # forward mode only, as in JAX
+reduce_window_p.batch = _reduce_window_batch
 
 
 def reduce_window(operand: Any, init_value: Any, computation: Any,
@@ -251,8 +450,6 @@ def reduce_window(operand: Any, init_value: Any, computation: Any,
         >>> lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 1), "VALID").tolist()
         [[5.0, 5.0]]
     """
-    from fluxion import tree_util
-    from fluxion.lax.elementwise import convert_element_type
     flat_ops, tree = tree_util.tree_flatten(operand)
     flat_inits, init_tree = tree_util.tree_flatten(init_value)
     if tree != init_tree or len(flat_ops) != len(flat_inits) or not flat_ops:
@@ -260,7 +457,6 @@ def reduce_window(operand: Any, init_value: Any, computation: Any,
                           f"pytrees, got {tree} and {init_tree}")
     params = _window_params("lax.reduce_window", _shape_of(flat_ops[0]), window_dimensions,
                             window_strides, padding, base_dilation, window_dilation)
-    from fluxion.transforms.staging import abstractify
     avals = [abstractify(o) for o in flat_ops]
     if len(flat_ops) == 1:
         kind = monoid_kind(computation, flat_inits[0], avals[0].dtype)
@@ -272,60 +468,9 @@ def reduce_window(operand: Any, init_value: Any, computation: Any,
     if out_tree != tree:
         raise type_error("lax.reduce_window", f"the computation must return the operand's "
                          f"structure {tree}, got {out_tree}")
-    inits = [convert_element_type(i, a.dtype) for i, a in zip(flat_inits, avals)]
+    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, avals)]
     outs = reduce_window_p.bind(*flat_ops, *inits, computation=program, **params)
     return tree_util.tree_unflatten(tree, outs)
-
-
-def reduce_window_sum(operand: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Any:
-    """Sum over each window of ``operand`` (see :func:`reduce_window`).
-
-    Example:
-        >>> from fluxion import lax
-        >>> import fluxion.numpy as jnp
-        >>> lax.reduce_window_sum(jnp.ones(4), (2,), (2,)).tolist()
-        [2.0, 2.0]
-    """
-    return reduce_window_sum_p.bind(operand, **_window_params(
-        "lax.reduce_window_sum", _shape_of(operand), window_dimensions, window_strides, padding,
-        base_dilation, window_dilation))
-
-
-def reduce_window_max(operand: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Any:
-    """Maximum over each window of ``operand`` (padding counts as ``-inf``).
-
-    Example:
-        >>> from fluxion import lax
-        >>> import fluxion.numpy as jnp
-        >>> lax.reduce_window_max(jnp.array([1.0, 3.0, 2.0]), (2,)).tolist()
-        [3.0, 3.0]
-    """
-    return reduce_window_max_p.bind(operand, **_window_params(
-        "lax.reduce_window_max", _shape_of(operand), window_dimensions, window_strides, padding,
-        base_dilation, window_dilation))
-
-
-def reduce_window_min(operand: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Any:
-    """Minimum over each window of ``operand`` (padding counts as ``+inf``).
-
-    Example:
-        >>> from fluxion import lax
-        >>> import fluxion.numpy as jnp
-        >>> lax.reduce_window_min(jnp.array([1.0, 3.0, 2.0]), (2,)).tolist()
-        [1.0, 2.0]
-    """
-    return reduce_window_min_p.bind(operand, **_window_params(
-        "lax.reduce_window_min", _shape_of(operand), window_dimensions, window_strides, padding,
-        base_dilation, window_dilation))
 
 
 # ------------------------------------------------------------------ select_and_scatter_add
@@ -353,7 +498,6 @@ def _sas_abstract_eval(source: ShapedArray, operand: ShapedArray, *, select_prim
 
 def _sas_lowering(ctx: Any, source: str, operand: str, *, select_prim: Any,
                   window_dimensions: tuple, window_strides: tuple, padding: tuple) -> str:
-    from fluxion.lax.elementwise import _compare_type
     s_aval, o_aval = ctx.avals_in
     scalar = ShapedArray((), o_aval.dtype)
     b = ShapedArray((), np.bool_)
@@ -362,7 +506,7 @@ def _sas_lowering(ctx: Any, source: str, operand: str, *, select_prim: Any,
     def select(r: Any, args: list[str]) -> list[str]:
         return [r.op1("stablehlo.compare", args, b, [scalar, scalar],
                       f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-                      f"compare_type = #stablehlo<comparison_type {_compare_type(o_aval.dtype)}>")]
+                      f"compare_type = #stablehlo<comparison_type {ew._compare_type(o_aval.dtype)}>")]
 
     def scatter(r: Any, args: list[str]) -> list[str]:
         return [combine(r, "sum", args[0], args[1], scalar)]
@@ -377,8 +521,41 @@ def _sas_lowering(ctx: Any, source: str, operand: str, *, select_prim: Any,
                         f"window_strides = {attr_i64_array(window_strides)}")
 
 
+def _sas_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    # linear in the source, piecewise constant in the operand
+    out = select_and_scatter_add_p.bind(*primals, **params)
+    g = tangents[0]
+    if type(g) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, select_and_scatter_add_p.bind(g, primals[1], **params)
+
+
+def _sas_transpose(ct: Any, source: Any, operand: Any, *, select_prim: Any,
+                   window_dimensions: tuple, window_strides: tuple, padding: tuple) -> list:
+    if ad.is_undefined(operand):
+        raise NotImplementedError("select_and_scatter_add: transpose with respect to the "
+                                  "operand (the program is not linear in it)")
+    ones = (1,) * len(window_dimensions)
+    return [_select_and_gather_add(ct, operand, select_prim, window_dimensions,
+                                   window_strides, padding, ones, ones), None]
+
+
+def _sas_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any,
+               window_dimensions: tuple, window_strides: tuple, padding: tuple) -> Any:
+    # both operands batch-first; a size-1, stride-1 window over the batch dimension
+    size = _rules.batch_size(args, dims)
+    source, operand = (_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims))
+    out = select_and_scatter_add_p.bind(
+        source, operand, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
+        window_strides=(1,) + window_strides, padding=((0, 0),) + padding)
+    return out, 0
+
+
 select_and_scatter_add_p.abstract_eval = _sas_abstract_eval
 select_and_scatter_add_p.lowering = _sas_lowering
+select_and_scatter_add_p.jvp = _sas_jvp
+select_and_scatter_add_p.transpose = _sas_transpose
+select_and_scatter_add_p.batch = _sas_batch
 
 
 def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
@@ -405,44 +582,6 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
         window_strides=_ints(name, "window_strides", window_strides), padding=pads)
 
 
-
-# ------------------------------------------------------------------ batching rules (vmap)
-
-def _attach_batch_rules() -> None:
-    fills = {"window_dimensions": 1, "window_strides": 1, "padding": (0, 0), "base_dilation": 1,
-             "window_dilation": 1}
-    for p in (reduce_window_sum_p, reduce_window_max_p, reduce_window_min_p):
-        p.batch = _rules.per_dim_param_batch_rule(p, fills)
-
-    def reduce_window_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
-        n = len(args) // 2
-        if any(d is not None for d in dims[n:]):
-            return _rules.loop_batch_rule(reduce_window_p)(axis_data, args, dims, **params)
-        size = _rules.batch_size(args, dims)
-        ops = [_rules.bdim_to_front(x, d, size) for x, d in zip(args[:n], dims[:n])]
-        new = dict(params)
-        for name, fill in fills.items():
-            new[name] = (fill,) + tuple(params[name])
-        outs = reduce_window_p.bind(*ops, *args[n:], **new)
-        return outs, [0] * len(outs)
-
-    reduce_window_p.batch = reduce_window_batch
-    def sas_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
-                  window_strides: tuple, padding: tuple) -> Any:
-        # both operands batch-first; a size-1, stride-1 window over the batch dimension
-        size = _rules.batch_size(args, dims)
-        source, operand = (_rules.bdim_to_front(x, d, size) for x, d in zip(args, dims))
-        out = select_and_scatter_add_p.bind(
-            source, operand, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
-            window_strides=(1,) + window_strides, padding=((0, 0),) + padding)
-        return out, 0
-
-    select_and_scatter_add_p.batch = sas_batch
-
-
-_attach_batch_rules()
-
-
 # ------------------------------------------------------------------ select_and_gather_add
 # The tangent of a windowed max/min: for each window, the tangent at the position the window's
 # max (``ge``) / min (``le``) of ``operand`` is taken from. Linear in the tangent; its transpose
@@ -466,7 +605,6 @@ def _sga_abstract_eval(tangent: ShapedArray, operand: ShapedArray, *, select_pri
 def _sga_lowering(ctx: Any, tangent: str, operand: str, *, select_prim: Any,
                   window_dimensions: tuple, window_strides: tuple, padding: tuple,
                   base_dilation: tuple, window_dilation: tuple) -> str:
-    from fluxion.lax.elementwise import _compare_type  # noqa: PLC0415
     t_aval, o_aval = ctx.avals_in
     scalar = ShapedArray((), o_aval.dtype)
     b = ShapedArray((), np.bool_)
@@ -479,7 +617,7 @@ def _sga_lowering(ctx: Any, tangent: str, operand: str, *, select_prim: Any,
         acc_o, acc_t, x_o, x_t = args
         keep = r.op1("stablehlo.compare", [acc_o, x_o], b, [scalar, scalar],
                      f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-                     f"compare_type = #stablehlo<comparison_type {_compare_type(o_aval.dtype)}>")
+                     f"compare_type = #stablehlo<comparison_type {ew._compare_type(o_aval.dtype)}>")
         return [r.op1("stablehlo.select", [keep, acc_o, x_o], scalar, [b, scalar, scalar]),
                 r.op1("stablehlo.select", [keep, acc_t, x_t], scalar, [b, scalar, scalar])]
 
@@ -490,8 +628,58 @@ def _sga_lowering(ctx: Any, tangent: str, operand: str, *, select_prim: Any,
     return outs[1]
 
 
+def _sga_jvp(primals: list, tangents: list, **params: Any) -> tuple:
+    # linear in the tangent, piecewise constant in the operand
+    out = select_and_gather_add_p.bind(*primals, **params)
+    g = tangents[0]
+    if type(g) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, select_and_gather_add_p.bind(g, primals[1], **params)
+
+
+def _sga_transpose(ct: Any, tangent: Any, operand: Any, *, select_prim: Any,
+                   window_dimensions: tuple, window_strides: tuple, padding: tuple,
+                   base_dilation: tuple, window_dilation: tuple) -> list:
+    if ad.is_undefined(operand):
+        raise NotImplementedError("select_and_gather_add: transpose with respect to the "
+                                  "operand (the program is not linear in it)")
+    if any(d != 1 for d in window_dilation):
+        raise NotImplementedError(
+            "the gradient (VJP) of a windowed max/min (max pooling) with window dilation is "
+            f"not implemented, got window_dilation={window_dilation}")
+    dilated = any(d != 1 for d in base_dilation)
+    op = operand
+    if dilated:  # the holes of the dilated base are never selected
+        kind = "max" if select_prim.name in ("ge", "gt") else "min"
+        fill = identity_value(kind, _rules.aval_of(op).dtype)
+        op = pd.pad(op, ew.convert_element_type(fill, _rules.aval_of(op).dtype),
+                    tuple((0, 0, d - 1) for d in base_dilation))
+    out = select_and_scatter_add_p.bind(ct, op, select_prim=select_prim,
+                                        window_dimensions=window_dimensions,
+                                        window_strides=window_strides, padding=padding)
+    if dilated:
+        shape = _rules.aval_of(out).shape
+        out = so.slice(out, (0,) * len(shape), shape, base_dilation)
+    return [out, None]
+
+
+def _sga_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any,
+               window_dimensions: tuple, window_strides: tuple, padding: tuple,
+               base_dilation: tuple, window_dilation: tuple) -> Any:
+    size = _rules.batch_size(args, dims)
+    t, x = (_rules.bdim_to_front(a, d, size) for a, d in zip(args, dims))
+    out = select_and_gather_add_p.bind(
+        t, x, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
+        window_strides=(1,) + window_strides, padding=((0, 0),) + padding,
+        base_dilation=(1,) + base_dilation, window_dilation=(1,) + window_dilation)
+    return out, 0
+
+
 select_and_gather_add_p.abstract_eval = _sga_abstract_eval
 select_and_gather_add_p.lowering = _sga_lowering
+select_and_gather_add_p.jvp = _sga_jvp
+select_and_gather_add_p.transpose = _sga_transpose
+select_and_gather_add_p.batch = _sga_batch
 
 
 def _select_and_gather_add(tangent: Any, operand: Any, select_prim: Any, window_dimensions: tuple,
@@ -501,196 +689,3 @@ def _select_and_gather_add(tangent: Any, operand: Any, select_prim: Any, window_
         tangent, operand, select_prim=select_prim, window_dimensions=tuple(window_dimensions),
         window_strides=tuple(window_strides), padding=tuple(padding),
         base_dilation=tuple(base_dilation), window_dilation=tuple(window_dilation))
-
-
-def window_transpose_padding(in_shape: Sequence[int], window_dimensions: Sequence[int],
-                             window_strides: Sequence[int], out_shape: Sequence[int],
-                             padding: Sequence[tuple[int, int]], base_dilation: Sequence[int],
-                             window_dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
-    """Padding of the (stride-dilated) cotangent of a windowed op so that a stride-``base``
-    window pass over it lands on the ``in_shape`` input: the adjoint of a strided window."""
-    pads = []
-    for n, w, s, m, (lo, _), bd, wd in zip(in_shape, window_dimensions, window_strides,
-                                           out_shape, padding, base_dilation, window_dilation):
-        n_dil = _dil(n, bd)
-        k_eff = _dil(w, wd)
-        m_dil = _dil(m, s)
-        before = k_eff - 1 - lo
-        after = n_dil + k_eff - 1 - m_dil - before
-        pads.append((before, after))
-    return tuple(pads)
-
-
-def _dil(n: int, d: int) -> int:
-    return 0 if n == 0 else (n - 1) * d + 1
-
-
-def _attach_ad_rules() -> None:
-    from fluxion.lax import elementwise as ew  # noqa: PLC0415
-    from fluxion.lax import padding as pd  # noqa: PLC0415
-    from fluxion.lax import shape_ops as so  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-
-    # reduce_window_sum: linear; its transpose pads the stride-dilated cotangent and sums
-    # windows again (an all-ones window is its own flip).
-    def rws_transpose(ct: Any, x: Any, *, window_dimensions: tuple, window_strides: tuple,
-                      padding: tuple, base_dilation: tuple, window_dilation: tuple) -> list:
-        in_shape = x.aval.shape
-        ct_shape = _rules.aval_of(ct).shape
-        pads = window_transpose_padding(in_shape, window_dimensions, window_strides, ct_shape,
-                                        padding, base_dilation, window_dilation)
-        cfg = tuple((lo, hi, s - 1) for (lo, hi), s in zip(pads, window_strides))
-        padded = pd.pad(ct, _rules.const_like(ct, 0), cfg)
-        ones = (1,) * len(in_shape)
-        out = reduce_window_sum_p.bind(padded, window_dimensions=window_dimensions,
-                                       window_strides=base_dilation,
-                                       padding=((0, 0),) * len(in_shape), base_dilation=ones,
-                                       window_dilation=window_dilation)
-        return [out]
-
-    _rules.deflinear(reduce_window_sum_p, rws_transpose)
-
-    def chooser_jvp(select_prim: Any) -> Any:
-        def fn(g: Any, x: Any, **params: Any) -> Any:
-            return _select_and_gather_add(g, x, select_prim, **params)
-        return fn
-
-    _rules.defjvp(reduce_window_max_p, chooser_jvp(ew.ge_p))
-    _rules.defjvp(reduce_window_min_p, chooser_jvp(ew.le_p))
-
-    # select_and_gather_add: linear in the tangent, piecewise constant in the operand
-    def sga_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-        out = select_and_gather_add_p.bind(*primals, **params)
-        g = tangents[0]
-        if type(g) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-        return out, select_and_gather_add_p.bind(g, primals[1], **params)
-
-    def sga_transpose(ct: Any, tangent: Any, operand: Any, *, select_prim: Any,
-                      window_dimensions: tuple, window_strides: tuple, padding: tuple,
-                      base_dilation: tuple, window_dilation: tuple) -> list:
-        if ad.is_undefined(operand):
-            raise NotImplementedError("select_and_gather_add: transpose with respect to the "
-                                      "operand (the program is not linear in it)")
-        if any(d != 1 for d in window_dilation):
-            raise NotImplementedError(
-                "the gradient (VJP) of a windowed max/min (max pooling) with window dilation is "
-                f"not implemented, got window_dilation={window_dilation}")
-        dilated = any(d != 1 for d in base_dilation)
-        op = operand
-        if dilated:  # the holes of the dilated base are never selected
-            kind = "max" if select_prim.name in ("ge", "gt") else "min"
-            fill = identity_value(kind, _rules.aval_of(op).dtype)
-            op = pd.pad(op, ew.convert_element_type(fill, _rules.aval_of(op).dtype),
-                        tuple((0, 0, d - 1) for d in base_dilation))
-        out = select_and_scatter_add_p.bind(ct, op, select_prim=select_prim,
-                                            window_dimensions=window_dimensions,
-                                            window_strides=window_strides, padding=padding)
-        if dilated:
-            shape = _rules.aval_of(out).shape
-            out = so.slice(out, (0,) * len(shape), shape, base_dilation)
-        return [out, None]
-
-    def sga_batch(axis_data: Any, args: Any, dims: Any, *, select_prim: Any, window_dimensions: tuple,
-                  window_strides: tuple, padding: tuple, base_dilation: tuple,
-                  window_dilation: tuple) -> Any:
-        size = _rules.batch_size(args, dims)
-        t, x = (_rules.bdim_to_front(a, d, size) for a, d in zip(args, dims))
-        out = select_and_gather_add_p.bind(
-            t, x, select_prim=select_prim, window_dimensions=(1,) + window_dimensions,
-            window_strides=(1,) + window_strides, padding=((0, 0),) + padding,
-            base_dilation=(1,) + base_dilation, window_dilation=(1,) + window_dilation)
-        return out, 0
-
-    select_and_gather_add_p.jvp = sga_jvp
-    select_and_gather_add_p.transpose = sga_transpose
-    select_and_gather_add_p.batch = sga_batch
-
-    # select_and_scatter_add: linear in the source, piecewise constant in the operand
-    def sas_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-        out = select_and_scatter_add_p.bind(*primals, **params)
-        g = tangents[0]
-        if type(g) is ad.Zero:
-            return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
-        return out, select_and_scatter_add_p.bind(g, primals[1], **params)
-
-    def sas_transpose(ct: Any, source: Any, operand: Any, *, select_prim: Any,
-                      window_dimensions: tuple, window_strides: tuple, padding: tuple) -> list:
-        if ad.is_undefined(operand):
-            raise NotImplementedError("select_and_scatter_add: transpose with respect to the "
-                                      "operand (the program is not linear in it)")
-        ones = (1,) * len(window_dimensions)
-        return [_select_and_gather_add(ct, operand, select_prim, window_dimensions,
-                                       window_strides, padding, ones, ones), None]
-
-    select_and_scatter_add_p.jvp = sas_jvp
-    select_and_scatter_add_p.transpose = sas_transpose
-
-    # generic reduce_window: reduce (primals, tangents) together with the JVP of the
-    # computation (forward mode only, as in JAX)
-    reduce_window_p.jvp = _reduce_window_jvp
-
-
-_JVP_COMPUTATIONS: dict[tuple, Any] = {}
-
-
-def _jvp_computation(computation: Any, n: int, fidx: tuple[int, ...]) -> Any:
-    """A Program ``(acc_p.., acc_t.., x_p.., x_t..) -> (out_p.., out_t..)``: the JVP of the
-    scalar reducer ``computation`` (n operands; tangents for the operands ``fidx``)."""
-    key = (computation, fidx)
-    hit = _JVP_COMPUTATIONS.get(key)
-    if hit is not None:
-        return hit
-    from fluxion.core import dtypes  # noqa: PLC0415
-    from fluxion.core.ir import eval_program  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-    avals = list(computation.in_avals[:n])
-
-    def comp(acc: tuple, x: tuple) -> tuple:
-        pa, ta, px, tx = acc[:n], acc[n:], x[:n], x[n:]
-
-        def full(ts: tuple) -> list:
-            out: list = [np.zeros((), dtypes.float0)] * n
-            for j, i in enumerate(fidx):
-                out[i] = ts[j]
-            return out
-
-        def f(*args: Any) -> Any:
-            return tuple(eval_program(computation, [], list(args)))
-
-        outs, touts = ad.jvp(f, (*pa, *px), (*full(ta), *full(tx)))
-        return tuple(outs) + tuple(ad.instantiate(touts[i]) for i in fidx)
-
-    scal = tuple(ShapedArray((), a.dtype) for a in avals)
-    acc = scal + tuple(scal[i] for i in fidx)
-    program, _ = trace_computation("lax.reduce_window", comp, (acc, acc))
-    _JVP_COMPUTATIONS[key] = program
-    return program
-
-
-def _reduce_window_jvp(primals: list, tangents: list, *, computation: Any,
-                       **params: Any) -> tuple:
-    from fluxion.lax.elementwise import convert_element_type  # noqa: PLC0415
-    from fluxion.transforms import ad  # noqa: PLC0415
-    n = len(primals) // 2
-    ops, inits = primals[:n], primals[n:]
-    if any(type(t) is not ad.Zero for t in tangents[n:]):
-        raise NotImplementedError("lax.reduce_window: differentiating with respect to the initial "
-                                  "values of a generic reduction is not supported (as in JAX)")
-    fidx = tuple(i for i in range(n) if _rules.is_float(_rules.aval_of(ops[i]).dtype)
-                 and type(tangents[i]) is not ad.Zero)
-    if not fidx:
-        outs = reduce_window_p.bind(*primals, computation=computation, **params)
-        return outs, [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in outs]
-    jprog = _jvp_computation(computation, n, fidx)
-    ts = [tangents[i] for i in fidx]
-    t_inits = [convert_element_type(0, _rules.aval_of(ops[i]).dtype) for i in fidx]
-    outs = reduce_window_p.bind(*ops, *ts, *inits, *t_inits, computation=jprog, **params)
-    p_out, t_part = list(outs[:n]), list(outs[n:])
-    t_out = [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in p_out]
-    for j, i in enumerate(fidx):
-        t_out[i] = t_part[j]
-    return p_out, t_out
-
-
-_attach_ad_rules()

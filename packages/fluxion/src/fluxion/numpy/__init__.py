@@ -1,5 +1,9 @@
 """``fluxion.numpy``: the NumPy API on Fluxion arrays, with JAX's semantics.
 
+Each function lives in a module named for what it does (``creation``, ``ufuncs``, ``reductions``,
+``nanfunctions``, ``quantiles``, ``histograms``, ...); this package only re-exports them.
+``fluxion.numpy.linalg`` is imported on first access.
+
 Example:
     >>> import fluxion.numpy as jnp
     >>> x = jnp.linspace(0.0, 1.0, 3)
@@ -7,42 +11,182 @@ Example:
     [0.0, 1.0, 2.0]
 """
 
+import importlib as _importlib
+
 import numpy as _np
 
 from fluxion.backend.array import Array as ndarray
-from fluxion.core.dtypes import (
-    bfloat16,
-    dtype,
-    finfo,
-    float0,
-    float8_e4m3fn,
-    float8_e5m2,
-    float16,
-    iinfo,
-    int4,
-    issubdtype,
-    promote_types,
-    result_type,
-    uint4,
-)
-from fluxion.numpy import array_methods as _array_methods  # noqa: F401  (attaches operators)
+from fluxion.core.dtypes import dtype, finfo, float0, iinfo, issubdtype, promote_types, result_type
+from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
+from fluxion.numpy.averages import average, corrcoef, cov
+from fluxion.numpy.calculus import diff, ediff1d, gradient, trapezoid, unwrap
+from fluxion.numpy.comparisons import allclose, array_equal, array_equiv, isclose
+from fluxion.numpy.convolution import convolve, correlate
 from fluxion.numpy.creation import (
     arange,
     array,
     asarray,
+    copy,
     empty,
     empty_like,
     eye,
+    from_dlpack,
+    frombuffer,
+    fromfunction,
+    fromiter,
+    fromstring,
     full,
     full_like,
+    geomspace,
     identity,
     linspace,
+    logspace,
     ones,
     ones_like,
     zeros,
     zeros_like,
 )
+from fluxion.numpy.cumulative import cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum
+from fluxion.numpy.dtype_utils import (
+    ComplexWarning,
+    astype,
+    bfloat16,
+    bool_,
+    can_cast,
+    cdouble,
+    character,
+    complex64,
+    complex128,
+    complex_,
+    complexfloating,
+    csingle,
+    double,
+    flexible,
+    float4_e2m1fn,
+    float6_e2m3fn,
+    float6_e3m2fn,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fn,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
+    float16,
+    float32,
+    float64,
+    float_,
+    floating,
+    generic,
+    inexact,
+    int1,
+    int2,
+    int4,
+    int8,
+    int16,
+    int32,
+    int64,
+    int_,
+    integer,
+    iscomplexobj,
+    isdtype,
+    isrealobj,
+    isscalar,
+    iterable,
+    number,
+    object_,
+    signedinteger,
+    single,
+    uint,
+    uint1,
+    uint2,
+    uint4,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
+from fluxion.numpy.einsum import cross, einsum, einsum_path, kron, trace
+from fluxion.numpy.floating_point import (
+    frexp,
+    isneginf,
+    isposinf,
+    ldexp,
+    modf,
+    nan_to_num,
+    nextafter,
+    signbit,
+    spacing,
+)
+from fluxion.numpy.grids import indices, meshgrid, mgrid, ogrid
+from fluxion.numpy.histograms import bincount, histogram, histogram2d, histogram_bin_edges, histogramdd
+from fluxion.numpy.index_tricks import c_, r_
+from fluxion.numpy.integers import bitwise_count, gcd, lcm, packbits, unpackbits
+from fluxion.numpy.interpolation import interp
+from fluxion.numpy.manipulation import (
+    append,
+    array_split,
+    block,
+    choose,
+    column_stack,
+    compress,
+    delete,
+    dsplit,
+    dstack,
+    extract,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    insert,
+    matrix_transpose,
+    piecewise,
+    place,
+    put,
+    put_along_axis,
+    repeat,
+    resize,
+    roll,
+    rollaxis,
+    rot90,
+    select,
+    split,
+    take,
+    take_along_axis,
+    tile,
+    trim_zeros,
+    unstack,
+    vsplit,
+)
+from fluxion.numpy.matrices import diag, diagflat, diagonal, tri, tril, triu, vander
+from fluxion.numpy.nanfunctions import (
+    nanargmax,
+    nanargmin,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+)
+from fluxion.numpy.padding import pad
+from fluxion.numpy.polynomial import (
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+)
 from fluxion.numpy.products import dot, inner, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat
+from fluxion.numpy.quantiles import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from fluxion.numpy.reductions import (
     all,
     amax,
@@ -59,6 +203,35 @@ from fluxion.numpy.reductions import (
     std,
     sum,
     var,
+)
+from fluxion.numpy.rounding import around, round
+from fluxion.numpy.setops import (
+    argwhere,
+    diag_indices,
+    diag_indices_from,
+    fill_diagonal,
+    flatnonzero,
+    index_exp,
+    intersect1d,
+    isin,
+    ix_,
+    mask_indices,
+    nonzero,
+    ravel_multi_index,
+    s_,
+    setdiff1d,
+    setxor1d,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+    unravel_index,
 )
 from fluxion.numpy.shape import (
     atleast_1d,
@@ -85,10 +258,40 @@ from fluxion.numpy.shape import (
     vstack,
     where,
 )
+from fluxion.numpy.sorting import (
+    argpartition,
+    argsort,
+    digitize,
+    lexsort,
+    partition,
+    searchsorted,
+    sort,
+    sort_complex,
+)
+from fluxion.numpy.ufunc_objects import (
+    add,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    frompyfunc,
+    logaddexp,
+    logaddexp2,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    subtract,
+    ufunc,
+)
 from fluxion.numpy.ufuncs import (
     abs,
     absolute,
-    add,
+    acos,
+    acosh,
+    angle,
     arccos,
     arccosh,
     arcsin,
@@ -96,12 +299,18 @@ from fluxion.numpy.ufuncs import (
     arctan,
     arctan2,
     arctanh,
-    bitwise_and,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    bitwise_invert,
+    bitwise_left_shift,
     bitwise_not,
-    bitwise_or,
-    bitwise_xor,
+    bitwise_right_shift,
     cbrt,
     ceil,
+    clip,
     conj,
     conjugate,
     copysign,
@@ -110,21 +319,30 @@ from fluxion.numpy.ufuncs import (
     deg2rad,
     degrees,
     divide,
+    divmod,
     equal,
     exp,
     exp2,
     expm1,
+    fabs,
+    float_power,
     floor,
     floor_divide,
+    fmax,
+    fmin,
     fmod,
     greater,
     greater_equal,
+    heaviside,
     hypot,
+    i0,
     imag,
     invert,
+    iscomplex,
     isfinite,
     isinf,
     isnan,
+    isreal,
     left_shift,
     less,
     less_equal,
@@ -132,18 +350,11 @@ from fluxion.numpy.ufuncs import (
     log1p,
     log2,
     log10,
-    logaddexp,
-    logical_and,
     logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
     mod,
-    multiply,
-    negative,
     not_equal,
     positive,
+    pow,
     power,
     rad2deg,
     radians,
@@ -158,123 +369,76 @@ from fluxion.numpy.ufuncs import (
     sinh,
     sqrt,
     square,
-    subtract,
     tan,
     tanh,
     true_divide,
     trunc,
 )
 from fluxion.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
+from fluxion.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 
-bool_ = _np.bool_
-int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
-uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
-float32, float64 = _np.float32, _np.float64
-complex64, complex128 = _np.complex64, _np.complex128
+bool = bool_  # NumPy 2's name for the boolean scalar type
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
-
-# Breadth (issue 3, part 2): scalar types as callables, ufunc objects, and the rest of the
-# jax.numpy surface. Imported after the plain definitions above so the scalar types and the
-# ufunc objects replace the NumPy scalar types and plain functions of the same names.
-from fluxion.numpy import construction as _construction  # noqa: E402
-from fluxion.numpy import dtype_utils as _dtype_utils  # noqa: E402
-from fluxion.numpy import einsum as _einsum_mod  # noqa: E402
-from fluxion.numpy import index_tricks as _index_tricks  # noqa: E402
-from fluxion.numpy import manipulation as _manipulation  # noqa: E402
-from fluxion.numpy import padding as _padding  # noqa: E402
-from fluxion.numpy import polynomial as _polynomial  # noqa: E402
-from fluxion.numpy import setops as _setops  # noqa: E402
-from fluxion.numpy import sorting as _sorting  # noqa: E402
-from fluxion.numpy import statistics as _statistics  # noqa: E402
-from fluxion.numpy import ufunc_objects as _ufunc_objects  # noqa: E402
-from fluxion.numpy import ufuncs_extra as _ufuncs_extra  # noqa: E402
-
-_BREADTH_MODULES = (_dtype_utils, _construction, _ufuncs_extra, _sorting, _statistics,
-                    _manipulation, _setops, _einsum_mod, _polynomial, _ufunc_objects,
-                    _padding, _index_tricks)
-for _m in _BREADTH_MODULES:
-    for _n in _m.__all__:
-        globals()[_n] = getattr(_m, _n)
-bool = _dtype_utils.bool_  # noqa: A001
-_BREADTH_NAMES = sorted({_n for _m in _BREADTH_MODULES for _n in _m.__all__} | {"bool"})
-del _m, _n
-
-
-def clip(arr=None, /, min=None, max=None, *, a=None, a_min=None, a_max=None):  # noqa: A002
-    """Limit values to ``[min, max]``.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> jnp.clip(jnp.arange(5), 1, 3).tolist()
-        [1, 1, 2, 3, 3]
-    """
-    x = a if arr is None else arr
-    lo = min if min is not None else a_min
-    hi = max if max is not None else a_max
-    if lo is not None:
-        x = maximum(x, lo)
-    if hi is not None:
-        x = minimum(x, hi)
-    return asarray(x)
-
-
-def round(a, decimals=0, out=None):  # noqa: A001
-    """Round to ``decimals`` decimal places, ties to even (as NumPy).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> jnp.round(jnp.array([0.5, 1.25]), 1).tolist()
-        [0.5, 1.2000000476837158]
-    """
-    from fluxion import lax as _lax
-    x = asarray(a)
-    if x.dtype.kind in "biu":
-        if decimals < 0:
-            raise NotImplementedError("round: integer arrays with decimals < 0 are not supported")
-        return x
-    if decimals == 0:
-        return _lax.round(x, _lax.RoundingMethod.TO_NEAREST_EVEN)
-    if x.dtype == _np.float16:  # like JAX: scale in float32, so 10**decimals loses nothing
-        wide = _lax.convert_element_type(x, _np.float32, weak_type=x.weak_type)
-        return _lax.convert_element_type(round(wide, decimals), _np.float16,
-                                         weak_type=x.weak_type)
-    factor = _lax.convert_element_type(10.0 ** decimals, x.dtype, weak_type=x.weak_type)
-    return _lax.div(_lax.round(_lax.mul(x, factor), _lax.RoundingMethod.TO_NEAREST_EVEN), factor)
-
-
-around = round
 
 
 def __getattr__(name: str) -> object:
     # Submodules imported on first access (``jnp.linalg``), so ``import fluxion.numpy`` stays cheap.
     if name == "linalg":
-        import importlib  # noqa: PLC0415
-        return importlib.import_module(f"fluxion.numpy.{name}")
+        return _importlib.import_module(f"fluxion.numpy.{name}")
     raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
 
 
 __all__ = [
-    "abs", "absolute", "add", "all", "amax", "amin", "any", "apply_along_axis",
-    "apply_over_axes", "arange", "arccos", "arccosh",
-    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "around", "array",
-    "asarray", "atleast_1d", "atleast_2d", "atleast_3d", "bfloat16", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_shapes", "broadcast_to",
-    "cbrt", "ceil", "clip", "complex64", "complex128", "concat", "concatenate", "conj",
-    "conjugate", "copysign", "cos", "cosh", "count_nonzero", "deg2rad", "degrees", "divide", "dot",
-    "dtype", "e", "empty", "empty_like", "equal", "euler_gamma", "exp", "exp2", "expand_dims",
-    "expm1", "eye", "finfo", "float0", "float8_e4m3fn", "float8_e5m2", "float16", "float32",
-    "float64", "floor", "floor_divide", "fmod", "full", "full_like", "greater", "greater_equal",
-    "hstack", "hypot", "identity", "iinfo", "imag", "inf", "inner", "int4", "int8", "int16",
-    "int32", "int64", "invert", "isfinite", "isinf", "isnan", "issubdtype", "left_shift", "less",
-    "less_equal", "linspace", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "matmul", "matvec", "max", "maximum", "mean", "min",
-    "minimum", "mod", "moveaxis", "multiply", "nan", "ndarray", "ndim", "negative", "newaxis",
-    "not_equal", "ones", "ones_like", "outer", "permute_dims", "pi", "positive", "power", "prod",
-    "promote_types", "ptp", "rad2deg", "radians", "ravel", "real", "reciprocal", "remainder",
-    "reshape", "result_type", "right_shift", "rint", "round", "shape", "sign", "sin", "sinc",
-    "sinh", "size", "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes",
-    "tan", "tanh", "tensordot", "transpose", "true_divide", "trunc", "uint4", "uint8", "uint16",
-    "uint32", "uint64", "var", "vdot", "vecdot", "vecmat", "vectorize", "vstack", "where", "zeros", "zeros_like",
+    "ComplexWarning", "abs", "absolute", "acos", "acosh", "add", "all", "allclose", "amax", "amin",
+    "angle", "any", "append", "apply_along_axis", "apply_over_axes", "arange", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "argpartition",
+    "argsort", "argwhere", "around", "array", "array_equal", "array_equiv", "array_split",
+    "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh", "atleast_1d", "atleast_2d",
+    "atleast_3d", "average", "bartlett", "bfloat16", "bincount", "bitwise_and", "bitwise_count",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift",
+    "bitwise_xor", "blackman", "block", "bool", "bool_", "broadcast_arrays", "broadcast_shapes",
+    "broadcast_to", "c_", "can_cast", "cbrt", "cdouble", "ceil", "character", "choose", "clip",
+    "column_stack", "complex128", "complex64", "complex_", "complexfloating", "compress", "concat",
+    "concatenate", "conj", "conjugate", "convolve", "copy", "copysign", "corrcoef", "correlate",
+    "cos", "cosh", "count_nonzero", "cov", "cross", "csingle", "cumprod", "cumsum",
+    "cumulative_prod", "cumulative_sum", "deg2rad", "degrees", "delete", "diag", "diag_indices",
+    "diag_indices_from", "diagflat", "diagonal", "diff", "digitize", "divide", "divmod", "dot",
+    "double", "dsplit", "dstack", "dtype", "e", "ediff1d", "einsum", "einsum_path", "empty",
+    "empty_like", "equal", "euler_gamma", "exp", "exp2", "expand_dims", "expm1", "extract", "eye",
+    "fabs", "fill_diagonal", "finfo", "flatnonzero", "flexible", "flip", "fliplr", "flipud",
+    "float0", "float16", "float32", "float4_e2m1fn", "float64", "float6_e2m3fn", "float6_e3m2fn",
+    "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+    "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float_", "float_power", "floating",
+    "floor", "floor_divide", "fmax", "fmin", "fmod", "frexp", "from_dlpack", "frombuffer",
+    "fromfunction", "fromiter", "frompyfunc", "fromstring", "full", "full_like", "gcd", "generic",
+    "geomspace", "gradient", "greater", "greater_equal", "hamming", "hanning", "heaviside",
+    "histogram", "histogram2d", "histogram_bin_edges", "histogramdd", "hsplit", "hstack", "hypot",
+    "i0", "identity", "iinfo", "imag", "index_exp", "indices", "inexact", "inf", "inner", "insert",
+    "int1", "int16", "int2", "int32", "int4", "int64", "int8", "int_", "integer", "interp",
+    "intersect1d", "invert", "isclose", "iscomplex", "iscomplexobj", "isdtype", "isfinite", "isin",
+    "isinf", "isnan", "isneginf", "isposinf", "isreal", "isrealobj", "isscalar", "issubdtype",
+    "iterable", "ix_", "kaiser", "kron", "lcm", "ldexp", "left_shift", "less", "less_equal",
+    "lexsort", "linalg", "linspace", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logspace", "mask_indices", "matmul",
+    "matrix_transpose", "matvec", "max", "maximum", "mean", "median", "meshgrid", "mgrid", "min",
+    "minimum", "mod", "modf", "moveaxis", "multiply", "nan", "nan_to_num", "nanargmax", "nanargmin",
+    "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian", "nanmin", "nanpercentile",
+    "nanprod", "nanquantile", "nanstd", "nansum", "nanvar", "ndarray", "ndim", "negative",
+    "newaxis", "nextafter", "nonzero", "not_equal", "number", "object_", "ogrid", "ones",
+    "ones_like", "outer", "packbits", "pad", "partition", "percentile", "permute_dims", "pi",
+    "piecewise", "place", "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul",
+    "polysub", "polyval", "positive", "pow", "power", "prod", "promote_types", "ptp", "put",
+    "put_along_axis", "quantile", "r_", "rad2deg", "radians", "ravel", "ravel_multi_index", "real",
+    "reciprocal", "remainder", "repeat", "reshape", "resize", "result_type", "right_shift", "rint",
+    "roll", "rollaxis", "roots", "rot90", "round", "s_", "searchsorted", "select", "setdiff1d",
+    "setxor1d", "shape", "sign", "signbit", "signedinteger", "sin", "sinc", "single", "sinh",
+    "size", "sort", "sort_complex", "spacing", "split", "sqrt", "square", "squeeze", "stack", "std",
+    "subtract", "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile",
+    "trace", "transpose", "trapezoid", "tri", "tril", "tril_indices", "tril_indices_from",
+    "trim_zeros", "triu", "triu_indices", "triu_indices_from", "true_divide", "trunc", "ufunc",
+    "uint", "uint1", "uint16", "uint2", "uint32", "uint4", "uint64", "uint8", "union1d", "unique",
+    "unique_all", "unique_counts", "unique_inverse", "unique_values", "unpackbits", "unravel_index",
+    "unsignedinteger", "unstack", "unwrap", "vander", "var", "vdot", "vecdot", "vecmat",
+    "vectorize", "vsplit", "vstack", "where", "zeros", "zeros_like",
 ]
-__all__ = sorted(set(__all__) | set(_BREADTH_NAMES) | {"linalg"})

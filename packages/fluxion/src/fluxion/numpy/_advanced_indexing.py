@@ -28,6 +28,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from fluxion import lax
+from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.errors import (
     FluxionTypeError,
@@ -36,6 +37,10 @@ from fluxion.core.errors import (
 )
 from fluxion.core.trace import Tracer
 from fluxion.lax.slicing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from fluxion.numpy._util import ensure_array, promote_dtypes
+from fluxion.numpy.creation import asarray, ones_like
+from fluxion.numpy.shape import broadcast_to
+from fluxion.numpy.ufuncs import divide, power
 
 __all__ = ["gather_index", "scatter_index", "eliminate_list_index"]
 
@@ -53,7 +58,6 @@ def _is_int(x: Any) -> bool:
 
 
 def _is_device(x: Any) -> bool:
-    from fluxion.backend.array import Array  # noqa: PLC0415
     return isinstance(x, (Array, Tracer))
 
 
@@ -83,7 +87,6 @@ def _sequence_index(i: Sequence) -> Any:
     if len(i) == 0:
         return np.zeros((0,), np.int32)
     if any(_is_device(e) for e in i):
-        from fluxion.numpy.creation import asarray  # noqa: PLC0415
         return asarray(i)
     return np.asarray(i)
 
@@ -411,7 +414,8 @@ def _slice_modes_ok(mode: GatherScatterMode | None) -> bool:
 
 
 def _static_path(x: Any, entries: list[_Entry]) -> Any:
-    from fluxion.numpy.indexing import _static_basic  # noqa: PLC0415
+    # Local: fluxion.numpy.indexing imports this module.
+    from fluxion.numpy.indexing import _static_basic
     shape = x.shape
     idx = []
     for e in entries:
@@ -519,7 +523,6 @@ def gather_index(x: Any, idx_tuple: Any, mode: Any = None, fill_value: Any = Non
         >>> gather_index(x, ([4, 7],), mode="fill", fill_value=-1).tolist()
         [4, -1]
     """
-    from fluxion.numpy._util import ensure_array  # noqa: PLC0415
     x = ensure_array(x)
     idx = eliminate_list_index(idx_tuple)
     entries = _parse(idx, x.shape)
@@ -562,8 +565,6 @@ _SCATTER_OPS: dict[str, Callable[..., Any]] = {
 def _scatter(x: Any, idx: Any, y: Any, op: Any, *, indices_are_sorted: bool,
              unique_indices: bool, mode: Any, normalize: bool,
              apply_func: Callable | None = None) -> Any:
-    from fluxion.numpy._util import ensure_array, promote_dtypes  # noqa: PLC0415
-    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
     x = ensure_array(x)
     if (isinstance(y, int) and dtypes.issubdtype(x.dtype, np.integer) and x.dtype != np.bool_
             and int(dtypes.iinfo(x.dtype).min) <= y <= int(dtypes.iinfo(x.dtype).max)):
@@ -613,13 +614,10 @@ def scatter_index(x: Any, idx: Any, values: Any, kind: str, *, func: Callable | 
         >>> scatter_index(jnp.zeros(4), ([1, 1, 3],), 1.0, "add").tolist()
         [0.0, 2.0, 0.0, 1.0]
     """
-    from fluxion.numpy._util import ensure_array  # noqa: PLC0415
     x = ensure_array(x)
     kw = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
               normalize=wrap_negative_indices)
     if kind in ("divide", "power"):
-        from fluxion.numpy.creation import ones_like  # noqa: PLC0415
-        from fluxion.numpy.ufuncs import divide, power  # noqa: PLC0415
         ones = ones_like(x)
         if x.weak_type:
             ones = lax.convert_element_type(ones, x.dtype, weak_type=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from fluxion.backend.array import Array
 from fluxion.core.trace import EVAL, STATE, Tracer
 
@@ -23,7 +25,6 @@ _INT_RANGES: dict = {}
 def _fits(v: int, dt: Any) -> bool:
     r = _INT_RANGES.get(dt)
     if r is None:
-        import numpy as np  # noqa: PLC0415
         info = np.iinfo(dt)
         r = _INT_RANGES[dt] = (int(info.min), int(info.max))
     return r[0] <= v <= r[1]
@@ -38,7 +39,9 @@ def _scalar_like(v: Any, k: Any) -> Any:
     if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does
         return None
     if _dispatch is None:
-        from fluxion.backend import dispatch  # noqa: PLC0415  (loaded once an Array exists)
+        # Local: the backend loads jaxlib, which ``import fluxion.numpy`` must not (an Array
+        # existing means it is loaded already).
+        from fluxion.backend import dispatch
         _dispatch = dispatch
     return _dispatch.scalar_constant(v, dt, k.weak_type)
 

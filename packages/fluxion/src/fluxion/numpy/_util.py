@@ -7,6 +7,7 @@ Python scalars), convert every argument to it, then line up ranks (rank promotio
 
 from __future__ import annotations
 
+import operator
 import warnings
 from typing import Any, Sequence
 
@@ -16,11 +17,12 @@ from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.config import config
-from fluxion.core.errors import user_source_line
+from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.trace import Tracer
 
 __all__ = ["is_array", "check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
-           "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes"]
+           "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes",
+           "const_like", "check_no_out", "concrete_scalar", "concrete_array"]
 
 _PY = (bool, int, float, complex)
 
@@ -139,13 +141,13 @@ def ensure_array(x: Any, dtype: Any = None) -> Any:
     """``x`` as an Array or tracer (host values are converted, weak types kept for scalars)."""
     if is_array(x) and dtype is None:
         return x
-    from fluxion.numpy.creation import asarray  # noqa: PLC0415
+    # Local: fluxion.numpy.creation imports this module.
+    from fluxion.numpy.creation import asarray
     return asarray(x, dtype)
 
 
 def canonical_axis(axis: int, ndim: int, fun_name: str = "") -> int:
     """``axis`` in ``[0, ndim)``; raises a ValueError naming the function when out of range."""
-    import operator  # noqa: PLC0415
     try:
         a = operator.index(axis)
     except TypeError:
@@ -168,3 +170,42 @@ def canonical_axes(axis: Any, ndim: int, fun_name: str = "") -> tuple[int, ...]:
         raise ValueError(f"{fun_name}: repeated axis in {axis}")
     return tuple(sorted(axes))
 
+
+def const_like(x: Any, value: Any) -> Any:
+    """``value`` converted to ``x``'s dtype (and weak type), for constants in lax expressions."""
+    return lax.convert_element_type(value, x.dtype, weak_type=getattr(x, "weak_type", False))
+
+
+def check_no_out(fun_name: str, out: Any) -> None:
+    """Reject NumPy's ``out=`` argument (arrays are immutable)."""
+    if out is not None:
+        raise NotImplementedError(
+            f"The 'out' argument to fluxion.numpy.{fun_name} is not supported.")
+
+
+def concrete_scalar(x: Any, fun: str, what: str) -> Any:
+    """The Python value of a scalar argument that must be known while tracing (a shape, a
+    count); a traced value raises a ConcretizationTypeError naming ``fun`` and ``what``."""
+    if isinstance(x, Tracer):
+        try:
+            return x._interp.to_concrete(x).item()
+        except Exception:
+            raise ConcretizationTypeError(
+                f"{fun}: {what} must be concrete (a Python number), got a traced value "
+                f"{x.aval_str()}; mark it static (jit's static_argnums) or compute it outside "
+                "the transformation.") from None
+    if is_array(x):
+        return x.item()
+    return x
+
+
+def concrete_array(x: Any, fun: str, what: str) -> np.ndarray:
+    """The host (NumPy) value of an array argument that must be known while tracing."""
+    if isinstance(x, Tracer):
+        try:
+            return np.asarray(x._interp.to_concrete(x))
+        except Exception:
+            raise ConcretizationTypeError(
+                f"{fun}: {what} must be concrete, got a traced value {x.aval_str()}; mark it "
+                "static (jit's static_argnums).") from None
+    return np.asarray(x)

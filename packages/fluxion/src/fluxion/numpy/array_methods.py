@@ -6,6 +6,7 @@ terms of ``fluxion.numpy`` functions.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,20 @@ from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.trace import Tracer
-from fluxion.numpy import indexing, products, reductions, shape, ufuncs
+from fluxion.numpy import (
+    cumulative,
+    einsum,
+    indexing,
+    manipulation,
+    matrices,
+    products,
+    reductions,
+    rounding,
+    setops,
+    shape,
+    sorting,
+    ufuncs,
+)
 
 __all__ = ["attach"]
 
@@ -62,24 +76,22 @@ def _transpose(self: Any, *axes: Any) -> Any:
 
 
 def _round(self: Any, decimals: int = 0, out: Any = None) -> Any:
-    from fluxion.numpy import round as jround  # noqa: PLC0415
-    return jround(self, decimals)
+    return rounding.round(self, decimals)
 
 
-def _clip(self: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:  # noqa: A002
-    from fluxion.numpy import clip  # noqa: PLC0415
-    return clip(self, min, max, **kw)
+def _clip(self: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:
+    return ufuncs.clip(self, min, max, **kw)
 
 
 def _flatten(self: Any, order: str = "C") -> Any:
     return shape.ravel(self, order)
 
 
-def _T(self: Any) -> Any:  # noqa: N802
+def _T(self: Any) -> Any:
     return shape.transpose(self)
 
 
-def _mT(self: Any) -> Any:  # noqa: N802
+def _mT(self: Any) -> Any:
     if self.ndim < 2:
         raise ValueError("matrix transpose with ndim < 2 is undefined")
     return shape.swapaxes(self, -1, -2)
@@ -132,21 +144,29 @@ _METHODS = {
 _PROPERTIES = {"T": _T, "mT": _mT, "real": _real, "imag": _imag, "at": indexing.at_property}
 
 
-def _numpy_method(name: str) -> Any:
-    # A method that forwards to ``fluxion.numpy.<name>(self, ...)``, looked up on first call (the
-    # function may live in a module that imports this one).
+def _numpy_method(fn: Any) -> Any:
+    # A method that forwards to the ``fluxion.numpy`` function ``fn(self, ...)``.
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        import fluxion.numpy as fnp  # noqa: PLC0415
-        return getattr(fnp, name)(self, *args, **kwargs)
-    method.__name__ = name
-    method.__doc__ = f"Same as ``fluxion.numpy.{name}(self, ...)``."
+        return fn(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    method.__doc__ = f"Same as ``fluxion.numpy.{fn.__name__}(self, ...)``."
     return method
 
 
 # JAX's other array methods, each the fluxion.numpy function of the same name.
-for _name in ("cumsum", "cumprod", "nonzero", "sort", "argsort", "argpartition", "diagonal",
-              "trace", "repeat", "take", "searchsorted", "compress", "choose"):
-    _METHODS.setdefault(_name, _numpy_method(_name))
+for _fn in (cumulative.cumsum, cumulative.cumprod, setops.nonzero, sorting.sort, sorting.argsort,
+            sorting.argpartition, matrices.diagonal, einsum.trace, manipulation.repeat,
+            manipulation.take, sorting.searchsorted, manipulation.choose):
+    _METHODS.setdefault(_fn.__name__, _numpy_method(_fn))
+
+
+def _compress(self: Any, condition: Any, axis: int | None = None, **kwargs: Any) -> Any:
+    """Same as ``fluxion.numpy.compress(condition, self, axis)`` (the method takes the
+    condition first, as NumPy's does)."""
+    return manipulation.compress(condition, self, axis, **kwargs)
+
+
+_METHODS["compress"] = _compress
 
 
 def attach(cls: type) -> None:
@@ -157,8 +177,14 @@ def attach(cls: type) -> None:
         setattr(cls, name, property(fn))
 
 
+def _array_namespace(self: Any, *, api_version: str | None = None) -> Any:
+    """The array API namespace of Fluxion arrays: ``fluxion.numpy``."""
+    return sys.modules["fluxion.numpy"]
+
+
 attach(Array)
 attach(Tracer)
+Array.__array_namespace__ = _array_namespace  # type: ignore[attr-defined]
 Array.__hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 Tracer.__hash__ = None  # type: ignore[assignment]
 Tracer.item = _item_tracer  # type: ignore[attr-defined]

@@ -1,4 +1,6 @@
-"""Array creation: array, asarray, zeros/ones/full/empty (and _like), arange, linspace, eye.
+"""Array creation: from existing data (array, asarray, copy, frombuffer, fromiter, fromstring,
+from_dlpack, fromfunction), filled arrays (zeros/ones/full/empty and their _like forms, eye,
+identity) and numerical ranges (arange, linspace, logspace, geomspace).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -9,17 +11,26 @@ Example:
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.core.trace import Tracer
-from fluxion.numpy._util import check_arraylike, is_array
+from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._util import (
+    canonical_axis,
+    check_arraylike,
+    concrete_scalar,
+    ensure_array,
+    is_array,
+)
+from fluxion.numpy.shape import broadcast_to, moveaxis, stack
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-           "full_like", "empty_like", "arange", "linspace", "eye", "identity"]
+           "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
+           "identity", "copy", "fromfunction", "frombuffer", "fromiter", "fromstring",
+           "from_dlpack"]
 
 
 def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
@@ -29,7 +40,8 @@ def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
 
 
 def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
-    from fluxion.backend.dispatch import device_put_value  # noqa: PLC0415
+    # Local: the backend loads jaxlib, which ``import fluxion.numpy`` must not.
+    from fluxion.backend.dispatch import device_put_value
     return device_put_value(value, device, weak_type=weak)
 
 
@@ -43,13 +55,12 @@ def _contains_arrays(obj: Any) -> bool:
 
 def _stack_nested(obj: Any, dtype: np.dtype | None) -> Any:
     # A list mixing device arrays / tracers: convert the leaves, then stack level by level.
-    from fluxion.numpy.shape import stack  # noqa: PLC0415
     if isinstance(obj, (list, tuple)):
         return stack([_stack_nested(o, dtype) for o in obj])
     return asarray(obj, dtype)
 
 
-def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,  # noqa: A002
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = None,
           ndmin: int = 0, *, device: Any = None) -> Any:
     """An array holding ``object`` (nested lists, NumPy arrays, scalars or Fluxion arrays).
 
@@ -168,7 +179,6 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         fill = asarray(fill)
     if fill.ndim == 0:
         return lax.broadcast_in_dim(fill, shp, ())
-    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
     return broadcast_to(fill, shp)
 
 
@@ -233,7 +243,6 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     fill = lax.convert_element_type(fill_value, dt, weak_type=weak)
     if getattr(fill, "ndim", 0) == 0:
         return lax.broadcast_in_dim(fill, shp, ())
-    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
     return broadcast_to(fill, shp)
 
 
@@ -270,21 +279,6 @@ def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
     return full_like(a, 0, dtype, shape)
 
 
-def _concrete_scalar(x: Any, fun: str, what: str) -> Any:
-    if isinstance(x, Tracer):
-        try:
-            return x._interp.to_concrete(x).item()
-        except Exception:
-            from fluxion.core.errors import ConcretizationTypeError  # noqa: PLC0415
-            raise ConcretizationTypeError(
-                f"{fun}: {what} must be concrete (a Python number), got a traced value "
-                f"{x.aval_str()}; mark it static (jit's static_argnums) or compute it outside "
-                "the transformation.") from None
-    if is_array(x):
-        return x.item()
-    return x
-
-
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
            device: Any = None) -> Any:
     """Evenly spaced values in ``[start, stop)`` (bounds must be concrete).
@@ -294,9 +288,9 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         >>> jnp.arange(3).tolist(), jnp.arange(1.0, 2.0, 0.5).tolist()
         ([0, 1, 2], [1.0, 1.5])
     """
-    start = _concrete_scalar(start, "arange", "start")
-    stop = _concrete_scalar(stop, "arange", "stop") if stop is not None else None
-    step = _concrete_scalar(step, "arange", "step") if step is not None else None
+    start = concrete_scalar(start, "arange", "start")
+    stop = concrete_scalar(stop, "arange", "stop") if stop is not None else None
+    step = concrete_scalar(step, "arange", "step") if step is not None else None
     dt = _user_dtype(dtype, "arange")
     if stop is None and step is None:
         if dt is None:
@@ -351,7 +345,6 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         step = lax.convert_element_type(np.nan, comp)
         out = s
     if axis != 0:
-        from fluxion.numpy.shape import moveaxis  # noqa: PLC0415
         out = moveaxis(out, 0, axis)
     if dt.kind in "iu":
         out = lax.floor(out)
@@ -361,7 +354,54 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     return (out, step) if retstep else out
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,  # noqa: N803
+def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0,
+             dtype: Any = None, axis: int = 0) -> Any:
+    """``base ** linspace(start, stop, num)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.logspace(0, 2, 3).tolist()
+        [1.0, 10.0, 100.0]
+    """
+    check_arraylike("logspace", start, stop)
+    if dtype is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    else:
+        dt = dtypes.check_and_canonicalize_user_dtype(dtype, "logspace")
+    comp = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dt))
+    s = lax.convert_element_type(ensure_array(start), comp)
+    e = lax.convert_element_type(ensure_array(stop), comp)
+    lin = linspace(s, e, num, endpoint=endpoint, axis=axis)
+    return lax.convert_element_type(uf.power(base, lin), dt)
+
+
+def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
+              axis: int = 0) -> Any:
+    """Numbers spaced evenly on a log scale between ``start`` and ``stop`` (a geometric series).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> [round(v, 3) for v in jnp.geomspace(1.0, 100.0, 3).tolist()]
+        [1.0, 10.0, 100.0]
+    """
+    check_arraylike("geomspace", start, stop)
+    if dtype is None:
+        dt = dtypes.to_inexact_dtype(dtypes.result_type(start, stop))
+    else:
+        dt = dtypes.check_and_canonicalize_user_dtype(dtype, "geomspace")
+    comp = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dt))
+    s = lax.convert_element_type(ensure_array(start), comp)
+    e = lax.convert_element_type(ensure_array(stop), comp)
+    sign = uf.sign(s)
+    res = uf.multiply(sign, logspace(uf.log10(uf.divide(s, sign)), uf.log10(uf.divide(e, sign)),
+                                     num, endpoint=endpoint, base=10.0, dtype=comp, axis=0))
+    ax = canonical_axis(axis, res.ndim, "geomspace")
+    if ax:
+        res = lax.transpose(res, (*range(1, ax + 1), 0, *range(ax + 1, res.ndim)))
+    return lax.convert_element_type(res, dt)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *,
         device: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal and zeros elsewhere.
 
@@ -389,3 +429,77 @@ def identity(n: int, dtype: Any = None) -> Any:
     """
     return eye(n, dtype=dtype)
 
+
+def copy(a: Any, order: str | None = None) -> Any:
+    """A copy of ``a``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.copy(jnp.arange(2)).tolist()
+        [0, 1]
+    """
+    check_arraylike("copy", a)
+    return array(a, copy=True, order=order)
+
+
+def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float,
+                 **kwargs: Any) -> Any:
+    """``function(*indices)`` where the index arrays span a grid of ``shape``.
+
+    The index arrays are passed broadcast against each other (``indices(shape, sparse=True)``),
+    so any elementwise ``function`` gives the same result as with per-element calls.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fromfunction(lambda i, j: i + j, (2, 2), dtype=int).tolist()
+        [[0, 1], [1, 2]]
+    """
+    shp = tuple(operator.index(d) for d in shape)
+    dt = dtypes.check_and_canonicalize_user_dtype(dtype, "fromfunction")
+    grids = [lax.broadcast_in_dim(lax.iota(dt, d), shp, (i,)) for i, d in enumerate(shp)]
+    return function(*grids, **kwargs)
+
+
+def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Any:
+    """An array from the bytes of ``buffer``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.frombuffer(b"\\x01\\x02", dtype=jnp.uint8).tolist()
+        [1, 2]
+    """
+    return asarray(np.frombuffer(buffer=buffer, dtype=np.dtype(dtype), count=count,
+                                 offset=offset))
+
+
+def fromiter(iterable: Any, dtype: Any, count: int = -1) -> Any:
+    """An array from the items of ``iterable``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fromiter(range(3), dtype=jnp.int32).tolist()
+        [0, 1, 2]
+    """
+    return asarray(np.fromiter(iterable, dtype=np.dtype(dtype), count=count))
+
+
+def fromstring(string: str, dtype: Any = float, count: int = -1, *, sep: str) -> Any:
+    """An array from text data separated by ``sep``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fromstring("1 2", dtype=jnp.int32, sep=" ").tolist()
+        [1, 2]
+    """
+    return asarray(np.fromstring(string, dtype=np.dtype(dtype), count=count, sep=sep))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array from an object supporting the DLPack protocol (copied through the host).
+
+    Example:
+        >>> import numpy as np, fluxion.numpy as jnp
+        >>> jnp.from_dlpack(np.arange(2)).shape
+        (2,)
+    """
+    return asarray(np.from_dlpack(x))

@@ -1,5 +1,5 @@
 """Dtype utilities of ``fluxion.numpy``: the scalar types as callables, the abstract type
-hierarchy, ``can_cast``, ``isdtype`` and the ``is*obj`` predicates.
+hierarchy, ``can_cast``, ``isdtype``, ``astype`` and the ``is*obj`` predicates.
 
 ``jnp.float32(3)`` makes a 0-d Fluxion array of that dtype (never a NumPy scalar), while
 ``jnp.float32`` still works anywhere a dtype is expected (``np.dtype(jnp.float32)``,
@@ -18,7 +18,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
+from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.numpy._util import check_arraylike, ensure_array
+from fluxion.numpy.creation import asarray
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -29,7 +32,7 @@ __all__ = [
     "float6_e3m2fn", "int1", "int2", "uint1", "uint2",
     "generic", "number", "integer", "signedinteger", "unsignedinteger", "inexact", "floating",
     "complexfloating", "flexible", "character", "object_", "can_cast", "isdtype",
-    "iscomplexobj", "isrealobj", "isscalar", "iterable", "ComplexWarning",
+    "iscomplexobj", "isrealobj", "isscalar", "iterable", "ComplexWarning", "astype",
 ]
 
 
@@ -48,7 +51,6 @@ class _ScalarMeta(type):
         return not cls.__eq__(other)
 
     def __call__(cls, x: Any) -> Any:
-        from fluxion.numpy.creation import asarray  # noqa: PLC0415
         return asarray(x, dtype=cls.dtype)
 
     def __instancecheck__(cls, instance: Any) -> bool:
@@ -60,7 +62,7 @@ def _scalar_type(np_type: Any, name: str | None = None) -> Any:
     nm = name or dt.name
     doc = (f"The ``{nm}`` scalar type: ``jnp.{nm}(x)`` is ``jnp.asarray(x, dtype={dt.name})``.\n\n"
            f"Example:\n    >>> import fluxion.numpy as jnp\n"
-           f"    >>> jnp.{nm}(1).dtype == jnp.dtype('{dt.name}')\n    True\n")
+           f"    >>> jnp.dtype(jnp.{nm}).name\n    '{dt.name}'\n")
     return _ScalarMeta(nm, (object,), {"dtype": dt, "__doc__": doc, "__module__": "fluxion.numpy"})
 
 
@@ -204,3 +206,16 @@ def iterable(y: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> Any:
+    """``x`` converted to ``dtype``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.astype(jnp.arange(2), jnp.float32).dtype
+        dtype('float32')
+    """
+    check_arraylike("astype", x)
+    dt = dtypes.check_and_canonicalize_user_dtype(dtype, "astype")
+    return lax.convert_element_type(ensure_array(x), dt)

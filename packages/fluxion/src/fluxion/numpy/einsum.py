@@ -22,13 +22,16 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
-
-
-def _opt_einsum():
-    # Imported on first use: it costs ~15 ms that `import fluxion` should not pay.
-    return importlib.import_module("opt_einsum")
+from fluxion.numpy.matrices import diagonal
+from fluxion.numpy.reductions import sum as _sum
+from fluxion.numpy.shape import broadcast_arrays, moveaxis, stack
 
 __all__ = ["einsum", "einsum_path", "kron", "trace", "cross"]
+
+
+def _opt_einsum() -> Any:
+    # Imported on first use: it costs ~15 ms that `import fluxion` should not pay.
+    return importlib.import_module("opt_einsum")
 
 
 def _path_arg(optimize: Any, n: int) -> Any:
@@ -57,7 +60,7 @@ def einsum_path(subscripts: Any, *operands: Any, optimize: Any = "auto") -> tupl
     Example:
         >>> import fluxion.numpy as jnp
         >>> jnp.einsum_path("ij,jk->ik", jnp.ones((2, 3)), jnp.ones((3, 4)))[0]
-        ['einsum_path', (0, 1)]
+        [(0, 1)]
     """
     conv, arrays = _prepare(subscripts, operands)
     dummies = [c if isinstance(c, (str, list, tuple)) else
@@ -66,7 +69,6 @@ def einsum_path(subscripts: Any, *operands: Any, optimize: Any = "auto") -> tupl
 
 
 def _diag_repeated(x: Any, names: str) -> tuple[Any, str]:
-    from fluxion.numpy.construction import diagonal  # noqa: PLC0415
     while True:
         seen: dict[str, int] = {}
         dup = None
@@ -209,8 +211,6 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
         >>> int(jnp.trace(jnp.arange(9).reshape(3, 3)))
         12
     """
-    from fluxion.numpy.construction import diagonal  # noqa: PLC0415
-    from fluxion.numpy.reductions import sum as _sum  # noqa: PLC0415
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.trace is not supported.")
     check_arraylike("trace", a)
@@ -230,7 +230,6 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
         >>> jnp.cross(jnp.array([1, 0, 0]), jnp.array([0, 1, 0])).tolist()
         [0, 0, 1]
     """
-    from fluxion.numpy.shape import broadcast_arrays, moveaxis, stack  # noqa: PLC0415
     check_arraylike("cross", a, b)
     a, b = ensure_array(a), ensure_array(b)
     if axis is not None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fluxion.numpy.construction import _grid_1d
 from fluxion.numpy.creation import array
+from fluxion.numpy.grids import _grid_1d
 from fluxion.numpy.shape import concatenate, expand_dims, transpose
 
 __all__ = ["r_", "c_"]

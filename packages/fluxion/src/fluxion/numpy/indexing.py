@@ -19,6 +19,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core.errors import user_source_line
+from fluxion.numpy import _advanced_indexing
 
 __all__ = ["getitem", "at_property", "is_static_basic_index"]
 
@@ -107,12 +108,10 @@ def getitem(x: Any, idx: Any) -> Any:
     """``x[idx]`` with NumPy semantics (out-of-bounds array indices clamp, as in JAX)."""
     if not isinstance(idx, tuple):
         if isinstance(idx, list):  # a list as the whole index is an error, as in JAX
-            from fluxion.numpy._advanced_indexing import eliminate_list_index  # noqa: PLC0415
-            eliminate_list_index(idx)
+            _advanced_indexing.eliminate_list_index(idx)
         idx = (idx,)
     if is_static_basic_index(idx):
         return _static_basic(x, idx)
-    from fluxion.numpy import _advanced_indexing  # noqa: PLC0415
     return _advanced_indexing.gather_index(x, idx)
 
 
@@ -139,7 +138,6 @@ class _IndexUpdateRef:
         self.array, self.index = array, index
 
     def _update(self, kind: str, values: Any, **kw: Any) -> Any:
-        from fluxion.numpy import _advanced_indexing  # noqa: PLC0415
         return _advanced_indexing.scatter_index(self.array, self.index, values, kind, **kw)
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
@@ -147,7 +145,6 @@ class _IndexUpdateRef:
         """``x[idx]`` (with ``mode='fill'`` out-of-bounds reads give ``fill_value``)."""
         if mode is None and fill_value is None:
             return getitem(self.array, self.index)
-        from fluxion.numpy import _advanced_indexing  # noqa: PLC0415
         idx = _advanced_indexing.eliminate_list_index(self.index)
         return _advanced_indexing.gather_index(self.array, idx, mode=mode, fill_value=fill_value,
                                                indices_are_sorted=indices_are_sorted,

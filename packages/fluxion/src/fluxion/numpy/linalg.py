@@ -6,8 +6,8 @@ to the default floating dtype, and is differentiable: the decompositions carry t
 rules, as in JAX (``det`` differentiates through a cofactor solve, so it is defined for singular
 matrices too).
 
-The factorisations come from ``fluxion.lax.linalg`` (LAPACK through jaxlib), imported on first use,
-so importing ``fluxion.numpy`` stays cheap.
+The factorisations come from ``fluxion.lax.linalg`` (LAPACK through jaxlib). This module is
+imported on first access to ``fluxion.numpy.linalg``, so importing ``fluxion.numpy`` stays cheap.
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -32,7 +32,9 @@ import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
+from fluxion.lax import linalg as lax_linalg
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes_inexact
+from fluxion.transforms.batching import vmap
 from fluxion.transforms.custom_derivatives import custom_jvp
 
 __all__ = [
@@ -120,11 +122,6 @@ class SVDResult(NamedTuple):
 
 # ============================================================================== helpers
 
-def _lax_linalg() -> Any:
-    from fluxion.lax import linalg as lax_linalg  # noqa: PLC0415
-    return lax_linalg
-
-
 def _jit(**kw: Any) -> Callable[[Callable], Callable]:
     """``fluxion.jit(fun, inline=True, **kw)``, made on first call (jaxlib loads lazily): one
     compiled call when used eagerly, inlined when traced."""
@@ -135,7 +132,8 @@ def _jit(**kw: Any) -> Callable[[Callable], Callable]:
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
             if not cell:
-                from fluxion.backend.jit import jit  # noqa: PLC0415
+                # Local: the backend loads jaxlib, which importing this module must not.
+                from fluxion.backend.jit import jit
                 cell.append(jit(fun, inline=True, **kw))
             return cell[0](*args, **kwargs)
 
@@ -171,12 +169,12 @@ def _at_least_2d(name: str, a: Any) -> None:
                          f"batch of matrices), got shape {tuple(a.shape)} {_where()}")
 
 
-def _T(x: Any) -> Any:  # noqa: N802
+def _T(x: Any) -> Any:
     nd = x.ndim
     return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
-def _H(x: Any) -> Any:  # noqa: N802
+def _H(x: Any) -> Any:
     return jnp.conjugate(_T(x))
 
 
@@ -196,7 +194,7 @@ def _real_dtype(dt: Any) -> np.dtype:
 
 @_jit(static_argnames=("upper", "symmetrize_input"))
 def _cholesky(a: Any, upper: bool, symmetrize_input: bool) -> Any:
-    l_factor = _lax_linalg().cholesky(a, symmetrize_input=symmetrize_input)
+    l_factor = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
     return jnp.conjugate(_T(l_factor)) if upper else l_factor
 
 
@@ -218,10 +216,9 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
 @_jit(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
 def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
          subset_by_index: tuple[int, int] | None) -> Any:
-    la = _lax_linalg()
     kw = {} if subset_by_index is None else {"subset_by_index": subset_by_index}
     if hermitian:
-        vecs, vals = la.eigh(a, **kw)
+        vecs, vals = lax_linalg.eigh(a, **kw)
         s = lax.abs(vals)
         last = s.ndim - 1
         if not compute_uv:
@@ -234,9 +231,9 @@ def _svd(a: Any, full_matrices: bool, compute_uv: bool, hermitian: bool,
         vh = _H(u * sign[..., None, :].astype(u.dtype))
         return SVDResult(u, s, vh)
     if compute_uv:
-        u, s, vh = la.svd(a, full_matrices=full_matrices, compute_uv=True, **kw)
+        u, s, vh = lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=True, **kw)
         return SVDResult(u, s, vh)
-    return la.svd(a, full_matrices=full_matrices, compute_uv=False, **kw)
+    return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=False, **kw)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
@@ -278,7 +275,7 @@ def svdvals(x: Any, /) -> Any:
 def _eigh(a: Any, lower: bool, symmetrize_input: bool,
           subset_by_index: tuple[int, int] | None) -> EighResult:
     kw = {} if subset_by_index is None else {"subset_by_index": subset_by_index}
-    v, w = _lax_linalg().eigh(a, lower=lower, symmetrize_input=symmetrize_input, **kw)
+    v, w = lax_linalg.eigh(a, lower=lower, symmetrize_input=symmetrize_input, **kw)
     return EighResult(w, v)
 
 
@@ -290,7 +287,7 @@ def _uplo(name: str, uplo: str | None) -> bool:
     raise ValueError(f"{name}: UPLO must be one of None, 'L', or 'U', got {uplo!r}")
 
 
-def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:  # noqa: N803
+def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
     """Eigendecomposition of Hermitian (real symmetric) matrices ``a`` (..., n, n):
     ``EighResult(eigenvalues, eigenvectors)`` with real eigenvalues in ascending order and the
     eigenvectors in the columns. ``UPLO`` ('L' or 'U') says which triangle is read when
@@ -309,7 +306,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     return _eigh(a, lower=lower, symmetrize_input=bool(symmetrize_input), subset_by_index=None)
 
 
-def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:  # noqa: N803
+def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
     """Eigenvalues of Hermitian matrices ``a`` (..., n, n), real and ascending.
 
     Example:
@@ -335,13 +332,13 @@ def eig(a: Any) -> EigResult:
     """
     (a,) = _inexact("linalg.eig", a)
     _square("linalg.eig", a)
-    w, v = _lax_linalg().eig(a, compute_left_eigenvectors=False)
+    w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
     return EigResult(w, v)
 
 
 @_jit()
 def _eigvals(a: Any) -> Any:
-    return _lax_linalg().eig(a, compute_left_eigenvectors=False,
+    return lax_linalg.eig(a, compute_left_eigenvectors=False,
                              compute_right_eigenvectors=False)[0]
 
 
@@ -360,11 +357,10 @@ def eigvals(a: Any) -> Any:
 
 @_jit(static_argnames=("mode",))
 def _qr(a: Any, mode: str) -> Any:
-    la = _lax_linalg()
     if mode == "raw":
-        h, taus = _geqrf(a)
+        h, taus = lax_linalg.geqrf(a)
         return QRResult(_T(h), taus)
-    q, r = la.qr(a, full_matrices=(mode == "complete"))
+    q, r = lax_linalg.qr(a, full_matrices=(mode == "complete"))
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -389,17 +385,6 @@ def qr(a: Any, mode: str = "reduced") -> Any:
                          f"'reduced', 'complete', 'r' or 'raw'")
     _at_least_2d("linalg.qr", a)
     return _qr(a, mode=mode)
-
-
-def _geqrf(a: Any) -> tuple[Any, Any]:
-    """LAPACK ``geqrf``: Householder QR in packed form (``R`` on and above the diagonal, the
-    reflectors' vectors below it) and the reflectors' scalars ``tau``."""
-    la = _lax_linalg()
-    fn = getattr(la, "geqrf", None)
-    if fn is None:
-        raise NotImplementedError("qr(mode='raw') and slogdet(method='qr') need "
-                                  "fluxion.lax.linalg.geqrf, which is not available yet")
-    return fn(a)
 
 
 # ============================================================================== determinants
@@ -451,7 +436,7 @@ def _parity(pivots: Any) -> Any:
 @custom_jvp
 def _slogdet_lu(a: Any) -> tuple[Any, Any]:
     dtype = a.dtype
-    lu, pivots, _ = _lax_linalg().lu(a)
+    lu, pivots, _ = lax_linalg.lu(a)
     diag = jnp.diagonal(lu, axis1=-2, axis2=-1)
     is_zero = jnp.any(diag == jnp.array(0, dtype=dtype), axis=-1)
     parity = _parity(pivots)
@@ -473,7 +458,7 @@ def _slogdet_qr(a: Any) -> tuple[Any, Any]:
         raise NotImplementedError("linalg.slogdet: method='qr' is not implemented for complex "
                                   f"inputs (got {a.dtype})")
     n = a.shape[-1]
-    h, taus = _geqrf(a)
+    h, taus = lax_linalg.geqrf(a)
     d = jnp.diagonal(h, axis1=-2, axis2=-1)
     log_abs = jnp.sum(jnp.log(jnp.abs(d)), axis=-1)
     sign_d = jnp.prod(jnp.sign(d), axis=-1)
@@ -530,8 +515,7 @@ def _cofactor_solve(a: Any, b: Any) -> tuple[Any, Any]:
     m = a.shape[-1]
     if m == 1:
         return a[..., 0, 0], b
-    la = _lax_linalg()
-    lu, pivots, perm = la.lu(a)
+    lu, pivots, perm = lax_linalg.lu(a)
     dtype = a.dtype
     batch = tuple(np.broadcast_shapes(tuple(lu.shape[:-2]), tuple(b.shape[:-2])))
     x = jnp.broadcast_to(b, batch + tuple(b.shape[-2:]))
@@ -545,7 +529,7 @@ def _cofactor_solve(a: Any, b: Any) -> tuple[Any, Any]:
     lu = lu.at[..., -1, -1].set(1.0 / partial[..., -2])
     # Matrices whose remaining triangular factor is singular too (rank < m - 1) have a zero
     # adjugate: find them by a solve that overflows.
-    probe = la.triangular_solve(lu, jnp.ones(tuple(x.shape[:-1]) + (1,), x.dtype),
+    probe = lax_linalg.triangular_solve(lu, jnp.ones(tuple(x.shape[:-1]) + (1,), x.dtype),
                                 left_side=True, lower=False)[..., 0]
     bad = jnp.any(jnp.logical_or(jnp.isnan(probe), jnp.isinf(probe)), axis=-1)
     bad = bad[..., None, None]
@@ -554,9 +538,9 @@ def _cofactor_solve(a: Any, b: Any) -> tuple[Any, Any]:
     lu = jnp.where(bad, jnp.eye(m, dtype=dtype), lu)
     x = jnp.where(bad, jnp.zeros_like(x), x)
     x = jnp.take_along_axis(x, perm[..., :, None], axis=-2)
-    x = la.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
     x = jnp.concatenate((x[..., :-1, :] * partial[..., -1, None, None], x[..., -1:, :]), axis=-2)
-    x = la.triangular_solve(lu, x, left_side=True, lower=False)
+    x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
     x = jnp.where(bad, jnp.zeros_like(x), x)
     return partial[..., -1], x
 
@@ -616,16 +600,15 @@ def det(a: Any) -> Any:
 def _lu_solve_core(lu: Any, perm: Any, b: Any, trans: int) -> Any:
     """Solve ``a x = b`` (``trans=0``) or ``a^T x = b`` (``trans=1``) for one matrix given its
     LU factors; ``b`` is (m,) or (m, k)."""
-    la = _lax_linalg()
     m = lu.shape[0]
     x = lax.reshape(b, (m, math.prod(b.shape[1:])))
     if trans == 0:
         x = jnp.take(x, perm, axis=0)
-        x = la.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
-        x = la.triangular_solve(lu, x, left_side=True, lower=False)
+        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True)
+        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False)
     else:
-        x = la.triangular_solve(lu, x, left_side=True, lower=False, transpose_a=True)
-        x = la.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True,
+        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=False, transpose_a=True)
+        x = lax_linalg.triangular_solve(lu, x, left_side=True, lower=True, unit_diagonal=True,
                                 transpose_a=True)
         _, inverse = lax.sort_key_val(perm, lax.iota(perm.dtype, m))
         x = jnp.take(x, inverse, axis=0)
@@ -635,8 +618,7 @@ def _lu_solve_core(lu: Any, perm: Any, b: Any, trans: int) -> Any:
 def _solve_core(a: Any, b: Any) -> Any:
     """One system: ``a`` (m, m), ``b`` (m,) or (m, k). The LU factors are computed once and
     reused by the derivative rules of ``custom_linear_solve`` (JAX's scheme)."""
-    from fluxion.transforms.batching import vmap  # noqa: PLC0415
-    lu, _, perm = _lax_linalg().lu(lax.stop_gradient(a))
+    lu, _, perm = lax_linalg.lu(lax.stop_gradient(a))
 
     def matvec(x: Any) -> Any:
         return jnp.matmul(a, x, precision=lax.Precision.HIGHEST)
@@ -930,7 +912,7 @@ def matrix_power(a: Any, n: int) -> Any:
     return result
 
 
-def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,  # noqa: N803
+def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False,
                 tol: Any = None) -> Any:
     """Number of singular values of ``M`` (..., m, n) above ``rtol`` (default
     ``max(s) * max(m, n) * eps``); ``tol`` is the older name of ``rtol``.
@@ -989,7 +971,7 @@ def cond(x: Any, p: Any = None) -> Any:
 # ============================================================================== norms
 
 def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
-                ord: int | float | str = 2) -> Any:  # noqa: A002
+                ord: int | float | str = 2) -> Any:
     """Vector ``ord``-norm of ``x`` over ``axis`` (None: all elements): 2 (default), 1,
     ``inf``, ``-inf``, 0 (number of non-zeros) or any other power.
 
@@ -1024,7 +1006,7 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdim
     return jnp.power(out, np.array(1.0 / p, dtype=abs_x.dtype))
 
 
-def _matrix_norm2(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any:  # noqa: A002
+def _matrix_norm2(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> Any:
     row, col = axis
     if ord is None or ord in ("f", "fro"):
         return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conjugate(x)), axis=axis, keepdims=keepdims))
@@ -1058,7 +1040,7 @@ def _matrix_norm2(x: Any, ord: Any, axis: tuple[int, int], keepdims: bool) -> An
 
 
 @_jit(static_argnames=("ord", "axis", "keepdims"))
-def _norm(x: Any, ord: Any, axis: tuple[int, ...] | None, keepdims: bool) -> Any:  # noqa: A002
+def _norm(x: Any, ord: Any, axis: tuple[int, ...] | None, keepdims: bool) -> Any:
     if axis is None:
         return jnp.sqrt(jnp.sum(jnp.real(x * jnp.conjugate(x)), keepdims=keepdims))
     if len(axis) == 1:
@@ -1066,7 +1048,7 @@ def _norm(x: Any, ord: Any, axis: tuple[int, ...] | None, keepdims: bool) -> Any
     return _matrix_norm2(x, ord, axis, keepdims)
 
 
-def norm(x: Any, ord: int | float | str | None = None,  # noqa: A002
+def norm(x: Any, ord: int | float | str | None = None,
          axis: None | tuple[int, ...] | int = None, keepdims: bool = False) -> Any:
     """Vector or matrix norm, as ``numpy.linalg.norm``: one axis gives a vector norm (see
     :func:`vector_norm`), two axes a matrix norm (``ord`` None/'fro', 'nuc', 1, -1, 2, -2, inf,
@@ -1097,7 +1079,7 @@ def norm(x: Any, ord: int | float | str | None = None,  # noqa: A002
     if axis is not None and len(axis) == 2 and axis[0] == axis[1]:
         raise ValueError(f"linalg.norm: duplicate axes given: axis={axis}")
     if isinstance(ord, (np.generic, np.ndarray)):
-        ord = ord.item()  # noqa: A001
+        ord = ord.item()
     return _norm(x, ord=ord, axis=axis, keepdims=bool(keepdims))
 
 
@@ -1108,7 +1090,7 @@ def _canon_axis(name: str, axis: Any, ndim: int) -> int:
     return a % ndim
 
 
-def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int | float = "fro") -> Any:  # noqa: A002
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int | float = "fro") -> Any:
     """Matrix norm over the last two axes of ``x`` (..., m, n); ``ord`` as in :func:`norm`
     (default Frobenius).
 

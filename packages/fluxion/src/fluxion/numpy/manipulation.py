@@ -17,14 +17,22 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax.slicing import dynamic_slice_in_dim
+from fluxion.numpy import grids
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
+    canonical_axes,
     canonical_axis,
     check_arraylike,
+    concrete_array,
+    concrete_scalar,
     ensure_array,
     promote_dtypes,
 )
-from fluxion.numpy.creation import _concrete_scalar, arange, array, asarray
+from fluxion.numpy.creation import arange, array, asarray
+from fluxion.numpy.cumulative import cumsum
+from fluxion.numpy.reductions import argmax
+from fluxion.numpy.setops import nonzero, unravel_index
 from fluxion.numpy.shape import (
     atleast_1d,
     atleast_2d,
@@ -39,6 +47,7 @@ from fluxion.numpy.shape import (
     swapaxes,
     transpose,
 )
+from fluxion.numpy.sorting import argsort, sort
 
 __all__ = [
     "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rollaxis", "rot90", "insert",
@@ -49,7 +58,7 @@ __all__ = [
 ]
 
 
-def tile(A: Any, reps: Any) -> Any:  # noqa: N803
+def tile(A: Any, reps: Any) -> Any:
     """``A`` repeated ``reps`` times along each axis.
 
     Example:
@@ -87,7 +96,6 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
         >>> jnp.repeat(jnp.array([1, 2]), jnp.array([1, 2])).tolist()
         [1, 2, 2]
     """
-    from fluxion.numpy.statistics import cumsum  # noqa: PLC0415
     if isinstance(repeats, (int, np.integer)):
         check_arraylike("repeat", a)
     else:
@@ -99,7 +107,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     if total_repeat_length is None:
         reps = repeats
         if not isinstance(reps, (int, np.integer)):
-            reps = np.asarray(_concrete_array(reps, "repeat", "repeats (or pass a static "
+            reps = np.asarray(concrete_array(reps, "repeat", "repeats (or pass a static "
                                               "total_repeat_length)"))
         if np.ndim(reps) == 0 and arr.ndim != 0:
             r = operator.index(int(reps))
@@ -139,19 +147,6 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
     return take(arr, gidx, axis=ax)
 
 
-def _concrete_array(x: Any, fun: str, what: str) -> np.ndarray:
-    from fluxion.core.trace import Tracer  # noqa: PLC0415
-    if isinstance(x, Tracer):
-        try:
-            return np.asarray(x._interp.to_concrete(x))
-        except Exception:
-            from fluxion.core.errors import ConcretizationTypeError  # noqa: PLC0415
-            raise ConcretizationTypeError(
-                f"{fun}: {what} must be concrete, got a traced value {x.aval_str()}; mark it "
-                "static (jit's static_argnums).") from None
-    return np.asarray(x)
-
-
 def flip(m: Any, axis: Any = None) -> Any:
     """``m`` with the order of elements reversed along ``axis`` (all axes by default).
 
@@ -160,7 +155,6 @@ def flip(m: Any, axis: Any = None) -> Any:
         >>> jnp.flip(jnp.array([1, 2, 3])).tolist()
         [3, 2, 1]
     """
-    from fluxion.numpy._util import canonical_axes  # noqa: PLC0415
     check_arraylike("flip", m)
     arr = ensure_array(m)
     axes = canonical_axes(axis, arr.ndim, "flip")
@@ -197,7 +191,6 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         >>> jnp.roll(jnp.array([1, 2, 3]), 1).tolist()
         [3, 1, 2]
     """
-    from fluxion.lax.slicing import dynamic_slice_in_dim  # noqa: PLC0415
     check_arraylike("roll", a)
     arr = ensure_array(a)
     if axis is None:
@@ -290,9 +283,6 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
         >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9).tolist()
         [1, 9, 2, 3]
     """
-    from fluxion.numpy import clip  # noqa: PLC0415
-    from fluxion.numpy.setops import nonzero  # noqa: PLC0415
-    from fluxion.numpy.sorting import argsort  # noqa: PLC0415
     check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
     a = ensure_array(arr)
     if axis is None:
@@ -325,7 +315,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
                                tuple(out_shape), ())
     idx = uf.add(idx, lax.mul(lax.convert_element_type(lax.lt(idx, _zero(idx)), idx.dtype),
                               lax.convert_element_type(n_in, idx.dtype)))
-    idx = clip(idx, 0, n_in)
+    idx = uf.clip(idx, 0, n_in)
     vind = idx.at[argsort(idx)].add(arange(n_ins, dtype=idx.dtype))
     mask = lax.broadcast_in_dim(True, (n_in + n_ins,), ()).at[vind].set(False)
     aind = nonzero(mask, size=n_in)[0]
@@ -350,8 +340,6 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
         >>> jnp.delete(jnp.array([1, 2, 3]), 1).tolist()
         [1, 3]
     """
-    from fluxion.numpy import clip  # noqa: PLC0415
-    from fluxion.numpy.sorting import sort  # noqa: PLC0415
     check_arraylike("delete", arr)
     a = ensure_array(arr)
     if axis is None:
@@ -370,7 +358,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     if dtypes.issubdtype(odt, np.integer) and assume_unique_indices:
         oa = ravel(asarray(obj))
         n = a.shape[ax]
-        oa = clip(uf.add(oa, lax.mul(lax.convert_element_type(lax.lt(oa, _zero(oa)), oa.dtype),
+        oa = uf.clip(uf.add(oa, lax.mul(lax.convert_element_type(lax.lt(oa, _zero(oa)), oa.dtype),
                                      lax.convert_element_type(n, oa.dtype))), 0, n)
         oa = sort(oa)
         oa = uf.subtract(oa, arange(oa.shape[0], dtype=oa.dtype))
@@ -379,7 +367,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
                       lax.broadcast_in_dim(oa, (oa.shape[0], i.shape[0]), (0,)))
         i = uf.add(i, lax.reduce_sum(lax.convert_element_type(hits, i.dtype), (0,)))
         return a[pre + (i,)]
-    oarr = _concrete_array(obj, "delete", "'obj' array argument")
+    oarr = concrete_array(obj, "delete", "'obj' array argument")
     if np.issubdtype(oarr.dtype, np.integer):
         mask = np.ones(a.shape[ax], dtype=bool)
         mask[oarr] = False
@@ -442,10 +430,9 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
         >>> jnp.trim_zeros(jnp.array([0, 1, 2, 0])).tolist()
         [1, 2]
     """
-    from fluxion.numpy._util import canonical_axes  # noqa: PLC0415
     check_arraylike("trim_zeros", filt)
     arr = ensure_array(filt)
-    host = _concrete_array(arr, "trim_zeros", "filt")
+    host = concrete_array(arr, "trim_zeros", "filt")
     axes = set(canonical_axes(axis, arr.ndim, "trim_zeros"))
     t = trim.lower()
     if not axes or ("f" not in t and "b" not in t):
@@ -472,14 +459,14 @@ def _split(op: str, ary: Any, ios: Any, axis: int) -> list:
     ax = canonical_axis(axis, a.ndim, op)
     size = a.shape[ax]
     if isinstance(ios, (tuple, list)) or (hasattr(ios, "ndim") and ios.ndim > 0):
-        pts = [0] + [operator.index(int(_concrete_scalar(i, op, "indices"))) for i in ios] + [size]
+        pts = [0] + [operator.index(int(concrete_scalar(i, op, "indices"))) for i in ios] + [size]
         bounds = []
         for lo, hi in zip(pts[:-1], pts[1:]):
             lo = min(max(lo if lo >= 0 else lo + size, 0), size)
             hi = min(max(hi if hi >= 0 else hi + size, 0), size)
             bounds.append((lo, max(lo, hi)))
     else:
-        n = int(_concrete_scalar(ios, op, "number of sections"))
+        n = int(concrete_scalar(ios, op, "number of sections"))
         if n <= 0:
             raise ValueError("number sections must be larger than 0.")
         part, r = divmod(size, n)
@@ -777,8 +764,6 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
         >>> jnp.choose(jnp.array([0, 1]), [jnp.array([1, 2]), jnp.array([3, 4])]).tolist()
         [1, 4]
     """
-    from fluxion.numpy import clip  # noqa: PLC0415
-    from fluxion.numpy.construction import indices as _indices  # noqa: PLC0415
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.choose is not supported.")
     check_arraylike("choose", a, *choices)
@@ -787,18 +772,18 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
         raise ValueError("`a` array must be integer typed")
     n = len(choices)
     if mode == "raise":
-        host = _concrete_array(arr, "choose", "a (with mode='raise'; use mode='wrap' or 'clip')")
+        host = concrete_array(arr, "choose", "a (with mode='raise'; use mode='wrap' or 'clip')")
         if np.any((host < 0) | (host >= n)):
             raise ValueError("invalid entry in choice array")
     elif mode == "wrap":
         arr = uf.remainder(arr, n)
     elif mode == "clip":
-        arr = clip(arr, 0, n - 1)
+        arr = uf.clip(arr, 0, n - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
     arr, *chs = broadcast_arrays(arr, *choices)
     stacked = array(chs)
-    return stacked[(arr,) + tuple(_indices(arr.shape, sparse=True))]
+    return stacked[(arr,) + tuple(grids.indices(arr.shape, sparse=True))]
 
 
 def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
@@ -811,7 +796,6 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
         >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3])).tolist()
         [1, 3]
     """
-    from fluxion.numpy.sorting import argsort  # noqa: PLC0415
     check_arraylike("compress", condition, a, fill_value)
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.compress is not "
@@ -830,9 +814,9 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     cond = lax.slice_in_dim(cond, 0, min(n, cond.shape[0]), axis=0)
     arr = lax.slice_in_dim(arr, 0, cond.shape[0], axis=0)
     if size is None:
-        if extra.shape[0] and bool(np.any(_concrete_array(extra, "compress", "condition"))):
+        if extra.shape[0] and bool(np.any(concrete_array(extra, "compress", "condition"))):
             raise ValueError("condition contains entries that are out of bounds")
-        host = _concrete_array(cond, "compress", "condition (or pass a static size)")
+        host = concrete_array(cond, "compress", "condition (or pass a static size)")
         res = arr[asarray(np.nonzero(host)[0].astype(np.int32))]
     elif not 0 <= size <= arr.shape[0]:
         raise ValueError("size must be positive and not greater than the size of the array "
@@ -867,7 +851,6 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         >>> jnp.select([x < 1, x > 2], [x, x * 10], -1).tolist()
         [0, -1, -1, 30]
     """
-    from fluxion.numpy.reductions import argmax  # noqa: PLC0415
     if len(condlist) != len(choicelist):
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs "
                          f"{len(choicelist)})")
@@ -893,7 +876,6 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
         >>> jnp.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * 10]).tolist()
         [1.0, 20.0]
     """
-    from fluxion.numpy.reductions import argmax  # noqa: PLC0415
     check_arraylike("piecewise", x)
     xa = ensure_array(x)
     nc, nf = len(condlist), len(funclist)
@@ -934,7 +916,6 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
         >>> jnp.place(jnp.zeros(3), jnp.array([1, 0, 1]), jnp.array([7.0]), inplace=False).tolist()
         [7.0, 0.0, 7.0]
     """
-    from fluxion.numpy.setops import nonzero  # noqa: PLC0415
     check_arraylike("place", arr, mask, vals)
     if inplace:
         raise ValueError("fluxion.numpy.place cannot modify arrays in-place, because arrays are "
@@ -965,8 +946,6 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
         >>> jnp.put(jnp.zeros(3), jnp.array([0, 2]), 5.0, inplace=False).tolist()
         [5.0, 0.0, 5.0]
     """
-    from fluxion.numpy import clip  # noqa: PLC0415
-    from fluxion.numpy.setops import unravel_index  # noqa: PLC0415
     if inplace:
         raise ValueError("fluxion.numpy.put cannot modify arrays in-place, because arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
@@ -978,7 +957,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     if mode is None:
         smode = "drop"
     elif mode == "clip":
-        idx = clip(idx, 0, arr.size - 1)
+        idx = uf.clip(idx, 0, arr.size - 1)
         smode = "promise_in_bounds"
     elif mode == "wrap":
         idx = uf.remainder(idx, arr.size)

@@ -16,9 +16,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fluxion import lax
+from fluxion import lax, tree_util
+from fluxion.core.trace import Tracer
+from fluxion.numpy import rounding
 from fluxion.numpy._util import check_arraylike
 from fluxion.numpy.creation import asarray, linspace
+from fluxion.numpy.quantiles import median
+from fluxion.numpy.reductions import amax, amin, mean
+from fluxion.numpy.vectorize import apply_along_axis
 
 __all__ = ["pad"]
 
@@ -38,7 +43,6 @@ _MODE_KWARGS = {
 
 
 def _concrete(x: Any, name: str) -> Any:
-    from fluxion.core.trace import Tracer  # local: only to produce a clear error
     if isinstance(x, Tracer):
         raise TypeError(f"jnp.pad: the {name} argument must be concrete (static), got a traced "
                         "value")
@@ -47,9 +51,8 @@ def _concrete(x: Any, name: str) -> Any:
 
 def _pairs(vals: Any, nd: int, name: str) -> tuple:
     """Normalise a NumPy-style per-axis spec to ``((before, after),) * nd``."""
-    import fluxion.tree_util as tu
     try:
-        arr = np.asarray(tu.tree_map(lambda v: _concrete(v, name), vals))
+        arr = np.asarray(tree_util.tree_map(lambda v: _concrete(v, name), vals))
     except ValueError as e:
         if "inhomogeneous" in str(e):
             raise TypeError(f"`{name}` entries must be the same shape: {vals}") from e
@@ -182,14 +185,10 @@ def _pad_linear_ramp(x: Any, widths: tuple, end_values: tuple) -> Any:
     return x
 
 
-def _stat_funcs() -> dict:
-    from fluxion.numpy.reductions import amax, amin, mean
-    from fluxion.numpy.statistics import median
-    return {"maximum": amax, "minimum": amin, "mean": mean, "median": median}
+_STAT_FUNCS = {"maximum": amax, "minimum": amin, "mean": mean, "median": median}
 
 
 def _pad_stats(x: Any, widths: tuple, stat_length: tuple | None, func: Callable) -> Any:
-    from fluxion.numpy import round as _round
     for i in range(x.ndim):
         if stat_length is None:
             lo_stat = hi_stat = func(x, axis=i, keepdims=True)
@@ -202,7 +201,7 @@ def _pad_stats(x: Any, widths: tuple, stat_length: tuple | None, func: Callable)
             lo_stat = func(lax.slice_in_dim(x, 0, lb, axis=i), axis=i, keepdims=True)
             hi_stat = func(lax.slice_in_dim(x, n - la, n, axis=i), axis=i, keepdims=True)
         if np.issubdtype(x.dtype, np.integer):
-            lo_stat, hi_stat = _round(lo_stat), _round(hi_stat)
+            lo_stat, hi_stat = rounding.round(lo_stat), rounding.round(hi_stat)
         lo = _repeat_axis(_cast(lo_stat, x), int(widths[i][0]), i)
         hi = _repeat_axis(_cast(hi_stat, x), int(widths[i][1]), i)
         x = lax.concatenate([lo, x, hi], i)
@@ -215,7 +214,6 @@ def _pad_empty(x: Any, widths: tuple) -> Any:
 
 
 def _pad_callable(x: Any, widths: tuple, func: Callable, kwargs: dict) -> Any:
-    from fluxion.numpy.vectorize import apply_along_axis
     out = _pad_constant(x, widths, 0)
     for i in range(out.ndim):
         out = apply_along_axis(func, i, out, widths[i], i, kwargs)
@@ -280,4 +278,4 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     stat_length = kwargs.get("stat_length")
     if stat_length is not None:
         stat_length = _pairs(stat_length, nd, "stat_length")
-    return _pad_stats(x, widths, stat_length, _stat_funcs()[mode])
+    return _pad_stats(x, widths, stat_length, _STAT_FUNCS[mode])

@@ -19,8 +19,21 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
-from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes, promote_dtypes_inexact
-from fluxion.numpy.creation import arange
+from fluxion.numpy._util import (
+    check_arraylike,
+    concrete_array,
+    ensure_array,
+    promote_dtypes,
+    promote_dtypes_inexact,
+)
+from fluxion.numpy.convolution import convolve
+from fluxion.numpy.creation import arange, array
+from fluxion.numpy.manipulation import trim_zeros
+from fluxion.numpy.matrices import vander
+from fluxion.numpy.products import matmul
+from fluxion.numpy.reductions import argmax, prod
+from fluxion.numpy.reductions import sum as _sum
+from fluxion.numpy.shape import atleast_1d, concatenate, stack, where
 
 __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "polyint", "poly",
            "polyfit", "roots"]
@@ -80,8 +93,6 @@ def polymul(a1: Any, a2: Any, *, trim_leading_zeros: bool = False) -> Any:
         >>> jnp.polymul(jnp.array([1.0, 1.0]), jnp.array([1.0, -1.0])).tolist()
         [1.0, 0.0, -1.0]
     """
-    from fluxion.numpy.manipulation import trim_zeros  # noqa: PLC0415
-    from fluxion.numpy.statistics import convolve  # noqa: PLC0415
     check_arraylike("polymul", a1, a2)
     x, y = promote_dtypes_inexact(ensure_array(a1), ensure_array(a2))
     if trim_leading_zeros and (x.shape[0] > 1 or y.shape[0] > 1):
@@ -111,9 +122,8 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
         q = q.at[k].set(d)
         ua = ua.at[k:k + n + 1].add(uf.multiply(uf.negative(d), va))
     if trim_leading_zeros:
-        from fluxion.numpy.manipulation import _concrete_array  # noqa: PLC0415
         tol = float(np.sqrt(np.finfo(ua.dtype).eps))
-        host = _concrete_array(ua, "polydiv", "u (with trim_leading_zeros=True)")
+        host = concrete_array(ua, "polydiv", "u (with trim_leading_zeros=True)")
         nz = np.nonzero(np.abs(host) >= tol)[0]
         start = int(nz[0]) if nz.size else host.shape[0]
         ua = ua[start:]
@@ -128,7 +138,6 @@ def polyder(p: Any, m: int = 1) -> Any:
         >>> jnp.polyder(jnp.array([1.0, 1.0, 1.0])).tolist()
         [2.0, 1.0]
     """
-    from fluxion.numpy.reductions import prod  # noqa: PLC0415
     check_arraylike("polyder", p)
     m = operator.index(m)
     (pa,) = promote_dtypes_inexact(ensure_array(p))
@@ -151,8 +160,6 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
         >>> jnp.polyint(jnp.array([3.0, 2.0])).tolist()
         [1.5, 2.0, 0.0]
     """
-    from fluxion.numpy.reductions import prod  # noqa: PLC0415
-    from fluxion.numpy.shape import atleast_1d, concatenate  # noqa: PLC0415
     m = operator.index(m)
     k = 0 if k is None else k
     check_arraylike("polyint", p, k)
@@ -181,9 +188,6 @@ def poly(seq_of_zeros: Any) -> Any:
         >>> jnp.poly(jnp.array([1.0, 2.0])).tolist()
         [1.0, -3.0, 2.0]
     """
-    from fluxion.numpy.creation import array  # noqa: PLC0415
-    from fluxion.numpy.shape import atleast_1d, stack  # noqa: PLC0415
-    from fluxion.numpy.statistics import convolve  # noqa: PLC0415
     check_arraylike("poly", seq_of_zeros)
     (z,) = promote_dtypes_inexact(ensure_array(seq_of_zeros))
     z = atleast_1d(z)
@@ -214,9 +218,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
         ...                                   jnp.array([1.0, 3.0, 5.0]), 1).tolist()]
         [2.0, 1.0]
     """
-    from fluxion.numpy.construction import vander  # noqa: PLC0415
-    from fluxion.numpy.products import matmul  # noqa: PLC0415
-    from fluxion.numpy.reductions import sum as _sum  # noqa: PLC0415
     if full or cov:
         raise NotImplementedError("polyfit: full=True and cov=True need numpy.linalg, which "
                                   "Fluxion does not provide yet")
@@ -264,7 +265,6 @@ def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = F
 
 
 def _solve(a: Any, b: Any) -> Any:
-    from fluxion.numpy.reductions import argmax  # noqa: PLC0415
     n = a.shape[0]
     m = lax.concatenate([a, lax.convert_element_type(b, a.dtype)], 1)
     for k in range(n):
@@ -282,7 +282,6 @@ def _solve(a: Any, b: Any) -> Any:
 
 
 def _mask_below(col: Any, k: int) -> Any:
-    from fluxion.numpy.shape import where  # noqa: PLC0415
     return where(uf.greater_equal(arange(col.shape[0]), k), col, -1)
 
 
@@ -358,8 +357,6 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
         >>> sorted(round(float(v.real), 4) for v in r)
         [1.0, 2.0]
     """
-    from fluxion.numpy.creation import array
-    from fluxion.numpy.shape import atleast_1d
     check_arraylike("roots", p)
     (p,) = promote_dtypes_inexact(ensure_array(p))
     p = atleast_1d(p)
@@ -377,7 +374,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     if strip_zeros:
         try:
             k_static = int(k)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             raise TypeError("jnp.roots: with strip_zeros=True the coefficients must be concrete;"
                             " under jit pass strip_zeros=False (leading zeros then give NaN "
                             "roots)") from e

@@ -15,6 +15,8 @@ import numpy as np
 from fluxion import lax
 from fluxion.core.errors import user_source_line
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
+from fluxion.numpy.reductions import sum as _sum
+from fluxion.numpy.ufuncs import conj, multiply
 
 __all__ = ["dot", "matmul", "vdot", "inner", "outer", "tensordot", "vecdot", "matvec", "vecmat"]
 
@@ -164,8 +166,6 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
         >>> jnp.vecdot(jnp.ones((2, 3)), jnp.ones(3)).tolist()
         [3.0, 3.0]
     """
-    from fluxion.numpy.reductions import sum as _sum  # noqa: PLC0415
-    from fluxion.numpy.ufuncs import conj, multiply  # noqa: PLC0415
     return _sum(multiply(conj(x1), x2), axis=axis)
 
 
@@ -188,6 +188,5 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
         >>> jnp.vecmat(jnp.ones(2), jnp.ones((2, 3))).tolist()
         [2.0, 2.0, 2.0]
     """
-    from fluxion.numpy.ufuncs import conj  # noqa: PLC0415
     return matmul(conj(x1)[..., None, :], x2)[..., 0, :]
 

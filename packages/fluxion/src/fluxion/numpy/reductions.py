@@ -15,7 +15,9 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.numpy._util import canonical_axes, check_arraylike, ensure_array
+from fluxion.lax.reductions import _identity as lax_identity
+from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, ensure_array
+from fluxion.numpy.shape import broadcast_to, ravel
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "any", "all", "argmax", "argmin",
            "var", "std", "ptp", "count_nonzero"]
@@ -46,7 +48,6 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: A
         if identity_kind in ("max", "min") and initial is None:
             raise ValueError(f"reduction operation {name} does not have an identity, so to use a "
                              "where mask one has to specify 'initial'")
-        from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
         w = broadcast_to(ensure_array(where), a.shape)
         ident = _identity(identity_kind, a.dtype, weak)
         a = lax.select(w, a, lax.broadcast_in_dim(ident, a.shape, ()))
@@ -66,11 +67,10 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: A
 
 
 def _identity(kind: str, dt: np.dtype, weak: bool) -> Any:
-    from fluxion.lax.reductions import _identity as ident  # noqa: PLC0415
-    return lax.convert_element_type(ident(kind, dt), dt, weak_type=weak)
+    return lax.convert_element_type(lax_identity(kind, dt), dt, weak_type=weak)
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     """Sum over ``axis`` (all axes by default); small integer and bool inputs accumulate in the
     default integer dtype.
@@ -103,7 +103,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
                    promote_integers)
 
 
-def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     """Maximum over ``axis``.
 
@@ -116,7 +116,7 @@ def max(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # n
     return _reduce("max", a, axis, None, keepdims, initial, where, lax.reduce_max, "max", False)
 
 
-def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,  # noqa: A001
+def min(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None) -> Any:
     """Minimum over ``axis``.
 
@@ -142,7 +142,7 @@ def _bool_reduce(name: str, a: Any, axis: Any, keepdims: bool, where: Any, fn: A
     return _reduce(name, a, axis, None, keepdims, None, where, fn, kind, False)
 
 
-def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,  # noqa: A001
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     """Whether any element along ``axis`` is true.
 
@@ -155,7 +155,7 @@ def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,  
     return _bool_reduce("any", a, axis, keepdims, where, lax.reduce_or, "or")
 
 
-def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,  # noqa: A001
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *,
         where: Any = None) -> Any:
     """Whether every element along ``axis`` is true.
 
@@ -174,7 +174,6 @@ def _count(a: Any, axes: tuple[int, ...], where: Any, dtype: np.dtype) -> Any:
         for ax in axes:
             n *= a.shape[ax]
         return lax.convert_element_type(n, dtype)
-    from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
     w = broadcast_to(ensure_array(where), a.shape)
     return lax.reduce_sum(lax.convert_element_type(w, dtype), axes)
 
@@ -272,13 +271,11 @@ def _arg_reduce(name: str, a: Any, axis: Any, keepdims: bool, is_max: bool) -> A
     check_arraylike(name, a)
     a = ensure_array(a)
     if axis is None:
-        from fluxion.numpy.shape import ravel  # noqa: PLC0415
         flat = ravel(a)
         out = _arg_reduce(name, flat, 0, False, is_max)
         if keepdims:
             out = lax.broadcast_in_dim(out, (1,) * a.ndim, ())
         return out
-    from fluxion.numpy._util import canonical_axis  # noqa: PLC0415
     ax = canonical_axis(axis, a.ndim, name)
     n = a.shape[ax]
     if n == 0:

@@ -14,16 +14,27 @@ Example:
 from __future__ import annotations
 
 import operator
+from collections import namedtuple
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax import sorting as lax_sorting
 from fluxion.numpy import ufuncs as uf
-from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
-from fluxion.numpy.creation import _concrete_scalar, arange, asarray
-from fluxion.numpy.shape import concatenate, moveaxis, ravel, reshape, where
+from fluxion.numpy._util import (
+    canonical_axis,
+    check_arraylike,
+    concrete_array,
+    ensure_array,
+    promote_dtypes,
+)
+from fluxion.numpy.calculus import diff
+from fluxion.numpy.creation import asarray, ones
+from fluxion.numpy.cumulative import cumsum
+from fluxion.numpy.shape import atleast_1d, concatenate, moveaxis, ravel, reshape, stack, where
+from fluxion.numpy.sorting import argsort, lexsort, sort
 
 __all__ = [
     "nonzero", "argwhere", "flatnonzero", "unique", "unique_all", "unique_counts",
@@ -37,10 +48,10 @@ __all__ = [
 s_ = np.s_
 index_exp = np.index_exp
 
-
-def _host(x: Any, fun: str, what: str) -> np.ndarray:
-    from fluxion.numpy.manipulation import _concrete_array  # noqa: PLC0415
-    return _concrete_array(x, fun, what)
+# The array API's result tuples of the unique_* functions.
+_UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+_UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+_UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
 def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple:
@@ -52,7 +63,6 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
         >>> jnp.nonzero(jnp.array([0, 3, 0, 4]))[0].tolist()
         [1, 3]
     """
-    from fluxion.numpy.sorting import argsort  # noqa: PLC0415
     check_arraylike("nonzero", a)
     arr = ensure_array(a)
     if arr.ndim == 0:
@@ -61,7 +71,7 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
     mask = arr if arr.dtype == np.bool_ else lax.ne(arr, lax.convert_element_type(0, arr.dtype))
     idt = dtypes.default_int_dtype()
     if size is None:
-        host = _host(mask, "nonzero", "the input (pass a static size= under jit)")
+        host = concrete_array(mask, "nonzero", "the input (pass a static size= under jit)")
         size = int(host.sum())
     size = operator.index(size)
     if arr.size == 0 or size == 0:
@@ -112,7 +122,6 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
         >>> jnp.argwhere(jnp.array([[0, 1], [1, 0]])).tolist()
         [[0, 1], [1, 0]]
     """
-    from fluxion.numpy.shape import atleast_1d, stack  # noqa: PLC0415
     check_arraylike("argwhere", a)
     arr = ensure_array(a)
     res = stack(nonzero(atleast_1d(arr), size=size, fill_value=fill_value), axis=1)
@@ -122,7 +131,6 @@ def argwhere(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
 
 
 def _unique_sorted_mask(ar: Any, axis: int, equal_nan: bool) -> tuple[Any, Any, Any]:
-    from fluxion.numpy.sorting import lexsort  # noqa: PLC0415
     aux = moveaxis(ar, axis, 0)
     if aux.dtype.kind == "c":
         aux = where(uf.isnan(aux), lax.convert_element_type(np.nan, aux.dtype), aux)
@@ -154,14 +162,13 @@ def _unique_sorted_mask(ar: Any, axis: int, equal_nan: bool) -> tuple[Any, Any, 
 def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool = False,
             return_counts: bool = False, equal_nan: bool = True, size: int | None = None,
             fill_value: Any = None) -> Any:
-    from fluxion.numpy.statistics import cumsum, diff  # noqa: PLC0415
     idt = dtypes.default_int_dtype()
     if ar.shape[axis] == 0 and size and fill_value is None:
         raise ValueError("fluxion.numpy.unique: for zero-sized input with nonzero size argument, "
                          "fill_value must be specified")
     aux, mask, perm = _unique_sorted_mask(ar, axis, equal_nan)
     if size is None:
-        ind = asarray(np.nonzero(_host(mask, "unique", "the input"))[0].astype(idt))
+        ind = asarray(np.nonzero(concrete_array(mask, "unique", "the input"))[0].astype(idt))
     else:
         ind = nonzero(mask, size=size)[0]
     result = aux[ind] if aux.size else aux
@@ -205,7 +212,7 @@ def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
-           size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:  # noqa: A002
+           size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:
     """The sorted unique elements (or sub-arrays along ``axis``), optionally with first
     indices, inverse indices and counts. Needs concrete input unless ``size`` is given.
 
@@ -231,10 +238,6 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     return res
 
 
-class _UniqueAll(tuple):
-    pass
-
-
 def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
     """Array-API ``unique_all``: a namedtuple ``(values, indices, inverse_indices, counts)``.
 
@@ -243,11 +246,9 @@ def unique_all(x: Any, /, *, size: int | None = None, fill_value: Any = None) ->
         >>> jnp.unique_all(jnp.array([2, 1, 2])).counts.tolist()
         [1, 2]
     """
-    from collections import namedtuple  # noqa: PLC0415
-    t = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
     v, i, inv, c = unique(x, return_index=True, return_inverse=True, return_counts=True,
                           equal_nan=False, size=size, fill_value=fill_value)
-    return t(v, i, inv, c)
+    return _UniqueAllResult(v, i, inv, c)
 
 
 def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -258,10 +259,8 @@ def unique_counts(x: Any, /, *, size: int | None = None, fill_value: Any = None)
         >>> jnp.unique_counts(jnp.array([2, 1, 2])).values.tolist()
         [1, 2]
     """
-    from collections import namedtuple  # noqa: PLC0415
-    t = namedtuple("UniqueCountsResult", ["values", "counts"])
     v, c = unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value)
-    return t(v, c)
+    return _UniqueCountsResult(v, c)
 
 
 def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -272,10 +271,8 @@ def unique_inverse(x: Any, /, *, size: int | None = None, fill_value: Any = None
         >>> jnp.unique_inverse(jnp.array([2, 1, 2])).inverse_indices.tolist()
         [1, 0, 1]
     """
-    from collections import namedtuple  # noqa: PLC0415
-    t = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
     v, inv = unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value)
-    return t(v, inv)
+    return _UniqueInverseResult(v, inv)
 
 
 def unique_values(x: Any, /, *, size: int | None = None, fill_value: Any = None) -> Any:
@@ -353,7 +350,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
         a1 = unique(a1, size=size and a1.size)
     mask = _in1d(a1, a2, invert=True)
     if size is None:
-        return a1[asarray(np.nonzero(_host(mask, "setdiff1d", "the input"))[0].astype(np.int32))]
+        return a1[asarray(np.nonzero(concrete_array(mask, "setdiff1d", "the input"))[0].astype(np.int32))]
     idt = dtypes.default_int_dtype()
     if not assume_unique:
         first = lax.slice(a1, (0,), (1,))
@@ -374,7 +371,6 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
         >>> jnp.intersect1d(jnp.array([1, 2, 3]), jnp.array([3, 2, 5])).tolist()
         [2, 3]
     """
-    from fluxion.lax import sorting as lax_sorting  # noqa: PLC0415
     check_arraylike("intersect1d", ar1, ar2)
     if size is not None:
         raise NotImplementedError("fluxion.numpy.intersect1d: size= is not supported yet")
@@ -397,7 +393,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
         out = aux
         return (out, aux.astype(idt), aux.astype(idt)) if return_indices else out
     mask = lax.eq(lax.slice(aux, (1,), (n,)), lax.slice(aux, (0,), (n - 1,)))
-    sel = asarray(np.nonzero(_host(mask, "intersect1d", "the input"))[0].astype(np.int32))
+    sel = asarray(np.nonzero(concrete_array(mask, "intersect1d", "the input"))[0].astype(np.int32))
     res = lax.slice(aux, (0,), (n - 1,))[sel]
     if not return_indices:
         return res
@@ -426,14 +422,13 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     aux = concatenate((a1, a2))
     if aux.size == 0:
         return aux
-    from fluxion.numpy.sorting import sort  # noqa: PLC0415
     aux = sort(aux)
     n = aux.shape[0]
     ne = lax.ne(lax.slice(aux, (1,), (n,)), lax.slice(aux, (0,), (n - 1,)))
     t = lax.broadcast_in_dim(True, (1,), ())
     flag = lax.concatenate([t, ne, t], 0)
     keep = lax.bitwise_and(lax.slice(flag, (1,), (n + 1,)), lax.slice(flag, (0,), (n,)))
-    return aux[asarray(np.nonzero(_host(keep, "setxor1d", "the input"))[0].astype(np.int32))]
+    return aux[asarray(np.nonzero(concrete_array(keep, "setxor1d", "the input"))[0].astype(np.int32))]
 
 
 def ix_(*args: Any) -> tuple:
@@ -474,7 +469,6 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
         >>> [v.tolist() for v in jnp.unravel_index(jnp.array([5]), (2, 3))]
         [[1], [2]]
     """
-    from fluxion.numpy.ufuncs_extra import divmod as _divmod  # noqa: PLC0415
     check_arraylike("unravel_index", indices)
     idx = ensure_array(indices)
     try:
@@ -485,7 +479,7 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
         raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
     outs: list[Any] = [0] * len(shp)
     for i in reversed(range(len(shp))):
-        idx, outs[i] = _divmod(idx, shp[i])
+        idx, outs[i] = uf.divmod(idx, shp[i])
     oob_pos = uf.greater(idx, 0)
     oob_neg = (asarray(False) if dtypes.issubdtype(idx.dtype, np.unsignedinteger)
                else uf.less(idx, -1))
@@ -502,7 +496,6 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         >>> jnp.ravel_multi_index((jnp.array([1]), jnp.array([2])), (2, 3)).tolist()
         [5]
     """
-    from fluxion.numpy import clip  # noqa: PLC0415
     if len(multi_index) != len(dims):
         raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
     dims = tuple(operator.index(d) for d in dims)
@@ -514,11 +507,11 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for i, d in zip(mi, dims):
-            h = _host(i, "ravel_multi_index", "indices (with mode='raise'; use 'wrap' or 'clip')")
+            h = concrete_array(i, "ravel_multi_index", "indices (with mode='raise'; use 'wrap' or 'clip')")
             if np.any((h < 0) | (h >= d)):
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "clip":
-        mi = [clip(i, 0, d - 1) for i, d in zip(mi, dims)]
+        mi = [uf.clip(i, 0, d - 1) for i, d in zip(mi, dims)]
     elif mode == "wrap":
         mi = [uf.remainder(i, d) for i, d in zip(mi, dims)]
     else:
@@ -635,7 +628,6 @@ def mask_indices(n: int, mask_func: Callable[..., Any], k: int = 0, *,
         >>> [v.tolist() for v in jnp.mask_indices(2, jnp.triu)]
         [[0, 0, 1], [0, 1, 1]]
     """
-    from fluxion.numpy.creation import ones  # noqa: PLC0415
     i, j = nonzero(mask_func(ones((n, n)), k), size=size)
     return i, j
 
@@ -648,7 +640,8 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
         >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    from fluxion.numpy.manipulation import _tile_to_size  # noqa: PLC0415
+    # Local: fluxion.numpy.manipulation imports this module.
+    from fluxion.numpy.manipulation import _tile_to_size
     if inplace:
         raise NotImplementedError("Fluxion arrays are immutable, must use inplace=False")
     if wrap:
@@ -663,5 +656,3 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
     idx = diag_indices(n, arr.ndim)
     return arr.at[idx].set(v if v.ndim == 0 else _tile_to_size(ravel(v), n))
 
-
-_ = (_concrete_scalar, arange)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion import lax
+from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
 from fluxion.numpy._util import (
     canonical_axes,
@@ -243,7 +244,6 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
                              f"(at {user_source_line()})")
     arrs = promote_dtypes(*arrs)
     if dtype is not None:
-        from fluxion.core import dtypes  # noqa: PLC0415
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, "concatenate")
         arrs = [lax.convert_element_type(a, dt) for a in arrs]
     return lax.concatenate(arrs, ax)
@@ -408,7 +408,8 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         [1.0, 0.0]
     """
     if x is None and y is None:
-        from fluxion.numpy import nonzero  # noqa: PLC0415
+        # Local: fluxion.numpy.setops imports this module.
+        from fluxion.numpy.setops import nonzero
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "

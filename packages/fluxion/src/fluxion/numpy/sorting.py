@@ -19,7 +19,9 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax import sorting as lax_sorting
+from fluxion.numpy._gather_util import take_along_last
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
+from fluxion.numpy.shape import ravel, swapaxes, where
 
 __all__ = ["sort", "argsort", "lexsort", "partition", "argpartition", "sort_complex",
            "searchsorted", "digitize"]
@@ -38,7 +40,6 @@ def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None
         >>> jnp.sort(jnp.array([3, 1, 2])).tolist()
         [1, 2, 3]
     """
-    from fluxion.numpy.shape import ravel  # noqa: PLC0415
     check_arraylike("sort", a)
     if kind is not None:
         raise TypeError("'kind' argument to sort is not supported. Use stable=True or "
@@ -62,7 +63,6 @@ def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = N
         >>> jnp.argsort(jnp.array([3, 1, 2]), descending=True).tolist()
         [0, 2, 1]
     """
-    from fluxion.numpy.shape import ravel  # noqa: PLC0415
     check_arraylike("argsort", a)
     if kind is not None:
         raise TypeError("'kind' argument to argsort is not supported. Use stable=True or "
@@ -120,7 +120,6 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
         >>> int(jnp.partition(jnp.array([3, 1, 2, 0]), 1)[1])
         1
     """
-    from fluxion.numpy.shape import swapaxes  # noqa: PLC0415
     check_arraylike("partition", a)
     arr = ensure_array(a)
     if arr.dtype.kind == "c":
@@ -144,7 +143,6 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
         >>> int(jnp.argpartition(jnp.array([3, 1, 2, 0]), 1)[1])
         1
     """
-    from fluxion.numpy.shape import swapaxes  # noqa: PLC0415
     check_arraylike("argpartition", a)
     arr = ensure_array(a)
     if arr.dtype.kind == "c":
@@ -233,7 +231,6 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         >>> jnp.searchsorted(jnp.array([1, 2, 3]), jnp.array([2, 5])).tolist()
         [1, 3]
     """
-    from fluxion.numpy._gather_util import take_along_last  # noqa: PLC0415
     if sorter is None:
         check_arraylike("searchsorted", a, v)
     else:
@@ -267,7 +264,6 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         >>> jnp.digitize(jnp.array([0.5, 1.5]), jnp.array([0.0, 1.0, 2.0])).tolist()
         [1, 2]
     """
-    from fluxion.numpy.shape import where  # noqa: PLC0415
     check_arraylike("digitize", x, bins)
     x, b = ensure_array(x), ensure_array(bins)
     if b.ndim != 1:

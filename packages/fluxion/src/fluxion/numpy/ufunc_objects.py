@@ -22,16 +22,29 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.core.avals import ShapeDtypeStruct
+from fluxion.lax import cumulative as lax_cum
+from fluxion.numpy import cumulative
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
-from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, ensure_array
+from fluxion.numpy._util import (
+    canonical_axes,
+    canonical_axis,
+    check_arraylike,
+    concrete_array,
+    ensure_array,
+    promote_args_inexact,
+)
+from fluxion.numpy.shape import broadcast_to, moveaxis, ravel, reshape, stack
+from fluxion.numpy.vectorize import vectorize
+from fluxion.transforms.staging import eval_shape
 
 __all__ = ["ufunc", "frompyfunc", "add", "multiply", "subtract", "negative", "maximum",
            "minimum", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
            "bitwise_xor", "logaddexp", "logaddexp2"]
 
 
-class ufunc:  # noqa: N801
+class ufunc:
     """A universal function: elementwise ``func`` with ``nin`` inputs and ``nout`` outputs, and
     the ``reduce``/``accumulate``/``outer``/``at`` methods for binary ones.
 
@@ -75,7 +88,6 @@ class ufunc:  # noqa: N801
         return self._call(*args)
 
     def _call_vectorized(self, *args: Any) -> Any:
-        from fluxion.numpy.vectorize import vectorize  # noqa: PLC0415
         check_arraylike(self.__name__, *args)
         return vectorize(self._func)(*args)
 
@@ -86,8 +98,6 @@ class ufunc:  # noqa: N801
             raise ValueError(f"{what} only supported for functions returning a single value")
 
     def _result_dtype(self, *xs: Any) -> np.dtype:
-        from fluxion.core.avals import ShapeDtypeStruct  # noqa: PLC0415
-        from fluxion.transforms.staging import eval_shape  # noqa: PLC0415
         specs = [ShapeDtypeStruct((), ensure_array(x).dtype) for x in xs]
         return eval_shape(self._func, *specs).dtype
 
@@ -119,7 +129,6 @@ class ufunc:  # noqa: N801
 
     def _reduce_unrolled(self, a: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False,
                          initial: Any = None, where: Any = None) -> Any:
-        from fluxion.numpy.shape import broadcast_to, moveaxis, ravel, reshape  # noqa: PLC0415
         arr = ensure_array(a)
         if initial is None:
             initial = self.identity
@@ -171,7 +180,6 @@ class ufunc:  # noqa: N801
         return fn(a, axis=axis, dtype=dtype)
 
     def _accumulate_unrolled(self, a: Any, axis: int = 0, dtype: Any = None) -> Any:
-        from fluxion.numpy.shape import moveaxis, stack  # noqa: PLC0415
         check_arraylike(f"{self.__name__}.accumulate", a)
         arr = ensure_array(a)
         dt = (dtypes.check_and_canonicalize_user_dtype(dtype, f"{self.__name__}.accumulate")
@@ -202,14 +210,12 @@ class ufunc:  # noqa: N801
         return fn(a, indices) if b is None else fn(a, indices, b)
 
     def _at_unrolled(self, a: Any, indices: Any, *args: Any) -> Any:
-        from fluxion.numpy.manipulation import _concrete_array  # noqa: PLC0415
-        from fluxion.numpy.shape import broadcast_to  # noqa: PLC0415
         check_arraylike(f"{self.__name__}.at", a, *args)
         arr = ensure_array(a)
         dt = self._result_dtype(arr, *args)
         arr = lax.convert_element_type(arr, dt)
         idx = indices if isinstance(indices, tuple) else (indices,)
-        host = [np.asarray(_concrete_array(i, f"{self.__name__}.at", "indices"))
+        host = [np.asarray(concrete_array(i, f"{self.__name__}.at", "indices"))
                 if not isinstance(i, slice) else i for i in idx]
         if any(isinstance(i, slice) for i in host):
             vals = arr[idx]
@@ -225,7 +231,7 @@ class ufunc:  # noqa: N801
             arr = arr.at[pos].set(self._call(arr[pos], *operands))
         return arr
 
-    def outer(self, A: Any, B: Any, /) -> Any:  # noqa: N803
+    def outer(self, A: Any, B: Any, /) -> Any:
         """This binary ufunc applied to every pair of elements of ``A`` and ``B`` (result shape
         ``A.shape + B.shape``).
 
@@ -234,7 +240,6 @@ class ufunc:  # noqa: N801
             >>> jnp.add.outer(jnp.ones((1, 2)), jnp.ones(3)).shape
             (1, 2, 3)
         """
-        from fluxion.numpy.shape import ravel, reshape  # noqa: PLC0415
         self._check_binary("outer")
         check_arraylike(f"{self.__name__}.outer", A, B)
         a, b = ensure_array(A), ensure_array(B)
@@ -254,10 +259,6 @@ def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *, identity: An
         7
     """
     return ufunc(func, nin, nout, identity=identity)
-
-
-def _same_call(fn: Callable) -> Callable:
-    return fn
 
 
 def _reduce_with(fn: Callable) -> Callable:
@@ -281,7 +282,6 @@ def _reduce_maxmin(fn: Callable) -> Callable:
 def _reduce_bitwise(kind: str, to_bool: bool) -> Callable:
     def reduce(a: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False,
                initial: Any = None, where: Any = None) -> Any:
-        from fluxion.numpy.reductions import _reduce  # noqa: PLC0415
         arr = ensure_array(a)
         if to_bool and arr.dtype != np.bool_:
             arr = lax.ne(arr, lax.convert_element_type(0, arr.dtype))
@@ -296,7 +296,7 @@ def _reduce_bitwise(kind: str, to_bool: bool) -> Callable:
             if keepdims:
                 out = lax.reshape(out, tuple(1 if i in axes else d for i, d in enumerate(arr.shape)))
         else:
-            out = _reduce(f"reduce_{kind}", arr, axis, None, keepdims, initial, where, fn, kind,
+            out = red._reduce(f"reduce_{kind}", arr, axis, None, keepdims, initial, where, fn, kind,
                           False)
         if dtype is not None:
             out = lax.convert_element_type(out, dtypes.check_and_canonicalize_user_dtype(
@@ -308,7 +308,6 @@ def _reduce_bitwise(kind: str, to_bool: bool) -> Callable:
 def _reduce_logsumexp(base2: bool) -> Callable:
     def reduce(a: Any, axis: Any = 0, dtype: Any = None, keepdims: bool = False,
                initial: Any = None, where: Any = None) -> Any:
-        from fluxion.numpy._util import promote_args_inexact  # noqa: PLC0415
         (arr,) = promote_args_inexact("logaddexp.reduce", a)
         if dtype is not None:
             arr = lax.convert_element_type(arr, dtypes.check_and_canonicalize_user_dtype(
@@ -323,7 +322,7 @@ def _reduce_logsumexp(base2: bool) -> Callable:
         s = red.sum(e, axis=axis, keepdims=True, where=where)
         out = uf.add(uf.log2(s) if base2 else uf.log(s), m)
         if initial is not None:
-            out = (_logaddexp2 if base2 else uf.logaddexp)(out, initial)
+            out = (uf.logaddexp2 if base2 else uf.logaddexp)(out, initial)
         if not keepdims:
             axes = canonical_axes(axis, arr.ndim, "reduce")
             out = lax.reshape(out, tuple(d for i, d in enumerate(out.shape) if i not in axes))
@@ -331,10 +330,9 @@ def _reduce_logsumexp(base2: bool) -> Callable:
     return reduce
 
 
-def _accumulate_with(lax_fn: Callable, promote: bool) -> Callable:
+def _accumulate_with(lax_fn: Callable) -> Callable:
     def accumulate(a: Any, axis: int = 0, dtype: Any = None) -> Any:
-        from fluxion.numpy.statistics import _cumulative  # noqa: PLC0415
-        return _cumulative("accumulate", lax_fn, a, axis, dtype)
+        return cumulative._cumulative("accumulate", lax_fn, a, axis, dtype)
     return accumulate
 
 
@@ -362,18 +360,16 @@ def _at_method(kind: str) -> Callable:
 
 
 def _make_all() -> dict[str, ufunc]:
-    from fluxion.lax import cumulative as lc  # noqa: PLC0415
-    from fluxion.numpy.ufuncs_extra import logaddexp2 as _la2  # noqa: PLC0415
     table = {
-        "add": (uf.add, 2, 0, _reduce_with(red.sum), _accumulate_with(lc.cumsum, False),
+        "add": (uf.add, 2, 0, _reduce_with(red.sum), _accumulate_with(lax_cum.cumsum),
                 _at_method("add")),
-        "multiply": (uf.multiply, 2, 1, _reduce_with(red.prod), _accumulate_with(lc.cumprod, False),
+        "multiply": (uf.multiply, 2, 1, _reduce_with(red.prod), _accumulate_with(lax_cum.cumprod),
                      _at_method("multiply")),
         "subtract": (uf.subtract, 2, None, None, None, _at_method("subtract")),
         "negative": (uf.negative, 1, None, None, None, None),
-        "maximum": (uf.maximum, 2, None, _reduce_maxmin(red.max), _cummaxmin(lc.cummax),
+        "maximum": (uf.maximum, 2, None, _reduce_maxmin(red.max), _cummaxmin(lax_cum.cummax),
                     _at_method("max")),
-        "minimum": (uf.minimum, 2, None, _reduce_maxmin(red.min), _cummaxmin(lc.cummin),
+        "minimum": (uf.minimum, 2, None, _reduce_maxmin(red.min), _cummaxmin(lax_cum.cummin),
                     _at_method("min")),
         "logical_and": (uf.logical_and, 2, True, _reduce_bitwise("and", True), None, None),
         "logical_or": (uf.logical_or, 2, False, _reduce_bitwise("or", True), None, None),
@@ -382,18 +378,13 @@ def _make_all() -> dict[str, ufunc]:
         "bitwise_or": (uf.bitwise_or, 2, 0, _reduce_bitwise("or", False), None, None),
         "bitwise_xor": (uf.bitwise_xor, 2, 0, _reduce_bitwise("xor", False), None, None),
         "logaddexp": (uf.logaddexp, 2, -np.inf, _reduce_logsumexp(False), None, None),
-        "logaddexp2": (_la2, 2, -np.inf, _reduce_logsumexp(True), None, None),
+        "logaddexp2": (uf.logaddexp2, 2, -np.inf, _reduce_logsumexp(True), None, None),
     }
     out = {}
     for name, (fn, nin, ident, rd, acc, at) in table.items():
         out[name] = ufunc(fn, nin, 1, name=name, identity=ident, call=fn, reduce=rd,
                           accumulate=acc, at=at)
     return out
-
-
-def _logaddexp2(x: Any, y: Any) -> Any:
-    from fluxion.numpy.ufuncs_extra import logaddexp2 as _la2  # noqa: PLC0415
-    return _la2(x, y)
 
 
 _ALL = _make_all()

@@ -1,4 +1,6 @@
-"""Elementwise NumPy functions over lax, with NumPy's/JAX's promotion rules.
+"""Elementwise NumPy functions over lax, with NumPy's/JAX's promotion rules: arithmetic,
+exponentials and logarithms, trigonometry, comparisons, logic and bit operations, rounding, clipping,
+complex parts, and the array API's aliases.
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -15,7 +17,15 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy._fast import binary_operands
-from fluxion.numpy._util import check_arraylike, promote_args, promote_args_inexact
+from fluxion.numpy._util import (
+    check_arraylike,
+    const_like,
+    ensure_array,
+    promote_args,
+    promote_args_inexact,
+    promote_dtypes_inexact,
+)
+from fluxion.numpy.shape import where
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -27,6 +37,9 @@ __all__ = [
     "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "left_shift", "right_shift", "floor",
     "ceil", "trunc", "rint", "isfinite", "isnan", "isinf", "real", "imag", "conj", "conjugate",
     "sinc", "deg2rad", "rad2deg", "degrees", "radians", "hypot", "logaddexp", "copysign",
+    "logaddexp2", "float_power", "fabs", "divmod", "heaviside", "fmax", "fmin", "clip", "angle",
+    "iscomplex", "isreal", "i0", "acos", "acosh", "asin", "asinh", "atan", "atanh", "atan2",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift", "pow",
 ]
 
 
@@ -65,12 +78,8 @@ cbrt = _unary_inexact("cbrt", lax.cbrt)
 
 def _log_base(base: float, name: str) -> Any:
     def f(x: Any) -> Any:
-        return lax.div(lax.log(x), _const_like(x, np.log(base)))
+        return lax.div(lax.log(x), const_like(x, np.log(base)))
     return _unary_inexact(name, f)
-
-
-def _const_like(x: Any, value: Any) -> Any:
-    return lax.convert_element_type(value, x.dtype, weak_type=getattr(x, "weak_type", False))
 
 
 log2 = _log_base(2.0, "log2")
@@ -88,7 +97,7 @@ def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion.\n\n"
                      f"Example:\n    >>> import fluxion.numpy as jnp\n"
-                     f"    >>> jnp.{name}(jnp.ones(2), jnp.ones(2)).shape\n    (2,)\n")
+                     f"    >>> jnp.{name}(jnp.arange(2), jnp.arange(2)).shape\n    (2,)\n")
     return ufunc
 
 
@@ -230,9 +239,9 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     if dtypes.issubdtype(dt, np.integer):
         q = lax.div(x, y)
         r = lax.rem(x, y)
-        zero = _const_like(x, 0)
+        zero = const_like(x, 0)
         fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
-        return lax.select(fix, lax.sub(q, _const_like(x, 1)), q)
+        return lax.select(fix, lax.sub(q, const_like(x, 1)), q)
     if dt.kind == "c":
         raise TypeError("floor_divide does not support complex-valued inputs")
     return lax.floor(lax.div(x, y))
@@ -253,7 +262,7 @@ def remainder(x: Any, y: Any, /) -> Any:
     r = lax.rem(x, y)
     if dtypes.issubdtype(x.dtype, np.unsignedinteger):
         return r
-    zero = _const_like(x, 0)
+    zero = const_like(x, 0)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
     return lax.select(fix, lax.add(r, y), r)
 
@@ -271,7 +280,7 @@ def fmod(x: Any, y: Any, /) -> Any:
     """
     x, y = promote_args("fmod", x, y)
     if dtypes.issubdtype(x.dtype, np.integer):  # like JAX: an integer x % 0 gives 0
-        y = lax.select(lax.eq(y, _const_like(y, 0)), lax.full_like(y, 1), y)
+        y = lax.select(lax.eq(y, const_like(y, 0)), lax.full_like(y, 1), y)
     x, y = _bool_to_int(x), _bool_to_int(y)
     return lax.rem(x, y)
 
@@ -317,9 +326,9 @@ def _integer_power(x: Any, y: Any) -> Any:
     shape = np.broadcast_shapes(x.shape, y.shape)
     x, y = _broadcast_to(x, shape), _broadcast_to(y, shape)
     bits = dtypes.iinfo(y.dtype).bits if y.dtype != np.bool_ else 1
-    result = lax.broadcast_in_dim(_const_like(x, 1), shape, ())
+    result = lax.broadcast_in_dim(const_like(x, 1), shape, ())
     base = x
-    one_y, zero_y = _const_like(y, 1), _const_like(y, 0)
+    one_y, zero_y = const_like(y, 1), const_like(y, 0)
     for _ in range(bits):
         odd = lax.ne(lax.bitwise_and(y, one_y), zero_y)
         result = lax.select(odd, lax.mul(result, base), result)
@@ -369,7 +378,7 @@ def absolute(x: Any, /) -> Any:
     return lax.abs(x)
 
 
-abs = absolute  # noqa: A001
+abs = absolute
 
 
 def sign(x: Any, /) -> Any:
@@ -382,8 +391,8 @@ def sign(x: Any, /) -> Any:
     """
     (x,) = promote_args("sign", x)
     if dtypes.issubdtype(x.dtype, np.unsignedinteger):
-        return lax.select(lax.eq(x, _const_like(x, 0)), x, lax.broadcast_in_dim(
-            _const_like(x, 1), x.shape, ()))
+        return lax.select(lax.eq(x, const_like(x, 0)), x, lax.broadcast_in_dim(
+            const_like(x, 1), x.shape, ()))
     return lax.sign(x)
 
 
@@ -440,10 +449,10 @@ def hypot(x1: Any, x2: Any, /) -> Any:
                          "to take the real or imaginary components respectively.")
     a, b = lax.abs(x1), lax.abs(x2)
     hi, lo = lax.max(a, b), lax.min(a, b)
-    zero = _const_like(hi, 0)
-    safe = lax.select(lax.eq(hi, zero), lax.add(hi, _const_like(hi, 1)), hi)
+    zero = const_like(hi, 0)
+    safe = lax.select(lax.eq(hi, zero), lax.add(hi, const_like(hi, 1)), hi)
     r = lax.div(lo, safe)
-    return lax.select(lax.eq(hi, zero), hi, lax.mul(hi, lax.sqrt(lax.add(_const_like(r, 1),
+    return lax.select(lax.eq(hi, zero), hi, lax.mul(hi, lax.sqrt(lax.add(const_like(r, 1),
                                                                          lax.mul(r, r)))))
 
 
@@ -460,16 +469,41 @@ def logaddexp(x1: Any, x2: Any, /) -> Any:
     if dtypes.issubdtype(x1.dtype, np.complexfloating):
         # log(e^a + e^b) = m + log1p(e^(a + b - 2m)) with m the (lexicographic) larger one;
         # the imaginary part is then wrapped into [-pi, pi].
-        d = lax.sub(lax.add(x1, x2), lax.mul(amax, _const_like(amax, 2)))
+        d = lax.sub(lax.add(x1, x2), lax.mul(amax, const_like(amax, 2)))
         out = lax.add(amax, lax.log1p(lax.exp(d)))
         im = lax.imag(out)
-        pi, two_pi = _const_like(im, np.pi), _const_like(im, 2 * np.pi)
+        pi, two_pi = const_like(im, np.pi), const_like(im, 2 * np.pi)
         r = lax.rem(lax.add(im, pi), two_pi)
-        r = lax.select(lax.lt(r, _const_like(r, 0)), lax.add(r, two_pi), r)
+        r = lax.select(lax.lt(r, const_like(r, 0)), lax.add(r, two_pi), r)
         return lax.complex(lax.real(out), lax.sub(r, pi))
     delta = lax.sub(x1, x2)
     out = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
+
+
+def logaddexp2(x1: Any, x2: Any, /) -> Any:
+    """Elementwise ``log2(2**x1 + 2**x2)``, computed stably.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.logaddexp2(1.0, 1.0))
+        2.0
+    """
+    x1, x2 = promote_args_inexact("logaddexp2", x1, x2)
+    amax = lax.max(x1, x2)
+    invln2 = const_like(amax, 1 / np.log(2))
+    if x1.dtype.kind == "c":
+        delta = lax.sub(lax.add(x1, x2), lax.mul(amax, const_like(amax, 2)))
+        out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
+        period = np.pi / np.log(2)
+        im = lax.imag(out)
+        pr = lax.convert_element_type(period, im.dtype)
+        wrapped = lax.sub(remainder(lax.add(im, pr), lax.mul(pr, lax.convert_element_type(
+            2, im.dtype))), pr)
+        return lax.complex(lax.real(out), wrapped)
+    delta = lax.sub(x1, x2)
+    return lax.select(lax.ne(delta, delta), lax.add(x1, x2),
+                      lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
 
 
 def copysign(x1: Any, x2: Any, /) -> Any:
@@ -486,10 +520,98 @@ def copysign(x1: Any, x2: Any, /) -> Any:
     shape = np.broadcast_shapes(x1.shape, x2.shape)
     x1, x2 = _broadcast_to(x1, shape), _broadcast_to(x2, shape)
     bits = lax.bitcast_convert_type(x2, _uint_of(x2.dtype))
-    top = _const_like(bits, 8 * x2.dtype.itemsize - 1)
-    negative = lax.ne(lax.shift_right_logical(bits, top), _const_like(bits, 0))
+    top = const_like(bits, 8 * x2.dtype.itemsize - 1)
+    negative = lax.ne(lax.shift_right_logical(bits, top), const_like(bits, 0))
     magnitude = lax.abs(x1)
     return lax.select(negative, lax.neg(magnitude), magnitude)
+
+
+def float_power(x: Any, y: Any, /) -> Any:
+    """Elementwise ``x ** y`` in floating point.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.float_power(2, 3))
+        8.0
+    """
+    return lax.pow(*promote_args_inexact("float_power", x, y))
+
+
+def fabs(x: Any, /) -> Any:
+    """Elementwise absolute value in floating point (complex rejected).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fabs(jnp.array([-2, 3])).tolist()
+        [2.0, 3.0]
+    """
+    check_arraylike("fabs", x)
+    if ensure_array(x).dtype.kind == "c":
+        raise TypeError("ufunc 'fabs' does not support complex dtypes")
+    return lax.abs(*promote_args_inexact("fabs", x))
+
+
+def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
+    """``(floor_divide(x1, x2), remainder(x1, x2))``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> [v.tolist() for v in jnp.divmod(jnp.array([7, -7]), 2)]
+        [[3, -4], [1, 1]]
+    """
+    x1, x2 = promote_args("divmod", x1, x2)
+    if x1.dtype == np.bool_:
+        raise TypeError("divmod does not accept dtype bool")
+    if dtypes.issubdtype(x1.dtype, np.integer):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    mod = lax.rem(x1, x2)
+    x1c = lax.select(lax.eq(x2, const_like(x2, 0)), x1, lax.sub(x1, mod))
+    div = lax.div(x1c, x2)
+    ind = lax.bitwise_and(lax.ne(mod, const_like(mod, 0)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    mod = lax.select(ind, lax.add(mod, x2), mod)
+    div = lax.select(ind, lax.sub(div, const_like(div, 1)), div)
+    # round half away from zero (div is already integral up to rounding error)
+    half = const_like(div, 0.5)
+    rounded = lax.select(lax.ge(div, const_like(div, 0)), lax.floor(lax.add(div, half)),
+                         lax.ceil(lax.sub(div, half)))
+    return rounded, mod
+
+
+def heaviside(x1: Any, x2: Any, /) -> Any:
+    """Heaviside step: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.heaviside(jnp.array([-1.0, 0.0, 2.0]), 0.5).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    check_arraylike("heaviside", x1, x2)
+    x1, x2 = promote_dtypes_inexact(ensure_array(x1), ensure_array(x2))
+    zero = const_like(x1, 0)
+    return where(lax.lt(x1, zero), zero,
+                  where(lax.gt(x1, zero), const_like(x1, 1), where(isnan(x1), x1, x2)))
+
+
+def fmax(x1: Any, x2: Any) -> Any:
+    """Elementwise maximum that ignores NaNs (NaN only when both are NaN).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.fmax(jnp.nan, 1.0))
+        1.0
+    """
+    return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
+
+
+def fmin(x1: Any, x2: Any) -> Any:
+    """Elementwise minimum that ignores NaNs.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> float(jnp.fmin(jnp.nan, 1.0))
+        1.0
+    """
+    return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 def _broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
@@ -537,7 +659,7 @@ def trunc(x: Any, /) -> Any:
     (x,) = promote_args("trunc", x)
     if x.dtype.kind in "biu":
         return x
-    return lax.select(lax.lt(x, _const_like(x, 0)), lax.ceil(x), lax.floor(x))
+    return lax.select(lax.lt(x, const_like(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 def rint(x: Any, /) -> Any:
@@ -557,6 +679,25 @@ def rint(x: Any, /) -> Any:
     if dtypes.issubdtype(x.dtype, np.complexfloating):
         return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
     return lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
+         a_min: Any = None, a_max: Any = None) -> Any:
+    """Limit values to ``[min, max]``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.clip(jnp.arange(5), 1, 3).tolist()
+        [1, 1, 2, 3, 3]
+    """
+    x = a if arr is None else arr
+    lo = min if min is not None else a_min
+    hi = max if max is not None else a_max
+    if lo is not None:
+        x = maximum(x, lo)
+    if hi is not None:
+        x = minimum(x, hi)
+    return ensure_array(x)
 
 
 def isfinite(x: Any, /) -> Any:
@@ -605,7 +746,7 @@ def isinf(x: Any, /) -> Any:
                                     x.shape, ())
     if x.dtype.kind == "c":
         return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
-    return lax.eq(lax.abs(x), _const_like(x, np.inf))
+    return lax.eq(lax.abs(x), const_like(x, np.inf))
 
 
 def real(x: Any, /) -> Any:
@@ -629,7 +770,7 @@ def imag(x: Any, /) -> Any:
         2.0
     """
     (x,) = promote_args("imag", x)
-    return lax.imag(x) if x.dtype.kind == "c" else lax.broadcast_in_dim(_const_like(x, 0), x.shape, ())
+    return lax.imag(x) if x.dtype.kind == "c" else lax.broadcast_in_dim(const_like(x, 0), x.shape, ())
 
 
 def conjugate(x: Any, /) -> Any:
@@ -647,6 +788,51 @@ def conjugate(x: Any, /) -> Any:
 conj = conjugate
 
 
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument (phase angle) of complex ``z``, in radians or degrees.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.angle(1j)), 4)
+        1.5708
+    """
+    check_arraylike("angle", z)
+    z = ensure_array(z)
+    re, im = real(z), imag(z)
+    dt = re.dtype
+    if not dtypes.issubdtype(dt, np.inexact) or (dtypes.issubdtype(z.dtype, np.floating)
+                                                 and z.ndim == 0):
+        dt = dtypes.default_float_dtype()
+        re = lax.convert_element_type(re, dt)
+        im = lax.convert_element_type(im, dt)
+    out = lax.atan2(im, re)
+    return degrees(out) if deg else out
+
+
+def iscomplex(x: Any) -> Any:
+    """Elementwise: imaginary part non-zero.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.iscomplex(jnp.array([1 + 1j, 2])).tolist()
+        [True, False]
+    """
+    i = imag(x)
+    return lax.ne(i, const_like(i, 0))
+
+
+def isreal(x: Any) -> Any:
+    """Elementwise: imaginary part zero.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.isreal(jnp.array([1 + 1j, 2])).tolist()
+        [False, True]
+    """
+    i = imag(x)
+    return lax.eq(i, const_like(i, 0))
+
+
 def sinc(x: Any, /) -> Any:
     """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) = 1``.
 
@@ -656,11 +842,26 @@ def sinc(x: Any, /) -> Any:
         1.0
     """
     (x,) = promote_args_inexact("sinc", x)
-    zero = lax.eq(x, _const_like(x, 0))
-    safe = lax.select(zero, lax.add(x, _const_like(x, 1)), x)
-    pix = lax.mul(safe, _const_like(x, np.pi))
-    return lax.select(zero, lax.add(lax.mul(x, _const_like(x, 0)), _const_like(x, 1)),
+    zero = lax.eq(x, const_like(x, 0))
+    safe = lax.select(zero, lax.add(x, const_like(x, 1)), x)
+    pix = lax.mul(safe, const_like(x, np.pi))
+    return lax.select(zero, lax.add(lax.mul(x, const_like(x, 0)), const_like(x, 1)),
                       lax.div(lax.sin(pix), pix))
+
+
+def i0(x: Any) -> Any:
+    """Modified Bessel function of the first kind, order 0.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> round(float(jnp.i0(0.0)), 5)
+        1.0
+    """
+    (x,) = promote_args_inexact("i0", x)
+    if not dtypes.issubdtype(x.dtype, np.floating):
+        raise ValueError(f"Unsupported input type to fluxion.numpy.i0: {x.dtype}")
+    ax = lax.abs(x)
+    return lax.mul(lax.exp(ax), lax.bessel_i0e(ax))
 
 
 def deg2rad(x: Any, /) -> Any:
@@ -672,7 +873,7 @@ def deg2rad(x: Any, /) -> Any:
         3.14159
     """
     (x,) = promote_args_inexact("deg2rad", x)
-    return lax.mul(x, _const_like(x, np.pi / 180))
+    return lax.mul(x, const_like(x, np.pi / 180))
 
 
 def rad2deg(x: Any, /) -> Any:
@@ -684,8 +885,22 @@ def rad2deg(x: Any, /) -> Any:
         180.0
     """
     (x,) = promote_args_inexact("rad2deg", x)
-    return lax.mul(x, _const_like(x, 180 / np.pi))
+    return lax.mul(x, const_like(x, 180 / np.pi))
 
 
 radians = deg2rad
 degrees = rad2deg
+
+
+# The array API's names for the functions above.
+acos = arccos
+acosh = arccosh
+asin = arcsin
+asinh = arcsinh
+atan = arctan
+atanh = arctanh
+atan2 = arctan2
+bitwise_invert = bitwise_not
+bitwise_left_shift = left_shift
+bitwise_right_shift = right_shift
+pow = power

@@ -29,10 +29,12 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from fluxion import tree_util
+import fluxion.numpy as jnp
+from fluxion import lax, tree_util
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, prng_key
 from fluxion.core.errors import KeyReuseError, user_source_line
+from fluxion.core.trace import Tracer
 
 __all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
            "is_key_array"]
@@ -150,7 +152,6 @@ class _Record:
 
 
 def _is_concrete(x: Any) -> bool:
-    from fluxion.core.trace import Tracer  # noqa: PLC0415
     return not isinstance(x, Tracer)
 
 
@@ -198,7 +199,7 @@ def consume(key: Any, fun: str) -> None:
 def _short(key: "PRNGKeyArray") -> str:
     try:
         data = np.asarray(key._base_array).tolist()
-    except Exception:  # noqa: BLE001 - a description only
+    except Exception:  # a description only
         data = "?"
     return f"{key.dtype}{list(key.shape)} {data}"
 
@@ -289,7 +290,6 @@ class PRNGKeyArray:
             shape = tuple(self.size // max(known, 1) if d == -1 else d for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != self.size:
             raise TypeError(f"cannot reshape a key array of shape {self.shape} to {shape}")
-        from fluxion import lax  # noqa: PLC0415
         data = lax.reshape(self._base_array, (*shape, *self._impl.key_shape))
         track = self._track.reshaped(shape) if self._track is not None else None
         return self._wrap(data, track)
@@ -311,12 +311,11 @@ class PRNGKeyArray:
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
             axes = tuple(axes[0])
         perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
-        from fluxion import lax  # noqa: PLC0415
         data = lax.transpose(self._base_array, (*perm, self.ndim))
         return self._wrap(data, None)
 
     @property
-    def T(self) -> "PRNGKeyArray":  # noqa: N802
+    def T(self) -> "PRNGKeyArray":
         return self.transpose()
 
     def copy(self) -> "PRNGKeyArray":
@@ -331,11 +330,9 @@ class PRNGKeyArray:
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if not isinstance(other, PRNGKeyArray) or other._impl is not self._impl:
             raise TypeError(f"cannot compare a key array with {type(other).__name__}")
-        import fluxion.numpy as jnp  # noqa: PLC0415
         return jnp.all(jnp.equal(self._base_array, other._base_array), axis=-1)
 
     def __ne__(self, other: Any) -> Any:  # type: ignore[override]
-        import fluxion.numpy as jnp  # noqa: PLC0415
         return jnp.logical_not(self.__eq__(other))
 
     __hash__ = None  # type: ignore[assignment]
@@ -351,7 +348,7 @@ class PRNGKeyArray:
         try:
             data = np.asarray(self._base_array)
             body = np.array2string(data, separator=" ")
-        except Exception:  # noqa: BLE001 - tracers print their aval
+        except Exception:  # tracers print their aval
             body = repr(self._base_array)
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{body}"
 

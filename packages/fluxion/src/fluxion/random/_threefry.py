@@ -31,6 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.config import config
@@ -45,7 +46,8 @@ _PARITY = np.uint32(0x1BD11BDA)
 
 def _jit(fun: Any, name: str, **kw: Any) -> Any:
     """``fluxion.jit(fun)`` under ``name`` (what programs and StableHLO show)."""
-    from fluxion.backend.jit import jit  # noqa: PLC0415 - jaxlib loads on first use only
+    # Local: the backend loads jaxlib, which importing fluxion.random must not.
+    from fluxion.backend.jit import jit
     fun.__name__ = fun.__qualname__ = name
     return jit(fun, **kw)
 
@@ -189,7 +191,6 @@ def seed_data(seed: Any) -> Any:
             raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
         canon = dtypes.canonicalize_dtype(seed.dtype)
         seed = np.asarray(seed).astype(canon)
-        import fluxion.numpy as jnp  # noqa: PLC0415
         seed = jnp.asarray(seed)
     dt = getattr(seed, "dtype", None)
     if dt is None or not np.issubdtype(np.dtype(dt), np.integer):

@@ -17,10 +17,10 @@ How it works:
   ``transpose(ct, *args, **params)`` rule receives the output cotangent and the inputs, linear
   ones marked :class:`UndefinedPrimal`, and returns one cotangent per input (``None`` for zero).
   Cotangents accumulate with symbolic zeros.
-- **Calls.** ``jit_p`` gets a JVP rule (the JVP of its Program is a new Program, bound as one
-  call), a partial-evaluation rule (a known call computing primal outputs and residuals, and an
-  unknown call for the tangents) and a transpose rule (the transposed Program, one call), so
-  ``grad(jit(f))`` runs the forward and backward passes as one compiled executable each.
+- **Programs.** :func:`jvp_program`, :func:`partial_eval_program` and :func:`transpose_program`
+  transform a whole staged Program into another (cached on it). The call primitives (``jit``,
+  ``checkpoint``) and control flow use them for their bodies, so ``grad(jit(f))`` runs the
+  forward and backward passes as one compiled executable each.
 
 Example:
     >>> import fluxion, fluxion.numpy as jnp
@@ -31,7 +31,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -53,8 +52,9 @@ from fluxion.transforms.staging import (
     StagingInterpreter,
     StagingTracer,
     abstractify,
+    cached_transform,
+    close_program,
     fun_name,
-    jit_p,
     partial_at,
     trace_to_program,
 )
@@ -63,8 +63,8 @@ __all__ = [
     "Zero", "UndefinedPrimal", "JVPInterpreter", "JVPTracer", "PartialEvalInterpreter",
     "jvp", "linearize", "vjp", "VJPFunction", "grad", "value_and_grad", "linear_transpose", "add_any",
     "add_any_p", "aval_of", "is_float", "backward_pass", "tangent_aval", "instantiate",
-    "zeros_like_aval", "add_tangents", "is_undefined", "partial_eval_program",
-    "jvp_program", "transpose_program",
+    "zeros_like_aval", "add_tangents", "is_undefined", "is_zero_tangent", "jvp_program",
+    "jvp_call", "partial_eval_program", "partial_eval_call", "transpose_program",
 ]
 
 # ----------------------------------------------------------------------------- tangent values
@@ -800,158 +800,230 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
     return f_t
 
 
-# ----------------------------------------------------------------------------- jit_p rules
+# ----------------------------------------------------------------------------- program transformations
+# The JVP, partial evaluation and transpose of a closed Program (no constvars), shared by the call
+# primitives (jit, checkpoint), control flow and custom derivatives. Each result is cached on the
+# Program (staging.cached_transform); a transformed Program is closed too: its leading inputs are
+# the constants it captured, returned beside it. One zero policy throughout: a tangent or cotangent
+# is zero when it is symbolic (``None`` or :class:`Zero`) or of type ``float0``, and zero inputs are
+# not passed; a zero output is not returned unless the caller asks to instantiate it.
 
-_PROGRAM_CACHE: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
-
-
-def _cached(program: Program, key: tuple, make: Callable[[], Any]) -> Any:
-    table = _PROGRAM_CACHE.get(program)
-    if table is None:
-        table = _PROGRAM_CACHE[program] = {}
-    hit = table.get(key)
-    if hit is None:
-        hit = table[key] = make()
-    return hit
-
-
-def _close(program: Program, consts: list) -> tuple[Program, list]:
-    """Constvars become leading invars (call primitives take no constvars)."""
-    if not program.constvars:
-        return program, []
-    return Program([], list(program.constvars) + list(program.invars), program.outvars,
-                   program.eqns), list(consts)
+def is_zero_tangent(t: Any) -> bool:
+    """True for a symbolic zero (``None`` or :class:`Zero`) or a ``float0`` tangent (of an
+    integer or boolean value)."""
+    if t is None or type(t) is Zero:
+        return True
+    aval = getattr(t, "aval", None)
+    dt = aval.dtype if isinstance(aval, ShapedArray) else getattr(t, "dtype", None)
+    return dt is not None and dt == dtypes.float0
 
 
-def jvp_program(program: Program, nonzero: Sequence[bool]) -> tuple[Program, list, list[bool]]:
-    """The JVP of a closed ``program``: a Program over ``(*primals, *nonzero tangents)``
-    returning ``(*primal outputs, *nonzero output tangents)``; also its constants and which
-    output tangents are nonzero."""
+def _flags(mask: bool | Sequence[bool], n: int) -> tuple[bool, ...]:
+    """One flag per output from a flag for all of them or a sequence."""
+    return (bool(mask),) * n if isinstance(mask, bool) else tuple(bool(m) for m in mask)
+
+
+def jvp_program(program: Program, nonzero: Sequence[bool], instantiate: bool | Sequence[bool] = False
+                ) -> tuple[Program, list, list[bool]]:
+    """The JVP of a closed ``program`` for nonzero tangents of the inputs marked ``nonzero``.
+
+    Returns ``(jvp, consts, out_nonzero)``: ``jvp`` is a closed Program over ``(*consts,
+    *primals, *nonzero tangents)`` returning ``(*primal outputs, *nonzero output tangents)``. An
+    output tangent is zero when it is symbolically zero or its output is not differentiable;
+    ``instantiate`` (one flag, or one per output) makes it explicit zeros instead (for a
+    differentiable output).
+    """
+    nonzero = tuple(bool(nz) for nz in nonzero)
+    inst = _flags(instantiate, len(program.outvars))
+
     def make() -> tuple:
-        st = StagingInterpreter("jvp of a jit-compiled program")
+        st = StagingInterpreter("jvp of a staged program")
         with interpreter_scope(st):
             ps = [st.new_arg(v.aval) for v in program.invars]
             ts = [st.new_arg(tangent_aval(v.aval)) if nz else None
                   for v, nz in zip(program.invars, nonzero)]
-            with interpreter_scope(JVPInterpreter("jvp of a jit-compiled program")) as it:
+            with interpreter_scope(JVPInterpreter("jvp of a staged program")) as it:
                 ins = [p if t is None else JVPTracer(it, p, t) for p, t in zip(ps, ts)]
                 outs = eval_program(program, [], ins)
-                pairs = [_unwrap(it, o, "jit") for o in outs]
-            out_nz = [type(t) is not Zero for _, t in pairs]
-            atoms = ([st.atom(p) for p, _ in pairs]
-                     + [st.atom(t) for _, t in pairs if type(t) is not Zero])
-        prog, consts = _close(st.build(atoms), st.const_vals)
-        return prog, consts, out_nz
-    return _cached(program, ("jvp", tuple(nonzero)), make)
+                pairs = [(o.primal, o.tangent) if type(o) is JVPTracer and o._interp is it
+                         else (o, None) for o in outs]
+            out_nz, t_outs = [], []
+            for (_, t), v, force in zip(pairs, program.outvars, inst):
+                differentiable = is_float(v.aval.dtype)
+                nz = differentiable and not is_zero_tangent(t)
+                if differentiable and force and not nz:
+                    t, nz = zeros_like_aval(tangent_aval(v.aval)), True
+                out_nz.append(nz)
+                if nz:
+                    t_outs.append(t)
+            prog = st.build([st.atom(p) for p, _ in pairs] + [st.atom(t) for t in t_outs])
+        return close_program(prog), list(st.const_vals), out_nz
+    return cached_transform(program, ("jvp", nonzero, inst), make)
 
 
-def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
-             donated: tuple) -> tuple[list, list]:
-    nz = tuple(type(t) is not Zero for t in tangents)
+def jvp_call(program: Program, primals: Sequence[Any], tangents: Sequence[Any],
+             bind: Callable[[Program, list], Sequence[Any]]) -> tuple[list, list]:
+    """The JVP rule of a call primitive holding the closed ``program``.
+
+    ``bind(jvp, operands)`` binds the primitive again on the JVP program. Returns the primal
+    outputs and the output tangents (symbolic zeros where zero).
+    """
+    nz = tuple(not is_zero_tangent(t) for t in tangents)
     jprog, consts, out_nz = jvp_program(program, nz)
-    args = [*consts, *primals, *[t for t in tangents if type(t) is not Zero]]
-    outs = jit_p.bind(*args, program=jprog, name=f"jvp({name})", donated=(False,) * len(args))
+    outs = bind(jprog, [*consts, *primals, *[t for t, z in zip(tangents, nz) if z]])
     n = len(program.outvars)
     it = iter(outs[n:])
-    t_out = [next(it) if z else Zero(tangent_aval(a))
-             for z, a in zip(out_nz, program.out_avals)]
-    return list(outs[:n]), t_out
+    return list(outs[:n]), [next(it) if z else Zero(tangent_aval(a))
+                            for z, a in zip(out_nz, program.out_avals)]
 
 
-def _split_with_rule(eqn: Equation, mask: Sequence[bool]) -> tuple[Equation, Equation] | None:
-    """Split one equation with some unknown inputs by running its partial-evaluation rule
-    (``prim.partial_eval``, e.g. ``scan``/``cond``) on staged inputs. Returns a known ``jit``
-    equation (known outputs + residuals) and an unknown one, or None if the split captured
-    concrete constants (then the equation stays whole in the unknown part)."""
+def _inline(program: Program, env: dict[int, Any], dest: list[Equation]) -> list[Any]:
+    """Append ``program``'s equations to ``dest`` with its inputs renamed by ``env`` (a Var id to
+    an atom); returns its outputs, renamed."""
+    def read(a: Any) -> Any:
+        return env.get(a.id, a) if type(a) is Var else a
+    for e in program.eqns:
+        dest.append(Equation(e.prim, [read(a) for a in e.inputs], e.outputs, e.params, e.source))
+    return [read(a) for a in program.outvars]
+
+
+def _fresh_vars(program: Program) -> Program:
+    """A copy of a closed ``program`` with new Vars: the parts of a split share none with each
+    other or with the program split (each prints with its own names, as a staged one would)."""
+    env: dict[int, Var] = {}
+
+    def new(v: Var) -> Var:
+        w = env[v.id] = Var(v.aval)
+        return w
+
+    def read(a: Any) -> Any:
+        return env[a.id] if type(a) is Var else a
+
+    invars = [new(v) for v in program.invars]
+    eqns = [Equation(e.prim, [read(a) for a in e.inputs], [new(v) for v in e.outputs], e.params,
+                     e.source) for e in program.eqns]
+    return Program([], invars, [read(a) for a in program.outvars], eqns)
+
+
+def _split_by_rule(eqn: Equation, ins: list, mask: Sequence[bool]) -> tuple[Program, list,
+                                                                               Program, list]:
+    """Split one equation with some unknown inputs by its primitive's partial-evaluation rule
+    (control flow), run on staged inputs: ``(known, known_consts, unknown, out_unknown)``.
+    ``known`` (constvars: ``known_consts``) takes the known Var inputs and returns the known
+    outputs followed by the residuals; ``unknown`` (constvars: the residuals) takes the unknown
+    inputs and returns the unknown outputs."""
     st = StagingInterpreter("known part of a partial evaluation")
     with interpreter_scope(st):
-        known_in = {i: st.new_arg(a.aval) for i, (a, m) in enumerate(zip(eqn.inputs, mask))
+        known_in = {i: st.new_arg(a.aval) for i, (a, m) in enumerate(zip(ins, mask))
                     if not m and type(a) is Var}
         pe = PartialEvalInterpreter("unknown part of a partial evaluation")
         with interpreter_scope(pe):
-            ins = [pe.new_arg(a.aval) if m else
-                   (known_in[i] if i in known_in else literal_value(a))
-                   for i, (a, m) in enumerate(zip(eqn.inputs, mask))]
-            outs = eqn.prim.partial_eval(pe, ins, **eqn.params)
+            args = [pe.new_arg(a.aval) if m else
+                    (known_in[i] if i in known_in else literal_value(a))
+                    for i, (a, m) in enumerate(zip(ins, mask))]
+            outs = eqn.prim.partial_eval(pe, args, **eqn.params)
             outs = list(outs) if eqn.prim.multiple_results else [outs]
-            out_unk = [pe.is_unknown(o) for o in outs]
-            u_atoms = [pe.atom(o) for o, u in zip(outs, out_unk) if u]
-        uprog = pe.build(u_atoms)
-        res = list(pe.const_vals)
-        k_atoms = [st.atom(o) for o, u in zip(outs, out_unk) if not u] + [st.atom(r) for r in res]
-        kprog = st.build(k_atoms)
-    if kprog.constvars:
-        return None
-    res_vars = [Var(v.aval) for v in uprog.constvars]
-    uprog = Program([], list(uprog.constvars) + list(uprog.invars), uprog.outvars, uprog.eqns)
-    k_in = [a for i, a in enumerate(eqn.inputs) if i in known_in]
-    u_in = [a for a, m in zip(eqn.inputs, mask) if m]
-    k_outs = [v for v, u in zip(eqn.outputs, out_unk) if not u]
-    u_outs = [v for v, u in zip(eqn.outputs, out_unk) if u]
-    name = eqn.prim.name
-    known = Equation(jit_p, k_in, k_outs + res_vars, dict(
-        program=kprog, name=name, donated=(False,) * len(k_in)), eqn.source)
-    unknown = Equation(jit_p, res_vars + u_in, u_outs, dict(
-        program=uprog, name=f"{name}_tangent", donated=(False,) * (len(res_vars) + len(u_in))),
-        eqn.source)
-    return known, unknown
+            out_unknown = [pe.is_unknown(o) for o in outs]
+            unknown = pe.build([pe.atom(o) for o, u in zip(outs, out_unknown) if u])
+        k_atoms = [st.atom(o) for o, u in zip(outs, out_unknown) if not u]
+        known = st.build(k_atoms + [st.atom(r) for r in pe.const_vals])
+    return known, list(st.const_vals), unknown, out_unknown
 
 
-def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: Any = None
-                         ) -> tuple[Program, Program, list[bool], int]:
-    """Split ``program`` into a known part and an unknown part.
+def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: Any = None,
+                         instantiate: bool | Sequence[bool] = False
+                         ) -> tuple[Program, list, Program, list[bool], int]:
+    """Split a closed ``program`` whose inputs marked ``unknown_in`` are unknown (tangents) into
+    the part computable now and the rest.
 
-    Returns ``(known, unknown, out_unknown, n_res)``: ``known`` takes the known inputs and
-    returns the known outputs followed by ``n_res`` residuals; ``unknown`` takes the residuals
-    followed by the unknown inputs and returns the unknown outputs. Nested call equations
-    (``jit``, ``remat``) are split recursively, so a call's primal half stays in the known part.
+    Returns ``(known, consts, unknown, out_unknown, n_res)``: ``known`` is a closed Program over
+    ``(*consts, *known inputs)`` returning the known outputs followed by ``n_res`` residuals;
+    ``unknown`` takes the residuals followed by the unknown inputs and returns the unknown
+    outputs. ``instantiate`` (one flag, or one per output) makes a known output unknown: its
+    value is a residual (after the others) that ``unknown`` returns.
 
-    ``policy(prim, *avals, **params) -> bool`` (``checkpoint``) says which known equations'
-    outputs may be saved as residuals; the others are recomputed in the unknown part from saved
-    values and known inputs. ``None`` saves everything.
+    Equations with a partial-evaluation rule (``jit``, ``checkpoint``, control flow) are split
+    by their rule, inline: a nested ``jit`` becomes a known and an unknown call, a nested
+    ``checkpoint`` runs its known half inline. ``policy(prim, *avals, **params) -> bool``
+    (the body of a ``checkpoint``) says which known equations' outputs may be saved as
+    residuals; the others are recomputed in ``unknown`` from saved values and known inputs.
+    ``None`` saves everything. Under a policy a nested checkpoint (``prim.split_policy``) is
+    split recursively instead, its known half one call that the policy judges as a whole.
     """
+    unknown_in = tuple(bool(u) for u in unknown_in)
+    inst = _flags(instantiate, len(program.outvars))
+
     def make() -> tuple:
         unknown: set[int] = {v.id for v, u in zip(program.invars, unknown_in) if u}
+        env: dict[int, Any] = {}  # outputs of equations split by a rule -> their new atoms
         known_eqns: list[Equation] = []
         unk_eqns: list[Equation] = []
+        constvars: list[Var] = []
+        consts: list[Any] = []
+        const_index: dict[int, Var] = {}
+
+        def const_var(value: Any, aval: ShapedArray) -> Var:
+            v = const_index.get(id(value))
+            if v is None:
+                v = const_index[id(value)] = Var(aval)
+                constvars.append(v)
+                consts.append(value)
+            return v
+
         for eqn in program.eqns:
-            mask = [type(a) is Var and a.id in unknown for a in eqn.inputs]
+            ins = [env.get(a.id, a) if type(a) is Var else a for a in eqn.inputs]
+            mask = [type(a) is Var and a.id in unknown for a in ins]
+            if env and any(a is not b for a, b in zip(ins, eqn.inputs)):
+                eqn = Equation(eqn.prim, ins, eqn.outputs, eqn.params, eqn.source)
             if not any(mask):
                 known_eqns.append(eqn)
                 continue
+            if all(mask):
+                unk_eqns.append(eqn)
+                unknown.update(v.id for v in eqn.outputs)
+                continue
             splitter = eqn.prim.split_policy
-            if splitter is not None and not all(mask):
-                inner = eqn.params["program"]
-                kp, up, out_unk, n_res = partial_eval_program(inner, mask, splitter(eqn))
-                res_vars = [Var(a) for a in kp.out_avals[len(kp.outvars) - n_res:]]
+            if policy is not None and splitter is not None:
+                # Under a policy, a checkpoint's known half stays one call: the policy judges
+                # its outputs as a whole.
+                kp, kc, up, out_unk, n_res = partial_eval_program(eqn.params["program"], mask,
+                                                                  splitter(eqn))
+                res_vars = [Var(a) for a in up.in_avals[:n_res]]
+                k_in = ([const_var(c, a) for c, a in zip(kc, kp.in_avals)]
+                        + [a for a, m in zip(ins, mask) if not m])
+                u_in = [a for a, m in zip(ins, mask) if m]
                 k_outs = [v for v, u in zip(eqn.outputs, out_unk) if not u]
                 u_outs = [v for v, u in zip(eqn.outputs, out_unk) if u]
-                k_in = [a for a, m in zip(eqn.inputs, mask) if not m]
-                u_in = [a for a, m in zip(eqn.inputs, mask) if m]
                 kparams, uparams = dict(eqn.params), dict(eqn.params)
                 kparams["program"], uparams["program"] = kp, up
-                if "donated" in kparams:
-                    kparams["donated"] = (False,) * len(k_in)
-                    uparams["donated"] = (False,) * (len(res_vars) + len(u_in))
-                    uparams["name"] = f"{eqn.params['name']}_tangent"
                 known_eqns.append(Equation(eqn.prim, k_in, k_outs + res_vars, kparams,
                                            eqn.source))
                 unk_eqns.append(Equation(eqn.prim, res_vars + u_in, u_outs, uparams, eqn.source))
                 unknown.update(v.id for v in u_outs)
                 continue
-            if eqn.prim.partial_eval is not None and not all(mask):
-                split = _split_with_rule(eqn, mask)  # control flow: split by its own rule
-                if split is not None:
-                    known_eqns.append(split[0])
-                    unk_eqns.append(split[1])
-                    unknown.update(v.id for v in split[1].outputs)
-                    continue
+            if eqn.prim.partial_eval is not None:
+                kp, kc, up, out_unk = _split_by_rule(eqn, ins, mask)
+                k_env = {v.id: a for v, a in zip(kp.invars, [a for a, m in zip(ins, mask)
+                                                              if not m and type(a) is Var])}
+                k_env.update((v.id, const_var(c, v.aval)) for v, c in zip(kp.constvars, kc))
+                k_outs = _inline(kp, k_env, known_eqns)
+                n_k = len(k_outs) - len(up.constvars)
+                u_env = {v.id: a for v, a in zip(up.constvars, k_outs[n_k:])}
+                u_env.update((v.id, a) for v, a in zip(up.invars, [a for a, m in zip(ins, mask)
+                                                                    if m]))
+                u_outs = _inline(up, u_env, unk_eqns)
+                unknown.update(v.id for e in up.eqns for v in e.outputs)
+                ki, ui = iter(k_outs[:n_k]), iter(u_outs)
+                for v, u in zip(eqn.outputs, out_unk):
+                    env[v.id] = next(ui) if u else next(ki)
+                continue
             unk_eqns.append(eqn)
             unknown.update(v.id for v in eqn.outputs)
-        out_unknown = [type(v) is Var and v.id in unknown for v in program.outvars]
+        outs = [env.get(a.id, a) if type(a) is Var else a for a in program.outvars]
+        out_unknown = [type(a) is Var and a.id in unknown for a in outs]
         if policy is not None:
-            unk_eqns = _recompute(program, known_eqns, unk_eqns, unknown, policy)
-        # residuals: known Vars read by the unknown equations
+            unk_eqns = _recompute(known_eqns, unk_eqns, unknown, policy)
+        # residuals: the known Vars the unknown equations read, then the instantiated outputs
         res: list[Var] = []
         seen: set[int] = set()
         defined_in_unk = {v.id for e in unk_eqns for v in e.outputs}
@@ -961,18 +1033,21 @@ def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: A
                         and a.id not in defined_in_unk):
                     seen.add(a.id)
                     res.append(a)
-        k_in = [v for v, u in zip(program.invars, unknown_in) if not u]
+        forced = [a for a, u, f in zip(outs, out_unknown, inst) if f and not u]
+        forced_in = [Var(a.aval) for a in forced]
+        fi = iter(forced_in)
+        k_out = [a for a, u, f in zip(outs, out_unknown, inst) if not (u or f)]
+        u_out = [a if u else next(fi) for a, u, f in zip(outs, out_unknown, inst) if u or f]
+        k_in = constvars + [v for v, u in zip(program.invars, unknown_in) if not u]
         u_in = [v for v, u in zip(program.invars, unknown_in) if u]
-        k_out = [v for v, u in zip(program.outvars, out_unknown) if not u]
-        u_out = [v for v, u in zip(program.outvars, out_unknown) if u]
-        known = dce(Program([], k_in, k_out + res, known_eqns))
-        unk = dce(Program([], res + u_in, u_out, unk_eqns))
-        return known, unk, out_unknown, len(res)
-    return _cached(program, ("pe", tuple(unknown_in), policy), make)
+        known = _fresh_vars(dce(Program([], k_in, k_out + res + forced, known_eqns)))
+        unk = _fresh_vars(dce(Program([], res + forced_in + u_in, u_out, unk_eqns)))
+        return (known, consts, unk, [u or f for u, f in zip(out_unknown, inst)],
+                len(res) + len(forced))
+    return cached_transform(program, ("pe", unknown_in, policy, inst), make)
 
 
-def _recompute(program: Program, known_eqns: list, unk_eqns: list, unknown: set,
-               policy: Any) -> list:
+def _recompute(known_eqns: list, unk_eqns: list, unknown: set, policy: Any) -> list:
     """Move the known equations whose outputs the policy does not let us save (and that the
     unknown part needs) into the unknown part, to be recomputed there."""
     producer: dict[int, Equation] = {}
@@ -995,30 +1070,38 @@ def _recompute(program: Program, known_eqns: list, unk_eqns: list, unknown: set,
     return [e for e in known_eqns if id(e) in chosen] + unk_eqns
 
 
-def _jit_partial_eval(pe: PartialEvalInterpreter, args: Sequence[Any], **params: Any) -> list:
-    program, name = params["program"], params["name"]
+def partial_eval_call(pe: PartialEvalInterpreter, prim: Primitive, program: Program,
+                      args: Sequence[Any], policy: Any,
+                      run_known: Callable[[Program, list], Sequence[Any]],
+                      unknown_params: Callable[[Program, int], dict]) -> list:
+    """The partial-evaluation rule of a call primitive holding the closed ``program``.
+
+    ``run_known(known, operands)`` computes the known outputs and residuals now (at the parent
+    interpreter); ``unknown_params(unknown, n_operands)`` gives the parameters of the call of the
+    unknown part, which is staged.
+    """
     mask = [pe.is_unknown(a) for a in args]
-    known, unk, out_unk, n_res = partial_eval_program(program, mask)
-    k_args = [a for a, m in zip(args, mask) if not m]
+    known, consts, unk, out_unk, n_res = partial_eval_program(program, mask, policy)
     with set_current(pe.parent):
-        k_outs = jit_p.bind(*k_args, program=known, name=name, donated=(False,) * len(k_args))
+        k_outs = run_known(known, [*consts, *[a for a, m in zip(args, mask) if not m]])
     n_k = len(k_outs) - n_res
-    res = list(k_outs[n_k:])
-    u_args = res + [a for a, m in zip(args, mask) if m]
-    u_outs = StagingInterpreter.process_primitive(
-        pe, jit_p, u_args, dict(program=unk, name=f"{name}_tangent",
-                                donated=(False,) * len(u_args)))
+    u_args = [*k_outs[n_k:], *[a for a, m in zip(args, mask) if m]]
+    u_outs = StagingInterpreter.process_primitive(pe, prim, u_args,
+                                                  unknown_params(unk, len(u_args)))
     ki, ui = iter(k_outs[:n_k]), iter(u_outs)
     return [next(ui) if u else next(ki) for u in out_unk]
 
 
 def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequence[bool]
                       ) -> tuple[Program, list]:
-    """The transpose of a closed ``program`` linear in the inputs marked ``linear``: a Program
-    over ``(*non-linear inputs, *nonzero output cotangents)`` returning the cotangent of each
-    linear input (zeros instantiated)."""
+    """The transpose of a closed ``program`` linear in the inputs marked ``linear``: a closed
+    Program over ``(*consts, *non-linear inputs, *nonzero output cotangents)`` returning the
+    cotangent of each linear input (zeros instantiated), and its constants."""
+    linear = tuple(bool(lin) for lin in linear)
+    ct_nonzero = tuple(bool(nz) for nz in ct_nonzero)
+
     def make() -> tuple:
-        st = StagingInterpreter("transpose of a jit-compiled program")
+        st = StagingInterpreter("transpose of a staged program")
         with interpreter_scope(st):
             args = [UndefinedPrimal(v.aval) if lin else st.new_arg(v.aval)
                     for v, lin in zip(program.invars, linear)]
@@ -1028,22 +1111,6 @@ def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequ
             lin_avals = [v.aval for v, lin in zip(program.invars, linear) if lin]
             atoms = [st.atom(zeros_like_aval(a) if c is None else c)
                      for c, a in zip(cts_in, lin_avals)]
-        return _close(st.build(atoms), st.const_vals)
-    return _cached(program, ("T", tuple(linear), tuple(ct_nonzero)), make)
-
-
-def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple) -> list:
-    linear = tuple(is_undefined(a) for a in args)
-    ct_nz = tuple(type(c) is not Zero for c in cts)
-    tprog, consts = transpose_program(program, linear, ct_nz)
-    call_args = [*consts, *[a for a in args if not is_undefined(a)],
-                 *[c for c in cts if type(c) is not Zero]]
-    outs = iter(jit_p.bind(*call_args, program=tprog, name=f"transpose({name})",
-                           donated=(False,) * len(call_args)))
-    return [next(outs) if lin else None for lin in linear]
-
-
-jit_p.jvp = _jit_jvp
-jit_p.transpose = _jit_transpose
-jit_p.partial_eval = _jit_partial_eval
-jit_p.split_policy = lambda eqn: None
+            prog = st.build(atoms)
+        return close_program(prog), list(st.const_vals)
+    return cached_transform(program, ("T", linear, ct_nonzero), make)

@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import functools
-import weakref
+import inspect
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -44,15 +44,15 @@ from fluxion.core.trace import (
 from fluxion.transforms.array_ops import matchaxis, shape_of
 from fluxion.transforms.staging import (
     abstractify,
-    closed_call,
+    cached_transform,
+    close_program,
     fun_name,
     fun_source,
-    jit_p,
     trace_to_program,
 )
 
 __all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "bound_axis_names",
-           "batch_program"]
+           "batch_program", "is_unbatched"]
 
 not_mapped = None
 
@@ -147,44 +147,54 @@ def bound_axis_names() -> list[Any]:
 
 # ------------------------------------------------------------------ batching a Program
 
-def batch_program(program: Program, dims: Sequence[Any], axis: AxisData,
-                  out_at_front: bool = False) -> tuple[Program, list[Any], list[Any]]:
-    """Stage the batched version of ``program`` (no constvars) for inputs batched at ``dims``.
+def batch_program(program: Program, dims: Sequence[Any], axis: AxisData, *, to_front: bool = False,
+                  instantiate: bool | Sequence[bool] = False) -> tuple[Program, list[Any], list[Any]]:
+    """The batched version of a closed ``program`` whose inputs are batched at ``dims``
+    (``None``: unmapped), cached on the program.
 
-    Returns ``(program, consts, out_dims)``; the new program's inputs are the batched inputs.
+    Returns ``(batched, consts, out_dims)``: ``batched`` is a closed Program over ``(*consts,
+    *batched inputs)``. An output's batch dimension is where the batching rules put it, or 0 with
+    ``to_front``; ``instantiate`` (one flag, or one per output) batches an output at 0 even when
+    it is unmapped (broadcast).
     """
-    in_avals = []
-    for v, d in zip(program.invars, dims):
-        a = v.aval
-        if d is not None:
-            a = a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:])
-        in_avals.append(a)
-    out_dims: list[Any] = []
+    dims = tuple(dims)
+    n_out = len(program.outvars)
+    inst = (bool(instantiate),) * n_out if isinstance(instantiate, bool) else tuple(
+        bool(i) for i in instantiate)
 
-    def batched(*xs: Any) -> list[Any]:
-        with interpreter_scope(BatchInterpreter(axis)) as it:
-            ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(xs, dims)]
-            outs = eval_program(program, [], ins)
-            res = []
-            for o in outs:
-                if type(o) is BatchTracer and o._interp is it:
-                    val, d = o.val, o.bdim
-                else:
-                    val, d = o, None
-                with set_current(it.parent):
-                    if out_at_front:
-                        val, d = matchaxis(val, d, 0, axis.size), 0
-                res.append(val)
-                out_dims.append(d)
-        return res
+    def make() -> tuple:
+        in_avals = []
+        for v, d in zip(program.invars, dims):
+            a = v.aval
+            if d is not None:
+                a = a.update(shape=a.shape[:d] + (axis.size,) + a.shape[d:])
+            in_avals.append(a)
+        out_dims: list[Any] = []
 
-    batched.__name__ = "batched"
-    new, consts, _ = trace_to_program(batched, tuple(in_avals), {}, in_avals=in_avals,
-                                      description="vmap of a jit-compiled function")
-    return new, consts, out_dims
+        def batched(*xs: Any) -> list[Any]:
+            with interpreter_scope(BatchInterpreter(axis)) as it:
+                ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(xs, dims)]
+                outs = eval_program(program, [], ins)
+                res = []
+                for o, force in zip(outs, inst):
+                    if type(o) is BatchTracer and o._interp is it:
+                        val, d = o.val, o.bdim
+                    else:
+                        val, d = o, None
+                    if force or (to_front and d is not None):
+                        with set_current(it.parent):
+                            val, d = matchaxis(val, d, 0, axis.size), 0
+                    res.append(val)
+                    out_dims.append(d)
+            return res
 
+        batched.__name__ = "batched"
+        new, consts, _ = trace_to_program(batched, tuple(in_avals), {}, in_avals=in_avals,
+                                          description="vmap of a staged program")
+        return close_program(new), consts, out_dims
 
-_JIT_CACHE: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+    key = ("vmap", dims, axis.size, axis.name, axis.spmd_name, to_front, inst)
+    return cached_transform(program, key, make)
 
 
 def _uses_axis(program: Program, name: Any) -> bool:
@@ -200,28 +210,11 @@ def _uses_axis(program: Program, name: Any) -> bool:
     return False
 
 
-def _jit_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[Any], *, program: Program,
-               name: str, donated: tuple[bool, ...]) -> tuple[list[Any], list[Any]]:
-    if all(d is None for d in dims) and (axis.name is None or not _uses_axis(program, axis.name)):
-        outs = jit_p.bind(*args, program=program, name=name, donated=donated)
-        return outs, [None] * len(outs)
-    per_prog = _JIT_CACHE.get(program)
-    if per_prog is None:
-        per_prog = _JIT_CACHE[program] = {}
-    key = (tuple(dims), axis.size, axis.name)
-    hit = per_prog.get(key)
-    if hit is None:
-        new, consts, out_dims = batch_program(program, dims, axis)
-        hit = (new, consts, out_dims)
-        if not any(isinstance(c, Tracer) for c in consts):
-            per_prog[key] = hit
-    new, consts, out_dims = hit
-    outs = closed_call(new, consts, list(args), name)
-    return outs, list(out_dims)
-
-
-jit_p.batch = _jit_batch
-jit_p.batch_unmapped = True
+def is_unbatched(axis: AxisData, dims: Sequence[Any], *programs: Program | None) -> bool:
+    """True when a primitive holding ``programs`` needs no batching: no operand is mapped and no
+    program uses the vmap's axis name (the primitive is bound as it is)."""
+    return all(d is None for d in dims) and (axis.name is None or not any(
+        p is not None and _uses_axis(p, axis.name) for p in programs))
 
 
 # ------------------------------------------------------------------ vmap
@@ -245,7 +238,6 @@ def _check_axes_spec(spec: Any, what: str) -> None:
 
 
 def _path_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
-    import inspect  # noqa: PLC0415
     try:
         params = list(inspect.signature(fun).bind_partial(*args, **kwargs).arguments)
     except (TypeError, ValueError):

@@ -39,7 +39,8 @@ from typing import Any, Callable, Sequence
 from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
-from fluxion.core.ir import Program, eval_program, param_printers
+from fluxion.core.errors import UnexpectedTracerError
+from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import (
     EVAL,
@@ -61,7 +62,13 @@ from fluxion.transforms.ad import (
     instantiate,
     tangent_aval,
 )
-from fluxion.transforms.staging import abstractify, fun_name, partial_at, trace_to_program
+from fluxion.transforms.staging import (
+    abstractify,
+    close_program,
+    fun_name,
+    partial_at,
+    trace_to_program,
+)
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call",
            "SymbolicZero", "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",
@@ -208,15 +215,34 @@ def _stage(fun: Callable, avals: Sequence[ShapedArray], name: str) -> tuple[Prog
     leading inputs, and those values."""
     program, consts, _ = trace_to_program(fun, tuple(avals), {}, in_avals=list(avals),
                                           description=f"custom derivative of {name}")
-    return ad._close(program, consts)
+    return close_program(program), consts
+
+
+_CLOSURE_HINT = ("A custom_jvp or custom_vjp function and its rules see the values being "
+                 "differentiated only through their arguments (as in JAX): if {name} closes over "
+                 "one, pass it as an argument instead, or hoist it with "
+                 "fluxion.closure_convert.")
+
+
+def _with_closure_hint(name: str, run: Callable[[], Any]) -> Any:
+    """``run()``; a leaked-tracer error gets a hint about closures over differentiated values
+    (the likely cause, since the function and rules run outside the JVP)."""
+    try:
+        return run()
+    except UnexpectedTracerError as e:
+        hint = _CLOSURE_HINT.format(name=name)
+        if hint in str(e):
+            raise
+        raise UnexpectedTracerError(f"{e} {hint}") from e
 
 
 def _jvp_call_jvp(it: JVPInterpreter, call: _JVPCall, args: list) -> list:
     primals, tangents, owned = _unpack(it, args)
     with set_current(it.parent):
         if not owned:
-            return _process(_JVP_HANDLERS, call, primals)
-        outs, t_outs = call.rule(primals, tangents)
+            return _with_closure_hint(call.name,
+                                      lambda: _process(_JVP_HANDLERS, call, primals))
+        outs, t_outs = _with_closure_hint(call.name, lambda: call.rule(primals, tangents))
     return _pack(it, outs, t_outs)
 
 
@@ -238,8 +264,10 @@ def _vjp_call_jvp(it: JVPInterpreter, call: _VJPCall, args: list) -> list:
     primals, tangents, owned = _unpack(it, args)
     with set_current(it.parent):
         if not owned:
-            return _process(_VJP_HANDLERS, call, primals)
-        outs, t_outs = _linearize_vjp_call(call.fwd, call.bwd, call.name, primals, tangents)
+            return _with_closure_hint(call.name,
+                                      lambda: _process(_VJP_HANDLERS, call, primals))
+        outs, t_outs = _with_closure_hint(call.name, lambda: _linearize_vjp_call(
+            call.fwd, call.bwd, call.name, primals, tangents))
     return _pack(it, outs, t_outs)
 
 
@@ -308,14 +336,8 @@ def _custom_jvp_call_jvp(primals: list, tangents: list, *, call: Program, jvp: C
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         # The function closes over values being differentiated, which its rule cannot see:
         # differentiate the function itself.
-        nonzero = [type(t) is not Zero for t in tangents]
-        jprog, consts, out_nz = ad.jvp_program(call, nonzero)
-        outs = eval_program(jprog, consts,
-                            [*primals, *[t for t, z in zip(tangents, nonzero) if z]])
-        n = len(call.outvars)
-        it = iter(outs[n:])
-        return outs[:n], [next(it) if z else Zero(tangent_aval(a))
-                          for z, a in zip(out_nz, call.out_avals)]
+        return ad.jvp_call(call, primals, tangents,
+                           lambda jprog, args: eval_program(jprog, [], args))
     return jvp(primals[num_consts:], tangents[num_consts:])
 
 
@@ -339,8 +361,7 @@ def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
         outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, **params)
         return outs, [None] * len(outs)
     xs, in_dims = _batch_inputs(args, dims)
-    bprog, bconsts, _ = batching.batch_program(call, in_dims, axis, out_at_front=True)
-    bcall, bconsts = ad._close(bprog, bconsts)
+    bcall, bconsts, _ = batching.batch_program(call, in_dims, axis, instantiate=True)
     rule_dims = in_dims[num_consts:]
     per_avals = [_per_example(aval_of(x), d) for x, d in zip(xs[num_consts:], rule_dims)]
 
@@ -388,7 +409,7 @@ custom_jvp_call_p.lowering = _custom_call_lowering
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
 custom_jvp_call_p.batch_unmapped = True
-param_printers[custom_jvp_call_p] = functools.partial(_custom_call_printed_params,
+custom_jvp_call_p.print_params = functools.partial(_custom_call_printed_params,
                                                       rules=("jvp",))
 
 
@@ -581,8 +602,7 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
         outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, **params)
         return outs, [None] * len(outs)
     xs, in_dims = _batch_inputs(args, dims)
-    bprog, bconsts, _ = batching.batch_program(call, in_dims, axis, out_at_front=True)
-    bcall, bconsts = ad._close(bprog, bconsts)
+    bcall, bconsts, _ = batching.batch_program(call, in_dims, axis, instantiate=True)
     rule_dims = list(in_dims[num_consts:])
     vmap = functools.partial(batching.vmap, out_axes=0, axis_name=axis.name,
                              axis_size=axis.size)
@@ -625,7 +645,7 @@ custom_vjp_call_p.lowering = _custom_call_lowering
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp
 custom_vjp_call_p.batch = _custom_vjp_call_batch
 custom_vjp_call_p.batch_unmapped = True
-param_printers[custom_vjp_call_p] = functools.partial(_custom_call_printed_params,
+custom_vjp_call_p.print_params = functools.partial(_custom_call_printed_params,
                                                       rules=("bwd", "fwd"))
 
 # The linearized custom_vjp: linear in its inputs after the residuals; only transposable.
@@ -940,8 +960,36 @@ def _linear_call_transpose(cts: list, *args: Any, callee: Program, transpose_thu
     return [None] * (num_callee_consts + num_res) + list(outs)
 
 
+def _linear_call_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
+                       callee: Program, transpose_thunk: Callable, num_callee_consts: int,
+                       num_res: int) -> tuple[list, list]:
+    # Mapped inputs move to the front and every linear input is batched (unmapped ones are
+    # broadcast), so the outputs, their cotangents and the linear inputs' cotangents all carry
+    # the batch at 0 and the batched transpose needs no sums over the batch.
+    n = num_callee_consts + num_res
+    args, dims = list(args), list(dims)
+    for i, (x, d) in enumerate(zip(args, dims)):
+        if i >= n or d is not None:
+            args[i], dims[i] = array_ops.bdim_to_front(x, d, axis_data.size), 0
+    b_callee, b_consts, _ = batching.batch_program(callee, dims, axis_data, to_front=True,
+                                                   instantiate=True)
+    res_dims = dims[num_callee_consts:n]
+
+    def b_transpose() -> tuple[Program, list]:
+        t_callee, t_consts = transpose_thunk()
+        t_dims = [None] * len(t_consts) + res_dims + [0] * len(callee.outvars)
+        bt, bt_consts, _ = batching.batch_program(t_callee, t_dims, axis_data, to_front=True,
+                                                  instantiate=True)
+        return bt, list(bt_consts) + list(t_consts)
+
+    outs = linear_call_p.bind(*b_consts, *args, callee=b_callee, transpose_thunk=b_transpose,
+                              num_callee_consts=len(b_consts) + num_callee_consts, num_res=num_res)
+    return outs, [0] * len(outs)
+
+
 linear_call_p.abstract_eval = _linear_call_abstract_eval
 linear_call_p.impl = _linear_call_impl
 linear_call_p.lowering = _linear_call_lowering
 linear_call_p.jvp = _linear_call_jvp
 linear_call_p.transpose = _linear_call_transpose
+linear_call_p.batch = _linear_call_batch

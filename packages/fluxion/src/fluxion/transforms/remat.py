@@ -23,11 +23,11 @@ from typing import Any, Callable, Sequence
 from fluxion import tree_util
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import EVAL, STATE, set_current
+from fluxion.core.trace import EVAL, STATE
 from fluxion.transforms import ad, batching
 from fluxion.transforms.staging import (
-    StagingInterpreter,
     abstractify,
+    close_program,
     fun_name,
     partial_at,
     trace_to_program,
@@ -146,30 +146,17 @@ remat_p.lowering = (lambda ctx, *args, program, prevent_cse, policy:
 
 def _remat_jvp(primals: list, tangents: list, *, program: Program, prevent_cse: bool,
                policy: Any) -> tuple:
-    nz = [type(t) is not ad.Zero for t in tangents]
-    jprog, consts, out_nz = ad.jvp_program(program, nz)
-    outs = remat_p.bind(*consts, *primals, *[t for t in tangents if type(t) is not ad.Zero],
-                        program=jprog, prevent_cse=prevent_cse, policy=policy)
-    n = len(program.outvars)
-    it = iter(outs[n:])
-    return list(outs[:n]), [next(it) if z else ad.Zero(ad.tangent_aval(a))
-                            for z, a in zip(out_nz, program.out_avals)]
+    return ad.jvp_call(program, primals, tangents, lambda jvp, args: remat_p.bind(
+        *args, program=jvp, prevent_cse=prevent_cse, policy=policy))
 
 
-def _remat_partial_eval(pe: Any, args: Sequence[Any], **params: Any) -> list:
-    program = params["program"]
-    mask = [pe.is_unknown(a) for a in args]
-    known, unk, out_unk, n_res = ad.partial_eval_program(program, mask, params["policy"])
-    k_args = [a for a, m in zip(args, mask) if not m]
-    with set_current(pe.parent):
-        k_outs = eval_program(known, [], k_args)
-    n_k = len(k_outs) - n_res
-    u_args = list(k_outs[n_k:]) + [a for a, m in zip(args, mask) if m]
-    u_outs = StagingInterpreter.process_primitive(
-        pe, remat_p, u_args, dict(program=unk, prevent_cse=params["prevent_cse"],
-                                  policy=params["policy"]))
-    ki, ui = iter(k_outs[:n_k]), iter(u_outs)
-    return [next(ui) if u else next(ki) for u in out_unk]
+def _remat_partial_eval(pe: Any, args: Sequence[Any], *, program: Program, prevent_cse: bool,
+                        policy: Any) -> list:
+    # The known part runs inline, now (its residuals are what the policy saves); the unknown
+    # part is a new checkpoint, recomputing what the policy did not save.
+    return ad.partial_eval_call(
+        pe, remat_p, program, args, policy, lambda known, k_args: eval_program(known, [], k_args),
+        lambda unknown, n_args: dict(program=unknown, prevent_cse=prevent_cse, policy=policy))
 
 
 def _remat_transpose(cts: list, *args: Any, program: Program, prevent_cse: bool,
@@ -178,20 +165,17 @@ def _remat_transpose(cts: list, *args: Any, program: Program, prevent_cse: bool,
     return [next(cts_in) if ad.is_undefined(a) else None for a in args]
 
 
-remat_p.jvp = _remat_jvp
-remat_p.transpose = _remat_transpose
-remat_p.partial_eval = _remat_partial_eval
-remat_p.split_policy = lambda eqn: eqn.params["policy"]
-
-
 def _remat_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, program: Program,
                  prevent_cse: bool, policy: Any) -> tuple:
     new, consts, out_dims = batching.batch_program(program, dims, axis_data)
-    new, consts = ad._close(new, consts)
     outs = remat_p.bind(*consts, *args, program=new, prevent_cse=prevent_cse, policy=policy)
     return outs, list(out_dims)
 
 
+remat_p.jvp = _remat_jvp
+remat_p.partial_eval = _remat_partial_eval
+remat_p.split_policy = lambda eqn: eqn.params["policy"]
+remat_p.transpose = _remat_transpose
 remat_p.batch = _remat_batch
 
 
@@ -224,9 +208,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
         avals = [abstractify(x) for x in leaves]
         program, consts, out_tree = trace_to_program(f_dyn, dyn, kwargs, in_avals=avals,
                                                      description=f"checkpoint of {name}")
-        program, consts = ad._close(program, consts)
-        outs = remat_p.bind(*consts, *leaves, program=program, prevent_cse=prevent_cse,
-                            policy=pol)
+        outs = remat_p.bind(*consts, *leaves, program=close_program(program),
+                            prevent_cse=prevent_cse, policy=pol)
         return tree_util.tree_unflatten(out_tree, outs)
 
     return remat_f

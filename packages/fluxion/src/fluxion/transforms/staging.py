@@ -1,5 +1,5 @@
-"""Staging: tracing a Python function to a Program; ``make_jaxpr``, ``eval_shape``; the call
-primitive ``jit`` that runs a Program as one compiled unit.
+"""Staging: tracing a Python function to a Program; ``make_jaxpr``, ``eval_shape``; closing a
+Program and the cache of its transformations.
 
 The staging interpreter records one :class:`~fluxion.core.ir.Equation` per primitive bound
 while the user's function runs. Values from outside the function (arrays it closes over, tracers
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -22,14 +23,15 @@ import numpy as np
 from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
+from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
-           "partial_at",
-           "ClosedProgram", "jit_p", "abstractify", "fun_name", "fun_source"]
+           "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",
+           "cached_transform"]
 
 
 def fun_name(fun: Callable) -> str:
@@ -338,43 +340,38 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     return tree_util.tree_unflatten(out_tree, outs)
 
 
-# ------------------------------------------------------------------ the jit call primitive
+# ------------------------------------------------------------------ transformed programs
 
-jit_p = Primitive("jit", multiple_results=True)
-
-
-def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,
-                       donated: tuple[bool, ...]) -> list[ShapedArray]:
-    want = program.in_avals
-    if len(avals) != len(want) or any(a.shape != b.shape or a.dtype != b.dtype
-                                      for a, b in zip(avals, want)):
-        raise TypeError(f"jit of {name}: called with {[a.str_short() for a in avals]} but the "
-                        f"program takes {[a.str_short() for a in want]}")
-    return program.out_avals
+def close_program(program: Program) -> Program:
+    """``program`` with its constvars turned into leading invars: a closed Program, as the call
+    and control-flow primitives hold (their operands start with the constants' values)."""
+    if not program.constvars:
+        return program
+    return Program([], list(program.constvars) + list(program.invars), program.outvars,
+                   program.eqns)
 
 
-def _jit_lowering(ctx: Any, *args: str, program: Program, name: str,
-                  donated: tuple[bool, ...]) -> list[str]:
-    return ctx.call_program(program, list(args), name)
+# The transformations of a staged Program (its JVP, partial evaluation, transpose and batched
+# version) are memoised on the Program object, weakly (an entry goes away with its program), so
+# the body of a jit, a loop or a checkpoint is transformed once however often it runs.
+_TRANSFORMED: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
 
 
-def _jit_impl(*args: Any, program: Program, name: str, donated: tuple[bool, ...]) -> list[Any]:
-    from fluxion.backend.jit import run_program  # noqa: PLC0415
-    return run_program(program, args, name, donated)
+def cached_transform(program: Program, key: tuple, make: Callable[[], tuple]) -> tuple:
+    """``make()``, memoised per ``program`` and ``key`` and the current trace context.
 
-
-jit_p.abstract_eval = _jit_abstract_eval
-jit_p.lowering = _jit_lowering
-jit_p.impl = _jit_impl
-
-
-def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], name: str,
-                donated: Sequence[bool] = ()) -> list[Any]:
-    """Bind ``jit`` on a staged program: its constvars become leading inputs."""
-    if program.constvars:
-        program = Program([], list(program.constvars) + list(program.invars), program.outvars,
-                          program.eqns)
-    n_consts = len(consts)
-    don = (False,) * n_consts + tuple(donated) + (False,) * (len(args) - len(donated))
-    return jit_p.bind(*consts, *args, name=name, program=program, donated=don)
-
+    ``key`` names the transformation and everything its result depends on besides the program.
+    ``make`` returns a tuple whose second item is the list of constants the transformed program
+    takes: a result holding a tracer there (a value of an enclosing transformation that a rule
+    captured) belongs to that transformation and is not kept.
+    """
+    table = _TRANSFORMED.get(program)
+    if table is None:
+        table = _TRANSFORMED.setdefault(program, {})
+    full_key = (config.trace_context, *key)
+    hit = table.get(full_key)
+    if hit is None:
+        hit = make()
+        if not any(isinstance(c, Tracer) for c in hit[1]):
+            table[full_key] = hit
+    return hit

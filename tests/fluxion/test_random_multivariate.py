@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
-from _compare import x64_both
+from _compare import assert_close, x64_both
 
 import fluxion
 import fluxion.numpy as fjnp
@@ -22,12 +22,8 @@ def mode(request):
 
 
 def close(ours, theirs, rtol=None, atol=None):
-    a, b = np.asarray(ours), np.asarray(theirs)
-    assert a.shape == b.shape, (a.shape, b.shape)
-    assert a.dtype == b.dtype, (a.dtype, b.dtype)
-    tol = 1e-10 if a.dtype in (np.float64, np.complex128) else 2e-5
-    np.testing.assert_allclose(a, b, rtol=tol if rtol is None else rtol,
-                               atol=tol if atol is None else atol)
+    tol = 1e-10 if np.asarray(ours).dtype in (np.float64, np.complex128) else 2e-5
+    assert_close(ours, theirs, tol, rtol=rtol, atol=atol)
 
 
 def _cov(n, batch=(), seed=0):

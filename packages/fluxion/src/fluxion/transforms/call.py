@@ -1,0 +1,124 @@
+"""The call primitive ``jit`` and all of its rules: a staged Program run as one compiled unit.
+
+``jit_p`` holds a closed Program (``program``), a ``name`` and which operands are ``donated``.
+Its rules transform the Program with the shared program transformations (cached on the Program)
+and bind ``jit`` again on the result, so a transformed jitted function still runs as one call:
+
+- JVP: one call of the Program's JVP (:func:`~fluxion.transforms.ad.jvp_program`);
+- partial evaluation (linearize, grad): a known call computing the primal outputs and the
+  residuals, now, and an unknown call for the tangents, staged
+  (:func:`~fluxion.transforms.ad.partial_eval_program`); nested calls split the same way;
+- transpose: one call of the transposed Program (:func:`~fluxion.transforms.ad.transpose_program`);
+- batching: one call of the batched Program (:func:`~fluxion.transforms.batching.batch_program`).
+
+Its eager implementation, running the compiled Program, is set by :mod:`fluxion.backend.jit`
+(the compiler sits above the transformations).
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> f = fluxion.jit(lambda x: jnp.sin(x) * x)
+    >>> fluxion.vmap(fluxion.grad(f))(jnp.zeros(2)).tolist()
+    [0.0, 0.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from fluxion.core.avals import ShapedArray
+from fluxion.core.ir import Program
+from fluxion.core.primitive import Primitive
+from fluxion.transforms import ad, batching
+from fluxion.transforms.staging import close_program
+
+__all__ = ["jit_p", "closed_call"]
+
+jit_p = Primitive("jit", multiple_results=True, batch_unmapped=True)
+
+
+def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,
+                       donated: tuple[bool, ...]) -> list[ShapedArray]:
+    want = program.in_avals
+    if len(avals) != len(want) or any(a.shape != b.shape or a.dtype != b.dtype
+                                      for a, b in zip(avals, want)):
+        raise TypeError(f"jit of {name}: called with {[a.str_short() for a in avals]} but the "
+                        f"program takes {[a.str_short() for a in want]}")
+    return program.out_avals
+
+
+def _jit_lowering(ctx: Any, *args: str, program: Program, name: str,
+                  donated: tuple[bool, ...]) -> list[str]:
+    return ctx.call_program(program, list(args), name)
+
+
+def _call(program: Program, args: Sequence[Any], name: str) -> list[Any]:
+    """Bind ``jit`` on a closed Program derived from another one (nothing donated)."""
+    return jit_p.bind(*args, program=program, name=name, donated=(False,) * len(args))
+
+
+def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
+             donated: tuple) -> tuple[list, list]:
+    return ad.jvp_call(program, primals, tangents,
+                       lambda jvp, args: _call(jvp, args, f"jvp({name})"))
+
+
+def _jit_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *, program: Program,
+                      name: str, donated: tuple) -> list:
+    return ad.partial_eval_call(
+        pe, jit_p, program, args, None, lambda known, k_args: _call(known, k_args, name),
+        lambda unknown, n_args: dict(program=unknown, name=f"{name}_tangent",
+                                     donated=(False,) * n_args))
+
+
+def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple) -> list:
+    linear = tuple(ad.is_undefined(a) for a in args)
+    ct_nz = tuple(not ad.is_zero_tangent(c) for c in cts)
+    tprog, consts = ad.transpose_program(program, linear, ct_nz)
+    call_args = [*consts, *[a for a in args if not ad.is_undefined(a)],
+                 *[c for c, nz in zip(cts, ct_nz) if nz]]
+    outs = iter(_call(tprog, call_args, f"transpose({name})"))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _jit_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
+               program: Program, name: str, donated: tuple[bool, ...]) -> tuple[list, list]:
+    if batching.is_unbatched(axis, dims, program):
+        outs = jit_p.bind(*args, program=program, name=name, donated=donated)
+        return outs, [None] * len(outs)
+    new, consts, out_dims = batching.batch_program(program, dims, axis)
+    outs = _call(new, [*consts, *args], name)
+    return outs, list(out_dims)
+
+
+jit_p.abstract_eval = _jit_abstract_eval
+jit_p.lowering = _jit_lowering
+jit_p.jvp = _jit_jvp
+jit_p.partial_eval = _jit_partial_eval
+jit_p.transpose = _jit_transpose
+jit_p.batch = _jit_batch
+
+
+def _jit_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    # JAX's names and order; donated_invars only when something is donated.
+    out: list[tuple[str, Any]] = [("name", params["name"])]
+    if any(params["donated"]):
+        out.append(("donated_invars", params["donated"]))
+    return out + [("jaxpr", params["program"])]
+
+
+jit_p.print_params = _jit_printed_params
+
+
+def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], name: str,
+                donated: Sequence[bool] = ()) -> list[Any]:
+    """Bind ``jit`` on a staged program: its constvars become leading inputs.
+
+    Example:
+        >>> from fluxion.transforms.staging import trace_to_program
+        >>> program, consts, _ = trace_to_program(lambda x: x * 2.0, (1.0,), {})
+        >>> [float(y) for y in closed_call(program, consts, [3.0], "double")]
+        [6.0]
+    """
+    n_consts = len(consts)
+    don = (False,) * n_consts + tuple(donated) + (False,) * (len(args) - len(donated))
+    return jit_p.bind(*consts, *args, name=name, program=close_program(program), donated=don)
