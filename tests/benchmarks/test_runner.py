@@ -14,7 +14,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 if REPO_ROOT not in sys.path:
     sys.path.insert(0, REPO_ROOT)
 
-from benchmarks import runner  # noqa: E402
+from benchmarks import runner
 
 TRIVIAL = textwrap.dedent('''
     import numpy as np

@@ -13,7 +13,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from _compare import x64_both  # noqa: E402
+from _compare import x64_both
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -68,7 +68,7 @@ def test_jit_equals_eager_and_jax(name):
 @pytest.mark.parametrize("args", [(1.0,), (2,), (True,), (np.float32(1.5),), (np.int32(3),),
                                   (np.ones(3, np.float16),), ([1.0, 2.0],)], ids=repr)
 def test_python_and_numpy_arguments(args):
-    f = lambda x: x * 2 + 1  # noqa: E731
+    f = lambda x: x * 2 + 1
     if isinstance(args[0], list):
         with pytest.raises(TypeError):
             fluxion.jit(f)(*args)
@@ -79,7 +79,7 @@ def test_python_and_numpy_arguments(args):
 
 
 def test_weak_type_outputs():
-    f = lambda x: x + 1  # noqa: E731
+    f = lambda x: x + 1
     assert_same(fluxion.jit(f)(1.0), jax.jit(f)(1.0))
     assert_same(fluxion.jit(lambda: 2.0)(), jax.jit(lambda: 2.0)())
     assert_same(fluxion.jit(lambda x: x)(3), jax.jit(lambda x: x)(3))
@@ -221,7 +221,7 @@ def test_no_outputs_and_unused_inputs():
 # ------------------------------------------------------------------------------ AOT
 
 def test_lower_as_text_and_compile():
-    f = lambda x, y: fnp.sin(x) * y  # noqa: E731
+    f = lambda x, y: fnp.sin(x) * y
     lowered = fluxion.jit(f).lower(X, Y)
     text = lowered.as_text()
     assert "stablehlo" in text and "func.func public @main" in text
@@ -244,7 +244,7 @@ def test_lower_with_shape_dtype_struct():
 
 
 def test_trace_jaxpr_and_eval_shape():
-    f = lambda x, y: (x @ y.T, fnp.sum(x))  # noqa: E731
+    f = lambda x, y: (x @ y.T, fnp.sum(x))
     traced = fluxion.jit(f).trace(X, Y)
     text = str(traced.jaxpr)
     assert "dot_general" in text and "reduce_sum" in text

@@ -102,7 +102,7 @@ def test_threads_trace_concurrently(fast_switching):
                 for name, want in expected[k].items():
                     np.testing.assert_allclose(np.asarray(got[name]), want, rtol=2e-5, atol=2e-5,
                                                err_msg=f"thread {k} round {r}: {name}")
-        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+        except BaseException as e:
             failures.append(f"thread {k}: {type(e).__name__}: {e}")
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(N_THREADS)]

@@ -60,7 +60,7 @@ def outcome(fn, *args, **kwargs):
         warnings.simplefilter("ignore")
         try:
             out = fn(*args, **kwargs)
-        except Exception as e:  # noqa: BLE001 -- the exception is the compared outcome
+        except Exception as e:
             return ("raises", _exc_name(e))
     if isinstance(out, tuple):
         return tuple((str(o) if isinstance(o, np.dtype) else o) for o in out)
@@ -474,7 +474,7 @@ def _warned(fn, *args):
         warnings.simplefilter("always")
         try:
             out = fn(*args)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out = ("raises", _exc_name(e))
     return (str(out) if isinstance(out, np.dtype) else out), [str(x.message) for x in w], \
         [x.category for x in w]

@@ -212,8 +212,8 @@ def test_binary_dtype_mismatch_error():
 @pytest.mark.parametrize("y", [0, 1, 2, 3, 5, -1, -2])
 def test_integer_pow(dtype, y):
     x = _values("pos", SHAPE, dtype)
-    f = lambda v: flax.integer_pow(v, y)  # noqa: E731
-    g = lambda v: jlax.integer_pow(v, y)  # noqa: E731
+    f = lambda v: flax.integer_pow(v, y)
+    g = lambda v: jlax.integer_pow(v, y)
     res = check_like_jax(f, g, x, **_tol(dtype), err_contains=("integer_pow",))
     if not isinstance(res, Exception):
         check_like_jax(fluxion.jit(f), g, x, **_tol(dtype))
@@ -282,8 +282,8 @@ def test_convert_element_type(src, dst):
     x = x.astype(src)
     if dst.kind in "iub" and src.kind in "fc":
         x = np.abs(x)  # float -> unsigned of a negative is implementation-defined
-    f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
-    g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
+    f = lambda v: flax.convert_element_type(v, dst)
+    g = lambda v: jlax.convert_element_type(v, dst)
     check_like_jax(f, g, x)
     if src in JIT_DTYPES or dst in JIT_DTYPES and src == BF16:
         check_like_jax(fluxion.jit(f), g, x)
@@ -300,15 +300,15 @@ _COMPLEX_SCALAR_TO_REAL = pytest.mark.xfail(
                  marks=_COMPLEX_SCALAR_TO_REAL if isinstance(arg, complex) and dst != BOOL else ())
     for arg in [1, 1.5, True, 3 + 0j] for dst in [F32, I32, BF16, BOOL]])
 def test_convert_element_type_scalars(arg, dst):
-    f = lambda v: flax.convert_element_type(v, dst)  # noqa: E731
-    g = lambda v: jlax.convert_element_type(v, dst)  # noqa: E731
+    f = lambda v: flax.convert_element_type(v, dst)
+    g = lambda v: jlax.convert_element_type(v, dst)
     check_like_jax(f, g, arg)
     check_like_jax(fluxion.jit(f), jax.jit(g), arg)
 
 
 def test_convert_element_type_weak():
     x = np.arange(3, dtype=np.float32)
-    f = lambda v: flax.convert_element_type(v, np.float16, weak_type=True)  # noqa: E731
+    f = lambda v: flax.convert_element_type(v, np.float16, weak_type=True)
     r = f(x)
     assert r.dtype == F16 and r.weak_type
 
@@ -319,8 +319,8 @@ def test_convert_element_type_weak():
 def test_bitcast_convert_type(pair):
     src, dst = pair
     x = _values("any", (2, 4), src)
-    f = lambda v: flax.bitcast_convert_type(v, dst)  # noqa: E731
-    g = lambda v: jlax.bitcast_convert_type(v, dst)  # noqa: E731
+    f = lambda v: flax.bitcast_convert_type(v, dst)
+    g = lambda v: jlax.bitcast_convert_type(v, dst)
     res = check_like_jax(f, g, x, err_contains=("bitcast_convert_type",))
     if not isinstance(res, Exception):
         check_like_jax(fluxion.jit(f), g, x)
@@ -411,8 +411,8 @@ SHAPE_CASES = [
 def test_shape_ops(case, dtype):
     name, shape, params = case
     x = rand_array(shape, dtype, 1)
-    f = lambda v: getattr(flax, name)(v, *params)  # noqa: E731
-    g = lambda v: getattr(jlax, name)(v, *params)  # noqa: E731
+    f = lambda v: getattr(flax, name)(v, *params)
+    g = lambda v: getattr(jlax, name)(v, *params)
     check_like_jax(f, g, x)
     if dtype in JIT_DTYPES:
         check_like_jax(fluxion.jit(f), g, x)
@@ -511,8 +511,8 @@ def test_reductions(name, dtype):
     x = rand_array(SHAPE, dtype, 1)
     tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
     for axes in REDUCE_AXES:
-        f = lambda v, axes=axes: getattr(flax, name)(v, axes)  # noqa: E731
-        g = lambda v, axes=axes: getattr(jlax, name)(v, axes)  # noqa: E731
+        f = lambda v, axes=axes: getattr(flax, name)(v, axes)
+        g = lambda v, axes=axes: getattr(jlax, name)(v, axes)
         res = check_like_jax(f, g, x, err_contains=(name.removeprefix("reduce_"),), **tol)
         if isinstance(res, Exception):
             return
@@ -588,8 +588,8 @@ def test_dot_mixed_dtypes(pair):
 def test_dot_preferred_element_type(pair):
     src, pet = pair
     a, b = rand_array((2, 3), src, 1), rand_array((3, 4), src, 2)
-    f = lambda x, y: flax.dot(x, y, preferred_element_type=pet)  # noqa: E731
-    g = lambda x, y: jlax.dot(x, y, preferred_element_type=pet)  # noqa: E731
+    f = lambda x, y: flax.dot(x, y, preferred_element_type=pet)
+    g = lambda x, y: jlax.dot(x, y, preferred_element_type=pet)
     check_like_jax(f, g, a, b, **_tol(pet))
     check_like_jax(fluxion.jit(f), g, a, b, **_tol(pet))
 

@@ -136,8 +136,8 @@ def test_select_and_scatter_add():
     src = rand_array((2, 4), "float32", seed=3)
     for prim, jprim in ((flax.ge_p, jlax.ge_p), (flax.le_p, jlax.le_p)):
         pads = ((0, 0), (1, 0))
-        _both(lambda s, o: flax.select_and_scatter_add(s, o, prim, (2, 2), (1, 1), pads),  # noqa: B023 (called in the loop)
-              lambda s, o: _select_and_scatter_add(s, o, jprim, (2, 2), (1, 1), pads), src, X)  # noqa: B023 (called in the loop)
+        _both(lambda s, o: flax.select_and_scatter_add(s, o, prim, (2, 2), (1, 1), pads),
+              lambda s, o: _select_and_scatter_add(s, o, jprim, (2, 2), (1, 1), pads), src, X)
 
 
 def test_max_pool_gradient_matches_jax():
@@ -243,8 +243,8 @@ def test_sort_multi_and_complex():
     k2 = np.array([2.0, 1.0, np.nan, 1.0, -0.0, 0.0], np.float32)
     v = np.arange(6, dtype=np.int32)
     for nk in (1, 2):
-        _both(lambda a, b, c: flax.sort((a, b, c), num_keys=nk),  # noqa: B023 (called in the loop)
-              lambda a, b, c: jlax.sort((a, b, c), num_keys=nk), k1, k2, v)  # noqa: B023 (called in the loop)
+        _both(lambda a, b, c: flax.sort((a, b, c), num_keys=nk),
+              lambda a, b, c: jlax.sort((a, b, c), num_keys=nk), k1, k2, v)
     _both(lambda a, b: flax.sort_key_val(a, b), lambda a, b: jlax.sort_key_val(a, b), k2, v)
     c = (rand_array((5,), "float32") + 1j * np.array([1, 0, 1, 0, 1])).astype(np.complex64)
     c[1] = c[0].real
@@ -253,7 +253,7 @@ def test_sort_multi_and_complex():
 
 def test_top_k():
     for axis in (-1, 0):
-        _both(lambda a: flax.top_k(a, 2, axis=axis), lambda a: jlax.top_k(a, 2, axis=axis), X)  # noqa: B023 (called in the loop)
+        _both(lambda a: flax.top_k(a, 2, axis=axis), lambda a: jlax.top_k(a, 2, axis=axis), X)
     _both(lambda a: flax.top_k(a, 3), lambda a: jlax.top_k(a, 3), XI)
     e = check_like_jax(lambda: flax.top_k(fjnp.asarray(X), 5), lambda: jlax.top_k(X, 5))
     assert "top_k" in str(e)
@@ -274,7 +274,7 @@ def test_argminmax(which, idx):
     x = ARG_INPUTS[idx]
     f, g = getattr(flax, which), getattr(jlax, which)
     for axis in (0, 1):
-        _both(lambda a: f(a, axis, np.int32), lambda a: g(a, axis, np.int32), x)  # noqa: B023 (called in the loop)
+        _both(lambda a: f(a, axis, np.int32), lambda a: g(a, axis, np.int32), x)
 
 
 def test_reduce():
@@ -297,7 +297,7 @@ def test_reduce():
 def test_reduce_precision_copy_barrier():
     x = rand_array((5,), "float32", seed=9) * 1000
     for e, m in ((5, 10), (8, 7), (4, 3)):
-        _both(lambda a: flax.reduce_precision(a, e, m), lambda a: jlax.reduce_precision(a, e, m), x)  # noqa: B023 (called in the loop)
+        _both(lambda a: flax.reduce_precision(a, e, m), lambda a: jlax.reduce_precision(a, e, m), x)
     _both(flax.copy, lambda a: jax.lax.copy_p.bind(a), X)
     _both(lambda a, b: flax.optimization_barrier((a, [b])),
           lambda a, b: jlax.optimization_barrier((a, [b])), X, XI)
@@ -311,9 +311,9 @@ def test_full_collapse_broadcast_to_rank():
     _both(lambda a: flax.full_like(a, 3), lambda a: jlax.full_like(a, 3), X)
     x = rand_array((2, 3, 4), "float32")
     for start, stop in [(0, 2), (1, None), (-2, -1), (0, 3)]:
-        _both(lambda a: flax.collapse(a, start, stop), lambda a: jlax.collapse(a, start, stop), x)  # noqa: B023 (called in the loop)
+        _both(lambda a: flax.collapse(a, start, stop), lambda a: jlax.collapse(a, start, stop), x)
     for rank in (2, 4):
-        _both(lambda a: flax.broadcast_to_rank(a, rank), lambda a: jlax.broadcast_to_rank(a, rank), X)  # noqa: B023 (called in the loop)
+        _both(lambda a: flax.broadcast_to_rank(a, rank), lambda a: jlax.broadcast_to_rank(a, rank), X)
     with pytest.raises(TypeError, match="lax.full"):
         flax.full((2,), np.ones(2))
 

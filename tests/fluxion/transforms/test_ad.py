@@ -128,7 +128,7 @@ def test_check_grads_binary(name, fn, x, y):
 def test_dot_general_batch_dims():
     a = np.random.RandomState(0).randn(2, 3, 4).astype(np.float32)
     b = np.random.RandomState(1).randn(2, 4, 5).astype(np.float32)
-    f = lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))))  # noqa: E731
+    f = lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,))))
     check_grads(f, (a, b), order=1, atol=5e-2, rtol=5e-2)
     ga = fluxion.grad(lambda x, y: (f(x, y) ** 2).sum(), argnums=(0, 1))(a, b)
     gr = jax.grad(lambda x, y: (jax.lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))) ** 2)
@@ -171,7 +171,7 @@ def test_grad_scalar_dtypes_and_weak_types():
 
 
 def test_argnums_has_aux_allow_int():
-    f = lambda x, y: (x * y * y, {"aux": x})  # noqa: E731
+    f = lambda x, y: (x * y * y, {"aux": x})
     g, aux = fluxion.grad(f, argnums=(0, 1), has_aux=True)(2.0, 3.0)
     assert float(g[0]) == 9.0 and float(g[1]) == 12.0
     assert float(aux["aux"]) == 2.0
@@ -217,14 +217,14 @@ def test_vjp_jvp_identity():
 
 def test_jacobians_and_hessian_match_jax():
     x = np.array([0.5, -1.0, 2.0], np.float32)
-    f = lambda x: jnp.sin(x) * jnp.sum(x ** 2)  # noqa: E731
-    fr = lambda x: jnp_ref.sin(x) * jnp_ref.sum(x ** 2)  # noqa: E731
+    f = lambda x: jnp.sin(x) * jnp.sum(x ** 2)
+    fr = lambda x: jnp_ref.sin(x) * jnp_ref.sum(x ** 2)
     # under jit: one compile each instead of many eager primitives
     assert_close(fluxion.jit(fluxion.jacfwd(f))(x), jax.jacfwd(fr)(x), rtol=1e-5, atol=1e-5)
     assert_close(fluxion.jit(fluxion.jacrev(f))(x), jax.jacrev(fr)(x), rtol=1e-5, atol=1e-5)
     assert_close(fluxion.jacobian(f)(x), jax.jacobian(fr)(x), rtol=1e-5, atol=1e-5)
-    h = lambda x: jnp.sum(jnp.exp(x) * x[0])  # noqa: E731
-    hr = lambda x: jnp_ref.sum(jnp_ref.exp(x) * x[0])  # noqa: E731
+    h = lambda x: jnp.sum(jnp.exp(x) * x[0])
+    hr = lambda x: jnp_ref.sum(jnp_ref.exp(x) * x[0])
     assert_close(fluxion.jit(fluxion.hessian(h))(x), jax.hessian(hr)(x), rtol=1e-4, atol=1e-4)
     # forward-over-reverse Hessian-vector product
     v = np.array([1.0, 0.5, -2.0], np.float32)

@@ -284,7 +284,7 @@ def test_shape_ops(in_axis):
     x = _batched((2, 3), in_axis % 3, F32, 0)
     cases = [Case(k, lambda L, f=f: lambda v: f(L, v), [x], in_axis) for k, f in SHAPE_FUNS.items()]
     a, b = vals((B, 2)), vals((3,), seed=1)
-    cat = lambda L: lambda x, y: L.concatenate([x, y, x], 0)  # noqa: E731
+    cat = lambda L: lambda x, y: L.concatenate([x, y, x], 0)
     cases.append(Case("concatenate mixed", cat, [a, b], (0, None)))
     cases.append(Case("concatenate mixed 2", cat, [a.T, b], (1, None)))
     check_cases(cases, LAX, JLAX)
@@ -387,7 +387,7 @@ def test_numpy_shape_and_products():
     x, y = vals((B, 2, 3)), vals((B, 3, 2), seed=1)
     cases = [Case(k, lambda M, f=f: lambda a: f(M, a), [x], tol=TOL) for k, f in NP_SHAPE.items()]
     for k, f in NP_PRODUCTS.items():
-        g = lambda M, f=f: lambda a, b: f(M, a, b)  # noqa: E731
+        g = lambda M, f=f: lambda a, b: f(M, a, b)
         cases.append(Case(k, g, [x, y], tol=TOL))
         cases.append(Case(k + " (0, None)", g, [x, y[0]], (0, None), tol=TOL))
     check_cases(cases, NP, JNP)
@@ -524,11 +524,11 @@ def test_collectives(k):
 
 def test_collectives_nested_and_under_jit():
     x = vals((2, B, 2))
-    f = lambda L: lambda v: L.psum(v, ("i", "j")) + L.axis_index("j")  # noqa: E731
+    f = lambda L: lambda v: L.psum(v, ("i", "j")) + L.axis_index("j")
     ours = fluxion.vmap(fluxion.vmap(f(flax), axis_name="j"), axis_name="i")(x)
     theirs = jax.vmap(jax.vmap(f(jlax), axis_name="j"), axis_name="i")(x)
     assert_same(ours, theirs, **TOL)
-    g = lambda L: lambda v: L.psum(v, "i")  # noqa: E731
+    g = lambda L: lambda v: L.psum(v, "i")
     ours = fluxion.vmap(fluxion.jit(g(flax)), axis_name="i")(x)
     theirs = jax.vmap(jax.jit(g(jlax)), axis_name="i")(x)
     assert_same(ours, theirs, **TOL)
@@ -553,9 +553,9 @@ def test_vectorize():
         theirs = jjnp.vectorize(lambda a, b: jjnp.sum(a * b, -1) if "->()" in kw.get(
             "signature", "") else a * b, **kw)(x, y)
         assert_same(ours, theirs, **TOL)
-    f = lambda M: M.vectorize(lambda a, s, b: a * s + b, excluded={1})  # noqa: E731
+    f = lambda M: M.vectorize(lambda a, s, b: a * s + b, excluded={1})
     assert_same(f(jnp)(x, 2.0, y), f(jjnp)(x, 2.0, y), **TOL)
-    two = lambda M: M.vectorize(lambda a: (M.sum(a), a * 2), signature="(n)->(),(n)")  # noqa
+    two = lambda M: M.vectorize(lambda a: (M.sum(a), a * 2), signature="(n)->(),(n)")
     assert_same(two(jnp)(x), two(jjnp)(x), **TOL)
     with pytest.raises(ValueError, match="inconsistent size"):
         jnp.vectorize(lambda a, b: a, signature="(n),(n)->(n)")(jnp.ones(2), jnp.ones(3))
@@ -656,7 +656,7 @@ def test_indexing_with_mapped_indices():
 
 def test_conv():
     lhs, rhs = vals((B, 1, 2, 6)), vals((3, 2, 3), seed=1)
-    f = lambda L: lambda a, w: L.conv_general_dilated(a, w, (1,), "SAME")  # noqa: E731
+    f = lambda L: lambda a, w: L.conv_general_dilated(a, w, (1,), "SAME")
     check_cases([Case("conv", f, [lhs, rhs], (0, None), tol=TOL),
                  Case("conv both", f, [lhs, np.stack([rhs] * B)], (0, 0), tol=TOL)], LAX, JLAX)
 
@@ -694,7 +694,7 @@ def test_per_example_gradients():
 
 
 def test_grad_of_vmap():
-    f = lambda M: lambda w, xs: M.sum(jax_or(M).vmap(lambda x: M.sin(x @ w))(xs))  # noqa: E731
+    f = lambda M: lambda w, xs: M.sum(jax_or(M).vmap(lambda x: M.sin(x @ w))(xs))
     w, xs = vals((3,)), vals((B, 3), seed=1)
     ours = fluxion.grad(f(jnp))(w, xs)
     theirs = jax.grad(f(jjnp))(w, xs)

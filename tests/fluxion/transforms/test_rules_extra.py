@@ -83,10 +83,10 @@ def test_conv_jvp_transpose_and_vmap(case):
 
 def test_conv_second_order():
     lhs, rhs = _rand(1, 2, 4, 4), _rand(2, 2, 2, 2)
-    f = lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME") ** 2  # noqa: E731
-    fj = lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME") ** 2  # noqa: E731
-    g = lambda a, b: fluxion.grad(lambda a: f(a, b).sum())(a)  # noqa: E731
-    gj = lambda a, b: jax.grad(lambda a: fj(a, b).sum())(a)  # noqa: E731
+    f = lambda a, b: lax.conv_general_dilated(a, b, (1, 1), "SAME") ** 2
+    fj = lambda a, b: jax.lax.conv_general_dilated(a, b, (1, 1), "SAME") ** 2
+    g = lambda a, b: fluxion.grad(lambda a: f(a, b).sum())(a)
+    gj = lambda a, b: jax.grad(lambda a: fj(a, b).sum())(a)
     check_ad_like_jax(g, gj, (lhs, rhs), tol=1e-4)
 
 
@@ -106,9 +106,9 @@ MONOIDS = {"sum": (0.0, jax.lax.add), "max": (-np.inf, jax.lax.max), "min": (np.
 def test_reduce_window_rules(kind, w):
     kw = WINDOWS[w]
     x = _rand(3, 7)
-    f = lambda x: getattr(lax, f"reduce_window_{kind}")(x, **kw)  # noqa: E731
+    f = lambda x: getattr(lax, f"reduce_window_{kind}")(x, **kw)
     init, op = MONOIDS[kind]
-    fj = lambda x: jax.lax.reduce_window(x, init, op, **kw)  # noqa: E731
+    fj = lambda x: jax.lax.reduce_window(x, init, op, **kw)
     if kind != "sum" and "window_dilation" in kw:  # JAX has no VJP here either
         assert_close(fluxion.jvp(f, (x,), (x,))[1], jax.jvp(fj, (x,), (x,))[1], 1e-5)
         with pytest.raises(NotImplementedError, match="window dilation"):
@@ -126,8 +126,8 @@ def test_reduce_window_sum_second_order():
 
 def test_generic_reduce_window_jvp():
     x = np.abs(_rand(2, 6)) + 0.5
-    f = lambda x: lax.reduce_window(x, 1.0, lambda a, b: a * b, (1, 3), (1, 1), "VALID")  # noqa
-    fj = lambda x: jax.lax.reduce_window(x, 1.0, jax.lax.mul, (1, 3), (1, 1), "VALID")  # noqa
+    f = lambda x: lax.reduce_window(x, 1.0, lambda a, b: a * b, (1, 3), (1, 1), "VALID")
+    fj = lambda x: jax.lax.reduce_window(x, 1.0, jax.lax.mul, (1, 3), (1, 1), "VALID")
     p, t = fluxion.jvp(f, (x,), (x,))
     pj, tj = jax.jvp(fj, (x,), (x,))
     assert_close(p, pj, 1e-5)
@@ -139,7 +139,7 @@ def test_select_and_scatter_add_rules():
     op = _rand(2, 6)
     src = _rand(2, 3)
     args = dict(window_dimensions=(1, 2), window_strides=(1, 2), padding=((0, 0), (0, 0)))
-    f = lambda s: lax.select_and_scatter_add(s, op, lax.ge_p, **args)  # noqa: E731
+    f = lambda s: lax.select_and_scatter_add(s, op, lax.ge_p, **args)
     # it is the transpose of the windowed max's JVP: <ct, J t> == <J^T ct, t>
     t = _rand(2, 6)
     jt = fluxion.jvp(lambda x: lax.reduce_window_max(x, (1, 2), (1, 2)), (op,), (t,))[1]
@@ -161,8 +161,8 @@ def test_select_and_scatter_add_rules():
 
 def test_generic_reduce_jvp_grad():
     x = _rand(3, 4)
-    f = lambda x: lax.reduce(x, 1.0, lambda a, b: a * b, (1,))  # noqa: E731
-    fj = lambda x: jax.lax.reduce(x, 1.0, jax.lax.mul, (1,))  # noqa: E731
+    f = lambda x: lax.reduce(x, 1.0, lambda a, b: a * b, (1,))
+    fj = lambda x: jax.lax.reduce(x, 1.0, jax.lax.mul, (1,))
     check_ad_like_jax(f, fj, (x,), tol=1e-4)
     check_vmap_like_loop(f, (_rand(2, 3, 4),), in_axes=1)
 
@@ -170,8 +170,8 @@ def test_generic_reduce_jvp_grad():
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"])
 def test_cumulative_vmap_and_grad(name):
     x = _rand(2, 3, 4)
-    f = lambda x: getattr(lax, name)(x, axis=1, reverse=True)  # noqa: E731
-    fj = lambda x: getattr(jax.lax, name)(x, axis=1, reverse=True)  # noqa: E731
+    f = lambda x: getattr(lax, name)(x, axis=1, reverse=True)
+    fj = lambda x: getattr(jax.lax, name)(x, axis=1, reverse=True)
     check_vmap_like_loop(f, (x,), in_axes=1, tol=1e-4)
     assert_close(fluxion.vmap(f, in_axes=1)(x), jax.vmap(fj, in_axes=1)(x), 1e-4)
     check_ad_like_jax(f, fj, (x[0],), tol=1e-4)
@@ -180,7 +180,7 @@ def test_cumulative_vmap_and_grad(name):
 @pytest.mark.parametrize("name", ["argmax", "argmin"])
 def test_argminmax_vmap(name):
     x = _rand(3, 4, 2)
-    f = lambda x: getattr(lax, name)(x, 1, np.int32)  # noqa: E731
+    f = lambda x: getattr(lax, name)(x, 1, np.int32)
     check_vmap_like_loop(f, (x,), in_axes=2)
     assert_close(fluxion.vmap(f, in_axes=2)(x), jax.vmap(lambda x: getattr(jax.lax, name)(x, 1, np.int32),
                                                   in_axes=2)(x), 1e-5)
@@ -192,14 +192,14 @@ def test_scatter_max_min_grad():
     i = np.array([0, 1, 1])
     w = np.arange(1., 5., dtype=np.float32)
     for meth in ("max", "min"):
-        f = lambda x, u: getattr(jnp.asarray(x).at[i], meth)(u) * w  # noqa: E731
-        fj = lambda x, u: getattr(jjnp.asarray(x).at[i], meth)(u) * w  # noqa: E731
+        f = lambda x, u: getattr(jnp.asarray(x).at[i], meth)(u) * w
+        fj = lambda x, u: getattr(jjnp.asarray(x).at[i], meth)(u) * w
         check_ad_like_jax(f, fj, (x, u))
 
 
 def test_pad_vmap():
     x = _rand(3, 2, 4)
-    f = lambda x, v: lax.pad(x, v, ((1, 0, 1), (0, 2, 0)))  # noqa: E731
+    f = lambda x, v: lax.pad(x, v, ((1, 0, 1), (0, 2, 0)))
     check_vmap_like_loop(f, (x, np.float32(0.5)), in_axes=(0, None))
     check_vmap_like_loop(f, (x, np.arange(3, dtype=np.float32)), in_axes=(0, 0))
 
@@ -250,7 +250,7 @@ def test_misc_unary_rules():
                   (lambda v: v * lax.stop_gradient(v), lambda v: v * jax.lax.stop_gradient(v))):
         check_ad_like_jax(f, fj, (x,))
         check_vmap_like_loop(f, (x,), in_axes=1)
-    b = lambda v: lax.bitcast_convert_type(v, np.int32)  # noqa: E731
+    b = lambda v: lax.bitcast_convert_type(v, np.int32)
     check_vmap_like_loop(b, (x,), in_axes=1)
     assert fluxion.jvp(lambda v: b(v).astype(np.float32), (x,), (x,))[1].tolist() == \
         np.zeros_like(x).tolist()
@@ -279,7 +279,7 @@ def test_collective_grads():
 
 def test_all_to_all_transpose_identity():
     X = np.arange(9.0, dtype=np.float32).reshape(3, 3)
-    f = lambda X: fluxion.vmap(lambda v: lax.all_to_all(v, "i", 0, 0) * jnp.arange(1.0, 4.0),  # noqa
+    f = lambda X: fluxion.vmap(lambda v: lax.all_to_all(v, "i", 0, 0) * jnp.arange(1.0, 4.0),
                                axis_name="i")(X)
     T, C = _rand(3, 3), _rand(3, 3)
     jv = np.asarray(fluxion.jvp(f, (X,), (T,))[1])
@@ -326,8 +326,8 @@ def test_custom_rules_survive_vmap():
 
 def test_checkpoint_vmap_grad():
     x = _rand(3, 4)
-    f = lambda v: jnp.sin(jnp.sin(v)).sum()  # noqa: E731
-    fj = lambda v: jjnp.sin(jjnp.sin(v)).sum()  # noqa: E731
+    f = lambda v: jnp.sin(jnp.sin(v)).sum()
+    fj = lambda v: jjnp.sin(jjnp.sin(v)).sum()
     assert_close(fluxion.vmap(fluxion.grad(fluxion.checkpoint(f)))(x),
            jax.vmap(jax.grad(jax.checkpoint(fj)))(x), 1e-5)
     assert_close(fluxion.grad(lambda x: fluxion.vmap(fluxion.checkpoint(f))(x).sum())(x),
