@@ -486,3 +486,23 @@ def test_per_example_weight_grads_are_built_in_their_final_layout():
     assert ours.shape == (4, 5, 3)
     assert not [e for e in prog.program.eqns if e.prim.name == "transpose"
                 and e.outputs[0].aval.shape == (4, 5, 3)]
+
+
+@pytest.mark.parametrize("jac", ["jacfwd", "jacrev"])
+def test_jacobians_of_pytrees_argnums_and_aux_match_jax(jac):
+    def f(p, x, k):
+        y = {"a": p["w"] * jnp.sin(x), "b": (p["w"] ** 2).sum() * x[0]}
+        return y, k * 2
+
+    def fr(p, x, k):
+        y = {"a": p["w"] * jnp_ref.sin(x), "b": (p["w"] ** 2).sum() * x[0]}
+        return y, k * 2
+
+    p = {"w": np.arange(1.0, 4.0, dtype=np.float32)}
+    x = np.linspace(0.1, 0.7, 3).astype(np.float32)
+    for argnums in (0, (0, 1), 1):
+        ours = getattr(fluxion, jac)(f, argnums=argnums, has_aux=True)(p, x, 3)
+        theirs = getattr(jax, jac)(fr, argnums=argnums, has_aux=True)(p, x, 3)
+        assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            assert_close(a, b, rtol=1e-5, atol=1e-6)

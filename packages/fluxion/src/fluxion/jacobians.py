@@ -99,6 +99,34 @@ def _jac_blocks_vmap(lin: LinearFunction, in_avals: list, out_avals: list,
         return None
 
 
+def _linearized(fun: Callable, fname: str, what: str, argnums: Any, holomorphic: bool,
+                allow_int: bool, has_aux: bool, args: tuple, kwargs: dict) -> tuple:
+    """Linearise ``fun`` at ``args`` in the arguments ``argnums``: ``(lin, in_avals, out_avals,
+    in_tree, out_tree, aux)``."""
+    nums = _argnums(fname, argnums, len(args), what)
+    dyn = tuple(args[i] for i in nums)
+    _check_input_dtypes(fname, what, dyn, nums, holomorphic, allow_int)
+    p_flat, p_tree = tree_util.tree_flatten(dyn)
+    out_p, lin, out_tree, aux = _linearize_flat(partial_at(fun, args, nums, kwargs), p_flat,
+                                                [True] * len(p_flat), p_tree, has_aux, fname)
+    return (lin, [aval_of(p) for p in p_flat], [aval_of(o) for o in out_p], p_tree, out_tree,
+            aux)
+
+
+def _assemble(blocks: list | None, parts: list, in_first: bool, in_avals: list, out_avals: list,
+              in_tree: Any, out_tree: Any, argnums: Any) -> Any:
+    """The Jacobian pytree: per output leaf, its blocks per input (the vmapped ``blocks``, or
+    the per-basis-element ``parts`` stacked)."""
+    leaves = []
+    for i, oa in enumerate(out_avals):
+        per_in = [blocks[i][j] if blocks is not None else
+                  _stack_jac(parts[i][j], oa.shape, in_avals[j].shape, in_first)
+                  for j in range(len(in_avals))]
+        sub = tree_util.tree_unflatten(in_tree, per_in)
+        leaves.append(sub[0] if isinstance(argnums, int) else sub)
+    return tree_util.tree_unflatten(out_tree, leaves)
+
+
 def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode (one JVP per input element).
@@ -113,33 +141,16 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     fname = fun_name(fun)
 
     def jac_f(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(fname, argnums, len(args), "jacfwd")
-        dyn = tuple(args[i] for i in nums)
-        _check_input_dtypes(fname, "jacfwd", dyn, nums, holomorphic, False)
-
-        f_partial = partial_at(fun, args, nums, kwargs)
-
-        p_flat, p_tree = tree_util.tree_flatten(dyn)
-        res = _linearize_flat(f_partial, p_flat, [True] * len(p_flat), p_tree, has_aux, fname)
-        out_p, lin, out_tree, aux = res
-        in_avals = [aval_of(p) for p in p_flat]
-        out_avals = [aval_of(o) for o in out_p]
+        lin, in_avals, out_avals, in_tree, out_tree, aux = _linearized(
+            fun, fname, "jacfwd", argnums, holomorphic, False, has_aux, args, kwargs)
         blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=True)
         cols: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
         for j, a in enumerate(in_avals if blocks is None else ()):  # fallback: one JVP each
             for e in _std_basis(a):
-                ts = [e if k == j else Zero(b) for k, b in enumerate(in_avals)]
-                outs = lin.apply(ts)
+                outs = lin.apply([e if k == j else Zero(b) for k, b in enumerate(in_avals)])
                 for i, o in enumerate(outs):
                     cols[i][j].append(o)
-        leaves = []
-        for i, oa in enumerate(out_avals):
-            per_in = [blocks[i][j] if blocks is not None else
-                      _stack_jac(cols[i][j], oa.shape, in_avals[j].shape, True)
-                      for j in range(len(in_avals))]
-            sub = tree_util.tree_unflatten(p_tree, per_in)
-            leaves.append(sub[0] if isinstance(argnums, int) else sub)
-        jac = tree_util.tree_unflatten(out_tree, leaves)
+        jac = _assemble(blocks, cols, True, in_avals, out_avals, in_tree, out_tree, argnums)
         return (jac, aux) if has_aux else jac
 
     return jac_f
@@ -157,37 +168,20 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     fname = fun_name(fun)
 
     def jac_f(*args: Any, **kwargs: Any) -> Any:
-        nums = _argnums(fname, argnums, len(args), "jacrev")
-        dyn = tuple(args[i] for i in nums)
-        _check_input_dtypes(fname, "jacrev", dyn, nums, holomorphic, allow_int)
-
-        f_partial = partial_at(fun, args, nums, kwargs)
-
-        p_flat, p_tree = tree_util.tree_flatten(dyn)
-        out_p, lin, out_tree, aux = _linearize_flat(f_partial, p_flat, [True] * len(p_flat),
-                                                    p_tree, has_aux, fname)
-        in_avals = [aval_of(p) for p in p_flat]
-        out_avals = [aval_of(o) for o in out_p]
+        lin, in_avals, out_avals, in_tree, out_tree, aux = _linearized(
+            fun, fname, "jacrev", argnums, holomorphic, allow_int, has_aux, args, kwargs)
         blocks = _jac_blocks_vmap(lin, in_avals, out_avals, forward=False)
         rows: list[list[list[Any]]] = [[[] for _ in in_avals] for _ in out_avals]
         for i, oa in enumerate(out_avals if blocks is None else ()):  # fallback: one VJP each
             for e in _std_basis(tangent_aval(oa)):
-                cts = [e if k == i else None for k in range(len(out_avals))]
-                cts_in = iter(lin.transpose(cts))
+                cts_in = iter(lin.transpose([e if k == i else None for k in range(len(out_avals))]))
                 for j, a in enumerate(in_avals):
                     if tangent_aval(a).dtype == dtypes.float0:
                         rows[i][j].append(np.zeros(a.shape, dtypes.float0))
                         continue
                     c = next(cts_in)
                     rows[i][j].append(zeros_like_aval(a) if c is None else c)
-        leaves = []
-        for i, oa in enumerate(out_avals):
-            per_in = [blocks[i][j] if blocks is not None else
-                      _stack_jac(rows[i][j], oa.shape, in_avals[j].shape, False)
-                      for j in range(len(in_avals))]
-            sub = tree_util.tree_unflatten(p_tree, per_in)
-            leaves.append(sub[0] if isinstance(argnums, int) else sub)
-        jac = tree_util.tree_unflatten(out_tree, leaves)
+        jac = _assemble(blocks, rows, False, in_avals, out_avals, in_tree, out_tree, argnums)
         return (jac, aux) if has_aux else jac
 
     return jac_f
