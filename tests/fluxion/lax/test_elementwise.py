@@ -1,29 +1,38 @@
-"""fluxion.lax primitives (elementwise, shape ops, reductions, dot) against jax.lax 0.10.2.
+"""fluxion.lax elementwise primitives (unary, binary, integer_pow, select/clamp, conversions,
+reduce_precision/copy/optimization_barrier) against jax.lax 0.10.2.
 
-Every primitive runs eagerly and under ``fluxion.jit`` on a few dtypes; values, dtypes, shapes and
-weak types must match JAX, and where JAX rejects an input we must raise the same exception class
-with a message naming the function and the offending dtypes/shapes.
+Each case runs eagerly and under ``fluxion.jit``; values, dtypes, shapes and weak types must equal
+JAX's, and error cases must raise JAX's exception class with a message naming the function.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.lax as jlax
-import ml_dtypes
 import numpy as np
 import pytest
-from _compare import assert_same, check_like_jax, rand_array, x64_both
+from _compare import check_like_jax, rand_array, x64_both
+from _lax_cases import (
+    BF16,
+    BOOL,
+    C64,
+    DTYPES,
+    F16,
+    F32,
+    I32,
+    JIT_DTYPES,
+    SHAPE,
+    U8,
+    XI,
+    X,
+    _both,
+    _ops,
+    _tol,
+    _values,
+)
 
 import fluxion
 import fluxion.lax as flax
-
-BF16 = np.dtype(ml_dtypes.bfloat16)
-F32, F16, I32, U8, BOOL, C64 = (np.dtype(t) for t in ("float32", "float16", "int32", "uint8",
-                                                      "bool", "complex64"))
-DTYPES = [F32, F16, BF16, I32, U8, BOOL, C64]
-# dtypes on which sweeps also run under jit (the rest run eagerly only, to bound compile count)
-JIT_DTYPES = {F32, I32, C64}
-SHAPE = (2, 3)
 
 # name -> value domain ("any", "pos", "unit", "ge1", "small")
 UNARY = {
@@ -36,49 +45,28 @@ UNARY = {
     "erf": "any", "erfc": "any", "erf_inv": "unit", "lgamma": "pos", "digamma": "pos",
     "bessel_i0e": "any", "bessel_i1e": "any", "square": "any", "reciprocal": "pos",
 }
+
+
 # public names implemented by another primitive (errors may name either)
 PRIM_ALIASES = {"bitwise_not": ("not",), "reciprocal": ("integer_pow", "div"),
                 "square": ("mul", "integer_pow"), "bitwise_and": ("and",),
                 "bitwise_or": ("or",), "bitwise_xor": ("xor",)}
+
+
 # ops whose results are exactly determined (no transcendental approximation)
 EXACT_UNARY = {"neg", "sign", "floor", "ceil", "round", "is_finite", "bitwise_not",
                "population_count", "clz", "real", "imag", "conj", "abs", "square", "sqrt"}
 
+
 BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter",
           "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
           "shift_right_logical", "complex", "eq", "ne", "lt", "le", "gt", "ge"]
+
+
 EXACT_BINARY = {"add", "sub", "mul", "div", "rem", "max", "min", "nextafter", "bitwise_and",
                 "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
                 "shift_right_logical", "complex", "eq", "ne", "lt", "le", "gt", "ge"}
 
-
-def _values(domain: str, shape: tuple, dtype: np.dtype, seed: int = 0) -> np.ndarray:
-    if dtype.kind in "biu":
-        return rand_array(shape, dtype, seed, positive=domain in ("pos", "ge1"))
-    if domain == "unit":
-        return rand_array(shape, dtype, seed, unit=True)
-    if domain == "pos":
-        return rand_array(shape, dtype, seed, positive=True)
-    if domain == "ge1":
-        return (rand_array(shape, dtype, seed, positive=True) + np.array(1, dtype)).astype(dtype)
-    if domain == "small":
-        return (rand_array(shape, dtype, seed) / np.array(2, dtype)).astype(dtype)
-    return rand_array(shape, dtype, seed)
-
-
-def _tol(dtype: np.dtype) -> dict:
-    if dtype in (F16, BF16):
-        return {"rtol": 1e-2, "atol": 1e-2}
-    if dtype in (np.dtype("float64"), np.dtype("complex128")):
-        return {"rtol": 1e-12, "atol": 1e-12}
-    return {"rtol": 1e-5, "atol": 1e-6}
-
-
-def _ops(name: str):
-    return getattr(flax, name), getattr(jlax, name)
-
-
-# ---------------------------------------------------------------------------------- unary
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
 @pytest.mark.parametrize("name", sorted(UNARY))
@@ -126,8 +114,6 @@ def test_round_methods():
     check_like_jax(lambda v: flax.round(v, flax.RoundingMethod.TO_NEAREST_EVEN),
                    lambda v: jlax.round(v, jlax.RoundingMethod.TO_NEAREST_EVEN), x)
 
-
-# ---------------------------------------------------------------------------------- binary
 
 def _binary_values(name: str, shape: tuple, dtype: np.dtype, seed: int):
     if name.startswith("shift"):
@@ -195,7 +181,7 @@ def test_binary_shape_errors(shapes):
             getattr(flax, name)(x, y)
         msg = str(info.value)
         assert str(shapes[0]) in msg and str(shapes[1]) in msg, msg
-        assert "test_lax_basic.py" in msg, msg
+        assert "test_elementwise.py" in msg, msg
         with pytest.raises(TypeError, match=name):
             fluxion.jit(getattr(flax, name))(x, y)
 
@@ -204,7 +190,7 @@ def test_binary_dtype_mismatch_error():
     x, y = np.ones(3, np.float32), np.ones(3, np.int32)
     e = check_like_jax(flax.add, jlax.add, x, y, err_contains=("add", "float32", "int32"))
     assert isinstance(e, TypeError)
-    with pytest.raises(TypeError, match=r"lax\.add.*float32, int32.*test_lax_basic\.py"):
+    with pytest.raises(TypeError, match=r"lax\.add.*float32, int32.*test_elementwise\.py"):
         flax.add(x, y)
 
 
@@ -222,8 +208,6 @@ def test_integer_pow(dtype, y):
 def test_integer_pow_weak_scalar():
     check_like_jax(lambda v: flax.integer_pow(v, 3), lambda v: jlax.integer_pow(v, 3), 2.0)
 
-
-# ---------------------------------------------------------------------------------- select/clamp
 
 @pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16, C64], ids=lambda d: d.name)
 def test_select_n_and_select(dtype):
@@ -267,8 +251,6 @@ def test_clamp_scalar_bounds_and_errors():
     check_like_jax(flax.clamp, jlax.clamp, np.int32(-1), x, np.float32(1),
                    err_contains=("clamp",))
 
-
-# ---------------------------------------------------------------------------------- conversions
 
 # complex -> real: JAX warns (NumPy's ComplexWarning) where Fluxion silently drops the imaginary part.
 _JAX_COMPLEX_WARNING = pytest.mark.filterwarnings("ignore:Casting complex values to real discards")
@@ -326,8 +308,6 @@ def test_bitcast_convert_type(pair):
         check_like_jax(fluxion.jit(f), g, x)
 
 
-# ---------------------------------------------------------------------------------- x64
-
 def test_x64_elementwise():
     with x64_both():
         for dt in (np.dtype("float64"), np.dtype("int64"), np.dtype("complex128"),
@@ -352,283 +332,10 @@ def test_x64_elementwise():
     check_like_jax(flax.add, jlax.add, 1.0, 2.0)
 
 
-# ---------------------------------------------------------------------------------- shape ops
-
-@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
-def test_iota(dtype):
-    check_like_jax(lambda: flax.iota(dtype, 5), lambda: jlax.iota(dtype, 5))
-    for dim in (0, 1):
-        check_like_jax(lambda: flax.broadcasted_iota(dtype, (2, 3), dim),
-                       lambda: jlax.broadcasted_iota(dtype, (2, 3), dim))
-    check_like_jax(fluxion.jit(lambda: flax.iota(dtype, 5)), lambda: jlax.iota(dtype, 5))
-
-
-def test_iota_errors():
-    check_like_jax(lambda: flax.broadcasted_iota(F32, (2, 3), 2),
-                   lambda: jlax.broadcasted_iota(F32, (2, 3), 2), err_contains=("iota",))
-    check_like_jax(lambda: flax.iota(F32, -1), lambda: jlax.iota(F32, -1))
-
-
-SHAPE_CASES = [
-    ("broadcast_in_dim", (3,), ((2, 3), (1,))),
-    ("broadcast_in_dim", (3,), ((3, 2), (0,))),
-    ("broadcast_in_dim", (), ((2, 3), ())),
-    ("broadcast_in_dim", (1, 3), ((2, 3), (0, 1))),
-    ("broadcast_in_dim", (2, 3), ((2, 4, 3), (0, 2))),
-    ("broadcast", (2, 3), ((4,),)),
-    ("broadcast", (), ((2, 3),)),
-    ("reshape", (2, 3), ((3, 2),)),
-    ("reshape", (2, 3), ((6,),)),
-    ("reshape", (2, 3), ((6,), (1, 0))),
-    ("reshape", (1,), ((),)),
-    ("reshape", (), ((1, 1),)),
-    ("transpose", (2, 3), ((1, 0),)),
-    ("transpose", (2, 3, 4), ((2, 0, 1),)),
-    ("transpose", (), ((),)),
-    ("squeeze", (1, 3, 1), ((0, 2),)),
-    ("squeeze", (1, 3, 1), ((-1,),)),
-    ("squeeze", (1,), ((0,),)),
-    ("expand_dims", (2, 3), ((0,),)),
-    ("expand_dims", (2, 3), ((0, 3),)),
-    ("expand_dims", (), ((0,),)),
-    ("expand_dims", (2, 3), ((-1,),)),
-    ("slice", (5,), ((1,), (4,))),
-    ("slice", (4, 5), ((0, 1), (4, 5), (2, 2))),
-    ("slice", (4, 5), ((1, 0), (1, 5))),
-    ("slice_in_dim", (4, 5), (1, 3, 1, 1)),
-    ("slice_in_dim", (4, 5), (None, None, 2, 0)),
-    ("slice_in_dim", (4, 5), (-3, None, 1, -1)),
-    ("index_in_dim", (4, 5), (2, 0, True)),
-    ("index_in_dim", (4, 5), (-1, 1, False)),
-    ("rev", (2, 3), ((0,),)),
-    ("rev", (2, 3), ((0, 1),)),
-    ("rev", (2, 3), ((),)),
-]
-
-
-@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
-@pytest.mark.parametrize("case", SHAPE_CASES, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
-def test_shape_ops(case, dtype):
-    name, shape, params = case
-    x = rand_array(shape, dtype, 1)
-    f = lambda v: getattr(flax, name)(v, *params)
-    g = lambda v: getattr(jlax, name)(v, *params)
-    check_like_jax(f, g, x)
-    if dtype in JIT_DTYPES:
-        check_like_jax(fluxion.jit(f), g, x)
-
-
-@pytest.mark.parametrize("name", ["broadcast_in_dim", "reshape", "transpose", "squeeze",
-                                  "expand_dims", "rev", "slice_in_dim"])
-def test_shape_ops_weak_scalar(name):
-    params = {"broadcast_in_dim": ((2,), ()), "reshape": ((1,),), "transpose": ((),),
-              "squeeze": ((),), "expand_dims": ((0,),), "rev": ((),)}
-    if name == "slice_in_dim":
-        x = flax.broadcast_in_dim(1.0, (3,), ())
-        jx = jlax.broadcast_in_dim(1.0, (3,), ())
-        assert_same(x, jx)
-        assert_same(flax.slice_in_dim(x, 0, 2), jlax.slice_in_dim(jx, 0, 2))
-        return
-    check_like_jax(lambda v: getattr(flax, name)(v, *params[name]),
-                   lambda v: getattr(jlax, name)(v, *params[name]), 2.0)
-
-
-SHAPE_ERRORS = [
-    ("reshape", (2, 3), ((6,), (0,))),
-    ("transpose", (2, 3), ((0, 0),)),
-    ("transpose", (2, 3), ((0,),)),
-    ("squeeze", (2, 3), ((0,),)),
-    ("squeeze", (2, 3), ((2,),)),
-    ("broadcast_in_dim", (3,), ((2, 4), (1,))),
-    ("broadcast_in_dim", (3,), ((2, 3), (0, 1))),
-    ("broadcast_in_dim", (2, 3), ((3,), (0,))),
-    ("expand_dims", (2, 3), ((4,),)),
-    ("rev", (2, 3), ((2,),)),
-    ("rev", (2, 3), ((0, 0),)),
-]
-
-
-def test_shape_op_errors_jax_agnostic():
-    # JAX itself fails late (a verifier error or an internal ValueError) on these; we raise a
-    # TypeError naming lax.slice and the shapes at once.
-    x = np.ones((5,), np.float32)
-    for start, limit in (((1,), (6,)), ((3,), (2,)), ((0, 0), (1, 1))):
-        with pytest.raises(TypeError, match=r"lax\.slice.*\(5,\).*test_lax_basic\.py"):
-            flax.slice(x, start, limit)
-        with pytest.raises(TypeError, match="slice"):
-            fluxion.jit(lambda v: flax.slice(v, start, limit))(x)
-    with pytest.raises(TypeError, match=r"lax\.reshape.*\(2, 3\).*\(4,\)"):
-        flax.reshape(np.ones((2, 3), np.float32), (4,))
-
-
-@pytest.mark.parametrize("case", SHAPE_ERRORS, ids=lambda c: f"{c[0]}{c[1]}{c[2]}")
-def test_shape_op_errors(case):
-    name, shape, params = case
-    x = np.ones(shape, np.float32)
-    e = check_like_jax(lambda v: getattr(flax, name)(v, *params),
-                       lambda v: getattr(jlax, name)(v, *params), x, err_contains=(name,))
-    assert isinstance(e, Exception), f"jax accepted {case}"
-
-
-@pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16], ids=lambda d: d.name)
-def test_concatenate(dtype):
-    a, b, c = rand_array((2, 3), dtype, 1), rand_array((1, 3), dtype, 2), rand_array((0, 3), dtype)
-    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a, b, c)
-    check_like_jax(lambda *v: flax.concatenate(v, 1), lambda *v: jlax.concatenate(v, 1), a, a)
-    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a)
-    check_like_jax(fluxion.jit(lambda *v: flax.concatenate(v, 0)),
-                   lambda *v: jlax.concatenate(v, 0), a, b)
-
-
-def test_concatenate_errors():
-    a, b = np.ones((2, 3), np.float32), np.ones((2, 4), np.float32)
-    e = check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0), a, b,
-                       err_contains=("concatenate",))
-    assert isinstance(e, TypeError) and "(2, 3)" in str(e) and "(2, 4)" in str(e)
-    check_like_jax(lambda *v: flax.concatenate(v, 0), lambda *v: jlax.concatenate(v, 0),
-                   a, a.astype(np.int32), err_contains=("concatenate",))
-    check_like_jax(lambda *v: flax.concatenate(v, 2), lambda *v: jlax.concatenate(v, 2), a, a,
-                   err_contains=("concatenate",))
-    check_like_jax(lambda: flax.concatenate([], 0), lambda: jlax.concatenate([], 0))
-
-
-def test_concatenate_weak():
-    check_like_jax(lambda: flax.concatenate([flax.broadcast(1.0, (2,)), flax.broadcast(2.0, (1,))],
-                                            0),
-                   lambda: jlax.concatenate([jlax.broadcast(1.0, (2,)), jlax.broadcast(2.0, (1,))],
-                                            0))
-
-
-# ---------------------------------------------------------------------------------- reductions
-
-REDUCE_AXES = [(), (0,), (1,), (0, 1)]
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
-@pytest.mark.parametrize("name", ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
-                                  "reduce_and", "reduce_or", "reduce_xor"])
-def test_reductions(name, dtype):
-    x = rand_array(SHAPE, dtype, 1)
-    tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
-    for axes in REDUCE_AXES:
-        f = lambda v, axes=axes: getattr(flax, name)(v, axes)
-        g = lambda v, axes=axes: getattr(jlax, name)(v, axes)
-        res = check_like_jax(f, g, x, err_contains=(name.removeprefix("reduce_"),), **tol)
-        if isinstance(res, Exception):
-            return
-        if dtype in JIT_DTYPES:
-            check_like_jax(fluxion.jit(f), g, x, **tol)
-
-
-def test_reductions_special():
-    x = np.array([[1.0, np.nan, 3.0], [-np.inf, 2.0, 0.0]], np.float32)
-    for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        for axes in REDUCE_AXES:
-            check_like_jax(lambda v: getattr(flax, name)(v, axes),
-                           lambda v: getattr(jlax, name)(v, axes), x)
-    empty = np.ones((0, 3), np.float32)
-    for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        check_like_jax(lambda v: getattr(flax, name)(v, (0,)),
-                       lambda v: getattr(jlax, name)(v, (0,)), empty)
-    check_like_jax(lambda v: flax.reduce_sum(v, ()), lambda v: jlax.reduce_sum(v, ()), 2.0)
-    check_like_jax(lambda v: flax.reduce_max(v, (0,)), lambda v: jlax.reduce_max(v, (0,)),
-                   np.ones((0,), np.int32))
-
-
-def test_reduction_errors():
-    x = np.ones(SHAPE, np.float32)
-    check_like_jax(lambda v: flax.reduce_sum(v, (2,)), lambda v: jlax.reduce_sum(v, (2,)), x,
-                   err_contains=("reduce_sum",))
-    check_like_jax(lambda v: flax.reduce_sum(v, (0, 0)), lambda v: jlax.reduce_sum(v, (0, 0)), x)
-
-
-# ---------------------------------------------------------------------------------- dot
-
-DOT_CASES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4)), ((1, 3), (3, 1))]
-
-
-@pytest.mark.parametrize("dtype", [F32, F16, BF16, I32, C64, BOOL, U8], ids=lambda d: d.name)
-@pytest.mark.parametrize("shapes", DOT_CASES, ids=str)
-def test_dot(shapes, dtype):
-    a, b = rand_array(shapes[0], dtype, 1), rand_array(shapes[1], dtype, 2)
-    tol = _tol(dtype) if dtype.kind in "fc" or dtype == BF16 else {}
-    check_like_jax(flax.dot, jlax.dot, a, b, **tol)
-    if dtype in JIT_DTYPES:
-        check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **tol)
-
-
-@pytest.mark.parametrize("case", [
-    ((2, 3, 4), (2, 4, 5), (((2,), (1,)), ((0,), (0,)))),
-    ((2, 3, 4), (4, 2, 5), (((2,), (0,)), ((0,), (1,)))),
-    ((3, 4), (5, 4), (((1,), (1,)), ((), ()))),
-    ((3, 4), (5, 6), (((), ()), ((), ()))),
-    ((2, 3, 4), (3, 2, 4), (((1, 2), (0, 2)), ((0,), (1,)))),
-    ((), (), (((), ()), ((), ()))),
-], ids=str)
-def test_dot_general(case):
-    ls, rs, dn = case
-    a, b = rand_array(ls, F32, 1), rand_array(rs, F32, 2)
-    check_like_jax(lambda x, y: flax.dot_general(x, y, dn), lambda x, y: jlax.dot_general(x, y, dn),
-                   a, b, **_tol(F32))
-    check_like_jax(fluxion.jit(lambda x, y: flax.dot_general(x, y, dn)),
-                   lambda x, y: jlax.dot_general(x, y, dn), a, b, **_tol(F32))
-
-
-@pytest.mark.parametrize("pair", [(np.dtype("int8"), I32), (BF16, F32), (F16, F32), (I32, F32),
-                                  (F32, BF16)], ids=lambda p: f"{p[0].name}->{p[1].name}")
-def test_dot_mixed_dtypes(pair):
-    a, b = rand_array((2, 3), pair[0], 1), rand_array((3, 4), pair[1], 2)
-    check_like_jax(flax.dot, jlax.dot, a, b, **_tol(F32))
-    check_like_jax(flax.dot, jlax.dot, b.T, a.T, **_tol(F32))
-    check_like_jax(fluxion.jit(flax.dot), jlax.dot, a, b, **_tol(F32))
-
-
-@pytest.mark.parametrize("pair", [(np.dtype("int8"), I32), (BF16, F32), (F16, F32), (I32, F32),
-                                  (F32, BF16)], ids=lambda p: f"{p[0].name}->{p[1].name}")
-def test_dot_preferred_element_type(pair):
-    src, pet = pair
-    a, b = rand_array((2, 3), src, 1), rand_array((3, 4), src, 2)
-    f = lambda x, y: flax.dot(x, y, preferred_element_type=pet)
-    g = lambda x, y: jlax.dot(x, y, preferred_element_type=pet)
-    check_like_jax(f, g, a, b, **_tol(pet))
-    check_like_jax(fluxion.jit(f), g, a, b, **_tol(pet))
-
-
-@pytest.mark.parametrize("precision", [None, "highest", jlax.Precision.HIGHEST, "default",
-                                       ("highest", "highest")], ids=str)
-def test_dot_precision(precision):
-    a, b = rand_array((2, 3), F32, 1), rand_array((3, 4), F32, 2)
-    fp = precision
-    if isinstance(precision, jlax.Precision):
-        fp = flax.Precision.HIGHEST
-    check_like_jax(lambda x, y: flax.dot(x, y, precision=fp),
-                   lambda x, y: jlax.dot(x, y, precision=precision), a, b, **_tol(F32))
-
-
-def test_dot_weak_and_batch_matmul():
-    check_like_jax(flax.dot, jlax.dot, np.ones(3, np.float32), np.ones(3, np.float32))
-    a, b = rand_array((2, 3, 4), F32, 1), rand_array((2, 4, 5), F32, 2)
-    check_like_jax(flax.batch_matmul, jlax.batch_matmul, a, b, **_tol(F32))
-
-
-@pytest.mark.parametrize("case", [
-    ((3,), (4,), None), ((2, 3), (2, 3), None),
-    ((2, 3, 4), (2, 4, 5), "dg_batch"), ((2, 3), (3, 4), "dg_range"),
-], ids=str)
-def test_dot_errors(case):
-    ls, rs, kind = case
-    a = np.ones(ls, np.float32)
-    b = np.ones(rs, np.float32 if kind is not np.int32 else np.int32)
-    if kind == "dg_batch":
-        dn = (((2,), (1,)), ((0,), (1,)))
-    elif kind == "dg_range":
-        dn = (((2,), (0,)), ((), ()))
-    else:
-        dn = None
-    if dn is None:
-        e = check_like_jax(flax.dot, jlax.dot, a, b, err_contains=("dot",))
-    else:
-        e = check_like_jax(lambda x, y: flax.dot_general(x, y, dn),
-                           lambda x, y: jlax.dot_general(x, y, dn), a, b,
-                           err_contains=("dot_general",))
-    assert isinstance(e, Exception)
+def test_reduce_precision_copy_barrier():
+    x = rand_array((5,), "float32", seed=9) * 1000
+    for e, m in ((5, 10), (8, 7), (4, 3)):
+        _both(lambda a: flax.reduce_precision(a, e, m), lambda a: jlax.reduce_precision(a, e, m), x)
+    _both(flax.copy, lambda a: jax.lax.copy_p.bind(a), X)
+    _both(lambda a, b: flax.optimization_barrier((a, [b])),
+          lambda a, b: jlax.optimization_barrier((a, [b])), X, XI)

@@ -1,4 +1,5 @@
-"""Derivatives of the incomplete gamma function in its shape parameter: ``lax.igamma_grad_a``,
+"""fluxion.lax.special: the values of ``igamma``/``igammac`` (against SciPy), and the derivatives of the
+incomplete gamma function in its shape parameter: ``lax.igamma_grad_a``,
 ``lax.random_gamma_grad`` (against JAX 0.10.2), the ``a``-derivative of ``igamma``/``igammac``
 (against JAX and finite differences), and the rules of the two new primitives.
 
@@ -15,6 +16,7 @@ import pytest
 from _compare import assert_same
 
 import fluxion
+import fluxion.lax as flax
 from fluxion import lax
 
 NAMES = ("igamma_grad_a", "random_gamma_grad")
@@ -149,3 +151,24 @@ def test_vmap_is_elementwise():
     # an unmapped operand broadcasts through a size-1 dimension
     a0 = np.stack([a[0], a[0]])
     assert_same(fluxion.vmap(lax.igamma_grad_a, (None, 0))(a[0], x), lax.igamma_grad_a(a0, x))
+
+
+def test_igamma_igammac():
+    # against SciPy (JAX's own igamma compiles slowly); the edge cases are JAX's results
+    from scipy import special
+    rng = np.random.default_rng(0)
+    a = np.concatenate([rng.uniform(0.05, 20, 20), [0, 0, -1, 1, np.nan, 1, 0, np.inf, 2, 1e-30]])
+    x = np.concatenate([rng.uniform(0, 30, 20), [0, 1, 1, -1, 1, np.nan, np.inf, 1, -np.inf, 1]])
+    a, x = a.astype(np.float32), x.astype(np.float32)
+    nan = np.nan
+    p_edge = [nan, 1, nan, nan, nan, nan, 1, nan, nan, 1]
+    q_edge = [nan, 0, nan, nan, nan, nan, 0, nan, nan, 2.1938397e-31]
+    for f, ref, edge in ((flax.igamma, special.gammainc, p_edge),
+                         (flax.igammac, special.gammaincc, q_edge)):
+        ours = f(a, x)
+        assert ours.dtype == np.float32 and ours.shape == a.shape
+        np.testing.assert_allclose(np.asarray(ours)[:20], ref(a[:20].astype(np.float64),
+                                                               x[:20].astype(np.float64)),
+                                   rtol=2e-5, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(ours)[20:], np.float32(edge), rtol=1e-5, atol=1e-7)
+    assert_same(fluxion.jit(flax.igamma)(a, x), flax.igamma(a, x))

@@ -235,7 +235,7 @@ def test_igamma_grad_x():
     for name in ("igamma", "igammac"):
         assert_close(fluxion.jit(fluxion.vmap(fluxion.grad(getattr(lax, name), 1)))(a, z),
                jax.vmap(jax.grad(getattr(jax.lax, name), 1))(a, z), 1e-5)
-    # the derivative in `a` (lax.igamma_grad_a): tests/fluxion/lax/test_special_grads.py
+    # the derivative in `a` (lax.igamma_grad_a): tests/fluxion/lax/test_special.py
 
 
 # ------------------------------------------------------------------ small elementwise odds and ends
