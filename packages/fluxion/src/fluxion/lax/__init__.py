@@ -188,6 +188,26 @@ from fluxion.lax.elementwise import (
     tanh_p,
     xor_p,
 )
+from fluxion.lax.gather_scatter import (
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    gather,
+    gather_p,
+    scatter,
+    scatter_add,
+    scatter_add_p,
+    scatter_apply,
+    scatter_max,
+    scatter_max_p,
+    scatter_min,
+    scatter_min_p,
+    scatter_mul,
+    scatter_mul_p,
+    scatter_p,
+    scatter_sub,
+    scatter_sub_p,
+)
 from fluxion.lax.padding import pad, pad_p, padtype_to_pads
 from fluxion.lax.parallel import (
     all_gather,
@@ -253,9 +273,6 @@ from fluxion.lax.shape_ops import (
     transpose_p,
 )
 from fluxion.lax.slicing import (
-    GatherDimensionNumbers,
-    GatherScatterMode,
-    ScatterDimensionNumbers,
     dynamic_index_in_dim,
     dynamic_slice,
     dynamic_slice_in_dim,
@@ -264,21 +281,6 @@ from fluxion.lax.slicing import (
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
     dynamic_update_slice_p,
-    gather,
-    gather_p,
-    scatter,
-    scatter_add,
-    scatter_add_p,
-    scatter_apply,
-    scatter_max,
-    scatter_max_p,
-    scatter_min,
-    scatter_min_p,
-    scatter_mul,
-    scatter_mul_p,
-    scatter_p,
-    scatter_sub,
-    scatter_sub_p,
 )
 from fluxion.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
 from fluxion.lax.special import (

@@ -2,8 +2,7 @@
 
 These are the primitives behind ``x[i]`` with array indices and behind ``x.at[...]`` updates.
 Dimension numbers follow XLA (and JAX's ``lax``): the index vector is always the last dimension
-of the indices array. ``fluxion.lax.slicing`` re-exports everything here, as JAX's module of
-that name holds these too.
+of the indices array (``fluxion.lax.slicing`` holds the dynamic slices).
 
 Out-of-bounds behaviour is chosen by :class:`GatherScatterMode`: ``CLIP`` clamps indices so the
 whole window is in bounds, ``FILL_OR_DROP`` makes a gather return ``fill_value`` for a window that
@@ -837,7 +836,8 @@ def _scatter_mul_jvp(primals: list, tangents: list, **params: Any) -> tuple:
                                       "only implemented with unique_indices=True (as in JAX)")
         # With unique indices each output element is x * (at most) one update: d/du is x there.
         zeros = ad.zeros_like_aval(_rules.aval_of(x))
-        t_out = ad.add_tangents(t_out, ew.mul(x, scatter_add_p.bind(zeros, idx, tu, **params)))
+        add_params = dict(params, update_program=None, update_consts=())
+        t_out = ad.add_tangents(t_out, ew.mul(x, scatter_add_p.bind(zeros, idx, tu, **add_params)))
     if t_out is None:
         return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
     return out, t_out

@@ -30,32 +30,16 @@ from fluxion.lax.gather_scatter import (
     ScatterDimensionNumbers,
     _dtype_of,
     _ints,
-    gather,
     gather_p,
-    scatter,
-    scatter_add,
-    scatter_add_p,
-    scatter_apply,
-    scatter_max,
-    scatter_max_p,
-    scatter_min,
-    scatter_min_p,
-    scatter_mul,
-    scatter_mul_p,
     scatter_p,
-    scatter_sub,
-    scatter_sub_p,
 )
 from fluxion.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, reshape, squeeze
 from fluxion.transforms import ad
 
 __all__ = [
-    "GatherDimensionNumbers", "ScatterDimensionNumbers", "GatherScatterMode",
     "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
-    "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "gather", "scatter",
-    "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max", "scatter_apply",
-    "dynamic_slice_p", "dynamic_update_slice_p", "gather_p", "scatter_p", "scatter_add_p",
-    "scatter_sub_p", "scatter_mul_p", "scatter_min_p", "scatter_max_p",
+    "dynamic_update_slice_in_dim", "dynamic_update_index_in_dim", "dynamic_slice_p",
+    "dynamic_update_slice_p",
 ]
 
 

@@ -21,8 +21,8 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import gather_scatter as sl
 from fluxion.lax import shape_ops as so
-from fluxion.lax import slicing as sl
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.transforms import ad
 

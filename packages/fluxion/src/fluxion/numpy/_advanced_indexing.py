@@ -36,7 +36,7 @@ from fluxion.core.errors import (
     user_source_line,
 )
 from fluxion.core.trace import Tracer
-from fluxion.lax.slicing import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from fluxion.lax.gather_scatter import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from fluxion.numpy._util import ensure_array, promote_dtypes
 from fluxion.numpy.creation import asarray, ones_like
 from fluxion.numpy.shape import broadcast_to

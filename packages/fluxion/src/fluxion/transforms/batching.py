@@ -48,6 +48,7 @@ from fluxion.transforms.staging import (
     close_program,
     fun_name,
     fun_source,
+    mask_flags,
     trace_to_program,
 )
 
@@ -159,8 +160,7 @@ def batch_program(program: Program, dims: Sequence[Any], axis: AxisData, *, to_f
     """
     dims = tuple(dims)
     n_out = len(program.outvars)
-    inst = (bool(instantiate),) * n_out if isinstance(instantiate, bool) else tuple(
-        bool(i) for i in instantiate)
+    inst = mask_flags(instantiate, n_out)
 
     def make() -> tuple:
         in_avals = []

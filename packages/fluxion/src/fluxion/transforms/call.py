@@ -7,7 +7,7 @@ and bind ``jit`` again on the result, so a transformed jitted function still run
 - JVP: one call of the Program's JVP (:func:`~fluxion.transforms.ad.jvp_program`);
 - partial evaluation (linearize, grad): a known call computing the primal outputs and the
   residuals, now, and an unknown call for the tangents, staged
-  (:func:`~fluxion.transforms.ad.partial_eval_program`); nested calls split the same way;
+  (:func:`~fluxion.transforms.partial_eval.partial_eval_program`); nested calls split the same way;
 - transpose: one call of the transposed Program (:func:`~fluxion.transforms.ad.transpose_program`);
 - batching: one call of the batched Program (:func:`~fluxion.transforms.batching.batch_program`).
 
@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
-from fluxion.transforms import ad, batching
+from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import close_program
 
 __all__ = ["jit_p", "closed_call"]
@@ -62,9 +62,9 @@ def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
                        lambda jvp, args: _call(jvp, args, f"jvp({name})"))
 
 
-def _jit_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *, program: Program,
+def _jit_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *, program: Program,
                       name: str, donated: tuple) -> list:
-    return ad.partial_eval_call(
+    return partial_eval.partial_eval_call(
         pe, jit_p, program, args, None, lambda known, k_args: _call(known, k_args, name),
         lambda unknown, n_args: dict(program=unknown, name=f"{name}_tangent",
                                      donated=(False,) * n_args))

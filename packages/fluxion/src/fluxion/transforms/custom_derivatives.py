@@ -55,13 +55,13 @@ from fluxion.transforms import ad, array_ops, batching
 from fluxion.transforms.ad import (
     JVPInterpreter,
     JVPTracer,
-    PartialEvalInterpreter,
     UndefinedPrimal,
     Zero,
     aval_of,
     instantiate,
     tangent_aval,
 )
+from fluxion.transforms.partial_eval import PartialEvalInterpreter
 from fluxion.transforms.staging import (
     abstractify,
     close_program,

@@ -24,7 +24,7 @@ from fluxion import tree_util
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE
-from fluxion.transforms import ad, batching
+from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import (
     abstractify,
     close_program,
@@ -154,7 +154,7 @@ def _remat_partial_eval(pe: Any, args: Sequence[Any], *, program: Program, preve
                         policy: Any) -> list:
     # The known part runs inline, now (its residuals are what the policy saves); the unknown
     # part is a new checkpoint, recomputing what the policy did not save.
-    return ad.partial_eval_call(
+    return partial_eval.partial_eval_call(
         pe, remat_p, program, args, policy, lambda known, k_args: eval_program(known, [], k_args),
         lambda unknown, n_args: dict(program=unknown, prevent_cse=prevent_cse, policy=policy))
 

@@ -31,7 +31,7 @@ from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scop
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
            "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",
-           "cached_transform"]
+           "cached_transform", "mask_flags"]
 
 
 def fun_name(fun: Callable) -> str:
@@ -355,6 +355,11 @@ def close_program(program: Program) -> Program:
 # version) are memoised on the Program object, weakly (an entry goes away with its program), so
 # the body of a jit, a loop or a checkpoint is transformed once however often it runs.
 _TRANSFORMED: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def mask_flags(mask: bool | Sequence[bool], n: int) -> tuple[bool, ...]:
+    """One flag per output (of ``n``) from one flag for all of them or a sequence of flags."""
+    return (bool(mask),) * n if isinstance(mask, bool) else tuple(bool(m) for m in mask)
 
 
 def cached_transform(program: Program, key: tuple, make: Callable[[], tuple]) -> tuple:

@@ -35,7 +35,7 @@ from fluxion.lax.control_flow.common import (
 )
 from fluxion.lax.elementwise import clamp, convert_element_type, ne, select_n
 from fluxion.lax.shape_ops import broadcast_in_dim
-from fluxion.transforms import ad, batching
+from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import StagingInterpreter
 
 __all__ = ["cond", "switch", "cond_p"]
@@ -83,17 +83,17 @@ def _cond_jvp(primals: list, tangents: list, *, branches: tuple[Program, ...]) -
     return list(outs[:n_out]), t_out
 
 
-def _cond_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *,
+def _cond_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *,
                        branches: tuple[Program, ...]) -> list:
     index, ops = args[0], list(args[1:])
     if pe.is_unknown(index):
         return StagingInterpreter.process_primitive(pe, cond_p, args, dict(branches=branches))
     mask = [pe.is_unknown(a) for a in ops]
     n_out = len(branches[0].outvars)
-    parts = [ad.partial_eval_program(b, mask) for b in branches]
+    parts = [partial_eval.partial_eval_program(b, mask) for b in branches]
     out_unk = [any(p[3][i] for p in parts) for i in range(n_out)]
     if any(p[3] != out_unk for p in parts):  # unknown in one branch: unknown in all
-        parts = [ad.partial_eval_program(b, mask, instantiate=out_unk) for b in branches]
+        parts = [partial_eval.partial_eval_program(b, mask, instantiate=out_unk) for b in branches]
     # Each branch's residuals have their own slots in the outputs of the known cond (the other
     # branches fill them with zeros); the unknown cond's branch reads its own.
     slot_avals = [p[2].in_avals[:p[4]] for p in parts]

@@ -53,7 +53,7 @@ from fluxion.lax.shape_ops import (
     rev,
     slice_in_dim,
 )
-from fluxion.transforms import ad, array_ops, batching
+from fluxion.transforms import ad, array_ops, batching, partial_eval
 from fluxion.transforms.array_ops import broadcast_batch, moveaxis
 from fluxion.transforms.staging import StagingInterpreter, close_program, trace_to_program
 
@@ -140,7 +140,7 @@ def _while_jvp(primals: list, tangents: list, *, body_jaxpr: Program, body_ncons
                             for z, a in zip(inz, avals)]
 
 
-def _while_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *,
+def _while_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *,
                         body_jaxpr: Program, body_nconsts: int, cond_jaxpr: Program,
                         cond_nconsts: int) -> list:
     params = dict(body_jaxpr=body_jaxpr, body_nconsts=body_nconsts, cond_jaxpr=cond_jaxpr,
@@ -149,21 +149,21 @@ def _while_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *,
     cm, bm, im = split(mask, [cond_nconsts, body_nconsts])
     n = len(im)
     for _ in range(n + 2):  # fixpoint: a carry is unknown if the body makes it so
-        out_unk = ad.partial_eval_program(body_jaxpr, bm + im)[3]
+        out_unk = partial_eval.partial_eval_program(body_jaxpr, bm + im)[3]
         new = [a or b for a, b in zip(im, out_unk)]
         if new == im:
             break
         im = new
-    c_unk = ad.partial_eval_program(cond_jaxpr, cm + im)[3]
+    c_unk = partial_eval.partial_eval_program(cond_jaxpr, cm + im)[3]
     staged_all = StagingInterpreter.process_primitive(pe, while_p, list(args), params)
     if c_unk[0] or all(im):
         return staged_all
     # The known carries are computed by a while loop over the known part alone; the unknown
     # outputs come from the whole loop, staged (it recomputes the known part).
-    kp, kc = ad.partial_eval_program(body_jaxpr, bm + im)[:2]
+    kp, kc = partial_eval.partial_eval_program(body_jaxpr, bm + im)[:2]
     n_k_out = sum(not u for u in im)
     kp = dce(kp, [True] * n_k_out + [False] * (len(kp.outvars) - n_k_out))
-    ckp, ckc = ad.partial_eval_program(cond_jaxpr, cm + im)[:2]
+    ckp, ckc = partial_eval.partial_eval_program(cond_jaxpr, cm + im)[:2]
     ckp = dce(ckp, [True] + [False] * (len(ckp.outvars) - 1))
     cc, bc, init = split(list(args), [cond_nconsts, body_nconsts])
     with set_current(pe.parent):
@@ -448,13 +448,13 @@ def _scan_jvp(primals: list, tangents: list, *, jaxpr: Program, length: int, num
     return list(carry) + list(ys), t_out
 
 
-def _scan_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *, jaxpr: Program,
+def _scan_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *, jaxpr: Program,
                        length: int, num_carry: int, num_consts: int, reverse: bool,
                        unroll: int) -> list:
     mask = [pe.is_unknown(a) for a in args]
     cm, im, xm = split(mask, [num_consts, num_carry])
     for _ in range(num_carry + 2):  # fixpoint: a carry is unknown if the body makes it so
-        out_unk = ad.partial_eval_program(jaxpr, cm + im + xm)[3]
+        out_unk = partial_eval.partial_eval_program(jaxpr, cm + im + xm)[3]
         new = [a or b for a, b in zip(im, out_unk[:num_carry])]
         if new == im:
             break
@@ -462,7 +462,7 @@ def _scan_partial_eval(pe: ad.PartialEvalInterpreter, args: Sequence[Any], *, ja
     n_out = len(jaxpr.outvars)
     # A carry unknown at the input is unknown at the output too (instantiated): its known value
     # from the body becomes a residual.
-    kp, kc, up, out_unk, n_res = ad.partial_eval_program(
+    kp, kc, up, out_unk, n_res = partial_eval.partial_eval_program(
         jaxpr, cm + im + xm, instantiate=im + [False] * (n_out - num_carry))
     # Known scan: consts (kc + known consts), known carry, known xs -> known carry out, known ys,
     # and the residuals, stacked (one per iteration).
