@@ -22,7 +22,7 @@ def _load_backend_and_run(prim: Any, args: Any, params: dict[str, Any]) -> Any:
     # jaxlib loads on the first eager operation, not with ``import fluxion``: importing the
     # backend's dispatcher installs the real eager handler, which then runs this operation.
     importlib.import_module("fluxion.backend.dispatch")
-    return trace.EVAL.handler(prim, args, params)
+    return trace.EVAL.process_primitive(prim, args, params)
 
 
 # Installed first: anything below may evaluate eagerly while it is imported.

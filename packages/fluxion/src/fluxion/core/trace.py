@@ -127,7 +127,6 @@ class EvalInterpreter(Interpreter):
         method), so an eager ``bind`` costs one Python call less. It rejects tracers (leaked
         from a finished transformation) on its slow path.
         """
-        self.handler = fn
         self.process_primitive = fn  # type: ignore[method-assign]
 
 

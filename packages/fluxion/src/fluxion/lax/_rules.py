@@ -62,7 +62,7 @@ def _ops() -> SimpleNamespace:
 
 # ----------------------------------------------------------------------------- JVP builders
 
-def _sum_contributions(prim: Any, jvp_fns: Sequence[Callable[..., Any] | None], tangents: list,
+def _sum_contributions(jvp_fns: Sequence[Callable[..., Any] | None], tangents: list,
                        out: Any, args: tuple, params: dict) -> Any:
     oa = aval_of(out)
     acc = None
@@ -79,7 +79,7 @@ def defjvp(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
     input's contribution to the output tangent (``None``: the input is not differentiable)."""
     def rule(primals: list, tangents: list, **params: Any) -> tuple:
         out = prim.bind(*primals, **params)
-        acc = _sum_contributions(prim, jvp_fns, tangents, out, tuple(primals), params)
+        acc = _sum_contributions(jvp_fns, tangents, out, tuple(primals), params)
         oa = aval_of(out)
         if acc is None or not is_float(oa.dtype):
             return out, Zero(tangent_aval(oa))
@@ -91,7 +91,7 @@ def defjvp2(prim: Any, *jvp_fns: Callable[..., Any] | None) -> None:
     """Like :func:`defjvp` but each function is ``fn(g, ans, *primals, **params)``."""
     def rule(primals: list, tangents: list, **params: Any) -> tuple:
         out = prim.bind(*primals, **params)
-        acc = _sum_contributions(prim, jvp_fns, tangents, out, (out, *primals), params)
+        acc = _sum_contributions(jvp_fns, tangents, out, (out, *primals), params)
         if acc is None:
             return out, Zero(tangent_aval(aval_of(out)))
         return out, acc

@@ -246,13 +246,6 @@ def _jvp_call_jvp(it: JVPInterpreter, call: _JVPCall, args: list) -> list:
     return _pack(it, outs, t_outs)
 
 
-def _jvp_call_linearize(pe: PartialEvalInterpreter, call: _JVPCall, args: list) -> list:
-    if any(pe.is_unknown(a) for a in args):
-        return _jvp_call_stage(pe, call, args)
-    with set_current(pe.parent):
-        return _process(_JVP_HANDLERS, call, args)
-
-
 def _jvp_call_stage(interp: Interpreter, call: _JVPCall, args: list) -> list:
     program, consts = _stage(call.fun, [abstractify(x) for x in args], call.name)
     return custom_jvp_call_p.bind(*consts, *args, call=program, jvp=call.rule,
@@ -271,13 +264,6 @@ def _vjp_call_jvp(it: JVPInterpreter, call: _VJPCall, args: list) -> list:
     return _pack(it, outs, t_outs)
 
 
-def _vjp_call_linearize(pe: PartialEvalInterpreter, call: _VJPCall, args: list) -> list:
-    if any(pe.is_unknown(a) for a in args):
-        return _vjp_call_stage(pe, call, args)
-    with set_current(pe.parent):
-        return _process(_VJP_HANDLERS, call, args)
-
-
 def _vjp_call_stage(interp: Interpreter, call: _VJPCall, args: list) -> list:
     program, consts = _stage(call.fun, [abstractify(x) for x in args], call.name)
     return custom_vjp_call_p.bind(*consts, *args, call=program, fwd=call.fwd, bwd=call.bwd,
@@ -285,12 +271,25 @@ def _vjp_call_stage(interp: Interpreter, call: _VJPCall, args: list) -> list:
                                   symbolic_zeros=call.symbolic_zeros)
 
 
+def _linearize_handler(stage: Callable, handlers: Callable[[], dict]) -> Callable:
+    """Partial evaluation of a custom call: staged whole when an argument is unknown, else
+    processed now by the parent interpreter."""
+    def handle(pe: PartialEvalInterpreter, call: Any, args: list) -> list:
+        if any(pe.is_unknown(a) for a in args):
+            return stage(pe, call, args)
+        with set_current(pe.parent):
+            return _process(handlers(), call, args)
+    return handle
+
+
 _JVP_HANDLERS: dict[type, Callable] = {
     EvalInterpreter: _run, JVPInterpreter: _jvp_call_jvp,
-    PartialEvalInterpreter: _jvp_call_linearize, Interpreter: _jvp_call_stage}
+    PartialEvalInterpreter: _linearize_handler(_jvp_call_stage, lambda: _JVP_HANDLERS),
+    Interpreter: _jvp_call_stage}
 _VJP_HANDLERS: dict[type, Callable] = {
     EvalInterpreter: _run, JVPInterpreter: _vjp_call_jvp,
-    PartialEvalInterpreter: _vjp_call_linearize, Interpreter: _vjp_call_stage}
+    PartialEvalInterpreter: _linearize_handler(_vjp_call_stage, lambda: _VJP_HANDLERS),
+    Interpreter: _vjp_call_stage}
 
 
 def _linearize_vjp_call(fwd: Callable, bwd: Callable, name: str, primals: list,
