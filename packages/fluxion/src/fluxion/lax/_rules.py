@@ -50,9 +50,9 @@ def _ops() -> SimpleNamespace:
     """The lax operations the helpers use (their modules import this one: resolved on first use)."""
     global _OPS
     if _OPS is None:
-        from fluxion.lax import elementwise, reductions, shape_ops  # import cycle: see the module doc
+        from fluxion.lax import conversions, reductions, shape_ops  # import cycle: see the module doc
         _OPS = SimpleNamespace(
-            convert_element_type=elementwise.convert_element_type,
+            convert_element_type=conversions.convert_element_type,
             broadcast_in_dim=shape_ops.broadcast_in_dim, broadcast_in_dim_p=shape_ops.broadcast_in_dim_p,
             reshape=shape_ops.reshape, reshape_p=shape_ops.reshape_p, slice_p=shape_ops.slice_p,
             squeeze_p=shape_ops.squeeze_p, concatenate_p=shape_ops.concatenate_p,

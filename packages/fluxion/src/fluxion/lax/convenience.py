@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from fluxion.core import dtypes
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax._rules import shape_of
-from fluxion.lax.elementwise import convert_element_type
+from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.shape_ops import broadcast, reshape
 
 __all__ = ["full", "full_like", "collapse", "broadcast_to_rank"]

@@ -28,8 +28,8 @@ from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
+from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot import _canon_precision
-from fluxion.lax.elementwise import convert_element_type
 from fluxion.lax.padding import padtype_to_pads
 from fluxion.lax.shape_ops import reshape, rev, transpose
 from fluxion.lax.windowed import padding_attr, window_transpose_padding

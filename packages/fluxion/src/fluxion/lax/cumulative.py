@@ -23,6 +23,7 @@ from fluxion.lax import _rules
 from fluxion.lax import elementwise as ew
 from fluxion.lax import reductions as rd
 from fluxion.lax import shape_ops as so
+from fluxion.lax import transcendental as tr
 from fluxion.lax._base import DtypeSet, type_error, value_error
 from fluxion.lax.windowed import combine, emit_reduce_window, identity_value
 
@@ -193,9 +194,9 @@ def _cumlogsumexp_jvp(primals: list, tangents: list, *, axis: int, reverse: bool
     xa = _rules.aval_of(x)
     m = rd.reduce_max(x, tuple(range(xa.ndim)))
     m = ew.select(ew.is_finite(m), m, ew.mul(m, _rules.const_like(m, 0)))
-    w = ew.exp(ew.sub(x, m))
+    w = tr.exp(ew.sub(x, m))
     num = cumsum_p.bind(ew.mul(t, w), axis=axis, reverse=reverse)
-    return out, ew.mul(num, ew.exp(ew.sub(m, out)))
+    return out, ew.mul(num, tr.exp(ew.sub(m, out)))
 
 
 cumlogsumexp_p.jvp = _cumlogsumexp_jvp

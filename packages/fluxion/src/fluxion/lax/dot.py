@@ -18,7 +18,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
-from fluxion.lax.elementwise import convert_element_type
+from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.shape_ops import transpose
 from fluxion.transforms import ad
 

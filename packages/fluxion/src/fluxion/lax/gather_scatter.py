@@ -32,6 +32,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Tracer
 from fluxion.lax import _rules
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.shape_ops import broadcast_in_dim
@@ -884,8 +885,8 @@ def _scatter_extremal_jvp(prim: Primitive) -> Callable[..., tuple]:
         at_u = _scatter_windows(out, idx, _rules.aval_of(u), params["dimension_numbers"],
                                 params["indices_are_sorted"], params["unique_indices"],
                                 params["mode"])
-        u_hit = ew.convert_element_type(ew.eq(u, at_u), oa.dtype)
-        x_hit = ew.convert_element_type(ew.eq(x, out), oa.dtype)
+        u_hit = cv.convert_element_type(ew.eq(u, at_u), oa.dtype)
+        x_hit = cv.convert_element_type(ew.eq(x, out), oa.dtype)
         add_params = dict(params, update_program=None, update_consts=())
         zeros = ad.zeros_like_aval(oa)
         count = ew.add(x_hit, scatter_add_p.bind(zeros, idx, u_hit, **add_params))
@@ -963,7 +964,7 @@ def _update_program(func: Callable, dtype: np.dtype) -> tuple[Any, tuple]:
         if _rules.shape_of(out) != ():
             raise TypeError(f"lax.scatter_apply: func must map a scalar to a scalar, got shape "
                             f"{_rules.shape_of(out)}")
-        return ew.convert_element_type(out, dtype)
+        return cv.convert_element_type(out, dtype)
 
     s = ShapedArray((), dtype)
     program, consts, _ = trace_to_program(apply, (s, s), {}, in_avals=[s, s])
@@ -1001,7 +1002,7 @@ def scatter_apply(operand: Any, scatter_indices: Any, func: Callable[[Any], Any]
     weak = bool(getattr(getattr(operand, "aval", None), "weak_type", False))
     unused = broadcast_in_dim(np.zeros((), dt), shape, ())
     if weak:
-        unused = ew.convert_element_type(unused, dt, weak_type=True)
+        unused = cv.convert_element_type(unused, dt, weak_type=True)
     program, consts = _update_program(func, dt)
     return _bind_scatter(scatter_p, operand, scatter_indices, unused, dimension_numbers,
                          indices_are_sorted, unique_indices, mode, update_program=program,

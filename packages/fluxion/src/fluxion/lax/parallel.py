@@ -25,7 +25,8 @@ from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
-from fluxion.lax.elementwise import convert_element_type, div, eq, mul, mul_p
+from fluxion.lax.conversions import convert_element_type
+from fluxion.lax.elementwise import div, eq, mul, mul_p
 from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from fluxion.lax.shape_ops import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, slice_p
 from fluxion.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim

@@ -20,6 +20,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax import padding as pd
 from fluxion.lax import shape_ops as so
@@ -184,7 +185,7 @@ def _extremum_jvp(prim: Primitive) -> Any:
         if type(t) is ad.Zero or not _rules.is_float(xa.dtype):
             return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
         full = so.broadcast_in_dim(out, xa.shape, _kept(xa.shape, axes))
-        loc = ew.convert_element_type(ew.eq(x, full), xa.dtype)
+        loc = cv.convert_element_type(ew.eq(x, full), xa.dtype)
         num = reduce_sum(ew.mul(t, loc), axes)
         cnt = reduce_sum(loc, axes)
         return out, ew.div(num, cnt)
@@ -541,6 +542,6 @@ def reduce(operands: Any, init_values: Any, computation: Any, dimensions: Sequen
     if out_tree != tree:
         raise type_error("lax.reduce", f"the computation must return the operands' structure {tree}, "
                          f"got {out_tree}")
-    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, init_avals)]
+    inits = [cv.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, init_avals)]
     outs = reduce_p.bind(*flat_ops, *inits, computation=program, dimensions=dims)
     return tree_util.tree_unflatten(tree, outs)

@@ -22,6 +22,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.gather_scatter import (
@@ -109,7 +110,7 @@ def _index_vector(idx: Sequence[Any], dims: Sequence[Any], size: int) -> Any:
     cols = []
     dtype = _rules.aval_of(idx[0]).dtype if idx else np.dtype(np.int32)
     for i, d in zip(idx, dims):
-        i = ew.convert_element_type(i, dtype)
+        i = cv.convert_element_type(i, dtype)
         col = broadcast_in_dim(i, (size, 1), ()) if d is None else reshape(i, (size, 1))
         cols.append(col)
     return concatenate(cols, 1)

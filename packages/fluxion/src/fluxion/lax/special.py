@@ -24,7 +24,9 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.lax import _rules
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
+from fluxion.lax import transcendental as tr
 from fluxion.lax._base import DtypeSet, binop_primitive, broadcast_operand, unop_primitive
 from fluxion.lax.control_flow import while_loop
 from fluxion.lax.reductions import reduce_or
@@ -55,8 +57,8 @@ def _at_precision(impl: Callable[..., Any], *xs: Any) -> Any:
     compute = np.dtype(np.float32) if dtypes.finfo(dt).bits < 32 else dt
     if compute == dt:
         return impl(*xs)
-    xs = tuple(ew.convert_element_type(x, compute) for x in xs)
-    return ew.convert_element_type(impl(*xs), dt)
+    xs = tuple(cv.convert_element_type(x, compute) for x in xs)
+    return cv.convert_element_type(impl(*xs), dt)
 
 
 def _staged_lowering(name: str, impl: Callable[..., Any]) -> Callable[..., str]:
@@ -85,7 +87,7 @@ def _staged_lowering(name: str, impl: Callable[..., Any]) -> Callable[..., str]:
 
 erf_p = unop_primitive("erf", _float, "chlo.erf")
 _rules.defjvp(erf_p, lambda g, x: ew.mul(g, ew.mul(_c(x, 2.0 / np.sqrt(np.pi)),
-                                                   ew.exp(ew.neg(ew.mul(x, x))))))
+                                                   tr.exp(ew.neg(ew.mul(x, x))))))
 
 
 def erf(x: Any) -> Any:
@@ -95,7 +97,7 @@ def erf(x: Any) -> Any:
 
 erfc_p = unop_primitive("erfc", _float, "chlo.erfc")
 _rules.defjvp(erfc_p, lambda g, x: ew.mul(g, ew.mul(_c(x, -2.0 / np.sqrt(np.pi)),
-                                                    ew.exp(ew.neg(ew.mul(x, x))))))
+                                                    tr.exp(ew.neg(ew.mul(x, x))))))
 
 
 def erfc(x: Any) -> Any:
@@ -105,7 +107,7 @@ def erfc(x: Any) -> Any:
 
 erf_inv_p = unop_primitive("erf_inv", _float, "chlo.erf_inv")
 _rules.defjvp2(erf_inv_p, lambda g, ans, x: ew.mul(g, ew.mul(_c(x, np.sqrt(np.pi) / 2.0),
-                                                             ew.exp(ew.mul(ans, ans)))))
+                                                             tr.exp(ew.mul(ans, ans)))))
 
 
 def erf_inv(x: Any) -> Any:
@@ -159,7 +161,7 @@ def polygamma(m: Any, x: Any) -> Any:
 # ------------------------------------------------------------------ Bessel functions
 
 # CHLO has no bessel_i0e this jaxlib can compile, so it is staged from lax ops: Cephes'
-# Chebyshev expansions of exp(-|x|) I0(x) on [0, 8] and of ew.sqrt(x) exp(-x) I0(x) on (8, inf).
+# Chebyshev expansions of exp(-|x|) I0(x) on [0, 8] and of tr.sqrt(x) exp(-x) I0(x) on (8, inf).
 _I0E_A = (-4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
           1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
           -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
@@ -195,7 +197,7 @@ def _i0e_impl(x: Any) -> Any:
     ax = ew.abs(x)
     small = _chebyshev(ew.sub(ew.mul(ax, 0.5), 2.0), _I0E_A)
     safe = ew.select(ew.le(ax, 8.0), ew.add(ew.sub(ax, ax), 8.0), ax)
-    large = ew.div(_chebyshev(ew.sub(ew.div(32.0, safe), 2.0), _I0E_B), ew.sqrt(safe))
+    large = ew.div(_chebyshev(ew.sub(ew.div(32.0, safe), 2.0), _I0E_B), tr.sqrt(safe))
     return ew.select(ew.le(ax, 8.0), small, large)
 
 
@@ -237,12 +239,12 @@ def _consts(dtype: np.dtype) -> tuple[float, float]:
 
 def _full(like: Any, value: float) -> Any:
     """A constant of ``like``'s shape and dtype."""
-    return broadcast_in_dim(ew.convert_element_type(value, like.dtype), like.shape, ())
+    return broadcast_in_dim(cv.convert_element_type(value, like.dtype), like.shape, ())
 
 
 def _log_prefactor(a: Any, x: Any) -> Any:
     """``a*log(x) - x - lgamma(a)``: the log of ``x^a e^-x / Gamma(a)``."""
-    return ew.sub(ew.sub(ew.mul(a, ew.log(x)), x), lgamma(a))
+    return ew.sub(ew.sub(ew.mul(a, tr.log(x)), x), lgamma(a))
 
 
 def _loop(cond_live: Any, body: Any, init: tuple) -> tuple:
@@ -313,7 +315,7 @@ def _igamma_impl(a: Any, x: Any, upper: bool) -> Any:
     nan = _full(a, np.nan)
     logp = _log_prefactor(a, x)
     underflow = ew.lt(logp, _full(a, -maxlog))
-    pref = ew.exp(logp)
+    pref = tr.exp(logp)
     # choose the convergent expansion per element; each is evaluated where it is not chosen on
     # harmless substitute arguments so no NaN/inf leaks into the loop's termination test
     use_cf = ew.bitwise_and(ew.gt(x, one), ew.gt(x, a)) if not upper else \
@@ -409,12 +411,12 @@ def _igamma_da_impl(a: Any, x: Any, sample: bool) -> Any:
     use_cf = ew.bitwise_and(ew.gt(x, one), ew.gt(x, a))
     logp = _log_prefactor(a, x)
     underflow = ew.lt(logp, _full(a, -maxlog))
-    pref = ew.exp(logp)
+    pref = tr.exp(logp)
     enabled = ew.bitwise_not(ew.bitwise_or(ew.bitwise_or(x_zero, domain),
                                            ew.bitwise_or(underflow, is_nan)))
     s_val, s_da = _grad_series(a, x, ew.bitwise_and(enabled, ew.bitwise_not(use_cf)), eps)
     f_val, f_da = _grad_continued_fraction(a, x, ew.bitwise_and(enabled, use_cf), eps)
-    logx = ew.log(x)
+    logx = tr.log(x)
     # d/da of the log prefactors: x^a e^-x / Gamma(a+1) (series), x^a e^-x / Gamma(a) (fraction)
     dlog_s = ew.sub(logx, digamma(ew.add(a, one)))
     dlog_f = ew.sub(logx, digamma(a))
@@ -443,7 +445,7 @@ def _operands(*vals: Any) -> list:
     shape = tuple(np.broadcast_shapes(*(tuple(av.shape) for av in avals)))
     out = []
     for v, av in zip(vals, avals):
-        v = ew.convert_element_type(v, dt)
+        v = cv.convert_element_type(v, dt)
         if tuple(av.shape) != shape:
             v = broadcast_in_dim(v, shape, tuple(range(len(av.shape))) if av.shape else ())
         out.append(v)
@@ -464,12 +466,12 @@ def _through_impl(impl: Callable[..., Any]) -> Callable[..., Any]:
 
 def _log_density(a: Any, x: Any) -> Any:
     """``log(dP/dx) = (a - 1) log x - x - lgamma(a)``: the log of the Gamma(a) density."""
-    return ew.sub(ew.sub(ew.mul(ew.sub(a, _c(a, 1)), ew.log(x)), x), lgamma(a))
+    return ew.sub(ew.sub(ew.mul(ew.sub(a, _c(a, 1)), tr.log(x)), x), lgamma(a))
 
 
 def _igamma_dx(g: Any, a: Any, x: Any) -> Any:
     # dP/dx = x^(a-1) e^(-x) / Gamma(a)
-    return ew.mul(g, ew.exp(_log_density(a, x)))
+    return ew.mul(g, tr.exp(_log_density(a, x)))
 
 
 def _igamma_da(g: Any, a: Any, x: Any) -> Any:
@@ -517,8 +519,8 @@ def _igamma_grad_a_impl(a: Any, x: Any) -> Any:
 
 def _igamma_grad_a_dx(g: Any, a: Any, x: Any) -> Any:
     # d/dx dP/da = d/da (x^(a-1) e^-x / Gamma(a)) = density * (log x - digamma(a))
-    density = ew.exp(_log_density(a, x))
-    return ew.mul(g, ew.mul(density, ew.sub(ew.log(x), digamma(a))))
+    density = tr.exp(_log_density(a, x))
+    return ew.mul(g, ew.mul(density, ew.sub(tr.log(x), digamma(a))))
 
 
 igamma_grad_a_p = binop_primitive("igamma_grad_a", _float, _staged_lowering(
@@ -548,7 +550,7 @@ def _random_gamma_grad_dx(g: Any, ans: Any, a: Any, x: Any) -> Any:
     # ans = -P_a / P_x, so d ans/dx = -P_ax / P_x - ans * P_xx / P_x with
     # P_ax / P_x = log x - digamma(a) and P_xx / P_x = (a - 1) / x - 1
     dlog_density = ew.sub(ew.div(ew.sub(a, _c(a, 1)), x), _c(x, 1))
-    d = ew.neg(ew.add(ew.sub(ew.log(x), digamma(a)), ew.mul(ans, dlog_density)))
+    d = ew.neg(ew.add(ew.sub(tr.log(x), digamma(a)), ew.mul(ans, dlog_density)))
     return ew.mul(g, d)
 
 

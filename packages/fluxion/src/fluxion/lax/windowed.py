@@ -21,6 +21,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax import padding as pd
 from fluxion.lax import shape_ops as so
@@ -403,7 +404,7 @@ def _reduce_window_jvp(primals: list, tangents: list, *, computation: Any,
         return outs, [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in outs]
     jprog = _jvp_computation(computation, n, fidx)
     ts = [tangents[i] for i in fidx]
-    t_inits = [ew.convert_element_type(0, _rules.aval_of(ops[i]).dtype) for i in fidx]
+    t_inits = [cv.convert_element_type(0, _rules.aval_of(ops[i]).dtype) for i in fidx]
     outs = reduce_window_p.bind(*ops, *ts, *inits, *t_inits, computation=jprog, **params)
     p_out, t_part = list(outs[:n]), list(outs[n:])
     t_out = [ad.Zero(ad.tangent_aval(_rules.aval_of(o))) for o in p_out]
@@ -468,7 +469,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Any,
     if out_tree != tree:
         raise type_error("lax.reduce_window", f"the computation must return the operand's "
                          f"structure {tree}, got {out_tree}")
-    inits = [ew.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, avals)]
+    inits = [cv.convert_element_type(i, a.dtype) for i, a in zip(flat_inits, avals)]
     outs = reduce_window_p.bind(*flat_ops, *inits, computation=program, **params)
     return tree_util.tree_unflatten(tree, outs)
 
@@ -652,7 +653,7 @@ def _sga_transpose(ct: Any, tangent: Any, operand: Any, *, select_prim: Any,
     if dilated:  # the holes of the dilated base are never selected
         kind = "max" if select_prim.name in ("ge", "gt") else "min"
         fill = identity_value(kind, _rules.aval_of(op).dtype)
-        op = pd.pad(op, ew.convert_element_type(fill, _rules.aval_of(op).dtype),
+        op = pd.pad(op, cv.convert_element_type(fill, _rules.aval_of(op).dtype),
                     tuple((0, 0, d - 1) for d in base_dilation))
     out = select_and_scatter_add_p.bind(ct, op, select_prim=select_prim,
                                         window_dimensions=window_dimensions,

@@ -29,7 +29,7 @@ from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.ir import Program, Var
 from fluxion.core.trace import EVAL, STATE, Tracer
 from fluxion.lax._base import type_error
-from fluxion.lax.elementwise import convert_element_type
+from fluxion.lax.conversions import convert_element_type
 from fluxion.transforms.array_ops import moveaxis
 from fluxion.transforms.staging import (
     abstractify,

@@ -33,7 +33,8 @@ from fluxion.lax.control_flow.common import (
     split,
     stage,
 )
-from fluxion.lax.elementwise import clamp, convert_element_type, ne, select_n
+from fluxion.lax.conversions import convert_element_type
+from fluxion.lax.elementwise import clamp, ne, select_n
 from fluxion.lax.shape_ops import broadcast_in_dim
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import StagingInterpreter

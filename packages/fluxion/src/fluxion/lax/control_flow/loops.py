@@ -43,7 +43,8 @@ from fluxion.lax.control_flow.common import (
     stage,
     typematch,
 )
-from fluxion.lax.elementwise import add, convert_element_type, lt, select_n
+from fluxion.lax.conversions import convert_element_type
+from fluxion.lax.elementwise import add, lt, select_n
 from fluxion.lax.reductions import reduce_or
 from fluxion.lax.shape_ops import (
     broadcast_in_dim,

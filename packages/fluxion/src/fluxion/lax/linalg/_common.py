@@ -22,6 +22,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import convenience as _cv
+from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import padding as _pd
 from fluxion.lax import reductions as _rd
@@ -210,7 +211,7 @@ def pad_axis(x: Any, axis: int, lo: int, hi: int) -> Any:
 
 def cast(x: Any, dtype: np.dtype) -> Any:
     """``x`` converted to ``dtype`` (no operation when it already has it)."""
-    return x if aval_of(x).dtype == dtype else _el.convert_element_type(x, dtype)
+    return x if aval_of(x).dtype == dtype else cv.convert_element_type(x, dtype)
 
 
 def expand_dim(x: Any, axis: int) -> Any:

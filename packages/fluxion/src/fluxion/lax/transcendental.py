@@ -1,0 +1,279 @@
+"""Transcendental elementwise primitives: exponentials, logarithms, powers, roots, and the
+trigonometric and hyperbolic functions with their inverses.
+
+Each primitive is defined with its abstract evaluation, lowering and batching rule (through the
+builders ``unop_primitive`` / ``binop_primitive``), then its JVP on the lines right after it,
+then its public function. The arithmetic the JVPs are written in is in
+:mod:`fluxion.lax.elementwise`.
+
+Example:
+    >>> from fluxion import lax
+    >>> import fluxion.numpy as jnp
+    >>> lax.exp(jnp.zeros(2)).tolist()
+    [1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fluxion.lax import _rules
+from fluxion.lax._base import binop_primitive, broadcast_operand, unop_primitive
+from fluxion.lax.elementwise import (
+    _float,
+    _inexact,
+    add,
+    div,
+    eq,
+    integer_pow,
+    mul,
+    neg,
+    select,
+    sub,
+)
+
+# A weakly typed scalar of an operand's dtype (a literal when staged), for the JVP rules below.
+_c = _rules.const_like
+
+
+# ------------------------------------------------------------------ exponentials, logarithms, powers, roots
+
+exp_p = unop_primitive("exp", _inexact, "stablehlo.exponential")
+_rules.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+
+
+def exp(x: Any) -> Any:
+    """Elementwise exponential.
+
+    Example:
+        >>> from fluxion import lax
+        >>> float(lax.exp(0.0))
+        1.0
+    """
+    return exp_p.bind(x)
+
+
+def _exp2_lowering(ctx: Any, x: str) -> str:
+    aval = ctx.avals_in[0]
+    ln2 = ctx.constant(np.log(2.0), aval.update(shape=()))
+    ln2 = broadcast_operand(ctx, ln2, aval.update(shape=()), aval.shape)
+    return ctx.op("stablehlo.exponential", [ctx.op("stablehlo.multiply", [x, ln2],
+                                                     operand_avals=[aval, aval])])
+
+
+exp2_p = unop_primitive("exp2", _inexact, _exp2_lowering)
+_rules.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, _c(x, float(np.log(2.0))))))
+
+
+def exp2(x: Any) -> Any:
+    """Elementwise base-2 exponential."""
+    return exp2_p.bind(x)
+
+
+log_p = unop_primitive("log", _inexact, "stablehlo.log")
+_rules.defjvp(log_p, lambda g, x: div(g, x))
+
+
+def log(x: Any) -> Any:
+    """Elementwise natural logarithm."""
+    return log_p.bind(x)
+
+
+expm1_p = unop_primitive("expm1", _inexact, "stablehlo.exponential_minus_one")
+_rules.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _c(ans, 1))))
+
+
+def expm1(x: Any) -> Any:
+    """Elementwise ``exp(x) - 1``, accurate near 0."""
+    return expm1_p.bind(x)
+
+
+log1p_p = unop_primitive("log1p", _inexact, "stablehlo.log_plus_one")
+_rules.defjvp(log1p_p, lambda g, x: div(g, add(x, _c(x, 1))))
+
+
+def log1p(x: Any) -> Any:
+    """Elementwise ``log(1 + x)``, accurate near 0."""
+    return log1p_p.bind(x)
+
+
+logistic_p = unop_primitive("logistic", _inexact, "stablehlo.logistic")
+_rules.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(ans, 1), ans))))
+
+
+def logistic(x: Any) -> Any:
+    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``."""
+    return logistic_p.bind(x)
+
+
+pow_p = binop_primitive("pow", _inexact, "stablehlo.power")
+
+
+def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    d = mul(y, pow(x, sub(y, _c(y, 1))))
+    zero_y = eq(y, _c(y, 0))
+    d = select(zero_y, mul(d, _c(d, 0)), d)
+    return mul(g, d)
+
+
+def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    zero_x = eq(x, _c(x, 0))
+    safe = select(zero_x, add(mul(x, _c(x, 0)), _c(x, 1)), x)
+    return mul(g, select(zero_x, mul(ans, _c(ans, 0)), mul(log(safe), ans)))
+
+
+_rules.defjvp2(pow_p, _pow_dx, _pow_dy)
+
+
+def pow(x: Any, y: Any) -> Any:
+    """Elementwise power ``x ** y`` for floating or complex operands."""
+    return pow_p.bind(x, y)
+
+
+sqrt_p = unop_primitive("sqrt", _inexact, "stablehlo.sqrt")
+_rules.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(_c(ans, 2), ans)))
+
+
+def sqrt(x: Any) -> Any:
+    """Elementwise square root."""
+    return sqrt_p.bind(x)
+
+
+rsqrt_p = unop_primitive("rsqrt", _inexact, "stablehlo.rsqrt")
+_rules.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
+
+
+def rsqrt(x: Any) -> Any:
+    """Elementwise reciprocal square root, ``1 / sqrt(x)``."""
+    return rsqrt_p.bind(x)
+
+
+cbrt_p = unop_primitive("cbrt", _float, "stablehlo.cbrt")
+_rules.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_c(x, 1.0 / 3.0), integer_pow(ans, -2))))
+
+
+def cbrt(x: Any) -> Any:
+    """Elementwise cube root."""
+    return cbrt_p.bind(x)
+
+
+# ------------------------------------------------------------------ trigonometric, hyperbolic
+
+sin_p = unop_primitive("sin", _inexact, "stablehlo.sine")
+_rules.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+
+
+def sin(x: Any) -> Any:
+    """Elementwise sine."""
+    return sin_p.bind(x)
+
+
+cos_p = unop_primitive("cos", _inexact, "stablehlo.cosine")
+_rules.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+
+
+def cos(x: Any) -> Any:
+    """Elementwise cosine."""
+    return cos_p.bind(x)
+
+
+tan_p = unop_primitive("tan", _inexact, "stablehlo.tan")
+_rules.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(ans, 1), mul(ans, ans))))
+
+
+def tan(x: Any) -> Any:
+    """Elementwise tangent."""
+    return tan_p.bind(x)
+
+
+asin_p = unop_primitive("asin", _inexact, "chlo.asin")
+_rules.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), mul(x, x)))))
+
+
+def asin(x: Any) -> Any:
+    """Elementwise arc sine."""
+    return asin_p.bind(x)
+
+
+acos_p = unop_primitive("acos", _inexact, "chlo.acos")
+_rules.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_c(x, 1), mul(x, x))))))
+
+
+def acos(x: Any) -> Any:
+    """Elementwise arc cosine."""
+    return acos_p.bind(x)
+
+
+atan_p = unop_primitive("atan", _inexact, "chlo.atan")
+_rules.defjvp(atan_p, lambda g, x: div(g, add(_c(x, 1), mul(x, x))))
+
+
+def atan(x: Any) -> Any:
+    """Elementwise arc tangent."""
+    return atan_p.bind(x)
+
+
+atan2_p = binop_primitive("atan2", _inexact, "stablehlo.atan2")
+_rules.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+              lambda g, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y)))))
+
+
+def atan2(x: Any, y: Any) -> Any:
+    """Elementwise arc tangent of ``x / y`` using the signs of both."""
+    return atan2_p.bind(x, y)
+
+
+sinh_p = unop_primitive("sinh", _inexact, "chlo.sinh")
+_rules.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+
+
+def sinh(x: Any) -> Any:
+    """Elementwise hyperbolic sine."""
+    return sinh_p.bind(x)
+
+
+cosh_p = unop_primitive("cosh", _inexact, "chlo.cosh")
+_rules.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+
+
+def cosh(x: Any) -> Any:
+    """Elementwise hyperbolic cosine."""
+    return cosh_p.bind(x)
+
+
+tanh_p = unop_primitive("tanh", _inexact, "stablehlo.tanh")
+_rules.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(_c(ans, 1), mul(ans, ans))))
+
+
+def tanh(x: Any) -> Any:
+    """Elementwise hyperbolic tangent."""
+    return tanh_p.bind(x)
+
+
+asinh_p = unop_primitive("asinh", _inexact, "chlo.asinh")
+_rules.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1)))))
+
+
+def asinh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic sine."""
+    return asinh_p.bind(x)
+
+
+acosh_p = unop_primitive("acosh", _inexact, "chlo.acosh")
+_rules.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)), add(x, _c(x, 1))))))
+
+
+def acosh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic cosine."""
+    return acosh_p.bind(x)
+
+
+atanh_p = unop_primitive("atanh", _inexact, "chlo.atanh")
+_rules.defjvp(atanh_p, lambda g, x: div(g, mul(add(_c(x, 1), x), sub(_c(x, 1), x))))
+
+
+def atanh(x: Any) -> Any:
+    """Elementwise inverse hyperbolic tangent."""
+    return atanh_p.bind(x)
