@@ -61,7 +61,7 @@ def _rotl(x: Any, r: int) -> Any:
                           lax.shift_right_logical(x, np.uint32(32 - r)))
 
 
-def _threefry2x32_body(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+def _threefry2x32_unrolled(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     ks = (k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _PARITY))
     a = lax.add(x1, ks[0])
     b = lax.add(x2, ks[1])
@@ -72,6 +72,45 @@ def _threefry2x32_body(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
         a = lax.add(a, ks[(block + 1) % 3])
         b = lax.add(lax.add(b, ks[(block + 2) % 3]), np.uint32(block + 1))
     return a, b
+
+
+def _rotl_dynamic(x: Any, r: Any) -> Any:
+    return lax.bitwise_or(lax.shift_left(x, r), lax.shift_right_logical(x, lax.sub(np.uint32(32), r)))
+
+
+def _threefry2x32_rolled(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """The same 20 rounds as a 5-iteration loop of 4 rounds (key words rotated in the carry).
+
+    XLA cannot fuse across a loop, so the hash is computed once and its consumers read the
+    result. Unrolled, the 20 rounds form one elementwise expression that XLA's CPU fusion copies
+    into every consumer fusion (a bernoulli draw sliced a hundred ways compiled 10x larger).
+    The rotation amounts of a block are literals chosen by the block's parity.
+    """
+    k3 = lax.bitwise_xor(lax.bitwise_xor(k1, k2), _PARITY)
+
+    def block(i: Any, carry: tuple[Any, ...]) -> tuple[Any, ...]:
+        a, b, ka, kb, kc = carry
+        iu = lax.convert_element_type(i, _U32)
+        even = lax.eq(lax.bitwise_and(iu, np.uint32(1)), np.uint32(0))
+        for r_even, r_odd in zip(_ROT[0], _ROT[1]):
+            r = lax.select(even, np.uint32(r_even), np.uint32(r_odd))
+            a = lax.add(a, b)
+            b = lax.bitwise_xor(a, _rotl_dynamic(b, r))
+        a = lax.add(a, ka)
+        b = lax.add(lax.add(b, kb), lax.add(iu, np.uint32(1)))
+        return a, b, kb, kc, ka
+
+    init = (lax.add(x1, k1), lax.add(x2, k2), k2, k3, k1)
+    a, b, *_ = lax.fori_loop(np.int32(0), np.int32(5), block, init)
+    return a, b
+
+
+def _threefry2x32_body(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    # JAX's choice too: the rolled loop on CPU, the unrolled rounds (one fused kernel) elsewhere.
+    from fluxion.backend.client import default_backend
+    if default_backend() == "cpu":
+        return _threefry2x32_rolled(k1, k2, x1, x2)
+    return _threefry2x32_unrolled(k1, k2, x1, x2)
 
 
 _threefry2x32_jit = None
