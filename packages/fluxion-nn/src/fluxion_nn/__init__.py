@@ -1,5 +1,164 @@
-"""Neural-network modules for Fluxion (mirrors flax.nnx, plus a Haiku-style namespace) and crash-safe checkpoints."""
+"""Neural-network modules for Fluxion: mirrors ``flax.nnx`` (``import fluxion_nn as nnx``),
+plus a Haiku-style namespace (``fluxion_nn.haiku``) and crash-safe checkpoints
+(``fluxion_nn.checkpoint``)."""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from fluxion.nn import (
+                        celu,
+                        elu,
+                        gelu,
+                        glu,
+                        hard_sigmoid,
+                        hard_silu,
+                        hard_swish,
+                        hard_tanh,
+                        identity,
+                        initializers,
+                        leaky_relu,
+                        log_sigmoid,
+                        log_softmax,
+                        logsumexp,
+                        one_hot,
+                        relu,
+                        relu6,
+                        selu,
+                        sigmoid,
+                        silu,
+                        soft_sign,
+                        softmax,
+                        softplus,
+                        standardize,
+                        swish,
+                        tanh,
+)
+from fluxion.nn.initializers import Initializer
+
+from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
+from .graph import (
+                        GraphDef,
+                        call,
+                        clone,
+                        find_duplicates,
+                        flatten,
+                        graphdef,
+                        is_graph_node,
+                        iter_children,
+                        iter_graph,
+                        merge,
+                        pop,
+                        split,
+                        state,
+                        unflatten,
+                        update,
+                        variables,
+)
+from .module import Module, display, iter_module_children, iter_modules, view
+from .nn.activations import PReLU
+from .nn.attention import (
+                        MultiHeadAttention,
+                        combine_masks,
+                        dot_product_attention,
+                        dot_product_attention_weights,
+                        make_attention_mask,
+                        make_causal_mask,
+)
+from .nn.linear import Conv, ConvTranspose, Einsum, Embed, Linear, LinearGeneral
+from .nn.lora import LoRA, LoRALinear, LoRAParam
+from .nn.normalization import BatchNorm, GroupNorm, InstanceNorm, LayerNorm, RMSNorm
+from .nn.pooling import avg_pool, max_pool, min_pool, pool
+from .nn.recurrent import (
+                        RNN,
+                        Bidirectional,
+                        GRUCell,
+                        LSTMCell,
+                        OptimizedLSTMCell,
+                        RNNCellBase,
+                        SimpleCell,
+                        flip_sequences,
+)
+from .nn.sequential import Sequential
+from .nn.stochastic import Dropout
+from .pytreelib import Dict, List, Object, Pytree, Static, data, has_data, is_data, static
+from .rnglib import RngCount, RngKey, Rngs, RngState, RngStream, fork_rngs, reseed, restore_rngs, split_rngs
+from .statelib import (
+                        FlatState,
+                        State,
+                        filter_state,
+                        from_flat_state,
+                        map_state,
+                        merge_state,
+                        replace_by_pure_dict,
+                        split_state,
+                        to_flat_state,
+                        to_pure_dict,
+)
+from .summary import tabulate
+from .training import metrics
+from .training.metrics import Metric, MultiMetric
+from .training.optimizer import ModelAndOptimizer, OptArray, Optimizer, OptState, OptVariable
+from .transforms import (
+                        Carry,
+                        DiffState,
+                        StateAxes,
+                        cond,
+                        eval_shape,
+                        fori_loop,
+                        grad,
+                        jit,
+                        remat,
+                        scan,
+                        switch,
+                        value_and_grad,
+                        vmap,
+                        while_loop,
+)
+from .variablelib import (
+                        BatchStat,
+                        Cache,
+                        Intermediate,
+                        Param,
+                        Perturbation,
+                        Variable,
+                        VariableMetadata,
+                        as_pure,
+                        register_variable_name,
+                        variable_name_from_type,
+                        variable_type_from_name,
+                        with_metadata,
+                        with_partitioning,
+)
+
+__all__ = [
+    # variables, state, graph
+    "Variable", "Param", "BatchStat", "Cache", "Intermediate", "Perturbation",
+    "register_variable_name", "variable_name_from_type", "variable_type_from_name",
+    "VariableMetadata", "with_metadata", "with_partitioning", "as_pure", "Static",
+    "State", "FlatState", "to_flat_state", "from_flat_state", "to_pure_dict",
+    "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state",
+    "GraphDef", "split", "merge", "state", "graphdef", "update", "clone", "pop", "flatten",
+    "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables", "find_duplicates",
+    "call", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "display",
+    "data", "static", "List", "Dict", "has_data", "is_data",
+    "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
+    "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
+    "fork_rngs", "restore_rngs",
+    # transforms
+    "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
+    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
+    # layers
+    "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
+    "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",
+    "MultiHeadAttention", "dot_product_attention", "dot_product_attention_weights",
+    "make_attention_mask", "make_causal_mask", "combine_masks", "LoRA", "LoRALinear", "LoRAParam",
+    "pool", "avg_pool", "max_pool", "min_pool", "RNNCellBase", "LSTMCell", "GRUCell",
+    "SimpleCell", "OptimizedLSTMCell", "PReLU", "RNN", "Bidirectional", "flip_sequences", "Sequential",
+    # training
+    "Optimizer", "ModelAndOptimizer", "OptState", "OptArray", "OptVariable", "metrics", "Metric",
+    "MultiMetric", "tabulate",
+    # activations (from fluxion.nn)
+    "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
+    "identity", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu",
+    "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize",
+    "swish", "tanh", "initializers", "Initializer",
+]

@@ -1,0 +1,205 @@
+"""Filters: predicates ``(path, value) -> bool`` that select parts of a module's state."""
+
+from __future__ import annotations
+
+import typing as tp
+from typing import Callable
+
+from .variablelib import Variable
+
+__all__ = [
+    "Filter", "to_predicate", "OfType", "All", "Any", "Not", "Everything", "Nothing",
+    "PathContains", "WithTag",
+]
+
+Filter = tp.Any
+
+
+def to_predicate(filter: Filter) -> Callable[[tuple, tp.Any], bool]:
+    """Turn a filter (a type, a str path part, ``...``, ``True``/``False``, a list, a callable)
+    into a predicate ``(path, value) -> bool``.
+
+    Example: ``to_predicate(Param)(("w",), Param(x))`` is True.
+    """
+    if isinstance(filter, (OfType, All, Any_, Not, Everything, Nothing, PathContains, WithTag)):
+        return filter
+    if isinstance(filter, type):
+        return OfType(filter)
+    if isinstance(filter, str):
+        return WithTag(filter)
+    if filter is Ellipsis or filter is True:
+        return Everything()
+    if filter is None or filter is False:
+        return Nothing()
+    if isinstance(filter, (list, tuple)):
+        return Any_(*filter)
+    if callable(filter):
+        return filter
+    raise TypeError(f"to_predicate: invalid filter {filter!r}")
+
+
+class OfType:
+    """Matches values that are instances of ``type`` (or Variables of that type).
+
+    Example: ``OfType(Param)``.
+    """
+
+    def __init__(self, type: type):
+        self.type = type
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return isinstance(x, self.type) or (
+            isinstance(x, Variable) and issubclass(x.type, self.type)
+        )
+
+    def __repr__(self) -> str:
+        return f"OfType({self.type.__name__})"
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, OfType) and other.type is self.type
+
+    def __hash__(self) -> int:
+        return hash((OfType, self.type))
+
+
+class Any_:
+    """Matches if any of the filters matches.
+
+    Example: ``Any(Param, BatchStat)``.
+    """
+
+    def __init__(self, *filters: Filter):
+        self.filters = filters
+        self.predicates = tuple(to_predicate(f) for f in filters)
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return any(p(path, x) for p in self.predicates)
+
+    def __repr__(self) -> str:
+        return f"Any{self.filters!r}"
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, Any_) and other.predicates == self.predicates
+
+    def __hash__(self) -> int:
+        return hash((Any_, self.predicates))
+
+
+Any_.__name__ = "Any"
+Any_.__qualname__ = "Any"
+
+
+class All:
+    """Matches if all of the filters match.
+
+    Example: ``All(Param, PathContains("kernel"))``.
+    """
+
+    def __init__(self, *filters: Filter):
+        self.filters = filters
+        self.predicates = tuple(to_predicate(f) for f in filters)
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return all(p(path, x) for p in self.predicates)
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, All) and other.predicates == self.predicates
+
+    def __hash__(self) -> int:
+        return hash((All, self.predicates))
+
+
+class Not:
+    """Matches what ``filter`` does not.
+
+    Example: ``Not(Param)``.
+    """
+
+    def __init__(self, filter: Filter):
+        self.filter = filter
+        self.predicate = to_predicate(filter)
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return not self.predicate(path, x)
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, Not) and other.predicate == self.predicate
+
+    def __hash__(self) -> int:
+        return hash((Not, self.predicate))
+
+
+class Everything:
+    """Matches everything (the filter ``...``).
+
+    Example: ``nnx.state(model, Everything())``.
+    """
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return True
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, Everything)
+
+    def __hash__(self) -> int:
+        return hash(Everything)
+
+
+class Nothing:
+    """Matches nothing.
+
+    Example: ``nnx.state(model, Nothing())`` is empty.
+    """
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return False
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, Nothing)
+
+    def __hash__(self) -> int:
+        return hash(Nothing)
+
+
+class PathContains:
+    """Matches values whose path contains ``key``.
+
+    Example: ``PathContains("kernel")``.
+    """
+
+    def __init__(self, key: tp.Any, *, exact: bool = True):
+        self.key = key
+        self.exact = exact
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        if self.exact:
+            return self.key in path
+        return any(str(self.key) in str(p) for p in path)
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, PathContains) and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash((PathContains, self.key))
+
+
+class WithTag:
+    """Matches Variables whose ``tag`` metadata equals ``tag`` (RNG streams carry tags).
+
+    Example: ``WithTag("dropout")``.
+    """
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return isinstance(x, Variable) and x.get_metadata().get("tag") == self.tag
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, WithTag) and other.tag == self.tag
+
+    def __hash__(self) -> int:
+        return hash((WithTag, self.tag))
+
+
+Any = Any_  # flax spells the disjunction filter ``nnx.Any``

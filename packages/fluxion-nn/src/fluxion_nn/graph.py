@@ -1,0 +1,459 @@
+"""The graph API: ``split``/``merge``/``state``/``update``/``graphdef``/``clone`` move between
+mutable object graphs (modules sharing Variables) and pure ``(GraphDef, State)`` pairs."""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from . import filterlib
+from .pytreelib import Pytree, Static, has_data
+from .statelib import FlatState, State
+from .variablelib import Variable, _meta_key, _Unhashable, is_array
+
+__all__ = [
+    "GraphDef", "Static", "split", "merge", "state", "graphdef", "update", "clone", "pop",
+    "flatten", "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables",
+    "find_duplicates", "call",
+]
+
+
+def is_graph_node(x: Any) -> bool:
+    """True for modules/objects and Variables (the nodes of a graph).
+
+    Example: ``is_graph_node(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))`` is True.
+    """
+    return isinstance(x, (Pytree, Variable))
+
+
+class GraphDef:
+    """The static structure of a graph: object types, static attributes, Variable types and
+    metadata, and shared references. Hashable, so it can be a static argument of ``jit``.
+
+    Example: ``graphdef, state = nnx.split(model); model2 = nnx.merge(graphdef, state)``.
+    """
+
+    __slots__ = ("root", "_hash")
+
+    def __init__(self, root: tuple):
+        self.root = root
+        self._hash = hash(root)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, GraphDef) and self._hash == other._hash and self.root == other.root
+
+    def __repr__(self) -> str:
+        return f"GraphDef({_describe(self.root)})"
+
+    def apply(self, state: State, *states: State) -> Callable:
+        """Pure call: ``graphdef.apply(state)(*args)`` returns ``(out, (graphdef, new_state))``."""
+        def caller(*args: Any, **kwargs: Any) -> Any:
+            node = merge(self, state, *states)
+            out = node(*args, **kwargs)
+            return out, split(node)
+
+        return caller
+
+
+def _describe(spec: tuple) -> str:
+    kind = spec[0]
+    if kind == "O":
+        inner = ", ".join(f"{n}={_describe(s)}" for n, s in spec[3] if s[0] != "S")
+        return f"{spec[2].__name__}({inner})"
+    if kind == "V":
+        return spec[2].__name__
+    if kind in ("L", "T"):
+        return "[" + ", ".join(_describe(s) for s in spec[1]) + "]"
+    if kind == "D":
+        return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(spec[1], spec[2])) + "}"
+    if kind == "R":
+        return f"<ref {spec[1]}>"
+    return "array"
+
+
+class _FlattenCtx:
+    __slots__ = ("refmap", "nodes", "leaves")
+
+    def __init__(self, refmap: dict | None = None):
+        self.refmap = {} if refmap is None else refmap
+        self.nodes: list = []
+        self.leaves: list = []
+
+
+_STATIC_TYPES = (int, float, bool, str, type(None), type, types.FunctionType,
+                 types.BuiltinFunctionType, functools.partial, np.dtype)
+_STATIC_CACHE: dict = {}
+
+
+def _static_spec(v: Any) -> tuple:
+    # interning the spec of common hashable statics saves allocations on every call
+    try:
+        key = (type(v), v)
+        spec = _STATIC_CACHE.get(key)
+    except TypeError:
+        return ("S", Static(v))
+    if spec is None:
+        spec = ("S", Static(v))
+        if len(_STATIC_CACHE) < 4096:
+            _STATIC_CACHE[key] = spec
+    return spec
+
+
+def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
+    if isinstance(v, _STATIC_TYPES):
+        return _static_spec(v)
+    if isinstance(v, (Pytree, Variable)):
+        idx = ctx.refmap.get(id(v))
+        if idx is not None:
+            return ("R", idx)
+        idx = len(ctx.refmap)
+        ctx.refmap[id(v)] = idx
+        ctx.nodes.append(v)
+        if isinstance(v, Variable):
+            ctx.leaves.append((path, v))
+            return ("V", idx, type(v), _meta_key(v._metadata))
+        d = vars(v)
+        attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in sorted(d))
+        return ("O", idx, type(v), attrs)
+    if is_array(v):
+        ctx.leaves.append((path, v))
+        return ("A",)
+    if isinstance(v, (list, tuple, dict)) and has_data(v):
+        if isinstance(v, dict):
+            keys = tuple(v)
+            return ("D", type(v), keys, tuple(_flatten_value(v[k], path + (k,), ctx) for k in keys))
+        return ("L", type(v), tuple(_flatten_value(x, path + (i,), ctx) for i, x in enumerate(v)))
+    return ("S", Static(v))
+
+
+class _UnflattenCtx:
+    __slots__ = ("lookup", "built", "existing", "copy_vars")
+
+    def __init__(self, lookup: Callable[[tuple], Any], existing: dict | None = None,
+                 copy_vars: bool = False):
+        self.lookup = lookup
+        self.built: dict = {}
+        self.existing = existing or {}
+        self.copy_vars = copy_vars
+
+
+def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
+    kind = spec[0]
+    if kind == "S":
+        return spec[1].value
+    if kind == "A":
+        leaf = ctx.lookup(path)
+        return leaf.value if isinstance(leaf, Variable) else leaf
+    if kind == "R":
+        return ctx.built[spec[1]]
+    if kind == "V":
+        _, idx, cls, meta = spec
+        leaf = ctx.lookup(path)
+        target = ctx.existing.get(idx)
+        if target is not None:
+            target.value = leaf.value if isinstance(leaf, Variable) else leaf
+            var = target
+        elif isinstance(leaf, Variable) and not ctx.copy_vars:
+            var = leaf
+        else:
+            var = object.__new__(cls)
+            object.__setattr__(var, "_value", leaf.value if isinstance(leaf, Variable) else leaf)
+            object.__setattr__(
+                var, "_metadata",
+                {k: (m.value if isinstance(m, _Unhashable) else m) for k, m in meta},
+            )
+        ctx.built[idx] = var
+        return var
+    if kind == "O":
+        _, idx, cls, attrs = spec
+        obj = ctx.existing.get(idx)
+        if obj is None:
+            obj = object.__new__(cls)
+        ctx.built[idx] = obj
+        new_attrs = {k: _unflatten_value(s, path + (k,), ctx) for k, s in attrs}
+        d = vars(obj)
+        if d.keys() != new_attrs.keys():
+            d.clear()
+        d.update(new_attrs)
+        return obj
+    if kind == "L":
+        items = [_unflatten_value(s, path + (i,), ctx) for i, s in enumerate(spec[2])]
+        typ = spec[1]
+        if typ is list or typ is tuple:
+            return typ(items)
+        if hasattr(typ, "_fields"):
+            return typ(*items)
+        return typ(items)
+    if kind == "D":
+        _, typ, keys, specs = spec
+        return typ((k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs))
+    raise AssertionError(kind)
+
+
+def flatten(node: Any, /, *, refmap: dict | None = None) -> tuple[GraphDef, FlatState]:
+    """``(GraphDef, FlatState)`` of a graph; leaves are the graph's Variables and raw arrays.
+
+    Example: ``graphdef, flat = nnx.flatten(model)``.
+    """
+    ctx = _FlattenCtx(refmap)
+    root = _flatten_value(node, (), ctx)
+    return GraphDef(root), FlatState(ctx.leaves)
+
+
+def _flatten_many(nodes: list, refmap: dict | None = None) -> tuple[GraphDef, list, list]:
+    ctx = _FlattenCtx(refmap)
+    root = ("L", tuple, tuple(_flatten_value(n, (i,), ctx) for i, n in enumerate(nodes)))
+    return GraphDef(root), ctx.leaves, ctx.nodes
+
+
+def _path_lookup(flat: dict) -> Callable[[tuple], Any]:
+    def lookup(path: tuple) -> Any:
+        try:
+            return flat[path]
+        except KeyError:
+            raise ValueError(
+                f"merge: the state has no value for the path {'/'.join(map(str, path))} "
+                "that the GraphDef expects") from None
+
+    return lookup
+
+
+def _seq_lookup(leaves: list) -> Callable[[tuple], Any]:
+    it = iter(leaves)
+
+    def lookup(path: tuple) -> Any:
+        return next(it)
+
+    return lookup
+
+
+def unflatten(graphdef: GraphDef, state: Any, /) -> Any:
+    """Rebuild a graph from ``graphdef`` and a State or FlatState.
+
+    Example: ``model = nnx.unflatten(*nnx.flatten(model))``.
+    """
+    flat = dict(state.flat_state() if isinstance(state, State) else state)
+    return _unflatten_value(graphdef.root, (), _UnflattenCtx(_path_lookup(flat)))
+
+
+def split(node: Any, *filters: Any) -> tuple:
+    """Split a graph into its ``GraphDef`` and one ``State`` per filter (default: one State
+    holding everything). The filters must cover every leaf (end with ``...`` if needed).
+
+    Example: ``graphdef, params, rest = nnx.split(model, nnx.Param, ...)``.
+    """
+    gdef, flat = flatten(node)
+    st = State.from_flat_path(flat)
+    if not filters:
+        return gdef, st
+    parts = st.split(*filters) if len(filters) > 1 else (st.split(filters[0]),)
+    return (gdef, *parts)
+
+
+def merge(graphdef: GraphDef, state: Any, /, *states: Any, copy: bool = False) -> Any:
+    """Rebuild a graph from ``graphdef`` and States (the inverse of ``split``).
+
+    Example: ``model = nnx.merge(graphdef, params, rest)``.
+    """
+    flat: dict = {}
+    for s in (state, *states):
+        if isinstance(s, State):
+            flat.update(dict(s.flat_state()))
+        elif isinstance(s, dict):
+            flat.update(dict(State(s).flat_state()))
+        else:
+            flat.update(dict(s))
+    return _unflatten_value(graphdef.root, (), _UnflattenCtx(_path_lookup(flat), copy_vars=copy))
+
+
+def state(node: Any, *filters: Any) -> Any:
+    """The State of a graph (its Variables and arrays by path), optionally filtered; several
+    filters return one State each.
+
+    Example: ``params = nnx.state(model, nnx.Param)``.
+    """
+    _, flat = flatten(node)
+    st = State.from_flat_path(flat)
+    if not filters:
+        return st
+    return st.filter(*filters)
+
+
+def graphdef(node: Any, /) -> GraphDef:
+    """The GraphDef of a graph.
+
+    Example: ``nnx.graphdef(model) == nnx.split(model)[0]``.
+    """
+    return flatten(node)[0]
+
+
+def _navigate(node: Any, key: Any) -> Any:
+    if isinstance(node, (list, tuple)) and isinstance(key, int):
+        return node[key]
+    if isinstance(node, dict):
+        return node[key]
+    return getattr(node, key)
+
+
+def _assign(node: Any, key: Any, value: Any) -> None:
+    if isinstance(node, (list, dict)) and not isinstance(node, Pytree):
+        node[key] = value
+    else:
+        setattr(node, key, value)
+
+
+def update(node: Any, state: Any, /, *states: Any) -> None:
+    """Write the values of States into the graph in place (Variables keep their identity).
+
+    Example: ``nnx.update(model, new_params)``.
+    """
+    for s in (state, *states):
+        if isinstance(s, dict) and not isinstance(s, State):
+            s = State(s)
+        for path, leaf in s.flat_state():
+            parent = node
+            for k in path[:-1]:
+                parent = _navigate(parent, k)
+            try:
+                cur = _navigate(parent, path[-1])
+            except (AttributeError, KeyError, IndexError):
+                cur = None
+            if isinstance(cur, Variable):
+                cur.value = leaf.value if isinstance(leaf, Variable) else leaf
+            else:
+                _assign(parent, path[-1], leaf.copy() if isinstance(leaf, Variable) else leaf)
+
+
+def clone(node: Any, /) -> Any:
+    """A deep copy of a graph (new objects and Variables, same array values, sharing kept).
+
+    Example: ``model2 = nnx.clone(model)``.
+    """
+    gdef, flat = flatten(node)
+    return _unflatten_value(gdef.root, (), _UnflattenCtx(_seq_lookup(flat.leaves), copy_vars=True))
+
+
+def pop(node: Any, filter: Any, /, *filters: Any) -> Any:
+    """Remove the Variables matching the filters from the graph and return them as States.
+
+    Example: ``intermediates = nnx.pop(model, nnx.Intermediate)``.
+    """
+    fs = (filter, *filters)
+    preds = [filterlib.to_predicate(f) for f in fs]
+    buckets: list[list] = [[] for _ in fs]
+    _, flat = flatten(node)
+    for path, leaf in flat:
+        for i, p in enumerate(preds):
+            if p(path, leaf):
+                buckets[i].append((path, leaf))
+                parent = node
+                for k in path[:-1]:
+                    parent = _navigate(parent, k)
+                if isinstance(parent, (list, dict)) and not isinstance(parent, Pytree):
+                    del parent[path[-1]]
+                else:
+                    delattr(parent, path[-1])
+                break
+    outs = tuple(State.from_flat_path(b) for b in buckets)
+    return outs[0] if not filters else outs
+
+
+def iter_graph(node: Any, /) -> Iterator[tuple[tuple, Any]]:
+    """Yield ``(path, value)`` for every graph node (objects and Variables) once, children
+    first, root last.
+
+    Example: ``[p for p, m in nnx.iter_graph(model) if isinstance(m, nnx.Linear)]``.
+    """
+    seen: set = set()
+
+    def walk(v: Any, path: tuple) -> Iterator:
+        if isinstance(v, (Pytree, Variable)):
+            if id(v) in seen:
+                return
+            seen.add(id(v))
+            if isinstance(v, Pytree):
+                d = vars(v)
+                for k in sorted(d):
+                    yield from walk(d[k], path + (k,))
+            yield path, v
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                yield from walk(x, path + (i,))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield from walk(x, path + (k,))
+
+    yield from walk(node, ())
+
+
+def iter_children(node: Any, /) -> Iterator[tuple[Any, Any]]:
+    """Yield ``(name, child)`` for the direct child objects/Variables of ``node``.
+
+    Example: ``dict(nnx.iter_children(model))``.
+    """
+    for k in sorted(vars(node)):
+        v = vars(node)[k]
+        if is_graph_node(v):
+            yield k, v
+
+
+def variables(node: Any, *filters: Any) -> Any:
+    """Like ``state`` (Variables by path, optionally filtered).
+
+    Example: ``nnx.variables(model, nnx.Param)``.
+    """
+    return state(node, *filters)
+
+
+def find_duplicates(node: Any, /) -> list[list[tuple]]:
+    """Groups of paths that reach the same object or Variable (shared references).
+
+    Example: ``nnx.find_duplicates(model)`` is ``[]`` for a tree-shaped model.
+    """
+    paths: dict[int, list] = {}
+
+    def walk(v: Any, path: tuple) -> None:
+        if isinstance(v, (Pytree, Variable)):
+            first = id(v) not in paths
+            paths.setdefault(id(v), []).append(path)
+            if first and isinstance(v, Pytree):
+                for k in sorted(vars(v)):
+                    walk(vars(v)[k], path + (k,))
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, path + (i,))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, path + (k,))
+
+    walk(node, ())
+    return [p for p in paths.values() if len(p) > 1]
+
+
+def call(graphdef_state: tuple, /) -> Any:
+    """Pure method calls: ``nnx.call((graphdef, state)).method(*args)`` returns
+    ``(out, (graphdef, new_state))``.
+
+    Example: ``y, (gd, st) = nnx.call((graphdef, state))(x)``.
+    """
+    gdef, st = graphdef_state[0], graphdef_state[1:]
+
+    class _Caller:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            node = merge(gdef, *st)
+            return node(*args, **kwargs), split(node)
+
+        def __getattr__(self, name: str) -> Any:
+            def method(*args: Any, **kwargs: Any) -> Any:
+                node = merge(gdef, *st)
+                return getattr(node, name)(*args, **kwargs), split(node)
+
+            return method
+
+    return _Caller()

@@ -1,0 +1,72 @@
+"""A Haiku-style namespace over Fluxion: ``import fluxion_nn.haiku as hk`` runs Haiku code
+(``hk.transform``, ``hk.get_parameter``, ``hk.Linear``, ``hk.nets.MLP``, ...)."""
+
+from __future__ import annotations
+
+from fluxion.nn import one_hot
+
+from . import initializers, nets
+from ._attention import DeepRNN, MultiHeadAttention
+from ._base import (
+                    Module,
+                    PRNGSequence,
+                    Transformed,
+                    TransformedWithState,
+                    current_name,
+                    get_current_state,
+                    get_parameter,
+                    get_params,
+                    get_state,
+                    maybe_next_rng_key,
+                    next_rng_key,
+                    next_rng_keys,
+                    reserve_rng_keys,
+                    running_init,
+                    set_state,
+                    transform,
+                    transform_with_state,
+                    with_empty_state,
+                    without_apply_rng,
+                    without_state,
+)
+from ._layers import (
+                    GRU,
+                    LSTM,
+                    AvgPool,
+                    BatchNorm,
+                    Conv1D,
+                    Conv2D,
+                    Conv3D,
+                    ConvND,
+                    Embed,
+                    ExponentialMovingAverage,
+                    Flatten,
+                    LayerNorm,
+                    Linear,
+                    LSTMState,
+                    MaxPool,
+                    Reshape,
+                    RMSNorm,
+                    RNNCore,
+                    Sequential,
+                    VanillaRNN,
+                    avg_pool,
+                    dropout,
+                    dynamic_unroll,
+                    get_channel_index,
+                    max_pool,
+                    scan,
+                    static_unroll,
+)
+
+__all__ = [
+    "transform", "transform_with_state", "without_apply_rng", "without_state",
+    "with_empty_state", "Transformed", "TransformedWithState", "get_parameter", "get_state",
+    "set_state", "get_params", "get_current_state", "next_rng_key", "next_rng_keys",
+    "maybe_next_rng_key", "reserve_rng_keys", "PRNGSequence", "Module", "current_name",
+    "running_init", "Linear", "ConvND", "Conv1D", "Conv2D", "Conv3D", "LayerNorm", "RMSNorm",
+    "BatchNorm", "ExponentialMovingAverage", "Embed", "LSTM", "LSTMState", "GRU", "VanillaRNN",
+    "RNNCore", "Sequential", "Flatten", "Reshape", "dropout", "max_pool", "avg_pool",
+    "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan", "get_channel_index",
+    "one_hot", "initializers", "nets", "MultiHeadAttention", "DeepRNN",
+]

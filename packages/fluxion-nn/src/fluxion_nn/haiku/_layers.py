@@ -1,0 +1,783 @@
+"""Haiku-named modules over Fluxion (``hk.Linear``, ``hk.Conv2D``, ``hk.LayerNorm``,
+``hk.BatchNorm``, ``hk.Embed``, ``hk.LSTM``, ...), with Haiku's parameter names and initialisers."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple, Sequence
+
+import numpy as np
+
+import fluxion
+import fluxion.lax as lax
+import fluxion.numpy as jnp
+import fluxion.random as random
+import fluxion.tree_util as tree_util
+from fluxion.nn import relu, sigmoid
+
+from . import _base
+from ._base import Module, get_parameter, get_state, set_state
+from .initializers import TruncatedNormal, VarianceScaling
+
+__all__ = ["Linear", "ConvND", "Conv1D", "Conv2D", "Conv3D", "LayerNorm", "RMSNorm",
+           "BatchNorm", "ExponentialMovingAverage", "Embed", "LSTM", "LSTMState", "GRU",
+           "VanillaRNN", "RNNCore", "Sequential", "Flatten", "Reshape", "dropout", "max_pool",
+           "avg_pool", "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan",
+           "get_channel_index", "MLP"]
+
+
+class Linear(Module):
+    """``y = x @ w + b`` with ``w`` ``[input_size, output_size]`` (truncated normal,
+    stddev ``1/sqrt(input_size)``) and ``b`` zeros.
+
+    Example: ``y = hk.Linear(10)(x)``.
+    """
+
+    def __init__(self, output_size: int, with_bias: bool = True, w_init: Callable | None = None,
+                 b_init: Callable | None = None, name: str | None = None):
+        super().__init__(name=name)
+        self.input_size = None
+        self.output_size = output_size
+        self.with_bias = with_bias
+        self.w_init = w_init
+        self.b_init = b_init or jnp.zeros
+
+    def __call__(self, inputs: Any, *, precision: Any = None) -> Any:
+        if not inputs.shape:
+            raise ValueError("Linear: input must not be a scalar")
+        input_size = self.input_size = inputs.shape[-1]
+        dtype = inputs.dtype
+        w_init = self.w_init or TruncatedNormal(stddev=1.0 / np.sqrt(input_size))
+        w = get_parameter("w", [input_size, self.output_size], dtype, init=w_init)
+        out = jnp.dot(inputs, w, precision=precision)
+        if self.with_bias:
+            out = out + get_parameter("b", [self.output_size], dtype, init=self.b_init)
+        return out
+
+
+def get_channel_index(data_format: str) -> int:
+    """``-1`` for channels-last formats (``NHWC``, ``channels_last``), ``1`` otherwise.
+
+    Example: ``hk.get_channel_index("NCHW") == 1``.
+    """
+    if data_format in ("channels_first",):
+        return 1
+    if data_format in ("channels_last",):
+        return -1
+    if data_format.startswith("NC"):
+        return 1
+    if data_format.startswith("N") and data_format.endswith("C"):
+        return -1
+    raise ValueError(f"get_channel_index: unrecognised data_format {data_format!r}")
+
+
+class ConvND(Module):
+    """N-D convolution; ``w`` has shape ``kernel_shape + [in_channels // groups,
+    output_channels]``.
+
+    Example: ``y = hk.ConvND(2, 16, 3)(x)``.
+    """
+
+    def __init__(self, num_spatial_dims: int, output_channels: int,
+                 kernel_shape: int | Sequence[int], stride: int | Sequence[int] = 1,
+                 rate: int | Sequence[int] = 1, padding: Any = "SAME", with_bias: bool = True,
+                 w_init: Callable | None = None, b_init: Callable | None = None,
+                 data_format: str = "channels_last", mask: Any = None,
+                 feature_group_count: int = 1, name: str | None = None):
+        super().__init__(name=name)
+        n = num_spatial_dims
+        self.num_spatial_dims = n
+        self.output_channels = output_channels
+        self.kernel_shape = (kernel_shape,) * n if isinstance(kernel_shape, int) else tuple(kernel_shape)
+        self.stride = (stride,) * n if isinstance(stride, int) else tuple(stride)
+        self.rate = (rate,) * n if isinstance(rate, int) else tuple(rate)
+        self.padding = padding.upper() if isinstance(padding, str) else tuple(tuple(p) for p in padding)
+        self.with_bias = with_bias
+        self.w_init = w_init
+        self.b_init = b_init or jnp.zeros
+        self.data_format = data_format
+        self.channel_index = get_channel_index(data_format)
+        self.mask = mask
+        self.feature_group_count = feature_group_count
+
+    def __call__(self, inputs: Any, *, precision: Any = None) -> Any:
+        n = self.num_spatial_dims
+        if inputs.ndim not in (n + 1, n + 2):
+            raise ValueError(f"{type(self).__name__}: input of shape {tuple(inputs.shape)} must have "
+                             f"rank {n + 1} (unbatched) or {n + 2}")
+        unbatched = inputs.ndim == n + 1
+        if unbatched:
+            inputs = jnp.expand_dims(inputs, 0)
+        cin = inputs.shape[self.channel_index]
+        if cin % self.feature_group_count:
+            raise ValueError(f"{type(self).__name__}: input channels {cin} not divisible by "
+                             f"feature_group_count {self.feature_group_count}")
+        w_shape = self.kernel_shape + (cin // self.feature_group_count, self.output_channels)
+        w_init = self.w_init or TruncatedNormal(stddev=1.0 / np.sqrt(np.prod(w_shape[:-1])))
+        w = get_parameter("w", w_shape, inputs.dtype, init=w_init)
+        if self.mask is not None:
+            w = w * self.mask
+        spatial = "".join("DHW"[-n:] if n <= 3 else [chr(ord("a") + i) for i in range(n)])
+        lhs = ("N" + spatial + "C") if self.channel_index == -1 else ("NC" + spatial)
+        dn = lax.conv_dimension_numbers(inputs.shape, w.shape, (lhs, spatial + "IO", lhs))
+        out = lax.conv_general_dilated(inputs, w, window_strides=self.stride, padding=self.padding,
+                                       lhs_dilation=(1,) * n, rhs_dilation=self.rate,
+                                       dimension_numbers=dn,
+                                       feature_group_count=self.feature_group_count,
+                                       precision=precision)
+        if self.with_bias:
+            if self.channel_index == -1:
+                bias_shape = (self.output_channels,)
+            else:
+                bias_shape = (self.output_channels,) + (1,) * n
+            out = out + get_parameter("b", bias_shape, inputs.dtype, init=self.b_init)
+        return out[0] if unbatched else out
+
+
+class Conv1D(ConvND):
+    """1-D convolution (``ConvND`` with one spatial axis).
+
+    Example: ``y = hk.Conv1D(8, 3)(x)``.
+    """
+
+    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
+                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
+                 b_init: Callable | None = None, data_format: str = "NWC", mask: Any = None,
+                 feature_group_count: int = 1, name: str | None = None):
+        super().__init__(1, output_channels, kernel_shape, stride, rate, padding, with_bias,
+                         w_init, b_init, data_format, mask, feature_group_count, name=name)
+
+
+class Conv2D(ConvND):
+    """2-D convolution (``NHWC`` by default).
+
+    Example: ``y = hk.Conv2D(16, kernel_shape=3)(images)``.
+    """
+
+    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
+                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
+                 b_init: Callable | None = None, data_format: str = "NHWC", mask: Any = None,
+                 feature_group_count: int = 1, name: str | None = None):
+        super().__init__(2, output_channels, kernel_shape, stride, rate, padding, with_bias,
+                         w_init, b_init, data_format, mask, feature_group_count, name=name)
+
+
+class Conv3D(ConvND):
+    """3-D convolution (``NDHWC`` by default).
+
+    Example: ``y = hk.Conv3D(8, 3)(volumes)``.
+    """
+
+    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
+                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
+                 b_init: Callable | None = None, data_format: str = "NDHWC", mask: Any = None,
+                 feature_group_count: int = 1, name: str | None = None):
+        super().__init__(3, output_channels, kernel_shape, stride, rate, padding, with_bias,
+                         w_init, b_init, data_format, mask, feature_group_count, name=name)
+
+
+def _abs_axes(axis: Any, ndim: int) -> tuple:
+    if isinstance(axis, slice):
+        return tuple(range(ndim)[axis])
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted(a % ndim for a in axes))
+
+
+class LayerNorm(Module):
+    """Layer normalisation over ``axis`` with ``scale``/``offset`` parameters.
+
+    Example: ``y = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)``.
+    """
+
+    def __init__(self, axis: Any, create_scale: bool, create_offset: bool, eps: float = 1e-5,
+                 scale_init: Callable | None = None, offset_init: Callable | None = None,
+                 use_fast_variance: bool = False, name: str | None = None, *,
+                 param_axis: Any = None):
+        super().__init__(name=name)
+        if not create_scale and scale_init is not None:
+            raise ValueError("LayerNorm: cannot set `scale_init` if `create_scale=False`")
+        if not create_offset and offset_init is not None:
+            raise ValueError("LayerNorm: cannot set `offset_init` if `create_offset=False`")
+        self.axis = axis
+        self.create_scale = create_scale
+        self.create_offset = create_offset
+        self.eps = eps
+        self.scale_init = scale_init or jnp.ones
+        self.offset_init = offset_init or jnp.zeros
+        self.use_fast_variance = use_fast_variance
+        self._param_axis_given = param_axis is not None
+        self.param_axis = (-1,) if param_axis is None else param_axis
+
+    def __call__(self, inputs: Any, scale: Any = None, offset: Any = None) -> Any:
+        axis = _abs_axes(self.axis, inputs.ndim)
+        mean = jnp.mean(inputs, axis=axis, keepdims=True)
+        if self.use_fast_variance:
+            variance = jnp.mean(jnp.square(inputs), axis=axis, keepdims=True) - jnp.square(mean)
+        else:
+            variance = jnp.var(inputs, axis=axis, keepdims=True)
+        if (self.create_scale or self.create_offset) and not self._param_axis_given \
+                and axis != (inputs.ndim - 1,):
+            raise ValueError("LayerNorm: when axis is not the last dimension pass `param_axis`")
+        param_axis = _abs_axes(self.param_axis, inputs.ndim)
+        if param_axis == (inputs.ndim - 1,):
+            param_shape = (inputs.shape[-1],)
+        else:
+            param_shape = tuple(inputs.shape[i] if i in param_axis else 1 for i in range(inputs.ndim))
+        if self.create_scale:
+            scale = get_parameter("scale", param_shape, inputs.dtype, init=self.scale_init)
+        elif scale is None:
+            scale = np.array(1.0, dtype=inputs.dtype)
+        if self.create_offset:
+            offset = get_parameter("offset", param_shape, inputs.dtype, init=self.offset_init)
+        elif offset is None:
+            offset = np.array(0.0, dtype=inputs.dtype)
+        inv = scale * lax.rsqrt(variance + jnp.asarray(self.eps, variance.dtype))
+        return inv * (inputs - mean) + offset
+
+
+class RMSNorm(Module):
+    """RMS normalisation over ``axis`` with a ``scale`` parameter.
+
+    Example: ``y = hk.RMSNorm(axis=-1)(x)``.
+    """
+
+    def __init__(self, axis: Any, eps: float = 1e-5, scale_init: Callable | None = None,
+                 name: str | None = None, create_scale: bool = True, *, param_axis: Any = None):
+        super().__init__(name=name)
+        self.axis = axis
+        self.eps = eps
+        self.create_scale = create_scale
+        self.scale_init = scale_init or jnp.ones
+        self.param_axis = (-1,) if param_axis is None else param_axis
+
+    def __call__(self, inputs: Any) -> Any:
+        axis = _abs_axes(self.axis, inputs.ndim)
+        param_axis = _abs_axes(self.param_axis, inputs.ndim)
+        if param_axis == (inputs.ndim - 1,):
+            param_shape = (inputs.shape[-1],)
+        else:
+            param_shape = tuple(inputs.shape[i] if i in param_axis else 1 for i in range(inputs.ndim))
+        if self.create_scale:
+            scale = get_parameter("scale", param_shape, inputs.dtype, init=self.scale_init)
+            scale = jnp.broadcast_to(scale, inputs.shape)
+        else:
+            scale = 1.0
+        ms = jnp.mean(jnp.square(inputs), axis=axis, keepdims=True)
+        return inputs * scale * lax.rsqrt(ms + self.eps)
+
+
+class ExponentialMovingAverage(Module):
+    """Exponential moving average kept in state (``counter``, ``hidden``, ``average``), with
+    zero-debiasing.
+
+    Example: ``avg = hk.ExponentialMovingAverage(0.99)(x)``.
+    """
+
+    def __init__(self, decay: float, zero_debias: bool = True, warmup_length: int = 0,
+                 name: str | None = None):
+        super().__init__(name=name)
+        if warmup_length < 0:
+            raise ValueError("ExponentialMovingAverage: warmup_length must be >= 0")
+        if warmup_length and zero_debias:
+            raise ValueError("ExponentialMovingAverage: zero_debias and warmup_length are exclusive")
+        self.decay = decay
+        self.zero_debias = zero_debias
+        self.warmup_length = warmup_length
+
+    def initialize(self, shape: Any, dtype: Any = jnp.float32) -> None:
+        """Create the state without updating it."""
+        get_state("hidden", shape, dtype, init=jnp.zeros)
+        get_state("average", shape, dtype, init=jnp.zeros)
+
+    def __call__(self, value: Any, update_stats: bool = True) -> Any:
+        value = jnp.asarray(value)
+        wl = self.warmup_length
+        counter = get_state("counter", (), jnp.int32,
+                            init=lambda s, d: jnp.full(s, -wl, d)) + 1
+        decay = lax.convert_element_type(self.decay, value.dtype)
+        if wl > 0:
+            decay = lax.select(counter <= 0, jnp.zeros_like(decay), decay)
+        one = jnp.ones([], value.dtype)
+        hidden = get_state("hidden", value.shape, value.dtype, init=jnp.zeros)
+        hidden = hidden * decay + value * (one - decay)
+        average = hidden
+        if self.zero_debias:
+            average = average / (one - jnp.power(decay, counter))
+        if update_stats:
+            set_state("counter", counter)
+            set_state("hidden", hidden)
+            set_state("average", average)
+        return average
+
+    @property
+    def average(self) -> Any:
+        return get_state("average")
+
+
+class BatchNorm(Module):
+    """Batch normalisation; running statistics in ``mean_ema``/``var_ema`` state.
+
+    Example::
+
+        y = hk.BatchNorm(True, True, decay_rate=0.9)(x, is_training=True)
+    """
+
+    def __init__(self, create_scale: bool, create_offset: bool, decay_rate: float,
+                 eps: float = 1e-5, scale_init: Callable | None = None,
+                 offset_init: Callable | None = None, axis: Any = None,
+                 cross_replica_axis: Any = None, cross_replica_axis_index_groups: Any = None,
+                 data_format: str = "channels_last", name: str | None = None):
+        super().__init__(name=name)
+        if not create_scale and scale_init is not None:
+            raise ValueError("BatchNorm: cannot set `scale_init` if `create_scale=False`")
+        if not create_offset and offset_init is not None:
+            raise ValueError("BatchNorm: cannot set `offset_init` if `create_offset=False`")
+        self.create_scale = create_scale
+        self.create_offset = create_offset
+        self.eps = eps
+        self.scale_init = scale_init or jnp.ones
+        self.offset_init = offset_init or jnp.zeros
+        self.axis = axis
+        self.cross_replica_axis = cross_replica_axis
+        self.channel_index = get_channel_index(data_format)
+        self.mean_ema = ExponentialMovingAverage(decay_rate, name="mean_ema")
+        self.var_ema = ExponentialMovingAverage(decay_rate, name="var_ema")
+
+    def __call__(self, inputs: Any, is_training: bool, test_local_stats: bool = False,
+                 scale: Any = None, offset: Any = None) -> Any:
+        ci = self.channel_index % inputs.ndim
+        axis = list(self.axis) if self.axis is not None else [i for i in range(inputs.ndim) if i != ci]
+        if is_training or test_local_stats:
+            mean = jnp.mean(inputs, axis, keepdims=True)
+            var = jnp.mean(jnp.square(inputs), axis, keepdims=True) - jnp.square(mean)
+            if self.cross_replica_axis is not None:
+                mean = lax.pmean(mean, self.cross_replica_axis)
+                var = lax.pmean(var, self.cross_replica_axis)
+        else:
+            mean = self.mean_ema.average.astype(inputs.dtype)
+            var = self.var_ema.average.astype(inputs.dtype)
+        if is_training:
+            self.mean_ema(mean)
+            self.var_ema(var)
+        w_shape = [1 if i in axis else inputs.shape[i] for i in range(inputs.ndim)]
+        if self.create_scale:
+            scale = get_parameter("scale", w_shape, inputs.dtype, self.scale_init)
+        elif scale is None:
+            scale = np.ones([], dtype=inputs.dtype)
+        if self.create_offset:
+            offset = get_parameter("offset", w_shape, inputs.dtype, self.offset_init)
+        elif offset is None:
+            offset = np.zeros([], dtype=inputs.dtype)
+        inv = scale * lax.rsqrt(var + jnp.asarray(self.eps, var.dtype))
+        return (inputs - mean) * inv + offset
+
+
+class Embed(Module):
+    """Embedding lookup; parameter ``embeddings`` ``[vocab_size, embed_dim]`` (truncated normal).
+
+    Example: ``h = hk.Embed(vocab_size=100, embed_dim=16)(ids)``.
+    """
+
+    def __init__(self, vocab_size: int | None = None, embed_dim: int | None = None,
+                 embedding_matrix: Any = None, w_init: Callable | None = None,
+                 lookup_style: str = "ARRAY_INDEX", name: str | None = None,
+                 precision: Any = None):
+        super().__init__(name=name)
+        if embedding_matrix is None and not (vocab_size and embed_dim):
+            raise ValueError("Embed: give `embedding_matrix` or both `vocab_size` and `embed_dim`")
+        if embedding_matrix is not None:
+            embedding_matrix = jnp.asarray(embedding_matrix)
+            vocab_size, embed_dim = embedding_matrix.shape
+            w_init = lambda s, d: embedding_matrix.astype(d)  # noqa: E731
+        self.vocab_size = vocab_size
+        self.embed_dim = embed_dim
+        self.lookup_style = lookup_style
+        self.w_init = w_init or TruncatedNormal()
+        self.precision = precision
+
+    @property
+    def embeddings(self) -> Any:
+        return get_parameter("embeddings", [self.vocab_size, self.embed_dim], init=self.w_init)
+
+    def __call__(self, ids: Any, lookup_style: str | None = None, precision: Any = None) -> Any:
+        ids = jnp.asarray(ids)
+        if not jnp.issubdtype(ids.dtype, jnp.integer):
+            raise ValueError(f"Embed: ids must be integers, got dtype {ids.dtype}")
+        style = lookup_style or self.lookup_style
+        table = self.embeddings
+        if style == "ONE_HOT":
+            one_hot = fluxion.nn.one_hot(ids, self.vocab_size)
+            return jnp.dot(one_hot, table, precision=precision or self.precision)
+        return table[ids]
+
+
+class LSTMState(NamedTuple):
+    """An LSTM state: ``hidden`` and ``cell``.
+
+    Example: ``hk.LSTMState(hidden=h, cell=c)``.
+    """
+
+    hidden: Any
+    cell: Any
+
+
+class RNNCore(Module):
+    """Base class of recurrent cores: ``core(inputs, state) -> (output, new_state)`` and
+    ``initial_state(batch_size)``.
+
+    Example: ``class MyCore(hk.RNNCore): ...``.
+    """
+
+    def initial_state(self, batch_size: int | None) -> Any:
+        raise NotImplementedError
+
+
+def _add_batch(tree: Any, batch_size: int) -> Any:
+    return tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch_size,) + tuple(x.shape)), tree)
+
+
+class LSTM(RNNCore):
+    """LSTM core: one ``Linear`` of ``4 * hidden_size`` on ``[inputs, hidden]`` (gates
+    ``i, g, f, o``; forget bias +1).
+
+    Example::
+
+        core = hk.LSTM(32)
+        out, state = core(x, core.initial_state(batch_size))
+    """
+
+    def __init__(self, hidden_size: int, name: str | None = None):
+        super().__init__(name=name)
+        self.hidden_size = hidden_size
+
+    def __call__(self, inputs: Any, prev_state: LSTMState) -> tuple[Any, LSTMState]:
+        if inputs.ndim not in (1, 2):
+            raise ValueError("LSTM: input must be rank-1 or rank-2")
+        x_and_h = jnp.concatenate([inputs, prev_state.hidden], axis=-1)
+        gated = Linear(4 * self.hidden_size)(x_and_h)
+        i, g, f, o = jnp.split(gated, 4, axis=-1)
+        f = sigmoid(f + 1)
+        c = f * prev_state.cell + sigmoid(i) * jnp.tanh(g)
+        h = sigmoid(o) * jnp.tanh(c)
+        return h, LSTMState(h, c)
+
+    def initial_state(self, batch_size: int | None) -> LSTMState:
+        """Zero state (with a leading batch axis when ``batch_size`` is given)."""
+        state = LSTMState(hidden=jnp.zeros([self.hidden_size]), cell=jnp.zeros([self.hidden_size]))
+        return _add_batch(state, batch_size) if batch_size is not None else state
+
+
+class GRU(RNNCore):
+    """GRU core with parameters ``w_i`` ``[in, 3h]``, ``w_h`` ``[h, 3h]``, ``b`` ``[3h]``.
+
+    Example: ``out, h = hk.GRU(16)(x, h)``.
+    """
+
+    def __init__(self, hidden_size: int, w_i_init: Callable | None = None,
+                 w_h_init: Callable | None = None, b_init: Callable | None = None,
+                 name: str | None = None):
+        super().__init__(name=name)
+        self.hidden_size = hidden_size
+        self.w_i_init = w_i_init or VarianceScaling()
+        self.w_h_init = w_h_init or VarianceScaling()
+        self.b_init = b_init or jnp.zeros
+
+    def __call__(self, inputs: Any, state: Any) -> tuple[Any, Any]:
+        if inputs.ndim not in (1, 2):
+            raise ValueError("GRU: input must be rank-1 or rank-2")
+        input_size = inputs.shape[-1]
+        h = self.hidden_size
+        w_i = get_parameter("w_i", [input_size, 3 * h], inputs.dtype, init=self.w_i_init)
+        w_h = get_parameter("w_h", [h, 3 * h], inputs.dtype, init=self.w_h_init)
+        b = get_parameter("b", [3 * h], inputs.dtype, init=self.b_init)
+        w_h_z, w_h_a = jnp.split(w_h, [2 * h], axis=1)
+        b_z, b_a = jnp.split(b, [2 * h], axis=0)
+        gates_x = jnp.matmul(inputs, w_i)
+        zr_x, a_x = jnp.split(gates_x, [2 * h], axis=-1)
+        zr_h = jnp.matmul(state, w_h_z)
+        zr = zr_x + zr_h + jnp.broadcast_to(b_z, zr_h.shape)
+        z, r = jnp.split(sigmoid(zr), 2, axis=-1)
+        a_h = jnp.matmul(r * state, w_h_a)
+        a = jnp.tanh(a_x + a_h + jnp.broadcast_to(b_a, a_h.shape))
+        next_state = (1 - z) * state + z * a
+        return next_state, next_state
+
+    def initial_state(self, batch_size: int | None) -> Any:
+        """Zero state."""
+        state = jnp.zeros([self.hidden_size])
+        return _add_batch(state, batch_size) if batch_size is not None else state
+
+
+class VanillaRNN(RNNCore):
+    """``h' = relu(Linear(x) + Linear(h))`` (Linears ``linear`` and ``linear_1``).
+
+    Example: ``out, h = hk.VanillaRNN(16)(x, h)``.
+    """
+
+    def __init__(self, hidden_size: int, double_bias: bool = True, name: str | None = None):
+        super().__init__(name=name)
+        self.hidden_size = hidden_size
+        self.double_bias = double_bias
+
+    def __call__(self, inputs: Any, prev_state: Any) -> tuple[Any, Any]:
+        input_to_hidden = Linear(self.hidden_size)
+        hidden_to_hidden = Linear(self.hidden_size, with_bias=self.double_bias)
+        in2h = input_to_hidden(inputs)
+        h2h = hidden_to_hidden(prev_state)
+        out = relu(in2h + h2h)
+        return out, out
+
+    def initial_state(self, batch_size: int | None) -> Any:
+        """Zero state."""
+        state = jnp.zeros([self.hidden_size])
+        return _add_batch(state, batch_size) if batch_size is not None else state
+
+
+class Sequential(Module):
+    """Call ``layers`` in order (extra arguments go to the first).
+
+    Example: ``hk.Sequential([hk.Linear(32), jax.nn.relu, hk.Linear(10)])(x)``.
+    """
+
+    def __init__(self, layers: Sequence[Callable], name: str | None = None):
+        super().__init__(name=name)
+        self.layers = tuple(layers)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        out = inputs
+        for i, layer in enumerate(self.layers):
+            out = layer(out, *args, **kwargs) if i == 0 else layer(out)
+        return out
+
+
+class Reshape(Module):
+    """Reshape the trailing axes (after ``preserve_dims``) to ``output_shape``.
+
+    Example: ``hk.Reshape((7, 7, 64))(x)``.
+    """
+
+    def __init__(self, output_shape: Sequence[int], preserve_dims: int = 1, name: str | None = None):
+        super().__init__(name=name)
+        self.output_shape = tuple(output_shape)
+        self.preserve_dims = preserve_dims
+
+    def __call__(self, inputs: Any) -> Any:
+        if inputs.ndim <= self.preserve_dims:
+            return inputs
+        if -1 in self.output_shape:
+            rest = int(np.prod(inputs.shape[self.preserve_dims:]))
+            known = -int(np.prod(self.output_shape))
+            shape = tuple(rest // known if s == -1 else s for s in self.output_shape)
+        else:
+            shape = self.output_shape
+        return jnp.reshape(inputs, tuple(inputs.shape[:self.preserve_dims]) + shape)
+
+
+class Flatten(Reshape):
+    """Flatten all axes after ``preserve_dims``.
+
+    Example: ``hk.Flatten()(images)``.
+    """
+
+    def __init__(self, preserve_dims: int = 1, name: str | None = None):
+        super().__init__((-1,), preserve_dims, name=name)
+
+
+def dropout(rng: Any, rate: float, x: Any, broadcast_dims: Sequence[int] = ()) -> Any:
+    """Zero entries with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
+
+    Example: ``x = hk.dropout(hk.next_rng_key(), 0.5, x)``.
+    """
+    if rate < 0 or rate >= 1:
+        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
+    if rate == 0.0:
+        return x
+    shape = list(x.shape)
+    for d in broadcast_dims:
+        shape[d] = 1
+    keep_rate = 1.0 - rate
+    keep = jnp.broadcast_to(random.bernoulli(rng, keep_rate, shape=tuple(shape)), x.shape)
+    return keep * x / keep_rate
+
+
+def _infer_shape(x: Any, size: Any, channel_axis: int | None = -1) -> tuple:
+    if isinstance(size, int):
+        if channel_axis is not None and channel_axis < 0:
+            channel_axis = x.ndim + channel_axis
+        return (1,) + tuple(size if d != channel_axis else 1 for d in range(1, x.ndim))
+    if len(size) < x.ndim:
+        return (1,) * (x.ndim - len(size)) + tuple(size)
+    return tuple(size)
+
+
+def max_pool(value: Any, window_shape: Any, strides: Any, padding: str,
+             channel_axis: int | None = -1) -> Any:
+    """Max pooling (``lax.reduce_window``); int sizes pool every non-batch, non-channel axis.
+
+    Example: ``hk.max_pool(x, window_shape=2, strides=2, padding="VALID")``.
+    """
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"max_pool: padding must be 'SAME' or 'VALID', got {padding!r}")
+    ws = _infer_shape(value, window_shape, channel_axis)
+    st = _infer_shape(value, strides, channel_axis)
+    return lax.reduce_window(value, -jnp.inf, lax.max, ws, st, padding)
+
+
+def avg_pool(value: Any, window_shape: Any, strides: Any, padding: str,
+             channel_axis: int | None = -1) -> Any:
+    """Average pooling (``SAME`` divides by the number of valid entries).
+
+    Example: ``hk.avg_pool(x, window_shape=2, strides=2, padding="VALID")``.
+    """
+    if padding not in ("SAME", "VALID"):
+        raise ValueError(f"avg_pool: padding must be 'SAME' or 'VALID', got {padding!r}")
+    ws = _infer_shape(value, window_shape, channel_axis)
+    st = _infer_shape(value, strides, channel_axis)
+    pooled = lax.reduce_window(value, 0.0, lax.add, ws, st, padding)
+    if padding == "VALID":
+        return pooled / np.prod(ws)
+    shape = [v if w != 1 else 1 for v, w in zip(value.shape, ws)]
+    counts = lax.reduce_window(jnp.ones(shape, value.dtype), 0.0, lax.add, ws, st, padding)
+    return pooled / counts
+
+
+class MaxPool(Module):
+    """Module form of ``max_pool``.
+
+    Example: ``hk.MaxPool(2, 2, "VALID")(x)``.
+    """
+
+    def __init__(self, window_shape: Any, strides: Any, padding: str, channel_axis: int | None = -1,
+                 name: str | None = None):
+        super().__init__(name=name)
+        self.window_shape, self.strides, self.padding, self.channel_axis = window_shape, strides, padding, channel_axis
+
+    def __call__(self, value: Any) -> Any:
+        return max_pool(value, self.window_shape, self.strides, self.padding, self.channel_axis)
+
+
+class AvgPool(Module):
+    """Module form of ``avg_pool``.
+
+    Example: ``hk.AvgPool(2, 2, "VALID")(x)``.
+    """
+
+    def __init__(self, window_shape: Any, strides: Any, padding: str, channel_axis: int | None = -1,
+                 name: str | None = None):
+        super().__init__(name=name)
+        self.window_shape, self.strides, self.padding, self.channel_axis = window_shape, strides, padding, channel_axis
+
+    def __call__(self, value: Any) -> Any:
+        return avg_pool(value, self.window_shape, self.strides, self.padding, self.channel_axis)
+
+
+def scan(f: Callable, init: Any, xs: Any, length: int | None = None, reverse: bool = False,
+         unroll: int = 1) -> tuple[Any, Any]:
+    """``lax.scan`` inside a transformed function: parameters are created on the first step
+    during ``init``; state and rng are threaded through the loop.
+
+    Example: ``carry, ys = hk.scan(step, carry, xs)``.
+    """
+    frame = _base._frame("scan")
+    leaves = tree_util.tree_leaves(xs)
+    n = length if length is not None else (leaves[0].shape[0] if leaves else None)
+    if frame.init and n:
+        # create parameters/state with one eager step (on the first element)
+        first = tree_util.tree_map(lambda x: x[-1 if reverse else 0], xs)
+        saved_state = {k: dict(v) for k, v in frame.state.items()}
+        f(init, first)
+        for k, v in saved_state.items():
+            frame.state.setdefault(k, {}).update(v)
+    keys = random.split(_base.next_rng_key(), n) if frame.rng is not None and n else None
+
+    def body(carry: Any, inp: Any) -> Any:
+        c, state = carry
+        x, key = inp
+        old_state, old_rng = frame.state, frame.rng
+        frame.state = {k: dict(v) for k, v in state.items()}
+        frame.rng = _base.PRNGSequence(key) if key is not None else None
+        try:
+            c, y = f(c, x)
+            new_state = frame.state
+        finally:
+            frame.state, frame.rng = old_state, old_rng
+        return (c, new_state), y
+
+    (carry, state), ys = lax.scan(body, (init, frame.state), (xs, keys), length=length,
+                                  reverse=reverse, unroll=unroll)
+    frame.state = {k: dict(v) for k, v in state.items()}
+    return carry, ys
+
+
+def dynamic_unroll(core: Callable, input_sequence: Any, initial_state: Any, time_major: bool = True,
+                   reverse: bool = False, return_all_states: bool = False, unroll: int = 1) -> tuple:
+    """Run ``core`` over a sequence with ``hk.scan``; returns ``(outputs, final_state)``.
+
+    Example: ``outs, state = hk.dynamic_unroll(hk.LSTM(8), xs, core.initial_state(batch))``.
+    """
+    def step(prev_state: Any, inputs: Any) -> tuple:
+        out, next_state = core(inputs, prev_state)
+        return next_state, ((out, next_state) if return_all_states else out)
+
+    if not time_major:
+        input_sequence = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), input_sequence)
+    final_state, outs = scan(step, initial_state, input_sequence, reverse=reverse, unroll=unroll)
+    if not time_major:
+        outs = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), outs)
+    return outs, final_state
+
+
+def static_unroll(core: Callable, input_sequence: Any, initial_state: Any, time_major: bool = True,
+                  return_all_states: bool = False) -> tuple:
+    """Run ``core`` over a sequence with a Python loop; returns ``(outputs, final_state)``.
+
+    Example: ``outs, state = hk.static_unroll(core, xs, state)``.
+    """
+    if not time_major:
+        input_sequence = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), input_sequence)
+    n = tree_util.tree_leaves(input_sequence)[0].shape[0]
+    state = initial_state
+    outs = []
+    for t in range(n):
+        out, state = core(tree_util.tree_map(lambda x, t=t: x[t], input_sequence), state)
+        outs.append((out, state) if return_all_states else out)
+    stacked = tree_util.tree_map(lambda *xs: jnp.stack(xs), *outs)
+    if not time_major:
+        stacked = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), stacked)
+    return stacked, state
+
+
+class MLP(Module):
+    """A stack of ``Linear`` layers (``linear_0``, ``linear_1``, ...) with ``activation``
+    between them; optional dropout.
+
+    Example: ``logits = hk.nets.MLP([64, 64, 10])(x)``.
+    """
+
+    def __init__(self, output_sizes: Sequence[int], w_init: Callable | None = None,
+                 b_init: Callable | None = None, with_bias: bool = True,
+                 activation: Callable = relu, activate_final: bool = False, name: str | None = None):
+        if not with_bias and b_init is not None:
+            raise ValueError("MLP: when with_bias=False b_init must not be set")
+        super().__init__(name=name)
+        self.with_bias = with_bias
+        self.w_init = w_init
+        self.b_init = b_init
+        self.activation = activation
+        self.activate_final = activate_final
+        self.output_sizes = tuple(output_sizes)
+        self.layers = tuple(Linear(output_size=s, w_init=w_init, b_init=b_init, with_bias=with_bias,
+                                   name=f"linear_{i}") for i, s in enumerate(output_sizes))
+
+    def __call__(self, inputs: Any, dropout_rate: float | None = None, rng: Any = None) -> Any:
+        if dropout_rate is not None and rng is None:
+            raise ValueError("MLP: when using dropout an rng key must be passed")
+        seq = _base.PRNGSequence(rng) if rng is not None else None
+        n = len(self.layers)
+        out = inputs
+        for i, layer in enumerate(self.layers):
+            out = layer(out)
+            if i < n - 1 or self.activate_final:
+                if dropout_rate is not None:
+                    out = dropout(next(seq), dropout_rate, out)
+                out = self.activation(out)
+        return out

@@ -1,0 +1,158 @@
+"""``Module``: the base class of layers and models (a mutable object graph, as ``flax.nnx.Module``)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import fluxion.numpy as jnp
+
+from . import filterlib, graph
+from .pytreelib import Pytree
+from .variablelib import Perturbation, Variable, is_array
+
+__all__ = ["Module", "iter_modules", "iter_module_children", "view", "display"]
+
+
+class Module(Pytree):
+    """Base class of layers and models: write ``__init__`` (create Variables and submodules,
+    taking ``rngs``) and ``__call__``.
+
+    Example::
+
+        class MLP(nnx.Module):
+            def __init__(self, din, dout, *, rngs):
+                self.linear = nnx.Linear(din, dout, rngs=rngs)
+
+            def __call__(self, x):
+                return nnx.relu(self.linear(x))
+    """
+
+    def sow(self, variable_type: Any, name: str, value: Any,
+            reduce_fn: Any = lambda xs, x: xs + (x,), init_fn: Any = lambda: ()) -> bool:
+        """Record ``value`` in a Variable ``name`` of ``variable_type`` (default: a tuple of the
+        values sown so far), for later retrieval with ``nnx.pop``/``nnx.state``."""
+        if isinstance(variable_type, str):
+            from .variablelib import variable_type_from_name
+
+            variable_type = variable_type_from_name(variable_type, allow_register=True)
+        if hasattr(self, name):
+            var = getattr(self, name)
+            if not isinstance(var, variable_type):
+                raise ValueError(f"sow: attribute {name!r} is not a {variable_type.__name__}")
+            var.value = reduce_fn(var.value, value)
+        else:
+            setattr(self, name, variable_type(reduce_fn(init_fn(), value)))
+        return True
+
+    def perturb(self, name: str, value: Any, variable_type: Any = Perturbation) -> Any:
+        """Add a zero ``Perturbation`` Variable to ``value``; the gradient with respect to it is
+        the gradient with respect to this intermediate value."""
+        if not hasattr(self, name):
+            setattr(self, name, variable_type(jnp.zeros_like(value)))
+        return value + getattr(self, name).value
+
+    def iter_modules(self) -> Iterator[tuple[tuple, "Module"]]:
+        """Yield ``(path, module)`` for every submodule (and self, last)."""
+        return iter_modules(self)
+
+    def iter_children(self) -> Iterator[tuple[str, "Module"]]:
+        """Yield ``(name, module)`` for the direct child modules."""
+        return iter_module_children(self)
+
+    def set_attributes(self, *filters: Any, raise_if_not_found: bool = True, **attributes: Any) -> None:
+        """Set attributes on every submodule (matching ``filters``, default all) that has them.
+
+        Example: ``model.set_attributes(deterministic=True)``.
+        """
+        preds = [filterlib.to_predicate(f) for f in filters] or [lambda p, m: True]
+        found: set = set()
+        for path, module in iter_modules(self):
+            if not any(p(path, module) for p in preds):
+                continue
+            for k, v in attributes.items():
+                if k in vars(module):
+                    setattr(module, k, v)
+                    found.add(k)
+        missing = set(attributes) - found
+        if missing and raise_if_not_found:
+            raise ValueError(f"set_attributes: no submodule has the attribute(s) {sorted(missing)}")
+
+    def train(self, **attributes: Any) -> None:
+        """Training mode: ``deterministic=False`` (Dropout) and ``use_running_average=False``
+        (BatchNorm) on every submodule that has them."""
+        self.set_attributes(deterministic=False, use_running_average=False,
+                            raise_if_not_found=False, **attributes)
+
+    def eval(self, **attributes: Any) -> None:
+        """Evaluation mode: ``deterministic=True`` and ``use_running_average=True``."""
+        self.set_attributes(deterministic=True, use_running_average=True,
+                            raise_if_not_found=False, **attributes)
+
+    def __repr__(self) -> str:
+        return _repr(self, 0, set())
+
+
+def _repr(obj: Any, indent: int, seen: set) -> str:
+    if id(obj) in seen:
+        return f"{type(obj).__name__}(...)"
+    seen.add(id(obj))
+    pad = "  " * (indent + 1)
+    lines = []
+    for k in sorted(vars(obj)):
+        v = vars(obj)[k]
+        if isinstance(v, Pytree):
+            lines.append(f"{pad}{k}={_repr(v, indent + 1, seen)}")
+        elif isinstance(v, Variable) or is_array(v):
+            lines.append(f"{pad}{k}={v!r}")
+        elif isinstance(v, (list, tuple, dict)) and graph.has_data(v):
+            lines.append(f"{pad}{k}=<{type(v).__name__} of {len(v)}>")
+        elif not k.startswith("_") and not callable(v):
+            lines.append(f"{pad}{k}={v!r}")
+    if not lines:
+        return f"{type(obj).__name__}()"
+    return f"{type(obj).__name__}(\n" + ",\n".join(lines) + "\n" + "  " * indent + ")"
+
+
+def iter_modules(module: Any, /) -> Iterator[tuple[tuple, Module]]:
+    """Yield ``(path, module)`` for every Module in the graph, children first.
+
+    Example: ``[p for p, m in nnx.iter_modules(model) if isinstance(m, nnx.Dropout)]``.
+    """
+    for path, node in graph.iter_graph(module):
+        if isinstance(node, Module):
+            yield path, node
+
+
+def iter_module_children(module: Any, /) -> Iterator[tuple[str, Module]]:
+    """Yield ``(name, child)`` for the direct child Modules.
+
+    Example: ``dict(nnx.iter_module_children(model))``.
+    """
+    for k, v in graph.iter_children(module):
+        if isinstance(v, Module):
+            yield k, v
+
+
+def view(node: Any, /, **attributes: Any) -> Any:
+    """A clone of ``node`` with attributes set on every submodule having them (flax's ``view``;
+    Variables are shared with the original).
+
+    Example: ``eval_model = nnx.view(model, deterministic=True, use_running_average=True)``.
+    """
+    gdef, flat = graph.flatten(node)
+    new = graph.merge(gdef, graph.State.from_flat_path(flat))
+    if isinstance(new, Module):
+        new.set_attributes(raise_if_not_found=False, **attributes)
+    return new
+
+
+
+
+
+def display(*args: Any) -> None:
+    """Print modules, States or other values (their readable ``repr``).
+
+    Example: ``nnx.display(model)``.
+    """
+    for a in args:
+        print(a)

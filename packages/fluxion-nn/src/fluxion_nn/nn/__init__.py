@@ -1,0 +1,1 @@
+"""Layers of fluxion_nn (re-exported at the top level)."""

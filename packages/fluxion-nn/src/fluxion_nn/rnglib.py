@@ -1,0 +1,292 @@
+"""Random streams: ``Rngs`` holds named ``RngStream``s, each a key and a counter; calling a
+stream folds the counter into the key (as ``flax.nnx.Rngs``, so the same seed gives the same
+numbers)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import fluxion.numpy as jnp
+import fluxion.random as random
+from fluxion import dtypes
+
+from . import filterlib, graph
+from .module import Module
+from .pytreelib import Pytree
+from .variablelib import Variable, is_array
+
+__all__ = ["RngState", "RngKey", "RngCount", "RngStream", "Rngs", "reseed", "split_rngs",
+           "fork_rngs", "restore_rngs"]
+
+
+class RngState(Variable):
+    """Base Variable type of the random state (keys and counts).
+
+    Example: ``nnx.state(model, nnx.RngState)``.
+    """
+
+
+class RngKey(RngState):
+    """A stream's key.
+
+    Example: ``rngs.params.key``.
+    """
+
+
+class RngCount(RngState):
+    """A stream's call counter (uint32).
+
+    Example: ``rngs.params.count``.
+    """
+
+
+def _as_key(key: Any) -> Any:
+    if isinstance(key, int):
+        return random.key(key)
+    if is_array(key) and key.dtype == jnp.uint32:
+        return random.wrap_key_data(key)
+    if is_array(key) and dtypes.issubdtype(key.dtype, dtypes.prng_key):
+        return key
+    raise ValueError(f"Rngs: invalid rng value {key!r}; expected an int seed or a typed PRNG key")
+
+
+class RngStream(Pytree):
+    """One random stream: ``stream()`` returns ``fold_in(key, count)`` and increments count.
+
+    Example: ``key = nnx.Rngs(params=0).params()``.
+    """
+
+    def __init__(self, key: Any, *, tag: str):
+        key = _as_key(key)
+        self.tag = tag
+        self.key = RngKey(key, tag=tag)
+        self.count = RngCount(jnp.zeros(key.shape, dtype=jnp.uint32), tag=tag)
+
+    def __call__(self) -> Any:
+        key = random.fold_in(self.key.value, self.count.value)
+        self.count.value = self.count.value + 1
+        return key
+
+    def split(self, k: int | tuple[int, ...]) -> "RngStream":
+        """A new stream whose key is ``split(self(), k)`` (for vmapped/scanned modules)."""
+        return type(self)(random.split(self(), k), tag=self.tag)
+
+    def fork(self, *, split: Any = None) -> "RngStream":
+        """A new independent stream keyed by ``self()``."""
+        key = self()
+        if split is not None:
+            key = random.split(key, split)
+        return type(self)(key, tag=self.tag)
+
+    def broadcast(self, k: int | tuple[int, ...]) -> "RngStream":
+        """A new stream whose key ``self()`` is broadcast to shape ``k``."""
+        shape = (k,) if isinstance(k, int) else tuple(k)
+        key = self()
+        return type(self)(jnp.broadcast_to(key, shape + key.shape), tag=self.tag)
+
+    def __repr__(self) -> str:
+        return f"RngStream(tag={self.tag!r}, count={self.count.value})"
+
+
+def _keyed(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return fn(self(), *args, **kwargs)
+
+    return method
+
+
+_RANDOM_METHODS = [
+    "bits", "uniform", "randint", "permutation", "choice", "normal", "multivariate_normal",
+    "truncated_normal", "bernoulli", "beta", "cauchy", "dirichlet", "exponential", "gamma",
+    "loggamma", "poisson", "gumbel", "categorical", "laplace", "logistic", "pareto", "t",
+    "chisquare", "f", "rademacher", "maxwell", "double_sided_maxwell", "weibull_min",
+    "orthogonal", "generalized_normal", "ball", "rayleigh", "wald", "geometric", "triangular",
+    "lognormal", "binomial",
+]
+for _name in _RANDOM_METHODS:
+    if hasattr(random, _name):
+        setattr(RngStream, _name, _keyed(getattr(random, _name)))
+
+
+class Rngs(Pytree):
+    """Named random streams. ``Rngs(0)`` makes a ``default`` stream; ``Rngs(params=0,
+    dropout=1)`` named ones. ``rngs.params()`` draws from ``params`` (falling back to
+    ``default``), ``rngs()`` from ``default``. Keys and counts are Variables, so streams advance
+    inside ``nnx.jit`` and the updates are kept.
+
+    Example::
+
+        rngs = nnx.Rngs(0)
+        w = fluxion.random.normal(rngs.params(), (3,))
+        x = rngs.normal((2,))
+    """
+
+    def __init__(self, default: Any = None, **rngs: Any):
+        if default is not None:
+            if isinstance(default, dict):
+                rngs = {**default, **rngs}
+            else:
+                rngs["default"] = default
+        for tag, key in rngs.items():
+            if isinstance(key, RngStream):
+                key = key.key.value
+            setattr(self, tag, RngStream(key, tag=tag))
+
+    def _get_stream(self, name: str, error: type) -> RngStream:
+        d = vars(self)
+        if name in d:
+            return d[name]
+        if "default" in d:
+            return d["default"]
+        raise error(f"No RngStream named {name!r} found in Rngs.")
+
+    def __getattr__(self, name: str) -> RngStream:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._get_stream(name, AttributeError)
+
+    def __getitem__(self, name: str) -> RngStream:
+        return self._get_stream(name, KeyError)
+
+    def __call__(self) -> Any:
+        return self.default()
+
+    def __iter__(self):
+        return (k for k, v in vars(self).items() if isinstance(v, RngStream))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, name: Any) -> bool:
+        return name in vars(self)
+
+    def items(self):
+        """``(name, stream)`` pairs."""
+        return ((k, v) for k, v in vars(self).items() if isinstance(v, RngStream))
+
+    def _per_stream(self, spec: Any) -> dict:
+        if spec is None:
+            return {}
+        if not isinstance(spec, dict):
+            spec = {...: spec}
+        return {filterlib.to_predicate(k): v for k, v in spec.items()}
+
+    def split(self, k: Any) -> "Rngs":
+        """A new Rngs whose streams have keys of shape ``k`` (a dict maps filters to shapes)."""
+        preds = self._per_stream(k)
+        out = {}
+        for name, stream in self.items():
+            for pred, n in preds.items():
+                if pred((), stream.key):
+                    out[name] = stream.split(n)
+                    break
+            else:
+                out[name] = stream.fork()
+        return Rngs(**out)
+
+    def fork(self, *, split: Any = None) -> "Rngs":
+        """A new Rngs with independent streams."""
+        if split is not None:
+            return self.split(split)
+        return Rngs(**{name: stream.fork() for name, stream in self.items()})
+
+    def __repr__(self) -> str:
+        return f"Rngs({', '.join(self)})"
+
+
+for _name in _RANDOM_METHODS:
+    if hasattr(random, _name):
+        setattr(Rngs, _name, _keyed(getattr(random, _name)))
+
+
+def reseed(node: Any, /, *, policy: str = "scalars_only", **stream_keys: Any) -> None:
+    """Reset the named streams found anywhere in ``node`` to new keys (counts back to 0).
+
+    Example: ``nnx.reseed(model, dropout=42)``.
+    """
+    for _, obj in graph.iter_graph(node):
+        if isinstance(obj, RngStream) and obj.tag in stream_keys:
+            key = _as_key(stream_keys[obj.tag])
+            if obj.key.value.shape and policy == "scalars_only" and not key.shape:
+                key = random.split(key, obj.key.value.shape)
+            obj.key.value = key
+            obj.count.value = jnp.zeros(key.shape, dtype=jnp.uint32)
+
+
+def fork_rngs(node: Any, /, *, split: Any = None) -> list:
+    """Replace every stream in ``node`` by a fork (or split); returns backups for
+    ``restore_rngs``.
+
+    Example: ``backups = nnx.fork_rngs(model, split=4)``.
+    """
+    backups = []
+    for _, obj in graph.iter_graph(node):
+        if isinstance(obj, RngStream):
+            backups.append((obj, obj.key.value, obj.count.value))
+            new = obj.fork() if split is None else obj.split(split)
+            obj.key.value = new.key.value
+            obj.count.value = new.count.value
+    return backups
+
+
+def restore_rngs(backups: list, /) -> None:
+    """Undo ``fork_rngs``/``split_rngs``.
+
+    Example: ``nnx.restore_rngs(backups)``.
+    """
+    for stream, key, count in backups:
+        stream.key.value = key
+        stream.count.value = count
+
+
+class _SplitBackups(list):
+    def __enter__(self) -> "_SplitBackups":
+        return self
+
+    def __exit__(self, *args: Any) -> None:
+        restore_rngs(self)
+
+
+def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bool = False) -> Any:
+    """Split the keys of the streams (matching ``only``) in ``node`` into ``splits`` keys, in
+    place; use as a context manager to restore them, or as a decorator of a function whose
+    arguments hold Rngs (for ``nnx.vmap``/``nnx.scan`` over module creation).
+
+    Example::
+
+        @nnx.split_rngs(splits=4)
+        @nnx.vmap
+        def make(rngs):
+            return nnx.Linear(2, 2, rngs=rngs)
+    """
+    pred = filterlib.to_predicate(only)
+
+    def do_split(target: Any) -> _SplitBackups:
+        backups = _SplitBackups()
+        for path, obj in graph.iter_graph(target):
+            if isinstance(obj, RngStream) and pred(path, obj.key):
+                backups.append((obj, obj.key.value, obj.count.value))
+                key = random.split(obj(), splits)
+                obj.key.value = key
+                obj.count.value = jnp.zeros(key.shape, dtype=jnp.uint32)
+        return backups
+
+    if node is not None:
+        return do_split(node)
+
+    def decorator(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            targets = [a for a in (*args, *kwargs.values()) if isinstance(a, (Rngs, Module, RngStream))]
+            backups = [do_split(t) for t in targets]
+            try:
+                return f(*args, **kwargs)
+            finally:
+                for b in backups:
+                    restore_rngs(b)
+
+        return wrapper
+
+    return decorator

@@ -1,0 +1,275 @@
+"""State: the nested mapping of a module's Variables (as ``flax.nnx.State``), a pytree."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any, Iterator
+
+import fluxion.tree_util as tree_util
+
+from . import filterlib
+from .variablelib import Variable
+
+__all__ = ["State", "FlatState", "to_flat_state", "from_flat_state", "to_pure_dict",
+           "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state"]
+
+
+def _sort_key(k: Any) -> tuple:
+    return (type(k).__name__ if not isinstance(k, (int, str)) else ("0" if isinstance(k, int) else "1"), k)
+
+
+class FlatState(list):
+    """A list of ``(path, leaf)`` pairs, path a tuple of keys; ``.paths`` and ``.leaves`` views.
+
+    Example: ``paths = nnx.state(model).flat_state().paths``.
+    """
+
+    @property
+    def paths(self) -> tuple:
+        return tuple(p for p, _ in self)
+
+    @property
+    def leaves(self) -> list:
+        return [v for _, v in self]
+
+    def to_nested_state(self) -> "State":
+        """Rebuild the nested State."""
+        return State.from_flat_path(self)
+
+
+class State(MutableMapping):
+    """A nested mapping ``key -> State | Variable | array``, registered as a pytree.
+
+    Attribute access reads keys (``state.linear.kernel``). ``nnx.split``/``nnx.state`` return
+    States; ``nnx.merge``/``nnx.update`` consume them.
+
+    Example::
+
+        state = nnx.state(model, nnx.Param)
+        n = sum(x.size for x in fluxion.tree_util.tree_leaves(state))
+    """
+
+    __slots__ = ("_mapping",)
+
+    def __init__(self, mapping: Any = None, /):
+        m: dict = {}
+        if mapping is not None:
+            for k, v in dict(mapping).items():
+                m[k] = State(v) if isinstance(v, dict) and not isinstance(v, State) else v
+        object.__setattr__(self, "_mapping", m)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._mapping[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(value, dict) and not isinstance(value, State):
+            value = State(value)
+        self._mapping[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._mapping[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._mapping)
+
+    def __len__(self) -> int:
+        return len(self._mapping)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return object.__getattribute__(self, "_mapping")[name]
+        except KeyError:
+            raise AttributeError(f"State has no key {name!r}") from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value
+
+    def __repr__(self) -> str:
+        lines = []
+        for path, leaf in self.flat_state():
+            lines.append(f"  {'/'.join(map(str, path))}: {leaf!r}")
+        return "State({\n" + "\n".join(lines) + "\n})" if lines else "State({})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, State) and self.flat_state() == other.flat_state()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- flat views -------------------------------------------------------------------------
+    def flat_state(self) -> FlatState:
+        """All ``(path, leaf)`` pairs, sorted by path."""
+        out = FlatState()
+
+        def walk(node: State, prefix: tuple) -> None:
+            for k in sorted(node._mapping, key=_sort_key):
+                v = node._mapping[k]
+                if isinstance(v, State):
+                    walk(v, prefix + (k,))
+                else:
+                    out.append((prefix + (k,), v))
+
+        walk(self, ())
+        return out
+
+    @classmethod
+    def from_flat_path(cls, flat: Any, /) -> "State":
+        """Build a nested State from ``(path, leaf)`` pairs (or a ``{path: leaf}`` dict)."""
+        items = flat.items() if isinstance(flat, dict) else flat
+        root = cls()
+        for path, leaf in items:
+            node = root
+            for k in path[:-1]:
+                if k not in node._mapping:
+                    node._mapping[k] = cls()
+                node = node._mapping[k]
+            node._mapping[path[-1]] = leaf
+        return root
+
+    def to_pure_dict(self) -> dict:
+        """A nested plain dict with Variables replaced by their values."""
+        return to_pure_dict(self)
+
+    def replace_by_pure_dict(self, pure_dict: dict, replace_fn: Any = None) -> None:
+        """Replace leaf values in place from a nested plain dict of arrays."""
+        replace_by_pure_dict(self, pure_dict, replace_fn)
+
+    def filter(self, first: Any, /, *filters: Any) -> Any:
+        """Keep the leaves matching ``first`` (several filters return one State per filter)."""
+        return filter_state(self, first, *filters)
+
+    def split(self, first: Any, /, *filters: Any) -> Any:
+        """Partition the leaves by filters (each leaf goes to the first filter matching it)."""
+        return split_state(self, first, *filters)
+
+    def merge(self, state: "State", /, *states: "State") -> "State":
+        """Combine this State with others (later ones win)."""
+        return merge_state(self, state, *states)
+
+    def __or__(self, other: "State") -> "State":
+        return merge_state(self, other)
+
+    def __sub__(self, other: "State") -> "State":
+        other_paths = set(p for p, _ in other.flat_state())
+        return State.from_flat_path([(p, v) for p, v in self.flat_state() if p not in other_paths])
+
+
+def _flatten_with_keys(s: State):
+    keys = sorted(s._mapping, key=_sort_key)
+    return [(tree_util.DictKey(k), s._mapping[k]) for k in keys], tuple(keys)
+
+
+def _flatten(s: State):
+    keys = sorted(s._mapping, key=_sort_key)
+    return [s._mapping[k] for k in keys], tuple(keys)
+
+
+def _unflatten(keys: tuple, children: Any) -> State:
+    new = State()
+    new._mapping.update(zip(keys, children))
+    return new
+
+
+tree_util.register_pytree_with_keys(State, _flatten_with_keys, _unflatten, _flatten)
+
+
+def to_flat_state(state: State) -> FlatState:
+    """``state.flat_state()``.
+
+    Example: ``nnx.to_flat_state(nnx.state(model))``.
+    """
+    return state.flat_state()
+
+
+def from_flat_state(flat: Any) -> State:
+    """Inverse of ``to_flat_state``.
+
+    Example: ``nnx.from_flat_state(nnx.to_flat_state(state))``.
+    """
+    return State.from_flat_path(flat)
+
+
+def to_pure_dict(state: State) -> dict:
+    """Nested plain dicts of raw values (no Variables, no States).
+
+    Example: ``nnx.to_pure_dict(nnx.state(model))["kernel"]``.
+    """
+    out: dict = {}
+    for k, v in state.items():
+        if isinstance(v, State):
+            out[k] = to_pure_dict(v)
+        elif isinstance(v, Variable):
+            out[k] = v.value
+        else:
+            out[k] = v
+    return out
+
+
+def replace_by_pure_dict(state: State, pure_dict: dict, replace_fn: Any = None) -> None:
+    """Write the values of a nested plain dict into ``state`` in place (paths must exist).
+
+    Example: ``nnx.replace_by_pure_dict(state, {"kernel": w, "bias": b})``.
+    """
+    for k, v in pure_dict.items():
+        if k not in state:
+            raise ValueError(f"replace_by_pure_dict: key {k!r} is not in the state")
+        cur = state[k]
+        if isinstance(cur, State):
+            replace_by_pure_dict(cur, v, replace_fn)
+        elif isinstance(cur, Variable):
+            state[k] = replace_fn(cur, v) if replace_fn else cur.replace(v)
+        else:
+            state[k] = v
+
+
+def filter_state(state: State, first: Any, /, *filters: Any) -> Any:
+    """Leaves of ``state`` matching each filter (one State per filter).
+
+    Example: ``params = nnx.filter_state(state, nnx.Param)``.
+    """
+    flat = state.flat_state()
+    outs = []
+    for f in (first, *filters):
+        pred = filterlib.to_predicate(f)
+        outs.append(State.from_flat_path([(p, v) for p, v in flat if pred(p, v)]))
+    return outs[0] if not filters else tuple(outs)
+
+
+def split_state(state: State, first: Any, /, *filters: Any) -> Any:
+    """Partition ``state`` by filters; each leaf goes to the first filter matching it.
+
+    Example: ``params, rest = nnx.split_state(state, nnx.Param, ...)``.
+    """
+    fs = (first, *filters)
+    preds = [filterlib.to_predicate(f) for f in fs]
+    buckets: list[list] = [[] for _ in fs]
+    for p, v in state.flat_state():
+        for i, pred in enumerate(preds):
+            if pred(p, v):
+                buckets[i].append((p, v))
+                break
+        else:
+            raise ValueError(f"split_state: no filter matched the leaf at path {'/'.join(map(str, p))}; "
+                             "add `...` as the last filter")
+    outs = tuple(State.from_flat_path(b) for b in buckets)
+    return outs[0] if len(outs) == 1 else outs
+
+
+def merge_state(state: State, /, *states: State) -> State:
+    """Merge States into one (later States win on equal paths).
+
+    Example: ``full = nnx.merge_state(params, rest)``.
+    """
+    flat: dict = {}
+    for s in (state, *states):
+        flat.update(dict(s.flat_state()))
+    return State.from_flat_path(flat)
+
+
+def map_state(f: Any, state: State) -> State:
+    """Apply ``f(path, leaf)`` to every leaf of ``state``.
+
+    Example: ``nnx.map_state(lambda p, v: v, state)``.
+    """
+    return State.from_flat_path([(p, f(p, v)) for p, v in state.flat_state()])

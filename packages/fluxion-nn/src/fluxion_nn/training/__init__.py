@@ -1,0 +1,1 @@
+"""Training helpers: ``Optimizer`` and ``metrics``."""

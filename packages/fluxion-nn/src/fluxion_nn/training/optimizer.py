@@ -1,0 +1,132 @@
+"""``Optimizer``: optimizer state held next to a model, updated in place (as flax 0.12's
+``nnx.Optimizer(model, tx, wrt=Param)`` with ``.update(model, grads)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fluxion.numpy as jnp
+import fluxion.tree_util as tree_util
+
+from ..graph import state as graph_state
+from ..graph import update as graph_update
+from ..pytreelib import Pytree
+from ..statelib import State, to_pure_dict
+from ..variablelib import Param, Variable
+
+__all__ = ["Optimizer", "OptState", "OptArray", "OptVariable", "ModelAndOptimizer"]
+
+
+class OptState(Variable):
+    """Base Variable type of optimizer state (the step count, moments, ...).
+
+    Example: ``nnx.state(optimizer, nnx.OptState)``.
+    """
+
+
+class OptArray(OptState):
+    """An optimizer-state array.
+
+    Example: ``optimizer.opt_state[0].mu["kernel"]`` is an OptArray.
+    """
+
+
+class OptVariable(OptState):
+    """Optimizer state that mirrors a Variable (keeps its metadata).
+
+    Example: ``OptVariable(x, sharding=None)``.
+    """
+
+
+def _pure(tree: Any) -> Any:
+    if isinstance(tree, State):
+        return to_pure_dict(tree)
+    return tree_util.tree_map(lambda v: v.value if isinstance(v, Variable) else v, tree,
+                              is_leaf=lambda v: isinstance(v, (Variable, State)))
+
+
+def _first_mismatch(a: dict, b: dict, prefix: str = "") -> str | None:
+    for k in sorted(set(a) | set(b), key=str):
+        p = f"{prefix}/{k}" if prefix else str(k)
+        if k not in a or k not in b:
+            return p
+        x, y = a[k], b[k]
+        if isinstance(x, dict) != isinstance(y, dict):
+            return p
+        if isinstance(x, dict):
+            m = _first_mismatch(x, y, p)
+            if m:
+                return m
+        elif tuple(getattr(x, "shape", ())) != tuple(getattr(y, "shape", ())):
+            return p
+    return None
+
+
+class Optimizer(Pytree):
+    """Optimizer state for the ``wrt`` Variables of a model and an optax-style gradient
+    transformation ``tx`` (any object with ``init``/``update``, e.g. ``fluxion_optim.adam``).
+    ``update(model, grads)`` applies one step to the model in place and increments ``step``.
+
+    Example::
+
+        optimizer = nnx.Optimizer(model, fluxion_optim.adam(1e-3), wrt=nnx.Param)
+        grads = nnx.grad(loss_fn)(model, x, y)
+        optimizer.update(model, grads)
+    """
+
+    def __init__(self, model: Any, tx: Any, *, wrt: Any = Param):
+        self.step = OptState(jnp.array(0, dtype=jnp.uint32))
+        self.tx = tx
+        self.wrt = wrt
+        init = tx.init(to_pure_dict(graph_state(model, wrt)))
+        leaves, treedef = tree_util.tree_flatten(init)
+        self._opt_treedef = treedef
+        self.opt_state_leaves = [OptArray(x) for x in leaves]
+
+    @property
+    def opt_state(self) -> Any:
+        """The optimizer state tree, its arrays wrapped in ``OptArray`` Variables."""
+        return tree_util.tree_unflatten(self._opt_treedef, list(self.opt_state_leaves))
+
+    def update(self, model: Any, grads: Any, /, **kwargs: Any) -> Any:
+        """One optimizer step: ``updates, state = tx.update(grads, state, params)``; the model's
+        ``wrt`` Variables become ``params + updates``. Returns the updates."""
+        params = to_pure_dict(graph_state(model, self.wrt))
+        if isinstance(grads, State):
+            g = grads.filter(self.wrt)
+            g = to_pure_dict(g)
+        else:
+            g = _pure(grads)
+        if isinstance(g, dict):
+            bad = _first_mismatch(params, g)
+            if bad is not None:
+                raise ValueError(f"Optimizer.update: grads and params differ at path {bad!r} "
+                                 "(missing on one side or of different shape)")
+        opt = tree_util.tree_unflatten(self._opt_treedef, [v.value for v in self.opt_state_leaves])
+        updates, new_opt = self.tx.update(g, opt, params, **kwargs)
+        new_params = tree_util.tree_map(
+            lambda p, u: p if u is None else jnp.asarray(p + u).astype(jnp.result_type(p)),
+            params, updates, is_leaf=lambda x: x is None)
+        graph_update(model, State(new_params))
+        new_leaves, new_treedef = tree_util.tree_flatten(new_opt)
+        if new_treedef != self._opt_treedef:
+            raise ValueError("Optimizer.update: tx.update returned a state of a different structure")
+        for var, x in zip(self.opt_state_leaves, new_leaves):
+            var.value = x
+        self.step.value = self.step.value + 1
+        return updates
+
+
+class ModelAndOptimizer(Optimizer):
+    """An Optimizer that also holds the model (``update(grads)``), flax's deprecated form.
+
+    Example: ``opt = nnx.ModelAndOptimizer(model, tx); opt.update(grads)``.
+    """
+
+    def __init__(self, model: Any, tx: Any, *, wrt: Any = Param):
+        super().__init__(model, tx, wrt=wrt)
+        self.model = model
+
+    def update(self, grads: Any, /, **kwargs: Any) -> Any:  # type: ignore[override]
+        """One optimizer step on ``self.model``."""
+        return super().update(self.model, grads, **kwargs)

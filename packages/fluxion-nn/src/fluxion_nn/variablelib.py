@@ -1,0 +1,419 @@
+"""Variables: typed, mutable boxes for the arrays a module owns (as ``flax.nnx.Variable``)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import fluxion.tree_util as tree_util
+
+__all__ = [
+    "Variable",
+    "Param",
+    "BatchStat",
+    "Cache",
+    "Intermediate",
+    "Perturbation",
+    "is_array",
+    "VariableMetadata",
+    "with_metadata",
+    "with_partitioning",
+    "as_pure",
+    "variable_name_from_type",
+    "variable_type_from_name",
+    "register_variable_name",
+]
+
+_NAME_TO_TYPE: dict[str, type] = {}
+_TYPE_TO_NAME: dict[type, str] = {}
+
+
+def is_array(x: Any) -> bool:
+    """True for arrays and traced arrays (anything with a shape and a dtype that is no Variable).
+
+    Example: ``is_array(fluxion.numpy.ones(2))`` is True; ``is_array(3)`` is False.
+    """
+    return (not isinstance(x, (Variable, type)) and hasattr(x, "shape")
+            and hasattr(x, "dtype"))
+
+
+class VariableMetadata:
+    """An initial value plus metadata, as returned by initializers wrapped with
+    ``with_metadata``; a Variable built from it takes both.
+
+    Example: ``Param(VariableMetadata(x, {"sharding": ("data", None)}))``.
+    """
+
+    __slots__ = ("raw_value", "metadata")
+
+    def __init__(self, raw_value: Any, metadata: dict | None = None):
+        self.raw_value = raw_value
+        self.metadata = dict(metadata or {})
+
+    def __repr__(self) -> str:
+        return f"VariableMetadata({self.raw_value!r}, {self.metadata!r})"
+
+
+def with_metadata(initializer: Callable, **metadata: Any) -> Callable:
+    """Wrap an initializer so the Variables made from its values carry ``metadata``.
+
+    Example: ``nnx.Linear(2, 3, kernel_init=nnx.with_metadata(init, sharding=(None, "model")), rngs=rngs)``.
+    """
+    import functools
+
+    @functools.wraps(initializer)
+    def wrapper(*args: Any, **kwargs: Any) -> VariableMetadata:
+        value = initializer(*args, **kwargs)
+        if isinstance(value, VariableMetadata):
+            return VariableMetadata(value.raw_value, {**value.metadata, **metadata})
+        return VariableMetadata(value, metadata)
+
+    return wrapper
+
+
+def with_partitioning(initializer: Callable, sharding: Any, mesh: Any = None, **metadata: Any) -> Callable:
+    """``with_metadata(initializer, out_sharding=sharding, mesh=mesh, **metadata)``.
+
+    Example: ``kernel_init=nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))``.
+    """
+    return with_metadata(initializer, out_sharding=sharding, mesh=mesh, **metadata)
+
+
+def as_pure(tree: Any) -> Any:
+    """Replace every Variable in ``tree`` by its value.
+
+    Example: ``arrays = nnx.as_pure(nnx.state(model))``.
+    """
+    return tree_util.tree_map(lambda v: v.value if isinstance(v, Variable) else v, tree,
+                              is_leaf=lambda v: isinstance(v, Variable))
+
+
+class Variable:
+    """A mutable box holding one value (usually an array) plus metadata.
+
+    ``Variable(value, **metadata)``; read with ``v.value`` or ``v[...]``, write with
+    ``v.value = x`` or ``v[...] = x``. Subclasses (``Param``, ``BatchStat``, ...) tag the role of the
+    value so filters can select it. Variables are pytrees whose single leaf is the value.
+
+    Example::
+
+        w = Param(fluxion.numpy.ones((2, 3)))
+        w.value = w.value * 2
+    """
+
+    __slots__ = ("_value", "_metadata")
+
+    def __init__(self, value: Any, **metadata: Any):
+        if isinstance(value, VariableMetadata):
+            metadata = {**value.metadata, **metadata}
+            value = value.raw_value
+        if isinstance(value, Variable):
+            metadata = {**value.get_metadata(), **metadata}
+            value = value.value
+        object.__setattr__(self, "_value", value)
+        object.__setattr__(self, "_metadata", dict(metadata))
+
+    # -- value access ---------------------------------------------------------------------------
+    @property
+    def value(self) -> Any:
+        return self._value
+
+    @value.setter
+    def value(self, new: Any) -> None:
+        if isinstance(new, Variable):
+            new = new.value
+        object.__setattr__(self, "_value", new)
+
+    def get_value(self) -> Any:
+        """Return the held value."""
+        return self._value
+
+    def set_value(self, value: Any) -> None:
+        """Replace the held value."""
+        self.value = value
+
+    def __getitem__(self, idx: Any) -> Any:
+        if idx is Ellipsis:
+            return self._value
+        return self._value[idx]
+
+    def __setitem__(self, idx: Any, new: Any) -> None:
+        if idx is Ellipsis:
+            self.value = new
+        else:
+            self.value = self._value.at[idx].set(new)
+
+    # -- metadata -------------------------------------------------------------------------------
+    def get_metadata(self) -> dict[str, Any]:
+        """Return a copy of the metadata dict."""
+        return dict(self._metadata)
+
+    def set_metadata(self, *args: Any, **kwargs: Any) -> None:
+        """Set metadata entries (``set_metadata(key, value)`` or ``set_metadata(**entries)``)."""
+        if args:
+            if len(args) == 2:
+                kwargs[args[0]] = args[1]
+            elif len(args) == 1 and isinstance(args[0], dict):
+                self._metadata.clear()
+                kwargs = {**args[0], **kwargs}
+        self._metadata.update(kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        meta = object.__getattribute__(self, "_metadata")
+        if name in meta:
+            return meta[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute or metadata {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "value":
+            Variable.value.fset(self, value)  # type: ignore[attr-defined]
+        elif name in Variable.__slots__:
+            object.__setattr__(self, name, value)
+        else:
+            self._metadata[name] = value
+
+    @property
+    def type(self) -> type:
+        """The Variable subclass."""
+        return type(self)
+
+    def replace(self, value: Any = None, **metadata: Any) -> "Variable":
+        """Return a new Variable of the same type with ``value`` (and metadata entries) replaced."""
+        new = object.__new__(type(self))
+        object.__setattr__(new, "_value", self._value if value is None else value)
+        object.__setattr__(new, "_metadata", {**self._metadata, **metadata})
+        return new
+
+    def copy(self) -> "Variable":
+        """A shallow copy (same value, copied metadata)."""
+        return self.replace()
+
+    # -- array-like behaviour -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._value.shape)
+
+    @property
+    def dtype(self) -> Any:
+        return self._value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._value.shape)
+
+    @property
+    def size(self) -> int:
+        return int(self._value.size)
+
+    @property
+    def T(self) -> Any:
+        return self._value.T
+
+    def __jax_array__(self) -> Any:
+        return self._value
+
+    def __array__(self, dtype: Any = None) -> Any:
+        import numpy as np
+
+        return np.asarray(self._value, dtype=dtype)
+
+    def __len__(self) -> int:
+        return len(self._value)
+
+    def __iter__(self):
+        return iter(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __float__(self) -> float:
+        return float(self._value)
+
+    def __int__(self) -> int:
+        return int(self._value)
+
+    def __repr__(self) -> str:
+        meta = "".join(f", {k}={v!r}" for k, v in self._metadata.items())
+        val = self._value
+        if is_array(val):
+            desc = f"{getattr(val.dtype, 'name', val.dtype)}{list(val.shape)}"
+        else:
+            desc = repr(val)
+        return f"{type(self).__name__}(value={desc}{meta})"
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: Any) -> Any:
+        if isinstance(other, Variable):
+            return self is other
+        return self._value == other
+
+    def __ne__(self, other: Any) -> Any:
+        if isinstance(other, Variable):
+            return self is not other
+        return self._value != other
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _register_pytree(cls)
+
+
+def _binop(op: Callable[[Any, Any], Any]):
+    def forward(self: Variable, other: Any) -> Any:
+        return op(self._value, other.value if isinstance(other, Variable) else other)
+
+    def backward(self: Variable, other: Any) -> Any:
+        return op(other, self._value)
+
+    return forward, backward
+
+
+for _name, _op in [
+    ("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+    ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
+    ("pow", operator.pow), ("matmul", operator.matmul), ("and", operator.and_),
+    ("or", operator.or_), ("xor", operator.xor), ("lshift", operator.lshift),
+    ("rshift", operator.rshift),
+]:
+    _f, _b = _binop(_op)
+    setattr(Variable, f"__{_name}__", _f)
+    setattr(Variable, f"__r{_name}__", _b)
+
+for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)]:
+    setattr(Variable, f"__{_name}__", _binop(_op)[0])
+Variable.__neg__ = lambda self: -self._value  # type: ignore[assignment]
+Variable.__pos__ = lambda self: +self._value  # type: ignore[assignment]
+Variable.__abs__ = lambda self: abs(self._value)  # type: ignore[assignment]
+Variable.__invert__ = lambda self: ~self._value  # type: ignore[assignment]
+
+
+def _meta_key(meta: dict[str, Any]) -> tuple:
+    items = []
+    for k in sorted(meta):
+        v = meta[k]
+        try:
+            hash(v)
+        except TypeError:
+            v = _Unhashable(v)
+        items.append((k, v))
+    return tuple(items)
+
+
+class _Unhashable:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return hash(type(self.value))
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, _Unhashable) and self.value is other.value
+
+
+def _register_pytree(cls: type) -> None:
+    def flatten_with_keys(v: Variable):
+        return [(tree_util.GetAttrKey("value"), v._value)], _meta_key(v._metadata)
+
+    def flatten(v: Variable):
+        return [v._value], _meta_key(v._metadata)
+
+    def unflatten(aux: tuple, children: Any) -> Variable:
+        new = object.__new__(cls)
+        (value,) = children
+        object.__setattr__(new, "_value", value)
+        object.__setattr__(
+            new, "_metadata", {k: (m.value if isinstance(m, _Unhashable) else m) for k, m in aux}
+        )
+        return new
+
+    tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
+
+
+_register_pytree(Variable)
+
+
+class Param(Variable):
+    """A trainable parameter (what ``nnx.grad`` and ``Optimizer`` differentiate by default).
+
+    Example: ``self.w = Param(fluxion.numpy.zeros((3,)))``.
+    """
+
+
+class BatchStat(Variable):
+    """Running statistics (BatchNorm's ``mean``/``var``): state that is not trained by gradients.
+
+    Example: ``self.mean = BatchStat(fluxion.numpy.zeros((3,)))``.
+    """
+
+
+class Cache(Variable):
+    """Cached values such as an attention decode cache.
+
+    Example: ``self.cached_key = Cache(fluxion.numpy.zeros((1, 8, 2, 4)))``.
+    """
+
+
+class Intermediate(Variable):
+    """Values recorded with ``Module.sow`` for inspection.
+
+    Example: ``model.sow(Intermediate, "features", x)``.
+    """
+
+
+class Perturbation(Intermediate):
+    """Zero perturbations added with ``Module.perturb`` to read gradients of intermediates.
+
+    Example: ``x = self.perturb("h", x)``.
+    """
+
+
+def register_variable_name(name: str, typ: type | None = None, *, overwrite: bool = False) -> Any:
+    """Associate a collection ``name`` with a Variable subclass (usable as a decorator).
+
+    Example: ``register_variable_name("counts", MyCount)``.
+    """
+    def register(t: type) -> type:
+        if name in _NAME_TO_TYPE and not overwrite and _NAME_TO_TYPE[name] is not t:
+            raise ValueError(f"register_variable_name: name {name!r} is already registered")
+        _NAME_TO_TYPE[name] = t
+        _TYPE_TO_NAME[t] = name
+        return t
+
+    return register if typ is None else register(typ)
+
+
+def variable_name_from_type(typ: type, /, *, allow_register: bool = False) -> str:
+    """The collection name of a Variable type (``Param`` -> ``"params"``).
+
+    Example: ``variable_name_from_type(BatchStat) == "batch_stats"``.
+    """
+    if typ in _TYPE_TO_NAME:
+        return _TYPE_TO_NAME[typ]
+    if allow_register:
+        register_variable_name(typ.__name__, typ)
+        return typ.__name__
+    raise ValueError(f"variable_name_from_type: type {typ.__name__} is not registered")
+
+
+def variable_type_from_name(name: str, /, *, allow_register: bool = False) -> type:
+    """The Variable type registered under a collection name (``"params"`` -> ``Param``).
+
+    Example: ``variable_type_from_name("params") is Param``.
+    """
+    if name in _NAME_TO_TYPE:
+        return _NAME_TO_TYPE[name]
+    if allow_register:
+        typ = type(name, (Variable,), {})
+        register_variable_name(name, typ)
+        return typ
+    raise ValueError(f"variable_type_from_name: name {name!r} is not registered")
+
+
+for _n, _t in [("params", Param), ("batch_stats", BatchStat), ("cache", Cache),
+               ("intermediates", Intermediate), ("perturbations", Perturbation)]:
+    register_variable_name(_n, _t)
