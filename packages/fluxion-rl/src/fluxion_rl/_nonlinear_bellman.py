@@ -1,0 +1,164 @@
+"""Transformed (non-linear) Bellman operators: targets computed in a transformed value space."""
+
+from __future__ import annotations
+
+import collections
+import functools
+from typing import Any, Callable
+
+import fluxion.numpy as jnp
+from fluxion_rl import _checks
+from fluxion_rl import _multistep as multistep
+from fluxion_rl import _transforms as _tf
+from fluxion_rl._base import batched_index
+
+Array = Any
+
+__all__ = [
+    "TxPair", "IDENTITY_PAIR", "SIGNED_LOGP1_PAIR", "SIGNED_HYPERBOLIC_PAIR", "HYPERBOLIC_SIN_PAIR",
+    "DISCOUNT_TRANSFORM_PAIR", "twohot_pair", "compose_tx", "muzero_pair", "unbiased_transform_pair",
+    "transformed_lambda_returns", "transformed_general_off_policy_returns_from_action_values",
+    "transformed_n_step_returns", "transformed_q_lambda", "transformed_retrace",
+    "transformed_n_step_q_learning",
+]
+
+TxPair = collections.namedtuple("TxPair", ["apply", "apply_inv"])
+TxPair.__doc__ = "A transform ``apply`` (h) and its inverse ``apply_inv`` (h^-1)."
+
+IDENTITY_PAIR = TxPair(_tf.identity, _tf.identity)
+SIGNED_LOGP1_PAIR = TxPair(_tf.signed_logp1, _tf.signed_expm1)
+SIGNED_HYPERBOLIC_PAIR = TxPair(_tf.signed_hyperbolic, _tf.signed_parabolic)
+HYPERBOLIC_SIN_PAIR = TxPair(_tf.hyperbolic_arcsin, _tf.hyperbolic_sin)
+DISCOUNT_TRANSFORM_PAIR = TxPair(lambda x: -jnp.log(1 - x), lambda x: 1 - jnp.exp(-x))
+
+
+def twohot_pair(min_value: float, max_value: float, num_bins: int) -> TxPair:
+    """The two-hot encoding over evenly spaced bins and its expectation, as a ``TxPair``.
+
+    Example: ``twohot_pair(-10., 10., 21).apply(x)``.
+    """
+    return TxPair(
+        functools.partial(_tf.transform_to_2hot, min_value=min_value, max_value=max_value, num_bins=num_bins),
+        functools.partial(_tf.transform_from_2hot, min_value=min_value, max_value=max_value, num_bins=num_bins))
+
+
+def compose_tx(*tx_list: TxPair) -> TxPair:
+    """Compose transforms: ``apply`` runs them in order, ``apply_inv`` inverts in reverse order.
+
+    Example: ``compose_tx(SIGNED_HYPERBOLIC_PAIR, twohot_pair(-5., 5., 11))``.
+    """
+
+    def apply_fn(x: Array) -> Array:
+        for t in tx_list:
+            x = t.apply(x)
+        return x
+
+    def apply_inv_fn(x: Array) -> Array:
+        for t in tx_list[::-1]:
+            x = t.apply_inv(x)
+        return x
+
+    return TxPair(apply_fn, apply_inv_fn)
+
+
+def muzero_pair(min_value: float, max_value: float, num_bins: int, tx: TxPair) -> TxPair:
+    """MuZero's value encoding: ``tx`` then a two-hot code over ``num_bins`` bins.
+
+    Example: ``muzero_pair(-300., 300., 601, SIGNED_HYPERBOLIC_PAIR)``.
+    """
+    return compose_tx(tx, twohot_pair(min_value, max_value, num_bins))
+
+
+def unbiased_transform_pair(min_value: float, max_value: float, num_bins: int, tx: TxPair) -> TxPair:
+    """Two-hot code over bins that are evenly spaced in ``tx``'s space (an unbiased encoding).
+
+    Example: ``unbiased_transform_pair(-10., 10., 21, SIGNED_HYPERBOLIC_PAIR)``.
+    """
+    bins = tx.apply_inv(jnp.linspace(min_value, max_value, num_bins))
+    nonlinear = TxPair(functools.partial(_tf.transform_to_2hot_nonlinear, bins=bins),
+                       functools.partial(_tf.transform_from_2hot_nonlinear, bins=bins))
+    return compose_tx(IDENTITY_PAIR, nonlinear)
+
+
+def _transform_values(build_targets: Callable, *value_argnums: int) -> Callable:
+    """Wrap ``build_targets``: inputs at ``value_argnums`` go through h^-1, the result through h."""
+
+    @functools.wraps(build_targets)
+    def wrapped(tx_pair: TxPair, *args: Any, **kwargs: Any) -> Any:
+        args = list(args)
+        for index in value_argnums:
+            args[index] = tx_pair.apply_inv(args[index])
+        return tx_pair.apply(build_targets(*args, **kwargs))
+
+    wrapped.__doc__ = (f"``{build_targets.__name__}`` in a transformed space: the first argument is a "
+                       "``TxPair``; value inputs go through ``apply_inv``, targets through ``apply``.\n\n"
+                       f"Example: ``transformed_...(SIGNED_HYPERBOLIC_PAIR, ...)`` with the arguments of "
+                       f"``{build_targets.__name__}``.")
+    return wrapped
+
+
+transformed_lambda_returns = _transform_values(multistep.lambda_returns, 2)
+transformed_lambda_returns.__name__ = "transformed_lambda_returns"
+transformed_general_off_policy_returns_from_action_values = _transform_values(
+    multistep.general_off_policy_returns_from_action_values, 0)
+transformed_general_off_policy_returns_from_action_values.__name__ = (
+    "transformed_general_off_policy_returns_from_action_values")
+transformed_n_step_returns = _transform_values(multistep.n_step_bootstrapped_returns, 2)
+transformed_n_step_returns.__name__ = "transformed_n_step_returns"
+
+F, I = "float", "int"
+
+
+def _check(fn: str, spec: dict[str, tuple[Any, Any, str]]) -> None:
+    _checks.ranks(fn, **{k: (v, r) for k, (v, r, _) in spec.items()})
+    _checks.kinds(fn, **{k: (v, t) for k, (v, _, t) in spec.items()})
+
+
+def transformed_q_lambda(q_tm1: Array, a_tm1: Array, r_t: Array, discount_t: Array, q_t: Array,
+                         lambda_: Array, stop_target_gradients: bool = True,
+                         tx_pair: TxPair = IDENTITY_PAIR) -> Array:
+    """Q(lambda) errors with targets built in ``tx_pair``'s transformed space.
+
+    Example: ``transformed_q_lambda(q_tm1, a_tm1, r, d, q_t, 0.9, tx_pair=SIGNED_HYPERBOLIC_PAIR)``.
+    """
+    _check("transformed_q_lambda", dict(q_tm1=(q_tm1, 2, F), a_tm1=(a_tm1, 1, I), r_t=(r_t, 1, F),
+                                        discount_t=(discount_t, 1, F), q_t=(q_t, 2, F),
+                                        lambda_=(lambda_, {0, 1}, F)))
+    qa_tm1 = batched_index(q_tm1, a_tm1)
+    v_t = jnp.max(q_t, axis=-1)
+    target = transformed_lambda_returns(tx_pair, r_t, discount_t, v_t, lambda_, stop_target_gradients)
+    return target - qa_tm1
+
+
+def transformed_retrace(q_tm1: Array, q_t: Array, a_tm1: Array, a_t: Array, r_t: Array,
+                        discount_t: Array, pi_t: Array, mu_t: Array, lambda_: float, eps: float = 1e-8,
+                        stop_target_gradients: bool = True, tx_pair: TxPair = IDENTITY_PAIR) -> Array:
+    """Retrace errors with targets built in ``tx_pair``'s transformed space.
+
+    Example: ``transformed_retrace(q_tm1, q_t, a_tm1, a_t, r, d, pi_t, mu_t, 0.9, tx_pair=...)``.
+    """
+    _check("transformed_retrace", dict(q_tm1=(q_tm1, 2, F), q_t=(q_t, 2, F), a_tm1=(a_tm1, 1, I),
+                                       a_t=(a_t, 1, I), r_t=(r_t, 1, F), discount_t=(discount_t, 1, F),
+                                       pi_t=(pi_t, 2, F), mu_t=(mu_t, 1, F)))
+    pi_a_t = batched_index(pi_t, a_t)
+    c_t = jnp.minimum(1.0, pi_a_t / (mu_t + eps)) * lambda_
+    target = transformed_general_off_policy_returns_from_action_values(
+        tx_pair, q_t, a_t, r_t, discount_t, c_t, pi_t, stop_target_gradients)
+    return target - batched_index(q_tm1, a_tm1)
+
+
+def transformed_n_step_q_learning(q_tm1: Array, a_tm1: Array, target_q_t: Array, a_t: Array,
+                                  r_t: Array, discount_t: Array, n: int,
+                                  stop_target_gradients: bool = True,
+                                  tx_pair: TxPair = IDENTITY_PAIR) -> Array:
+    """n-step Q-learning errors with targets built in ``tx_pair``'s transformed space.
+
+    Example: ``transformed_n_step_q_learning(q_tm1, a_tm1, q_target, a_t, r, d, 5, tx_pair=...)``.
+    """
+    _check("transformed_n_step_q_learning", dict(
+        q_tm1=(q_tm1, 2, F), target_q_t=(target_q_t, 2, F), a_tm1=(a_tm1, 1, I), a_t=(a_t, 1, I),
+        r_t=(r_t, 1, F), discount_t=(discount_t, 1, F)))
+    v_t = batched_index(target_q_t, a_t)
+    target = transformed_n_step_returns(tx_pair, r_t, discount_t, v_t, n,
+                                        stop_target_gradients=stop_target_gradients)
+    return target - batched_index(q_tm1, a_tm1)

@@ -1,0 +1,44 @@
+"""Jittable environments: pure ``reset(key)`` / ``step(state, action)`` functions (beyond rlax).
+
+Batch them with ``fluxion.vmap`` and roll them out with ``fluxion.lax.scan`` inside ``fluxion.jit``:
+
+    env = envs.make("CartPole-v1")
+    states, obs = fluxion.vmap(env.reset)(fluxion.random.split(key, 1024))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from fluxion_rl.envs._classic import Acrobot, CartPole, MountainCar, Pendulum
+from fluxion_rl.envs._core import Environment, EnvState
+from fluxion_rl.envs._gridworld import CliffWalking
+from fluxion_rl.envs._gymnasium import GymnasiumEnv
+
+__all__ = ["Environment", "EnvState", "CartPole", "Pendulum", "MountainCar", "Acrobot", "CliffWalking",
+           "GymnasiumEnv", "make", "registered"]
+
+_REGISTRY: dict[str, Callable[..., Environment]] = {
+    "CartPole-v1": lambda **kw: CartPole(**{"max_episode_steps": 500, **kw}),
+    "CartPole-v0": lambda **kw: CartPole(**{"max_episode_steps": 200, **kw}),
+    "Pendulum-v1": lambda **kw: Pendulum(**{"max_episode_steps": 200, **kw}),
+    "MountainCar-v0": lambda **kw: MountainCar(**{"max_episode_steps": 200, **kw}),
+    "Acrobot-v1": lambda **kw: Acrobot(**{"max_episode_steps": 500, **kw}),
+    "CliffWalking-v1": lambda **kw: CliffWalking(**kw),
+}
+
+
+def registered() -> list[str]:
+    """The names ``make`` knows. Example: ``"CartPole-v1" in registered()``."""
+    return sorted(_REGISTRY)
+
+
+def make(name: str, **kwargs: Any) -> Environment:
+    """Build a registered environment by its gymnasium id, e.g. ``make("CartPole-v1")``.
+
+    Keyword arguments go to the environment's constructor (``max_episode_steps=...``).
+    """
+    if name not in _REGISTRY:
+        raise ValueError(f"envs.make: unknown environment {name!r}; known environments: "
+                         f"{', '.join(registered())}")
+    return _REGISTRY[name](**kwargs)

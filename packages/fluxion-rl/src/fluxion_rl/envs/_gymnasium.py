@@ -1,0 +1,50 @@
+"""Run a host (gymnasium) environment through the same ``reset`` / ``step`` interface."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GymnasiumEnv"]
+
+
+class GymnasiumEnv:
+    """Adapter from a gymnasium environment (an id or an instance) to ``reset(key)`` / ``step``.
+
+    It runs on the host, outside ``jit``: the state is the wrapped environment itself, so it is not a
+    pytree and cannot be vmapped. ``reset(key)`` seeds gymnasium with an integer drawn from ``key``;
+    ``done`` is ``terminated or truncated``. Observations and rewards are NumPy values.
+    Example: ``env = GymnasiumEnv("CartPole-v1"); s, o = env.reset(key); s, o, r, d = env.step(s, 1)``.
+    """
+
+    def __init__(self, env: Any, **make_kwargs: Any):
+        if isinstance(env, str):
+            import gymnasium  # optional dependency, only needed for host environments
+
+            env = gymnasium.make(env, **make_kwargs)
+        self.env = env
+        self.name = getattr(getattr(env, "spec", None), "id", type(env).__name__)
+        space = env.action_space
+        self.num_actions = int(space.n) if hasattr(space, "n") else None
+
+    def reset(self, key: Any) -> tuple[Any, np.ndarray]:
+        """Reset with a seed derived from ``key``; returns ``(self.env, observation)``."""
+        seed = int(np.asarray(key).ravel()[-1]) % (2**31)
+        obs, _ = self.env.reset(seed=seed)
+        return self.env, np.asarray(obs)
+
+    def step(self, state: Any, action: Any) -> tuple[Any, np.ndarray, np.float32, np.bool_]:
+        """One host step: returns ``(state, observation, reward, done)``."""
+        action = np.asarray(action)
+        if self.num_actions is not None:
+            if not 0 <= int(action) < self.num_actions:
+                raise ValueError(f"{self.name}.step: argument `action` must be in [0, {self.num_actions - 1}], "
+                                 f"got {int(action)}")
+            action = int(action)
+        obs, reward, terminated, truncated, _ = state.step(action)
+        return state, np.asarray(obs), np.float32(reward), np.bool_(terminated or truncated)
+
+    def close(self) -> None:
+        """Close the wrapped environment."""
+        self.env.close()
