@@ -433,6 +433,7 @@ def test_persistent_cache(tmp_path):
     code = textwrap.dedent(f"""
         import os, fluxion, fluxion.numpy as jnp
         from fluxion.backend import dispatch
+        fluxion.config.update("jax_enable_compilation_cache", True)
         fluxion.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
         f = fluxion.jit(lambda x: jnp.tanh(x) * 3 + 1)
         print(f(jnp.arange(4.0)).tolist())

@@ -339,3 +339,16 @@ def test_reduce_precision_copy_barrier():
     _both(flax.copy, lambda a: jax.lax.copy_p.bind(a), X)
     _both(lambda a, b: flax.optimization_barrier((a, [b])),
           lambda a, b: jlax.optimization_barrier((a, [b])), X, XI)
+
+
+def test_conj_of_real_input_transposes_to_a_real_cotangent() -> None:
+    # conj promotes a real operand to complex; its cotangent must come back real (JAX takes the
+    # real part), or grad of a real function returns a complex gradient.
+    def f(lib):
+        return lambda x: (lib.lax.conj(x) * (2 + 1j)).imag.sum() + (lib.lax.conj(x) * 3).real.sum()
+
+    x = np.array([1.0, -2.0], np.float32)
+    got = fluxion.grad(f(fluxion))(x)
+    want = jax.grad(f(jax))(x)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want))

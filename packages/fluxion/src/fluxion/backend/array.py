@@ -29,19 +29,21 @@ import numpy as np
 from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import VirtualArray
 
-__all__ = ["Array", "Spec"]
+__all__ = ["Array", "Spec", "Shard"]
 
 
 class Spec:
     """Interned (aval, sharding): what jaxlib reads as an array's aval, and a dispatch key."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "aval", "__weakref__")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "committed", "aval", "__weakref__")
     _table: dict[tuple, "Spec"] = {}
     # Caches compare Specs by identity, so two threads must never intern two equal ones.
     _lock = threading.Lock()
 
-    def __new__(cls, aval: ShapedArray, sharding: Any) -> "Spec":
-        key = (aval, sharding)
+    def __new__(cls, aval: ShapedArray, sharding: Any, committed: bool = False) -> "Spec":
+        # ``committed``: the array was placed explicitly (device_put with a device or sharding,
+        # or computed from such arrays); computations follow committed arrays, as in JAX.
+        key = (aval, sharding, committed)
         s = cls._table.get(key)
         if s is None:
             with cls._lock:
@@ -49,12 +51,12 @@ class Spec:
                 if s is None:
                     s = object.__new__(cls)
                     s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
-                    s.aval, s.sharding = aval, sharding
+                    s.aval, s.sharding, s.committed = aval, sharding, committed
                     cls._table[key] = s
         return s
 
     def __repr__(self) -> str:
-        return f"Spec({self.aval.str_short()}, {self.sharding!r})"
+        return f"Spec({self.aval.str_short()}, {self.sharding!r}, committed={self.committed})"
 
 
 class _ArrayMeta(type):
@@ -139,7 +141,13 @@ class Array(metaclass=_ArrayMeta):
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return self._k.sharding.is_fully_addressable
+
+    @property
+    def committed(self) -> bool:
+        """Whether the array was placed explicitly (``device_put`` with a device or sharding,
+        or computed from such arrays); uncommitted arrays move to where they are needed."""
+        return self._k.committed
 
     def devices(self) -> set:
         """The set of devices holding this array."""
@@ -147,8 +155,13 @@ class Array(metaclass=_ArrayMeta):
 
     @property
     def device(self) -> Any:
+        """The device holding the array, or its sharding when it spans several devices."""
         devs = self._k.sharding._internal_device_list
         return devs[0] if len(devs) == 1 else self._k.sharding
+
+    @property
+    def global_shards(self) -> list:
+        return self.addressable_shards
 
     def block_until_ready(self) -> "Array":
         """Wait until the array's value is computed; returns the array itself."""
@@ -166,11 +179,16 @@ class Array(metaclass=_ArrayMeta):
         self._a.delete()
 
     def copy_to_host_async(self) -> None:
-        self._a._copy_single_device_array_to_host_async()
+        """Start copying the value to the host (a later ``np.asarray`` then waits less)."""
+        if len(self._k.sharding._internal_device_list) == 1:
+            self._a._copy_single_device_array_to_host_async()
 
     @property
     def addressable_shards(self) -> list:
-        return [_Shard(d, self) for d in self._k.sharding._internal_device_list]
+        """One :class:`Shard` (device, index, data) per device of this process holding a part
+        of the array, in the sharding's device order."""
+        from fluxion.backend.dispatch import shards_of  # import cycle: dispatch imports this
+        return shards_of(self)
 
     def unsafe_buffer_pointer(self) -> int:
         return self._a.unsafe_buffer_pointer()
@@ -268,19 +286,18 @@ class Array(metaclass=_ArrayMeta):
         return str(self._value())
 
 
-class _Shard:
-    __slots__ = ("device", "_arr")
+class Shard:
+    """One device's part of an Array: ``device``, ``index`` (slices of the global array) and
+    ``data`` (a single-device Array)."""
 
-    def __init__(self, device: Any, arr: Array) -> None:
-        self.device, self._arr = device, arr
+    __slots__ = ("device", "index", "replica_id", "data")
 
-    @property
-    def data(self) -> Array:
-        return self._arr
+    def __init__(self, device: Any, index: tuple, replica_id: int, data: Array) -> None:
+        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
 
-    @property
-    def index(self) -> tuple:
-        return tuple(slice(None) for _ in self._arr.shape)
+    def __repr__(self) -> str:
+        return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
+                f"data={self.data!r})")
 
 
 def _rebuild(value: np.ndarray, weak_type: bool) -> Array:

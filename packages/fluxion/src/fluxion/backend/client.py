@@ -15,15 +15,34 @@ import os
 import threading
 from typing import Any
 
-from fluxion.core.config import config
+from fluxion.core.config import FlagState, config
 
 __all__ = ["get_client", "devices", "local_devices", "device_count", "local_device_count",
            "default_backend", "default_device", "single_device_sharding", "xc", "jaxlib_ext",
-           "process_index", "process_count"]
+           "process_index", "process_count", "process_indices", "set_distributed", "host_id", "host_count", "host_ids", "default_device_state",
+           "reset_clients"]
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
 _mods: dict[str, Any] = {}
+
+# These two flags act here: their definitions replace the inert placeholders of
+# core/config_jax_flags.py, keeping any value set before the backend was loaded.
+_before = config.values()
+# Part of the trace context, as in JAX: jitted calls on uncommitted arguments run there.
+config.define("jax_default_device", _before.get("jax_default_device"),
+              "The device (or platform name) where uncommitted arrays are placed and "
+              "computations on them run; None: the first device of the default backend.",
+              trace=True)
+config.define("jax_platforms", _before.get("jax_platforms")
+              or os.environ.get("FLUXION_PLATFORMS") or os.environ.get("JAX_PLATFORMS") or None,
+              "Comma-separated platforms to initialise, in order of priority ('cpu', "
+              "'cuda,cpu'); the first is the default backend. None: every available one.")
+
+default_device_state = FlagState("jax_default_device")
+default_device_state.__doc__ = (
+    "``with fluxion.default_device(device):`` places uncommitted arrays, and runs computations on "
+    "them, on ``device`` inside the block; ``.value`` reads the current setting.")
 
 
 def _load() -> tuple[Any, Any]:
@@ -58,25 +77,90 @@ def _cpu_device_count() -> int:
     return 1
 
 
+_ALIASES = {"gpu": "cuda", "cpu": "cpu", "cuda": "cuda", "rocm": "rocm", "tpu": "tpu"}
+
+
+def _platforms() -> list[str]:
+    """The platforms to use, in priority order (``jax_platforms``; default: cuda if its plugin
+    is installed, then cpu)."""
+    value = config.jax_platforms
+    if value:
+        return [_ALIASES.get(p.strip().lower(), p.strip().lower()) for p in value.split(",")
+                if p.strip()]
+    from fluxion.backend import plugins
+    return [*plugins.available(), "cpu"]
+
+
+_distributed: dict[str, Any] = {}
+
+
+def set_distributed(state: dict[str, Any] | None) -> None:
+    """Used by ``fluxion.distributed``: the coordination client clients are created with."""
+    _distributed.clear()
+    if state:
+        _distributed.update(state)
+
+
+def _make_client(platform: str) -> Any:
+    xla_client, ext = _load()
+    if platform == "cpu":
+        kw: dict[str, Any] = {}
+        if _distributed:
+            kw = dict(distributed_client=_distributed["client"],
+                      node_id=_distributed["process_id"],
+                      num_nodes=_distributed["num_processes"],
+                      collectives=_distributed["collectives"])
+        return xla_client.make_cpu_client(
+            asynchronous=bool(config.jax_cpu_enable_async_dispatch),
+            num_devices=_distributed.get("num_cpu_devices") or _cpu_device_count(), **kw)
+    from fluxion.backend import plugins
+    return plugins.make_client(platform, _distributed)
+
+
 def get_client(platform: str | None = None) -> Any:
     """The PJRT client of ``platform`` (default: the default backend), created on first use."""
-    platform = platform or "cpu"
-    c = _clients.get(platform)
-    if c is not None:
-        return c
+    if platform is None:
+        c = _clients.get("")
+        if c is not None:
+            return c
+    else:
+        platform = _ALIASES.get(platform.lower(), platform.lower())
+        c = _clients.get(platform)
+        if c is not None:
+            return c
     with _lock:
+        if platform is None:
+            errors = []
+            for p in _platforms():
+                try:
+                    c = _clients.get(p) or _make_client(p)
+                except Exception as e:  # try the next platform, as JAX does
+                    errors.append(f"{p}: {e}")
+                    continue
+                _clients[p] = _clients[""] = c
+                return c
+            raise RuntimeError("Unable to initialize any backend (jax_platforms="
+                               f"{config.jax_platforms!r}): " + "; ".join(errors))
         c = _clients.get(platform)
         if c is None:
-            if platform != "cpu":
-                raise RuntimeError(
-                    f"Unknown or unavailable backend {platform!r}: this build of Fluxion drives the "
-                    "CPU backend; GPU/TPU plugins load through fluxion.backend.client once installed.")
-            xla_client, _ = _load()
-            c = xla_client.make_cpu_client(
-                asynchronous=bool(config.jax_cpu_enable_async_dispatch),
-                num_devices=_cpu_device_count())
+            wanted = _platforms()
+            if config.jax_platforms and platform not in wanted:
+                raise RuntimeError(f"Unknown backend {platform!r}: jax_platforms is "
+                                   f"{config.jax_platforms!r}")
+            try:
+                c = _make_client(platform)
+            except Exception as e:
+                raise RuntimeError(f"Unknown or unavailable backend {platform!r}: {e}") from None
             _clients[platform] = c
     return c
+
+
+def reset_clients() -> None:
+    """Forget every client (``fluxion.distributed`` recreates them over the coordination
+    service); arrays of the old clients must not be used afterwards."""
+    with _lock:
+        _clients.clear()
+        _shardings.clear()
 
 
 def default_backend() -> str:
@@ -101,9 +185,21 @@ def devices(backend: str | None = None) -> list[Any]:
     return list(get_client(backend).devices())
 
 
-def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
-    """The devices attached to this process."""
-    return list(get_client(backend).local_devices())
+def local_devices(process_index: int | None = None, backend: str | None = None,
+                  host_id: int | None = None) -> list[Any]:
+    """The devices attached to process ``process_index`` (default: this one).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.local_devices()[0].process_index
+        0
+    """
+    if process_index is None:
+        process_index = host_id
+    c = get_client(backend)
+    if process_index is None:
+        return list(c.local_devices())
+    return [d for d in c.devices() if d.process_index == process_index]
 
 
 def device_count(backend: str | None = None) -> int:
@@ -114,6 +210,11 @@ def device_count(backend: str | None = None) -> int:
 def local_device_count(backend: str | None = None) -> int:
     """The number of devices attached to this process."""
     return len(get_client(backend).local_devices())
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """The indices of every process of a multi-process run (``[0]`` in a single process)."""
+    return sorted({d.process_index for d in get_client(backend).devices()})
 
 
 def process_index(backend: str | None = None) -> int:
@@ -127,7 +228,21 @@ def process_count(backend: str | None = None) -> int:
 
 
 def default_device() -> Any:
-    return get_client().local_devices()[0]
+    """Where uncommitted arrays live: ``jax_default_device`` if set, else the first local
+    device of the default backend.
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion.backend import client
+        >>> client.default_device() == fluxion.local_devices()[0]
+        True
+    """
+    d = config.jax_default_device
+    if d is None:
+        return get_client().local_devices()[0]
+    if isinstance(d, str):
+        return get_client(d).local_devices()[0]
+    return d
 
 
 _shardings: dict[Any, Any] = {}
@@ -142,3 +257,18 @@ def single_device_sharding(device: Any) -> Any:
         # setdefault: two threads racing here must still end up with the same one object.
         s = _shardings.setdefault(device, SingleDeviceSharding(device))
     return s
+
+
+def host_id(backend: str | None = None) -> int:
+    """Same as :func:`process_index` (JAX's older name)."""
+    return process_index(backend)
+
+
+def host_count(backend: str | None = None) -> int:
+    """Same as :func:`process_count` (JAX's older name)."""
+    return process_count(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """Same as :func:`process_indices` (JAX's older name)."""
+    return process_indices(backend)

@@ -1,7 +1,7 @@
 """Compiling and running: executable caches, device transfer, eager primitive dispatch.
 
-- :func:`compile_text` compiles StableHLO text once per (text, devices), with an optional
-  persistent on-disk cache of serialized executables (``jax_compilation_cache_dir``).
+- :func:`compile_text` compiles StableHLO text once per (text, devices), backed by the
+  persistent on-disk cache of serialized executables (backend/compile_cache.py).
 - :func:`device_put_value` places host values on a device with exactly the Spec (aval and
   sharding) the executables expect; Python scalars become cached weak-typed device constants.
 - The eager handler runs a primitive outside any transformation: it compiles the primitive alone
@@ -20,26 +20,24 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Sequence
 
-import jaxlib
 import numpy as np
 
 from fluxion import lax
 from fluxion.backend import client as _client
+from fluxion.backend import compile_cache as _disk
 from fluxion.backend import lapack as _lapack
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
 from fluxion.core import dtypes as _dtypes
 from fluxion.core import errors as _trace_errors
+from fluxion.core import monitoring as _monitoring
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import TraceContext, config
@@ -57,6 +55,7 @@ GET_A = attrgetter("_a")
 
 
 def default_sharding() -> Any:
+    """The sharding of uncommitted arrays: the default device (``jax_default_device``)."""
     return _client.single_device_sharding(_client.default_device())
 
 
@@ -84,40 +83,38 @@ _EXE_CACHE_SIZE = 4096
 _compile_lock = threading.RLock()
 
 
-def _persistent_key(text: str, client: Any) -> str:
-    h = hashlib.sha256()
-    for part in (text, client.platform, client.platform_version, jaxlib.__version__,
-                 os.environ.get("XLA_FLAGS", "")):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    d = os.path.dirname(path)
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def _compile_options(devices: Sequence[Any]) -> Any:
+    o = _xc.CompileOptions()
+    n = len(devices)
+    # [replica][partition] -> device id; without it XLA assigns replica 0 to device 0
+    o.device_assignment = _xc.DeviceAssignment.create(
+        np.array([[d.id for d in devices]], dtype=np.int64))
+    if n > 1:
+        o.num_replicas = 1
+        o.num_partitions = n
+        b = o.executable_build_options
+        b.use_spmd_partitioning = True
+        b.use_shardy_partitioner = True
+    return o
 
 
 def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
     """Compile StableHLO ``text`` for ``devices`` (default: the default device), cached.
 
-    Identical texts share one executable. With ``jax_compilation_cache_dir`` set, executables are
-    also written to (and read back from) disk, keyed by a hash of the text, the platform version,
-    the jaxlib version and ``XLA_FLAGS``.
+    Identical texts share one executable. Unless ``jax_enable_compilation_cache`` is off,
+    executables are also written to (and read back from) disk: see :mod:`compile_cache`.
     """
     cl = _client.get_client()
     devs = tuple(devices) if devices else (_client.default_device(),)
+    if getattr(text, "host_callbacks", None):
+        # Host callbacks (backend/callback.py): the callables are bound at compile time, so such
+        # modules are compiled per lowering and never shared through the caches.
+        from fluxion.backend import callback as _callback
+        t0 = time.perf_counter()
+        with _compile_lock:
+            exe = _callback.compile_with_callbacks(cl, text, _jax.DeviceList(devs),
+                                                   _compile_options(devs))
+        return Executable(exe, text, devs, time.perf_counter() - t0)
     key = (text, devs)
     hit = _EXE_CACHE.get(key)
     if hit is not None:
@@ -131,29 +128,34 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
         if hit is not None:
             return hit
         dl = _jax.DeviceList(devs)
+        if "xla_ffi_python_cpu_callback" in text:
+            # Host callbacks without their Python callables (a module rebuilt from text, e.g.
+            # deserialized): XLA would crash at execution, so refuse to compile it.
+            raise ValueError("compile: this module calls Python host callbacks (debug.print, "
+                             "pure_callback, io_callback) but the callables are not available; "
+                             "such programs cannot be compiled from their text alone")
         if _lapack.needs_lapack(text):
             _lapack.ensure_lapack()  # registered + initialised before compile/deserialize
-        cache_dir = config.jax_compilation_cache_dir
-        exe = None
-        path = None
+        opts = _compile_options(devs)
         t0 = time.perf_counter()
-        if cache_dir:
-            path = os.path.join(cache_dir, _persistent_key(text, cl) + ".xex")
-            if os.path.exists(path):
+        exe, pkey, cdir = None, None, _disk.cache_dir()
+        if cdir is not None:
+            pkey = _disk.entry_key(text, cl, devs, opts)
+            blob = _disk.load(cdir, pkey)
+            if blob is not None:
                 try:
-                    with open(path, "rb") as f:
-                        exe = cl.deserialize_executable(f.read(), dl, _xc.CompileOptions())
-                except Exception as e:  # a corrupt entry is recompiled, not fatal
-                    logger.warning("fluxion: ignoring unreadable compilation cache entry %s: %s", path, e)
-                    exe = None
+                    exe = cl.deserialize_executable(blob, dl, opts)
+                    _monitoring.record_event(_disk.CACHE_HIT_EVENT)
+                except Exception as e:  # a bad entry is recompiled (and rewritten), not fatal
+                    logger.warning("fluxion: ignoring unloadable compilation cache entry: %s", e)
         if exe is None:
-            exe = cl.compile_and_load(text, dl, _xc.CompileOptions())
+            exe = cl.compile_and_load(text, dl, opts)
             elapsed = time.perf_counter() - t0
-            if path is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
-                try:
-                    _atomic_write(path, cl.serialize_executable(exe))
-                except OSError as e:
-                    logger.warning("fluxion: could not write compilation cache entry %s: %s", path, e)
+            _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
+            if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
+                blob = cl.serialize_executable(exe)
+                if len(blob) >= config.jax_persistent_cache_min_entry_size_bytes:
+                    _disk.store(cdir, pkey, blob)
         entry = Executable(exe, text, devs, time.perf_counter() - t0)
         _EXE_CACHE[key] = entry
         if len(_EXE_CACHE) > _EXE_CACHE_SIZE:
@@ -275,28 +277,52 @@ def _scalar_to_host(x: Any, dt: np.dtype) -> np.ndarray:
     return np.asarray(x, dtype=dt)
 
 
-def _put(arr: np.ndarray, dtype: np.dtype, weak: bool, device: Any) -> Array:
+def _put(arr: np.ndarray, dtype: np.dtype, weak: bool, device: Any,
+         committed: bool | None = None) -> Array:
+    """Place the host array ``arr`` with ``device`` (a Device, a Sharding or None: the default
+    device, uncommitted)."""
     sharding = default_sharding() if device is None else _sharding_for(device)
-    spec = Spec(ShapedArray(arr.shape, dtype, weak), sharding)
-    dev = sharding._internal_device_list[0]
+    if committed is None:
+        committed = device is not None
+    spec = Spec(ShapedArray(arr.shape, dtype, weak), sharding, committed)
+    devs = list(sharding._internal_device_list)
+    x64 = bool(config.jax_enable_x64)
     if dtype == _dtypes.float0:
         # float0 (the tangent type of integers) is lowered as i1: the device holds bool zeros
         # while the Array keeps its float0 aval.
-        bspec = Spec(ShapedArray(arr.shape, np.dtype(np.bool_)), sharding)
-        impl = _jax.batched_device_put(bspec, sharding, [np.zeros(arr.shape, np.bool_)], [dev],
-                                       True, True, enable_x64=bool(config.jax_enable_x64))
-        return _wrap(impl, spec)
-    impl = _jax.batched_device_put(spec, sharding, [arr], [dev], True, True,
-                                   enable_x64=bool(config.jax_enable_x64))
+        bspec = Spec(ShapedArray(arr.shape, np.dtype(np.bool_)), sharding, committed)
+        arr = np.zeros(arr.shape, np.bool_)
+    else:
+        bspec = spec
+    if len(devs) == 1:
+        shards = [arr]
+    else:
+        local = [d for d in devs if d.process_index == _client.process_index()]
+        index = sharding.devices_indices_map(arr.shape)
+        shards = [np.array(arr[index[d]], copy=True, order="C") for d in local]
+        devs = local
+    if len(shards) == 1:
+        impl = _jax.batched_device_put(bspec, sharding, shards, devs, True, True, enable_x64=x64)
+    else:
+        # force_copy=True (and any host-buffer mode but zero-copy) fails for partly replicated
+        # shardings with std::bad_function_call: the shards are private copies instead, which
+        # the device buffers may alias.
+        impl = _jax.batched_device_put(bspec, sharding, shards, devs, True, enable_x64=x64)
     return _wrap(impl, spec)
+
+
+
 
 
 def _sharding_for(device: Any) -> Any:
     if isinstance(device, _jax.Device):
         return _client.single_device_sharding(device)
-    if hasattr(device, "_internal_device_list") and len(device._internal_device_list) == 1:
-        return _client.single_device_sharding(device._internal_device_list[0])
-    raise TypeError(f"device_put: expected a Device or a single-device Sharding, got {device!r}")
+    dl = getattr(device, "_internal_device_list", None)
+    if dl is not None and hasattr(device, "_to_xla_hlo_sharding"):
+        if len(dl) == 1 and not hasattr(device, "spec"):
+            return _client.single_device_sharding(dl[0])
+        return device
+    raise TypeError(f"device_put: expected a Device or a Sharding, got {device!r}")
 
 
 def to_array(x: Any) -> Array:
@@ -308,14 +334,93 @@ def to_array(x: Any) -> Array:
     jax_array = getattr(x, "__jax_array__", None)
     if jax_array is not None:
         return to_array(jax_array())
+    guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
+    if guard is not None and guard != "allow":
+        _guard_implicit_transfer(x, guard)
     return device_put_value(x)
 
 
-def move_to(x: Array, sharding: Any) -> Array:
-    """A copy of ``x`` placed with ``sharding`` (host round trip for now; single devices only)."""
-    if x._k.sharding is sharding:
+def _guard_implicit_transfer(x: Any, guard: str) -> None:
+    """JAX's transfer guard for an implicit host-to-device transfer of ``x``."""
+    aval = ShapedArray(np.shape(x), _dtypes.dtype(x, canonicalize=True),
+                       _dtypes.is_weakly_typed(x))
+    msg = f"host-to-device transfer: aval={aval!r}, dst_sharding={default_sharding()!r}"
+    if guard.startswith("disallow"):
+        raise RuntimeError(f"INVALID_ARGUMENT: Disallowed {msg}")
+    logger.warning("Implicit %s", msg)
+
+
+def move_to(x: Array, sharding: Any, committed: bool | None = None) -> Array:
+    """A copy of ``x`` placed with ``sharding`` (through the host)."""
+    if committed is None:
+        committed = x._k.committed
+    if x._k.sharding is sharding and x._k.committed == committed:
         return x
-    return _put(np.asarray(x._value()), x.dtype, x.weak_type, sharding._internal_device_list[0])
+    have = x._k.sharding
+    if have is sharding or have == sharding or (
+            tuple(have._internal_device_list) == tuple(sharding._internal_device_list)
+            and have._to_xla_hlo_sharding(x.ndim) == sharding._to_xla_hlo_sharding(x.ndim)):
+        # the same placement (maybe under another sharding object): share the buffers
+        return _wrap(x._a, Spec(x._k.aval, sharding, committed))
+    return _put(np.asarray(x._value()), x.dtype, x.weak_type, sharding, committed)
+
+
+def _per_device(x: Array) -> list:
+    """The per-device jaxlib arrays of a multi-device ``x``, in its sharding's device order.
+
+    jaxlib builds them by calling ``jax._src.sharding_impls.make_single_device_sharding``; in a
+    process without jax, stand-in modules answer that call for its duration (and are removed at
+    once, so a later real ``import jax`` is unaffected)."""
+    import sys
+    if "jax" in sys.modules:
+        return list(x._a._arrays)
+    with _stub_lock:
+        if "jax" in sys.modules:
+            return list(x._a._arrays)
+        import types
+        mods = {n: types.ModuleType(n) for n in ("jax", "jax._src", "jax._src.sharding_impls")}
+        mods["jax._src.sharding_impls"].make_single_device_sharding = (
+            lambda device, *, memory_kind=None: _client.single_device_sharding(device))
+        sys.modules.update(mods)
+        try:
+            return list(x._a._arrays)
+        finally:
+            for n in mods:
+                if sys.modules.get(n) is mods[n]:
+                    del sys.modules[n]
+
+
+_stub_lock = threading.Lock()
+
+
+def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
+    if dt.kind in "biufc" and dt.isbuiltin:
+        return np.asarray(impl)
+    return np.asarray(impl._single_device_array_to_np_array_did_copy()[0]).view(dt)
+
+
+def shards_of(x: Array) -> list:
+    """The addressable shards of ``x`` (see :attr:`Array.addressable_shards`)."""
+    from fluxion.backend.array import Shard
+    sh = x._k.sharding
+    devs = list(sh._internal_device_list)
+    index = sh.devices_indices_map(x.shape)
+    if len(devs) == 1:
+        data = _wrap(x._a, Spec(x._k.aval, _client.single_device_sharding(devs[0]), True))
+        return [Shard(devs[0], index[devs[0]], 0, data)]
+    out = []
+    seen: dict = {}
+    pid = _client.process_index()
+    local = [d for d in devs if d.process_index == pid]
+    for d, impl in zip(local, _per_device(x)):
+        ix = index[d]
+        shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, x.shape))
+        key = tuple((sl.start, sl.stop) for sl in ix)
+        rid = seen[key] = seen.get(key, -1) + 1
+        spec = Spec(ShapedArray(shape, x.dtype, x.weak_type), _client.single_device_sharding(d),
+                    True)
+        out.append(Shard(d, ix, rid, _wrap(impl, spec)))
+    return out
 
 
 def to_numpy(x: Array) -> np.ndarray:
@@ -324,10 +429,20 @@ def to_numpy(x: Array) -> np.ndarray:
         raise RuntimeError(f"Array has been deleted (donated or .delete()d) with shape="
                            f"{x._k.aval.str_short()}; it cannot be read any more")
     dt = x._k.dtype
-    if dt.kind in "biufc" and dt.isbuiltin:
-        return np.asarray(x._a)
     if dt.names == ("float0",):
         return np.zeros(x.shape, dt)
+    if len(x._k.sharding._internal_device_list) > 1:
+        if not x._k.sharding.is_fully_addressable:
+            raise RuntimeError(
+                "Fetching the value of an array that spans devices of other processes is not "
+                "possible; use multihost_utils-style gathering or addressable_shards")
+        out = np.empty(x.shape, dt)
+        for sh in shards_of(x):
+            if sh.replica_id == 0:
+                out[sh.index] = _single_to_numpy(sh.data._a, dt)
+        return out
+    if dt.kind in "biufc" and dt.isbuiltin:
+        return np.asarray(x._a)
     # ml_dtypes (bfloat16, float8, int4): jaxlib's buffer protocol cannot describe them. Convert
     # on the device to a standard dtype, then back on the host, so that no per-device-array path
     # of jaxlib (which imports jax) is touched.
@@ -369,11 +484,77 @@ def _eager_program(prim: Any, specs: Sequence[Spec], params: dict[str, Any]) -> 
 
 def _compile_eager(prim: Any, specs: tuple, params: dict[str, Any]) -> ExecEntry:
     program = _eager_program(prim, specs, params)
-    sharding = specs[0].sharding if specs else default_sharding()
-    text = lower_program(program, prim.name)
-    exe = compile_text(text, sharding._internal_device_list)
-    out_specs = [Spec(v.aval, sharding) for v in program.outvars]
+    exe, out_shardings = compile_program(program, prim.name, [s.sharding for s in specs])
+    committed = any(s.committed for s in specs)
+    out_specs = [Spec(v.aval, sh, committed) for v, sh in zip(program.outvars, out_shardings)]
     return ExecEntry(exe, out_specs, not prim.multiple_results)
+
+
+def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
+                    out_shardings: Sequence[Any] | None = None, donated: Sequence[bool] = (),
+                    devices: tuple | None = None, mesh: Any = None) -> tuple[Executable, list]:
+    """Lower and compile ``program`` for arguments placed with ``in_shardings`` (all on the
+    same devices, already checked); returns the executable and the results' shardings.
+
+    One device: plain lowering, results on that device. Several: Shardy-annotated SPMD program;
+    results get ``out_shardings`` where given, else what the compiler chose."""
+    if devices is None:
+        devices = (tuple(in_shardings[0]._internal_device_list) if in_shardings
+                   else (_client.default_device(),))
+    n_out = len(program.outvars)
+    if config.jax_log_compiles:  # JAX's log_compiles: one WARNING per compilation
+        logger.warning("Compiling %s with global shapes and types %s.", name,
+                       [v.aval.str_short() for v in list(program.constvars) + list(program.invars)])
+    if len(devices) == 1:
+        text = lower_program(program, name, donated=donated)
+        exe = compile_text(text, devices)
+        sh = _client.single_device_sharding(devices[0])
+        return exe, [sh] * n_out
+    from fluxion.backend import spmd  # lazily: only multi-device programs need it
+    given = list(out_shardings) if out_shardings is not None else [None] * n_out
+    text = spmd.lower_spmd(program, name, in_shardings, given, donated)
+    exe = compile_text(text, devices)
+    params = spmd.read_param_shardings(exe.exe)
+    avals = [v.aval for v in list(program.constvars) + list(program.invars)]
+    if params is not None:
+        for k, (want, a) in enumerate(zip(params, avals)):
+            have = in_shardings[k]._to_xla_hlo_sharding(len(a.shape))
+            if want != have:  # never hand XLA an argument it does not expect: it crashes
+                raise RuntimeError(f"{name}: XLA compiled parameter {k} with sharding {want} "
+                                   f"but the argument has {have}")
+    outs = spmd.read_out_shardings(exe.exe, devices, [v.aval for v in program.outvars],
+                                   spmd.mesh_of(list(in_shardings) + given) or mesh, given)
+    return exe, outs
+
+
+def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
+          forced: tuple | None = None) -> list[Array]:
+    """``args`` moved to where the computation on them runs (see :mod:`fluxion.backend.spmd`):
+    the devices of the committed ones (all the same, else an error), or the default device."""
+    from fluxion.backend import spmd
+    specs = [a._k for a in args]
+    devs, _, like = spmd.target_devices(fname, specs, names, forced)
+    if len(devs) == 1:
+        target = _client.single_device_sharding(devs[0])
+        return [a if a._k.sharding is target else move_to(a, target) for a in args]
+    out = []
+    for a in args:
+        if tuple(a._k.sharding._internal_device_list) == devs:
+            out.append(a)
+        elif a._k.committed or a._k.aval.size > 1:
+            out.append(move_to(a, spmd.replicated_on(devs, like)))
+        else:  # the cached scalar constants of eager code: replicated once per device set
+            key = (id(a), devs, like)
+            hit = _REPLICATED.get(key)
+            if hit is None or hit[0] is not a:
+                if len(_REPLICATED) > 1024:
+                    _REPLICATED.clear()
+                hit = _REPLICATED[key] = (a, move_to(a, spmd.replicated_on(devs, like)))
+            out.append(hit[1])
+    return out
+
+
+_REPLICATED: dict[tuple, tuple] = {}
 
 
 def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -400,9 +581,8 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     specs = tuple(map(GET_K, args))
     e = table.get(specs)
     if e is None:
-        if len({s.sharding for s in specs}) > 1:  # gather operands onto the first one's device
-            args = [move_to(a, specs[0].sharding) for a in args]
-            specs = tuple(map(GET_K, args))
+        args = place(prim.name, args)  # follow committed operands; else the default device
+        specs = tuple(map(GET_K, args))
         e = table.get(specs)
         if e is None:
             e = table[specs] = _compile_eager(prim, specs, params)
@@ -424,6 +604,7 @@ def clear_caches() -> None:
     _scalar_cache.clear()
     _literal_cache.clear()
     _const_cache.clear()
+    _REPLICATED.clear()
 
 
 def _on_flag_change(name: str, value: Any) -> None:
@@ -431,7 +612,8 @@ def _on_flag_change(name: str, value: Any) -> None:
     ctx = config.trace_context
     if _EAGER is not _EAGER_BY_CONTEXT.get(ctx):
         _EAGER = _EAGER_BY_CONTEXT.setdefault(ctx, {})
-    if name == "jax_enable_x64":
+    if name in ("jax_enable_x64", "jax_default_device"):
+        _REPLICATED.clear()
         _scalar_cache.clear()
         _literal_cache.clear()
         _const_cache.clear()
@@ -439,3 +621,6 @@ def _on_flag_change(name: str, value: Any) -> None:
 
 config.on_change(_on_flag_change)
 _trace.set_eager_handler(_eager)
+
+from fluxion.backend import checks as _checks  # noqa: E402,F401  (debug_nans, debug mode)
+from fluxion.backend import transfer as _transfer  # noqa: E402,F401  (installs mesh services)

@@ -34,14 +34,18 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.backend import checks as _checks
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
+from fluxion.backend.client import default_device as _client_default_device
+from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.lowering import lower_program
+from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import TraceContext, config
 from fluxion.core.dtypes import float0 as _FLOAT0
-from fluxion.core.errors import UnexpectedTracerError, user_frame
+from fluxion.core.errors import UnexpectedTracerError, user_frame, user_source_line
 from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import (
@@ -297,21 +301,51 @@ class _Jitted:
                     f"jit of {self.name}: the function closes over a traced value {c.aval_str()} "
                     "from a transformation that has finished; pass it as an argument instead.")
         typecheck(program)
-        const_arrays = [c if type(c) is Array else _d.to_array(c) for c in consts]
         full = Program([], list(program.constvars) + list(program.invars), program.outvars,
                        program.eqns)
         don = (False,) * len(consts) + tuple(donated)
-        text = lower_program(full, f"jit_{self.name}", donated=don)
-        sharding = specs[0].sharding if specs else (
-            _d._sharding_for(self.device) if self.device is not None else _d.default_sharding())
-        executable = _d.compile_text(text, sharding._internal_device_list)
-        out_specs = [Spec(a, sharding) for a in program.out_avals]
-        return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree, text,
-                      program)
+        pl = self.device
+        outs_given = (pl.result_shardings(self.name, out_tree, program.out_avals)
+                      if pl is not None else [None] * len(program.outvars))
+        if specs:
+            devices = tuple(specs[0].sharding._internal_device_list)
+        elif pl is not None and pl.devices is not None:
+            devices = pl.devices
+        else:
+            first = next((o for o in outs_given if o is not None), None)
+            devices = (tuple(first._internal_device_list) if first is not None
+                       else (_client_default_device(),))
+        for o in outs_given:
+            if o is not None and tuple(o._internal_device_list) != devices:
+                raise ValueError(
+                    f"jit of {self.name}: out_shardings are on devices "
+                    f"{[d.id for d in o._internal_device_list]} but the computation runs on "
+                    f"{[d.id for d in devices]} (where its arguments are)")
+        # constants (closed-over arrays) go where the computation runs
+        like = specs[0].sharding if specs else None
+        target = (_d._sharding_for(devices[0]) if len(devices) == 1
+                  else _replicated_on(devices, like))
+        const_arrays = []
+        for c in consts:
+            c = c if type(c) is Array else _d.to_array(c)
+            if tuple(c._k.sharding._internal_device_list) != devices:
+                c = _d.move_to(c, target)
+            const_arrays.append(c)
+        in_shardings = [c._k.sharding for c in const_arrays] + [s.sharding for s in specs]
+        executable, out_shardings = _d.compile_program(
+            full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
+            mesh=_program_mesh(program) if len(devices) > 1 else None)
+        committed = pl is not None or any(s.committed for s in specs) or len(devices) > 1
+        out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
+        return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree,
+                      executable.text, program)
 
     # ------------------------------------------------------------ calls
     def call(self, args: tuple, kwargs: dict) -> Any:
         if config.jax_disable_jit:
+            if config.fluxion_debug_mode:  # backend/checks.py
+                return _checks.debug_mode_call(self.fun, args, kwargs, self.sig.static_argnums,
+                                               self.sig.static_argnames)
             return self.fun(*args, **kwargs)
         if self.plain:
             statics, donated = (), ()
@@ -327,23 +361,93 @@ class _Jitted:
             if type(x) is not Array:
                 arrays = [_arg_array(a, self.name) for a in leaves]
                 break
-        if self.device is not None:
-            target = _d._sharding_for(self.device)
-            arrays = [a if a._k.sharding is target else _d.move_to(a, target) for a in arrays]
-        elif len(arrays) > 1:
-            s0 = arrays[0]._k.sharding
-            for a in arrays:
-                if a._k.sharding is not s0:
-                    arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
-                    break
         key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
         e = self.cache.get(key)
         if e is None:
+            # Place the arguments where the computation runs (committed ones decide), then
+            # look again: entries are filed under the placed arguments' Specs.
+            arrays = self.place(args, kwargs, arrays)
+            if self.device is None and not any(a._k.committed for a in arrays):
+                arrays = self.place_on_program_mesh(args, kwargs, statics, arrays)
+            key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
+            e = self.cache.get(key)
+        if e is None:
             e = self.miss(key, args, kwargs, statics, arrays, donated)
-        elif e.fast_key is not None:
+        elif e.fast_key is not None and not _checks.ENABLED[0]:
             # A hit after the trace context switched back: the fast table was emptied then.
             self.fast[e.fast_key] = e
+        if _checks.ENABLED[0]:  # jax_debug_nans / jax_debug_infs (backend/checks.py)
+            return _checks.checked_jit_call(self.bound_fun(statics), self.name,
+                                            lambda: e.call(tuple(map(_GET_A, arrays))), args,
+                                            kwargs)
         return e.call(tuple(map(_GET_A, arrays)))
+
+    def place(self, args: tuple, kwargs: dict, arrays: list) -> list:
+        """``arrays`` (the dynamic argument leaves) moved where this call runs."""
+        pl = self.device
+        if pl is None:
+            try:
+                return _d.place(self.name, arrays)
+            except ValueError:  # say it again with the arguments' names
+                return _d.place(self.name, arrays, self.names(args, kwargs))
+        names = self.names(args, kwargs)
+        ins = pl.arg_shardings(self.name, args, kwargs, [a.aval for a in arrays], names)
+        forced = pl.devices
+        for i, s in enumerate(ins):
+            if s is None:
+                continue
+            devs = tuple(s._internal_device_list)
+            if forced is None:
+                forced = devs
+            elif devs != forced:
+                raise ValueError(
+                    f"jit of {self.name}: in_shardings put argument {names[i]} on devices "
+                    f"{[d.id for d in devs]} but another on {[d.id for d in forced]}; all "
+                    "arguments of one computation must be on the same devices")
+        if forced is None and not any(a._k.committed for a in arrays):
+            forced = pl.out_devices()
+        if forced is None:
+            return _d.place(self.name, arrays, names)
+        rest = _d.place(self.name, [a for a, s in zip(arrays, ins) if s is None], names, forced)
+        it = iter(rest)
+        out = []
+        for a, s in zip(arrays, ins):
+            if s is None:
+                out.append(next(it))
+                continue
+            have = a._k.sharding
+            if a._k.committed and not (
+                    have == s or (tuple(have._internal_device_list)
+                                  == tuple(s._internal_device_list)
+                                  and have._to_xla_hlo_sharding(a.ndim)
+                                  == s._to_xla_hlo_sharding(a.ndim))):
+                raise ValueError(
+                    "Sharding passed to jit does not match the sharding on the respective arg. "
+                    f"Got jit sharding: {s},\narg sharding: {have} for arg {names[len(out)]} of "
+                    f"type {a.dtype.name}[{','.join(map(str, a.shape))}] (jit of {self.name}, "
+                    f"at {user_source_line()})")
+            out.append(_d.move_to(a, s, True))
+        return out
+
+    def place_on_program_mesh(self, args: tuple, kwargs: dict, statics: tuple,
+                              arrays: list) -> list:
+        """Uncommitted arguments of a program that names a mesh (``shard_map``, a sharding
+        constraint) move onto that mesh's devices, where the program runs, as in JAX."""
+        treedef = _flatten((args, kwargs))[1]
+        program = self.program_for(args, kwargs, statics, [a._k.aval for a in arrays],
+                                   treedef)[0]
+        mesh = _program_mesh(program)
+        if mesh is None or mesh.size == 1:
+            return arrays
+        return _d.place(self.name, arrays, None, tuple(mesh._internal_device_list))
+
+    def names(self, args: tuple, kwargs: dict) -> list[str]:
+        """JAX's names of the dynamic argument leaves (for error messages)."""
+        try:
+            return _arg_names(self.fun, self.sig, len(args) + len(self.sig.static_argnums),
+                              args, kwargs)
+        except Exception:
+            return [f"argument {i}" for i in range(len(tree_util.tree_leaves((args, kwargs))))]
 
     def miss(self, key: tuple, args: tuple, kwargs: dict, statics: tuple, arrays: list,
              donated: tuple) -> _Entry:
@@ -353,7 +457,8 @@ class _Jitted:
         self.cache[key] = e
         if len(self.cache) > 1024:
             self.cache.popitem(last=False)
-        if (self.sig.simple and e.single and not kwargs and len(args) == self.sig.arity
+        if (self.sig.simple and e.single and not kwargs and not _checks.ENABLED[0]
+                and len(args) == self.sig.arity
                 and all(type(a) is Array for a in args)):
             e.fast_key = tuple(specs)
             self.fast[e.fast_key] = e
@@ -374,6 +479,37 @@ class _Jitted:
         self.cache.clear()
         self.programs.clear()
         self.fast.clear()
+
+
+_PROGRAM_MESH: "weakref.WeakKeyDictionary[Program, Any]" = weakref.WeakKeyDictionary()
+
+
+def _program_mesh(program: Program) -> Any:
+    """The first mesh named by ``program`` (or a program inside it), or None."""
+    try:
+        return _PROGRAM_MESH[program]
+    except (KeyError, TypeError):
+        pass
+    found = None
+    for eqn in program.eqns:
+        mesh = eqn.params.get("mesh")
+        if mesh is None and eqn.prim.name == "sharding_constraint":
+            mesh = getattr(eqn.params.get("sharding"), "mesh", None)
+        if mesh is not None and hasattr(mesh, "_internal_device_list"):
+            found = mesh
+            break
+        for v in eqn.params.values():
+            if isinstance(v, Program):
+                found = _program_mesh(v)
+                if found is not None:
+                    break
+        if found is not None:
+            break
+    try:
+        _PROGRAM_MESH[program] = found
+    except TypeError:
+        pass
+    return found
 
 
 def _arg_array(x: Any, fname: str) -> Array:
@@ -424,8 +560,7 @@ def _options_key(options: tuple) -> tuple | None:
 def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate_argnums: Any,
                 donate_argnames: Any, device: Any, keep_unused: bool, inline: bool) -> _Jitted:
     """The shared caches of ``fun`` under these options (made on first use)."""
-    # in_shardings / out_shardings / backend are accepted but do not change what is compiled
-    # here (single-device CPU), so they are not part of the key.
+    # ``device``: the call's Placement (device=/backend=/in_shardings/out_shardings) or None.
     opts = _options_key((static_argnums, static_argnames, donate_argnums, donate_argnames,
                          device, keep_unused, inline))
     caches = None
@@ -780,8 +915,9 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
                                  out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}: {fun!r}")
-    j = _jitted_for(fun, static_argnums, static_argnames, donate_argnums, donate_argnames, device,
-                    keep_unused, inline)
+    placement = Placement.make(fun_name(fun), device, backend, in_shardings, out_shardings)
+    j = _jitted_for(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
+                    placement, keep_unused, inline)
     fn = _make_dispatcher(j, fun)
     try:
         functools.update_wrapper(fn, fun)
@@ -807,6 +943,21 @@ class Traced:
         self._j, self._args, self._kwargs, self._statics = j, args, kwargs, statics
         self._avals, self._treedef, self._donated = avals, treedef, donated
         self.program, self.consts, self.out_tree = j.program_for(args, kwargs, statics, avals, treedef)
+        self._specs = self._placed_specs()
+
+    def _placed_specs(self) -> list | None:
+        """The Specs of the arguments placed as a call would place them, when the call runs on
+        several devices or with jit's placement options (else None: the plain path)."""
+        leaves = tree_util.tree_leaves((self._args, self._kwargs))
+        if not all(type(x) is Array for x in leaves):
+            return None
+        j = self._j
+        arrays = j.place(self._args, self._kwargs, list(leaves))
+        if j.device is None and not any(a._k.committed for a in arrays):
+            arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
+        specs = [a._k for a in arrays]
+        multi = any(len(s.sharding._internal_device_list) > 1 for s in specs)
+        return specs if multi or j.device is not None else None
 
     @property
     def jaxpr(self) -> Any:
@@ -818,6 +969,12 @@ class Traced:
             ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
 
     def lower(self) -> "Lowered":
+        if self._specs is not None:
+            # placed arguments (several devices, shardings): lowered with their annotations and
+            # compiled at once, as a call would be
+            entry = self._j.compile_entry(self._args, self._kwargs, self._statics, self._specs,
+                                          self._treedef, self._donated)
+            return Lowered(self, entry.text, entry)
         full = Program([], list(self.program.constvars) + list(self.program.invars),
                        self.program.outvars, self.program.eqns)
         typecheck(full)
@@ -829,9 +986,10 @@ class Traced:
 class Lowered:
     """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
 
-    def __init__(self, traced: Traced, text: str) -> None:
+    def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None) -> None:
         self._traced = traced
         self._text = text
+        self._entry = entry
 
     def as_text(self, dialect: str | None = None) -> str:
         return self._text
@@ -841,15 +999,20 @@ class Lowered:
         return self._traced.out_info
 
     def compile(self) -> "Compiled":
+        if self._entry is not None:
+            return Compiled(self._traced, self._entry.executable, self._entry)
         return Compiled(self._traced, _d.compile_text(self._text))
 
 
 class Compiled:
     """A compiled executable for one signature; call it with arguments of that signature."""
 
-    def __init__(self, traced: Traced, executable: Any) -> None:
+    def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None) -> None:
         self._traced = traced
         self._executable = executable
+        if entry is not None:
+            self._entry = entry
+            return
         consts = [c if type(c) is Array else _d.to_array(c) for c in traced.consts]
         sharding = _d.default_sharding()
         out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
@@ -875,6 +1038,17 @@ class Compiled:
                 f"{[a.str_short() for a in self._traced._avals]} (structure "
                 f"{self._traced._treedef}) but called with {[a.str_short() for a in avals]} "
                 f"(structure {treedef})")
+        # The executable runs on the devices it was compiled for: uncommitted arguments move
+        # there; committed ones elsewhere are an error (never handed to XLA).
+        names = j.names(dyn_args, dyn_kwargs)
+        specs = self._traced._specs
+        if specs is None:
+            arrays = _d.place(j.name, arrays, names, tuple(self._executable.devices))
+        else:  # exactly the placement it was compiled for (anything else could crash XLA)
+            devs = tuple(self._executable.devices)
+            _d.place(j.name, [a for a in arrays if a._k.committed], None, devs)
+            arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
+                      for a, sp in zip(arrays, specs)]
         return self._entry.call(tuple(a._a for a in arrays))
 
 
@@ -906,21 +1080,26 @@ _PROGRAM_ENTRIES: "OrderedDict[tuple, _Entry]" = OrderedDict()
 def run_program(program: Program, args: Sequence[Any], name: str,
                 donated: Sequence[bool]) -> list[Array]:
     """Compile (once) and run a closed Program on concrete arguments (the eager ``jit`` rule)."""
-    arrays = [_arg_array(a, name) for a in args]
-    if len(arrays) > 1:
-        s0 = arrays[0]._k.sharding
-        arrays = [a if a._k.sharding is s0 else _d.move_to(a, s0) for a in arrays]
+    arrays = _d.place(name, [_arg_array(a, name) for a in args])
+    if not any(a._k.committed for a in arrays):
+        mesh = _program_mesh(program)
+        if mesh is not None and mesh.size > 1:
+            arrays = _d.place(name, arrays, None, tuple(mesh._internal_device_list))
     specs = tuple(a._k for a in arrays)
     key = (program, specs, tuple(donated), config.trace_context)
     e = _PROGRAM_ENTRIES.get(key)
     if e is None:
         typecheck(program)
-        text = lower_program(program, f"jit_{name}", donated=donated)
-        sharding = specs[0].sharding if specs else _d.default_sharding()
-        executable = _d.compile_text(text, sharding._internal_device_list)
-        out_specs = [Spec(a, sharding) for a in program.out_avals]
+        devs = tuple(specs[0].sharding._internal_device_list) if specs else None
+        executable, out_shardings = _d.compile_program(
+            program, f"jit_{name}", [s.sharding for s in specs], None, donated, devs,
+            mesh=_program_mesh(program) if devs and len(devs) > 1 else None)
+        committed = any(s.committed for s in specs) or len(out_shardings[0]._internal_device_list
+                                                           if out_shardings else ()) > 1
+        out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         out_tree = tree_util.tree_structure(list(range(len(out_specs))))
-        e = _PROGRAM_ENTRIES[key] = _Entry(executable, out_specs, (), out_tree, text, program)
+        e = _PROGRAM_ENTRIES[key] = _Entry(executable, out_specs, (), out_tree,
+                                           executable.text, program)
         if len(_PROGRAM_ENTRIES) > 1024:
             _PROGRAM_ENTRIES.popitem(last=False)
     outs = e.run(tuple(a._a for a in arrays)).consume_with_handlers(e.handlers)

@@ -237,6 +237,7 @@ class _FunctionContext:
 
     def region(self, arg_avals, body, result_avals) -> str:
         sub = _FunctionContext(self.module, self.indent + "    ", self.counter)
+        sub._fx_parent = self  # regions capture the enclosing function's ordered-effect token
         base = sub.fresh()[1:]
         args = [f"%r{base}_{i}" for i in range(len(arg_avals))]
         rctx = RuleContext(sub, arg_avals, result_avals)
@@ -264,9 +265,22 @@ class _FunctionContext:
                 raise LoweringError(f"primitive {eqn.prim.name!r} has no StableHLO lowering rule")
             ctx = RuleContext(self, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs],
                               eqn.source)
+            ordered = _has_ordered_effects(eqn)
+            if ordered and eqn.prim.name == "jit" and isinstance(eqn.params.get("program"), Program):
+                # An inner jit with ordered host callbacks is inlined, so that this function's
+                # token threads through its callbacks (a called function has its own).
+                outs = self.lower_body(eqn.params["program"], [read(a) for a in eqn.inputs])
+                for v, o in zip(eqn.outputs, outs):
+                    env[v.id] = o
+                continue
             outs = rule(ctx, *[read(a) for a in eqn.inputs], **eqn.params)
             if not eqn.prim.multiple_results:
                 outs = [outs]
+            if ordered:
+                # Ordered host callbacks inside (a loop body, a branch): later ones of this
+                # function wait for this equation's results (fluxion.backend.callback).
+                from fluxion.backend.callback import sequence_after
+                sequence_after(ctx, list(outs))
             if len(outs) != len(eqn.outputs):
                 raise LoweringError(f"lowering of {eqn.prim.name} gave {len(outs)} values for "
                                     f"{len(eqn.outputs)} outputs")
@@ -304,6 +318,49 @@ def lower_program(program: Program, name: str = "main", *, donated: Sequence[boo
     main = _lower_function(module, program, "main", public=True, arg_attrs=attrs)
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
     body = "\n".join([main] + module.functions)
-    return (f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, "
+    text = (f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, "
             f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
+    callbacks = module.__dict__.get("host_callbacks")
+    return ModuleText(text, callbacks) if callbacks else text
+
+
+_ORDERED: "dict[int, tuple[Program, bool]]" = {}
+
+
+def _program_has_ordered(program: Program) -> bool:
+    hit = _ORDERED.get(id(program))
+    if hit is not None and hit[0] is program:
+        return hit[1]
+    found = any((e.prim.effectful and e.params.get("ordered") is True) or _has_ordered_effects(e)
+                for e in program.eqns)
+    if len(_ORDERED) > 4096:
+        _ORDERED.clear()
+    _ORDERED[id(program)] = (program, found)
+    return found
+
+
+def _has_ordered_effects(eqn: Any) -> bool:
+    """True when a sub-program of ``eqn`` (a loop body, a branch, a called program) runs an
+    ordered host callback."""
+    if not eqn.params:
+        return False
+    for v in eqn.params.values():
+        progs = v if isinstance(v, tuple) else (v,)
+        for p in progs:
+            inner = getattr(p, "program", p)  # closed programs carry theirs
+            if isinstance(inner, Program) and _program_has_ordered(inner):
+                return True
+    return False
+
+
+class ModuleText(str):
+    """Module text whose host-callback custom calls index ``host_callbacks`` (the Python
+    callables to compile it with; see ``fluxion.backend.callback``)."""
+
+    host_callbacks: list
+
+    def __new__(cls, text: str, host_callbacks: list) -> "ModuleText":
+        self = super().__new__(cls, text)
+        self.host_callbacks = host_callbacks
+        return self
 

@@ -9,38 +9,243 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _d
-from fluxion.backend.array import Array
+from fluxion.backend.array import Array, Spec
+from fluxion.backend.sharding_impl import (
+    Device,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    check_spec,
+    context_mesh,
+)
+from fluxion.core import dtypes as _dtypes
+from fluxion.core.avals import ShapedArray
+from fluxion.core.config import config
+from fluxion.core.errors import user_source_line
 from fluxion.core.trace import Tracer
+from fluxion.lax import parallel as _parallel
 
-__all__ = ["device_put", "device_get", "block_until_ready"]
+__all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_callback",
+           "make_array_from_single_device_arrays", "make_array_from_process_local_data",
+           "copy_to_host_async"]
+
+
+def _is_sharding_leaf(v: Any) -> bool:
+    return v is None or isinstance(v, (Device, PartitionSpec, Sharding)) or hasattr(
+        v, "_to_xla_hlo_sharding")
+
+
+def _resolve(fname: str, s: Any) -> Any:
+    if isinstance(s, PartitionSpec):
+        mesh = context_mesh()
+        if mesh is None:
+            raise ValueError(f"{fname}: a bare PartitionSpec {s!r} needs a mesh; use "
+                             "NamedSharding(mesh, spec) or fluxion.set_mesh(mesh)")
+        return NamedSharding(mesh, s)
+    if s is not None and not _is_sharding_leaf(s):
+        raise TypeError(f"{fname}: device must be a Device, a Sharding or a PartitionSpec, "
+                        f"got {type(s).__name__}: {s!r}")
+    return s
+
+
+def _check_fits(fname: str, s: Any, shape: tuple) -> None:
+    if isinstance(s, NamedSharding):
+        try:
+            check_spec(fname, "the sharding's spec", s.mesh, s.spec, len(shape), tuple(shape))
+        except ValueError as e:
+            raise ValueError(f"{e} (at {user_source_line()})") from None
 
 
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: Any = None) -> Any:
-    """Place every leaf of the pytree ``x`` on ``device`` (default: the default device).
+    """Place every leaf of the pytree ``x`` on ``device``: a Device, a Sharding (for example a
+    :class:`~fluxion.sharding.NamedSharding` splitting it over a mesh), a PartitionSpec over
+    the mesh of ``set_mesh``, a pytree of those matching ``x``, or None (the default device,
+    uncommitted). Arrays placed explicitly are *committed*: computations follow them.
 
     Example:
         >>> import fluxion
         >>> fluxion.device_put({"w": 1.0})["w"].dtype
         dtype('float32')
     """
-    def put(leaf: Any) -> Any:
+    def put(leaf: Any, dev: Any) -> Any:
         if isinstance(leaf, Tracer):
-            return leaf
-        if type(leaf) is Array:
-            if device is None:
+            if dev is None:
                 return leaf
-            return _d.move_to(leaf, _d._sharding_for(device))
+            from fluxion.lax.parallel import with_sharding_constraint
+            return with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
+                else leaf
+        dev = _resolve("device_put", dev)
+        if type(leaf) is Array:
+            if dev is None:
+                return leaf
+            _check_fits("device_put", dev, leaf.shape)
+            return _d.move_to(leaf, _d._sharding_for(dev), True)
         if isinstance(leaf, (list, tuple)):
             leaf = np.asarray(leaf)
-        return _d.device_put_value(leaf, device)
-    return tree_util.tree_map(put, x)
+        if dev is not None:
+            _check_fits("device_put", dev, np.shape(leaf))
+        return _d.device_put_value(leaf, dev)
+
+    if _is_sharding_leaf(device):
+        return tree_util.tree_map(lambda leaf: put(leaf, device), x)
+    devs = tree_util.broadcast_prefix(device, x, is_leaf=_is_sharding_leaf)
+    leaves, tree = tree_util.tree_flatten(x)
+    return tree_util.tree_unflatten(tree, [put(v, d) for v, d in zip(leaves, devs)])
+
+
+def _put_shards(fname: str, shape: tuple, sharding: Any, host_shards: list, dtype: Any,
+                devices: list) -> Array:
+    dtype = _dtypes.canonicalize_dtype(np.dtype(dtype))
+    spec = Spec(ShapedArray(tuple(shape), dtype, False), sharding, True)
+    # private copies: the device buffers may alias them (see dispatch._put)
+    host_shards = [np.array(h, dtype=dtype, copy=True, order="C") for h in host_shards]
+    want = sharding.shard_shape(tuple(shape))
+    for h, d in zip(host_shards, devices):
+        if h.shape != want:
+            raise ValueError(f"{fname}: the data for device {d} has shape {h.shape} but the "
+                             f"sharding {sharding} gives shards of shape {want} for the global "
+                             f"shape {tuple(shape)}")
+    impl = _d._jax.batched_device_put(spec, sharding, host_shards, devices, True,
+                                      enable_x64=bool(config.jax_enable_x64))
+    return _d._wrap(impl, spec)
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: Any,
+                             data_callback: Callable[[Any], Any], dtype: Any = None) -> Array:
+    """A global array of ``shape`` placed with ``sharding``, whose shards are made by
+    ``data_callback(index)`` (``index``: a tuple of slices of the global array) for each device
+    of this process.
+
+    Example:
+        >>> import numpy as np, fluxion
+        >>> s = fluxion.sharding.SingleDeviceSharding(fluxion.devices()[0])
+        >>> data = np.arange(6.0).reshape(2, 3)
+        >>> fluxion.make_array_from_callback((2, 3), s, lambda ix: data[ix]).tolist()
+        [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    """
+    sharding = _resolve("make_array_from_callback", sharding)
+    shape = tuple(int(n) for n in shape)
+    _check_fits("make_array_from_callback", sharding, shape)
+    index = sharding.addressable_devices_indices_map(shape)
+    devices = list(index)
+    shards = [data_callback(index[d]) for d in devices]
+    if not shards:
+        raise ValueError("make_array_from_callback: no device of this process is in the sharding")
+    if dtype is None:
+        dtype = np.asarray(shards[0]).dtype
+    if len(sharding._internal_device_list) == 1:
+        return _d.device_put_value(np.asarray(shards[0], dtype=dtype), sharding)
+    return _put_shards("make_array_from_callback", shape, sharding, shards, dtype, devices)
+
+
+def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Any,
+                                         arrays: Sequence[Array], *, dtype: Any = None) -> Array:
+    """A global array of ``shape`` placed with ``sharding`` from one single-device Array per
+    device of this process (each holding that device's shard).
+
+    Example:
+        >>> import numpy as np, fluxion
+        >>> d = fluxion.devices()[0]
+        >>> s = fluxion.sharding.SingleDeviceSharding(d)
+        >>> a = fluxion.device_put(np.ones(2), d)
+        >>> fluxion.make_array_from_single_device_arrays((2,), s, [a]).tolist()
+        [1.0, 1.0]
+    """
+    fname = "make_array_from_single_device_arrays"
+    sharding = _resolve(fname, sharding)
+    shape = tuple(int(n) for n in shape)
+    _check_fits(fname, sharding, shape)
+    index = sharding.addressable_devices_indices_map(shape)
+    by_dev = {}
+    for a in arrays:
+        if type(a) is not Array or len(a.sharding._internal_device_list) != 1:
+            raise TypeError(f"{fname}: arrays must be single-device fluxion Arrays, got "
+                            f"{type(a).__name__}")
+        by_dev[a.sharding._internal_device_list[0]] = a
+    missing = [d for d in index if d not in by_dev]
+    if missing or len(by_dev) != len(index):
+        raise ValueError(f"{fname}: expected one array on each of the devices "
+                         f"{[d.id for d in index]}, got arrays on {[d.id for d in by_dev]}")
+    want = sharding.shard_shape(shape)
+    first = by_dev[next(iter(index))]
+    dt = first.dtype if dtype is None else np.dtype(dtype)
+    for d in index:
+        a = by_dev[d]
+        if a.shape != want or a.dtype != dt:
+            raise ValueError(f"{fname}: the array on device {d} has shape {a.shape} and dtype "
+                             f"{a.dtype}; the sharding needs shards of shape {want} and dtype {dt}")
+    spec = Spec(ShapedArray(shape, dt, False), sharding, True)
+    if len(sharding._internal_device_list) == 1:
+        return _d._wrap(first._a, spec)
+    impl = _d._jax.ArrayImpl(spec, sharding, [by_dev[d]._a for d in index], True, True)
+    return _d._wrap(impl, spec)
+
+
+def _infer_global_shape(sharding: Any, local_shape: tuple) -> tuple:
+    """The global shape when each process holds ``local_shape``: dimensions split across
+    processes grow by the number of process-level blocks."""
+    if sharding.is_fully_addressable:
+        return tuple(local_shape)
+    ndim = len(local_shape)
+    hs = sharding._to_xla_hlo_sharding(ndim)
+    if hs.is_replicated() or hs.is_maximal():
+        return tuple(local_shape)
+    dims = list(hs.tile_assignment_dimensions())
+    devs = list(sharding._internal_device_list)
+    pid = _client.process_index()
+    local_coords: list[set] = [set() for _ in range(ndim)]
+    for flat, pos in enumerate(hs.tile_assignment_devices()):
+        if devs[pos].process_index == pid:
+            idx = np.unravel_index(flat, dims)
+            for ax in range(ndim):
+                local_coords[ax].add(int(idx[ax]))
+    return tuple(n * dims[ax] // max(len(local_coords[ax]), 1)
+                 for ax, n in enumerate(local_shape))
+
+
+def make_array_from_process_local_data(sharding: Any, local_data: Any,
+                                       global_shape: Sequence[int] | None = None) -> Array:
+    """A global array placed with ``sharding`` from the part of it this process holds
+    (``local_data``); with one process, ``local_data`` is the whole array.
+
+    Example:
+        >>> import numpy as np, fluxion
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> s = fluxion.NamedSharding(mesh, fluxion.P("x"))
+        >>> fluxion.make_array_from_process_local_data(s, np.arange(4.0)).tolist()
+        [0.0, 1.0, 2.0, 3.0]
+    """
+    fname = "make_array_from_process_local_data"
+    sharding = _resolve(fname, sharding)
+    local = np.asarray(local_data)
+    ndim = local.ndim
+    if global_shape is None:
+        global_shape = _infer_global_shape(sharding, local.shape)
+    global_shape = tuple(int(n) for n in global_shape)
+    _check_fits(fname, sharding, global_shape)
+    index = sharding.addressable_devices_indices_map(global_shape)
+    starts = [min(ix[ax].indices(global_shape[ax])[0] for ix in index.values())
+              for ax in range(ndim)]
+
+    def local_slice(ix: tuple) -> tuple:
+        out = []
+        for ax, sl in enumerate(ix):
+            a, b, _ = sl.indices(global_shape[ax])
+            out.append(slice(a - starts[ax], b - starts[ax]))
+        return tuple(out)
+
+    shards = [local[local_slice(index[d])] for d in index]
+    if len(sharding._internal_device_list) == 1:
+        return _d.device_put_value(shards[0], sharding)
+    return _put_shards(fname, global_shape, sharding, shards, local.dtype, list(index))
 
 
 def device_get(x: Any) -> Any:
@@ -70,3 +275,21 @@ def block_until_ready(x: Any) -> Any:
         if type(leaf) is Array:
             leaf.block_until_ready()
     return x
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying every array of the pytree ``x`` to the host; returns ``x``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.copy_to_host_async(jnp.ones(2)).shape
+        (2,)
+    """
+    for leaf in tree_util.tree_leaves(x):
+        if type(leaf) is Array:
+            leaf.copy_to_host_async()
+    return x
+
+
+# lax.with_sharding_constraint (below the backend) reaches meshes and placement through these.
+_parallel.install_mesh_services(context_mesh, NamedSharding, device_put)

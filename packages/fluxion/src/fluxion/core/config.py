@@ -27,10 +27,18 @@ import os
 import threading
 from typing import Any, Callable, Iterator
 
+from fluxion.core.config_jax_flags import INERT_FLAGS
+
 __all__ = ["Config", "TraceContext", "FlagState", "config", "flag_context", "enable_x64",
            "disable_x64", "disable_jit", "numpy_dtype_promotion", "numpy_rank_promotion",
-           "default_matmul_precision", "debug_nans", "debug_key_reuse", "threefry_partitionable",
-           "explain_cache_misses"]
+           "default_matmul_precision", "debug_nans", "debug_infs", "debug_mode", "debug_key_reuse", "threefry_partitionable",
+           "explain_cache_misses", "log_compiles", "check_tracer_leaks", "checking_leaks",
+           "default_prng_impl", "transfer_guard", "transfer_guard_host_to_device",
+           "transfer_guard_device_to_host", "transfer_guard_device_to_device",
+           "allow_f16_reductions", "array_garbage_collection_guard", "auto_pcast",
+           "enable_checks", "enable_custom_prng", "jax2tf_associative_scan_reductions",
+           "legacy_prng_key", "no_execution", "no_tracing", "remove_size_one_mesh_axis_from_type",
+           "softmax_custom_jvp", "thread_guard"]
 
 
 def _env_bool(*names: str, default: bool = False) -> bool:
@@ -142,8 +150,8 @@ class Config:
         """
         flag = self._flags.get(name)
         if flag is None:
-            known = ", ".join(sorted(self._flags))
-            raise AttributeError(f"fluxion.config.update: unknown flag {name!r}; known flags: {known}")
+            raise AttributeError(f"Unrecognized config option: {name} (fluxion.config.update; "
+                                 "fluxion.config.values() lists the flags)")
         if flag.choices is not None and value not in flag.choices:
             raise ValueError(
                 f"fluxion.config.update: flag {name!r} takes one of {flag.choices}, got {value!r}")
@@ -191,18 +199,67 @@ config.define("jax_explain_cache_misses", _env_bool("JAX_EXPLAIN_CACHE_MISSES"),
               "Log why each jit re-tracing happened: a new function, or what changed.")
 config.define("jax_disable_jit", _env_bool("JAX_DISABLE_JIT"),
               "Run jitted functions op by op, eagerly (for debugging).", trace=True)
+config.define("jax_enable_compilation_cache",
+              _env_bool("FLUXION_ENABLE_COMPILATION_CACHE", "JAX_ENABLE_COMPILATION_CACHE",
+                        default=True),
+              "Use the persistent (on-disk) executable cache (backend/compile_cache.py); on by "
+              "default, in jax_compilation_cache_dir or the user's cache directory.")
 config.define("jax_compilation_cache_dir", os.environ.get("FLUXION_COMPILATION_CACHE_DIR"),
-              "Directory of the persistent executable cache; None turns it off.")
+              "Directory of the persistent executable cache; None: $XDG_CACHE_HOME/fluxion "
+              "(~/.cache/fluxion).")
+config.define("jax_compilation_cache_max_size", None,
+              "Size bound of the persistent executable cache in bytes (least recently used "
+              "entries are deleted); None: 1 GiB, -1: unbounded (JAX's default is -1).")
 config.define("jax_persistent_cache_min_compile_time_secs", 0.0,
               "Only executables that took at least this long to compile are written to disk.")
+config.define("jax_persistent_cache_min_entry_size_bytes", 0,
+              "Only serialized executables at least this large are written to disk.")
 config.define("jax_cpu_enable_async_dispatch", True,
               "Run CPU programs asynchronously (JAX's default). False lowers small-op latency.")
 config.define("jax_default_matmul_precision", None,
-              "Default precision of dot products: None, 'default', 'high', 'highest'.", trace=True)
-config.define("jax_debug_nans", False, "Raise FloatingPointError when a computation yields NaN.")
+              "Default precision of dot products (and convolutions) whose precision is None: "
+              "'default'/'bfloat16', 'high'/'tensorfloat32', 'highest'/'float32', or a "
+              "DotAlgorithmPreset name.", trace=True,
+              choices=(None, "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+                       "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+                       "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32",
+                       "BF16_BF16_BF16", "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6",
+                       "BF16_BF16_F32_X9", "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32",
+                       "F64_F64_F64"))
+config.define("jax_debug_nans", _env_bool("JAX_DEBUG_NANS"),
+              "Raise FloatingPointError naming the primitive and source line that made a NaN "
+              "(a jitted function with a NaN output is re-run op by op to find it).")
+config.define("jax_debug_infs", _env_bool("JAX_DEBUG_INFS"),
+              "Like jax_debug_nans, for infinities.")
+config.define("fluxion_debug_mode", _env_bool("FLUXION_DEBUG_MODE"),
+              "Debug mode: run everything eagerly, op by op, with NaN/Inf checks, out-of-bounds "
+              "index errors, PRNG key-reuse checks and host callbacks in program order "
+              "(docs/debugging.md).")
 config.define("jax_debug_key_reuse", False, "Detect reuse of a PRNG key.", trace=True)
 config.define("jax_threefry_partitionable", True, "Use the partitionable threefry PRNG layout.",
               trace=True)
+config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES"),
+              "Log a WARNING on the 'fluxion' logger for every compilation (name and argument "
+              "types).")
+config.define("jax_check_tracer_leaks", False,
+              "Accepted for JAX code; Fluxion always raises UnexpectedTracerError when a tracer "
+              "that escaped its transformation is used.")
+_GUARD_LEVELS = (None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
+config.define("jax_transfer_guard", None,
+              "The transfer guard level of every direction without its own level (see "
+              "transfer_guard).", choices=_GUARD_LEVELS)
+for _direction in ("host_to_device", "device_to_host", "device_to_device"):
+    config.define(f"jax_transfer_guard_{_direction}", None,
+                  f"The transfer guard level of {_direction.replace('_', '-')} transfers: 'allow' "
+                  "(None), 'log' or 'disallow' implicit transfers, or also explicit ones "
+                  "('log_explicit', 'disallow_explicit').", choices=_GUARD_LEVELS)
+config.define("jax_default_prng_impl", "threefry2x32",
+              "The PRNG of new keys; Fluxion implements JAX's default, 'threefry2x32'.",
+              choices=("threefry2x32",), trace=True)
+for _name, _default, _choices in INERT_FLAGS:
+    if _name not in config._flags:
+        config.define(_name, _default, "Accepted for compatibility with JAX; no effect in "
+                      "Fluxion.", choices=None if _choices is None else (None, *_choices))
 
 
 @contextlib.contextmanager
@@ -268,9 +325,61 @@ numpy_dtype_promotion = FlagState("jax_numpy_dtype_promotion")
 numpy_rank_promotion = FlagState("jax_numpy_rank_promotion")
 default_matmul_precision = FlagState("jax_default_matmul_precision")
 debug_nans = FlagState("jax_debug_nans", True)
+debug_infs = FlagState("jax_debug_infs", True)
 debug_key_reuse = FlagState("jax_debug_key_reuse", True)
 threefry_partitionable = FlagState("jax_threefry_partitionable", True)
 explain_cache_misses = FlagState("jax_explain_cache_misses", True)
+log_compiles = FlagState("jax_log_compiles", True)
+check_tracer_leaks = FlagState("jax_check_tracer_leaks", True)
+checking_leaks = check_tracer_leaks
+# JAX exports these flags at top level too; in Fluxion they are recorded without effect
+allow_f16_reductions = FlagState("jax_allow_f16_reductions", True)
+array_garbage_collection_guard = FlagState("jax_array_garbage_collection_guard")
+auto_pcast = FlagState("jax_auto_pcast", True)
+enable_checks = FlagState("jax_enable_checks", True)
+enable_custom_prng = FlagState("jax_enable_custom_prng", True)
+jax2tf_associative_scan_reductions = FlagState("jax2tf_associative_scan_reductions", True)
+legacy_prng_key = FlagState("jax_legacy_prng_key")
+no_execution = FlagState("jax_no_execution", True)
+no_tracing = FlagState("jax_no_tracing", True)
+remove_size_one_mesh_axis_from_type = FlagState("jax_remove_size_one_mesh_axis_from_type", True)
+softmax_custom_jvp = FlagState("jax_softmax_custom_jvp", True)
+thread_guard = FlagState("jax_thread_guard", True)
+default_prng_impl = FlagState("jax_default_prng_impl")
+transfer_guard_host_to_device = FlagState("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_host = FlagState("jax_transfer_guard_device_to_host")
+transfer_guard_device_to_device = FlagState("jax_transfer_guard_device_to_device")
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str) -> Iterator[None]:
+    """Set the transfer guard level of all three directions inside a block: 'allow', 'log',
+    'disallow' (implicit transfers, such as a NumPy array passed to an operation, are logged or
+    raise) or 'log_explicit' / 'disallow_explicit' (explicit ones too).
+
+    Fluxion checks host-to-device transfers; the other directions are recorded only.
+
+    Example:
+        >>> with transfer_guard("disallow"):
+        ...     config.jax_transfer_guard_host_to_device
+        'disallow'
+    """
+    with contextlib.ExitStack() as stack:
+        for direction in ("host_to_device", "device_to_host", "device_to_device"):
+            stack.enter_context(flag_context(f"jax_transfer_guard_{direction}", new_val))
+        yield
+
+
+def debug_mode(enable: bool = True) -> contextlib.AbstractContextManager:
+    """Context manager (also a decorator) turning Fluxion's debug mode on inside a block: the
+    ``fluxion_debug_mode`` flag (see ``docs/debugging.md``).
+
+    Example:
+        >>> with debug_mode():
+        ...     config.fluxion_debug_mode
+        True
+    """
+    return flag_context("fluxion_debug_mode", bool(enable))
 
 
 def disable_x64() -> contextlib.AbstractContextManager:

@@ -126,7 +126,9 @@ class Program:
 
     @property
     def effectful(self) -> bool:
-        return any(e.prim.effectful for e in self.eqns)
+        """True when an equation, or a sub-program of one (a loop body, a branch), has effects
+        (host callbacks): such equations are never removed as dead code."""
+        return any(_eqn_effectful(e) for e in self.eqns)
 
     def __str__(self) -> str:
         if self._text is None:
@@ -192,6 +194,12 @@ def _where(eqn: Equation) -> str:
     return f" (at {eqn.source})" if eqn.source else ""
 
 
+def _eqn_effectful(eqn: Equation) -> bool:
+    if eqn.prim.effectful:
+        return True
+    return bool(eqn.params) and any(p.effectful for p in _programs_in(eqn.params))
+
+
 def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program:
     """Drop equations whose outputs are unused (effectful equations are always kept).
 
@@ -202,7 +210,7 @@ def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program
     live: set[int] = {v.id for v in outvars if isinstance(v, Var)}
     kept: list[Equation] = []
     for eqn in reversed(program.eqns):
-        if eqn.prim.effectful or any(v.id in live for v in eqn.outputs):
+        if _eqn_effectful(eqn) or any(v.id in live for v in eqn.outputs):
             kept.append(eqn)
             for a in eqn.inputs:
                 if isinstance(a, Var):

@@ -9,6 +9,19 @@ Example:
 
 import importlib
 
+# composed helpers, shape tuples, XLA's RNGs, zeta/betainc, patches, ragged and approx top-k
+from fluxion.lax.approx_topk import approx_max_k, approx_min_k
+from fluxion.lax.array_helpers import (
+    broadcast_like,
+    broadcast_shapes,
+    empty,
+    index_take,
+    mulhi,
+    split,
+    stack,
+    tile,
+    unstack,
+)
 from fluxion.lax.control_flow import (
     associative_scan,
     cond,
@@ -58,6 +71,7 @@ from fluxion.lax.cumulative import (
     cumsum_p,
 )
 from fluxion.lax.dot import Precision, batch_matmul, dot, dot_general, dot_general_p
+from fluxion.lax.dot_algorithm import DotAlgorithmPreset
 from fluxion.lax.elementwise import (
     RoundingMethod,
     abs,
@@ -144,6 +158,7 @@ from fluxion.lax.elementwise import (
     sub_p,
     xor_p,
 )
+from fluxion.lax.fft import FftType, fft, fft_p
 from fluxion.lax.gather_scatter import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -182,7 +197,13 @@ from fluxion.lax.parallel import (
     pshuffle,
     psum,
     psum_p,
+    sharding_constraint_p,
+    with_sharding_constraint,
 )
+from fluxion.lax.parallel_spmd import axis_size, psum_scatter, psum_scatter_p
+from fluxion.lax.patches import conv_general_dilated_local, conv_general_dilated_patches
+from fluxion.lax.platform import composite, platform_dependent
+from fluxion.lax.ragged import ragged_dot
 from fluxion.lax.reductions import (
     argmax,
     argmax_p,
@@ -204,6 +225,13 @@ from fluxion.lax.reductions import (
     reduce_sum_p,
     reduce_xor,
     reduce_xor_p,
+)
+from fluxion.lax.rng import (
+    RandomAlgorithm,
+    rng_bit_generator,
+    rng_bit_generator_p,
+    rng_uniform,
+    rng_uniform_p,
 )
 from fluxion.lax.shape_ops import (
     broadcast,
@@ -227,6 +255,13 @@ from fluxion.lax.shape_ops import (
     squeeze_p,
     transpose,
     transpose_p,
+)
+from fluxion.lax.shape_tuples import (
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose_shape_tuple,
+    reduce_window_shape_tuple,
 )
 from fluxion.lax.slicing import (
     dynamic_index_in_dim,
@@ -265,6 +300,7 @@ from fluxion.lax.special import (
     random_gamma_grad,
     random_gamma_grad_p,
 )
+from fluxion.lax.special_zeta_beta import betainc, regularized_incomplete_beta_p, zeta, zeta_p
 from fluxion.lax.transcendental import (
     acos,
     acos_p,
@@ -340,7 +376,8 @@ __all__ = [
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "gather", "scatter", "scatter_add",
     "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
     "all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
-    "psum",
+    "psum", "with_sharding_constraint", "psum_scatter", "axis_size",
+    "FftType", "fft",
     "Precision", "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2",
     "atanh", "batch_matmul", "bessel_i0e", "bessel_i1e", "bitcast_convert_type", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
@@ -353,6 +390,14 @@ __all__ = [
     "reduce_sum", "reduce_xor", "rem", "reshape", "rev", "round", "rsqrt", "select", "select_n",
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sqrt", "square", "squeeze", "sub", "tan", "tanh", "transpose",
+]
+__all__ += [
+    "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
+    "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
+    "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
+    "conv_shape_tuple", "conv_transpose_shape_tuple", "empty", "index_take", "mulhi",
+    "platform_dependent", "ragged_dot", "reduce_window_shape_tuple", "rng_bit_generator",
+    "rng_uniform", "split", "stack", "tile", "unstack", "zeta",
 ]
 
 

@@ -15,10 +15,12 @@ import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.config import config
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
+from fluxion.lax.dot_algorithm import DotAlgorithmPreset
 from fluxion.lax.shape_ops import transpose
 from fluxion.transforms import ad
 
@@ -247,12 +249,20 @@ dot_general_p.batch = _dot_general_batch
 
 def _canon_precision(precision: Any) -> Any:
     if precision is None:
-        return None
+        # jax_default_matmul_precision (a trace flag) fills in an unspecified precision
+        precision = config.jax_default_matmul_precision
+        if precision is None:
+            return None
     if isinstance(precision, (tuple, list)):
         return tuple(_canon_precision(p) for p in precision)
+    if isinstance(precision, DotAlgorithmPreset):
+        return precision.precision
     name = str(precision).upper().split(".")[-1]
+    if name in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[name].precision
     aliases = {"BFLOAT16": "DEFAULT", "FASTEST": "DEFAULT", "TENSORFLOAT32": "HIGH",
-               "FLOAT32": "HIGHEST", "BF16_BF16_F32": "DEFAULT", "F32_F32_F32": "HIGHEST"}
+               "FLOAT32": "HIGHEST", "BFLOAT16_3X": "HIGH", "BFLOAT16_6X": "HIGHEST",
+               "BFLOAT16_9X": "HIGHEST", "TENSORFLOAT32_3X": "HIGH"}
     name = aliases.get(name, name)
     if name not in ("DEFAULT", "HIGH", "HIGHEST"):
         raise ValueError(f"dot_general: unknown precision {precision!r}")

@@ -421,7 +421,8 @@ def _conj_lowering(ctx: Any, x: str) -> str:
 
 
 conj_p = unop_primitive("conj", _conj_types, _conj_lowering, _to_complex)
-_rules.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else ct])
+# A real input was promoted to complex: its cotangent is the real part (as JAX).
+_rules.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else real(ct)])
 
 
 def conj(x: Any) -> Any:

@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import contextlib
+import threading
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -35,13 +37,29 @@ from fluxion.transforms import batching as _bt
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
            "all_to_all", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p",
-           "ppermute_p", "all_to_all_p"]
+           "ppermute_p", "all_to_all_p", "with_sharding_constraint", "sharding_constraint_p"]
 
 
 # ------------------------------------------------------------------ axis names
 
+_MANUAL = threading.local()
+
+
+@contextlib.contextmanager
+def manual_axes(sizes: dict[Any, int]) -> Iterator[None]:
+    """Bind mesh axis names (name -> size) while a ``shard_map`` body is traced: collectives
+    over them are staged, and lowered to XLA collectives across the mesh's devices."""
+    stack = _MANUAL.__dict__.setdefault("stack", [])
+    stack.append(dict(sizes))
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
 def _bound_axes() -> dict[Any, int]:
-    """Axis name -> size for every axis bound by an enclosing vmap (innermost binding wins)."""
+    """Axis name -> size for every axis bound by an enclosing vmap (innermost binding wins) or,
+    outside those, by an enclosing ``shard_map`` body."""
     out: dict[Any, int] = {}
     it = STATE.interp
     while it is not None:
@@ -49,13 +67,21 @@ def _bound_axes() -> dict[Any, int]:
         if isinstance(ax, _bt.AxisData) and ax.name is not None and it.active:
             out.setdefault(ax.name, ax.size)
         it = it.parent
+    for frame in reversed(getattr(_MANUAL, "stack", ())):
+        for name, size in frame.items():
+            out.setdefault(name, size)
     return out
 
 
 def _unbound(fun: str, name: Any, bound: Sequence[Any]) -> NameError:
     have = ", ".join(repr(b) for b in bound) if bound else "none"
     return NameError(f"{fun}: unbound axis name: {name!r}. The axis names bound here (by "
-                     f"vmap's axis_name) are: {have}.")
+                     f"vmap's axis_name or shard_map's mesh) are: {have}.{_where()}")
+
+
+def _where() -> str:
+    from fluxion.core.errors import user_source_line
+    return f" (at {user_source_line()})"
 
 
 def _axis_names(fun: str, axis_name: Any) -> tuple[Any, ...]:
@@ -507,3 +533,104 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                                  concat_axis=int(ca), tiled=bool(tiled), axis_size=size)
 
     return tree_util.tree_map(one, x)
+
+
+# ------------------------------------------------------------------ sharding constraints
+
+sharding_constraint_p = Primitive("sharding_constraint")
+sharding_constraint_p.abstract_eval = lambda x, *, sharding: x
+_rules.deflinear(sharding_constraint_p,
+                 lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
+
+
+def _sharding_constraint_impl(x: Any, *, sharding: Any) -> Any:
+    # Eagerly the constraint is a placement: the array moves to ``sharding``.
+    return _MESH_SERVICES["device_put"](x, sharding)
+
+
+def _sharding_constraint_batch(axis: _bt.AxisData, args: Any, dims: Any, *,
+                               sharding: Any) -> Any:
+    x, d = args[0], dims[0]
+    if d is None:
+        return sharding_constraint_p.bind(x, sharding=sharding), None
+    ndim = len(_bt.abstractify(x).shape)
+    entries = list(sharding.spec) + [None] * (ndim - 1 - len(sharding.spec))
+    entries.insert(d, None)
+    spec = type(sharding.spec)(*entries)
+    return sharding_constraint_p.bind(x, sharding=sharding.with_spec(spec)), d
+
+
+def _sharding_constraint_lowering(ctx: Any, x: str, *, sharding: Any) -> str:
+    # The sharding object writes its own annotation (it knows the module's meshes); in a
+    # single-device module the constraint is the identity.
+    attr = sharding._constraint_attr(ctx.module, len(ctx.avals_in[0].shape))
+    if attr is None:
+        return x
+    return ctx.op("sdy.sharding_constraint", [x], attrs=f"sharding = {attr}")
+
+
+sharding_constraint_p.impl = _sharding_constraint_impl
+sharding_constraint_p.batch = _sharding_constraint_batch
+sharding_constraint_p.lowering = _sharding_constraint_lowering
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """Ask the compiler to place ``x`` (a pytree of arrays) with ``shardings`` at this point of
+    a jitted program (a NamedSharding, a PartitionSpec over the mesh of ``set_mesh``, or a tree
+    of them). Outside ``jit`` the arrays are moved there.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> s = fluxion.NamedSharding(mesh, fluxion.P("x"))
+        >>> fluxion.jit(lambda a: lax.with_sharding_constraint(a * 2, s))(jnp.ones(2)).tolist()
+        [2.0, 2.0]
+    """
+    def is_leaf(v: Any) -> bool:
+        return v is None or hasattr(v, "_to_xla_hlo_sharding") or (
+            isinstance(v, tuple) and type(v).__name__ == "PartitionSpec")
+
+    leaves, tree = tree_util.tree_flatten(x)
+    if is_leaf(shardings):
+        flat = [shardings] * len(leaves)
+    else:
+        flat = tree_util.broadcast_prefix(shardings, x, is_leaf=is_leaf)
+    out = []
+    for v, s in zip(leaves, flat):
+        if s is None:
+            out.append(v)
+            continue
+        if type(s).__name__ == "PartitionSpec":
+            mesh = _context_mesh()
+            if mesh is None:
+                raise ValueError(f"lax.with_sharding_constraint: a bare PartitionSpec {s!r} "
+                                 "needs a mesh; use NamedSharding(mesh, spec) or set_mesh(mesh)")
+            s = _named_sharding(mesh, s)
+        if not hasattr(s, "_constraint_attr"):
+            raise TypeError(f"lax.with_sharding_constraint: expected a NamedSharding or a "
+                            f"PartitionSpec, got {type(s).__name__}: {s!r}")
+        aval = _bt.abstractify(v)
+        s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
+        out.append(sharding_constraint_p.bind(v, sharding=s))
+    return tree_util.tree_unflatten(tree, out)
+
+
+_MESH_SERVICES: dict[str, Any] = {}
+
+
+def install_mesh_services(context_mesh: Any, named_sharding: Any, device_put: Any) -> None:
+    """Set by ``fluxion.backend`` when it defines shardings: the current mesh, the NamedSharding
+    constructor and ``device_put`` (they live in the backend, above this layer)."""
+    _MESH_SERVICES["context_mesh"] = context_mesh
+    _MESH_SERVICES["named_sharding"] = named_sharding
+    _MESH_SERVICES["device_put"] = device_put
+
+
+def _context_mesh() -> Any:
+    fn = _MESH_SERVICES.get("context_mesh")
+    return fn() if fn is not None else None
+
+
+def _named_sharding(mesh: Any, spec: Any) -> Any:
+    return _MESH_SERVICES["named_sharding"](mesh, spec)

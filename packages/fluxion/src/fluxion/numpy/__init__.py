@@ -18,6 +18,7 @@ import numpy as _np
 from fluxion.backend.array import Array as ndarray
 from fluxion.core.dtypes import dtype, finfo, float0, iinfo, issubdtype, promote_types, result_type
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
+from fluxion.numpy.array_api_info import __array_api_version__, __array_namespace_info__
 from fluxion.numpy.averages import average, corrcoef, cov
 from fluxion.numpy.calculus import diff, ediff1d, gradient, trapezoid, unwrap
 from fluxion.numpy.comparisons import allclose, array_equal, array_equiv, isclose
@@ -384,7 +385,7 @@ newaxis = None
 
 def __getattr__(name: str) -> object:
     # Submodules imported on first access (``jnp.linalg``), so ``import fluxion.numpy`` stays cheap.
-    if name == "linalg":
+    if name in ("linalg", "fft"):
         return _importlib.import_module(f"fluxion.numpy.{name}")
     raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
 
@@ -406,7 +407,7 @@ __all__ = [
     "diag_indices_from", "diagflat", "diagonal", "diff", "digitize", "divide", "divmod", "dot",
     "double", "dsplit", "dstack", "dtype", "e", "ediff1d", "einsum", "einsum_path", "empty",
     "empty_like", "equal", "euler_gamma", "exp", "exp2", "expand_dims", "expm1", "extract", "eye",
-    "fabs", "fill_diagonal", "finfo", "flatnonzero", "flexible", "flip", "fliplr", "flipud",
+    "fabs", "fft", "fill_diagonal", "finfo", "flatnonzero", "flexible", "flip", "fliplr", "flipud",
     "float0", "float16", "float32", "float4_e2m1fn", "float64", "float6_e2m3fn", "float6_e3m2fn",
     "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
     "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float_", "float_power", "floating",

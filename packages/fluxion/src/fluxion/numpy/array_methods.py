@@ -185,6 +185,17 @@ def _array_namespace(self: Any, *, api_version: str | None = None) -> Any:
 attach(Array)
 attach(Tracer)
 Array.__array_namespace__ = _array_namespace  # type: ignore[attr-defined]
+
+
+def _to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
+    """The array on ``device`` (a Device or Sharding), as ``fluxion.device_put`` places it."""
+    if stream is not None:
+        raise NotImplementedError("Array.to_device: stream is not supported")
+    from fluxion.backend.transfer import device_put
+    return device_put(self, device)
+
+
+Array.to_device = _to_device  # type: ignore[attr-defined]
 Array.__hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 Tracer.__hash__ = None  # type: ignore[assignment]
 Tracer.item = _item_tracer  # type: ignore[attr-defined]

@@ -75,6 +75,10 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     dt = _user_dtype(dtype, "array")
     if order not in (None, "C", "K", "A"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
+    if device is not None and (is_array(object) or hasattr(object, "__jax_array__") or (
+            isinstance(object, (list, tuple)) and _contains_arrays(object))):
+        from fluxion.backend.transfer import device_put  # jaxlib is loaded lazily
+        return device_put(array(object, dtype, copy, order, ndmin), device)
     if is_array(object):
         out = object if dt is None else lax.convert_element_type(object, dt)
     elif isinstance(object, (list, tuple)) and _contains_arrays(object):
@@ -84,6 +88,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
     else:
         # Python scalars are weakly typed, except bools (JAX: bool has no weak type).
         weak = dtypes.is_python_scalar(object) and type(object) is not bool and dt is None
+        if dt is None and type(object) is int:  # JAX: a Python int takes the default int dtype
+            _check_int_range(object, dtypes.default_int_dtype())
         try:
             host = np.asarray(object) if dt is None else np.asarray(object, dtype=dt)
         except (ValueError, TypeError) as e:
@@ -503,3 +509,34 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         (2,)
     """
     return asarray(np.from_dlpack(x))
+
+
+def _placed(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` whose ``device=`` (a Device or Sharding) places the result there, as
+    ``device_put`` does (the array API's ``device`` argument)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if device is None:
+            return out
+        from fluxion.backend.transfer import device_put  # jaxlib is loaded lazily
+        if isinstance(out, tuple):  # linspace(..., retstep=True)
+            return (device_put(out[0], device),) + out[1:]
+        return device_put(out, device)
+
+    return wrapper
+
+
+zeros = _placed(zeros)
+ones = _placed(ones)
+full = _placed(full)
+empty = _placed(empty)
+zeros_like = _placed(zeros_like)
+ones_like = _placed(ones_like)
+full_like = _placed(full_like)
+empty_like = _placed(empty_like)
+arange = _placed(arange)
+linspace = _placed(linspace)
+eye = _placed(eye)

@@ -46,6 +46,7 @@ from fluxion.random._key_ops import (
     wrap_key_data,
 )
 from fluxion.random._keys import PRNGKeyArray as KeyArray
+from fluxion.random._multinomial import multinomial
 from fluxion.random._multivariate import ball, multivariate_normal, orthogonal
 from fluxion.random._normal import double_sided_maxwell, lognormal, maxwell, normal, truncated_normal, wald
 from fluxion.random._permutations import choice, permutation
@@ -56,7 +57,7 @@ __all__ = [
     "cauchy", "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell",
     "exponential", "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key",
     "key_data", "key_dtype", "key_impl", "laplace", "loggamma", "logistic", "lognormal",
-    "maxwell", "multivariate_normal", "normal", "orthogonal", "pareto", "permutation", "poisson",
+    "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto", "permutation", "poisson",
     "rademacher", "randint", "rayleigh", "split", "t", "threefry_2x32", "triangular",
     "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]

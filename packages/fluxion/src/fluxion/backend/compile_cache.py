@@ -1,0 +1,234 @@
+"""The persistent (on-disk) executable cache: compiled programs survive the process.
+
+A fresh process that runs a program compiled before (by any process of the same user) reads the
+serialized executable back instead of running XLA's compiler again; for a small training step
+that turns a first call of hundreds of milliseconds into a few milliseconds.
+
+- **Where**: ``jax_compilation_cache_dir`` when set (env ``FLUXION_COMPILATION_CACHE_DIR``),
+  otherwise the user's cache directory: ``$XDG_CACHE_HOME/fluxion`` or ``~/.cache/fluxion``.
+- **Off** with one setting: ``fluxion.config.update("jax_enable_compilation_cache", False)`` or
+  the environment variable ``FLUXION_ENABLE_COMPILATION_CACHE=0`` (``JAX_ENABLE_COMPILATION_CACHE``
+  is read too).
+- **What is written**: executables whose compile took at least
+  ``jax_persistent_cache_min_compile_time_secs`` seconds and whose serialized size is at least
+  ``jax_persistent_cache_min_entry_size_bytes``. Programs with Python host callbacks are never
+  cached (their callables are bound at compile time).
+- **Key**: SHA-256 of the StableHLO text, the serialized compile options (device assignment,
+  partitioning), the device kinds, the platform and its version, the jaxlib and Fluxion versions,
+  ``XLA_FLAGS`` and this file's format version; any change gives a new entry.
+- **Size bound**: ``jax_compilation_cache_max_size`` bytes (Fluxion's default: 1 GiB; ``-1``:
+  unbounded). After each write the least recently used entries (by modification time, which a
+  cache hit refreshes) are deleted until the directory fits.
+- **Concurrent processes**: an entry is written to a temporary file in the same directory and
+  renamed over its final name (``os.replace`` is atomic), so readers see the old entry, the new
+  one or none. Each entry carries a SHA-256 of its payload: a truncated or corrupted file is
+  ignored (and rewritten after the recompile), never loaded. Entries are not fsynced: a lost or
+  torn entry after a power failure fails the checksum and is simply recompiled.
+
+Example:
+    >>> from fluxion.backend import compile_cache
+    >>> isinstance(compile_cache.cache_dir() is None, bool)
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import struct
+import sys
+import tempfile
+import time
+import zlib
+from typing import Any, Sequence
+
+import jaxlib
+
+from fluxion.core.config import config
+
+__all__ = ["cache_dir", "entry_key", "load", "store", "evict", "DEFAULT_MAX_SIZE",
+           "CACHE_HIT_EVENT"]
+
+logger = logging.getLogger("fluxion")
+
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # monitoring event of each disk hit
+DEFAULT_MAX_SIZE = 1 << 30          # bytes; used when jax_compilation_cache_max_size is None
+_FORMAT = 1                         # bump when the entry layout or the key changes
+_MAGIC = b"FXEXE\x00"
+_HEADER = struct.Struct("<6sI32s")  # magic, format, sha256(compressed payload)
+_SUFFIX = ".fxe"
+
+
+def cache_dir() -> str | None:
+    """The directory in use, or None when the cache is off.
+
+    Example:
+        >>> d = cache_dir()
+        >>> d is None or isinstance(d, str)
+        True
+    """
+    if not config.jax_enable_compilation_cache:
+        return None
+    d = config.jax_compilation_cache_dir
+    if d:
+        return os.path.expanduser(d)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "fluxion", "executables")
+
+
+def entry_key(text: str, client: Any, devices: Sequence[Any], options: Any) -> str:
+    """The hex SHA-256 naming the entry of ``text`` compiled with ``options`` for ``devices``.
+
+    Example:
+        >>> callable(entry_key)
+        True
+    """
+    h = hashlib.sha256()
+    fx = getattr(sys.modules.get("fluxion"), "__version__", "")
+    try:
+        opts = options.SerializeAsString()
+    except Exception:  # older jaxlibs: fall back to the parts we set
+        opts = repr([d.id for d in devices]).encode()
+    parts = (str(_FORMAT), jaxlib.__version__, fx, client.platform, client.platform_version,
+             getattr(client, "runtime_type", ""), os.environ.get("XLA_FLAGS", ""),
+             repr([(d.platform, d.device_kind, d.id) for d in devices]))
+    for p in parts:
+        h.update(str(p).encode())
+        h.update(b"\0")
+    h.update(opts if isinstance(opts, bytes) else str(opts).encode())
+    h.update(b"\0")
+    h.update(text.encode() if isinstance(text, str) else bytes(text))
+    return h.hexdigest()
+
+
+def _path(directory: str, key: str) -> str:
+    return os.path.join(directory, key + _SUFFIX)
+
+
+def load(directory: str, key: str) -> bytes | None:
+    """The serialized executable stored under ``key``, or None (missing, truncated, corrupted).
+
+    A hit refreshes the entry's modification time (the LRU order of :func:`evict`).
+
+    Example:
+        >>> load("/nonexistent-dir", "0" * 64) is None
+        True
+    """
+    path = _path(directory, key)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    if len(data) < _HEADER.size:
+        logger.warning("fluxion: ignoring truncated compilation cache entry %s", path)
+        return None
+    magic, fmt, digest = _HEADER.unpack_from(data)
+    body = memoryview(data)[_HEADER.size:]
+    if magic != _MAGIC or fmt != _FORMAT or hashlib.sha256(body).digest() != digest:
+        logger.warning("fluxion: ignoring corrupted compilation cache entry %s", path)
+        return None
+    try:
+        blob = zlib.decompress(body)
+    except zlib.error:
+        logger.warning("fluxion: ignoring undecodable compilation cache entry %s", path)
+        return None
+    try:
+        os.utime(path)  # most recently used
+    except OSError:
+        pass
+    return blob
+
+
+def store(directory: str, key: str, blob: bytes, max_size: int | None = None) -> None:
+    """Write ``blob`` under ``key`` atomically, then evict down to ``max_size`` bytes.
+
+    Errors (read-only or full disk) are logged, never raised.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> store(d, "ab" * 32, b"payload"); load(d, "ab" * 32)
+        b'payload'
+    """
+    body = zlib.compress(blob, 1)
+    data = _HEADER.pack(_MAGIC, _FORMAT, hashlib.sha256(body).digest()) + body
+    tmp = None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX + "~")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, _path(directory, key))
+        tmp = None
+    except OSError as e:
+        logger.warning("fluxion: could not write compilation cache entry in %s: %s", directory, e)
+        return
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+    if max_size is None:
+        max_size = _max_size()
+    if max_size >= 0:
+        evict(directory, max_size)
+
+
+def _max_size() -> int:
+    m = config.jax_compilation_cache_max_size
+    return DEFAULT_MAX_SIZE if m is None else int(m)
+
+
+def evict(directory: str, max_size: int) -> int:
+    """Delete least recently used entries until ``directory`` holds at most ``max_size`` bytes.
+
+    Also removes temporary files left behind by killed writers (older than an hour). Returns the
+    number of entries deleted.
+
+    Example:
+        >>> import tempfile
+        >>> evict(tempfile.mkdtemp(), 0)
+        0
+    """
+    entries = []
+    total = 0
+    now = time.time()
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if e.name.startswith(".tmp-"):
+                    if now - st.st_mtime > 3600:
+                        _unlink(e.path)
+                    continue
+                if not e.name.endswith(_SUFFIX):
+                    continue
+                entries.append((st.st_mtime, st.st_size, e.path))
+                total += st.st_size
+    except OSError:
+        return 0
+    if total <= max_size:
+        return 0
+    entries.sort()
+    n = 0
+    for _, size, path in entries:
+        if total <= max_size:
+            break
+        if _unlink(path):
+            n += 1
+        total -= size  # gone either way (another process may have deleted it first)
+    return n
+
+
+def _unlink(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False

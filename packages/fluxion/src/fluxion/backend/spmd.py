@@ -1,0 +1,240 @@
+"""Programs over several devices: placement of arguments, Shardy annotations, SPMD executables.
+
+A computation runs where its committed arguments are (as in JAX): every committed argument must
+be on the same devices (else JAX's "incompatible devices" error), uncommitted ones are moved
+there (replicated when the computation spans several devices); with no committed argument it
+runs on the default device. A computation over several devices is lowered with Shardy
+annotations (``sdy.mesh`` and ``sdy.sharding`` on the parameters and, when asked, the results),
+compiled with ``num_partitions`` = the number of devices, and the shardings XLA chose for the
+results are read back as ``NamedSharding`` s over the same mesh.
+
+Nothing whose sharding differs from what the executable expects is ever passed to XLA (jaxlib
+crashes on that): the parameter shardings of each executable are compared with the arguments'
+once, at compile time, and arguments are resharded first where they differ.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> x = fluxion.device_put(jnp.ones(2), fluxion.devices()[0])
+    >>> (x + 1).committed
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as _np
+
+from fluxion.backend import client as _client
+from fluxion.backend.lowering import ModuleContext, _lower_function, mlir_type
+from fluxion.backend.sharding_impl import (
+    HloSharding,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    named_from_hlo,
+)
+from fluxion.core.errors import user_frame
+from fluxion.core.ir import Program
+
+__all__ = ["target_devices", "incompatible_devices", "lower_spmd", "sdy_sharding",
+           "mesh_of", "read_out_shardings", "replicated_on"]
+
+
+def _where() -> str:
+    f = user_frame()
+    return f" (at {f.f_code.co_filename}:{f.f_lineno})" if f is not None else ""
+
+
+def incompatible_devices(fname: str, specs: Sequence[Any], names: Sequence[str] | None,
+                         i: int, j: int) -> ValueError:
+    """JAX's error for two committed arguments on different devices."""
+    def desc(k: int) -> str:
+        s = specs[k]
+        ids = [d.id for d in s.sharding._internal_device_list]
+        nm = names[k] if names is not None and k < len(names) else f"{k}"
+        shape = f"{s.aval.dtype.name}[{','.join(map(str, s.aval.shape))}]"
+        return (f"argument {nm} of {fname} with shape {shape} and with device ids "
+                f"{ids} on platform {s.sharding._internal_device_list[0].platform.upper()}")
+    return ValueError(f"Received incompatible devices for jitted computation. Got {desc(i)} and "
+                      f"{desc(j)}{_where()}")
+
+
+def target_devices(fname: str, specs: Sequence[Any], names: Sequence[str] | None = None,
+                   forced: tuple | None = None) -> tuple[tuple, bool, Any]:
+    """``(devices, committed, sharding of the first committed multi-device argument or None)``
+    for a computation on arguments of ``specs``; ``forced`` is a device list that jit's
+    ``device=`` / ``in_shardings`` impose (committed arguments elsewhere are an error)."""
+    first = None
+    found = None
+    for k, s in enumerate(specs):
+        if not s.committed:
+            continue
+        devs = tuple(s.sharding._internal_device_list)
+        if first is None:
+            first, found = k, devs
+        elif devs != found:
+            if set(devs) == set(found) and len(devs) > 1:
+                continue  # same devices in another order: resharded, not an error
+            raise incompatible_devices(fname, specs, names, first, k)
+    if forced is not None:
+        if found is not None and set(found) != set(forced):
+            raise ValueError(
+                f"{fname}: committed argument {names[first] if names else first} is on devices "
+                f"{[d.id for d in found]} but the computation was asked to run on "
+                f"{[d.id for d in forced]}{_where()}")
+        return forced, True, None
+    if found is None:
+        return (_client.default_device(),), False, None
+    return found, True, specs[first].sharding if len(found) > 1 else None
+
+
+def replicated_on(devices: tuple, like: Any = None) -> Any:
+    """A replicated sharding over ``devices`` (over ``like``'s mesh when it has one)."""
+    if isinstance(like, NamedSharding) and isinstance(like.mesh, Mesh) and tuple(
+            like.mesh._internal_device_list) == tuple(devices):
+        return NamedSharding(like.mesh, PartitionSpec())
+    if len(devices) == 1:
+        return _client.single_device_sharding(devices[0])
+    return HloSharding(devices, _client.xc().HloSharding.replicate())
+
+
+def mesh_of(shardings: Sequence[Any]) -> Mesh | None:
+    """The mesh of the first NamedSharding among ``shardings``."""
+    for s in shardings:
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
+            return s.mesh
+    return None
+
+
+def _axes(entry: tuple) -> str:
+    return "{" + ", ".join(f'"{a}"' for a in entry) + "}"
+
+
+def sdy_mesh_decl(name: str, mesh: Any, devices: tuple | None = None) -> str:
+    """``sdy.mesh @name = <[axes]>``; with ``device_ids`` (positions in the executable's
+    ``devices``) when the mesh lists them in another order."""
+    axes = ", ".join(f'"{n}"={s}' for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+    mine = tuple(mesh._internal_device_list) if isinstance(mesh, Mesh) else None
+    if mine is None or devices is None or mine == devices:
+        return f"  sdy.mesh @{name} = <[{axes}]>"
+    if set(mine) != set(devices):
+        raise ValueError(f"the mesh {mesh} is on devices {[d.id for d in mine]} but the "
+                         f"computation runs on {[d.id for d in devices]}")
+    ids = ", ".join(str(devices.index(d)) for d in mine)
+    return f"  sdy.mesh @{name} = <[{axes}], device_ids=[{ids}]>"
+
+
+def sdy_sharding(module: ModuleContext, sharding: Any, ndim: int, open_dims: bool = False,
+                 unconstrained: Sequence[int] = ()) -> str:
+    """The ``#sdy.sharding<...>`` attribute of ``sharding`` (its mesh is declared once per
+    module); ``open_dims`` leaves unsplit dimensions to the compiler."""
+    meshes = module_meshes(module)
+    key = sharding.mesh  # a Mesh (devices in its order) or an AbstractMesh
+    name = meshes.get(key)
+    if name is None:
+        name = "mesh" if not meshes else f"mesh_{len(meshes)}"
+        meshes[key] = name
+    dims = []
+    for d, entry in enumerate(sharding.spec._normalized(ndim)):
+        if d in unconstrained:
+            dims.append("{?}")
+        elif not entry and open_dims:
+            dims.append("{?}")
+        else:
+            dims.append(_axes(entry))
+    return f"#sdy.sharding<@{name}, [{', '.join(dims)}]>"
+
+
+def module_meshes(module: ModuleContext) -> dict:
+    """The meshes declared in ``module`` (abstract mesh -> symbol), kept on the module."""
+    meshes = getattr(module, "sdy_meshes", None)
+    if meshes is None:
+        meshes = module.sdy_meshes = {}
+    return meshes
+
+
+def _as_named(mesh: Mesh, sharding: Any, ndim: int) -> Any:
+    if sharding is None or isinstance(sharding, NamedSharding):
+        return sharding
+    if tuple(sharding._internal_device_list) != tuple(mesh._internal_device_list):
+        return sharding
+    return named_from_hlo(mesh, sharding._to_xla_hlo_sharding(ndim), ndim)
+
+
+def _hlo_attr(sharding: Any, ndim: int) -> str:
+    return f'mhlo.sharding = "{sharding._to_xla_hlo_sharding(ndim)}"'
+
+
+def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
+               out_shardings: Sequence[Any | None], donated: Sequence[bool] = ()) -> str:
+    """StableHLO text of ``program`` (constvars first) with a sharding on every parameter and on
+    the results that have one (``None``: chosen by the compiler)."""
+    module = ModuleContext(name, "cpu")
+    module_meshes(module)  # marks the module as multi-device: constraints are emitted
+    params = list(program.constvars) + list(program.invars)
+    # Shardings given as XLA HloShardings (replicated copies, compiler choices) are written over
+    # the computation's mesh when a PartitionSpec describes them: one annotation language.
+    devices = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
+    mesh = mesh_of(list(in_shardings) + list(out_shardings))
+    if mesh is None and devices is not None:
+        mesh = Mesh(_np.array(devices, dtype=object), ("_devices",))
+    if mesh is not None:
+        in_shardings = [_as_named(mesh, sh, len(v.aval.shape))
+                        for sh, v in zip(in_shardings, params)]
+        out_shardings = [_as_named(mesh, sh, len(v.aval.shape))
+                         for sh, v in zip(out_shardings, program.outvars)]
+    all_named = all(isinstance(s, NamedSharding) for s in in_shardings) and all(
+        s is None or isinstance(s, NamedSharding) for s in out_shardings)
+
+    def attr(s: Any, ndim: int) -> str:
+        return (f"sdy.sharding = {sdy_sharding(module, s, ndim)}" if all_named
+                else _hlo_attr(s, ndim))
+
+    attrs = []
+    for i, (v, s) in enumerate(zip(params, in_shardings)):
+        parts = [attr(s, len(v.aval.shape))]
+        if i < len(donated) and donated[i]:
+            parts.append("jax.buffer_donor = true")
+        attrs.append(", ".join(parts))
+    main = _lower_function(module, program, "main", public=True, arg_attrs=attrs)
+    # the results' attributes: rewrite the header's result list
+    head, _, rest = main.partition("\n")
+    outs = []
+    for v, s in zip(program.outvars, out_shardings):
+        t = mlir_type(v.aval)
+        outs.append(f"{t} {{{attr(s, len(v.aval.shape))}}}" if s is not None else t)
+    head = head[:head.rindex(") -> (")] + f") -> ({', '.join(outs)}) {{"
+    main = head + "\n" + rest
+    sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    decls = [sdy_mesh_decl(n, m, devices) for m, n in module_meshes(module).items()]
+    body = "\n".join(decls + [main] + module.functions)
+    n = len(in_shardings[0]._internal_device_list) if in_shardings else 1
+    return (f"module @{sym} attributes {{mhlo.num_partitions = {n} : i32, "
+            f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
+
+
+def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mesh | None,
+                       given: Sequence[Any | None]) -> list[Any]:
+    """The shardings of the results of ``exe``: those given, else XLA's choice over ``mesh``."""
+    ops = exe.get_output_shardings()
+    xc = _client.xc()
+    out = []
+    for k, a in enumerate(avals):
+        if given[k] is not None:
+            out.append(given[k])
+            continue
+        hs = xc.HloSharding.from_proto(ops[k]) if ops is not None else xc.HloSharding.replicate()
+        if mesh is not None:
+            out.append(named_from_hlo(mesh, hs, len(a.shape)))
+        else:
+            out.append(HloSharding(devices, hs))
+    return out
+
+
+def read_param_shardings(exe: Any) -> list[Any] | None:
+    ops = exe.get_parameter_shardings()
+    if ops is None:
+        return None
+    xc = _client.xc()
+    return [xc.HloSharding.from_proto(o) for o in ops]

@@ -1,0 +1,209 @@
+"""``fluxion.sharding``: meshes of devices and how arrays are split over them (``jax.sharding``).
+
+- :class:`Mesh` (devices on named axes), :func:`make_mesh`, :class:`AbstractMesh`,
+  :class:`AxisType`;
+- :class:`PartitionSpec` (also ``fluxion.P``), :class:`NamedSharding`,
+  :class:`SingleDeviceSharding`, :class:`Sharding`;
+- :func:`set_mesh` / :func:`get_mesh` (the mesh bare ``PartitionSpec`` s refer to) and
+  :func:`reshard`; :func:`visualize_array_sharding` / :func:`inspect_array_sharding`.
+
+Example:
+    >>> import numpy as np, fluxion
+    >>> from fluxion.sharding import NamedSharding, PartitionSpec as P
+    >>> mesh = fluxion.make_mesh((1,), ("x",))
+    >>> x = fluxion.device_put(np.arange(4.0), NamedSharding(mesh, P("x")))
+    >>> x.sharding.spec
+    P('x',)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from fluxion.backend import client as _client
+from fluxion.backend.sharding_impl import (
+    AbstractMesh,
+    AxisType,
+    HloSharding,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Sharding,
+    SingleDeviceSharding,
+    context_mesh,
+    swap_context_mesh,
+)
+from fluxion.backend.transfer import device_put
+from fluxion.core import trace as _trace
+
+__all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
+           "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
+           "get_mesh", "get_abstract_mesh", "use_mesh", "reshard",
+           "visualize_array_sharding", "inspect_array_sharding"]
+
+P = PartitionSpec
+GSPMDSharding = HloSharding
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
+              axis_types: tuple[AxisType, ...] | None = None, *,
+              devices: Sequence[Any] | None = None) -> Mesh:
+    """A :class:`Mesh` of shape ``axis_shapes`` over the first devices (or ``devices``), with
+    JAX 0.10's default axis type ``Explicit``.
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.make_mesh((1, 1), ("x", "y")).shape
+        {'x': 1, 'y': 1}
+    """
+    axis_shapes = tuple(int(s) for s in axis_shapes)
+    axis_names = tuple(axis_names)
+    if len(axis_shapes) != len(axis_names):
+        raise ValueError(f"make_mesh: {len(axis_shapes)} axis sizes {axis_shapes} but "
+                         f"{len(axis_names)} axis names {axis_names}")
+    devs = list(devices) if devices is not None else _client.devices()
+    n = math.prod(axis_shapes)
+    if n > len(devs):
+        raise ValueError(f"make_mesh: the mesh {dict(zip(axis_names, axis_shapes))} needs {n} "
+                         f"devices but only {len(devs)} are available")
+    if devices is not None and n != len(devs):
+        raise ValueError(f"make_mesh: the mesh needs {n} devices but {len(devs)} were given")
+    arr = np.empty(n, dtype=object)
+    arr[:] = devs[:n]
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(axis_names)
+    return Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
+
+
+class set_mesh:
+    """Set the mesh that bare ``PartitionSpec`` s refer to, in this thread; also a context
+    manager restoring the previous one.
+
+    Example:
+        >>> import fluxion
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> with fluxion.set_mesh(mesh):
+        ...     fluxion.sharding.get_mesh() is mesh
+        True
+    """
+
+    __slots__ = ("prev",)
+
+    def __init__(self, mesh: Mesh | None) -> None:
+        if mesh is not None and not isinstance(mesh, Mesh):
+            raise ValueError(f"set_mesh: expected a Mesh, got {type(mesh).__name__}")
+        if _trace.STATE.interp is not _trace.EVAL:
+            raise ValueError("set_mesh can only be used outside of jit and other "
+                             "transformations")
+        self.prev = swap_context_mesh(mesh)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        swap_context_mesh(self.prev)
+
+
+use_mesh = set_mesh
+
+
+def get_mesh() -> Mesh | None:
+    """The mesh set by :func:`set_mesh` in this thread (None if none)."""
+    return context_mesh()
+
+
+def get_abstract_mesh() -> AbstractMesh | None:
+    """The abstract mesh (axis names, sizes, types) of :func:`get_mesh`."""
+    m = context_mesh()
+    return None if m is None else m.abstract_mesh
+
+
+def _as_sharding(fname: str, s: Any) -> Any:
+    if isinstance(s, PartitionSpec):
+        mesh = context_mesh()
+        if mesh is None:
+            raise ValueError(f"{fname}: a bare PartitionSpec {s!r} needs a mesh; use "
+                             "NamedSharding(mesh, spec) or fluxion.set_mesh(mesh)")
+        return NamedSharding(mesh, s)
+    return s
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """Move the arrays of ``xs`` to ``out_shardings`` (a Sharding or PartitionSpec, or a tree of
+    them); inside ``jit`` this constrains the sharding of the traced values.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> fluxion.reshard(jnp.ones(2), fluxion.NamedSharding(mesh, fluxion.P("x"))).shape
+        (2,)
+    """
+    from fluxion import tree_util
+
+    def is_leaf(v: Any) -> bool:
+        return v is None or isinstance(v, (PartitionSpec, Sharding))
+
+    if is_leaf(out_shardings):
+        shardings = [out_shardings] * len(tree_util.tree_leaves(xs))
+    else:
+        shardings = tree_util.broadcast_prefix(out_shardings, xs, is_leaf=is_leaf)
+    leaves, tree = tree_util.tree_flatten(xs)
+    out = []
+    for x, s in zip(leaves, shardings):
+        s = _as_sharding("reshard", s)
+        if isinstance(x, _trace.Tracer):
+            from fluxion.lax.parallel import with_sharding_constraint
+            out.append(with_sharding_constraint(x, s))
+        else:
+            out.append(device_put(x, s))
+    return tree_util.tree_unflatten(tree, out)
+
+
+def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> None:
+    """Call ``callback`` with the sharding of ``value`` (a concrete array here)."""
+    callback(value.sharding)
+
+
+def visualize_array_sharding(arr: Any, *, use_color: bool = False, scale: float = 1.0,
+                             min_width: int = 9, max_width: int = 80) -> None:
+    """Print which devices hold which block of a 1-D or 2-D array, as a text grid.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.sharding.visualize_array_sharding(jnp.ones((2, 2)))
+        ┌───────┐
+        │ CPU 0 │
+        └───────┘
+    """
+    print(_sharding_grid(arr), end="")
+
+
+def _sharding_grid(arr: Any) -> str:
+    shape = tuple(arr.shape)
+    if len(shape) not in (1, 2):
+        raise ValueError(f"visualize_array_sharding: only 1-D and 2-D arrays can be shown, got "
+                         f"shape {shape}")
+    shape2 = shape if len(shape) == 2 else (1, shape[0])
+    idx = arr.sharding.devices_indices_map(shape)
+    blocks: dict[tuple, list] = {}
+    for d, ix in idx.items():
+        if len(shape) == 1:
+            ix = (slice(None),) + tuple(ix)
+        key = tuple(sl.indices(n)[:2] for sl, n in zip(ix, shape2))
+        blocks.setdefault(key, []).append(d)
+    rows = sorted({k[0] for k in blocks})
+    cols = sorted({k[1] for k in blocks})
+    label = {k: f"{v[0].platform.upper()} " + ",".join(str(d.id) for d in v)
+             for k, v in blocks.items()}
+    width = max(len(s) for s in label.values()) + 4
+    lines = ["┌" + "┬".join("─" * width for _ in cols) + "┐"]
+    for ri, r in enumerate(rows):
+        cells = [label.get((r, c), "").center(width) for c in cols]
+        lines.append("│" + "│".join(cells) + "│")
+        if ri + 1 < len(rows):
+            lines.append("├" + "┼".join("─" * width for _ in cols) + "┤")
+    lines.append("└" + "┴".join("─" * width for _ in cols) + "┘")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,390 @@
+"""``fluxion.shard_map``: run a function on each device's block of its arguments, with
+collectives (``lax.psum``, ``all_gather``, ``ppermute``, ...) across the mesh's named axes.
+
+``shard_map(f, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)`` splits ``x`` over the mesh as
+the specs say, runs ``f`` on each block (the per-device program is staged once) and assembles
+the results. It lowers to a Shardy manual computation, compiled by XLA's SPMD partitioner, and
+composes with ``jit``, ``grad`` and ``vmap``:
+
+- JVP: a second call on (primals, tangents) of the body's JVP;
+- transpose: a call of the body's transpose; as in JAX without replication checks, output
+  cotangents are divided by the size of the mesh axes their spec does not mention, and input
+  cotangents are summed (``psum``) over the axes their spec does not mention;
+- vmap: the body batched at dimension 0, specs shifted by one.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> from fluxion import lax
+    >>> mesh = fluxion.make_mesh((1,), ("i",))
+    >>> f = fluxion.shard_map(lambda b: lax.psum(b.sum(), "i"), mesh=mesh,
+    ...                       in_specs=fluxion.P("i"), out_specs=fluxion.P())
+    >>> float(f(jnp.arange(4.0)))
+    6.0
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable, Sequence
+
+from fluxion import tree_util
+from fluxion.backend.jit import jit
+from fluxion.backend.sharding_impl import (
+    AbstractMesh,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    context_mesh,
+)
+from fluxion.backend.spmd import module_meshes, sdy_sharding
+from fluxion.backend.transfer import device_put
+from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import user_source_line
+from fluxion.core.ir import Program, eval_program
+from fluxion.core.primitive import Primitive
+from fluxion.lax import parallel as _par
+from fluxion.lax.conversions import convert_element_type
+from fluxion.lax.elementwise import div
+from fluxion.transforms import ad, array_ops, batching
+from fluxion.transforms.staging import abstractify, close_program, trace_to_program
+
+__all__ = ["shard_map", "shard_map_p"]
+
+shard_map_p = Primitive("shard_map", multiple_results=True)
+_P0 = PartitionSpec()
+
+
+def _axes_of(spec: PartitionSpec, ndim: int) -> list[tuple]:
+    return list(spec._normalized(ndim))
+
+
+def _factor(mesh: Any, entry: tuple) -> int:
+    return math.prod(mesh.shape[a] for a in entry)
+
+
+def _local_aval(a: ShapedArray, spec: PartitionSpec, mesh: Any) -> ShapedArray:
+    shape = tuple(n // _factor(mesh, e) for n, e in zip(a.shape, _axes_of(spec, len(a.shape))))
+    return ShapedArray(shape, a.dtype, a.weak_type)
+
+
+def _global_aval(a: ShapedArray, spec: PartitionSpec, mesh: Any) -> ShapedArray:
+    shape = tuple(n * _factor(mesh, e) for n, e in zip(a.shape, _axes_of(spec, len(a.shape))))
+    return ShapedArray(shape, a.dtype, a.weak_type)
+
+
+def _unmentioned(spec: PartitionSpec, manual: Sequence[str], ndim: int) -> tuple:
+    used = {a for e in _axes_of(spec, ndim) for a in e}
+    return tuple(n for n in manual if n not in used)
+
+
+# ------------------------------------------------------------------ rules
+
+def _abstract_eval(*avals: ShapedArray, program: Program, mesh: Any, in_specs: tuple,
+                   out_specs: tuple, manual_axes: tuple, check_vma: bool) -> list:
+    want = [v.aval for v in program.invars]
+    for i, (a, w, s) in enumerate(zip(avals, want, in_specs)):
+        loc = _local_aval(a, s, mesh)
+        if loc.shape != w.shape or a.dtype != w.dtype:
+            raise TypeError(f"shard_map: argument {i} is {a.str_short()}, whose block under "
+                            f"{s} is {loc.str_short()}, but the body takes {w.str_short()}")
+    return [_global_aval(v.aval, s, mesh) for v, s in zip(program.outvars, out_specs)]
+
+
+_EAGER: dict = {}
+
+
+def _impl(*args: Any, **params: Any) -> list:
+    # Eagerly: one jitted call holding the shard_map, with the arguments and results placed as
+    # the specs say.
+    key = (params["program"], params["mesh"], params["in_specs"], params["out_specs"],
+           params["manual_axes"], params["check_vma"])
+    fn = _EAGER.get(key)
+    if fn is None:
+        mesh = params["mesh"]
+        fn = jit(functools.partial(_bind_flat, params),
+                 in_shardings=tuple(NamedSharding(mesh, s) for s in params["in_specs"]),
+                 out_shardings=[NamedSharding(mesh, s) for s in params["out_specs"]])
+        _EAGER[key] = fn
+        if len(_EAGER) > 256:
+            _EAGER.pop(next(iter(_EAGER)))
+    # arguments placed elsewhere (committed or not) are moved to their blocks first
+    mesh = params["mesh"]
+    placed = []
+    for a, spec in zip(args, params["in_specs"]):
+        target = NamedSharding(mesh, spec)
+        placed.append(a if getattr(a, "sharding", None) == target else device_put(a, target))
+    return list(fn(*placed))
+
+
+def _bind_flat(params: dict, *args: Any) -> list:
+    return shard_map_p.bind(*args, **params)
+
+
+def _lowering(ctx: Any, *args: str, program: Program, mesh: Any, in_specs: tuple,
+              out_specs: tuple, manual_axes: tuple, check_vma: bool) -> list[str]:
+    module = ctx.module
+    stack = module.__dict__.setdefault("manual_stack", [])
+    if getattr(module, "sdy_meshes", None) is None:
+        if mesh.size > 1:
+            raise ValueError(f"shard_map over the mesh {mesh} was lowered for a single device: "
+                             "its arguments are committed to one device; put them on the "
+                             "mesh's devices (or leave them uncommitted)")
+        # a single-device module (a mesh of one device): the body runs as it is
+        stack.append((mesh.axis_names, mesh.axis_sizes))
+        try:
+            return ctx.lower_program_inline(program, list(args))
+        finally:
+            stack.pop()
+
+    def per_value(specs: Sequence[PartitionSpec], avals: Sequence[ShapedArray]) -> str:
+        items = [sdy_sharding(module, NamedSharding(mesh, s), len(a.shape))[len("#sdy.sharding"):]
+                 for s, a in zip(specs, avals)]
+        return f"#sdy.sharding_per_value<[{', '.join(items)}]>"
+
+    module_meshes(module)
+    in_attr = per_value(in_specs, ctx.avals_in)
+    out_attr = per_value(out_specs, ctx.avals_out)
+    names = ", ".join(f'"{n}"' for n in manual_axes)
+    fn = ctx.fn
+    sub = type(fn)(module, fn.indent + "    ", fn.counter)
+    base = sub.fresh()[1:]
+    bargs = [f"%m{base}_{i}" for i in range(len(args))]
+    stack.append((mesh.axis_names, mesh.axis_sizes))
+    try:
+        outs = sub.lower_body(program, bargs)
+    finally:
+        stack.pop()
+    local_in = [v.aval for v in program.invars]
+    local_out = [v.aval for v in program.outvars]
+    from fluxion.backend.lowering import mlir_type
+    head = ", ".join(f"{a}: {mlir_type(t)}" for a, t in zip(bargs, local_in))
+    ret_t = ", ".join(mlir_type(a) for a in local_out)
+    region = "\n".join(["{", f"{fn.indent}  ^bb0({head}):"] + sub.lines + [
+        f'{sub.indent}"sdy.return"({", ".join(outs)}) : ({ret_t}) -> ()', f"{fn.indent}}}"])
+    attrs = (f"in_shardings = {in_attr}, manual_axes = #sdy<manual_axes{{{names}}}>, "
+             f"out_shardings = {out_attr}")
+    res = ctx.op("sdy.manual_computation", list(args), attrs=attrs, regions=[region])
+    return [res] if len(ctx.avals_out) == 1 else list(res)
+
+
+def _jvp(primals: list, tangents: list, *, program: Program, mesh: Any, in_specs: tuple,
+         out_specs: tuple, manual_axes: tuple, check_vma: bool) -> tuple[list, list]:
+    params = dict(mesh=mesh, manual_axes=manual_axes, check_vma=check_vma)
+    outs = shard_map_p.bind(*primals, program=program, in_specs=in_specs,
+                            out_specs=out_specs, **params)
+    nz = tuple(not ad.is_zero_tangent(t) for t in tangents)
+    if not any(nz):
+        return outs, [ad.Zero(ad.tangent_aval(abstractify(o))) for o in outs]
+    jprog, consts, out_nz = ad.jvp_program(program, nz)
+    specs_in = ((_P0,) * len(consts) + tuple(in_specs)
+                + tuple(s for s, z in zip(in_specs, nz) if z))
+    specs_out = tuple(out_specs) + tuple(s for s, z in zip(out_specs, out_nz) if z)
+    res = shard_map_p.bind(*consts, *primals, *[t for t, z in zip(tangents, nz) if z],
+                           program=jprog, in_specs=specs_in, out_specs=specs_out, **params)
+    it = iter(res[len(outs):])
+    return outs, [next(it) if z else ad.Zero(ad.tangent_aval(abstractify(o)))
+                  for z, o in zip(out_nz, outs)]
+
+
+def _transpose(cts: list, *args: Any, program: Program, mesh: Any, in_specs: tuple,
+               out_specs: tuple, manual_axes: tuple, check_vma: bool) -> list:
+    linear = tuple(ad.is_undefined(a) for a in args)
+    ct_nz = tuple(not ad.is_zero_tangent(c) for c in cts)
+    tprog, consts = ad.transpose_program(program, linear, ct_nz)
+    out_avals = [v.aval for v in program.outvars]
+    # output cotangents: divided by the size of the axes their spec leaves out
+    scaled = []
+    for c, nz, s, a in zip(cts, ct_nz, out_specs, out_avals):
+        if not nz:
+            continue
+        k = math.prod(mesh.shape[n] for n in _unmentioned(s, manual_axes, len(a.shape)))
+        if k != 1:
+            c = div(c, convert_element_type(k, abstractify(c).dtype, True))
+        scaled.append(c)
+    nonlin = [a for a, lin in zip(args, linear) if not lin]
+    lin_avals = [v.aval for v, lin in zip(program.invars, linear) if lin]
+    lin_specs = [s for s, lin in zip(in_specs, linear) if lin]
+    sums = [_unmentioned(s, manual_axes, len(a.shape)) for s, a in zip(lin_specs, lin_avals)]
+
+    def body(*xs: Any) -> list:
+        outs = eval_program(tprog, [], list(xs))
+        return [_par.psum_p.bind(o, axis_name=n) if n else o for o, n in zip(outs, sums)]
+
+    in_local = [v.aval for v in tprog.invars]
+    wrapped, wconsts, _ = trace_to_program(body, tuple(in_local), {}, in_avals=in_local,
+                                           description="transpose of a shard_map body")
+    wrapped = close_program(wrapped)
+    specs_in = ((_P0,) * (len(wconsts) + len(consts))
+                + tuple(s for s, lin in zip(in_specs, linear) if not lin)
+                + tuple(s for s, nz in zip(out_specs, ct_nz) if nz))
+    res = shard_map_p.bind(*wconsts, *consts, *nonlin, *scaled, program=wrapped, mesh=mesh,
+                           in_specs=specs_in, out_specs=tuple(lin_specs),
+                           manual_axes=manual_axes, check_vma=check_vma)
+    it = iter(res)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _shift(spec: PartitionSpec, ndim: int) -> PartitionSpec:
+    return PartitionSpec(None, *spec._normalized(ndim))
+
+
+def _batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
+           program: Program, mesh: Any, in_specs: tuple, out_specs: tuple, manual_axes: tuple,
+           check_vma: bool) -> tuple[list, list]:
+    params = dict(mesh=mesh, manual_axes=manual_axes, check_vma=check_vma)
+    if batching.is_unbatched(axis, dims, program):
+        outs = shard_map_p.bind(*args, program=program, in_specs=in_specs,
+                                out_specs=out_specs, **params)
+        return outs, [None] * len(outs)
+    args = [a if d is None else array_ops.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    dims0 = [None if d is None else 0 for d in dims]
+    new, consts, out_dims = batching.batch_program(program, dims0, axis, to_front=True,
+                                                   instantiate=True)
+    in_nd = [len(v.aval.shape) for v in program.invars]
+    out_nd = [len(v.aval.shape) for v in program.outvars]
+    specs_in = ((_P0,) * len(consts)
+                + tuple(s if d is None else _shift(s, n) for s, d, n in zip(in_specs, dims0, in_nd)))
+    specs_out = tuple(_shift(s, n) for s, n in zip(out_specs, out_nd))
+    outs = shard_map_p.bind(*consts, *args, program=new, in_specs=specs_in,
+                            out_specs=specs_out, **params)
+    return outs, [0] * len(outs)
+
+
+shard_map_p.abstract_eval = _abstract_eval
+shard_map_p.impl = _impl
+shard_map_p.lowering = _lowering
+shard_map_p.jvp = _jvp
+shard_map_p.transpose = _transpose
+shard_map_p.batch = _batch
+
+
+def _printed_params(params: dict) -> list:
+    return [("mesh", params["mesh"]), ("in_specs", params["in_specs"]),
+            ("out_specs", params["out_specs"]), ("jaxpr", params["program"])]
+
+
+shard_map_p.print_params = _printed_params
+
+
+# ------------------------------------------------------------------ the public function
+
+def _is_spec(x: Any) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _check_spec(what: str, spec: Any, aval: ShapedArray, mesh: Any, manual: tuple,
+                where: str) -> PartitionSpec:
+    if spec is None:
+        spec = _P0
+    if not isinstance(spec, PartitionSpec):
+        raise TypeError(f"shard_map: {what} must be a PartitionSpec, got "
+                        f"{type(spec).__name__}: {spec!r} (at {where})")
+    nd = len(aval.shape)
+    if len(spec) > nd:
+        raise ValueError(f"shard_map: {what} {spec} has {len(spec)} entries but the value has "
+                         f"rank {nd} (shape {aval.shape}) (at {where})")
+    seen: set = set()
+    for entry in _axes_of(spec, nd):
+        for a in entry:
+            if a not in mesh.shape:
+                raise ValueError(f"shard_map: {what} {spec} names the axis {a!r}, which the mesh "
+                                 f"does not have (its axes are {mesh.axis_names}) (at {where})")
+            if a not in manual:
+                raise ValueError(f"shard_map: {what} {spec} names the axis {a!r}, which is not "
+                                 f"one of axis_names {manual} (at {where})")
+            if a in seen:
+                raise ValueError(f"shard_map: {what} {spec} uses the axis {a!r} twice "
+                                 f"(at {where})")
+            seen.add(a)
+    return spec
+
+
+def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = None,
+              mesh: Mesh | AbstractMesh | None = None, axis_names: Any = frozenset(),
+              check_vma: bool = True) -> Any:
+    """Map ``f`` over the blocks of its arguments on the devices of ``mesh``.
+
+    ``in_specs`` / ``out_specs`` are PartitionSpecs (or pytree prefixes of them) saying which mesh
+    axes split each dimension of the arguments / results; inside ``f`` the values are the blocks
+    and collectives over the mesh axes (``axis_names``, default all) are available.
+    ``in_specs=None`` takes each argument's own sharding over the mesh (P() if it has none).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> g = fluxion.shard_map(lambda b: b * 2, mesh=mesh, in_specs=fluxion.P("x"),
+        ...                       out_specs=fluxion.P("x"))
+        >>> g(jnp.arange(3.0)).tolist()
+        [0.0, 2.0, 4.0]
+    """
+    if f is None:
+        return functools.partial(shard_map, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                 axis_names=axis_names, check_vma=check_vma)
+    if not callable(f):
+        raise TypeError(f"shard_map: expected a callable, got {type(f).__name__}")
+
+    @functools.wraps(f)
+    def mapped(*args: Any) -> Any:
+        where = user_source_line()
+        m = mesh if mesh is not None else context_mesh()
+        if m is None:
+            raise ValueError("shard_map: no mesh: pass mesh= or call inside "
+                             f"fluxion.set_mesh(mesh) (at {where})")
+        if not isinstance(m, Mesh):
+            raise TypeError(f"shard_map: mesh must be a concrete Mesh, got {m!r} (at {where})")
+        manual = tuple(n for n in m.axis_names if not axis_names or n in set(axis_names))
+        leaves, in_tree = tree_util.tree_flatten(args)
+        avals = [abstractify(x) for x in leaves]
+        if in_specs is None:
+            specs = []
+            for x in leaves:
+                s = getattr(x, "sharding", None) if not hasattr(x, "_interp") else None
+                specs.append(s.spec if isinstance(s, NamedSharding) and s.mesh == m else _P0)
+        else:
+            try:
+                specs = tree_util.broadcast_prefix(
+                    in_specs if not _is_spec(in_specs) else (in_specs,) * len(args),
+                    tuple(args), is_leaf=_is_spec)
+            except ValueError as e:
+                raise ValueError(f"shard_map: in_specs is not a prefix of the arguments' "
+                                 f"structure: {e} (at {where})") from None
+        checked = []
+        for i, (s, a) in enumerate(zip(specs, avals)):
+            s = _check_spec(f"in_specs for argument {i}", s, a, m, manual, where)
+            for d, entry in enumerate(_axes_of(s, len(a.shape))):
+                k = _factor(m, entry)
+                if a.shape[d] % k:
+                    raise ValueError(
+                        f"shard_map: argument {i} of shape {a.shape} cannot be split by "
+                        f"{s}: dimension {d} ({a.shape[d]}) is not divisible by the size {k} of "
+                        f"mesh axes {entry} (at {where})")
+            checked.append(s)
+        local = [_local_aval(a, s, m) for a, s in zip(avals, checked)]
+        with _par.manual_axes({n: m.shape[n] for n in manual}):
+            program, consts, out_tree = trace_to_program(
+                lambda *xs: f(*tree_util.tree_unflatten(in_tree, list(xs))), tuple(local), {},
+                in_avals=local, description=f"shard_map of {getattr(f, '__name__', 'f')}")
+        program = close_program(program)
+        out_local = [v.aval for v in program.outvars]
+        try:
+            if callable(out_specs):  # specs known only after tracing (pmap's out_axes)
+                ospecs = list(out_specs())
+            elif _is_spec(out_specs):
+                ospecs = [out_specs] * len(out_local)
+            else:
+                ospecs = tree_util.broadcast_prefix(
+                    out_specs, tree_util.tree_unflatten(out_tree, list(range(len(out_local)))),
+                    is_leaf=_is_spec)
+        except ValueError as e:
+            raise ValueError(f"shard_map: out_specs is not a prefix of the results' structure: "
+                             f"{e} (at {where})") from None
+        ospecs = [_check_spec(f"out_specs for result {i}", s, a, m, manual, where)
+                  for i, (s, a) in enumerate(zip(ospecs, out_local))]
+        outs = shard_map_p.bind(*consts, *leaves, program=program, mesh=m,
+                                in_specs=(_P0,) * len(consts) + tuple(checked),
+                                out_specs=tuple(ospecs), manual_axes=manual,
+                                check_vma=bool(check_vma))
+        return tree_util.tree_unflatten(out_tree, list(outs))
+
+    return mapped

@@ -1,0 +1,80 @@
+"""One process of the 2-process tests (run by test_parallel_distributed.py, not collected):
+``python dist_worker.py PROCESS_ID PORT MODE``; prints one ``RESULT {json}`` line.
+
+MODE ``step``: a data-parallel gradient step over both processes (global batch built from
+process-local data, gradients averaged with ``lax.pmean``), compared in-process with the
+single-process step on the whole batch. MODE ``die``: process 1 exits abruptly after one
+collective; process 0 reports the exception its next collective raises."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+pid, port, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+os.environ.pop("XLA_FLAGS", None)
+
+import fluxion  # noqa: E402
+import fluxion.numpy as jnp  # noqa: E402
+from fluxion import lax  # noqa: E402
+from fluxion.sharding import Mesh, NamedSharding  # noqa: E402
+from fluxion.sharding import PartitionSpec as P
+
+t0 = time.time()
+fluxion.distributed.initialize(f"127.0.0.1:{port}", 2, pid, local_device_ids=[0],
+                               initialization_timeout=30, shutdown_timeout_seconds=2)
+devs = fluxion.devices()
+mesh = Mesh(np.array(devs), ("i",))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(8, 3)).astype(np.float32)
+Y = rng.normal(size=(8,)).astype(np.float32)
+W = np.array([0.5, -1.0, 2.0], np.float32)
+x = fluxion.make_array_from_process_local_data(NamedSharding(mesh, P("i")), X[4 * pid:4 * pid + 4])
+y = fluxion.make_array_from_process_local_data(NamedSharding(mesh, P("i")), Y[4 * pid:4 * pid + 4])
+w = fluxion.make_array_from_process_local_data(NamedSharding(mesh, P()), W)
+
+
+def loss(w, xb, yb):
+    return jnp.mean((xb @ w - yb) ** 2)
+
+
+def local_step(w, xb, yb):
+    g = lax.pmean(fluxion.grad(loss)(w, xb, yb), "i")
+    return w - 0.1 * g, lax.psum(xb.sum(0), "i")
+
+
+step = fluxion.jit(fluxion.shard_map(local_step, mesh=mesh, in_specs=(P(), P("i"), P("i")),
+                                     out_specs=(P(), P())))
+res: dict = {"pid": pid, "ndev": len(devs), "process_count": fluxion.process_count(),
+             "process_index": fluxion.process_index(), "global_shape": list(x.shape)}
+try:
+    new_w, col_sum = step(w, x, y)
+    new_w = np.asarray(new_w.addressable_shards[0].data)
+    res["psum"] = np.asarray(col_sum.addressable_shards[0].data).tolist()
+    res["new_w"] = new_w.tolist()
+    res["ref_w"] = (W - 0.1 * 2 * X.T @ (X @ W - Y) / 8).tolist()
+    res["ref_psum"] = X.sum(0).tolist()
+    if mode == "die":
+        if pid == 1:
+            os._exit(3)
+        time.sleep(0.5)
+        t1 = time.time()
+        try:
+            for _ in range(100):
+                np.asarray(step(w, x, y)[0].addressable_shards[0].data)
+                time.sleep(0.1)
+            res["error"] = None
+        except Exception as e:  # the point of the test: an exception, not an abort or a hang
+            res["error"] = type(e).__name__
+            res["message"] = str(e)[:300]
+        res["detect_s"] = time.time() - t1
+except Exception as e:
+    res["unexpected"] = f"{type(e).__name__}: {e}"[:500]
+res["t"] = time.time() - t0
+print("RESULT " + json.dumps(res), flush=True)
+if mode != "die":
+    fluxion.distributed.shutdown()
