@@ -10,6 +10,7 @@ Usage (from anywhere; only the standard library and Python >= 3.11 are needed)::
     python3.11 tools/bootstrap.py bench [ARGS...] # nox -s bench -- [ARGS...]
     python3.11 tools/bootstrap.py lint [ARGS...]  # nox -s lint -- [ARGS...]
     python3.11 tools/bootstrap.py docs [ARGS...]  # nox -s docs -- [ARGS...]
+    python3.11 tools/bootstrap.py core_only       # nox -s core_only: only packages/fluxion, fresh venv
 
 What it does:
 
@@ -49,7 +50,7 @@ INSTALL_PLAN_VERSION = "1"
 
 MIN_PYTHON = (3, 11)
 _VERSION_PROBE = f"import sys; sys.exit(0 if sys.version_info >= {MIN_PYTHON!r} else 1)"
-TASKS = ("setup", "demo", "test", "bench", "lint", "docs")
+TASKS = ("setup", "demo", "test", "bench", "lint", "docs", "core_only", "train_digits")
 
 
 def log(msg: str) -> None:
@@ -217,7 +218,9 @@ def usage() -> str:
             "  test   pytest tests -n 2 --dist loadgroup -q [ARGS...]\n"
             "  bench  nox -s bench   (benchmarks/run.py)\n"
             "  lint   nox -s lint    (ruff, workflow schema, zizmor)\n"
-            "  docs   nox -s docs    (mkdocs build --strict)\n")
+            "  docs   nox -s docs    (mkdocs build --strict)\n"
+            "  core_only  nox -s core_only (install only packages/fluxion in a fresh venv, smoke test)\n"
+            "  train_digits  nox -s train_digits (examples/train_digits.py: MLP + CNN on digits)\n")
 
 
 def reexec_with_newer_python() -> None:
