@@ -1,0 +1,286 @@
+"""Explicit Runge-Kutta ODE solvers with adaptive steps: ``odeint`` (as jax.experimental.ode,
+differentiable by the adjoint method) and ``solve_ivp`` (as SciPy, methods RK45 and RK23)."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import fluxion
+import fluxion.lax as lax
+import fluxion.numpy as jnp
+from fluxion.flatten_util import ravel_pytree
+from fluxion.tree_util import tree_map
+
+__all__ = ["odeint", "solve_ivp", "OdeResult"]
+
+
+class _Tableau(NamedTuple):
+    c: tuple
+    a: tuple       # rows of the strictly lower-triangular Runge-Kutta matrix
+    b: tuple       # weights of the propagated solution
+    e: tuple       # weights of the error estimate (b - b_hat)
+    order: int     # order of the error estimator (the step-size exponent is -1/(order+1))
+
+
+# Dormand & Prince (1980), 5(4), first-same-as-last.
+_DOPRI5 = _Tableau(
+    c=(0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0),
+    a=((), (1 / 5,), (3 / 40, 9 / 40), (44 / 45, -56 / 15, 32 / 9),
+       (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+       (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656),
+       (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84)),
+    b=(35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84, 0.0),
+    e=(71 / 57600, 0.0, -71 / 16695, 71 / 1920, -17253 / 339200, 22 / 525, -1 / 40),
+    order=4)
+# Bogacki & Shampine (1989), 3(2), first-same-as-last.
+_BS23 = _Tableau(
+    c=(0.0, 1 / 2, 3 / 4, 1.0),
+    a=((), (1 / 2,), (0.0, 3 / 4), (2 / 9, 1 / 3, 4 / 9)),
+    b=(2 / 9, 1 / 3, 4 / 9, 0.0),
+    e=(5 / 72, -1 / 12, -1 / 9, 1 / 8),
+    order=2)
+_METHODS = {"RK45": _DOPRI5, "RK23": _BS23}
+
+_SAFETY, _MIN_FACTOR, _MAX_FACTOR = 0.9, 0.2, 10.0
+
+
+def _rk_step(f: Any, tab: _Tableau, t: Any, y: Any, f0: Any, h: Any) -> tuple[Any, Any, Any]:
+    """One step: (y_new, f(t + h, y_new), error estimate)."""
+    ks = [f0]
+    for i in range(1, len(tab.c)):
+        dy = sum((coef * k for coef, k in zip(tab.a[i], ks) if coef != 0.0), jnp.zeros_like(y))
+        ks.append(f(t + tab.c[i] * h, y + h * dy))
+    y_new = y + h * sum((coef * k for coef, k in zip(tab.b, ks) if coef != 0.0), jnp.zeros_like(y))
+    # The tableaus are FSAL: the last stage is evaluated at (t + h, y_new).
+    err = h * sum((coef * k for coef, k in zip(tab.e, ks) if coef != 0.0), jnp.zeros_like(y))
+    return y_new, ks[-1], err
+
+
+def _error_norm(err: Any, y: Any, y_new: Any, rtol: Any, atol: Any) -> Any:
+    scale = atol + rtol * jnp.maximum(jnp.abs(y), jnp.abs(y_new))
+    return jnp.sqrt(jnp.mean((err / scale) ** 2))
+
+
+def _initial_step(f: Any, t0: Any, y0: Any, f0: Any, direction: float, order: int, rtol: Any,
+                  atol: Any) -> Any:
+    # Hairer, Norsett & Wanner, "Solving ODEs I", II.4: the step SciPy starts with.
+    scale = atol + jnp.abs(y0) * rtol
+    d0 = jnp.sqrt(jnp.mean((y0 / scale) ** 2))
+    d1 = jnp.sqrt(jnp.mean((f0 / scale) ** 2))
+    h0 = jnp.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / jnp.maximum(d1, 1e-300))
+    f1 = f(t0 + direction * h0, y0 + direction * h0 * f0)
+    d2 = jnp.sqrt(jnp.mean(((f1 - f0) / scale) ** 2)) / h0
+    big = jnp.maximum(d1, d2)
+    h1 = jnp.where(big <= 1e-15, jnp.maximum(1e-6, h0 * 1e-3),
+                   (0.01 / jnp.maximum(big, 1e-300)) ** (1.0 / (order + 1)))
+    return jnp.minimum(100 * h0, h1)
+
+
+def _advance(f: Any, tab: _Tableau, t0: Any, t1: Any, y: Any, fy: Any, h: Any, rtol: Any,
+             atol: Any, max_steps: Any, hmax: Any) -> tuple:
+    """Integrates from t0 to exactly t1 (t1 >= t0) with adaptive steps; returns
+    (y(t1), f there, next step size, function evaluations, steps taken)."""
+    exponent = -1.0 / (tab.order + 1)
+
+    def cond(state: tuple) -> Any:
+        t, _, _, _, _, steps = state
+        return (t < t1) & (steps < max_steps)
+
+    def body(state: tuple) -> tuple:
+        t, y, fy, h, nfev, steps = state
+        h_try = jnp.minimum(jnp.minimum(h, hmax), t1 - t)
+        y_new, f_new, err = _rk_step(f, tab, t, y, fy, h_try)
+        norm = _error_norm(err, y, y_new, rtol, atol)
+        accept = norm < 1.0
+        factor = jnp.where(norm == 0, _MAX_FACTOR,
+                           _SAFETY * jnp.maximum(norm, 1e-300) ** exponent)
+        factor = jnp.where(accept, jnp.minimum(_MAX_FACTOR, factor),
+                           jnp.maximum(_MIN_FACTOR, jnp.minimum(factor, 1.0)))
+        # Landing on t1 shortens the step; the next one grows from the size the error allowed.
+        h_next = jnp.where(accept & (h_try < h), jnp.maximum(h, h_try * factor), h_try * factor)
+        t_new = jnp.where(accept, jnp.where(t1 - (t + h_try) <= 0, t1, t + h_try), t)
+        y_out = jnp.where(accept, y_new, y)
+        f_out = jnp.where(accept, f_new, fy)
+        return t_new, y_out, f_out, h_next, nfev + len(tab.c) - 1, steps + 1
+
+    init = (t0, y, fy, h, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+    t, y, fy, h, nfev, steps = lax.while_loop(cond, body, init)
+    return y, fy, h, nfev, steps, t
+
+
+def _integrate(f: Any, y0: Any, ts: Any, rtol: float, atol: float, mxstep: Any, hmax: Any,
+               tab: _Tableau = _DOPRI5) -> tuple[Any, Any, Any]:
+    """y at every time of the increasing array ``ts`` (flat y); also counts of f calls and success."""
+    f0 = f(ts[0], y0)
+    h0 = _initial_step(f, ts[0], y0, f0, 1.0, tab.order, rtol, atol)
+
+    def interval(carry: tuple, t1: Any) -> tuple:
+        t0, y, fy, h, nfev, ok = carry
+        y1, f1, h1, n, _, t_end = _advance(f, tab, t0, t1, y, fy, h, rtol, atol, mxstep, hmax)
+        ok = ok & (t_end >= t1)
+        return (t1, y1, f1, h1, nfev + n, ok), y1
+
+    init = (ts[0], y0, f0, h0, jnp.asarray(2, jnp.int32), jnp.asarray(True))
+    (_, _, _, _, nfev, ok), ys = lax.scan(interval, init, ts[1:])
+    return jnp.concatenate([y0[None], ys], axis=0), nfev, ok
+
+
+def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8, atol: float = 1.4e-8,
+           mxstep: float = math.inf, hmax: float = math.inf) -> Any:
+    """Solves dy/dt = func(y, t, *args) from y(t[0]) = y0 and returns y at every time in ``t``
+    (increasing), as ``jax.experimental.ode.odeint``: adaptive Dormand-Prince 5(4) steps, and
+    gradients with respect to ``y0``, ``t`` and ``args`` by the adjoint method. ``y0`` may be any
+    pytree; ``mxstep`` bounds the steps between consecutive times (then the result is nan).
+
+    Example:
+        >>> ys = odeint(lambda y, t: -y, jnp.array(1.0), jnp.array([0.0, 1.0]))
+        >>> round(float(ys[1]), 6)  # exp(-1)
+        0.367879
+    """
+    for name, value in (("rtol", rtol), ("atol", atol), ("mxstep", mxstep), ("hmax", hmax)):
+        if not isinstance(value, (int, float)):
+            raise TypeError(f"odeint: {name} must be a Python number, got {type(value).__name__}")
+    t = jnp.asarray(t)
+    if t.ndim != 1:
+        raise ValueError(f"odeint: t must be a 1-D array of times, got shape {t.shape}")
+    converted, consts = fluxion.closure_convert(func, y0, t[0], *args)
+    return _odeint(converted, rtol, atol, mxstep, hmax, y0, t, *args, *consts)
+
+
+def _flat_rhs(func: Any, unravel: Any, args: tuple) -> Any:
+    def rhs(t: Any, y: Any) -> Any:
+        flat, _ = ravel_pytree(func(unravel(y), t, *args))
+        return flat
+    return rhs
+
+
+def _steps(mxstep: float) -> Any:
+    return jnp.asarray(np.iinfo(np.int32).max if math.isinf(mxstep) else int(mxstep), jnp.int32)
+
+
+@partial(fluxion.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
+def _odeint(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, y0: Any, t: Any,
+            *args: Any) -> Any:
+    flat0, unravel = ravel_pytree(y0)
+    ys, _, ok = _integrate(_flat_rhs(func, unravel, args), flat0, t, rtol, atol, _steps(mxstep),
+                           hmax)
+    ys = jnp.where(ok, ys, jnp.nan)
+    return fluxion.vmap(unravel)(ys)
+
+
+def _odeint_fwd(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, y0: Any, t: Any,
+                *args: Any) -> tuple:
+    ys = _odeint(func, rtol, atol, mxstep, hmax, y0, t, *args)
+    return ys, (ys, t, args)
+
+
+def _odeint_bwd(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, res: tuple,
+                g: Any) -> tuple:
+    ys, t, args = res
+    t = jnp.asarray(t)
+    flat_ys = fluxion.vmap(lambda y: ravel_pytree(y)[0])(ys)
+    flat_g = fluxion.vmap(lambda y: ravel_pytree(y)[0])(tree_map(jnp.asarray, g))
+    _, unravel = ravel_pytree(tree_map(lambda leaf: leaf[0], ys))
+    flat_args, unravel_args = ravel_pytree(args)
+    n, m = flat_ys.shape[1], flat_args.shape[0]
+
+    def f(y: Any, s: Any, a: Any) -> Any:
+        return ravel_pytree(func(unravel(y), s, *unravel_args(a)))[0]
+
+    def augmented(s: Any, state: Any) -> Any:
+        # Backwards in time as forwards in s = -t: the state, its adjoint and the args' adjoint.
+        y, adj = state[:n], state[n:2 * n]
+        out, vjp = fluxion.vjp(lambda yy, aa: f(yy, -s, aa), y, flat_args)
+        adj_y, adj_a = vjp(adj)
+        return jnp.concatenate([-out, adj_y, adj_a])
+
+    def step_back(carry: tuple, i: Any) -> tuple:
+        adj, adj_args, t_bar = carry
+        y_i = flat_ys[i]
+        adj = adj + flat_g[i]
+        t_bar_i = jnp.vdot(f(y_i, t[i], flat_args), flat_g[i])
+        state = jnp.concatenate([y_i, adj, adj_args])
+        pair = -lax.dynamic_slice(t, (i - 1,), (2,))[::-1]
+        states, _, _ = _integrate(augmented, state, pair, rtol, atol, _steps(mxstep), hmax)
+        end = states[-1]
+        return (end[n:2 * n], end[2 * n:], t_bar), t_bar_i
+
+    count = t.shape[0]
+    init = (jnp.zeros(n, flat_ys.dtype), jnp.zeros(m, flat_ys.dtype), jnp.zeros((), t.dtype))
+    (adj, adj_args, _), t_bars = lax.scan(step_back, init, jnp.arange(count - 1, 0, -1))
+    adj = adj + flat_g[0]
+    t0_bar = -jnp.vdot(f(flat_ys[0], t[0], flat_args), adj)
+    ts_bar = jnp.concatenate([t0_bar[None], jnp.flip(t_bars, 0)]).astype(t.dtype)
+    return (unravel(adj), ts_bar, *unravel_args(adj_args))
+
+
+_odeint.defvjp(_odeint_fwd, _odeint_bwd)
+
+
+class OdeResult(NamedTuple):
+    """Result of ``solve_ivp``: times ``t`` (k,), states ``y`` (n, k), SciPy's status fields."""
+
+    t: Any
+    y: Any
+    nfev: Any
+    status: Any
+    message: str
+    success: Any
+
+
+def solve_ivp(fun: Any, t_span: tuple[float, float], y0: Any, method: str = "RK45",
+              t_eval: Any = None, args: tuple | None = None, first_step: float | None = None,
+              max_step: float = math.inf, rtol: float = 1e-3, atol: float = 1e-6,
+              max_num_steps: int = 100000) -> OdeResult:
+    """Solves dy/dt = fun(t, y, *args) on ``t_span`` from ``y0`` (shape (n,)), as
+    ``scipy.integrate.solve_ivp`` with ``method`` "RK45" (Dormand-Prince) or "RK23"
+    (Bogacki-Shampine). The solution is reported at ``t_eval`` (stepping exactly onto each
+    time; jittable) or, when ``t_eval`` is None, at the start and end of ``t_span``.
+    ``t_span`` may run backwards.
+
+    Example:
+        >>> r = solve_ivp(lambda t, y: -y, (0.0, 1.0), jnp.array([1.0]), rtol=1e-8, atol=1e-10)
+        >>> round(float(r.y[0, -1]), 6)
+        0.367879
+    """
+    if method not in _METHODS:
+        raise ValueError(f"solve_ivp: method must be one of {sorted(_METHODS)}, got {method!r}")
+    tab = _METHODS[method]
+    t0, t1 = t_span
+    y0 = jnp.atleast_1d(jnp.asarray(y0))
+    if y0.ndim != 1:
+        raise ValueError(f"solve_ivp: y0 must be 1-D, got shape {y0.shape}")
+    if not jnp.issubdtype(y0.dtype, jnp.inexact):
+        y0 = y0.astype(jnp.result_type(y0, 1.0))
+    extra = () if args is None else tuple(args)
+    ts = jnp.asarray([t0, t1] if t_eval is None else t_eval, y0.dtype)
+    if ts.ndim != 1:
+        raise ValueError(f"solve_ivp: t_eval must be 1-D, got shape {ts.shape}")
+    direction = 1.0 if float(t1) >= float(t0) else -1.0
+
+    # Integrate in s = direction * t, so s always increases.
+    def rhs(s: Any, y: Any) -> Any:
+        return direction * jnp.asarray(fun(direction * s, y, *extra), y.dtype)
+
+    s = direction * ts
+    start = jnp.asarray(direction * t0, y0.dtype)
+    s_all = jnp.concatenate([start[None], s])
+    f0 = rhs(start, y0)
+    h0 = (_initial_step(rhs, start, y0, f0, 1.0, tab.order, rtol, atol) if first_step is None
+          else jnp.asarray(first_step, y0.dtype))
+
+    def interval(carry: tuple, s1: Any) -> tuple:
+        s0, y, fy, h, nfev, ok = carry
+        y1, f1, h1, n, _, s_end = _advance(rhs, tab, s0, s1, y, fy, h, rtol, atol,
+                                           jnp.asarray(max_num_steps, jnp.int32), max_step)
+        return (s1, y1, f1, h1, nfev + n, ok & (s_end >= s1)), y1
+
+    init = (start, y0, f0, h0, jnp.asarray(1, jnp.int32), jnp.asarray(True))
+    (_, _, _, _, nfev, ok), ys = lax.scan(interval, init, s_all[1:])
+    status = jnp.where(ok, 0, -1)
+    message = "The solver successfully reached the end of the integration interval."
+    return OdeResult(ts, ys.T, nfev, status, message, ok)

@@ -1,0 +1,134 @@
+"""fluxion_scipy.fft, cluster.vq, sparse.linalg, interpolate and ndimage vs SciPy / JAX."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion_scipy import fft as ffft
+from fluxion_scipy import interpolate as finterp
+from fluxion_scipy import ndimage as fnd
+from fluxion_scipy.cluster import vq as fvq
+from fluxion_scipy.sparse import linalg as fsl
+
+sfft = pytest.importorskip("scipy.fft")
+sinterp = pytest.importorskip("scipy.interpolate")
+snd = pytest.importorskip("scipy.ndimage")
+scv = pytest.importorskip("scipy.cluster.vq")
+jnd = pytest.importorskip("jax.scipy.ndimage")
+
+RNG = np.random.default_rng(0)
+
+
+def test_dct_family_vs_scipy(x64):
+    for n in (1, 6, 7):
+        x = RNG.normal(size=(3, n))
+        for norm in (None, "ortho"):
+            np.testing.assert_allclose(np.asarray(ffft.dct(x, norm=norm)), sfft.dct(x, norm=norm),
+                                       atol=1e-12)
+            np.testing.assert_allclose(np.asarray(ffft.idct(x, norm=norm)),
+                                       sfft.idct(x, norm=norm), atol=1e-12)
+    x = RNG.normal(size=(4, 5))
+    np.testing.assert_allclose(np.asarray(ffft.dct(x, n=3, axis=0)), sfft.dct(x, n=3, axis=0),
+                               atol=1e-12)
+    np.testing.assert_allclose(np.asarray(ffft.dctn(x, s=(3, 7))), sfft.dctn(x, s=(3, 7)),
+                               atol=1e-12)
+    np.testing.assert_allclose(np.asarray(ffft.idctn(x, norm="ortho")),
+                               sfft.idctn(x, norm="ortho"), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(ffft.idctn(ffft.dctn(x))), x, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="dct"):
+        ffft.dct(x, type=3)
+
+
+def test_vq_vs_scipy():
+    obs = RNG.normal(size=(10, 3))
+    book = RNG.normal(size=(4, 3))
+    codes, dist = fvq.vq(obs, book)
+    rc, rd = scv.vq(obs, book)
+    np.testing.assert_array_equal(np.asarray(codes), rc)
+    np.testing.assert_allclose(np.asarray(dist), rd, rtol=1e-5)
+    with pytest.raises(ValueError, match="vq"):
+        fvq.vq(obs, book[:, :2])
+
+
+def test_sparse_solvers(x64):
+    a = RNG.normal(size=(6, 6))
+    spd = a @ a.T + 6 * np.eye(6)
+    ns = a + 4 * np.eye(6)
+    b = RNG.normal(size=6)
+    x, info = fsl.cg(spd, b, tol=1e-10)
+    assert info is None
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(spd, b), atol=1e-9)
+    x, _ = fsl.cg(lambda v: jnp.asarray(spd) @ v, b, tol=1e-10, M=jnp.diag(1 / np.diag(spd)))
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(spd, b), atol=1e-9)
+    for restart in (2, 20):
+        x, _ = fsl.gmres(ns, b, tol=1e-11, restart=restart)
+        np.testing.assert_allclose(np.asarray(x), np.linalg.solve(ns, b), atol=1e-9)
+    x, _ = fsl.bicgstab(ns, b, tol=1e-11)
+    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(ns, b), atol=1e-9)
+    # pytree right-hand side
+    tree, _ = fsl.cg(lambda t: {"u": 2.0 * t["u"]}, {"u": jnp.ones(3)})
+    np.testing.assert_allclose(np.asarray(tree["u"]), 0.5 * np.ones(3), rtol=1e-6)
+    # gradients through the solve: d/db |A^-1 b|^2 = 2 A^-T A^-1 b
+    want = 2 * np.linalg.solve(ns.T, np.linalg.solve(ns, b))
+    for solver in (fsl.gmres, fsl.bicgstab):
+        g = fluxion.grad(lambda bb, s=solver: jnp.sum(s(ns, bb, tol=1e-12)[0] ** 2))(b)
+        np.testing.assert_allclose(np.asarray(g), want, atol=1e-8)
+    g = fluxion.grad(lambda bb: jnp.sum(fsl.cg(spd, bb, tol=1e-12)[0] ** 2))(b)
+    np.testing.assert_allclose(np.asarray(g), 2 * np.linalg.solve(spd, np.linalg.solve(spd, b)),
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="cg"):
+        fsl.cg(np.ones((3, 4)), np.ones(3))
+
+
+@pytest.mark.parametrize("method", ["linear", "nearest"])
+def test_regular_grid_interpolator_vs_scipy(method, x64):
+    gx, gy = np.sort(RNG.uniform(0, 4, 5)), np.sort(RNG.uniform(-1, 1, 4))
+    values = RNG.normal(size=(5, 4, 2))
+    pts = np.stack([RNG.uniform(gx[0], gx[-1], 7), RNG.uniform(gy[0], gy[-1], 7)], -1)
+    pts[0] = [gx[-1] + 1.0, 0.0]  # outside: fill value
+    ours = finterp.RegularGridInterpolator((gx, gy), values, method=method)
+    ref = sinterp.RegularGridInterpolator((gx, gy), values, method=method, bounds_error=False)
+    np.testing.assert_allclose(np.asarray(ours(pts)), ref(pts), atol=1e-12)
+    ext = finterp.RegularGridInterpolator((gx, gy), values, method=method, fill_value=None)
+    rext = sinterp.RegularGridInterpolator((gx, gy), values, method=method, bounds_error=False,
+                                           fill_value=None)
+    np.testing.assert_allclose(np.asarray(ext(pts)), rext(pts), atol=1e-12)
+    jitted = fluxion.jit(lambda f, p: f(p))(ours, pts)
+    np.testing.assert_allclose(np.asarray(jitted), ref(pts), atol=1e-12)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_map_coordinates_vs_jax_and_scipy(order):
+    img = np.arange(20.0).reshape(4, 5) ** 1.3
+    coords = [np.array([-1.3, 0.2, 1.5, 3.7, 4.4, 2.5]), np.array([0.4, -0.6, 2.5, 4.2, 5.1, 1.5])]
+    for mode in ("constant", "nearest", "wrap", "mirror", "reflect"):
+        ours = np.asarray(fnd.map_coordinates(img, coords, order, mode=mode, cval=-1.0))
+        ref = np.asarray(jnd.map_coordinates(img, coords, order, mode=mode, cval=-1.0))
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=mode)
+        if mode in ("nearest", "mirror", "reflect"):  # where JAX and SciPy agree
+            np.testing.assert_allclose(ours, snd.map_coordinates(img, np.array(coords),
+                                                                 order=order, mode=mode),
+                                       rtol=1e-5, err_msg=mode)
+    inside = [np.array([0.2, 1.5, 2.9]), np.array([0.4, 2.5, 3.2])]
+    np.testing.assert_allclose(np.asarray(fnd.map_coordinates(img, inside, order)),
+                               snd.map_coordinates(img, np.array(inside), order=order), rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="map_coordinates"):
+        fnd.map_coordinates(img, coords, 2)
+
+
+def test_map_coordinates_cubic_vs_scipy(x64):
+    img = RNG.normal(size=(6, 7))
+    coords = [np.array([-1.3, 0.2, 1.5, 3.7, 5.4, 2.5, 7.2]),
+              np.array([0.4, -0.6, 2.5, 4.2, 6.1, 1.5, -3.0])]
+    for mode, tol in (("mirror", 1e-12), ("reflect", 1e-6)):
+        ours = np.asarray(fnd.map_coordinates(img, coords, 3, mode=mode))
+        ref = snd.map_coordinates(img, np.array(coords), order=3, mode=mode)
+        np.testing.assert_allclose(ours, ref, atol=tol, err_msg=mode)
+    grad = fluxion.grad(lambda a: fnd.map_coordinates(a, [np.array([1.5])], 3, mode="mirror")[0])(
+        np.arange(5.0))
+    assert grad.shape == (5,)
+    with pytest.raises(NotImplementedError, match="map_coordinates"):
+        fnd.map_coordinates(img, coords, 3, mode="constant")

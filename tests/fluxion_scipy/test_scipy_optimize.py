@@ -1,0 +1,151 @@
+"""fluxion_scipy.optimize: minimize vs jax.scipy.optimize / scipy.optimize, bounds, root
+finding and least squares vs SciPy, implicit gradients vs finite differences, jit/vmap."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as jnp
+import fluxion_scipy.optimize as fopt
+
+so = pytest.importorskip("scipy.optimize")
+jax = pytest.importorskip("jax")
+jopt = pytest.importorskip("jax.scipy.optimize")
+
+
+def rosen(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosen_np(x):
+    return float(np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2))
+
+
+def test_names_match_jax():
+    theirs = {n for n in dir(jopt) if not n.startswith("_")}
+    assert theirs <= set(fopt.__all__)
+
+
+@pytest.mark.parametrize("method", ["BFGS", "l-bfgs-experimental-do-not-rely-on-this"])
+def test_minimize_vs_scipy_and_jax(method, x64):
+    import jax.numpy as jjnp
+    x0 = np.array([-1.2, 1.0, 0.5, -0.3])
+    ours = fopt.minimize(rosen, jnp.asarray(x0), method=method)
+    ref = so.minimize(rosen_np, x0, method="BFGS" if method == "BFGS" else "L-BFGS-B",
+                      tol=1e-10)
+    assert bool(ours.success) and int(ours.status) == 0
+    np.testing.assert_allclose(np.asarray(ours.x), ref.x, atol=1e-4)
+    assert float(ours.fun) < 1e-8
+    # A smooth convex problem on which JAX's solver converges too: the same minimiser.
+    c = np.array([1.0, -2.0, 0.5, 3.0])
+    quad = lambda x, m: m.sum((x - c) ** 2 * (1.0 + m.arange(4.0)) + m.exp(0.1 * x))  # noqa: E731
+    mine = fopt.minimize(lambda x: quad(x, jnp), jnp.zeros(4), method=method)
+    theirs = jopt.minimize(lambda x: quad(x, jjnp), np.zeros(4), method=method)
+    assert bool(theirs.success) and bool(mine.success)
+    np.testing.assert_allclose(np.asarray(mine.x), np.asarray(theirs.x), atol=1e-5)
+    assert mine._fields == theirs._fields
+    if method == "BFGS":
+        assert mine.hess_inv.shape == (4, 4)
+
+
+def test_minimize_bounded_lbfgsb_vs_scipy(x64):
+    bounds = [(-1.0, 0.5), (None, 0.4), (0.0, 2.0), (-2.0, None)]
+    x0 = np.zeros(4)
+    ours = fopt.minimize(rosen, jnp.asarray(x0), method="L-BFGS-B", bounds=bounds)
+    ref = so.minimize(rosen_np, x0, method="L-BFGS-B", bounds=bounds, tol=1e-12)
+    assert bool(ours.success)
+    np.testing.assert_allclose(np.asarray(ours.x), ref.x, atol=1e-4)
+    np.testing.assert_allclose(float(ours.fun), ref.fun, rtol=1e-6, atol=1e-10)
+    lo, hi = np.array([-1.0, -np.inf, 0.0, -2.0]), np.array([0.5, 0.4, 2.0, np.inf])
+    assert np.all(np.asarray(ours.x) >= lo) and np.all(np.asarray(ours.x) <= hi)
+    with pytest.raises(ValueError, match="minimize"):
+        fopt.minimize(rosen, jnp.zeros(2), method="Nelder-Mead")
+    with pytest.raises(ValueError, match="minimize"):
+        fopt.minimize(rosen, jnp.zeros((2, 2)), method="BFGS")
+
+
+def test_minimize_implicit_gradient_jit_vmap(x64):
+    def solve(a):
+        return fopt.minimize(lambda x, a: jnp.sum((x - a) ** 2) + jnp.sum(x ** 4), jnp.zeros(2),
+                             (a,), method="BFGS").x
+
+    a = jnp.array([1.0, -0.5])
+    jac = np.asarray(fluxion.jacrev(solve)(a))
+    x = np.asarray(solve(a))
+    np.testing.assert_allclose(np.diag(jac), 2.0 / (2.0 + 12.0 * x ** 2), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(fluxion.jit(solve)(a)), x, rtol=1e-8)
+    batch = jnp.stack([a, 2 * a])
+    mapped = np.asarray(fluxion.vmap(solve)(batch))
+    np.testing.assert_allclose(mapped[1], np.asarray(solve(2 * a)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("method, kw", [
+    ("bisect", {"bracket": (0.0, 3.0)}), ("brentq", {"bracket": (0.0, 3.0)}),
+    ("newton", {"x0": 1.0}), ("secant", {"x0": 1.0, "x1": 1.5}),
+])
+def test_root_scalar_vs_scipy(method, kw, x64):
+    f = lambda x, c: x ** 3 - c  # noqa: E731
+    ours = fopt.root_scalar(f, args=(5.0,), method=method, **kw)
+    ref = so.root_scalar(lambda x: x ** 3 - 5.0, method=method, **kw)
+    assert bool(ours.converged) and int(ours.flag) == 0
+    np.testing.assert_allclose(float(ours.root), ref.root, rtol=1e-10)
+    # d root / d c = 1 / (3 root^2)
+    g = fluxion.grad(lambda c: fopt.root_scalar(f, args=(c,), method=method, **kw).root)(5.0)
+    np.testing.assert_allclose(float(g), 1.0 / (3.0 * ref.root ** 2), rtol=1e-8)
+
+
+def test_root_scalar_no_sign_change_and_errors():
+    r = fopt.root_scalar(lambda x: x * x + 1.0, bracket=(-1.0, 1.0), method="bisect")
+    assert not bool(r.converged) and int(r.flag) == 2
+    with pytest.raises(ValueError, match="root_scalar"):
+        fopt.root_scalar(lambda x: x, method="toms748", bracket=(0.0, 1.0))
+    with pytest.raises(ValueError, match="root_scalar"):
+        fopt.root_scalar(lambda x: x, method="brentq")
+
+
+def test_root_vs_scipy(x64):
+    def fun(x, a):
+        return jnp.stack([x[0] + 0.5 * (x[0] - x[1]) ** 3 - a, 0.5 * (x[1] - x[0]) ** 3 + x[1]])
+
+    def fun_np(x):
+        return [x[0] + 0.5 * (x[0] - x[1]) ** 3 - 1.0, 0.5 * (x[1] - x[0]) ** 3 + x[1]]
+
+    ours = fopt.root(fun, jnp.zeros(2), args=(1.0,))
+    ref = so.root(fun_np, np.zeros(2), method="hybr")
+    assert bool(ours.success)
+    np.testing.assert_allclose(np.asarray(ours.x), ref.x, atol=1e-8)
+    eps = 1e-6
+    fd = (np.asarray(fopt.root(fun, jnp.zeros(2), args=(1.0 + eps,)).x)
+          - np.asarray(fopt.root(fun, jnp.zeros(2), args=(1.0 - eps,)).x)) / (2 * eps)
+    jac = np.asarray(fluxion.jacfwd(lambda a: fopt.root(fun, jnp.zeros(2), args=(a,)).x)(1.0))
+    np.testing.assert_allclose(jac, fd, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["lm", "trf"])
+def test_least_squares_vs_scipy(method, x64):
+    t = np.linspace(0, 3, 20)
+    y = 2.5 * np.exp(-1.3 * t) + 0.1 * np.sin(5 * t)
+
+    def resid(p, t, y):
+        return p[0] * jnp.exp(-p[1] * t) - y
+
+    ours = fopt.least_squares(resid, jnp.array([1.0, 1.0]), method=method, args=(t, y))
+    ref = so.least_squares(lambda p: p[0] * np.exp(-p[1] * t) - y, [1.0, 1.0], method=method)
+    assert bool(ours.success)
+    np.testing.assert_allclose(np.asarray(ours.x), ref.x, rtol=1e-6)
+    np.testing.assert_allclose(float(ours.cost), ref.cost, rtol=1e-8)
+    np.testing.assert_allclose(np.asarray(ours.jac), ref.jac, rtol=1e-4, atol=1e-6)
+
+
+def test_least_squares_bounds(x64):
+    t = np.linspace(0, 3, 20)
+    y = 2.5 * np.exp(-1.3 * t)
+    bounds = ([0.0, 1.5], [2.0, 3.0])
+    ours = fopt.least_squares(lambda p: p[0] * jnp.exp(-p[1] * t) - y, jnp.array([1.0, 2.0]),
+                              bounds=bounds)
+    ref = so.least_squares(lambda p: p[0] * np.exp(-p[1] * t) - y, [1.0, 2.0], bounds=bounds)
+    np.testing.assert_allclose(np.asarray(ours.x), ref.x, rtol=1e-5)
+    with pytest.raises(ValueError, match="least_squares"):
+        fopt.least_squares(lambda p: p, jnp.ones(2), method="lm", bounds=(0.0, 1.0))
