@@ -18,7 +18,7 @@ def main() -> int:
     import fluxion.numpy as jnp
 
     for name in ("jax", "fluxion_scipy", "fluxion_nn", "fluxion_optim", "fluxion_rl", "fluxion_md",
-                 "scipy", "pytest"):
+                 "pytest"):  # (scipy comes with jaxlib itself)
         if importlib.util.find_spec(name) is not None:
             print(f"core_only: {name} is installed, so this is not a core-only environment")
             return 1
