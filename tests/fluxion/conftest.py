@@ -9,6 +9,10 @@ import sys
 
 import pytest
 
+# The persistent executable cache stays off in the tests (see tests/conftest.py; repeated here
+# for runs that start in this folder, e.g. Bazel's), set before _compare imports fluxion.
+os.environ["FLUXION_ENABLE_COMPILATION_CACHE"] = "0"
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)

@@ -82,6 +82,9 @@ def test_default_location(monkeypatch):
         assert compile_cache.cache_dir() == os.path.join("/some/xdg", "fluxion", "executables")
     with flag_context("jax_enable_compilation_cache", False):
         assert compile_cache.cache_dir() is None
+    with flag_context("jax_enable_compilation_cache", True), \
+            flag_context("jax_compilation_cache_dir", ""):
+        assert compile_cache.cache_dir() is None
 
 
 def test_second_process_hits_cache(tmp_path):
@@ -244,3 +247,25 @@ def test_unwritable_dir_is_not_fatal(tmp_path, caplog):
             fluxion.clear_caches()
     assert "could not write compilation cache entry" in caplog.text
     assert config.jax_enable_compilation_cache is False  # the suite's setting is restored
+
+
+def test_concurrent_processes_share_one_dir(tmp_path):
+    d = tmp_path / "cache"
+    code = ("import numpy as np, fluxion, fluxion.numpy as jnp\n"
+            "f = fluxion.jit(lambda x: jnp.cumsum(jnp.sin(x) * 2, 0))\n"
+            "print(np.asarray(f(np.arange(6.0, dtype=np.float32))).tobytes().hex())\n")
+    env = dict(os.environ, FLUXION_ENABLE_COMPILATION_CACHE="1",
+               FLUXION_COMPILATION_CACHE_DIR=str(d))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err[-2000:]
+        outs.append(out.strip())
+    assert len(set(outs)) == 1
+    ref = np.cumsum(np.sin(np.arange(6.0, dtype=np.float32)) * 2, 0)
+    np.testing.assert_allclose(np.frombuffer(bytes.fromhex(outs[0]), np.float32), ref, rtol=1e-6)
+    names = _entries(str(d))
+    assert names and all(compile_cache.load(str(d), n[:-4]) is not None for n in names)
+    assert not [f for f in os.listdir(d) if f.startswith(".tmp-")]

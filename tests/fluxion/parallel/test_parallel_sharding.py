@@ -142,3 +142,13 @@ def test_reshard_eager(meshes):
     y = fluxion.reshard(x, NamedSharding(m, P(None, "y")))
     assert y.sharding.spec == P(None, "y")
     np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+
+
+def test_debug_namespace_reexports_the_sharding_inspectors() -> None:
+    # JAX users reach these through jax.debug.
+    import fluxion.debug
+    import fluxion.sharding
+
+    assert fluxion.debug.visualize_array_sharding is fluxion.sharding.visualize_array_sharding
+    assert fluxion.debug.inspect_array_sharding is fluxion.sharding.inspect_array_sharding
+    assert {"visualize_array_sharding", "inspect_array_sharding"} <= set(fluxion.debug.__all__)

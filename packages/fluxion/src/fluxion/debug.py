@@ -40,7 +40,18 @@ import numpy as np
 
 from fluxion.backend.callback import debug_callback_bind
 
-__all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame"]
+__all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame", "inspect_array_sharding",
+           "visualize_array_sharding"]
+
+_SHARDING_NAMES = ("inspect_array_sharding", "visualize_array_sharding")
+
+
+def __getattr__(name: str) -> Any:
+    # JAX keeps its sharding inspectors in jax.debug; ours live in fluxion.sharding (loaded lazily).
+    if name in _SHARDING_NAMES:
+        import fluxion.sharding as _sharding
+        return getattr(_sharding, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _FormatChecker(string.Formatter):

@@ -8,7 +8,8 @@ that turns a first call of hundreds of milliseconds into a few milliseconds.
   otherwise the user's cache directory: ``$XDG_CACHE_HOME/fluxion`` or ``~/.cache/fluxion``.
 - **Off** with one setting: ``fluxion.config.update("jax_enable_compilation_cache", False)`` or
   the environment variable ``FLUXION_ENABLE_COMPILATION_CACHE=0`` (``JAX_ENABLE_COMPILATION_CACHE``
-  is read too).
+  is read too); an empty ``jax_compilation_cache_dir`` (``FLUXION_COMPILATION_CACHE_DIR=``) also
+  turns it off.
 - **What is written**: executables whose compile took at least
   ``jax_persistent_cache_min_compile_time_secs`` seconds and whose serialized size is at least
   ``jax_persistent_cache_min_entry_size_bytes``. Programs with Python host callbacks are never
@@ -71,8 +72,8 @@ def cache_dir() -> str | None:
     if not config.jax_enable_compilation_cache:
         return None
     d = config.jax_compilation_cache_dir
-    if d:
-        return os.path.expanduser(d)
+    if d is not None:  # "" (e.g. FLUXION_COMPILATION_CACHE_DIR=) turns the cache off too
+        return os.path.expanduser(d) if d else None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "fluxion", "executables")
 
@@ -174,7 +175,18 @@ def store(directory: str, key: str, blob: bytes, max_size: int | None = None) ->
     if max_size is None:
         max_size = _max_size()
     if max_size >= 0:
-        evict(directory, max_size)
+        # Scan the directory on this process's first write, then once per max_size/64 bytes
+        # written (a scan per write would cost O(entries) after every small compile).
+        global _written
+        _written += len(data)
+        if _written > max_size // 64 or not _scanned:
+            _scanned.append(True)
+            _written = 0
+            evict(directory, max_size)
+
+
+_written = 0               # bytes written since the last eviction scan (this process)
+_scanned: list[bool] = []  # non-empty once this process has scanned
 
 
 def _max_size() -> int:

@@ -153,8 +153,12 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
             elapsed = time.perf_counter() - t0
             _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
             if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
-                blob = cl.serialize_executable(exe)
-                if len(blob) >= config.jax_persistent_cache_min_entry_size_bytes:
+                try:
+                    blob = cl.serialize_executable(exe)
+                except Exception as e:  # not serializable: run it, just do not cache it
+                    logger.warning("fluxion: not caching an unserializable executable: %s", e)
+                    blob = b""
+                if blob and len(blob) >= config.jax_persistent_cache_min_entry_size_bytes:
                     _disk.store(cdir, pkey, blob)
         entry = Executable(exe, text, devs, time.perf_counter() - t0)
         _EXE_CACHE[key] = entry

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import ml_dtypes
@@ -228,9 +229,17 @@ class _FunctionContext:
             hit = self._consts.get(key)
             if hit is not None:
                 return hit
-        res = self.fresh()
-        self.lines.append(f'{self.indent}{res} = "stablehlo.constant"() '
-                          f"{{value = {dense_attr(arr, aval)}}} : () -> {mlir_type(aval)}")
+        if key is not None and aval.shape and math.prod(aval.shape) > 1:
+            # A splat as broadcast_in_dim of a scalar, as JAX emits it: XLA turns a splat
+            # constant into a full literal (copied into loop state, embedded in the executable),
+            # while a broadcast fuses into its consumer.
+            scalar = self.constant(arr.reshape(()), aval.update(shape=()))
+            res = self.emit("stablehlo.broadcast_in_dim", [scalar], [aval.update(shape=())],
+                            [aval], "broadcast_dimensions = array<i64>", ())
+        else:
+            res = self.fresh()
+            self.lines.append(f'{self.indent}{res} = "stablehlo.constant"() '
+                              f"{{value = {dense_attr(arr, aval)}}} : () -> {mlir_type(aval)}")
         if key is not None and self.indent == "    ":
             self._consts[key] = res
         return res

@@ -16,7 +16,7 @@ import importlib as _importlib
 import numpy as _np
 
 from fluxion.backend.array import Array as ndarray
-from fluxion.core.dtypes import dtype, finfo, float0, iinfo, issubdtype, promote_types, result_type
+from fluxion.core.dtypes import dtype, float0, iinfo, issubdtype, promote_types, result_type
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
 from fluxion.numpy.array_api_info import __array_api_version__, __array_namespace_info__
 from fluxion.numpy.averages import average, corrcoef, cov
@@ -62,6 +62,7 @@ from fluxion.numpy.dtype_utils import (
     complexfloating,
     csingle,
     double,
+    finfo,
     flexible,
     float4_e2m1fn,
     float6_e2m3fn,

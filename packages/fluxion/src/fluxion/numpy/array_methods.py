@@ -105,6 +105,11 @@ def _imag(self: Any) -> Any:
     return ufuncs.imag(self)
 
 
+def _setitem(self: Any, index: Any, value: Any) -> None:
+    raise TypeError("Fluxion arrays are immutable and do not support in-place item assignment "
+                    "(x[idx] = y); use x = x.at[idx].set(y) or another .at[] method instead.")
+
+
 def _item_tracer(self: Any, *args: Any) -> Any:
     return self._concrete("a concrete Python scalar (the item method)", TypeError)
 
@@ -130,7 +135,7 @@ _METHODS = {
     "__rdivmod__": _rdefer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
     "__invert__": ufuncs.bitwise_not,
-    "__getitem__": indexing.getitem,
+    "__getitem__": indexing.getitem, "__setitem__": _setitem,
     "astype": _astype, "reshape": _reshape, "transpose": _transpose, "ravel": shape.ravel,
     "flatten": _flatten, "squeeze": shape.squeeze, "swapaxes": shape.swapaxes,
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
