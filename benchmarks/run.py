@@ -62,6 +62,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "(default 2; quick 1)")
     p.add_argument("--platform", default="cpu",
                    help="JAX_PLATFORMS for the workers (default cpu; '' leaves it unset)")
+    p.add_argument("--threads", choices=runner.THREAD_MODES, default="all",
+                   help="'all' (default) or 'single': BLAS/OpenMP/numba/XLA threads = 1 and each "
+                        "worker pinned to one CPU with taskset (pyhpc-benchmarks' CPU setting)")
+    p.add_argument("--gpu", action="store_true",
+                   help="run jax and fluxion on the GPU (JAX_PLATFORMS=cuda; same as "
+                        "--platform cuda)")
+    p.add_argument("--compile-cache", default=None, metavar="DIR",
+                   help="persistent compilation cache folder for fluxion and jax (default: off, "
+                        "so first calls are cold; run twice with one DIR for warm figures)")
     p.add_argument("--python", default=sys.executable, help="interpreter for the workers")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--json", action="store_true", help="print the result JSON instead of the table")
@@ -89,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
             warmup=args.warmup, min_rep_time=args.min_rep_time, quick=args.quick,
             out_dir=None if args.no_save else args.out, sizes=sizes, timeout=args.timeout,
             rounds=args.rounds,
-            platform=args.platform, python=args.python, plot=not args.no_plot)
+            platform="cuda" if args.gpu else args.platform, python=args.python,
+            plot=not args.no_plot, threads=args.threads, compile_cache=args.compile_cache)
         doc = runner.run(cfg)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -99,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(runner.format_table(doc))
         outputs = doc.get("outputs") or {}
-        for key in ("json", "png"):
+        for key in ("json", "markdown", "png", "scaling_png", "first_call_png"):
             if outputs.get(key):
                 path = outputs[key]
                 rel = os.path.relpath(path)

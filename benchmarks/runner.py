@@ -25,6 +25,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,8 @@ __all__ = [
     "compute_ratios",
     "reference_variant",
     "write_json_atomic",
+    "worker_prefix",
+    "THREAD_MODES",
     "save_results",
     "format_seconds",
     "format_table",
@@ -82,8 +85,18 @@ class RunConfig:
         platform: value of ``JAX_PLATFORMS`` for the workers (``"cpu"`` by default so that jax
             and fluxion run on the same device); ``""`` leaves the environment alone.
         python: interpreter for the workers (default: this one).
-        plot: write the PNG when matplotlib is importable.
+        plot: write the PNGs when matplotlib is importable.
         verbose: print progress to stderr.
+        threads: ``"all"`` (libraries use every core) or ``"single"`` (as pyhpc-benchmarks
+            runs its CPU comparison: OMP/MKL/OpenBLAS/numba/torch threads = 1, XLA's CPU client
+            without its Eigen thread pool and one intra-op thread, and each worker pinned to
+            one CPU with ``taskset`` when it exists).
+        compile_cache: a folder for the persistent compilation caches of fluxion
+            (``FLUXION_COMPILATION_CACHE_DIR``, ``FLUXION_ENABLE_COMPILATION_CACHE=1``) and jax
+            (``JAX_COMPILATION_CACHE_DIR``), shared by every worker of the run, so a second run
+            reports warm-cache first calls; ``None`` (default) turns both off
+            (``FLUXION_ENABLE_COMPILATION_CACHE=0``; fluxion's cache is otherwise on by default
+            in ~/.cache/fluxion), so every ``first_call`` is cold.
     """
 
     workloads: Sequence[str] = ()
@@ -100,6 +113,8 @@ class RunConfig:
     python: str = sys.executable
     plot: bool = True
     verbose: bool = True
+    threads: str = "all"
+    compile_cache: str | None = None
 
 
 def resolve_workloads(names: Iterable[str]) -> list[WorkloadSpec]:
@@ -144,8 +159,51 @@ def resolve_backends(requested: Sequence[str] | None) -> tuple[list[str], dict[s
     return selected, skipped
 
 
+THREAD_MODES = ("all", "single")
+#: Environment of a single-threaded worker (pyhpc-benchmarks' CPU setting).
+SINGLE_THREAD_ENV = {
+    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+}
+SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def worker_prefix(threads: str) -> list[str]:
+    """The command prefix of a worker: ``taskset -c CPU`` in single-thread mode when taskset
+    exists (CPU: the first one this process may use), else nothing.
+
+    Example:
+        >>> worker_prefix("all")
+        []
+    """
+    if threads != "single" or shutil.which("taskset") is None:
+        return []
+    try:
+        cpu = min(os.sched_getaffinity(0))
+    except (AttributeError, OSError, ValueError):
+        cpu = 0
+    return ["taskset", "-c", str(cpu)]
+
+
 def _worker_env(cfg: RunConfig) -> dict[str, str]:
+    if cfg.threads not in THREAD_MODES:
+        raise ValueError(f"threads must be one of {THREAD_MODES}, got {cfg.threads!r}")
     env = dict(os.environ)
+    if cfg.threads == "single":
+        env.update(SINGLE_THREAD_ENV)
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()
+    for var in ("FLUXION_COMPILATION_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR",
+                "FLUXION_ENABLE_COMPILATION_CACHE"):
+        env.pop(var, None)
+        if cfg.compile_cache:
+            env[var] = os.path.abspath(cfg.compile_cache)
+    if cfg.compile_cache:
+        env["FLUXION_ENABLE_COMPILATION_CACHE"] = "1"
+    else:
+        # fluxion's on-disk cache is on by default (in ~/.cache/fluxion): off, so first calls
+        # are cold; jax's needs a directory, which it does not get
+        env["FLUXION_ENABLE_COMPILATION_CACHE"] = "0"
+        env["FLUXION_COMPILATION_CACHE_DIR"] = ""
     paths = [REPO_ROOT]
     pkg_dir = os.path.join(REPO_ROOT, "packages")
     if os.path.isdir(pkg_dir):
@@ -176,8 +234,8 @@ def _size_key(size: Any) -> str:
 
 def run_worker(spec: WorkloadSpec, backend: str, variants: Sequence[str], sizes: Sequence[Any],
                *, reps: int, warmup: int, min_rep_time: float, timeout: float,
-               python: str = sys.executable, env: dict[str, str] | None = None
-               ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+               python: str = sys.executable, env: dict[str, str] | None = None,
+               prefix: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run one worker process; return ``(backend header, records)``.
 
     Every expected (variant, size, phase) gets exactly one record: what the worker wrote, or an
@@ -185,7 +243,7 @@ def run_worker(spec: WorkloadSpec, backend: str, variants: Sequence[str], sizes:
     """
     fd, out_path = tempfile.mkstemp(prefix=f"bench-{spec.name}-{backend}-", suffix=".jsonl")
     os.close(fd)
-    cmd = [python, "-m", "benchmarks.worker", "--workload", spec.path, "--backend", backend,
+    cmd = [*prefix, python, "-m", "benchmarks.worker", "--workload", spec.path, "--backend", backend,
            "--variants", ",".join(variants), "--sizes", json.dumps(list(sizes)),
            "--phases", json.dumps(list(spec.phases)), "--reps", str(reps),
            "--warmup", str(warmup), "--min-rep-time", repr(min_rep_time), "--out", out_path]
@@ -337,11 +395,37 @@ def _machine_info() -> dict[str, Any]:
             commit = res.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         pass
+    cpu_model = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu_model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    memory_gb = None
+    try:
+        memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+    except (AttributeError, OSError, ValueError):
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = None
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        load = None
     return {
         "platform": platform.platform(),
         "machine": platform.machine(),
         "processor": platform.processor() or None,
+        "cpu_model": cpu_model or platform.processor() or None,
         "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "memory_gb": memory_gb,
+        "loadavg": load,
         "python": platform.python_version(),
         "git_commit": commit,
     }
@@ -366,6 +450,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     timeout = cfg.timeout if cfg.timeout is not None else (180.0 if cfg.quick else 900.0)
     rounds = max(1, cfg.rounds if cfg.rounds is not None else (1 if cfg.quick else 2))
     env = _worker_env(cfg)
+    prefix = worker_prefix(cfg.threads)
     now = _dt.datetime.now(_dt.UTC)
 
     jobs = []
@@ -400,7 +485,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
             t0 = time.perf_counter()
             header, recs = run_worker(spec, backend, variants, sizes, reps=reps, warmup=warmup,
                                       min_rep_time=min_rep_time, timeout=timeout,
-                                      python=cfg.python, env=env)
+                                      python=cfg.python, env=env, prefix=prefix)
             n_err = sum(r["status"] != "ok" for r in recs)
             _log(cfg, f"[{i}/{n_jobs}] {spec.name:<20} {backend:<8} "
                       f"{time.perf_counter() - t0:6.1f} s"
@@ -452,6 +537,8 @@ def run(cfg: RunConfig) -> dict[str, Any]:
             "timeout_s": timeout, "rounds": rounds, "platform": cfg.platform or None,
             "workloads": [s.name for s in specs], "backends": selected,
             "sizes_override": cfg.sizes, "python": cfg.python,
+            "threads": cfg.threads, "worker_prefix": prefix,
+            "compile_cache": cfg.compile_cache,
         },
         "machine": _machine_info(),
         "backends": backend_info,
@@ -498,15 +585,23 @@ def _unique_stem(out_dir: str, run_id: str) -> str:
 
 
 def save_results(doc: dict[str, Any], out_dir: str, *, plot: bool = True) -> dict[str, Any]:
-    """Write ``<run_id>.json`` and ``latest.json`` (and the PNGs if ``plot`` and matplotlib is
-    importable) into ``out_dir``; return the paths written (``png``/``latest_png`` are ``None``
-    when no plot was made)."""
+    """Write ``<run_id>.json``, ``<run_id>.md`` and their ``latest.*`` copies, and when ``plot``
+    and matplotlib is importable the PNGs (``<run_id>.png``: ratios to jax;
+    ``<run_id>-scaling.png``: time vs size; ``<run_id>-first_call.png``: first-call bars) and
+    their ``latest*`` copies, into ``out_dir``; return the paths written (a plot's entries are
+    ``None`` when it was not made)."""
+    from benchmarks import report
+
     os.makedirs(out_dir, exist_ok=True)
     stem = _unique_stem(out_dir, doc["run_id"])
     outputs: dict[str, Any] = {
         "json": os.path.join(out_dir, stem + ".json"),
         "latest_json": os.path.join(out_dir, "latest.json"),
         "png": None, "latest_png": None,
+        "markdown": os.path.join(out_dir, stem + ".md"),
+        "latest_markdown": os.path.join(out_dir, "latest.md"),
+        "scaling_png": None, "latest_scaling_png": None,
+        "first_call_png": None, "latest_first_call_png": None,
     }
     if plot:
         png = os.path.join(out_dir, stem + ".png")
@@ -518,10 +613,40 @@ def save_results(doc: dict[str, Any], out_dir: str, *, plot: bool = True) -> dic
                 dst.write(src.read())
             os.replace(tmp, latest_png)
             outputs.update(png=png, latest_png=latest_png)
+        for key, draw in (("scaling", report.plot_scaling),
+                          ("first_call", report.plot_first_calls)):
+            path = os.path.join(out_dir, f"{stem}-{key}.png")
+            if draw(doc, path):
+                latest = os.path.join(out_dir, f"latest-{key}.png")
+                _copy_atomic(path, latest)
+                outputs.update({f"{key}_png": path, f"latest_{key}_png": latest})
     doc["outputs"] = outputs
+    text = report.format_markdown(doc)
+    _write_text_atomic(outputs["markdown"], text)
+    _write_text_atomic(outputs["latest_markdown"], text)
     write_json_atomic(outputs["json"], doc)
     write_json_atomic(outputs["latest_json"], doc)
     return outputs
+
+
+def _copy_atomic(src: str, dst: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.splitext(dst)[1],
+                               dir=os.path.dirname(os.path.abspath(dst)))
+    with os.fdopen(fd, "wb") as out, open(src, "rb") as f:
+        out.write(f.read())
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, dst)
+
+
+def _write_text_atomic(path: str, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text if text.endswith("\n") else text + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 
 
 def format_seconds(s: float | None) -> str:

@@ -29,7 +29,10 @@ from typing import Any, Callable, TextIO
 
 from benchmarks import backends, workloads
 
-__all__ = ["summarize", "measure", "main"]
+__all__ = ["FIRST_CALL", "summarize", "measure", "main"]
+
+#: The phase name of a first call (trace + compile + run), reported apart from steady state.
+FIRST_CALL = "first_call"
 
 
 def summarize(times: list[float]) -> dict[str, Any]:
@@ -75,21 +78,26 @@ def _calibrate(fn: Callable[[], Any], min_rep_time: float) -> int:
 
 
 def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: float,
-            phases: tuple[str, ...] = ("total",)) -> tuple[int, dict[str, list[float]]]:
+            phases: tuple[str, ...] = ("total",), first_call: dict[str, float] | None = None
+            ) -> tuple[int, dict[str, list[float]]]:
     """Time ``fn`` and return ``(number, {phase: per-call seconds for each rep})``.
 
     The first call (part of warmup, which is at least one call) decides the mode: if it returns
     a dict, ``fn`` times itself and each call is one repetition whose phases are the dict's
     items; otherwise each repetition runs ``fn`` ``number`` times in a loop (``number``
     calibrated so a repetition lasts at least ``min_rep_time``) and records the mean per call
-    as phase ``phases[0]``.
+    as phase ``phases[0]``. Warmup calls are never timed into the repetitions; when
+    ``first_call`` is a dict, the duration of the very first call is stored in it as ``"s"``.
 
     Example:
         >>> number, times = measure(lambda: None, reps=3, warmup=1, min_rep_time=1e-4)
         >>> len(times["total"]), number > 1
         (3, True)
     """
+    t0 = time.perf_counter()
     first = fn()
+    if first_call is not None:
+        first_call["s"] = time.perf_counter() - t0
     for _ in range(max(0, warmup - 1)):
         fn()
     if isinstance(first, dict):
@@ -164,15 +172,24 @@ def main(argv: list[str] | None = None) -> int:
             for size in sizes:
                 try:
                     fn = workloads.make_callable(module, variant, size)
+                    # A "first_call" phase of a callable that does not time itself is its
+                    # first call: ``fn.first_call_s`` when setup made (and timed) it, else the
+                    # first warmup call. The other phase is the steady state.
+                    steady = tuple(ph for ph in expected if ph != FIRST_CALL) or expected
+                    first: dict[str, float] | None = {} if FIRST_CALL in expected else None
                     number, times = measure(fn, reps=args.reps, warmup=args.warmup,
-                                            min_rep_time=args.min_rep_time, phases=expected)
+                                            min_rep_time=args.min_rep_time, phases=steady,
+                                            first_call=first)
+                    if first is not None and FIRST_CALL not in times:
+                        times[FIRST_CALL] = [float(getattr(fn, "first_call_s", first["s"]))]
                 except Exception as exc:
                     error_records(variant, size, _short_error(exc), only=expected)
                     continue
                 for phase, ts in times.items():
                     _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
                                 "phase": phase, "status": "ok", "error": None,
-                                "number": number, "warmup": max(1, args.warmup),
+                                "number": 1 if phase == FIRST_CALL else number,
+                                "warmup": 0 if phase == FIRST_CALL else max(1, args.warmup),
                                 **summarize(ts)})
                 missing = tuple(ph for ph in expected if ph not in times)
                 if missing:

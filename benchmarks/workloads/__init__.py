@@ -18,6 +18,11 @@ and optionally:
 ``PHASES``       the names of the timings one repetition reports (default ``("total",)``). With
                  more than one phase, the callable times itself and returns a dict
                  ``phase -> seconds``; otherwise the worker times the call.
+                 Exception: a ``"first_call"`` phase next to one other phase needs no
+                 self-timing: the worker times the loop as the other phase and takes the first
+                 call from the callable's ``first_call_s`` attribute (set it when ``setup`` made
+                 and timed the first call itself, e.g. to check the result), else from the
+                 first warmup call.
 ``VARIANT_PHASES``  ``variant -> phases`` for variants that report only some of ``PHASES``
                  (numpy has no compile phase); the others are expected to report all of them.
 ``DEFAULT_REPS`` / ``QUICK_REPS``  repetitions when ``--reps`` is not given.
