@@ -1,5 +1,25 @@
-"""Differentiable molecular dynamics for Fluxion (mirrors jax_md) with self-managing neighbor lists."""
+"""Differentiable molecular dynamics for Fluxion (mirrors jax_md) with self-managing neighbor lists.
+
+``import fluxion_md as jax_md`` runs jax_md programs over the modules below: ``space``,
+``energy``, ``smap``, ``partition``, ``simulate``, ``minimize``, ``quantity``, ``util``,
+``dataclasses`` and ``interpolate``. Beyond jax_md, :func:`fluxion_md.simulate.run` drives a
+simulation in jitted chunks and re-allocates overflowed neighbor lists by itself.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from fluxion_md import (
+    dataclasses,
+    energy,
+    interpolate,
+    minimize,
+    partition,
+    quantity,
+    simulate,
+    smap,
+    space,
+    util,
+)
+
+__all__ = ["dataclasses", "energy", "interpolate", "minimize", "partition", "quantity",
+           "simulate", "smap", "space", "util"]

@@ -1,0 +1,412 @@
+"""The simulation driver ``simulate.run`` (beyond jax_md): jitted chunks, records, trajectories,
+checkpoints, and neighbor lists that regrow themselves when they overflow.
+
+Each chunk of ``chunk_size`` steps is one jitted call (a ``lax.scan`` over records of
+``record_every`` steps each). Between chunks the host looks at the neighbor list's overflow flag;
+when it is set, the chunk's results are discarded, the list is re-allocated with more capacity
+at the positions of its last rebuild (so its contents, and order, are what a larger list would
+have held all along), and the chunk is re-run from the saved state. The outcome is therefore
+identical to a run that had that capacity from the start.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as onp
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion import jit, lax
+from fluxion.tree_util import tree_flatten, tree_unflatten
+from fluxion_md import partition, quantity, space
+
+__all__ = ["run", "RunResult", "write_extxyz_frame", "save_checkpoint", "load_checkpoint"]
+
+logger = logging.getLogger("fluxion_md")
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` returns.
+
+    ``state``/``neighbor``: the final state and neighbor list; ``records``: per-record numpy arrays
+    (``step``, and when available ``potential_energy``, ``kinetic_energy``, ``total_energy``,
+    ``temperature``); ``reallocations``: one dict per neighbor-list regrowth (``step``,
+    ``old_capacity``, ``new_capacity``, ``old_cell_capacity``, ``new_cell_capacity``);
+    ``wall_time`` in seconds and ``steps_per_second``.
+    """
+    state: Any
+    neighbor: Any
+    records: dict[str, onp.ndarray]
+    reallocations: list[dict[str, Any]] = field(default_factory=list)
+    n_steps: int = 0
+    wall_time: float = 0.0
+
+    @property
+    def steps_per_second(self) -> float:
+        """Steps per second of wall time (including compilation)."""
+        return self.n_steps / self.wall_time if self.wall_time > 0 else float("nan")
+
+
+# ----------------------------------------------------------------------------- files
+
+def _fsync_replace(tmp_path: str, path: str) -> None:
+    os.replace(tmp_path, path)
+    try:
+        dir_fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def _lattice(box: Any, dim: int) -> onp.ndarray:
+    b = onp.asarray(box, dtype=onp.float64)
+    if b.ndim == 0:
+        b = onp.eye(dim) * float(b)
+    elif b.ndim == 1:
+        b = onp.diag(b)
+    lattice = onp.zeros((3, 3))
+    # Columns of ``box`` are the cell vectors (real = box @ fractional); XYZ wants rows.
+    lattice[:dim, :dim] = b.T
+    for k in range(dim, 3):
+        lattice[k, k] = 1.0
+    return lattice
+
+
+def write_extxyz_frame(f: Any, position: Any, box: Any = None, species: Any = None,
+                       properties: dict[str, float] | None = None) -> None:
+    """Write one extended-XYZ frame (readable by ``ase.io.read``) to an open text file.
+
+    ``position``: ``[N, dim]`` real-space positions (dim 2 is padded with z = 0); ``box``: the
+    periodic cell (scalar, per-axis vector or matrix with cell vectors as columns) or ``None``;
+    ``species``: element symbols or integers (written as ``X<n>``-free symbols ``H``, ``He``...).
+
+    Example:
+        >>> import io
+        >>> buf = io.StringIO(); write_extxyz_frame(buf, onp.zeros((1, 3)), 5.0)
+    """
+    R = onp.asarray(position, dtype=onp.float64)
+    N, dim = R.shape
+    if dim < 3:
+        R = onp.concatenate([R, onp.zeros((N, 3 - dim))], axis=1)
+    symbols = _symbols(species, N)
+    header = []
+    if box is not None:
+        lat = _lattice(box, dim)
+        header.append('Lattice="' + " ".join(f"{x:.10g}" for x in lat.reshape(-1)) + '"')
+        header.append('pbc="' + " ".join("T" if k < dim else "F" for k in range(3)) + '"')
+    header.append("Properties=species:S:1:pos:R:3")
+    for k, v in (properties or {}).items():
+        header.append(f"{k}={float(v):.12g}")
+    lines = [str(N), " ".join(header)]
+    lines += [f"{s} {x:.10f} {y:.10f} {z:.10f}" for s, (x, y, z) in zip(symbols, R)]
+    f.write("\n".join(lines) + "\n")
+
+
+_ELEMENTS = ("Ar", "Ne", "Kr", "Xe", "He", "Cu", "Si", "O", "Au", "Ag")
+
+
+def _symbols(species: Any, N: int) -> list[str]:
+    if species is None:
+        return ["Ar"] * N
+    sp = list(onp.asarray(species).reshape(-1)) if not isinstance(species, (list, tuple)) \
+        else list(species)
+    if len(sp) != N:
+        raise ValueError(f"simulate.run: species has {len(sp)} entries but there are {N} "
+                         "particles.")
+    return [str(s) if isinstance(s, str) else _ELEMENTS[int(s) % len(_ELEMENTS)] for s in sp]
+
+
+def save_checkpoint(path: str, state: Any, neighbor: Any = None, step: int = 0) -> None:
+    """Save ``state`` (and the neighbor list) to ``path`` (``.npz``), atomically.
+
+    Example:
+        >>> # save_checkpoint("run.npz", state, nbrs, step=1000)
+    """
+    leaves, _ = tree_flatten(state)
+    arrays = {f"state_{i}": onp.asarray(x) for i, x in enumerate(leaves)}
+    arrays["step"] = onp.asarray(step)
+    if neighbor is not None:
+        n_leaves, _ = tree_flatten(neighbor)
+        arrays.update({f"neighbor_{i}": onp.asarray(x) for i, x in enumerate(n_leaves)})
+        arrays["neighbor_capacity"] = onp.asarray(neighbor.max_occupancy)
+        arrays["neighbor_cell_capacity"] = onp.asarray(
+            -1 if neighbor.cell_list_capacity is None else neighbor.cell_list_capacity)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ckpt-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            onp.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        _fsync_replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_checkpoint(path: str, like_state: Any, neighbor_fn: Any = None) -> Any:
+    """Load ``(state, neighbor, step)`` saved by :func:`save_checkpoint`.
+
+    ``like_state`` supplies the structure (any state of the same simulator); ``neighbor_fn`` is
+    needed to rebuild a neighbor list of the saved capacity.
+
+    Example:
+        >>> # state, nbrs, step = load_checkpoint("run.npz", state, neighbor_fn)
+    """
+    data = onp.load(path)
+    leaves, treedef = tree_flatten(like_state)
+    if f"state_{len(leaves) - 1}" not in data or f"state_{len(leaves)}" in data:
+        raise ValueError(f"load_checkpoint: {path} does not hold a state like like_state.")
+    state = tree_unflatten(treedef, [jnp.asarray(data[f"state_{i}"]) for i in range(len(leaves))])
+    neighbor = None
+    if neighbor_fn is not None and "neighbor_capacity" in data:
+        cell_cap = int(data["neighbor_cell_capacity"])
+        ref = jnp.asarray(data["neighbor_1"])
+        nbrs = neighbor_fn.allocate(ref, capacity=int(data["neighbor_capacity"]),
+                                    cell_capacity=None if cell_cap < 0 else cell_cap)
+        n_leaves, n_def = tree_flatten(nbrs)
+        neighbor = tree_unflatten(n_def, [jnp.asarray(data[f"neighbor_{i}"])
+                                          for i in range(len(n_leaves))])
+    return state, neighbor, int(data["step"])
+
+
+# ----------------------------------------------------------------------------- progress
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar = None
+        self.done = 0
+        self.total = total
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+                self.bar = tqdm(total=total, unit="step", desc="fluxion_md")
+            except ImportError:
+                self.bar = None
+
+    def update(self, n: int, info: dict[str, float]) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.set_postfix({k: f"{v:.4g}" for k, v in info.items()}, refresh=False)
+            self.bar.update(n)
+        else:
+            extra = " ".join(f"{k}={v:.4g}" for k, v in info.items())
+            print(f"fluxion_md: step {self.done}/{self.total} {extra}", flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ----------------------------------------------------------------------------- the driver
+
+def _grow(neighbor_fn: Any, nbrs: Any, growth: float) -> Any:
+    overflow_cells = bool(int(nbrs.error.code) & int(partition.PEC.CELL_LIST_OVERFLOW))
+    new_cap = max(int(math.ceil(nbrs.max_occupancy * growth)), nbrs.max_occupancy + 1)
+    cell_cap = nbrs.cell_list_capacity
+    if cell_cap is not None and overflow_cells:
+        cell_cap = max(int(math.ceil(cell_cap * growth)), cell_cap + 1)
+    return neighbor_fn.allocate(nbrs.reference_position, capacity=new_cap, cell_capacity=cell_cap)
+
+
+def _has_momentum(state: Any) -> bool:
+    return hasattr(state, "momentum") and hasattr(state, "mass")
+
+
+def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: Any = None,
+        nbrs: Any = None, chunk_size: int = 100, record_every: int = 10,
+        energy_fn: Callable[..., Any] | None = None, apply_kwargs: dict[str, Any] | None = None,
+        trajectory: str | None = None, trajectory_every: int | None = None, box: Any = None,
+        fractional_coordinates: bool = False, species: Any = None,
+        checkpoint: str | None = None, checkpoint_every: int | None = None,
+        progress: bool = True, growth: float = 1.5, max_reallocations: int = 20) -> RunResult:
+    """Run ``n_steps`` of ``apply_fn`` in jitted chunks, managing the neighbor list.
+
+    ``apply_fn(state, neighbor=nbrs, **apply_kwargs)`` is a simulator's step (or a minimiser's);
+    with ``neighbor_fn``/``nbrs`` the list is updated after every step, checked for overflow after
+    every chunk, and regrown (by ``growth``) and the chunk re-run when it overflowed (each event
+    is logged on the ``fluxion_md`` logger and listed in ``RunResult.reallocations``).
+
+    Every ``record_every`` steps the driver records ``potential_energy`` (needs ``energy_fn``,
+    called as ``energy_fn(R, neighbor=nbrs)`` or ``energy_fn(R)``), ``kinetic_energy``,
+    ``total_energy`` and ``temperature`` (for states with momenta). ``trajectory`` names an
+    extended-XYZ file written every ``trajectory_every`` steps (a multiple of
+    ``record_every``; positions converted with ``box`` when ``fractional_coordinates``), moved into
+    place atomically at the end; ``checkpoint`` an ``.npz`` saved atomically every
+    ``checkpoint_every`` steps and at the end. ``progress`` shows a tqdm bar (or printed lines).
+
+    Example:
+        >>> # result = simulate.run(apply_fn, state, 10_000, neighbor_fn=neighbor_fn, nbrs=nbrs,
+        >>> #                       energy_fn=energy_fn, chunk_size=500)
+        >>> # result.records["total_energy"]
+    """
+    if n_steps < 0:
+        raise ValueError(f"simulate.run: n_steps must be >= 0; got {n_steps}.")
+    if chunk_size <= 0 or record_every <= 0:
+        raise ValueError("simulate.run: chunk_size and record_every must be positive; got "
+                         f"chunk_size={chunk_size}, record_every={record_every}.")
+    if chunk_size % record_every:
+        raise ValueError(f"simulate.run: chunk_size ({chunk_size}) must be a multiple of "
+                         f"record_every ({record_every}).")
+    if (nbrs is None) != (neighbor_fn is None):
+        raise ValueError("simulate.run: pass both neighbor_fn and nbrs, or neither.")
+    trajectory_every = trajectory_every or record_every
+    if trajectory is not None and trajectory_every % record_every:
+        raise ValueError(f"simulate.run: trajectory_every ({trajectory_every}) must be a multiple "
+                         f"of record_every ({record_every}).")
+    apply_kwargs = dict(apply_kwargs or {})
+    use_nbrs = nbrs is not None
+    reallocations: list[dict[str, Any]] = []
+
+    def regrow(nb: Any, step: int) -> Any:
+        grown = _grow(neighbor_fn, nb, growth)
+        event = {"step": step, "old_capacity": nb.max_occupancy,
+                 "new_capacity": grown.max_occupancy, "old_cell_capacity": nb.cell_list_capacity,
+                 "new_cell_capacity": grown.cell_list_capacity}
+        logger.info("fluxion_md.simulate.run: neighbor list overflowed at step %d; capacity "
+                    "%s -> %s (cell list %s -> %s); re-running from the saved state.", step,
+                    event["old_capacity"], event["new_capacity"], event["old_cell_capacity"],
+                    event["new_cell_capacity"])
+        reallocations.append(event)
+        return grown
+
+    for _ in range(max_reallocations):
+        if not (use_nbrs and bool(nbrs.did_buffer_overflow)):
+            break
+        nbrs = regrow(nbrs, 0)
+    want_positions = trajectory is not None
+
+    def measure(s: Any, nb: Any) -> dict[str, Any]:
+        rec: dict[str, Any] = {}
+        R = s.position
+        if energy_fn is not None:
+            rec["potential_energy"] = energy_fn(R, neighbor=nb) if use_nbrs else energy_fn(R)
+        if _has_momentum(s):
+            rec["kinetic_energy"] = quantity.kinetic_energy(momentum=s.momentum, mass=s.mass)
+            rec["temperature"] = quantity.temperature(momentum=s.momentum, mass=s.mass)
+            if energy_fn is not None:
+                rec["total_energy"] = rec["potential_energy"] + rec["kinetic_energy"]
+        if want_positions:
+            rec["position"] = R
+        return rec
+
+    def make_chunk(n_records: int, record_len: int) -> Callable:
+        def step(i: Any, carry: Any) -> Any:
+            s, nb = carry
+            if nb is None:
+                return apply_fn(s, **apply_kwargs), nb
+            s = apply_fn(s, neighbor=nb, **apply_kwargs)
+            return s, nb.update(s.position)
+
+        def record(carry: Any, _: Any) -> Any:
+            carry = lax.fori_loop(0, record_len, step, carry)
+            return carry, measure(*carry)
+
+        def chunk(s: Any, nb: Any) -> Any:
+            (s, nb), recs = lax.scan(record, (s, nb), None, length=n_records)
+            return s, nb, recs
+        return jit(chunk)
+
+    chunk_fns: dict[int, Callable] = {}
+    records: dict[str, list[onp.ndarray]] = {"step": []}
+    bar = _Progress(n_steps, progress)
+    traj_file = traj_tmp = None
+    if trajectory is not None:
+        directory = os.path.dirname(os.path.abspath(trajectory))
+        fd, traj_tmp = tempfile.mkstemp(dir=directory, prefix=".traj-", suffix=".xyz")
+        traj_file = os.fdopen(fd, "w")
+    t0 = time.perf_counter()
+    done = 0
+    try:
+        plans = []
+        planned = 0
+        while planned < n_steps:
+            steps = min(chunk_size, n_steps - planned)
+            n_rec, rest = divmod(steps, record_every)
+            if n_rec:
+                plans.append((n_rec, record_every))
+            if rest:
+                plans.append((1, rest))
+            planned += steps
+        for n_records, record_len in plans:
+            key = (n_records, record_len)
+            if key not in chunk_fns:
+                chunk_fns[key] = make_chunk(n_records, record_len)
+            for attempt in range(max_reallocations + 1):
+                new_state, new_nbrs, recs = chunk_fns[key](state, nbrs)
+                if not use_nbrs or not bool(new_nbrs.did_buffer_overflow):
+                    break
+                if attempt == max_reallocations:
+                    raise partition.NeighborListOverflowError(
+                        f"simulate.run: the neighbor list still overflowed after "
+                        f"{max_reallocations} reallocations.")
+                nbrs = regrow(nbrs, done)
+            state, nbrs = new_state, new_nbrs
+            host = {k: onp.asarray(v) for k, v in recs.items()}
+            first = done + record_len
+            rec_steps = first + record_len * onp.arange(n_records)
+            records["step"].append(rec_steps)
+            for k, v in host.items():
+                if k != "position":
+                    records.setdefault(k, []).append(v)
+            if traj_file is not None:
+                _write_frames(traj_file, host, rec_steps, trajectory_every, box,
+                              fractional_coordinates, species)
+            done += n_records * record_len
+            info = {k: float(v[-1]) for k, v in host.items()
+                    if k in ("total_energy", "temperature", "potential_energy")}
+            bar.update(n_records * record_len, info)
+            if checkpoint is not None and checkpoint_every and (
+                    done // checkpoint_every > (done - n_records * record_len) // checkpoint_every):
+                save_checkpoint(checkpoint, state, nbrs, done)
+        if checkpoint is not None:
+            save_checkpoint(checkpoint, state, nbrs, done)
+        if traj_file is not None:
+            traj_file.flush()
+            os.fsync(traj_file.fileno())
+            traj_file.close()
+            traj_file = None
+            _fsync_replace(traj_tmp, trajectory)
+            traj_tmp = None
+    finally:
+        bar.close()
+        if traj_file is not None:
+            traj_file.close()
+        if traj_tmp is not None and os.path.exists(traj_tmp):
+            os.unlink(traj_tmp)
+    fluxion.block_until_ready(state)
+    wall = time.perf_counter() - t0
+    out = {k: onp.concatenate(v) if v else onp.zeros((0,)) for k, v in records.items()}
+    return RunResult(state, nbrs, out, reallocations, done, wall)
+
+
+def _write_frames(f: Any, host: dict[str, onp.ndarray], rec_steps: onp.ndarray, every: int,
+                  box: Any, fractional: bool, species: Any) -> None:
+    positions = host["position"]
+    for i, step in enumerate(rec_steps):
+        if step % every:
+            continue
+        R = positions[i]
+        if fractional and box is not None:
+            R = onp.asarray(space.raw_transform(jnp.asarray(box), jnp.asarray(R)))
+        props = {k: host[k][i] for k in ("potential_energy", "kinetic_energy", "total_energy",
+                                         "temperature") if k in host}
+        props["step"] = step
+        write_extxyz_frame(f, R, box, species, props)

@@ -1,0 +1,660 @@
+"""Cell lists and neighbor lists (mirrors ``jax_md.partition``).
+
+A neighbor list has a fixed capacity chosen when it is allocated (outside ``jit``); ``update``
+keeps that capacity and raises an overflow flag when it is too small. Unlike jax_md, fluxion_md
+never lets an overflowed list silently produce wrong energies: energy functions built by
+``smap.pair_neighbor_list`` raise when given one outside ``jit`` and return NaN inside, and
+:func:`fluxion_md.simulate.run` re-allocates and re-runs automatically.
+"""
+
+from __future__ import annotations
+
+from enum import Enum, IntEnum
+from functools import partial, reduce
+from operator import mul
+from typing import Any, Callable
+
+import numpy as onp
+
+import fluxion.numpy as jnp
+from fluxion import jit, lax, vmap
+from fluxion_md import dataclasses, space
+from fluxion_md.util import Array, f32, i32, is_array, is_concrete
+
+__all__ = [
+    "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
+    "PartitionError", "NeighborListFormat", "Dense", "Sparse", "OrderedSparse", "is_sparse",
+    "is_format_valid", "is_box_valid", "NeighborList", "NeighborListFns", "NeighborFn",
+    "neighbor_list", "neighbor_list_mask", "to_dense", "NeighborListOverflowError",
+    "check_neighbor_list",
+]
+
+MaskFn = Callable[[Array], Array]
+
+
+class NeighborListOverflowError(RuntimeError):
+    """A neighbor or cell list was used after its fixed capacity overflowed."""
+
+
+# ----------------------------------------------------------------------------- cell lists
+
+@dataclasses.dataclass
+class CellList:
+    """Particles binned into a grid of cells of fixed capacity.
+
+    ``position_buffer``: ``[*cells, capacity, dim]``; ``id_buffer``: ``[*cells, capacity, 1]`` (empty
+    slots hold ``N``); ``particle_cell_id``: ``[N, dim]`` integer cell coordinates.
+    """
+    position_buffer: Array
+    id_buffer: Array
+    particle_cell_id: Array
+    named_buffer: dict[str, Array]
+    did_buffer_overflow: Array
+    cell_capacity: int = dataclasses.static_field()
+    cell_size: Any = dataclasses.static_field()
+    update_fn: Callable[..., "CellList"] = dataclasses.static_field()
+
+    def update(self, position: Array, **kwargs: Any) -> "CellList":
+        """Rebin ``position`` with this list's capacity (the overflow flag is sticky)."""
+        return self.update_fn(position, (self.cell_capacity, self.did_buffer_overflow), **kwargs)
+
+
+@dataclasses.dataclass
+class CellListFns:
+    """``(allocate, update)`` functions of a cell list."""
+    allocate: Callable[..., CellList] = dataclasses.static_field()
+    update: Callable[..., CellList] = dataclasses.static_field()
+
+    def __iter__(self) -> Any:
+        return iter((self.allocate, self.update))
+
+
+def _cell_dimensions(dim: int, box_size: Any, minimum_cell_size: Any) -> tuple[Any, Any, Any, int]:
+    if isinstance(box_size, (int, float)):
+        box_size = float(box_size)
+    box_size = onp.asarray(box_size, dtype=onp.float64) if not isinstance(box_size, float) \
+        else box_size
+    cells_per_side = onp.floor(box_size / minimum_cell_size)
+    cell_size = box_size / cells_per_side
+    cells_per_side = onp.array(cells_per_side, dtype=onp.int32)
+    if onp.ndim(box_size) >= 1:
+        flat = onp.reshape(cells_per_side, (-1,))
+        if flat.size != dim:
+            raise ValueError(f"cell_list: box_size has {flat.size} entries but positions are {dim}-d.")
+        if onp.any(flat < 3):
+            raise ValueError("cell_list: the box must be at least 3x the cell size along every axis; "
+                             f"got {flat.tolist()} cells per side.")
+        count = reduce(mul, [int(c) for c in flat], 1)
+    else:
+        count = int(cells_per_side) ** dim
+    return box_size, cell_size, cells_per_side, int(count)
+
+
+def _hash_multipliers(dim: int, cells_per_side: Any) -> onp.ndarray:
+    cps = onp.reshape(onp.asarray(cells_per_side), (-1,))
+    if cps.size == 1:
+        cps = onp.repeat(cps, dim)
+    return onp.cumprod(onp.concatenate([[1], cps[:-1]])).astype(onp.int32)
+
+
+def _cells_per_side_vector(dim: int, cells_per_side: Any) -> onp.ndarray:
+    cps = onp.reshape(onp.asarray(cells_per_side), (-1,)).astype(onp.int32)
+    return onp.repeat(cps, dim) if cps.size == 1 else cps
+
+
+def _particle_cells(position: Array, cell_size: Any, cps: onp.ndarray) -> Array:
+    index = jnp.array(position / jnp.asarray(cell_size, position.dtype), dtype=i32)
+    return jnp.mod(index, jnp.asarray(cps))
+
+
+def count_cell_filling(position: Array, box_size: Any, minimum_cell_size: float) -> Array:
+    """How many particles fall in each cell of the grid (flat ``[cell_count]``).
+
+    Example:
+        >>> int(count_cell_filling(jnp.zeros((4, 2)), 3.0, 1.0).sum())
+        4
+    """
+    dim = int(position.shape[1])
+    _, cell_size, cells_per_side, cell_count = _cell_dimensions(dim, box_size, minimum_cell_size)
+    cps = _cells_per_side_vector(dim, cells_per_side)
+    hashes = jnp.sum(_particle_cells(position, cell_size, cps) * _hash_multipliers(dim, cps), axis=1)
+    return jnp.zeros((cell_count,), i32).at[hashes].add(1)
+
+
+@partial(jit, static_argnums=(2,))
+def _cell_filling(position: Array, cell_size: Array, cps: tuple) -> Array:
+    cells = _particle_cells(position, cell_size, onp.asarray(cps))
+    hashes = jnp.sum(cells * _hash_multipliers(len(cps), onp.asarray(cps)), axis=1)
+    return jnp.zeros((int(onp.prod(cps)),), i32).at[hashes].add(1)
+
+
+@partial(jit, static_argnums=(2, 3))
+def _bin_particles(position: Array, cell_size: Array, cps: tuple, capacity: int) -> tuple:
+    """Sort particles into ``capacity`` slots per cell (one compiled program per shape)."""
+    N, dim = position.shape
+    cell_count = int(onp.prod(cps))
+    cells = _particle_cells(position, cell_size, onp.asarray(cps))
+    hashes = jnp.sum(cells * _hash_multipliers(dim, onp.asarray(cps)), axis=1)
+    order = jnp.argsort(hashes)
+    sorted_hash = hashes[order]
+    rank = jnp.arange(N, dtype=i32) - jnp.searchsorted(sorted_hash, sorted_hash, side="left")
+    slot = jnp.where(rank < capacity, sorted_hash * capacity + rank, cell_count * capacity)
+    pos_buf = jnp.zeros((cell_count * capacity, dim), position.dtype)
+    pos_buf = pos_buf.at[slot].set(position[order], mode="drop")
+    id_buf = jnp.full((cell_count * capacity, 1), N, i32)
+    id_buf = id_buf.at[slot].set(order.astype(i32)[:, None], mode="drop")
+    return pos_buf, id_buf, cells, order, slot, jnp.any(rank >= capacity)
+
+
+@jit
+def _cell_candidates(id_buffer: Array, particle_cell_id: Array) -> Array:
+    """Ids of the particles in the 3^d cells around each particle's cell: ``[N, 3^d * capacity]``."""
+    N, dim = particle_cell_id.shape
+    grid = id_buffer.shape[:dim]
+    capacity = id_buffer.shape[dim]
+    cps = onp.array(grid[::-1], onp.int32)
+    mult = _hash_multipliers(dim, cps)
+    shifts = onp.stack(onp.meshgrid(*[onp.arange(-1, 2)] * dim, indexing="ij"), -1)
+    shifts = shifts.reshape(-1, dim).astype(onp.int32)
+    cells = jnp.mod(particle_cell_id[:, None, :] + shifts[None], jnp.asarray(cps))
+    flat = jnp.sum(cells * mult, axis=-1)
+    ids = jnp.reshape(id_buffer, (-1, capacity))[flat]
+    return jnp.reshape(ids, (N, shifts.shape[0] * capacity))
+
+
+def cell_list(box_size: Any, minimum_cell_size: float,
+              buffer_size_multiplier: float = 1.25) -> CellListFns:
+    """Build ``(allocate, update)`` for a cell list with cells at least ``minimum_cell_size`` wide.
+
+    Example:
+        >>> R = jnp.array([[0.5, 0.5], [2.5, 2.5]])
+        >>> cl = cell_list(3.0, 1.0).allocate(R)
+        >>> cl.id_buffer.shape
+        (3, 3, 1, 1)
+    """
+    if is_array(box_size):
+        box_size = onp.array(box_size)
+        if box_size.ndim == 2:
+            box_size = onp.diag(box_size)
+    if onp.any(onp.asarray(box_size) <= 0):
+        raise ValueError(f"cell_list: box_size must be positive; got {box_size!r}.")
+
+    def build(position: Array, capacity_and_overflow: Any = None, extra_capacity: int = 0,
+              **kwargs: Any) -> CellList:
+        N, dim = position.shape
+        if dim not in (2, 3):
+            raise ValueError(f"cell_list: positions must be 2-d or 3-d; got shape {position.shape}.")
+        _, cell_size, cells_per_side, cell_count = _cell_dimensions(dim, box_size, minimum_cell_size)
+        cps = tuple(int(c) for c in _cells_per_side_vector(dim, cells_per_side))
+        cell_size_arr = jnp.asarray(cell_size, position.dtype)
+        if capacity_and_overflow is None:
+            filling = onp.asarray(_cell_filling(position, cell_size_arr, cps))
+            capacity = int(int(filling.max()) * buffer_size_multiplier) + extra_capacity
+            overflow = jnp.zeros((), bool)
+        else:
+            capacity, overflow = capacity_and_overflow
+        pos_buf, id_buf, cells, order, slot, spilled = _bin_particles(position, cell_size_arr, cps,
+                                                                      int(capacity))
+        shape = cps[::-1] + (capacity,)
+        cell_count = int(onp.prod(cps))
+        named = {}
+        for k, v in kwargs.items():
+            if not is_array(v) or v.shape[0] != N:
+                raise ValueError(f"cell_list: named data {k!r} must be an array of shape ({N}, ...); "
+                                 f"got {getattr(v, 'shape', type(v))}.")
+            tail = v.shape[1:] if v.ndim > 1 else (1,)
+            buf = jnp.full((cell_count * capacity,) + tail, 10 ** 5, v.dtype)
+            buf = buf.at[slot].set(jnp.reshape(v[order], (N,) + tail), mode="drop")
+            named[k] = jnp.reshape(buf, shape + tail)
+        return CellList(jnp.reshape(pos_buf, shape + (dim,)), jnp.reshape(id_buf, shape + (1,)),
+                        cells, named, overflow | spilled, capacity, cell_size, build)
+
+    def allocate_fn(position: Array, extra_capacity: int = 0, **kwargs: Any) -> CellList:
+        return build(position, extra_capacity=extra_capacity, **kwargs)
+
+    def update_fn(position: Array, cl_or_capacity: Any, **kwargs: Any) -> CellList:
+        if isinstance(cl_or_capacity, int):
+            return build(position, (cl_or_capacity, jnp.zeros((), bool)), **kwargs)
+        return build(position, (cl_or_capacity.cell_capacity, cl_or_capacity.did_buffer_overflow),
+                     **kwargs)
+
+    return CellListFns(allocate_fn, update_fn)
+
+
+# ----------------------------------------------------------------------------- errors
+
+class PartitionErrorCode(IntEnum):
+    """Bits of :class:`PartitionError`."""
+    NONE = 0
+    NEIGHBOR_LIST_OVERFLOW = 1 << 0
+    CELL_LIST_OVERFLOW = 1 << 1
+    CELL_SIZE_TOO_SMALL = 1 << 2
+    MALFORMED_BOX = 1 << 3
+
+
+PEC = PartitionErrorCode
+
+
+@dataclasses.dataclass
+class PartitionError:
+    """A ``uint8`` bit set of :class:`PartitionErrorCode` (jit-friendly)."""
+    code: Array
+
+    def update(self, bit: int, pred: Array) -> "PartitionError":
+        """Set ``bit`` where ``pred`` holds."""
+        bit = jnp.array(int(bit), dtype=jnp.uint8)
+        return PartitionError(self.code | jnp.where(pred, bit, jnp.zeros((), jnp.uint8)))
+
+    def __str__(self) -> str:
+        code = int(self.code)
+        if code == 0:
+            return ""
+        if code & PEC.NEIGHBOR_LIST_OVERFLOW:
+            return "Partition Error: Neighbor list buffer overflow."
+        if code & PEC.CELL_LIST_OVERFLOW:
+            return "Partition Error: Cell list buffer overflow"
+        if code & PEC.CELL_SIZE_TOO_SMALL:
+            return "Partition Error: Cell size too small"
+        return "Partition Error: Incorrect box format. Expecting upper triangular."
+
+    __repr__ = __str__
+
+
+# ----------------------------------------------------------------------------- neighbor lists
+
+class NeighborListFormat(Enum):
+    """Dense ``[N, max_neighbors]``; Sparse ``[2, capacity]`` (both directions);
+    OrderedSparse ``[2, capacity]`` (each pair once, ``idx[0] < idx[1]``)."""
+    Dense = 0
+    Sparse = 1
+    OrderedSparse = 2
+
+
+Dense = NeighborListFormat.Dense
+Sparse = NeighborListFormat.Sparse
+OrderedSparse = NeighborListFormat.OrderedSparse
+
+
+def is_sparse(fmt: NeighborListFormat) -> bool:
+    """Whether ``fmt`` is ``Sparse`` or ``OrderedSparse``.
+
+    Example:
+        >>> is_sparse(OrderedSparse)
+        True
+    """
+    return fmt is Sparse or fmt is OrderedSparse
+
+
+def is_format_valid(fmt: NeighborListFormat) -> None:
+    """Raise ``ValueError`` unless ``fmt`` is a :class:`NeighborListFormat`.
+
+    Example:
+        >>> is_format_valid(Dense)
+    """
+    if fmt not in list(NeighborListFormat):
+        raise ValueError(f"neighbor_list: format must be a NeighborListFormat; got {fmt!r}.")
+
+
+def is_box_valid(box: Array) -> Any:
+    """Whether ``box`` is a scalar, a vector, or an upper-triangular matrix.
+
+    Example:
+        >>> bool(is_box_valid(jnp.eye(3)))
+        True
+    """
+    box = jnp.asarray(box)
+    if box.ndim <= 1:
+        return True
+    if box.ndim == 2:
+        return jnp.all(jnp.triu(box) == box)
+    return False
+
+
+@dataclasses.dataclass
+class NeighborList:
+    """A fixed-capacity neighbor list.
+
+    ``idx``: ``[N, max_occupancy]`` (Dense) or ``[2, max_occupancy]`` (sparse; row 0 the
+    neighbor, row 1 the centre); empty slots hold ``N``. ``reference_position``: positions at the
+    last rebuild. ``error``: a :class:`PartitionError`.
+    """
+    idx: Array
+    reference_position: Array
+    error: PartitionError
+    cell_list_capacity: int | None = dataclasses.static_field()
+    max_occupancy: int = dataclasses.static_field()
+    format: NeighborListFormat = dataclasses.static_field()
+    cell_size: Any = dataclasses.static_field()
+    cell_list_fn: Any = dataclasses.static_field()
+    update_fn: Callable[..., "NeighborList"] = dataclasses.static_field()
+
+    def update(self, position: Array, **kwargs: Any) -> "NeighborList":
+        """Rebuild (when particles moved more than ``dr_threshold / 2``) with the same capacity."""
+        return self.update_fn(position, self, **kwargs)
+
+    @property
+    def did_buffer_overflow(self) -> Array:
+        """Non-zero when the neighbor or the cell list ran out of capacity."""
+        return self.error.code & (PEC.NEIGHBOR_LIST_OVERFLOW | PEC.CELL_LIST_OVERFLOW)
+
+    @property
+    def cell_size_too_small(self) -> Array:
+        """Non-zero when a box change made the cells too small for the cutoff."""
+        return self.error.code & PEC.CELL_SIZE_TOO_SMALL
+
+    @property
+    def malformed_box(self) -> Array:
+        """Non-zero when a box was not upper triangular."""
+        return self.error.code & PEC.MALFORMED_BOX
+
+
+@dataclasses.dataclass
+class NeighborListFns:
+    """``(allocate, update)``; ``allocate(R, extra_capacity=0)`` runs outside ``jit``."""
+    allocate: Callable[..., NeighborList] = dataclasses.static_field()
+    update: Callable[..., NeighborList] = dataclasses.static_field()
+
+    def __call__(self, position: Array, neighbors: NeighborList | None = None,
+                 extra_capacity: int = 0, **kwargs: Any) -> NeighborList:
+        if neighbors is None:
+            return self.allocate(position, extra_capacity, **kwargs)
+        return self.update(position, neighbors, **kwargs)
+
+    def __iter__(self) -> Any:
+        return iter((self.allocate, self.update))
+
+
+NeighborFn = NeighborListFns
+
+
+def check_neighbor_list(neighbor: NeighborList, where: str = "energy") -> Array:
+    """Raise :class:`NeighborListOverflowError` if ``neighbor`` overflowed and its flag is known now.
+
+    Inside ``jit`` the flag is not known yet: the result is a factor (1, or NaN when overflowed)
+    that callers multiply into what they compute, so an overflowed list never gives silently
+    wrong numbers.
+
+    Example:
+        >>> # energy = energy * check_neighbor_list(nbrs)
+    """
+    code = neighbor.error.code
+    bad = (code & jnp.array(int(PEC.NEIGHBOR_LIST_OVERFLOW | PEC.CELL_LIST_OVERFLOW), jnp.uint8)) != 0
+    if is_concrete(code):
+        if bool(bad):
+            raise NeighborListOverflowError(
+                f"{where}: the neighbor list overflowed its capacity ({neighbor.max_occupancy}); "
+                "its neighbors are incomplete. Re-allocate it with neighbor_fn.allocate(R) (or run "
+                "through fluxion_md.simulate.run, which does this automatically).")
+        return None
+    return jnp.where(bad, jnp.nan, 1.0)
+
+
+def _metric_sq(displacement_or_metric: Callable) -> Callable:
+    metric = space.canonicalize_displacement_or_metric(displacement_or_metric)
+    return lambda Ra, Rb, **kw: metric(Ra, Rb, **kw) ** 2
+
+
+def _fractional_cell_size(box: Any, cutoff: Any) -> Any:
+    box = onp.asarray(box, dtype=onp.float64)
+    if box.ndim == 0:
+        return cutoff / box
+    if box.ndim == 1:
+        return cutoff / onp.min(box)
+    widths = 1.0 / onp.linalg.norm(onp.linalg.inv(box), axis=1)
+    n = onp.floor(onp.min(widths) / cutoff)
+    return 1.0 / max(n, 1.0)
+
+
+def _perpendicular_widths(box: Any, dim: int) -> onp.ndarray:
+    box = onp.asarray(box, dtype=onp.float64)
+    if box.ndim == 0:
+        return onp.full((dim,), float(box))
+    if box.ndim == 1:
+        return box
+    return 1.0 / onp.linalg.norm(onp.linalg.inv(box), axis=1)
+
+
+def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bool) -> None:
+    """Raise when ``r_cutoff`` exceeds half the box along a periodic direction."""
+    box_np = onp.asarray(box, dtype=onp.float64)
+    if onp.any(box_np <= 0) and box_np.ndim < 2:
+        raise ValueError(f"neighbor_list: box must be positive; got box={box_np.tolist()}.")
+    if box_np.ndim == 2 and onp.linalg.det(box_np) <= 0:
+        raise ValueError("neighbor_list: box must be a matrix with positive determinant; "
+                         f"got box={box_np.tolist()}.")
+    for dim in (3, 2, 1):
+        if box_np.ndim >= 1 and box_np.shape[0] != dim:
+            continue
+        widths = _perpendicular_widths(box_np, dim)
+        try:
+            for k in range(dim):
+                frac = onp.zeros(dim)
+                frac[k] = 0.75
+                if box_np.ndim == 2:
+                    real = box_np @ frac
+                else:
+                    real = frac * (box_np if box_np.ndim == 1 else float(box_np))
+                probe = frac if fractional else real
+                d = float(jnp.sqrt(metric_sq(jnp.zeros(dim, f32), jnp.asarray(probe, f32))))
+                periodic = d < 0.7 * onp.linalg.norm(real)
+                if periodic and r_cutoff > 0.5 * widths[k] * (1 + 1e-6):
+                    raise ValueError(
+                        f"neighbor_list: r_cutoff={r_cutoff} is larger than half the box "
+                        f"({0.5 * widths[k]}) along axis {k}; the minimum-image convention would "
+                        "miss interactions. Use a larger box or a smaller r_cutoff.")
+        except (TypeError, ValueError) as e:
+            if "r_cutoff" in str(e):
+                raise
+            continue
+        return
+
+
+def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
+                  dr_threshold: float = 0.0, capacity_multiplier: float = 1.25,
+                  disable_cell_list: bool = False, mask_self: bool = True,
+                  custom_mask_function: MaskFn | None = None,
+                  fractional_coordinates: bool = False,
+                  format: NeighborListFormat = NeighborListFormat.Dense,
+                  **static_kwargs: Any) -> NeighborListFns:
+    """Neighbor lists of all pairs closer than ``r_cutoff + dr_threshold``.
+
+    ``allocate(R, extra_capacity=0)`` (outside ``jit``) sizes the list to the current neighbor
+    count times ``capacity_multiplier`` (or exactly ``capacity=``, and ``cell_capacity=`` for
+    the cell list, beyond jax_md); ``update(R, nbrs)`` (jittable) rebuilds it only when some
+    particle moved more than ``dr_threshold / 2``. Uses a cell list when the box holds at least 3
+    cells per side.
+
+    Example:
+        >>> displacement, _ = space.periodic(10.0)
+        >>> fn = neighbor_list(displacement, 10.0, 1.5)
+        >>> nbrs = fn.allocate(jnp.array([[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]]))
+        >>> nbrs.idx.shape
+        (3, 1)
+    """
+    is_format_valid(format)
+    if isinstance(box, (int, float)) or is_concrete(box):
+        box = onp.asarray(box, dtype=onp.float64)
+    if onp.any(onp.asarray(box) <= 0) and onp.ndim(box) < 2:
+        raise ValueError(f"neighbor_list: box must be positive; got box={onp.asarray(box).tolist()}.")
+    r_cutoff = float(r_cutoff)
+    dr_threshold = float(dr_threshold)
+    if r_cutoff <= 0:
+        raise ValueError(f"neighbor_list: r_cutoff must be positive; got {r_cutoff}.")
+    always_rebuild = dr_threshold == 0
+    cutoff = r_cutoff + dr_threshold
+    cutoff_sq = cutoff ** 2
+    threshold_sq = (dr_threshold / 2) ** 2
+    metric_sq = _metric_sq(displacement_or_metric)
+    _check_cutoff(metric_sq, box, r_cutoff, fractional_coordinates)
+
+    def candidates(position: Array, cl: CellList | None) -> Array:
+        N = position.shape[0]
+        if cl is None:
+            return jnp.broadcast_to(jnp.arange(N, dtype=i32)[None, :], (N, N))
+        return _cell_candidates(cl.id_buffer, cl.particle_cell_id)
+
+    def prune(position: Array, idx: Array, capacity: int | None, kwargs: dict) -> tuple[Any, Any]:
+        N = position.shape[0]
+        centre = jnp.arange(N, dtype=i32)[:, None]
+        safe = jnp.minimum(idx, N - 1)
+        d2 = vmap(vmap(partial(metric_sq, **kwargs), (None, 0)))(position, position[safe])
+        mask = (d2 < cutoff_sq) & (idx < N)
+        if mask_self:
+            mask = mask & (idx != centre)
+        if custom_mask_function is not None:
+            idx = custom_mask_function(jnp.where(mask, idx, N))
+            mask = mask & (idx < N)
+        if format is OrderedSparse:
+            mask = mask & (idx < centre)
+        if not is_sparse(format):
+            count = jnp.cumsum(mask, axis=1)
+            occupancy = jnp.max(count[:, -1]) if N else jnp.zeros((), i32)
+            width = idx.shape[1] if capacity is None else capacity
+            col = jnp.where(mask, count - 1, width)
+            out = jnp.full((N, width), N, i32)
+            out = out.at[jnp.broadcast_to(centre, idx.shape), col].set(idx, mode="drop")
+            return out, occupancy
+        flat_mask = jnp.reshape(mask, (-1,))
+        count = jnp.cumsum(flat_mask)
+        occupancy = count[-1]
+        width = flat_mask.shape[0] if capacity is None else capacity
+        pos = jnp.where(flat_mask, count - 1, width)
+        neigh = jnp.full((width,), N, i32).at[pos].set(jnp.reshape(idx, (-1,)), mode="drop")
+        cent = jnp.full((width,), N, i32).at[pos].set(
+            jnp.reshape(jnp.broadcast_to(centre, idx.shape), (-1,)), mode="drop")
+        return jnp.stack((neigh, cent)), occupancy
+
+    prune_jit = jit(prune, static_argnums=(2,))
+
+    def build(position: Array, err: PartitionError, previous: NeighborList | None,
+              extra_capacity: int, kwargs: dict, capacity: int | None = None,
+              cell_capacity: int | None = None) -> NeighborList:
+        N = position.shape[0]
+        cl = cl_fn = cell_size = None
+        if not disable_cell_list:
+            if previous is None:
+                _box = kwargs.get("box", box)
+                cell_size = cutoff
+                if fractional_coordinates:
+                    err = err.update(PEC.MALFORMED_BOX, ~jnp.asarray(is_box_valid(_box)))
+                    cell_size = _fractional_cell_size(_box, cutoff)
+                    _box = 1.0
+                if position.shape[1] in (2, 3) and onp.all(
+                        onp.asarray(cell_size) < onp.asarray(_box if onp.ndim(_box) < 2
+                                                             else onp.diag(_box)) / 3.0):
+                    cl_fn = cell_list(_box, cell_size, capacity_multiplier)
+                    if cell_capacity is None:
+                        cl = cl_fn.allocate(position, extra_capacity=extra_capacity)
+                    else:
+                        cl = cl_fn.update(position, int(cell_capacity))
+            else:
+                cell_size, cl_fn = previous.cell_size, previous.cell_list_fn
+                if cl_fn is not None:
+                    cl = cl_fn.update(position, previous.cell_list_capacity)
+        if cl is not None:
+            err = err.update(PEC.CELL_LIST_OVERFLOW, cl.did_buffer_overflow)
+        idx = candidates(position, cl)
+        requested = capacity
+        capacity = None if previous is None else previous.max_occupancy
+        idx, occupancy = prune_jit(position, idx, capacity, kwargs)
+        if previous is None and requested is not None:
+            capacity = int(requested)
+            width = idx.shape[-1]
+            if capacity > width:
+                pad = jnp.full(idx.shape[:-1] + (capacity - width,), N, i32)
+                idx = jnp.concatenate([idx, pad], axis=-1)
+            idx = idx[:, :capacity]
+            update_fn = neighbor_list_fn
+        elif previous is None:
+            extra = extra_capacity if not is_sparse(format) else N * extra_capacity
+            capacity = int(int(occupancy) * capacity_multiplier + extra)
+            if format is Dense:
+                limit = N - 1 if mask_self else N
+            elif format is Sparse:
+                limit = N * (N - 1) if mask_self else N * N
+            else:
+                limit = N * (N - 1) // 2
+            capacity = min(capacity, limit, idx.shape[-1])
+            idx = idx[:, :capacity]
+            update_fn = neighbor_list_fn
+        else:
+            update_fn = previous.update_fn
+        err = err.update(PEC.NEIGHBOR_LIST_OVERFLOW, occupancy > capacity)
+        return NeighborList(idx, position, err, None if cl is None else cl.cell_capacity,
+                            capacity, format, cell_size, cl_fn, update_fn)
+
+    def neighbor_list_fn(position: Array, neighbors: NeighborList | None = None,
+                         extra_capacity: int = 0, capacity: int | None = None,
+                         cell_capacity: int | None = None, **kwargs: Any) -> NeighborList:
+        if position.ndim != 2:
+            raise ValueError("neighbor_list: positions must have shape [N, spatial_dim]; "
+                             f"got {position.shape}.")
+        if neighbors is None:
+            return build(position, PartitionError(jnp.zeros((), jnp.uint8)), None,
+                         extra_capacity, kwargs, capacity, cell_capacity)
+        if "box" in kwargs and not fractional_coordinates and not disable_cell_list:
+            raise ValueError("neighbor_list.update: a box keyword needs fractional_coordinates=True.")
+        err = neighbors.error
+        if "box" in kwargs:
+            err = err.update(PEC.MALFORMED_BOX, ~jnp.asarray(is_box_valid(kwargs["box"])))
+            neighbors = neighbors.set(error=err)
+        rebuild = partial(build, previous=neighbors, extra_capacity=0, kwargs=kwargs)
+        if always_rebuild:
+            return rebuild(position, err)
+        moved = vmap(partial(metric_sq, **kwargs))(position, neighbors.reference_position)
+        return lax.cond(jnp.any(moved > threshold_sq),
+                        lambda ops: rebuild(*ops), lambda ops: neighbors, (position, err))
+
+    def allocate_fn(position: Array, extra_capacity: int = 0, *, capacity: int | None = None,
+                    cell_capacity: int | None = None, **kwargs: Any) -> NeighborList:
+        # ``capacity`` / ``cell_capacity`` (beyond jax_md) fix the list and cell-list sizes.
+        return neighbor_list_fn(position, extra_capacity=extra_capacity, capacity=capacity,
+                                cell_capacity=cell_capacity, **kwargs)
+
+    def update_fn(position: Array, neighbors: NeighborList, **kwargs: Any) -> NeighborList:
+        return neighbor_list_fn(position, neighbors, **kwargs)
+
+    return NeighborListFns(allocate_fn, update_fn)
+
+
+def neighbor_list_mask(neighbor: NeighborList, mask_self: bool = False) -> Array:
+    """Boolean mask of the occupied slots of ``neighbor.idx`` (optionally without self pairs).
+
+    Example:
+        >>> # mask = neighbor_list_mask(nbrs); energy = jnp.sum(pair_energy * mask)
+    """
+    N = len(neighbor.reference_position)
+    if is_sparse(neighbor.format):
+        mask = neighbor.idx[0] < N
+        if mask_self:
+            mask = mask & (neighbor.idx[0] != neighbor.idx[1])
+        return mask
+    mask = neighbor.idx < N
+    if mask_self:
+        mask = mask & (neighbor.idx != jnp.arange(N, dtype=i32)[:, None])
+    return mask
+
+
+def to_dense(neighbor: NeighborList) -> Array:
+    """Convert a ``Sparse`` neighbor list to a dense ``[N, max_neighbors]`` index array (eager).
+
+    Example:
+        >>> # dense_idx = to_dense(sparse_nbrs)
+    """
+    if neighbor.format is not Sparse:
+        raise ValueError("to_dense: can only convert Sparse neighbor lists; "
+                         f"got format={neighbor.format}.")
+    N = len(neighbor.reference_position)
+    neigh = onp.asarray(neighbor.idx[0])
+    cent = onp.asarray(neighbor.idx[1])
+    keep = neigh < N
+    neigh, cent = neigh[keep], cent[keep]
+    counts = onp.bincount(cent, minlength=N)
+    width = int(counts.max()) if counts.size else 0
+    order = onp.argsort(cent, kind="stable")
+    neigh, cent = neigh[order], cent[order]
+    starts = onp.concatenate([[0], onp.cumsum(counts)[:-1]])
+    col = onp.arange(len(cent)) - starts[cent]
+    out = onp.full((N, width), N, onp.int32)
+    out[cent, col] = neigh
+    return jnp.asarray(out)

@@ -1,0 +1,354 @@
+"""Physical quantities of a system (mirrors ``jax_md.quantity``)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion import grad, vmap
+from fluxion.tree_util import tree_map, tree_reduce
+from fluxion_md import space, util
+from fluxion_md.util import Array, f32
+
+__all__ = [
+    "force", "clipped_force", "canonicalize_force", "count_dof", "volume", "kinetic_energy",
+    "temperature", "pressure", "stress", "cosine_angle_between_two_vectors", "cosine_angles",
+    "angle_between_two_vectors", "pair_correlation", "box_size_at_number_density",
+    "nball_unit_volume", "particle_volume", "volume_fraction", "box_size_at_volume_fraction",
+    "box_from_parameters", "bulk_modulus",
+]
+
+
+def force(energy_fn: Callable[..., Array]) -> Callable[..., Array]:
+    """The force ``-grad(energy_fn)`` with respect to positions.
+
+    Example:
+        >>> F = force(lambda R: jnp.sum(R ** 2))
+        >>> F(jnp.ones(2)).tolist()
+        [-2.0, -2.0]
+    """
+    return grad(lambda R, *args, **kwargs: -energy_fn(R, *args, **kwargs))
+
+
+def clipped_force(energy_fn: Callable[..., Array], max_force: float) -> Callable[..., Array]:
+    """:func:`force`, with each particle's force vector clipped to norm ``max_force``.
+
+    Example:
+        >>> F = clipped_force(lambda R: 10 * jnp.sum(R ** 2), 1.0)
+        >>> F(jnp.array([[1.0, 0.0]])).tolist()
+        [[-1.0, 0.0]]
+    """
+    force_fn = force(energy_fn)
+
+    def wrapped(R: Array, *args: Any, **kwargs: Any) -> Array:
+        F = force_fn(R, *args, **kwargs)
+        norm = jnp.linalg.norm(F, axis=-1, keepdims=True)
+        return jnp.where(norm > max_force, F / norm * max_force, F)
+    return wrapped
+
+
+def canonicalize_force(energy_or_force_fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A force function from either an energy function (scalar output) or a force function.
+
+    Example:
+        >>> F = canonicalize_force(lambda R: jnp.sum(R ** 2))
+        >>> F(jnp.ones(2)).tolist()
+        [-2.0, -2.0]
+    """
+    cache: dict = {}
+
+    def force_fn(R: Any, **kwargs: Any) -> Any:
+        if "fn" not in cache:
+            out = fluxion.eval_shape(lambda r: energy_or_force_fn(r, **kwargs), R)
+            if isinstance(out, fluxion.ShapeDtypeStruct) and out.shape == ():
+                cache["fn"] = force(energy_or_force_fn)
+            else:
+                ok = tree_reduce(lambda a, b: a and b,
+                                 tree_map(lambda x, y: x.shape == y.shape, out, R), True)
+                if not ok:
+                    raise ValueError("canonicalize_force: the function must return an energy "
+                                     f"(a scalar) or forces shaped like R; got {out}.")
+                cache["fn"] = energy_or_force_fn
+        return cache["fn"](R, **kwargs)
+    return force_fn
+
+
+def count_dof(position: Any) -> int:
+    """Degrees of freedom: the number of position entries.
+
+    Example:
+        >>> count_dof(jnp.zeros((10, 3)))
+        30
+    """
+    return tree_reduce(lambda acc, x: acc + x.size, position, 0)
+
+
+def volume(dimension: int, box: Any) -> Array:
+    """Volume of a box (scalar side, per-axis sides, or matrix).
+
+    Example:
+        >>> float(volume(3, 2.0))
+        8.0
+    """
+    box = jnp.asarray(box)
+    if box.ndim == 0:
+        return box ** dimension
+    if box.ndim == 1:
+        return jnp.prod(box)
+    if box.ndim == 2:
+        return jnp.linalg.det(box)
+    raise ValueError(f"volume: box must be a scalar, a vector or a matrix; got shape {box.shape}.")
+
+
+def _check_motion(name: str, args: tuple, momentum: Any, velocity: Any) -> None:
+    if args:
+        raise ValueError(f"quantity.{name}: pass momentum= or velocity= as a keyword argument.")
+    if momentum is not None and velocity is not None:
+        raise ValueError(f"quantity.{name}: pass either momentum or velocity, not both.")
+
+
+def kinetic_energy(*unused_args: Any, momentum: Any = None, velocity: Any = None,
+                   mass: Any = 1.0) -> Array:
+    """Kinetic energy from ``momentum`` (``p^2 / 2m``) or ``velocity`` (``m v^2 / 2``).
+
+    Example:
+        >>> float(kinetic_energy(velocity=jnp.ones((2, 3))))
+        3.0
+    """
+    _check_motion("kinetic_energy", unused_args, momentum, velocity)
+    k = (lambda v, m: v ** 2 * m) if momentum is None else (lambda p, m: p ** 2 / m)
+    q = velocity if momentum is None else momentum
+    ke = tree_map(lambda m, x: 0.5 * util.high_precision_sum(k(x, m)), mass, q)
+    return tree_reduce(operator.add, ke, 0.0)
+
+
+def temperature(*unused_args: Any, momentum: Any = None, velocity: Any = None,
+                mass: Any = 1.0) -> Array:
+    """Instantaneous temperature ``kT = sum(p^2 / m) / dof``.
+
+    Example:
+        >>> float(temperature(velocity=jnp.ones((2, 3))))
+        1.0
+    """
+    _check_motion("temperature", unused_args, momentum, velocity)
+    t = (lambda v, m: v ** 2 * m) if momentum is None else (lambda p, m: p ** 2 / m)
+    q = velocity if momentum is None else momentum
+    dof = count_dof(q)
+    kT = tree_map(lambda m, x: util.high_precision_sum(t(x, m)) / dof, mass, q)
+    return tree_reduce(operator.add, kT, 0.0)
+
+
+def pressure(energy_fn: Callable[..., Array], position: Array, box: Any,
+             kinetic_energy: float = 0.0, **kwargs: Any) -> Array:
+    """Pressure from the virial: ``(2 KE - dU/d(eps)) / (d V)`` under a uniform strain ``1 + eps``.
+
+    Example:
+        >>> # P = pressure(energy_fn, R, box, kinetic_energy=KE)
+    """
+    dim = position.shape[1]
+
+    def U(eps: Array) -> Array:
+        try:
+            return energy_fn(position, box=box, perturbation=1 + eps, **kwargs)
+        except space.UnexpectedBoxException:
+            return energy_fn(position, perturbation=1 + eps, **kwargs)
+    return 1 / (dim * volume(dim, box)) * (2 * kinetic_energy - grad(U)(0.0))
+
+
+def stress(energy_fn: Callable[..., Array], position: Array, box: Any, mass: Any = 1.0,
+           velocity: Array | None = None, **kwargs: Any) -> Array:
+    """The ``[dim, dim]`` stress tensor (virial plus kinetic part when ``velocity`` is given).
+
+    Example:
+        >>> # sigma = stress(energy_fn, R, box)
+    """
+    dim = position.shape[1]
+    zero = jnp.zeros((dim, dim), position.dtype)
+    eye = jnp.eye(dim, dtype=position.dtype)
+
+    def U(eps: Array) -> Array:
+        try:
+            return energy_fn(position, box=box, perturbation=eye + eps, **kwargs)
+        except space.UnexpectedBoxException:
+            return energy_fn(position, perturbation=eye + eps, **kwargs)
+    VxV = 0.0
+    if velocity is not None:
+        V = velocity
+        VxV = util.high_precision_sum(mass * V[:, None, :] * V[:, :, None], axis=0)
+    return 1 / volume(dim, box) * (VxV - grad(U)(zero))
+
+
+def cosine_angle_between_two_vectors(dR_12: Array, dR_13: Array) -> Array:
+    """Cosine of the angle between two vectors (clipped into ``[-1, 1]``).
+
+    Example:
+        >>> round(float(cosine_angle_between_two_vectors(jnp.array([1.0, 0]), jnp.array([0, 1.0]))), 6)
+        0.0
+    """
+    dr_12 = space.distance(dR_12) + 1e-7
+    dr_13 = space.distance(dR_13) + 1e-7
+    return jnp.clip(jnp.dot(dR_12, dR_13) / dr_12 / dr_13, -1.0, 1.0)
+
+
+def cosine_angles(dR: Array) -> Array:
+    """``[N, N, N]`` cosines of all angles from ``[N, N, dim]`` displacements.
+
+    Example:
+        >>> cosine_angles(jnp.ones((2, 2, 3))).shape
+        (2, 2, 2)
+    """
+    fn = vmap(vmap(vmap(cosine_angle_between_two_vectors, (0, None)), (None, 0)), 0)
+    return fn(dR, dR)
+
+
+def angle_between_two_vectors(dR_12: Array, dR_13: Array) -> Array:
+    """The angle (radians) between two vectors.
+
+    Example:
+        >>> round(float(angle_between_two_vectors(jnp.array([1.0, 0]), jnp.array([0, 1.0]))), 4)
+        1.5708
+    """
+    return jnp.arccos(cosine_angle_between_two_vectors(dR_12, dR_13))
+
+
+def _average_pair_correlation(gofr: Any, species: Any = None) -> Any:
+    if species is None:
+        return jnp.mean(gofr, axis=0)
+    return [jnp.mean(g, axis=0) for g in gofr]
+
+
+def pair_correlation(displacement_or_metric: Callable, radii: Array, sigma: float,
+                     species: Array | None = None, eps: float = 1e-7,
+                     compute_average: bool = False) -> Callable[[Array], Any]:
+    """Smoothed, unnormalised per-particle radial distribution ``g_fn(R) -> [N, len(radii)]``.
+
+    Each pair adds a Gaussian of width ``sigma`` at its distance, divided by ``r^(dim-1)``.
+
+    Example:
+        >>> g = pair_correlation(space.free()[0], jnp.linspace(0.5, 2.0, 4), 0.1)
+        >>> g(jnp.array([[0.0, 0.0], [1.0, 0.0]])).shape
+        (2, 4)
+    """
+    d = space.map_product(space.canonicalize_displacement_or_metric(displacement_or_metric))
+    inv_rad = 1 / (radii + eps)
+
+    def pairwise(dr: Array, dim: int) -> Array:
+        return jnp.exp(-f32(0.5) * (dr - radii) ** 2 / sigma ** 2) * inv_rad ** (dim - 1)
+    pairwise = vmap(vmap(pairwise, (0, None)), (0, None))
+
+    if species is None:
+        def g_fn(R: Array) -> Any:
+            dim = R.shape[-1]
+            mask = 1 - jnp.eye(R.shape[0], dtype=R.dtype)
+            g = jnp.sum(mask[:, :, None] * pairwise(d(R, R), dim), axis=(1,))
+            return _average_pair_correlation(g) if compute_average else g
+        return g_fn
+
+    if not jnp.issubdtype(jnp.asarray(species).dtype, jnp.integer):
+        raise TypeError("pair_correlation: species must be an integer array; got dtype "
+                        f"{jnp.asarray(species).dtype}.")
+    import numpy as onp
+    species_np = onp.asarray(species)
+    types = onp.unique(species_np)
+
+    def g_fn(R: Array) -> Any:
+        dim = R.shape[-1]
+        mask = 1 - jnp.eye(R.shape[0], dtype=R.dtype)
+        out = []
+        for s in types:
+            sel = onp.where(species_np == s)[0]
+            out.append(jnp.sum(mask[:, sel, None] * pairwise(d(R[sel], R), dim), axis=(1,)))
+        return _average_pair_correlation(out, species) if compute_average else out
+    return g_fn
+
+
+def nball_unit_volume(spatial_dimension: int) -> Array:
+    """Volume of the unit ball in ``spatial_dimension`` dimensions.
+
+    Example:
+        >>> round(float(nball_unit_volume(2)), 5)
+        3.14159
+    """
+    from fluxion import lax
+    return jnp.pi ** (spatial_dimension / 2) / jnp.exp(
+        lax.lgamma(jnp.asarray(spatial_dimension / 2 + 1, dtype=jnp.result_type(float))))
+
+
+def particle_volume(radii: Array, spatial_dimension: int, particle_count: Any = 1,
+                    species: Array | None = None) -> Array:
+    """Total volume of spheres of the given ``radii`` (per species with ``particle_count``).
+
+    Example:
+        >>> round(float(particle_volume(jnp.array(1.0), 2)), 5)
+        3.14159
+    """
+    vol = nball_unit_volume(spatial_dimension) * radii ** spatial_dimension
+    if species is not None:
+        particle_count = jnp.bincount(jnp.asarray(species))
+    return jnp.sum(particle_count * vol)
+
+
+def volume_fraction(box: Any, radii: Array, spatial_dimension: int, particle_count: Any = 1,
+                    species: Array | None = None) -> Array:
+    """Packing fraction: particle volume over box volume.
+
+    Example:
+        >>> round(float(volume_fraction(2.0, jnp.array(1.0), 2)), 4)
+        0.7854
+    """
+    return particle_volume(radii, spatial_dimension, particle_count, species) / volume(
+        spatial_dimension, box)
+
+
+def box_size_at_volume_fraction(volume_fraction: float, radii: Array, spatial_dimension: int,
+                                particle_count: Any = 1, species: Array | None = None) -> Array:
+    """Side of the cubic box that gives ``volume_fraction``.
+
+    Example:
+        >>> round(float(box_size_at_volume_fraction(0.5, jnp.array(1.0), 2)), 4)
+        2.5066
+    """
+    v = particle_volume(radii, spatial_dimension, particle_count, species)
+    return (v / volume_fraction) ** (1 / spatial_dimension)
+
+
+def box_size_at_number_density(particle_count: int, number_density: float,
+                               spatial_dimension: int) -> Array:
+    """Side of the cubic box holding ``particle_count`` particles at ``number_density``.
+
+    Example:
+        >>> float(box_size_at_number_density(1000, 1.0, 3))
+        10.0
+    """
+    return jnp.power(particle_count / number_density, 1 / spatial_dimension)
+
+
+def box_from_parameters(a: float, b: float, c: float, alpha: float, beta: float,
+                        gamma: float) -> Array:
+    """Upper-triangular box matrix from lattice lengths and angles (degrees).
+
+    Example:
+        >>> box_from_parameters(1.0, 1.0, 1.0, 90.0, 90.0, 90.0).round(6).tolist()[0]
+        [1.0, 0.0, 0.0]
+    """
+    alpha = alpha * jnp.pi / 180
+    beta = beta * jnp.pi / 180
+    gamma = gamma * jnp.pi / 180
+    yy = b * jnp.sin(gamma)
+    xy = b * jnp.cos(gamma)
+    xz = c * jnp.cos(beta)
+    yz = (b * c * jnp.cos(alpha) - xy * xz) / yy
+    zz = jnp.sqrt(c ** 2 - xz ** 2 - yz ** 2)
+    return jnp.array([[a, xy, xz], [0, yy, yz], [0, 0, zz]])
+
+
+def bulk_modulus(elastic_tensor: Array) -> Array:
+    """Bulk modulus from a ``[d, d, d, d]`` elastic tensor: ``sum_ij C_iijj / d^2``.
+
+    Example:
+        >>> float(bulk_modulus(jnp.ones((3, 3, 3, 3))))
+        1.0
+    """
+    return jnp.einsum("iijj->", elastic_tensor) / elastic_tensor.shape[0] ** 2

@@ -1,0 +1,155 @@
+"""fluxion_md.partition: neighbor and cell lists against brute force, overflow safety, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as fnp
+from fluxion_md import energy, partition, space
+
+
+@pytest.fixture(autouse=True)
+def x64():
+    with fluxion.enable_x64(True):
+        yield
+
+
+L = 7.0
+CUTOFF = 1.6
+RS = np.random.RandomState(3)
+R_NP = RS.uniform(0, L, (90, 3))
+
+
+def _brute_pairs(R, box, cutoff, fractional=False, matrix=None):
+    X = R @ matrix.T if matrix is not None else R
+    d = X[:, None] - X[None]
+    if matrix is not None:
+        f = np.linalg.solve(matrix, d.reshape(-1, 3).T).T.reshape(d.shape)
+        f -= np.round(f)
+        d = f @ matrix.T
+    else:
+        d -= box * np.round(d / box)
+    r = np.sqrt((d ** 2).sum(-1))
+    np.fill_diagonal(r, np.inf)
+    i, j = np.nonzero(r < cutoff)
+    return set(zip(i.tolist(), j.tolist()))
+
+
+def _pairs(nbrs, N):
+    idx = np.asarray(nbrs.idx)
+    if nbrs.format is partition.Dense:
+        return {(i, int(j)) for i in range(N) for j in idx[i] if j < N}
+    neigh, cent = idx
+    out = {(int(c), int(n)) for n, c in zip(neigh, cent) if n < N}
+    if nbrs.format is partition.OrderedSparse:
+        out |= {(b, a) for a, b in out}
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["Dense", "Sparse", "OrderedSparse"])
+@pytest.mark.parametrize("cells", [True, False])
+def test_neighbor_list_equals_brute_force(fmt, cells):
+    disp, _ = space.periodic(L)
+    fn = partition.neighbor_list(disp, L, CUTOFF, dr_threshold=0.0,
+                                 format=getattr(partition, fmt), disable_cell_list=not cells)
+    R = fnp.asarray(R_NP)
+    nbrs = fn.allocate(R)
+    assert (nbrs.cell_list_fn is not None) == cells
+    assert not bool(nbrs.did_buffer_overflow)
+    expected = _brute_pairs(R_NP, L, CUTOFF)
+    assert _pairs(nbrs, len(R_NP)) == expected
+    # update (jitted) after a move, with the same capacity
+    R2 = fnp.asarray((R_NP + RS.normal(0, 0.05, R_NP.shape)) % L)
+    nbrs2 = fluxion.jit(fn.update)(R2, nbrs)
+    assert nbrs2.idx.shape == nbrs.idx.shape
+    if not bool(nbrs2.did_buffer_overflow):
+        assert _pairs(nbrs2, len(R_NP)) == _brute_pairs(np.asarray(R2), L, CUTOFF)
+    mask = np.asarray(partition.neighbor_list_mask(nbrs))
+    assert mask.sum() == (len(expected) if fmt != "OrderedSparse" else len(expected) // 2)
+    if fmt == "Sparse":
+        dense = np.asarray(partition.to_dense(nbrs))
+        assert {(i, int(j)) for i in range(len(R_NP)) for j in dense[i] if j < len(R_NP)} == expected
+
+
+def test_dr_threshold_and_fractional_coordinates():
+    box = np.array([[L, 0.5, 0.3], [0.0, L, 0.4], [0.0, 0.0, L]])
+    disp, _ = space.periodic_general(fnp.asarray(box), fractional_coordinates=True)
+    fn = partition.neighbor_list(disp, fnp.asarray(box), CUTOFF, dr_threshold=0.3,
+                                 fractional_coordinates=True, format=partition.Sparse)
+    Rf = R_NP / L
+    nbrs = fn.allocate(fnp.asarray(Rf))
+    expected = _brute_pairs(Rf, None, CUTOFF + 0.3, matrix=box)
+    assert _pairs(nbrs, len(Rf)) == expected
+    # a small move (< dr_threshold / 2) keeps the list; a big one rebuilds it
+    same = fn.update(fnp.asarray(Rf + 0.001 / L), nbrs)
+    np.testing.assert_array_equal(np.asarray(same.reference_position), Rf)
+    moved = (Rf + RS.normal(0, 0.3, Rf.shape) / L) % 1.0
+    rebuilt = fn.update(fnp.asarray(moved), nbrs)
+    np.testing.assert_allclose(np.asarray(rebuilt.reference_position), moved)
+    if not bool(rebuilt.did_buffer_overflow):
+        assert _pairs(rebuilt, len(Rf)) == _brute_pairs(moved, None, CUTOFF + 0.3, matrix=box)
+
+
+def test_capacity_multiplier_and_extra_capacity():
+    disp, _ = space.periodic(L)
+    R = fnp.asarray(R_NP)
+    base = partition.neighbor_list(disp, L, CUTOFF, capacity_multiplier=1.0).allocate(R)
+    roomy = partition.neighbor_list(disp, L, CUTOFF, capacity_multiplier=2.0).allocate(R)
+    assert roomy.max_occupancy >= 2 * base.max_occupancy - 1
+    extra = partition.neighbor_list(disp, L, CUTOFF, capacity_multiplier=1.0).allocate(
+        R, extra_capacity=3)
+    assert extra.max_occupancy == base.max_occupancy + 3
+
+
+def test_overflow_is_flagged_and_never_silent():
+    disp, _ = space.periodic(L)
+    neighbor_fn, E = energy.lennard_jones_neighbor_list(disp, L, r_cutoff=1.6, dr_threshold=0.0,
+                                                        format=partition.Dense)
+    R = fnp.asarray(R_NP)
+    nbrs = neighbor_fn.allocate(R)
+    squeezed = fnp.asarray((R_NP - L / 2) * 0.6 + L / 2)  # denser: more neighbors
+    over = fluxion.jit(neighbor_fn.update)(squeezed, nbrs)
+    assert bool(over.did_buffer_overflow)
+    with pytest.raises(partition.NeighborListOverflowError, match="overflow"):
+        E(squeezed, over)
+    with pytest.raises(partition.NeighborListOverflowError):
+        fluxion.grad(E)(squeezed, over)
+    # inside jit the flag is not known: the energy is NaN rather than silently wrong
+    assert np.isnan(float(fluxion.jit(E)(squeezed, over)))
+    ok = neighbor_fn.allocate(squeezed)
+    assert np.isfinite(float(fluxion.jit(E)(squeezed, ok)))
+
+
+def test_cell_list_bins_particles():
+    R = fnp.asarray(R_NP)
+    cl = partition.cell_list(L, 1.5).allocate(R)
+    ids = np.asarray(cl.id_buffer)[..., 0]
+    found = ids[ids < len(R_NP)]
+    assert sorted(found.tolist()) == list(range(len(R_NP)))
+    cells_per_side = ids.shape[0]
+    for cz, cy, cx, _ in zip(*np.nonzero(ids < len(R_NP))):
+        i = ids[cz, cy, cx, _]
+        cell = np.floor(R_NP[i] / (L / cells_per_side)).astype(int) % cells_per_side
+        assert tuple(cell) == (cx, cy, cz)
+    assert not bool(cl.did_buffer_overflow)
+    tight = partition.cell_list(L, 1.5).update(R, 1)
+    assert bool(tight.did_buffer_overflow)
+
+
+def test_errors_name_the_argument():
+    disp, _ = space.periodic(L)
+    with pytest.raises(ValueError, match="r_cutoff"):
+        partition.neighbor_list(disp, L, 0.6 * L)
+    with pytest.raises(ValueError, match="box"):
+        partition.neighbor_list(space.free()[0], -3.0, 1.0)
+    with pytest.raises(ValueError, match="box"):
+        partition.neighbor_list(space.free()[0], 0.0, 1.0)
+    with pytest.raises(ValueError, match="format"):
+        partition.neighbor_list(disp, L, 1.0, format="dense")
+    with pytest.raises(ValueError, match="r_cutoff"):
+        energy.lennard_jones_neighbor_list(disp, L, r_cutoff=2.0, sigma=2.0)
+    # free space has no minimum image: a large cutoff is fine there
+    fn = partition.neighbor_list(space.free()[0], L, 0.6 * L, disable_cell_list=True)
+    assert fn.allocate(fnp.asarray(R_NP[:10])).idx.shape[0] == 10
