@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+import fluxion
 import fluxion.tree_util as tree_util
 
 from .graph import _flatten_many, _seq_lookup, _unflatten_value, _UnflattenCtx, is_graph_node
+from .pytreelib import Pytree, has_data
 from .variablelib import Variable
 
 
@@ -78,3 +82,96 @@ def apply_outputs(static_out: tuple, values: list, pure: list, in_objs: list,
     pos = set(node_pos)
     leaves = [next(out_nodes) if i in pos else next(it_pure) for i in range(len(node_pos) + len(pure))]
     return tree_util.tree_unflatten(treedef, leaves)
+
+
+def _containers(objs: list) -> list:
+    """Every mutable container of a graph's structure: the objects' attribute dicts, the
+    Variables' metadata dicts, and the lists/dicts holding data inside attributes."""
+    out: list = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, (list, dict)) and not isinstance(v, tuple) and has_data(v):
+            out.append(v)
+            for item in (v.values() if isinstance(v, dict) else v):
+                walk(item)
+        elif isinstance(v, tuple) and has_data(v):
+            for item in v:
+                walk(item)
+
+    for o in objs:
+        if isinstance(o, Variable):
+            out.append(o._metadata)
+        elif isinstance(o, Pytree):
+            d = vars(o)
+            out.append(d)
+            for item in d.values():
+                walk(item)
+    return out
+
+
+_PLAIN_LEAVES = (fluxion.Array, np.ndarray, np.generic, int, float, bool, complex)
+
+
+def _is_plain_leaf(x: Any) -> bool:
+    # an array or scalar: always a pytree leaf
+    return isinstance(x, _PLAIN_LEAVES)
+
+
+def _fingerprint(c: Any) -> tuple:
+    # identities only: an element replaced, added or removed changes it; values are never compared
+    if isinstance(c, dict):
+        return tuple(c), tuple(map(id, c.values()))
+    return tuple(map(id, c))
+
+
+class CallCache:
+    """The last call's :class:`Inputs` of a lifted transform, reused while the argument graphs
+    are structurally unchanged.
+
+    Rebuilding the ``GraphDef`` of a model on every call dominates the per-call cost of a small
+    jitted step. When a call passes the same graph objects in the same argument structure, and
+    no container of those graphs (attribute dicts, Variable metadata, lists/dicts of
+    sub-modules) had an element added, removed or replaced since, the cached static structure is
+    still exact: only the Variables' current values are read again.
+    """
+
+    __slots__ = ("key", "inp", "containers", "prints", "nodes")
+
+    def __init__(self) -> None:
+        self.key: Any = None
+        self.inp: Inputs | None = None
+        self.containers: list = []
+        self.prints: list = []
+        self.nodes: tuple = ()
+
+    def inputs(self, tree: Any) -> Inputs:
+        """``Inputs(tree)``, from the cache when the graphs are unchanged."""
+        args, kwargs = tree
+        if not kwargs and all(is_graph_node(a) or _is_plain_leaf(a) for a in args):
+            # positional graph objects and arrays only: the argument structure is their count
+            # and which of them are graph objects, no pytree flattening needed
+            leaves = list(args)
+            treedef: Any = tuple(is_graph_node(a) for a in args)
+        else:
+            leaves, treedef = tree_util.tree_flatten(tree, is_leaf=is_graph_node)
+        nodes = tuple(leaf for leaf in leaves if is_graph_node(leaf))
+        inp = self.inp
+        if (inp is not None and inp.variables is not None and self.key == treedef
+                and len(nodes) == len(self.nodes)
+                and all(a is b for a, b in zip(nodes, self.nodes))
+                and all(_fingerprint(c) == p for c, p in zip(self.containers, self.prints))):
+            hit = Inputs.__new__(Inputs)
+            hit.static, hit.objs, hit.gleaves, hit.variables = (
+                inp.static, inp.objs, inp.gleaves, inp.variables)
+            hit.values = [v._value for v in inp.variables]
+            hit.other = [leaf for leaf in leaves if not is_graph_node(leaf)]
+            return hit
+        inp = Inputs(tree)
+        self.key, self.nodes, self.inp = treedef, nodes, inp
+        self.containers = _containers(inp.objs)
+        self.prints = [_fingerprint(c) for c in self.containers]
+        return inp
+
+    def invalidate(self) -> None:
+        """Forget the cached call (after an update that changed the graphs' structure)."""
+        self.inp, self.nodes, self.containers, self.prints = None, (), [], []

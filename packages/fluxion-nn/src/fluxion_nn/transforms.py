@@ -14,7 +14,7 @@ import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
 from . import filterlib
-from ._lift import Inputs, apply_outputs, rebuild, split_outputs
+from ._lift import CallCache, Inputs, apply_outputs, rebuild, split_outputs
 from .statelib import State
 from .variablelib import Param, Variable
 
@@ -107,19 +107,30 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         return _call_pure(call, side, key, static, values, other)
 
     jitted = fluxion.jit(pure, static_argnums=(0,), keep_unused=keep_unused)
+    cache = CallCache()
 
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        static_pos = tuple((i, args[i]) for i in snums if i < len(args))
-        dyn_args = tuple(None if i in snums else a for i, a in enumerate(args))
-        static_kw = tuple((k, kwargs[k]) for k in snames if k in kwargs)
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in snames}
-        inp = Inputs((dyn_args, dyn_kwargs))
+        if snums:
+            static_pos = tuple((i, args[i]) for i in snums if i < len(args))
+            args = tuple(None if i in snums else a for i, a in enumerate(args))
+        else:
+            static_pos = ()
+        if snames:
+            static_kw = tuple((k, kwargs[k]) for k in snames if k in kwargs)
+            kwargs = {k: v for k, v in kwargs.items() if k not in snames}
+        else:
+            static_kw = ()
+        inp = cache.inputs((args, kwargs))
         key = (inp.static, static_pos, static_kw)
         values2, pure_out = jitted(key, inp.values, inp.other)
-        return apply_outputs(side[key], values2, pure_out, inp.objs, inp.variables)
+        static_out = side[key]
+        if not static_out[-1]:
+            cache.invalidate()  # the call changed the graphs' structure
+        return apply_outputs(static_out, values2, pure_out, inp.objs, inp.variables)
 
     wrapper.inner = jitted  # type: ignore[attr-defined]
+    wrapper.cache = cache  # type: ignore[attr-defined]
     return wrapper
 
 

@@ -29,6 +29,7 @@ from ._base import (
                     without_apply_rng,
                     without_state,
 )
+from ._bias import Bias
 from ._layers import (
                     GRU,
                     LSTM,
@@ -58,6 +59,7 @@ from ._layers import (
                     scan,
                     static_unroll,
 )
+from ._lifted import cond, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
 
 __all__ = [
     "transform", "transform_with_state", "without_apply_rng", "without_state",
@@ -68,5 +70,6 @@ __all__ = [
     "BatchNorm", "ExponentialMovingAverage", "Embed", "LSTM", "LSTMState", "GRU", "VanillaRNN",
     "RNNCore", "Sequential", "Flatten", "Reshape", "dropout", "max_pool", "avg_pool",
     "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan", "get_channel_index",
-    "one_hot", "initializers", "nets", "MultiHeadAttention", "DeepRNN",
+    "one_hot", "initializers", "nets", "MultiHeadAttention", "DeepRNN", "Bias", "grad",
+    "value_and_grad", "vmap", "cond", "switch", "fori_loop", "while_loop", "remat",
 ]

@@ -1,0 +1,222 @@
+"""Haiku's stateful transforms inside a transformed function: ``grad``, ``value_and_grad``,
+``vmap``, ``cond``, ``switch``, ``fori_loop``, ``while_loop``, ``remat``. Each threads the
+current Haiku state (``get_state``/``set_state``) and rng through the underlying Fluxion
+transform, so modules can be called inside it."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import fluxion
+import fluxion.lax as lax
+import fluxion.random as random
+import fluxion.tree_util as tree_util
+
+from . import _base
+
+__all__ = ["grad", "value_and_grad", "vmap", "cond", "switch", "fori_loop", "while_loop",
+           "remat"]
+
+
+def _frame(what: str) -> Any:
+    if not _base._frames():
+        raise ValueError(f"hk.{what}() must be used inside an hk.transform()ed function; use "
+                         f"fluxion.{what if what != 'remat' else 'checkpoint'} outside")
+    return _base._frame(what)
+
+
+_KEEP = "keep"  # run with the frame's own rng sequence (keys stay concrete: grad, unsplit vmap)
+_COPY = "copy"  # run with a copy of it: a staged body (loops, branches) must not advance the
+# outer sequence with traced keys, so every iteration/branch sees the same keys (as in Haiku)
+
+
+def _run(frame: Any, fun: Callable, state: dict, key: Any, args: tuple, kwargs: dict) -> tuple:
+    old_state, old_rng = frame.state, frame.rng
+    frame.state = _base._copy(state)
+    if isinstance(key, str) and key == _COPY:
+        frame.rng = (None if old_rng is None
+                     else _base.PRNGSequence((old_rng._key, tuple(old_rng._subkeys))))
+    elif not (isinstance(key, str) and key == _KEEP):
+        frame.rng = _base.PRNGSequence(key) if key is not None else None
+    try:
+        out = fun(*args, **kwargs)
+        return out, frame.state
+    finally:
+        frame.state, frame.rng = old_state, old_rng
+
+
+def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False) -> Callable:
+    """``fluxion.value_and_grad`` of ``fun`` inside a transformed function; state set by
+    ``fun`` is kept (as ``hk.value_and_grad``).
+
+    Example: ``loss, g = hk.value_and_grad(lambda x: hk.Linear(1)(x).sum())(x)``.
+    """
+    def stateful(*args: Any, hk_state: dict, **kwargs: Any) -> tuple:
+        frame = _frame("value_and_grad")
+        out, state = _run(frame, fun, hk_state, _KEEP, args, kwargs)
+        out, aux = out if has_aux else (out, None)
+        return out, (aux, state)
+
+    vg = fluxion.value_and_grad(stateful, argnums=argnums, has_aux=True, holomorphic=holomorphic)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = _frame("value_and_grad")
+        (value, (aux, state)), grads = vg(*args, hk_state=frame.state, **kwargs)
+        frame.state = state
+        return ((value, aux) if has_aux else value), grads
+
+    return wrapper
+
+
+def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False) -> Callable:
+    """``fluxion.grad`` of ``fun`` inside a transformed function (as ``hk.grad``).
+
+    Example: ``g = hk.grad(lambda x: hk.Linear(1)(x).sum())(x)``.
+    """
+    vg = value_and_grad(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _frame("grad")
+        (value, grads) = vg(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
+         axis_size: int | None = None, *, split_rng: bool) -> Callable:
+    """``fluxion.vmap`` inside a transformed function: parameters and state are shared by all
+    elements (not mapped); with ``split_rng=True`` each element draws different random keys.
+
+    Example: ``ys = hk.vmap(hk.Linear(4), split_rng=False)(xs)``.
+    """
+    @functools.wraps(fun)
+    def wrapper(*args: Any) -> Any:
+        frame = _frame("vmap")
+        axes = in_axes if isinstance(in_axes, (list, tuple)) else (in_axes,) * len(args)
+        size = axis_size
+        if size is None:
+            for a, ax in zip(args, axes):
+                leaves = tree_util.tree_leaves(a)
+                if ax is not None and leaves:
+                    size = leaves[0].shape[ax]
+                    break
+        split = split_rng and frame.rng is not None
+        keys = random.split(_base.next_rng_key(), size) if split else None
+
+        def body(state: dict, k: Any, *xs: Any) -> Any:
+            return _run(frame, fun, state, k if split else _KEEP, xs, {})
+
+        mapped = fluxion.vmap(body, in_axes=(None, 0 if split else None, *axes),
+                              out_axes=(out_axes, None), axis_name=axis_name, axis_size=size)
+        out, state = mapped(frame.state, keys, *args)
+        frame.state = state
+        return out
+
+    return wrapper
+
+
+def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
+    """``lax.switch`` with the Haiku state threaded through the chosen branch. Parameters must
+    already exist (at init, call every branch unconditionally, as Haiku recommends).
+
+    Example: ``y = hk.switch(i, [f0, f1], x)``.
+    """
+    frame = _frame("switch")
+
+    def make(fn: Callable) -> Callable:
+        return lambda state, ops: _run(frame, fn, state, _COPY, ops, {})
+
+    out, state = lax.switch(index, [make(fn) for fn in branches], frame.state, operands)
+    frame.state = state
+    return out
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
+    """``lax.cond`` with the Haiku state threaded through (see :func:`switch`).
+
+    Example: ``y = hk.cond(x.sum() > 0, f_pos, f_neg, x)``.
+    """
+    _frame("cond")
+    return switch(fluxion.numpy.asarray(pred).astype("int32"), [false_fun, true_fun], *operands)
+
+
+def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
+    """``lax.fori_loop`` with the Haiku state carried through the loop (parameters must already
+    exist; at init the body runs once eagerly to create them, as ``hk.fori_loop`` does).
+
+    Example: ``x = hk.fori_loop(0, 3, lambda i, x: mod(x), x)``.
+    """
+    frame = _frame("fori_loop")
+    if not frame.params_frozen:
+        # at init one step runs unrolled, so that parameters and state exist before the loop
+        init_val = body_fun(lower, init_val)
+        lower = lower + 1
+        if isinstance(lower, int) and isinstance(upper, int) and upper - lower == 0:
+            return init_val
+
+    def body(i: Any, carry: tuple) -> tuple:
+        val, state = carry
+        val, state = _run(frame, body_fun, state, _COPY, (i, val), {})
+        return val, state
+
+    val, state = lax.fori_loop(lower, upper, body, (init_val, frame.state))
+    frame.state = state
+    return val
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    """``lax.while_loop`` with the Haiku state carried through the body (parameters must already
+    exist).
+
+    Example: ``x = hk.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, x)``.
+    """
+    frame = _frame("while_loop")
+    if not frame.params_frozen:
+        raise ValueError(
+            "hk.while_loop: parameters cannot be created inside the loop (it may run zero "
+            "times); at init call the body unconditionally: `if hk.running_init(): val = "
+            "body(val) else: val = hk.while_loop(cond, body, val)`")
+
+    def c(carry: tuple) -> Any:
+        val, state = carry
+        out, _ = _run(frame, cond_fun, state, None, (val,), {})
+        return out
+
+    def body(carry: tuple) -> tuple:
+        val, state = carry
+        return _run(frame, body_fun, state, _COPY, (val,), {})
+
+    val, state = lax.while_loop(c, body, (init_val, frame.state))
+    frame.state = state
+    return val
+
+
+def remat(fun: Callable, prevent_cse: bool = True, static_argnums: int | tuple = (),
+          policy: Callable | None = None) -> Callable:
+    """``fluxion.checkpoint`` (rematerialisation) of ``fun`` inside a transformed function.
+    At init the function runs plainly (to create parameters).
+
+    Example: ``y = hk.remat(hk.nets.MLP([8, 8]))(x)``.
+    """
+    @functools.wraps(fun)
+    def wrapper(*args: Any) -> Any:
+        frame = _frame("remat")
+        if frame.init:
+            return fun(*args)
+        def body(state: dict, *xs: Any) -> Any:
+            return _run(frame, fun, state, _COPY, xs, {})
+
+        nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        ck = fluxion.checkpoint(body, prevent_cse=prevent_cse, policy=policy,
+                                static_argnums=tuple(n + 1 for n in nums))
+        out, state = ck(frame.state, *args)
+        frame.state = state
+        return out
+
+    return wrapper
