@@ -1,5 +1,5 @@
 """fluxion_scipy.integrate: quadrature vs scipy.integrate, odeint vs jax.experimental.ode
-(values and adjoint gradients), solve_ivp vs SciPy and exact solutions."""
+(values and adjoint gradients), solve_ivp (RK45, RK23, DOP853) vs SciPy and exact solutions."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def _pendulum_jax(y, t, k, w):
     return jjnp.stack([y[1], -w * jjnp.sin(y[0]) - k * y[1]])
 
 
+@pytest.mark.slow
 def test_odeint_values_and_gradients_vs_jax(x64):
     y0 = np.array([1.0, 0.0])
     ts = np.linspace(0.0, 3.0, 7)
@@ -86,7 +87,8 @@ def test_odeint_pytree_closure_jit_vmap(x64):
     np.testing.assert_allclose(float(g), -2 * np.exp(-3.0), rtol=1e-6)
 
 
-@pytest.mark.parametrize("method", ["RK45", "RK23"])
+@pytest.mark.parametrize("method", ["RK45"] + [pytest.param(m, marks=pytest.mark.slow)
+                                               for m in ("RK23", "DOP853")])
 def test_solve_ivp_vs_scipy(method, x64):
     def lotka(t, y, a, b):
         return jnp.stack([a * y[0] - b * y[0] * y[1], -y[1] + 0.5 * y[0] * y[1]])
@@ -106,6 +108,59 @@ def test_solve_ivp_vs_scipy(method, x64):
                               args=(1.1, 0.9), rtol=rtol, atol=atol)
         # The same work as SciPy within a factor of two (it steps onto t_eval, SciPy interpolates).
         assert int(ours.nfev) < 2 * coarse.nfev + 50
+
+
+def _vdp(t, y):
+    return jnp.stack([y[1], (1.0 - y[0] ** 2) * y[1] - y[0]])
+
+
+def _vdp_np(t, y):
+    return [y[1], (1.0 - y[0] ** 2) * y[1] - y[0]]
+
+
+def _forced(t, y):
+    return -2.0 * y + jnp.sin(3.0 * t)
+
+
+def _forced_np(t, y):
+    return -2.0 * y + np.sin(3.0 * t)
+
+
+@pytest.mark.parametrize("fun, fun_np, span, y0", [
+    (_vdp, _vdp_np, (0.0, 6.0), [2.0, 0.0]),
+    (_forced, _forced_np, (2.0, -1.0), [0.5]),  # backwards in time
+])
+def test_solve_ivp_dop853_vs_scipy(fun, fun_np, span, y0, x64):
+    rtol, atol = 1e-6, 1e-9
+    t_eval = np.linspace(span[0], span[1], 7)
+    ours = fint.solve_ivp(fun, span, jnp.array(y0), method="DOP853", t_eval=t_eval, rtol=rtol,
+                          atol=atol)
+    exact = si.solve_ivp(fun_np, span, y0, method="DOP853", t_eval=t_eval, rtol=1e-13,
+                         atol=1e-13)
+    assert bool(ours.success) and ours.y.shape == (len(y0), 7) and ours.y.dtype == jnp.float64
+    np.testing.assert_allclose(np.asarray(ours.y), exact.y, rtol=30 * rtol, atol=30 * atol)
+    # Without t_eval the steps are SciPy's: same error norm and step-size control, so the same
+    # step sequence (the same count of function calls) and the same end value.
+    ours = fint.solve_ivp(fun, span, jnp.array(y0), method="DOP853", rtol=rtol, atol=atol)
+    ref = si.solve_ivp(fun_np, span, y0, method="DOP853", rtol=rtol, atol=atol)
+    assert int(ours.nfev) == ref.nfev
+    np.testing.assert_allclose(np.asarray(ours.y[:, -1]), ref.y[:, -1], rtol=1e-10, atol=1e-12)
+
+
+def test_solve_ivp_dop853_jit_vmap(x64):
+    t_eval = jnp.linspace(0.0, 3.0, 4)
+
+    def solve(y0):
+        return fint.solve_ivp(_vdp, (0.0, 3.0), y0, method="DOP853", t_eval=t_eval).y
+
+    y0s = jnp.array([[2.0, 0.0], [0.5, 1.0]])
+    # one eager solve; the loop reuses one compiled jit
+    jitted = fluxion.jit(solve)
+    loop = np.stack([np.asarray(jitted(y0)) for y0 in y0s])
+    np.testing.assert_allclose(np.asarray(solve(y0s[0])), loop[0], rtol=1e-12)
+    batched = fluxion.vmap(solve)(y0s)
+    assert batched.shape == (2, 2, 4)
+    np.testing.assert_allclose(np.asarray(batched), loop, rtol=1e-12, atol=1e-14)
 
 
 def test_solve_ivp_backwards_and_errors(x64):

@@ -98,6 +98,7 @@ def test_eigh_family(x64):
         rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_schur_hessenberg_rsf2csf(x64):
     t, z = fla.schur(A)
     np.testing.assert_allclose(_np(z) @ _np(t) @ _np(z).T, A, atol=1e-10)

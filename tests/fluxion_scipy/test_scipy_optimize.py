@@ -28,7 +28,8 @@ def test_names_match_jax():
     assert theirs <= set(fopt.__all__)
 
 
-@pytest.mark.parametrize("method", ["BFGS", "l-bfgs-experimental-do-not-rely-on-this"])
+@pytest.mark.parametrize("method", ["BFGS", pytest.param("l-bfgs-experimental-do-not-rely-on-this",
+                                                         marks=pytest.mark.slow)])
 def test_minimize_vs_scipy_and_jax(method, x64):
     import jax.numpy as jjnp
     x0 = np.array([-1.2, 1.0, 0.5, -0.3])

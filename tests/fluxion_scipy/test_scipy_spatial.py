@@ -73,6 +73,7 @@ def test_composition_apply_mean(x64):
     np.testing.assert_allclose(_np(jitted), s.apply(v), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_slerp_vs_scipy(x64):
     times = np.array([0.0, 1.0, 2.5, 4.0])
     keys = Q[:4]

@@ -1,5 +1,6 @@
 """Explicit Runge-Kutta ODE solvers with adaptive steps: ``odeint`` (as jax.experimental.ode,
-differentiable by the adjoint method) and ``solve_ivp`` (as SciPy, methods RK45 and RK23)."""
+differentiable by the adjoint method) and ``solve_ivp`` (as SciPy, methods RK45, RK23 and
+DOP853)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class _Tableau(NamedTuple):
     b: tuple       # weights of the propagated solution
     e: tuple       # weights of the error estimate (b - b_hat)
     order: int     # order of the error estimator (the step-size exponent is -1/(order+1))
+    e3: tuple = () # DOP853 only: weights of the 3rd-order estimate, combined with ``e`` (5th)
 
 
 # Dormand & Prince (1980), 5(4), first-same-as-last.
@@ -43,26 +45,76 @@ _BS23 = _Tableau(
     b=(2 / 9, 1 / 3, 4 / 9, 0.0),
     e=(5 / 72, -1 / 12, -1 / 9, 1 / 8),
     order=2)
-_METHODS = {"RK45": _DOPRI5, "RK23": _BS23}
+# Dormand & Prince (1980) / Hairer, Norsett & Wanner's DOP853: 8th order, 12 stages plus the
+# first-same-as-last stage (its row of ``a`` is ``b``), error from a 5th- and a 3rd-order pair.
+_DOP853_B = (0.054293734116568765, 0.0, 0.0, 0.0, 0.0, 4.450312892752409, 1.8915178993145003,
+             -5.801203960010585, 0.3111643669578199, -0.1521609496625161, 0.20136540080403034,
+             0.04471061572777259)
+# The 3rd-order embedded weights (nonzero on stages 1, 9 and 12 only).
+_DOP853_B3 = {0: 0.244094488188976377952755905512, 8: 0.733846688281611857341361741547,
+              11: 0.220588235294117647058823529412e-1}
+_DOP853 = _Tableau(
+    c=(0.0, 0.05260015195876773, 0.0789002279381516, 0.1183503419072274, 0.2816496580927726,
+       1 / 3, 1 / 4, 4 / 13, 127 / 195, 3 / 5, 6 / 7, 1.0, 1.0),
+    a=((),
+       (0.05260015195876773,),
+       (0.0197250569845379, 0.0591751709536137),
+       (0.02958758547680685, 0.0, 0.08876275643042054),
+       (0.2413651341592667, 0.0, -0.8845494793282861, 0.924834003261792),
+       (0.037037037037037035, 0.0, 0.0, 0.17082860872947386, 0.12546768756682242),
+       (0.037109375, 0.0, 0.0, 0.17025221101954405, 0.06021653898045596, -0.017578125),
+       (0.03709200011850479, 0.0, 0.0, 0.17038392571223998, 0.10726203044637328,
+        -0.015319437748624402, 0.008273789163814023),
+       (0.6241109587160757, 0.0, 0.0, -3.3608926294469414, -0.868219346841726,
+        27.59209969944671, 20.154067550477894, -43.48988418106996),
+       (0.47766253643826434, 0.0, 0.0, -2.4881146199716677, -0.590290826836843,
+        21.230051448181193, 15.279233632882423, -33.28821096898486, -0.020331201708508627),
+       (-0.9371424300859873, 0.0, 0.0, 5.186372428844064, 1.0914373489967295,
+        -8.149787010746927, -18.52006565999696, 22.739487099350505, 2.4936055526796523,
+        -3.0467644718982196),
+       (2.273310147516538, 0.0, 0.0, -10.53449546673725, -2.0008720582248625,
+        -17.9589318631188, 27.94888452941996, -2.8589982771350235, -8.87285693353063,
+        12.360567175794303, 0.6433927460157636),
+       _DOP853_B),
+    b=(*_DOP853_B, 0.0),
+    e=(0.01312004499419488, 0.0, 0.0, 0.0, 0.0, -1.2251564463762044, -0.4957589496572502,
+       1.6643771824549864, -0.35032884874997366, 0.3341791187130175, 0.08192320648511571,
+       -0.022355307863886294, 0.0),
+    order=7,
+    e3=(*(w - _DOP853_B3.get(i, 0.0) for i, w in enumerate(_DOP853_B)), 0.0))
+_METHODS = {"RK45": _DOPRI5, "RK23": _BS23, "DOP853": _DOP853}
 
 _SAFETY, _MIN_FACTOR, _MAX_FACTOR = 0.9, 0.2, 10.0
 
 
-def _rk_step(f: Any, tab: _Tableau, t: Any, y: Any, f0: Any, h: Any) -> tuple[Any, Any, Any]:
-    """One step: (y_new, f(t + h, y_new), error estimate)."""
+def _combine(weights: tuple, ks: list, like: Any) -> Any:
+    return sum((w * k for w, k in zip(weights, ks) if w != 0.0), jnp.zeros_like(like))
+
+
+def _rk_step(f: Any, tab: _Tableau, t: Any, y: Any, f0: Any, h: Any) -> tuple[Any, Any, list]:
+    """One step: (y_new, f(t + h, y_new), the stages)."""
     ks = [f0]
     for i in range(1, len(tab.c)):
         dy = sum((coef * k for coef, k in zip(tab.a[i], ks) if coef != 0.0), jnp.zeros_like(y))
         ks.append(f(t + tab.c[i] * h, y + h * dy))
-    y_new = y + h * sum((coef * k for coef, k in zip(tab.b, ks) if coef != 0.0), jnp.zeros_like(y))
+    y_new = y + h * _combine(tab.b, ks, y)
     # The tableaus are FSAL: the last stage is evaluated at (t + h, y_new).
-    err = h * sum((coef * k for coef, k in zip(tab.e, ks) if coef != 0.0), jnp.zeros_like(y))
-    return y_new, ks[-1], err
+    return y_new, ks[-1], ks
 
 
-def _error_norm(err: Any, y: Any, y_new: Any, rtol: Any, atol: Any) -> Any:
+def _error_norm(tab: _Tableau, ks: list, h: Any, y: Any, y_new: Any, rtol: Any,
+                atol: Any) -> Any:
+    """The scaled RMS norm of the step's error estimate that step-size control compares with 1."""
     scale = atol + rtol * jnp.maximum(jnp.abs(y), jnp.abs(y_new))
-    return jnp.sqrt(jnp.mean((err / scale) ** 2))
+    err = _combine(tab.e, ks, y) / scale
+    if not tab.e3:
+        return jnp.sqrt(jnp.mean((h * err) ** 2))
+    # DOP853: |h| |e5|^2 / sqrt(n (|e5|^2 + 0.01 |e3|^2)), zero when both estimates vanish.
+    sq5 = jnp.sum(err ** 2)
+    sq3 = jnp.sum((_combine(tab.e3, ks, y) / scale) ** 2)
+    denom = (sq5 + 0.01 * sq3) * y.shape[0]
+    safe = jnp.where(denom > 0, denom, 1.0)
+    return jnp.where(denom > 0, jnp.abs(h) * sq5 / jnp.sqrt(safe), 0.0)
 
 
 def _initial_step(f: Any, t0: Any, y0: Any, f0: Any, direction: float, order: int, rtol: Any,
@@ -87,28 +139,30 @@ def _advance(f: Any, tab: _Tableau, t0: Any, t1: Any, y: Any, fy: Any, h: Any, r
     exponent = -1.0 / (tab.order + 1)
 
     def cond(state: tuple) -> Any:
-        t, _, _, _, _, steps = state
+        t, _, _, _, _, steps, _ = state
         return (t < t1) & (steps < max_steps)
 
     def body(state: tuple) -> tuple:
-        t, y, fy, h, nfev, steps = state
+        t, y, fy, h, nfev, steps, rejected = state
         h_try = jnp.minimum(jnp.minimum(h, hmax), t1 - t)
-        y_new, f_new, err = _rk_step(f, tab, t, y, fy, h_try)
-        norm = _error_norm(err, y, y_new, rtol, atol)
+        y_new, f_new, ks = _rk_step(f, tab, t, y, fy, h_try)
+        norm = _error_norm(tab, ks, h_try, y, y_new, rtol, atol)
         accept = norm < 1.0
         factor = jnp.where(norm == 0, _MAX_FACTOR,
                            _SAFETY * jnp.maximum(norm, 1e-300) ** exponent)
-        factor = jnp.where(accept, jnp.minimum(_MAX_FACTOR, factor),
+        # As SciPy: a step accepted right after a rejection may not grow.
+        grow = jnp.where(rejected, 1.0, _MAX_FACTOR)
+        factor = jnp.where(accept, jnp.minimum(grow, factor),
                            jnp.maximum(_MIN_FACTOR, jnp.minimum(factor, 1.0)))
         # Landing on t1 shortens the step; the next one grows from the size the error allowed.
         h_next = jnp.where(accept & (h_try < h), jnp.maximum(h, h_try * factor), h_try * factor)
         t_new = jnp.where(accept, jnp.where(t1 - (t + h_try) <= 0, t1, t + h_try), t)
         y_out = jnp.where(accept, y_new, y)
         f_out = jnp.where(accept, f_new, fy)
-        return t_new, y_out, f_out, h_next, nfev + len(tab.c) - 1, steps + 1
+        return t_new, y_out, f_out, h_next, nfev + len(tab.c) - 1, steps + 1, ~accept
 
-    init = (t0, y, fy, h, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
-    t, y, fy, h, nfev, steps = lax.while_loop(cond, body, init)
+    init = (t0, y, fy, h, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), jnp.asarray(False))
+    t, y, fy, h, nfev, steps, _ = lax.while_loop(cond, body, init)
     return y, fy, h, nfev, steps, t
 
 
@@ -237,8 +291,8 @@ def solve_ivp(fun: Any, t_span: tuple[float, float], y0: Any, method: str = "RK4
               max_step: float = math.inf, rtol: float = 1e-3, atol: float = 1e-6,
               max_num_steps: int = 100000) -> OdeResult:
     """Solves dy/dt = fun(t, y, *args) on ``t_span`` from ``y0`` (shape (n,)), as
-    ``scipy.integrate.solve_ivp`` with ``method`` "RK45" (Dormand-Prince) or "RK23"
-    (Bogacki-Shampine). The solution is reported at ``t_eval`` (stepping exactly onto each
+    ``scipy.integrate.solve_ivp`` with ``method`` "RK45" (Dormand-Prince 5(4)), "RK23"
+    (Bogacki-Shampine 3(2)) or "DOP853" (Dormand-Prince 8(5,3), SciPy's error norm). The solution is reported at ``t_eval`` (stepping exactly onto each
     time; jittable) or, when ``t_eval`` is None, at the start and end of ``t_span``.
     ``t_span`` may run backwards.
 
@@ -279,7 +333,9 @@ def solve_ivp(fun: Any, t_span: tuple[float, float], y0: Any, method: str = "RK4
                                            jnp.asarray(max_num_steps, jnp.int32), max_step)
         return (s1, y1, f1, h1, nfev + n, ok & (s_end >= s1)), y1
 
-    init = (start, y0, f0, h0, jnp.asarray(1, jnp.int32), jnp.asarray(True))
+    # f(t0, y0), and the probe that chose the first step (counted by SciPy too).
+    calls = 1 if first_step is not None else 2
+    init = (start, y0, f0, h0, jnp.asarray(calls, jnp.int32), jnp.asarray(True))
     (_, _, _, _, nfev, ok), ys = lax.scan(interval, init, s_all[1:])
     status = jnp.where(ok, 0, -1)
     message = "The solver successfully reached the end of the integration interval."
