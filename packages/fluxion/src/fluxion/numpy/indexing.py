@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fluxion import lax
+from fluxion.backend.array import Array
 from fluxion.core.errors import user_source_line
 from fluxion.numpy import _advanced_indexing
 
@@ -96,7 +97,14 @@ def _static_basic(x: Any, idx: tuple) -> Any:
     y = x
     if any(s != 0 for s in starts) or any(lim != n for lim, n in zip(limits, x.shape)) or any(
             s != 1 for s in strides):
-        y = lax.slice(x, starts, limits, strides)
+        if isinstance(x, Array) and all(s == 1 for s in strides):
+            # Eagerly, a dynamic slice (starts passed as operands) reuses one compiled program
+            # for every index of a given shape, as JAX's eager indexing does; a static slice
+            # would compile a new program per index.
+            sizes = [lim - s for s, lim in zip(starts, limits)]
+            y = lax.dynamic_slice(x, starts, sizes)
+        else:
+            y = lax.slice(x, starts, limits, strides)
     if reverse:
         y = lax.rev(y, tuple(reverse))
     if tuple(out_shape) != y.shape:

@@ -166,7 +166,15 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
         >>> jnp.vecdot(jnp.ones((2, 3)), jnp.ones(3)).tolist()
         [3.0, 3.0]
     """
-    return _sum(multiply(conj(x1), x2), axis=axis)
+    check_arraylike("vecdot", x1, x2)
+    s1, s2 = np.shape(x1), np.shape(x2)
+    if s1 and s2 and s1[axis] != s2[axis]:
+        raise ValueError(f"vecdot: x1 and x2 must have the same size along axis={axis}; got "
+                         f"shapes {s1} and {s2}")
+    prod = multiply(conj(x1), x2)
+    # The sum keeps the inputs' promoted dtype (no widening of small integers), as JAX's vecdot.
+    dt = prod.dtype if preferred_element_type is None else preferred_element_type
+    return _sum(prod, axis=axis, dtype=dt)
 
 
 def matvec(x1: Any, x2: Any, /) -> Any:
