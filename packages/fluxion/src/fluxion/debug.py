@@ -40,8 +40,9 @@ import numpy as np
 
 from fluxion.backend.callback import debug_callback_bind
 
-__all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame", "inspect_array_sharding",
-           "visualize_array_sharding"]
+# The sharding inspectors are module attributes loaded lazily by __getattr__ below.
+__all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame",  # noqa: F822
+           "inspect_array_sharding", "visualize_array_sharding"]  # noqa: F822
 
 _SHARDING_NAMES = ("inspect_array_sharding", "visualize_array_sharding")
 
