@@ -111,8 +111,12 @@ def core_only(session: nox.Session) -> None:
         venv = Path(tmp) / "venv"
         session.run(PY, "-m", "venv", str(venv), external=True)
         py = str(venv / "bin" / "python")
-        session.run(py, "-m", "pip", "install", "--disable-pip-version-check", "-q",
-                    str(ROOT / "packages" / "fluxion"), external=True)
+        # Build from a copy: setuptools writes a build/ folder next to the sources it builds.
+        src = Path(tmp) / "fluxion-src"
+        shutil.copytree(ROOT / "packages" / "fluxion", src,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        session.run(py, "-m", "pip", "install", "--disable-pip-version-check", "-q", str(src),
+                    external=True)
         # Run from the temporary folder so the checkout's sources cannot shadow the installed copy.
         session.chdir(tmp)
         session.run(py, str(ROOT / "tools" / "core_only_smoke.py"), external=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import tempfile
 from typing import Any, Callable, Iterable
@@ -100,3 +101,17 @@ def save_curve(path: str, steps: list[float], returns: list[float], title: str,
         raise
     finally:
         plt.close(fig)
+
+
+def run_cli(agent: str, doc: str, train: Callable[..., dict], config: Any, default_out: str,
+            argv: list[str] | None = None) -> None:
+    """The command line shared by the CartPole agents: ``--quiet``, ``--seed``, ``--out``; trains
+    with ``train(config(seed=...), show_progress=..., curve_path=...)`` and prints the result."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=default_out, help="learning-curve PNG path")
+    args = parser.parse_args(argv)
+    result = train(config(seed=args.seed), show_progress=not args.quiet, curve_path=args.out)
+    print(f"{agent}: {result['env_steps']} env steps in {result['train_seconds']:.1f} s; greedy return "
+          f"over 100 episodes: {result['eval_mean_return']:.1f}; curve written to {args.out}")

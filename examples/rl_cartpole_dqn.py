@@ -10,7 +10,6 @@ Run ``python examples/rl_cartpole_dqn.py`` (``--quiet`` hides the progress bar);
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import fluxion_rl as rlax
 from fluxion_rl import envs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _rl_common import MLP, evaluate_greedy, progress, save_curve  # noqa: E402
+from _rl_common import MLP, evaluate_greedy, progress, run_cli, save_curve  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -140,14 +139,7 @@ def train(config: Config = Config(), show_progress: bool = True, curve_path: str
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="rl_cartpole_dqn.png", help="learning-curve PNG path")
-    args = parser.parse_args(argv)
-    result = train(Config(seed=args.seed), show_progress=not args.quiet, curve_path=args.out)
-    print(f"DQN: {result['env_steps']} env steps in {result['train_seconds']:.1f} s; greedy return over "
-          f"100 episodes: {result['eval_mean_return']:.1f}; curve written to {args.out}")
+    run_cli("DQN", __doc__, train, Config, "rl_cartpole_dqn.png", argv)
 
 
 if __name__ == "__main__":

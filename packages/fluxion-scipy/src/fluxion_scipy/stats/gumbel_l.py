@@ -1,4 +1,9 @@
-"""The left-skewed (minimum) Gumbel distribution (mirrors ``jax.scipy.stats.gumbel_l``)."""
+"""The left-skewed (minimum) Gumbel distribution (mirrors ``jax.scipy.stats.gumbel_l``).
+
+``gumbel_l`` is ``gumbel_r`` reflected about ``loc``: each function here reflects its argument
+(``x -> -x``, ``loc -> -loc``) and calls the matching ``gumbel_r`` function (the lower tail of one
+is the upper tail of the other).
+"""
 
 from __future__ import annotations
 
@@ -6,31 +11,29 @@ from typing import Any
 
 import fluxion.numpy as jnp
 import fluxion.random as jr
+from fluxion_scipy.stats import gumbel_r as _r
 from fluxion_scipy.stats._common import promote, sample_dtype, sample_shape
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "rvs"]
 
-_SIDE = -1.0  # gumbel_l is gumbel_r reflected about loc
 
-
-def _z(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any]:
+def _reflected(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any, Any]:
     x, loc, scale = promote(name, x, loc, scale)
-    return _SIDE * (x - loc) / scale, scale
+    return -x, -loc, scale
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Log density -z - exp(-z) - log(scale) (z reflected for gumbel_l).
+    """Log density z - exp(z) - log(scale), z = (x - loc) / scale.
 
     Example:
         >>> float(logpdf(0.0))
         -1.0
     """
-    z, scale = _z("gumbel_l.logpdf", x, loc, scale)
-    return -z - jnp.exp(-z) - jnp.log(scale)
+    return _r.logpdf(*_reflected("gumbel_l.logpdf", x, loc, scale))
 
 
 def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Gumbel density.
+    """Gumbel (minimum) density.
 
     Example:
         >>> float(pdf(0.0))
@@ -39,75 +42,60 @@ def pdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return jnp.exp(logpdf(x, loc, scale))
 
 
-def _log_lower(z: Any) -> Any:
-    return -jnp.exp(-z)  # log of exp(-exp(-z))
-
-
-def _log_upper(z: Any) -> Any:
-    return jnp.log(-jnp.expm1(-jnp.exp(-z)))
-
-
 def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Log of the Gumbel CDF.
+    """Log of the CDF: the reflected ``gumbel_r.logsf``.
 
     Example:
         >>> float(logcdf(0.0))
         -0.458...
     """
-    z, _ = _z("gumbel_l.logcdf", x, loc, scale)
-    return _log_lower(z) if _SIDE > 0 else _log_upper(z)
+    return _r.logsf(*_reflected("gumbel_l.logcdf", x, loc, scale))
 
 
 def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Log of the Gumbel survival function.
+    """Log of the survival function: the reflected ``gumbel_r.logcdf``.
 
     Example:
         >>> float(logsf(0.0))
         -1.0
     """
-    z, _ = _z("gumbel_l.logsf", x, loc, scale)
-    return _log_upper(z) if _SIDE > 0 else _log_lower(z)
+    return _r.logcdf(*_reflected("gumbel_l.logsf", x, loc, scale))
 
 
 def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Gumbel CDF.
+    """CDF: the reflected ``gumbel_r.sf``.
 
     Example:
         >>> float(cdf(0.0))
         0.632...
     """
-    z, _ = _z("gumbel_l.cdf", x, loc, scale)
-    return jnp.exp(-jnp.exp(-z)) if _SIDE > 0 else -jnp.expm1(-jnp.exp(-z))
+    return _r.sf(*_reflected("gumbel_l.cdf", x, loc, scale))
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Gumbel survival function.
+    """Survival function: the reflected ``gumbel_r.cdf``.
 
     Example:
         >>> float(sf(0.0))
         0.367...
     """
-    z, _ = _z("gumbel_l.sf", x, loc, scale)
-    return -jnp.expm1(-jnp.exp(-z)) if _SIDE > 0 else jnp.exp(-jnp.exp(-z))
+    return _r.cdf(*_reflected("gumbel_l.sf", x, loc, scale))
 
 
 def ppf(p: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Gumbel quantile function.
+    """Quantile function ``loc + scale * log(-log1p(-p))`` (log1p keeps small ``p`` exact).
 
     Example:
         >>> round(float(ppf(0.5)), 4)
         -0.3665
     """
     p, loc, scale = promote("gumbel_l.ppf", p, loc, scale)
-    if _SIDE > 0:
-        out = loc - scale * jnp.log(-jnp.log(p))
-    else:
-        out = loc + scale * jnp.log(-jnp.log1p(-p))
+    out = loc + scale * jnp.log(-jnp.log1p(-p))
     return jnp.where((p < 0) | (p > 1), jnp.nan, out)
 
 
 def rvs(key: Any, loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = None) -> Any:
-    """Gumbel draws.
+    """Gumbel (minimum) draws: ``loc - scale * G`` with ``G`` standard Gumbel (maximum).
 
     Example:
         >>> import fluxion.random as jr
@@ -115,4 +103,4 @@ def rvs(key: Any, loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = 
         (2,)
     """
     shp, dt = sample_shape(shape, loc, scale), sample_dtype(dtype, loc, scale)
-    return loc + _SIDE * scale * jr.gumbel(key, shp, dt)
+    return loc - scale * jr.gumbel(key, shp, dt)

@@ -10,16 +10,14 @@ from fluxion_scipy.stats._common import promote, sample_dtype, sample_shape
 
 __all__ = ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf", "ppf", "rvs"]
 
-_SIDE = 1.0  # gumbel_l is gumbel_r reflected about loc
-
 
 def _z(name: str, x: Any, loc: Any, scale: Any) -> tuple[Any, Any]:
     x, loc, scale = promote(name, x, loc, scale)
-    return _SIDE * (x - loc) / scale, scale
+    return (x - loc) / scale, scale
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """Log density -z - exp(-z) - log(scale) (z reflected for gumbel_l).
+    """Log density -z - exp(-z) - log(scale), z = (x - loc) / scale.
 
     Example:
         >>> float(logpdf(0.0))
@@ -55,7 +53,7 @@ def logcdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -1.0
     """
     z, _ = _z("gumbel_r.logcdf", x, loc, scale)
-    return _log_lower(z) if _SIDE > 0 else _log_upper(z)
+    return _log_lower(z)
 
 
 def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -66,7 +64,7 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         -0.458...
     """
     z, _ = _z("gumbel_r.logsf", x, loc, scale)
-    return _log_upper(z) if _SIDE > 0 else _log_lower(z)
+    return _log_upper(z)
 
 
 def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -77,7 +75,7 @@ def cdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.367...
     """
     z, _ = _z("gumbel_r.cdf", x, loc, scale)
-    return jnp.exp(-jnp.exp(-z)) if _SIDE > 0 else -jnp.expm1(-jnp.exp(-z))
+    return jnp.exp(-jnp.exp(-z))
 
 
 def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -88,7 +86,7 @@ def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.632...
     """
     z, _ = _z("gumbel_r.sf", x, loc, scale)
-    return -jnp.expm1(-jnp.exp(-z)) if _SIDE > 0 else jnp.exp(-jnp.exp(-z))
+    return -jnp.expm1(-jnp.exp(-z))
 
 
 def ppf(p: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -99,10 +97,7 @@ def ppf(p: Any, loc: Any = 0, scale: Any = 1) -> Any:
         0.3665
     """
     p, loc, scale = promote("gumbel_r.ppf", p, loc, scale)
-    if _SIDE > 0:
-        out = loc - scale * jnp.log(-jnp.log(p))
-    else:
-        out = loc + scale * jnp.log(-jnp.log1p(-p))
+    out = loc - scale * jnp.log(-jnp.log(p))
     return jnp.where((p < 0) | (p > 1), jnp.nan, out)
 
 
@@ -115,4 +110,4 @@ def rvs(key: Any, loc: Any = 0, scale: Any = 1, shape: Any = None, dtype: Any = 
         (2,)
     """
     shp, dt = sample_shape(shape, loc, scale), sample_dtype(dtype, loc, scale)
-    return loc + _SIDE * scale * jr.gumbel(key, shp, dt)
+    return loc + scale * jr.gumbel(key, shp, dt)
