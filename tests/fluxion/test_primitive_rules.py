@@ -536,6 +536,13 @@ CASES: list[Case] = [
     Case("shard_map", lambda ns, x: _lib(ns).shard_map(
         lambda b: ns.lax.sin(b) * b, mesh=_mesh1(ns), in_specs=_lib(ns).P("x"),
         out_specs=_lib(ns).P("x"))(x), (F(2, 3),)),
+    # check_vma's casts (shard_map only: JAX refuses them under a vmap axis).
+    Case("pvary", lambda ns, x: _lib(ns).shard_map(
+        lambda b: ns.lax.pcast(b, "x", to="varying") * b, mesh=_mesh1(ns), in_specs=_lib(ns).P(),
+        out_specs=_lib(ns).P("x"))(x), (F(2, 3),)),
+    Case("all_gather_invariant", lambda ns, x: _lib(ns).shard_map(
+        lambda b: ns.lax.all_gather(ns.lax.sin(b), "x", to="invarying"), mesh=_mesh1(ns),
+        in_specs=_lib(ns).P("x"), out_specs=_lib(ns).P())(x), (F(2, 3),)),
     # ---------------------------------------------------------- FFT
     Case("fft", lambda ns, x: ns.lax.fft(x, ns.lax.FftType.FFT, (3,)), (C(2, 3),)),
     Case("fft", lambda ns, x: ns.lax.fft(x, ns.lax.FftType.IFFT, (2, 3)), (C(2, 3),),

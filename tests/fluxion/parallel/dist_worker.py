@@ -4,7 +4,9 @@
 MODE ``step``: a data-parallel gradient step over both processes (global batch built from
 process-local data, gradients averaged with ``lax.pmean``), compared in-process with the
 single-process step on the whole batch. MODE ``die``: process 1 exits abruptly after one
-collective; process 0 reports the exception its next collective raises."""
+collective; process 0 reports the exception its next collective raises. MODE ``idle``: the
+same, but process 0 runs no collective (a pure Python loop) and reports the exception the
+distributed watchdog raises in it."""
 
 from __future__ import annotations
 
@@ -25,8 +27,10 @@ from fluxion.sharding import Mesh, NamedSharding  # noqa: E402
 from fluxion.sharding import PartitionSpec as P
 
 t0 = time.time()
+HEARTBEAT = 4
 fluxion.distributed.initialize(f"127.0.0.1:{port}", 2, pid, local_device_ids=[0],
-                               initialization_timeout=30, shutdown_timeout_seconds=2)
+                               initialization_timeout=30, shutdown_timeout_seconds=2,
+                               heartbeat_timeout_seconds=HEARTBEAT)
 devs = fluxion.devices()
 mesh = Mesh(np.array(devs), ("i",))
 rng = np.random.default_rng(0)
@@ -58,23 +62,28 @@ try:
     res["new_w"] = new_w.tolist()
     res["ref_w"] = (W - 0.1 * 2 * X.T @ (X @ W - Y) / 8).tolist()
     res["ref_psum"] = X.sum(0).tolist()
-    if mode == "die":
+    if mode in ("die", "idle"):
         if pid == 1:
             os._exit(3)
         time.sleep(0.5)
         t1 = time.time()
         try:
-            for _ in range(100):
+            for _ in range(100 if mode == "die" else 0):
                 np.asarray(step(w, x, y)[0].addressable_shards[0].data)
                 time.sleep(0.1)
+            k = 0
+            while mode == "idle" and time.time() - t1 < 8 * HEARTBEAT:
+                k += 1  # no collective, no Fluxion call: only the watchdog can report it
             res["error"] = None
         except Exception as e:  # the point of the test: an exception, not an abort or a hang
             res["error"] = type(e).__name__
+            res["runtime_error"] = isinstance(e, RuntimeError)
             res["message"] = str(e)[:300]
         res["detect_s"] = time.time() - t1
+        res["heartbeat"] = HEARTBEAT
 except Exception as e:
     res["unexpected"] = f"{type(e).__name__}: {e}"[:500]
 res["t"] = time.time() - t0
 print("RESULT " + json.dumps(res), flush=True)
-if mode != "die":
+if mode == "step":
     fluxion.distributed.shutdown()

@@ -61,6 +61,17 @@ def test_killed_peer_raises_in_survivor():
     assert res0["error"] is not None and res0["detect_s"] < 60, res0
 
 
+def test_killed_peer_raises_in_idle_survivor():
+    # no collective pending: the watchdog (live-process poll every second) raises in the main
+    # thread once the peer's heartbeats have been missing for heartbeat_timeout_seconds
+    (rc0, res0, out0), (rc1, _, _) = _run_pair("idle")
+    assert rc1 == 3
+    assert rc0 == 0 and res0 is not None, out0[-2000:]  # no abort, no hang
+    assert res0["error"] == "PeerLostError" and res0["runtime_error"], res0
+    assert "[1]" in res0["message"] and "heartbeat" in res0["message"], res0
+    assert res0["detect_s"] < res0["heartbeat"] + 4, res0
+
+
 def test_initialize_errors():
     with pytest.raises(ValueError, match="process_id must be in"):
         fluxion.distributed.initialize("127.0.0.1:1", 2, 5)
@@ -68,3 +79,21 @@ def test_initialize_errors():
         fluxion.numpy.ones(1).block_until_ready()
         fluxion.distributed.initialize("127.0.0.1:1", 2, 0)
     assert not fluxion.distributed.is_initialized()
+
+
+def test_peer_that_never_connects_raises():
+    # process 0 of 2 alone: connect() fails after initialization_timeout; jaxlib's default
+    # hook would abort the process, Fluxion raises a RuntimeError instead
+    code = ("import fluxion\n"
+            "try:\n"
+            f"    fluxion.distributed.initialize('127.0.0.1:{_free_port()}', 2, 0,\n"
+            "        local_device_ids=[0], initialization_timeout=2)\n"
+            "except RuntimeError as e:\n"
+            "    print('RAISED', e)\n")
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "RAISED fluxion.distributed.initialize: process 0 could not connect" in p.stdout
+    assert "initialization_timeout" in p.stdout

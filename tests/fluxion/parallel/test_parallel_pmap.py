@@ -106,5 +106,10 @@ def test_donation_and_errors(eight):
         fluxion.pmap(lambda a, s: a, static_broadcasted_argnums=1)(np.ones(2), [1])
     with pytest.raises(NameError, match="unbound axis name"):
         fluxion.pmap(lambda a: lax.psum(a, "j"), "i")(np.ones(2))
-    with pytest.raises(NotImplementedError, match="pmap inside pmap"):
-        fluxion.pmap(fluxion.pmap(lambda a: a * 2, "a"), "b")(np.ones((2, 2)))
+    # JAX 0.10 (pmap on shard_map) refuses nested pmap with this ValueError
+    msg = "should match the mesh passed to shard_map"
+    with pytest.raises(ValueError, match=msg):
+        jax.pmap(jax.pmap(lambda a: a * 2, "a"), "b")(np.ones((2, 4)))
+    with pytest.raises(ValueError, match=msg) as e:
+        fluxion.pmap(fluxion.pmap(lambda a: a * 2, "a"), "b")(np.ones((2, 4)))
+    assert "'b': 2" in str(e.value) and "'a': 4" in str(e.value)

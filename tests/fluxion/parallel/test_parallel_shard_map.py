@@ -21,15 +21,16 @@ def meshes(eight):
             jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2))
 
 
-def _both(meshes, body, in_specs, out_specs):
+def _both(meshes, body, in_specs, out_specs, check_vma=False):
     m, jm = meshes
 
     def conv(s):
         return jax.tree_util.tree_map(lambda p: JP(*p), s,
                                       is_leaf=lambda p: isinstance(p, P))
-    f = fluxion.shard_map(body(lax), mesh=m, in_specs=in_specs, out_specs=out_specs)
+    f = fluxion.shard_map(body(lax), mesh=m, in_specs=in_specs, out_specs=out_specs,
+                          check_vma=check_vma)
     jf = jax.shard_map(body(jax.lax), mesh=jm, in_specs=conv(in_specs),
-                       out_specs=conv(out_specs), check_vma=False)
+                       out_specs=conv(out_specs), check_vma=check_vma)
     return f, jf
 
 

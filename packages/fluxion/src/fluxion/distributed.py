@@ -7,8 +7,23 @@ Call :func:`initialize` in every process before any other Fluxion computation; a
 all devices runs one SPMD program across the processes (build its inputs with
 ``fluxion.make_array_from_process_local_data``).
 
-A peer that dies or never connects becomes a Python ``RuntimeError`` in the others (after the
-heartbeat / initialisation timeouts), never an abort of the process.
+A peer process that dies becomes a Python ``RuntimeError`` in the survivors within about
+``heartbeat_timeout_seconds`` (plus one second), whether or not a collective is pending: a
+pending collective raises when its connection closes; otherwise a watchdog thread, which asks
+the coordination service for the live processes every second, raises the error in the main
+thread (at its next Python instruction; a ``PeerLostError``, a RuntimeError). The coordination
+service runs in "recoverable" mode,
+so that the death of a peer is not turned into an abort of the survivors.
+
+Limits (jaxlib 0.10.2): the service lives in process 0; if process 0 dies the other processes'
+coordination agents lose it and jaxlib aborts them (``client.h: Terminating process because
+the JAX distributed service detected fatal errors``), as JAX 0.10.2 does for any dead peer. The
+agent's error hook, ``missed_heartbeat_callback``, cannot be used from Python: jaxlib calls it
+with an ``absl::Status``, which its bindings cannot convert to a Python object, so the call
+throws ``std::bad_cast`` (on the agent's thread the process then terminates). Fluxion passes a
+hook anyway: while ``connect()`` runs, the hook is called on the calling thread, so a peer that
+never connects (or an unreachable coordinator) becomes a ``RuntimeError`` from
+:func:`initialize` after ``initialization_timeout`` instead of the default hook's abort.
 
 Example:
     >>> import fluxion
@@ -28,8 +43,9 @@ from fluxion.backend import client as _client
 __all__ = ["initialize", "shutdown", "is_initialized"]
 
 _state: dict[str, Any] = {}
-_NO_FATAL_HEARTBEAT = 10 ** 6  # seconds
 _lock = threading.Lock()
+_POLL_S = 1.0
+_LEFT = "fluxion/left/"  # key set by a process that shuts down cleanly
 
 
 def is_initialized() -> bool:
@@ -56,9 +72,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     service), ``num_processes`` and ``process_id`` default to the environment variables
     ``FLUXION_COORDINATOR_ADDRESS`` / ``JAX_COORDINATOR_ADDRESS``, ``..._NUM_PROCESSES`` and
     ``..._PROCESS_ID``. ``local_device_ids``: on CPU, their number is this process's device
-    count. Timeouts are in seconds. ``heartbeat_timeout_seconds`` is accepted for JAX
-    compatibility; dead peers are reported by the operations that need them instead (see the
-    module docstring), so that no process is ever aborted.
+    count. Timeouts are in seconds; a peer that sends no heartbeat for
+    ``heartbeat_timeout_seconds`` is reported dead (a ``RuntimeError`` in the survivors, see
+    the module docstring).
 
     Example:
         >>> import fluxion  # doctest: +SKIP
@@ -97,35 +113,107 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         if pid == 0:
             port = addr.rsplit(":", 1)[1]
             bind = coordinator_bind_address or f"[::]:{port}"
+            # JAX 0.10.2 passes the same timeouts; "recoverable" keeps a dead task's missed
+            # heartbeats from being propagated to the others as a fatal error (which jaxlib
+            # turns into an abort: its error callback cannot reach Python, see above).
             service = ext.get_distributed_runtime_service(
-                bind, n, heartbeat_timeout=_NO_FATAL_HEARTBEAT,
-                shutdown_timeout=shutdown_timeout_seconds)
-        # The coordination service turns a missed heartbeat into a fatal error that aborts every
-        # process (jaxlib's error callback cannot be used from Python: it fails with bad_cast).
-        # Heartbeats are therefore left to expire only after a very long time; a dead peer is
-        # detected by the operation that needs it (a collective: the TCP connection closes; a
-        # barrier or key lookup: its timeout), which raises a Python exception.
-        del heartbeat_timeout_seconds
+                bind, n, heartbeat_timeout=heartbeat_timeout_seconds,
+                shutdown_timeout=shutdown_timeout_seconds, recoverable=True)
+        # The error hook cannot reach Python (bad_cast, see above), but an error while
+        # connecting (a peer that never connects, an unreachable coordinator) calls it on this
+        # thread, so the bad_cast surfaces as an exception from connect() instead of the
+        # default hook's abort. (Called later from the agent's thread it terminates the process
+        # like the default hook.)
         dc = ext.get_distributed_runtime_client(
             addr, pid, init_timeout=initialization_timeout,
-            shutdown_timeout=shutdown_timeout_seconds, heartbeat_timeout=_NO_FATAL_HEARTBEAT,
-            shutdown_on_destruction=False, use_compression=True)
+            shutdown_timeout=shutdown_timeout_seconds, heartbeat_timeout=heartbeat_timeout_seconds,
+            missed_heartbeat_callback=_unreachable_hook, shutdown_on_destruction=False,
+            use_compression=True)
         try:
             dc.connect()
         except Exception as e:
             if service is not None:
                 service.shutdown()
+            why = ("the coordination agent failed (its error cannot be read from Python: "
+                   "std::bad_cast)" if "bad_cast" in str(e) else str(e))
             raise RuntimeError(f"fluxion.distributed.initialize: process {pid} could not "
                                f"connect to the coordinator at {addr} within "
-                               f"{initialization_timeout} s: {e}") from None
+                               f"{initialization_timeout} s (initialization_timeout), or not all "
+                               f"{n} processes connected: {why}") from None
         host = addr.rsplit(":", 1)[0].strip("[]")
         hostname = "127.0.0.1" if host in ("localhost", "127.0.0.1", "::1") else None
         collectives = ext.make_gloo_tcp_collectives(distributed_client=dc, hostname=hostname)
         _state.update(client=dc, service=service, process_id=pid, num_processes=n,
-                      collectives=collectives,
+                      collectives=collectives, shutdown_timeout=shutdown_timeout_seconds,
+                      heartbeat_timeout=heartbeat_timeout_seconds,
                       num_cpu_devices=len(local_device_ids) if local_device_ids else None)
         _client.set_distributed(_state)
+        stop = threading.Event()
+        watchdog = threading.Thread(
+            target=_watch, args=(dc, n, pid, stop, threading.main_thread().ident,
+                                 heartbeat_timeout_seconds),
+            name="fluxion-distributed-watchdog", daemon=True)
+        _state.update(stop=stop, watchdog=watchdog)
+        watchdog.start()
         atexit.register(_shutdown_at_exit)
+
+
+def _unreachable_hook(*args: Any) -> None:  # pragma: no cover - jaxlib cannot call it
+    """The coordination agent's error hook (jaxlib fails to convert its argument first)."""
+
+
+class PeerLostError(RuntimeError):
+    """Raised in the main thread by the watchdog (an exception class raised asynchronously is
+    instantiated without arguments: the message comes from the module state)."""
+
+    message = "fluxion.distributed: a peer process stopped"
+
+    def __init__(self) -> None:
+        super().__init__(PeerLostError.message)
+
+
+def _left(dc: Any, i: int) -> bool:
+    try:
+        return dc.key_value_try_get(f"{_LEFT}{i}") is not None
+    except Exception:  # not found
+        return False
+
+
+def _raise_in_main(main_ident: int | None) -> None:
+    import ctypes
+    if main_ident is None:
+        return
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main_ident),
+                                               ctypes.py_object(PeerLostError))
+
+
+def _watch(dc: Any, n: int, pid: int, stop: threading.Event, main_ident: int | None,
+           heartbeat: int) -> None:
+    """Every second, ask the service which processes are alive (a call that returns once every
+    live process has made it); one that is gone without having shut down cleanly is reported
+    to the main thread as a RuntimeError."""
+    everyone = list(range(n))
+    gone: set[int] = set()
+    while not stop.wait(_POLL_S):
+        try:
+            live = dc.get_live_nodes(everyone)
+        except Exception as e:
+            if stop.is_set():
+                return
+            dead, why = "?", f"the coordination service did not answer: {e}"
+        else:
+            missing = [i for i in everyone if i not in live and i not in gone]
+            dead = [i for i in missing if not _left(dc, i)]
+            gone.update(missing)
+            if not dead or stop.is_set():
+                continue
+            why = (f"process(es) {dead} sent no heartbeat for {heartbeat} s "
+                   "(heartbeat_timeout_seconds) and are considered dead")
+        PeerLostError.message = (f"fluxion.distributed: process {pid} lost its peers: {why}; "
+                             "the multi-process run cannot continue")
+        _state["dead"] = PeerLostError.message
+        _raise_in_main(main_ident)
+        return
 
 
 def shutdown() -> None:
@@ -135,10 +223,23 @@ def shutdown() -> None:
         if not _state:
             return
         dc, service = _state["client"], _state["service"]
+        n, pid, dead = _state["num_processes"], _state["process_id"], _state.get("dead")
+        _state["stop"].set()
+        timeout = _state["shutdown_timeout"]
         _state.clear()
         _client.set_distributed(None)
         _client.reset_clients()
         try:
+            if dead is None:
+                dc.key_value_set(f"{_LEFT}{pid}", "1")
+            if service is not None and dead is None:
+                # the service must outlive the other processes' clients (in recoverable mode
+                # the shutdown barrier does not wait for them)
+                import time
+                end = time.monotonic() + timeout
+                while time.monotonic() < end and not all(
+                        _left(dc, i) for i in range(n) if i != pid):
+                    time.sleep(0.05)
             dc.shutdown()
         finally:
             if service is not None:

@@ -74,10 +74,6 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         if kwargs:
             raise TypeError("pmap: keyword arguments are not supported; pass them positionally")
         where = user_source_line()
-        if getattr(_par._MANUAL, "stack", None):
-            raise NotImplementedError(
-                "pmap inside pmap or shard_map is not supported; map over several axes with "
-                f"one shard_map over a multi-axis mesh instead (at {where})")
         static_vals = tuple((i, args[i]) for i in statics if i < len(args))
         for i, v in static_vals:
             try:
@@ -129,6 +125,15 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         if len(devs) != n:
             raise ValueError(f"pmap: {len(devs)} devices were given for a mapped axis of size "
                              f"{n} (at {where})")
+        outer = getattr(_par._MANUAL, "stack", None)
+        if outer:
+            # JAX 0.10 (pmap on shard_map) refuses a pmap inside a pmap or shard_map body
+            ctx = ", ".join(f"{k!r}: {v}" for k, v in outer[-1].items())
+            raise ValueError(
+                f"The context mesh AbstractMesh({ctx}, axis_types=(Manual,)) should match the "
+                f"mesh passed to shard_map Mesh({name!r}: {n}, axis_types=(Auto,)): pmap inside "
+                "pmap or shard_map is not supported (as in JAX 0.10); map over several axes "
+                f"with one shard_map over a multi-axis mesh instead (at {where})")
         key = (tree, tuple(norm), static_vals, tuple(d.id for d in devs))
         hit = cache.get(key)
         if hit is None:

@@ -5,7 +5,8 @@
 - :class:`PartitionSpec` (also ``fluxion.P``), :class:`NamedSharding`,
   :class:`SingleDeviceSharding`, :class:`Sharding`;
 - :func:`set_mesh` / :func:`get_mesh` (the mesh bare ``PartitionSpec`` s refer to) and
-  :func:`reshard`; :func:`visualize_array_sharding` / :func:`inspect_array_sharding`.
+  :func:`reshard`; :class:`ShardingTypeError` (operands whose shardings on ``Explicit`` mesh axes
+  do not fit: the sharding is part of an array's type there, ``f32[8@x,4]``); :func:`visualize_array_sharding` / :func:`inspect_array_sharding`.
 
 Example:
     >>> import numpy as np, fluxion
@@ -38,11 +39,12 @@ from fluxion.backend.sharding_impl import (
 )
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
+from fluxion.core.avals import ShardingTypeError
 
 __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
            "get_mesh", "get_abstract_mesh", "use_mesh", "reshard",
-           "visualize_array_sharding", "inspect_array_sharding"]
+           "visualize_array_sharding", "inspect_array_sharding", "ShardingTypeError"]
 
 P = PartitionSpec
 GSPMDSharding = HloSharding
@@ -156,7 +158,9 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         s = _as_sharding("reshard", s)
         if isinstance(x, _trace.Tracer):
             from fluxion.lax.parallel import with_sharding_constraint
-            out.append(with_sharding_constraint(x, s))
+            from fluxion.lax.sharding_rules import resharding
+            with resharding():  # a change of type, not an assertion
+                out.append(with_sharding_constraint(x, s))
         else:
             out.append(device_put(x, s))
     return tree_util.tree_unflatten(tree, out)

@@ -9,8 +9,13 @@ composes with ``jit``, ``grad`` and ``vmap``:
 - JVP: a second call on (primals, tangents) of the body's JVP;
 - transpose: a call of the body's transpose; as in JAX without replication checks, output
   cotangents are divided by the size of the mesh axes their spec does not mention, and input
-  cotangents are summed (``psum``) over the axes their spec does not mention;
+  cotangents are summed (``psum``) over the axes their spec does not mention (for programs that
+  pass the ``check_vma`` check this gives the gradients of JAX's ``check_vma=True`` rules);
 - vmap: the body batched at dimension 0, specs shifted by one.
+
+With ``check_vma=True`` (the default) the varying manual axes of the body's values are inferred
+(``fluxion.lax.vma``) and ``out_specs`` are checked against them with JAX's error;
+``fluxion.typeof(x).mat.varying`` reports them inside the body.
 
 Example:
     >>> import fluxion, fluxion.numpy as jnp
@@ -43,13 +48,16 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
+from fluxion.core.trace import STATE
 from fluxion.lax import parallel as _par
+from fluxion.lax import parallel_spmd as _spmd  # noqa: F401  (the collectives' lowerings)
+from fluxion.lax import vma as _vma
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import div
 from fluxion.transforms import ad, array_ops, batching
 from fluxion.transforms.staging import abstractify, close_program, trace_to_program
 
-__all__ = ["shard_map", "shard_map_p"]
+__all__ = ["shard_map", "shard_map_p", "typeof"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 _P0 = PartitionSpec()
@@ -300,6 +308,82 @@ def _check_spec(what: str, spec: Any, aval: ShapedArray, mesh: Any, manual: tupl
     return spec
 
 
+def _spec_vma(spec: PartitionSpec, ndim: int, manual: Sequence[str]) -> frozenset:
+    return frozenset(a for e in _axes_of(spec, ndim) for a in e if a in manual)
+
+
+def _spec_keys(out_specs: Any, out_tree: Any, n: int) -> list[str]:
+    """For each result, the key path of its entry in ``out_specs`` (as JAX writes it)."""
+    if callable(out_specs) or _is_spec(out_specs):
+        return [""] * n
+    paths, tdef = tree_util.tree_flatten_with_path(out_specs, is_leaf=_is_spec)
+    idx = tree_util.tree_unflatten(tdef, list(range(len(paths))))
+    full = tree_util.tree_unflatten(out_tree, [0] * n)
+    return [tree_util.keystr(paths[i][0]) for i in tree_util.broadcast_prefix(idx, full)]
+
+
+def _check_out_vma(f: Callable, mesh: Any, manual: tuple, out_specs: Any, out_tree: Any,
+                   specs: list, avals: list, vmas: list, where: str) -> None:
+    """JAX's check_vma=True check of ``out_specs``: a result may vary only over the mesh axes
+    its spec names."""
+    order = list(mesh.axis_names)
+    keys = _spec_keys(out_specs, out_tree, len(specs))
+    msgs = []
+    for key, spec, a, got in zip(keys, specs, avals, vmas):
+        named = _spec_vma(spec, len(a.shape), order)
+        if not (got & set(manual)) - named:
+            continue
+        unmentioned = [n for n in order if n not in named]
+        if len(unmentioned) > 1:
+            need = ",".join(str(n) for n in order if n in named)
+            have = ",".join(str(n) for n in order if n in got)
+            diff = ",".join(str(n) for n in unmentioned if n in got)
+            msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding "
+                        f"output value is only varying across mesh axes {{{need}}} and not "
+                        f"{{{diff}}}, but it was inferred to be possibly varying over "
+                        f"{{{have}}}")
+        else:
+            msgs.append(f"* out_specs{key} is {spec} which implies that the corresponding "
+                        f"output value is replicated across mesh axis '{unmentioned[0]}', but "
+                        "could not infer replication over any axes")
+    if not msgs:
+        return
+    if len(msgs) == 1:
+        msgs = [msgs[0][2:]]
+    name = getattr(f, "__name__", str(f))
+    raise ValueError(
+        f"shard_map applied to the function '{name}' was given out_specs which require "
+        "replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis names "
+        f"{tuple(mesh.axis_names)}.\n\n" + "\n\n".join(msgs) + "\n\n"
+        "Check if these output values are meant to be replicated over those mesh axes. If not, "
+        "consider revising the corresponding out_specs entries. If so, consider disabling the "
+        "check by passing the check_vma=False argument to `fluxion.shard_map`. "
+        f"(at {where})")
+
+
+def typeof(x: Any) -> Any:
+    """The abstract type of ``x``: its ShapedArray; inside a ``shard_map`` body (with
+    ``check_vma=True``) also the mesh axes it varies over, as ``.mat.varying`` (JAX 0.10's
+    spelling; ``.vma`` is the same set).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ("i",))
+        >>> def body(b):
+        ...     print(fluxion.typeof(b).mat.varying)
+        ...     return b
+        >>> _ = fluxion.shard_map(body, mesh=mesh, in_specs=fluxion.P("i"),
+        ...                       out_specs=fluxion.P("i"))(jnp.ones(2))
+        frozenset({'i'})
+    """
+    aval = abstractify(x)
+    body = _vma.current(x)
+    if body is None:
+        return aval
+    return _vma.ManualAval(aval, body.of_atom(x.atom), body.manual)
+
+
 def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = None,
               mesh: Mesh | AbstractMesh | None = None, axis_names: Any = frozenset(),
               check_vma: bool = True) -> Any:
@@ -309,6 +393,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
     axes split each dimension of the arguments / results; inside ``f`` the values are the blocks
     and collectives over the mesh axes (``axis_names``, default all) are available.
     ``in_specs=None`` takes each argument's own sharding over the mesh (P() if it has none).
+    ``check_vma=True`` checks that each result varies only over the mesh axes its
+    ``out_specs`` entry names (JAX's varying-manual-axes check; ``check_vma=False`` skips it).
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -361,10 +447,22 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
                         f"mesh axes {entry} (at {where})")
             checked.append(s)
         local = [_local_aval(a, s, m) for a, s in zip(avals, checked)]
+        in_vma = [_spec_vma(s, len(a.shape), manual) for s, a in zip(checked, avals)]
+
+        def body(*xs: Any) -> Any:
+            if not check_vma:
+                return f(*tree_util.tree_unflatten(in_tree, list(xs)))
+            interp = STATE.interp
+            _vma.push(_vma.BodyVma(interp, interp.invars, in_vma, m.axis_names))
+            try:
+                return f(*tree_util.tree_unflatten(in_tree, list(xs)))
+            finally:
+                _vma.pop()
+
         with _par.manual_axes({n: m.shape[n] for n in manual}):
             program, consts, out_tree = trace_to_program(
-                lambda *xs: f(*tree_util.tree_unflatten(in_tree, list(xs))), tuple(local), {},
-                in_avals=local, description=f"shard_map of {getattr(f, '__name__', 'f')}")
+                body, tuple(local), {}, in_avals=local,
+                description=f"shard_map of {getattr(f, '__name__', 'f')}")
         program = close_program(program)
         out_local = [v.aval for v in program.outvars]
         try:
@@ -381,6 +479,9 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
                              f"{e} (at {where})") from None
         ospecs = [_check_spec(f"out_specs for result {i}", s, a, m, manual, where)
                   for i, (s, a) in enumerate(zip(ospecs, out_local))]
+        if check_vma:
+            out_vma = _vma.infer(program, [frozenset()] * len(consts) + in_vma)
+            _check_out_vma(f, m, manual, out_specs, out_tree, ospecs, out_local, out_vma, where)
         outs = shard_map_p.bind(*consts, *leaves, program=program, mesh=m,
                                 in_specs=(_P0,) * len(consts) + tuple(checked),
                                 out_specs=tuple(ospecs), manual_axes=manual,

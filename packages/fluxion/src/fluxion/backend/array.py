@@ -46,6 +46,10 @@ class Spec:
         key = (aval, sharding, committed)
         s = cls._table.get(key)
         if s is None:
+            typed = _typed_aval(aval, sharding)
+            if typed is not aval:  # the sharding on Explicit mesh axes is part of the type
+                s = cls._table[key] = Spec(typed, sharding, committed)
+                return s
             with cls._lock:
                 s = cls._table.get(key)
                 if s is None:
@@ -57,6 +61,15 @@ class Spec:
 
     def __repr__(self) -> str:
         return f"Spec({self.aval.str_short()}, {self.sharding!r}, committed={self.committed})"
+
+
+def _typed_aval(aval: ShapedArray, sharding: Any) -> ShapedArray:
+    """``aval`` with the part of ``sharding`` on Explicit mesh axes as its type (JAX's
+    "sharding in types"), or without any sharding."""
+    if getattr(sharding, "spec", None) is None:
+        return aval.strip_sharding()
+    from fluxion.lax.sharding_rules import explicit_part
+    return aval.update(sharding=explicit_part(sharding, len(aval.shape)))
 
 
 class _ArrayMeta(type):

@@ -26,7 +26,7 @@ from fluxion.backend.sharding_impl import (
 )
 from fluxion.core.errors import user_frame
 
-__all__ = ["Placement"]
+__all__ = ["Placement", "incompatible_out_devices"]
 
 
 def _where() -> str:
@@ -184,3 +184,36 @@ def _freeze(tree: Any) -> Any:
         return None
     leaves, treedef = tree_util.tree_flatten(tree, is_leaf=_is_leaf)
     return (treedef, tuple(leaves))
+
+
+def _devs(devices: Sequence[Any]) -> str:
+    return (f"device ids {[d.id for d in devices]} on platform "
+            f"{devices[0].platform.upper() if devices else '?'}")
+
+
+def incompatible_out_devices(fname: str, placement: "Placement | None", devices: tuple,
+                             first_out: Any, out: Any, arg: tuple | None) -> ValueError:
+    """JAX's error when an output sharding is on other devices (or the same devices in another
+    order) than the computation: its arguments, its ``in_shardings`` or another output sharding.
+    ``arg``: ``(name, aval)`` of the first argument when the arguments decide, else None.
+
+    Example:
+        >>> import fluxion
+        >>> d = fluxion.devices()[0]
+        >>> str(incompatible_out_devices("f", None, (d,), None, fluxion.sharding.SingleDeviceSharding(d),
+        ...                               None)).split(".")[0]
+        'Received incompatible devices for jitted computation'
+    """
+    if placement is not None and placement.in_shardings is not None:
+        first = f"ARG_SHARDING with {_devs(devices)}"
+    elif first_out is not None:
+        first = f"explicit output sharding with {_devs(devices)}"
+    elif arg is not None:
+        name, aval = arg
+        first = (f"argument {name} of {fname} with shape {aval.dtype.name}"
+                 f"[{','.join(map(str, aval.shape))}] and with {_devs(devices)}")
+    else:
+        first = f"the computation's {_devs(devices)}"
+    return ValueError(
+        f"Received incompatible devices for jitted computation. Got {first} and explicit output "
+        f"sharding with {_devs(tuple(out._internal_device_list))} (jit of {fname}){_where()}")

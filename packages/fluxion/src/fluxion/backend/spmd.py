@@ -173,6 +173,9 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     module = ModuleContext(name, "cpu")
     module_meshes(module)  # marks the module as multi-device: constraints are emitted
     params = list(program.constvars) + list(program.invars)
+    devices0 = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
+    out_shardings = [typed_result_sharding(v.aval, devices0) if s is None else s
+                     for v, s in zip(program.outvars, out_shardings)]
     # Shardings given as XLA HloShardings (replicated copies, compiler choices) are written over
     # the computation's mesh when a PartitionSpec describes them: one annotation language.
     devices = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
@@ -221,8 +224,9 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
     xc = _client.xc()
     out = []
     for k, a in enumerate(avals):
-        if given[k] is not None:
-            out.append(given[k])
+        g = given[k] if given[k] is not None else typed_result_sharding(a, devices)
+        if g is not None:
+            out.append(g)
             continue
         hs = xc.HloSharding.from_proto(ops[k]) if ops is not None else xc.HloSharding.replicate()
         if mesh is not None:
@@ -230,6 +234,20 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
         else:
             out.append(HloSharding(devices, hs))
     return out
+
+
+def typed_result_sharding(aval: Any, devices: tuple | None) -> Any:
+    """The sharding a result must have from its type: its aval's sharding when that is on a mesh
+    of only Explicit axes over ``devices`` (None otherwise: the compiler chooses)."""
+    s = aval.sharding
+    if s is None or not isinstance(s.mesh, Mesh) or devices is None:
+        return None
+    if any(t.name != "Explicit" for t in s.mesh.axis_types):
+        return None
+    if tuple(s.mesh._internal_device_list) != tuple(devices) and set(
+            s.mesh._internal_device_list) != set(devices):
+        return None
+    return s
 
 
 def read_param_shardings(exe: Any) -> list[Any] | None:

@@ -15,11 +15,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped"]
+__all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
+           "ShardingTypeError", "apply_sharding_rule", "SHARDING_RULES"]
+
+_KEEP: Any = object()  # ShapedArray.update: keep the sharding
 
 _SHORT = {
     "float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
@@ -49,21 +52,28 @@ def short_dtype_name(dtype: np.dtype) -> str:
 
 
 class ShapedArray:
-    """The abstract value of an array: its shape, dtype and whether its dtype is weak.
+    """The abstract value of an array: its shape, dtype and whether its dtype is weak, and, for
+    arrays on a mesh with ``Explicit`` axes, its sharding (a ``NamedSharding``; None otherwise).
 
     A weak dtype comes from a Python scalar: it gives way to the other operand's dtype in
-    promotion (``x_f16 + 1.0`` stays float16). Instances are interned and immutable.
+    promotion (``x_f16 + 1.0`` stays float16). Instances are interned and immutable. The
+    sharding is part of the type ("sharding in types", JAX's explicit sharding): it prints as
+    ``f32[8@x,4]`` and the sharding rules of the primitives propagate it.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash", "__weakref__")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash", "__weakref__")
     _table: dict[tuple, "ShapedArray"] = {}
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool
+    sharding: Any
 
-    def __new__(cls, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> "ShapedArray":
-        key = (shape if type(shape) is tuple else tuple(shape), dtype, weak_type)
+    def __new__(cls, shape: Sequence[int], dtype: Any, weak_type: bool = False,
+                sharding: Any = None) -> "ShapedArray":
+        key = ((shape if type(shape) is tuple else tuple(shape), dtype, weak_type)
+               if sharding is None else
+               (shape if type(shape) is tuple else tuple(shape), dtype, weak_type, sharding))
         hit = cls._table.get(key)
         if hit is not None:
             return hit
@@ -73,15 +83,18 @@ class ShapedArray:
                 raise ValueError(f"ShapedArray: negative dimension in shape {shape_t}")
         dt = np.dtype(dtype)
         weak = bool(weak_type)
-        canon = (shape_t, dt, weak)
+        canon = (shape_t, dt, weak) if sharding is None else (shape_t, dt, weak, sharding)
         obj = cls._table.get(canon)
         if obj is None:
             obj = object.__new__(cls)
             object.__setattr__(obj, "shape", shape_t)
             object.__setattr__(obj, "dtype", dt)
             object.__setattr__(obj, "weak_type", weak)
+            object.__setattr__(obj, "sharding", sharding)
             object.__setattr__(obj, "_hash", hash(canon))
             cls._table[canon] = obj
+            if sharding is not None:
+                EXPLICIT[0] = True
         cls._table[key] = obj
         return obj
 
@@ -89,7 +102,7 @@ class ShapedArray:
         raise AttributeError("ShapedArray is immutable; use .update(...)")
 
     def __reduce__(self):
-        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type, self.sharding))
 
     def __hash__(self) -> int:
         return self._hash
@@ -106,19 +119,40 @@ class ShapedArray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
-               weak_type: bool | None = None) -> "ShapedArray":
-        """A copy with some fields replaced."""
+               weak_type: bool | None = None, sharding: Any = _KEEP) -> "ShapedArray":
+        """A copy with some fields replaced (the sharding is kept while the shape is)."""
+        if sharding is _KEEP:
+            sharding = self.sharding
+            if sharding is not None and shape is not None and tuple(shape) != self.shape:
+                sharding = None
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type, sharding)
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
 
+    def strip_sharding(self) -> "ShapedArray":
+        """This aval without its sharding."""
+        return self if self.sharding is None else ShapedArray(self.shape, self.dtype,
+                                                              self.weak_type)
+
     def str_short(self, short_dtypes: bool = True) -> str:
-        """``f32[2,3]``: the dtype and the shape, as in printed programs."""
+        """``f32[2,3]``: the dtype and the shape, as in printed programs (``f32[8@x,3]`` for a
+        dimension split over the mesh axis ``x``)."""
         name = short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
-        return f"{name}[{','.join(map(str, self.shape))}]"
+        if self.sharding is None:
+            return f"{name}[{','.join(map(str, self.shape))}]"
+        spec = tuple(self.sharding.spec) + (None,) * (len(self.shape) - len(self.sharding.spec))
+        dims = []
+        for n, p in zip(self.shape, spec):
+            if p is None or not isinstance(p, (str, tuple)) or p == ():
+                dims.append(str(n))
+            elif isinstance(p, tuple):
+                dims.append(f"{n}@({','.join(p)})")
+            else:
+                dims.append(f"{n}@{p}")
+        return f"{name}[{','.join(dims)}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
@@ -126,6 +160,40 @@ class ShapedArray:
 
     def __str__(self) -> str:
         return self.str_short()
+
+
+# Set once an aval with a sharding exists: until then the sharding rules are never consulted.
+EXPLICIT = [False]
+# primitive name -> rule(*in_avals, out_aval(s), **params) -> sharding(s) of the outputs
+SHARDING_RULES: dict[str, Callable[..., Any]] = {}
+
+
+class ShardingTypeError(Exception):
+    """The shardings (types) of a primitive's operands do not fit (JAX's ShardingTypeError)."""
+
+
+def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
+                        params: dict) -> Any:
+    """``out`` (an aval or a list of them) with the shardings the rule of ``prim`` gives, when an
+    operand has a sharding. Without a rule, elementwise-shaped results take the operands'
+    common sharding (broadcasting rule) and others get none (the compiler chooses)."""
+    rule = SHARDING_RULES.get(prim.name)
+    if rule is None:
+        rule = SHARDING_RULES[None]
+    try:
+        shs = rule(prim, in_avals, out, **params)
+    except ShardingTypeError as e:
+        if getattr(e, "_fluxion_located", False):
+            raise
+        from fluxion.core.errors import user_source_line
+        err = ShardingTypeError(f"{e} (in {prim.name} on "
+                                f"{', '.join(a.str_short(False) for a in in_avals)}, at "
+                                f"{user_source_line()})")
+        err._fluxion_located = True
+        raise err from None
+    if prim.multiple_results:
+        return [o.update(sharding=s) if s is not o.sharding else o for o, s in zip(out, shs)]
+    return out.update(sharding=shs) if shs is not out.sharding else out
 
 
 def raise_to_shaped(aval: ShapedArray) -> ShapedArray:

@@ -14,6 +14,7 @@ import operator
 from typing import Any, Sequence
 
 from fluxion.core import dtypes
+from fluxion.lax import vma as _vma
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax._rules import shape_of
 from fluxion.lax.conversions import convert_element_type
@@ -68,7 +69,7 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     weak = dtype is None and dtypes.is_weakly_typed(x)
     dt = dtypes.dtype(x, canonicalize=True) if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
-    return broadcast(convert_element_type(fill_value, dt, weak), shp)
+    return _vma.vary_like(x, broadcast(convert_element_type(fill_value, dt, weak), shp))
 
 
 def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:

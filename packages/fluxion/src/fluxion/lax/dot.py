@@ -282,6 +282,10 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
         >>> lax.dot_general(jnp.ones((4, 2, 3)), jnp.ones((4, 3, 5)), (((2,), (1,)), ((0,), (0,)))).shape
         (4, 2, 5)
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        from fluxion.lax.sharding_rules import with_out_sharding
+        return with_out_sharding("lax.dot_general", out_sharding, dot_general, lhs, rhs,
+                                 dimension_numbers, precision, preferred_element_type)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         dtypes.dtype(preferred_element_type))
     return dot_general_p.bind(lhs, rhs, dimension_numbers=_canon_dims(dimension_numbers),

@@ -26,9 +26,10 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE
 from fluxion.lax import _rules
+from fluxion.lax import vma as _vma
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
-from fluxion.lax.elementwise import div, eq, mul, mul_p
+from fluxion.lax.elementwise import add, div, eq, mul, mul_p
 from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from fluxion.lax.shape_ops import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, slice_p
 from fluxion.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim
@@ -36,8 +37,9 @@ from fluxion.transforms import ad
 from fluxion.transforms import batching as _bt
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
-           "all_to_all", "psum_p", "pmax_p", "pmin_p", "all_gather_p", "axis_index_p",
-           "ppermute_p", "all_to_all_p", "with_sharding_constraint", "sharding_constraint_p"]
+           "all_to_all", "pcast", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
+           "all_gather_invariant_p", "axis_index_p", "ppermute_p", "all_to_all_p", "pvary_p",
+           "with_sharding_constraint", "sharding_constraint_p"]
 
 
 # ------------------------------------------------------------------ axis names
@@ -101,6 +103,50 @@ def _axis_size(fun: str, names: tuple[Any, ...]) -> int:
     return size
 
 
+def _one(names: tuple) -> Any:
+    """A collective's ``axis_name`` parameter: the name itself for one axis, else the tuple."""
+    return names[0] if len(names) == 1 else names
+
+
+def _as_tuple(axis_name: Any) -> tuple:
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _groups(fun: str, groups: Any, names: tuple) -> tuple | None:
+    """``axis_index_groups`` checked and made hashable (a tuple of tuples of indices)."""
+    if groups is None:
+        return None
+    out = tuple(tuple(int(i) for i in g) for g in groups)
+    total = sum(len(g) for g in out)
+    if {i for g in out for i in g} != set(range(total)):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    size = _axis_size(fun, names)
+    if total != size:
+        raise ValueError(f"{fun}: axis_index_groups {groups} cover {total} indices but the "
+                         f"axis {_one(names)!r} has size {size}{_where()}")
+    return out
+
+
+def _equal_groups(fun: str, groups: tuple) -> int:
+    if any(len(g) != len(groups[0]) for g in groups):
+        raise ValueError(f"{fun}: axis_index_groups must all be the same size, got "
+                         f"{[list(g) for g in groups]}{_where()}")
+    return len(groups[0])
+
+
+def _no_vmap_groups(groups: Any) -> None:
+    if groups is not None:
+        raise NotImplementedError("axis_index_groups not supported in vmap collectives. "
+                                  "Please open a feature request!")
+
+
+def _vmapped_in_tuple(fun: str, axis: Any, names: tuple) -> None:
+    if len(names) > 1:
+        raise NotImplementedError(f"lax.{fun} over several axis names {names}, one of them "
+                                  f"bound by vmap ({axis.name!r}), is not supported; use one "
+                                  "axis name per collective under vmap")
+
+
 def _no_eval(name: str) -> Any:
     def impl(*args: Any, axis_name: Any, **params: Any) -> Any:
         raise NameError(f"lax.{name}: unbound axis name: {axis_name!r}; collectives run only "
@@ -119,13 +165,15 @@ def _reduction_collective(name: str, reduce_p: Primitive, kind: str) -> Primitiv
     unbound-axis error and its batching rule, which resolves the axis a ``vmap`` binds
     (autodiff rules are set per primitive)."""
     p = Primitive(name, batch_unmapped=True)
-    p.abstract_eval = lambda x, *, axis_name: x
+    p.abstract_eval = lambda x, *, axis_name, axis_index_groups=None: x
     p.impl, p.lowering = _no_eval(name)
 
-    def batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple) -> Any:
+    def batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple,
+              axis_index_groups: Any = None) -> Any:
         x, d = args[0], dims[0]
         if axis.name not in axis_name:
-            return p.bind(x, axis_name=axis_name), d
+            return p.bind(x, axis_name=axis_name, axis_index_groups=axis_index_groups), d
+        _no_vmap_groups(axis_index_groups)
         rest = tuple(n for n in axis_name if n != axis.name)
         if d is not None:
             out = reduce_p.bind(x, axes=(d,))
@@ -146,10 +194,21 @@ def _tree_bind(p: Primitive, x: Any, names: tuple, **params: Any) -> Any:
     return tree_util.tree_map(lambda v: p.bind(v, axis_name=names, **params), x)
 
 
+def _check_vma_groups(fun: str, x: Any, groups: Any) -> None:
+    # JAX 0.10: with check_vma=True psum binds psum_invariant, which has no axis_index_groups
+    if groups is not None and any(_vma.current(v) is not None
+                                  for v in tree_util.tree_leaves(x)):
+        raise NotImplementedError(f"{fun}: axis_index_groups is not supported inside "
+                                  "shard_map with check_vma=True (as in JAX); pass "
+                                  "check_vma=False")
+
+
 psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
-# Linear. As in JAX, its transpose is a psum of the cotangent (each member's output depends on
-# every member's input).
-_rules.deflinear(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(ct, axis_name=axis_name)])
+# Linear. Its transpose is a psum of the cotangent (each member's output depends on every
+# member's input); under shard_map the cotangents are treated as JAX treats them with
+# check_vma=False, which gives the same values as JAX's check_vma=True rules (see shmap.py).
+_rules.deflinear(psum_p, lambda ct, x, *, axis_name, axis_index_groups=None: [
+    psum_p.bind(ct, axis_name=axis_name, axis_index_groups=axis_index_groups)])
 
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -161,24 +220,27 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         >>> fluxion.vmap(lambda x: lax.psum(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
         [3, 3, 3]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.psum: axis_index_groups is not supported")
-    return _tree_bind(psum_p, x, _axis_names("lax.psum", axis_name))
+    names = _axis_names("lax.psum", axis_name)
+    groups = _groups("lax.psum", axis_index_groups, names)
+    _check_vma_groups("lax.psum", x, groups)
+    return _tree_bind(psum_p, x, names, axis_index_groups=groups)
 
 
 def _extremum_jvp(p: Primitive) -> Any:
     """The JVP of pmax/pmin: the tangent of the member(s) holding the extremum, averaged over
     ties."""
 
-    def rule(primals: list, tangents: list, *, axis_name: tuple) -> tuple:
+    def rule(primals: list, tangents: list, *, axis_name: tuple,
+             axis_index_groups: Any = None) -> tuple:
         (x,), (t,) = primals, tangents
-        out = p.bind(x, axis_name=axis_name)
+        g = dict(axis_name=axis_name, axis_index_groups=axis_index_groups)
+        out = p.bind(x, **g)
         oa = _rules.aval_of(out)
         if type(t) is ad.Zero or not _rules.is_float(oa.dtype):
             return out, ad.Zero(ad.tangent_aval(oa))
         hit = convert_element_type(eq(x, out), oa.dtype)
-        num = psum_p.bind(mul(t, hit), axis_name=axis_name)
-        return out, div(num, psum_p.bind(hit, axis_name=axis_name))
+        num = psum_p.bind(mul(t, hit), **g)
+        return out, div(num, psum_p.bind(hit, **g))
 
     return rule
 
@@ -196,9 +258,9 @@ def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         >>> fluxion.vmap(lambda x: lax.pmax(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
         [2, 2, 2]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.pmax: axis_index_groups is not supported")
-    return _tree_bind(pmax_p, x, _axis_names("lax.pmax", axis_name))
+    names = _axis_names("lax.pmax", axis_name)
+    return _tree_bind(pmax_p, x, names,
+                      axis_index_groups=_groups("lax.pmax", axis_index_groups, names))
 
 
 pmin_p = _reduction_collective("pmin", reduce_min_p, "min")
@@ -214,9 +276,9 @@ def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         >>> fluxion.vmap(lambda x: lax.pmin(x, "i"), axis_name="i")(jnp.arange(3)).tolist()
         [0, 0, 0]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.pmin: axis_index_groups is not supported")
-    return _tree_bind(pmin_p, x, _axis_names("lax.pmin", axis_name))
+    names = _axis_names("lax.pmin", axis_name)
+    return _tree_bind(pmin_p, x, names,
+                      axis_index_groups=_groups("lax.pmin", axis_index_groups, names))
 
 
 def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
@@ -228,13 +290,13 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         >>> fluxion.vmap(lambda x: lax.pmean(x, "i"), axis_name="i")(jnp.arange(3.0)).tolist()
         [1.0, 1.0, 1.0]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.pmean: axis_index_groups is not supported")
     names = _axis_names("lax.pmean", axis_name)
-    n = _axis_size("lax.pmean", names)
+    groups = _groups("lax.pmean", axis_index_groups, names)
+    _check_vma_groups("lax.pmean", x, groups)
+    n = _axis_size("lax.pmean", names) if groups is None else len(groups[0])
 
     def mean(v: Any) -> Any:
-        s = psum_p.bind(v, axis_name=names)
+        s = psum_p.bind(v, axis_name=names, axis_index_groups=groups)
         aval = _bt.abstractify(s)
         dt = aval.dtype
         if not dtypes.issubdtype(dt, np.inexact):
@@ -253,16 +315,33 @@ axis_index_p.impl, axis_index_p.lowering = _no_eval("axis_index")
 
 
 def _axis_index_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any) -> Any:
-    if axis.name != axis_name:
+    names = _as_tuple(axis_name)
+    if axis.name not in names:
         return axis_index_p.bind(axis_name=axis_name), None
-    return iota_p.bind(dtype=np.dtype(np.int32), shape=(axis.size,), dimension=0), 0
+    i32 = np.dtype(np.int32)
+    out = iota_p.bind(dtype=i32, shape=(axis.size,), dimension=0)
+    if len(names) == 1:
+        return out, 0
+    # several names, one of them this vmap's: index = hi * (size * n_lo) + mine * n_lo + lo
+    k = names.index(axis.name)
+    before, after = names[:k], names[k + 1:]
+    n_lo = _axis_size("lax.axis_index", after) if after else 1
+    if n_lo != 1:
+        out = mul(out, np.int32(n_lo))
+    if after:
+        out = add(out, axis_index_p.bind(axis_name=_one(after)))
+    if before:
+        hi = axis_index_p.bind(axis_name=_one(before))
+        out = add(out, mul(hi, np.int32(axis.size * n_lo)))
+    return out, 0
 
 
 axis_index_p.batch = _axis_index_batch
 
 
 def axis_index(axis_name: Any) -> Any:
-    """The index of this member along the named axis (int32).
+    """The index of this member along the named axis (int32). For a tuple of axis names, the
+    index along their product, the first name varying slowest.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -271,18 +350,21 @@ def axis_index(axis_name: Any) -> Any:
         [0, 1, 2]
     """
     names = _axis_names("lax.axis_index", axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("lax.axis_index: only a single axis name is supported")
-    return axis_index_p.bind(axis_name=names[0])
+    if not names:
+        return np.int32(0)
+    return axis_index_p.bind(axis_name=_one(names))
 
 
 # ------------------------------------------------------------------ all_gather
 
 all_gather_p = Primitive("all_gather", batch_unmapped=True)
+# ``all_gather(..., to='invarying')``: the same values; the result varies over none of the
+# gathered axes (JAX's all_gather_invariant).
+all_gather_invariant_p = Primitive("all_gather_invariant", batch_unmapped=True)
 
 
 def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
-                              axis_size: int) -> ShapedArray:
+                              axis_size: int, axis_index_groups: Any = None) -> ShapedArray:
     if not 0 <= axis <= x.ndim - (1 if tiled else 0):
         raise type_error("lax.all_gather", f"axis {axis} is out of range for shape {x.shape}")
     shape = list(x.shape)
@@ -293,11 +375,23 @@ def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tile
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool,
-                          axis_size: int) -> list:
-    # sum every member's cotangent, then keep this member's block
-    total = psum_p.bind(ct, axis_name=(axis_name,))
+def _member_index(axis_name: Any, groups: Any) -> Any:
+    """This member's index along ``axis_name`` (within its group when there are groups)."""
     idx = axis_index_p.bind(axis_name=axis_name)
+    if groups is None:
+        return idx
+    pos = np.zeros(sum(len(g) for g in groups), np.int32)
+    for g in groups:
+        for k, i in enumerate(g):
+            pos[i] = k
+    return dynamic_index_in_dim(pos, idx, 0, keepdims=False)
+
+
+def _all_gather_transpose(ct: Any, x: Any, *, axis_name: Any, axis: int, tiled: bool,
+                          axis_size: int, axis_index_groups: Any = None) -> list:
+    # sum every member's cotangent, then keep this member's block
+    total = psum_p.bind(ct, axis_name=_as_tuple(axis_name), axis_index_groups=axis_index_groups)
+    idx = _member_index(axis_name, axis_index_groups)
     if tiled:
         chunk = x.aval.shape[axis]
         start = mul(idx, convert_element_type(chunk, np.int32))
@@ -311,32 +405,41 @@ def _merge(x: Any, axis: int) -> Any:
     return reshape_p.bind(x, new_sizes=s[:axis] + (s[axis] * s[axis + 1],) + s[axis + 2:])
 
 
-def _all_gather_batch(ax: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any, axis: int,
-                      tiled: bool, axis_size: int) -> Any:
-    x, d = args[0], dims[0]
-    if ax.name != axis_name:
-        if d is None:
-            return all_gather_p.bind(x, axis_name=axis_name, axis=axis, tiled=tiled,
-                                     axis_size=axis_size), None
-        x = _rules.moveaxis(x, d, 0)
-        return all_gather_p.bind(x, axis_name=axis_name, axis=axis + 1, tiled=tiled,
-                                 axis_size=axis_size), 0
-    out = _rules.matchaxis(x, d, axis, ax.size)
-    if tiled:
-        out = _merge(out, axis)
-    return out, None
+def _all_gather_batch_rule(p: Primitive) -> Any:
+    def batch(ax: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any, axis: int,
+              tiled: bool, axis_size: int, axis_index_groups: Any = None) -> Any:
+        x, d = args[0], dims[0]
+        params = dict(axis_name=axis_name, tiled=tiled, axis_size=axis_size,
+                      axis_index_groups=axis_index_groups)
+        names = _as_tuple(axis_name)
+        if ax.name not in names:
+            if d is None:
+                return p.bind(x, axis=axis, **params), None
+            x = _rules.moveaxis(x, d, 0)
+            return p.bind(x, axis=axis + 1, **params), 0
+        _no_vmap_groups(axis_index_groups)
+        _vmapped_in_tuple("all_gather", ax, names)
+        out = _rules.matchaxis(x, d, axis, ax.size)
+        if tiled:
+            out = _merge(out, axis)
+        return out, None
+    return batch
 
 
-all_gather_p.abstract_eval = _all_gather_abstract_eval
-all_gather_p.impl, all_gather_p.lowering = _no_eval("all_gather")
-_rules.deflinear(all_gather_p, _all_gather_transpose)
-all_gather_p.batch = _all_gather_batch
+for _p in (all_gather_p, all_gather_invariant_p):
+    _p.abstract_eval = _all_gather_abstract_eval
+    _p.impl, _p.lowering = _no_eval("all_gather")
+    _rules.deflinear(_p, _all_gather_transpose)
+    _p.batch = _all_gather_batch_rule(_p)
 
 
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0,
-               tiled: bool = False) -> Any:
+               tiled: bool = False, to: str = "varying") -> Any:
     """Every member's ``x`` stacked along a new dimension ``axis`` (or, ``tiled``,
-    concatenated along ``axis``).
+    concatenated along ``axis``). ``axis_name`` may be a tuple of names (their product, first
+    name slowest); ``axis_index_groups`` gathers within each group of indices only.
+    ``to='invarying'`` marks the result as invariant over the gathered axes inside a
+    ``shard_map`` with ``check_vma=True`` (JAX's ``all_gather_invariant``).
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -344,18 +447,27 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
         >>> fluxion.vmap(lambda x: lax.all_gather(x, "i"), axis_name="i")(jnp.arange(2)).tolist()
         [[0, 1], [0, 1]]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.all_gather: axis_index_groups is not supported")
+    if to not in ("varying", "reduced", "invarying"):
+        raise ValueError("Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` "
+                         "values are: {'varying', 'reduced', 'invarying'}")
+    if to == "reduced":
+        raise NotImplementedError("lax.all_gather: to='reduced' (unreduced/reduced manual axis "
+                                  "types) is not supported")
     names = _axis_names("lax.all_gather", axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("lax.all_gather: only a single axis name is supported")
-    size = _axis_size("lax.all_gather", names)
+    if not names:
+        return x
+    groups = _groups("lax.all_gather", axis_index_groups, names)
+    if groups is not None and to != "varying":
+        raise NotImplementedError
+    size = _axis_size("lax.all_gather", names) if groups is None else \
+        _equal_groups("lax.all_gather", groups)
+    p = all_gather_p if to == "varying" else all_gather_invariant_p
 
     def gather(v: Any) -> Any:
         nd = len(_rules.shape_of(v))
         a = axis + nd + (0 if tiled else 1) if axis < 0 else axis
-        return all_gather_p.bind(v, axis_name=names[0], axis=int(a), tiled=bool(tiled),
-                                 axis_size=size)
+        return p.bind(v, axis_name=_one(names), axis=int(a), tiled=bool(tiled),
+                      axis_size=size, axis_index_groups=groups)
 
     return tree_util.tree_map(gather, x)
 
@@ -372,8 +484,9 @@ _rules.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
 def _ppermute_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
                     perm: tuple) -> Any:
     x, d = args[0], dims[0]
-    if axis.name != axis_name:
+    if axis.name not in _as_tuple(axis_name):
         return ppermute_p.bind(x, axis_name=axis_name, perm=perm), d
+    _vmapped_in_tuple("ppermute", axis, _as_tuple(axis_name))
     size = axis.size
     x = _rules.bdim_to_front(x, d, size)
     shape = _rules.shape_of(x)
@@ -399,7 +512,8 @@ ppermute_p.batch = _ppermute_batch
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     """Send each member's ``x`` to another: ``perm`` lists ``(source, destination)`` pairs;
-    members that receive nothing get zeros.
+    members that receive nothing get zeros. ``axis_name`` may be a tuple of names (indices
+    along their product, first name slowest).
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -409,17 +523,15 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
         [2, 0, 1]
     """
     names = _axis_names("lax.ppermute", axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("lax.ppermute: only a single axis name is supported")
     size = _axis_size("lax.ppermute", names)
     pairs = tuple((int(s), int(t)) for s, t in perm)
     srcs, dsts = [s for s, _ in pairs], [t for _, t in pairs]
     if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts):
         raise ValueError(f"lax.ppermute: perm sources and destinations must be unique, got {perm}")
     if any(not 0 <= i < size for i in srcs + dsts):
-        raise ValueError(f"lax.ppermute: perm {perm} has indices outside the axis {names[0]!r} "
-                         f"of size {size}")
-    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=names[0], perm=pairs), x)
+        raise ValueError(f"lax.ppermute: perm {perm} has indices outside the axis "
+                         f"{_one(names)!r} of size {size}")
+    return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=_one(names), perm=pairs), x)
 
 
 def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
@@ -452,22 +564,26 @@ def _all_to_all_shape(shape: tuple[int, ...], split_axis: int, concat_axis: int,
 
 
 def _all_to_all_abstract_eval(x: ShapedArray, *, axis_name: Any, split_axis: int,
-                              concat_axis: int, tiled: bool, axis_size: int) -> ShapedArray:
+                              concat_axis: int, tiled: bool, axis_size: int,
+                              axis_index_groups: Any = None) -> ShapedArray:
     return x.update(shape=_all_to_all_shape(x.shape, split_axis, concat_axis, tiled, axis_size))
 
 
 def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
-                      split_axis: int, concat_axis: int, tiled: bool, axis_size: int) -> Any:
+                      split_axis: int, concat_axis: int, tiled: bool, axis_size: int,
+                      axis_index_groups: Any = None) -> Any:
     x, d = args[0], dims[0]
-    if axis.name != axis_name:
+    g = dict(axis_name=axis_name, tiled=tiled, axis_size=axis_size,
+             axis_index_groups=axis_index_groups)
+    if axis.name not in _as_tuple(axis_name):
         if d is None:
-            return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis,
-                                     concat_axis=concat_axis, tiled=tiled,
-                                     axis_size=axis_size), None
+            return all_to_all_p.bind(x, split_axis=split_axis, concat_axis=concat_axis,
+                                     **g), None
         x = _rules.moveaxis(x, d, 0)
-        return all_to_all_p.bind(x, axis_name=axis_name, split_axis=split_axis + 1,
-                                 concat_axis=concat_axis + 1, tiled=tiled,
-                                 axis_size=axis_size), 0
+        return all_to_all_p.bind(x, split_axis=split_axis + 1, concat_axis=concat_axis + 1,
+                                 **g), 0
+    _no_vmap_groups(axis_index_groups)
+    _vmapped_in_tuple("all_to_all", axis, _as_tuple(axis_name))
     size = axis.size
     x = _rules.bdim_to_front(x, d, size)  # [member i, per-example dims...]
     s = _rules.shape_of(x)
@@ -486,9 +602,10 @@ def _all_to_all_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: An
 all_to_all_p.abstract_eval = _all_to_all_abstract_eval
 all_to_all_p.impl, all_to_all_p.lowering = _no_eval("all_to_all")
 _rules.deflinear(all_to_all_p, lambda ct, x, *, axis_name, split_axis, concat_axis, tiled,
-                 axis_size: [all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
-                                               concat_axis=split_axis, tiled=tiled,
-                                               axis_size=axis_size)])
+                 axis_size, axis_index_groups=None: [
+                     all_to_all_p.bind(ct, axis_name=axis_name, split_axis=concat_axis,
+                                       concat_axis=split_axis, tiled=tiled, axis_size=axis_size,
+                                       axis_index_groups=axis_index_groups)])
 all_to_all_p.batch = _all_to_all_batch
 
 
@@ -508,12 +625,10 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         >>> fluxion.vmap(f, axis_name="i")(jnp.arange(4).reshape(2, 2)).tolist()
         [[0, 2], [1, 3]]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.all_to_all: axis_index_groups is not supported")
     names = _axis_names("lax.all_to_all", axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("lax.all_to_all: only a single axis name is supported")
-    size = _axis_size("lax.all_to_all", names)
+    groups = _groups("lax.all_to_all", axis_index_groups, names)
+    size = _axis_size("lax.all_to_all", names) if groups is None else \
+        _equal_groups("lax.all_to_all", groups)
 
     def one(v: Any) -> Any:
         shape = _rules.shape_of(v)
@@ -525,14 +640,89 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                               f"{concat_axis} out of range for shape {shape}")
         if tiled and shape[sa] % size:
             raise ValueError(f"lax.all_to_all: the size of split_axis ({shape[sa]}) has to be "
-                             f"divisible by the size of the named axis {names[0]!r} ({size})")
+                             f"divisible by the size of the named axis {_one(names)!r} "
+                             f"({size})")
         if not tiled and shape[sa] != size:
-            raise ValueError(f"lax.all_to_all requires the size of the named axis {names[0]!r} "
-                             f"({size}) to equal x.shape[split_axis] ({shape[sa]})")
-        return all_to_all_p.bind(v, axis_name=names[0], split_axis=int(sa),
-                                 concat_axis=int(ca), tiled=bool(tiled), axis_size=size)
+            raise ValueError(f"lax.all_to_all requires the size of the named axis "
+                             f"{_one(names)!r} ({size}) to equal x.shape[split_axis] "
+                             f"({shape[sa]})")
+        return all_to_all_p.bind(v, axis_name=_one(names), split_axis=int(sa),
+                                 concat_axis=int(ca), tiled=bool(tiled), axis_size=size,
+                                 axis_index_groups=groups)
 
     return tree_util.tree_map(one, x)
+
+
+# ------------------------------------------------------------------ pvary / pcast
+
+pvary_p = Primitive("pvary", batch_unmapped=True)
+pvary_p.abstract_eval = lambda x, *, axis_name: x
+
+
+def _pvary_impl(x: Any, *, axis_name: Any) -> Any:
+    raise ValueError("pvary should be called under jax.shard_map.")
+
+
+pvary_p.impl = _pvary_impl
+pvary_p.lowering = lambda ctx, x, *, axis_name: x
+# The identity on values; its transpose is the identity too: shard_map's transpose divides the
+# output cotangents and sums the input cotangents over the axes their specs leave out, the
+# scheme of JAX's check_vma=False, under which JAX's pvary is the identity as well (its
+# check_vma=True transpose, a psum, pairs with psum's transpose being a pvary).
+_rules.deflinear(pvary_p, lambda ct, x, *, axis_name: [ct])
+
+
+def _pvary_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: tuple) -> Any:
+    rest = tuple(n for n in axis_name if n != axis.name)
+    return (pvary_p.bind(args[0], axis_name=rest) if rest else args[0]), dims[0]
+
+
+pvary_p.batch = _pvary_batch
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """Change the manual-axis type of ``x`` (a pytree) inside ``shard_map``:
+    ``to='varying'`` marks a value that is the same on every member of ``axis_name`` as
+    varying over it (JAX's ``pvary``; the values do not change). Under ``check_vma=True`` it
+    is an error for a value already varying over one of the axes, as in JAX.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> mesh = fluxion.make_mesh((1,), ("i",))
+        >>> f = fluxion.shard_map(lambda: lax.pcast(jnp.ones(2), "i", to="varying"),
+        ...                       mesh=mesh, in_specs=(), out_specs=fluxion.P("i"))
+        >>> f().tolist()
+        [1.0, 1.0]
+    """
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"axis_name={axis_name} must be a tuple or a str. Got {axis_name}")
+    if not axis_name:
+        return x
+    if to not in ("unreduced", "reduced", "varying"):
+        raise ValueError("Got unexpected `to` value. Allowed `to` values are: "
+                         "{'unreduced', 'reduced', 'varying'}")
+    names = _axis_names("lax.pcast", axis_name)
+
+    def bind(v: Any) -> Any:
+        have = _vma.vma_of(v)
+        if have is None:
+            have = frozenset()
+        states = {"varying" if n in have else "invarying" for n in names}
+        if len(states) > 1:
+            raise ValueError(
+                "jax.lax.pcast can only accept axis_name which corresponds to one of varying, "
+                f"unreduced, reduced or invarying state of the input. Got input type: "
+                f"{_bt.abstractify(v).str_short()}, axes: {names} and input state: {states}")
+        (frm,) = states
+        if to != "varying":
+            raise NotImplementedError(f"lax.pcast: to={to!r} (unreduced/reduced manual axis "
+                                      "types) is not supported")
+        if frm != "invarying":
+            raise ValueError(f"Unsupported pcast from={frm}, to={to!r}")
+        return pvary_p.bind(v, axis_name=names)
+
+    return tree_util.tree_map(bind, x)
 
 
 # ------------------------------------------------------------------ sharding constraints

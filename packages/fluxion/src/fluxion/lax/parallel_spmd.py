@@ -54,6 +54,22 @@ def _manual(ctx: Any, prim: str, names: Sequence[Any]) -> tuple:
     return mesh_names, sizes
 
 
+def _names(axis_name: Any) -> tuple:
+    return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _grouped(mesh_names: Sequence[Any], sizes: Sequence[int], names: Sequence[Any],
+             groups: Any) -> np.ndarray:
+    """The replica groups of a collective over ``names``, split by ``axis_index_groups``
+    (indices along ``names``) as JAX does; uneven groups are padded with -1."""
+    base = replica_groups(mesh_names, sizes, names)
+    if groups is None:
+        return base
+    rows = [[int(row[i]) for i in g] for row in base for g in groups]
+    width = max(len(r) for r in rows)
+    return np.array([r + [-1] * (width - len(r)) for r in rows], dtype=np.int64)
+
+
 def _channel(ctx: Any) -> str:
     n = getattr(ctx.module, "channel_counter", 0) + 1
     ctx.module.channel_counter = n
@@ -75,8 +91,8 @@ def _reducer(ctx: Any, dtype: np.dtype, op: str) -> str:
 
 
 def _all_reduce(op: str, prim: str) -> Any:
-    def lowering(ctx: Any, x: str, *, axis_name: tuple) -> str:
-        names = axis_name if isinstance(axis_name, tuple) else (axis_name,)
+    def lowering(ctx: Any, x: str, *, axis_name: tuple, axis_index_groups: Any = None) -> str:
+        names = _names(axis_name)
         mesh_names, sizes = _manual(ctx, prim, names)
         aval = ctx.avals_in[0]
         if aval.dtype == np.bool_:
@@ -84,7 +100,8 @@ def _all_reduce(op: str, prim: str) -> Any:
                    "stablehlo.minimum": "stablehlo.and"}[op]
         else:
             op_ = op
-        attrs = ", ".join([_channel(ctx), _groups_attr(replica_groups(mesh_names, sizes, names)),
+        attrs = ", ".join([_channel(ctx), _groups_attr(_grouped(mesh_names, sizes, names,
+                                                                axis_index_groups)),
                            "use_global_device_ids"])
         return ctx.op("stablehlo.all_reduce", [x], attrs=attrs,
                       regions=[_reducer(ctx, aval.dtype, op_)])
@@ -97,22 +114,29 @@ _par.pmin_p.lowering = _all_reduce("stablehlo.minimum", "pmin")
 
 
 def _axis_index_lowering(ctx: Any, *, axis_name: Any) -> str:
-    mesh_names, sizes = _manual(ctx, "axis_index", (axis_name,))
-    k = list(mesh_names).index(axis_name)
-    stride = math.prod(sizes[k + 1:])
+    names = _names(axis_name)
+    mesh_names, sizes = _manual(ctx, "axis_index", names)
     u32 = ShapedArray((), np.dtype(np.uint32))
     pid = ctx.op1("stablehlo.partition_id", [], u32, [])
-    q = ctx.op1("stablehlo.divide", [pid, ctx.constant(stride, u32)], u32, [u32, u32])
-    r = ctx.op1("stablehlo.remainder", [q, ctx.constant(sizes[k], u32)], u32, [u32, u32])
-    return ctx.op1("stablehlo.convert", [r], ctx.avals_out[0], [u32])
+    total = None
+    for j, n in enumerate(names):  # mixed radix over the names, the first slowest
+        k = list(mesh_names).index(n)
+        stride = math.prod(sizes[k + 1:])
+        q = ctx.op1("stablehlo.divide", [pid, ctx.constant(stride, u32)], u32, [u32, u32])
+        r = ctx.op1("stablehlo.remainder", [q, ctx.constant(sizes[k], u32)], u32, [u32, u32])
+        weight = math.prod(sizes[list(mesh_names).index(m)] for m in names[j + 1:])
+        if weight != 1:
+            r = ctx.op1("stablehlo.multiply", [r, ctx.constant(weight, u32)], u32, [u32, u32])
+        total = r if total is None else ctx.op1("stablehlo.add", [total, r], u32, [u32, u32])
+    return ctx.op1("stablehlo.convert", [total], ctx.avals_out[0], [u32])
 
 
 _par.axis_index_p.lowering = _axis_index_lowering
 
 
 def _all_gather_lowering(ctx: Any, x: str, *, axis_name: Any, axis: int, tiled: bool,
-                         axis_size: int) -> str:
-    mesh_names, sizes = _manual(ctx, "all_gather", (axis_name,))
+                         axis_size: int, axis_index_groups: Any = None) -> str:
+    mesh_names, sizes = _manual(ctx, "all_gather", _names(axis_name))
     aval = ctx.avals_in[0]
     if not tiled:
         shape = aval.shape[:axis] + (1,) + aval.shape[axis:]
@@ -120,17 +144,20 @@ def _all_gather_lowering(ctx: Any, x: str, *, axis_name: Any, axis: int, tiled: 
         x = ctx.op1("stablehlo.reshape", [x], a1, [aval])
         aval = a1
     attrs = ", ".join([f"all_gather_dim = {axis} : i64", _channel(ctx),
-                       _groups_attr(replica_groups(mesh_names, sizes, (axis_name,))),
+                       _groups_attr(_grouped(mesh_names, sizes, _names(axis_name),
+                                             axis_index_groups)),
                        "use_global_device_ids"])
     return ctx.op1("stablehlo.all_gather", [x], ctx.avals_out[0], [aval], attrs=attrs)
 
 
 _par.all_gather_p.lowering = _all_gather_lowering
+_par.all_gather_invariant_p.lowering = _all_gather_lowering
 
 
 def _ppermute_lowering(ctx: Any, x: str, *, axis_name: Any, perm: tuple) -> str:
-    mesh_names, sizes = _manual(ctx, "ppermute", (axis_name,))
-    groups = replica_groups(mesh_names, sizes, (axis_name,))
+    mesh_names, sizes = _manual(ctx, "ppermute", _names(axis_name))
+    # as JAX: members of a group are numbered in device (mesh) order, whatever the names' order
+    groups = np.sort(replica_groups(mesh_names, sizes, _names(axis_name)), axis=1)
     pairs = [(int(g[s]), int(g[t])) for g in groups for s, t in perm]
     if not pairs:
         return ctx.constant(0, ctx.avals_out[0])
@@ -144,10 +171,11 @@ _par.ppermute_p.lowering = _ppermute_lowering
 
 
 def _all_to_all_lowering(ctx: Any, x: str, *, axis_name: Any, split_axis: int,
-                         concat_axis: int, tiled: bool, axis_size: int) -> str:
-    mesh_names, sizes = _manual(ctx, "all_to_all", (axis_name,))
+                         concat_axis: int, tiled: bool, axis_size: int,
+                         axis_index_groups: Any = None) -> str:
+    mesh_names, sizes = _manual(ctx, "all_to_all", _names(axis_name))
     aval = ctx.avals_in[0]
-    groups = _groups_attr(replica_groups(mesh_names, sizes, (axis_name,)))
+    groups = _groups_attr(_grouped(mesh_names, sizes, _names(axis_name), axis_index_groups))
     if tiled:
         attrs = ", ".join([_channel(ctx), f"concat_dimension = {concat_axis} : i64", groups,
                            f"split_count = {axis_size} : i64",
@@ -180,7 +208,8 @@ psum_scatter_p = Primitive("psum_scatter", batch_unmapped=True)
 
 
 def _psum_scatter_abstract_eval(x: ShapedArray, *, axis_name: Any, scatter_dimension: int,
-                                tiled: bool, axis_size: int) -> ShapedArray:
+                                tiled: bool, axis_size: int,
+                                axis_index_groups: Any = None) -> ShapedArray:
     shape = list(x.shape)
     if not 0 <= scatter_dimension < len(shape):
         raise ValueError(f"lax.psum_scatter: scatter_dimension {scatter_dimension} is out of "
@@ -199,14 +228,15 @@ def _psum_scatter_abstract_eval(x: ShapedArray, *, axis_name: Any, scatter_dimen
 
 
 def _psum_scatter_lowering(ctx: Any, x: str, *, axis_name: Any, scatter_dimension: int,
-                           tiled: bool, axis_size: int) -> str:
-    mesh_names, sizes = _manual(ctx, "psum_scatter", (axis_name,))
+                           tiled: bool, axis_size: int, axis_index_groups: Any = None) -> str:
+    mesh_names, sizes = _manual(ctx, "psum_scatter", _names(axis_name))
     aval = ctx.avals_in[0]
     shape = list(aval.shape)
     shape[scatter_dimension] //= axis_size
     a1 = ShapedArray(tuple(shape), aval.dtype)
-    attrs = ", ".join([_channel(ctx), _groups_attr(replica_groups(mesh_names, sizes,
-                                                                  (axis_name,))),
+    attrs = ", ".join([_channel(ctx), _groups_attr(_grouped(mesh_names, sizes,
+                                                            _names(axis_name),
+                                                            axis_index_groups)),
                        f"scatter_dimension = {scatter_dimension} : i64", "use_global_device_ids"])
     y = ctx.op1("stablehlo.reduce_scatter", [x], a1, [aval], attrs=attrs,
                 regions=[_reducer(ctx, aval.dtype, "stablehlo.add")])
@@ -216,16 +246,19 @@ def _psum_scatter_lowering(ctx: Any, x: str, *, axis_name: Any, scatter_dimensio
 
 
 def _psum_scatter_batch(axis: _bt.AxisData, args: Any, dims: Any, *, axis_name: Any,
-                        scatter_dimension: int, tiled: bool, axis_size: int) -> Any:
+                        scatter_dimension: int, tiled: bool, axis_size: int,
+                        axis_index_groups: Any = None) -> Any:
     x, d = args[0], dims[0]
     params = dict(axis_name=axis_name, scatter_dimension=scatter_dimension, tiled=tiled,
-                  axis_size=axis_size)
-    if axis.name != axis_name:
+                  axis_size=axis_size, axis_index_groups=axis_index_groups)
+    if axis.name not in _names(axis_name):
         if d is None:
             return psum_scatter_p.bind(x, **params), None
         x = _rules.moveaxis(x, d, 0)
         params["scatter_dimension"] = scatter_dimension + 1
         return psum_scatter_p.bind(x, **params), 0
+    _par._no_vmap_groups(axis_index_groups)
+    _par._vmapped_in_tuple("psum_scatter", axis, _names(axis_name))
     x = _rules.bdim_to_front(x, d, axis.size)
     total = reduce_sum_p.bind(x, axes=(0,))          # the psum
     s = _rules.shape_of(total)
@@ -241,9 +274,10 @@ psum_scatter_p.impl = _par._no_eval("psum_scatter")[0]
 psum_scatter_p.lowering = _psum_scatter_lowering
 psum_scatter_p.batch = _psum_scatter_batch
 _rules.deflinear(psum_scatter_p, lambda ct, x, *, axis_name, scatter_dimension, tiled,
-                 axis_size: [_par.all_gather_p.bind(ct, axis_name=axis_name,
-                                                    axis=scatter_dimension, tiled=tiled,
-                                                    axis_size=axis_size)])
+                 axis_size, axis_index_groups=None: [
+                     _par.all_gather_p.bind(ct, axis_name=axis_name, axis=scatter_dimension,
+                                            tiled=tiled, axis_size=axis_size,
+                                            axis_index_groups=axis_index_groups)])
 
 
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
@@ -259,18 +293,17 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
         ...     jnp.ones((2, 2))).tolist()
         [2.0, 2.0]
     """
-    if axis_index_groups is not None:
-        raise NotImplementedError("lax.psum_scatter: axis_index_groups is not supported")
     names = _par._axis_names("lax.psum_scatter", axis_name)
-    if len(names) != 1:
-        raise NotImplementedError("lax.psum_scatter: only a single axis name is supported")
-    size = _par._axis_size("lax.psum_scatter", names)
+    groups = _par._groups("lax.psum_scatter", axis_index_groups, names)
+    size = _par._axis_size("lax.psum_scatter", names) if groups is None else \
+        _par._equal_groups("lax.psum_scatter", groups)
 
     def one(v: Any) -> Any:
         nd = len(_bt.abstractify(v).shape)
         d = scatter_dimension + nd if scatter_dimension < 0 else scatter_dimension
-        return psum_scatter_p.bind(v, axis_name=names[0], scatter_dimension=int(d),
-                                   tiled=bool(tiled), axis_size=size)
+        return psum_scatter_p.bind(v, axis_name=_par._one(names), scatter_dimension=int(d),
+                                   tiled=bool(tiled), axis_size=size,
+                                   axis_index_groups=groups)
 
     return tree_util.tree_map(one, x)
 

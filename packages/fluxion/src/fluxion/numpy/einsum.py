@@ -137,6 +137,12 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.einsum is not supported.")
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        from fluxion.lax.sharding_rules import with_out_sharding
+        return with_out_sharding("einsum", out_sharding, einsum, subscripts, *operands,
+                                 optimize=optimize, precision=precision,
+                                 preferred_element_type=preferred_element_type,
+                                 _dot_general=_dot_general)
     conv, arrays = _prepare(subscripts, operands)
     check_arraylike("einsum", *arrays)
     arrs = [ensure_array(a) for a in arrays]

@@ -20,6 +20,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core.errors import user_source_line
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.numpy import _advanced_indexing
 
 __all__ = ["getitem", "at_property", "is_static_basic_index"]
@@ -146,11 +147,20 @@ class _IndexUpdateRef:
         self.array, self.index = array, index
 
     def _update(self, kind: str, values: Any, **kw: Any) -> Any:
+        out_sharding = kw.pop("out_sharding", None)
+        if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+            return with_out_sharding(f".at[].{kind}", out_sharding, self._update, kind, values,
+                                     **kw)
         return _advanced_indexing.scatter_index(self.array, self.index, values, kind, **kw)
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None, fill_value: Any = None) -> Any:
+            mode: Any = None, fill_value: Any = None, out_sharding: Any = None) -> Any:
         """``x[idx]`` (with ``mode='fill'`` out-of-bounds reads give ``fill_value``)."""
+        if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+            return with_out_sharding(".at[].get", out_sharding, self.get,
+                                     indices_are_sorted=indices_are_sorted,
+                                     unique_indices=unique_indices, mode=mode,
+                                     fill_value=fill_value)
         if mode is None and fill_value is None:
             return getitem(self.array, self.index)
         idx = _advanced_indexing.eliminate_list_index(self.index)

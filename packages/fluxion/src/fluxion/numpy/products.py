@@ -14,6 +14,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core.errors import user_source_line
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.reductions import sum as _sum
 from fluxion.numpy.ufuncs import conj, multiply
@@ -27,7 +28,8 @@ def _prep(name: str, a: Any, b: Any, precision: Any, preferred_element_type: Any
     return a, b
 
 
-def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+        out_sharding: Any = None) -> Any:
     """NumPy ``dot``: scalar product for 0-d inputs, matrix product contracting the last axis of
     ``a`` with the second-to-last of ``b``.
 
@@ -36,6 +38,9 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
         >>> float(jnp.dot(jnp.ones(3), jnp.ones(3)))
         3.0
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("dot", out_sharding, dot, a, b, precision=precision,
+                                 preferred_element_type=preferred_element_type)
     a, b = _prep("dot", a, b, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         return lax.mul(a, b)
@@ -48,7 +53,8 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
                            preferred_element_type)
 
 
-def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+           out_sharding: Any = None) -> Any:
     """Matrix product with NumPy's ``@`` rules (batch dimensions broadcast; 1-D operands are
     promoted to matrices and the added axis removed).
 
@@ -57,6 +63,9 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
         >>> (jnp.ones((5, 2, 3)) @ jnp.ones((3, 4))).shape
         (5, 2, 4)
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("matmul", out_sharding, matmul, a, b, precision=precision,
+                                 preferred_element_type=preferred_element_type)
     a, b = _prep("matmul", a, b, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: input operands must have at least 1 dimension, got shapes "

@@ -87,7 +87,7 @@ def _resolve_shape(newshape: Any, total: int, fun: str) -> tuple[int, ...]:
 
 
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
-            copy: bool | None = None) -> Any:
+            copy: bool | None = None, out_sharding: Any = None) -> Any:
     """``a`` with a new shape (one dimension may be -1).
 
     Example:
@@ -97,6 +97,9 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     """
     if shape is None:
         shape = newshape
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        from fluxion.lax.sharding_rules import with_out_sharding
+        return with_out_sharding("reshape", out_sharding, reshape, a, shape, order)
     a = ensure_array(a)
     dims = _resolve_shape(shape, a.size, "reshape")
     if order == "F":

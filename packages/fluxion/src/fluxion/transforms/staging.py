@@ -22,7 +22,9 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
+from fluxion.core.avals import EXPLICIT as _EXPLICIT
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
+from fluxion.core.avals import apply_sharding_rule as _apply_sharding_rule
 from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
@@ -160,6 +162,12 @@ class StagingInterpreter(Interpreter):
             if folded is not None:
                 return StagingTracer(self, folded)
         out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        if _EXPLICIT[0] or prim.name == "sharding_constraint":
+            # sharding in types (explicit mesh axes): the primitive's rule
+            in_avals = [a.aval for a in atoms]
+            if prim.name == "sharding_constraint" or any(
+                    a.sharding is not None for a in in_avals):
+                out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
         if prim.multiple_results:
             outvars = [Var(a) for a in out]

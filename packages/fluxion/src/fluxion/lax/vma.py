@@ -1,0 +1,244 @@
+"""Varying manual axes (``vma``): which ``shard_map`` mesh axes a value inside the body may differ
+over, as in JAX's ``check_vma=True``.
+
+An argument varies over the mesh axes its ``in_specs`` entry names; a value computed from
+several operands varies over the union of theirs (JAX inserts an implicit ``pvary`` there);
+``psum`` / ``pmax`` / ``pmin`` remove the axes they reduce over; ``pcast(..., to='varying')``
+(``pvary``), ``all_gather``, ``ppermute``, ``all_to_all`` and ``psum_scatter`` add theirs;
+``axis_index(name)`` varies over ``name``; constants vary over nothing. ``shard_map`` uses the
+result to check its ``out_specs`` (a result whose spec leaves out an axis must not vary over
+it), and ``fluxion.typeof`` inside the body reports it as ``.mat.varying``.
+
+The inference runs over the staged equations (incrementally while the body is traced), so the
+values and programs are the same with or without the check.
+
+Example:
+    >>> from fluxion.core.ir import Program, Var
+    >>> from fluxion.core.avals import ShapedArray
+    >>> import numpy as np
+    >>> v = Var(ShapedArray((2,), np.float32))
+    >>> infer(Program([], [v], [v], []), [frozenset({"x"})])
+    [frozenset({'x'})]
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+from fluxion.core.ir import Literal, Program, Var
+
+__all__ = ["infer", "BodyVma", "current", "vma_of", "vary_like", "ManualAval"]
+
+EMPTY: frozenset = frozenset()
+
+
+def _names(eqn: Any) -> frozenset:
+    n = eqn.params.get("axis_name")
+    return frozenset(n) if isinstance(n, tuple) else frozenset((n,))
+
+
+def _union(vs: Sequence[frozenset]) -> frozenset:
+    out: frozenset = EMPTY
+    for v in vs:
+        out = out | v
+    return out
+
+
+_REMOVE = {"psum", "pmax", "pmin"}
+_ADD = {"pvary", "all_gather", "ppermute", "all_to_all", "psum_scatter"}
+_CALLS = {"jit", "remat", "custom_jvp_call", "custom_vjp_call", "custom_vmap_call"}
+
+
+def _call_program(eqn: Any) -> Program | None:
+    for v in eqn.params.values():
+        if (isinstance(v, Program) and len(v.invars) == len(eqn.inputs)
+                and len(v.outvars) == len(eqn.outputs) and not v.constvars):
+            return v
+    return None
+
+
+def rule(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    """The vma of ``eqn``'s outputs given those of its inputs."""
+    name = eqn.prim.name
+    if name in _REMOVE:
+        return [ins[0] - _names(eqn)]
+    if name in _ADD:
+        return [ins[0] | _names(eqn)]
+    if name == "all_gather_invariant":
+        return [ins[0] - _names(eqn)]
+    if name == "axis_index":
+        return [_names(eqn)]
+    if name in _CALLS:
+        prog = _call_program(eqn)
+        if prog is not None:
+            return infer(prog, ins)
+    if name == "cond":  # as JAX 0.10: the index's vma does not reach the outputs
+        outs = [EMPTY] * len(eqn.outputs)
+        for br in eqn.params["branches"]:
+            outs = [a | b for a, b in zip(outs, infer(br, ins[1:]))]
+        return outs
+    if name == "scan":
+        return _scan(eqn, ins)
+    if name == "while":
+        return _while(eqn, ins)
+    u = _union(ins)
+    return [u] * len(eqn.outputs)
+
+
+def _scan(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    p = eqn.params
+    nk, nc = p["num_consts"], p["num_carry"]
+    consts, carry, xs = ins[:nk], list(ins[nk:nk + nc]), ins[nk + nc:]
+    for _ in range(len(carry) + 1):  # the carry's vma only grows: a fixed point is near
+        outs = infer(p["jaxpr"], consts + carry + xs)
+        new = [a | b for a, b in zip(carry, outs[:nc])]
+        if new == carry:
+            break
+        carry = new
+    return carry + outs[nc:]
+
+
+def _while(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    cc, bc, carry = ins[:ncc], ins[ncc:ncc + nbc], list(ins[ncc + nbc:])
+    del cc  # as JAX 0.10: the predicate's vma does not reach the carry
+    for _ in range(len(carry) + 2):
+        outs = infer(p["body_jaxpr"], bc + carry)
+        new = [a | b for a, b in zip(carry, outs)]
+        if new == carry:
+            break
+        carry = new
+    return carry
+
+
+def infer(program: Program, in_vmas: Sequence[frozenset]) -> list[frozenset]:
+    """The vma of ``program``'s outputs given those of its inputs (constvars: none)."""
+    env: dict[int, frozenset] = {v.id: frozenset(s) for v, s in zip(program.invars, in_vmas)}
+
+    def read(a: Any) -> frozenset:
+        return env.get(a.id, EMPTY) if isinstance(a, Var) else EMPTY
+
+    for eqn in program.eqns:
+        for v, s in zip(eqn.outputs, rule(eqn, [read(a) for a in eqn.inputs])):
+            env[v.id] = s
+    return [read(a) for a in program.outvars]
+
+
+class BodyVma:
+    """The vma of the values of one ``shard_map`` body while it is traced (``interp`` is its
+    staging interpreter); equations are processed as they are recorded."""
+
+    def __init__(self, interp: Any, invars: Sequence[Var], in_vmas: Sequence[frozenset],
+                 manual: Sequence[Any]) -> None:
+        self.interp = interp
+        self.manual = tuple(manual)
+        self.env: dict[int, frozenset] = {v.id: frozenset(s) for v, s in zip(invars, in_vmas)}
+        self.done = 0
+
+    def of_atom(self, atom: Any) -> frozenset:
+        eqns = self.interp.eqns
+        while self.done < len(eqns):
+            eqn = eqns[self.done]
+            ins = [self.env.get(a.id, EMPTY) if isinstance(a, Var) else EMPTY
+                   for a in eqn.inputs]
+            for v, s in zip(eqn.outputs, rule(eqn, ins)):
+                self.env[v.id] = s
+            self.done += 1
+        if isinstance(atom, Literal) or not isinstance(atom, Var):
+            return EMPTY
+        return self.env.get(atom.id, EMPTY)
+
+
+_BODIES = threading.local()
+
+
+def push(body: BodyVma) -> None:
+    _BODIES.__dict__.setdefault("stack", []).append(body)
+
+
+def pop() -> None:
+    _BODIES.stack.pop()
+
+
+def current(x: Any) -> BodyVma | None:
+    """The body being traced that ``x`` (a tracer) belongs to, if it checks vma."""
+    interp = getattr(x, "_interp", None)
+    if interp is None:
+        return None
+    for body in reversed(getattr(_BODIES, "stack", ())):
+        if body.interp is interp:
+            return body
+    return None
+
+
+def vma_of(x: Any) -> frozenset | None:
+    """The vma of ``x`` inside a ``check_vma`` shard_map body; None elsewhere."""
+    body = current(x)
+    return None if body is None else body.of_atom(x.atom)
+
+
+def vary_like(src: Any, out: Any) -> Any:
+    """``out`` marked as varying over the axes ``src`` varies over (what JAX's ``full_like`` /
+    ``zeros_like`` do inside a ``check_vma`` shard_map body); ``out`` itself elsewhere."""
+    if not getattr(_BODIES, "stack", None):
+        return out
+    have = vma_of(src)
+    if not have:
+        return out
+    from fluxion.lax.parallel import pvary_p
+    return pvary_p.bind(out, axis_name=tuple(have))
+
+
+class ManualAxisType:
+    """``typeof(x).mat`` inside a ``shard_map`` body: the mesh axes ``x`` varies over."""
+
+    __slots__ = ("varying", "unreduced", "reduced")
+
+    def __init__(self, varying: frozenset) -> None:
+        self.varying = frozenset(varying)
+        self.unreduced = EMPTY
+        self.reduced = EMPTY
+
+    def __repr__(self) -> str:
+        return f"ManualAxisType(varying={set(self.varying) or '{}'})"
+
+
+class ManualAval:
+    """The type of a value inside a ``check_vma`` shard_map body: its ShapedArray and the mesh
+    axes it varies over (``.mat.varying``, also ``.vma``). Prints as JAX does:
+    ``float32[2,1]{V:(x,y)}``."""
+
+    __slots__ = ("aval", "mat", "_order")
+
+    def __init__(self, aval: Any, varying: frozenset, order: Sequence[Any]) -> None:
+        self.aval = aval
+        self.mat = ManualAxisType(varying)
+        self._order = tuple(order)
+
+    @property
+    def vma(self) -> frozenset:
+        return self.mat.varying
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.aval, name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ManualAval):
+            return self.aval == other.aval and self.vma == other.vma
+        return not self.vma and self.aval == other
+
+    def __hash__(self) -> int:
+        return hash((self.aval, self.vma))
+
+    def __str__(self) -> str:
+        base = self.aval.str_short(False)
+        if not self.vma:
+            return base
+        names = [n for n in self._order if n in self.vma]
+        names += sorted(str(n) for n in self.vma if n not in self._order)
+        inner = names[0] if len(names) == 1 else "(" + ",".join(map(str, names)) + ")"
+        return f"{base}{{V:{inner}}}"
+
+    __repr__ = __str__
