@@ -28,7 +28,7 @@ def _load_backend_and_run(prim: Any, args: Any, params: dict[str, Any]) -> Any:
 # Installed first: anything below may evaluate eagerly while it is imported.
 trace.set_eager_handler(_load_backend_and_run)
 
-from fluxion import custom_derivatives, errors, tree, tree_util
+from fluxion import errors, tree, tree_util
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import (
     allow_f16_reductions,
@@ -64,7 +64,6 @@ from fluxion.core.config import (
     transfer_guard_device_to_host,
     transfer_guard_host_to_device,
 )
-from fluxion.jacobians import hessian, jacfwd, jacobian, jacrev
 from fluxion.transforms import array_ops
 from fluxion.transforms.ad import (
     grad,
@@ -75,19 +74,27 @@ from fluxion.transforms.ad import (
     vjp,
 )
 from fluxion.transforms.batching import vmap
-from fluxion.transforms.custom_derivatives import (
-    closure_convert,
-    custom_gradient,
-    custom_jvp,
-    custom_vjp,
-)
-from fluxion.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, remat
 from fluxion.transforms.staging import eval_shape, make_jaxpr
 
 __version__ = "0.1.0"
 
-# Names whose modules touch jaxlib: imported on first access (module __getattr__).
+# Names imported on first access (module __getattr__): those whose modules touch jaxlib, and the
+# transformations whose modules a plain ``import fluxion, fluxion.numpy`` does not need.
 _LAZY = {
+    # custom derivatives, Jacobians and rematerialisation (import time, issue 17)
+    "custom_derivatives": ("fluxion.custom_derivatives", None),
+    "closure_convert": ("fluxion.transforms.custom_derivatives", "closure_convert"),
+    "custom_gradient": ("fluxion.transforms.custom_derivatives", "custom_gradient"),
+    "custom_jvp": ("fluxion.transforms.custom_derivatives", "custom_jvp"),
+    "custom_vjp": ("fluxion.transforms.custom_derivatives", "custom_vjp"),
+    "hessian": ("fluxion.jacobians", "hessian"),
+    "jacfwd": ("fluxion.jacobians", "jacfwd"),
+    "jacobian": ("fluxion.jacobians", "jacobian"),
+    "jacrev": ("fluxion.jacobians", "jacrev"),
+    "checkpoint": ("fluxion.transforms.remat", "checkpoint"),
+    "checkpoint_name": ("fluxion.transforms.remat", "checkpoint_name"),
+    "checkpoint_policies": ("fluxion.transforms.remat", "checkpoint_policies"),
+    "remat": ("fluxion.transforms.remat", "remat"),
     # issue 12 surface: modules and names (their modules load on first access)
     "ad_checkpoint": ("fluxion.ad_checkpoint", None),
     "custom_batching": ("fluxion.custom_batching", None),
@@ -107,7 +114,7 @@ _LAZY = {
     "named_scope": ("fluxion.naming", "named_scope"),
     "named_call": ("fluxion.naming", "named_call"),
     "ensure_compile_time_eval": ("fluxion.compile_time", "ensure_compile_time_eval"),
-    "typeof": ("fluxion.transforms.staging", "abstractify"),
+    "typeof": ("fluxion.shmap", "typeof"),
     "float0": ("fluxion.core.dtypes", "float0"),
     "clear_caches": ("fluxion.backend.runtime", "clear_caches"),
     "live_arrays": ("fluxion.backend.runtime", "live_arrays"),

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import difflib
 import functools
 import operator
 import textwrap
@@ -1432,6 +1431,8 @@ def _prefix_errors(path: KeyPath, prefix: Any, full: Any,
             + ("." if diff is None else f";\n  keys in only one of them: {diff}."))
         return
     if not _aux_equal(p_aux, f_aux):
+        import difflib  # only for this error message: kept off the import of fluxion
+
         p_text, f_text = str(p_aux), str(f_aux)
         delta = textwrap.indent("\n".join(difflib.ndiff(p_text.splitlines(),
                                                         f_text.splitlines())), "    ")

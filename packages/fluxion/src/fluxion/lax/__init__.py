@@ -1,5 +1,14 @@
 """``fluxion.lax``: the primitives, under JAX's names and signatures.
 
+The families every ``fluxion.numpy`` operation uses (elementwise, transcendental, shape, slicing,
+gather/scatter, reductions, conversions, dot, fft) are imported with the package; the others
+(control flow, convolution, windowed and cumulative reductions, sorting, special functions,
+collectives, ``lax.linalg``, ...) on first access of one of their names (PEP 562), so that
+``import fluxion`` stays cheap. A primitive's rules are set in its own module, and a primitive
+can only be bound after that module is imported, so loading a family late changes nothing.
+``dot`` and ``fft`` are imported eagerly although rarely used: they are also submodule names, and
+a late import of the submodule would bind the package attribute to the module, not the function.
+
 Example:
     >>> from fluxion import lax
     >>> import fluxion.numpy as jnp
@@ -7,40 +16,8 @@ Example:
     [0.0, 2.0, 4.0]
 """
 
-import importlib
+import importlib as _importlib
 
-# composed helpers, shape tuples, XLA's RNGs, zeta/betainc, patches, ragged and approx top-k
-from fluxion.lax.approx_topk import approx_max_k, approx_min_k
-from fluxion.lax.array_helpers import (
-    broadcast_like,
-    broadcast_shapes,
-    empty,
-    index_take,
-    mulhi,
-    split,
-    stack,
-    tile,
-    unstack,
-)
-from fluxion.lax.control_flow import (
-    associative_scan,
-    cond,
-    cond_p,
-    custom_linear_solve,
-    custom_root,
-    custom_root_p,
-    fori_loop,
-    linear_solve_p,
-    map,
-    scan,
-    scan_p,
-    switch,
-    while_loop,
-    while_p,
-)
-
-# lax families: padding, windowed/cumulative reductions, convolution, sorting, argmin/max
-from fluxion.lax.convenience import broadcast_to_rank, collapse, full, full_like
 from fluxion.lax.conversions import (
     bitcast_convert_type,
     bitcast_convert_type_p,
@@ -48,27 +25,6 @@ from fluxion.lax.conversions import (
     convert_element_type_p,
     reduce_precision,
     reduce_precision_p,
-)
-from fluxion.lax.convolution import (
-    ConvDimensionNumbers,
-    conv,
-    conv_dimension_numbers,
-    conv_general_dilated,
-    conv_general_dilated_p,
-    conv_transpose,
-    conv_with_general_padding,
-)
-from fluxion.lax.cumulative import (
-    cumlogsumexp,
-    cumlogsumexp_p,
-    cummax,
-    cummax_p,
-    cummin,
-    cummin_p,
-    cumprod,
-    cumprod_p,
-    cumsum,
-    cumsum_p,
 )
 from fluxion.lax.dot import Precision, batch_matmul, dot, dot_general, dot_general_p
 from fluxion.lax.dot_algorithm import DotAlgorithmPreset
@@ -179,31 +135,6 @@ from fluxion.lax.gather_scatter import (
     scatter_sub,
     scatter_sub_p,
 )
-from fluxion.lax.padding import pad, pad_p, padtype_to_pads
-from fluxion.lax.parallel import (
-    all_gather,
-    all_gather_p,
-    all_to_all,
-    all_to_all_p,
-    axis_index,
-    axis_index_p,
-    pmax,
-    pmax_p,
-    pmean,
-    pmin,
-    pmin_p,
-    ppermute,
-    ppermute_p,
-    pshuffle,
-    psum,
-    psum_p,
-    sharding_constraint_p,
-    with_sharding_constraint,
-)
-from fluxion.lax.parallel_spmd import axis_size, psum_scatter, psum_scatter_p
-from fluxion.lax.patches import conv_general_dilated_local, conv_general_dilated_patches
-from fluxion.lax.platform import composite, platform_dependent
-from fluxion.lax.ragged import ragged_dot
 from fluxion.lax.reductions import (
     argmax,
     argmax_p,
@@ -225,13 +156,6 @@ from fluxion.lax.reductions import (
     reduce_sum_p,
     reduce_xor,
     reduce_xor_p,
-)
-from fluxion.lax.rng import (
-    RandomAlgorithm,
-    rng_bit_generator,
-    rng_bit_generator_p,
-    rng_uniform,
-    rng_uniform_p,
 )
 from fluxion.lax.shape_ops import (
     broadcast,
@@ -256,13 +180,6 @@ from fluxion.lax.shape_ops import (
     transpose,
     transpose_p,
 )
-from fluxion.lax.shape_tuples import (
-    conv_general_permutations,
-    conv_general_shape_tuple,
-    conv_shape_tuple,
-    conv_transpose_shape_tuple,
-    reduce_window_shape_tuple,
-)
 from fluxion.lax.slicing import (
     dynamic_index_in_dim,
     dynamic_slice,
@@ -273,34 +190,6 @@ from fluxion.lax.slicing import (
     dynamic_update_slice_in_dim,
     dynamic_update_slice_p,
 )
-from fluxion.lax.sorting import sort, sort_key_val, sort_p, top_k, top_k_p
-from fluxion.lax.special import (
-    bessel_i0e,
-    bessel_i0e_p,
-    bessel_i1e,
-    bessel_i1e_p,
-    digamma,
-    digamma_p,
-    erf,
-    erf_inv,
-    erf_inv_p,
-    erf_p,
-    erfc,
-    erfc_p,
-    igamma,
-    igamma_grad_a,
-    igamma_grad_a_p,
-    igamma_p,
-    igammac,
-    igammac_p,
-    lgamma,
-    lgamma_p,
-    polygamma,
-    polygamma_p,
-    random_gamma_grad,
-    random_gamma_grad_p,
-)
-from fluxion.lax.special_zeta_beta import betainc, regularized_incomplete_beta_p, zeta, zeta_p
 from fluxion.lax.transcendental import (
     acos,
     acos_p,
@@ -349,18 +238,6 @@ from fluxion.lax.transcendental import (
     tanh,
     tanh_p,
 )
-from fluxion.lax.windowed import (
-    reduce_window,
-    reduce_window_max,
-    reduce_window_max_p,
-    reduce_window_min,
-    reduce_window_min_p,
-    reduce_window_p,
-    reduce_window_sum,
-    reduce_window_sum_p,
-    select_and_scatter_add,
-    select_and_scatter_add_p,
-)
 
 __all__ = [
     # control flow
@@ -376,7 +253,7 @@ __all__ = [
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "gather", "scatter", "scatter_add",
     "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
     "all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
-    "psum", "with_sharding_constraint", "psum_scatter", "axis_size",
+    "psum", "with_sharding_constraint", "psum_scatter", "axis_size", "pcast",
     "FftType", "fft",
     "Precision", "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2",
     "atanh", "batch_matmul", "bessel_i0e", "bessel_i1e", "bitcast_convert_type", "bitwise_and",
@@ -401,8 +278,93 @@ __all__ += [
 ]
 
 
-def __getattr__(name: str) -> "object":
-    # The submodule fluxion.lax.linalg (jax.lax.linalg) is imported on first use.
-    if name == "linalg":
-        return importlib.import_module("fluxion.lax.linalg")
-    raise AttributeError(f"module 'fluxion.lax' has no attribute {name!r}")
+# Families imported on first access of one of their names: {submodule: names}.
+_LAZY_FAMILIES = {
+    "approx_topk": (
+        "approx_max_k", "approx_min_k",
+    ),
+    "array_helpers": (
+        "broadcast_like", "broadcast_shapes", "empty", "index_take", "mulhi", "split",
+        "stack", "tile", "unstack",
+    ),
+    "control_flow": (
+        "associative_scan", "cond", "cond_p", "custom_linear_solve", "custom_root",
+        "custom_root_p", "fori_loop", "linear_solve_p", "map", "scan", "scan_p", "switch",
+        "while_loop", "while_p",
+    ),
+    "convenience": (
+        "broadcast_to_rank", "collapse", "full", "full_like",
+    ),
+    "convolution": (
+        "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+        "conv_general_dilated_p", "conv_transpose", "conv_with_general_padding",
+    ),
+    "cumulative": (
+        "cumlogsumexp", "cumlogsumexp_p", "cummax", "cummax_p", "cummin", "cummin_p",
+        "cumprod", "cumprod_p", "cumsum", "cumsum_p",
+    ),
+    "padding": (
+        "pad", "pad_p", "padtype_to_pads",
+    ),
+    "parallel": (
+        "all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "axis_index",
+        "axis_index_p", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute",
+        "ppermute_p", "pshuffle", "psum", "psum_p", "sharding_constraint_p",
+        "with_sharding_constraint", "pcast", "pvary_p", "all_gather_invariant_p",
+    ),
+    "parallel_spmd": (
+        "axis_size", "psum_scatter", "psum_scatter_p",
+    ),
+    "patches": (
+        "conv_general_dilated_local", "conv_general_dilated_patches",
+    ),
+    "platform": (
+        "composite", "platform_dependent",
+    ),
+    "ragged": (
+        "ragged_dot",
+    ),
+    "rng": (
+        "RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform",
+        "rng_uniform_p",
+    ),
+    "shape_tuples": (
+        "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+        "conv_transpose_shape_tuple", "reduce_window_shape_tuple",
+    ),
+    "sorting": (
+        "sort", "sort_key_val", "sort_p", "top_k", "top_k_p",
+    ),
+    "special": (
+        "bessel_i0e", "bessel_i0e_p", "bessel_i1e", "bessel_i1e_p", "digamma", "digamma_p",
+        "erf", "erf_inv", "erf_inv_p", "erf_p", "erfc", "erfc_p", "igamma", "igamma_grad_a",
+        "igamma_grad_a_p", "igamma_p", "igammac", "igammac_p", "lgamma", "lgamma_p",
+        "polygamma", "polygamma_p", "random_gamma_grad", "random_gamma_grad_p",
+    ),
+    "special_zeta_beta": (
+        "betainc", "regularized_incomplete_beta_p", "zeta", "zeta_p",
+    ),
+    "windowed": (
+        "reduce_window", "reduce_window_max", "reduce_window_max_p", "reduce_window_min",
+        "reduce_window_min_p", "reduce_window_p", "reduce_window_sum",
+        "reduce_window_sum_p", "select_and_scatter_add", "select_and_scatter_add_p",
+    ),
+}
+_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
+_SUBMODULES = frozenset(_LAZY_FAMILIES) | {"linalg"}
+
+
+def __getattr__(name: str) -> object:
+    sub = _LAZY.get(name)
+    if sub is not None:
+        value = getattr(_importlib.import_module(f"fluxion.lax.{sub}"), name)
+    elif name in _SUBMODULES:  # ``lax.linalg`` (jax.lax.linalg) and the family modules
+        value = _importlib.import_module(f"fluxion.lax.{name}")
+    else:
+        raise AttributeError(f"module 'fluxion.lax' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

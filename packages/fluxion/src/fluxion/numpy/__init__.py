@@ -1,8 +1,11 @@
 """``fluxion.numpy``: the NumPy API on Fluxion arrays, with JAX's semantics.
 
 Each function lives in a module named for what it does (``creation``, ``ufuncs``, ``reductions``,
-``nanfunctions``, ``quantiles``, ``histograms``, ...); this package only re-exports them.
-``fluxion.numpy.linalg`` is imported on first access.
+``nanfunctions``, ``quantiles``, ``histograms``, ...); this package only re-exports them. The
+modules the array methods and operators need are imported with the package; the other families
+(dtype names, histograms, polynomials, windows, NaN functions, quantiles, padding, ...) and the
+submodules ``linalg`` and ``fft`` are imported on first access of one of their names (PEP 562),
+so that ``import fluxion.numpy`` stays cheap.
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -18,11 +21,6 @@ import numpy as _np
 from fluxion.backend.array import Array as ndarray
 from fluxion.core.dtypes import dtype, float0, iinfo, issubdtype, promote_types, result_type
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
-from fluxion.numpy.array_api_info import __array_api_version__, __array_namespace_info__
-from fluxion.numpy.averages import average, corrcoef, cov
-from fluxion.numpy.calculus import diff, ediff1d, gradient, trapezoid, unwrap
-from fluxion.numpy.comparisons import allclose, array_equal, array_equiv, isclose
-from fluxion.numpy.convolution import convolve, correlate
 from fluxion.numpy.creation import (
     arange,
     array,
@@ -48,85 +46,7 @@ from fluxion.numpy.creation import (
     zeros_like,
 )
 from fluxion.numpy.cumulative import cumprod, cumsum, cumulative_prod, cumulative_sum, nancumprod, nancumsum
-from fluxion.numpy.dtype_utils import (
-    ComplexWarning,
-    astype,
-    bfloat16,
-    bool_,
-    can_cast,
-    cdouble,
-    character,
-    complex64,
-    complex128,
-    complex_,
-    complexfloating,
-    csingle,
-    double,
-    finfo,
-    flexible,
-    float4_e2m1fn,
-    float6_e2m3fn,
-    float6_e3m2fn,
-    float8_e3m4,
-    float8_e4m3,
-    float8_e4m3b11fnuz,
-    float8_e4m3fn,
-    float8_e4m3fnuz,
-    float8_e5m2,
-    float8_e5m2fnuz,
-    float8_e8m0fnu,
-    float16,
-    float32,
-    float64,
-    float_,
-    floating,
-    generic,
-    inexact,
-    int1,
-    int2,
-    int4,
-    int8,
-    int16,
-    int32,
-    int64,
-    int_,
-    integer,
-    iscomplexobj,
-    isdtype,
-    isrealobj,
-    isscalar,
-    iterable,
-    number,
-    object_,
-    signedinteger,
-    single,
-    uint,
-    uint1,
-    uint2,
-    uint4,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    unsignedinteger,
-)
 from fluxion.numpy.einsum import cross, einsum, einsum_path, kron, trace
-from fluxion.numpy.floating_point import (
-    frexp,
-    isneginf,
-    isposinf,
-    ldexp,
-    modf,
-    nan_to_num,
-    nextafter,
-    signbit,
-    spacing,
-)
-from fluxion.numpy.grids import indices, meshgrid, mgrid, ogrid
-from fluxion.numpy.histograms import bincount, histogram, histogram2d, histogram_bin_edges, histogramdd
-from fluxion.numpy.index_tricks import c_, r_
-from fluxion.numpy.integers import bitwise_count, gcd, lcm, packbits, unpackbits
-from fluxion.numpy.interpolation import interp
 from fluxion.numpy.manipulation import (
     append,
     array_split,
@@ -163,32 +83,7 @@ from fluxion.numpy.manipulation import (
     vsplit,
 )
 from fluxion.numpy.matrices import diag, diagflat, diagonal, tri, tril, triu, vander
-from fluxion.numpy.nanfunctions import (
-    nanargmax,
-    nanargmin,
-    nanmax,
-    nanmean,
-    nanmin,
-    nanprod,
-    nanstd,
-    nansum,
-    nanvar,
-)
-from fluxion.numpy.padding import pad
-from fluxion.numpy.polynomial import (
-    poly,
-    polyadd,
-    polyder,
-    polydiv,
-    polyfit,
-    polyint,
-    polymul,
-    polysub,
-    polyval,
-    roots,
-)
 from fluxion.numpy.products import dot, inner, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat
-from fluxion.numpy.quantiles import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from fluxion.numpy.reductions import (
     all,
     amax,
@@ -269,24 +164,6 @@ from fluxion.numpy.sorting import (
     searchsorted,
     sort,
     sort_complex,
-)
-from fluxion.numpy.ufunc_objects import (
-    add,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
-    frompyfunc,
-    logaddexp,
-    logaddexp2,
-    logical_and,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    subtract,
-    ufunc,
 )
 from fluxion.numpy.ufuncs import (
     abs,
@@ -377,18 +254,102 @@ from fluxion.numpy.ufuncs import (
     trunc,
 )
 from fluxion.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
-from fluxion.numpy.windows import bartlett, blackman, hamming, hanning, kaiser
 
-bool = bool_  # NumPy 2's name for the boolean scalar type
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 
 
+# Families imported on first access of one of their names: {submodule: names}.
+_LAZY_FAMILIES = {
+    "calculus": (
+        "diff", "ediff1d", "gradient", "trapezoid", "unwrap",
+    ),
+    "grids": (
+        "indices", "meshgrid", "mgrid", "ogrid",
+    ),
+    "array_api_info": (
+        "__array_api_version__", "__array_namespace_info__",
+    ),
+    "averages": (
+        "average", "corrcoef", "cov",
+    ),
+    "comparisons": (
+        "allclose", "array_equal", "array_equiv", "isclose",
+    ),
+    "convolution": (
+        "convolve", "correlate",
+    ),
+    "dtype_utils": (
+        "ComplexWarning", "astype", "bfloat16", "bool_", "can_cast", "cdouble", "character",
+        "complex64", "complex128", "complex_", "complexfloating", "csingle", "double",
+        "finfo", "flexible", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+        "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+        "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float16",
+        "float32", "float64", "float_", "floating", "generic", "inexact", "int1", "int2",
+        "int4", "int8", "int16", "int32", "int64", "int_", "integer", "iscomplexobj",
+        "isdtype", "isrealobj", "isscalar", "iterable", "number", "object_",
+        "signedinteger", "single", "uint", "uint1", "uint2", "uint4", "uint8", "uint16",
+        "uint32", "uint64", "unsignedinteger",
+    ),
+    "floating_point": (
+        "frexp", "isneginf", "isposinf", "ldexp", "modf", "nan_to_num", "nextafter",
+        "signbit", "spacing",
+    ),
+    "histograms": (
+        "bincount", "histogram", "histogram2d", "histogram_bin_edges", "histogramdd",
+    ),
+    "index_tricks": (
+        "c_", "r_",
+    ),
+    "integers": (
+        "bitwise_count", "gcd", "lcm", "packbits", "unpackbits",
+    ),
+    "interpolation": (
+        "interp",
+    ),
+    "nanfunctions": (
+        "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd",
+        "nansum", "nanvar",
+    ),
+    "padding": (
+        "pad",
+    ),
+    "polynomial": (
+        "poly", "polyadd", "polyder", "polydiv", "polyfit", "polyint", "polymul", "polysub",
+        "polyval", "roots",
+    ),
+    "quantiles": (
+        "median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile",
+    ),
+    "ufunc_objects": (
+        "add", "bitwise_and", "bitwise_or", "bitwise_xor", "frompyfunc", "logaddexp",
+        "logaddexp2", "logical_and", "logical_or", "logical_xor", "maximum", "minimum",
+        "multiply", "negative", "subtract", "ufunc",
+    ),
+    "windows": (
+        "bartlett", "blackman", "hamming", "hanning", "kaiser",
+    ),
+}
+_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
+_LAZY["bool"] = "dtype_utils"
+_ALIASES = {"bool": "bool_"}  # NumPy 2's name for the boolean scalar type
+_SUBMODULES = frozenset(_LAZY_FAMILIES) | {"linalg", "fft"}
+
+
 def __getattr__(name: str) -> object:
-    # Submodules imported on first access (``jnp.linalg``), so ``import fluxion.numpy`` stays cheap.
-    if name in ("linalg", "fft"):
-        return _importlib.import_module(f"fluxion.numpy.{name}")
-    raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
+    sub = _LAZY.get(name)
+    if sub is not None:
+        value = getattr(_importlib.import_module(f"fluxion.numpy.{sub}"), _ALIASES.get(name, name))
+    elif name in _SUBMODULES:  # ``jnp.linalg``, ``jnp.fft`` and the family modules
+        value = _importlib.import_module(f"fluxion.numpy.{name}")
+    else:
+        raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
 
 
 __all__ = [

@@ -17,6 +17,8 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax import vma as _vma
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axis,
@@ -169,7 +171,8 @@ def _shape(shape: Any, fun: str) -> tuple[int, ...]:
     return out
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
+         out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value``.
 
     Example:
@@ -178,6 +181,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
         [7, 7]
     """
     check_arraylike("full", fill_value)  # like JAX: lists are rejected
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("full", out_sharding, full, shape, fill_value, dtype)
     shp = _shape(shape, "full")
     dt = _user_dtype(dtype, "full")
     fill = asarray(fill_value) if dt is None else lax.convert_element_type(fill_value, dt)
@@ -188,7 +193,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) 
     return broadcast_to(fill, shp)
 
 
-def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None,
+          out_sharding: Any = None) -> Any:
     """An array of zeros (float32 by default).
 
     Example:
@@ -196,11 +202,14 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
         >>> jnp.zeros(2).tolist()
         [0.0, 0.0]
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("zeros", out_sharding, zeros, shape, dtype)
     dt = _user_dtype(dtype, "zeros") or dtypes.default_float_dtype()
     return lax.broadcast_in_dim(lax.convert_element_type(0, dt), _shape(shape, "zeros"), ())
 
 
-def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None,
+         out_sharding: Any = None) -> Any:
     """An array of ones (float32 by default).
 
     Example:
@@ -208,11 +217,14 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
         >>> jnp.ones((1, 2)).tolist()
         [[1.0, 1.0]]
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("ones", out_sharding, ones, shape, dtype)
     dt = _user_dtype(dtype, "ones") or dtypes.default_float_dtype()
     return lax.broadcast_in_dim(lax.convert_element_type(1, dt), _shape(shape, "ones"), ())
 
 
-def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None,
+          out_sharding: Any = None) -> Any:
     """Like :func:`zeros` (arrays are immutable, so "uninitialised" means zeros).
 
     Example:
@@ -220,7 +232,7 @@ def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
         >>> jnp.empty(2).shape
         (2,)
     """
-    return zeros(shape, dtype)
+    return zeros(shape, dtype, out_sharding=out_sharding)
 
 
 def _like_dtype(a: Any, dtype: Any, fun: str) -> tuple[np.dtype, bool]:
@@ -235,7 +247,7 @@ def _like_shape(a: Any, shape: Any, fun: str) -> tuple[int, ...]:
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
-              device: Any = None) -> Any:
+              device: Any = None, out_sharding: Any = None) -> Any:
     """An array like ``a`` (shape and dtype, weak type kept) filled with ``fill_value``.
 
     Example:
@@ -246,13 +258,19 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     check_arraylike("full_like", a)
     dt, weak = _like_dtype(a, dtype, "full_like")
     shp = _like_shape(a, shape, "full_like")
+    if out_sharding is None and shape is None:  # like ``a``: its sharding on Explicit axes too
+        out_sharding = getattr(getattr(a, "aval", None), "sharding", None)
+    if out_sharding is not None:
+        return with_out_sharding("full_like", out_sharding, full_like, a, fill_value, dtype,
+                                 shp)
     fill = lax.convert_element_type(fill_value, dt, weak_type=weak)
     if getattr(fill, "ndim", 0) == 0:
-        return lax.broadcast_in_dim(fill, shp, ())
-    return broadcast_to(fill, shp)
+        return _vma.vary_like(a, lax.broadcast_in_dim(fill, shp, ()))
+    return _vma.vary_like(a, broadcast_to(fill, shp))
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+               out_sharding: Any = None) -> Any:
     """Zeros with the shape and dtype of ``a``.
 
     Example:
@@ -260,10 +278,11 @@ def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = No
         >>> jnp.zeros_like(jnp.ones(2)).tolist()
         [0.0, 0.0]
     """
-    return full_like(a, 0, dtype, shape)
+    return full_like(a, 0, dtype, shape, out_sharding=out_sharding)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None) -> Any:
     """Ones with the shape and dtype of ``a``.
 
     Example:
@@ -271,7 +290,7 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = Non
         >>> jnp.ones_like(jnp.zeros(2)).tolist()
         [1.0, 1.0]
     """
-    return full_like(a, 1, dtype, shape)
+    return full_like(a, 1, dtype, shape, out_sharding=out_sharding)
 
 
 def empty_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:

@@ -15,7 +15,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax import cumulative as lax_cum
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axis,
@@ -76,7 +75,7 @@ def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None)
         >>> jnp.cumsum(jnp.array([1, 2, 3])).tolist()
         [1, 3, 6]
     """
-    return _cumulative("cumsum", lax_cum.cumsum, a, axis, dtype, out)
+    return _cumulative("cumsum", lax.cumsum, a, axis, dtype, out)
 
 
 def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
@@ -87,7 +86,7 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None
         >>> jnp.cumprod(jnp.array([1, 2, 3])).tolist()
         [1, 2, 6]
     """
-    return _cumulative("cumprod", lax_cum.cumprod, a, axis, dtype, out)
+    return _cumulative("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
 def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
@@ -98,7 +97,7 @@ def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = No
         >>> jnp.nancumsum(jnp.array([1.0, jnp.nan, 3.0])).tolist()
         [1.0, 1.0, 4.0]
     """
-    return _cumulative("nancumsum", lax_cum.cumsum, a, axis, dtype, out, fill_nan=True,
+    return _cumulative("nancumsum", lax.cumsum, a, axis, dtype, out, fill_nan=True,
                        fill_value=0)
 
 
@@ -110,7 +109,7 @@ def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = N
         >>> jnp.nancumprod(jnp.array([2.0, jnp.nan, 3.0])).tolist()
         [2.0, 2.0, 6.0]
     """
-    return _cumulative("nancumprod", lax_cum.cumprod, a, axis, dtype, out, fill_nan=True,
+    return _cumulative("nancumprod", lax.cumprod, a, axis, dtype, out, fill_nan=True,
                        fill_value=1)
 
 
@@ -148,7 +147,7 @@ def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
         >>> jnp.cumulative_sum(jnp.array([1, 2]), include_initial=True).tolist()
         [0, 1, 3]
     """
-    return _cumulative_api("cumulative_sum", lax_cum.cumsum, 0, x, axis, dtype, include_initial)
+    return _cumulative_api("cumulative_sum", lax.cumsum, 0, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
@@ -160,5 +159,5 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
         >>> jnp.cumulative_prod(jnp.array([2, 3]), include_initial=True).tolist()
         [1, 2, 6]
     """
-    return _cumulative_api("cumulative_prod", lax_cum.cumprod, 1, x, axis, dtype,
+    return _cumulative_api("cumulative_prod", lax.cumprod, 1, x, axis, dtype,
                            include_initial)

@@ -18,7 +18,6 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.slicing import dynamic_slice_in_dim
-from fluxion.numpy import grids
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axes,
@@ -781,6 +780,8 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
         arr = uf.clip(arr, 0, n - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
+    from fluxion.numpy import grids  # a rarely used family: loaded on first use (import time)
+
     arr, *chs = broadcast_arrays(arr, *choices)
     stacked = array(chs)
     return stacked[(arr,) + tuple(grids.indices(arr.shape, sparse=True))]

@@ -21,7 +21,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax import sorting as lax_sorting
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axis,
@@ -30,7 +29,6 @@ from fluxion.numpy._util import (
     ensure_array,
     promote_dtypes,
 )
-from fluxion.numpy.calculus import diff
 from fluxion.numpy.creation import asarray, ones
 from fluxion.numpy.cumulative import cumsum
 from fluxion.numpy.shape import atleast_1d, concatenate, moveaxis, ravel, reshape, stack, where
@@ -202,6 +200,8 @@ def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool
                 tail = lax.slice_in_dim(idx, 1, size + 1, axis=0)
                 tail = where(tail, tail, mask.shape[0])
                 idx = lax.concatenate([lax.slice_in_dim(idx, 0, 1, axis=0), tail], 0)
+            from fluxion.numpy.calculus import diff  # loaded on first use (import time)
+
             ret += (diff(idx),)
         elif ar.shape[axis]:
             ret += (lax.broadcast_in_dim(lax.convert_element_type(ar.shape[axis], idt), (1,), ()),)
@@ -386,9 +386,9 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     n = arr.shape[0]
     idt = dtypes.default_int_dtype()
     if return_indices:
-        aux, sidx = lax_sorting.sort_key_val(arr, lax.iota(idt, n))
+        aux, sidx = lax.sort_key_val(arr, lax.iota(idt, n))
     else:
-        aux, sidx = lax_sorting.sort(arr), None
+        aux, sidx = lax.sort(arr), None
     if n == 0:
         out = aux
         return (out, aux.astype(idt), aux.astype(idt)) if return_indices else out

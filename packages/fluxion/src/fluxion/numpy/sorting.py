@@ -18,7 +18,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax import sorting as lax_sorting
 from fluxion.numpy._gather_util import take_along_last
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.shape import ravel, swapaxes, where
@@ -50,7 +49,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = None
     if axis is None:
         arr, axis = ravel(arr), 0
     dim = canonical_axis(axis, arr.ndim, "sort")
-    out = lax_sorting.sort(arr, dimension=dim, is_stable=stable)
+    out = lax.sort(arr, dimension=dim, is_stable=stable)
     return lax.rev(out, (dim,)) if descending else out
 
 
@@ -78,7 +77,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: None = None, order: None = N
     iota = lax.broadcasted_iota(idt, arr.shape, dim)
     if descending and stable:
         arr, iota = lax.rev(arr, (dim,)), lax.rev(iota, (dim,))
-    _, idx = lax_sorting.sort_key_val(arr, iota, dimension=dim, is_stable=stable)
+    _, idx = lax.sort_key_val(arr, iota, dimension=dim, is_stable=stable)
     return lax.rev(idx, (dim,)) if descending else idx
 
 
@@ -100,7 +99,7 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
         return lax.convert_element_type(0, dtypes.default_int_dtype())
     dim = canonical_axis(axis, key_arrays[0].ndim, "lexsort")
     iota = lax.broadcasted_iota(_index_dtype(key_arrays[0].shape[dim]), key_arrays[0].shape, dim)
-    return lax_sorting.sort((*key_arrays[::-1], iota), dimension=dim,
+    return lax.sort((*key_arrays[::-1], iota), dimension=dim,
                             num_keys=len(key_arrays))[-1]
 
 
@@ -127,10 +126,10 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     ax = canonical_axis(axis, arr.ndim, "partition")
     k = canonical_axis(kth, arr.shape[ax], "partition")
     arr = swapaxes(arr, ax, -1)
-    bottom = lax.neg(lax_sorting.top_k(_neg_for_partition(arr), k + 1)[0])
+    bottom = lax.neg(lax.top_k(_neg_for_partition(arr), k + 1)[0])
     if dtypes.isdtype(arr.dtype, "unsigned integer"):
         bottom = lax.sub(bottom, lax.convert_element_type(1, arr.dtype))
-    top = lax_sorting.top_k(arr, arr.shape[-1] - k - 1)[0]
+    top = lax.top_k(arr, arr.shape[-1] - k - 1)[0]
     out = lax.concatenate([bottom, top], arr.ndim - 1)
     return swapaxes(out, -1, ax)
 
@@ -151,7 +150,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     ax = canonical_axis(axis, arr.ndim, "argpartition")
     k = canonical_axis(kth, arr.shape[ax], "argpartition")
     arr = swapaxes(arr, ax, -1)
-    bottom_ind = lax_sorting.top_k(_neg_for_partition(arr), k + 1)[1]
+    bottom_ind = lax.top_k(_neg_for_partition(arr), k + 1)[1]
     # The rest: the positions not in bottom_ind, found as the top of a 0/1 proxy.
     n = arr.shape[-1]
     shp = bottom_ind.shape + (n,)
@@ -162,7 +161,7 @@ def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     f32 = np.dtype(np.float32)
     proxy = lax.select(taken, lax.broadcast_in_dim(lax.convert_element_type(0, f32), arr.shape, ()),
                        lax.broadcast_in_dim(lax.convert_element_type(1, f32), arr.shape, ()))
-    top_ind = lax_sorting.top_k(proxy, n - k - 1)[1]
+    top_ind = lax.top_k(proxy, n - k - 1)[1]
     out = lax.concatenate([bottom_ind, top_ind], arr.ndim - 1)
     return swapaxes(out, -1, ax)
 
@@ -176,7 +175,7 @@ def sort_complex(a: Any) -> Any:
         dtype('complex64')
     """
     check_arraylike("sort_complex", a)
-    arr = lax_sorting.sort(ensure_array(a), dimension=-1)
+    arr = lax.sort(ensure_array(a), dimension=-1)
     return lax.convert_element_type(arr, dtypes.canonicalize_dtype(dtypes.to_complex_dtype(
         arr.dtype)))
 

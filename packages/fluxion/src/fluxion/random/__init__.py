@@ -10,7 +10,9 @@ as ``jax.random``. The samplers follow JAX's algorithms step by step.
 This package only re-exports; the code lives in modules by topic: ``_keys`` (typed key arrays,
 key-reuse checking), ``_key_ops`` (making and deriving keys), ``_threefry`` (the hash), and one
 module per sampler family: ``_uniform``, ``_normal``, ``_continuous``, ``_discrete``, ``_gamma``,
-``_multivariate`` and ``_permutations``.
+``_multivariate`` and ``_permutations``. The key operations and ``uniform``/``bits``/``randint``
+are imported with the package, the other sampler families on first access of one of their names
+(PEP 562).
 
 Example:
     >>> import fluxion
@@ -20,19 +22,8 @@ Example:
     (3,)
 """
 
-from fluxion.random._continuous import (
-    cauchy,
-    exponential,
-    gumbel,
-    laplace,
-    logistic,
-    pareto,
-    rayleigh,
-    triangular,
-    weibull_min,
-)
-from fluxion.random._discrete import bernoulli, binomial, categorical, geometric, poisson, rademacher
-from fluxion.random._gamma import beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t
+import importlib as _importlib
+
 from fluxion.random._key_ops import (
     PRNGKey,
     clone,
@@ -46,10 +37,6 @@ from fluxion.random._key_ops import (
     wrap_key_data,
 )
 from fluxion.random._keys import PRNGKeyArray as KeyArray
-from fluxion.random._multinomial import multinomial
-from fluxion.random._multivariate import ball, multivariate_normal, orthogonal
-from fluxion.random._normal import double_sided_maxwell, lognormal, maxwell, normal, truncated_normal, wald
-from fluxion.random._permutations import choice, permutation
 from fluxion.random._uniform import bits, randint, uniform
 
 __all__ = [
@@ -61,3 +48,49 @@ __all__ = [
     "rademacher", "randint", "rayleigh", "split", "t", "threefry_2x32", "triangular",
     "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data",
 ]
+
+
+# Sampler families imported on first access of one of their names: {submodule: names}.
+_LAZY_FAMILIES = {
+    "_continuous": (
+        "cauchy", "exponential", "gumbel", "laplace", "logistic", "pareto", "rayleigh",
+        "triangular", "weibull_min",
+    ),
+    "_discrete": (
+        "bernoulli", "binomial", "categorical", "geometric", "poisson", "rademacher",
+    ),
+    "_gamma": (
+        "beta", "chisquare", "dirichlet", "f", "gamma", "generalized_normal", "loggamma",
+        "t",
+    ),
+    "_multinomial": (
+        "multinomial",
+    ),
+    "_multivariate": (
+        "ball", "multivariate_normal", "orthogonal",
+    ),
+    "_normal": (
+        "double_sided_maxwell", "lognormal", "maxwell", "normal", "truncated_normal",
+        "wald",
+    ),
+    "_permutations": (
+        "choice", "permutation",
+    ),
+}
+_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    sub = _LAZY.get(name)
+    if sub is not None:
+        value = getattr(_importlib.import_module(f"fluxion.random.{sub}"), name)
+    elif name in _LAZY_FAMILIES:  # the family modules themselves
+        value = _importlib.import_module(f"fluxion.random.{name}")
+    else:
+        raise AttributeError(f"module 'fluxion.random' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

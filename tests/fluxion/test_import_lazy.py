@@ -1,0 +1,143 @@
+"""``import fluxion, fluxion.numpy`` stays cheap: the rarely used families load on first access.
+
+``fluxion``, ``fluxion.numpy``, ``fluxion.lax`` and ``fluxion.random`` import some of their
+modules only when one of their names is first used (a module ``__getattr__``, PEP 562). These
+tests run in fresh interpreters (the test process has imported everything already) and check
+both halves of that contract: the heavy modules stay out of ``sys.modules`` after the import, and
+every public name still resolves, to the very object its defining module holds, and is listed by
+``dir()``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+# Modules a plain ``import fluxion, fluxion.numpy`` must not load (each is loaded on first use).
+HEAVY = [
+    # the XLA runtime and the backend (loaded by the first eager operation)
+    "jax", "jaxlib", "fluxion.backend.dispatch", "fluxion.backend.jit", "fluxion.backend.lowering",
+    # lax families off the numpy path
+    "fluxion.lax.control_flow", "fluxion.lax.control_flow.loops", "fluxion.lax.convolution",
+    "fluxion.lax.special", "fluxion.lax.special_zeta_beta", "fluxion.lax.parallel",
+    "fluxion.lax.parallel_spmd", "fluxion.lax.linalg", "fluxion.lax.windowed",
+    "fluxion.lax.cumulative", "fluxion.lax.sorting", "fluxion.lax.rng", "fluxion.lax.patches",
+    # numpy families and submodules
+    "fluxion.numpy.linalg", "fluxion.numpy.fft", "fluxion.numpy.polynomial",
+    "fluxion.numpy.histograms", "fluxion.numpy.windows", "fluxion.numpy.interpolation",
+    "fluxion.numpy.nanfunctions", "fluxion.numpy.quantiles", "fluxion.numpy.padding",
+    "fluxion.numpy.ufunc_objects", "fluxion.numpy.dtype_utils", "fluxion.numpy.array_api_info",
+    "fluxion.numpy.grids", "fluxion.numpy.calculus",
+    # the rest of the package
+    "fluxion.transforms.custom_derivatives", "fluxion.jacobians", "fluxion.transforms.remat",
+    "fluxion.random", "fluxion.nn", "fluxion.sharding", "fluxion.shmap", "fluxion.pmapping",
+    "fluxion.distributed", "fluxion.debug", "fluxion.experimental", "fluxion.export",
+    # standard library modules only error paths need
+    "difflib",
+]
+
+LAZY_PACKAGES = ["fluxion", "fluxion.numpy", "fluxion.lax", "fluxion.random"]
+
+
+def _run(code: str) -> str:
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+def test_plain_import_loads_no_heavy_module() -> None:
+    out = _run(f"""
+        import sys
+        import fluxion, fluxion.numpy
+        print(sorted(m for m in {HEAVY!r} if m in sys.modules))
+    """)
+    assert out.strip() == "[]", f"loaded by `import fluxion, fluxion.numpy`: {out}"
+
+
+def test_every_public_name_resolves_and_is_listed() -> None:
+    out = _run(f"""
+        import importlib, sys
+        import fluxion
+        packages = {LAZY_PACKAGES!r}
+        mods = [importlib.import_module(p) for p in packages]
+        # dir() lists every public name before any lazy family is loaded
+        for p, m in zip(packages, mods):
+            missing = sorted(set(m.__all__) - set(dir(m)))
+            assert not missing, (p, "dir() lacks", missing)
+        assert "fluxion.numpy.polynomial" not in sys.modules
+        for p, m in zip(packages, mods):
+            for name in m.__all__:
+                assert hasattr(m, name), (p, name)
+                obj = getattr(m, name)
+                # the object its own module defines, not a stand-in
+                owner = getattr(obj, "__module__", None)
+                if callable(obj) and isinstance(owner, str) and owner.startswith("fluxion"):
+                    src = sys.modules.get(owner)
+                    if src is not None and hasattr(src, name):
+                        assert getattr(src, name) is obj, (p, name, owner)
+            print(p, len(m.__all__))
+        for p, m in zip(packages, mods):
+            try:
+                getattr(m, "no_such_name")
+            except AttributeError as e:
+                assert "no_such_name" in str(e)
+            else:
+                raise AssertionError(p)
+    """)
+    checked = dict(line.split() for line in out.strip().splitlines())
+    assert list(checked) == LAZY_PACKAGES and all(int(n) > 0 for n in checked.values()), out
+
+
+def test_star_import_and_submodules_resolve() -> None:
+    out = _run("""
+        import fluxion
+        import fluxion.numpy as jnp
+        from fluxion import lax
+        ns = {}
+        exec("from fluxion.numpy import *", ns)
+        missing = sorted(set(jnp.__all__) - set(ns))
+        assert not missing, missing
+        ns = {}
+        exec("from fluxion.lax import *", ns)
+        assert set(lax.__all__) <= set(ns)
+        # names that are also submodule names stay the functions, even after the submodule loads
+        import fluxion.lax.fft, fluxion.lax.dot, fluxion.numpy.vectorize, fluxion.numpy.einsum
+        assert callable(lax.fft) and lax.fft.__module__ == "fluxion.lax.fft"
+        assert callable(lax.dot) and lax.dot.__module__ == "fluxion.lax.dot"
+        assert type(jnp.vectorize).__name__ == "function" and type(jnp.einsum).__name__ == "function"
+        # submodules on attribute access
+        assert jnp.fft.fft.__module__ == "fluxion.numpy.fft"
+        assert jnp.linalg.inv.__module__ == "fluxion.numpy.linalg"
+        assert lax.linalg.cholesky.__module__.startswith("fluxion.lax.linalg")
+        assert lax.control_flow.fori_loop is lax.fori_loop
+        assert jnp.polynomial.polyval is jnp.polyval
+        assert jnp.bool is jnp.bool_
+        # a family imported directly first still resolves through the package
+        import fluxion.random._gamma
+        assert fluxion.random.gamma is fluxion.random._gamma.gamma
+        print("ok")
+    """)
+    assert out.strip() == "ok"
+
+
+def test_lazy_families_work_in_a_fresh_process() -> None:
+    """Primitives of late-loaded families bind, lower and differentiate on first use."""
+    out = _run("""
+        import fluxion, fluxion.numpy as jnp
+        from fluxion import lax
+        x = jnp.arange(4.0)
+        y = fluxion.jit(lambda x: lax.fori_loop(0, 3, lambda i, c: c + jnp.cumsum(x), x))(x)
+        g = fluxion.grad(lambda x: lax.lgamma(x + 1.0).sum())(x)
+        print(y.tolist(), jnp.sort(-x).tolist(), [round(v, 4) for v in g.tolist()])
+    """)
+    import numpy as np
+    from scipy.special import digamma
+
+    y, s, g = out.strip().split("] [")
+    xs = np.arange(4.0)
+    assert y.strip("[]") == ", ".join(str(v) for v in (xs + 3 * np.cumsum(xs)).tolist())
+    assert s.strip("[]") == ", ".join(str(v) for v in np.sort(-xs).tolist())
+    np.testing.assert_allclose([float(v) for v in g.strip("[]").split(",")], digamma(xs + 1.0),
+                               atol=1e-4)
