@@ -18,7 +18,7 @@ def test_seed_example_prints_like_jax(eight):
     out = fluxion.pmap(lambda x: x ** 2)(np.arange(4))
     ref = jax.pmap(lambda x: x ** 2)(np.arange(4))
     assert repr(out) == repr(ref) == "Array([0, 1, 4, 9], dtype=int32)"
-    assert out.sharding.spec == tuple(ref.sharding.spec)
+    assert tuple(out.sharding.spec) == tuple(ref.sharding.spec)
     assert [d.id for d in out.sharding.mesh.devices.flat] == [0, 1, 2, 3]
     assert out.committed
 

@@ -36,6 +36,7 @@ from fluxion.backend.sharding_impl import (
     SingleDeviceSharding,
     context_mesh,
     swap_context_mesh,
+    sync_computation_mesh,
 )
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
@@ -101,12 +102,14 @@ class set_mesh:
             raise ValueError("set_mesh can only be used outside of jit and other "
                              "transformations")
         self.prev = swap_context_mesh(mesh)
+        sync_computation_mesh(mesh)  # computations on uncommitted arrays run on it (JAX)
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc: Any) -> None:
         swap_context_mesh(self.prev)
+        sync_computation_mesh(self.prev)
 
 
 use_mesh = set_mesh

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion.backend import client as _client
+from fluxion.core.config import config
 
 _xc, _jax = _client._load()  # sets the log level before jaxlib is imported
 
@@ -62,9 +63,15 @@ class PartitionSpec(tuple):
     """For each array dimension: the mesh axis (a name), axes (a tuple of names) or ``None``
     (not split) that shards it. Trailing dimensions not listed are not split.
 
+    As JAX's: an entry of one name in a tuple is that name and ``()`` is ``None``; two specs are
+    equal when their entries are (``P('x', None) != P('x')``, though both shard alike: compare
+    shardings with ``is_equivalent_to``), and never equal to a plain tuple.
+
     Example:
         >>> PartitionSpec("x", None)
         P('x', None)
+        >>> PartitionSpec(("x",)) == PartitionSpec("x"), PartitionSpec("x", None) == PartitionSpec("x")
+        (True, False)
     """
 
     UNCONSTRAINED = _Unconstrained()
@@ -76,8 +83,7 @@ class PartitionSpec(tuple):
                 raise TypeError(
                     "PartitionSpec: each entry must be a mesh axis name, a tuple of names or "
                     f"None, got {p!r}")
-        return tuple.__new__(cls, tuple(tuple(p) if isinstance(p, list) else p
-                                        for p in partitions))
+        return tuple.__new__(cls, tuple(_canonical_entry(p) for p in partitions))
 
     def __repr__(self) -> str:
         return "P" + tuple.__repr__(self)
@@ -99,21 +105,21 @@ class PartitionSpec(tuple):
 
     def __eq__(self, other: Any) -> bool:
         if isinstance(other, PartitionSpec):
-            n = max(len(self), len(other))
-            return self._normalized(n) == other._normalized(n)
-        if isinstance(other, tuple):
             return tuple.__eq__(self, other)
-        return NotImplemented
+        return False if isinstance(other, tuple) else NotImplemented
 
     def __ne__(self, other: Any) -> bool:
         eq = self.__eq__(other)
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
-        n = len(self)
-        while n and self[n - 1] is None:
-            n -= 1
-        return hash(tuple(self[:n]))
+        return hash(("P", *self))
+
+
+def _canonical_entry(p: Any) -> Any:
+    if isinstance(p, (tuple, list)):
+        return None if not p else p[0] if len(p) == 1 else tuple(p)
+    return p
 
 
 class AbstractMesh:
@@ -270,6 +276,31 @@ class Mesh:
 def context_mesh() -> Mesh | None:
     """The mesh set in this thread by ``set_mesh`` / ``with mesh:``, or None."""
     return getattr(_MESH_STATE, "mesh", None)
+
+
+config.define("fluxion_context_mesh", None,
+              "Set by fluxion.set_mesh (do not set it yourself): the multi-device mesh where "
+              "computations on uncommitted arrays run, as in JAX. Part of the trace context, "
+              "so jit and eager caches keep programs placed on it apart.", trace=True)
+
+
+def computation_mesh() -> "Mesh | None":
+    """The mesh of :func:`fluxion.set_mesh` (several devices) in this thread: where computations
+    on uncommitted arguments (or none) run, as in JAX; None outside ``set_mesh``.
+
+    Example:
+        >>> computation_mesh() is None
+        True
+    """
+    m = config.fluxion_context_mesh
+    return m if m is not None and getattr(_MESH_STATE, "mesh", None) is m else None
+
+
+def sync_computation_mesh(mesh: "Mesh | None") -> None:
+    """Record ``mesh`` (from ``set_mesh``) as the computation mesh when it spans devices."""
+    value = mesh if isinstance(mesh, Mesh) and mesh.size > 1 else None
+    if config.fluxion_context_mesh is not value:
+        config.update("fluxion_context_mesh", value)
 
 
 def swap_context_mesh(mesh: Mesh | None) -> Mesh | None:

@@ -32,6 +32,7 @@ from fluxion.backend.sharding_impl import (
     Mesh,
     NamedSharding,
     PartitionSpec,
+    computation_mesh,
     named_from_hlo,
 )
 from fluxion.core.errors import user_frame
@@ -85,6 +86,9 @@ def target_devices(fname: str, specs: Sequence[Any], names: Sequence[str] | None
                 f"{[d.id for d in forced]}{_where()}")
         return forced, True, None
     if found is None:
+        mesh = computation_mesh()  # under set_mesh: on its devices, as in JAX
+        if mesh is not None:
+            return tuple(mesh._internal_device_list), False, NamedSharding(mesh, PartitionSpec())
         return (_client.default_device(),), False, None
     return found, True, specs[first].sharding if len(found) > 1 else None
 
@@ -230,7 +234,11 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
             continue
         hs = xc.HloSharding.from_proto(ops[k]) if ops is not None else xc.HloSharding.replicate()
         if mesh is not None:
-            out.append(named_from_hlo(mesh, hs, len(a.shape)))
+            ns = named_from_hlo(mesh, hs, len(a.shape))
+            if all(t.name == "Explicit" for t in mesh.axis_types) and len(ns.spec) < len(a.shape):
+                # a type on Explicit axes names every dimension (JAX's P(None,))
+                ns = ns.with_spec(tuple(ns.spec) + (None,) * (len(a.shape) - len(ns.spec)))
+            out.append(ns)
         else:
             out.append(HloSharding(devices, hs))
     return out

@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
-           "ShardingTypeError", "apply_sharding_rule", "SHARDING_RULES"]
+           "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule", "SHARDING_RULES"]
 
 _KEEP: Any = object()  # ShapedArray.update: keep the sharding
 
@@ -172,6 +172,14 @@ class ShardingTypeError(Exception):
     """The shardings (types) of a primitive's operands do not fit (JAX's ShardingTypeError)."""
 
 
+class DuplicateSpecError(ShardingTypeError):
+    """A rule gave a result spec that uses a mesh axis twice (``entries``: that spec)."""
+
+    def __init__(self, entries: tuple) -> None:
+        super().__init__(f"the mesh axes of {entries} are not distinct")
+        self.entries = entries
+
+
 def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
                         params: dict) -> Any:
     """``out`` (an aval or a list of them) with the shardings the rule of ``prim`` gives, when an
@@ -182,6 +190,18 @@ def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
         rule = SHARDING_RULES[None]
     try:
         shs = rule(prim, in_avals, out, **params)
+    except DuplicateSpecError as e:
+        if prim.multiple_results:
+            raise
+        dims = ",".join(str(n) if not p else f"{n}@{p}" if isinstance(p, str)
+                        else f"{n}@({','.join(p)})" for n, p in zip(out.shape, e.entries))
+        err = ShardingTypeError(
+            f"{prim.name} operation with inputs: {', '.join(a.str_short() for a in in_avals)} "
+            f"produces an illegally sharded result: {short_dtype_name(out.dtype)}[{dims}]")
+        from fluxion.core.errors import user_source_line
+        err = ShardingTypeError(f"{err} (at {user_source_line()})")
+        err._fluxion_located = True
+        raise err from None
     except ShardingTypeError as e:
         if getattr(e, "_fluxion_located", False):
             raise

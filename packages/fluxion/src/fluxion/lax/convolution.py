@@ -462,6 +462,14 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
                               f"of (low, high) pairs, got {padding!r}") from None
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         dtypes.dtype(preferred_element_type))
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        from fluxion.lax.sharding_rules import with_out_sharding
+        return with_out_sharding(
+            "lax.conv_general_dilated", out_sharding, conv_general_dilated_p.bind, lhs, rhs,
+            window_strides=strides, padding=pads, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
+            dimension_numbers=dnums, feature_group_count=operator.index(feature_group_count),
+            batch_group_count=operator.index(batch_group_count),
+            precision=_canon_precision(precision), preferred_element_type=pet)
     return conv_general_dilated_p.bind(
         lhs, rhs, window_strides=strides, padding=pads, lhs_dilation=lhs_dil,
         rhs_dilation=rhs_dil, dimension_numbers=dnums,

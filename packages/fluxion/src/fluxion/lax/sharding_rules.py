@@ -23,9 +23,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from fluxion.core.avals import SHARDING_RULES, ShapedArray, ShardingTypeError
+from fluxion.core.avals import SHARDING_RULES, DuplicateSpecError, ShapedArray, ShardingTypeError
 
-__all__ = ["ShardingTypeError", "with_out_sharding", "explicit_part", "resharding"]
+__all__ = ["ShardingTypeError", "with_out_sharding", "explicit_part", "resharding", "rules_mode"]
 
 
 def _entries(a: ShapedArray) -> list:
@@ -57,7 +57,12 @@ def _base(name: str, avals: Sequence[ShapedArray]) -> Any:
 
 
 def _make(base: Any, entries: Sequence[Any]) -> Any:
-    return None if base is None else base.with_spec(tuple(entries))
+    if base is None:
+        return None
+    used = [a for p in entries for a in _axes(p)]
+    if len(used) != len(set(used)):  # JAX's DuplicateSpecError: "illegally sharded result"
+        raise DuplicateSpecError(tuple(entries))
+    return base.with_spec(tuple(entries))
 
 
 def _types(avals: Sequence[ShapedArray]) -> str:
@@ -127,10 +132,17 @@ def _keep_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any, **params: A
     return res if prim.multiple_results else res[0]
 
 
+def _like_b_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any, **_: Any) -> Any:
+    """``custom_linear_solve``: the solution is typed as ``b`` (the trailing operands), as
+    JAX's abstract eval returns ``b``'s avals."""
+    return [a.sharding for a in in_avals[len(in_avals) - len(out):]]
+
+
 SHARDING_RULES[None] = _default_rule
 for _name in ("jit", "custom_jvp_call", "custom_vjp_call", "custom_lin", "linear_call", "remat",
-              "cond", "while", "scan", "custom_root", "custom_linear_solve", "shard_map"):
+              "cond", "while", "scan", "custom_root", "shard_map"):
     SHARDING_RULES[_name] = _keep_rule
+SHARDING_RULES["custom_linear_solve"] = _like_b_rule
 
 
 # ------------------------------------------------------------------ shape operations
@@ -416,13 +428,34 @@ def with_out_sharding(fname: str, out_sharding: Any, fn: Any, *args: Any, **kwar
         return fn(*args, **kwargs)
     with out_sharding_pending():
         out = fn(*args, **kwargs)
-    from fluxion.lax.parallel import with_sharding_constraint
+    from fluxion.lax.parallel import _context_mesh, _named_sharding, with_sharding_constraint
+    if type(out_sharding).__name__ == "PartitionSpec" and _context_mesh() is not None:
+        out_sharding = _named_sharding(_context_mesh(), out_sharding)
+    ndim = getattr(out, "ndim", None)
+    mesh = getattr(out_sharding, "mesh", None)
+    if (ndim is not None and mesh is not None and hasattr(out_sharding, "with_spec")
+            and all(t.name == "Explicit" for t in mesh.axis_types)
+            and len(out_sharding.spec) < ndim):  # the type's spec names every dimension (JAX)
+        out_sharding = out_sharding.with_spec(
+            tuple(out_sharding.spec) + (None,) * (ndim - len(out_sharding.spec)))
     with resharding():
         try:
             return with_sharding_constraint(out, out_sharding)
         except (TypeError, ValueError) as e:
             raise type(e)(str(e).replace("lax.with_sharding_constraint", f"{fname}: "
                                          "out_sharding")) from None
+
+
+def rules_mode() -> tuple:
+    """``()`` outside ``out_sharding=`` and ``reshard``; else which of them is on (the eager
+    cache keeps executables compiled there apart: the rules accept more there).
+
+    Example:
+        >>> rules_mode()
+        ()
+    """
+    pending, reshard = getattr(_PENDING, "on", False), getattr(_RESHARD, "on", False)
+    return () if not (pending or reshard) else (pending, reshard)
 
 
 def _dot_general_rule(prim: Any, in_avals: Sequence[ShapedArray], out: ShapedArray, *,
@@ -542,3 +575,127 @@ for _name in ("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"):
 SHARDING_RULES["sort"] = _unsharded_dim(
     "Arguments to sort must be unsharded over the sorting dimension. Got arg type={t} and "
     "sorting dimension={d}", "dimension")
+
+
+# ------------------------------------------------------------------ FFT, convolution
+
+def _fft_rule(prim: Any, in_avals: Sequence[ShapedArray], out: ShapedArray, **_: Any) -> Any:
+    """JAX's ``fft`` keeps its operand's sharding (its abstract eval updates shape and dtype
+    only), split transformed dimensions included; a split dimension whose new size (an RFFT's
+    ``n // 2 + 1``) its mesh axes do not divide is JAX's ValueError."""
+    base = _base(prim.name, in_avals)
+    spec = _entries(in_avals[0])
+    if base is not None:
+        for d, (n, p) in enumerate(zip(out.shape, spec)):
+            k = _axis_size(base.mesh, p)
+            if p is not None and n % k:
+                raise ValueError(
+                    f"Sharding spec {_axes(p)} implies that array axis {d} is partitioned {k} "
+                    f"times, but does not evenly divide the dimension size {n}. Got shape: "
+                    f"{out.shape} and sharding {base.with_spec(tuple(spec))}")
+    return _make(base, spec)
+
+
+def _conv_rule(prim: Any, in_avals: Sequence[ShapedArray], out: ShapedArray, *,
+               dimension_numbers: Any, **_: Any) -> Any:
+    """JAX's rule: with an unsharded kernel and an unsplit lhs feature dimension, the result
+    has the lhs's spec (position by position; a split dimension whose size changes must stay
+    divisible); otherwise an ``out_sharding`` is required."""
+    lhs, rhs = in_avals
+    base = _base(prim.name, in_avals)
+    if base is None:
+        return None
+    if any(p is not None for p in _entries(rhs)) or (
+            _entries(lhs)[dimension_numbers.lhs_spec[1]] is not None):
+        if getattr(_PENDING, "on", False):
+            return None
+        raise ShardingTypeError("Please specify the output sharding via `out_sharding` "
+                                "parameter of `conv_general_dilated`")
+    return _varying_shape_rule("conv_general_dilated")(prim, [lhs], out)
+
+
+SHARDING_RULES["fft"] = _fft_rule
+SHARDING_RULES["conv_general_dilated"] = _conv_rule
+
+
+# ------------------------------------------------------------------ linear algebra
+
+def _linalg_rule(ranks: tuple) -> Any:
+    """JAX's ``linalg_sharding_rule``: the leading (batch) dimensions carry their sharding,
+    equal across the operands; the trailing matrix (vector) dimensions must be unsplit."""
+    def rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any, **_: Any) -> Any:
+        base = _base(prim.name, in_avals)
+        if base is None:
+            return [None] * len(out) if prim.multiple_results else None
+        batches = []
+        for i, (rank, a) in enumerate(zip(ranks, in_avals)):
+            spec = _entries(a)
+            nb = len(spec) - rank
+            if any(p is not None for p in spec[nb:]):
+                raise ShardingTypeError(
+                    f"Input {i} to {prim.name} must be unsharded on non-batch dimensions, but "
+                    f"got {_spec_of(a, base)}.")
+            batches.append(tuple(spec[:nb]))
+        if any(b != batches[0] for b in batches[1:]):
+            raise ShardingTypeError(f"All inputs to {prim.name} must have the same batch "
+                                    f"sharding, but got {batches}.")
+        batch = list(batches[0])
+        outs = out if prim.multiple_results else [out]
+        res = [_make(base, batch + [None] * (len(o.shape) - len(batch))) for o in outs]
+        return res if prim.multiple_results else res[0]
+    return rule
+
+
+def _spec_of(a: ShapedArray, base: Any) -> Any:
+    """``a``'s spec, one entry per dimension, as a PartitionSpec (for messages)."""
+    return type(base.spec)(*_entries(a))
+
+
+def _triangular_solve_rule(prim: Any, in_avals: Sequence[ShapedArray], out: ShapedArray, *,
+                           left_side: bool, transpose_a: bool, **_: Any) -> Any:
+    """JAX's ``_tri_solve_sharding``: equal batch sharding, unsplit contracting dimensions; the
+    result's matrix dimensions come from ``a``'s free one and ``b``'s."""
+    a, b = in_avals
+    base = _base(prim.name, in_avals)
+    if base is None:
+        return None
+    sa, sb = _entries(a), _entries(b)
+    if tuple(sa[:-2]) != tuple(sb[:-2]):
+        raise ShardingTypeError("All inputs to triangular_solve must have the same batch "
+                                f"sharding, but got {tuple(sa[:-2])} and {tuple(sb[:-2])}.")
+    a2, b2 = sa[-2:], sb[-2:]
+    if a2[int(bool(left_side) ^ bool(transpose_a))] is not None:
+        raise ShardingTypeError(
+            "triangular solve input `a` must be unsharded on the contracting axis, but got "
+            f"{_spec_of(a, base)} with left_side={bool(left_side)} and "
+            f"transpose_a={bool(transpose_a)}.")
+    if b2[int(not left_side)] is not None:
+        raise ShardingTypeError(
+            "triangular solve input `b` must be unsharded on the contracting axis, but got "
+            f"{_spec_of(b, base)} with left_side={bool(left_side)} and "
+            f"transpose_a={bool(transpose_a)}.")
+    mat = ([a2[int(bool(transpose_a))], b2[1]] if left_side
+           else [b2[0], a2[int(not transpose_a)]])
+    return _make(base, list(sa[:-2]) + mat)
+
+
+for _name, _ranks in (("cholesky", (2,)), ("eig", (2,)), ("eigh", (2,)), ("hessenberg", (2,)),
+                      ("householder_product", (2, 1)), ("lu", (2,)),
+                      ("lu_pivots_to_permutation", (1,)), ("geqrf", (2,)), ("qr", (2,)),
+                      ("schur", (2,)), ("svd", (2,)), ("tridiagonal", (2,)),
+                      ("tridiagonal_solve", (1, 1, 1, 2)), ("symmetric_product", (2, 2))):
+    SHARDING_RULES[_name] = _linalg_rule(_ranks)
+SHARDING_RULES["triangular_solve"] = _triangular_solve_rule
+
+
+# ------------------------------------------------------------------ random bits
+
+def _rng_bit_generator_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
+                            **_: Any) -> Any:
+    """JAX's rule: the new key keeps the key's sharding; the bits are unsplit (replicated over
+    the mesh)."""
+    base = _base(prim.name, in_avals)
+    return [in_avals[0].sharding, _make(base, [None] * len(out[1].shape))]
+
+
+SHARDING_RULES["rng_bit_generator"] = _rng_bit_generator_rule

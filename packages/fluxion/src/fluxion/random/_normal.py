@@ -17,6 +17,7 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.random._discrete import _rademacher_raw
 from fluxion.random._uniform import _uniform_raw
 from fluxion.random._util import (
@@ -57,14 +58,17 @@ def _normal_impl(kd: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     return _normal_any(kd, shape, dtype)
 
 
-def normal(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
-    """Standard normal samples (float or complex dtype).
+def normal(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """Standard normal samples (float or complex dtype). ``out_sharding``: the result's
+    sharding (explicit mesh axes), as in JAX.
 
     Example:
         >>> import fluxion
         >>> fluxion.random.normal(fluxion.random.key(0), (2, 3)).shape
         (2, 3)
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.normal", out_sharding, normal, key, shape, dtype)
     kd, _, _ = use_key("normal", key)
     dt = float_dtype("normal", dtype, (np.inexact,))
     return _normal_impl(kd, shape_tuple("normal", shape), dt)

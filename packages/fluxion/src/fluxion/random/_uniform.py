@@ -16,6 +16,7 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.random._util import (
     UINT_DTYPES,
     Shape,
@@ -34,14 +35,17 @@ from fluxion.random._util import (
 __all__ = ["bits", "uniform", "randint"]
 
 
-def bits(key: Any, shape: Shape = (), dtype: Any = None) -> Any:
+def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Uniform random bits as unsigned integers (default ``uint32``; ``uint64`` with x64).
+    ``out_sharding``: the result's sharding (explicit mesh axes), as in JAX.
 
     Example:
         >>> import fluxion
         >>> fluxion.random.bits(fluxion.random.key(0), (2,)).dtype
         dtype('uint32')
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.bits", out_sharding, bits, key, shape, dtype)
     kd, _, _ = use_key("bits", key)
     dt = dtypes.default_uint_dtype() if dtype is None else (
         dtypes.check_and_canonicalize_user_dtype(dtype))
@@ -78,14 +82,18 @@ def _uniform_impl(kd: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
 
 
 def uniform(key: Any, shape: Shape = (), dtype: Any = None, minval: Any = 0.0,
-            maxval: Any = 1.0) -> Any:
+            maxval: Any = 1.0, *, out_sharding: Any = None) -> Any:
     """Uniform floats in ``[minval, maxval)`` (default float32; float64 with x64).
+    ``out_sharding``: the result's sharding (explicit mesh axes), as in JAX.
 
     Example:
         >>> import fluxion
         >>> float(fluxion.random.uniform(fluxion.random.key(0))) < 1.0
         True
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.uniform", out_sharding, uniform, key, shape, dtype,
+                                 minval, maxval)
     kd, _, _ = use_key("uniform", key)
     dt = float_dtype("uniform", dtype)
     shape = shape_tuple("uniform", shape)
@@ -135,14 +143,19 @@ def _randint_impl(kd: Any, minval: Any, maxval: Any, shape: tuple[int, ...],
     return lax.add(minval, lax.convert_element_type(off, dtype))
 
 
-def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None) -> Any:
+def randint(key: Any, shape: Shape, minval: Any, maxval: Any, dtype: Any = None, *,
+            out_sharding: Any = None) -> Any:
     """Uniform integers in ``[minval, maxval)`` (default int32; int64 with x64).
+    ``out_sharding``: the result's sharding (explicit mesh axes), as in JAX.
 
     Example:
         >>> import fluxion
         >>> int(fluxion.random.randint(fluxion.random.key(0), (), 0, 10)) in range(10)
         True
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.randint", out_sharding, randint, key, shape, minval,
+                                 maxval, dtype)
     kd, _, _ = use_key("randint", key)
     dt = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype)
     if not dtypes.issubdtype(dt, np.integer):

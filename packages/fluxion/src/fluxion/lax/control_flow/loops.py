@@ -589,6 +589,18 @@ scan_p.transpose = _scan_transpose
 scan_p.batch = _scan_batch
 
 
+def _check_xs_unsplit(xs_leaves: list) -> None:
+    """JAX's rule on Explicit mesh axes: the scanned (leading) dimension is not split."""
+    avals = [a for a in avals_of(xs_leaves)]
+    if not any(a.sharding is not None for a in avals):
+        return
+    specs = [tuple(a.sharding.spec) if a.sharding is not None else (None,) * len(a.shape)
+             for a in avals]
+    if any(sp and sp[0] is not None for sp in specs):
+        raise ValueError("0th dimension of all xs should be replicated. Got "
+                         + ", ".join("P" + repr(sp) for sp in specs))
+
+
 def _scan_length(xs_leaves: list, length: Any) -> int:
     if length is not None:
         try:
@@ -605,6 +617,7 @@ def _scan_length(xs_leaves: list, length: Any) -> int:
             raise ValueError(f"scan got value with no leading axis to scan over: "
                              f"{avals_of([x])[0].str_short()}")
         sizes.append(shape[0])
+    _check_xs_unsplit(xs_leaves)
     if length is not None:
         if any(s != length for s in sizes):
             raise ValueError(f"scan got `length` argument of {length} which disagrees with "
