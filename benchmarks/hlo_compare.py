@@ -5,9 +5,16 @@ its own subprocess (x64 enabled), and the operations are counted by name (``stab
 ``stablehlo.while``, ``func.call``, ...). The table shows the counts side by side, the ops whose
 counts differ first: where fluxion emits more ops than jax, XLA has more to fuse.
 
+With ``--optimized`` the module XLA compiled (``jit(kernel).lower(*inputs).compile().as_text()``)
+is compared instead: HLO opcodes counted over every computation (fusion bodies included), plus
+``#fusions`` (fusion instructions) and ``#parameters`` / ``#constants`` of the entry computation
+(the buffers each call passes, the literals XLA can fold). Two programs that XLA optimizes to
+the same counts run the same code; what remains between them is the per-call dispatch.
+
 Usage::
 
     python benchmarks/hlo_compare.py [--kernels eos,isoneutral,tke] [--size 4096] [--json]
+                                     [--optimized]
 
 Example:
     >>> counts = count_ops('%0 = stablehlo.add %a, %b : tensor<2xf64>\\n'
@@ -30,7 +37,7 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-__all__ = ["KERNELS", "count_ops", "lower_text", "compare", "main"]
+__all__ = ["KERNELS", "count_ops", "count_hlo_ops", "lower_text", "compare", "main"]
 
 KERNELS = ("eos", "isoneutral", "tke")
 _OP = re.compile(r'(?:=|^)\s*"?((?:stablehlo|chlo|mhlo|func|call)\.[A-Za-z_0-9.]+|call)\b', re.M)
@@ -41,9 +48,37 @@ def count_ops(text: str) -> dict[str, int]:
     return dict(collections.Counter(m.group(1) for m in _OP.finditer(text)))
 
 
-def lower_text(backend: str, kernel: str, size: int) -> str:
-    """The StableHLO text of ``jit(kernel)`` lowered by ``backend`` at ``size`` (call this in a
-    process of its own: it enables x64)."""
+_HLO_INSTR = re.compile(r"^\s*(ROOT\s+)?%[\w.-]+\s*=\s*.*?\s([a-z][a-z0-9-]*)\(", re.M)
+
+
+def count_hlo_ops(text: str) -> dict[str, int]:
+    """``opcode -> occurrences`` in an optimized HLO module's text (every computation), plus
+    ``#fusions`` and the entry computation's ``#parameters`` and ``#constants``.
+
+    Example:
+        >>> hlo = ("ENTRY %main (a: f64[2]) -> f64[2] {\\n"
+        ...        "  %a = f64[2]{0} parameter(0)\\n"
+        ...        "  %c = f64[] constant(2)\\n"
+        ...        "  ROOT %f = f64[2]{0} fusion(%a, %c), kind=kLoop, calls=%fc\\n}")
+        >>> sorted(count_hlo_ops(hlo).items())
+        [('#constants', 1), ('#fusions', 1), ('#parameters', 1), ('constant', 1), ('fusion', 1), ('parameter', 1)]
+    """
+    counts = collections.Counter(m.group(2) for m in _HLO_INSTR.finditer(text))
+    entry = text[text.find("\nENTRY") + 1:] if "\nENTRY" in text else (
+        text if text.startswith("ENTRY") else "")
+    entry = entry[:entry.find("\n}") + 1] if "\n}" in entry else entry
+    body = collections.Counter(m.group(2) for m in _HLO_INSTR.finditer(entry))
+    out = dict(counts)
+    out["#fusions"] = counts.get("fusion", 0)
+    out["#parameters"] = body.get("parameter", 0)
+    out["#constants"] = body.get("constant", 0)
+    return out
+
+
+def lower_text(backend: str, kernel: str, size: int, optimized: bool = False) -> str:
+    """The StableHLO text of ``jit(kernel)`` lowered by ``backend`` at ``size``, or with
+    ``optimized`` the HLO XLA compiled from it (call this in a process of its own: it enables
+    x64)."""
     import importlib
 
     import numpy as np
@@ -60,19 +95,24 @@ def lower_text(backend: str, kernel: str, size: int) -> str:
     else:
         def fn(*a):
             return kmod.kernel(xnp, *a)
-    return mod.jit(fn).lower(*[np.asarray(a) for a in args]).as_text()
+    lowered = mod.jit(fn).lower(*[np.asarray(a) for a in args])
+    return lowered.compile().as_text() if optimized else lowered.as_text()
 
 
-def compare(kernels: tuple[str, ...], size: int) -> dict[str, dict[str, dict[str, int]]]:
-    """``kernel -> backend -> op counts``, each lowering in a fresh subprocess."""
+def compare(kernels: tuple[str, ...], size: int,
+            optimized: bool = False) -> dict[str, dict[str, dict[str, int]]]:
+    """``kernel -> backend -> op counts``, each lowering in a fresh subprocess (``optimized``:
+    of the HLO XLA compiled, see :func:`count_hlo_ops`)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"),
                PYTHONPATH=os.pathsep.join([_REPO_ROOT, os.environ.get("PYTHONPATH", "")]))
     for kernel in kernels:
         out[kernel] = {}
         for backend in ("fluxion", "jax"):
-            code = ("import json, sys; from benchmarks.hlo_compare import lower_text, count_ops; "
-                    f"print(json.dumps(count_ops(lower_text({backend!r}, {kernel!r}, {size}))))")
+            counter = "count_hlo_ops" if optimized else "count_ops"
+            code = ("import json, sys; from benchmarks.hlo_compare import lower_text, "
+                    f"{counter}; print(json.dumps({counter}(lower_text({backend!r}, {kernel!r}, "
+                    f"{size}, {optimized!r}))))")
             proc = subprocess.run([sys.executable, "-c", code], cwd=_REPO_ROOT, env=env,
                                   capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
@@ -98,13 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernels", default=",".join(KERNELS))
     p.add_argument("--size", type=int, default=4096)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--optimized", action="store_true",
+                   help="compare the HLO XLA compiled (opcodes, fusions, entry parameters)")
     args = p.parse_args(argv)
     kernels = tuple(k for k in args.kernels.split(",") if k)
     bad = [k for k in kernels if k not in KERNELS]
     if bad:
         print(f"unknown kernels {bad}; known: {', '.join(KERNELS)}", file=sys.stderr)
         return 2
-    result = compare(kernels, args.size)
+    result = compare(kernels, args.size, args.optimized)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -2,11 +2,14 @@
 
 MLP 784-512-512-10 with tanh hidden layers, batch 128, float32. Every repetition builds a fresh
 Python function and a fresh ``jit`` object, so no tracing, lowering or compile cache can hit, and
-reports three timings:
+reports these timings:
 
 ``trace_lower``  ``jit(f).lower(params, x)``: trace to the staged program and lower to StableHLO.
 ``compile``      ``lowered.compile()``: XLA compilation of that module.
 ``first_call``   a second fresh ``jit(f)`` called once and blocked: the whole first-call path.
+``compile_cpu``, ``first_call_cpu``
+                 the process CPU seconds (all threads) of the same two steps: much less noisy
+                 than wall time on a loaded machine.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ DESCRIPTION = ("MLP 784-512-512-10 (tanh) forward, batch 128: trace+lower / comp
                "fresh jit each rep")
 VARIANTS = ("jax", "fluxion")
 SIZES = (128,)
-PHASES = ("trace_lower", "compile", "first_call")
+PHASES = ("trace_lower", "compile", "first_call", "compile_cpu", "first_call_cpu")
 DEFAULT_REPS = 10
 QUICK_REPS = 3
 LAYERS = (784, 512, 512, 10)
@@ -75,13 +78,15 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
             clear()
         t0 = time.perf_counter()
         lowered = jit(_make_forward(b.np)).lower(params, x)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         lowered.compile()
-        t2 = time.perf_counter()
+        t2, c2 = time.perf_counter(), time.process_time()
         if clear is not None:
             clear()
+        t2b, c2b = time.perf_counter(), time.process_time()
         jit(_make_forward(b.np))(params, x).block_until_ready()
-        t3 = time.perf_counter()
-        return {"trace_lower": t1 - t0, "compile": t2 - t1, "first_call": t3 - t2}
+        t3, c3 = time.perf_counter(), time.process_time()
+        return {"trace_lower": t1 - t0, "compile": t2 - t1, "first_call": t3 - t2b,
+                "compile_cpu": c2 - c1, "first_call_cpu": c3 - c2b}
 
     return run

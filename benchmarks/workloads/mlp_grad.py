@@ -4,11 +4,22 @@ MLP 784-512-512-10 with tanh hidden layers, squared-error loss, batch 128, float
 
 ``jit_step``     a cached call of ``jit(grad(loss))``, blocked.
 ``eager_grad``   ``grad(loss)`` without jit, op by op, blocked.
-``first_call``   trace + lower + compile + run of a fresh ``jit(grad(loss))`` (cold caches).
+``first_call``   trace + lower + compile + run of a fresh ``jit(grad(loss))`` (cold caches), in
+                 this already warm process (after ``clear_caches``); ``first_call_cpu``: its
+                 process CPU seconds (all threads).
+``first_call_fresh``, ``first_call_fresh_cpu``
+                 the same first call in a fresh interpreter (after the import and the arguments'
+                 transfer, before anything else has run): wall and process CPU seconds. This also
+                 pays the runtime's once-per-process start-up (thread pools, the matmul
+                 library's kernel generation). CPU time is far less noisy on a loaded machine.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
 from typing import Any, Callable
 
@@ -17,13 +28,15 @@ import numpy as np
 from benchmarks import backends
 
 __all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "PHASES", "DEFAULT_REPS", "QUICK_REPS",
-           "setup", "size_label", "make_params", "make_loss"]
+           "setup", "size_label", "make_params", "make_loss", "first_call_in_this_process",
+           "first_call_in_fresh_process"]
 
 NAME = "mlp_grad"
 DESCRIPTION = "grad of an MLP 784-512-512-10 squared loss, batch 128: jitted step, eager, first call"
 VARIANTS = ("jax", "fluxion")
 SIZES = (128,)
-PHASES = ("jit_step", "eager_grad", "first_call")
+PHASES = ("jit_step", "eager_grad", "first_call", "first_call_cpu", "first_call_fresh",
+          "first_call_fresh_cpu")
 DEFAULT_REPS = 10
 QUICK_REPS = 3
 LAYERS = (784, 512, 512, 10)
@@ -53,13 +66,44 @@ def make_loss(xnp: Any) -> Callable[[Any, Any, Any], Any]:
     return loss
 
 
-def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
-    """One self-timed repetition (``phase -> seconds``) for ``variant`` at batch ``size``."""
-    b = backends.load(variant)
+def _inputs(b: Any, size: int) -> tuple:
     rng = np.random.default_rng(0)
     params = make_params(b, rng)
     x = b.asarray(rng.standard_normal((size, LAYERS[0])).astype(np.float32))
     y = b.asarray(rng.standard_normal((size, LAYERS[-1])).astype(np.float32))
+    return params, x, y
+
+
+def first_call_in_this_process(variant: str, size: int) -> dict[str, float]:
+    """Time the first call of a fresh ``jit(grad(loss))`` (wall and CPU seconds); meant to run
+    first thing in a fresh interpreter (see :func:`first_call_in_fresh_process`)."""
+    b = backends.load(variant)
+    params, x, y = _inputs(b, size)
+    b.module.block_until_ready((params, x, y))
+    step = b.jit(b.module.grad(make_loss(b.np)))
+    t0, c0 = time.perf_counter(), time.process_time()
+    b.module.block_until_ready(step(params, x, y))
+    return {"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0}
+
+
+def first_call_in_fresh_process(variant: str, size: int, timeout: float = 600.0) -> dict[str, float]:
+    """:func:`first_call_in_this_process` in a new interpreter with this process's environment
+    (so the compilation-cache settings the runner chose apply)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = ("import json, sys; sys.path.insert(0, %r); from benchmarks.workloads import mlp_grad; "
+            "print(json.dumps(mlp_grad.first_call_in_this_process(%r, %d)))" % (root, variant, size))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"fresh-process first call of {variant} failed: "
+                           f"{done.stderr.strip().splitlines()[-1:] or done.returncode}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
+    """One self-timed repetition (``phase -> seconds``) for ``variant`` at batch ``size``."""
+    b = backends.load(variant)
+    params, x, y = _inputs(b, size)
     grad, jit = b.module.grad, b.jit
     step = jit(grad(make_loss(b.np)))
     b.module.block_until_ready(step(params, x, y))
@@ -75,9 +119,9 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
     def run() -> dict[str, float]:
         if clear is not None:
             clear()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         b.module.block_until_ready(jit(grad(make_loss(b.np)))(params, x, y))
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         b.module.block_until_ready(eager(params, x, y))  # re-warm the per-op caches cleared above
         b.module.block_until_ready(step(params, x, y))  # and the jitted step's dispatch caches
         t2 = time.perf_counter()
@@ -87,6 +131,9 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
             out = step(params, x, y)
         b.module.block_until_ready(out)
         t4 = time.perf_counter()
-        return {"first_call": t1 - t0, "eager_grad": t3 - t2, "jit_step": (t4 - t3) / 10}
+        fresh = first_call_in_fresh_process(variant, size)
+        return {"first_call": t1 - t0, "first_call_cpu": c1 - c0, "eager_grad": t3 - t2,
+                "jit_step": (t4 - t3) / 10,
+                "first_call_fresh": fresh["wall"], "first_call_fresh_cpu": fresh["cpu"]}
 
     return run

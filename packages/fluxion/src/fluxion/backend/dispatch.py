@@ -36,6 +36,7 @@ from fluxion.backend import compile_cache as _disk
 from fluxion.backend import lapack as _lapack
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.lowering import lower_program
+from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
 from fluxion.core import errors as _trace_errors
@@ -86,21 +87,23 @@ _compile_lock = threading.RLock()
 
 
 def _cpu_overrides() -> list:
-    """XLA options set for CPU compiles: the loop emitters, unless ``fluxion_cpu_fast_compile``
-    is off or XLA_FLAGS chooses the emitters itself. The MLIR fusion emitters (XLA's default)
-    build a pool of MLIR contexts and run an MLIR pipeline per fused kernel on every compile:
-    ~60 ms CPU for a module's first kernel, ~20 ms for each further one; the loop emitters
-    produce the same kernels from the same optimized HLO in about half that."""
+    """XLA options set for CPU compiles: the loop emitters when ``fluxion_cpu_fast_compile`` is
+    on (off by default) and XLA_FLAGS does not choose the emitters itself. XLA's default MLIR
+    fusion emitters build MLIR contexts and run an MLIR pipeline per fused kernel on every
+    compile (~60 ms CPU for a module's first kernel, ~20 ms for each further one); the loop
+    emitters compile the same optimized HLO in about half that, but lack some ops (complex
+    max/min: those modules are recompiled with the default) and take the log of a subnormal
+    as -inf where JAX gives the finite value."""
     if not config.fluxion_cpu_fast_compile or "xla_cpu_use_fusion_emitters" in os.environ.get(
             "XLA_FLAGS", ""):
         return []
     return [("xla_cpu_use_fusion_emitters", False)]
 
 
-def _compile_options(devices: Sequence[Any]) -> Any:
+def _compile_options(devices: Sequence[Any], fast: bool = True) -> Any:
     o = _xc.CompileOptions()
     n = len(devices)
-    if devices[0].platform == "cpu":
+    if fast and devices[0].platform == "cpu":
         overrides = _cpu_overrides()
         if overrides:
             o.env_option_overrides = overrides
@@ -167,7 +170,13 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
                 except Exception as e:  # a bad entry is recompiled (and rewritten), not fatal
                     logger.warning("fluxion: ignoring unloadable compilation cache entry: %s", e)
         if exe is None:
-            exe = cl.compile_and_load(text, dl, opts)
+            try:
+                exe = cl.compile_and_load(text, dl, opts)
+            except _jax.JaxRuntimeError:
+                if not opts.env_option_overrides:
+                    raise
+                # fluxion_cpu_fast_compile's loop emitters lack some ops: XLA's default then
+                exe = cl.compile_and_load(text, dl, _compile_options(devs, fast=False))
             elapsed = time.perf_counter() - t0
             _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
             if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
@@ -514,6 +523,14 @@ def _compile_eager(prim: Any, specs: tuple, params: dict[str, Any]) -> ExecEntry
     return ExecEntry(exe, out_specs, not prim.multiple_results)
 
 
+def _no_argument_devices() -> tuple:
+    """Where a computation without arguments runs: the mesh of ``set_mesh``, else the default
+    device (as in JAX)."""
+    cm = _computation_mesh()
+    return (tuple(cm._internal_device_list) if cm is not None
+            else (_client.default_device(),))
+
+
 def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
                     out_shardings: Sequence[Any] | None = None, donated: Sequence[bool] = (),
                     devices: tuple | None = None, mesh: Any = None) -> tuple[Executable, list]:
@@ -524,7 +541,10 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
     results get ``out_shardings`` where given, else what the compiler chose."""
     if devices is None:
         devices = (tuple(in_shardings[0]._internal_device_list) if in_shardings
-                   else (_client.default_device(),))
+                   else _no_argument_devices())
+    if mesh is None and len(devices) > 1:  # under set_mesh: results named on its mesh
+        cm = _computation_mesh()
+        mesh = cm if cm is not None and set(cm._internal_device_list) == set(devices) else None
     n_out = len(program.outvars)
     if config.jax_log_compiles:  # JAX's log_compiles: one WARNING per compilation
         logger.warning("Compiling %s with global shapes and types %s.", name,
@@ -581,6 +601,14 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
 _REPLICATED: dict[tuple, tuple] = {}
 
 
+def _rules_mode() -> tuple:
+    """The sharding rules' context (an ``out_sharding=`` pending, a ``reshard``): a rule may
+    accept there what it refuses outside, so executables compiled in it are cached apart (an
+    executable compiled outside is right inside: it is consulted first, the hit path unchanged)."""
+    from fluxion.lax.sharding_rules import rules_mode
+    return rules_mode()
+
+
 def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     impl = prim.impl
     if impl is not None:
@@ -609,7 +637,12 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         specs = tuple(map(GET_K, args))
         e = table.get(specs)
         if e is None:
-            e = table[specs] = _compile_eager(prim, specs, params)
+            mode = _avals.EXPLICIT[0] and _rules_mode()
+            if mode:  # inside out_sharding= / reshard the sharding rules answer otherwise
+                table = _EAGER.get((pkey, mode)) or _new_eager_table((pkey, mode))
+                e = table.get(specs)
+            if e is None:
+                e = table[specs] = _compile_eager(prim, specs, params)
     outs = e.run(tuple(map(GET_A, args))).consume_with_handlers(e.handlers)
     if e.single:
         w = _new(Array)

@@ -4,7 +4,9 @@ every later call as cheap as jaxlib allows.
 A call with the same argument structure, avals, shardings, static arguments and trace context
 (``config.trace_context``: x64, promotion modes, ...) is a cache hit: flatten, one dict lookup,
 ``execute_sharded``, wrap. For functions taking plain positional Arrays, a dispatcher specialised to
-the exact arity is generated, which skips the pytree flatten. Inside another transformation, a
+the exact arity is generated (for ``*args`` functions, one keyed by the Specs alone), which skips
+the pytree flatten. Small closed-over constants are written into the module, as JAX does; larger
+ones are passed as leading parameters. Inside another transformation, a
 jitted function binds the ``jit`` call primitive on its staged Program, so ``grad(jit(f))`` and
 ``vmap(jit(f))`` stay one compiled call.
 
@@ -39,14 +41,16 @@ from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.client import default_device as _client_default_device
 from fluxion.backend.jit_sharding import Placement
+from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
 from fluxion.backend.lowering import lower_program
+from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import TraceContext, config
 from fluxion.core.dtypes import float0 as _FLOAT0
 from fluxion.core.errors import UnexpectedTracerError, user_source_line
-from fluxion.core.ir import Program, dce, eval_program, typecheck
+from fluxion.core.ir import Equation, Literal, Program, dce, eval_program, typecheck
 from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import (
     ClosedProgram,
@@ -105,6 +109,45 @@ class _Entry:
 
 
 _SINGLE_LEAF = tree_util.tree_structure(0)
+_EMBED_MAX_BYTES = 1 << 16
+
+
+def _embed_consts(program: Program, consts: Sequence[Any]) -> tuple[Program, list]:
+    """``program`` with its small numeric closed-over constants (at most 64 KiB each) written
+    into it as literals, and the constants that stay parameters. JAX embeds closed-over constants
+    in the module too: XLA sees their values (folds them into the fusions) and each call passes
+    fewer buffers."""
+    keep_vars, keep, sub = [], [], {}
+    for v, c in zip(program.constvars, consts):
+        dt = v.aval.dtype
+        lit = None
+        if (isinstance(c, (Array, np.ndarray)) and isinstance(dt, np.dtype) and dt.kind in "iuf"
+                and dt.itemsize in (1, 2, 4, 8)
+                and int(np.prod(v.aval.shape)) * dt.itemsize <= _EMBED_MAX_BYTES):
+            val = np.asarray(c)
+            flat = val.reshape(-1)
+            if flat.size == 0:
+                lit = Literal(val, v.aval)
+            else:
+                bits = flat.view(f"u{dt.itemsize}")
+                if (bits == bits[0]).all():  # a splat: a scalar broadcast, fused where used
+                    lit = Literal(flat[0], v.aval)
+                elif not (flat == flat[0]).all():  # (the dense attribute would merge 0.0, -0.0)
+                    lit = Literal(val, v.aval)
+        if lit is None:
+            keep_vars.append(v)
+            keep.append(c)
+        else:
+            sub[v.id] = lit
+    if not sub:
+        return program, list(consts)
+
+    def put(x: Any) -> Any:
+        return x if isinstance(x, Literal) else sub.get(x.id, x)
+
+    eqns = [Equation(e.prim, [put(x) for x in e.inputs], e.outputs, e.params, e.source)
+            for e in program.eqns]
+    return Program(keep_vars, program.invars, [put(x) for x in program.outvars], eqns), keep
 
 
 def _normalize_argnums(argnums: Any, n_params: int | None) -> tuple[int, ...]:
@@ -176,6 +219,10 @@ class _Signature:
                                for p in params)
                        and not self.static_argnums and not self.donate_argnums)
         self.arity = len(params) if self.simple else None
+        # Only ``*args`` (as ``lambda *a: ...``): a dispatcher taking any number of Arrays.
+        self.varargs = (sig is not None and len(params) == 1
+                        and params[0].kind is inspect.Parameter.VAR_POSITIONAL
+                        and not self.static_argnums and not self.donate_argnums)
 
 
 def _hashable(fname: str, what: str, value: Any) -> Any:
@@ -313,14 +360,26 @@ class _Jitted:
             devices = pl.devices
         else:
             first = next((o for o in outs_given if o is not None), None)
+            if first is None:  # no argument: where a sharding in the program puts it
+                first = _program_mesh(program)
+            if first is None:  # or the mesh of set_mesh (as in JAX)
+                first = _computation_mesh()
             devices = (tuple(first._internal_device_list) if first is not None
                        else (_client_default_device(),))
         for o in outs_given:
-            if o is not None and tuple(o._internal_device_list) != devices:
-                raise ValueError(
-                    f"jit of {self.name}: out_shardings are on devices "
-                    f"{[d.id for d in o._internal_device_list]} but the computation runs on "
-                    f"{[d.id for d in devices]} (where its arguments are)")
+            if o is not None and tuple(o._internal_device_list) != devices:  # JAX's error
+                first_out = next((q for q in outs_given if q is not None), None)
+                from_outs = (not specs or pl is not None and pl.in_shardings is None and not any(
+                    s.committed for s in specs) and first_out is not None)
+                arg = None if from_outs or not specs else (
+                    self.names(args, kwargs)[0], specs[0].aval)
+                raise _incompatible_out_devices(self.name, pl, devices,
+                                                first_out if from_outs else None, o, arg)
+        if len(devices) == 1:  # small constants written into the module, as JAX does
+            lowered, consts = _embed_consts(program, consts)
+            full = Program([], list(lowered.constvars) + list(lowered.invars), lowered.outvars,
+                           lowered.eqns)
+            don = (False,) * len(consts) + tuple(donated)
         # constants (closed-over arrays) go where the computation runs
         like = specs[0].sharding if specs else None
         target = (_d._sharding_for(devices[0]) if len(devices) == 1
@@ -457,8 +516,8 @@ class _Jitted:
         self.cache[key] = e
         if len(self.cache) > 1024:
             self.cache.popitem(last=False)
-        if (self.sig.simple and e.single and not kwargs and not _checks.ENABLED[0]
-                and len(args) == self.sig.arity
+        if ((self.sig.simple and len(args) == self.sig.arity or self.sig.varargs)
+                and not kwargs and not _checks.ENABLED[0]
                 and all(type(a) is Array for a in args)):
             e.fast_key = tuple(specs)
             self.fast[e.fast_key] = e
@@ -624,6 +683,8 @@ def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call):
         if {checks} and _fx_state.interp is _fx_EVAL:
             _fx_e = _fx_fast_get(({keys},))
             if _fx_e is not None:
+                if not _fx_e.single:
+                    return _fx_e.call(({impls},))
                 _fx_w = _fx_new(_fx_Array)
                 _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(
                     _fx_e.handlers)[0]
@@ -652,11 +713,29 @@ def _fast_maker(names: tuple[str, ...]) -> Callable:
     return make
 
 
+def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
+    """The dispatcher of a function taking only ``*args``: all-Array calls hit the table of
+    entries keyed by the arguments' Specs alone (their count fixes the tree structure)."""
+    def jitted(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and _STATE.interp is _EVAL:
+            for a in args:
+                if type(a) is not Array:
+                    break
+            else:
+                e = fast_get(tuple(map(_GET_K, args)))
+                if e is not None:
+                    return e.call(tuple(map(_GET_A, args)))
+        return call(args, kwargs)
+    return jitted
+
+
 def _make_dispatcher(j: _Jitted, fun: Callable) -> Callable:
     names = tuple(j.sig.param_names)
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
         fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call)
+    elif j.sig.varargs:
+        fn = _varargs_dispatcher(j.fast.get, call)
     else:
         def fn(*args: Any, **kwargs: Any) -> Any:
             return call(args, kwargs)
@@ -763,18 +842,23 @@ class Traced:
         full = Program([], list(self.program.constvars) + list(self.program.invars),
                        self.program.outvars, self.program.eqns)
         typecheck(full)
-        don = (False,) * len(self.consts) + tuple(self._donated)
+        program, consts = _embed_consts(self.program, self.consts)
+        full = Program([], list(program.constvars) + list(program.invars), program.outvars,
+                       program.eqns)
+        don = (False,) * len(consts) + tuple(self._donated)
         text = lower_program(full, f"jit_{self._j.name}", donated=don)
-        return Lowered(self, text)
+        return Lowered(self, text, consts=consts)
 
 
 class Lowered:
     """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
 
-    def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None) -> None:
+    def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
+                 consts: Sequence[Any] | None = None) -> None:
         self._traced = traced
         self._text = text
         self._entry = entry
+        self._consts = traced.consts if consts is None else consts  # those still parameters
 
     def as_text(self, dialect: str | None = None) -> str:
         return self._text
@@ -786,19 +870,21 @@ class Lowered:
     def compile(self) -> "Compiled":
         if self._entry is not None:
             return Compiled(self._traced, self._entry.executable, self._entry)
-        return Compiled(self._traced, _d.compile_text(self._text))
+        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts)
 
 
 class Compiled:
     """A compiled executable for one signature; call it with arguments of that signature."""
 
-    def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None) -> None:
+    def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None,
+                 consts: Sequence[Any] | None = None) -> None:
         self._traced = traced
         self._executable = executable
         if entry is not None:
             self._entry = entry
             return
-        consts = [c if type(c) is Array else _d.to_array(c) for c in traced.consts]
+        consts = [c if type(c) is Array else _d.to_array(c)
+                  for c in (traced.consts if consts is None else consts)]
         sharding = _d.default_sharding()
         out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
         self._entry = _Entry(executable, out_specs, tuple(c._a for c in consts), traced.out_tree,

@@ -214,6 +214,14 @@ config.define("jax_persistent_cache_min_compile_time_secs", 0.0,
               "Only executables that took at least this long to compile are written to disk.")
 config.define("jax_persistent_cache_min_entry_size_bytes", 0,
               "Only serialized executables at least this large are written to disk.")
+config.define("fluxion_cpu_fast_compile",
+              _env_bool("FLUXION_CPU_FAST_COMPILE", default=False),
+              "Compile CPU programs with XLA's loop emitters (xla_cpu_use_fusion_emitters=false) "
+              "instead of its MLIR fusion emitters (XLA's and JAX's default): the same HLO "
+              "passes, ~40% less compile CPU on small programs, ~20% on an MLP gradient. Off by "
+              "default: the log of a subnormal is then -inf (JAX: finite), and modules the loop "
+              "emitters cannot compile (complex max/min) are compiled again with the default. "
+              "An explicit xla_cpu_use_fusion_emitters in XLA_FLAGS wins.")
 config.define("jax_cpu_enable_async_dispatch", True,
               "Run CPU programs asynchronously (JAX's default). False lowers small-op latency.")
 config.define("jax_default_matmul_precision", None,
