@@ -170,6 +170,40 @@ def elementwise_lowering(op_name: str) -> Callable[..., str]:
     return rule
 
 
+def emit_extremum(ctx: Any, op_name: str, x: str, y: str, aval: ShapedArray) -> str:
+    """``stablehlo.maximum``/``minimum`` of two same-shape values of ``aval``; complex values are
+    ordered lexicographically (real part, then imaginary part) as NumPy and JAX order them, where
+    XLA's own complex maximum compares only one part."""
+    if aval.dtype.kind != "c":
+        return ctx.op1(op_name, [x, y], aval, [aval, aval])
+    direction = "GT" if op_name == "stablehlo.maximum" else "LT"
+    part = aval.update(dtype=np.dtype(np.float32 if aval.dtype == np.complex64 else np.float64))
+    pred = aval.update(dtype=np.dtype(bool))
+
+    def cmp(a: str, b: str, how: str) -> str:
+        return ctx.op1("stablehlo.compare", [a, b], pred, [part, part],
+                       f"comparison_direction = #stablehlo<comparison_direction {how}>, "
+                       "compare_type = #stablehlo<comparison_type FLOAT>")
+
+    rx, ry = (ctx.op1("stablehlo.real", [v], part, [aval]) for v in (x, y))
+    ix, iy = (ctx.op1("stablehlo.imag", [v], part, [aval]) for v in (x, y))
+    pick_x = ctx.op1("stablehlo.select", [cmp(rx, ry, "EQ"), cmp(ix, iy, direction),
+                                          cmp(rx, ry, direction)], pred, [pred, pred, pred])
+    return ctx.op1("stablehlo.select", [pick_x, x, y], aval, [pred, aval, aval])
+
+
+def extremum_lowering(op_name: str) -> Callable[..., str]:
+    """The lowering of ``max``/``min``: :func:`emit_extremum` on operands broadcast to the output."""
+
+    def rule(ctx: Any, x: str, y: str) -> str:
+        out = ctx.avals_out[0]
+        (a, b), full = ctx.avals_in, ctx.avals_in[0].update(shape=out.shape)
+        return emit_extremum(ctx, op_name, broadcast_operand(ctx, x, a, out.shape),
+                             broadcast_operand(ctx, y, b, out.shape), full)
+
+    return rule
+
+
 def unop_primitive(name: str, accepted: DtypeSet, lowering: str | Callable[..., str],
                    result_dtype: Any = None) -> Primitive:
     """An elementwise one-operand primitive: the standard abstract eval (:func:`standard_unop`),

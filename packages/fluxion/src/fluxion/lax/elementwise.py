@@ -35,6 +35,7 @@ from fluxion.lax._base import (
     broadcast_operand,
     dtype_kind_check,
     elementwise_lowering,
+    extremum_lowering,
     type_error,
     unop_primitive,
 )
@@ -298,7 +299,7 @@ def _balanced(x: Any, z: Any, y: Any) -> Any:
                                    add(mul(z, zero), one)), mul(z, zero))
 
 
-max_p = binop_primitive("max", _any, "stablehlo.maximum")
+max_p = binop_primitive("max", _any, extremum_lowering("stablehlo.maximum"))
 _rules.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
 
@@ -308,7 +309,7 @@ def max(x: Any, y: Any) -> Any:
     return max_p.bind(x, y)
 
 
-min_p = binop_primitive("min", _any, "stablehlo.minimum")
+min_p = binop_primitive("min", _any, extremum_lowering("stablehlo.minimum"))
 _rules.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
 

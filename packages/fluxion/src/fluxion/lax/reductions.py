@@ -28,6 +28,7 @@ from fluxion.lax._base import (
     DtypeSet,
     attr_i64_array,
     dtype_kind_check,
+    emit_extremum,
     type_error,
     value_error,
 )
@@ -92,6 +93,8 @@ def _def_reduce(name: str, kind: str, hlo: str, accepted: DtypeSet) -> Primitive
         init = ctx.constant(_identity(kind, a.dtype), scalar)
 
         def body(rctx: Any, args: list[str]) -> list[str]:
+            if hlo in ("stablehlo.maximum", "stablehlo.minimum"):
+                return [emit_extremum(rctx, hlo, args[0], args[1], scalar)]
             return [rctx.op1(hlo, args, scalar, [scalar, scalar])]
 
         region = ctx.region([scalar, scalar], body, [scalar])
