@@ -98,10 +98,11 @@ def _static_basic(x: Any, idx: tuple) -> Any:
     y = x
     if any(s != 0 for s in starts) or any(lim != n for lim, n in zip(limits, x.shape)) or any(
             s != 1 for s in strides):
-        if isinstance(x, Array) and all(s == 1 for s in strides):
+        if type(x) is Array and all(s == 1 for s in strides):
             # Eagerly, a dynamic slice (starts passed as operands) reuses one compiled program
             # for every index of a given shape, as JAX's eager indexing does; a static slice
-            # would compile a new program per index.
+            # would compile a new program per index. Under a trace (tracers pass isinstance
+            # checks for Array, so test the exact type) a static slice is what XLA wants.
             sizes = [lim - s for s, lim in zip(starts, limits)]
             y = lax.dynamic_slice(x, starts, sizes)
         else:
