@@ -73,14 +73,15 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Run the benchmark suite (benchmarks/run.py); its results go under benchmarks/results/.
 
-    Installs the benchmark-only backends first (the ``bench`` extra of packages/fluxion: numba)
-    when one is missing. Arguments after ``--`` go to run.py (``--quick``, ``--threads single``,
-    ``--gpu``, ...); the results are JSON, markdown and PNG plots.
+    Installs the benchmark-only backends first (the ``bench`` extra of packages/fluxion: numba
+    and torch) when one is missing. Arguments after ``--`` go to run.py (``--quick``,
+    ``--threads single``, ``--gpu``, ...); the results are JSON, markdown and PNG plots.
     """
     session.chdir(ROOT)
     import subprocess
 
-    probe = "import importlib.util as u, sys; sys.exit(u.find_spec('numba') is None)"
+    probe = ("import importlib.util as u, sys; "
+             "sys.exit(any(u.find_spec(m) is None for m in ('numba', 'torch')))")
     if subprocess.run([PY, "-c", probe], check=False).returncode != 0:
         session.run(PY, "-m", "pip", "install", "--disable-pip-version-check", "-e",
                     f"{ROOT / 'packages' / 'fluxion'}[bench]", external=True)

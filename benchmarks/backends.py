@@ -13,9 +13,13 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import importlib
 import importlib.util
+import os
+import shutil
+import tempfile
 from typing import Any, Callable
 
 __all__ = ["Backend", "KNOWN", "ALWAYS", "OPTIONAL", "load", "is_installed", "backend_of"]
@@ -25,6 +29,12 @@ ALWAYS: tuple[str, ...] = ("numpy", "fluxion", "jax")
 #: Backends run only when importable; the suite never installs them.
 OPTIONAL: tuple[str, ...] = ("numba", "torch")
 KNOWN: tuple[str, ...] = ALWAYS + OPTIONAL
+#: Set to ``"single"`` by the runner in single-thread mode: torch then runs with one intra-op
+#: and one inter-op thread (``torch.set_num_threads(1)``).
+THREADS_ENV = "FLUXION_BENCH_THREADS"
+#: ``"cold"`` (set by the runner unless ``--compile-cache``): torch.compile gets a fresh,
+#: temporary inductor cache in each worker process.
+TORCH_CACHE_ENV = "FLUXION_BENCH_TORCH_CACHE"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +117,20 @@ def load(name: str) -> Backend:
         return Backend("numba", numba, numpy, numpy.asarray, _identity, numba.njit,
                        numba.__version__)
     if name == "torch":
+        if os.environ.get(TORCH_CACHE_ENV) == "cold":
+            # a fresh inductor cache for this process, so torch.compile's first call is cold
+            # like jax's and fluxion's (a directory given by the runner is used as it is)
+            cache = tempfile.mkdtemp(prefix="bench-torchinductor-")
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+            atexit.register(shutil.rmtree, cache, True)
         import torch
+
+        if os.environ.get(THREADS_ENV) == "single":
+            torch.set_num_threads(1)
+            try:
+                torch.set_num_interop_threads(1)
+            except RuntimeError:   # already set, or parallel work already started
+                pass
 
         def asarray(x: Any) -> Any:
             return torch.from_numpy(x.copy()) if hasattr(x, "dtype") else torch.as_tensor(x)

@@ -79,7 +79,8 @@ class RunConfig:
         quick: use each workload's ``QUICK_SIZES`` and the quick defaults.
         out_dir: where results go; ``None`` writes nothing.
         sizes: per-workload size overrides, ``name -> list of sizes``.
-        timeout: seconds allowed to one worker process; default 900 (quick: 180).
+        timeout: seconds allowed to one worker process; default 900 (quick: 180), 4x that for
+            a torch worker with ``torch-compile`` variants.
         rounds: how many times the whole list of worker processes runs, interleaved; each
             case's repetitions from all rounds are pooled. Default 2 (quick: 1).
         platform: value of ``JAX_PLATFORMS`` for the workers (``"cpu"`` by default so that jax
@@ -160,10 +161,15 @@ def resolve_backends(requested: Sequence[str] | None) -> tuple[list[str], dict[s
 
 
 THREAD_MODES = ("all", "single")
+#: The default worker timeout is this many times longer for a torch worker running
+#: ``torch-compile`` variants (an explicit ``--timeout`` applies as given).
+TORCH_TIMEOUT_FACTOR = 4
 #: Environment of a single-threaded worker (pyhpc-benchmarks' CPU setting).
 SINGLE_THREAD_ENV = {
     "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
     "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+    # torch: set_num_threads(1) in the worker (benchmarks.backends), one inductor compile thread
+    "FLUXION_BENCH_THREADS": "single", "TORCHINDUCTOR_COMPILE_THREADS": "1",
 }
 SINGLE_THREAD_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
@@ -189,6 +195,7 @@ def _worker_env(cfg: RunConfig) -> dict[str, str]:
     if cfg.threads not in THREAD_MODES:
         raise ValueError(f"threads must be one of {THREAD_MODES}, got {cfg.threads!r}")
     env = dict(os.environ)
+    env.pop("FLUXION_BENCH_THREADS", None)
     if cfg.threads == "single":
         env.update(SINGLE_THREAD_ENV)
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + SINGLE_THREAD_XLA_FLAGS).strip()
@@ -197,8 +204,12 @@ def _worker_env(cfg: RunConfig) -> dict[str, str]:
         env.pop(var, None)
         if cfg.compile_cache:
             env[var] = os.path.abspath(cfg.compile_cache)
+    env.pop("TORCHINDUCTOR_CACHE_DIR", None)
+    env["FLUXION_BENCH_TORCH_CACHE"] = "dir" if cfg.compile_cache else "cold"
     if cfg.compile_cache:
         env["FLUXION_ENABLE_COMPILATION_CACHE"] = "1"
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.path.abspath(cfg.compile_cache),
+                                                      "torchinductor")
     else:
         # fluxion's on-disk cache is on by default (in ~/.cache/fluxion): off, so first calls
         # are cold; jax's needs a directory, which it does not get
@@ -483,8 +494,13 @@ def run(cfg: RunConfig) -> dict[str, Any]:
         for spec, backend, variants, sizes, reps in jobs:
             i += 1
             t0 = time.perf_counter()
+            # a torch worker compiles every torch-compile case cold (dynamo + inductor's C++:
+            # 30-90 s each on a loaded machine), so the default allowance is larger for it
+            allowed = (timeout * TORCH_TIMEOUT_FACTOR
+                       if cfg.timeout is None and backend == "torch"
+                       and any(v.endswith("-compile") for v in variants) else timeout)
             header, recs = run_worker(spec, backend, variants, sizes, reps=reps, warmup=warmup,
-                                      min_rep_time=min_rep_time, timeout=timeout,
+                                      min_rep_time=min_rep_time, timeout=allowed,
                                       python=cfg.python, env=env, prefix=prefix)
             n_err = sum(r["status"] != "ok" for r in recs)
             _log(cfg, f"[{i}/{n_jobs}] {spec.name:<20} {backend:<8} "

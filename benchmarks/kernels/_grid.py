@@ -60,7 +60,7 @@ def _last_zero_mask(xnp: Any, a: Any, axis: int) -> Any:
     shape[axis] = a.shape[axis]
     m = np.ones(shape, np.float64)
     m[(slice(None),) * axis + (-1,)] = 0.0
-    return xnp.asarray(m.astype(a.dtype))
+    return xnp.asarray(m, dtype=a.dtype)
 
 
 def make_grid(shape: tuple[int, int, int], seed: int = 0) -> dict[str, np.ndarray]:

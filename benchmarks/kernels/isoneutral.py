@@ -28,13 +28,14 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
 
 import numpy as np
 
 from benchmarks.kernels._grid import diff_forward, grid_shape, make_grid, shift
 
-__all__ = ["make_inputs", "kernel", "drho_dT", "drho_dS", "OUTPUTS"]
+__all__ = ["make_inputs", "kernel", "numba_kernel", "drho_dT", "drho_dS", "OUTPUTS"]
 
 #: Names of the kernel's outputs, in order.
 OUTPUTS = ("K_11", "K_22", "K_33", "Ai_ez", "Ai_nz", "Ai_bx", "Ai_by")
@@ -164,3 +165,133 @@ def kernel(xnp: Any, maskT: Any, maskU: Any, maskV: Any, maskW: Any, dxt: Any, d
     Ai_bx = xnp.stack(ai_bx, axis=-2)
     Ai_by = xnp.stack(ai_by, axis=-2)
     return K_11, K_22, K_33, Ai_ez, Ai_nz, Ai_bx, Ai_by
+
+
+def numba_kernel(numba: Any) -> Callable[..., tuple[np.ndarray, ...]]:
+    """The kernel as explicit loops under numba ``@njit`` (serial, fastmath off, float64), as
+    pyhpc-benchmarks' numba versions are written: the density derivatives and face gradients
+    in one pass, then one pass over the cells computing the 2x2 triads of their east, north
+    and top faces. The intermediate fields carry a one-cell halo of zeros, so a neighbour
+    outside the grid reads as zero exactly like :func:`benchmarks.kernels._grid.shift` (and
+    the inner loop has no bounds tests); the result equals :func:`kernel`'s to rounding."""
+    a0, b0, lam1, lam2, mu1, mu2, nu = _A0, _B0, _LAMBDA1, _LAMBDA2, _MU1, _MU2, _NU
+    slopec, dslope, k_steep, epsln = ISO_SLOPEC, ISO_DSLOPE, K_ISO_STEEP, EPSLN
+
+    @numba.njit(inline="always")
+    def slope(num: float, den: float) -> float:
+        return -num / (min(den, 0.0) - epsln)
+
+    @numba.njit(inline="always")
+    def taper(s: float) -> float:
+        return 0.5 * (1.0 + math.tanh((slopec - abs(s)) / dslope))
+
+    @numba.njit(fastmath=False)
+    def run(maskT: np.ndarray, maskU: np.ndarray, maskV: np.ndarray, maskW: np.ndarray,
+            dxt: np.ndarray, dxu: np.ndarray, dyt: np.ndarray, dyu: np.ndarray,
+            dzt: np.ndarray, dzw: np.ndarray, cost: np.ndarray, cosu: np.ndarray,
+            zt: np.ndarray, T: np.ndarray, S: np.ndarray, K_iso: np.ndarray
+            ) -> tuple[np.ndarray, ...]:
+        nx, ny, nz = T.shape
+        halo = (nx + 2, ny + 2, nz + 2)          # field[i + 1, j + 1, k + 1] is cell (i, j, k)
+        drdT = np.zeros(halo)
+        drdS = np.zeros(halo)
+        dTdx = np.zeros(halo)
+        dSdx = np.zeros(halo)
+        dTdy = np.zeros(halo)
+        dSdy = np.zeros(halo)
+        dTdz = np.zeros(halo)
+        dSdz = np.zeros(halo)
+        Kh = np.zeros(halo)
+        dzw_h = np.zeros(nz + 2)
+        dxu_h = np.zeros(nx + 2)
+        dyc_h = np.zeros(ny + 2)                 # dyu * cosu
+        dzw_h[1:nz + 1] = dzw
+        dxu_h[1:nx + 1] = dxu
+        for j in range(ny):
+            dyc_h[j + 1] = dyu[j] * cosu[j]
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    t, s = T[i, j, k], S[i, j, k]
+                    I, J, K = i + 1, j + 1, k + 1
+                    Kh[I, J, K] = K_iso[i, j, k]
+                    drdT[I, J, K] = maskT[i, j, k] * (
+                        -a0 * (1.0 + lam1 * (t - 10.0) + mu1 * zt[k]) - nu * (s - 35.0))
+                    drdS[I, J, K] = maskT[i, j, k] * (
+                        b0 * (1.0 - lam2 * (s - 35.0) - mu2 * zt[k]) - nu * (t - 10.0))
+                    if i < nx - 1:
+                        dx = dxu[i] * cost[j]
+                        dTdx[I, J, K] = maskU[i, j, k] * (T[i + 1, j, k] - t) / dx
+                        dSdx[I, J, K] = maskU[i, j, k] * (S[i + 1, j, k] - s) / dx
+                    if j < ny - 1:
+                        dTdy[I, J, K] = maskV[i, j, k] * (T[i, j + 1, k] - t) / dyu[j]
+                        dSdy[I, J, K] = maskV[i, j, k] * (S[i, j + 1, k] - s) / dyu[j]
+                    if k < nz - 1:
+                        dTdz[I, J, K] = maskW[i, j, k] * (T[i, j, k + 1] - t) / dzw[k]
+                        dSdz[I, J, K] = maskW[i, j, k] * (S[i, j, k + 1] - s) / dzw[k]
+
+        K_11 = np.empty_like(T)
+        K_22 = np.empty_like(T)
+        K_33 = np.empty_like(T)
+        Ai_ez = np.empty((nx, ny, nz, 2, 2))
+        Ai_nz = np.empty((nx, ny, nz, 2, 2))
+        Ai_bx = np.empty((nx, ny, nz, 2, 2))
+        Ai_by = np.empty((nx, ny, nz, 2, 2))
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    I, J, K = i + 1, j + 1, k + 1
+                    # east face (i + 1/2): triads of cells i, i + 1 and interfaces k - 1, k
+                    mu = maskU[i, j, k]
+                    k_face = 0.5 * (Kh[I, J, K] + Kh[I + 1, J, K])
+                    acc = 0.0
+                    for ip in range(2):
+                        rT, rS = drdT[I + ip, J, K], drdS[I + ip, J, K]
+                        for kr in range(2):
+                            drodx = rT * dTdx[I, J, K] + rS * dSdx[I, J, K]
+                            drodz = (rT * dTdz[I + ip, J, K + kr - 1]
+                                     + rS * dSdz[I + ip, J, K + kr - 1])
+                            sx = slope(drodx, drodz)
+                            tp = taper(sx)
+                            acc += dzw_h[K + kr - 1] * mu * max(k_steep, k_face * tp)
+                            Ai_ez[i, j, k, ip, kr] = tp * sx * mu
+                    K_11[i, j, k] = acc / (4.0 * dzt[k])
+
+                    # north face (j + 1/2)
+                    mv = maskV[i, j, k]
+                    k_face = 0.5 * (Kh[I, J, K] + Kh[I, J + 1, K])
+                    acc = 0.0
+                    for jp in range(2):
+                        rT, rS = drdT[I, J + jp, K], drdS[I, J + jp, K]
+                        for kr in range(2):
+                            drody = rT * dTdy[I, J, K] + rS * dSdy[I, J, K]
+                            drodz = (rT * dTdz[I, J + jp, K + kr - 1]
+                                     + rS * dSdz[I, J + jp, K + kr - 1])
+                            sy = slope(drody, drodz)
+                            tp = taper(sy)
+                            acc += dzw_h[K + kr - 1] * mv * max(k_steep, k_face * tp)
+                            Ai_nz[i, j, k, jp, kr] = tp * sy * mv
+                    K_22[i, j, k] = acc / (4.0 * dzt[k])
+
+                    # top face (k + 1/2): triads of levels k, k + 1 and faces i - 1, i (j - 1, j)
+                    mw = maskW[i, j, k]
+                    acc_x = 0.0
+                    acc_y = 0.0
+                    for p in range(2):
+                        for kr in range(2):
+                            rT, rS = drdT[I, J, K + kr], drdS[I, J, K + kr]
+                            drodz = rT * dTdz[I, J, K] + rS * dSdz[I, J, K]
+                            drodx = (rT * dTdx[I + p - 1, J, K + kr]
+                                     + rS * dSdx[I + p - 1, J, K + kr])
+                            drody = (rT * dTdy[I, J + p - 1, K + kr]
+                                     + rS * dSdy[I, J + p - 1, K + kr])
+                            sxb, syb = slope(drodx, drodz), slope(drody, drodz)
+                            tx, ty = taper(sxb), taper(syb)
+                            acc_x += dxu_h[I + p - 1] * Kh[I, J, K] * tx * sxb * sxb * mw
+                            acc_y += dyc_h[J + p - 1] * Kh[I, J, K] * ty * syb * syb * mw
+                            Ai_bx[i, j, k, p, kr] = tx * sxb * mw
+                            Ai_by[i, j, k, p, kr] = ty * syb * mw
+                    K_33[i, j, k] = acc_x / (4.0 * dxt[i]) + acc_y / (4.0 * dyt[j] * cost[j])
+        return K_11, K_22, K_33, Ai_ez, Ai_nz, Ai_bx, Ai_by
+
+    return run

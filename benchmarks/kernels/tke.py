@@ -30,13 +30,15 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 import numpy as np
 
 from benchmarks.kernels._grid import diff_forward, grid_shape, make_grid, shift
 
-__all__ = ["make_inputs", "kernel", "solve_numpy", "make_solve_scan", "OUTPUTS"]
+__all__ = ["make_inputs", "kernel", "solve_numpy", "make_solve_scan", "make_solve_unrolled",
+           "numba_kernel", "OUTPUTS"]
 
 OUTPUTS = ("tke", "tke_surf_corr")
 
@@ -106,6 +108,26 @@ def make_solve_scan(xnp: Any, lax: Any) -> Callable[..., Any]:
         _, (cps, dps) = lax.scan(forward, (zero, zero), rows)
         _, xs = lax.scan(backward, zero, (cps, dps), reverse=True)
         return xnp.moveaxis(xs, 0, -1)
+
+    return solve
+
+
+def make_solve_unrolled(xnp: Any) -> Callable[..., Any]:
+    """The Thomas algorithm with the loop over levels unrolled in Python and no in-place
+    updates (levels kept in lists, stacked at the end): for torch, eager and under
+    ``torch.compile``. Same arithmetic as :func:`solve_numpy`."""
+    def solve(a: Any, b: Any, c: Any, d: Any) -> Any:
+        n = a.shape[-1]
+        cp = [c[..., 0] / b[..., 0]]
+        dp = [d[..., 0] / b[..., 0]]
+        for k in range(1, n):
+            den = b[..., k] - a[..., k] * cp[-1]
+            cp.append(c[..., k] / den)
+            dp.append((d[..., k] - a[..., k] * dp[-1]) / den)
+        xs = [dp[-1]]
+        for k in range(n - 2, -1, -1):
+            xs.append(dp[k] - cp[k] * xs[-1])
+        return xnp.stack(xs[::-1], axis=-1)
 
     return solve
 
@@ -181,3 +203,164 @@ def kernel(xnp: Any, solve: Callable[..., Any], tke: Any, kappaM: Any, mxl: Any,
                           + (fy - shift(xnp, fy, -1, Y)) / (cost3 * dyt3)
                           + (fz - shift(xnp, fz, -1, Z)) / dzw3)
     return e, corr
+
+
+def numba_kernel(numba: Any) -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """The step as explicit loops under numba ``@njit`` (serial, fastmath off, float64), as
+    pyhpc-benchmarks' numba versions are written: per column the tridiagonal system is built
+    and solved by the Thomas algorithm in place, then the horizontal diffusion fluxes, then the
+    superbee fluxes of the three directions, each a pass over the grid. Neighbours outside the
+    grid read as zero, as in :func:`kernel`, so the result equals it to rounding."""
+    dt, c_eps, alpha, k_h, eps = DT, C_EPS, ALPHA_TKE, K_H_TKE, EPS
+
+    @numba.njit(inline="always")
+    def limiter(r: float) -> float:
+        return max(0.0, max(min(1.0, 2.0 * r), min(2.0, r)))
+
+    @numba.njit(inline="always")
+    def superbee(q_here: float, q_next: float, dq: float, dq_up: float, dq_down: float,
+                 vel: float, mask: float, dx_face: float) -> float:
+        den = eps if abs(dq) < eps else dq
+        r = (dq_up if vel > 0.0 else dq_down) / den
+        lim = limiter(r)
+        cfl = abs(vel) * dt / dx_face
+        q_mid = 0.5 * (q_here + q_next)
+        return (vel * q_mid - 0.5 * abs(vel) * ((1.0 - lim) + cfl * lim) * dq) * mask
+
+    @numba.njit(fastmath=False)
+    def run(tke: np.ndarray, kappaM: np.ndarray, mxl: np.ndarray, forc: np.ndarray,
+            forc_surface: np.ndarray, u: np.ndarray, v: np.ndarray, w: np.ndarray,
+            maskU: np.ndarray, maskV: np.ndarray, maskW: np.ndarray, dxt: np.ndarray,
+            dxu: np.ndarray, dyt: np.ndarray, dyu: np.ndarray, dzt: np.ndarray,
+            dzw: np.ndarray, cost: np.ndarray, cosu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nx, ny, nz = tke.shape
+        e = np.empty_like(tke)
+        corr = np.empty((nx, ny))
+        delta = np.empty(nz)
+        a = np.empty(nz)
+        b = np.empty(nz)
+        c = np.empty(nz)
+        d = np.empty(nz)
+        cp = np.empty(nz)
+        dp = np.empty(nz)
+        # 1. implicit vertical diffusion + dissipation: one tridiagonal system per column
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    if k < nz - 1:
+                        inv = dt / dzt[k + 1] if dzt[k + 1] > 0.0 else 0.0
+                        delta[k] = (inv * alpha * 0.5 * (kappaM[i, j, k] + kappaM[i, j, k + 1])
+                                    * maskW[i, j, k] * maskW[i, j, k + 1])
+                    else:
+                        delta[k] = 0.0
+                for k in range(nz):
+                    below = delta[k - 1] if k > 0 else 0.0
+                    if maskW[i, j, k] > 0.0:
+                        a[k] = -below / dzw[k]
+                        c[k] = -delta[k] / dzw[k]
+                        b[k] = (1.0 + (delta[k] + below) / dzw[k]
+                                + dt * c_eps * math.sqrt(max(0.0, tke[i, j, k])) / mxl[i, j, k])
+                        d[k] = tke[i, j, k] + dt * forc[i, j, k]
+                        if k == nz - 1:
+                            d[k] += dt * forc_surface[i, j] / (0.5 * dzw[k])
+                    else:
+                        a[k] = 0.0
+                        c[k] = 0.0
+                        b[k] = 1.0
+                        d[k] = tke[i, j, k]
+                cp[0] = c[0] / b[0]
+                dp[0] = d[0] / b[0]
+                for k in range(1, nz):
+                    den = b[k] - a[k] * cp[k - 1]
+                    cp[k] = c[k] / den
+                    dp[k] = (d[k] - a[k] * dp[k - 1]) / den
+                x = dp[nz - 1]
+                for k in range(nz - 1, -1, -1):
+                    if k < nz - 1:
+                        x = dp[k] - cp[k] * x
+                    e[i, j, k] = x if maskW[i, j, k] > 0.0 else tke[i, j, k]
+                # 2. no negative TKE at the surface: clip, and report the energy added
+                top = e[i, j, nz - 1]
+                corr[i, j] = -top * 0.5 * dzw[nz - 1] / dt if top < 0.0 else 0.0
+                e[i, j, nz - 1] = max(top, 0.0)
+
+        # 3. horizontal diffusion (explicit): fluxes through east and north faces
+        flux_e = np.empty_like(tke)
+        flux_n = np.empty_like(tke)
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    if i < nx - 1:
+                        flux_e[i, j, k] = (k_h * (e[i + 1, j, k] - e[i, j, k]) / (cost[j] * dxu[i])
+                                           * (maskW[i, j, k] * maskW[i + 1, j, k]))
+                    else:
+                        flux_e[i, j, k] = 0.0
+                    if j < ny - 1:
+                        flux_n[i, j, k] = (k_h * (e[i, j + 1, k] - e[i, j, k]) / dyu[j] * cosu[j]
+                                           * (maskW[i, j, k] * maskW[i, j + 1, k]))
+                    else:
+                        flux_n[i, j, k] = 0.0
+        e2 = np.empty_like(tke)
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    west = flux_e[i - 1, j, k] if i > 0 else 0.0
+                    south = flux_n[i, j - 1, k] if j > 0 else 0.0
+                    e2[i, j, k] = e[i, j, k] + dt * maskW[i, j, k] * (
+                        (flux_e[i, j, k] - west) / (cost[j] * dxt[i])
+                        + (flux_n[i, j, k] - south) / (cost[j] * dyt[j]))
+
+        # 4. advection with the superbee limiter: masked jumps across faces, then fluxes
+        dqx = np.zeros_like(tke)
+        dqy = np.zeros_like(tke)
+        dqz = np.zeros_like(tke)
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    if i < nx - 1:
+                        dqx[i, j, k] = ((e2[i + 1, j, k] - e2[i, j, k])
+                                        * (maskW[i, j, k] * maskW[i + 1, j, k]))
+                    if j < ny - 1:
+                        dqy[i, j, k] = ((e2[i, j + 1, k] - e2[i, j, k])
+                                        * (maskW[i, j, k] * maskW[i, j + 1, k]))
+                    if k < nz - 1:
+                        dqz[i, j, k] = ((e2[i, j, k + 1] - e2[i, j, k])
+                                        * (maskW[i, j, k] * maskW[i, j, k + 1]))
+        fx = np.empty_like(tke)
+        fy = np.empty_like(tke)
+        fz = np.empty_like(tke)
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    q = e2[i, j, k]
+                    fx[i, j, k] = superbee(
+                        q, e2[i + 1, j, k] if i < nx - 1 else 0.0, dqx[i, j, k],
+                        dqx[i - 1, j, k] if i > 0 else 0.0,
+                        dqx[i + 1, j, k] if i < nx - 1 else 0.0, u[i, j, k],
+                        maskW[i, j, k] * maskW[i + 1, j, k] if i < nx - 1 else 0.0,
+                        cost[j] * dxu[i])
+                    fy[i, j, k] = superbee(
+                        q, e2[i, j + 1, k] if j < ny - 1 else 0.0, dqy[i, j, k],
+                        dqy[i, j - 1, k] if j > 0 else 0.0,
+                        dqy[i, j + 1, k] if j < ny - 1 else 0.0, v[i, j, k] * cosu[j],
+                        maskW[i, j, k] * maskW[i, j + 1, k] if j < ny - 1 else 0.0, dyu[j])
+                    fz[i, j, k] = superbee(
+                        q, e2[i, j, k + 1] if k < nz - 1 else 0.0, dqz[i, j, k],
+                        dqz[i, j, k - 1] if k > 0 else 0.0,
+                        dqz[i, j, k + 1] if k < nz - 1 else 0.0, w[i, j, k],
+                        maskW[i, j, k] * maskW[i, j, k + 1] if k < nz - 1 else 0.0,
+                        dzw[k + 1] if k < nz - 1 else 1.0)
+        out = np.empty_like(tke)
+        for i in range(nx):
+            for j in range(ny):
+                for k in range(nz):
+                    west = fx[i - 1, j, k] if i > 0 else 0.0
+                    south = fy[i, j - 1, k] if j > 0 else 0.0
+                    below = fz[i, j, k - 1] if k > 0 else 0.0
+                    out[i, j, k] = e2[i, j, k] - dt * maskW[i, j, k] * (
+                        (fx[i, j, k] - west) / (cost[j] * dxt[i])
+                        + (fy[i, j, k] - south) / (cost[j] * dyt[j])
+                        + (fz[i, j, k] - below) / dzw[k])
+        return out, corr
+
+    return run

@@ -9,7 +9,10 @@ Each ``pyhpc_*`` workload times one kernel of :mod:`benchmarks.kernels` at probl
 ``jax`` / ``fluxion``  ``jit`` of the same kernel over ``jax.numpy`` / ``fluxion.numpy``, x64
              enabled in the worker, inputs placed on the default device beforehand.
 ``numba``    the kernel's numba version, where one exists.
-``torch``    eager torch, where the kernel needs nothing beyond elementwise maths.
+``torch``    the same kernel source over torch tensors (:mod:`benchmarks.kernels._torchnp`),
+             eager; ``torch-compile`` the same under ``torch.compile(dynamic=False)`` (its
+             first call is dynamo + inductor's C++ compile; a compile failure is that variant's
+             error record).
 
 Phases: ``total`` is the steady-state time of one call (warm-up excluded), ``first_call`` the
 first call of a fresh ``jit`` in a fresh process (trace + compile + run; for numba its JIT
@@ -81,7 +84,8 @@ def setup_kernel(name: str, variant: str, size: int, *,
     zero-argument steady-state callable of ``variant`` at ``size``.
 
     ``xla_fn(xnp, lax)`` returns the function to ``jit`` for jax/fluxion; ``numba_fn(numba)``
-    and ``torch_fn(torch)`` return a callable on NumPy arrays / torch tensors.
+    returns a callable on NumPy arrays, ``torch_fn(tnp)`` one on torch tensors given the
+    NumPy-like namespace ``tnp`` over torch (variants ``torch`` and ``torch-compile``).
     """
     host = make_inputs(size)
     backend = backends.backend_of(variant)
@@ -107,10 +111,19 @@ def setup_kernel(name: str, variant: str, size: int, *,
         if torch_fn is None:
             raise ValueError(f"{name}: no torch version of this kernel")
         torch = backends.load("torch").module
+        from benchmarks.kernels import _torchnp
+
         targs = [torch.from_numpy(v.copy()) for v in host]
-        run = torch_fn(torch)
+        run = torch_fn(_torchnp.namespace(torch))
+        if variant == "torch-compile":
+            # specialised to this size (dynamic=False), like jit; a failure to compile (no C++
+            # compiler, an unsupported op) raises here or at the first call below, and the
+            # worker records it as this variant's error
+            run = torch.compile(run, dynamic=False)
+        elif variant != "torch":
+            raise ValueError(f"{name}: unknown variant {variant!r}")
         fn = lambda: run(*targs)
-        to_host = lambda out: tuple(o.cpu().numpy() for o in _as_tuple(out))
+        to_host = lambda out: tuple(o.detach().cpu().numpy() for o in _as_tuple(out))
     else:
         raise ValueError(f"{name}: unknown variant {variant!r}")
     t0 = time.perf_counter()

@@ -14,7 +14,7 @@ __all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "QUICK_SIZES", "PHASES", 
 NAME = "pyhpc_eos"
 DESCRIPTION = ("seawater dh/dCT from the TEOS-10 75-term polynomial (~100 flops/element), "
                "float64, 2^12..2^22 elements; total = steady call, first_call = trace+compile+run")
-VARIANTS = ("numpy", "jax", "fluxion", "numba", "torch")
+VARIANTS = ("numpy", "jax", "fluxion", "numba", "torch", "torch-compile")
 SIZES = _pyhpc.SIZES
 QUICK_SIZES = _pyhpc.QUICK_SIZES
 PHASES = _pyhpc.PHASES
@@ -33,4 +33,4 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
         xla_fn=lambda xnp, lax: (lambda *a: eos.kernel(xnp, *a)),
         output_names=("dhdct",),
         numba_fn=eos.numba_kernel,
-        torch_fn=lambda torch: (lambda *a: eos.kernel(torch, *a)))
+        torch_fn=lambda tnp: (lambda *a: eos.kernel(tnp, *a)))

@@ -14,7 +14,7 @@ __all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "QUICK_SIZES", "PHASES", 
 NAME = "pyhpc_isoneutral"
 DESCRIPTION = ("isoneutral mixing tensor (3-D stencils, 2x2 triads per face, 5-D outputs), "
                "float64, 2^12..2^22 cells; total = steady call, first_call = trace+compile+run")
-VARIANTS = ("numpy", "jax", "fluxion")
+VARIANTS = ("numpy", "jax", "fluxion", "numba", "torch", "torch-compile")
 SIZES = _pyhpc.SIZES
 QUICK_SIZES = _pyhpc.QUICK_SIZES
 PHASES = _pyhpc.PHASES
@@ -32,4 +32,6 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
         NAME, variant, size, make_inputs=isoneutral.make_inputs,
         numpy_fn=lambda *a: isoneutral.kernel(np, *a),
         xla_fn=lambda xnp, lax: (lambda *a: isoneutral.kernel(xnp, *a)),
-        output_names=isoneutral.OUTPUTS)
+        output_names=isoneutral.OUTPUTS,
+        numba_fn=isoneutral.numba_kernel,
+        torch_fn=lambda tnp: (lambda *a: isoneutral.kernel(tnp, *a)))

@@ -14,7 +14,7 @@ __all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "QUICK_SIZES", "PHASES", 
 NAME = "pyhpc_tke"
 DESCRIPTION = ("TKE step: implicit vertical solve per column (jax/fluxion: two lax.scan), "
                "horizontal diffusion, superbee advection; float64, 2^12..2^22 cells")
-VARIANTS = ("numpy", "jax", "fluxion")
+VARIANTS = ("numpy", "jax", "fluxion", "numba", "torch", "torch-compile")
 SIZES = _pyhpc.SIZES
 QUICK_SIZES = _pyhpc.QUICK_SIZES
 PHASES = _pyhpc.PHASES
@@ -32,4 +32,6 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
         NAME, variant, size, make_inputs=tke.make_inputs,
         numpy_fn=lambda *a: tke.kernel(np, tke.solve_numpy, *a),
         xla_fn=lambda xnp, lax: (lambda *a: tke.kernel(xnp, tke.make_solve_scan(xnp, lax), *a)),
-        output_names=tke.OUTPUTS, rtol=1e-8)
+        output_names=tke.OUTPUTS, rtol=1e-8,
+        numba_fn=tke.numba_kernel,
+        torch_fn=lambda tnp: (lambda *a: tke.kernel(tnp, tke.make_solve_unrolled(tnp), *a)))

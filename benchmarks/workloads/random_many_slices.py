@@ -5,7 +5,8 @@ slices+transposes (the shape of a VAE's evaluation with dropout-like masks). Whe
 hash is lowered as straight-line code, XLA's CPU fusion copies the whole 20-round hash into every
 consumer fusion, and compile time grows with the number of slices; lowered as a loop (a fusion
 barrier) the hash is computed once. Phases: ``first_call`` (trace + lower + compile + run, a fresh
-function each repetition) and ``steady`` (the compiled call).
+function each repetition) and ``steady`` (the compiled call: after 3 warm-up calls, the best of 5
+blocks of 10 calls, each block blocked once at its end).
 """
 
 from __future__ import annotations
@@ -65,11 +66,16 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
         t0 = time.perf_counter()
         f(key, x).block_until_ready()
         t1 = time.perf_counter()
-        reps = 10
-        for _ in range(reps):
-            out = f(key, x)
-        out.block_until_ready()
-        t2 = time.perf_counter()
-        return {"first_call": t1 - t0, "steady": (t2 - t1) / reps}
+        for _ in range(3):               # warm-up: the first calls after a compile are noisy
+            f(key, x).block_until_ready()
+        block = 10
+        steady = float("inf")
+        for _ in range(5):
+            t2 = time.perf_counter()
+            for _ in range(block):
+                out = f(key, x)
+            out.block_until_ready()
+            steady = min(steady, (time.perf_counter() - t2) / block)
+        return {"first_call": t1 - t0, "steady": steady}
 
     return run

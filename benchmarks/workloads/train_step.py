@@ -5,7 +5,9 @@
          SAME) relu, global average pool, dense 32-10, softmax cross-entropy.
 
 The step returns the updated parameters and the loss (``p - 0.1 * grad``). ``total`` is a cached
-call, ``first_call`` trace + compile + run of the fresh ``jit`` in a fresh process.
+call, ``first_call`` trace + compile + run of the fresh ``jit`` in a fresh process. torch: the
+same loss over tensors, the step through ``torch.func.grad_and_value``, eager (``torch``) and
+under ``torch.compile(dynamic=False)`` (``torch-compile``; its first call is dynamo + inductor).
 
 Checked before timing, against NumPy: the loss equals a NumPy forward pass (the convolutions as
 explicit sums over the 3x3 taps), and the gradient is right along its own direction: the
@@ -22,11 +24,11 @@ import numpy as np
 from benchmarks import backends
 
 __all__ = ["NAME", "DESCRIPTION", "VARIANTS", "SIZES", "PHASES", "DEFAULT_REPS", "QUICK_REPS",
-           "setup", "make_params", "make_batch", "numpy_loss"]
+           "setup", "make_params", "make_batch", "numpy_loss", "make_torch_loss"]
 
 NAME = "train_step"
 DESCRIPTION = "jitted SGD step (grad + update) of an MLP 784-256-256-10 (b128) and a small CNN (b32)"
-VARIANTS = ("jax", "fluxion")
+VARIANTS = ("jax", "fluxion", "torch", "torch-compile")
 SIZES = ("mlp", "cnn")
 PHASES = ("total", "first_call")
 DEFAULT_REPS = 10
@@ -131,8 +133,71 @@ def _check(kind: str, variant: str, params: list[np.ndarray], x: np.ndarray, y: 
                              f"difference along g gives {directional:.6g}, |g|^2 = {gg:.6g}")
 
 
+def make_torch_loss(kind: str, torch: Any) -> Callable[..., Any]:
+    """The same loss over torch tensors (NHWC inputs and HWIO kernels, as for jax/fluxion,
+    transposed to torch's NCHW/OIHW; XLA's SAME padding written out with ``F.pad``)."""
+    F = torch.nn.functional
+
+    def xent(logits: Any, y: Any) -> Any:
+        shifted = logits - torch.amax(logits, dim=-1, keepdim=True)
+        logp = shifted - torch.log(torch.sum(torch.exp(shifted), dim=-1, keepdim=True))
+        return -torch.mean(torch.sum(y * logp, dim=-1))
+
+    def conv_same(h: Any, w: Any, stride: int) -> Any:
+        n, k = h.shape[-1], w.shape[0]
+        out = -(-n // stride)
+        total = max((out - 1) * stride + k - n, 0)
+        lo = total // 2
+        h = F.pad(h, (lo, total - lo, lo, total - lo))
+        return F.conv2d(h, w.permute(3, 2, 0, 1), stride=stride)
+
+    def loss(params: list[Any], x: Any, y: Any) -> Any:
+        if kind == "mlp":
+            h = torch.relu(x @ params[0] + params[1])
+            h = torch.relu(h @ params[2] + params[3])
+            return xent(h @ params[4] + params[5], y)
+        h = x.permute(0, 3, 1, 2)
+        h = torch.relu(conv_same(h, params[0], 1) + params[1][:, None, None])
+        h = torch.relu(conv_same(h, params[2], 2) + params[3][:, None, None])
+        return xent(torch.mean(h, dim=(2, 3)) @ params[4] + params[5], y)
+
+    return loss
+
+
+def _setup_torch(variant: str, size: str) -> Callable[[], Any]:
+    torch = backends.load("torch").module
+    rng = np.random.default_rng(0)
+    host_params = make_params(size, rng)
+    host_x, host_y = make_batch(size, rng)
+    params = [torch.from_numpy(p.copy()) for p in host_params]
+    x, y = torch.from_numpy(host_x), torch.from_numpy(host_y)
+    grad_and_value = torch.func.grad_and_value(make_torch_loss(size, torch))
+
+    def step(params: list[Any], x: Any, y: Any) -> tuple[list[Any], Any]:
+        grads, loss = grad_and_value(params, x, y)
+        return [p - LR * g for p, g in zip(params, grads)], loss
+
+    if variant == "torch-compile":
+        step = torch.compile(step, dynamic=False)
+    elif variant != "torch":
+        raise ValueError(f"train_step: unknown variant {variant!r}")
+    t0 = time.perf_counter()
+    new_params, loss = step(params, x, y)
+    first = time.perf_counter() - t0
+    _check(size, variant, host_params, host_x.astype(np.float64), host_y,
+           [p.detach().numpy() for p in new_params], float(loss))
+
+    def run() -> Any:
+        return step(params, x, y)
+
+    run.first_call_s = first  # type: ignore[attr-defined]
+    return run
+
+
 def setup(variant: str, size: str) -> Callable[[], Any]:
     """The cached step of ``variant`` for ``size`` (``"mlp"`` or ``"cnn"``)."""
+    if backends.backend_of(variant) == "torch":
+        return _setup_torch(variant, size)
     b = backends.load(variant)
     import importlib
 

@@ -176,3 +176,53 @@ def test_train_step_checks_loss_and_gradient():
         module._check("mlp", "fluxion", params, x, y, wrong, float(loss))
     with pytest.raises(AssertionError, match="differs from numpy"):
         module._check("mlp", "fluxion", params, x, y, got, float(loss) + 0.1)
+
+
+def test_tke_unrolled_solver_matches_numpy():
+    rng = np.random.default_rng(1)
+    shape = (2, 3, 5)
+    a, c = rng.uniform(-1, 1, shape), rng.uniform(-1, 1, shape)
+    b = 3.0 + rng.random(shape)
+    d = rng.standard_normal(shape)
+    got = tke.make_solve_unrolled(np)(a, b, c, d)
+    assert got.shape == shape and got.dtype == np.float64
+    np.testing.assert_array_equal(got, tke.solve_numpy(a, b, c, d))   # same arithmetic
+
+
+@pytest.mark.slow   # numba compiles each kernel for 5-10 s
+@pytest.mark.parametrize("name", ["isoneutral", "tke"])
+def test_numba_kernels_match_numpy(name):
+    numba = pytest.importorskip("numba")
+    mod = {"isoneutral": isoneutral, "tke": tke}[name]
+    args = mod.make_inputs(512, seed=4)
+    got = mod.numba_kernel(numba)(*args)
+    ref = (mod.kernel(np, *args) if name == "isoneutral"
+           else mod.kernel(np, tke.solve_numpy, *args))
+    assert len(got) == len(ref) == len(mod.OUTPUTS)
+    _pyhpc.compare(name, "numba", got, ref, mod.OUTPUTS, rtol=1e-12)
+    # a perturbed input must show up as a mismatch (the check can fail)
+    args = list(args)
+    args[-1] = args[-1] * 1.01
+    bad = mod.numba_kernel(numba)(*args)
+    with pytest.raises(AssertionError, match="differs from numpy"):
+        _pyhpc.compare(name, "numba", bad, ref, mod.OUTPUTS, rtol=1e-12)
+
+
+@pytest.mark.slow   # importing torch takes seconds
+def test_torch_namespace_runs_the_kernels():
+    torch = pytest.importorskip("torch")
+    from benchmarks.kernels import _torchnp
+
+    tnp = _torchnp.namespace(torch)
+    assert tnp.maximum(0.0, torch.tensor([-1.0, 2.0], dtype=torch.float64)).dtype == torch.float64
+    for mod in (isoneutral, tke):
+        args = mod.make_inputs(512, seed=5)
+        targs = [torch.from_numpy(a.copy()) for a in args]
+        if mod is tke:
+            got = tke.kernel(tnp, tke.make_solve_unrolled(tnp), *targs)
+            ref = tke.kernel(np, tke.solve_numpy, *args)
+        else:
+            got = isoneutral.kernel(tnp, *targs)
+            ref = isoneutral.kernel(np, *args)
+        _pyhpc.compare(mod.__name__, "torch", [g.numpy() for g in got], ref, mod.OUTPUTS,
+                       rtol=1e-12)

@@ -212,3 +212,15 @@ def test_format_table_and_plot_without_data(tmp_path):
     assert "workload" in runner.format_table(doc)
     assert runner.plot_ratios(doc, str(tmp_path / "p.png")) is False
     assert not os.path.exists(tmp_path / "p.png")
+
+
+def test_worker_env_thread_modes_and_torch_cache(tmp_path):
+    single = runner._worker_env(runner.RunConfig(threads="single"))
+    assert single["FLUXION_BENCH_THREADS"] == "single"     # torch.set_num_threads(1)
+    assert single["OMP_NUM_THREADS"] == "1"
+    assert single["FLUXION_BENCH_TORCH_CACHE"] == "cold"
+    assert "TORCHINDUCTOR_CACHE_DIR" not in single
+    multi = runner._worker_env(runner.RunConfig(threads="all", compile_cache=str(tmp_path)))
+    assert "FLUXION_BENCH_THREADS" not in multi
+    assert multi["TORCHINDUCTOR_CACHE_DIR"] == os.path.join(str(tmp_path), "torchinductor")
+    assert multi["FLUXION_BENCH_TORCH_CACHE"] == "dir"
