@@ -16,8 +16,7 @@ Example:
     [0.0, 2.0, 4.0]
 """
 
-import importlib as _importlib
-
+from fluxion.core.lazy import lazy_namespace as _lazy_namespace
 from fluxion.lax.conversions import (
     bitcast_convert_type,
     bitcast_convert_type_p,
@@ -350,21 +349,6 @@ _LAZY_FAMILIES = {
         "reduce_window_sum_p", "select_and_scatter_add", "select_and_scatter_add_p",
     ),
 }
-_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
-_SUBMODULES = frozenset(_LAZY_FAMILIES) | {"linalg"}
-
-
-def __getattr__(name: str) -> object:
-    sub = _LAZY.get(name)
-    if sub is not None:
-        value = getattr(_importlib.import_module(f"fluxion.lax.{sub}"), name)
-    elif name in _SUBMODULES:  # ``lax.linalg`` (jax.lax.linalg) and the family modules
-        value = _importlib.import_module(f"fluxion.lax.{name}")
-    else:
-        raise AttributeError(f"module 'fluxion.lax' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+# ``lax.linalg`` (jax.lax.linalg) is a submodule reached as an attribute, like the families.
+__getattr__, __dir__ = _lazy_namespace("fluxion.lax", globals(), _LAZY_FAMILIES,
+                                       submodules=("linalg",))

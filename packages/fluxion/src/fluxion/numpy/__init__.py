@@ -14,12 +14,11 @@ Example:
     [0.0, 1.0, 2.0]
 """
 
-import importlib as _importlib
-
 import numpy as _np
 
 from fluxion.backend.array import Array as ndarray
 from fluxion.core.dtypes import dtype, float0, iinfo, issubdtype, promote_types, result_type
+from fluxion.core.lazy import lazy_namespace as _lazy_namespace
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
 from fluxion.numpy.creation import (
     arange,
@@ -330,26 +329,11 @@ _LAZY_FAMILIES = {
         "bartlett", "blackman", "hamming", "hanning", "kaiser",
     ),
 }
-_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
-_LAZY["bool"] = "dtype_utils"
-_ALIASES = {"bool": "bool_"}  # NumPy 2's name for the boolean scalar type
-_SUBMODULES = frozenset(_LAZY_FAMILIES) | {"linalg", "fft"}
-
-
-def __getattr__(name: str) -> object:
-    sub = _LAZY.get(name)
-    if sub is not None:
-        value = getattr(_importlib.import_module(f"fluxion.numpy.{sub}"), _ALIASES.get(name, name))
-    elif name in _SUBMODULES:  # ``jnp.linalg``, ``jnp.fft`` and the family modules
-        value = _importlib.import_module(f"fluxion.numpy.{name}")
-    else:
-        raise AttributeError(f"module 'fluxion.numpy' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+# ``jnp.linalg`` and ``jnp.fft`` are submodules reached as attributes; ``bool`` is NumPy 2's name
+# for the boolean scalar type.
+__getattr__, __dir__ = _lazy_namespace("fluxion.numpy", globals(), _LAZY_FAMILIES,
+                                       submodules=("linalg", "fft"),
+                                       aliases={"bool": ("dtype_utils", "bool_")})
 
 
 __all__ = [

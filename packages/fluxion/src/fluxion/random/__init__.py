@@ -22,8 +22,7 @@ Example:
     (3,)
 """
 
-import importlib as _importlib
-
+from fluxion.core.lazy import lazy_namespace as _lazy_namespace
 from fluxion.random._key_ops import (
     PRNGKey,
     clone,
@@ -77,20 +76,4 @@ _LAZY_FAMILIES = {
         "choice", "permutation",
     ),
 }
-_LAZY = {name: sub for sub, names in _LAZY_FAMILIES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    sub = _LAZY.get(name)
-    if sub is not None:
-        value = getattr(_importlib.import_module(f"fluxion.random.{sub}"), name)
-    elif name in _LAZY_FAMILIES:  # the family modules themselves
-        value = _importlib.import_module(f"fluxion.random.{name}")
-    else:
-        raise AttributeError(f"module 'fluxion.random' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_namespace("fluxion.random", globals(), _LAZY_FAMILIES)
