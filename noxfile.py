@@ -83,7 +83,17 @@ def bench(session: nox.Session) -> None:
     probe = ("import importlib.util as u, sys; "
              "sys.exit(any(u.find_spec(m) is None for m in ('numba', 'torch')))")
     if subprocess.run([PY, "-c", probe], check=False).returncode != 0:
-        session.run(PY, "-m", "pip", "install", "--disable-pip-version-check", "-e",
+        # Keep what the test environment pinned (jax/jaxlib 0.10.2 as references, numpy, ...):
+        # the installed versions of those become constraints of this install.
+        import tempfile
+
+        keep = ("jax", "jaxlib", "numpy", "ml_dtypes", "scipy", "opt_einsum")
+        freeze = subprocess.run([PY, "-m", "pip", "freeze", "--disable-pip-version-check"],
+                                capture_output=True, text=True, check=True).stdout.splitlines()
+        pins = [ln for ln in freeze if ln.split("==")[0].lower().replace("-", "_") in keep]
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("\n".join(pins) + "\n")
+        session.run(PY, "-m", "pip", "install", "--disable-pip-version-check", "-c", f.name, "-e",
                     f"{ROOT / 'packages' / 'fluxion'}[bench]", external=True)
     session.run(PY, "benchmarks/run.py", *session.posargs, external=True)
 
