@@ -27,6 +27,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from fluxion import lax, tree_util
+from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
@@ -38,6 +39,7 @@ from fluxion.transforms.staging import abstractify, close_program, trace_to_prog
 __all__ = ["custom_vmap", "sequential_vmap", "custom_vmap_call_p"]
 
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
+custom_vmap_call_p.vma = _vma_rules.call_rule
 
 
 def _abstract_eval(*avals: ShapedArray, program: Program, rule: Any, in_tree: Any,

@@ -44,7 +44,7 @@ from fluxion.backend.sharding_impl import (
 )
 from fluxion.backend.spmd import module_meshes, sdy_sharding
 from fluxion.backend.transfer import device_put
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
@@ -60,6 +60,7 @@ from fluxion.transforms.staging import abstractify, close_program, trace_to_prog
 __all__ = ["shard_map", "shard_map_p", "typeof"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
+shard_map_p.sharding = keep_sharding_rule
 _P0 = PartitionSpec()
 
 

@@ -20,7 +20,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 __all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
-           "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule", "SHARDING_RULES"]
+           "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule",
+           "keep_sharding_rule", "DEFAULT_SHARDING_RULE"]
 
 _KEEP: Any = object()  # ShapedArray.update: keep the sharding
 
@@ -164,8 +165,18 @@ class ShapedArray:
 
 # Set once an aval with a sharding exists: until then the sharding rules are never consulted.
 EXPLICIT = [False]
-# primitive name -> rule(*in_avals, out_aval(s), **params) -> sharding(s) of the outputs
-SHARDING_RULES: dict[str, Callable[..., Any]] = {}
+# The rule of primitives whose ``sharding`` slot is None (the broadcasting rule, set by
+# fluxion.lax.sharding_rules, which needs the spec helpers that live there).
+DEFAULT_SHARDING_RULE: list[Callable[..., Any] | None] = [None]
+
+
+def keep_sharding_rule(prim: Any, in_avals: Sequence["ShapedArray"], out: Any,
+                       **params: Any) -> Any:
+    """The sharding rule of primitives running a traced program (jit, custom_jvp, cond, scan,
+    ...): the results keep the shardings the program gave them."""
+    outs = out if prim.multiple_results else [out]
+    res = [o.sharding for o in outs]
+    return res if prim.multiple_results else res[0]
 
 
 class ShardingTypeError(Exception):
@@ -185,9 +196,7 @@ def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
     """``out`` (an aval or a list of them) with the shardings the rule of ``prim`` gives, when an
     operand has a sharding. Without a rule, elementwise-shaped results take the operands'
     common sharding (broadcasting rule) and others get none (the compiler chooses)."""
-    rule = SHARDING_RULES.get(prim.name)
-    if rule is None:
-        rule = SHARDING_RULES[None]
+    rule = prim.sharding or DEFAULT_SHARDING_RULE[0]
     try:
         shs = rule(prim, in_avals, out, **params)
     except DuplicateSpecError as e:

@@ -20,6 +20,13 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
 - ``impl(*args, **params)``: an eager implementation, for primitives that are not compiled alone
   (call primitives such as ``jit``); by default eager evaluation compiles the primitive alone.
 
+- ``sharding(prim, in_avals, out, **params)``: the sharding of the result(s) when an operand has
+  a sharding on a mesh with Explicit axes ("sharding in types"; see :mod:`fluxion.lax.sharding_rules`
+  for the shared rules); None takes the default (broadcasting) rule.
+
+- ``vma(eqn, in_vmas) -> out_vmas``: which ``shard_map`` mesh axes the outputs vary over
+  (``check_vma``; see :mod:`fluxion.core.vma`); None: the union of the inputs'.
+
 Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
 collectives and primitives with sub-programs that may use the axis name).
@@ -48,7 +55,7 @@ class Primitive:
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "print_params", "__weakref__")
+                 "fold", "print_params", "sharding", "vma", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
                  batch_unmapped: bool = False):
@@ -66,6 +73,8 @@ class Primitive:
         self.split_policy: Callable[..., Any] | None = None
         self.fold: Callable[..., Any] | None = None
         self.print_params: Callable[..., Any] | None = None
+        self.sharding: Callable[..., Any] | None = None
+        self.vma: Callable[..., Any] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter."""

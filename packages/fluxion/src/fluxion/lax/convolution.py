@@ -27,6 +27,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot import _canon_precision
@@ -122,6 +123,27 @@ def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
 # ------------------------------------------------------------------ the primitive
 
 conv_general_dilated_p = Primitive("conv_general_dilated")
+
+
+def _conv_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+               dimension_numbers: Any, **_: Any) -> Any:
+    """JAX's rule: with an unsharded kernel and an unsplit lhs feature dimension, the result
+    has the lhs's spec (position by position; a split dimension whose size changes must stay
+    divisible); otherwise an ``out_sharding`` is required."""
+    lhs, rhs = in_avals
+    base = _sh.common_sharding(prim.name, in_avals)
+    if base is None:
+        return None
+    if any(p is not None for p in _sh.entries(rhs)) or (
+            _sh.entries(lhs)[dimension_numbers.lhs_spec[1]] is not None):
+        if _sh.pending():
+            return None
+        raise _sh.ShardingTypeError("Please specify the output sharding via `out_sharding` "
+                                "parameter of `conv_general_dilated`")
+    return _sh.varying_shape_rule("conv_general_dilated")(prim, [lhs], out)
+
+
+conv_general_dilated_p.sharding = _conv_rule
 
 
 def _dilate(d: int, k: int) -> int:

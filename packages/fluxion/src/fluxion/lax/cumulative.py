@@ -23,6 +23,7 @@ from fluxion.lax import _rules
 from fluxion.lax import elementwise as ew
 from fluxion.lax import reductions as rd
 from fluxion.lax import shape_ops as so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax import transcendental as tr
 from fluxion.lax._base import DtypeSet, type_error, value_error
 from fluxion.lax.windowed import combine, emit_reduce_window, identity_value
@@ -80,6 +81,9 @@ def _axis(operand: Any, axis: int) -> int:
 
 
 cumsum_p = _def_cumulative("cumsum", "sum", _num)
+cumsum_p.sharding = _sh.unsharded_dim(
+    "Input should be unsharded over the axis being reduced. Got input type={t} and "
+    "axis={d}", "axis")
 _rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
     cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
 
@@ -97,6 +101,9 @@ def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 
 cumprod_p = _def_cumulative("cumprod", "prod", _num)
+cumprod_p.sharding = _sh.unsharded_dim(
+    "Input should be unsharded over the axis being reduced. Got input type={t} and "
+    "axis={d}", "axis")
 
 
 def _cumprod_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:
@@ -152,6 +159,9 @@ def _cumulative_extremum_jvp(prim: Primitive) -> Any:
 
 
 cummax_p = _def_cumulative("cummax", "max", _real)
+cummax_p.sharding = _sh.unsharded_dim(
+    "Input should be unsharded over the axis being reduced. Got input type={t} and "
+    "axis={d}", "axis")
 cummax_p.jvp = _cumulative_extremum_jvp(cummax_p)
 
 
@@ -168,6 +178,9 @@ def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 
 cummin_p = _def_cumulative("cummin", "min", _real)
+cummin_p.sharding = _sh.unsharded_dim(
+    "Input should be unsharded over the axis being reduced. Got input type={t} and "
+    "axis={d}", "axis")
 cummin_p.jvp = _cumulative_extremum_jvp(cummin_p)
 
 
@@ -184,6 +197,9 @@ def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 
 cumlogsumexp_p = _def_cumulative("cumlogsumexp", "logaddexp", _float)
+cumlogsumexp_p.sharding = _sh.unsharded_dim(
+    "Input should be unsharded over the axis being reduced. Got input type={t} and "
+    "axis={d}", "axis")
 
 
 def _cumlogsumexp_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> tuple:

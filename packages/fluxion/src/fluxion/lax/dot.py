@@ -18,6 +18,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot_algorithm import DotAlgorithmPreset
@@ -39,6 +40,50 @@ def _canon_dims(dimension_numbers: Any) -> tuple:
 
 
 dot_general_p = Primitive("dot_general")
+
+
+def _dot_general_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                      dimension_numbers: tuple, **_: Any) -> Any:
+    lhs, rhs = in_avals
+    base = _sh.common_sharding("dot_general", in_avals)
+    pending = _sh.pending()
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs = _sh.entries(lhs), _sh.entries(rhs)
+    lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
+    lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    for a, b in zip(lbs, rbs):
+        if a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b):
+            raise _sh.ShardingTypeError(
+                "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+                f"consistent sharding, got {lbs} and {rbs}.")
+    for a, b in zip(lcs, rcs):
+        if a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b):
+            raise _sh.ShardingTypeError("dot_general requires contracting dimensions to have "
+                                    f"consistent sharding, got {lcs} and {rcs}.")
+    for a, b in zip(lcs, rcs):
+        if a is not None and b is not None and not pending:
+            raise _sh.ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should "
+                "be sharded. Please specify the output sharding via the `out_sharding` "
+                f"parameter. Got lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}")
+    batch = [ls[i] for i in lb]
+    lfree = [p for i, p in enumerate(ls) if i not in set(lc) | set(lb)]
+    rfree = [p for i, p in enumerate(rs) if i not in set(rc) | set(rb)]
+    spec = batch + lfree + rfree
+    used: list = [a for p in spec for a in _sh.spec_axes(p)]
+    if len(used) != len(set(used)) and pending:
+        return _sh.make_sharding(base, [None] * len(spec))
+    if len(used) != len(set(used)):
+        bad = out.update(sharding=_sh.make_sharding(base, [None] * len(spec)))
+        dims = ",".join(f"{n}@{p}" if isinstance(p, str) else f"{n}@({','.join(p)})"
+                        if p else str(n) for n, p in zip(out.shape, spec))
+        raise _sh.ShardingTypeError(
+            f"dot_general operation with inputs: {lhs.str_short()}, {rhs.str_short()} produces "
+            f"an illegally sharded result: {bad.str_short().split('[')[0]}[{dims}]")
+    return _sh.make_sharding(base, spec)
+
+
+dot_general_p.sharding = _dot_general_rule
 
 
 def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: tuple,

@@ -32,6 +32,7 @@ from fluxion.lax import _rules
 from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax import shape_ops as so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, value_error
 
 __all__ = ["FftType", "fft", "fft_p"]
@@ -153,6 +154,26 @@ def _print_params(params: dict) -> list:
 
 
 fft_p = Primitive("fft")
+
+
+def _fft_rule(prim: Any, in_avals: Sequence[Any], out: Any, **_: Any) -> Any:
+    """JAX's ``fft`` keeps its operand's sharding (its abstract eval updates shape and dtype
+    only), split transformed dimensions included; a split dimension whose new size (an RFFT's
+    ``n // 2 + 1``) its mesh axes do not divide is JAX's ValueError."""
+    base = _sh.common_sharding(prim.name, in_avals)
+    spec = _sh.entries(in_avals[0])
+    if base is not None:
+        for d, (n, p) in enumerate(zip(out.shape, spec)):
+            k = _sh.axis_size(base.mesh, p)
+            if p is not None and n % k:
+                raise ValueError(
+                    f"Sharding spec {_sh.spec_axes(p)} implies that array axis {d} is partitioned {k} "
+                    f"times, but does not evenly divide the dimension size {n}. Got shape: "
+                    f"{out.shape} and sharding {base.with_spec(tuple(spec))}")
+    return _sh.make_sharding(base, spec)
+
+
+fft_p.sharding = _fft_rule
 fft_p.abstract_eval = _abstract_eval
 fft_p.lowering = _lowering
 _rules.deflinear(fft_p, _transpose)

@@ -34,6 +34,7 @@ from fluxion.core.trace import Tracer
 from fluxion.lax import _rules
 from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.shape_ops import broadcast_in_dim
 from fluxion.transforms import ad
@@ -180,6 +181,31 @@ def _check_int_indices(name: str, idx: ShapedArray) -> None:
 # ------------------------------------------------------------------ gather
 
 gather_p = Primitive("gather")
+
+
+def _gather_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                 dimension_numbers: Any, slice_sizes: tuple, **_: Any) -> Any:
+    x, idx = in_avals
+    base = _sh.common_sharding("gather", in_avals)
+    dn = dimension_numbers
+    xs, ids = _sh.entries(x), _sh.entries(idx)
+    for d in set(dn.start_index_map) | set(dn.collapsed_slice_dims):
+        if xs[d] is not None:
+            if _sh.pending():
+                return None
+            raise _sh.ShardingTypeError(
+                "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the "
+                "gather indexing as out sharding could not be resolved unambiguously (or would "
+                f"require collectives on inputs). Got operand={x!r}, indices={idx!r}")
+    dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offs = iter([xs[i] if slice_sizes[i] == x.shape[i] else None
+                 for i in range(len(x.shape)) if i not in dropped])
+    batch = iter(ids[:-1])
+    spec = [next(offs) if i in dn.offset_dims else next(batch) for i in range(len(out.shape))]
+    return _sh.make_sharding(base, spec)
+
+
+gather_p.sharding = _gather_rule
 
 
 def _gather_shape(idx_shape: tuple[int, ...], dn: GatherDimensionNumbers,
@@ -696,6 +722,28 @@ def _bind_scatter(p: Primitive, operand: Any, scatter_indices: Any, updates: Any
 scatter_p = _def_scatter("scatter", None)
 
 
+def _scatter_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                  dimension_numbers: Any, **_: Any) -> Any:
+    x, idx, upd = in_avals[:3]
+    base = _sh.common_sharding(prim.name, in_avals[:3])
+    dn = dimension_numbers
+    xs = _sh.entries(x)
+    if (any(xs[d] is not None for d in set(dn.scatter_dims_to_operand_dims)
+            | set(dn.inserted_window_dims)) or idx.sharding is not None and any(
+                p is not None for p in _sh.entries(idx))):
+        if _sh.pending():
+            return None
+        raise _sh.ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for "
+            "the scatter update as out sharding could not be resolved unambiguously (or would "
+            f"require collectives on inputs). Got operand={x!r}, indices={idx!r}, "
+            f"updates={upd!r}")
+    return _sh.make_sharding(base, xs)
+
+
+scatter_p.sharding = _scatter_rule
+
+
 def _scatter_jvp(primals: list, tangents: list, **params: Any) -> tuple:
     """Exact for unique indices (which update wins is unspecified otherwise); a scatter_apply
     update program has a zero derivative."""
@@ -776,6 +824,7 @@ def _scatter_add_transpose(sign: int) -> Callable[..., list]:
 
 
 scatter_add_p = _def_scatter("scatter_add", "stablehlo.add")
+scatter_add_p.sharding = _scatter_rule
 scatter_add_p.jvp = _scatter_add_jvp(scatter_add_p)
 scatter_add_p.transpose = _scatter_add_transpose(1)
 scatter_add_p.batch = _scatter_batch(scatter_add_p)
@@ -799,6 +848,7 @@ def scatter_add(operand: Any, scatter_indices: Any, updates: Any,
 
 
 scatter_sub_p = _def_scatter("scatter_sub", "stablehlo.subtract")
+scatter_sub_p.sharding = _scatter_rule
 scatter_sub_p.jvp = _scatter_add_jvp(scatter_sub_p)
 scatter_sub_p.transpose = _scatter_add_transpose(-1)
 scatter_sub_p.batch = _scatter_batch(scatter_sub_p)
@@ -824,6 +874,7 @@ def scatter_sub(operand: Any, scatter_indices: Any, updates: Any,
 # ------------------------------------------------------------------ scatter_mul
 
 scatter_mul_p = _def_scatter("scatter_mul", "stablehlo.multiply")
+scatter_mul_p.sharding = _scatter_rule
 
 
 def _scatter_mul_jvp(primals: list, tangents: list, **params: Any) -> tuple:
@@ -901,6 +952,7 @@ def _scatter_extremal_jvp(prim: Primitive) -> Callable[..., tuple]:
 
 
 scatter_min_p = _def_scatter("scatter_min", "stablehlo.minimum")
+scatter_min_p.sharding = _scatter_rule
 scatter_min_p.jvp = _scatter_extremal_jvp(scatter_min_p)
 scatter_min_p.batch = _scatter_batch(scatter_min_p)
 
@@ -923,6 +975,7 @@ def scatter_min(operand: Any, scatter_indices: Any, updates: Any,
 
 
 scatter_max_p = _def_scatter("scatter_max", "stablehlo.maximum")
+scatter_max_p.sharding = _scatter_rule
 scatter_max_p.jvp = _scatter_extremal_jvp(scatter_max_p)
 scatter_max_p.batch = _scatter_batch(scatter_max_p)
 

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.lax.elementwise import sub
 from fluxion.lax.shape_ops import slice as lax_slice
@@ -24,6 +25,7 @@ from fluxion.transforms import ad
 __all__ = ["pad", "pad_p", "padtype_to_pads"]
 
 pad_p = Primitive("pad")
+pad_p.sharding = _sh.varying_shape_rule("padding")
 
 
 def _pad_abstract_eval(x: ShapedArray, padding_value: ShapedArray, *,

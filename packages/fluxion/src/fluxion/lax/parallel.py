@@ -22,10 +22,12 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
+from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax import vma as _vma
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
@@ -204,6 +206,7 @@ def _check_vma_groups(fun: str, x: Any, groups: Any) -> None:
 
 
 psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
+psum_p.vma = _vma_rules.remove_axes
 # Linear. Its transpose is a psum of the cotangent (each member's output depends on every
 # member's input); under shard_map the cotangents are treated as JAX treats them with
 # check_vma=False, which gives the same values as JAX's check_vma=True rules (see shmap.py).
@@ -246,6 +249,7 @@ def _extremum_jvp(p: Primitive) -> Any:
 
 
 pmax_p = _reduction_collective("pmax", reduce_max_p, "max")
+pmax_p.vma = _vma_rules.remove_axes
 pmax_p.jvp = _extremum_jvp(pmax_p)
 
 
@@ -264,6 +268,7 @@ def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 
 
 pmin_p = _reduction_collective("pmin", reduce_min_p, "min")
+pmin_p.vma = _vma_rules.remove_axes
 pmin_p.jvp = _extremum_jvp(pmin_p)
 
 
@@ -310,6 +315,7 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 # ------------------------------------------------------------------ axis_index
 
 axis_index_p = Primitive("axis_index", batch_unmapped=True)
+axis_index_p.vma = lambda eqn, ins: [_vma_rules.axis_names(eqn)]
 axis_index_p.abstract_eval = lambda *, axis_name: ShapedArray((), np.dtype(np.int32))
 axis_index_p.impl, axis_index_p.lowering = _no_eval("axis_index")
 
@@ -358,9 +364,11 @@ def axis_index(axis_name: Any) -> Any:
 # ------------------------------------------------------------------ all_gather
 
 all_gather_p = Primitive("all_gather", batch_unmapped=True)
+all_gather_p.vma = _vma_rules.add_axes
 # ``all_gather(..., to='invarying')``: the same values; the result varies over none of the
 # gathered axes (JAX's all_gather_invariant).
 all_gather_invariant_p = Primitive("all_gather_invariant", batch_unmapped=True)
+all_gather_invariant_p.vma = _vma_rules.remove_axes
 
 
 def _all_gather_abstract_eval(x: ShapedArray, *, axis_name: Any, axis: int, tiled: bool,
@@ -475,6 +483,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
 # ------------------------------------------------------------------ ppermute
 
 ppermute_p = Primitive("ppermute", batch_unmapped=True)
+ppermute_p.vma = _vma_rules.add_axes
 ppermute_p.abstract_eval = lambda x, *, axis_name, perm: x
 ppermute_p.impl, ppermute_p.lowering = _no_eval("ppermute")
 _rules.deflinear(ppermute_p, lambda ct, x, *, axis_name, perm: [
@@ -549,6 +558,7 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
 # ------------------------------------------------------------------ all_to_all
 
 all_to_all_p = Primitive("all_to_all", batch_unmapped=True)
+all_to_all_p.vma = _vma_rules.add_axes
 
 
 def _all_to_all_shape(shape: tuple[int, ...], split_axis: int, concat_axis: int, tiled: bool,
@@ -656,6 +666,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
 # ------------------------------------------------------------------ pvary / pcast
 
 pvary_p = Primitive("pvary", batch_unmapped=True)
+pvary_p.vma = _vma_rules.add_axes
 pvary_p.abstract_eval = lambda x, *, axis_name: x
 
 
@@ -728,7 +739,36 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
 # ------------------------------------------------------------------ sharding constraints
 
 sharding_constraint_p = Primitive("sharding_constraint")
-sharding_constraint_p.abstract_eval = lambda x, *, sharding: x
+
+
+def _sharding_constraint_abstract_eval(x: Any, *, sharding: Any) -> Any:
+    """The operand's aval with the type-level part of ``sharding`` (its Explicit axes); on a
+    mesh without Explicit axes the operand's type is kept."""
+    typed = _sh.explicit_part(sharding, len(x.shape), x.sharding)
+    return x if typed is x.sharding else x.update(sharding=typed)
+
+
+def _sharding_constraint_sharding(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                                  sharding: Any) -> Any:
+    """``reshard`` sets the type (the abstract eval's); ``with_sharding_constraint`` on a mesh
+    of only Explicit axes checks that the operand already has it (JAX's assertion)."""
+    x = in_avals[0]
+    mesh = getattr(sharding, "mesh", None)
+    if (not _sh.resharding_on() and x.sharding is not None and mesh is not None
+            and all(t.name == "Explicit" for t in mesh.axis_types)):
+        have = tuple(_sh.spec_axes(p) for p in _sh.entries(x))
+        want = tuple(_sh.spec_axes(p) for p in _sh.entries(out))
+        if have != want:
+            raise AssertionError(
+                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+                f"`Explicit`. The array sharding: {x.sharding.spec!r} did not match the sharding "
+                f"provided: {sharding.spec!r}. Please use `fluxion.sharding.reshard` to shard "
+                "your input to the sharding you want.")
+    return out.sharding
+
+
+sharding_constraint_p.abstract_eval = _sharding_constraint_abstract_eval
+sharding_constraint_p.sharding = _sharding_constraint_sharding
 _rules.deflinear(sharding_constraint_p,
                  lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
 

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
@@ -205,6 +206,7 @@ _par.all_to_all_p.lowering = _all_to_all_lowering
 # ------------------------------------------------------------------ psum_scatter
 
 psum_scatter_p = Primitive("psum_scatter", batch_unmapped=True)
+psum_scatter_p.vma = _vma_rules.add_axes
 
 
 def _psum_scatter_abstract_eval(x: ShapedArray, *, axis_name: Any, scatter_dimension: int,

@@ -24,6 +24,7 @@ from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax import padding as pd
 from fluxion.lax import shape_ops as so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import (
     DtypeSet,
     attr_i64_array,
@@ -119,6 +120,7 @@ def _axes(axes: Sequence[int]) -> tuple[int, ...]:
 
 
 reduce_sum_p = _def_reduce("reduce_sum", "sum", "stablehlo.add", _num)
+reduce_sum_p.sharding = _sh.drop_dims("axes")
 
 
 def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list:
@@ -142,6 +144,7 @@ def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
 
 
 reduce_prod_p = _def_reduce("reduce_prod", "prod", "stablehlo.multiply", _num)
+reduce_prod_p.sharding = _sh.drop_dims("axes")
 
 
 def _reduce_prod_jvp(primals: list, tangents: list, *, axes: tuple[int, ...]) -> tuple:
@@ -197,6 +200,7 @@ def _extremum_jvp(prim: Primitive) -> Any:
 
 
 reduce_max_p = _def_reduce("reduce_max", "max", "stablehlo.maximum", _ordered_or_complex)
+reduce_max_p.sharding = _sh.drop_dims("axes")
 reduce_max_p.jvp = _extremum_jvp(reduce_max_p)
 
 
@@ -206,6 +210,7 @@ def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
 
 
 reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or_complex)
+reduce_min_p.sharding = _sh.drop_dims("axes")
 reduce_min_p.jvp = _extremum_jvp(reduce_min_p)
 
 
@@ -215,6 +220,7 @@ def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
 
 
 reduce_and_p = _def_reduce("reduce_and", "and", "stablehlo.and", _logical)
+reduce_and_p.sharding = _sh.drop_dims("axes")
 _rules.defjvp_zero(reduce_and_p)
 
 
@@ -224,6 +230,7 @@ def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
 
 
 reduce_or_p = _def_reduce("reduce_or", "or", "stablehlo.or", _logical)
+reduce_or_p.sharding = _sh.drop_dims("axes")
 _rules.defjvp_zero(reduce_or_p)
 
 
@@ -233,6 +240,7 @@ def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
 
 
 reduce_xor_p = _def_reduce("reduce_xor", "xor", "stablehlo.xor", _logical)
+reduce_xor_p.sharding = _sh.drop_dims("axes")
 _rules.defjvp_zero(reduce_xor_p)
 
 
@@ -313,6 +321,7 @@ def _index_dtype(index_dtype: Any) -> np.dtype:
 
 
 argmax_p = _def_argminmax("argmax", "max")
+argmax_p.sharding = _sh.drop_dims("axes")
 
 
 def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
@@ -329,6 +338,7 @@ def argmax(operand: Any, axis: int, index_dtype: Any) -> Any:
 
 
 argmin_p = _def_argminmax("argmin", "min")
+argmin_p.sharding = _sh.drop_dims("axes")
 
 
 def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
@@ -375,6 +385,7 @@ def trace_computation(fun: str, computation: Any, in_tree_avals: tuple) -> tuple
 
 
 reduce_p = Primitive("reduce", multiple_results=True)
+reduce_p.sharding = _sh.drop_dims("dimensions")
 
 
 def _reduce_abstract_eval(*avals: ShapedArray, computation: Any, dimensions: tuple[int, ...]

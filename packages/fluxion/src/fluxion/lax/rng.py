@@ -24,6 +24,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform",
@@ -46,6 +47,17 @@ _HLO_ALGORITHM = {RandomAlgorithm.RNG_DEFAULT: "DEFAULT", RandomAlgorithm.RNG_TH
 _UNSIGNED = tuple(np.dtype(f"uint{b}") for b in (8, 16, 32, 64))
 
 rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)
+
+
+def _rng_bit_generator_rule(prim: Any, in_avals: Sequence[Any], out: Any,
+                            **_: Any) -> Any:
+    """JAX's rule: the new key keeps the key's sharding; the bits are unsplit (replicated over
+    the mesh)."""
+    base = _sh.common_sharding(prim.name, in_avals)
+    return [in_avals[0].sharding, _sh.make_sharding(base, [None] * len(out[1].shape))]
+
+
+rng_bit_generator_p.sharding = _rng_bit_generator_rule
 
 
 def _rbg_abstract_eval(key: ShapedArray, *, shape: tuple[int, ...], dtype: np.dtype,

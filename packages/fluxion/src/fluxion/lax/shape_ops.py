@@ -21,6 +21,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.transforms import ad
 
@@ -43,6 +44,13 @@ def _phys(a: int, d: int) -> int:
 # ------------------------------------------------------------------ iota
 
 iota_p = Primitive("iota")
+
+
+def _iota_rule(prim: Any, in_avals: Sequence[Any], out: Any, **_: Any) -> Any:
+    return None
+
+
+iota_p.sharding = _iota_rule
 
 
 def _iota_abstract_eval(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
@@ -101,6 +109,25 @@ def _iota_dtype(name: str, dtype: Any) -> np.dtype:
 # ------------------------------------------------------------------ broadcast_in_dim
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
+
+
+def _broadcast_in_dim_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                           shape: tuple, broadcast_dimensions: tuple, **_: Any) -> Any:
+    x = in_avals[0]
+    src = iter(_sh.entries(x))
+    bds = set(broadcast_dimensions)
+    spec = []
+    for i in range(len(shape)):
+        if i in bds:
+            p = next(src)
+            # a size-1 dimension broadcast to a larger one is not split
+            spec.append(p if x.shape[broadcast_dimensions.index(i)] == shape[i] else None)
+        else:
+            spec.append(None)
+    return _sh.make_sharding(_sh.common_sharding(prim.name, in_avals), spec)
+
+
+broadcast_in_dim_p.sharding = _broadcast_in_dim_rule
 
 
 def _broadcast_in_dim_abstract_eval(x: ShapedArray, *, shape: tuple[int, ...],
@@ -184,6 +211,108 @@ def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
 reshape_p = Primitive("reshape")
 
 
+def _reshape_error(x: Any, new_sizes: tuple) -> Exception:
+    if _sh.pending():
+        return _Provisional()
+    return _sh.ShardingTypeError(
+        "This reshape is not supported. Please specify the sharding of the output via the "
+        f"`out_sharding` argument of reshape. Got operand type: {x.str_short(False)}, new "
+        f"sizes: {tuple(new_sizes)}")
+
+
+class _Provisional(Exception):
+    """An ambiguous reshape while an out_sharding is pending: no sharding until it is given."""
+
+
+def _reshape_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                  new_sizes: tuple, **_: Any) -> Any:
+    try:
+        return _reshape_spec(prim, in_avals, new_sizes)
+    except _Provisional:
+        return None
+
+
+def _reshape_spec(prim: Any, in_avals: Sequence[Any], new_sizes: tuple) -> Any:
+    x = in_avals[0]
+    base = _sh.common_sharding(prim.name, in_avals)
+    spec = _sh.entries(x)
+    if all(p is None for p in spec):
+        return _sh.make_sharding(base, [None] * len(new_sizes))
+    # Walk the dimensions as groups of equal products: a group of one operand dimension split
+    # into several takes its axes on the first (major) new dimension that holds them; several
+    # merged into one take their axes together, when only major ones are split.
+    old, new = list(x.shape), list(new_sizes)
+    out_spec: list = []
+    i = j = 0
+    while i < len(old) or j < len(new):
+        if i < len(old) and old[i] == 1 and (j >= len(new) or new[j] != 1):
+            if spec[i] is not None:
+                raise _reshape_error(x, new_sizes)
+            i += 1
+            continue
+        if j < len(new) and new[j] == 1 and (i >= len(old) or old[i] != 1):
+            out_spec.append(None)
+            j += 1
+            continue
+        if i >= len(old) or j >= len(new):
+            raise _reshape_error(x, new_sizes)
+        gi, gj = [i], [j]
+        po, pn = old[i], new[j]
+        while po != pn:
+            if po < pn:
+                i += 1
+                gi.append(i)
+                po *= old[i]
+            else:
+                j += 1
+                gj.append(j)
+                pn *= new[j]
+        i += 1
+        j += 1
+        if len(gi) == 1 and len(gj) == 1:
+            out_spec.append(spec[gi[0]])
+            continue
+        ax: list = []
+        seen_none = False
+        for k in gi:
+            if spec[k] is None:
+                seen_none = True
+            elif seen_none:
+                raise _reshape_error(x, new_sizes)
+            else:
+                ax.extend(_sh.spec_axes(spec[k]))
+        if not ax:
+            out_spec.extend([None] * len(gj))
+            continue
+        if len(gj) != 1 and len(gi) != 1:
+            raise _reshape_error(x, new_sizes)
+        if len(gj) == 1:  # merged: the axes together on the one new dimension
+            if new[gj[0]] % _sh.axis_size(base.mesh, tuple(ax)):
+                raise _reshape_error(x, new_sizes)
+            out_spec.append(ax[0] if len(ax) == 1 else tuple(ax))
+            continue
+        # split: the axes go, major first, to the new dimensions they divide
+        rest = list(ax)
+        for k in gj:
+            n, mine = new[k], []
+            while rest and n % base.mesh.shape[rest[0]] == 0 and n > 1:
+                n //= base.mesh.shape[rest[0]]
+                mine.append(rest.pop(0))
+            if rest and mine and n != 1:
+                raise _reshape_error(x, new_sizes)
+            out_spec.append(None if not mine else mine[0] if len(mine) == 1 else tuple(mine))
+            if rest and not mine:
+                raise _reshape_error(x, new_sizes)
+        if rest:
+            raise _reshape_error(x, new_sizes)
+    if len(out_spec) != len(new_sizes):
+        raise _reshape_error(x, new_sizes)
+    return _sh.make_sharding(base, out_spec)
+
+
+reshape_p.sharding = _reshape_rule
+
+
 def _reshape_abstract_eval(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> ShapedArray:
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
         raise type_error("lax.reshape", f"cannot reshape array of shape {x.shape} (size {x.size}) "
@@ -231,6 +360,15 @@ def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | 
 transpose_p = Primitive("transpose")
 
 
+def _transpose_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                    permutation: tuple, **_: Any) -> Any:
+    spec = _sh.entries(in_avals[0])
+    return _sh.make_sharding(_sh.common_sharding(prim.name, in_avals), [spec[i] for i in permutation])
+
+
+transpose_p.sharding = _transpose_rule
+
+
 def _transpose_abstract_eval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
     if sorted(permutation) != list(range(x.ndim)):
         raise type_error("lax.transpose", f"permutation {permutation} is not a permutation of the "
@@ -272,6 +410,7 @@ def transpose(operand: Any, permutation: Sequence[int]) -> Any:
 # ------------------------------------------------------------------ squeeze / expand_dims
 
 squeeze_p = Primitive("squeeze")
+squeeze_p.sharding = _sh.drop_dims("dimensions")
 
 
 def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
@@ -335,6 +474,7 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
 # ------------------------------------------------------------------ slice
 
 slice_p = Primitive("slice")
+slice_p.sharding = _sh.varying_shape_rule("slicing")
 
 
 def _slice_abstract_eval(x: ShapedArray, *, start_indices: tuple[int, ...],
@@ -434,6 +574,7 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
 # ------------------------------------------------------------------ concatenate
 
 concatenate_p = Primitive("concatenate")
+concatenate_p.sharding = _sh.same_as_operands("concatenate")
 
 
 def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
@@ -507,6 +648,7 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Any:
 # ------------------------------------------------------------------ rev
 
 rev_p = Primitive("rev")
+rev_p.sharding = _sh.varying_shape_rule("rev")
 
 
 def _rev_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:

@@ -24,6 +24,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.gather_scatter import (
     GatherDimensionNumbers,
@@ -119,6 +120,7 @@ def _index_vector(idx: Sequence[Any], dims: Sequence[Any], size: int) -> Any:
 # ------------------------------------------------------------------ dynamic_slice
 
 dynamic_slice_p = Primitive("dynamic_slice")
+dynamic_slice_p.sharding = _sh.varying_shape_rule("dynamic_slice")
 
 
 def _dynamic_slice_abstract_eval(x: ShapedArray, *idx: ShapedArray,
@@ -205,6 +207,7 @@ def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], 
 # ------------------------------------------------------------------ dynamic_update_slice
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_update_slice_p.sharding = _sh.same_as_operands("dynamic_update_slice")
 
 
 def _dynamic_update_slice_abstract_eval(x: ShapedArray, update: ShapedArray,

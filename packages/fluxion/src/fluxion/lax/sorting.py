@@ -23,12 +23,16 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import gather_scatter as sl
 from fluxion.lax import shape_ops as so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.transforms import ad
 
 __all__ = ["sort", "sort_key_val", "top_k", "sort_p", "top_k_p"]
 
 sort_p = Primitive("sort", multiple_results=True)
+sort_p.sharding = _sh.unsharded_dim(
+    "Arguments to sort must be unsharded over the sorting dimension. Got arg type={t} and "
+    "sorting dimension={d}", "dimension")
 
 
 def _sort_abstract_eval(*avals: ShapedArray, dimension: int, is_stable: bool, num_keys: int

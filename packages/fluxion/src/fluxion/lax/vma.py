@@ -9,8 +9,9 @@ several operands varies over the union of theirs (JAX inserts an implicit ``pvar
 result to check its ``out_specs`` (a result whose spec leaves out an axis must not vary over
 it), and ``fluxion.typeof`` inside the body reports it as ``.mat.varying``.
 
-The inference runs over the staged equations (incrementally while the body is traced), so the
-values and programs are the same with or without the check.
+The inference (:mod:`fluxion.core.vma`; each primitive's rule is its ``vma`` slot) runs over
+the staged equations, incrementally while the body is traced, so the values and programs are the
+same with or without the check.
 
 Example:
     >>> from fluxion.core.ir import Program, Var
@@ -26,105 +27,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from fluxion.core.ir import Literal, Program, Var
+from fluxion.core.ir import Literal, Var
+from fluxion.core.vma import EMPTY, infer, outputs_vma
 
 __all__ = ["infer", "BodyVma", "current", "vma_of", "vary_like", "ManualAval"]
-
-EMPTY: frozenset = frozenset()
-
-
-def _names(eqn: Any) -> frozenset:
-    n = eqn.params.get("axis_name")
-    return frozenset(n) if isinstance(n, tuple) else frozenset((n,))
-
-
-def _union(vs: Sequence[frozenset]) -> frozenset:
-    out: frozenset = EMPTY
-    for v in vs:
-        out = out | v
-    return out
-
-
-_REMOVE = {"psum", "pmax", "pmin"}
-_ADD = {"pvary", "all_gather", "ppermute", "all_to_all", "psum_scatter"}
-_CALLS = {"jit", "remat", "custom_jvp_call", "custom_vjp_call", "custom_vmap_call"}
-
-
-def _call_program(eqn: Any) -> Program | None:
-    for v in eqn.params.values():
-        if (isinstance(v, Program) and len(v.invars) == len(eqn.inputs)
-                and len(v.outvars) == len(eqn.outputs) and not v.constvars):
-            return v
-    return None
-
-
-def rule(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
-    """The vma of ``eqn``'s outputs given those of its inputs."""
-    name = eqn.prim.name
-    if name in _REMOVE:
-        return [ins[0] - _names(eqn)]
-    if name in _ADD:
-        return [ins[0] | _names(eqn)]
-    if name == "all_gather_invariant":
-        return [ins[0] - _names(eqn)]
-    if name == "axis_index":
-        return [_names(eqn)]
-    if name in _CALLS:
-        prog = _call_program(eqn)
-        if prog is not None:
-            return infer(prog, ins)
-    if name == "cond":  # as JAX 0.10: the index's vma does not reach the outputs
-        outs = [EMPTY] * len(eqn.outputs)
-        for br in eqn.params["branches"]:
-            outs = [a | b for a, b in zip(outs, infer(br, ins[1:]))]
-        return outs
-    if name == "scan":
-        return _scan(eqn, ins)
-    if name == "while":
-        return _while(eqn, ins)
-    u = _union(ins)
-    return [u] * len(eqn.outputs)
-
-
-def _scan(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
-    p = eqn.params
-    nk, nc = p["num_consts"], p["num_carry"]
-    consts, carry, xs = ins[:nk], list(ins[nk:nk + nc]), ins[nk + nc:]
-    for _ in range(len(carry) + 1):  # the carry's vma only grows: a fixed point is near
-        outs = infer(p["jaxpr"], consts + carry + xs)
-        new = [a | b for a, b in zip(carry, outs[:nc])]
-        if new == carry:
-            break
-        carry = new
-    return carry + outs[nc:]
-
-
-def _while(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
-    p = eqn.params
-    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
-    cc, bc, carry = ins[:ncc], ins[ncc:ncc + nbc], list(ins[ncc + nbc:])
-    del cc  # as JAX 0.10: the predicate's vma does not reach the carry
-    for _ in range(len(carry) + 2):
-        outs = infer(p["body_jaxpr"], bc + carry)
-        new = [a | b for a, b in zip(carry, outs)]
-        if new == carry:
-            break
-        carry = new
-    return carry
-
-
-def infer(program: Program, in_vmas: Sequence[frozenset]) -> list[frozenset]:
-    """The vma of ``program``'s outputs given those of its inputs (constvars: none)."""
-    env: dict[int, frozenset] = {v.id: frozenset(s) for v, s in zip(program.invars, in_vmas)}
-
-    def read(a: Any) -> frozenset:
-        return env.get(a.id, EMPTY) if isinstance(a, Var) else EMPTY
-
-    for eqn in program.eqns:
-        for v, s in zip(eqn.outputs, rule(eqn, [read(a) for a in eqn.inputs])):
-            env[v.id] = s
-    return [read(a) for a in program.outvars]
-
 
 class BodyVma:
     """The vma of the values of one ``shard_map`` body while it is traced (``interp`` is its
@@ -143,7 +49,7 @@ class BodyVma:
             eqn = eqns[self.done]
             ins = [self.env.get(a.id, EMPTY) if isinstance(a, Var) else EMPTY
                    for a in eqn.inputs]
-            for v, s in zip(eqn.outputs, rule(eqn, ins)):
+            for v, s in zip(eqn.outputs, outputs_vma(eqn, ins)):
                 self.env[v.id] = s
             self.done += 1
         if isinstance(atom, Literal) or not isinstance(atom, Var):

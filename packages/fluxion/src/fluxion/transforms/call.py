@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from fluxion.core.avals import ShapedArray
+from fluxion.core import vma as _vma_rules
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
 from fluxion.transforms import ad, batching, partial_eval
@@ -34,6 +35,8 @@ from fluxion.transforms.staging import close_program
 __all__ = ["jit_p", "closed_call"]
 
 jit_p = Primitive("jit", multiple_results=True, batch_unmapped=True)
+jit_p.sharding = keep_sharding_rule
+jit_p.vma = _vma_rules.call_rule
 
 
 def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,

@@ -38,7 +38,8 @@ from typing import Any, Callable, Sequence
 
 from fluxion import tree_util
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray
+from fluxion.core import vma as _vma_rules
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import UnexpectedTracerError
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
@@ -155,6 +156,7 @@ def _is_zero(t: Any) -> bool:
 # ----------------------------------------------------------------------------- processing calls
 # One call of a decorated function, flattened: the primal function over leaves and its rules.
 # Each interpreter class has a handler (JAX's process_custom_jvp_call / process_custom_vjp_call).
+
 
 class _JVPCall:
     __slots__ = ("name", "fun", "rule", "symbolic_zeros")
@@ -316,6 +318,8 @@ def _linearize_vjp_call(fwd: Callable, bwd: Callable, name: str, primals: list,
 # ----------------------------------------------------------------------------- custom_jvp
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.sharding = keep_sharding_rule
+custom_jvp_call_p.vma = _vma_rules.call_rule
 
 
 def _custom_jvp_call_abstract_eval(*avals: ShapedArray, call: Program, **params: Any) -> list:
@@ -569,6 +573,8 @@ def _rule_tangent(name: str, i: int, primal: Any, t: Any) -> Any:
 # ----------------------------------------------------------------------------- custom_vjp
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.sharding = keep_sharding_rule
+custom_vjp_call_p.vma = _vma_rules.call_rule
 
 
 def _custom_vjp_call_jvp(primals: list, tangents: list, *, call: Program, fwd: Callable,
@@ -649,6 +655,7 @@ custom_vjp_call_p.print_params = functools.partial(_custom_call_printed_params,
 
 # The linearized custom_vjp: linear in its inputs after the residuals; only transposable.
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.sharding = keep_sharding_rule
 
 
 def _custom_lin_abstract_eval(*avals: ShapedArray, bwd: Callable, num_res: int,
@@ -880,6 +887,7 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
 # ----------------------------------------------------------------------------- linear_call
 
 linear_call_p = Primitive("linear_call", multiple_results=True)
+linear_call_p.sharding = keep_sharding_rule
 
 
 def linear_call(fun: Callable, fun_transpose: Callable, residual_args: Any,

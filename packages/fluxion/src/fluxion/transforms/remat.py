@@ -21,6 +21,8 @@ import functools
 from typing import Any, Callable, Sequence
 
 from fluxion import tree_util
+from fluxion.core import vma as _vma_rules
+from fluxion.core.avals import keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE
@@ -138,6 +140,8 @@ class checkpoint_policies:
 # ----------------------------------------------------------------------------- remat_p
 
 remat_p = Primitive("remat", multiple_results=True)
+remat_p.sharding = keep_sharding_rule
+remat_p.vma = _vma_rules.call_rule
 remat_p.abstract_eval = lambda *avals, program, prevent_cse, policy: program.out_avals
 remat_p.impl = lambda *args, program, prevent_cse, policy: eval_program(program, [], args)
 remat_p.lowering = (lambda ctx, *args, program, prevent_cse, policy:

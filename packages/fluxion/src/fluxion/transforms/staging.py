@@ -162,11 +162,9 @@ class StagingInterpreter(Interpreter):
             if folded is not None:
                 return StagingTracer(self, folded)
         out = prim.abstract_eval(*[a.aval for a in atoms], **params)
-        if _EXPLICIT[0] or prim.name == "sharding_constraint":
-            # sharding in types (explicit mesh axes): the primitive's rule
+        if _EXPLICIT[0]:  # sharding in types (explicit mesh axes): the primitive's rule
             in_avals = [a.aval for a in atoms]
-            if prim.name == "sharding_constraint" or any(
-                    a.sharding is not None for a in in_avals):
+            if any(a.sharding is not None for a in in_avals):
                 out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
         if prim.multiple_results:

@@ -19,7 +19,8 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray
+from fluxion.core import vma as _vma_rules
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
@@ -42,6 +43,18 @@ from fluxion.transforms.staging import StagingInterpreter
 __all__ = ["cond", "switch", "cond_p"]
 
 cond_p = Primitive("cond", multiple_results=True, batch_unmapped=True)
+cond_p.sharding = keep_sharding_rule
+
+
+def _cond_vma(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    # As JAX 0.10: the index's varying axes do not reach the outputs.
+    outs = [_vma_rules.EMPTY] * len(eqn.outputs)
+    for br in eqn.params["branches"]:
+        outs = [a | b for a, b in zip(outs, _vma_rules.infer(br, ins[1:]))]
+    return outs
+
+
+cond_p.vma = _cond_vma
 
 
 def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray,

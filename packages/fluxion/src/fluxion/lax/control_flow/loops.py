@@ -25,7 +25,8 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray
+from fluxion.core import vma as _vma_rules
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, Var, dce, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
@@ -71,6 +72,25 @@ _BOOL = ShapedArray((), np.dtype(np.bool_))
 # =============================================================================== while_loop
 
 while_p = Primitive("while", multiple_results=True, batch_unmapped=True)
+while_p.sharding = keep_sharding_rule
+
+
+def _while_vma(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    # As JAX 0.10: the predicate's varying axes do not reach the carry; the carry's only grow,
+    # so a fixed point is near.
+    p = eqn.params
+    ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
+    bc, carry = ins[ncc:ncc + nbc], list(ins[ncc + nbc:])
+    for _ in range(len(carry) + 2):
+        outs = _vma_rules.infer(p["body_jaxpr"], bc + carry)
+        new = [a | b for a, b in zip(carry, outs)]
+        if new == carry:
+            break
+        carry = new
+    return carry
+
+
+while_p.vma = _while_vma
 
 
 def _while_abstract_eval(*avals: ShapedArray, body_jaxpr: Program, body_nconsts: int,
@@ -299,6 +319,24 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
 # =============================================================================== scan
 
 scan_p = Primitive("scan", multiple_results=True, batch_unmapped=True)
+scan_p.sharding = keep_sharding_rule
+
+
+def _scan_vma(eqn: Any, ins: list[frozenset]) -> list[frozenset]:
+    # The carry's varying axes only grow over iterations: a fixed point is near.
+    p = eqn.params
+    nk, nc = p["num_consts"], p["num_carry"]
+    consts, carry, xs = ins[:nk], list(ins[nk:nk + nc]), ins[nk + nc:]
+    for _ in range(len(carry) + 1):
+        outs = _vma_rules.infer(p["jaxpr"], consts + carry + xs)
+        new = [a | b for a, b in zip(carry, outs[:nc])]
+        if new == carry:
+            break
+        carry = new
+    return carry + outs[nc:]
+
+
+scan_p.vma = _scan_vma
 
 
 def _scan_abstract_eval(*avals: ShapedArray, jaxpr: Program, length: int, num_carry: int,

@@ -21,9 +21,10 @@ import functools
 from typing import Any, Callable
 
 from fluxion import tree_util
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error
 from fluxion.lax.control_flow.common import (
     avals_of,
@@ -76,6 +77,7 @@ def _stage_checked(api: str, what: str, expected_name: str, fun: Callable, arg: 
 # =============================================================================== custom_root
 
 custom_root_p = Primitive("custom_root", multiple_results=True, batch_unmapped=True)
+custom_root_p.sharding = keep_sharding_rule
 
 
 def _custom_root_abstract_eval(*avals: ShapedArray, const_lengths: tuple[int, int],
@@ -199,6 +201,7 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable[[Callable, Any]
 # =============================================================================== linear solve
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True, batch_unmapped=True)
+linear_solve_p.sharding = _sh.like_b_rule
 
 # jaxprs / const_lengths hold, in order: matvec, vecmat (its transpose), solve, transpose_solve;
 # the last two may be None (not reverse-differentiable) with a const length of 0.

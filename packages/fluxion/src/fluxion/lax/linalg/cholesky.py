@@ -17,6 +17,7 @@ from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -42,6 +43,7 @@ __all__ = ["cholesky", "cholesky_p"]
 
 
 cholesky_p = Primitive("cholesky")
+cholesky_p.sharding = _sh.linalg_rule((2,))
 
 
 def _cholesky_abstract_eval(x: ShapedArray) -> ShapedArray:

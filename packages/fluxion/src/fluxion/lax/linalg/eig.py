@@ -22,6 +22,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
 from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -59,6 +60,7 @@ class EigImplementation(enum.Enum):
 
 
 eig_p = Primitive("eig", multiple_results=True)
+eig_p.sharding = _sh.linalg_rule((2,))
 
 
 def _eig_abstract_eval(x: ShapedArray, *, compute_left_eigenvectors: bool,

@@ -17,6 +17,7 @@ from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -54,6 +55,7 @@ class EighImplementation(enum.Enum):
 
 
 eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p.sharding = _sh.linalg_rule((2,))
 
 
 def _eigh_abstract_eval(x: ShapedArray, *, lower: bool, sort_eigenvalues: bool,

@@ -16,6 +16,7 @@ from typing import Any
 from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -32,6 +33,7 @@ __all__ = ["hessenberg", "hessenberg_p"]
 
 
 hessenberg_p = Primitive("hessenberg", multiple_results=True)
+hessenberg_p.sharding = _sh.linalg_rule((2,))
 
 
 def _hessenberg_abstract_eval(x: ShapedArray) -> list[ShapedArray]:

@@ -25,6 +25,7 @@ from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax import slicing as _sc
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.control_flow import loops as _lp
@@ -84,6 +85,7 @@ def _pivots_to_perm_impl(piv: Any, m: int) -> Any:
 
 
 lu_p = Primitive("lu", multiple_results=True)
+lu_p.sharding = _sh.linalg_rule((2,))
 
 
 def _lu_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
@@ -157,6 +159,7 @@ def lu(x: Any) -> tuple[Any, Any, Any]:
 
 
 lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation")
+lu_pivots_to_permutation_p.sharding = _sh.linalg_rule((1,))
 
 
 def _lu_pivots_abstract_eval(piv: ShapedArray, *, permutation_size: int) -> ShapedArray:

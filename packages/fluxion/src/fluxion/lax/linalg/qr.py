@@ -22,6 +22,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import shape_ops as _so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error
 from fluxion.lax.linalg._common import (
     INT32,
@@ -54,6 +55,7 @@ __all__ = ["qr", "geqrf", "householder_product", "qr_p", "geqrf_p", "householder
 
 
 geqrf_p = Primitive("geqrf", multiple_results=True)
+geqrf_p.sharding = _sh.linalg_rule((2,))
 
 
 def _geqrf_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
@@ -94,6 +96,7 @@ def geqrf(a: Any) -> tuple[Any, Any]:
 
 
 householder_product_p = Primitive("householder_product")
+householder_product_p.sharding = _sh.linalg_rule((2, 1))
 
 
 def _householder_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray:
@@ -140,6 +143,7 @@ def householder_product(a: Any, taus: Any) -> Any:
 
 
 qr_p = Primitive("qr", multiple_results=True)
+qr_p.sharding = _sh.linalg_rule((2,))
 
 
 def _qr_abstract_eval(x: ShapedArray, *, pivoting: bool, full_matrices: bool,

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -33,6 +34,7 @@ __all__ = ["schur", "schur_p"]
 
 
 schur_p = Primitive("schur", multiple_results=True)
+schur_p.sharding = _sh.linalg_rule((2,))
 
 
 def _schur_abstract_eval(x: ShapedArray, *, compute_schur_vectors: bool,

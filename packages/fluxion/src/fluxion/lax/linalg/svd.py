@@ -20,6 +20,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import shape_ops as _so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.linalg._common import (
     as_operand,
@@ -63,6 +64,7 @@ class SvdAlgorithm(enum.Enum):
 
 
 svd_p = Primitive("svd", multiple_results=True)
+svd_p.sharding = _sh.linalg_rule((2,))
 
 
 def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,

@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import elementwise as _el
 from fluxion.lax import shape_ops as _so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error
 from fluxion.lax.linalg._common import (
     LAPACK_DTYPES,
@@ -48,6 +49,37 @@ __all__ = ["triangular_solve", "triangular_solve_p"]
 
 
 triangular_solve_p = Primitive("triangular_solve")
+
+
+def _triangular_solve_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
+                           left_side: bool, transpose_a: bool, **_: Any) -> Any:
+    """JAX's ``_tri_solve_sharding``: equal batch sharding, unsplit contracting dimensions; the
+    result's matrix dimensions come from ``a``'s free one and ``b``'s."""
+    a, b = in_avals
+    base = _sh.common_sharding(prim.name, in_avals)
+    if base is None:
+        return None
+    sa, sb = _sh.entries(a), _sh.entries(b)
+    if tuple(sa[:-2]) != tuple(sb[:-2]):
+        raise _sh.ShardingTypeError("All inputs to triangular_solve must have the same batch "
+                                f"sharding, but got {tuple(sa[:-2])} and {tuple(sb[:-2])}.")
+    a2, b2 = sa[-2:], sb[-2:]
+    if a2[int(bool(left_side) ^ bool(transpose_a))] is not None:
+        raise _sh.ShardingTypeError(
+            "triangular solve input `a` must be unsharded on the contracting axis, but got "
+            f"{_sh.spec_of(a, base)} with left_side={bool(left_side)} and "
+            f"transpose_a={bool(transpose_a)}.")
+    if b2[int(not left_side)] is not None:
+        raise _sh.ShardingTypeError(
+            "triangular solve input `b` must be unsharded on the contracting axis, but got "
+            f"{_sh.spec_of(b, base)} with left_side={bool(left_side)} and "
+            f"transpose_a={bool(transpose_a)}.")
+    mat = ([a2[int(bool(transpose_a))], b2[1]] if left_side
+           else [b2[0], a2[int(not transpose_a)]])
+    return _sh.make_sharding(base, list(sa[:-2]) + mat)
+
+
+triangular_solve_p.sharding = _triangular_solve_rule
 _TRSM_DTYPES = LAPACK_DTYPES + (np.dtype(np.float16),)
 
 

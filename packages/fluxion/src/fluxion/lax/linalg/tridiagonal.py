@@ -16,6 +16,7 @@ from typing import Any
 from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -34,6 +35,7 @@ __all__ = ["tridiagonal", "tridiagonal_p"]
 
 
 tridiagonal_p = Primitive("tridiagonal", multiple_results=True)
+tridiagonal_p.sharding = _sh.linalg_rule((2,))
 
 
 def _tridiagonal_abstract_eval(x: ShapedArray, *, lower: bool) -> list[ShapedArray]:

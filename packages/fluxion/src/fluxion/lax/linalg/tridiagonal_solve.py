@@ -18,6 +18,7 @@ from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
+from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error
 from fluxion.lax.linalg._common import (
     as_operand,
@@ -42,6 +43,7 @@ __all__ = ["tridiagonal_solve", "tridiagonal_solve_p"]
 
 
 tridiagonal_solve_p = Primitive("tridiagonal_solve")
+tridiagonal_solve_p.sharding = _sh.linalg_rule((1, 1, 1, 2))
 
 
 def _tridiagonal_solve_abstract_eval(dl: ShapedArray, d: ShapedArray, du: ShapedArray,
