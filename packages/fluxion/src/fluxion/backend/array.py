@@ -193,8 +193,14 @@ class Array(metaclass=_ArrayMeta):
 
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host (a later ``np.asarray`` then waits less)."""
+        if self._np is not None or self._a.is_deleted():
+            return
         if len(self._k.sharding._internal_device_list) == 1:
             self._a._copy_single_device_array_to_host_async()
+            return
+        for sh in self.addressable_shards:  # each device's part (replicas included) starts
+            if sh.replica_id == 0:
+                sh.data._a._copy_single_device_array_to_host_async()
 
     @property
     def addressable_shards(self) -> list:

@@ -425,9 +425,14 @@ _stub_lock = threading.Lock()
 
 
 def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
-    if dt.kind in "biufc" and dt.isbuiltin:
-        return np.asarray(impl)
-    return np.asarray(impl._single_device_array_to_np_array_did_copy()[0]).view(dt)
+    """The value of a single-device jaxlib array on the host, through the buffer's own copy to
+    the host (PJRT), which works on every platform and for every dtype without the ``jax``
+    package. NumPy's buffer protocol on a jaxlib array is the CPU's alone: a TPU buffer has none
+    (``np.asarray`` would give an object array holding it)."""
+    v = impl._single_device_array_to_np_array_did_copy()[0]
+    if v.dtype != dt:  # the host layout of the buffer's element type (never for known dtypes)
+        v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
+    return v
 
 
 def shards_of(x: Array) -> list:
@@ -467,21 +472,16 @@ def to_numpy(x: Array) -> np.ndarray:
             raise RuntimeError(
                 "Fetching the value of an array that spans devices of other processes is not "
                 "possible; use multihost_utils-style gathering or addressable_shards")
+        shards = [sh for sh in shards_of(x) if sh.replica_id == 0]
+        if len(shards) == 1:  # fully replicated: one copy is the value
+            return _single_to_numpy(shards[0].data._a, dt)
+        for sh in shards:  # start every device's copy before waiting for any of them
+            sh.data._a._copy_single_device_array_to_host_async()
         out = np.empty(x.shape, dt)
-        for sh in shards_of(x):
-            if sh.replica_id == 0:
-                out[sh.index] = _single_to_numpy(sh.data._a, dt)
+        for sh in shards:
+            out[sh.index] = _single_to_numpy(sh.data._a, dt)
         return out
-    if dt.kind in "biufc" and dt.isbuiltin:
-        return np.asarray(x._a)
-    # ml_dtypes (bfloat16, float8, int4): jaxlib's buffer protocol cannot describe them. Convert
-    # on the device to a standard dtype, then back on the host, so that no per-device-array path
-    # of jaxlib (which imports jax) is touched.
-    if dt.itemsize == 1 and dt.name.startswith(("int", "uint")) and dt.name[-1] in "24":
-        wide = np.int8 if dt.name.startswith("int") else np.uint8
-        return np.asarray(lax.convert_element_type(x, wide)._a).astype(dt)
-    bits = lax.bitcast_convert_type(x, {1: np.uint8, 2: np.uint16}[dt.itemsize])
-    return np.asarray(bits._a).view(dt)
+    return _single_to_numpy(x._a, dt)
 
 
 # ------------------------------------------------------------------------ eager dispatch
