@@ -85,7 +85,7 @@ def test_reference_fence_survives_backticks_in_docstrings() -> None:
 
 def test_reference_render_rejects_module_without_all() -> None:
     with pytest.raises(ValueError, match="declares no __all__"):
-        api_reference.render_module("fluxion.core")
+        api_reference.render_module("fluxion.transforms")
 
 
 def test_reference_index_links_every_page() -> None:

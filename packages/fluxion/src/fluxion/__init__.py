@@ -190,6 +190,10 @@ def _install_services() -> None:
 
 
 _install_services()
+# jax.core's public names that live above the core layer (fluxion.core is jax.core).
+importlib.import_module("fluxion.core").provide(
+    "ensure_compile_time_eval",
+    lambda: importlib.import_module("fluxion.compile_time").ensure_compile_time_eval)
 
 __all__ = [
     "Array", "ShapeDtypeStruct", "block_until_ready", "config", "custom_derivatives",

@@ -1,1 +1,62 @@
-"""Fluxion's core package (see DESIGN.md)."""
+"""Fluxion's core package (see DESIGN.md), which is also JAX's public ``jax.core`` module.
+
+Its submodules (``trace``, ``avals``, ``ir``, ...) are Fluxion's internals; the names below are
+the ones ``jax.core`` 0.10.2 makes public, loaded on first access: ``Tracer``, ``ShapedArray``,
+``AbstractValue``, ``Trace`` (Fluxion's interpreter base class), ``eval_jaxpr``,
+``eval_context``, ``ensure_compile_time_eval``, ``max_dim``/``min_dim`` and the type names
+``Atom``, ``Value``, ``ParamDict``. ``jax.extend.core`` (``fluxion.extend.core``) has the rest.
+
+Example:
+    >>> import fluxion, fluxion.core
+    >>> seen = []
+    >>> _ = fluxion.jit(lambda x: seen.append(isinstance(x, fluxion.core.Tracer)) or x)(1.0)
+    >>> seen
+    [True]
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+# jax.core name -> (submodule of fluxion.core, name there)
+_JAX_CORE = {
+    "AbstractValue": ("avals", "AbstractValue"),
+    "ShapedArray": ("avals", "ShapedArray"),
+    "Tracer": ("trace", "Tracer"),
+    "Trace": ("trace", "Interpreter"),
+    "eval_context": ("public", "eval_context"),
+    "eval_jaxpr": ("public", "eval_jaxpr"),
+    "max_dim": ("public", "max_dim"),
+    "min_dim": ("public", "min_dim"),
+    "Atom": ("public", "Atom"),
+    "Value": ("public", "Value"),
+    "ParamDict": ("public", "ParamDict"),
+}
+# jax.core names defined above the core layer; the package root provides them (provide()).
+_PROVIDED: dict[str, Callable[[], Any]] = {}
+
+__all__ = sorted([*_JAX_CORE, "ensure_compile_time_eval"])
+
+
+def provide(name: str, get: Callable[[], Any]) -> None:
+    """Registers a public name of this module defined in a higher layer (used by the root)."""
+    _PROVIDED[name] = get
+
+
+def __getattr__(name: str) -> Any:
+    found = _JAX_CORE.get(name)
+    if found is not None:
+        value = getattr(importlib.import_module(f"fluxion.core.{found[0]}"), found[1])
+    elif name in _PROVIDED:
+        value = _PROVIDED[name]()
+    else:
+        raise AttributeError(
+            f"module 'fluxion.core' has no attribute {name!r}: jax.core.{name} is not provided "
+            f"by Fluxion (the JAX names it lacks are listed in docs/guide/coming-from-jax.md)")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
+__all__ = ["AbstractValue", "ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
            "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule",
            "keep_sharding_rule", "DEFAULT_SHARDING_RULE"]
 
@@ -52,7 +52,21 @@ def short_dtype_name(dtype: np.dtype) -> str:
     return name
 
 
-class ShapedArray:
+class AbstractValue:
+    """The base class of Fluxion's abstract values (JAX's ``jax.core.AbstractValue``); the one
+    kind Fluxion has is :class:`ShapedArray`.
+
+    Example:
+        >>> from fluxion.core.avals import AbstractValue, ShapedArray
+        >>> import numpy as np
+        >>> isinstance(ShapedArray((2,), np.dtype(np.float32)), AbstractValue)
+        True
+    """
+
+    __slots__ = ()
+
+
+class ShapedArray(AbstractValue):
     """The abstract value of an array: its shape, dtype and whether its dtype is weak, and, for
     arrays on a mesh with ``Explicit`` axes, its sharding (a ``NamedSharding``; None otherwise).
 
