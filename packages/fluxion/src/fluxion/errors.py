@@ -21,3 +21,10 @@ __all__ = [
     "TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError",
     "UnexpectedTracerError",
 ]
+
+# Shown as ``fluxion.errors.<Name>`` in tracebacks (JAX shows ``jax.errors.<Name>``).
+for _cls in (ConcretizationTypeError, KeyReuseError, NonConcreteBooleanIndexError,
+             TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
+             UnexpectedTracerError):
+    _cls.__module__ = __name__
+del _cls

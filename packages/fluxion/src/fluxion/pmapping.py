@@ -24,6 +24,7 @@ from fluxion.backend.jit import jit
 from fluxion.backend.sharding_impl import AxisType, Mesh, NamedSharding, PartitionSpec
 from fluxion.backend.transfer import device_put
 from fluxion.core.errors import user_source_line
+from fluxion.core.tracebacks import api_boundary
 from fluxion.lax import parallel as _par
 from fluxion.shmap import shard_map
 from fluxion.transforms import array_ops
@@ -69,6 +70,7 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     name = axis_name if axis_name is not None else _DEFAULT_NAME
     cache: dict = {}
 
+    @api_boundary
     @functools.wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:

@@ -51,6 +51,7 @@ from fluxion.core.config import TraceContext, config
 from fluxion.core.dtypes import float0 as _FLOAT0
 from fluxion.core.errors import UnexpectedTracerError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, dce, eval_program, typecheck
+from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
 from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import (
     ClosedProgram,
@@ -678,20 +679,24 @@ def _type_key(v: Any) -> Any:
 # The dispatcher takes the function's own parameter names, so arguments passed by keyword bind as
 # they would to the function itself. Its other names carry a prefix no parameter may use.
 _FAST_TEMPLATE = '''
-def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call):
+def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter):
     def jitted({params}):
-        if {checks} and _fx_state.interp is _fx_EVAL:
-            _fx_e = _fx_fast_get(({keys},))
-            if _fx_e is not None:
-                if not _fx_e.single:
-                    return _fx_e.call(({impls},))
-                _fx_w = _fx_new(_fx_Array)
-                _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(
-                    _fx_e.handlers)[0]
-                _fx_w._k = _fx_e.out0
-                _fx_w._np = None
-                return _fx_w
-        return _fx_call(({params},), {{}})
+        try:
+            if {checks} and _fx_state.interp is _fx_EVAL:
+                _fx_e = _fx_fast_get(({keys},))
+                if _fx_e is not None:
+                    if not _fx_e.single:
+                        return _fx_e.call(({impls},))
+                    _fx_w = _fx_new(_fx_Array)
+                    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(
+                        _fx_e.handlers)[0]
+                    _fx_w._k = _fx_e.out0
+                    _fx_w._np = None
+                    return _fx_w
+            return _fx_call(({params},), {{}})
+        except Exception as _fx_exc:  # an API boundary (core/tracebacks.py)
+            _fx_filter(_fx_exc)
+            raise
     return jitted
 '''
 _FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
@@ -717,15 +722,19 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     """The dispatcher of a function taking only ``*args``: all-Array calls hit the table of
     entries keyed by the arguments' Specs alone (their count fixes the tree structure)."""
     def jitted(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs and _STATE.interp is _EVAL:
-            for a in args:
-                if type(a) is not Array:
-                    break
-            else:
-                e = fast_get(tuple(map(_GET_K, args)))
-                if e is not None:
-                    return e.call(tuple(map(_GET_A, args)))
-        return call(args, kwargs)
+        try:
+            if not kwargs and _STATE.interp is _EVAL:
+                for a in args:
+                    if type(a) is not Array:
+                        break
+                else:
+                    e = fast_get(tuple(map(_GET_K, args)))
+                    if e is not None:
+                        return e.call(tuple(map(_GET_A, args)))
+            return call(args, kwargs)
+        except Exception as exc:  # an API boundary (core/tracebacks.py)
+            filter_exception(exc)
+            raise
     return jitted
 
 
@@ -733,12 +742,12 @@ def _make_dispatcher(j: _Jitted, fun: Callable) -> Callable:
     names = tuple(j.sig.param_names)
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
-        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call)
+        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception)
     elif j.sig.varargs:
         fn = _varargs_dispatcher(j.fast.get, call)
     else:
-        def fn(*args: Any, **kwargs: Any) -> Any:
-            return call(args, kwargs)
+        fn = api_boundary(lambda *args, **kwargs: call(args, kwargs))
+    register_boundary(fn)
     # The wrapper keeps ``fun`` alive (j holds it only weakly), also when update_wrapper cannot
     # set __wrapped__ on it.
     fn._fluxion_fun = fun  # type: ignore[attr-defined]
@@ -788,9 +797,10 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
     except AttributeError:
         pass
     fn._fluxion_jit = j  # type: ignore[attr-defined]
-    fn.lower = functools.partial(_lower, j, fun)  # type: ignore[attr-defined]
-    fn.trace = functools.partial(_trace_fn, j, fun)  # type: ignore[attr-defined]
-    fn.eval_shape = functools.partial(_eval_shape, j, fun)  # type: ignore[attr-defined]
+    fn.lower = api_boundary(functools.partial(_lower, j, fun))  # type: ignore[attr-defined]
+    fn.trace = api_boundary(functools.partial(_trace_fn, j, fun))  # type: ignore[attr-defined]
+    fn.eval_shape = api_boundary(  # type: ignore[attr-defined]
+        functools.partial(_eval_shape, j, fun))
     fn.clear_cache = j.clear  # type: ignore[attr-defined]
     fn._cache_size = lambda: len(j.cache)  # type: ignore[attr-defined]
     return fn

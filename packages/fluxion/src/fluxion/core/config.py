@@ -264,6 +264,15 @@ for _direction in ("host_to_device", "device_to_host", "device_to_device"):
 config.define("jax_default_prng_impl", "threefry2x32",
               "The PRNG of new keys; Fluxion implements JAX's default, 'threefry2x32'.",
               choices=("threefry2x32",), trace=True)
+config.define("jax_traceback_filtering",
+              os.environ.get("FLUXION_TRACEBACK_FILTERING",
+                             os.environ.get("JAX_TRACEBACK_FILTERING", "auto")),
+              "What an error leaving a Fluxion API call shows of Fluxion's own frames "
+              "(core/tracebacks.py): 'auto' (tracebackhide under IPython, else "
+              "quiet_remove_frames), 'off' (all of them), 'tracebackhide' (marked for IPython "
+              "and pytest to hide), 'remove_frames' (removed; the full traceback chained as the "
+              "cause) or 'quiet_remove_frames' (removed, with a one-line note).",
+              choices=("auto", "off", "tracebackhide", "remove_frames", "quiet_remove_frames"))
 for _name, _default, _choices in INERT_FLAGS:
     if _name not in config._flags:
         config.define(_name, _default, "Accepted for compatibility with JAX; no effect in "

@@ -2,14 +2,14 @@
 
 Each row is ``(name, JAX's default, allowed values or None)``. These flags select things Fluxion
 does not have or does differently (TPU/GPU compiler knobs, jax2tf, Pallas, distributed
-runtime details, traceback filtering...): setting one is checked (known name, allowed value)
+runtime details...): setting one is checked (known name, allowed value)
 and recorded, so ``config.<name>`` reads it back, but it changes nothing in Fluxion. The flags
 that do act are defined in :mod:`fluxion.core.config` (or by the module that implements them,
 which then replaces the row's definition).
 
 Example:
     >>> from fluxion.core.config_jax_flags import INERT_FLAGS
-    >>> any(name == "jax_traceback_filtering" for name, _, _ in INERT_FLAGS)
+    >>> any(name == "jax_xla_backend" for name, _, _ in INERT_FLAGS)
     True
 """
 
@@ -115,7 +115,6 @@ INERT_FLAGS: tuple[tuple[str, Any, tuple | None], ...] = (
     ('jax_source_url_schema', None, None),
     ('jax_thread_guard', False, None),
     ('jax_threefry_gpu_kernel_lowering', False, None),
-    ('jax_traceback_filtering', 'auto', ('off', 'tracebackhide', 'remove_frames', 'quiet_remove_frames', 'auto')),
     ('jax_traceback_in_locations_limit', 100, None),
     ('jax_tracer_error_num_traceback_frames', 5, None),
     ('jax_use_direct_linearize', True, None),

@@ -47,6 +47,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
+from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms import array_ops, partial_eval
 from fluxion.transforms.staging import (
     StagingInterpreter,
@@ -460,6 +461,7 @@ def _as_array(x: Any) -> Any:
     return array_ops.asarray(x)
 
 
+@api_boundary
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> Any:
     """Forward-mode: ``(fun(*primals), J(primals) @ tangents)``.
@@ -502,6 +504,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     return (*res, aux) if has_aux else res
 
 
+@api_boundary
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` evaluates the JVP from the saved
     linearization (the primal computation is done once, now).
@@ -518,6 +521,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
                                                 has_aux, fname)
     in_tavals = [tangent_aval(aval_of(p)) for p in p_flat]
 
+    @api_boundary
     def f_jvp(*tangents: Any) -> Any:
         t_flat, t_tree = tree_util.tree_flatten(tangents)
         if t_tree != p_tree:
@@ -557,6 +561,7 @@ class VJPFunction:
         self.in_tavals = tuple(in_tavals)  # tangent avals of the primal leaves
         self.out_avals = tuple(out_avals)  # avals of the output leaves
 
+    @api_boundary
     def __call__(self, *cts: Any) -> tuple:
         fname, out_avals = self.fname, self.out_avals
         if len(cts) != 1:
@@ -610,6 +615,7 @@ def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
+@api_boundary
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """Reverse-mode: ``(fun(*primals), f_vjp)`` where ``f_vjp(ct)`` returns the tuple of
     cotangents of ``primals`` (one per argument) for an output cotangent ``ct``.
@@ -697,6 +703,7 @@ def _value_and_grad(fun: Callable, argnums: Any, has_aux: bool, holomorphic: boo
                     allow_int: bool, what: str) -> Callable[..., Any]:
     fname = fun_name(fun)
 
+    @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(fname, argnums, len(args), what)
@@ -730,6 +737,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     """
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
+    @api_boundary
     @functools.wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         if has_aux:
@@ -740,6 +748,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return grad_f
 
 
+@api_boundary
 def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = ()) -> Callable:
     """The transpose of the linear function ``fun`` at the shapes/dtypes of ``primals``.
 
@@ -763,6 +772,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
         in_avals=in_avals, description=f"linear_transpose of {fname}")
     out_avals = program.out_avals
 
+    @api_boundary
     def f_t(ct: Any) -> tuple:
         c_flat, c_tree = tree_util.tree_flatten(ct)
         if c_tree != out_tree:

@@ -41,6 +41,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
+from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.array_ops import matchaxis, shape_of
 from fluxion.transforms.staging import (
     abstractify,
@@ -284,6 +285,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     _check_axes_spec(out_axes, "out_axes")
     fname = fun_name(fun)
 
+    @api_boundary
     @functools.wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):

@@ -52,6 +52,7 @@ from fluxion.core.trace import (
     check_live,
     set_current,
 )
+from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms import ad, array_ops, batching
 from fluxion.transforms.ad import (
     JVPInterpreter,
@@ -511,6 +512,7 @@ class custom_jvp(_CustomRuleFunction):
             return ans, acc
         self.defjvp(jvp)
 
+    @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.jvp is None:
@@ -730,6 +732,7 @@ class custom_vjp(_CustomRuleFunction):
         self.fwd, self.bwd = fwd, bwd
         self.symbolic_zeros = symbolic_zeros
 
+    @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name = fun_name(self.fun)
         if self.fwd is None or self.bwd is None:

@@ -26,6 +26,7 @@ from fluxion.core.avals import keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import EVAL, STATE
+from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import (
     abstractify,
@@ -198,6 +199,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     pol = checkpoint_policies.nothing_saveable if policy is None else policy
     name = fun_name(fun)
 
+    @api_boundary
     @functools.wraps(fun)
     def remat_f(*args: Any, **kwargs: Any) -> Any:
         if STATE.interp is EVAL:

@@ -30,6 +30,7 @@ from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
+from fluxion.core.tracebacks import api_boundary
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
            "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",
@@ -305,6 +306,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
     """
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
+    @api_boundary
     @functools.wraps(fun)
     def staged(*args: Any, **kwargs: Any) -> Any:
         if statics:
@@ -329,6 +331,7 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
     return staged
 
 
+@api_boundary
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fun(*args, **kwargs)`` without running it.
 

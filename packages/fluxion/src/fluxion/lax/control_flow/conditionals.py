@@ -24,6 +24,7 @@ from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
+from fluxion.core.tracebacks import api_boundary
 from fluxion.lax._base import type_error
 from fluxion.lax.control_flow.common import (
     avals_of,
@@ -248,6 +249,7 @@ def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Se
     return tree_util.tree_unflatten(trees[0], out)
 
 
+@api_boundary
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
          operand: Any = None) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
@@ -277,6 +279,7 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
                           operands)
 
 
+@api_boundary
 def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: Any = None) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
 

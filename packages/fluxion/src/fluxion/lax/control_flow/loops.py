@@ -30,6 +30,7 @@ from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, Var, dce, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
+from fluxion.core.tracebacks import api_boundary
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.control_flow.common import (
     avals_of,
@@ -278,6 +279,7 @@ while_p.transpose = _while_transpose
 while_p.batch = _while_batch
 
 
+@api_boundary
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true; returns the last ``val``.
@@ -668,6 +670,7 @@ def _scan_length(xs_leaves: list, length: Any) -> int:
     return sizes[0]
 
 
+@api_boundary
 def scan(f: Callable[[Carry, X], tuple[Carry, Y]], init: Carry, xs: X = None,
          length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1) -> tuple[Carry, Y]:
@@ -752,6 +755,7 @@ def _fori_scan_body(body_fun: Callable) -> Callable:
     return scanned
 
 
+@api_boundary
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
               unroll: int | bool | None = None) -> Any:
     """``for i in range(lower, upper): val = body_fun(i, val)``; returns ``val``.
@@ -817,6 +821,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
 # =============================================================================== map
 
+@api_boundary
 def map(f: Callable[[X], Y], xs: X, *, batch_size: int | None = None) -> Y:
     """``f`` applied to each slice of ``xs`` along the leading axis, stacked: a ``scan``
     without carry. With ``batch_size``, ``vmap(f)`` runs over chunks of that many slices.
@@ -852,6 +857,7 @@ def map(f: Callable[[X], Y], xs: X, *, batch_size: int | None = None) -> Y:
 
 # =============================================================================== associative_scan
 
+@api_boundary
 def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False,
                      axis: int = 0) -> Any:
     """Inclusive prefix scan of ``elems`` along ``axis`` with an associative ``fn``, in
