@@ -39,7 +39,7 @@ from fluxion.transforms import ad
 from fluxion.transforms import batching as _bt
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
-           "all_to_all", "pcast", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
+           "all_to_all", "pswapaxes", "pcast", "psum_p", "pmax_p", "pmin_p", "all_gather_p",
            "all_gather_invariant_p", "axis_index_p", "ppermute_p", "all_to_all_p", "pvary_p",
            "with_sharding_constraint", "sharding_constraint_p"]
 
@@ -661,6 +661,20 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
                                  axis_index_groups=groups)
 
     return tree_util.tree_map(one, x)
+
+
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the named axis ``axis_name`` with the unmapped axis ``axis``: the special case
+    ``all_to_all(x, axis_name, axis, axis)`` (``x.shape[axis]`` must equal the axis size).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> f = lambda x: lax.pswapaxes(x, "i", 0)
+        >>> fluxion.vmap(f, axis_name="i")(jnp.arange(4).reshape(2, 2)).tolist()
+        [[0, 2], [1, 3]]
+    """
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
 # ------------------------------------------------------------------ pvary / pcast
