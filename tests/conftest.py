@@ -7,6 +7,7 @@ run only when ``FLUXION_SLOW=1``; CI's scheduled job sets it, the per-commit job
 from __future__ import annotations
 
 import os
+import sys
 
 # Every test process gets 8 host CPU devices (as JAX's own test suite does), for the tests of
 # devices, shardings, shard_map and pmap. Set before anything imports jaxlib or jax, which read it
@@ -20,6 +21,29 @@ if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "
 # user's cache, and tests must not depend on what an earlier run left there. The cache's own tests
 # (tests/fluxion/test_compile_cache.py) turn it on with a temporary directory.
 os.environ["FLUXION_ENABLE_COMPILATION_CACHE"] = "0"
+
+
+def _test_platform() -> str:
+    """The platform Fluxion runs on in this test process: ``--platform NAME`` on the pytest
+    command line or ``FLUXION_TEST_PLATFORM`` (default cpu). Read here, at the first conftest's
+    import, because it must be in the environment before fluxion or jax opens a backend."""
+    argv = sys.argv
+    for i, a in enumerate(argv):
+        if a == "--platform" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--platform="):
+            return a.split("=", 1)[1]
+    return os.environ.get("FLUXION_TEST_PLATFORM", "cpu")
+
+
+# ``--platform tpu`` (tools/bootstrap.py test --platform tpu): Fluxion on the chip, the
+# reference jax on the CPU (one process at a time may hold a TPU, so jax must not open it),
+# per-platform tolerances in tests/fluxion/_compare.py, and one test process (no xdist).
+TEST_PLATFORM = _test_platform().lower()
+if TEST_PLATFORM != "cpu":
+    os.environ["FLUXION_TEST_PLATFORM"] = TEST_PLATFORM
+    os.environ["FLUXION_PLATFORMS"] = f"{TEST_PLATFORM},cpu"
+    os.environ["JAX_PLATFORMS"] = "cpu"
 
 import pytest
 
@@ -73,8 +97,18 @@ NIGHTLY_ONLY = (
 )
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--platform", default="cpu",
+                     help="platform Fluxion runs the tests on (cpu, tpu, cuda); the reference "
+                          "jax stays on the CPU. Use one process (-p no:xdist) on a TPU.")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running; run with FLUXION_SLOW=1")
+    config.addinivalue_line("markers", "tpu: needs Fluxion running on a TPU (skipped elsewhere)")
+    if TEST_PLATFORM != "cpu" and getattr(config.option, "numprocesses", None):
+        raise pytest.UsageError(f"--platform {TEST_PLATFORM}: run the tests in one process "
+                                "(-p no:xdist or -n 0): one process at a time may hold the chip")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -7,6 +7,7 @@ Usage (from anywhere; only the standard library and Python >= 3.11 are needed)::
     python3.11 tools/bootstrap.py demo            # run examples/quickstart.py
     python3.11 tools/bootstrap.py test [ARGS...]  # pytest tests -n 2 --dist loadgroup -q [ARGS...] (paths in ARGS
                                                   # replace the default `tests`)
+    python3.11 tools/bootstrap.py test --platform tpu [ARGS...]  # the same with Fluxion on the TPU, one process
     python3.11 tools/bootstrap.py bench [ARGS...] # nox -s bench -- [ARGS...]
     python3.11 tools/bootstrap.py lint [ARGS...]  # nox -s lint -- [ARGS...]
     python3.11 tools/bootstrap.py docs [ARGS...]  # nox -s docs -- [ARGS...]
@@ -203,11 +204,21 @@ def task_command(task: str, extra: list[str]) -> list[str]:
     if task == "demo":
         return [py, str(ROOT / "examples" / "quickstart.py"), *extra]
     if task == "test":
+        # `test --platform tpu [ARGS]`: Fluxion on the TPU, reference jax on the CPU, in one
+        # process (one process at a time may hold the chip); see docs/guide/platforms.md.
+        platform = "cpu"
+        if "--platform" in extra:
+            i = extra.index("--platform")
+            platform = extra[i + 1] if i + 1 < len(extra) else "cpu"
+            extra = extra[:i] + extra[i + 2:]
         # `test tests/fluxion/test_x.py::test_y` runs just that; otherwise the whole tests/ tree.
         targets = [] if _has_path_arg(extra) else ["tests"]
         # The whole tree prints its 30 slowest cases: the per-commit budget is 25 minutes on 2 cores,
         # and CI's log is where the next case to move to the nightly run is found.
         durations = ["--durations=30"] if targets else []
+        if platform != "cpu":
+            return [py, "-m", "pytest", *targets, "-p", "no:xdist", "--platform", platform, "-q",
+                    *durations, *extra]
         return [py, "-m", "pytest", *targets, "-n", "2", "--dist", "loadgroup", "-q", *durations, *extra]
     # bench, lint, docs: the nox sessions of the same name (they reuse this venv, see noxfile.py).
     nox = [str(VENV_BIN / "nox"), "-f", str(ROOT / "noxfile.py"), "-s", task]

@@ -59,6 +59,23 @@ def _default_tol(dtype: np.dtype) -> tuple[float, float]:
     return 1e-13, 1e-13
 
 
+# Per-platform tolerances, as JAX's own test suite has them: on a TPU float32 matmuls run in
+# bf16 passes at default precision and transcendental functions are less precise by design, so
+# floating-point values computed there are compared within these (rtol, atol) with the CPU
+# reference, also where a test asks for exact equality on the CPU.
+_PLATFORM_TOL = {
+    "tpu": {"bfloat16": (2e-2, 2e-2), "float16": (1e-2, 1e-2), "float32": (2e-3, 1e-4),
+            "complex64": (2e-3, 1e-4), "float64": (1e-6, 1e-9), "complex128": (1e-6, 1e-9)},
+}
+
+
+def _platform_of(x: Any) -> str | None:
+    """The platform of a Fluxion array (None for other values)."""
+    if type(x) is not fluxion.Array:
+        return None
+    return next(iter(x.devices())).platform
+
+
 def _upcast(a: np.ndarray) -> np.ndarray:
     if a.dtype.isbuiltin and a.dtype.kind in "biufc":
         return a
@@ -89,6 +106,11 @@ def assert_same_value(ours: Any, theirs: Any, *, rtol: float | None = None,
             assert wo == wt, f"weak_type: ours {wo} vs jax {wt} ({t.dtype}){where}"
     if exact is None:
         exact = rtol is None and atol is None
+    plat_tol = _PLATFORM_TOL.get(_platform_of(ours) or "", {}).get(t.dtype.name)
+    if plat_tol is not None:  # a float computed on a less precise platform: its tolerance
+        exact = False
+        rtol = plat_tol[0] if rtol is None else max(rtol, plat_tol[0])
+        atol = plat_tol[1] if atol is None else max(atol, plat_tol[1])
     # ml_dtypes (bfloat16, float8, int4: kind 'V' to NumPy) -> upcast for comparison.
     o, t = _upcast(o), _upcast(t)
     if exact:

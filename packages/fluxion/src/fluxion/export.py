@@ -47,6 +47,9 @@ minimum_supported_calling_convention_version = 1
 maximum_supported_calling_convention_version = 1
 
 
+_PLATFORM_NAMES = {"gpu": "cuda"}
+
+
 def default_export_platform() -> str:
     """The platform modules are exported for by default ('cpu')."""
     return "cpu"
@@ -156,7 +159,7 @@ class Exported:
                                 f"{got.str_short()}, but it was exported for "
                                 f"{want.str_short()}")
         outs = call_module(self.module_text, self.out_avals, [*self.consts, *leaves],
-                           self.fun_name)
+                           self.fun_name, self.platforms)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
 
@@ -172,9 +175,12 @@ def export(fun_jit: Callable[..., Any], *, platforms: Sequence[str] | None = Non
         >>> [a.shape for a in exp.out_avals]
         [(2,)]
     """
-    plats = tuple(p.lower() for p in (platforms or (default_export_platform(),)))
-    if plats != ("cpu",):
-        raise ValueError(f"fluxion.export: only the 'cpu' platform is supported, got {plats}")
+    plats = tuple(_PLATFORM_NAMES.get(str(p).lower(), str(p).lower())
+                  for p in (platforms or (default_export_platform(),)))
+    bad = [p for p in plats if p not in ("cpu", "tpu", "cuda", "rocm")]
+    if bad or len(set(plats)) != len(plats) or not plats:
+        raise ValueError(f"fluxion.export: platforms must be distinct names among 'cpu', "
+                         f"'tpu', 'cuda' and 'rocm', got {tuple(platforms or ())}")
     name = getattr(fun_jit, "__name__", "fun")
 
     def do_export(*args: Any, **kwargs: Any) -> Exported:
@@ -182,7 +188,7 @@ def export(fun_jit: Callable[..., Any], *, platforms: Sequence[str] | None = Non
         in_avals = [abstractify(x) for x in leaves]
         program, consts, out_tree = trace_to_program(fun_jit, args, kwargs, in_avals=in_avals,
                                                      description=f"export of {name}")
-        text = lower_module(program, plats[0])
+        text = lower_module(program, plats[0] if len(plats) == 1 else plats)
         return Exported(name, in_tree, tuple(in_avals), out_tree, tuple(program.out_avals),
                         plats, maximum_supported_calling_convention_version, text,
                         tuple(np.asarray(c) for c in consts))

@@ -266,8 +266,18 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
                        side_effect: bool) -> list[str]:
     """Emit the host-callback custom call of ``callback`` on ``operands``; returns the result
     values. ``ordered`` threads this function's token through the call."""
-    from fluxion.backend.lowering import mlir_type
+    from fluxion.backend.lowering import PlatformLoweringError, mlir_type
     module = ctx.module
+    if module.platform != "cpu":
+        # the CPU's FFI callback target does not exist elsewhere (XLA would fail with "Custom
+        # emitter ... not found"); say so while lowering, naming the operation
+        where = f" (at {ctx.source})" if getattr(ctx, "source", None) else ""
+        raise PlatformLoweringError(
+            f"{kind} inside a compiled function has no lowering for platform "
+            f"{module.platform!r}{where}: Fluxion runs host callbacks in compiled code on the "
+            "CPU only (through XLA's CPU FFI callback). Call it outside jit (eager calls run "
+            "the callback directly), or run the computation on the CPU with "
+            "`with fluxion.default_device(fluxion.devices('cpu')[0]):`.")
     cbs = module.__dict__.setdefault("host_callbacks", [])
     index = len(cbs)
     cbs.append(_HostCallable(kind, callback, result_avals, ordered))

@@ -114,7 +114,38 @@ def _make_client(platform: str) -> Any:
             asynchronous=bool(config.jax_cpu_enable_async_dispatch),
             num_devices=_distributed.get("num_cpu_devices") or _cpu_device_count(), **kw)
     from fluxion.backend import plugins
-    return plugins.make_client(platform, _distributed)
+    try:
+        return plugins.make_client(platform, _distributed)
+    except Exception as e:
+        raise _open_error(platform, e) from None
+
+
+def _open_error(platform: str, e: Exception) -> RuntimeError:
+    """A clear error for a plugin client that could not be created (the chip held by another
+    process is the usual case on a TPU machine)."""
+    msg = str(e)
+    if platform == "tpu" and ("lockfile" in msg or "already in use" in msg
+                              or "TPU is already" in msg):
+        return RuntimeError(
+            "the TPU is held by another process: libtpu lets one process at a time open a chip "
+            "(end that process, or run this one on the CPU with FLUXION_PLATFORMS=cpu). "
+            f"libtpu said: {msg.strip().splitlines()[0] if msg.strip() else msg}")
+    return RuntimeError(f"could not open platform {platform!r}: {msg}")
+
+
+_warned: set[str] = set()
+
+
+def _warn_fallback(platform: str, reason: str, nxt: str | None) -> None:
+    """Say once per platform that an installed platform could not be opened (never a silent
+    fallback)."""
+    if platform in _warned:
+        return
+    _warned.add(platform)
+    import warnings
+    then = f"falling back to {nxt!r}" if nxt else "no platform left to try"
+    warnings.warn(f"fluxion: platform {platform!r} could not be opened "
+                  f"({reason}); {then}", RuntimeWarning, stacklevel=4)
 
 
 def get_client(platform: str | None = None) -> Any:
@@ -131,11 +162,14 @@ def get_client(platform: str | None = None) -> Any:
     with _lock:
         if platform is None:
             errors = []
-            for p in _platforms():
+            order = _platforms()
+            for i, p in enumerate(order):
                 try:
                     c = _clients.get(p) or _make_client(p)
-                except Exception as e:  # try the next platform, as JAX does
+                except Exception as e:  # try the next platform, as JAX does, but say so
                     errors.append(f"{p}: {e}")
+                    if p != "cpu":
+                        _warn_fallback(p, str(e), order[i + 1] if i + 1 < len(order) else None)
                     continue
                 _clients[p] = _clients[""] = c
                 return c

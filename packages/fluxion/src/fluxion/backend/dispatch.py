@@ -30,12 +30,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fluxion import lax
 from fluxion.backend import client as _client
 from fluxion.backend import compile_cache as _disk
+from fluxion.backend import compile_hook as _compile_hook
 from fluxion.backend import lapack as _lapack
 from fluxion.backend.array import Array, Spec
-from fluxion.backend.lowering import lower_program
+from fluxion.backend.lowering import lower_program, lowering_platform
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
@@ -171,12 +171,13 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
                     logger.warning("fluxion: ignoring unloadable compilation cache entry: %s", e)
         if exe is None:
             try:
-                exe = cl.compile_and_load(text, dl, opts)
+                exe = _compile_hook.backend_compile_and_load(cl, text, dl, opts)
             except _jax.JaxRuntimeError:
                 if not opts.env_option_overrides:
                     raise
                 # fluxion_cpu_fast_compile's loop emitters lack some ops: XLA's default then
-                exe = cl.compile_and_load(text, dl, _compile_options(devs, fast=False))
+                exe = _compile_hook.backend_compile_and_load(cl, text, dl,
+                                                             _compile_options(devs, fast=False))
             elapsed = time.perf_counter() - t0
             _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
             if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
@@ -550,7 +551,7 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
         logger.warning("Compiling %s with global shapes and types %s.", name,
                        [v.aval.str_short() for v in list(program.constvars) + list(program.invars)])
     if len(devices) == 1:
-        text = lower_program(program, name, donated=donated)
+        text = lower_program(program, name, donated=donated, platform=lowering_platform(devices))
         exe = compile_text(text, devices)
         sh = _client.single_device_sharding(devices[0])
         return exe, [sh] * n_out

@@ -42,7 +42,7 @@ from fluxion.backend.array import Array, Spec
 from fluxion.backend.client import default_device as _client_default_device
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
-from fluxion.backend.lowering import lower_program
+from fluxion.backend.lowering import lower_program, lowering_platform
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
@@ -856,7 +856,8 @@ class Traced:
         full = Program([], list(program.constvars) + list(program.invars), program.outvars,
                        program.eqns)
         don = (False,) * len(consts) + tuple(self._donated)
-        text = lower_program(full, f"jit_{self._j.name}", donated=don)
+        text = lower_program(full, f"jit_{self._j.name}", donated=don,
+                             platform=lowering_platform(_d._no_argument_devices()))
         return Lowered(self, text, consts=consts)
 
 

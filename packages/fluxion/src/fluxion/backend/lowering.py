@@ -25,11 +25,53 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal, Program
 
 __all__ = ["mlir_type", "mlir_element_type", "lower_program", "RuleContext", "ModuleContext",
-           "dense_attr", "LoweringError"]
+           "dense_attr", "LoweringError", "PlatformLoweringError", "lowering_platform", "rule_for",
+           "lower_program_multi"]
 
 
 class LoweringError(Exception):
     """A primitive has no lowering rule, or its rule failed."""
+
+
+class PlatformLoweringError(LoweringError, NotImplementedError):
+    """A primitive has no lowering for the platform the program is compiled for (raised while
+    lowering, before XLA sees the program; a NotImplementedError, as in JAX)."""
+
+
+# jaxlib's device.platform -> the lowering platform name (JAX's names)
+_LOWERING_PLATFORM = {"gpu": "cuda", "cuda": "cuda", "rocm": "rocm", "tpu": "tpu", "cpu": "cpu"}
+
+
+def lowering_platform(devices: Sequence[Any]) -> str:
+    """The platform a computation on ``devices`` is lowered for (``'cpu'``, ``'tpu'``,
+    ``'cuda'``, ``'rocm'``): the platform of its first device."""
+    if not devices:
+        return "cpu"
+    d = devices[0]
+    p = str(getattr(d, "platform", "cpu")).lower()
+    if p == "gpu":
+        kind = str(getattr(getattr(d, "client", None), "platform_version", "")).lower()
+        return "rocm" if "rocm" in kind else "cuda"
+    return _LOWERING_PLATFORM.get(p, p)
+
+
+def rule_for(prim: Any, platform: str, source: str | None = None) -> Callable[..., Any]:
+    """The lowering rule of ``prim`` for ``platform``: its platform-specific rule if it has one,
+    else its general rule; raises :class:`PlatformLoweringError` when it has neither."""
+    pl = prim.platform_lowerings
+    rule = pl.get(platform, prim.lowering) if pl else prim.lowering
+    if rule is None:
+        if not pl:
+            raise LoweringError(f"primitive {prim.name!r} has no StableHLO lowering rule")
+        have = ", ".join(sorted(pl))
+        where = f" (at {source})" if source else ""
+        raise PlatformLoweringError(
+            f"{prim.name} has no lowering for platform {platform!r}{where}: it is implemented "
+            f"on {have} only. Run it there: place its inputs with "
+            f"fluxion.device_put(x, fluxion.devices({sorted(pl)[0]!r})[0]) or use "
+            f"`with fluxion.default_device(fluxion.devices({sorted(pl)[0]!r})[0]):`, or "
+            f"export for {have}.")
+    return rule
 
 
 _ELEMENT_TYPES: dict[np.dtype, str] = {
@@ -140,6 +182,11 @@ class RuleContext:
     @property
     def module(self) -> ModuleContext:
         return self.fn.module
+
+    @property
+    def platform(self) -> str:
+        """The platform the module is lowered for (``'cpu'``, ``'tpu'``, ``'cuda'`` ...)."""
+        return self.fn.module.platform
 
     def op(self, name: str, operands: Sequence[str], result_avals: Sequence[ShapedArray] | None = None,
            attrs: str = "", regions: Sequence[str] = (), operand_avals: Sequence[ShapedArray] | None = None,
@@ -269,9 +316,10 @@ class _FunctionContext:
             return env[x.id]
 
         for eqn in program.eqns:
-            rule = eqn.prim.lowering
-            if rule is None:
-                raise LoweringError(f"primitive {eqn.prim.name!r} has no StableHLO lowering rule")
+            prim = eqn.prim
+            rule = prim.lowering
+            if rule is None or prim.platform_lowerings:
+                rule = rule_for(prim, self.module.platform, eqn.source)
             ctx = RuleContext(self, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs],
                               eqn.source)
             ordered = _has_ordered_effects(eqn)
@@ -331,6 +379,54 @@ def lower_program(program: Program, name: str = "main", *, donated: Sequence[boo
             f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
     callbacks = module.__dict__.get("host_callbacks")
     return ModuleText(text, callbacks) if callbacks else text
+
+
+def lower_program_multi(program: Program, platforms: Sequence[str], name: str = "main") -> str:
+    """The module text of ``program`` for several platforms at once, as ``jax.export`` makes
+    it: ``main`` takes the platform's index in ``platforms`` (an ``i32`` scalar) before the
+    program's parameters and runs that platform's lowering of the program (one private function
+    per platform, each lowered with the platform's rules) through a ``stablehlo.case``."""
+    plats = list(platforms)
+    if len(plats) == 1:
+        return lower_program(program, name, platform=plats[0])
+    module = ModuleContext(name, plats[0])
+    syms = []
+    for p in plats:
+        module.platform = p
+        module._lowered = {}  # nested programs are lowered again with this platform's rules
+        sym = f"_platform_{p}"
+        module._names.add(sym)
+        module.functions.append(_lower_function(module, program, sym, public=False))
+        syms.append(sym)
+    params = list(program.constvars) + list(program.invars)
+    in_t = [mlir_type(v.aval) for v in params]
+    out_t = [mlir_type(v.aval) for v in program.outvars]
+    args = [f"%arg{i + 1}" for i in range(len(params))]
+    n = len(out_t)
+    branches = []
+    for k, sym in enumerate(syms):
+        lhs = "" if n == 0 else (f"%b{k} = " if n == 1 else f"%b{k}:{n} = ")
+        res = [] if n == 0 else ([f"%b{k}"] if n == 1 else [f"%b{k}#{i}" for i in range(n)])
+        branches.append(
+            "{\n"
+            f"      {lhs}func.call @{sym}({', '.join(args)}) : ({', '.join(in_t)}) -> "
+            f"({', '.join(out_t)})\n"
+            f'      "stablehlo.return"({", ".join(res)}) : ({", ".join(out_t)}) -> ()\n'
+            "    }")
+    lhs = "" if n == 0 else ("%0 = " if n == 1 else f"%0:{n} = ")
+    outs = [] if n == 0 else (["%0"] if n == 1 else [f"%0#{i}" for i in range(n)])
+    sig = ", ".join(['%arg0: tensor<i32> {jax.global_constant = "_platform_index"}']
+                    + [f"{a}: {t}" for a, t in zip(args, in_t)])
+    ret = f"    return {', '.join(outs)} : {', '.join(out_t)}" if outs else "    return"
+    main = "\n".join([
+        f"  func.func public @main({sig}) -> ({', '.join(out_t)}) {{",
+        f'    {lhs}"stablehlo.case"(%arg0) ({", ".join(branches)}) : (tensor<i32>) -> '
+        f"({', '.join(out_t)})",
+        ret, "  }"])
+    sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
+    body = "\n".join([main] + module.functions)
+    return (f"module @{sym} attributes {{mhlo.num_partitions = 1 : i32, "
+            f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
 
 
 _ORDERED: "dict[int, tuple[Program, bool]]" = {}

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as _np
 
 from fluxion.backend import client as _client
-from fluxion.backend.lowering import ModuleContext, _lower_function, mlir_type
+from fluxion.backend.lowering import ModuleContext, _lower_function, lowering_platform, mlir_type
 from fluxion.backend.sharding_impl import (
     HloSharding,
     Mesh,
@@ -174,7 +174,9 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
                out_shardings: Sequence[Any | None], donated: Sequence[bool] = ()) -> str:
     """StableHLO text of ``program`` (constvars first) with a sharding on every parameter and on
     the results that have one (``None``: chosen by the compiler)."""
-    module = ModuleContext(name, "cpu")
+    module = ModuleContext(name, lowering_platform(
+        tuple(in_shardings[0]._internal_device_list) if in_shardings
+        else (_client.default_device(),)))
     module_meshes(module)  # marks the module as multi-device: constraints are emitted
     params = list(program.constvars) + list(program.invars)
     devices0 = tuple(in_shardings[0]._internal_device_list) if in_shardings else None

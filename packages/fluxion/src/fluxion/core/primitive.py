@@ -5,6 +5,10 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
 
 - ``abstract_eval(*avals, **params)``: the output aval(s) (shape rule, dtype rule, weak type);
 - ``lowering(ctx, *values, **params)``: StableHLO text for it (``fluxion.backend.lowering``);
+- ``platform_lowerings``: ``{platform: rule}`` (``'cpu'``, ``'tpu'``, ``'cuda'``, ``'rocm'``), the
+  lowering for one platform where it differs (LAPACK custom calls on the CPU, the TPU's own
+  linalg calls); ``lowering`` serves every other platform, and with no rule for the platform
+  being compiled for, lowering raises an error naming the primitive and the platform;
 - ``jvp(primals, tangents, **params) -> (primal_out, tangent_out)``: forward-mode derivative,
   with symbolic zero tangents;
 - ``transpose(ct, *args, **params)``: one cotangent per input for a primitive linear in the
@@ -55,7 +59,7 @@ class Primitive:
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "print_params", "sharding", "vma", "__weakref__")
+                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
                  batch_unmapped: bool = False):
@@ -65,6 +69,7 @@ class Primitive:
         self.batch_unmapped = batch_unmapped
         self.abstract_eval: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
+        self.platform_lowerings: dict[str, Callable[..., Any]] = {}
         self.impl: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None
         self.transpose: Callable[..., Any] | None = None

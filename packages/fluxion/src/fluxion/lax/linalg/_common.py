@@ -374,3 +374,36 @@ def zero_of(x: Any) -> ad.Zero:
 def is_zero(t: Any) -> bool:
     """Whether tangent ``t`` is a symbolic zero."""
     return type(t) is ad.Zero
+
+
+# ================================================================== TPU lowering helpers
+
+_TPU_WIDE = (np.dtype(np.float64), np.dtype(np.complex128))
+
+
+def check_tpu_dtypes(op: str, target: str, avals: Sequence[ShapedArray]) -> None:
+    """Raise, before XLA sees the program, when a TPU linalg custom call would get 64-bit
+    operands: XLA emulates float64 arithmetic on the TPU but not the TPU's linalg kernels."""
+    for a in avals:
+        if a.dtype in _TPU_WIDE:
+            raise NotImplementedError(
+                f"{op}: {a.dtype.name} operands ({a.str_short()}) are not supported on the TPU: "
+                f"its {target} kernel is 32-bit only (XLA emulates float64 arithmetic there, but "
+                "not custom calls). Use float32/complex64, or run this on the CPU.")
+
+
+def tpu_call(ctx: Any, op: str, target: str, operands: Sequence[str],
+             in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+             backend_config: str | None = None, api_version: int = 1) -> list[str]:
+    """Emit a ``stablehlo.custom_call`` of one of the TPU's linalg targets (``LuDecomposition``,
+    ``Qr``, ``ProductOfElementaryHouseholderReflectors``, ``Eigh``), as JAX emits them there;
+    batch dimensions lead, in the default layouts."""
+    in_avals = [a.update(weak_type=False) for a in in_avals]
+    out_avals = [a.update(weak_type=False) for a in out_avals]
+    check_tpu_dtypes(op, target, in_avals)
+    attrs = [f"api_version = {api_version} : i32", f'call_target_name = "{target}"']
+    if backend_config is not None:
+        attrs.append(f'backend_config = "{backend_config}"')
+    outs = ctx.op("stablehlo.custom_call", list(operands), result_avals=out_avals,
+                  operand_avals=in_avals, attrs=", ".join(attrs))
+    return [outs] if isinstance(outs, str) else list(outs)

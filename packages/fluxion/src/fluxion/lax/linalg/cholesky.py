@@ -60,8 +60,17 @@ def _cholesky_lowering(ctx: Any, x: str) -> str:
                   [f, inf], [a, info])[0]
 
 
+def _cholesky_lowering_hlo(ctx: Any, x: str) -> str:
+    # every platform but the CPU (the TPU as JAX): XLA's cholesky, then the strict upper
+    # triangle (left unspecified by the op) zeroed
+    (a,) = ctx.avals_in
+    f = ctx.op("stablehlo.cholesky", [x], attrs="lower = true")
+    return inline(ctx, "cholesky_tril", tril, [f], [a])[0]
+
+
 cholesky_p.abstract_eval = _cholesky_abstract_eval
-cholesky_p.lowering = _cholesky_lowering
+cholesky_p.lowering = _cholesky_lowering_hlo
+cholesky_p.platform_lowerings["cpu"] = _cholesky_lowering
 
 
 def _cholesky_jvp(primals: list, tangents: list) -> tuple:

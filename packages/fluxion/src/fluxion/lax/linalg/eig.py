@@ -110,7 +110,7 @@ def _eig_lowering(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
 
 
 eig_p.abstract_eval = _eig_abstract_eval
-eig_p.lowering = _eig_lowering
+eig_p.platform_lowerings["cpu"] = _eig_lowering  # LAPACK: the CPU only
 
 
 def _eig_vec_jvp(w: Any, v: Any, da: Any) -> tuple:

@@ -41,6 +41,7 @@ from fluxion.lax.linalg._common import (
     shape_of,
     slice_axis,
     symmetrize,
+    tpu_call,
     zero_of,
 )
 
@@ -93,8 +94,29 @@ def _eigh_lowering(ctx: Any, x: str, *, lower: bool, sort_eigenvalues: bool,
     return inline(ctx, ("eigh_post", lo, hi), post, [v, w, inf], [a, w_a, info])
 
 
+def _eigh_lowering_tpu(ctx: Any, x: str, *, lower: bool, sort_eigenvalues: bool,
+                       subset_by_index: Any, algorithm: Any) -> list[str]:
+    # the TPU's Jacobi kernel, as JAX emits it (config: lower, sort, max sweeps, tolerance)
+    if algorithm not in (None, EighImplementation.JACOBI):
+        raise NotImplementedError(f"lax.linalg.eigh: implementation {algorithm} is not "
+                                  "available on the TPU (only EighImplementation.JACOBI)")
+    (a,) = ctx.avals_in
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    w_a = ShapedArray(batch + (n,), real_dtype(a.dtype))
+    v, w = tpu_call(ctx, "lax.linalg.eigh", "Eigh", [x], [a], [a, w_a],
+                    backend_config=f"{int(lower)},{int(sort_eigenvalues)},100,1e-6")
+    if subset_by_index is None or tuple(subset_by_index) == (0, n):
+        return [v, w]
+    lo, hi = subset_by_index
+    return inline(ctx, ("eigh_subset", lo, hi),
+                  lambda v, w: [slice_axis(v, -1, lo, hi), slice_axis(w, -1, lo, hi)],
+                  [v, w], [a, w_a])
+
+
 eigh_p.abstract_eval = _eigh_abstract_eval
-eigh_p.lowering = _eigh_lowering
+eigh_p.platform_lowerings["cpu"] = _eigh_lowering
+eigh_p.platform_lowerings["tpu"] = _eigh_lowering_tpu
 
 
 def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool,

@@ -59,7 +59,7 @@ def _hessenberg_lowering(ctx: Any, x: str) -> list[str]:
 
 
 hessenberg_p.abstract_eval = _hessenberg_abstract_eval
-hessenberg_p.lowering = _hessenberg_lowering
+hessenberg_p.platform_lowerings["cpu"] = _hessenberg_lowering  # LAPACK: the CPU only
 hessenberg_p.batch = front_batch_rule(hessenberg_p)
 
 

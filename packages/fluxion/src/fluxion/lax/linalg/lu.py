@@ -51,6 +51,7 @@ from fluxion.lax.linalg._common import (
     shape_error,
     shape_of,
     slice_axis,
+    tpu_call,
     tril,
     triu,
     zero_of,
@@ -111,8 +112,15 @@ def _lu_lowering(ctx: Any, x: str) -> list[str]:
     return inline(ctx, ("lu_post", m), post, [f, piv, inf], [a, piv_a, info])
 
 
+def _lu_lowering_tpu(ctx: Any, x: str) -> list[str]:
+    # the TPU's own kernel, as JAX: LU, 0-based pivots and the permutation in one call
+    return tpu_call(ctx, "lax.linalg.lu", "LuDecomposition", [x], ctx.avals_in, ctx.avals_out,
+                    api_version=2)
+
+
 lu_p.abstract_eval = _lu_abstract_eval
-lu_p.lowering = _lu_lowering
+lu_p.platform_lowerings["cpu"] = _lu_lowering
+lu_p.platform_lowerings["tpu"] = _lu_lowering_tpu
 
 
 def _lu_jvp(primals: list, tangents: list) -> tuple:

@@ -44,6 +44,7 @@ from fluxion.lax.linalg._common import (
     shape_error,
     shape_of,
     slice_axis,
+    tpu_call,
     tril,
     triu,
     zero_of,
@@ -71,8 +72,13 @@ def _geqrf_lowering(ctx: Any, x: str) -> list[str]:
                     ctx.avals_out, {}, {0: 0})
 
 
+def _geqrf_lowering_tpu(ctx: Any, x: str) -> list[str]:
+    return tpu_call(ctx, "lax.linalg.geqrf", "Qr", [x], ctx.avals_in, ctx.avals_out)
+
+
 geqrf_p.abstract_eval = _geqrf_abstract_eval
-geqrf_p.lowering = _geqrf_lowering
+geqrf_p.platform_lowerings["cpu"] = _geqrf_lowering
+geqrf_p.platform_lowerings["tpu"] = _geqrf_lowering_tpu
 geqrf_p.batch = front_batch_rule(geqrf_p)
 
 
@@ -121,8 +127,15 @@ def _householder_lowering(ctx: Any, a: str, taus: str) -> str:
                     [a, taus], [aa, ta], [aa], {}, {0: 0})[0]
 
 
+def _householder_lowering_tpu(ctx: Any, a: str, taus: str) -> str:
+    return tpu_call(ctx, "lax.linalg.householder_product",
+                    "ProductOfElementaryHouseholderReflectors", [a, taus], ctx.avals_in,
+                    ctx.avals_out)[0]
+
+
 householder_product_p.abstract_eval = _householder_abstract_eval
-householder_product_p.lowering = _householder_lowering
+householder_product_p.platform_lowerings["cpu"] = _householder_lowering
+householder_product_p.platform_lowerings["tpu"] = _householder_lowering_tpu
 householder_product_p.batch = front_batch_rule(householder_product_p)
 
 
@@ -161,6 +174,10 @@ def _qr_abstract_eval(x: ShapedArray, *, pivoting: bool, full_matrices: bool,
 
 def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
                  use_magma: Any) -> list[str]:
+    tpu = ctx.platform == "tpu"  # the TPU's Qr + ProductOfElementaryHouseholderReflectors
+    if tpu and pivoting:
+        raise NotImplementedError("lax.linalg.qr: pivoting=True (LAPACK geqp3) is only "
+                                  "implemented on the CPU; call it on a CPU array")
     (a,) = ctx.avals_in
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
@@ -184,6 +201,8 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
         jpvt = ctx.constant(0, jp_a)
         r, jp, taus = ffi_call(ctx, "lax.linalg.qr", target_name("geqp3", a.dtype), [x, jpvt],
                                [a, jp_a], [a, jp_a, taus_a], {}, {0: 0, 1: 1})
+    elif tpu:
+        r, taus = tpu_call(ctx, "lax.linalg.qr", "Qr", [x], [a], [a, taus_a])
     else:
         r, taus = ffi_call(ctx, "lax.linalg.qr", target_name("geqrf", a.dtype), [x], [a],
                            [a, taus_a], {}, {0: 0})
@@ -197,8 +216,12 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
     else:
         q_in_a, q_in = a, r
     routine = "ungqr" if a.dtype.kind == "c" else "orgqr"
-    (q,) = ffi_call(ctx, "lax.linalg.qr", target_name(routine, a.dtype), [q_in, taus],
-                    [q_in_a, taus_a], [q_in_a], {}, {0: 0})
+    if tpu:
+        (q,) = tpu_call(ctx, "lax.linalg.qr", "ProductOfElementaryHouseholderReflectors",
+                        [q_in, taus], [q_in_a, taus_a], [q_in_a])
+    else:
+        (q,) = ffi_call(ctx, "lax.linalg.qr", target_name(routine, a.dtype), [q_in, taus],
+                        [q_in_a, taus_a], [q_in_a], {}, {0: 0})
     trim = not full_matrices and m > n
 
     def post(r: Any, *rest: Any) -> list:
@@ -217,7 +240,8 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
 
 
 qr_p.abstract_eval = _qr_abstract_eval
-qr_p.lowering = _qr_lowering
+qr_p.platform_lowerings["cpu"] = _qr_lowering
+qr_p.platform_lowerings["tpu"] = _qr_lowering
 
 
 def _thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple:

@@ -64,7 +64,7 @@ def _schur_lowering(ctx: Any, x: str, *, compute_schur_vectors: bool,
 
 
 schur_p.abstract_eval = _schur_abstract_eval
-schur_p.lowering = _schur_lowering
+schur_p.platform_lowerings["cpu"] = _schur_lowering  # LAPACK: the CPU only
 schur_p.batch = front_batch_rule(schur_p)
 
 

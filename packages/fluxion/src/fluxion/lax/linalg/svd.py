@@ -145,7 +145,7 @@ def _svd_lowering(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
 
 
 svd_p.abstract_eval = _svd_abstract_eval
-svd_p.lowering = _svd_lowering
+svd_p.platform_lowerings["cpu"] = _svd_lowering  # LAPACK: the CPU only
 
 
 def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool,

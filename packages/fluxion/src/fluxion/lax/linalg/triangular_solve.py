@@ -109,11 +109,8 @@ def _triangular_solve_lowering(ctx: Any, a: str, b: str, *, left_side: bool, low
         a = inline(ctx, "conj", _el.conj, [a], [aa])[0]
         conjugate_a = False
     if aa.dtype not in LAPACK_DTYPES:
-        tr = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
-        return ctx.op("stablehlo.triangular_solve", [a, b],
-                      attrs=f"left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, "
-                            f"unit_diagonal = {str(unit_diagonal).lower()}, "
-                            f"transpose_a = #stablehlo<transpose {tr}>")
+        return _triangular_solve_hlo(ctx, a, b, left_side, lower, transpose_a, conjugate_a,
+                                     unit_diagonal)
     trans = ("C" if conjugate_a else "T") if transpose_a else "N"
     cfg = {"diag": lapack_char("U" if unit_diagonal else "N"),
            "side": lapack_char("L" if left_side else "R"),
@@ -122,8 +119,29 @@ def _triangular_solve_lowering(ctx: Any, a: str, b: str, *, left_side: bool, low
                     [aa, ba], [ba], cfg, {0: 1})[0]
 
 
+def _triangular_solve_hlo(ctx: Any, a: str, b: str, left_side: bool, lower: bool,
+                          transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> str:
+    tr = ("ADJOINT" if conjugate_a else "TRANSPOSE") if transpose_a else "NO_TRANSPOSE"
+    return ctx.op("stablehlo.triangular_solve", [a, b],
+                  attrs=f"left_side = {str(left_side).lower()}, lower = {str(lower).lower()}, "
+                        f"unit_diagonal = {str(unit_diagonal).lower()}, "
+                        f"transpose_a = #stablehlo<transpose {tr}>")
+
+
+def _triangular_solve_lowering_hlo(ctx: Any, a: str, b: str, *, left_side: bool, lower: bool,
+                                   transpose_a: bool, conjugate_a: bool,
+                                   unit_diagonal: bool) -> str:
+    # every platform but the CPU (the TPU as JAX): XLA's triangular_solve
+    if conjugate_a and not transpose_a:
+        a = inline(ctx, "conj", _el.conj, [a], [ctx.avals_in[0]])[0]
+        conjugate_a = False
+    return _triangular_solve_hlo(ctx, a, b, left_side, lower, transpose_a, conjugate_a,
+                                 unit_diagonal)
+
+
 triangular_solve_p.abstract_eval = _triangular_solve_abstract_eval
-triangular_solve_p.lowering = _triangular_solve_lowering
+triangular_solve_p.lowering = _triangular_solve_lowering_hlo
+triangular_solve_p.platform_lowerings["cpu"] = _triangular_solve_lowering
 
 
 def _triangular_solve_jvp_a(g_a: Any, ans: Any, a: Any, *, left_side: bool, lower: bool,

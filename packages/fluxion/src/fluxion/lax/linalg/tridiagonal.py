@@ -64,7 +64,7 @@ def _tridiagonal_lowering(ctx: Any, x: str, *, lower: bool) -> list[str]:
 
 
 tridiagonal_p.abstract_eval = _tridiagonal_abstract_eval
-tridiagonal_p.lowering = _tridiagonal_lowering
+tridiagonal_p.platform_lowerings["cpu"] = _tridiagonal_lowering  # LAPACK: the CPU only
 tridiagonal_p.batch = front_batch_rule(tridiagonal_p)
 
 

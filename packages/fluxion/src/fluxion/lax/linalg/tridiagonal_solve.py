@@ -75,7 +75,7 @@ def _tridiagonal_solve_lowering(ctx: Any, dl: str, d: str, du: str, b: str, *,
 
 
 tridiagonal_solve_p.abstract_eval = _tridiagonal_solve_abstract_eval
-tridiagonal_solve_p.lowering = _tridiagonal_solve_lowering
+tridiagonal_solve_p.platform_lowerings["cpu"] = _tridiagonal_solve_lowering  # LAPACK: the CPU only
 
 
 def _tridiagonal_product(dl: Any, d: Any, du: Any, b: Any) -> Any:

@@ -1,0 +1,121 @@
+"""Per-platform lowering rules, checked from a CPU machine: modules exported for the TPU (and
+for several platforms at once) call the same custom-call targets as ``jax.export`` emits for the
+same programs; an operation with no lowering for the target platform fails while lowering, with
+an error naming it and the platform; 64-bit operands of the TPU's linalg kernels are refused
+before XLA sees them."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion import export as fexport
+from fluxion import lax
+from fluxion.backend.lowering import PlatformLoweringError
+
+A = (np.eye(3, dtype=np.float32) * 3 + np.arange(9, dtype=np.float32).reshape(3, 3) / 10)
+SPD = (A @ A.T).astype(np.float32)
+B = np.arange(6, dtype=np.float32).reshape(3, 2)
+
+
+def _programs(np_mod, lax_mod, grad):
+    """The same programs written against fluxion or jax."""
+    lin = np_mod.linalg
+    return {
+        "cholesky": (lambda a: lin.cholesky(a), (SPD,)),
+        "triangular_solve": (lambda a, b: lax_mod.linalg.triangular_solve(
+            a, b, left_side=True, lower=True), (SPD, B)),
+        "solve": (lambda a, b: lin.solve(a, b), (A, B)),
+        "inv": (lambda a: lin.inv(a), (A,)),
+        "det": (lambda a: lin.det(a), (A,)),
+        "slogdet": (lambda a: lin.slogdet(a), (A,)),
+        "qr": (lambda a: lin.qr(a), (A,)),
+        "qr_wide": (lambda a: lin.qr(a[:2]), (A,)),
+        "eigh": (lambda a: lin.eigh(a), (SPD,)),
+        "lu": (lambda a: lax_mod.linalg.lu(a), (A,)),
+        "grad_det": (grad(lambda a: lin.det(a)), (A,)),
+        "grad_cholesky": (grad(lambda a: lin.cholesky(a).sum()), (SPD,)),
+        "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
+        "batched_solve": (lambda a, b: lin.solve(np_mod.stack([a, a]), np_mod.stack([b, b])),
+                          (A, B)),
+    }
+
+
+OURS = _programs(jnp, lax, fluxion.grad)
+THEIRS = _programs(jjnp, jax.lax, jax.grad)
+
+
+def _targets_ours(text: str) -> set[str]:
+    return set(re.findall(r'call_target_name = "([^"]+)"', text))
+
+
+def _targets_jax(text: str) -> set[str]:
+    return set(re.findall(r"custom_call @([\w.$-]+)\(", text))
+
+
+@pytest.mark.parametrize("platforms", [("tpu",), ("cpu", "tpu")], ids=["tpu", "cpu+tpu"])
+@pytest.mark.parametrize("name", list(OURS))
+def test_export_custom_call_targets_match_jax(name: str, platforms: tuple) -> None:
+    f, args = OURS[name]
+    g, _ = THEIRS[name]
+    ours = fexport.export(fluxion.jit(f), platforms=platforms)(*args).mlir_module()
+    theirs = jax.export.export(jax.jit(g), platforms=list(platforms))(*args).mlir_module()
+    assert _targets_ours(ours) == _targets_jax(theirs), (name, platforms)
+    if platforms == ("tpu",):
+        assert "lapack" not in ours
+    if len(platforms) > 1:
+        assert '"stablehlo.case"' in ours and 'jax.global_constant = "_platform_index"' in ours
+
+
+def test_multi_platform_export_runs_here_and_round_trips() -> None:
+    f = fluxion.jit(lambda a, b: (jnp.linalg.solve(a, b), jnp.linalg.cholesky(a @ a.T)))
+    exp = fexport.export(f, platforms=["tpu", "cpu"])(A, B)
+    want = f(A, B)
+    for e in (exp, fexport.deserialize(exp.serialize())):
+        got = e.call(A, B)
+        for o, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(o), np.asarray(w), rtol=1e-6, atol=1e-6)
+    only_tpu = fexport.export(f, platforms=["tpu"])(A, B)
+    with pytest.raises(ValueError, match="exported for platforms \\('tpu',\\).*called on 'cpu'"):
+        only_tpu.call(A, B)
+
+
+@pytest.mark.parametrize("fn,op", [
+    (lambda a: jnp.linalg.eig(a), "eig"),
+    (lambda a: jnp.linalg.svd(a), "svd"),
+    (lambda a: lax.linalg.schur(a), "schur"),
+])
+def test_no_lowering_for_platform_raises_before_xla(fn, op) -> None:
+    with pytest.raises(PlatformLoweringError, match=rf"{op} has no lowering for platform 'tpu'.*"
+                       r"implemented on cpu only") as e:
+        fexport.export(fluxion.jit(fn), platforms=["tpu"])(A)
+    assert isinstance(e.value, NotImplementedError)
+    assert "Custom emitter" not in str(e.value)
+
+
+def test_float64_tpu_custom_call_names_op_and_dtype() -> None:
+    with fluxion.enable_x64(True):
+        a64 = A.astype(np.float64)
+        with pytest.raises(NotImplementedError,
+                           match=r"lax.linalg.lu: float64 operands .* not supported on the TPU"):
+            fexport.export(fluxion.jit(jnp.linalg.inv), platforms=["tpu"])(a64)
+        # what XLA emulates (float64 arithmetic, cholesky) still lowers for the TPU
+        text = fexport.export(fluxion.jit(lambda a: jnp.linalg.cholesky(a) * 2.0),
+                              platforms=["tpu"])(a64 @ a64.T).mlir_module()
+        assert "stablehlo.cholesky" in text and "tensor<3x3xf64>" in text
+
+
+@pytest.mark.parametrize("kind,fn", [
+    ("pure_callback", lambda x: fluxion.pure_callback(
+        lambda v: np.asarray(v) * 2, fluxion.ShapeDtypeStruct((3,), np.float32), x)),
+    ("debug_callback", lambda x: (fluxion.debug.print("x={}", x), x * 2)[1]),
+])
+def test_host_callback_for_tpu_raises_naming_op_and_platform(kind, fn) -> None:
+    with pytest.raises(PlatformLoweringError, match=rf"{kind}.* no lowering for platform 'tpu'"):
+        fexport.export(fluxion.jit(fn), platforms=["tpu"])(np.ones(3, np.float32))

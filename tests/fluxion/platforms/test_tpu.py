@@ -1,0 +1,107 @@
+"""Fluxion on a TPU chip (``tools/bootstrap.py test --platform tpu``): linalg through the TPU's
+own lowerings with gradients and batching, against jax on the CPU; the errors for what the TPU
+cannot run; a second process asking for the held chip. Skipped where Fluxion is not on a TPU
+(CI runs the CPU)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion import lax
+from fluxion.backend.lowering import PlatformLoweringError
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("FLUXION_TEST_PLATFORM") != "tpu",
+    reason="needs Fluxion on a TPU (tools/bootstrap.py test --platform tpu)")
+
+RNG = np.random.default_rng(0)
+A = (np.eye(4) * 3 + RNG.standard_normal((4, 4)) / 3).astype(np.float32)
+SPD = (A @ A.T + np.eye(4)).astype(np.float32)
+B = RNG.standard_normal((4, 2)).astype(np.float32)
+AB = np.stack([A, A.T + np.eye(4, dtype=np.float32)])
+
+
+def _cases(np_mod, lax_mod, grad, vmap):
+    lin = np_mod.linalg
+    return {
+        "cholesky": (lambda a: lin.cholesky(a), (SPD,)),
+        "triangular_solve": (lambda a, b: lax_mod.linalg.triangular_solve(
+            lin.cholesky(a), b, left_side=True, lower=True), (SPD, B)),
+        "solve": (lambda a, b: lin.solve(a, b), (A, B)),
+        "inv": (lambda a: lin.inv(a), (A,)),
+        "det": (lambda a: lin.det(a), (A,)),
+        "slogdet": (lambda a: lin.slogdet(a), (A,)),
+        "qr": (lambda a: lin.qr(a), (A,)),
+        "qr_complete": (lambda a: lin.qr(a[:, :3], mode="complete"), (A,)),
+        "eigh": (lambda a: lin.eigh(a)[0], (SPD,)),
+        "eigh_vectors_abs": (lambda a: np_mod.abs(lin.eigh(a)[1]), (SPD,)),
+        "lu": (lambda a: lax_mod.linalg.lu(a), (A,)),
+        "grad_det": (grad(lambda a: lin.det(a)), (A,)),
+        "grad_solve": (grad(lambda a, b: lin.solve(a, b).sum()), (A, B)),
+        "grad_cholesky": (grad(lambda a: lin.cholesky(a).sum()), (SPD,)),
+        "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
+        "vmap_inv": (vmap(lin.inv), (AB,)),
+        "vmap_slogdet": (vmap(lambda a: lin.slogdet(a)[1]), (AB,)),
+        "vmap_cholesky": (vmap(lambda a: lin.cholesky(a @ a.T + np_mod.eye(4))), (AB,)),
+    }
+
+
+OURS = _cases(jnp, lax, fluxion.grad, fluxion.vmap)
+THEIRS = _cases(jjnp, jax.lax, jax.grad, jax.vmap)
+
+
+def _leaves(x):
+    return [np.asarray(v) for v in jax.tree_util.tree_leaves(x)]
+
+
+@pytest.mark.parametrize("name", list(OURS))
+def test_linalg_on_tpu_matches_jax_on_cpu(name: str) -> None:
+    f, args = OURS[name]
+    g, _ = THEIRS[name]
+    with fluxion.default_matmul_precision("highest"):
+        ours = fluxion.jit(f)(*args)
+    theirs = jax.jit(g)(*args)
+    assert fluxion.default_backend() == "tpu"
+    for o, t in zip(_leaves(ours), _leaves(theirs)):
+        assert o.shape == t.shape and o.dtype == t.dtype, (name, o.shape, t.shape)
+        np.testing.assert_allclose(o, t, rtol=2e-3, atol=2e-3, err_msg=name)
+
+
+def test_what_the_tpu_cannot_run_raises_before_xla() -> None:
+    with pytest.raises(PlatformLoweringError, match="eig has no lowering for platform 'tpu'"):
+        jnp.linalg.eig(A)
+    with pytest.raises(PlatformLoweringError, match="pure_callback.*platform 'tpu'"):
+        fluxion.jit(lambda x: fluxion.pure_callback(
+            lambda v: np.asarray(v), fluxion.ShapeDtypeStruct((4, 2), np.float32), x))(B)
+    with fluxion.enable_x64(True):
+        with pytest.raises(NotImplementedError, match="float64 .* not supported on the TPU"):
+            jnp.linalg.inv(A.astype(np.float64))
+        # float64 arithmetic is emulated by XLA there and runs
+        x = jnp.asarray(np.arange(4.0)) * 1e-300
+        assert x.dtype == np.float64 and float(x[3] / 1e-300) == pytest.approx(3.0)
+
+
+def test_second_process_is_told_the_tpu_is_held() -> None:
+    fluxion.devices()  # this process holds the chip
+    env = {k: v for k, v in os.environ.items()}
+    code = ("import warnings, fluxion\n"
+            "warnings.simplefilter('always')\n"
+            "print('BACKEND', fluxion.default_backend())\n")
+    env["FLUXION_PLATFORMS"] = "tpu"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert r.returncode != 0 and "the TPU is held by another process" in r.stderr, r.stderr[-2000:]
+    env["FLUXION_PLATFORMS"] = "tpu,cpu"
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=240)
+    assert "BACKEND cpu" in r.stdout, r.stdout + r.stderr[-2000:]
+    assert "platform 'tpu' could not be opened" in r.stderr and "held by another" in r.stderr
