@@ -29,6 +29,9 @@ LAYERS = {
 }
 OTHER = 7   # nn, jacobians, dtypes, test_util, ...: above random
 ROOT_LAYER = 8
+# fluxion.compat (`import jax` resolved to Fluxion) and run_as_jax stand beside the root: the
+# module `jax` is the root namespace plus JAX's version.
+LAYERS.update({"compat": ROOT_LAYER, "run_as_jax": ROOT_LAYER})
 
 # (importer prefix, imported module prefix): why the upward import is needed.
 ALLOWED = {

@@ -31,17 +31,25 @@ def test_jax_alias_gives_fluxion_modules():
         import jax, jax.numpy as jnp, jax.lax, jax.random, jax.tree_util, jax.core
         from jax import nn, dtypes
         import fluxion, fluxion.numpy, fluxion.lax, fluxion.core.trace, jaxlib
-        assert jax is fluxion and jnp is fluxion.numpy and jax.lax is fluxion.lax
+        assert jax.jit is fluxion.jit and jax.config is fluxion.config
+        assert jnp is fluxion.numpy and jax.lax is fluxion.lax
+        assert jax.__version_info__ == (0, 10, 2) and jax.__version__ == "0.10.2"
+        import jax.version
+        assert jax.version.__version_info__ == (0, 10, 2)
         assert jax.random is fluxion.random and nn is fluxion.nn and dtypes is fluxion.dtypes
         assert sys.modules["jax.tree_util"] is fluxion.tree_util
-        assert jax.core.Tracer is fluxion.core.trace.Tracer
+        assert jax.core is fluxion.core and jax.core.Tracer is fluxion.core.trace.Tracer
+        try:
+            jax.no_such_name
+        except AttributeError as e:
+            assert "jax.no_such_name" in str(e) and "coming-from-jax.md" in str(e)
         # the target keeps its own identity; jaxlib is the real one; real jax never loads
         assert jnp.__name__ == jnp.__spec__.name == "fluxion.numpy"
         assert "site-packages" in jaxlib.__file__ and jaxlib.__name__ == "jaxlib"
         site_jax = os.path.join("site-packages", "jax", "")
         assert not [n for n, m in list(sys.modules.items())
                     if site_jax in (getattr(m, "__file__", None) or "")]
-        assert installed_aliases() == {"jax": "fluxion"}
+        assert installed_aliases()["jax"] == "fluxion.compat.jax_root"
         y = jax.jit(lambda x: jnp.sin(x) * 2)(jnp.float32(0.5))
         print(type(y).__module__, float(y))
         try:
@@ -96,14 +104,14 @@ def test_module_alias_submodules_and_errors():
 
 def test_run_as_jax_and_pytest_plugin(tmp_path):
     prog = tmp_path / "prog.py"
-    prog.write_text("import sys, jax, jax.numpy as jnp\n"
-                    "print(jax.__name__, sys.argv[1:], int(jnp.arange(4).sum()))\n")
+    prog.write_text("import sys, jax, jax.numpy as jnp, fluxion\n"
+                    "print(jax.jit is fluxion.jit, sys.argv[1:], int(jnp.arange(4).sum()))\n")
     out = _ok(_run("", "-m", "fluxion.run_as_jax", str(prog), "a", "--b"))
-    assert out.split() == ["fluxion", "['a',", "'--b']", "6"]
+    assert out.split() == ["True", "['a',", "'--b']", "6"]
     (tmp_path / "test_uses_jax.py").write_text(
         "import jax, jax.numpy as jnp\n\n"
         "def test_it():\n"
-        "    assert jax.__name__ == 'fluxion' and float(jnp.ones(3).sum()) == 3.0\n")
+        "    assert jax.jit.__module__.startswith('fluxion') and float(jnp.ones(3).sum()) == 3.0\n")
     out = _ok(_run("", "-m", "pytest", "-q", "-p", "fluxion.compat.pytest_plugin",
                    "-p", "no:cacheprovider", "-p", "no:xdist", "--rootdir", str(tmp_path),
                    str(tmp_path / "test_uses_jax.py"), cwd=str(tmp_path)))
@@ -114,3 +122,25 @@ def test_run_as_jax_and_pytest_plugin(tmp_path):
 def test_run_as_jax_usage(argv):
     proc = _run("", "-m", "fluxion.run_as_jax", *argv)
     assert proc.returncode != 0 and "usage: python -m fluxion.run_as_jax" in proc.stderr
+
+
+def test_private_jax_parts_for_chex():
+    out = _ok(_run("""
+        from fluxion.compat import install_jax_alias
+        install_jax_alias()
+        import chex, jax, jax.numpy as jnp
+        from chex._src.restrict_backends import RestrictedBackendError
+        assert jax._src.xla_bridge._backends == {}   # nothing computed yet (chex reads this)
+        f = jax.jit(lambda x: x * 3 + 1)
+        with chex.restrict_backends(forbidden=["cpu"]):
+            try:
+                f(jnp.ones(2))
+            except RestrictedBackendError:
+                print("restricted")
+        print(float(f(jnp.ones(2))[0]), sorted(jax._src.xla_bridge._backends))
+        try:
+            import jax._src.no_such_part
+        except ModuleNotFoundError as e:
+            print("missing", "coming-from-jax.md" in str(e))
+        """))
+    assert out.split() == ["restricted", "4.0", "['cpu']", "missing", "True"]

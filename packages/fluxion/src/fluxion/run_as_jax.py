@@ -8,9 +8,9 @@ runs a module instead (``python -m fluxion.run_as_jax -m pytest tests/``), and
 Example:
     >>> import subprocess, sys
     >>> subprocess.run([sys.executable, "-m", "fluxion.run_as_jax", "-c",
-    ...                 "import jax; print(jax.__name__)"], capture_output=True,
+    ...                 "import jax; print(jax.__version__)"], capture_output=True,
     ...                text=True).stdout.strip()
-    'fluxion'
+    '0.10.2'
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Example:
     >>> import subprocess, sys
     >>> code = ("from fluxion.compat import install_jax_alias; install_jax_alias(); "
     ...         "import jax, jax.numpy as jnp, fluxion; "
-    ...         "print(jax is fluxion, jnp is fluxion.numpy, float(jax.jit(jnp.sin)(0.0)))")
+    ...         "print(jax.jit is fluxion.jit, jnp is fluxion.numpy, float(jax.jit(jnp.sin)(0.0)))")
     >>> subprocess.run([sys.executable, "-c", code], capture_output=True,
     ...                text=True).stdout.strip()
     'True True 0.0'
@@ -31,7 +31,7 @@ import types
 from typing import Any, Mapping
 
 __all__ = ["install_jax_alias", "install_module_alias", "uninstall_module_alias",
-           "installed_aliases"]
+           "installed_aliases", "JAX_MODULES"]
 
 GUIDE = "docs/guide/coming-from-jax.md"
 
@@ -58,10 +58,13 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
     """Resolves ``alias[.sub]`` to ``target[.sub]`` for every (alias, target) in its table."""
 
     def __init__(self) -> None:
-        self.table: dict[str, str] = {}
+        self.table: dict[str, str] = {}   # alias -> target, for the name and its submodules
+        self.exact: dict[str, str] = {}   # alias -> target, for that name only (checked first)
 
     def target_of(self, fullname: str) -> str | None:
         """The target module name for ``fullname`` (longest alias prefix), or None."""
+        if fullname in self.exact:
+            return self.exact[fullname]
         name, rest = fullname, ""
         while True:
             target = self.table.get(name)
@@ -111,24 +114,45 @@ def installed_aliases() -> dict[str, str]:
     """
     for f in sys.meta_path:
         if isinstance(f, _AliasFinder):
-            return dict(f.table)
+            return {**f.table, **f.exact}
     return {}
 
 
-def _check_free(alias: str, target: str) -> None:
+def _check_free(alias: str, finder: _AliasFinder) -> None:
     """Refuses an alias whose name is already imported as something else."""
     for name, module in list(sys.modules.items()):
         if module is None or not (name == alias or name.startswith(alias + ".")):
             continue
-        wanted = target + name[len(alias):]
-        if sys.modules.get(wanted) is module:
+        wanted = finder.target_of(name)
+        if wanted is not None and sys.modules.get(wanted) is module:
             continue  # already aliased to the same target
         where = getattr(module, "__file__", None) or repr(module)
         raise RuntimeError(
-            f"cannot alias {alias!r} to {target!r}: the module {name!r} is already imported in "
+            f"cannot alias {alias!r}: the module {name!r} is already imported in "
             f"this process (from {where}). Install the alias before anything imports "
             f"{alias!r}: first thing in the program, with 'python -m fluxion.run_as_jax', or "
             f"with 'pytest -p fluxion.compat.pytest_plugin'. See {GUIDE}.")
+
+
+def _install(mapping: Mapping[str, str], exact: Mapping[str, str]) -> None:
+    finder = _finder()
+    for table, entries in ((finder.table, mapping), (finder.exact, exact)):
+        for alias, target in entries.items():
+            if not alias or not target or alias.startswith(".") or target.startswith("."):
+                raise ValueError(f"install_module_alias: absolute module names needed, got "
+                                 f"{alias!r} -> {target!r}")
+            if alias == target or target.startswith(alias + "."):
+                raise ValueError(f"install_module_alias: {alias!r} -> {target!r} would resolve "
+                                 f"to itself")
+            old = table.get(alias)
+            if old is not None and old != target:
+                raise RuntimeError(f"install_module_alias: {alias!r} is already aliased to "
+                                   f"{old!r}, not {target!r}")
+    for alias in (*mapping, *exact):
+        _check_free(alias, finder)
+    finder.table.update(mapping)
+    finder.exact.update(exact)
+    importlib.invalidate_caches()
 
 
 def install_module_alias(mapping: Mapping[str, str]) -> None:
@@ -156,21 +180,7 @@ def install_module_alias(mapping: Mapping[str, str]) -> None:
         >>> fluxion_doc_example_np is numpy
         True
     """
-    finder = _finder()
-    for alias, target in mapping.items():
-        if not alias or not target or alias.startswith(".") or target.startswith("."):
-            raise ValueError(f"install_module_alias: absolute module names needed, got "
-                             f"{alias!r} -> {target!r}")
-        if alias == target or target.startswith(alias + "."):
-            raise ValueError(f"install_module_alias: {alias!r} -> {target!r} would resolve "
-                             f"to itself")
-        old = finder.table.get(alias)
-        if old is not None and old != target:
-            raise RuntimeError(f"install_module_alias: {alias!r} is already aliased to {old!r}, "
-                               f"not {target!r}")
-        _check_free(alias, target)
-    finder.table.update(mapping)
-    importlib.invalidate_caches()
+    _install(mapping, {})
 
 
 def uninstall_module_alias(*aliases: str) -> None:
@@ -187,6 +197,7 @@ def uninstall_module_alias(*aliases: str) -> None:
     finder = _finder()
     for alias in aliases:
         finder.table.pop(alias, None)
+        finder.exact.pop(alias, None)
 
 
 def install_jax_alias() -> None:
@@ -210,5 +221,16 @@ def install_jax_alias() -> None:
         ...                text=True).stdout.strip()
         '3'
     """
-    install_module_alias({"jax": "fluxion"})
+    from fluxion.compat.jax_src import PROVIDED
+    _install({**JAX_MODULES, **{f"jax._src.{k}": v for k, v in PROVIDED.items()}},
+             {"jax": "fluxion.compat.jax_root"})
     importlib.import_module("jax")
+
+
+# jax.<sub> -> Fluxion module, where it is not fluxion.<sub> (the "jax" prefix rule covers the
+# rest); jax._src's provided parts are listed in fluxion.compat.jax_src.PROVIDED.
+JAX_MODULES = {
+    "jax": "fluxion",
+    "jax.version": "fluxion.compat.jax_version",
+    "jax._src": "fluxion.compat.jax_src",
+}
