@@ -1,5 +1,9 @@
 """``python -m fluxion.info``: versions, platforms and devices of this installation.
 
+The report lists the core and every installed ecosystem package (by distribution name), the
+runtime libraries, ``XLA_FLAGS`` and the persistent compilation cache's folder: what a bug report
+needs.
+
 Example:
     >>> from fluxion import info
     >>> "jaxlib" in info.environment_info()
@@ -8,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from typing import Any
@@ -15,22 +20,40 @@ from typing import Any
 __all__ = ["environment_info", "print_environment_info", "main"]
 
 
-def _version(module: str) -> str:
+# (distribution, import name) of the core and the ecosystem packages. The core's distribution is
+# "fluxion-xla" ("fluxion" on the package index is an unrelated project).
+PACKAGES = (("fluxion-xla", "fluxion"), ("fluxion-scipy", "fluxion_scipy"),
+            ("fluxion-optim", "fluxion_optim"), ("fluxion-nn", "fluxion_nn"),
+            ("fluxion-rl", "fluxion_rl"), ("fluxion-md", "fluxion_md"))
+
+
+def _version(dist: str) -> str:
     try:
         from importlib.metadata import version
-        return version(module)
+        return version(dist)
     except Exception:
         return "not installed"
+
+
+def _package_line(dist: str, module: str) -> str:
+    import importlib.util
+
+    version = _version(dist)
+    spec = importlib.util.find_spec(module)
+    if spec is None:
+        return f"{dist + ':':<15}not installed"
+    where = os.path.dirname(spec.origin or "") if spec.origin else ""
+    return f"{dist + ':':<15}{version} (import {module}, {where})"
 
 
 def environment_info() -> str:
     """A text report: versions, the platforms whose plugins are installed, the default backend
     and every device (with its process)."""
-    from fluxion.backend import client, plugins
+    from fluxion.backend import client, compile_cache, plugins
     from fluxion.core.config import config
 
-    lines = [f"fluxion:    {_version('fluxion')}",
-             f"jaxlib:     {_version('jaxlib')}",
+    lines = [_package_line(dist, module) for dist, module in PACKAGES]
+    lines += [f"jaxlib:     {_version('jaxlib')}",
              f"numpy:      {_version('numpy')}",
              f"ml_dtypes:  {_version('ml_dtypes')}",
              f"python:     {sys.version.split()[0]}",
@@ -38,7 +61,9 @@ def environment_info() -> str:
              f"plugins:    {', '.join(plugins.available()) or 'none'} "
              f"(cuda12: {'installed' if plugins.cuda_plugin_path() else 'not installed'}, "
              f"tpu: {'installed' if plugins.tpu_library_path() else 'not installed'})",
-             f"jax_platforms: {config.jax_platforms!r}"]
+             f"jax_platforms: {config.jax_platforms!r}",
+             f"XLA_FLAGS:  {os.environ.get('XLA_FLAGS', '(not set)')}",
+             f"compilation cache: {compile_cache.cache_dir() or 'off'}"]
     try:
         backend = client.default_backend()
         devs: list[Any] = client.devices()

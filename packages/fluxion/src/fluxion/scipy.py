@@ -55,8 +55,9 @@ except ModuleNotFoundError as e:
     if e.name != _TARGET:
         raise
     raise ImportError(
-        "fluxion.scipy needs the 'fluxion-scipy' package, which is not installed: "
-        "pip install fluxion-scipy") from None
+        "fluxion.scipy needs the fluxion-scipy distribution, which is not installed. From a "
+        "Fluxion checkout: .venv/bin/python -m pip install -e packages/fluxion-scipy (or "
+        "python3.11 tools/bootstrap.py setup, which installs every package)") from None
 
 if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _AliasFinder())

@@ -1,11 +1,11 @@
-"""PJRT plugins: CUDA (``pip install "fluxion[cuda12]"``) and TPU (libtpu), loaded directly.
+"""PJRT plugins: CUDA (the core's ``cuda12`` extra) and TPU (libtpu, its ``tpu`` extra), loaded directly.
 
 jax's plugin packages run ``import jax`` in their ``__init__``; Fluxion never imports them. It
 finds the plugin's shared library with ``importlib.util.find_spec``, preloads the NVIDIA
 libraries from the ``nvidia-*-cu12`` wheels, loads the library with
 ``xla_client.load_pjrt_plugin_dynamically`` and registers the plugin's custom-call targets.
 
-TPU: with ``libtpu`` installed (``pip install libtpu``) the same steps load ``libtpu.so`` as the
+TPU: with ``libtpu`` installed (the ``tpu`` extra) the same steps load ``libtpu.so`` as the
 ``tpu`` platform (documented path; not tested here).
 
 Example:
@@ -124,7 +124,8 @@ def make_client(platform: str, distributed: dict[str, Any]) -> Any:
     if platform == "cuda":
         path = cuda_plugin_path()
         if path is None:
-            raise RuntimeError("the CUDA plugin is not installed: pip install 'fluxion[cuda12]'")
+            raise RuntimeError("the CUDA plugin is not installed; from a Fluxion checkout: "
+                               ".venv/bin/python -m pip install -e 'packages/fluxion[cuda12]'")
         if "cuda" not in _loaded:
             _preload_nvidia()
             _loaded["cuda"] = xc.load_pjrt_plugin_dynamically("cuda", path)
@@ -139,7 +140,8 @@ def make_client(platform: str, distributed: dict[str, Any]) -> Any:
     if platform == "tpu":
         path = tpu_library_path()
         if path is None:
-            raise RuntimeError("libtpu is not installed: pip install libtpu")
+            raise RuntimeError("libtpu is not installed; from a Fluxion checkout: "
+                               ".venv/bin/python -m pip install -e 'packages/fluxion[tpu]'")
         if "tpu" not in _loaded:
             _loaded["tpu"] = xc.load_pjrt_plugin_dynamically("tpu", path)
             xc.initialize_pjrt_plugin("tpu")
