@@ -1,4 +1,4 @@
-"""Nox sessions for Fluxion: demo, tests, lint, bench, docs.
+"""Nox sessions for Fluxion: demo, tests, lint, bench, docs, compat.
 
 Every session reuses the repository's ``.venv`` (made by ``python3.11 tools/bootstrap.py ...``) instead
 of building a fresh virtualenv, so nothing is reinstalled per session: run them through the bootstrap
@@ -55,6 +55,21 @@ def tests(session: nox.Session) -> None:
     """Run the whole test tree with two xdist workers."""
     session.chdir(ROOT)
     session.run(PY, "-m", "pytest", "tests", "-n", "2", "--dist", "loadgroup", "-q", *session.posargs, external=True)
+
+
+@nox.session(venv_backend="none")
+def compat(session: nox.Session) -> None:
+    """The ecosystem's own test suites in full (nightly): real jax, then jax -> Fluxion, then mirrors.
+
+    Runs tests/compat/run_suites.py (optax, dm-haiku, rlax, flax, jax-md at their pinned versions;
+    flax's and jax-md's tests come from their sdists, downloaded once into ~/.cache/fluxion-compat)
+    and fails when a library falls below its recorded figure (tests/compat/recorded.json). The
+    per-commit run covers a fixed sample instead (tests/compat/test_compat_sampled.py). Arguments
+    after ``--`` go to run_suites.py (``--libs optax --modes real,alias``, ``--jobs 2``, ...).
+    Results (JSON + markdown) go to build/compat/.
+    """
+    session.chdir(ROOT)
+    session.run(PY, "tests/compat/run_suites.py", "--check", *session.posargs, external=True)
 
 
 @nox.session(venv_backend="none")

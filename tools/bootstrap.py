@@ -11,6 +11,7 @@ Usage (from anywhere; only the standard library and Python >= 3.11 are needed)::
     python3.11 tools/bootstrap.py bench [ARGS...] # nox -s bench -- [ARGS...]
     python3.11 tools/bootstrap.py lint [ARGS...]  # nox -s lint -- [ARGS...]
     python3.11 tools/bootstrap.py docs [ARGS...]  # nox -s docs -- [ARGS...]
+    python3.11 tools/bootstrap.py compat [ARGS...]  # nox -s compat: the ecosystem suites in full (long)
     python3.11 tools/bootstrap.py core_only       # nox -s core_only: only packages/fluxion, fresh venv
 
 What it does:
@@ -51,7 +52,7 @@ INSTALL_PLAN_VERSION = "1"
 
 MIN_PYTHON = (3, 11)
 _VERSION_PROBE = f"import sys; sys.exit(0 if sys.version_info >= {MIN_PYTHON!r} else 1)"
-TASKS = ("setup", "demo", "test", "bench", "lint", "docs", "core_only", "train_digits")
+TASKS = ("setup", "demo", "test", "bench", "lint", "docs", "core_only", "train_digits", "compat")
 
 
 def log(msg: str) -> None:
@@ -220,7 +221,7 @@ def task_command(task: str, extra: list[str]) -> list[str]:
             return [py, "-m", "pytest", *targets, "-p", "no:xdist", "--platform", platform, "-q",
                     *durations, *extra]
         return [py, "-m", "pytest", *targets, "-n", "2", "--dist", "loadgroup", "-q", *durations, *extra]
-    # bench, lint, docs: the nox sessions of the same name (they reuse this venv, see noxfile.py).
+    # bench, lint, docs, compat, ...: the nox sessions of the same name (they reuse this venv).
     nox = [str(VENV_BIN / "nox"), "-f", str(ROOT / "noxfile.py"), "-s", task]
     return nox + (["--", *extra] if extra else [])
 
@@ -234,7 +235,8 @@ def usage() -> str:
             "  lint   nox -s lint    (ruff, workflow schema, zizmor)\n"
             "  docs   nox -s docs    (mkdocs build --strict)\n"
             "  core_only  nox -s core_only (install only packages/fluxion in a fresh venv, smoke test)\n"
-            "  train_digits  nox -s train_digits (examples/train_digits.py: MLP + CNN on digits)\n")
+            "  train_digits  nox -s train_digits (examples/train_digits.py: MLP + CNN on digits)\n"
+            "  compat nox -s compat  (optax/haiku/rlax/flax/jax-md's own suites, real jax vs Fluxion)\n")
 
 
 def reexec_with_newer_python() -> None:

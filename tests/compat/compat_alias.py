@@ -1,0 +1,175 @@
+"""Module aliases for the compat suites: a reference library's name resolved to a Fluxion module.
+
+Used inside the child pytest process that ``run_suites.py`` starts (through ``compat_plugin.py``),
+never in the test process itself: an alias changes ``sys.modules`` for the whole process.
+
+* ``install_mirror_alias(lib)``: the reference library (``optax``, ``haiku``, ``rlax``, ``jax_md``,
+  ``flax``) resolves to its Fluxion mirror. A public submodule resolves to the mirror's module of the
+  same name; a private one (any dotted part starting with ``_``: ``optax._src.alias``) resolves to
+  the mirror's same-named module where one exists, else to a read-only view of the mirror's public
+  top-level module. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
+  ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
+  raise :class:`UnmirroredModuleError`, whose text carries :data:`UNMIRRORED_TAG` so the runner counts
+  those tests apart.
+* ``install_jax_alias_fallback()``: ``jax`` and ``jax.X`` resolve to ``fluxion`` and ``fluxion.X``,
+  used only when ``fluxion.compat.install_jax_alias`` does not exist.
+
+Example (in a fresh process)::
+
+    >>> install_mirror_alias("optax")          # doctest: +SKIP
+    >>> import optax; optax.__name__          # doctest: +SKIP
+    'fluxion_optim'
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+
+UNMIRRORED_TAG = "[compat:unmirrored]"
+
+# reference top-level name -> the Fluxion module it resolves to in mirror mode.
+MIRRORS: dict[str, str] = {
+    "optax": "fluxion_optim",
+    "haiku": "fluxion_nn.haiku",
+    "rlax": "fluxion_rl",
+    "jax_md": "fluxion_md",
+    "flax": "fluxion_nn",  # only flax.nnx (and names fluxion_nn has); see _FlaxRoot
+}
+
+
+class UnmirroredModuleError(ImportError):
+    """A test imported a part of the reference library that no Fluxion package mirrors."""
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError, AttributeError):
+        return False
+
+
+class _PublicView(types.ModuleType):
+    """A private reference module with no mirror counterpart: reads fall through to the public one."""
+
+    def __init__(self, name: str, public: types.ModuleType) -> None:
+        super().__init__(name)
+        self.__path__ = []  # a package, so deeper private imports still come to the finder
+        self.__dict__["_compat_public"] = public
+
+    def __getattr__(self, attr: str):
+        public = self.__dict__["_compat_public"]
+        try:
+            return getattr(public, attr)
+        except AttributeError:
+            raise AttributeError(
+                f"module {self.__name__!r} (resolved to the public {public.__name__!r}: the mirror "
+                f"has no module of that name) has no attribute {attr!r}") from None
+
+
+class _FlaxRoot(types.ModuleType):
+    """``flax`` in mirror mode: ``flax.nnx`` is fluxion_nn; other parts import on demand."""
+
+    def __init__(self) -> None:
+        super().__init__("flax")
+        self.__path__ = []
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        try:
+            return importlib.import_module(f"flax.{attr}")
+        except ImportError as e:
+            raise AttributeError(str(e)) from None
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, make) -> None:
+        self._make = make
+
+    def create_module(self, spec):
+        return self._make()
+
+    def exec_module(self, module) -> None:  # the module is already executed (or a view)
+        return None
+
+
+def _raise_unmirrored(name: str):
+    def make():
+        raise UnmirroredModuleError(f"{name} is not mirrored by any Fluxion package {UNMIRRORED_TAG}")
+    return make
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Claims every module under ``ref`` and resolves it to the mirror (see the module docstring)."""
+
+    def __init__(self, ref: str, target: str, private_fallback: bool) -> None:
+        self.ref = ref
+        self.target = target
+        self.private_fallback = private_fallback
+
+    def _resolve(self, fullname: str):
+        """A zero-argument callable building the module object for ``fullname``."""
+        rest = fullname[len(self.ref):]  # "" or ".a.b"
+        if self.ref == "flax" and self.target == "fluxion_nn":
+            if rest == "":
+                return _FlaxRoot
+            parts = rest[1:].split(".")
+            if parts[0] != "nnx":
+                if _has_module(f"fluxion_nn.{rest[1:]}"):
+                    return lambda: importlib.import_module(f"fluxion_nn.{rest[1:]}")
+                return _raise_unmirrored(fullname)
+            rest = "".join("." + p for p in parts[1:])
+        target_name = self.target + rest
+        if _has_module(target_name):
+            return lambda: importlib.import_module(target_name)
+        private = any(p.startswith("_") for p in rest.split(".") if p)
+        if private and self.private_fallback:
+            return lambda: _PublicView(fullname, importlib.import_module(self.target))
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.ref and not fullname.startswith(self.ref + "."):
+            return None
+        make = self._resolve(fullname)
+        if make is None:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: Fluxion has no {self.target}"
+                f"{fullname[len(self.ref):]!s} (compat alias {self.ref} -> {self.target})",
+                name=fullname)
+        return importlib.machinery.ModuleSpec(fullname, _Loader(make), is_package=True)
+
+
+def _refuse_if_imported(ref: str) -> None:
+    loaded = [m for m in sys.modules if m == ref or m.startswith(ref + ".")]
+    if loaded:
+        raise RuntimeError(f"compat alias for {ref!r}: the real {ref} is already imported "
+                           f"({', '.join(sorted(loaded)[:3])}, ...); install the alias first")
+
+
+def install_mirror_alias(lib: str) -> None:
+    """Resolve the reference library ``lib`` (a key of :data:`MIRRORS`) to its Fluxion mirror.
+
+    Example::
+
+        >>> install_mirror_alias("rlax")  # doctest: +SKIP
+    """
+    if lib not in MIRRORS:
+        raise ValueError(f"install_mirror_alias: no mirror for {lib!r}; known: {sorted(MIRRORS)}")
+    _refuse_if_imported(lib)
+    sys.meta_path.insert(0, _AliasFinder(lib, MIRRORS[lib], private_fallback=True))
+
+
+def install_jax_alias_fallback() -> None:
+    """Resolve ``jax`` and ``jax.X`` to ``fluxion`` and ``fluxion.X`` (no private fallback).
+
+    Only used when ``fluxion.compat.install_jax_alias`` is missing. Example::
+
+        >>> install_jax_alias_fallback()  # doctest: +SKIP
+    """
+    _refuse_if_imported("jax")
+    sys.meta_path.insert(0, _AliasFinder("jax", "fluxion", private_fallback=False))
