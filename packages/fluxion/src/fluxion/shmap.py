@@ -11,7 +11,13 @@ composes with ``jit``, ``grad`` and ``vmap``:
   cotangents are divided by the size of the mesh axes their spec does not mention, and input
   cotangents are summed (``psum``) over the axes their spec does not mention (for programs that
   pass the ``check_vma`` check this gives the gradients of JAX's ``check_vma=True`` rules);
+- partial evaluation (``linearize``, ``grad``): the body split into a shard_map of its known
+  part, which returns each member's residuals, and a staged shard_map of its linear part;
 - vmap: the body batched at dimension 0, specs shifted by one.
+
+A ``grad`` taken inside a ``check_vma=True`` body follows JAX's rules there: the cotangent of a
+value invariant over an axis is summed over it (the transpose of JAX's implicit ``pvary``) and
+``psum`` transposes to a ``pvary``.
 
 With ``check_vma=True`` (the default) the varying manual axes of the body's values are inferred
 (``fluxion.lax.vma``) and ``out_specs`` are checked against them with JAX's error;
@@ -48,14 +54,20 @@ from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import STATE
+from fluxion.core.trace import STATE, set_current
 from fluxion.lax import parallel as _par
 from fluxion.lax import parallel_spmd as _spmd  # noqa: F401  (the collectives' lowerings)
 from fluxion.lax import vma as _vma
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import div
-from fluxion.transforms import ad, array_ops, batching
-from fluxion.transforms.staging import abstractify, close_program, trace_to_program
+from fluxion.lax.shape_ops import expand_dims, squeeze
+from fluxion.transforms import ad, array_ops, batching, partial_eval
+from fluxion.transforms.staging import (
+    StagingInterpreter,
+    abstractify,
+    close_program,
+    trace_to_program,
+)
 
 __all__ = ["shard_map", "shard_map_p", "typeof"]
 
@@ -234,6 +246,53 @@ def _transpose(cts: list, *args: Any, program: Program, mesh: Any, in_specs: tup
     return [next(it) if lin else None for lin in linear]
 
 
+def _partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *,
+                  program: Program, mesh: Any, in_specs: tuple, out_specs: tuple,
+                  manual_axes: tuple, check_vma: bool) -> list:
+    # Split the body as JAX does: a shard_map of the known part runs now and returns its
+    # residuals, each member's own one (a leading axis split over every manual axis); a
+    # shard_map of the unknown (linear) part is staged. Without the split, a transpose would
+    # meet primal computations mixed with tangent ones (a scan's carry, say).
+    params = dict(mesh=mesh, manual_axes=manual_axes, check_vma=check_vma)
+    mask = [pe.is_unknown(a) for a in args]
+    known, consts, unk, out_unk, n_res = partial_eval.partial_eval_program(program, mask)
+    n_k = len(known.outvars) - n_res
+    res_spec = PartitionSpec(tuple(manual_axes)) if manual_axes else _P0
+
+    def known_body(*xs: Any) -> list:
+        outs = eval_program(known, [], list(xs))
+        return list(outs[:n_k]) + [expand_dims(r, (0,)) for r in outs[n_k:]]
+
+    kin = [v.aval for v in known.invars]
+    kprog, kconsts, _ = trace_to_program(known_body, tuple(kin), {}, in_avals=kin,
+                                         description="known part of a shard_map body")
+    k_specs = ((_P0,) * (len(kconsts) + len(consts))
+               + tuple(s for s, m in zip(in_specs, mask) if not m))
+    k_out = tuple(s for s, u in zip(out_specs, out_unk) if not u) + (res_spec,) * n_res
+    with set_current(pe.parent):
+        k_outs = shard_map_p.bind(*kconsts, *consts, *[a for a, m in zip(args, mask) if not m],
+                                  program=close_program(kprog), in_specs=k_specs,
+                                  out_specs=k_out, **params)
+
+    def unknown_body(*xs: Any) -> list:
+        res = [squeeze(r, (0,)) for r in xs[:n_res]]
+        return eval_program(unk, [], res + list(xs[n_res:]))
+
+    uin = ([v.aval.update(shape=(1, *v.aval.shape)) for v in unk.invars[:n_res]]
+           + [v.aval for v in unk.invars[n_res:]])
+    uprog, uconsts, _ = trace_to_program(unknown_body, tuple(uin), {}, in_avals=uin,
+                                         description="unknown part of a shard_map body")
+    u_specs = ((_P0,) * len(uconsts) + (res_spec,) * n_res
+               + tuple(s for s, m in zip(in_specs, mask) if m))
+    u_out = tuple(s for s, u in zip(out_specs, out_unk) if u)
+    u_args = [*uconsts, *k_outs[n_k:], *[a for a, m in zip(args, mask) if m]]
+    u_outs = StagingInterpreter.process_primitive(
+        pe, shard_map_p, u_args, dict(program=close_program(uprog), in_specs=u_specs,
+                                      out_specs=u_out, **params))
+    ki, ui = iter(k_outs[:n_k]), iter(u_outs)
+    return [next(ui) if u else next(ki) for u in out_unk]
+
+
 def _shift(spec: PartitionSpec, ndim: int) -> PartitionSpec:
     return PartitionSpec(None, *spec._normalized(ndim))
 
@@ -265,6 +324,7 @@ shard_map_p.impl = _impl
 shard_map_p.lowering = _lowering
 shard_map_p.jvp = _jvp
 shard_map_p.transpose = _transpose
+shard_map_p.partial_eval = _partial_eval
 shard_map_p.batch = _batch
 
 

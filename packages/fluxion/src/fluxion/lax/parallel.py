@@ -207,11 +207,25 @@ def _check_vma_groups(fun: str, x: Any, groups: Any) -> None:
 
 psum_p = _reduction_collective("psum", reduce_sum_p, "sum")
 psum_p.vma = _vma_rules.remove_axes
-# Linear. Its transpose is a psum of the cotangent (each member's output depends on every
-# member's input); under shard_map the cotangents are treated as JAX treats them with
-# check_vma=False, which gives the same values as JAX's check_vma=True rules (see shmap.py).
-_rules.deflinear(psum_p, lambda ct, x, *, axis_name, axis_index_groups=None: [
-    psum_p.bind(ct, axis_name=axis_name, axis_index_groups=axis_index_groups)])
+
+
+def _psum_transpose(ct: Any, x: Any, *, axis_name: tuple, axis_index_groups: Any = None) -> list:
+    # Linear. Its transpose is a psum of the cotangent (each member's output depends on every
+    # member's input): JAX's check_vma=False rule, which shard_map's own transpose uses (see
+    # shmap.py). In a grad taken inside a check_vma=True body it is JAX's psum_invariant rule:
+    # a pvary (the values unchanged), after the psum that transposes the implicit pvary of a
+    # cotangent already varying over the axes.
+    body = _vma.active_body()
+    if body is None:
+        return [psum_p.bind(ct, axis_name=axis_name, axis_index_groups=axis_index_groups)]
+    have = _vma.value_vma(body, ct)
+    summed = tuple(n for n in axis_name if n in have)
+    if summed:
+        ct = psum_p.bind(ct, axis_name=summed, axis_index_groups=axis_index_groups)
+    return [pvary_p.bind(ct, axis_name=tuple(axis_name))]
+
+
+_rules.deflinear(psum_p, _psum_transpose)
 
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:

@@ -28,9 +28,12 @@ import threading
 from typing import Any, Sequence
 
 from fluxion.core.ir import Literal, Var
+from fluxion.core.trace import STATE
 from fluxion.core.vma import EMPTY, infer, outputs_vma
+from fluxion.transforms import ad as _ad
 
-__all__ = ["infer", "BodyVma", "current", "vma_of", "vary_like", "ManualAval"]
+__all__ = ["infer", "BodyVma", "current", "vma_of", "vary_like", "ManualAval", "active_body",
+           "value_vma"]
 
 class BodyVma:
     """The vma of the values of one ``shard_map`` body while it is traced (``interp`` is its
@@ -95,6 +98,46 @@ def vary_like(src: Any, out: Any) -> Any:
         return out
     from fluxion.lax.parallel import pvary_p
     return pvary_p.bind(out, axis_name=tuple(have))
+
+
+def active_body() -> BodyVma | None:
+    """The ``check_vma`` body whose staging interpreter is the current one, if any."""
+    stack = getattr(_BODIES, "stack", None)
+    if not stack:
+        return None
+    interp = STATE.interp
+    for body in reversed(stack):
+        if body.interp is interp:
+            return body
+    return None
+
+
+def value_vma(body: BodyVma, x: Any) -> frozenset:
+    """The vma of ``x`` in ``body``: a tracer of the body, else a constant (invariant)."""
+    if getattr(x, "_interp", None) is body.interp:
+        return body.of_atom(x.atom)
+    return EMPTY
+
+
+def _primal_vmas(primals: Sequence[Any]) -> tuple | None:
+    body = active_body()
+    return None if body is None else tuple(value_vma(body, p) for p in primals)
+
+
+def _sum_extra(ct: Any, vma: frozenset) -> Any:
+    """``ct`` summed over the axes it varies over beyond its primal's ``vma`` (the transpose of
+    the implicit ``pvary`` JAX inserts where an invariant value meets a varying one)."""
+    body = active_body()
+    if body is None:
+        return ct
+    extra = tuple(n for n in body.manual if n in value_vma(body, ct) - vma)
+    if not extra:
+        return ct
+    from fluxion.lax.parallel import psum_p
+    return psum_p.bind(ct, axis_name=extra, axis_index_groups=None)
+
+
+_ad.VMA_COTANGENTS.update(primal_vmas=_primal_vmas, sum_extra=_sum_extra)
 
 
 class ManualAxisType:

@@ -542,6 +542,15 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
+# Registered by fluxion.lax.vma: inside a shard_map body traced with check_vma=True,
+# ``primal_vmas(primals)`` gives the mesh axes each primal varies over (None outside such a
+# body) and ``sum_extra(ct, vma)`` sums a cotangent over the axes it varies over beyond ``vma``:
+# the transpose of JAX's implicit ``pvary`` (a psum), applied where the cotangent reaches its
+# primal (the linear maps between invariant values are the same on every member, so the sum
+# commutes with them).
+VMA_COTANGENTS: dict[str, Callable[..., Any]] = {}
+
+
 class VJPFunction:
     """The function :func:`vjp` returns: ``f_vjp(ct)`` is the tuple of cotangents of the
     primals for an output cotangent ``ct``.
@@ -550,10 +559,12 @@ class VJPFunction:
     returned from a jitted function and passed into one.
     """
 
-    __slots__ = ("lin", "fname", "in_tree", "out_tree", "in_tavals", "out_avals")
+    __slots__ = ("lin", "fname", "in_tree", "out_tree", "in_tavals", "out_avals", "in_vmas")
 
     def __init__(self, lin: LinearFunction, fname: str, in_tree: Any, out_tree: Any,
-                 in_tavals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> None:
+                 in_tavals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                 in_vmas: tuple | None = None) -> None:
+        self.in_vmas = in_vmas  # the primals' varying mesh axes in a check_vma body, else None
         self.lin = lin
         self.fname = fname
         self.in_tree = in_tree            # structure of the primals (a tuple)
@@ -593,6 +604,8 @@ class VJPFunction:
                 continue
             c = next(it)
             res.append(_as_array(zeros_like_aval(a) if c is None else c))
+        if self.in_vmas is not None:
+            res = [VMA_COTANGENTS["sum_extra"](c, v) for c, v in zip(res, self.in_vmas)]
         return tuple(tree_util.tree_unflatten(self.in_tree, res))
 
     def __repr__(self) -> str:
@@ -601,7 +614,8 @@ class VJPFunction:
 
 tree_util.register_pytree_node(
     VJPFunction,
-    lambda f: ((f.lin,), (f.fname, f.in_tree, f.out_tree, f.in_tavals, f.out_avals)),
+    lambda f: ((f.lin,), (f.fname, f.in_tree, f.out_tree, f.in_tavals, f.out_avals,
+                          f.in_vmas)),
     lambda static, children: VJPFunction(children[0], *static))
 
 
@@ -609,8 +623,9 @@ def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
     p_flat, p_tree = tree_util.tree_flatten(primals)
     out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
                                                 has_aux, fname)
+    vmas = VMA_COTANGENTS["primal_vmas"](p_flat) if VMA_COTANGENTS else None
     f_vjp = VJPFunction(lin, fname, p_tree, out_tree, [tangent_aval(aval_of(p)) for p in p_flat],
-                        [aval_of(p) for p in out_p])
+                        [aval_of(p) for p in out_p], vmas)
     out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 

@@ -1,0 +1,145 @@
+"""shard_map under grad, vjp, jvp and vmap, with ``check_vma`` True and False, against real JAX
+on 8 host CPU devices: gradients with respect to replicated and sharded operands, taken outside
+the body and inside it (where JAX's implicit ``pvary`` transposes into a ``psum``), each
+collective's transpose, ``scan`` and ``while`` inside the body."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as fnp
+from fluxion.sharding import AxisType
+from fluxion.sharding import PartitionSpec as P
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import PartitionSpec as JP  # noqa: E402
+
+W = (np.arange(2, dtype=np.float32) + 1) / 10
+X = np.arange(32, dtype=np.float32).reshape(8, 4)[:, :2].copy() / 7
+
+
+@pytest.fixture(scope="module")
+def meshes(eight):
+    return (fluxion.make_mesh((4, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2),
+            jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2))
+
+
+def _libs(meshes):
+    fm, jm = meshes
+    return [(fluxion, fnp, fm, P), (jax, jnp, jm, JP)]
+
+
+def _close(a, b):
+    la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    assert len(la) == len(lb)
+    for u, v in zip(la, lb):
+        assert np.shape(u) == np.shape(v) and np.asarray(u).dtype == np.asarray(v).dtype
+        np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=2e-5, atol=1e-6)
+
+
+# Per-block bodies of (w: replicated, x: a block of P('x', 'y')) -> a scalar loss that is the
+# same on every member (so out_specs=P() passes the check_vma check).
+def _bodies(api, np_):
+    lax = api.lax
+    ring = [(i, (i + 1) % 4) for i in range(4)]
+    return {
+        "psum": lambda w, x: lax.psum(np_.sum(np_.tanh(x * w)), ("x", "y")),
+        "psum_of_invariant": lambda w, x: lax.psum(np_.sum(w * 3.0), "x") + lax.psum(
+            np_.sum(x), ("x", "y")),
+        "pmean": lambda w, x: lax.pmean(np_.sum(np_.sin(x) * w) ** 2, ("x", "y")),
+        "all_gather": lambda w, x: lax.psum(np_.sum(lax.all_gather(x * w, "x", tiled=True) ** 2),
+                                            ("x", "y")),
+        "ppermute": lambda w, x: lax.psum(np_.sum(lax.ppermute(x * w, "x", ring)
+                                                  * np_.arange(2.0)), ("x", "y")),
+        "psum_scatter": lambda w, x: lax.psum(np_.sum(lax.psum_scatter(
+            np_.tile(x * w, (4, 1)), "x", tiled=True) ** 2), ("x", "y")),
+        "all_to_all": lambda w, x: lax.psum(np_.sum(lax.all_to_all(
+            np_.tile(x * w, (4, 1)), "x", 0, 0, tiled=True) * np_.arange(8.0)[:, None]),
+            ("x", "y")),
+        "psum_then_varying": lambda w, x: lax.psum(np_.sum(lax.psum(np_.sum(x * w), "y") * x),
+                                                   ("x", "y")),
+    }
+
+
+NAMES = list(_bodies(fluxion, fnp))
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+@pytest.mark.parametrize("name", NAMES)
+def test_grad_and_vjp_of_shard_map_like_jax(meshes, name, check_vma):
+    outs = []
+    for api, np_, mesh, PP in _libs(meshes):
+        f = api.shard_map(_bodies(api, np_)[name], mesh=mesh, in_specs=(PP(), PP("x", "y")),
+                          out_specs=PP(), check_vma=check_vma)
+        g = api.grad(f, (0, 1))(W, X)
+        _, f_vjp = api.vjp(f, W, X)
+        outs.append((g, f_vjp(np.float32(1.5))))
+    _close(*outs)
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+@pytest.mark.parametrize("name", ["psum", "psum_of_invariant", "pmean", "all_gather",
+                                  "ppermute", "psum_then_varying"])
+def test_grad_inside_shard_map_like_jax(meshes, name, check_vma):
+    # The gradient with respect to the replicated w inside the body: under check_vma=True JAX
+    # sums it over the mesh (the transpose of the implicit pvary), under False it stays local.
+    outs = []
+    for api, np_, mesh, PP in _libs(meshes):
+        body = _bodies(api, np_)[name]
+
+        def inner(w, x, body=body, api=api):
+            gw, gx = api.grad(body, (0, 1))(w, x)
+            return gw[None, None], gx
+
+        f = api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
+                          out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)
+        outs.append(f(W, X))
+    _close(*outs)
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+def test_jvp_and_vmap_of_shard_map_like_jax(meshes, check_vma):
+    outs = []
+    for api, np_, mesh, PP in _libs(meshes):
+        body = _bodies(api, np_)["psum"]
+        f = api.shard_map(body, mesh=mesh, in_specs=(PP(), PP("x", "y")), out_specs=PP(),
+                          check_vma=check_vma)
+        jv = api.jvp(f, (W, X), (W * 2, X + 1))
+        vm = api.vmap(lambda w: f(w, X))(np.stack([W, W * 3]))
+        inner_vmap = api.shard_map(lambda w, x: api.vmap(lambda r: r * w)(x), mesh=mesh,
+                                   in_specs=(PP(), PP("x", "y")), out_specs=PP("x", "y"),
+                                   check_vma=check_vma)(W, X)
+        inner_jvp = api.shard_map(
+            lambda w, x: api.jvp(lambda v: api.lax.psum(np_.sum(x * v), ("x", "y")), (w,),
+                                 (w,))[1], mesh=mesh, in_specs=(PP(), PP("x", "y")),
+            out_specs=PP(), check_vma=check_vma)(W, X)
+        outs.append((jv, vm, inner_vmap, inner_jvp))
+    _close(*outs)
+
+
+@pytest.mark.parametrize("check_vma", [True, False])
+def test_scan_and_while_inside_shard_map_under_grad_like_jax(meshes, check_vma):
+    outs = []
+    for api, np_, mesh, PP in _libs(meshes):
+        lax = api.lax
+
+        def scanned(w, x, lax=lax, np_=np_):
+            # the carry stays varying (as check_vma=True requires of a scan's carry)
+            c = lax.scan(lambda c, _: (np_.tanh(c * w) + lax.psum(c, "x") / 4, None),
+                         x[:, 0], None, length=3)[0]
+            return lax.psum(np_.sum(c), ("x", "y"))
+
+        def looped(w, x, lax=lax, np_=np_):
+            c = lax.fori_loop(0, 3, lambda i, c: np_.sin(c) * w + x[:, 0], x[:, 0])
+            return lax.psum(np_.sum(c ** 2), ("x", "y"))
+
+        res = []
+        for body in (scanned, looped):
+            f = api.shard_map(body, mesh=mesh, in_specs=(PP(), PP("x", "y")), out_specs=PP(),
+                              check_vma=check_vma)
+            res.append(api.value_and_grad(f, (0, 1))(W, X))
+        outs.append(res)
+    _close(*outs)
