@@ -50,3 +50,81 @@ def test_core_names_like_jax():
 
     assert_same(f(np.float32(1)), jax.jit(lambda x: x * jjnp.float32(6))(np.float32(1)))
     assert fluxion.core.ensure_compile_time_eval is fluxion.ensure_compile_time_eval
+
+
+def test_extend_core_trace_state_and_primitives():
+    import jax.extend.core
+
+    from fluxion.extend import core as fcore
+    outer = fcore.get_opaque_trace_state(convention="flax")
+    inner = []
+    fluxion.jit(lambda x: inner.append(fcore.get_opaque_trace_state()) or x)(1.0)
+    fluxion.vmap(lambda x: inner.append(fcore.get_opaque_trace_state()) or x)(np.ones(2))
+    assert fcore.get_opaque_trace_state() == outer
+    assert inner[0] != outer and inner[1] != outer and inner[0] != inner[1]
+    # JAX behaves the same way
+    jouter = jax.extend.core.get_opaque_trace_state()
+    jinner = []
+    jax.jit(lambda x: jinner.append(jax.extend.core.get_opaque_trace_state()) or x)(1.0)
+    assert jax.extend.core.get_opaque_trace_state() == jouter and jinner[0] != jouter
+    closed = fluxion.make_jaxpr(lambda x: jnp.sin(x) + 1.0)(1.0)
+    assert [e.prim for e in closed.eqns] == [fcore.primitives.sin_p, fcore.primitives.add_p]
+    assert isinstance(closed, fcore.ClosedJaxpr) and isinstance(closed.jaxpr, fcore.Jaxpr)
+    assert_same(fcore.jaxpr_as_fun(closed)(np.float32(0.5)),
+                jax.extend.core.jaxpr_as_fun(jax.make_jaxpr(lambda x: jjnp.sin(x) + 1.0)(1.0))(
+                    np.float32(0.5)))
+    with fcore.take_current_trace() as t:
+        assert t is fluxion.core.trace.EVAL
+        with fcore.set_current_trace(t):
+            assert float(jnp.add(1.0, 1.0)) == 2.0
+
+
+def test_linear_util_and_partial_eval_like_jax():
+    import jax.api_util
+    import jax.extend.linear_util as jlu
+    import jax.interpreters.partial_eval as jpe
+
+    from fluxion import api_util
+    from fluxion.extend import linear_util as lu
+    from fluxion.interpreters import partial_eval as pe
+
+    def body(k, u):
+        return {"known": k * 2.0 + 1.0, "mixed": jnp.sin(u) * k, "u2": u * u}
+
+    def jbody(k, u):
+        return {"known": k * 2.0 + 1.0, "mixed": jjnp.sin(u) * k, "u2": u * u}
+
+    k = np.float32(1.5)
+    ours_leaves, in_tree = fluxion.tree_util.tree_flatten((k, np.float32(0)))
+    f, out_tree = api_util.flatten_fun_nokwargs(lu.wrap_init(body), in_tree)
+    jleaves, jin_tree = jax.tree_util.tree_flatten((k, np.float32(0)))
+    jf, jout_tree = jax.api_util.flatten_fun_nokwargs(
+        jlu.wrap_init(jbody, debug_info=jax.api_util.debug_info("t", jbody, (k, 0.0), {})),
+        jin_tree)
+    aval = fluxion.core.ShapedArray((), np.dtype(np.float32))
+    jaxpr, outs, consts = pe.trace_to_jaxpr_nounits(
+        f, [pe.PartialVal.known(k), pe.PartialVal.unknown(aval)])
+    jjaxpr, jouts, jconsts = jpe.trace_to_jaxpr_nounits(
+        jf, [jpe.PartialVal.known(k), jpe.PartialVal.unknown(jax.core.ShapedArray((), np.float32))])
+    assert [o.is_known() for o in outs] == [o.is_known() for o in jouts] == [True, False, False]
+    assert_same(outs[0].get_known(), jouts[0].get_known())
+    assert [(o[0].shape, o[0].dtype) for o in outs[1:]] == [(o[0].shape, o[0].dtype)
+                                                            for o in jouts[1:]]
+    assert len(jaxpr.invars) == len(jjaxpr.invars) == 1
+    assert str(out_tree()) == str(jout_tree())
+    u = np.float32(0.7)
+    assert_same(fluxion.core.eval_jaxpr(jaxpr, consts, u),
+                jax.core.eval_jaxpr(jjaxpr, jconsts, u))
+    # inside an outer jit, values of the outer trace count as known (as in JAX)
+    seen = []
+
+    @fluxion.jit
+    def outer(kk):
+        g, _ = api_util.flatten_fun_nokwargs(lu.wrap_init(body), in_tree)
+        _, o, _ = pe.trace_to_jaxpr_nounits(g, [pe.PartialVal.known(kk),
+                                               pe.PartialVal.unknown(aval)])
+        seen.append([p.is_known() for p in o])
+        return o[0].get_known()
+
+    assert_same(outer(k), np.float32(4.0))
+    assert seen == [[True, False, False]]

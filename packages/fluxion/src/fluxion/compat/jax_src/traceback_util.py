@@ -17,22 +17,11 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from fluxion.core import tracebacks as _tracebacks
+from fluxion.extend.source_info_util import _exclude_paths, register_exclusion
 
 __all__ = ["api_boundary", "register_exclusion", "_exclude_paths"]
 
 C = TypeVar("C", bound=Callable[..., Any])
-
-_exclude_paths: list[str] = []
-
-
-def register_exclusion(path: str) -> None:
-    """Records ``path`` as a library's source folder (JAX hides its frames; see above).
-
-    Example:
-        >>> register_exclusion("/another/lib/")
-    """
-    _exclude_paths.append(path)
-
 
 def api_boundary(fun: C, *, repro_api_name: str | None = None,
                  repro_user_func: bool = False) -> C:
