@@ -44,6 +44,8 @@ def _programs(np_mod, lax_mod, grad):
         "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
         "batched_solve": (lambda a, b: lin.solve(np_mod.stack([a, a]), np_mod.stack([b, b])),
                           (A, B)),
+        "tridiagonal_solve": (lambda a, b: lax_mod.linalg.tridiagonal_solve(
+            a[0] * 0, a[1], a[2] * 0, b), (A, B)),
     }
 
 
@@ -81,9 +83,13 @@ def test_multi_platform_export_runs_here_and_round_trips() -> None:
         got = e.call(A, B)
         for o, w in zip(got, want):
             np.testing.assert_allclose(np.asarray(o), np.asarray(w), rtol=1e-6, atol=1e-6)
-    only_tpu = fexport.export(f, platforms=["tpu"])(A, B)
-    with pytest.raises(ValueError, match="exported for platforms \\('tpu',\\).*called on 'cpu'"):
-        only_tpu.call(A, B)
+    here = fluxion.default_backend()
+    other = "cuda" if here != "cuda" else "tpu"
+    elsewhere = fexport.export(fluxion.jit(lambda a: jnp.linalg.cholesky(a @ a.T)),
+                               platforms=[other])(A)
+    with pytest.raises(ValueError, match=rf"exported for platforms \('{other}',\).*called on "
+                                         rf"'{here}'"):
+        elsewhere.call(A)
 
 
 @pytest.mark.parametrize("fn,op", [
@@ -119,3 +125,21 @@ def test_float64_tpu_custom_call_names_op_and_dtype() -> None:
 def test_host_callback_for_tpu_raises_naming_op_and_platform(kind, fn) -> None:
     with pytest.raises(PlatformLoweringError, match=rf"{kind}.* no lowering for platform 'tpu'"):
         fexport.export(fluxion.jit(fn), platforms=["tpu"])(np.ones(3, np.float32))
+
+
+def test_tridiagonal_solve_lax_lowering_matches_lapack() -> None:
+    # the TPU's lowering is plain lax (no custom call): run that module here on the CPU
+    from fluxion.backend.export import call_module, lower_module
+    from fluxion.transforms.staging import trace_to_program
+    rng = np.random.default_rng(0)
+    dl, du = rng.standard_normal((2, 2, 5)).astype(np.float32)
+    dl[:, 0] = du[:, -1] = 0
+    d = (rng.standard_normal((2, 5)) + 4).astype(np.float32)
+    b = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    f = lax.linalg.tridiagonal_solve
+    program, _, _ = trace_to_program(f, (dl, d, du, b), {})
+    text = lower_module(program, "tpu")
+    assert "custom_call" not in text
+    got = call_module(text, program.out_avals, [dl, d, du, b])[0]
+    np.testing.assert_allclose(np.asarray(got), np.asarray(f(dl, d, du, b)), rtol=1e-5,
+                               atol=1e-5)

@@ -49,6 +49,8 @@ def _cases(np_mod, lax_mod, grad, vmap):
         "grad_solve": (grad(lambda a, b: lin.solve(a, b).sum()), (A, B)),
         "grad_cholesky": (grad(lambda a: lin.cholesky(a).sum()), (SPD,)),
         "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
+        "tridiagonal_solve": (lambda a, b: lax_mod.linalg.tridiagonal_solve(
+            a[0] * 0 + 0.5, a[1] * 0 + 4.0, a[2] * 0 - 0.5, b), (A, B)),
         "vmap_inv": (vmap(lin.inv), (AB,)),
         "vmap_slogdet": (vmap(lambda a: lin.slogdet(a)[1]), (AB,)),
         "vmap_cholesky": (vmap(lambda a: lin.cholesky(a @ a.T + np_mod.eye(4))), (AB,)),
@@ -85,9 +87,10 @@ def test_what_the_tpu_cannot_run_raises_before_xla() -> None:
     with fluxion.enable_x64(True):
         with pytest.raises(NotImplementedError, match="float64 .* not supported on the TPU"):
             jnp.linalg.inv(A.astype(np.float64))
-        # float64 arithmetic is emulated by XLA there and runs
-        x = jnp.asarray(np.arange(4.0)) * 1e-300
-        assert x.dtype == np.float64 and float(x[3] / 1e-300) == pytest.approx(3.0)
+        # float64 arithmetic is emulated by XLA there (pairs of float32: more digits than
+        # float32, float32's exponent range) and runs
+        x = jnp.asarray(np.float64(1.0)) + 1e-10
+        assert x.dtype == np.float64 and float(x - 1.0) == pytest.approx(1e-10, rel=1e-3)
 
 
 def test_second_process_is_told_the_tpu_is_held() -> None:

@@ -75,7 +75,49 @@ def _tridiagonal_solve_lowering(ctx: Any, dl: str, d: str, du: str, b: str, *,
 
 
 tridiagonal_solve_p.abstract_eval = _tridiagonal_solve_abstract_eval
-tridiagonal_solve_p.platform_lowerings["cpu"] = _tridiagonal_solve_lowering  # LAPACK: the CPU only
+tridiagonal_solve_p.platform_lowerings["cpu"] = _tridiagonal_solve_lowering  # LAPACK gtsv
+
+
+def _thomas(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """The Thomas algorithm (no pivoting) written in lax, as JAX lowers the solve on the TPU:
+    a forward elimination scan and a back substitution scan over the rows."""
+    from fluxion.lax import shape_ops as _so
+    from fluxion.lax.control_flow import loops as _lp
+    nd = len(shape_of(b))
+    perm_v = (nd - 2,) + tuple(range(nd - 2))           # [..., m] -> [m, ...]
+    perm_b = (nd - 2,) + tuple(range(nd - 2)) + (nd - 1,)  # [..., m, n] -> [m, ..., n]
+    dl_t, d_t, du_t = (_so.transpose(v, perm_v) for v in (dl, d, du))
+    b_t = _so.transpose(b, perm_b)
+
+    def fwd(carry: Any, row: Any) -> tuple:
+        cp, bp = carry
+        a, dd, c, bb = row
+        denom = _el.sub(dd, _el.mul(a, cp))
+        cp_new = _el.div(c, denom)
+        bp_new = _el.div(_el.sub(bb, _el.mul(expand_dim(a, -1), bp)), expand_dim(denom, -1))
+        return (cp_new, bp_new), (cp_new, bp_new)
+
+    zero_v = _el.sub(d_t[0], d_t[0])
+    zero_b = _el.sub(b_t[0], b_t[0])
+    _, (cp, bp) = _lp.scan(fwd, (zero_v, zero_b), (dl_t, d_t, du_t, b_t))
+
+    def bwd(x_next: Any, row: Any) -> tuple:
+        c, bb = row
+        x = _el.sub(bb, _el.mul(expand_dim(c, -1), x_next))
+        return x, x
+
+    _, xs = _lp.scan(bwd, zero_b, (cp, bp), reverse=True)
+    inv_b = tuple(range(1, nd - 1)) + (0, nd - 1)
+    return _so.transpose(xs, inv_b)
+
+
+def _tridiagonal_solve_lowering_lax(ctx: Any, dl: str, d: str, du: str, b: str, *,
+                                    perturb_singular: bool) -> str:
+    # every platform but the CPU (the TPU as JAX): plain lax, no custom call
+    return inline(ctx, "tridiagonal_thomas", _thomas, [dl, d, du, b], list(ctx.avals_in))[0]
+
+
+tridiagonal_solve_p.lowering = _tridiagonal_solve_lowering_lax
 
 
 def _tridiagonal_product(dl: Any, d: Any, du: Any, b: Any) -> Any:
