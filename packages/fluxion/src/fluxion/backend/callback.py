@@ -212,7 +212,8 @@ def compile_with_callbacks(client: Any, text: Any, device_list: Any, options: An
     from fluxion.backend import lapack
     if lapack.needs_lapack(text):
         lapack.ensure_lapack()
-    callbacks = list(text.host_callbacks)
+    callbacks = [c.bind(client) if isinstance(c, SendRecvCallback) else c
+                 for c in text.host_callbacks]
     exe = client.compile_and_load(parse_module(str(text)), device_list, options,
                                   host_callbacks=callbacks)
     return CallbackExecutable(exe, callbacks)
@@ -243,7 +244,9 @@ def sequence_after(ctx: Any, values: list[str]) -> None:
     """Make the later ordered callbacks of ``ctx``'s function wait for ``values`` (the results
     of a loop or branch whose body runs ordered callbacks): a no-op host call takes the token
     and one of them."""
-    if not values:
+    if not values or ctx.module.platform != "cpu":
+        # (on the TPU the send/recv tokens order the callbacks within a function; a loop's
+        # callbacks and later ones of the enclosing function are not sequenced)
         return
     fn = ctx.fn
     i = min(range(len(values)), key=lambda k: ctx.avals_out[k].size)
@@ -268,6 +271,9 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
     values. ``ordered`` threads this function's token through the call."""
     from fluxion.backend.lowering import PlatformLoweringError, mlir_type
     module = ctx.module
+    if module.platform == "tpu":
+        return _emit_send_recv(ctx, kind, callback, operands, result_avals, ordered=ordered,
+                               side_effect=side_effect)
     if module.platform != "cpu":
         # the CPU's FFI callback target does not exist elsewhere (XLA would fail with "Custom
         # emitter ... not found"); say so while lowering, naming the operation
@@ -303,6 +309,95 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
         fn._fx_token = names[0]
         names = names[1:]
     return names
+
+
+class SendRecvCallback:
+    """A host callback of a TPU module: the device sends the operands to the host over
+    ``send`` channels and receives the results over ``recv`` channels; at compile time the
+    client turns it into the runtime's callback (``make_python_callback_from_host_send_and_recv``,
+    see :func:`compile_with_callbacks`)."""
+
+    __slots__ = ("fn", "operand_avals", "result_avals", "send", "recv")
+
+    def __init__(self, fn: Callable, operand_avals: list, result_avals: list, send: list,
+                 recv: list) -> None:
+        self.fn, self.operand_avals, self.result_avals = fn, operand_avals, result_avals
+        self.send, self.recv = send, recv
+
+    def bind(self, client: Any) -> Any:
+        import pickle
+
+        from fluxion.backend.client import xc
+        shape = xc().Shape.array_shape
+        return client.make_python_callback_from_host_send_and_recv(
+            self.fn, [shape(a.dtype, a.shape) for a in self.operand_avals],
+            [shape(a.dtype, a.shape) for a in self.result_avals], self.send, self.recv,
+            pickle.dumps)
+
+
+_HOST_ATTRS = ('mhlo.frontend_attributes = {{_xla_host_transfer_handler_name = '
+               '"pjrt_rendezvous", _xla_host_transfer_rendezvous = "{ch}"}}')
+
+
+def _new_channel(module: Any) -> int:
+    n = module.__dict__.get("_channel", 0) + 1
+    module._channel = n
+    return n
+
+
+def _emit_send_recv(ctx: Any, kind: str, callback: Callable, operands: Sequence[str],
+                    result_avals: Sequence[ShapedArray], *, ordered: bool,
+                    side_effect: bool) -> list[str]:
+    """The TPU's host callback (as JAX emits it there): one ``stablehlo.send`` per operand and
+    one ``stablehlo.recv`` per result, threaded on a token, with the Python side registered on
+    the client at compile time."""
+    from fluxion.backend.lowering import mlir_type
+    module, fn = ctx.module, ctx.fn
+    if ordered:
+        tok = current_token(fn)
+    else:
+        tok = fn.fresh()
+        fn.lines.append(f'{fn.indent}{tok} = "stablehlo.after_all"() : () -> !stablehlo.token')
+    host = _HostCallable(kind, callback, result_avals, False)
+    call: Callable = host
+    ops, op_avals = list(operands), [a.update(weak_type=False) for a in ctx.avals_in]
+    if not ops:  # the runtime runs the callback when its sends arrive: send one dummy value
+        ops = [fn.constant(np.zeros(1, np.float32), ShapedArray((1,), np.float32))]
+        op_avals = [ShapedArray((1,), np.float32)]
+        call = lambda _dummy: host()  # noqa: E731
+    res_avals = [a.update(weak_type=False) for a in result_avals]
+    if not res_avals:  # wait for the callback to finish: receive one dummy value
+        res_avals = [ShapedArray((), np.float32)]
+        inner = call
+        call = lambda *a: (inner(*a), (np.zeros((), np.float32),))[1]  # noqa: E731
+    send, recv = [], []
+    for v, a in zip(ops, op_avals):
+        ch = _new_channel(module)
+        send.append(ch)
+        t = fn.fresh()
+        fn.lines.append(
+            f'{fn.indent}{t} = "stablehlo.send"({v}, {tok}) {{channel_handle = '
+            f"#stablehlo.channel_handle<handle = {ch}, type = 2>, is_host_transfer = true, "
+            f"{_HOST_ATTRS.format(ch=ch)}}} : ({mlir_type(a)}, !stablehlo.token) -> "
+            "!stablehlo.token")
+        tok = t
+    outs = []
+    for a in res_avals:
+        ch = _new_channel(module)
+        recv.append(ch)
+        r = fn.fresh()
+        fn.lines.append(
+            f'{fn.indent}{r}:2 = "stablehlo.recv"({tok}) {{channel_handle = '
+            f"#stablehlo.channel_handle<handle = {ch}, type = 3>, is_host_transfer = true, "
+            f"{_HOST_ATTRS.format(ch=ch)}}} : (!stablehlo.token) -> ({mlir_type(a)}, "
+            "!stablehlo.token)")
+        outs.append(f"{r}#0")
+        tok = f"{r}#1"
+    module.__dict__.setdefault("host_callbacks", []).append(
+        SendRecvCallback(call, op_avals, res_avals, send, recv))
+    if ordered:
+        fn._fx_token = tok
+    return outs if result_avals else []
 
 
 # ------------------------------------------------------------------ pure_callback
