@@ -92,3 +92,130 @@ def test_run_argument_errors():
         simulate.run(apply_fn, state, 10, chunk_size=7, record_every=5, progress=False)
     with pytest.raises(ValueError, match="neighbor_fn"):
         simulate.run(apply_fn, state, 10, nbrs=nbrs, progress=False)
+
+
+# ----------------------------------------------------------------------------- overflow recovery
+# Small 2-d Lennard-Jones systems whose lists are allocated without a margin (multiplier 1), so
+# they overflow mid-chunk; each run is compared with one whose lists had the final capacities
+# from the start (the same numbers, bit for bit).
+
+def _square_lattice(n: int, a: float) -> np.ndarray:
+    G = np.stack(np.meshgrid(np.arange(n), np.arange(n), indexing="ij"), -1).reshape(-1, 2)
+    return (G + 0.5) * a
+
+
+def _overflow_system(kind: str, dtype):
+    rng = np.random.RandomState(3)
+    if kind == "dense":          # a dense liquid near close packing, warm
+        n, a, box_scale = 8, 0.95, 1.0
+    elif kind == "melting":      # a square crystal heated well above its melting point
+        n, a, box_scale = 8, 1.12, 1.0
+    elif kind == "compressing":  # a gas whose particles all fly towards the centre
+        n, a, box_scale = 8, 1.5, 1.0
+    else:                        # "expanding": a hot dense blob in a big empty box
+        n, a, box_scale = 6, 1.05, 2.0
+    R = _square_lattice(n, a) + rng.normal(0, 0.02, (n * n, 2))
+    box = n * a * box_scale
+    R = R + (box - n * a) / 2
+    disp, shift = space.periodic(box)
+    neighbor_fn, E = energy.lennard_jones_neighbor_list(
+        disp, box, r_onset=1.5, r_cutoff=2.0, dr_threshold=0.4, capacity_multiplier=1.0,
+        format=partition.OrderedSparse if kind == "dense" else partition.Dense)
+    R = fnp.asarray(R, dtype=dtype)
+    nbrs = neighbor_fn.allocate(R)
+    if kind == "melting":
+        init_fn, apply_fn = simulate.nvt_langevin(E, shift, 0.004, kT=3.0)
+        state = init_fn(fluxion.random.PRNGKey(1), R, neighbor=nbrs)
+    else:
+        init_fn, apply_fn = simulate.nve(E, shift, 0.003)
+        kT = {"dense": 2.5, "compressing": 0.05, "expanding": 4.0}[kind]
+        state = init_fn(fluxion.random.PRNGKey(1), R, kT=kT, neighbor=nbrs)
+        if kind == "compressing":
+            inward = (box / 2 - np.asarray(R, np.float64))
+            state = state.set(momentum=fnp.asarray(1.5 * inward, dtype=dtype))
+    return neighbor_fn, E, apply_fn, state, nbrs
+
+
+@pytest.mark.parametrize("kind,dtype", [
+    ("melting", "float64"),      # neighbor overflows
+    ("compressing", "float32"),  # neighbor and cell-list overflows
+    pytest.param("dense", "float32", marks=pytest.mark.slow),
+    pytest.param("compressing", "float64", marks=pytest.mark.slow),
+    pytest.param("expanding", "float32", marks=pytest.mark.slow),
+    pytest.param("expanding", "float64", marks=pytest.mark.slow),
+    pytest.param("melting", "float32", marks=pytest.mark.slow),
+])
+def test_overflow_recovery_equals_a_run_with_enough_capacity(kind, dtype, caplog, capsys):
+    with fluxion.enable_x64(dtype == "float64"):
+        neighbor_fn, E, apply_fn, state, nbrs = _overflow_system(kind, getattr(fnp, dtype))
+        with caplog.at_level(logging.INFO, logger="fluxion_md"):
+            res = simulate.run(apply_fn, state, 200, neighbor_fn=neighbor_fn, nbrs=nbrs,
+                               chunk_size=100, record_every=10, energy_fn=E, progress=True)
+        bar_text = capsys.readouterr().err
+        grown = res.neighbor
+        assert not bool(grown.did_buffer_overflow)
+        if kind != "expanding":
+            assert res.reallocations, f"{kind}: the margin-free lists should have overflowed"
+        for event in res.reallocations:
+            line = f"{event['overflowed']} overflowed at step {event['step']}"
+            assert line in caplog.text and line in bar_text  # logged at INFO and on the bar
+            # only what overflowed grew
+            assert (event["new_capacity"] > event["old_capacity"]) == (
+                "neighbor" in event["overflowed"])
+            assert (event["new_cell_capacity"] > event["old_cell_capacity"]) == (
+                "cell" in event["overflowed"])
+        steps = [e["step"] for e in res.reallocations]
+        assert any(s % 100 for s in steps) or not steps  # overflow inside chunks, not at edges
+        big = neighbor_fn.allocate(state.position, capacity=grown.max_occupancy,
+                                   cell_capacity=grown.cell_list_capacity)
+        ref = simulate.run(apply_fn, state, 200, neighbor_fn=neighbor_fn, nbrs=big,
+                           chunk_size=100, record_every=10, energy_fn=E, progress=False)
+    assert ref.reallocations == []
+    assert res.state.position.dtype == np.dtype(dtype)
+    # Equal up to the last bits of the sums: a wider list changes how XLA groups each row's sum.
+    tol = {"float32": 1e-4, "float64": 1e-11}[dtype]
+    np.testing.assert_allclose(np.asarray(res.state.position), np.asarray(ref.state.position),
+                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(np.asarray(res.state.momentum), np.asarray(ref.state.momentum),
+                               rtol=tol, atol=tol)
+    np.testing.assert_array_equal(res.records["step"], np.arange(10, 201, 10))
+    for key in ("potential_energy", "total_energy", "temperature"):
+        assert res.records[key].dtype == np.dtype(dtype)
+        np.testing.assert_allclose(res.records[key], ref.records[key], rtol=tol)
+
+
+def test_overflow_gives_up_naming_what_grew_and_the_density():
+    with fluxion.enable_x64(False):
+        neighbor_fn, E, apply_fn, state, nbrs = _overflow_system("compressing", fnp.float32)
+        with pytest.raises(partition.NeighborListOverflowError,
+                           match=r"neighbor list overflowed at step 41 again after 0 "
+                                 r"reallocations.*neighbor capacity 8 -> 8.*cell-list capacity "
+                                 r"4 -> 4; the densest cell held \d+ particles \(density"):
+            simulate.run(apply_fn, state, 100, neighbor_fn=neighbor_fn, nbrs=nbrs,
+                         chunk_size=100, energy_fn=E, progress=False, max_reallocations=0)
+
+
+@pytest.mark.slow
+def test_sparse_simple_cubic_lattice_clusters_and_finishes():
+    """The issue's case: 216 atoms on a simple-cubic lattice (a = 1.6) at kT = 0.5 cluster; the
+    cell list overflows mid-chunk and the run finishes, equal to one with enough capacity."""
+    with fluxion.enable_x64(False):
+        n, a = 6, 1.6
+        G = np.stack(np.meshgrid(*[np.arange(n)] * 3, indexing="ij"), -1).reshape(-1, 3)
+        R = fnp.asarray((G + 0.5) * a, dtype=fnp.float32)
+        box = n * a
+        disp, shift = space.periodic(box)
+        neighbor_fn, E = energy.lennard_jones_neighbor_list(disp, box)
+        init_fn, apply_fn = simulate.nve(E, shift, 0.005)
+        nbrs = neighbor_fn.allocate(R)
+        state = init_fn(fluxion.random.PRNGKey(0), R, kT=0.5, neighbor=nbrs)
+        res = simulate.run(apply_fn, state, 1000, neighbor_fn=neighbor_fn, nbrs=nbrs,
+                           chunk_size=500, energy_fn=E, progress=False)
+        assert any("cell" in e["overflowed"] and e["step"] % 500 for e in res.reallocations)
+        g = res.neighbor
+        big = neighbor_fn.allocate(R, capacity=g.max_occupancy, cell_capacity=g.cell_list_capacity)
+        ref = simulate.run(apply_fn, state, 1000, neighbor_fn=neighbor_fn, nbrs=big,
+                           chunk_size=500, energy_fn=E, progress=False)
+    assert ref.reallocations == []
+    np.testing.assert_allclose(res.records["total_energy"], ref.records["total_energy"],
+                               rtol=1e-4)

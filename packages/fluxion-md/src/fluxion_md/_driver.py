@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -39,7 +40,8 @@ class RunResult:
     ``state``/``neighbor``: the final state and neighbor list; ``records``: per-record numpy arrays
     (``step``, and when available ``potential_energy``, ``kinetic_energy``, ``total_energy``,
     ``temperature``); ``reallocations``: one dict per neighbor-list regrowth (``step``,
-    ``old_capacity``, ``new_capacity``, ``old_cell_capacity``, ``new_cell_capacity``);
+    ``overflowed`` (what grew), ``old_capacity``, ``new_capacity``, ``old_cell_capacity``,
+    ``new_cell_capacity``, ``max_cell_filling``);
     ``wall_time`` in seconds and ``steps_per_second``.
     """
     state: Any
@@ -192,6 +194,7 @@ class _Progress:
         self.bar = None
         self.done = 0
         self.total = total
+        self.reallocations = 0
         if enabled:
             try:
                 from tqdm.auto import tqdm
@@ -204,11 +207,25 @@ class _Progress:
         if not self.enabled:
             return
         if self.bar is not None:
-            self.bar.set_postfix({k: f"{v:.4g}" for k, v in info.items()}, refresh=False)
+            postfix = {k: f"{v:.4g}" for k, v in info.items()}
+            if self.reallocations:
+                postfix["reallocations"] = self.reallocations
+            self.bar.set_postfix(postfix, refresh=False)
             self.bar.update(n)
         else:
             extra = " ".join(f"{k}={v:.4g}" for k, v in info.items())
             print(f"fluxion_md: step {self.done}/{self.total} {extra}", flush=True)
+
+    def note(self, text: str, n_reallocations: int) -> None:
+        """Show a reallocation: a line above the bar and a count in its postfix."""
+        self.reallocations = n_reallocations
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)  # above the bar, on the bar's stream
+            self.bar.set_postfix({"reallocations": n_reallocations}, refresh=True)
+        else:
+            print(text, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -217,17 +234,50 @@ class _Progress:
 
 # ----------------------------------------------------------------------------- the driver
 
-def _grow(neighbor_fn: Any, nbrs: Any, growth: float) -> Any:
-    overflow_cells = bool(int(nbrs.error.code) & int(partition.PEC.CELL_LIST_OVERFLOW))
-    new_cap = max(int(math.ceil(nbrs.max_occupancy * growth)), nbrs.max_occupancy + 1)
-    cell_cap = nbrs.cell_list_capacity
-    if cell_cap is not None and overflow_cells:
-        cell_cap = max(int(math.ceil(cell_cap * growth)), cell_cap + 1)
-    return neighbor_fn.allocate(nbrs.reference_position, capacity=new_cap, cell_capacity=cell_cap)
+_NEIGHBOR_BIT = int(partition.PEC.NEIGHBOR_LIST_OVERFLOW)
+_CELL_BIT = int(partition.PEC.CELL_LIST_OVERFLOW)
+
+
+def _census(neighbor_fn: Any, nbrs: Any, position: Any) -> dict[str, Any]:
+    """What a list needs at ``position``: a fresh allocation there (sized by the list's own
+    multipliers) and the particle density the cell grid sees."""
+    fresh = neighbor_fn.allocate(position)
+    out: dict[str, Any] = {"capacity": fresh.max_occupancy,
+                           "cell_capacity": fresh.cell_list_capacity}
+    R = onp.asarray(position)
+    out["nan"] = bool(onp.isnan(R).any())
+    cl_fn = nbrs.cell_list_fn
+    if cl_fn is not None:
+        cl = cl_fn.allocate(position)
+        ids = onp.asarray(cl.id_buffer)[..., 0]
+        filling = (ids < R.shape[0]).sum(axis=-1)
+        volume = float(onp.prod(onp.broadcast_to(onp.asarray(cl.cell_size, onp.float64),
+                                                 (R.shape[1],))))
+        out["max_cell"] = int(filling.max())
+        out["mean_cell"] = float(filling.mean())
+        out["cell_volume"] = volume
+    return out
+
+
+def _density_text(census: dict[str, Any]) -> str:
+    if census.get("nan"):
+        return "the positions hold NaN (the integration blew up: try a smaller dt)"
+    if "max_cell" not in census:
+        return f"a fresh list there needs capacity {census['capacity']} (no cell list)"
+    v = census["cell_volume"]
+    return (f"the densest cell held {census['max_cell']} particles (density "
+            f"{census['max_cell'] / v:.4g}) against a mean of {census['mean_cell']:.3g} per cell "
+            f"(density {census['mean_cell'] / v:.4g})")
 
 
 def _has_momentum(state: Any) -> bool:
     return hasattr(state, "momentum") and hasattr(state, "mass")
+
+
+def _select(pred: Any, a: Any, b: Any) -> Any:
+    la, treedef = tree_flatten(a)
+    lb, _ = tree_flatten(b)
+    return tree_unflatten(treedef, [jnp.where(pred, x, y) for x, y in zip(la, lb)])
 
 
 def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: Any = None,
@@ -240,9 +290,16 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     """Run ``n_steps`` of ``apply_fn`` in jitted chunks, managing the neighbor list.
 
     ``apply_fn(state, neighbor=nbrs, **apply_kwargs)`` is a simulator's step (or a minimiser's);
-    with ``neighbor_fn``/``nbrs`` the list is updated after every step, checked for overflow after
-    every chunk, and regrown (by ``growth``) and the chunk re-run when it overflowed (each event
-    is logged on the ``fluxion_md`` logger and listed in ``RunResult.reallocations``).
+    with ``neighbor_fn``/``nbrs`` the list is updated after every step. A step whose list update
+    overflows is not taken: the chunk stops at the last good step and hands back that state with
+    the positions and error bits of the overflowed list. The driver then grows what overflowed
+    (the neighbor capacity, the cell-list capacity, or both: at least by ``growth``, and at least
+    to what a fresh allocation at the overflowed positions needs), re-allocates the list at the
+    positions of its last rebuild and goes on from the last good step. Each reallocation is
+    shown on the progress bar, logged at INFO on the ``fluxion_md`` logger and listed in
+    ``RunResult.reallocations``; the results equal a run that had the final capacities from the
+    start. After ``max_reallocations`` reallocations without a step of progress it raises
+    ``partition.NeighborListOverflowError`` naming what it grew and the density it saw.
 
     Every ``record_every`` steps the driver records ``potential_energy`` (needs ``energy_fn``,
     called as ``energy_fn(R, neighbor=nbrs)`` or ``energy_fn(R)``), ``kinetic_energy``,
@@ -255,7 +312,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     Example:
         >>> # result = simulate.run(apply_fn, state, 10_000, neighbor_fn=neighbor_fn, nbrs=nbrs,
         >>> #                       energy_fn=energy_fn, chunk_size=500)
-        >>> # result.records["total_energy"]
+        >>> # result.records["total_energy"], result.reallocations
     """
     if n_steps < 0:
         raise ValueError(f"simulate.run: n_steps must be >= 0; got {n_steps}.")
@@ -267,6 +324,8 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                          f"record_every ({record_every}).")
     if (nbrs is None) != (neighbor_fn is None):
         raise ValueError("simulate.run: pass both neighbor_fn and nbrs, or neither.")
+    if not growth > 1.0:
+        raise ValueError(f"simulate.run: growth must be > 1; got {growth}.")
     trajectory_every = trajectory_every or record_every
     if trajectory is not None and trajectory_every % record_every:
         raise ValueError(f"simulate.run: trajectory_every ({trajectory_every}) must be a multiple "
@@ -274,23 +333,64 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     apply_kwargs = dict(apply_kwargs or {})
     use_nbrs = nbrs is not None
     reallocations: list[dict[str, Any]] = []
+    bar = _Progress(n_steps, progress)
+    stuck = {"step": -1, "count": 0, "first": None}
 
-    def regrow(nb: Any, step: int) -> Any:
-        grown = _grow(neighbor_fn, nb, growth)
-        event = {"step": step, "old_capacity": nb.max_occupancy,
-                 "new_capacity": grown.max_occupancy, "old_cell_capacity": nb.cell_list_capacity,
-                 "new_cell_capacity": grown.cell_list_capacity}
-        logger.info("fluxion_md.simulate.run: neighbor list overflowed at step %d; capacity "
-                    "%s -> %s (cell list %s -> %s); re-running from the saved state.", step,
-                    event["old_capacity"], event["new_capacity"], event["old_cell_capacity"],
-                    event["new_cell_capacity"])
+    def regrow(good: Any, bad_position: Any, code: int, step: int) -> Any:
+        """Grow what overflowed in the list built at ``bad_position`` (error bits ``code``);
+        return ``good`` re-allocated at its last rebuild's positions with those capacities."""
+        if stuck["step"] == step:
+            stuck["count"] += 1
+        else:
+            stuck.update(step=step, count=1, first=(good.max_occupancy, good.cell_list_capacity))
+        census = _census(neighbor_fn, good, bad_position)
+        cap, cell_cap = good.max_occupancy, good.cell_list_capacity
+        grew = []
+        if code & _CELL_BIT and cell_cap is not None:
+            cell_cap = max(int(math.ceil(cell_cap * growth)), census["cell_capacity"] or 0)
+            grew.append("cell list")
+        if not code & _NEIGHBOR_BIT and grew:
+            # Candidates missing from an overflowed cell list hide neighbor overflows: build the
+            # list at the overflowed positions with the grown cell list to see whether the
+            # neighbor capacity is short too.
+            probe = neighbor_fn.allocate(bad_position, capacity=cap, cell_capacity=cell_cap)
+            code |= int(probe.error.code)
+        if code & _NEIGHBOR_BIT:
+            cap = max(int(math.ceil(cap * growth)), census["capacity"])
+            grew.append("neighbor list")
+        if not grew:  # overflow bits without a cause we can see: grow both, to be safe
+            cap = int(math.ceil(cap * growth))
+            if cell_cap is not None:
+                cell_cap = int(math.ceil(cell_cap * growth))
+            grew = ["neighbor list", "cell list"]
+        if stuck["count"] > max_reallocations:
+            first = stuck["first"]
+            raise partition.NeighborListOverflowError(
+                f"simulate.run: the {' and the '.join(grew)} overflowed at step {step} again after "
+                f"{max_reallocations} reallocations there, which grew the neighbor capacity "
+                f"{first[0]} -> {good.max_occupancy} and the cell-list capacity {first[1]} -> "
+                f"{good.cell_list_capacity}; {_density_text(census)}. Allocate larger lists "
+                "(neighbor_fn.allocate(R, capacity=..., cell_capacity=...)), raise "
+                "max_reallocations, or check the system.")
+        grown = neighbor_fn.allocate(good.reference_position, capacity=cap, cell_capacity=cell_cap)
+        event = {"step": step, "overflowed": " and ".join(grew),
+                 "old_capacity": good.max_occupancy, "new_capacity": grown.max_occupancy,
+                 "old_cell_capacity": good.cell_list_capacity,
+                 "new_cell_capacity": grown.cell_list_capacity,
+                 "max_cell_filling": census.get("max_cell")}
+        text = (f"fluxion_md.simulate.run: {event['overflowed']} overflowed at step {step}; "
+                f"neighbor capacity {event['old_capacity']} -> {event['new_capacity']}, cell "
+                f"capacity {event['old_cell_capacity']} -> {event['new_cell_capacity']} "
+                f"({_density_text(census)}); going on from step {step}.")
+        logger.info(text)
+        bar.note(text, len(reallocations) + 1)
         reallocations.append(event)
         return grown
 
-    for _ in range(max_reallocations):
+    for _ in range(max_reallocations + 1):
         if not (use_nbrs and bool(nbrs.did_buffer_overflow)):
             break
-        nbrs = regrow(nbrs, 0)
+        nbrs = regrow(nbrs, nbrs.reference_position, int(nbrs.error.code), 0)
     want_positions = trajectory is not None
 
     def measure(s: Any, nb: Any) -> dict[str, Any]:
@@ -308,25 +408,47 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
         return rec
 
     def make_chunk(n_records: int, record_len: int) -> Callable:
-        def step(i: Any, carry: Any) -> Any:
-            s, nb = carry
-            if nb is None:
-                return apply_fn(s, **apply_kwargs), nb
-            s = apply_fn(s, neighbor=nb, **apply_kwargs)
-            return s, nb.update(s.position)
+        if not use_nbrs:
+            def plain(i: Any, s: Any) -> Any:
+                return apply_fn(s, **apply_kwargs)
 
-        def record(carry: Any, _: Any) -> Any:
-            carry = lax.fori_loop(0, record_len, step, carry)
-            return carry, measure(*carry)
+            def plain_record(s: Any, _: Any) -> Any:
+                s = lax.fori_loop(0, record_len, plain, s)
+                return s, measure(s, None)
 
-        def chunk(s: Any, nb: Any) -> Any:
-            (s, nb), recs = lax.scan(record, (s, nb), None, length=n_records)
-            return s, nb, recs
+            def plain_chunk(s: Any, nb: Any, start: Any) -> Any:
+                s, recs = lax.scan(plain_record, s, None, length=n_records)
+                return s, nb, recs, jnp.asarray(n_records * record_len), None, None
+            return jit(plain_chunk)
+
+        # carry: (state, list, steps done in this chunk, stopped, overflowed positions, bits)
+        def advance(carry: Any) -> Any:
+            s, nb, k, stop, bad_R, bad_code = carry
+            s2 = apply_fn(s, neighbor=nb, **apply_kwargs)
+            nb2 = nb.update(s2.position)
+            over = nb2.did_buffer_overflow != 0
+            s_out, nb_out = _select(over, (s, nb), (s2, nb2))
+            return (s_out, nb_out, jnp.where(over, k, k + 1), over,
+                    jnp.where(over, s2.position, bad_R), jnp.where(over, nb2.error.code, bad_code))
+
+        def record(carry: Any, r: Any) -> Any:
+            start = carry[-1]
+
+            def step(i: Any, c: Any) -> Any:
+                active = (r * record_len + i >= start) & ~c[3]
+                return lax.cond(active, advance, lambda x: x, c)
+            inner = lax.fori_loop(0, record_len, step, carry[:-1])
+            return inner + (start,), measure(inner[0], inner[1])
+
+        def chunk(s: Any, nb: Any, start: Any) -> Any:
+            init = (s, nb, start, jnp.zeros((), bool), s.position, nb.error.code, start)
+            (s, nb, k, stop, bad_R, bad_code, _), recs = lax.scan(
+                record, init, jnp.arange(n_records, dtype=jnp.int32))
+            return s, nb, recs, k, bad_R, bad_code
         return jit(chunk)
 
     chunk_fns: dict[int, Callable] = {}
     records: dict[str, list[onp.ndarray]] = {"step": []}
-    bar = _Progress(n_steps, progress)
     traj_file = traj_tmp = None
     if trajectory is not None:
         directory = os.path.dirname(os.path.abspath(trajectory))
@@ -349,32 +471,37 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
             key = (n_records, record_len)
             if key not in chunk_fns:
                 chunk_fns[key] = make_chunk(n_records, record_len)
-            for attempt in range(max_reallocations + 1):
-                new_state, new_nbrs, recs = chunk_fns[key](state, nbrs)
-                if not use_nbrs or not bool(new_nbrs.did_buffer_overflow):
+            total = n_records * record_len
+            start = 0
+            while True:
+                state, nbrs, recs, k, bad_R, bad_code = chunk_fns[key](
+                    state, nbrs, jnp.asarray(start, jnp.int32))
+                k = int(k)
+                # records whose last step lies in (start, k] are new and valid
+                ends = record_len * (onp.arange(n_records) + 1)
+                keep = (ends > start) & (ends <= k)
+                if keep.any():
+                    host = {key_: onp.asarray(v)[keep] for key_, v in recs.items()}
+                    rec_steps = done + ends[keep]
+                    records["step"].append(rec_steps)
+                    for name, v in host.items():
+                        if name != "position":
+                            records.setdefault(name, []).append(v)
+                    if traj_file is not None:
+                        _write_frames(traj_file, host, rec_steps, trajectory_every, box,
+                                      fractional_coordinates, species)
+                    info = {name: float(v[-1]) for name, v in host.items()
+                            if name in ("total_energy", "temperature", "potential_energy")}
+                else:
+                    info = {}
+                bar.update(k - start, info)
+                if k >= total:
                     break
-                if attempt == max_reallocations:
-                    raise partition.NeighborListOverflowError(
-                        f"simulate.run: the neighbor list still overflowed after "
-                        f"{max_reallocations} reallocations.")
-                nbrs = regrow(nbrs, done)
-            state, nbrs = new_state, new_nbrs
-            host = {k: onp.asarray(v) for k, v in recs.items()}
-            first = done + record_len
-            rec_steps = first + record_len * onp.arange(n_records)
-            records["step"].append(rec_steps)
-            for k, v in host.items():
-                if k != "position":
-                    records.setdefault(k, []).append(v)
-            if traj_file is not None:
-                _write_frames(traj_file, host, rec_steps, trajectory_every, box,
-                              fractional_coordinates, species)
-            done += n_records * record_len
-            info = {k: float(v[-1]) for k, v in host.items()
-                    if k in ("total_energy", "temperature", "potential_energy")}
-            bar.update(n_records * record_len, info)
+                nbrs = regrow(nbrs, bad_R, int(bad_code), done + k)
+                start = k
+            done += total
             if checkpoint is not None and checkpoint_every and (
-                    done // checkpoint_every > (done - n_records * record_len) // checkpoint_every):
+                    done // checkpoint_every > (done - total) // checkpoint_every):
                 save_checkpoint(checkpoint, state, nbrs, done)
         if checkpoint is not None:
             save_checkpoint(checkpoint, state, nbrs, done)
