@@ -42,7 +42,8 @@ def evaluate_greedy(env: Any, act: Callable[[Any], Any], key: Any, num_episodes:
 
         def body(carry, _):
             states, obs, alive, total = carry
-            states, obs, reward, done = fluxion.vmap(env.step)(states, act(obs))
+            states, obs, reward, terminated, truncated = fluxion.vmap(env.step)(states, act(obs))
+            done = terminated | truncated  # ended episodes are absorbing (reward 0): alive is a check
             total = total + reward * alive
             return (states, obs, alive * (1.0 - done.astype(jnp.float32)), total), None
 

@@ -48,7 +48,7 @@ class Config:
 
 def train(config: Config = Config(), show_progress: bool = True, curve_path: str | None = None) -> dict:
     """Train double DQN; returns the final 100-episode greedy evaluation and the learning curve."""
-    env = envs.make("CartPole-v1")
+    env = envs.make("CartPole-v1", autoreset_mode="same_step")
     n = config.num_envs
     graphdef, params = nnx.split(MLP([4, 128, 128, env.num_actions], nnx.Rngs(config.seed)))
     tx = optax.adam(config.learning_rate)
@@ -67,13 +67,17 @@ def train(config: Config = Config(), show_progress: bool = True, curve_path: str
         frac = jnp.clip(step / config.eps_decay_steps, 0.0, 1.0)
         epsilon = config.eps_start + frac * (config.eps_end - config.eps_start)
         actions = rlax.epsilon_greedy(epsilon).sample(k_act, q_values(p, obs))
-        states, next_obs, rewards, dones = fluxion.vmap(env.step_autoreset)(jrandom.split(k_env, n), states,
-                                                                             actions)
-        # Write the n transitions at the buffer's cursor (the buffer is circular).
+        states, next_obs, rewards, terminated, truncated, info = fluxion.vmap(env.step_autoreset)(
+            jrandom.split(k_env, n), states, actions)
+        dones = terminated | truncated
+        # Write the n transitions at the buffer's cursor (the buffer is circular). A truncated
+        # episode is bootstrapped from its last observation (info["final_obs"]; next_obs is the new
+        # episode's first); only a terminated one has no future value.
         index = (step // n * n + jnp.arange(n)) % config.buffer_size
-        discounts = config.gamma * (1.0 - dones.astype(jnp.float32))
+        discounts = config.gamma * (1.0 - terminated.astype(jnp.float32))
         buf = {k: buf[k].at[index].set(v) for k, v in
-               dict(obs=obs, actions=actions, rewards=rewards, discounts=discounts, next_obs=next_obs).items()}
+               dict(obs=obs, actions=actions, rewards=rewards, discounts=discounts,
+                    next_obs=info["final_obs"]).items()}
         step = step + n
         filled = jnp.minimum(step, config.buffer_size)
         idx = jrandom.randint(k_batch, (config.batch_size,), 0, filled)

@@ -58,7 +58,7 @@ class ActorCritic(nnx.Module):
 
 def train(config: Config = Config(), show_progress: bool = True, curve_path: str | None = None) -> dict:
     """Train PPO; returns the final 100-episode greedy evaluation and the learning curve."""
-    env = envs.make("CartPole-v1")
+    env = envs.make("CartPole-v1", autoreset_mode="same_step")
     key = jrandom.PRNGKey(config.seed)
     graphdef, params = nnx.split(ActorCritic(4, env.num_actions, nnx.Rngs(config.seed)))
     batch = config.num_envs * config.num_steps
@@ -87,8 +87,9 @@ def train(config: Config = Config(), show_progress: bool = True, curve_path: str
         logits, values = apply(p, obs)
         actions = policy.sample(k_act, logits)
         logp = policy.logprob(actions, logits)
-        states, next_obs, rewards, dones = fluxion.vmap(env.step_autoreset)(
+        states, next_obs, rewards, terminated, truncated, _ = fluxion.vmap(env.step_autoreset)(
             jrandom.split(k_env, config.num_envs), states, actions)
+        dones = terminated | truncated
         ep_ret = ep_ret + rewards
         finished = jnp.where(dones, ep_ret, 0.0)
         ep_ret = jnp.where(dones, 0.0, ep_ret)

@@ -87,10 +87,12 @@ def _fluxion_rl(size: int) -> Callable[[], Any]:
     env = envs.CartPole()
 
     def rollout(states: Any, actions: Any) -> Any:
-        start = envs.EnvState(jnp.full((4,), 0.01, jnp.float32), jnp.zeros((), jnp.int32))
+        false = jnp.zeros((), bool)
+        start = envs.EnvState(jnp.full((4,), 0.01, jnp.float32), jnp.zeros((), jnp.int32), false, false)
 
         def one(s: Any, a: Any) -> Any:
-            s, _, _, done = env.step(s, a)
+            s, _, _, terminated, truncated = env.step(s, a)
+            done = terminated | truncated
             s = fluxion.tree_util.tree_map(lambda fresh, old: jnp.where(done, fresh, old), start, s)
             return s, done
 
@@ -101,7 +103,8 @@ def _fluxion_rl(size: int) -> Callable[[], Any]:
         return lax.scan(body, states, actions)
 
     run = fluxion.jit(rollout)
-    states = envs.EnvState(jnp.full((size, 4), 0.01, jnp.float32), jnp.zeros((size,), jnp.int32))
+    states = envs.EnvState(jnp.full((size, 4), 0.01, jnp.float32), jnp.zeros((size,), jnp.int32),
+                           jnp.zeros((size,), bool), jnp.zeros((size,), bool))
     actions = jnp.asarray(_actions(size))
     return lambda: fluxion.block_until_ready(run(states, actions))
 

@@ -36,9 +36,16 @@ def registered() -> list[str]:
 def make(name: str, **kwargs: Any) -> Environment:
     """Build a registered environment by its gymnasium id, e.g. ``make("CartPole-v1")``.
 
-    Keyword arguments go to the environment's constructor (``max_episode_steps=...``).
+    Keyword arguments go to the environment's constructor (``max_episode_steps=...``), except
+    ``autoreset_mode`` (``"next_step"``, gymnasium's default, or ``"same_step"``), which sets how
+    ``step_autoreset`` starts new episodes.
     """
     if name not in _REGISTRY:
         raise ValueError(f"envs.make: unknown environment {name!r}; known environments: "
                          f"{', '.join(registered())}")
-    return _REGISTRY[name](**kwargs)
+    mode = kwargs.pop("autoreset_mode", "next_step")
+    if mode not in ("next_step", "same_step"):
+        raise ValueError(f"envs.make: autoreset_mode must be 'next_step' or 'same_step'; got {mode!r}")
+    env = _REGISTRY[name](**kwargs)
+    env.autoreset_mode = mode
+    return env

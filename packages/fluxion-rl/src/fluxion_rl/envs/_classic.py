@@ -23,7 +23,7 @@ class CartPole(Environment):
 
     Observation ``[x, x_dot, theta, theta_dot]``; terminates when ``|x| > 2.4`` or
     ``|theta| > 12 degrees``; truncated after 500 steps. Example:
-    ``env = CartPole(); s, o = env.reset(key); s, o, r, d = env.step(s, 1)``.
+    ``env = CartPole(); s, o = env.reset(key); s, o, r, term, trunc = env.step(s, 1)``.
     """
 
     name = "CartPole"
@@ -71,7 +71,7 @@ class Pendulum(Environment):
 
     Physics ``[theta, theta_dot]``; observation ``[cos theta, sin theta, theta_dot]``; reward
     ``-(theta^2 + 0.1 theta_dot^2 + 0.001 u^2)``; truncated after 200 steps.
-    Example: ``s, o, r, d = Pendulum().step(s, jnp.array([0.5]))``.
+    Example: ``s, o, r, term, trunc = Pendulum().step(s, jnp.array([0.5]))``.
     """
 
     name = "Pendulum"
@@ -104,7 +104,7 @@ class MountainCar(Environment):
     """Drive an under-powered car up a hill (``MountainCar-v0``): 3 actions, reward -1 per step.
 
     Observation ``[position, velocity]``; terminates at ``position >= 0.5``; truncated after 200 steps.
-    Example: ``s, o, r, d = MountainCar().step(s, 2)``.
+    Example: ``s, o, r, term, trunc = MountainCar().step(s, 2)``.
     """
 
     name = "MountainCar"
@@ -145,7 +145,7 @@ class Acrobot(Environment):
 
     Physics ``[theta1, theta2, dtheta1, dtheta2]``, integrated with one RK4 step of 0.2 s ("book"
     dynamics); observation ``[cos t1, sin t1, cos t2, sin t2, dt1, dt2]``; truncated after 500 steps.
-    Example: ``s, o, r, d = Acrobot().step(s, 0)``.
+    Example: ``s, o, r, term, trunc = Acrobot().step(s, 0)``.
     """
 
     name = "Acrobot"

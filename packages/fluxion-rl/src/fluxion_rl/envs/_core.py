@@ -15,10 +15,13 @@ __all__ = ["Environment", "EnvState"]
 
 
 class EnvState(NamedTuple):
-    """An environment's state: its ``physics`` (a tuple of arrays) and the step count ``t``."""
+    """An environment's state: its ``physics`` (a tuple of arrays), the step count ``t``, and
+    whether the episode has ``terminated`` or been ``truncated`` (by ``max_episode_steps``)."""
 
     physics: Any
     t: Array
+    terminated: Array
+    truncated: Array
 
 
 def concrete_value(x: Any) -> np.ndarray | None:
@@ -32,9 +35,14 @@ def concrete_value(x: Any) -> np.ndarray | None:
 class Environment:
     """Base class of the pure-function environments (subclasses define the dynamics).
 
-    ``reset(key) -> (state, obs)`` and ``step(state, action) -> (state, obs, reward, done)`` are pure:
-    batch them with ``fluxion.vmap`` and roll them out with ``lax.scan`` inside ``fluxion.jit``.
-    ``done`` is true when the episode terminates or reaches ``max_episode_steps`` (truncation).
+    ``reset(key) -> (state, obs)`` and ``step(state, action) -> (state, obs, reward, terminated,
+    truncated)`` are pure functions with gymnasium's episode semantics: ``terminated`` when the task
+    ended (the pole fell, the goal was reached), ``truncated`` when ``max_episode_steps`` was
+    reached first. An ended episode must be reset: ``step`` on it raises ``ValueError`` given a
+    concrete state; inside ``jit``/``vmap`` it cannot raise, so the step is a no-op (same state and
+    observation, reward 0, the same ``terminated``/``truncated``). For vectorised rollouts,
+    ``step_autoreset`` resets ended episodes with gymnasium's vector-env conventions. Batch them
+    with ``fluxion.vmap`` and roll them out with ``lax.scan`` inside ``fluxion.jit``.
 
     Out-of-range actions: given a concrete action (outside ``jit``/``vmap``), ``step`` raises
     ``ValueError``; given a traced action it cannot check, so it clips the action into the valid
@@ -49,6 +57,7 @@ class Environment:
     action_shape: tuple[int, ...] = ()
     observation_shape: tuple[int, ...] = ()
     observation_dtype: Any = jnp.float32
+    autoreset_mode: str = "next_step"
 
     # --- to be defined by subclasses -------------------------------------------------------------
     def _reset_physics(self, key: Array) -> Any:
@@ -65,32 +74,59 @@ class Environment:
     def reset(self, key: Array) -> tuple[EnvState, Array]:
         """Start an episode: returns ``(state, observation)``. Example: ``s, o = env.reset(key)``."""
         physics = self._reset_physics(key)
-        return EnvState(physics, jnp.zeros((), jnp.int32)), self._observe(physics)
+        false = jnp.zeros((), bool)
+        return EnvState(physics, jnp.zeros((), jnp.int32), false, false), self._observe(physics)
 
-    def step(self, state: EnvState, action: Array) -> tuple[EnvState, Array, Array, Array]:
-        """Advance one step: returns ``(state, observation, reward, done)``.
+    def step(self, state: EnvState, action: Array) -> tuple[EnvState, Array, Array, Array, Array]:
+        """Advance one step: returns ``(state, observation, reward, terminated, truncated)``.
 
-        Example: ``s, o, r, d = env.step(s, 1)``.
+        Example: ``s, o, r, terminated, truncated = env.step(s, 1)``.
         """
+        ended = jnp.logical_or(state.terminated, state.truncated)
+        if concrete_value(ended) is not None and bool(concrete_value(ended)):
+            why = "terminated" if bool(concrete_value(state.terminated)) else "was truncated"
+            raise ValueError(f"{self.name}.step: the episode {why} at step {int(state.t)}; call "
+                             "reset(key) to start a new one (or use step_autoreset).")
         action = self._checked_action(action)
         physics, reward, terminated = self._step_physics(state.physics, action)
         t = state.t + 1
-        done = terminated
+        terminated = jnp.asarray(terminated, bool)
         if self.max_episode_steps is not None:
-            done = jnp.logical_or(done, t >= self.max_episode_steps)
-        return EnvState(physics, t), self._observe(physics), jnp.asarray(reward).astype(jnp.float32), done
+            truncated = jnp.logical_and(~terminated, t >= self.max_episode_steps)
+        else:
+            truncated = jnp.zeros((), bool)
+        new = EnvState(physics, t, terminated, truncated)
+        # an ended episode is absorbing under jit: nothing moves and nothing is paid
+        new = tree_map(lambda old, nxt: jnp.where(ended, old, nxt), state, new)
+        reward = jnp.where(ended, 0.0, jnp.asarray(reward).astype(jnp.float32)).astype(jnp.float32)
+        return new, self._observe(new.physics), reward, new.terminated, new.truncated
 
     def step_autoreset(self, key: Array, state: EnvState, action: Array
-                       ) -> tuple[EnvState, Array, Array, Array]:
-        """``step``, then start a new episode (with ``key``) where this one ended.
+                       ) -> tuple[EnvState, Array, Array, Array, Array, dict[str, Array]]:
+        """``step`` with gymnasium's vector-env auto-reset; returns ``(state, obs, reward,
+        terminated, truncated, info)``.
 
-        The returned observation is the new episode's first one where ``done``; reward and done
-        belong to the step taken. Example: ``s, o, r, d = fluxion.vmap(env.step_autoreset)(keys, s, a)``.
+        ``autoreset_mode="next_step"`` (gymnasium's default): the step that ends an episode returns
+        its last observation; the next call ignores ``action``, starts a new episode with ``key``
+        and returns its first observation with reward 0 and ``terminated = truncated = False``
+        (``info`` is empty). ``"same_step"``: the step that ends an episode returns the new
+        episode's first observation, with the ended episode's reward and flags and its last
+        observation in ``info["final_obs"]``. Set the mode with ``make(..., autoreset_mode=...)``.
+        Example: ``s, o, r, te, tr, info = fluxion.vmap(env.step_autoreset)(keys, s, a)``.
         """
-        state, obs, reward, done = self.step(state, action)
         fresh_state, fresh_obs = self.reset(key)
-        state = tree_map(lambda new, old: jnp.where(done, new, old), fresh_state, state)
-        return state, jnp.where(done, fresh_obs, obs), reward, done
+        if self.autoreset_mode == "next_step":
+            ended = jnp.logical_or(state.terminated, state.truncated)
+            running = state._replace(terminated=jnp.zeros((), bool), truncated=jnp.zeros((), bool))
+            stepped, obs, reward, terminated, truncated = self.step(running, action)
+            new = tree_map(lambda f, s: jnp.where(ended, f, s), fresh_state, stepped)
+            return (new, jnp.where(ended, fresh_obs, obs), jnp.where(ended, 0.0, reward),
+                    new.terminated, new.truncated, {})
+        stepped, obs, reward, terminated, truncated = self.step(state, action)
+        ended = jnp.logical_or(terminated, truncated)
+        new = tree_map(lambda f, s: jnp.where(ended, f, s), fresh_state, stepped)
+        return (new, jnp.where(ended, fresh_obs, obs), reward, terminated, truncated,
+                {"final_obs": obs})
 
     def _checked_action(self, action: Array) -> Array:
         value = concrete_value(action)

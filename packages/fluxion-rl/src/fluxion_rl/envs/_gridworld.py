@@ -18,7 +18,7 @@ class CliffWalking(Environment):
     Actions 0..3 = up, right, down, left; reward -1 per step and -100 for stepping into the cliff
     (which sends the agent back to the start); terminates at the goal. The observation is the cell
     index ``row * 12 + col`` (int32), as in gymnasium's ``CliffWalking-v1`` (deterministic version).
-    Example: ``s, o, r, d = CliffWalking().step(s, 1)``.
+    Example: ``s, o, r, term, trunc = CliffWalking().step(s, 1)``.
     """
 
     name = "CliffWalking"

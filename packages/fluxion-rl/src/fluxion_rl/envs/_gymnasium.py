@@ -14,8 +14,9 @@ class GymnasiumEnv:
 
     It runs on the host, outside ``jit``: the state is the wrapped environment itself, so it is not a
     pytree and cannot be vmapped. ``reset(key)`` seeds gymnasium with an integer drawn from ``key``;
-    ``done`` is ``terminated or truncated``. Observations and rewards are NumPy values.
-    Example: ``env = GymnasiumEnv("CartPole-v1"); s, o = env.reset(key); s, o, r, d = env.step(s, 1)``.
+    ``step`` returns gymnasium's ``terminated`` and ``truncated`` and, like the pure environments,
+    raises ``ValueError`` when called on an ended episode. Observations and rewards are NumPy values.
+    Example: ``env = GymnasiumEnv("CartPole-v1"); s, o = env.reset(key); s, o, r, te, tr = env.step(s, 1)``.
     """
 
     def __init__(self, env: Any, **make_kwargs: Any):
@@ -27,15 +28,19 @@ class GymnasiumEnv:
         self.name = getattr(getattr(env, "spec", None), "id", type(env).__name__)
         space = env.action_space
         self.num_actions = int(space.n) if hasattr(space, "n") else None
+        self._ended = False
 
     def reset(self, key: Any) -> tuple[Any, np.ndarray]:
         """Reset with a seed derived from ``key``; returns ``(self.env, observation)``."""
         seed = int(np.asarray(key).ravel()[-1]) % (2**31)
         obs, _ = self.env.reset(seed=seed)
+        self._ended = False
         return self.env, np.asarray(obs)
 
-    def step(self, state: Any, action: Any) -> tuple[Any, np.ndarray, np.float32, np.bool_]:
-        """One host step: returns ``(state, observation, reward, done)``."""
+    def step(self, state: Any, action: Any) -> tuple[Any, np.ndarray, np.float32, np.bool_, np.bool_]:
+        """One host step: returns ``(state, observation, reward, terminated, truncated)``."""
+        if self._ended:
+            raise ValueError(f"{self.name}.step: the episode has ended; call reset(key) to start a new one.")
         action = np.asarray(action)
         if self.num_actions is not None:
             if not 0 <= int(action) < self.num_actions:
@@ -43,7 +48,8 @@ class GymnasiumEnv:
                                  f"got {int(action)}")
             action = int(action)
         obs, reward, terminated, truncated, _ = state.step(action)
-        return state, np.asarray(obs), np.float32(reward), np.bool_(terminated or truncated)
+        self._ended = bool(terminated or truncated)
+        return state, np.asarray(obs), np.float32(reward), np.bool_(terminated), np.bool_(truncated)
 
     def close(self) -> None:
         """Close the wrapped environment."""
