@@ -128,3 +128,38 @@ def test_linear_util_and_partial_eval_like_jax():
 
     assert_same(outer(k), np.float32(4.0))
     assert seen == [[True, False, False]]
+
+
+def test_mesh_utils_like_jax():
+    import jax.experimental.mesh_utils as jmu
+    import pytest
+
+    from fluxion.experimental import mesh_utils
+    n = min(len(fluxion.devices()), len(jax.devices()))
+    shape = (2, n // 2) if n % 2 == 0 and n > 1 else (n,)
+    ours = mesh_utils.create_device_mesh(shape)
+    theirs = jmu.create_device_mesh(shape, jax.devices()[:n] if n != len(jax.devices()) else None)
+    assert ours.shape == theirs.shape
+    assert [d.id for d in ours.flat] == [d.id for d in theirs.flat]
+    hybrid = mesh_utils.create_hybrid_device_mesh(shape, (1,) * len(shape),
+                                                  process_is_granule=True)
+    jhybrid = jmu.create_hybrid_device_mesh(shape, (1,) * len(shape), process_is_granule=True)
+    assert [d.id for d in hybrid.flat] == [d.id for d in jhybrid.flat]
+    with pytest.raises(ValueError, match="create_device_mesh"):
+        mesh_utils.create_device_mesh((n + 1,))
+
+
+def test_layout_ref_and_hijax_names():
+    import pytest
+
+    from fluxion import ref
+    from fluxion.experimental import hijax, layout
+    assert layout.Format(layout.Layout((1, 0))) == layout.Format(layout.Layout((1, 0)))
+    assert layout.Format(layout.Layout((1, 0))) != layout.Format(layout.Layout((0, 1)))
+    with pytest.raises(NotImplementedError, match="with_layout_constraint"):
+        layout.with_layout_constraint(jnp.ones(2), layout.Layout((0,)))
+    assert not isinstance(jnp.ones(2), ref.Ref) and not isinstance(jnp.ones(2), ref.AbstractRef)
+    with pytest.raises(NotImplementedError, match="new_ref"):
+        ref.new_ref(jnp.ones(2))
+    with pytest.raises(NotImplementedError, match="hijax"):
+        hijax.HiPrimitive("p").bind(1.0)

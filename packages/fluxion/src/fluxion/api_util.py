@@ -14,7 +14,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Sequence
+import inspect
+from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from fluxion import tree_util
 from fluxion.core.avals import ShapedArray
@@ -22,7 +23,7 @@ from fluxion.extend import linear_util as lu
 from fluxion.transforms.staging import abstractify, fun_name, fun_source
 
 __all__ = ["DebugInfo", "debug_info", "flatten_fun", "flatten_fun_nokwargs", "flatten_axes",
-           "safe_map", "shaped_abstractify"]
+           "infer_argnums_and_argnames", "safe_map", "shaped_abstractify"]
 
 
 class DebugInfo(NamedTuple):
@@ -147,3 +148,38 @@ def safe_map(f: Callable, *args: Sequence[Any]) -> list[Any]:
         if len(a) != n:
             raise ValueError(f"safe_map: length mismatch: {[len(a) for a in args]}")
     return list(map(f, *args))
+
+
+def _index_tuple(x: int | Iterable[int]) -> tuple[int, ...]:
+    return (int(x),) if isinstance(x, int) else tuple(int(i) for i in x)
+
+
+def _str_tuple(x: str | Iterable[str]) -> tuple[str, ...]:
+    return (x,) if isinstance(x, str) else tuple(x)
+
+
+def infer_argnums_and_argnames(sig: inspect.Signature, argnums: int | Iterable[int] | None,
+                               argnames: str | Iterable[str] | None
+                               ) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Completes ``argnums`` from ``argnames`` or the reverse, through the signature's
+    positional-or-keyword parameters (both given: returned as tuples; neither: empty).
+
+    Example:
+        >>> import inspect
+        >>> def f(a, b, *, c): ...
+        >>> infer_argnums_and_argnames(inspect.signature(f), None, "b")
+        ((1,), ('b',))
+        >>> infer_argnums_and_argnames(inspect.signature(f), 0, None)
+        ((0,), ('a',))
+    """
+    if argnums is None and argnames is None:
+        return (), ()
+    if argnums is not None and argnames is not None:
+        return _index_tuple(argnums), _str_tuple(argnames)
+    both = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = list(sig.parameters.items())
+    if argnums is None:
+        names = _str_tuple(argnames)
+        return tuple(i for i, (k, p) in enumerate(params) if p.kind == both and k in names), names
+    nums = _index_tuple(argnums)
+    return nums, tuple(k for i, (k, p) in enumerate(params) if p.kind == both and i in nums)

@@ -25,6 +25,10 @@ __version_info__ = (0, 10, 2)
 __path__: list[str] = []  # a package: ``import jax.numpy`` looks for submodules under it
 __all__ = list(_fluxion.__all__)
 
+# jax.<name> that Fluxion provides outside its root namespace (mutable references: not
+# supported, the names raise NotImplementedError when used; see fluxion.ref).
+_REF_NAMES = ("Ref", "new_ref", "empty_ref", "free_ref", "freeze")
+
 # jax.<name> submodules that are not attributes of the fluxion package until imported.
 _SUBMODULES = frozenset({
     "extend", "ffi", "version", "core", "tree", "tree_util", "errors", "test_util",
@@ -33,6 +37,8 @@ _SUBMODULES = frozenset({
 
 
 def __getattr__(name: str) -> Any:
+    if name in _REF_NAMES:
+        return getattr(importlib.import_module("fluxion.ref"), name)
     try:
         value = getattr(_fluxion, name)
     except AttributeError:

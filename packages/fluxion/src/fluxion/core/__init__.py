@@ -32,11 +32,14 @@ _JAX_CORE = {
     "Atom": ("public", "Atom"),
     "Value": ("public", "Value"),
     "ParamDict": ("public", "ParamDict"),
+    # not in dir(jax.core) 0.10.2 but still read through it (TensorFlow Probability)
+    "pytype_aval_mappings": ("public", "pytype_aval_mappings"),
 }
 # jax.core names defined above the core layer; the package root provides them (provide()).
 _PROVIDED: dict[str, Callable[[], Any]] = {}
 
-__all__ = sorted([*_JAX_CORE, "ensure_compile_time_eval"])
+__all__ = sorted([*(n for n in _JAX_CORE if n != "pytype_aval_mappings"),
+                  "ensure_compile_time_eval"])
 
 
 def provide(name: str, get: Callable[[], Any]) -> None:

@@ -14,10 +14,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
+import numpy as np
+
+from fluxion.core import dtypes as _dtypes
+from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal, Program, Var, eval_program
 from fluxion.core.trace import EVAL, set_current
 
-__all__ = ["Atom", "Value", "ParamDict", "eval_jaxpr", "eval_context", "max_dim", "min_dim"]
+__all__ = ["Atom", "Value", "ParamDict", "eval_jaxpr", "eval_context", "max_dim", "min_dim",
+           "pytype_aval_mappings", "canonicalize_dtype_handlers"]
 
 Atom = Var | Literal
 """An input of an equation: a program variable or a literal constant."""
@@ -83,3 +88,20 @@ def min_dim(d1: Any, d2: Any) -> Any:
         3
     """
     return min(d1, d2)
+
+
+def _host_aval(x: Any) -> ShapedArray:
+    return ShapedArray(np.shape(x), _dtypes.canonicalize_dtype(_dtypes.dtype(x)),
+                       _dtypes.is_weakly_typed(x))
+
+
+def _host_canonical(x: Any) -> np.ndarray:
+    return np.asarray(x, _dtypes.canonicalize_dtype(_dtypes.dtype(x)))
+
+
+_HOST_TYPES = (np.ndarray, *(np.dtype(c).type for c in "?bhilqBHILQefdgFDG"), bool, int, float,
+               complex)
+pytype_aval_mappings: dict[type, Any] = {t: _host_aval for t in _HOST_TYPES}
+"""type -> its abstract value (JAX's ``jax.core.pytype_aval_mappings``), for host types."""
+canonicalize_dtype_handlers: dict[type, Any] = {t: _host_canonical for t in _HOST_TYPES}
+"""type -> its canonical host array (JAX's ``jax.interpreters.xla.canonicalize_dtype_handlers``)."""

@@ -1,5 +1,11 @@
 """``fluxion.interpreters.xla`` (JAX's ``jax.interpreters.xla``): JAX's XLA helpers.
 
+``canonicalize_dtype_handlers`` and ``pytype_aval_mappings`` are provided as registries with
+entries for the host types Fluxion accepts (``numpy.ndarray``, NumPy scalars, Python scalars),
+each giving the canonical array or abstract value; libraries copy an entry for their own array
+type (TensorFlow Probability's ``NumpyVariable``). Fluxion accepts such objects through
+``__array__`` whatever the registries hold, so an entry added there is recorded only.
+
 Fluxion's transformations are built differently (one interpreter per transformation, rules
 beside each primitive: see docs/internals.md), so these internals have no counterpart. The module
 exists so that libraries importing it at module level load; using one of its names raises an
@@ -18,7 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__: list[str] = []
+from fluxion.core.public import canonicalize_dtype_handlers, pytype_aval_mappings
+
+__all__ = ["canonicalize_dtype_handlers", "pytype_aval_mappings"]
 
 
 def __getattr__(name: str) -> Any:

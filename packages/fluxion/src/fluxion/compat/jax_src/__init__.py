@@ -9,7 +9,7 @@ other ``jax._src`` module raises ``ModuleNotFoundError`` naming it.
 Example:
     >>> import fluxion.compat.jax_src as jax_src
     >>> sorted(jax_src.PROVIDED)[:3]
-    ['checkify', 'compiler', 'core']
+    ['api_util', 'checkify', 'compiler']
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ __all__ = ["PROVIDED"]
 
 # jax._src.<name> -> the module that provides it (a compat module here, or Fluxion's own).
 PROVIDED = {
+    "api_util": "fluxion.api_util",
     "checkify": "fluxion.compat.jax_src.checkify",
     "compiler": "fluxion.backend.compile_hook",
     "core": "fluxion.core",
-    "dtypes": "fluxion.core.dtypes",
+    "dtypes": "fluxion.compat.jax_src.dtypes",
     "state": "fluxion.compat.jax_src.state",
     "state.types": "fluxion.compat.jax_src.state.types",
     "traceback_util": "fluxion.compat.jax_src.traceback_util",

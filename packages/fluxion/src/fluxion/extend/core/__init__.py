@@ -30,9 +30,14 @@ from fluxion.core.ir import Program as Jaxpr
 from fluxion.core.primitive import Primitive
 from fluxion.transforms.staging import ClosedProgram as ClosedJaxpr
 
-__all__ = ["ClosedJaxpr", "DropVar", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "Var",
+__all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "Var",
            "get_opaque_trace_state", "jaxpr_as_fun", "primitives",
            "set_current_trace", "take_current_trace", "valid_jaxtype"]
+
+
+class Effect:
+    """A generic side effect of an equation (the base class of effect types). Fluxion's
+    programs mark host callbacks as effectful without effect objects."""
 
 
 class DropVar(Var):

@@ -13,16 +13,6 @@ Example:
 
 from __future__ import annotations
 
-from fluxion.core.avals import AbstractValue
+from fluxion.ref import AbstractRef
 
 __all__ = ["AbstractRef"]
-
-
-class AbstractRef(AbstractValue):
-    """The abstract value of a mutable reference (never instantiated by Fluxion)."""
-
-    __slots__ = ()
-
-    def __init__(self) -> None:
-        raise NotImplementedError("AbstractRef: Fluxion has no mutable array references "
-                                  "(jax.new_ref); see docs/guide/coming-from-jax.md")
