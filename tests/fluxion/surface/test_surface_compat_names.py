@@ -163,3 +163,21 @@ def test_layout_ref_and_hijax_names():
         ref.new_ref(jnp.ones(2))
     with pytest.raises(NotImplementedError, match="hijax"):
         hijax.HiPrimitive("p").bind(1.0)
+
+
+def test_sparse_bcoo_like_jax():
+    import jax.experimental.sparse as jsparse
+    import pytest
+
+    from fluxion.experimental import sparse
+    m = np.array([[0.0, 2.0, 0.0], [3.0, 0.0, -1.0]], np.float32)
+    ours, theirs = sparse.BCOO.fromdense(m), jsparse.BCOO.fromdense(m)
+    assert_same(ours.data, theirs.data)
+    assert_same(ours.indices, theirs.indices)
+    assert ours.nse == theirs.nse and ours.shape == theirs.shape
+    padded = fluxion.jit(lambda a: sparse.bcoo_fromdense(a, nse=4))(m)
+    jpadded = jax.jit(lambda a: jsparse.bcoo_fromdense(a, nse=4))(m)
+    assert_same(padded.data, jpadded.data)
+    assert_same(padded.todense(), jpadded.todense())
+    with pytest.raises(NotImplementedError, match="sparsify"):
+        sparse.sparsify(lambda a: a)(ours)
