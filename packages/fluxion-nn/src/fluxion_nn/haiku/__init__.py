@@ -5,30 +5,41 @@ from __future__ import annotations
 
 from fluxion.nn import one_hot
 
-from . import initializers, nets
+from . import experimental, initializers, nets
 from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
+                    DO_NOT_STORE,
+                    GetterContext,
                     Module,
                     PRNGSequence,
+                    SetterContext,
                     Transformed,
                     TransformedWithState,
                     current_name,
+                    custom_creator,
+                    custom_getter,
+                    custom_setter,
                     get_current_state,
+                    get_initial_state,
                     get_parameter,
                     get_params,
                     get_state,
+                    maybe_get_rng_sequence_state,
                     maybe_next_rng_key,
                     next_rng_key,
                     next_rng_keys,
+                    replace_rng_sequence_state,
                     reserve_rng_keys,
                     running_init,
                     set_state,
                     transform,
                     transform_with_state,
                     with_empty_state,
+                    with_rng,
                     without_apply_rng,
                     without_state,
 )
+from ._basic import BatchApply, expand_apply, multinomial, to_module
 from ._bias import Bias
 from ._layers import (
                     GRU,
@@ -60,6 +71,9 @@ from ._layers import (
                     static_unroll,
 )
 from ._lifted import cond, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
+from ._src import config
+from ._src.group_norm import GroupNorm
+from ._src.layer_norm import InstanceNorm
 
 __all__ = [
     "transform", "transform_with_state", "without_apply_rng", "without_state",
@@ -72,4 +86,8 @@ __all__ = [
     "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan", "get_channel_index",
     "one_hot", "initializers", "nets", "MultiHeadAttention", "DeepRNN", "Bias", "grad",
     "value_and_grad", "vmap", "cond", "switch", "fori_loop", "while_loop", "remat",
+    "DO_NOT_STORE", "GetterContext", "SetterContext", "custom_creator", "custom_getter",
+    "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
+    "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
+    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config",
 ]

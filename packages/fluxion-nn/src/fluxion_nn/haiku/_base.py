@@ -9,14 +9,22 @@ import re
 import threading
 from typing import Any, Callable, NamedTuple
 
+import fluxion
+import fluxion.extend.core as _extend_core
 import fluxion.numpy as jnp
 import fluxion.random as random
+
+from ._src import config as _config
 
 __all__ = ["Transformed", "TransformedWithState", "transform", "transform_with_state",
            "without_apply_rng", "without_state", "with_empty_state", "get_parameter",
            "get_state", "set_state", "next_rng_key", "next_rng_keys", "maybe_next_rng_key",
            "reserve_rng_keys", "PRNGSequence", "Module", "current_name", "running_init",
-           "get_params", "get_current_state"]
+           "get_params", "get_current_state", "custom_creator", "custom_getter",
+           "custom_setter", "GetterContext", "SetterContext", "DO_NOT_STORE", "new_context",
+           "HaikuContext", "params_frozen", "with_rng", "maybe_get_rng_sequence_state",
+           "replace_rng_sequence_state", "get_initial_state", "assert_no_new_parameters",
+           "MissingRNGError", "NonEmptyStateError", "JaxUsageError", "StatePair"]
 
 _local = threading.local()
 
@@ -40,6 +48,7 @@ class _Frame:
         self.root_counter: collections.Counter = collections.Counter()
 
     def __enter__(self) -> "_Frame":
+        self.trace_stack = [_trace_level()]
         _frames().append(self)
         return self
 
@@ -47,11 +56,311 @@ class _Frame:
         _frames().pop()
 
 
+def _trace_level() -> Any:
+    return _extend_core.get_opaque_trace_state(convention="haiku")
+
+
+def _assert_jax_usage(what: str) -> None:
+    """As Haiku with ``check_jax_usage``: a Haiku side effect inside a raw JAX transform of an
+    untransformed function raises ``JaxUsageError``."""
+    if not _config.get_config().check_jax_usage:
+        return
+    frame = _frames()[-1]
+    if _trace_level() != frame.trace_stack[-1]:
+        raise JaxUsageError(
+            "tl;dr - You need to use a Haiku overloaded transform (e.g. `hk.vmap`) or control "
+            "flow operator (e.g. `hk.cond`) instead of the `jax.*` equivalent for untransformed "
+            "functions using Haiku APIs.\n\nSome APIs in JAX (e.g. `jit`, `vmap`, `cond`, "
+            f"`switch`) take functions that are expected to be pure. `hk.{what}` has a side "
+            "effect, and using it inside a function (without also using `hk.transform`) makes "
+            "that function 'impure' (the function has a side effect).\n\nHaiku includes "
+            "drop-in replacements for these JAX APIs (e.g. `hk.vmap`) that carefully turn your "
+            "function into a pure function and then call the underlying JAX function.")
+
+
+class _TraceLevelPushed:
+    """Inside a Haiku-aware transform: the current trace is the expected one."""
+
+    def __enter__(self) -> None:
+        frames = _frames()
+        self.frame = frames[-1] if frames else None
+        if self.frame is not None:
+            self.frame.trace_stack.append(_trace_level())
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.frame is not None:
+            self.frame.trace_stack.pop()
+
+
 def _frame(what: str) -> _Frame:
     frames = _frames()
     if not frames:
-        raise ValueError(f"haiku.{what} must be used as part of an `hk.transform`ed function")
+        raise ValueError(f"`hk.{what}` must be used as part of an `hk.transform`ed function "
+                         f"(haiku.{what} called outside a transformed function)")
     return frames[-1]
+
+
+def _stack(kind: str) -> list:
+    stacks = getattr(_local, "stacks", None)
+    if stacks is None:
+        stacks = _local.stacks = {k: [] for k in ("param_creator", "state_creator",
+                                                  "param_getter", "state_getter",
+                                                  "state_setter")}
+    return stacks[kind]
+
+
+class MissingRNGError(ValueError):
+    """Raised when a random key is requested but ``init``/``apply`` got ``rng=None``."""
+
+
+class NonEmptyStateError(ValueError):
+    """Raised by ``hk.transform`` when the function uses state."""
+
+
+class JaxUsageError(ValueError):
+    """Raised when a JAX transform is used wrongly inside a Haiku function."""
+
+
+class StatePair(NamedTuple):
+    """The initial and current value of one state entry."""
+
+    initial: Any
+    current: Any
+
+
+class _DoNotStore:
+    """Returned by a custom creator to skip storing a parameter (as ``hk.DO_NOT_STORE``)."""
+
+    _instance: "_DoNotStore | None" = None
+
+    def __new__(cls) -> "_DoNotStore":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "DO_NOT_STORE"
+
+    @property
+    def shape(self) -> Any:
+        raise ValueError("DO_NOT_STORE does not have a shape.")
+
+    @property
+    def dtype(self) -> Any:
+        raise ValueError("DO_NOT_STORE does not have a dtype.")
+
+
+DO_NOT_STORE = _DoNotStore()
+
+
+class GetterContext(NamedTuple):
+    """Where a parameter or state value is created or read (given to custom creators/getters).
+
+    Example: ``def creator(next_creator, shape, dtype, init, context): return
+    next_creator(shape, dtype, init)`` sees ``context.full_name == "linear/w"``.
+    """
+
+    full_name: str
+    module: Any
+    original_dtype: Any
+    original_shape: Any
+    original_init: Any
+    lifted_prefix_name: str | None
+
+    @property
+    def module_name(self) -> str:
+        return self.full_name.rsplit("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.rsplit("/", 1)[1]
+
+
+class SetterContext(NamedTuple):
+    """Where a state value is set (given to custom setters).
+
+    Example: ``def setter(next_setter, value, context): return next_setter(value)``.
+    """
+
+    full_name: str
+    module: Any
+    original_dtype: Any
+    original_shape: Any
+    lifted_prefix_name: str | None
+
+    @property
+    def module_name(self) -> str:
+        return self.full_name.rsplit("/", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.full_name.rsplit("/", 1)[1]
+
+
+def _run_chain(stack: list, context: Any, value_args: tuple, last: Callable) -> Any:
+    pending = list(stack)
+
+    def nxt(*args: Any) -> Any:
+        if not pending:
+            return last(*args)
+        fn = pending.pop(0)
+        return fn(nxt, *args, context)
+
+    return nxt(*value_args)
+
+
+class _Pushed:
+    """A context manager pushing one entry on several thread-local stacks."""
+
+    def __init__(self, kinds: list, entry: Any):
+        self.kinds = kinds
+        self.entry = entry
+
+    def __enter__(self) -> None:
+        for k in self.kinds:
+            _stack(k).append(self.entry)
+
+    def __exit__(self, *exc: Any) -> None:
+        for k in reversed(self.kinds):
+            st = _stack(k)
+            for i in range(len(st) - 1, -1, -1):
+                if st[i] is self.entry:
+                    del st[i]
+                    break
+
+
+def custom_creator(creator: Callable, *, params: bool = True, state: bool = False) -> Any:
+    """Run ``creator(next_creator, shape, dtype, init, context)`` whenever a parameter (and,
+    with ``state=True``, a state value) is created.
+
+    Example::
+
+        def zeros_creator(next_creator, shape, dtype, init, context):
+            return next_creator(shape, dtype, jnp.zeros)
+
+        with hk.custom_creator(zeros_creator):
+            z = hk.get_parameter("z", [], jnp.float32, jnp.ones)  # 0.0
+    """
+    _frame("custom_creator")
+    return _Pushed([k for k, on in (("param_creator", params), ("state_creator", state)) if on],
+                   creator)
+
+
+def custom_getter(getter: Callable, *, params: bool = True, state: bool = False) -> Any:
+    """Run ``getter(next_getter, value, context)`` on every parameter (and, with
+    ``state=True``, state value) read.
+
+    Example::
+
+        def bf16(next_getter, value, context):
+            return next_getter(value.astype(jnp.bfloat16))
+
+        with hk.custom_getter(bf16):
+            w = hk.get_parameter("w", [], jnp.float32, jnp.ones)  # bfloat16
+    """
+    _frame("custom_getter")
+    return _Pushed([k for k, on in (("param_getter", params), ("state_getter", state)) if on],
+                   getter)
+
+
+def custom_setter(setter: Callable) -> Any:
+    """Run ``setter(next_setter, value, context)`` on every ``hk.set_state``.
+
+    Example::
+
+        def zero_during_init(next_setter, value, context):
+            return next_setter(jnp.zeros_like(value) if hk.running_init() else value)
+
+        with hk.custom_setter(zero_during_init):
+            hk.set_state("x", jnp.ones([2]))
+    """
+    _frame("custom_setter")
+    return _Pushed(["state_setter"], setter)
+
+
+def params_frozen() -> bool:
+    """True when new parameters may not be created (inside ``apply``).
+
+    Example: ``hk.params_frozen()`` is False in ``init``.
+    """
+    return _frame("params_frozen").params_frozen
+
+
+class HaikuContext:
+    """A Haiku frame outside ``transform``: ``with hk.experimental.new_context(...) as ctx``
+    collects the parameters and state that the code inside creates.
+
+    Example::
+
+        with new_context(rng=jax.random.PRNGKey(42)) as ctx:
+            hk.nets.MLP([3, 2])(jnp.ones([1, 1]))
+        params = ctx.collect_params()
+    """
+
+    def __init__(self, frame: "_Frame"):
+        self._frame = frame
+        self._teardown: list = []
+
+    def collect_params(self) -> dict:
+        """The parameters created so far (``{module: {name: value}}``)."""
+        return {k: dict(v) for k, v in self._frame.params.items()}
+
+    def collect_initial_state(self) -> dict:
+        """The initial values of the state created so far."""
+        return {k: dict(v) for k, v in self._frame.initial_state.items()}
+
+    def collect_state(self) -> dict:
+        """The current values of the state."""
+        return {k: dict(v) for k, v in self._frame.state.items()}
+
+    def add_teardown_callback(self, f: Callable) -> None:
+        """Call ``f()`` when the context exits without an error."""
+        self._teardown.append(f)
+
+    def __enter__(self) -> "HaikuContext":
+        self._frame.__enter__()
+        return self
+
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        self._frame.__exit__()
+        if exc_type is None:
+            for f in self._teardown:
+                f()
+
+
+def new_context(*, params: Any = None, state: Any = None, rng: Any = None) -> HaikuContext:
+    """A context in which ``get_parameter``/``get_state``/``next_rng_key`` work outside
+    ``transform``; given ``params`` are frozen (as ``hk.experimental.new_context``).
+
+    Example::
+
+        with new_context(rng=jax.random.PRNGKey(0)) as ctx:
+            y = hk.Linear(2)(jnp.ones([1, 3]))
+        ctx.collect_params()["linear"]["w"].shape  # (3, 2)
+    """
+    frozen = params is not None
+    p = _copy(params) if params is not None else {}
+    s = _copy(state) if state is not None else {}
+    frame = _Frame(p, s, _to_seq(rng), init=not frozen, params_frozen=frozen)
+    if state is not None:
+        frame.initial_state = _copy(state)
+    return HaikuContext(frame)
+
+
+def _assert_is_prng_key(key: Any) -> None:
+    if not hasattr(key, "shape") or not hasattr(key, "dtype"):
+        raise ValueError(f"The provided key is not a JAX PRNGKey but a {type(key)}:\n{key}")
+    if fluxion.dtypes.issubdtype(key.dtype, fluxion.dtypes.prng_key):
+        if key.shape:
+            raise ValueError("Provided key did not have expected shape and/or dtype: "
+                             f"expected=(shape=(), dtype={key.dtype}), "
+                             f"actual=(shape={key.shape}, dtype={key.dtype})")
+        return
+    expected = tuple(random.key_data(random.key(0)).shape)
+    if tuple(key.shape) != expected or key.dtype != jnp.uint32:
+        raise ValueError("Provided key did not have expected shape and/or dtype: "
+                         f"expected=(shape={expected}, dtype=uint32), "
+                         f"actual=(shape={key.shape}, dtype={key.dtype})")
 
 
 class PRNGSequence:
@@ -67,27 +376,40 @@ class PRNGSequence:
 
     def __init__(self, key_or_seed: Any):
         if isinstance(key_or_seed, tuple):
-            self._key, subkeys = key_or_seed
+            key, subkeys = key_or_seed
+            _assert_is_prng_key(key)
+            for k in subkeys:
+                _assert_is_prng_key(k)
+            self._key = key
             self._subkeys = collections.deque(subkeys)
             return
         if isinstance(key_or_seed, int) or (hasattr(key_or_seed, "shape") and not key_or_seed.shape
-                                            and key_or_seed.dtype == jnp.int32):
+                                            and getattr(key_or_seed, "dtype", None) == jnp.int32):
             key_or_seed = random.PRNGKey(key_or_seed)
-        if not hasattr(key_or_seed, "shape"):
-            raise TypeError(f"PRNGSequence: expected a PRNG key or an int seed, got {key_or_seed!r}")
+        else:
+            _assert_is_prng_key(key_or_seed)
         self._key = key_or_seed
         self._subkeys: collections.deque = collections.deque()
 
     def reserve(self, num: int) -> None:
         """Split ``num`` keys now (key 0 is kept for future splits)."""
         if num > 0:
-            new = random.split(self._key, num + 1)
+            new = tuple(random.split(self._key, num + 1))
             self._key = new[0]
-            self._subkeys.extend(new[i] for i in range(1, num + 1))
+            self._subkeys.extend(new[1:])
+
+    def reserve_up_to_full(self) -> None:
+        """Hold exactly ``rng_reserve_size`` split keys."""
+        num = _config.get_config().rng_reserve_size
+        diff = num - len(self._subkeys)
+        if diff > 0:
+            self.reserve(diff)
+        elif diff < 0:
+            self._subkeys = collections.deque(list(self._subkeys)[:num])
 
     def __next__(self) -> Any:
         if not self._subkeys:
-            self.reserve(1)
+            self.reserve(_config.get_config().rng_reserve_size)
         return self._subkeys.popleft()
 
     def __iter__(self) -> "PRNGSequence":
@@ -106,6 +428,9 @@ class PRNGSequence:
 
     def replace_internal_state(self, state: tuple) -> None:
         """Restore a state from ``internal_state``."""
+        _assert_is_prng_key(state[0])
+        for k in state[1]:
+            _assert_is_prng_key(k)
         self._key, subkeys = state
         self._subkeys = collections.deque(subkeys)
 
@@ -193,14 +518,20 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
     def init_fn(rng: Any, *args: Any, **kwargs: Any) -> dict:
         params, state = tws.init(rng, *args, **kwargs)
         if state:
-            raise ValueError("hk.transform: the function uses state; use hk.transform_with_state")
+            raise NonEmptyStateError(
+                "If your transformed function uses `hk.{get,set}_state` then use "
+                "`hk.transform_with_state`. (hk.transform: the function created state "
+                f"{sorted(state)})")
         return params
 
     @functools.wraps(f)
     def apply_fn(params: Any, rng: Any, *args: Any, **kwargs: Any) -> Any:
         out, state = tws.apply(params, {}, rng, *args, **kwargs)
         if state:
-            raise ValueError("hk.transform: the function uses state; use hk.transform_with_state")
+            raise NonEmptyStateError(
+                "If your transformed function uses `hk.{get,set}_state` then use "
+                "`hk.transform_with_state`. (hk.transform: the function set state "
+                f"{sorted(state)})")
         return out
 
     t = Transformed(init_fn, apply_fn)
@@ -259,11 +590,11 @@ def with_empty_state(f: Transformed) -> TransformedWithState:
 
 
 def running_init() -> bool:
-    """True inside ``init``.
+    """True inside ``init`` (parameters not frozen).
 
     Example: ``if hk.running_init(): ...``.
     """
-    return _frame("running_init").init
+    return not _frame("running_init").params_frozen
 
 
 def current_name() -> str:
@@ -279,59 +610,117 @@ def _bundle(frame: _Frame) -> str:
     return frame.module_stack[-1][0].module_name if frame.module_stack else "~"
 
 
-def get_parameter(name: str, shape: Any, dtype: Any = jnp.float32, init: Callable | None = None) -> Any:
+def _throw_if_run(shape: Any, dtype: Any) -> Any:
+    raise ValueError("Initializer must be specified.")
+
+
+def get_parameter(name: str, shape: Any, dtype: Any = None, init: Callable | None = None) -> Any:
     """The parameter ``name`` of the current module, created by ``init(shape, dtype)`` during
-    ``init``.
+    ``init`` (custom creators and getters run as in Haiku).
 
     Example: ``w = hk.get_parameter("w", [3, 4], init=hk.initializers.TruncatedNormal())``.
     """
     frame = _frame("get_parameter")
+    _assert_jax_usage("get_parameter")
+    if init is None:
+        init = _throw_if_run
+    if dtype is None:
+        dtype = jnp.float32
     bundle = _bundle(frame)
-    shape = tuple(int(s) for s in shape)
-    params = frame.params.get(bundle, {})
-    if name in params:
-        value = params[name]
-    else:
-        if frame.params_frozen:
-            raise ValueError(f"hk.get_parameter: unable to retrieve parameter {name!r} for module "
-                             f"{bundle!r}; all parameters must be created as part of `init`")
-        if init is None:
-            raise ValueError(f"hk.get_parameter: initializer must be specified for {bundle}/{name}")
-        value = init(shape, dtype)
-        frame.params.setdefault(bundle, {})[name] = value
-    if tuple(value.shape) != shape:
-        raise ValueError(f"hk.get_parameter: {bundle}/{name} has shape {tuple(value.shape)} but "
-                         f"{shape} was requested")
-    return value
+    fq_name = f"{bundle}/{name}"
+    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, None)
+    param = frame.params.get(bundle, {}).get(name)
+    if param is None:
+        missing = ValueError(
+            f"Unable to retrieve parameter {name!r} for module {bundle!r} All parameters must be "
+            "created as part of `init`.")
+        try:
+            creators = _stack("param_creator")
+            if creators:
+                param = _run_chain(creators, context, (shape, dtype, init),
+                                   lambda sh, dt, ini: ini(sh, dt))
+            else:
+                param = init(shape, dtype)
+        except MissingRNGError as e:
+            if frame.params_frozen:
+                raise missing from e
+            raise
+        if param is DO_NOT_STORE:
+            pass
+        else:
+            if frame.params_frozen:
+                raise missing
+            if param is None:
+                raise ValueError("Parameters cannot be `None`.")
+            frame.params.setdefault(bundle, {})[name] = param
+    getters = _stack("param_getter")
+    if getters:
+        param = _run_chain(getters, context, (param,), lambda v: v)
+    if param is None:
+        raise ValueError("Parameters cannot be `None`.")
+    if tuple(param.shape) != tuple(shape):
+        raise ValueError(f"{fq_name!r} with retrieved shape {param.shape!r} does not match "
+                         f"shape={shape!r} dtype={dtype!r}")
+    return param
 
 
-def get_state(name: str, shape: Any = None, dtype: Any = jnp.float32, init: Callable | None = None) -> Any:
-    """The state ``name`` of the current module (created by ``init(shape, dtype)`` if missing).
+def _current_module(frame: _Frame) -> Any:
+    return frame.module_stack[-1][0] if frame.module_stack else None
+
+
+def get_state(name: str, shape: Any = None, dtype: Any = jnp.float32,
+              init: Callable | None = None) -> Any:
+    """The state ``name`` of the current module (created by ``init(shape, dtype)`` if missing;
+    custom creators/getters registered with ``state=True`` run as in Haiku).
 
     Example: ``count = hk.get_state("count", [], jnp.int32, init=jnp.zeros)``.
     """
     frame = _frame("get_state")
+    _assert_jax_usage("get_state")
     bundle = _bundle(frame)
+    fq_name = f"{bundle}/{name}"
+    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, None)
     st = frame.state.get(bundle, {})
     if name in st:
-        return st[name]
-    if init is None:
-        raise ValueError(f"hk.get_state: no state {bundle}/{name} and no initializer given")
-    value = init(tuple(shape), dtype)
-    frame.state.setdefault(bundle, {})[name] = value
-    if frame.init:
-        frame.initial_state.setdefault(bundle, {})[name] = value
+        value = st[name]
+    else:
+        if init is None:
+            raise ValueError(f"No value for {name!r} in {bundle!r}, perhaps set an init function?")
+        if shape is None or dtype is None:
+            raise ValueError(f"Must provide shape and dtype to initialize {name!r} in "
+                             f"{bundle!r}.")
+        creators = _stack("state_creator")
+        if creators:
+            value = _run_chain(creators, context, (shape, dtype, init),
+                               lambda sh, dt, ini: ini(sh, dt))
+        else:
+            value = init(shape, dtype)
+        if value is not DO_NOT_STORE:
+            frame.state.setdefault(bundle, {})[name] = value
+            frame.initial_state.setdefault(bundle, {})[name] = value
+    getters = _stack("state_getter")
+    if getters:
+        value = _run_chain(getters, context, (value,), lambda v: v)
     return value
 
 
 def set_state(name: str, value: Any) -> None:
-    """Set the state ``name`` of the current module.
+    """Set the state ``name`` of the current module (custom setters run first).
 
     Example: ``hk.set_state("count", count + 1)``.
     """
     frame = _frame("set_state")
+    _assert_jax_usage("set_state")
     bundle = _bundle(frame)
-    if frame.init and name not in frame.initial_state.get(bundle, {}):
+    setters = _stack("state_setter")
+    if setters:
+        context = SetterContext(f"{bundle}/{name}", _current_module(frame),
+                                getattr(value, "dtype", None), getattr(value, "shape", None),
+                                None)
+        value = _run_chain(setters, context, (value,), lambda v: v)
+    if value is DO_NOT_STORE:
+        return
+    if name not in frame.initial_state.get(bundle, {}):
         frame.initial_state.setdefault(bundle, {})[name] = value
     frame.state.setdefault(bundle, {})[name] = value
 
@@ -352,15 +741,22 @@ def get_current_state() -> dict:
     return _copy(_frame("get_current_state").state)
 
 
+def _rng_seq(what: str) -> PRNGSequence:
+    frame = _frame(what)
+    _assert_jax_usage(what)
+    if frame.rng is None:
+        raise MissingRNGError(
+            "You must pass a non-None PRNGKey to init (and to apply if you call "
+            f"`hk.{what}` there)")
+    return frame.rng
+
+
 def next_rng_key() -> Any:
     """A fresh PRNG key from the ``rng`` given to ``init``/``apply``.
 
     Example: ``mask = jax.random.bernoulli(hk.next_rng_key(), 0.5, x.shape)``.
     """
-    frame = _frame("next_rng_key")
-    if frame.rng is None:
-        raise ValueError("hk.next_rng_key: you must pass a non-None PRNGKey to init/apply")
-    return next(frame.rng)
+    return next(_rng_seq("next_rng_key"))
 
 
 def next_rng_keys(num: int) -> Any:
@@ -368,10 +764,7 @@ def next_rng_keys(num: int) -> Any:
 
     Example: ``keys = hk.next_rng_keys(3)``.
     """
-    frame = _frame("next_rng_keys")
-    if frame.rng is None:
-        raise ValueError("hk.next_rng_keys: you must pass a non-None PRNGKey to init/apply")
-    return jnp.stack(frame.rng.take(num))
+    return jnp.stack(_rng_seq("next_rng_keys").take(num))
 
 
 def maybe_next_rng_key() -> Any:
@@ -388,15 +781,98 @@ def reserve_rng_keys(num: int) -> None:
 
     Example: ``hk.reserve_rng_keys(2)``.
     """
-    frame = _frame("reserve_rng_keys")
-    if frame.rng is not None:
-        frame.rng.reserve(num)
+    _rng_seq("reserve_rng_keys").reserve(num)
+
+
+def maybe_get_rng_sequence_state() -> Any:
+    """The internal state of the current rng sequence, or None without an rng.
+
+    Example: ``s = hk.maybe_get_rng_sequence_state()``.
+    """
+    frame = _frame("maybe_get_rng_sequence_state")
+    return None if frame.rng is None else frame.rng.internal_state
+
+
+def replace_rng_sequence_state(state: Any) -> None:
+    """Replace the internal state of the current rng sequence (from
+    ``maybe_get_rng_sequence_state``).
+
+    Example: ``hk.replace_rng_sequence_state(s)``.
+    """
+    frame = _frame("replace_rng_sequence_state")
+    _assert_jax_usage("replace_rng_sequence_state")
+    if frame.rng is None:
+        raise MissingRNGError("replace_rng_sequence_state requires an RNG to be passed into "
+                              "the transformed function")
+    frame.rng.replace_internal_state(state)
+
+
+class with_rng:  # noqa: N801 (Haiku's name)
+    """Use ``key`` for ``next_rng_key`` inside the block.
+
+    Example::
+
+        with hk.with_rng(jax.random.PRNGKey(0)):
+            k = hk.next_rng_key()
+    """
+
+    def __init__(self, key: Any):
+        self.seq = PRNGSequence(key)
+
+    def __enter__(self) -> None:
+        frame = _frame("with_rng")
+        _assert_jax_usage("with_rng")
+        self.old = frame.rng
+        frame.rng = self.seq
+
+    def __exit__(self, *exc: Any) -> None:
+        _frame("with_rng").rng = self.old
+
+
+def get_initial_state() -> dict:
+    """The initial values of the current transform's state (a copy).
+
+    Example: ``hk.get_initial_state()``.
+    """
+    return _copy(_frame("get_initial_state").initial_state)
+
+
+def assert_no_new_parameters() -> Any:
+    """A context manager failing if the block creates parameters.
+
+    Example: ``with hk.experimental.assert_no_new_parameters(): mod(x)``.
+    """
+    import contextlib
+
+    @contextlib.contextmanager
+    def check() -> Any:
+        frame = _frame("assert_no_new_parameters")
+        before = {(m, n) for m, p in frame.params.items() for n in p}
+        yield
+        after = {(m, n) for m, p in frame.params.items() for n in p}
+        diff = after - before
+        if diff:
+            raise AssertionError(f"New parameters were created: {sorted(diff)}")
+
+    return check()
 
 
 def _snake(name: str) -> str:
     s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
     s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
     return s.lower()
+
+
+def _notify_parents(stack: list, module: Any) -> None:
+    # as Haiku: every module on the stack learns that `module` ran inside it (params_dict)
+    name = getattr(module, "module_name", None)
+    if name is None:
+        return
+    for entry in stack:
+        if entry[0] is not module:
+            subs = getattr(entry[0], "_submodules", None)
+            if subs is not None:
+                subs.add(name)
 
 
 def _wrap_method(fn: Callable) -> Callable:
@@ -408,9 +884,11 @@ def _wrap_method(fn: Callable) -> Callable:
         stack = frames[-1].module_stack
         stack.append((self, fn.__name__, collections.Counter()))
         try:
-            return fn(self, *args, **kwargs)
+            out = fn(self, *args, **kwargs)
         finally:
             stack.pop()
+        _notify_parents(stack, self)
+        return out
 
     method._hk_wrapped = True  # type: ignore[attr-defined]
     return method
@@ -432,6 +910,7 @@ def _wrap_init(fn: Callable) -> Callable:
         finally:
             if pushed:
                 stack.pop()
+        _notify_parents(stack, self)
 
     init._hk_wrapped = True  # type: ignore[attr-defined]
     return init
@@ -486,18 +965,21 @@ class Module:
         counter[stem] = max(counter[stem], n + 1)
         self.module_name = full
         self.name = full.rsplit("/", 1)[-1]
+        self._submodules: set = set()
 
     def params_dict(self) -> dict:
-        """This module's parameters (and its submodules')."""
+        """This module's parameters and its submodules', as ``{"module/name": value}``."""
         frame = _frame("params_dict")
-        return {k: v for k, v in frame.params.items()
-                if k == self.module_name or k.startswith(self.module_name + "/")}
+        return {f"{k}/{n}": v for k, p in frame.params.items()
+                if k == self.module_name or k.startswith(self.module_name + "/")
+                or k in self._submodules for n, v in p.items()}
 
     def state_dict(self) -> dict:
-        """This module's state (and its submodules')."""
+        """This module's state and its submodules', as ``{"module/name": value}``."""
         frame = _frame("state_dict")
-        return {k: v for k, v in frame.state.items()
-                if k == self.module_name or k.startswith(self.module_name + "/")}
+        return {f"{k}/{n}": v for k, p in frame.state.items()
+                if k == self.module_name or k.startswith(self.module_name + "/")
+                or k in self._submodules for n, v in p.items()}
 
 
 Module.__init__ = _wrap_init(Module.__init__)  # type: ignore[method-assign]

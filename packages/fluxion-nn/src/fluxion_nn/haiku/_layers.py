@@ -16,13 +16,15 @@ from fluxion.nn import relu, sigmoid
 
 from . import _base
 from ._base import Module, get_parameter, get_state, set_state
+from ._src.layer_norm import InstanceNorm, LayerNorm
+from ._src.utils import get_channel_index
 from .initializers import TruncatedNormal, VarianceScaling
 
 __all__ = ["Linear", "ConvND", "Conv1D", "Conv2D", "Conv3D", "LayerNorm", "RMSNorm",
            "BatchNorm", "ExponentialMovingAverage", "Embed", "LSTM", "LSTMState", "GRU",
            "VanillaRNN", "RNNCore", "Sequential", "Flatten", "Reshape", "dropout", "max_pool",
            "avg_pool", "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan",
-           "get_channel_index", "MLP"]
+           "get_channel_index", "MLP", "InstanceNorm"]
 
 
 class Linear(Module):
@@ -52,22 +54,6 @@ class Linear(Module):
         if self.with_bias:
             out = out + get_parameter("b", [self.output_size], dtype, init=self.b_init)
         return out
-
-
-def get_channel_index(data_format: str) -> int:
-    """``-1`` for channels-last formats (``NHWC``, ``channels_last``), ``1`` otherwise.
-
-    Example: ``hk.get_channel_index("NCHW") == 1``.
-    """
-    if data_format in ("channels_first",):
-        return 1
-    if data_format in ("channels_last",):
-        return -1
-    if data_format.startswith("NC"):
-        return 1
-    if data_format.startswith("N") and data_format.endswith("C"):
-        return -1
-    raise ValueError(f"get_channel_index: unrecognised data_format {data_format!r}")
 
 
 class ConvND(Module):
@@ -180,58 +166,6 @@ def _abs_axes(axis: Any, ndim: int) -> tuple:
         return tuple(range(ndim)[axis])
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return tuple(sorted(a % ndim for a in axes))
-
-
-class LayerNorm(Module):
-    """Layer normalisation over ``axis`` with ``scale``/``offset`` parameters.
-
-    Example: ``y = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)``.
-    """
-
-    def __init__(self, axis: Any, create_scale: bool, create_offset: bool, eps: float = 1e-5,
-                 scale_init: Callable | None = None, offset_init: Callable | None = None,
-                 use_fast_variance: bool = False, name: str | None = None, *,
-                 param_axis: Any = None):
-        super().__init__(name=name)
-        if not create_scale and scale_init is not None:
-            raise ValueError("LayerNorm: cannot set `scale_init` if `create_scale=False`")
-        if not create_offset and offset_init is not None:
-            raise ValueError("LayerNorm: cannot set `offset_init` if `create_offset=False`")
-        self.axis = axis
-        self.create_scale = create_scale
-        self.create_offset = create_offset
-        self.eps = eps
-        self.scale_init = scale_init or jnp.ones
-        self.offset_init = offset_init or jnp.zeros
-        self.use_fast_variance = use_fast_variance
-        self._param_axis_given = param_axis is not None
-        self.param_axis = (-1,) if param_axis is None else param_axis
-
-    def __call__(self, inputs: Any, scale: Any = None, offset: Any = None) -> Any:
-        axis = _abs_axes(self.axis, inputs.ndim)
-        mean = jnp.mean(inputs, axis=axis, keepdims=True)
-        if self.use_fast_variance:
-            variance = jnp.mean(jnp.square(inputs), axis=axis, keepdims=True) - jnp.square(mean)
-        else:
-            variance = jnp.var(inputs, axis=axis, keepdims=True)
-        if (self.create_scale or self.create_offset) and not self._param_axis_given \
-                and axis != (inputs.ndim - 1,):
-            raise ValueError("LayerNorm: when axis is not the last dimension pass `param_axis`")
-        param_axis = _abs_axes(self.param_axis, inputs.ndim)
-        if param_axis == (inputs.ndim - 1,):
-            param_shape = (inputs.shape[-1],)
-        else:
-            param_shape = tuple(inputs.shape[i] if i in param_axis else 1 for i in range(inputs.ndim))
-        if self.create_scale:
-            scale = get_parameter("scale", param_shape, inputs.dtype, init=self.scale_init)
-        elif scale is None:
-            scale = np.array(1.0, dtype=inputs.dtype)
-        if self.create_offset:
-            offset = get_parameter("offset", param_shape, inputs.dtype, init=self.offset_init)
-        elif offset is None:
-            offset = np.array(0.0, dtype=inputs.dtype)
-        inv = scale * lax.rsqrt(variance + jnp.asarray(self.eps, variance.dtype))
-        return inv * (inputs - mean) + offset
 
 
 class RMSNorm(Module):
@@ -583,16 +517,25 @@ class Flatten(Reshape):
 
 
 def dropout(rng: Any, rate: float, x: Any, broadcast_dims: Sequence[int] = ()) -> Any:
-    """Zero entries with probability ``rate`` and scale the rest by ``1 / (1 - rate)``.
+    """Zero entries with probability ``rate`` and scale the rest by ``1 / (1 - rate)``;
+    ``rate`` may be traced (under ``jit``), as in Haiku.
 
     Example: ``x = hk.dropout(hk.next_rng_key(), 0.5, x)``.
     """
-    if rate < 0 or rate >= 1:
-        raise ValueError(f"dropout: rate must be in [0, 1), got {rate}")
-    if rate == 0.0:
-        return x
+    if rng is None:
+        raise ValueError("You must provide a RNG key to use dropout.")
+    try:
+        if rate < 0 or rate >= 1:
+            raise ValueError(f"rate must be in [0, 1). (hk.dropout: got rate={rate})")
+        if rate == 0.0:
+            return x
+    except fluxion.errors.ConcretizationTypeError:
+        pass
     shape = list(x.shape)
     for d in broadcast_dims:
+        if d > len(shape):
+            raise ValueError("Broadcast dimension does not exist. Got dimension "
+                             f"{d} for shape {shape}.")
         shape[d] = 1
     keep_rate = 1.0 - rate
     keep = jnp.broadcast_to(random.bernoulli(rng, keep_rate, shape=tuple(shape)), x.shape)

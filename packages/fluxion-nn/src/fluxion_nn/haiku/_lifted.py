@@ -40,7 +40,8 @@ def _run(frame: Any, fun: Callable, state: dict, key: Any, args: tuple, kwargs: 
     elif not (isinstance(key, str) and key == _KEEP):
         frame.rng = _base.PRNGSequence(key) if key is not None else None
     try:
-        out = fun(*args, **kwargs)
+        with _base._TraceLevelPushed():
+            out = fun(*args, **kwargs)
         return out, frame.state
     finally:
         frame.state, frame.rng = old_state, old_rng

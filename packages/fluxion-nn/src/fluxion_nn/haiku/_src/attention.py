@@ -1,0 +1,3 @@
+"""``haiku._src.attention``."""
+
+from .._attention import MultiHeadAttention  # noqa: F401

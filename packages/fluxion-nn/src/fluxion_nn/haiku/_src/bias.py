@@ -1,0 +1,3 @@
+"""``haiku._src.bias``."""
+
+from .._bias import Bias  # noqa: F401

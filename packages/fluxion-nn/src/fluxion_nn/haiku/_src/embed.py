@@ -1,0 +1,3 @@
+"""``haiku._src.embed``."""
+
+from .._layers import Embed  # noqa: F401

@@ -1,0 +1,3 @@
+"""``haiku._src.moving_averages``."""
+
+from .._layers import ExponentialMovingAverage  # noqa: F401

@@ -1,0 +1,3 @@
+"""``haiku._src.pool``."""
+
+from .._layers import AvgPool, MaxPool, avg_pool, max_pool  # noqa: F401

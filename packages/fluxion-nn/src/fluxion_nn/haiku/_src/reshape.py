@@ -1,0 +1,3 @@
+"""``haiku._src.reshape``."""
+
+from .._layers import Flatten, Reshape  # noqa: F401

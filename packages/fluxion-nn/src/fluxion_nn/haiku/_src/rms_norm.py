@@ -1,0 +1,3 @@
+"""``haiku._src.rms_norm``."""
+
+from .._layers import RMSNorm  # noqa: F401
