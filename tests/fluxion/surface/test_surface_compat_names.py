@@ -181,3 +181,20 @@ def test_sparse_bcoo_like_jax():
     assert_same(padded.todense(), jpadded.todense())
     with pytest.raises(NotImplementedError, match="sparsify"):
         sparse.sparsify(lambda a: a)(ours)
+
+
+def test_round_full_like_and_lowered_like_jax():
+    x = np.array([1.26, 2.5, -0.5], np.float32)
+    for ours, theirs in ((round(jnp.asarray(x), 1), round(jjnp.asarray(x), 1)),
+                         (round(jnp.asarray(x)), round(jjnp.asarray(x))),
+                         (fluxion.jit(lambda v: round(v, 1))(x), jax.jit(lambda v: round(v, 1))(x))):
+        assert_same(ours, theirs)
+    s, js = fluxion.ShapeDtypeStruct((2, 3), np.int32), jax.ShapeDtypeStruct((2, 3), np.int32)
+    assert_same(jnp.full_like(s, 2.7), jjnp.full_like(js, 2.7))
+    assert_same(jnp.zeros_like(s), jjnp.zeros_like(js))
+    assert_same(jnp.ones_like(s, dtype=np.float32), jjnp.ones_like(js, dtype=np.float32))
+    low = fluxion.jit(lambda v: v * 2 + 1).lower(jnp.ones(4))
+    jlow = jax.jit(lambda v: v * 2 + 1).lower(jjnp.ones(4))
+    assert low.cost_analysis()["flops"] == jlow.cost_analysis()["flops"]
+    assert "ENTRY" in low.compiler_ir(dialect="hlo").as_hlo_text()
+    assert type(low.compiler_ir()).__name__ == type(jlow.compiler_ir()).__name__ == "Module"

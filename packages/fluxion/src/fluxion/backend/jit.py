@@ -874,6 +874,26 @@ class Lowered:
     def as_text(self, dialect: str | None = None) -> str:
         return self._text
 
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered program: a StableHLO MLIR module (``dialect`` None or ``"stablehlo"``) or
+        an ``XlaComputation`` (``"hlo"``; ``.as_hlo_text()``), as JAX's ``Lowered``."""
+        import jaxlib._jax as jaxlib_ext
+        if dialect in (None, "stablehlo"):
+            from fluxion.backend.callback import parse_module
+            return parse_module(self._text)
+        if dialect == "hlo":
+            return jaxlib_ext.mlir.mlir_module_to_xla_computation(
+                self._text, use_tuple_args=False, return_tuple=False)
+        raise ValueError(f"Lowered.compiler_ir: unknown dialect {dialect!r} "
+                         f"(expected 'stablehlo' or 'hlo')")
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimate of the unoptimized program (``flops``, ``bytes accessed``, ...),
+        as JAX's ``Lowered.cost_analysis``."""
+        import jaxlib._jax as jaxlib_ext
+        hlo = self.compiler_ir("hlo").get_hlo_module()
+        return jaxlib_ext.hlo_module_cost_analysis(_d._client.get_client(), hlo)
+
     @property
     def out_info(self) -> Any:
         return self._traced.out_info

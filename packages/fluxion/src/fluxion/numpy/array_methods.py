@@ -79,6 +79,13 @@ def _round(self: Any, decimals: int = 0, out: Any = None) -> Any:
     return rounding.round(self, decimals)
 
 
+def _operator_round(self: Any, ndigits: int | None = None) -> Any:
+    # Python's round(x, n): rounded to n decimals; round(x) (n None) gives integers, as for a
+    # Python float, with the integer dtype of astype(int) (JAX's behaviour).
+    out = rounding.round(self, ndigits or 0)
+    return out.astype(int) if ndigits is None else out
+
+
 def _clip(self: Any, min: Any = None, max: Any = None, **kw: Any) -> Any:
     return ufuncs.clip(self, min, max, **kw)
 
@@ -134,7 +141,7 @@ _METHODS = {
     "__divmod__": _defer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
     "__rdivmod__": _rdefer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
-    "__invert__": ufuncs.bitwise_not,
+    "__invert__": ufuncs.bitwise_not, "__round__": _operator_round,
     "__getitem__": indexing.getitem, "__setitem__": _setitem,
     "astype": _astype, "reshape": _reshape, "transpose": _transpose, "ravel": shape.ravel,
     "flatten": _flatten, "squeeze": shape.squeeze, "swapaxes": shape.swapaxes,

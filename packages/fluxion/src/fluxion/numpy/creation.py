@@ -255,7 +255,10 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
         >>> jnp.full_like(jnp.zeros(2, jnp.int32), 3).tolist()
         [3, 3]
     """
-    check_arraylike("full_like", a)
+    if hasattr(a, "shape") and hasattr(a, "dtype"):  # duck typing (ShapeDtypeStruct), as JAX
+        check_arraylike("full_like", fill_value)
+    else:
+        check_arraylike("full_like", a)
     dt, weak = _like_dtype(a, dtype, "full_like")
     shp = _like_shape(a, shape, "full_like")
     if out_sharding is None and shape is None:  # like ``a``: its sharding on Explicit axes too
