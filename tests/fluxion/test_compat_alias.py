@@ -144,3 +144,21 @@ def test_private_jax_parts_for_chex():
             print("missing", "coming-from-jax.md" in str(e))
         """))
     assert out.split() == ["restricted", "4.0", "['cpu']", "missing", "True"]
+
+
+def test_parse_flags_with_absl_like_jax():
+    # jax_md calls jax.config.parse_flags_with_absl() at import; the --jax_* options of argv
+    # set the flags, once per process, as in JAX
+    code = """
+        import sys
+        sys.argv = ["prog", "--jax_enable_x64", "--jax_numpy_rank_promotion=raise", "--x", "--",
+                    "--jax_disable_jit"]
+        import {lib} as lib, {lib}.numpy as np_
+        lib.config.parse_flags_with_absl()
+        lib.config.parse_flags_with_absl()
+        print(lib.config.jax_enable_x64, lib.config.jax_numpy_rank_promotion,
+              lib.config.jax_disable_jit, np_.ones(1).dtype)
+        """
+    ours = _ok(_run(code.replace("{lib}", "fluxion")))
+    theirs = _ok(_run(code.replace("{lib}", "jax")))
+    assert ours.split() == theirs.split() == ["True", "raise", "False", "float64"]

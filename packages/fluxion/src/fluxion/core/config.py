@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import threading
 from typing import Any, Callable, Iterator
@@ -180,6 +181,61 @@ class Config:
     def values(self) -> dict[str, Any]:
         """A copy of every flag's current value."""
         return dict(self._values)
+
+    def config_with_absl(self) -> None:
+        """Defines an absl flag for each flag not yet defined there (``--jax_enable_x64`` ...),
+        of the flag's kind, as JAX's ``jax.config.config_with_absl``.
+
+        Example:
+            >>> config.config_with_absl()
+            >>> import absl.flags
+            >>> "jax_enable_x64" in absl.flags.FLAGS
+            True
+        """
+        import absl.flags as absl_flags
+        for name, flag in self._flags.items():
+            if name in absl_flags.FLAGS:
+                continue
+            value = self._values[name]
+            if flag.kind is bool:
+                absl_flags.DEFINE_bool(name, value, flag.doc)
+            elif flag.kind is int:
+                absl_flags.DEFINE_integer(name, value, flag.doc)
+            elif flag.kind is float:
+                absl_flags.DEFINE_float(name, value, flag.doc)
+            elif flag.choices and all(isinstance(c, str) for c in flag.choices):
+                absl_flags.DEFINE_enum(name, value, list(flag.choices), flag.doc)
+            else:
+                absl_flags.DEFINE_string(name, None if value is None else str(value), flag.doc)
+
+    def parse_flags_with_absl(self) -> None:
+        """Reads the ``--jax_*`` options of ``sys.argv`` (before a ``--``) into the flags, once
+        per process, through absl (JAX's ``jax.config.parse_flags_with_absl``).
+
+        Example:
+            >>> config.parse_flags_with_absl()
+        """
+        global _configured_with_absl
+        if _configured_with_absl:
+            return
+        import sys
+
+        import absl.flags as absl_flags
+        argv = ["", *(a for a in itertools.takewhile(lambda a: a != "--", sys.argv)
+                      if a.startswith("--jax"))]
+        self.config_with_absl()
+        absl_flags.FLAGS(argv, known_only=True)
+        for name in self._flags:
+            try:
+                flag = absl_flags.FLAGS[name]
+            except KeyError:
+                continue
+            if flag.present:
+                self.update(name, flag.value)
+        _configured_with_absl = True
+
+
+_configured_with_absl = False
 
 
 config = Config()
