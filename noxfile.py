@@ -118,7 +118,7 @@ def docs(session: nox.Session) -> None:
     """Build the documentation with mkdocs into build/docs (warnings are errors)."""
     session.chdir(ROOT)
     # The site needs only mkdocs itself: the API reference comes from tools/mkdocs_hooks.py (no plugin).
-    _ensure(session, ("mkdocs", "mkdocs==1.6.1"))
+    _ensure(session, ("mkdocs", "mkdocs==1.6.1"), ("pygmentize", "pygments"))  # Pygments: build-time highlighting
     session.run(_tool("mkdocs"), "build", "--strict", "-d", "build/docs", *session.posargs, external=True)
 
 

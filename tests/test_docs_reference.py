@@ -73,7 +73,9 @@ def test_reference_render_shows_signature_and_docstring() -> None:
     import fluxion
 
     summary = fluxion.grad.__doc__.strip().split("\n\n", 1)[0].splitlines()[0].strip()
-    assert summary.replace("<", "&lt;").replace(">", "&gt;") in entry
+    # The docstring is converted to markdown: ``literals`` become `code spans`.
+    assert api_reference.docstring_markdown(summary).strip() in entry
+    assert "`fun`" in entry and "``" not in entry.split("```python", 1)[0]
 
 
 def test_reference_fence_survives_backticks_in_docstrings() -> None:

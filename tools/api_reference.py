@@ -12,6 +12,7 @@ with its kind, its signature and its docstring; ``reference/index.md`` lists the
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import inspect
 import re
@@ -139,6 +140,22 @@ def _kind(obj: object) -> str:
     return "constant"
 
 
+class _Annotation:
+    """An annotation given as a string, shown as the type it names (no quotes)."""
+
+    def __init__(self, text: str) -> None:
+        while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            text = text[1:-1]
+        self.text = re.sub(r"(?<![\w])['\"]([A-Za-z_][\w.]*)['\"]", r"\1", text)  # inner forward refs
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _unquoted(annotation: object) -> object:
+    return _Annotation(annotation) if isinstance(annotation, str) else annotation
+
+
 def _signature(name: str, obj: object) -> str | None:
     if not callable(obj) or inspect.ismodule(obj):
         return None
@@ -146,11 +163,14 @@ def _signature(name: str, obj: object) -> str | None:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
+    # String annotations (``from __future__ import annotations``, forward references) are shown
+    # as the types they name, never as quoted strings.
+    sig = sig.replace(
+        parameters=[p.replace(annotation=_unquoted(p.annotation)) for p in sig.parameters.values()],
+        return_annotation=_unquoted(sig.return_annotation))
     text = re.sub(r"ForwardRef\('([^']+)'\)", r"\1", f"{name}{sig}")
     # Object reprs with memory addresses would make every build differ: drop the addresses.
-    text = re.sub(r" at 0x[0-9a-f]+>", ">", text)
-    # String annotations (from ``from __future__ import annotations``) read better unquoted.
-    return re.sub(r"(: |-> )'([^'\n]+)'", r"\1\2", text)
+    return re.sub(r" at 0x[0-9a-f]+>", ">", text)
 
 
 def _escape(text: str) -> str:
@@ -175,15 +195,193 @@ def _constant_repr(obj: object) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
+# ---------------------------------------------------------------------------- docstrings -> markdown
+# Docstrings are written in reStructuredText-flavoured Google style (``literals``, :func:`roles`,
+# "Example:" sections with doctests). The reference pages render them as markdown: literals and
+# roles become code spans, doctests and literal blocks become highlighted code, section titles
+# become bold labels, "name: text" entries of Args/Returns/Raises become list items, and lists get
+# the blank line markdown needs. tests/test_docs_build.py checks the built HTML for leftovers.
+
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`(~?)([^`<]*?)(?:\s*<([^`>]+)>)?`")
+_RST_LINK = re.compile(r"`([^`<]+?)\s*<(https?://[^`>]+)>`__?")
+_LITERAL = re.compile(r"``(.+?)``")
+_SECTION = re.compile(r"(Args|Arguments|Parameters|Params|Returns|Return|Yields|Raises|Attributes|"
+                      r"Example|Examples|Note|Notes|Warning|Warnings|See [Aa]lso|References|Other "
+                      r"Parameters|Keyword [Aa]rguments)\s*:?")
+_ENTRY_SECTIONS = {"Args", "Arguments", "Parameters", "Params", "Returns", "Return", "Yields",
+                   "Raises", "Attributes", "Other Parameters", "Keyword arguments",
+                   "Keyword Arguments"}
+_DIRECTIVE = re.compile(r"\.\.\s+([a-z]+)::\s*(.*)")
+
+
+def _code_span(text: str) -> str:
+    text = text.strip()
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _role_text(m: re.Match) -> str:
+    """What a role shows: its text, or its target (``~a.b.C`` shows ``C``, as Sphinx does)."""
+    tilde, text, target = m.groups()
+    shown = (text or target or "").strip()
+    return shown.rsplit(".", 1)[-1] if tilde else shown
+
+
+def _inline(text: str) -> str:
+    """One line of prose: RST roles, links and literals to markdown; HTML and emphasis escaped."""
+    out = []
+    text = _RST_LINK.sub(lambda m: f"\x00[{m.group(1)}]({m.group(2)})\x00", text)
+    text = _ROLE.sub(lambda m: "\x00" + _code_span(_role_text(m)) + "\x00", text)
+    text = _LITERAL.sub(lambda m: "\x00" + _code_span(m.group(1)) + "\x00", text)
+    # Single backticks (RST's default role) are code already; keep them whole.
+    text = re.sub(r"(?<![`\x00])`([^`\x00]+)`(?!`)", lambda m: "\x00" + _code_span(m.group(1)) + "\x00",
+                  text)
+    for i, part in enumerate(text.split("\x00")):
+        if i % 2 == 0:  # prose: escape what markdown or HTML would interpret
+            part = _escape(part)
+            part = re.sub(r"(?<![\w\\])([*_])(?=\w)", r"\\\1", part)
+        out.append(part)
+    return "".join(out)
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    indents = [len(ln) - len(ln.lstrip()) for ln in lines if ln.strip()]
+    cut = min(indents, default=0)
+    return [ln[cut:] for ln in lines]
+
+
+def _take_indented(lines: list[str], i: int, base: int) -> tuple[list[str], int]:
+    """The lines from ``i`` on that are blank or indented deeper than ``base``."""
+    block = []
+    while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > base):
+        block.append(lines[i])
+        i += 1
+    while block and not block[-1].strip():
+        block.pop()
+        i -= 1
+    return block, i
+
+
+def _entries(body: list[str]) -> list[str]:
+    """An Args/Returns/Raises body as list items: ``name (type): text`` -> ``- `name` (type): text``."""
+    items: list[str] = []
+    base = min((len(ln) - len(ln.lstrip()) for ln in body if ln.strip()), default=0)
+    for ln in body:
+        if not ln.strip():
+            continue
+        if len(ln) - len(ln.lstrip()) > base and items:
+            items[-1] += " " + _inline(ln.strip())
+            continue
+        m = re.match(r"(\*{0,2}[\w.]+)(\s*\([^)]*\))?\s*:\s*(.*)", ln.strip())
+        if m:
+            items.append(f"- {_code_span(m.group(1))}{_inline(m.group(2) or '')}: {_inline(m.group(3))}")
+        else:
+            items.append("- " + _inline(ln.strip()))
+    return items
+
+
+def _is_python(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def docstring_markdown(doc: str) -> str:
+    """A docstring (already cleaned by ``inspect.getdoc``) as markdown.
+
+    Example:
+        >>> docstring_markdown("Add ``x``; see :func:`fluxion.jit`.")
+        'Add `x`; see `fluxion.jit`.\\n'
+    """
+    lines = doc.expandtabs().splitlines()
+    out: list[str] = []
+    para: list[str] = []
+
+    def flush() -> None:  # a paragraph is converted whole: a literal may span its lines
+        if para:
+            out.append(_inline(" ".join(para)) + "\n")
+            para.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            flush()
+            i += 1
+            continue
+        if stripped.startswith(">>>"):
+            flush()
+            block = []
+            while i < len(lines) and lines[i].strip():
+                block.append(lines[i])
+                i += 1
+            out.append(_fence("\n".join(_dedent(block)), "pycon"))
+            continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        section = _SECTION.fullmatch(stripped)
+        underlined = bool(nxt) and set(nxt) <= set("-=~") and len(nxt) >= 3
+        if section and (stripped.endswith(":") or underlined):
+            flush()
+            name = section.group(1)
+            out.append(f"**{name}**\n")
+            i += 2 if underlined else 1
+            body, i = _take_indented(lines, i, -1 if underlined else indent)
+            if underlined:  # numpy style: the body runs to the next underlined title
+                end = next((k for k in range(len(body) - 1) if body[k + 1].strip()
+                            and set(body[k + 1].strip()) <= set("-=~") and body[k].strip()), None)
+                if end is not None:
+                    i -= len(body) - end
+                    body = body[:end]
+            if name in _ENTRY_SECTIONS and not any(ln.strip().startswith(">>>") for ln in body):
+                out.append("\n".join(_entries(body)) + "\n")
+            else:
+                out.append(docstring_markdown("\n".join(_dedent(body))))
+            continue
+        directive = _DIRECTIVE.fullmatch(stripped)
+        if directive:
+            flush()
+            i += 1
+            body, i = _take_indented(lines, i, indent)
+            para.extend(t for t in [directive.group(2)] + [ln.strip() for ln in body] if t.strip())
+            label = f"**{directive.group(1).capitalize()}:** "
+            flush()
+            out[-1] = label + out[-1]
+            continue
+        if stripped.endswith("::"):  # a literal block follows
+            para.append(stripped[:-1].rstrip(":") + (":" if stripped != "::" else ""))
+            flush()
+            body, i = _take_indented(lines, i + 1, indent)
+            code = "\n".join(_dedent(body)).strip("\n")
+            if code:
+                out.append(_fence(code, "python" if _is_python(code) else ""))
+            continue
+        if re.match(r"([-*+]|\d+[.)])\s", stripped):  # a list item, with its continuation lines
+            flush()
+            item = stripped
+            i += 1
+            while i < len(lines) and lines[i].strip() and (
+                    len(lines[i]) - len(lines[i].lstrip()) > indent) and not lines[i].strip().startswith(">>>"):
+                item += " " + lines[i].strip()
+                i += 1
+            marker, rest = item.split(None, 1) if " " in item else (item, "")
+            out.append(f"{'-' if marker in '-*+' else marker} {_inline(rest)}")
+            if i >= len(lines) or not re.match(r"\s*([-*+]|\d+[.)])\s", lines[i]):
+                out[-1] += "\n"
+            continue
+        para.append(stripped)
+        i += 1
+    flush()
+    return "\n".join(out)
+
+
 def _doc_block(obj: object, kind: str) -> list[str]:
     doc = inspect.getdoc(obj) if kind != "constant" else None
     if not doc:
         return ["*No docstring.*\n"] if kind != "constant" else []
-    summary, rest = _split_doc(doc)
-    out = [" ".join(_escape(line.strip()) for line in summary.splitlines()) + "\n"]
-    if rest.strip():
-        out.append(_fence(rest.rstrip()))
-    return out
+    return [docstring_markdown(doc)]
 
 
 def _own_members(cls: type) -> Iterable[tuple[str, object]]:
@@ -208,7 +406,7 @@ def render_module(modname: str) -> str:
     mdoc = inspect.getdoc(module)
     if mdoc:
         summary, _ = _split_doc(mdoc)
-        lines.append(" ".join(_escape(s.strip()) for s in summary.splitlines()) + "\n")
+        lines.append(docstring_markdown(summary))
     guide = GUIDES.get(package)
     if guide and (Path(__file__).resolve().parent.parent / "docs" / guide).exists():
         lines.append(f"Guide: [{package}](../../{guide}).\n")
@@ -242,10 +440,7 @@ def render_module(modname: str) -> str:
                     lines.append("*property*\n")
                 doc = inspect.getdoc(member)
                 if doc:
-                    summary, rest = _split_doc(doc)
-                    lines.append(" ".join(_escape(s.strip()) for s in summary.splitlines()) + "\n")
-                    if rest.strip():
-                        lines.append(_fence(rest.rstrip()))
+                    lines.append(docstring_markdown(doc))
     return "\n".join(lines)
 
 
