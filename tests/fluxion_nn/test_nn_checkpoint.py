@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -118,6 +119,50 @@ def test_sigkill_mid_save_leaves_a_loadable_checkpoint(tmp_path):
     r = checkpoint.restore(path)
     w, v = np.asarray(r["w"]), np.asarray(r["v"])
     assert w.shape == (4_000_000,) and np.all(w == w[0]) and np.all(v == w[0])
+    # The killed writer's temporary file (as large as the checkpoint) is gone after the restore.
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_orphaned_temporary_files_are_removed_on_next_save(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        orphan = tmp_path / f".m.safetensors.fluxion-{dead.pid}-x1y2.tmp"
+        writing = tmp_path / f".m.safetensors.fluxion-{alive.pid}-z3w4.tmp"  # another live writer
+        unrelated = tmp_path / ".notes.tmp"
+        for f in (orphan, writing, unrelated):
+            f.write_bytes(b"partial")
+        checkpoint.save(tmp_path / "m.safetensors", {"w": jnp.ones(2)})
+        assert not orphan.exists() and writing.exists() and unrelated.exists()
+        orphan.write_bytes(b"partial")
+        checkpoint.restore(tmp_path / "m.safetensors")
+        assert not orphan.exists() and writing.exists()
+    finally:
+        alive.kill()
+        alive.wait()
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o002])
+def test_files_get_the_umask_mode(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        (tmp_path / "plain").write_bytes(b"")  # the reference: what open() creates
+        checkpoint.save(tmp_path / "c.safetensors", {"w": jnp.ones(2)})
+    finally:
+        os.umask(old)
+    want = stat.S_IMODE((tmp_path / "plain").stat().st_mode)
+    assert want == 0o666 & ~umask
+    for name in ("c.safetensors", "c.safetensors.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == want, name
+
+
+def test_overwriting_keeps_the_files_mode(tmp_path):
+    path = tmp_path / "c.safetensors"
+    checkpoint.save(path, {"w": jnp.ones(2)})
+    os.chmod(path, 0o600)
+    checkpoint.save(path, {"w": jnp.zeros(2)})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 def test_restore_onto_device(tmp_path):

@@ -4,7 +4,8 @@ A checkpoint is one safetensors file (readable by the ``safetensors`` library) w
 metadata also holds the tree's structure (JSON) and a SHA-256 of the data; a small readable
 ``<path>.json`` copy of the structure is written next to it. Files are written to a temporary
 file in the same directory, flushed, fsynced and renamed over the target, so a process killed
-mid-save leaves the previous checkpoint intact. ``CheckpointManager`` keeps the last N and the
+mid-save leaves the previous checkpoint intact (its temporary file is removed by the next save or
+restore in that folder). Files get the mode new files get under the process umask. ``CheckpointManager`` keeps the last N and the
 best-by-metric checkpoints and can save on a background thread.
 """
 
@@ -206,11 +207,83 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+# Temporary files are ``.<name>.fluxion-<pid>-<random>.tmp`` beside the target: a process killed
+# mid-save leaves one behind (as large as the checkpoint). The next save or restore in that folder
+# removes those whose writer is gone (its pid is not running) or that are a day old.
+_TMP = re.compile(r"^\..+\.fluxion-(\d+)-[^.]+\.tmp$")
+_STALE_SECONDS = 24 * 3600
+_writing: set[str] = set()  # this process's temporary files being written now
+_writing_lock = threading.Lock()
+
+
+def _process_umask() -> int:
+    """The process umask, read without changing it where the OS allows."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read by setting it, and put it back at once
+    os.umask(mask)
+    return mask
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _remove_orphans(directory: str) -> None:
+    """Delete temporary files left in ``directory`` by interrupted saves."""
+    import time
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        m = _TMP.match(name)
+        if m is None:
+            continue
+        full = os.path.join(directory, name)
+        pid = int(m.group(1))
+        # The lock also covers creating a temporary file and registering it (_atomic_write), so a
+        # file of this process is either registered or orphaned here, never in between.
+        with _writing_lock:
+            if full in _writing:
+                continue
+            try:
+                stale = now - os.stat(full).st_mtime > _STALE_SECONDS
+                if stale or pid == os.getpid() or not _pid_running(pid):
+                    os.unlink(full)
+            except OSError:  # removed meanwhile, or not ours to remove
+                pass
+
+
 def _atomic_write(path: str, parts: list) -> None:
     directory = os.path.dirname(os.path.abspath(path)) or "."
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    _remove_orphans(directory)
+    with _writing_lock:
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.fluxion-{os.getpid()}-",
+                                   suffix=".tmp", dir=directory)
+        _writing.add(tmp)
     try:
+        # mkstemp makes the file 0600; a checkpoint gets the mode any new file gets (0666 less the
+        # umask), or keeps the mode of the file it replaces.
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_process_umask()
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             for p in parts:
                 f.write(p)
@@ -223,10 +296,14 @@ def _atomic_write(path: str, parts: list) -> None:
         except OSError:
             pass
         raise
+    finally:
+        with _writing_lock:
+            _writing.discard(tmp)
     _fsync_dir(directory)
 
 
 def _read(path: str) -> tuple[dict, dict, bytes]:
+    _remove_orphans(os.path.dirname(os.path.abspath(path)) or ".")
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint.restore: no checkpoint at {path!r}")
     with open(path, "rb") as f:
