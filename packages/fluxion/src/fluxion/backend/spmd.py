@@ -180,8 +180,15 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     module_meshes(module)  # marks the module as multi-device: constraints are emitted
     params = list(program.constvars) + list(program.invars)
     devices0 = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
+    # a result on a mesh mixing Explicit and Auto axes: its type's Explicit axes are fixed, the
+    # rest is the compiler's choice (open dimensions), as JAX lowers it
+    open_outs = {k for k, (v, s) in enumerate(zip(program.outvars, out_shardings))
+                 if s is None and typed_result_sharding(v.aval, devices0) is None
+                 and _type_sharding(v.aval, devices0) is not None}
     out_shardings = [typed_result_sharding(v.aval, devices0) if s is None else s
                      for v, s in zip(program.outvars, out_shardings)]
+    out_shardings = [_type_sharding(v.aval, devices0) if k in open_outs else s
+                     for k, (v, s) in enumerate(zip(program.outvars, out_shardings))]
     # Shardings given as XLA HloShardings (replicated copies, compiler choices) are written over
     # the computation's mesh when a PartitionSpec describes them: one annotation language.
     devices = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
@@ -196,8 +203,8 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     all_named = all(isinstance(s, NamedSharding) for s in in_shardings) and all(
         s is None or isinstance(s, NamedSharding) for s in out_shardings)
 
-    def attr(s: Any, ndim: int) -> str:
-        return (f"sdy.sharding = {sdy_sharding(module, s, ndim)}" if all_named
+    def attr(s: Any, ndim: int, open_dims: bool = False) -> str:
+        return (f"sdy.sharding = {sdy_sharding(module, s, ndim, open_dims)}" if all_named
                 else _hlo_attr(s, ndim))
 
     attrs = []
@@ -210,9 +217,10 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     # the results' attributes: rewrite the header's result list
     head, _, rest = main.partition("\n")
     outs = []
-    for v, s in zip(program.outvars, out_shardings):
+    for k, (v, s) in enumerate(zip(program.outvars, out_shardings)):
         t = mlir_type(v.aval)
-        outs.append(f"{t} {{{attr(s, len(v.aval.shape))}}}" if s is not None else t)
+        outs.append(f"{t} {{{attr(s, len(v.aval.shape), k in open_outs)}}}" if s is not None
+                    else t)
     head = head[:head.rindex(") -> (")] + f") -> ({', '.join(outs)}) {{"
     main = head + "\n" + rest
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
@@ -240,6 +248,9 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
             if all(t.name == "Explicit" for t in mesh.axis_types) and len(ns.spec) < len(a.shape):
                 # a type on Explicit axes names every dimension (JAX's P(None,))
                 ns = ns.with_spec(tuple(ns.spec) + (None,) * (len(a.shape) - len(ns.spec)))
+            typed = _type_sharding(a, devices)
+            if typed is not None and ns.is_equivalent_to(typed, len(a.shape)):
+                ns = typed  # on a mixed mesh: the type's spec when the compiler's choice is it
             out.append(ns)
         else:
             out.append(HloSharding(devices, hs))
@@ -249,10 +260,19 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
 def typed_result_sharding(aval: Any, devices: tuple | None) -> Any:
     """The sharding a result must have from its type: its aval's sharding when that is on a mesh
     of only Explicit axes over ``devices`` (None otherwise: the compiler chooses)."""
+    s = _type_sharding(aval, devices)
+    if s is None or any(t.name != "Explicit" for t in s.mesh.axis_types):
+        return None
+    return s
+
+
+def _type_sharding(aval: Any, devices: tuple | None) -> Any:
+    """``aval``'s sharding (its type, on a mesh with Explicit axes) when its mesh is over
+    ``devices``, else None."""
     s = aval.sharding
     if s is None or not isinstance(s.mesh, Mesh) or devices is None:
         return None
-    if any(t.name != "Explicit" for t in s.mesh.axis_types):
+    if not any(t.name == "Explicit" for t in s.mesh.axis_types):
         return None
     if tuple(s.mesh._internal_device_list) != tuple(devices) and set(
             s.mesh._internal_device_list) != set(devices):

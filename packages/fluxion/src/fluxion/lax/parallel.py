@@ -820,7 +820,20 @@ def _sharding_constraint_batch(axis: _bt.AxisData, args: Any, dims: Any, *,
 
 def _sharding_constraint_lowering(ctx: Any, x: str, *, sharding: Any) -> str:
     # The sharding object writes its own annotation (it knows the module's meshes); in a
-    # single-device module the constraint is the identity.
+    # single-device module the constraint is the identity. On a mesh mixing Explicit and Auto
+    # axes the operand's type (its Explicit axes) comes first in each dimension, then the
+    # constraint's Auto axes, as in JAX.
+    aval = ctx.avals_in[0]
+    typed = aval.sharding
+    if (typed is not None and getattr(typed, "mesh", None) == getattr(sharding, "mesh", None)
+            and not _sh.resharding_on() and hasattr(sharding, "with_spec")):
+        ndim = len(aval.shape)
+        have = [_sh.spec_axes(p) for p in _sh.entries(aval)]
+        want = sharding.spec._normalized(ndim)
+        if any(have) and all(not set(h) & set(w) for h, w in zip(have, want)):
+            merged = [tuple(h) + tuple(w) for h, w in zip(have, want)]
+            sharding = sharding.with_spec(type(sharding.spec)(
+                *[None if not m else m[0] if len(m) == 1 else m for m in merged]))
     attr = sharding._constraint_attr(ctx.module, len(ctx.avals_in[0].shape))
     if attr is None:
         return x
@@ -870,8 +883,44 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                             f"PartitionSpec, got {type(s).__name__}: {s!r}")
         aval = _bt.abstractify(v)
         s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
+        if not _sh.resharding_on() and _explicit_context_assert(aval, s):
+            out.append(v)  # an assertion only (JAX's): x already has that sharding
+            continue
         out.append(sharding_constraint_p.bind(v, sharding=s))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _explicit_context_assert(aval: Any, s: Any) -> bool:
+    """JAX's checks of a sharding constraint: under a ``set_mesh`` of only Explicit axes it
+    asserts that the operand's type already has ``s`` (True: nothing to bind); elsewhere its
+    spec may name only Auto axes (else use ``reshard``)."""
+    ctx = _context_mesh()
+    mesh, spec = getattr(s, "mesh", None), getattr(s, "spec", None)
+    if mesh is None or spec is None:
+        return False
+    if ctx is not None and ctx.axis_types and all(t.name == "Explicit" for t in ctx.axis_types):
+        have = tuple(_sh.spec_axes(p) for p in _sh.entries(aval))
+        want = spec._normalized(len(aval.shape))
+        for d, (h, w) in enumerate(zip(have, want)):
+            if d < len(spec) and spec[d] is type(spec).UNCONSTRAINED:
+                continue
+            if h != w:
+                have_spec = aval.sharding.spec if aval.sharding is not None else type(spec)(
+                    *(None,) * len(aval.shape))
+                raise AssertionError(
+                    "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
+                    f"type `Explicit`. The array sharding: {have_spec!r} did not match the "
+                    f"sharding provided: {spec!r}. Please use `fluxion.sharding.reshard` to "
+                    "shard your input to the sharding you want.")
+        return True
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    named = [a for d in spec._normalized(len(aval.shape)) for a in d]
+    if any(types.get(a) is not None and types[a].name != "Auto" for a in named):
+        raise ValueError(
+            "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
+            f"axes of the mesh. Got spec={spec!r} and mesh={mesh!r}. You probably meant to use "
+            f"`reshard` API? (lax.with_sharding_constraint){_where()}")
+    return False
 
 
 _MESH_SERVICES: dict[str, Any] = {}
