@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import abc
+import sys
 import warnings
 from typing import Any, Callable
 
@@ -309,14 +310,34 @@ def _truncation_message(dt: np.dtype, canon: np.dtype, fun_name: str) -> str:
             "See https://github.com/jax-ml/jax#current-gotchas for more.")
 
 
+# (dtype, function, file, line) of the truncation warnings already shown: each is shown once.
+_truncation_warned: set[tuple] = set()
+
+
 def _explicit_dtype(dt: np.dtype, fun_name: str, stacklevel: int = 4) -> np.dtype:
-    """Canonicalise a dtype the user asked for by name, warning when x64 truncates it."""
+    """Canonicalise a dtype the user asked for by name, warning when x64 truncates it.
+
+    The warning points at the first frame outside Fluxion and its packages (the user's line, not
+    ``fluxion/numpy/...``) and is shown once per such line. ``stacklevel`` is kept for callers.
+    """
     if _x64:
         return dt
     canon = _TO_32.get(dt)
     if canon is None:
         return dt
-    warnings.warn(_truncation_message(dt, canon, fun_name), UserWarning, stacklevel=stacklevel)
+    from fluxion.core.tracebacks import is_internal_file
+
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and is_internal_file(frame.f_code.co_filename):
+        frame, level = frame.f_back, level + 1
+    key = (dt, fun_name, frame.f_code.co_filename, frame.f_lineno)
+    # Shown once per line even when something re-arms Python's per-location registry (any
+    # catch_warnings block does), unless the innermost filter asks to see every one ("always",
+    # as pytest.warns sets, or "error").
+    every = bool(warnings.filters) and warnings.filters[0][0] in ("always", "error")
+    if every or key not in _truncation_warned:
+        _truncation_warned.add(key)
+        warnings.warn(_truncation_message(dt, canon, fun_name), UserWarning, stacklevel=level)
     return canon
 
 
