@@ -54,4 +54,5 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(dir(_fluxion)))
+    return sorted(set(globals()) | set(dir(_fluxion)) | set(_REF_NAMES) | {"api_util",
+                  "interpreters", "version", "extend", "ref"})

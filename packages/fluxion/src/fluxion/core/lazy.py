@@ -42,7 +42,8 @@ def lazy_namespace(package: str, namespace: dict[str, Any],
         elif name in modules:
             value = importlib.import_module(f"{package}.{name}")
         else:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            raise AttributeError(f"module {package!r} has no attribute {name!r} (the JAX names "
+                                 f"Fluxion lacks are listed in docs/guide/coming-from-jax.md)")
         namespace[name] = value
         return value
 

@@ -1,7 +1,6 @@
 """``fluxion.extend`` (JAX's ``jax.extend``): the interfaces for libraries that build on the
 transformation system — its IR and tracing (``extend.core``), the backends (``extend.backend``),
-source information (``extend.source_info_util``), PRNG implementations (``extend.random``) and
-``linear_util``. Submodules load on first access.
+source information (``extend.source_info_util``) and ``linear_util``. Submodules load on first access.
 
 What Fluxion provides of each is listed in the module's ``__all__``; JAX names it lacks raise an
 ``AttributeError`` pointing to docs/guide/coming-from-jax.md, where they are listed with reasons.
@@ -17,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["backend", "core", "linear_util", "random", "source_info_util"]
+__all__ = ["backend", "core", "linear_util", "source_info_util"]
 
 
 def __getattr__(name: str) -> Any:
