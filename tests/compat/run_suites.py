@@ -340,7 +340,7 @@ def normalise_cause(cause: str | None) -> str:
     c = re.sub(r"0x[0-9a-fA-F]+", "0x…", c)
     c = re.sub(r"(?<![A-Za-z_\d])-?\d+(\.\d+)?(e-?\d+)?", "N", c)
     c = re.sub(r"\s+", " ", c)
-    return c[:200]
+    return c[:240]
 
 
 def load_baseline(lib: str) -> dict | None:
@@ -375,7 +375,14 @@ def compare(suite: Suite, mode: str, base_pass: dict[str, float], run: dict) -> 
         causes[normalise_cause(cause)].append(nodeid)
     counted = len(base) - len(apart)
     grouped = sorted(causes.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    parts = {}
+    if len(suite.subdirs) > 1:  # flax: nnx and linen apart as well
+        for d in suite.subdirs:
+            mine = [n for n in base if n.startswith(d + "/")]
+            if mine:
+                parts[d] = {"baseline_passing": len(mine), "passing": sum(n.startswith(d + "/") for n in passing)}
     return {
+        "parts": parts,
         "baseline_passing": len(base), "apart": len(apart), "counted": counted, "passing": len(passing),
         "share": round(len(passing) / counted, 4) if counted else None,
         "wall_s": run["wall_s"], "crashes": run["crashes"], "alias": run.get("alias"),
@@ -443,7 +450,10 @@ def markdown(summary: dict, top: int = 8) -> str:
             return f"{r['passing']}/{r['counted']} = {share}{extra}"
 
         walls = [str(round(rec.get("real_wall_s") or 0))] + [str(round(m[k]["wall_s"])) for k in m]
-        lines.append(f"| {lib} {rec['version']} | {rec['baseline_passing']} | {cell('alias')} | "
+        base = rec["baseline_passing"]
+        if "sample_size" in rec:
+            base = f"{base} (sample: {rec['sample_size']})"
+        lines.append(f"| {lib} {rec['version']} | {base} | {cell('alias')} | "
                      f"{cell('mirror')} | {' / '.join(walls)} |")
     lines += ["", "Run time: real / then each Fluxion mode, seconds.", ""]
     for lib, rec in summary["libs"].items():
@@ -456,6 +466,8 @@ def markdown(summary: dict, top: int = 8) -> str:
                 lines.append("- none")
             if r["apart"]:
                 lines.append(f"- counted apart (unmirrored library): {r['apart']} tests")
+            for d, part in r.get("parts", {}).items():
+                lines.append(f"- {d}: {part['passing']}/{part['baseline_passing']} pass")
             lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -575,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
             rec["real_wall_s"] = real["wall_s"]
             rec["real_collected"] = len(real["tests"])
             rec["real_collect_errors"] = real["collect_errors"]
-            if args.record_baseline and not args.sample:
+            if args.record_baseline and not args.sample and not real.get("partial"):
                 BASELINE_DIR.mkdir(exist_ok=True)
                 (BASELINE_DIR / f"{lib}.json").write_text(json.dumps(
                     {"lib": lib, "dist": suite.dist, "version": suite.version, "jax": JAX_VERSION,
@@ -589,6 +601,8 @@ def main(argv: list[str] | None = None) -> int:
             base_pass = baseline["passing"]
             rec["baseline_source"] = "recorded"
         rec["baseline_passing"] = len(base_pass)
+        if args.sample:
+            rec["sample_size"] = size
         rec["modes"] = {}
         for mode in modes:
             if mode == "real" or (lib, mode) not in runs:
