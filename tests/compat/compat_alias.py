@@ -27,6 +27,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import types
 
@@ -53,8 +54,27 @@ def _has_module(name: str) -> bool:
         return False
 
 
+def _reference_has_module(fullname: str) -> bool:
+    """Whether the installed reference library has a module ``fullname`` (looked up on disk only:
+    the reference itself is never imported in mirror mode)."""
+    top, _, rest = fullname.partition(".")
+    spec = importlib.machinery.PathFinder.find_spec(top)
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    for loc in spec.submodule_search_locations:
+        path = os.path.join(loc, *rest.split(".")) if rest else loc
+        if os.path.isfile(path + ".py") or os.path.isfile(os.path.join(path, "__init__.py")):
+            return True
+    return False
+
+
 class _PublicView(types.ModuleType):
-    """A private reference module with no mirror counterpart: reads fall through to the public one."""
+    """A private reference module with no mirror counterpart: reads fall through to the public one.
+
+    A name that is a submodule in the reference (``from rlax._src import vtrace``: a module there,
+    a function in the public namespace) is not forwarded, so the import system imports it as a
+    module (which resolves to the mirror's module or another view).
+    """
 
     def __init__(self, name: str, public: types.ModuleType) -> None:
         super().__init__(name)
@@ -63,6 +83,8 @@ class _PublicView(types.ModuleType):
 
     def __getattr__(self, attr: str):
         public = self.__dict__["_compat_public"]
+        if not attr.startswith("__") and _reference_has_module(f"{self.__name__}.{attr}"):
+            raise AttributeError(f"{self.__name__}.{attr} is a module: import it")
         try:
             return getattr(public, attr)
         except AttributeError:
