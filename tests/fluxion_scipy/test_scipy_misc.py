@@ -123,20 +123,55 @@ def test_map_coordinates_vs_jax_and_scipy(order):
     inside = [np.array([0.2, 1.5, 2.9]), np.array([0.4, 2.5, 3.2])]
     np.testing.assert_allclose(np.asarray(fnd.map_coordinates(img, inside, order)),
                                snd.map_coordinates(img, np.array(inside), order=order), rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="map_coordinates"):
-        fnd.map_coordinates(img, coords, 2)
+    # where JAX and SciPy differ (order 0 "constant", "wrap" and "mirror"; order 1 "constant" and
+    # "wrap") fluxion_scipy follows JAX, whose namesake it is; see docs/scipy.md
 
 
-def test_map_coordinates_cubic_vs_scipy(x64):
-    img = RNG.normal(size=(6, 7))
-    coords = [np.array([-1.3, 0.2, 1.5, 3.7, 5.4, 2.5, 7.2]),
-              np.array([0.4, -0.6, 2.5, 4.2, 6.1, 1.5, -3.0])]
-    for mode, tol in (("mirror", 1e-12), ("reflect", 1e-6)):
-        ours = np.asarray(fnd.map_coordinates(img, coords, 3, mode=mode))
-        ref = snd.map_coordinates(img, np.array(coords), order=3, mode=mode)
-        np.testing.assert_allclose(ours, ref, atol=tol, err_msg=mode)
-    grad = fluxion.grad(lambda a: fnd.map_coordinates(a, [np.array([1.5])], 3, mode="mirror")[0])(
-        np.arange(5.0))
-    assert grad.shape == (5,)
-    with pytest.raises(NotImplementedError, match="map_coordinates"):
-        fnd.map_coordinates(img, coords, 3, mode="constant")
+_SCIPY_MODES = ("constant", "nearest", "wrap", "mirror", "reflect", "grid-wrap", "grid-constant",
+                "grid-mirror")
+
+
+# Every pair runs nightly; per commit, a set that meets every order and every mode once.
+_PER_COMMIT_SPLINES = {(2, "wrap"), (2, "grid-mirror"), (3, "reflect"), (3, "constant"),
+                       (4, "grid-constant"), (4, "mirror"), (5, "nearest"), (5, "grid-wrap")}
+
+
+@pytest.mark.parametrize("order,mode", [
+    pytest.param(o, m, marks=() if (o, m) in _PER_COMMIT_SPLINES else pytest.mark.slow)
+    for o in range(2, 6) for m in _SCIPY_MODES])
+def test_map_coordinates_every_spline_order_and_mode_vs_scipy(order, mode, x64):
+    """Orders 2-5 (beyond JAX) in all of SciPy's modes, points inside, at the edges and far
+    outside, in 2-d: SciPy's numbers to rounding."""
+    img = RNG.normal(size=(5, 6))
+    rng = np.random.RandomState(4)
+    coords = [np.concatenate([[0, 4, -1, 5, 0.5, 4.5, -1e-9], rng.uniform(-8, 13, 25)]),
+              np.concatenate([[0, 5, -0.5, 5.5, 5.0, -1e-9, 2.5], rng.uniform(-8, 14, 25)])]
+    ours = fnd.map_coordinates(img, coords, order, mode=mode, cval=-0.7)
+    ref = snd.map_coordinates(img, np.array(coords), order=order, mode=mode, cval=-0.7)
+    assert ours.dtype == np.float64 and ours.shape == ref.shape
+    np.testing.assert_allclose(np.asarray(ours), ref, atol=1e-10,
+                               err_msg=f"order={order} mode={mode}")
+    if (order, mode) == (3, "reflect"):
+        grad = fluxion.grad(lambda a: fnd.map_coordinates(a, [np.array([1.5])], 3,
+                                                          mode="mirror")[0])(np.arange(5.0))
+        assert grad.shape == (5,)
+        with pytest.raises(NotImplementedError, match="orders 0 to 5"):
+            fnd.map_coordinates(img, coords, 6)
+
+
+def test_map_coordinates_splines_keep_the_input_dtype():
+    """float32 and integer inputs (and 1-d / 3-d arrays, under jit) as SciPy: the output has the
+    input's dtype, integers rounded half away from zero."""
+    line = np.linspace(-3.0, 7.0, 9).astype(np.float32)
+    pts = np.array([-2.2, 0.0, 3.3, 7.9, 11.0], np.float32)
+    for order, mode in ((5, "grid-wrap"),):
+        ours = fluxion.jit(lambda a, p: fnd.map_coordinates(a, [p], order, mode=mode))(line, pts)
+        ref = snd.map_coordinates(line, pts[None], order=order, mode=mode)
+        assert ours.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(ours), ref, rtol=1e-5, atol=1e-5)
+    ints = (np.arange(24).reshape(2, 3, 4) * 7).astype(np.int32)
+    c3 = [np.array([0.3, 1.0, 0.7]), np.array([1.2, 2.0, 0.1]), np.array([2.6, 0.4, 3.0])]
+    ours = fnd.map_coordinates(ints, c3, 4, mode="mirror")
+    ref = snd.map_coordinates(ints, np.array(c3), order=4, mode="mirror")
+    assert ours.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(ours), ref)

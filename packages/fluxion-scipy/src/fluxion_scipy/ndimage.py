@@ -36,47 +36,159 @@ def _fold(index: Any, size: int, mode: str) -> tuple[Any, Any]:
     return jnp.where(r < size, r, period - 1 - r), jnp.ones_like(index, bool)
 
 
-_Z3 = math.sqrt(3.0) - 2.0  # the pole of the cubic B-spline prefilter
+# The poles of the B-spline prefilters of orders 2-5 (Unser's recursive filters).
+_POLES = {2: (math.sqrt(8.0) - 3.0,),
+          3: (math.sqrt(3.0) - 2.0,),
+          4: (math.sqrt(664.0 - math.sqrt(438976.0)) + math.sqrt(304.0) - 19.0,
+              math.sqrt(664.0 + math.sqrt(438976.0)) - math.sqrt(304.0) - 19.0),
+          5: (math.sqrt(67.5 - math.sqrt(4436.25)) + math.sqrt(26.25) - 6.5,
+              math.sqrt(67.5 + math.sqrt(4436.25)) - math.sqrt(26.25) - 6.5)}
 
 
-def _prefilter_axis(c: Any, mode: str) -> Any:
-    """Cubic B-spline coefficients along axis 0 (Unser's recursive filter) for the symmetric
-    boundary extensions "mirror" (whole-sample) and "reflect" (half-sample)."""
+def _filter_boundary(mode: str) -> str:
+    """Which exact boundary the prefilter assumes for ``mode`` (as SciPy's spline filter)."""
+    if mode == "grid-wrap":
+        return "wrap"
+    if mode in ("reflect", "nearest"):
+        return "reflect"
+    return "mirror"  # mirror; "wrap", "constant" (no exact rule) and the padded
+    # "grid-constant" use the mirror extension
+
+
+def _prefilter_axis(c: Any, order: int, boundary: str) -> Any:
+    """B-spline coefficients of ``order`` along axis 0: the gain, then for each pole a causal
+    and an anticausal recursion whose first values come from the ``boundary`` extension."""
     n = c.shape[0]
     if n == 1:
         return c
-    z = _Z3
-    # s[-k] for one period of the symmetric extension, k = 0, 1, ...
+    poles = _POLES[order]
+    gain = 1.0
+    for z in poles:
+        gain *= (1.0 - z) * (1.0 - 1.0 / z)
+    c = c * gain
+    shape = (-1,) + (1,) * (c.ndim - 1)
+    for z in poles:
+        if boundary == "mirror":
+            zn1 = z ** (n - 1)
+            w = np.zeros(n)
+            w[0] += 1.0
+            w[n - 1] += zn1
+            i = np.arange(1, n - 1)
+            np.add.at(w, i, z ** i)
+            np.add.at(w, n - 1 - i, z ** i * zn1)
+            first = jnp.sum(jnp.asarray(w / (1.0 - zn1 * zn1), c.dtype).reshape(shape) * c, 0)
+        elif boundary == "wrap":
+            w = np.zeros(n)
+            w[0] = 1.0
+            i = np.arange(1, n)
+            w[n - i] += z ** i
+            first = jnp.sum(jnp.asarray(w / (1.0 - z ** n), c.dtype).reshape(shape) * c, 0)
+        else:  # reflect; the last term of SciPy's in-place sum reads the running c[0]
+            zn = z ** n
+            w = np.zeros(n)
+            w[0] += 1.0
+            w[n - 1] += zn
+            i = np.arange(1, n - 1)
+            np.add.at(w, i, z ** i)
+            np.add.at(w, n - 1 - i, z ** i * zn)
+            zl = z ** (n - 1)
+            w = w * (1.0 + zl * zn)
+            w[n - 1] += zl
+            w = w * (z / (1.0 - zn * zn))
+            w[0] += 1.0
+            first = jnp.sum(jnp.asarray(w, c.dtype).reshape(shape) * c, 0)
+
+        def causal(prev: Any, sample: Any, z: float = z) -> tuple:
+            out = sample + z * prev
+            return out, out
+
+        _, rest = lax.scan(causal, first, c[1:])
+        cp = jnp.concatenate([first[None], rest], 0)
+        if boundary == "mirror":
+            last = (z * cp[n - 2] + cp[n - 1]) * (z / (z * z - 1.0))
+        elif boundary == "wrap":
+            w = z ** (np.arange(n - 1) + 1.0)
+            last = (cp[n - 1] + jnp.sum(jnp.asarray(w, c.dtype).reshape(shape) * cp[:n - 1], 0)) \
+                * (z / (z ** n - 1.0))
+        else:
+            last = cp[n - 1] * (z / (z - 1.0))
+
+        def anticausal(nxt: Any, cplus: Any, z: float = z) -> tuple:
+            out = z * (nxt - cplus)
+            return out, out
+
+        _, head = lax.scan(anticausal, last, cp[:n - 1], reverse=True)
+        c = jnp.concatenate([head, last[None]], 0)
+    return c
+
+
+def _map_index(x: Any, n: int, mode: str) -> Any:
+    """SciPy's mapping of a (fractional or integer) position outside ``[0, n - 1]`` into the
+    array by ``mode``; "constant" maps outside positions to -1."""
+    inexact = jnp.issubdtype(x.dtype, jnp.inexact)
+    trunc = jnp.trunc if inexact else (lambda v: v)
+
+    def div(a: Any, b: int) -> Any:  # C's truncating division of a non-negative a
+        return jnp.floor(a / b) if inexact else a // b
+
+    low, high = x < 0, x > n - 1
+    if mode == "constant":
+        return jnp.where(low | high, -1, x)
+    if mode == "nearest":
+        return jnp.clip(x, 0, n - 1)
+    if n <= 1:
+        return jnp.where(low | high, 0, x)
     if mode == "mirror":
-        back = jnp.concatenate([c, jnp.flip(c[1:n - 1], 0)], 0)  # period 2n - 2
+        s2 = 2 * n - 2
+        lo = s2 * trunc(div(-x, s2)) + x
+        lo = jnp.where(lo <= 1 - n, lo + s2, -lo)
+        hi = x - s2 * trunc(div(jnp.maximum(x, 0), s2))
+        hi = jnp.where(hi >= n, s2 - hi, hi)
+    elif mode == "reflect":
+        s2 = 2 * n
+        lo = jnp.where(x < -s2, s2 * trunc(div(-x, s2)) + x, x)
+        lo = jnp.where(lo < -n, lo + s2, (jnp.where(lo > -1e-15, 1e-15, -lo) if inexact
+                                          else -lo) - 1)
+        hi = x - s2 * trunc(div(jnp.maximum(x, 0), s2))
+        hi = jnp.where(hi >= n, s2 - hi - 1, hi)
+    elif mode == "wrap":
+        sz = n - 1
+        lo = x + sz * (trunc(div(-x, sz)) + 1)
+        hi = x - sz * trunc(div(jnp.maximum(x, 0), sz))
+    else:  # grid-wrap
+        lo = x + n * (trunc(div(jnp.maximum(-1 - x, 0), n)) + 1)
+        hi = x - n * trunc(div(jnp.maximum(x, 0), n))
+    return jnp.where(low, lo, jnp.where(high, hi, x))
+
+
+def _spline_weights(x: Any, order: int) -> list[Any]:
+    """The ``order + 1`` B-spline weights at ``x`` (relative to the middle knot), SciPy's."""
+    x = x - jnp.floor(x if order & 1 else x + 0.5)
+    y, z = x, 1.0 - x
+    if order == 2:
+        w = [0.5 * (0.5 - x) ** 2, 0.75 - x * x]
+    elif order == 3:
+        w = [z * z * z / 6.0, (y * y * (y - 2.0) * 3.0 + 4.0) / 6.0,
+             (z * z * (z - 2.0) * 3.0 + 4.0) / 6.0]
+    elif order == 4:
+        t = x * x
+        y1, z1 = 1.0 + x, 1.0 - x
+        w = [(0.5 - x) ** 4 / 24.0,
+             y1 * (y1 * (y1 * (5.0 - y1) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0,
+             t * (t * 0.25 - 0.625) + 115.0 / 192.0,
+             z1 * (z1 * (z1 * (5.0 - z1) / 6.0 - 1.25) + 5.0 / 24.0) + 55.0 / 96.0]
     else:
-        back = jnp.concatenate([c[:1], c, jnp.flip(c[1:], 0)], 0)  # period 2n
-    period = back.shape[0]
-    powers = jnp.asarray(z ** np.arange(period), c.dtype).reshape((-1,) + (1,) * (c.ndim - 1))
-    first = jnp.sum(powers * back, 0) / (1.0 - z ** period)
-
-    def causal(prev: Any, sample: Any) -> tuple:
-        out = sample + z * prev
-        return out, out
-
-    _, rest = lax.scan(causal, first, c[1:])
-    cp = jnp.concatenate([first[None], rest], 0)
-    if mode == "mirror":
-        last = (z / (z * z - 1.0)) * (cp[n - 1] + z * cp[n - 2])
-    else:
-        last = (z / (z - 1.0)) * cp[n - 1]
-
-    def anticausal(nxt: Any, cplus: Any) -> tuple:
-        out = z * (nxt - cplus)
-        return out, out
-
-    _, head = lax.scan(anticausal, last, cp[:n - 1], reverse=True)
-    return 6.0 * jnp.concatenate([head, last[None]], 0)
-
-
-def _cubic_weights(t: Any) -> list[Any]:
-    return [(1 - t) ** 3 / 6, (3 * t ** 3 - 6 * t ** 2 + 4) / 6,
-            (-3 * t ** 3 + 3 * t ** 2 + 3 * t + 1) / 6, t ** 3 / 6]
+        t, u = y * y, z * z
+        y1, z1 = y + 1.0, z + 1.0
+        w = [(1.0 - x) ** 5 / 120.0,
+             y1 * (y1 * (y1 * (y1 * (y1 / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425,
+             t * (t * (0.25 - y / 12.0) - 0.5) + 0.55,
+             u * (u * (0.25 - z / 12.0) - 0.5) + 0.55,
+             z1 * (z1 * (z1 * (z1 * (z1 / 24.0 - 0.375) + 1.25) - 1.75) + 0.625) + 0.425]
+    last = 1.0
+    for v in w:
+        last = last - v
+    return w + [last]
 
 
 def map_coordinates(input: Any, coordinates: Sequence[Any], order: int,  # noqa: A002
@@ -84,20 +196,23 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int,  # noqa:
     """Values of ``input`` at the (fractional) ``coordinates`` (one array per input axis) by
     nearest-neighbour (``order=0``) or linear (``order=1``) interpolation, as JAX; ``mode``
     says how indices outside the array are mapped ("constant" uses ``cval``). Beyond JAX,
-    ``order=3`` gives SciPy's prefiltered cubic B-spline interpolation for the modes "mirror"
-    and "reflect".
+    ``order`` 2 to 5 gives SciPy's prefiltered B-spline interpolation in every SciPy mode
+    ("constant", "nearest", "wrap", "mirror", "reflect", "grid-wrap", "grid-constant",
+    "grid-mirror"), with SciPy's boundary rules and the input's dtype.
 
     Example:
         >>> map_coordinates(jnp.array([0.0, 10.0, 20.0]), [jnp.array([0.5, 1.25])], order=1).tolist()
         [5.0, 12.5]
     """
-    if order not in (0, 1, 3):
-        raise NotImplementedError(f"map_coordinates: only orders 0, 1 and 3 are supported, got "
-                                  f"{order}")
+    if order not in range(6):
+        raise NotImplementedError(f"map_coordinates: orders 0 to 5 are supported, got {order}")
+    if mode == "grid-mirror":
+        mode = "reflect"
     if mode not in _MODES:
-        raise ValueError(f"map_coordinates: mode must be one of {_MODES}, got {mode!r}")
-    if order == 3:
-        return _map_cubic(input, coordinates, mode)
+        raise ValueError(f"map_coordinates: mode must be one of {_MODES + ('grid-mirror',)}, "
+                         f"got {mode!r}")
+    if order >= 2:
+        return _map_spline(input, coordinates, order, mode, cval)
     arr = jnp.asarray(input)
     if len(coordinates) != arr.ndim:
         raise ValueError(f"map_coordinates: need {arr.ndim} coordinate arrays for an input of "
@@ -132,29 +247,54 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int,  # noqa:
     return out.astype(dtype)
 
 
-def _map_cubic(input: Any, coordinates: Sequence[Any], mode: str) -> Any:  # noqa: A002
-    if mode not in ("mirror", "reflect"):
-        raise NotImplementedError(f"map_coordinates: order=3 supports the modes 'mirror' and "
-                                  f"'reflect', got {mode!r}")
+def _map_spline(input: Any, coordinates: Sequence[Any], order: int, mode: str,  # noqa: A002
+                cval: Any) -> Any:
+    """SciPy's spline interpolation: pad (nearest, grid-constant), prefilter per axis, then sum
+    the ``(order + 1)^d`` weighted coefficients around each point, folding indices at the edges."""
     arr = jnp.asarray(input)
-    arr = arr.astype(jnp.result_type(arr, 1.0))
     if len(coordinates) != arr.ndim:
         raise ValueError(f"map_coordinates: need {arr.ndim} coordinate arrays for an input of "
                          f"shape {arr.shape}, got {len(coordinates)}")
-    coef = arr
-    for ax in range(arr.ndim):
-        coef = jnp.moveaxis(_prefilter_axis(jnp.moveaxis(coef, ax, 0), mode), 0, ax)
-    per_axis = []
-    for c in coordinates:
-        c = jnp.asarray(c, arr.dtype)
-        fl = jnp.floor(c)
-        base = fl.astype(jnp.int32) - 1
-        per_axis.append([(base + j, w) for j, w in enumerate(_cubic_weights(c - fl))])
+    work = jnp.result_type(float)  # SciPy computes in double: float64 under x64
+    coef = arr.astype(work)
+    npad = 0
+    if mode in ("nearest", "grid-constant"):
+        npad = 12
+        pad_mode = "edge" if mode == "nearest" else "constant"
+        kwargs = {"constant_values": cval} if mode == "grid-constant" else {}
+        coef = jnp.pad(coef, npad, mode=pad_mode, **kwargs)
+    boundary = _filter_boundary(mode)
+    for ax in range(coef.ndim):
+        coef = jnp.moveaxis(_prefilter_axis(jnp.moveaxis(coef, ax, 0), order, boundary), 0, ax)
+    edge_mode = "mirror" if mode in ("constant", "wrap") else mode
+    per_axis, outside = [], False
+    for c, size in zip(coordinates, coef.shape):
+        c = jnp.asarray(c).astype(work) + npad
+        if mode not in ("grid-constant", "nearest"):
+            c = _map_index(c, size, mode)
+            outside = outside | (c <= -1.0)
+        start = (jnp.floor(c) if order & 1 else jnp.floor(c + 0.5)).astype(jnp.int32) - order // 2
+        taps = []
+        for j, w in enumerate(_spline_weights(c, order)):
+            idx = start + j
+            if mode == "grid-constant":
+                ok = (idx >= 0) & (idx < size)
+                taps.append((jnp.clip(idx, 0, size - 1), w, ok))
+            else:
+                taps.append((_map_index(idx, size, edge_mode), w, True))
+        per_axis.append(taps)
     out = 0.0
     for corner in itertools.product(*per_axis):
-        index, weight = [], 1.0
-        for (i, w), size in zip(corner, arr.shape):
-            index.append(_fold(i, size, mode)[0])
+        index, weight, ok = [], 1.0, True
+        for i, w, valid in corner:
+            index.append(i)
             weight = weight * w
-        out = out + weight * coef[tuple(index)]
-    return out
+            ok = ok & valid
+        value = coef[tuple(index)]
+        if mode == "grid-constant":
+            value = jnp.where(ok, value, jnp.asarray(cval, work))
+        out = out + weight * value
+    out = jnp.where(outside, jnp.asarray(cval, work), out)
+    if jnp.issubdtype(arr.dtype, jnp.integer):
+        return jnp.where(out > 0, out + 0.5, out - 0.5).astype(arr.dtype)
+    return out.astype(arr.dtype if jnp.issubdtype(arr.dtype, jnp.inexact) else work)

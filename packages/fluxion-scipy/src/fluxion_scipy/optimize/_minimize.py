@@ -14,10 +14,19 @@ __all__ = ["OptimizeResults", "minimize"]
 
 
 class OptimizeResults(NamedTuple):
-    """Result of ``minimize``, as JAX's: the solution ``x``, ``success``, ``status`` (0 converged,
-    1 iteration limit, 3 line search failed), ``fun`` and ``jac`` at ``x``, the inverse-Hessian
-    estimate ``hess_inv`` (None for the limited-memory methods), and the counts ``nfev``,
-    ``njev``, ``nit``."""
+    """Result of ``minimize``: JAX's fields — the solution ``x``, ``success``, ``status``, ``fun``
+    and ``jac`` at ``x``, the inverse-Hessian estimate ``hess_inv`` (None for the limited-memory
+    methods), the counts ``nfev``, ``njev``, ``nit`` — and SciPy's ``message``.
+
+    ``status`` and ``message`` are SciPy's. BFGS: 0 "Optimization terminated successfully.",
+    1 "Maximum number of iterations has been exceeded.", 2 "Desired error not necessarily
+    achieved due to precision loss." (the line search found no acceptable step), 3 "NaN result
+    encountered.". L-BFGS-B: 0 "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL" or
+    "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH", 1 "STOP: TOTAL NO. OF ITERATIONS
+    REACHED LIMIT" or "STOP: TOTAL NO. OF F,G EVALUATIONS EXCEEDS LIMIT", 2 "ABNORMAL: " (the
+    line search failed). ``message`` is None under ``jit``/``vmap`` (the status is not known
+    while tracing); ``status`` says the same there.
+    """
 
     x: Any
     success: Any
@@ -28,6 +37,26 @@ class OptimizeResults(NamedTuple):
     nfev: Any
     njev: Any
     nit: Any
+    message: Any = None
+
+
+_BFGS_MESSAGES = {0: "Optimization terminated successfully.",
+                  1: "Maximum number of iterations has been exceeded.",
+                  2: "Desired error not necessarily achieved due to precision loss.",
+                  3: "NaN result encountered."}
+# L-BFGS-B's reasons (status, message), indexed by the solver's internal reason code.
+_LBFGSB_REASONS = {0: (0, "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"),
+                   1: (0, "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH"),
+                   2: (1, "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT"),
+                   3: (1, "STOP: TOTAL NO. OF F,G EVALUATIONS EXCEEDS LIMIT"),
+                   4: (2, "ABNORMAL: ")}
+
+
+def _concrete(x: Any) -> Any:
+    try:
+        return int(x)
+    except Exception:  # noqa: BLE001 - a tracer refuses int(): the value is not known yet
+        return None
 
 
 def _backtrack(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha0: Any,
@@ -62,39 +91,105 @@ def _backtrack(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha
     return x_new, f_new, g_new, k, done
 
 
+def _wolfe(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: Any,
+           maxiter: int, c1: float = 1e-4, c2: float = 0.9) -> tuple:
+    """A strong-Wolfe line search along ``p`` (bracketing, then zoom with safeguarded cubic
+    interpolation, as SciPy's ``line_search_wolfe2``). Returns (x_new, f_new, g_new,
+    evaluations, ok); each evaluation computes the value and the gradient together."""
+    d0 = jnp.vdot(g0, p)
+    dtype = x.dtype
+
+    def cubic_min(a: Any, fa: Any, da: Any, b: Any, fb: Any, db: Any) -> Any:
+        # the minimiser of the cubic through (a, fa, da) and (b, fb, db); NaN when none
+        d1 = da + db - 3.0 * (fa - fb) / (a - b)
+        rad = d1 * d1 - da * db
+        d2 = jnp.sign(b - a) * jnp.sqrt(jnp.where(rad >= 0, rad, jnp.nan))
+        return b - (b - a) * (db + d2 - d1) / (db - da + 2.0 * d2)
+
+    def cond(st: tuple) -> Any:
+        return (~st[-2]) & (st[-3] < maxiter)
+
+    def body(st: tuple) -> tuple:
+        # (lo, f_lo, d_lo): the best point so far with sufficient decrease (while bracketing:
+        # the previous trial); (hi, f_hi, d_hi): the other end of the bracket once zooming.
+        lo, f_lo, d_lo, hi, f_hi, d_hi, trial, zoom, xs, fs, gs, k, done, ok = st
+        x_t = x + trial * p
+        f_t, g_t = value_and_grad(x_t)
+        d_t = jnp.vdot(g_t, p)
+        sufficient = jnp.isfinite(f_t) & (f_t <= f0 + c1 * trial * d0)
+        curvature = jnp.abs(d_t) <= -c2 * d0
+        worse = (~sufficient) | (f_t >= f_lo) & (zoom | (k > 0))
+        accept = (~worse) & curvature
+        flip = (~worse) & (~curvature) & jnp.where(zoom, d_t * (hi - lo) >= 0, d_t >= 0)
+        n_zoom = zoom | worse | flip
+        n_lo, n_f_lo, n_d_lo = (jnp.where(worse, lo, trial), jnp.where(worse, f_lo, f_t),
+                                jnp.where(worse, d_lo, d_t))
+        n_hi = jnp.where(worse, trial, jnp.where(flip, lo, hi))
+        n_f_hi = jnp.where(worse, f_t, jnp.where(flip, f_lo, f_hi))
+        n_d_hi = jnp.where(worse, d_t, jnp.where(flip, d_lo, d_hi))
+        # the next trial: doubling while bracketing, interpolation (or bisection) in the zoom
+        width = n_hi - n_lo
+        guess = cubic_min(n_lo, n_f_lo, n_d_lo, n_hi, n_f_hi, n_d_hi)
+        lo_edge = jnp.minimum(n_lo, n_hi) + 0.1 * jnp.abs(width)
+        hi_edge = jnp.maximum(n_lo, n_hi) - 0.1 * jnp.abs(width)
+        inside = jnp.isfinite(guess) & (guess > lo_edge) & (guess < hi_edge)
+        n_trial = jnp.where(n_zoom, jnp.where(inside, guess, n_lo + 0.5 * width), 2.0 * trial)
+        stuck = n_zoom & (jnp.abs(width) <= 1e-14 * jnp.maximum(jnp.abs(n_lo), 1.0))
+        return (n_lo, n_f_lo, n_d_lo, n_hi, n_f_hi, n_d_hi, n_trial, n_zoom,
+                jnp.where(accept, x_t, xs), jnp.where(accept, f_t, fs),
+                jnp.where(accept, g_t, gs), k + 1, accept | stuck, ok | accept)
+
+    zero = jnp.zeros((), dtype)
+    init = (zero, f0, d0, zero, f0, d0, jnp.asarray(alpha1, dtype), jnp.asarray(False), x, f0,
+            g0, jnp.asarray(0, jnp.int32), d0 >= 0, jnp.asarray(False))
+    st = lax.while_loop(cond, body, init)
+    return st[8], st[9], st[10], st[11], st[13]
+
+
 def _bfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
-          line_search_maxiter: int) -> OptimizeResults:
+          line_search_maxiter: int) -> tuple[OptimizeResults, Any]:
+    """SciPy's BFGS: a strong-Wolfe line search from SciPy's first trial step, the inverse
+    Hessian update with ``rho = 1000`` when ``y's == 0``, SciPy's stopping rules and statuses."""
     n = x0.shape[0]
     f0, g0 = value_and_grad(x0)
     eye = jnp.eye(n, dtype=x0.dtype)
 
-    def converged(g: Any) -> Any:
-        return jnp.linalg.norm(g, ord=norm) < gtol
+    def gnorm(g: Any) -> Any:
+        return jnp.linalg.norm(g, ord=norm)
 
     def cond(state: tuple) -> Any:
-        x, f, g, h, k, nfev, status = state
-        return (status < 0) & (k < maxiter)
+        return state[-1] < 0
 
     def body(state: tuple) -> tuple:
-        x, f, g, h, k, nfev, status = state
+        x, f, f_old, g, h, k, nfev, status = state
         p = -h @ g
-        p = jnp.where(jnp.vdot(p, g) < 0, p, -g)  # keep a descent direction
-        x_new, f_new, g_new, evals, ok = _backtrack(value_and_grad, x, p, f, g, 1.0,
-                                                    line_search_maxiter)
+        d0 = jnp.vdot(g, p)
+        # SciPy's first trial step: from the last decrease, capped at 1
+        alpha1 = jnp.minimum(1.0, 1.01 * 2.0 * (f - f_old) / jnp.where(d0 != 0, d0, -1.0))
+        alpha1 = jnp.where((d0 != 0) & (alpha1 > 0) & jnp.isfinite(alpha1), alpha1, 1.0)
+        x_new, f_new, g_new, evals, ok = _wolfe(value_and_grad, x, p, f, g, alpha1,
+                                                line_search_maxiter)
         s, y = x_new - x, g_new - g
-        sy = jnp.vdot(s, y)
-        rho = jnp.where(sy > 1e-10, 1.0 / jnp.where(sy > 1e-10, sy, 1.0), 0.0)
+        sy = jnp.vdot(y, s)
+        rho = jnp.where(sy == 0, 1000.0, 1.0 / jnp.where(sy == 0, 1.0, sy))
         a = eye - rho * jnp.outer(s, y)
-        h_new = jnp.where(sy > 1e-10, a @ h @ a.T + rho * jnp.outer(s, s), h)
-        status = jnp.where(~ok, 3, jnp.where(converged(g_new), 0, -1))
-        return (jnp.where(ok, x_new, x), jnp.where(ok, f_new, f), jnp.where(ok, g_new, g),
-                h_new, k + 1, nfev + evals, status)
+        h_new = a @ h @ a.T + rho * jnp.outer(s, s)
+        k_new = jnp.where(ok, k + 1, k)
+        bad = ~jnp.isfinite(f_new)
+        status = jnp.where(~ok, 2, jnp.where(gnorm(g_new) <= gtol, 0,
+                                             jnp.where(bad, 2, jnp.where(k_new >= maxiter, 1,
+                                                                         -1))))
+        return (jnp.where(ok, x_new, x), jnp.where(ok, f_new, f), jnp.where(ok, f, f_old),
+                jnp.where(ok, g_new, g), jnp.where(ok, h_new, h), k_new, nfev + evals, status)
 
-    status0 = jnp.where(converged(g0), 0, -1)
-    init = (x0, f0, g0, eye, jnp.asarray(0, jnp.int32), jnp.asarray(1, jnp.int32), status0)
-    x, f, g, h, k, nfev, status = lax.while_loop(cond, body, init)
-    status = jnp.where(status < 0, 1, status)
-    return OptimizeResults(x, status == 0, status, f, g, h, nfev, nfev, k)
+    status0 = jnp.where(gnorm(g0) <= gtol, 0, jnp.where(maxiter <= 0, 1, -1))
+    f_old0 = f0 + jnp.linalg.norm(g0) / 2
+    init = (x0, f0, f_old0, g0, eye, jnp.asarray(0, jnp.int32), jnp.asarray(1, jnp.int32),
+            status0)
+    x, f, _, g, h, k, nfev, status = lax.while_loop(cond, body, init)
+    nan = jnp.isnan(f) | jnp.any(jnp.isnan(x)) | jnp.isnan(gnorm(g))
+    status = jnp.where((status == 0) & nan, 3, status)
+    return OptimizeResults(x, status == 0, status, f, g, h, nfev, nfev, k), status
 
 
 def _two_loop(g: Any, s_hist: Any, y_hist: Any, rho: Any, count: Any, newest: Any) -> Any:
@@ -126,8 +221,14 @@ def _two_loop(g: Any, s_hist: Any, y_hist: Any, rho: Any, count: Any, newest: An
 
 def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
            maxcor: int, maxls: int, ftol: float, lower: Any = None,
-           upper: Any = None) -> OptimizeResults:
+           upper: Any = None, maxfun: int | None = None) -> tuple[OptimizeResults, Any]:
+    """Projected L-BFGS. Returns the result and the stopping reason (a key of
+    ``_LBFGSB_REASONS``). As SciPy's L-BFGS-B, a failed line search first drops the stored
+    pairs and retries from the steepest-descent direction; only a second failure is abnormal
+    (in float64; in lower precisions it means f cannot decrease any more, reported as the
+    relative-reduction convergence)."""
     n = x0.shape[0]
+    single = float(jnp.finfo(x0.dtype).eps) > 1e-10
     bounded = lower is not None
     if bounded:
         x0 = jnp.clip(x0, lower, upper)
@@ -140,10 +241,10 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
         return jnp.linalg.norm(projected_gradient(x, g), ord=norm) <= gtol
 
     def cond(state: tuple) -> Any:
-        return (state[-1] < 0) & (state[5] < maxiter)
+        return state[-1] < 0
 
     def body(state: tuple) -> tuple:
-        x, f, g, hist, count, k, nfev, status = state
+        x, f, g, hist, count, k, nfev, reason = state
         s_hist, y_hist, rho, newest = hist
         if bounded:
             # Variables held at a bound by the gradient stay fixed for this step.
@@ -161,27 +262,40 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
                                                     lower, upper)
         s, y = x_new - x, g_new - g
         sy = jnp.vdot(s, y)
-        good = ok & (sy > 1e-10)
+        eps = jnp.finfo(x.dtype).eps
+        good = ok & (sy > eps * jnp.vdot(y, y))
         slot = (newest + 1) % maxcor
         s_hist = jnp.where(good, s_hist.at[slot].set(s), s_hist)
         y_hist = jnp.where(good, y_hist.at[slot].set(y), y_hist)
         rho = jnp.where(good, rho.at[slot].set(1.0 / jnp.where(good, sy, 1.0)), rho)
         newest = jnp.where(good, slot, newest)
         count = jnp.where(good, jnp.minimum(count + 1, maxcor), count)
-        small_change = jnp.abs(f - f_new) <= ftol * jnp.maximum(
+        small_change = (f - f_new) <= ftol * jnp.maximum(
             jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)
-        status = jnp.where(~ok, 3, jnp.where(converged(x_new, g_new) | (ok & small_change), 0, -1))
+        nfev = nfev + evals
+        k_new = jnp.where(ok, k + 1, k)
+        # a failed search with stored pairs restarts from steepest descent (SciPy's rule)
+        restart = (~ok) & (count > 0)
+        count = jnp.where(restart, 0, count)
+        # In single precision a second failure means f cannot decrease at all any more: the
+        # relative reduction is 0 <= ftol (SciPy's float64 solver would resolve further).
+        reason = jnp.where(
+            ~ok, jnp.where(restart, -1, 1 if single else 4),
+            jnp.where(converged(x_new, g_new), 0, jnp.where(
+                small_change, 1, jnp.where(k_new >= maxiter, 2, jnp.where(
+                    nfev > maxfun, 3, -1)))))
         return (jnp.where(ok, x_new, x), jnp.where(ok, f_new, f), jnp.where(ok, g_new, g),
-                (s_hist, y_hist, rho, newest), count, k + 1, nfev + evals, status)
+                (s_hist, y_hist, rho, newest), count, k_new, nfev, reason)
 
     hist = (jnp.zeros((maxcor, n), x0.dtype), jnp.zeros((maxcor, n), x0.dtype),
             jnp.zeros((maxcor,), x0.dtype), jnp.asarray(maxcor - 1, jnp.int32))
-    status0 = jnp.where(converged(x0, g0), 0, -1)
+    maxfun = maxiter if maxfun is None else maxfun
+    reason0 = jnp.where(converged(x0, g0), 0, jnp.where(maxiter <= 0, 2, -1))
     init = (x0, f0, g0, hist, jnp.asarray(0, jnp.int32), jnp.asarray(0, jnp.int32),
-            jnp.asarray(1, jnp.int32), status0)
-    x, f, g, _, _, k, nfev, status = lax.while_loop(cond, body, init)
-    status = jnp.where(status < 0, 1, status)
-    return OptimizeResults(x, status == 0, status, f, g, None, nfev, nfev, k)
+            jnp.asarray(1, jnp.int32), reason0)
+    x, f, g, _, _, k, nfev, reason = lax.while_loop(cond, body, init)
+    status = jnp.asarray([r[0] for r in _LBFGSB_REASONS.values()], jnp.int32)[reason]
+    return OptimizeResults(x, status == 0, status, f, g, None, nfev, nfev, k), reason
 
 
 _LBFGS_NAMES = ("l-bfgs-experimental-do-not-rely-on-this", "l-bfgs", "lbfgs")
@@ -227,9 +341,11 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str, tol: floa
         unknown = set(options) - {"maxiter", "norm", "gtol", "line_search_maxiter"}
         if unknown:
             raise ValueError(f"minimize: unknown BFGS options {sorted(unknown)}")
-        res = _bfgs(value_and_grad, x0, int(options.get("maxiter", n * 200)),
-                    float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
-                    int(options.get("line_search_maxiter", 10)))
+        res, _ = _bfgs(value_and_grad, x0, int(options.get("maxiter", n * 200)),
+                       float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
+                       int(options.get("line_search_maxiter", 30)))
+        code = _concrete(res.status)
+        res = res._replace(message=None if code is None else _BFGS_MESSAGES[code])
     elif key in _LBFGS_NAMES or key == "l-bfgs-b":
         lower = upper = None
         if key == "l-bfgs-b" and bounds is not None:
@@ -240,10 +356,15 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str, tol: floa
                                   "maxgrad", "maxls"}
         if unknown:
             raise ValueError(f"minimize: unknown L-BFGS options {sorted(unknown)}")
-        res = _lbfgs(value_and_grad, x0, int(options.get("maxiter", n * 200)),
-                     float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
-                     int(options.get("maxcor", 10)), int(options.get("maxls", 20)),
-                     float(options.get("ftol", 2.220446049250313e-09)), lower, upper)
+        scipy_like = key == "l-bfgs-b"  # SciPy's limits; JAX's for its experimental L-BFGS
+        maxiter = int(options.get("maxiter", 15000 if scipy_like else n * 200))
+        res, reason = _lbfgs(value_and_grad, x0, maxiter,
+                             float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
+                             int(options.get("maxcor", 10)), int(options.get("maxls", 20)),
+                             float(options.get("ftol", 2.220446049250313e-09)), lower, upper,
+                             int(options.get("maxfun", 15000 if scipy_like else maxiter)))
+        code = _concrete(reason)
+        res = res._replace(message=None if code is None else _LBFGSB_REASONS[code][1])
     else:
         raise ValueError(f"minimize: method must be 'BFGS', 'L-BFGS-B' or "
                          f"'l-bfgs-experimental-do-not-rely-on-this', got {method!r}")
