@@ -198,3 +198,9 @@ def test_round_full_like_and_lowered_like_jax():
     assert low.cost_analysis()["flops"] == jlow.cost_analysis()["flops"]
     assert "ENTRY" in low.compiler_ir(dialect="hlo").as_hlo_text()
     assert type(low.compiler_ir()).__name__ == type(jlow.compiler_ir()).__name__ == "Module"
+
+
+def test_expand_dims_takes_any_index_iterable_like_jax():
+    x = np.ones(3, np.float32)
+    for axis in (range(0, 2), np.array([0, 2]), np.int64(1), (0, -1), [1]):
+        assert_same(jnp.expand_dims(x, axis), jjnp.expand_dims(x, axis))

@@ -171,7 +171,10 @@ def expand_dims(a: Any, axis: Any) -> Any:
         (1, 2)
     """
     a = ensure_array(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    try:  # one index, or any iterable of indices (range, NumPy integers), as JAX
+        axes: Any = (operator.index(axis),)
+    except TypeError:
+        axes = tuple(operator.index(ax) for ax in axis) if hasattr(axis, "__iter__") else (axis,)
     nd = a.ndim + len(axes)
     canon = [canonical_axis(ax, nd, "expand_dims") for ax in axes]
     return lax.expand_dims(a, canon)
