@@ -357,6 +357,8 @@ def compare(suite: Suite, mode: str, base_pass: dict[str, float], run: dict) -> 
         base &= set(run["selected"])
     tests = run["tests"]
     collect = run["collect_errors"]
+    if run.get("partial"):  # a run still going (or stopped): only the tests it reached count
+        base = {n for n in base if n in tests or n.split("::", 1)[0] in collect}
     passing, apart, causes = [], [], defaultdict(list)
     for nodeid in sorted(base):
         rec = tests.get(nodeid)
@@ -382,7 +384,7 @@ def compare(suite: Suite, mode: str, base_pass: dict[str, float], run: dict) -> 
             if mine:
                 parts[d] = {"baseline_passing": len(mine), "passing": sum(n.startswith(d + "/") for n in passing)}
     return {
-        "parts": parts,
+        "parts": parts, "partial": bool(run.get("partial")),
         "baseline_passing": len(base), "apart": len(apart), "counted": counted, "passing": len(passing),
         "share": round(len(passing) / counted, 4) if counted else None,
         "wall_s": run["wall_s"], "crashes": run["crashes"], "alias": run.get("alias"),
@@ -447,6 +449,7 @@ def markdown(summary: dict, top: int = 8) -> str:
             r = m[mode]
             share = "n/a" if r["share"] is None else f"{100 * r['share']:.1f}%"
             extra = f" ({r['apart']} apart)" if mode == "mirror" else ""
+            extra += " (partial run)" if r.get("partial") else ""
             return f"{r['passing']}/{r['counted']} = {share}{extra}"
 
         walls = [str(round(rec.get("real_wall_s") or 0))] + [str(round(m[k]["wall_s"])) for k in m]
