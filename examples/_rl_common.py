@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import tempfile
+import sys
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -14,6 +14,9 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 import fluxion.random as jrandom
 import fluxion_nn as nnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cli import out_dir, parser, save_figure  # noqa: E402
 
 
 class MLP(nnx.Module):
@@ -70,6 +73,13 @@ def progress(iterable: Iterable, total: int, desc: str, enabled: bool) -> Any:
         return printing()
 
 
+def step_label(value: float, _pos: Any = None) -> str:
+    """A step count as a short tick label: 125000 -> '125k', 1200000 -> '1.2M'."""
+    if abs(value) >= 1e6:
+        return f"{value / 1e6:g}M"
+    return f"{value / 1e3:g}k" if abs(value) >= 1e3 else f"{value:g}"
+
+
 def save_curve(path: str, steps: list[float], returns: list[float], title: str,
                evals: list[tuple[float, float]] = ()) -> None:
     """Write the learning curve (training episodes and greedy evaluations) as a PNG, atomically."""
@@ -77,42 +87,41 @@ def save_curve(path: str, steps: list[float], returns: list[float], title: str,
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(steps, returns, label="training episodes (sampled actions)")
     if evals:
         ax.plot([e[0] for e in evals], [e[1] for e in evals], "o-", markersize=3,
                 label="greedy policy, 100 episodes")
-    ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel("environment steps")
     ax.set_ylabel("episode return")
     ax.set_title(title)
-    ax.axhline(475, color="gray", linestyle="--", linewidth=0.8)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=directory)
+    ax.axhline(475, color="gray", linestyle="--", linewidth=0.8, label="solved (475)")
+    # At most 6 ticks, written 125k / 1.2M: six-digit labels side by side run together.
+    ax.xaxis.set_major_locator(MaxNLocator(6))
+    ax.xaxis.set_major_formatter(FuncFormatter(step_label))
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=100)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        save_figure(fig, path)
     finally:
         plt.close(fig)
 
 
-def run_cli(agent: str, doc: str, train: Callable[..., dict], config: Any, default_out: str,
-            argv: list[str] | None = None) -> None:
-    """The command line shared by the CartPole agents: ``--quiet``, ``--seed``, ``--out``; trains
-    with ``train(config(seed=...), show_progress=..., curve_path=...)`` and prints the result."""
-    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=default_out, help="learning-curve PNG path")
-    args = parser.parse_args(argv)
-    result = train(config(seed=args.seed), show_progress=not args.quiet, curve_path=args.out)
+def run_cli(agent: str, doc: str, train: Callable[..., dict], config: Any, name: str,
+            argv: list[str] | None = None, quick: dict | None = None) -> None:
+    """The command line shared by the CartPole agents: ``--quick`` (``config`` updated with
+    ``quick``), ``--out DIR`` (created first; the learning curve is ``DIR/<name>.png``),
+    ``--quiet`` and ``--seed``."""
+    p = parser(doc, name, quick_help="a short run (a few updates; the agent will not solve "
+               "CartPole) to check that everything works")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    out = out_dir(args, name)  # created before any work
+    curve = os.path.join(out, f"{name}.png")
+    cfg = config(seed=args.seed, **((quick or {}) if args.quick else {}))
+    result = train(cfg, show_progress=not args.quiet, curve_path=curve)
     print(f"{agent}: {result['env_steps']} env steps in {result['train_seconds']:.1f} s; greedy return "
-          f"over 100 episodes: {result['eval_mean_return']:.1f}; curve written to {args.out}")
+          f"over 100 episodes: {result['eval_mean_return']:.1f}; curve written to {curve}")

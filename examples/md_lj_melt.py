@@ -2,25 +2,29 @@
 
 4,000 atoms (an FCC crystal of 10x10x10 cells) at reduced density 0.8442 and temperature 1.5 (in
 LJ units) with a self-managing neighbor list. Writes ``md_lj_melt.png`` (energies against time and
-the radial distribution function g(r)) and ``md_lj_melt.xyz`` (extended XYZ, readable by ASE).
+the radial distribution function g(r)) and ``md_lj_melt.xyz`` (extended XYZ, readable by ASE) into
+``--out`` (default ``build/examples/md_lj_melt/``).
 
-    python examples/md_lj_melt.py            # the full run
-    python examples/md_lj_melt.py --quick    # 500 atoms, a few hundred steps
-    python examples/md_lj_melt.py --steps 2000 --cells 6 --no-progress
+    .venv/bin/python examples/md_lj_melt.py            # the full run
+    .venv/bin/python examples/md_lj_melt.py --quick    # 500 atoms, a few hundred steps
+    .venv/bin/python examples/md_lj_melt.py --steps 2000 --cells 6 --no-progress --out /tmp/md
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import tempfile
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import fluxion
 import fluxion.numpy as jnp
 from fluxion_md import energy, minimize, partition, simulate, space
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cli import out_dir, parser, save_figure  # noqa: E402
 
 
 def fcc_lattice(cells: int, box: float) -> np.ndarray:
@@ -60,7 +64,8 @@ def save_png(path: str, nvt: simulate.RunResult, nve: simulate.RunResult, dt: fl
     t_nve = (nve.records["step"] + (nvt.records["step"][-1] if n else 0)) * dt
     for key, style in (("potential_energy", "-"), ("kinetic_energy", "--"), ("total_energy", "-")):
         ax1.plot(np.concatenate([t_nvt, t_nve]),
-                 np.concatenate([nvt.records[key], nve.records[key]]), style, label=key)
+                 np.concatenate([nvt.records[key], nve.records[key]]), style,
+                 label=key.replace("_", " "))
     ax1.axvline(t_nvt[-1] if n else 0, color="gray", lw=0.5)
     ax1.set_xlabel("time (LJ units)")
     ax1.set_ylabel("energy")
@@ -71,23 +76,17 @@ def save_png(path: str, nvt: simulate.RunResult, nve: simulate.RunResult, dt: fl
     ax2.set_ylabel("g(r)")
     ax2.set_title("radial distribution function")
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".png")
-    with os.fdopen(fd, "wb") as f:
-        fig.savefig(f, format="png", dpi=100)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    save_figure(fig, path)
     plt.close(fig)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="500 atoms and few steps")
-    parser.add_argument("--cells", type=int, default=None, help="FCC cells per side (10: 4,000)")
-    parser.add_argument("--steps", type=int, default=None, help="NVT and NVE steps each")
-    parser.add_argument("--out", default=".", help="output directory")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    p = parser(__doc__, "md_lj_melt", quick_help="500 atoms and 200 steps per phase")
+    p.add_argument("--cells", type=int, default=None, help="FCC cells per side (10: 4,000)")
+    p.add_argument("--steps", type=int, default=None, help="NVT and NVE steps each")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    args = p.parse_args(argv)
+    out = out_dir(args, "md_lj_melt")  # created before any work
     cells = args.cells or (5 if args.quick else 10)
     steps = args.steps or (200 if args.quick else 5000)
     fluxion.config.update("jax_enable_x64", False)
@@ -124,16 +123,16 @@ def main() -> None:
                               nvt.state.mass)
     nve = simulate.run(nve_apply, state, steps, neighbor_fn=neighbor_fn, nbrs=nvt.neighbor,
                        chunk_size=chunk, record_every=min(chunk, 10), energy_fn=energy_fn,
-                       trajectory=os.path.join(args.out, "md_lj_melt.xyz"),
+                       trajectory=os.path.join(out, "md_lj_melt.xyz"),
                        trajectory_every=chunk, box=box, progress=not args.no_progress)
     H = nve.records["total_energy"]
     print(f"NVE: {nve.steps_per_second:.1f} steps/s, total energy drift "
           f"{abs(H[-1] - H[0]) / abs(H.mean()):.2e} (relative), reallocations: "
           f"{len(nve.reallocations)}")
     gr = radial_distribution(np.asarray(nve.state.position, dtype=np.float64), box, 3.0)
-    png = os.path.join(args.out, "md_lj_melt.png")
+    png = os.path.join(out, "md_lj_melt.png")
     save_png(png, nvt, nve, dt, gr)
-    print(f"wrote {png} and {os.path.join(args.out, 'md_lj_melt.xyz')}; first g(r) peak at "
+    print(f"wrote {png} and {os.path.join(out, 'md_lj_melt.xyz')}; first g(r) peak at "
           f"r = {gr[0][np.argmax(gr[1])]:.2f}")
 
 

@@ -1,23 +1,35 @@
 """Fluxion quickstart: the JAX README's examples, run on Fluxion.
 
-Run with ``python3.11 tools/bootstrap.py demo``. It prints results, a staged program and timings
-against NumPy.
+Run with ``python3.11 tools/bootstrap.py demo`` (or ``.venv/bin/python examples/quickstart.py``).
+It prints results, a staged program and timings against NumPy; it writes no files.
+
+    .venv/bin/python examples/quickstart.py            # the demo
+    .venv/bin/python examples/quickstart.py --quick    # smaller arrays, one timing call each
 """
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import fluxion as jax
 import fluxion.numpy as jnp
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cli import parser  # noqa: E402
 
-def timeit(fn, *args, reps: int = 5) -> float:
-    """Median wall time of ``fn(*args)`` in milliseconds (results are waited for)."""
+REPS = 5  # timing calls per program (1 with --quick)
+
+
+def timeit(fn, *args) -> float:
+    """Median wall time of ``fn(*args)`` over ``REPS`` calls after a warm-up call (which compiles),
+    in milliseconds (results waited for)."""
+    jax.block_until_ready(fn(*args))
     times = []
-    for _ in range(reps):
+    for _ in range(REPS):
         t0 = time.perf_counter()
         jax.block_until_ready(fn(*args))
         times.append(time.perf_counter() - t0)
@@ -28,7 +40,11 @@ def section(title: str) -> None:
     print(f"\n=== {title} ===")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    global REPS
+    args = parser(__doc__, "quickstart", quick_help="1000x1000 instead of 5000x5000 arrays, "
+                  "one call per timing", writes=False).parse_args(argv)
+    REPS = 1 if args.quick else 5
     print(f"Fluxion {jax.__version__} on {jax.default_backend()} ({jax.device_count()} device)")
 
     section("NumPy on an accelerator")
@@ -44,7 +60,7 @@ def main() -> None:
         return x * x + x * 2.0
 
     fast_f = jax.jit(slow_f)
-    n = 5000
+    n = 1000 if args.quick else 5000
     xs = jnp.ones((n, n))
     host = np.ones((n, n), np.float32)
     fast_f(xs).block_until_ready()  # compile once
@@ -133,13 +149,13 @@ def main() -> None:
     grads = per_example(params, batch[:, None, :], targets[:, None, :])
     print("per-example gradient of W1:", grads[0][0].shape)
 
-    section("Timings against NumPy (median of 5 calls, compiled functions warmed up)")
+    section(f"Timings against NumPy (median of {REPS} calls, compiled functions warmed up)")
     rows = []
 
     grad_tanh_jit = jax.jit(grad_tanh)
     rows.append(("grad(tanh)(1.0), jitted", timeit(grad_tanh_jit, 1.0),
                  timeit(lambda v: 1.0 - np.tanh(v) ** 2, np.float32(1.0))))
-    rows.append(("x*x + x*2.0, 5000x5000", t_jit, t_np))
+    rows.append((f"x*x + x*2.0, {n}x{n}", t_jit, t_np))
     ten_jit = jax.jit(ten_steps)
     rows.append(("10-step loop, scalar", timeit(ten_jit, 1.0), timeit(ten_steps_np, np.float32(1.0))))
     host_pts = np.asarray(pts)
@@ -183,6 +199,7 @@ def per_example_np(params, inputs, targets):
         if i:
             delta = (delta @ w.T) * (1.0 - acts[i] ** 2)
     return grads[::-1]
+
 
 if __name__ == "__main__":
     main()

@@ -4,8 +4,11 @@ Built from ``fluxion_rl`` (double Q-learning, the Huber loss, epsilon-greedy exp
 target updates and the jittable CartPole), ``fluxion_nn`` (the Q-network) and ``fluxion_optim``
 (Adam). Each call of the jitted ``run_chunk`` steps 8 environments, writes the transitions into a
 circular replay buffer and takes one gradient step per iteration, for a few hundred iterations.
-Run ``python examples/rl_cartpole_dqn.py`` (``--quiet`` hides the progress bar); it writes
-``rl_cartpole_dqn.png`` and prints the greedy policy's average return over 100 episodes.
+It writes ``rl_cartpole_dqn.png`` (the learning curve) into ``--out`` (default
+``build/examples/rl_cartpole_dqn/``) and prints the greedy policy's average return over 100 episodes.
+
+    .venv/bin/python examples/rl_cartpole_dqn.py            # a minute or two (``--quiet``: no bar)
+    .venv/bin/python examples/rl_cartpole_dqn.py --quick    # a few chunks, to check it runs
 """
 
 from __future__ import annotations
@@ -143,7 +146,8 @@ def train(config: Config = Config(), show_progress: bool = True, curve_path: str
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_cli("DQN", __doc__, train, Config, "rl_cartpole_dqn.png", argv)
+    run_cli("DQN", __doc__, train, Config, "rl_cartpole_dqn", argv,
+            quick={"total_timesteps": 8 * 4 * 500, "learning_starts": 1_000})
 
 
 if __name__ == "__main__":

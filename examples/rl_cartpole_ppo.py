@@ -3,8 +3,11 @@
 Built from ``fluxion_rl`` (GAE, the clipped surrogate loss, the softmax policy and the jittable
 CartPole), ``fluxion_nn`` (the actor-critic MLPs) and ``fluxion_optim`` (Adam). One call of the
 jitted ``update`` collects a rollout from all environments with ``vmap`` + ``scan`` and runs the PPO
-epochs on it. Run ``python examples/rl_cartpole_ppo.py`` (``--quiet`` hides the progress bar); it
-writes ``rl_cartpole_ppo.png`` and prints the greedy policy's average return over 100 episodes.
+epochs on it. It writes ``rl_cartpole_ppo.png`` (the learning curve) into ``--out`` (default
+``build/examples/rl_cartpole_ppo/``) and prints the greedy policy's average return over 100 episodes.
+
+    .venv/bin/python examples/rl_cartpole_ppo.py            # about a minute (``--quiet``: no bar)
+    .venv/bin/python examples/rl_cartpole_ppo.py --quick    # a few updates, to check it runs
 """
 
 from __future__ import annotations
@@ -163,7 +166,8 @@ def train(config: Config = Config(), show_progress: bool = True, curve_path: str
 
 
 def main(argv: list[str] | None = None) -> None:
-    run_cli("PPO", __doc__, train, Config, "rl_cartpole_ppo.png", argv)
+    run_cli("PPO", __doc__, train, Config, "rl_cartpole_ppo", argv,
+            quick={"total_timesteps": 10 * 64 * 32, "eval_every": 5})
 
 
 if __name__ == "__main__":

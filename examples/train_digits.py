@@ -1,16 +1,19 @@
 """Train an MLP and a small CNN on scikit-learn's digits with fluxion_nn + fluxion_optim.
 
 Shows a tqdm progress bar (``--no-progress`` to turn it off), reports test accuracy, writes a PNG
-of the loss curves, and saves, reloads and re-checks a checkpoint.
+of the loss curves, and saves, reloads and re-checks a checkpoint, all into ``--out`` (default
+``build/examples/train_digits/``).
 
-    python examples/train_digits.py --out /tmp/digits
+    .venv/bin/python examples/train_digits.py --out /tmp/digits
+    .venv/bin/python examples/train_digits.py --quick      # 2 epochs
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -18,6 +21,9 @@ import fluxion.numpy as jnp
 import fluxion_nn as nnx
 import fluxion_optim as optax
 from fluxion_nn import checkpoint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cli import out_dir, parser, save_figure  # noqa: E402
 
 
 class MLP(nnx.Module):
@@ -104,21 +110,21 @@ def train(name, model, data, *, epochs, batch_size, lr, progress):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--out", default="digits_out")
-    p.add_argument("--epochs", type=int, default=20)
+    p = parser(__doc__, "train_digits", quick_help="2 epochs instead of 20")
+    p.add_argument("--epochs", type=int, default=None, help="training epochs (default 20)")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = p.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    out = out_dir(args, "train_digits")  # created before any work
+    epochs = args.epochs or (2 if args.quick else 20)
     t0 = time.perf_counter()
     data = load_data()
     results = {}
     for name, cls, lr in [("mlp", MLP, 3e-3), ("cnn", CNN, 3e-3)]:
         model = cls(nnx.Rngs(0))
-        losses, acc = train(name, model, data, epochs=args.epochs, batch_size=args.batch_size,
+        losses, acc = train(name, model, data, epochs=epochs, batch_size=args.batch_size,
                             lr=lr, progress=not args.no_progress)
-        path = os.path.join(args.out, f"{name}.safetensors")
+        path = os.path.join(out, f"{name}.safetensors")
         checkpoint.save(path, model)
         fresh = cls(nnx.Rngs(1))
         checkpoint.restore(path, target=fresh)
@@ -130,6 +136,7 @@ def main(argv=None):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for name, (losses, acc) in results.items():
@@ -137,14 +144,13 @@ def main(argv=None):
     ax.set_xlabel("epoch")
     ax.set_ylabel("train loss")
     ax.set_yscale("log")
+    ax.set_title("scikit-learn digits: training loss")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.legend()
     fig.tight_layout()
-    png = os.path.join(args.out, "loss_curves.png")
-    tmp = png + ".tmp.png"
-    fig.savefig(tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, png)
+    png = os.path.join(out, "loss_curves.png")
+    save_figure(fig, png)
+    plt.close(fig)
     print(f"wrote {png}; total {time.perf_counter() - t0:.1f}s")
     return {k: v[1] for k, v in results.items()}
 
