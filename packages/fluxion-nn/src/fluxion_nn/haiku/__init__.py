@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fluxion.nn import one_hot
 
-from . import experimental, initializers, nets
+from . import experimental, initializers, nets, testing
 from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
                     DO_NOT_STORE,
@@ -71,7 +71,8 @@ from ._layers import (
                     static_unroll,
 )
 from ._lifted import cond, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
-from ._src import config
+from ._src import config, pad
+from ._src.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, ConvNDTranspose
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
 
@@ -89,5 +90,6 @@ __all__ = [
     "DO_NOT_STORE", "GetterContext", "SetterContext", "custom_creator", "custom_getter",
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
-    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config",
+    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "pad", "ConvNDTranspose", "Conv1DTranspose",
+    "Conv2DTranspose", "Conv3DTranspose",
 ]

@@ -13,6 +13,7 @@ import fluxion
 import fluxion.extend.core as _extend_core
 import fluxion.numpy as jnp
 import fluxion.random as random
+import fluxion.tree_util as tree_util
 
 from ._src import config as _config
 
@@ -54,6 +55,30 @@ class _Frame:
 
     def __exit__(self, *exc: Any) -> None:
         _frames().pop()
+
+
+class _FrameStack:
+    """A read-only view of this thread's frames (Haiku's ``base.frame_stack``)."""
+
+    def __len__(self) -> int:
+        return len(_frames())
+
+    def __iter__(self) -> Any:
+        return iter(list(_frames()))
+
+    def peek(self, depth: int = -1) -> Any:
+        return _frames()[depth]
+
+
+frame_stack = _FrameStack()
+
+
+def current_frame() -> Any:
+    """The innermost frame (raises outside a transform).
+
+    Example: ``base.current_frame().params``.
+    """
+    return _frame("current_frame")
 
 
 def _trace_level() -> Any:
@@ -715,8 +740,8 @@ def set_state(name: str, value: Any) -> None:
     setters = _stack("state_setter")
     if setters:
         context = SetterContext(f"{bundle}/{name}", _current_module(frame),
-                                getattr(value, "dtype", None), getattr(value, "shape", None),
-                                None)
+                                tree_util.tree_map(lambda v: v.dtype, value),
+                                tree_util.tree_map(lambda v: v.shape, value), None)
         value = _run_chain(setters, context, (value,), lambda v: v)
     if value is DO_NOT_STORE:
         return

@@ -16,6 +16,7 @@ from fluxion.nn import relu, sigmoid
 
 from . import _base
 from ._base import Module, get_parameter, get_state, set_state
+from ._src.conv import Conv1D, Conv2D, Conv3D, ConvND
 from ._src.layer_norm import InstanceNorm, LayerNorm
 from ._src.utils import get_channel_index
 from .initializers import TruncatedNormal, VarianceScaling
@@ -54,111 +55,6 @@ class Linear(Module):
         if self.with_bias:
             out = out + get_parameter("b", [self.output_size], dtype, init=self.b_init)
         return out
-
-
-class ConvND(Module):
-    """N-D convolution; ``w`` has shape ``kernel_shape + [in_channels // groups,
-    output_channels]``.
-
-    Example: ``y = hk.ConvND(2, 16, 3)(x)``.
-    """
-
-    def __init__(self, num_spatial_dims: int, output_channels: int,
-                 kernel_shape: int | Sequence[int], stride: int | Sequence[int] = 1,
-                 rate: int | Sequence[int] = 1, padding: Any = "SAME", with_bias: bool = True,
-                 w_init: Callable | None = None, b_init: Callable | None = None,
-                 data_format: str = "channels_last", mask: Any = None,
-                 feature_group_count: int = 1, name: str | None = None):
-        super().__init__(name=name)
-        n = num_spatial_dims
-        self.num_spatial_dims = n
-        self.output_channels = output_channels
-        self.kernel_shape = (kernel_shape,) * n if isinstance(kernel_shape, int) else tuple(kernel_shape)
-        self.stride = (stride,) * n if isinstance(stride, int) else tuple(stride)
-        self.rate = (rate,) * n if isinstance(rate, int) else tuple(rate)
-        self.padding = padding.upper() if isinstance(padding, str) else tuple(tuple(p) for p in padding)
-        self.with_bias = with_bias
-        self.w_init = w_init
-        self.b_init = b_init or jnp.zeros
-        self.data_format = data_format
-        self.channel_index = get_channel_index(data_format)
-        self.mask = mask
-        self.feature_group_count = feature_group_count
-
-    def __call__(self, inputs: Any, *, precision: Any = None) -> Any:
-        n = self.num_spatial_dims
-        if inputs.ndim not in (n + 1, n + 2):
-            raise ValueError(f"{type(self).__name__}: input of shape {tuple(inputs.shape)} must have "
-                             f"rank {n + 1} (unbatched) or {n + 2}")
-        unbatched = inputs.ndim == n + 1
-        if unbatched:
-            inputs = jnp.expand_dims(inputs, 0)
-        cin = inputs.shape[self.channel_index]
-        if cin % self.feature_group_count:
-            raise ValueError(f"{type(self).__name__}: input channels {cin} not divisible by "
-                             f"feature_group_count {self.feature_group_count}")
-        w_shape = self.kernel_shape + (cin // self.feature_group_count, self.output_channels)
-        w_init = self.w_init or TruncatedNormal(stddev=1.0 / np.sqrt(np.prod(w_shape[:-1])))
-        w = get_parameter("w", w_shape, inputs.dtype, init=w_init)
-        if self.mask is not None:
-            w = w * self.mask
-        spatial = "".join("DHW"[-n:] if n <= 3 else [chr(ord("a") + i) for i in range(n)])
-        lhs = ("N" + spatial + "C") if self.channel_index == -1 else ("NC" + spatial)
-        dn = lax.conv_dimension_numbers(inputs.shape, w.shape, (lhs, spatial + "IO", lhs))
-        out = lax.conv_general_dilated(inputs, w, window_strides=self.stride, padding=self.padding,
-                                       lhs_dilation=(1,) * n, rhs_dilation=self.rate,
-                                       dimension_numbers=dn,
-                                       feature_group_count=self.feature_group_count,
-                                       precision=precision)
-        if self.with_bias:
-            if self.channel_index == -1:
-                bias_shape = (self.output_channels,)
-            else:
-                bias_shape = (self.output_channels,) + (1,) * n
-            out = out + get_parameter("b", bias_shape, inputs.dtype, init=self.b_init)
-        return out[0] if unbatched else out
-
-
-class Conv1D(ConvND):
-    """1-D convolution (``ConvND`` with one spatial axis).
-
-    Example: ``y = hk.Conv1D(8, 3)(x)``.
-    """
-
-    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
-                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
-                 b_init: Callable | None = None, data_format: str = "NWC", mask: Any = None,
-                 feature_group_count: int = 1, name: str | None = None):
-        super().__init__(1, output_channels, kernel_shape, stride, rate, padding, with_bias,
-                         w_init, b_init, data_format, mask, feature_group_count, name=name)
-
-
-class Conv2D(ConvND):
-    """2-D convolution (``NHWC`` by default).
-
-    Example: ``y = hk.Conv2D(16, kernel_shape=3)(images)``.
-    """
-
-    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
-                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
-                 b_init: Callable | None = None, data_format: str = "NHWC", mask: Any = None,
-                 feature_group_count: int = 1, name: str | None = None):
-        super().__init__(2, output_channels, kernel_shape, stride, rate, padding, with_bias,
-                         w_init, b_init, data_format, mask, feature_group_count, name=name)
-
-
-class Conv3D(ConvND):
-    """3-D convolution (``NDHWC`` by default).
-
-    Example: ``y = hk.Conv3D(8, 3)(volumes)``.
-    """
-
-    def __init__(self, output_channels: int, kernel_shape: Any, stride: Any = 1, rate: Any = 1,
-                 padding: Any = "SAME", with_bias: bool = True, w_init: Callable | None = None,
-                 b_init: Callable | None = None, data_format: str = "NDHWC", mask: Any = None,
-                 feature_group_count: int = 1, name: str | None = None):
-        super().__init__(3, output_channels, kernel_shape, stride, rate, padding, with_bias,
-                         w_init, b_init, data_format, mask, feature_group_count, name=name)
 
 
 def _abs_axes(axis: Any, ndim: int) -> tuple:
