@@ -84,6 +84,8 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion_optim.losses",
         "fluxion_optim.contrib",
         "fluxion_optim.projections",
+        "fluxion_optim.assignment",
+        "fluxion_optim.perturbations",
         "fluxion_optim.second_order",
         "fluxion_optim.tree",
         "fluxion_optim.tree_utils",

@@ -19,11 +19,12 @@ Example:
     [0.90000..., 1.90000...]
 """
 
-from __future__ import annotations
 
 from fluxion_optim import (
+    assignment,
     contrib,
     losses,
+    perturbations,
     projections,
     schedules,
     second_order,
@@ -187,6 +188,7 @@ from fluxion_optim.transforms import (
     NonNegativeParamsState,
     PartitionState,
     ShouldSkipUpdateFunction,
+    SnapshotState,
     TraceState,
     ZeroNansState,
     adaptive_grad_clip,
@@ -256,6 +258,7 @@ sigmoid_focal_loss = losses.sigmoid_focal_loss
 __version__ = "0.1.0"
 
 __all__ = [
+    "assignment", "perturbations",
     "AdaptiveGradClipState", "AddDecayedWeightsState", "AddNoiseState", "ApplyEvery",
     "ApplyIfFiniteState", "ClipByGlobalNormState", "ClipState", "ConditionallyMaskState",
     "ConditionallyTransformState", "EmaState", "EmptyState", "FactoredState",
@@ -299,7 +302,7 @@ __all__ = [
     "scale_by_trust_ratio", "scale_by_yogi", "scale_by_zoom_linesearch", "scale_gradient",
     "schedules", "second_order", "selective_transform", "set_hyperparams", "set_to_zero",
     "sgd", "sgdr_schedule", "sigmoid_binary_cross_entropy", "sigmoid_focal_loss", "sign_sgd",
-    "signum", "skip_large_updates", "skip_not_finite", "sm3", "snapshot", "smooth_labels",
+    "signum", "skip_large_updates", "skip_not_finite", "sm3", "snapshot", "SnapshotState", "smooth_labels",
     "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels", "squared_error",
     "stateless", "stateless_with_tree_map", "trace", "transforms", "tree", "tree_map_params",
     "tree_utils", "update_infinity_moment", "update_moment", "update_moment_per_elem_norm",

@@ -1,6 +1,5 @@
 """Adaptive preconditioners built from gradient moments: ``scale_by_adam`` and relatives."""
 
-from __future__ import annotations
 
 import functools
 from typing import Any, NamedTuple
@@ -340,15 +339,18 @@ def scale_by_lion(b1: Any = 0.9, b2: Any = 0.99, mu_dtype: Any = None, *,
         >>> tx.update(jnp.array([-2.0]), tx.init(jnp.zeros(1)))[0].tolist()
         [-1.0]
     """
-    if mode not in ("hard", "smooth", "refined"):
-        raise ValueError(f"scale_by_lion: unknown mode {mode!r}; expected 'hard', 'smooth' or "
-                         "'refined'")
     mu_dtype = _canonical_dtype(mu_dtype)
 
     def init_fn(params):
         return ScaleByLionState(_zero_count(), tree_zeros_like(params, dtype=mu_dtype))
 
     def update_fn(updates, state, params=None):
+        # optax checks the mode when updating (a bad mode builds fine), so do we
+        if mode not in ("hard", "smooth", "refined"):
+            raise ValueError(
+                f'Unknown lion mode: {mode}. It needs to be one of ["hard", "smooth", '
+                f'"refined"]. (scale_by_lion.update: mode={mode!r} was given when the '
+                "transformation was built)")
         check_same_structure("scale_by_lion.update", "updates (grads)", updates, "state.mu",
                              state.mu)
         del params

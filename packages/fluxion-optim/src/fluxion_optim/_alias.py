@@ -1,6 +1,5 @@
 """The optimizers: each is a ``chain`` of building blocks, named and parameterised as in optax."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any

@@ -1,6 +1,5 @@
 """The core types: a gradient transformation is a pair of pure functions ``(init, update)``."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable

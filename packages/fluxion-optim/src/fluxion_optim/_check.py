@@ -1,6 +1,5 @@
 """Structure checks: an update whose trees disagree names the first path where they differ."""
 
-from __future__ import annotations
 
 from typing import Any
 

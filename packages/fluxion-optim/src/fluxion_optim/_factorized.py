@@ -1,6 +1,5 @@
 """Factored second moments (Adafactor's memory-saving preconditioner)."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

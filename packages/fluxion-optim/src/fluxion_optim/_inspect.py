@@ -8,7 +8,6 @@ hyper-parameters replaced by arrays of the same dtype and shape, so a jitted tra
 its compiled executable.
 """
 
-from __future__ import annotations
 
 from typing import Any
 

@@ -1,6 +1,5 @@
 """Linear algebra on pytrees: global norm, power iteration, inverse p-th roots."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any

@@ -4,7 +4,6 @@ Their ``update`` needs the extra arguments ``value=`` (loss at params), ``grad=`
 ``value_fn=`` (the loss function); further keyword arguments are passed on to ``value_fn``.
 """
 
-from __future__ import annotations
 
 import functools
 import inspect as _inspect

@@ -1,6 +1,5 @@
 """Lookahead: a slow copy of the parameters pulled toward the fast ones every few steps."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 
@@ -25,7 +24,7 @@ class LookaheadParams(NamedTuple):
     slow: Any
 
     @classmethod
-    def init_synced(cls, params: Any) -> LookaheadParams:
+    def init_synced(cls, params: Any) -> "LookaheadParams":
         """Fast and slow parameters both equal to ``params``."""
         return cls(slow=params, fast=params)
 

@@ -1,6 +1,5 @@
 """Numerically safe building blocks: norms that never divide by zero, counters that never wrap."""
 
-from __future__ import annotations
 
 from typing import Any
 

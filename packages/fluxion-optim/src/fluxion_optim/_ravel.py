@@ -1,6 +1,5 @@
 """Flattening a pytree of arrays to one vector and back (fluxion has no ``flatten_util``)."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any

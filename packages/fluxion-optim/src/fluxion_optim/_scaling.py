@@ -1,7 +1,6 @@
 """Scalings of the updates that are not moment-based: step sizes, schedules, trust ratios,
 signs, Rprop, Polyak, L-BFGS, optimistic gradients."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

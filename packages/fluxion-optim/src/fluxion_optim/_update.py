@@ -1,6 +1,5 @@
 """Applying updates to parameters."""
 
-from __future__ import annotations
 
 from typing import Any
 

@@ -1,7 +1,6 @@
 """Euclidean projections onto convex sets, for projected gradient methods
 (``optax.projections``)."""
 
-from __future__ import annotations
 
 from typing import Any
 

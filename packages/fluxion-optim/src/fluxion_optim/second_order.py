@@ -1,7 +1,6 @@
 """Second-order quantities of a loss: Hessian-vector products, Hessian and Fisher diagonals
 (``optax.second_order``). ``loss(params, inputs, targets)`` is a scalar function."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any

@@ -1,7 +1,6 @@
 """Short names for the pytree utilities: ``optax.tree.add``, ``optax.tree.norm`` ... (the same
 functions as :mod:`fluxion_optim.tree_utils` without the ``tree_`` prefix)."""
 
-from __future__ import annotations
 
 from fluxion_optim import tree_utils as _tu
 

@@ -2,7 +2,6 @@
 reduce-on-plateau, ADOPT, ACProp, MADGRAD, COCOB, D-Adaptation AdamW, DoG, DoWG,
 AdEMAMix."""
 
-from __future__ import annotations
 
 from fluxion_optim.contrib._adam_variants import (
     MadgradState,

@@ -1,6 +1,5 @@
 """Adam-family optimizers from ``optax.contrib``: ADOPT, ACProp and MADGRAD."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -1,6 +1,5 @@
 """AdEMAMix: Adam with a second, slow momentum mixed into the update."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

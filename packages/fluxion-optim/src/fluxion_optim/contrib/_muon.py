@@ -1,7 +1,6 @@
 """Muon: momentum orthogonalized by Newton-Schulz iterations, for matrix parameters (AdamW for
 the others)."""
 
-from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence

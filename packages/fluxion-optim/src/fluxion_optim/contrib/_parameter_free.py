@@ -1,7 +1,6 @@
 """Learning-rate-free optimizers from ``optax.contrib``: COCOB, D-Adaptation AdamW, DoG and
 DoWG."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

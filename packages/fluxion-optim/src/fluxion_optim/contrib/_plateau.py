@@ -1,6 +1,5 @@
 """Reducing the learning rate when a monitored value stops improving."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

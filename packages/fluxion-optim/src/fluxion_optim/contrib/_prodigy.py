@@ -1,6 +1,5 @@
 """Prodigy: Adam whose learning rate is estimated on the fly (distance to the solution)."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

@@ -1,6 +1,5 @@
 """Sharpness-aware minimization (SAM)."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

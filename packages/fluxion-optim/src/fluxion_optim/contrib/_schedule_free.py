@@ -1,6 +1,5 @@
 """Schedule-free optimization: iterate averaging in place of a learning-rate schedule."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

@@ -1,7 +1,6 @@
 """Loss functions (``optax.losses``): classification, regression, ranking, segmentation,
 self-supervised. Each returns per-example values (reduce them yourself)."""
 
-from __future__ import annotations
 
 from fluxion_optim.losses._classification import (
     convex_kl_divergence,

@@ -1,6 +1,5 @@
 """Argument checks shared by the losses."""
 
-from __future__ import annotations
 
 from typing import Any
 

@@ -1,7 +1,6 @@
 """Classification losses: cross-entropies, hinge/perceptron, KL divergences, focal, CTC,
 sparsemax."""
 
-from __future__ import annotations
 
 import operator
 from typing import Any

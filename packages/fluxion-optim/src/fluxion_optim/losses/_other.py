@@ -1,6 +1,5 @@
 """Ranking, segmentation (Dice) and Fenchel-Young losses."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any

@@ -1,6 +1,5 @@
 """Regression, similarity and embedding losses."""
 
-from __future__ import annotations
 
 from typing import Any
 

@@ -1,6 +1,5 @@
 """Step-size schedules and hyper-parameter injection (``optax.schedules``)."""
 
-from __future__ import annotations
 
 from fluxion_optim._base import Schedule, StatefulSchedule
 from fluxion_optim.schedules._inject import (

@@ -5,7 +5,6 @@ between steps (``fluxion_optim.set_hyperparams``) without rebuilding the optimiz
 recompiling a jitted train step.
 """
 
-from __future__ import annotations
 
 import functools
 import inspect
@@ -72,12 +71,12 @@ class InjectStatefulHyperparamsState(_StatefulFields):
     """
 
     def __new__(cls, count: Any, hyperparams: dict[str, Any], hyperparams_states: dict[str, Any],
-                inner_state: Any, name: str = "") -> InjectStatefulHyperparamsState:
+                inner_state: Any, name: str = "") -> "InjectStatefulHyperparamsState":
         self = super().__new__(cls, count, hyperparams, hyperparams_states, inner_state)
         self.__dict__["name"] = name
         return self
 
-    def _replace(self, **kwargs: Any) -> InjectStatefulHyperparamsState:
+    def _replace(self, **kwargs: Any) -> "InjectStatefulHyperparamsState":
         fields = dict(zip(self._fields, self))
         fields.update(kwargs)
         return type(self)(**fields, name=self.name)

@@ -1,6 +1,5 @@
 """Step-size schedules: plain functions of the step count."""
 
-from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Any

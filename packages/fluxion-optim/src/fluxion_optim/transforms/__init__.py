@@ -1,7 +1,6 @@
 """Gradient transformations that wrap, combine, clip and condition others
 (``optax.transforms``)."""
 
-from __future__ import annotations
 
 from fluxion_optim.transforms._accumulation import (
     EmaState,

@@ -1,6 +1,5 @@
 """Accumulating gradients over steps: momentum (``trace``), ``ema`` and ``MultiSteps``."""
 
-from __future__ import annotations
 
 import functools
 from collections.abc import Callable

@@ -1,7 +1,7 @@
 """Adding terms to the updates: weight decay and gradient noise."""
 
-from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -81,10 +81,14 @@ def add_noise(eta: Any, gamma: Any, key: Any = None, *,
         (3,)
     """
     if seed is not None:
+        warnings.warn('"seed" is deprecated and will be removed in optax 0.2.7, use "key".',
+                      DeprecationWarning, stacklevel=2)
         if key is not None:
-            raise ValueError("add_noise: give only one of `key` and `seed`")
+            raise ValueError("Only one of seed or key can be specified. (add_noise: give only "
+                             "one of `key` and `seed`)")
         key = seed
     if key is None:
+        warnings.warn("Specifying a key will be required in optax 0.2.7.", stacklevel=2)
         key = 0
 
     def init_fn(params):

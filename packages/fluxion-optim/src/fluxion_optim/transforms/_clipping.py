@@ -1,6 +1,5 @@
 """Clipping updates: by value, by block RMS, by global norm, per example, adaptively (AGC)."""
 
-from __future__ import annotations
 
 from typing import Any
 

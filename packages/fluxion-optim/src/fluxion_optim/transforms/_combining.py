@@ -1,6 +1,5 @@
 """Composing transformations: ``chain``, ``named_chain`` and ``partition``."""
 
-from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Hashable, Mapping

@@ -1,6 +1,5 @@
 """Transformations applied only when a condition holds (finite updates, a step predicate)."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol
 

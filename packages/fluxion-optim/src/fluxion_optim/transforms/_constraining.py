@@ -1,6 +1,5 @@
 """Constraints on updates: non-negative parameters, NaN removal."""
 
-from __future__ import annotations
 
 from typing import Any, NamedTuple
 

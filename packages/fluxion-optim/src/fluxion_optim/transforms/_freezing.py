@@ -1,6 +1,5 @@
 """Freezing parameters."""
 
-from __future__ import annotations
 
 from typing import Any
 

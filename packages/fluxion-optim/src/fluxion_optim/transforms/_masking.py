@@ -1,6 +1,5 @@
 """Applying a transformation to part of the parameters (``masked``)."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -2,7 +2,6 @@
 ``measure_with_ema``) and running a transformation on the flattened parameters
 (``flatten``)."""
 
-from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple

@@ -1,7 +1,6 @@
 """Pytree utilities for optimizer code (``optax.tree_utils``: ``tree_add``, ``tree_norm``,
 ``tree_get`` ...)."""
 
-from __future__ import annotations
 
 from fluxion_optim.tree_utils._cast import (
     tree_cast,

@@ -1,6 +1,5 @@
 """Dtype utilities and random trees (``optax.tree.cast``, ``dtype``, ``random_like`` ...)."""
 
-from __future__ import annotations
 
 import functools
 from collections.abc import Callable

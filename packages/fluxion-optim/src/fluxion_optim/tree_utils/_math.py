@@ -1,6 +1,5 @@
 """Arithmetic on whole pytrees (``optax.tree.add``, ``norm``, ``update_moment`` ...)."""
 
-from __future__ import annotations
 
 import functools
 import operator

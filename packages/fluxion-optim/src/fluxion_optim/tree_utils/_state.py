@@ -1,7 +1,6 @@
 """Finding and replacing values by name inside optimizer states (``tree_get``, ``tree_set``,
 ``tree_map_params``)."""
 
-from __future__ import annotations
 
 import dataclasses
 import functools
