@@ -60,6 +60,10 @@ class RunResult:
 # ----------------------------------------------------------------------------- files
 
 def _fsync_replace(tmp_path: str, path: str) -> None:
+    # mkstemp made the file 0600: give it the mode a new file gets under the process umask.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(tmp_path, 0o666 & ~mask)
     os.replace(tmp_path, path)
     try:
         dir_fd = os.open(os.path.dirname(os.path.abspath(path)) or ".", os.O_RDONLY)
@@ -147,6 +151,7 @@ def save_checkpoint(path: str, state: Any, neighbor: Any = None, step: int = 0) 
         arrays["neighbor_cell_capacity"] = onp.asarray(
             -1 if neighbor.cell_list_capacity is None else neighbor.cell_list_capacity)
     directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ckpt-", suffix=".npz")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -452,6 +457,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     traj_file = traj_tmp = None
     if trajectory is not None:
         directory = os.path.dirname(os.path.abspath(trajectory))
+        os.makedirs(directory, exist_ok=True)  # before the run, not at its end
         fd, traj_tmp = tempfile.mkstemp(dir=directory, prefix=".traj-", suffix=".xyz")
         traj_file = os.fdopen(fd, "w")
     t0 = time.perf_counter()
