@@ -118,9 +118,9 @@ PLATFORM_INAPPLICABLE = {
          "checks the CPU's LAPACK lowering"),
         (r"tests/fluxion/lax/test_linalg\.py::test_\w*_x64",
          "float64 linalg: the TPU's linalg kernels are 32-bit (jax raises there too)"),
-        (r"tests/fluxion/lax/test_linalg\.py::\S*(\beig\b|eig\[|eig_|schur|hessenberg|svd|"
+        (r"tests/fluxion/lax/test_linalg\.py::\S*(\beig\b|eig\[|eig_|schur|hessenberg|"
          r"qr_pivot)", "no TPU lowering: eig/schur/hessenberg have none in jax either, "
-         "geqp3 (qr pivoting) is LAPACK's, svd (jax: QDWH) is not written yet"),
+         "geqp3 (qr pivoting) is LAPACK's"),
     ],
 }
 

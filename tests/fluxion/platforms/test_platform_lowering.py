@@ -44,6 +44,10 @@ def _programs(np_mod, lax_mod, grad):
         "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
         "batched_solve": (lambda a, b: lin.solve(np_mod.stack([a, a]), np_mod.stack([b, b])),
                           (A, B)),
+        "svd": (lambda a: lin.svd(a), (A,)),
+        "svd_values_tall": (lambda a: lin.svd(np_mod.concatenate([a, a]), compute_uv=False),
+                            (A,)),
+        "pinv": (lambda a: lin.pinv(a), (A,)),
         "tridiagonal_solve": (lambda a, b: lax_mod.linalg.tridiagonal_solve(
             a[0] * 0, a[1], a[2] * 0, b), (A, B)),
     }
@@ -94,7 +98,6 @@ def test_multi_platform_export_runs_here_and_round_trips() -> None:
 
 @pytest.mark.parametrize("fn,op", [
     (lambda a: jnp.linalg.eig(a), "eig"),
-    (lambda a: jnp.linalg.svd(a), "svd"),
     (lambda a: lax.linalg.schur(a), "schur"),
 ])
 def test_no_lowering_for_platform_raises_before_xla(fn, op) -> None:
@@ -149,3 +152,34 @@ def test_tridiagonal_solve_lax_lowering_matches_lapack() -> None:
     got = call_module(text, program.out_avals, [dl, d, du, b])[0]
     np.testing.assert_allclose(np.asarray(got), np.asarray(f(dl, d, du, b)), rtol=1e-5,
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,full,uv", [((2, 5, 3), False, True), ((3, 4), True, True),
+                                           ((2, 4, 4), False, False)])
+def test_qdwh_svd_lowering_matches_numpy(shape, full, uv) -> None:
+    # the TPU's svd (QDWH polar decomposition + eigh, as jax there) is lax over the linalg
+    # primitives: compiled here with the CPU's rules for those, the algorithm itself is checked
+    from fluxion.lax.linalg.svd import svd_p
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+    cpu_rule = svd_p.platform_lowerings.pop("cpu")
+    try:
+        fluxion.clear_caches()
+        outs = fluxion.jit(lambda x: lax.linalg.svd(x, full_matrices=full, compute_uv=uv))(a)
+        text = fluxion.jit(lambda x: lax.linalg.svd(x, compute_uv=uv)).lower(a).as_text()
+    finally:
+        svd_p.platform_lowerings["cpu"] = cpu_rule
+        fluxion.clear_caches()
+    assert "gesdd" not in text and "gesvd" not in text
+    want = np.linalg.svd(a, full_matrices=full, compute_uv=uv)
+    if not uv:
+        np.testing.assert_allclose(np.asarray(outs), want, rtol=1e-5, atol=1e-5)
+        return
+    u, s, vt = (np.asarray(o) for o in outs)
+    np.testing.assert_allclose(s, want[1], rtol=1e-5, atol=1e-5)
+    k = s.shape[-1]
+    rec = np.einsum("...ik,...k,...kj->...ij", u[..., :k], s, vt[..., :k, :])
+    np.testing.assert_allclose(rec, a, atol=2e-5 * np.abs(a).max())
+    eye = np.eye(u.shape[-1])
+    np.testing.assert_allclose(np.swapaxes(u.conj(), -1, -2) @ u,
+                               np.broadcast_to(eye, u.shape[:-2] + eye.shape), atol=2e-5)

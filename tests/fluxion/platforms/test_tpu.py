@@ -51,6 +51,9 @@ def _cases(np_mod, lax_mod, grad, vmap):
         "grad_eigh": (grad(lambda a: lin.eigh(a)[0].sum()), (SPD,)),
         "tridiagonal_solve": (lambda a, b: lax_mod.linalg.tridiagonal_solve(
             a[0] * 0 + 0.5, a[1] * 0 + 4.0, a[2] * 0 - 0.5, b), (A, B)),
+        "svd_values": (lambda a: lin.svd(a, compute_uv=False), (A,)),
+        "svd_reconstruct": (lambda a: (lambda u, s, vt: (u * s) @ vt)(*lin.svd(a)), (A,)),
+        "pinv": (lambda a: lin.pinv(a), (A,)),
         "vmap_inv": (vmap(lin.inv), (AB,)),
         "vmap_slogdet": (vmap(lambda a: lin.slogdet(a)[1]), (AB,)),
         "vmap_cholesky": (vmap(lambda a: lin.cholesky(a @ a.T + np_mod.eye(4))), (AB,)),

@@ -21,6 +21,7 @@ from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
 from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
+from fluxion.lax import transcendental as _tr
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.linalg._common import (
     as_operand,
@@ -145,7 +146,204 @@ def _svd_lowering(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
 
 
 svd_p.abstract_eval = _svd_abstract_eval
-svd_p.platform_lowerings["cpu"] = _svd_lowering  # LAPACK: the CPU only
+svd_p.platform_lowerings["cpu"] = _svd_lowering  # LAPACK gesdd/gesvd
+
+
+# ------------------------------------------------------------------ QDWH-based SVD (TPU)
+# As JAX on the TPU: the polar decomposition A = U_p H by the QR-based dynamically weighted
+# Halley iteration (Nakatsukasa, Bai & Gygi, SIAM J. Matrix Anal. Appl. 31(5), 2010), then
+# H = V diag(s) V^H by eigh and U = U_p V. Written with lax and the linalg primitives, so it
+# lowers through each platform's qr / cholesky / triangular_solve / eigh rules.
+
+
+def _bc(v: Any, like: Any) -> Any:
+    """Scalar ``v`` broadcast to the shape of ``like``."""
+    return _so.broadcast_in_dim(v, shape_of(like), ())
+
+
+def _const(like: Any, v: float) -> Any:
+    return _bc(scalar_like(like, v), like)
+
+
+def _frobenius(x: Any) -> Any:
+    from fluxion.lax import reductions as _rd
+    ax = _el.abs(x)
+    return _tr.sqrt(_rd.reduce_sum(_el.mul(ax, ax), (0, 1)))
+
+
+def _qdwh_coefficients(eps: float) -> list[tuple[float, float, float]]:
+    """The (a, b, c) weights of each iteration until the lower bound of the singular values of
+    the scaled matrix reaches 1 (computed on the host: they depend only on ``eps``)."""
+    lo, tol_l, out = eps, 10.0 * eps / 2.0, []
+    while lo + tol_l < 1 and len(out) < 10:
+        l2 = lo * lo
+        dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
+        sqd = (1.0 + dd) ** 0.5
+        a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** 0.5
+        b = (a - 1) ** 2 / 4
+        c = a + b - 1
+        lo = lo * (a + b * l2) / (1 + c * l2)
+        out.append((a, b, c))
+    return out
+
+
+def _qdwh_polar(x: Any, max_iterations: int = 10) -> tuple[Any, Any]:
+    """The polar decomposition ``x = u @ h`` of one [m, n] matrix (m >= n)."""
+    from fluxion.lax import reductions as _rd
+    from fluxion.lax.control_flow import loops as _lp
+    from fluxion.lax.linalg.cholesky import cholesky
+    from fluxion.lax.linalg.qr import qr
+    from fluxion.lax.linalg.triangular_solve import triangular_solve
+    m, n = shape_of(x)
+    dt = aval_of(x).dtype
+    eps = float(np.finfo(real_dtype(dt)).eps)
+    ax = _el.abs(x)
+    one_norm = _rd.reduce_max(_rd.reduce_sum(ax, (0,)), (0,))
+    inf_norm = _rd.reduce_max(_rd.reduce_sum(ax, (1,)), (0,))
+    zero_r = _el.sub(one_norm, one_norm)
+    alpha_inv = _el.mul(_tr.rsqrt(one_norm), _tr.rsqrt(inf_norm))
+    alpha_inv = _el.select(_el.eq(one_norm, zero_r), _el.add(zero_r, scalar_like(zero_r, 1)),
+                           alpha_inv)
+    u = _el.mul(x, _bc(cast(alpha_inv, dt), x))
+    eye = eye_like(x, n, n)
+
+    def qr_step(u: Any, a: float, b: float, c: float) -> Any:
+        e = b / c
+        sqrt_c = c ** 0.5
+        y = _so.concatenate([_el.mul(u, _const(u, sqrt_c)), eye], 0)
+        q, _ = qr(y, full_matrices=False)
+        q1 = slice_axis(q, 0, 0, m)
+        q2 = mH(slice_axis(q, 0, m, m + n))
+        return _el.add(_el.mul(u, _const(u, e)),
+                       _el.mul(matmul(q1, q2), _const(u, (a - e) / sqrt_c)))
+
+    def chol_step(u: Any, a: Any, b: Any, c: Any) -> Any:
+        # u (c u^H u + I)^{-1} through the Cholesky factor of c u^H u + I
+        e = b / c
+        gram = _el.add(_el.mul(matmul(mH(u), u), _bc(cast(c, dt), eye)), eye)
+        lf = cholesky(gram, symmetrize_input=False)
+        z = triangular_solve(lf, mH(u), left_side=True, lower=True)
+        z = triangular_solve(lf, z, left_side=True, lower=True, transpose_a=True,
+                             conjugate_a=True)
+        return _el.add(_el.mul(u, _bc(cast(e, dt), u)),
+                       _el.mul(mH(z), _bc(cast(_el.sub(a, e), dt), u)))
+
+    coefs = _qdwh_coefficients(eps)
+    for a, b, c in coefs:
+        if c > 100:
+            u = qr_step(u, a, b, c)
+        else:
+            u = chol_step(u, np.asarray(a, real_dtype(dt)), np.asarray(b, real_dtype(dt)),
+                          np.asarray(c, real_dtype(dt)))
+    tol_norm = np.asarray((10.0 * eps / 2.0) ** (1 / 3), real_dtype(dt))
+    three = np.asarray(3.0, real_dtype(dt))
+    one = np.asarray(1.0, real_dtype(dt))
+
+    def cond_fun(state: Any) -> Any:
+        k, _, more = state
+        return _el.bitwise_and(more, _el.lt(k, np.int32(max_iterations)))
+
+    def body_fun(state: Any) -> Any:
+        # Halley's iteration (a, b, c = 3, 1, 3) once the weights have converged
+        k, u, _ = state
+        un = chol_step(u, three, one, three)
+        return _el.add(k, np.int32(1)), un, _el.gt(_frobenius(_el.sub(un, u)), tol_norm)
+
+    _, u, _ = _lp.while_loop(cond_fun, body_fun, (np.int32(len(coefs)), u, np.bool_(True)))
+    # Newton-Schulz refinement, then the Hermitian factor
+    u = _el.sub(_el.mul(u, _const(u, 1.5)),
+                _el.mul(matmul(u, matmul(mH(u), u)), _const(u, 0.5)))
+    h = matmul(mH(u), x)
+    h = _el.mul(_el.add(h, mH(h)), _const(h, 0.5))
+    return u, h
+
+
+def _svd_square_or_tall(x: Any, compute_uv: bool) -> list:
+    """s (descending), u [m, n], v [n, n] of one [m, n] matrix with m >= n."""
+    from fluxion.lax import sorting as _st
+    from fluxion.lax.linalg.eigh import eigh
+    from fluxion.lax.linalg.qr import qr
+    m, n = shape_of(x)
+    dt = aval_of(x).dtype
+    up, h = _qdwh_polar(x)
+    v, w = eigh(h, symmetrize_input=False, sort_eigenvalues=False)
+    w = _el.max(w, _el.sub(w, w))
+    idx = _so.iota(np.int32, n)
+    neg, order = _st.sort((_el.neg(w), idx), dimension=0, num_keys=1)
+    s = _el.neg(neg)
+    if not compute_uv:
+        return [s]
+    rows = _so.broadcast_in_dim(idx, (n, n), (0,))
+    perm = cast(_el.eq(rows, _so.broadcast_in_dim(order, (n, n), (1,))), dt)
+    v = matmul(v, perm)
+    u = matmul(up, v)
+    # rank-deficient input: U_p is not unitary there; re-orthonormalise U (signs kept)
+    q, r = qr(u, full_matrices=False)
+    d = diagonal(r)
+    dre = _el.real(d) if dt.kind == "c" else d
+    zero = _el.sub(dre, dre)
+    sign = cast(_el.select(_el.ge(dre, zero), _el.add(zero, scalar_like(zero, 1)),
+                           _el.sub(zero, scalar_like(zero, 1))), dt)
+    fixed = _el.mul(q, _so.broadcast_in_dim(sign, (m, n), (1,)))
+    eps = float(np.finfo(real_dtype(dt)).eps)
+    s_first = slice_axis(s, 0, 0, 1)
+    s_last = slice_axis(s, 0, n - 1, n)
+    deficient = _so.reshape(_el.le(s_last, _el.mul(s_first, scalar_like(s_first, n * eps))), ())
+    u = _el.select(_so.broadcast_in_dim(deficient, (m, n), ()), fixed, u)
+    return [s, u, v]
+
+
+def _svd_qdwh(x: Any, full_matrices: bool, compute_uv: bool, lo: int, hi: int) -> list:
+    """svd of one [m, n] matrix: [s] or [s, u, vt], s in descending order."""
+    from fluxion.lax.linalg.qr import qr
+    m, n = shape_of(x)
+    if m < n:
+        outs = _svd_qdwh(mH(x), full_matrices, compute_uv, lo, hi)
+        return outs if not compute_uv else [outs[0], mH(outs[2]), mH(outs[1])]
+    if m > n:  # a QR first: the iteration then runs on the n x n triangle
+        q, r = qr(x, full_matrices=full_matrices and compute_uv)
+        s_u_v = _svd_square_or_tall(slice_axis(r, 0, 0, n), compute_uv)
+        if not compute_uv:
+            return [slice_axis(s_u_v[0], 0, lo, hi)]
+        s, ur, v = s_u_v
+        u = matmul(slice_axis(q, 1, 0, n), ur)
+        if full_matrices:
+            u = _so.concatenate([u, slice_axis(q, 1, n, m)], 1)
+    else:
+        s_u_v = _svd_square_or_tall(x, compute_uv)
+        if not compute_uv:
+            return [slice_axis(s_u_v[0], 0, lo, hi)]
+        s, u, v = s_u_v
+    vt = mH(v)
+    if (lo, hi) != (0, n):
+        s, u, vt = slice_axis(s, 0, lo, hi), slice_axis(u, 1, lo, hi), slice_axis(vt, 0, lo, hi)
+    return [s, u, vt]
+
+
+def _svd_lowering_qdwh(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
+                       subset_by_index: Any, algorithm: Any) -> list[str]:
+    # every platform but the CPU (the TPU as JAX): QDWH polar decomposition + eigh
+    from fluxion.transforms.batching import vmap
+    (a,) = ctx.avals_in
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return _svd_lowering(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv,
+                             subset_by_index=subset_by_index, algorithm=algorithm)
+    if algorithm not in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.POLAR):
+        raise NotImplementedError(f"lax.linalg.svd: algorithm {algorithm} is not available on "
+                                  f"{ctx.platform} (DEFAULT or POLAR: the QDWH-based SVD)")
+    lo, hi = tuple(subset_by_index) if subset_by_index is not None else (0, min(m, n))
+
+    def one(x: Any) -> list:
+        return _svd_qdwh(x, full_matrices, compute_uv, lo, hi)
+
+    fn = one
+    for _ in range(a.ndim - 2):
+        fn = vmap(fn)
+    return inline(ctx, ("svd_qdwh", full_matrices, compute_uv, lo, hi), fn, [x], [a])
+
+
+svd_p.lowering = _svd_lowering_qdwh
 
 
 def _svd_jvp(primals: list, tangents: list, *, full_matrices: bool, compute_uv: bool,
