@@ -1,6 +1,7 @@
 """One process of the 2-process tests (run by test_parallel_distributed.py, not collected):
 ``python dist_worker.py PROCESS_ID PORT MODE``; prints one ``RESULT {json}`` line.
 
+MODE ``multihost``: reads of fully replicated global arrays and the multihost_utils functions.
 MODE ``step``: a data-parallel gradient step over both processes (global batch built from
 process-local data, gradients averaged with ``lax.pmean``), compared in-process with the
 single-process step on the whole batch. MODE ``die``: process 1 exits abruptly after one
@@ -55,6 +56,36 @@ step = fluxion.jit(fluxion.shard_map(local_step, mesh=mesh, in_specs=(P(), P("i"
                                      out_specs=(P(), P())))
 res: dict = {"pid": pid, "ndev": len(devs), "process_count": fluxion.process_count(),
              "process_index": fluxion.process_index(), "global_shape": list(x.shape)}
+if mode == "multihost":  # reading replicated global arrays; multihost_utils
+    from fluxion.experimental import multihost_utils as mh
+    rep = NamedSharding(mesh, P())
+    total = fluxion.jit(lambda v: v.sum(), out_shardings=rep)(x)
+    res["total"] = float(total)
+    res["doubled"] = np.asarray(fluxion.jit(lambda v: v * 2, out_shardings=rep)(x)).tolist()
+    res["eager_total"] = float(x.sum())  # an eager op on a global array: replicated result
+    try:
+        np.asarray(x)
+        res["split_read"] = "no error"
+    except RuntimeError as e:
+        res["split_read"] = str(e)
+    res["allgather"] = mh.process_allgather(np.float32(pid + 1)).tolist()
+    res["allgather_tiled"] = mh.process_allgather(np.arange(2) + 10 * pid, tiled=True).tolist()
+    res["allgather_global"] = mh.process_allgather(x).tolist()
+    b = mh.broadcast_one_to_all({"a": np.full(3, 7.0 if pid == 0 else -1.0, np.float32)})
+    res["broadcast"] = np.asarray(b["a"]).tolist()
+    res["broadcast_from_1"] = float(mh.broadcast_one_to_all(np.float32(pid + 5),
+                                                            is_source=pid == 1))
+    try:
+        mh.assert_equal(np.int32(pid), "differs:")
+        res["assert_equal"] = "no error"
+    except AssertionError as e:
+        res["assert_equal"] = str(e)
+    mh.sync_global_devices("end")
+    res["ref_total"] = float(X.sum())
+    res["ref_doubled"] = (2 * X).tolist()
+    print("RESULT " + json.dumps(res), flush=True)
+    fluxion.distributed.shutdown()
+    sys.exit(0)
 try:
     new_w, col_sum = step(w, x, y)
     new_w = np.asarray(new_w.addressable_shards[0].data)

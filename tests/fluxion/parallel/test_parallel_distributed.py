@@ -54,6 +54,50 @@ def test_two_processes_data_parallel_step():
     assert [r[1]["process_index"] for r in results] == [0, 1]
 
 
+def test_two_processes_read_replicated_arrays_and_multihost_utils():
+    results = _run_pair("multihost")
+    for rc, res, out in results:
+        assert rc == 0 and res is not None, out[-2000:]
+        np.testing.assert_allclose(res["total"], res["ref_total"], rtol=1e-6)
+        np.testing.assert_allclose(res["eager_total"], res["ref_total"], rtol=1e-6)
+        np.testing.assert_allclose(res["doubled"], res["ref_doubled"], rtol=1e-6)
+        assert "unless it is fully replicated" in res["split_read"]
+        assert res["allgather"] == [1.0, 2.0]
+        assert res["allgather_tiled"] == [0, 1, 10, 11]
+        np.testing.assert_allclose(res["allgather_global"], np.asarray(res["ref_doubled"]) / 2)
+        assert res["broadcast"] == [7.0] * 3 and res["broadcast_from_1"] == 6.0
+        assert "differs:" in res["assert_equal"] and "[0, 1]" in res["assert_equal"]
+
+
+EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples",
+                       "train_digits_multiprocess.py")
+
+
+def test_two_process_training_equals_one_process(tmp_path):
+    # examples/train_digits_multiprocess.py --processes 2: a fluxion_nn MLP trained with
+    # fluxion_optim's adam, data-parallel over 2 processes; the same steps in this process.
+    pytest.importorskip("sklearn")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_digits_multiprocess", EXAMPLE)
+    ex = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ex)
+    steps = 6
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    p = subprocess.run([sys.executable, EXAMPLE, "--processes", "2", "--steps", str(steps),
+                        "--out", str(tmp_path)], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    got = [json.loads((tmp_path / f"result_{i}.json").read_text()) for i in range(2)]
+    x, y = ex.load_data()
+    _, ref = ex.train(x[:1400], y[:1400], steps=steps, batch_size=64, lr=3e-3)
+    for r in got:
+        assert r["processes"] == 2
+        np.testing.assert_allclose(r["losses"], ref, rtol=2e-6)
+        assert r["restored_accuracy"] == r["accuracy"]  # process 0's checkpoint, in both
+    assert got[0]["losses"] == got[1]["losses"]
+
+
 def test_killed_peer_raises_in_survivor():
     (rc0, res0, out0), (rc1, _, _) = _run_pair("die")
     assert rc1 == 3
@@ -97,3 +141,89 @@ def test_peer_that_never_connects_raises():
     assert p.returncode == 0, p.stderr[-2000:]
     assert "RAISED fluxion.distributed.initialize: process 0 could not connect" in p.stdout
     assert "initialization_timeout" in p.stdout
+
+
+_CLUSTER_CODE = (
+    "import fluxion, json\n"
+    "fluxion.distributed.initialize(initialization_timeout=30, shutdown_timeout_seconds=2)\n"
+    "print('RESULT ' + json.dumps([fluxion.process_index(), fluxion.process_count(),\n"
+    "      len(fluxion.devices()), len(fluxion.local_devices())]), flush=True)\n"
+    "fluxion.distributed.shutdown()\n")
+
+
+def _cluster_env(kind: str, i: int, port: int) -> dict:
+    if kind == "slurm":  # srun -N 1 -n 2 python train.py
+        return {"SLURM_JOB_ID": "4242", "SLURM_STEP_NODELIST": "127.0.0.1",
+                "SLURM_NTASKS": "2", "SLURM_PROCID": str(i), "SLURM_LOCALID": str(i),
+                "JAX_COORDINATOR_PORT": str(port)}
+    if kind == "ompi":  # mpirun -np 2 python train.py (Open MPI 4)
+        return {"OMPI_MCA_orte_hnp_uri": f"1531576320.0;tcp://127.0.0.1:{port + 1}",
+                "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": str(i),
+                "OMPI_COMM_WORLD_LOCAL_RANK": str(i), "JAX_COORDINATOR_PORT": str(port)}
+    # a Kubernetes indexed Job (completionMode: Indexed, parallelism 2); the pods' DNS names
+    # do not resolve here, so the coordinator address is given as JAX's variable
+    return {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JOB_COMPLETION_INDEX": str(i),
+            "HOSTNAME": f"train-{i}", "JAX_NUM_PROCESSES": "2",
+            "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}"}
+
+
+@pytest.mark.parametrize("kind", ["slurm", "ompi", "k8s"])
+def test_initialize_without_arguments_detects_the_cluster(kind):
+    port = _free_port()
+    base = {k: v for k, v in os.environ.items()
+            if k != "XLA_FLAGS" and not k.startswith(("SLURM_", "OMPI_", "KUBERNETES_"))}
+    procs = [subprocess.Popen([sys.executable, "-c", _CLUSTER_CODE], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              env={**base, **_cluster_env(kind, i, port)}) for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for i, (p, out) in enumerate(zip(procs, outs)):
+        line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+        assert p.returncode == 0 and line, out[-2000:]
+        assert json.loads(line[-1][7:]) == [i, 2, 2, 1]
+
+
+def test_cluster_environments_parsed_as_jax(monkeypatch):
+    from fluxion import distributed as d
+    for k in list(os.environ):
+        if k.startswith(("SLURM_", "OMPI_", "KUBERNETES_", "JOB_COMPLETION")):
+            monkeypatch.delenv(k)
+    assert d._detect_cluster(None) is None
+    # SLURM: the first node of the step's node list; the port from the job id (JAX's formula)
+    for nodes, first in [("node001", "node001"), ("node001,host2", "node001"),
+                         ("node[001-015],host2", "node001"), ("node[007,009-015]", "node007")]:
+        assert d._first_node(nodes) == first
+    monkeypatch.setenv("SLURM_JOB_ID", "12345")
+    for k, v in [("SLURM_STEP_NODELIST", "gpu[03-04]"), ("SLURM_NTASKS", "8"),
+                 ("SLURM_PROCID", "5"), ("SLURM_LOCALID", "1")]:
+        monkeypatch.setenv(k, v)
+    c = d._detect_cluster(None)
+    assert c is d._Slurm and c.coordinator_address(None) == f"gpu03:{12345 % 4096 + 61440}"
+    assert (c.process_count(), c.process_id(), c.local_process_id()) == (8, 5, 1)
+    # Open MPI comes first when both are present (JAX's order)
+    monkeypatch.setenv("OMPI_MCA_orte_hnp_uri", "1531576320.0;tcp://10.96.0.1,10.148.0.1:34911")
+    c = d._detect_cluster(None)
+    assert c is d._OpenMPI
+    assert c.coordinator_address(None) == f"10.96.0.1:{1531576320 // 4096 % 4096 + 61440}"
+    monkeypatch.setenv("OMPI_MCA_orte_hnp_uri", "1314521088.0;tcp6://[fe80::b9b:ac5d,2620::3]:4")
+    assert c.coordinator_address("7000") == "fe80::b9b:ac5d:7000"
+    assert d._detect_cluster("slurm") is d._Slurm
+    with pytest.raises(ValueError, match="cluster_detection_method must be one of"):
+        d._detect_cluster("pbs")
+    with pytest.raises(RuntimeError, match="environment variables are not set"):
+        d._detect_cluster("k8s")
+    # Kubernetes indexed Job: <job>-0.<subdomain>:55527
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "3")
+    monkeypatch.setenv("HOSTNAME", "train-3")
+    monkeypatch.setenv("FLUXION_K8S_SUBDOMAIN", "workers")
+    k = d._KubernetesIndexedJob
+    assert k.present() and k.coordinator_address(None) == "train-0.workers:55527"
+    assert k.process_id() == 3
+    monkeypatch.setenv("HOSTNAME", "other")
+    with pytest.raises(RuntimeError, match="not '<job name>-3'"):
+        k.coordinator_address(None)

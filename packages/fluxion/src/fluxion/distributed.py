@@ -71,7 +71,9 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     ``coordinator_address`` (``host:port`` of process 0, which also runs the coordination
     service), ``num_processes`` and ``process_id`` default to the environment variables
     ``FLUXION_COORDINATOR_ADDRESS`` / ``JAX_COORDINATOR_ADDRESS``, ``..._NUM_PROCESSES`` and
-    ``..._PROCESS_ID``. ``local_device_ids``: on CPU, their number is this process's device
+    ``..._PROCESS_ID``; then, as in JAX, to what the launcher's environment says: SLURM
+    (``srun``), Open MPI (``mpirun``) or a Kubernetes indexed Job (``cluster_detection_method``
+    ``"slurm"``, ``"ompi"`` or ``"k8s"`` picks one; ``JAX_COORDINATOR_PORT`` sets the port). ``local_device_ids``: on CPU, their number is this process's device
     count. Timeouts are in seconds; a peer that sends no heartbeat for
     ``heartbeat_timeout_seconds`` is reported dead (a ``RuntimeError`` in the survivors, see
     the module docstring).
@@ -89,11 +91,26 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             "FLUXION_NUM_PROCESSES", "JAX_NUM_PROCESSES")
         pid = process_id if process_id is not None else _env_int(
             "FLUXION_PROCESS_ID", "JAX_PROCESS_ID")
+        cluster = _detect_cluster(cluster_detection_method)
+        if cluster is not None:  # what is not given comes from the cluster's environment
+            if addr is None:
+                addr = cluster.coordinator_address(
+                    os.environ.get("FLUXION_COORDINATOR_PORT")
+                    or os.environ.get("JAX_COORDINATOR_PORT"))
+            if n is None:
+                n = cluster.process_count()
+            if pid is None:
+                pid = cluster.process_id()
+            if local_device_ids is None:
+                local = cluster.local_process_id()
+                local_device_ids = None if local is None else [local]
         if addr is None or n is None or pid is None:
             raise ValueError("fluxion.distributed.initialize: coordinator_address, "
                              "num_processes and process_id are required (or set "
                              "FLUXION_COORDINATOR_ADDRESS, FLUXION_NUM_PROCESSES and "
-                             "FLUXION_PROCESS_ID)")
+                             "FLUXION_PROCESS_ID), unless this process runs under SLURM "
+                             "(srun), Open MPI (mpirun) or a Kubernetes indexed Job, which "
+                             "initialize() detects; none was found in the environment")
         if not isinstance(n, int) or n < 1:
             raise ValueError(f"fluxion.distributed.initialize: num_processes must be a positive "
                              f"int, got {n!r}")
@@ -156,6 +173,191 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         _state.update(stop=stop, watchdog=watchdog)
         watchdog.start()
         atexit.register(_shutdown_at_exit)
+
+
+# ------------------------------------------------------------------ cluster detection
+# The environment variables JAX 0.10.2 reads (jax/_src/clusters/), in the order it tries them.
+
+class _Cluster:
+    """A launcher's environment: where process 0 listens, how many processes, which one."""
+
+    name = ""
+
+    @classmethod
+    def present(cls) -> bool:
+        raise NotImplementedError
+
+    @classmethod
+    def coordinator_address(cls, port: str | None) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def process_count(cls) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def process_id(cls) -> int:
+        raise NotImplementedError
+
+    @classmethod
+    def local_process_id(cls) -> int | None:
+        return None
+
+
+def _ephemeral_port(job_id: int) -> str:
+    # JAX's choice: a port in [65535 - 2**12 + 1, 65535] that the job's id picks
+    return str(job_id % 2 ** 12 + (65535 - 2 ** 12 + 1))
+
+
+class _OpenMPI(_Cluster):
+    """``mpirun`` (Open MPI 4: ``OMPI_MCA_orte_hnp_uri`` names the launcher's address)."""
+
+    name = "ompi"
+
+    @classmethod
+    def present(cls) -> bool:
+        return "OMPI_MCA_orte_hnp_uri" in os.environ
+
+    @classmethod
+    def coordinator_address(cls, port: str | None) -> str:
+        import re
+        uri = os.environ["OMPI_MCA_orte_hnp_uri"]  # e.g. "1531576320.0;tcp://10.96.0.1:34911"
+        if port is None:
+            port = _ephemeral_port(int(uri.split(".", 1)[0]) // 2 ** 12)
+        m = re.search(r"tcp://(.+?)[,:]|tcp6://\[(.+?)[,\]]", uri)
+        if m is None:
+            raise RuntimeError("fluxion.distributed.initialize: cannot read the launcher's IP "
+                               f"address from OMPI_MCA_orte_hnp_uri={uri!r}")
+        return f"{next(g for g in m.groups() if g is not None)}:{port}"
+
+    @classmethod
+    def process_count(cls) -> int:
+        return int(os.environ["OMPI_COMM_WORLD_SIZE"])
+
+    @classmethod
+    def process_id(cls) -> int:
+        return int(os.environ["OMPI_COMM_WORLD_RANK"])
+
+    @classmethod
+    def local_process_id(cls) -> int | None:
+        return int(os.environ["OMPI_COMM_WORLD_LOCAL_RANK"])
+
+
+class _Slurm(_Cluster):
+    """``srun``: process 0 runs on the first node of ``SLURM_STEP_NODELIST``."""
+
+    name = "slurm"
+    _VARS = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM_PROCID",
+             "SLURM_LOCALID")
+
+    @classmethod
+    def present(cls) -> bool:
+        return all(v in os.environ for v in cls._VARS)
+
+    @classmethod
+    def coordinator_address(cls, port: str | None) -> str:
+        if port is None:
+            port = _ephemeral_port(int(os.environ["SLURM_JOB_ID"]))
+        return f"{_first_node(os.environ['SLURM_STEP_NODELIST'])}:{port}"
+
+    @classmethod
+    def process_count(cls) -> int:
+        return int(os.environ["SLURM_NTASKS"])
+
+    @classmethod
+    def process_id(cls) -> int:
+        return int(os.environ["SLURM_PROCID"])
+
+    @classmethod
+    def local_process_id(cls) -> int | None:
+        return int(os.environ["SLURM_LOCALID"])
+
+
+def _first_node(node_list: str) -> str:
+    """The first host of a SLURM node list: 'node001', 'node001,host2', 'node[001-015],host2'
+    and 'node[001,007-015],host2' give 'node001'."""
+    cut = next((i for i, c in enumerate(node_list) if c in ",["), len(node_list))
+    if cut == len(node_list) or node_list[cut] == ",":
+        return node_list[:cut]
+    rest = node_list[cut + 1:]
+    end = next((i for i, c in enumerate(rest) if c in ",-]"), len(rest))
+    return node_list[:cut] + rest[:end]
+
+
+class _KubernetesIndexedJob(_Cluster):
+    """A Kubernetes Job with ``completionMode: Indexed``: the pod's index is
+    ``JOB_COMPLETION_INDEX`` and its hostname ``<job>-<index>``; process 0 is reached as
+    ``<job>-0.<subdomain>`` (the Job's headless service) on port 55527, as in JAX. The process
+    count is the Job's ``parallelism``: read with the ``kubernetes`` package when it is
+    installed (as JAX does), else from ``FLUXION_NUM_PROCESSES`` / ``JAX_NUM_PROCESSES``."""
+
+    name = "k8s"
+    _PORT = "55527"
+
+    @classmethod
+    def present(cls) -> bool:
+        return "KUBERNETES_SERVICE_HOST" in os.environ and "JOB_COMPLETION_INDEX" in os.environ
+
+    @classmethod
+    def _job_name(cls) -> str:
+        host = os.environ.get("HOSTNAME") or __import__("socket").gethostname()
+        suffix = f"-{os.environ['JOB_COMPLETION_INDEX']}"
+        if not host.endswith(suffix):
+            raise RuntimeError(f"fluxion.distributed.initialize: the pod's hostname {host!r} is "
+                               f"not '<job name>{suffix}' (an indexed Job's pods are named so)")
+        return host[:-len(suffix)]
+
+    @classmethod
+    def coordinator_address(cls, port: str | None) -> str:
+        import socket
+        sub = os.environ.get("FLUXION_K8S_SUBDOMAIN")
+        if sub is None:  # the pod's FQDN is <hostname>.<subdomain>.<namespace>.svc...
+            parts = socket.getfqdn().split(".")
+            sub = parts[1] if len(parts) > 2 else None
+        if sub is None:
+            raise RuntimeError(
+                "fluxion.distributed.initialize: in a Kubernetes indexed Job the pods need a "
+                "headless service set as the Job's subdomain (spec.template.spec.subdomain) to "
+                "reach process 0; none was found (or set JAX_COORDINATOR_ADDRESS)")
+        return f"{cls._job_name()}-0.{sub}:{port or cls._PORT}"
+
+    @classmethod
+    def process_count(cls) -> int:
+        n = _env_int("FLUXION_NUM_PROCESSES", "JAX_NUM_PROCESSES")
+        if n is not None:
+            return n
+        try:
+            import kubernetes as k8s
+        except ImportError:
+            raise RuntimeError(
+                "fluxion.distributed.initialize: in a Kubernetes indexed Job the process count "
+                "is the Job's parallelism; install the `kubernetes` package (to read it) or set "
+                "JAX_NUM_PROCESSES in the pod spec") from None
+        k8s.config.load_incluster_config()
+        ns = open("/var/run/secrets/kubernetes.io/serviceaccount/namespace").read().strip()
+        return int(k8s.client.BatchV1Api().read_namespaced_job(cls._job_name(), ns)
+                   .spec.parallelism)
+
+    @classmethod
+    def process_id(cls) -> int:
+        return int(os.environ["JOB_COMPLETION_INDEX"])
+
+
+_CLUSTERS = (_OpenMPI, _Slurm, _KubernetesIndexedJob)
+
+
+def _detect_cluster(method: str | None) -> type[_Cluster] | None:
+    """The launcher this process runs under (``method``: only that one), or None."""
+    if method is not None:
+        found = [c for c in _CLUSTERS if c.name == method]
+        if not found:
+            raise ValueError(f"fluxion.distributed.initialize: cluster_detection_method must be "
+                             f"one of {[c.name for c in _CLUSTERS]}, got {method!r}")
+        if not found[0].present():
+            raise RuntimeError(f"fluxion.distributed.initialize: cluster_detection_method="
+                               f"{method!r} but its environment variables are not set")
+        return found[0]
+    return next((c for c in _CLUSTERS if c.present()), None)
 
 
 def _unreachable_hook(*args: Any) -> None:  # pragma: no cover - jaxlib cannot call it

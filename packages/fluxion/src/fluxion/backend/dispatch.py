@@ -470,9 +470,13 @@ def to_numpy(x: Array) -> np.ndarray:
         return np.zeros(x.shape, dt)
     if len(x._k.sharding._internal_device_list) > 1:
         if not x._k.sharding.is_fully_addressable:
+            if x._k.sharding.is_fully_replicated:  # every process holds the value (as JAX)
+                return _single_to_numpy(shards_of(x)[0].data._a, dt)
             raise RuntimeError(
                 "Fetching the value of an array that spans devices of other processes is not "
-                "possible; use multihost_utils-style gathering or addressable_shards")
+                "possible unless it is fully replicated; gather it with "
+                "fluxion.experimental.multihost_utils.process_allgather or read "
+                "addressable_shards")
         shards = [sh for sh in shards_of(x) if sh.replica_id == 0]
         if len(shards) == 1:  # fully replicated: one copy is the value
             return _single_to_numpy(shards[0].data._a, dt)
