@@ -129,8 +129,20 @@ def _impl(*args: Any, **params: Any) -> list:
         _EAGER[key] = fn
         if len(_EAGER) > 256:
             _EAGER.pop(next(iter(_EAGER)))
-    # arguments placed elsewhere (committed or not) are moved to their blocks first
+    # arguments placed elsewhere are moved to their blocks first; an argument committed to
+    # other devices than the mesh's is JAX's error (it would run there)
     mesh = params["mesh"]
+    mine = set(mesh._internal_device_list)
+    for i, a in enumerate(args):
+        sh = getattr(a, "sharding", None)
+        if getattr(a, "committed", False) and sh is not None and set(
+                sh._internal_device_list) != mine:
+            shape = f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument {i} of "
+                f"shard_map with shape {shape} and with device ids "
+                f"{[d.id for d in sh._internal_device_list]} and shard_map's mesh with device "
+                f"ids {[d.id for d in mesh._internal_device_list]} (at {user_source_line()})")
     placed = []
     for a, spec in zip(args, params["in_specs"]):
         target = NamedSharding(mesh, spec)

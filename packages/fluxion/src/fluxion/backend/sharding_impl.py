@@ -508,7 +508,11 @@ class NamedSharding(_jax.Sharding):
         if not isinstance(spec, PartitionSpec):
             raise TypeError(f"NamedSharding: spec must be a PartitionSpec, got {spec!r}; "
                             "wrap it as P(...)")
-        check_spec("NamedSharding", "spec", mesh, spec)
+        try:
+            check_spec("NamedSharding", "spec", mesh, spec)
+        except ValueError as e:
+            from fluxion.core.errors import user_source_line
+            raise ValueError(f"{e} (at {user_source_line()})") from None
         self.mesh = mesh
         self.spec = spec
         self.memory_kind = memory_kind
@@ -530,7 +534,11 @@ class NamedSharding(_jax.Sharding):
             self.mesh.shape[a] == 1 for e in self.spec._normalized(len(self.spec)) for a in e)
 
     def _check_fits(self, fname: str, shape: tuple) -> None:
-        check_spec(fname, "the sharding's spec", self.mesh, self.spec, len(shape), shape)
+        try:
+            check_spec(fname, "the sharding's spec", self.mesh, self.spec, len(shape), shape)
+        except ValueError as e:
+            from fluxion.core.errors import user_source_line
+            raise ValueError(f"{e} (at {user_source_line()})") from None
 
     def _constraint_attr(self, module: Any, ndim: int) -> str | None:
         """The ``#sdy.sharding`` of a constraint in ``module``, or None in a module compiled for
