@@ -9,8 +9,8 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   the mirror's same-named module where one exists, else to a read-only view of the mirror's public
   top-level module. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
   ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
-  raise :class:`UnmirroredModuleError`, whose text carries :data:`UNMIRRORED_TAG` so the runner counts
-  those tests apart.
+  import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
+  :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
 * ``install_jax_alias_fallback()``: ``jax`` and ``jax.X`` resolve to ``fluxion`` and ``fluxion.X``,
   used only when ``fluxion.compat.install_jax_alias`` does not exist.
 
@@ -120,10 +120,24 @@ class _Loader(importlib.abc.Loader):
         return None
 
 
+class _Unmirrored(types.ModuleType):
+    """A module no Fluxion package mirrors (``flax.linen``): importing it works, so a test file that
+    imports it at the top still runs its other tests; using any of its names raises
+    :class:`UnmirroredModuleError`, which marks that test as needing an unmirrored library."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__path__ = []
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        raise UnmirroredModuleError(
+            f"{self.__name__}.{attr}: {self.__name__} is not mirrored by any Fluxion package {UNMIRRORED_TAG}")
+
+
 def _raise_unmirrored(name: str):
-    def make():
-        raise UnmirroredModuleError(f"{name} is not mirrored by any Fluxion package {UNMIRRORED_TAG}")
-    return make
+    return lambda: _Unmirrored(name)
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
