@@ -146,10 +146,138 @@ def _wolfe(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: A
     return st[8], st[9], st[10], st[11], st[13]
 
 
+def _cubic_step(stx: Any, fx: Any, dx: Any, sty: Any, fy: Any, dy: Any, stp: Any, fp: Any,
+                dp: Any, brackt: Any, stpmin: Any, stpmax: Any) -> tuple:
+    """Moré and Thuente's safeguarded step (MINPACK-2's dcstep, as SciPy's ``_dcsrch``): the
+    four cases, each computed and the right one selected."""
+    sgnd = jnp.sign(dp) * jnp.sign(dx)
+
+    def gamma_of(theta: Any, a: Any, b: Any, clamp: bool = False) -> Any:
+        sc = jnp.maximum(jnp.maximum(jnp.abs(theta), jnp.abs(a)), jnp.abs(b))
+        rad = (theta / sc) ** 2 - (a / sc) * (b / sc)
+        return sc * jnp.sqrt(jnp.maximum(rad, 0.0) if clamp else rad)
+
+    theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
+    # case 1: a higher function value
+    g1 = gamma_of(theta, dx, dp)
+    g1 = jnp.where(stp < stx, -g1, g1)
+    r1 = ((g1 - dx) + theta) / (((g1 - dx) + g1) + dp)
+    c1 = stx + r1 * (stp - stx)
+    q1 = stx + ((dx / ((fx - fp) / (stp - stx) + dx)) / 2.0) * (stp - stx)
+    f1 = jnp.where(jnp.abs(c1 - stx) <= jnp.abs(q1 - stx), c1, c1 + (q1 - c1) / 2.0)
+    # case 2: a lower value, derivatives of opposite sign
+    g2 = gamma_of(theta, dx, dp)
+    g2 = jnp.where(stp > stx, -g2, g2)
+    r2 = ((g2 - dp) + theta) / (((g2 - dp) + g2) + dx)
+    c2 = stp + r2 * (stx - stp)
+    q2 = stp + (dp / (dp - dx)) * (stx - stp)
+    f2 = jnp.where(jnp.abs(c2 - stp) > jnp.abs(q2 - stp), c2, q2)
+    # case 3: a lower value, same signs, the derivative's magnitude decreases
+    g3 = gamma_of(theta, dx, dp, clamp=True)
+    g3 = jnp.where(stp > stx, -g3, g3)
+    r3 = ((g3 - dp) + theta) / ((g3 + (dx - dp)) + g3)
+    c3 = jnp.where((r3 < 0) & (g3 != 0), stp + r3 * (stx - stp),
+                   jnp.where(stp > stx, stpmax, stpmin))
+    q3 = stp + (dp / (dp - dx)) * (stx - stp)
+    in_b = jnp.where(jnp.abs(c3 - stp) < jnp.abs(q3 - stp), c3, q3)
+    in_b = jnp.where(stp > stx, jnp.minimum(stp + 0.66 * (sty - stp), in_b),
+                     jnp.maximum(stp + 0.66 * (sty - stp), in_b))
+    out_b = jnp.clip(jnp.where(jnp.abs(c3 - stp) > jnp.abs(q3 - stp), c3, q3), stpmin, stpmax)
+    f3 = jnp.where(brackt, in_b, out_b)
+    # case 4: a lower value, same signs, the derivative's magnitude does not decrease
+    theta4 = 3.0 * (fp - fy) / (sty - stp) + dy + dp
+    g4 = gamma_of(theta4, dy, dp)
+    g4 = jnp.where(stp > sty, -g4, g4)
+    r4 = ((g4 - dp) + theta4) / (((g4 - dp) + g4) + dy)
+    f4 = jnp.where(brackt, stp + r4 * (sty - stp), jnp.where(stp > stx, stpmax, stpmin))
+    higher = fp > fx
+    case2 = (~higher) & (sgnd < 0)
+    case3 = (~higher) & (~case2) & (jnp.abs(dp) < jnp.abs(dx))
+    stpf = jnp.where(higher, f1, jnp.where(case2, f2, jnp.where(case3, f3, f4)))
+    brackt = brackt | higher | case2
+    # the interval that holds a minimiser
+    n_sty = jnp.where(higher, stp, jnp.where(sgnd < 0, stx, sty))
+    n_fy = jnp.where(higher, fp, jnp.where(sgnd < 0, fx, fy))
+    n_dy = jnp.where(higher, dp, jnp.where(sgnd < 0, dx, dy))
+    n_stx = jnp.where(higher, stx, stp)
+    n_fx = jnp.where(higher, fx, fp)
+    n_dx = jnp.where(higher, dx, dp)
+    return n_stx, n_fx, n_dx, n_sty, n_fy, n_dy, stpf, brackt
+
+
+def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: Any,
+            maxiter: int = 100, ftol: float = 1e-4, gtol: float = 0.9, xtol: float = 1e-14,
+            stpmin: float = 1e-100, stpmax: float = 1e100) -> tuple:
+    """Moré and Thuente's line search (MINPACK-2's dcsrch, SciPy's ``line_search_wolfe1``):
+    one value-and-gradient evaluation per trial step. Returns (x_new, f_new, g_new,
+    evaluations, ok)."""
+    dtype = x.dtype
+    d0 = jnp.vdot(g0, p)
+    gtest = ftol * d0
+    big = float(jnp.finfo(dtype).max)
+    tiny, huge = jnp.asarray(stpmin, dtype), jnp.asarray(min(stpmax, big), dtype)
+
+    def cond(st: tuple) -> Any:
+        return (st[-2] == 0) & (st[-3] < maxiter)
+
+    def body(st: tuple) -> tuple:
+        (stp, stage, brackt, width, width1, stx, fx, gx, sty, fy, gy, stmin, stmax, xs, fs, gs,
+         k, state, _) = st
+        x_t = x + stp * p
+        f, grad = value_and_grad(x_t)
+        g = jnp.vdot(grad, p)
+        ftest = f0 + stp * gtest
+        stage = jnp.where((stage == 1) & (f <= ftest) & (g >= 0), 2, stage)
+        warn = ((brackt & ((stp <= stmin) | (stp >= stmax)))
+                | (brackt & (stmax - stmin <= xtol * stmax))
+                | ((stp == huge) & (f <= ftest) & (g <= gtest))
+                | ((stp == tiny) & ((f > ftest) | (g >= gtest))))
+        conv = (f <= ftest) & (jnp.abs(g) <= gtol * -d0)
+        state = jnp.where(conv, 1, jnp.where(warn, 2, 0)).astype(jnp.int32)
+        modified = (stage == 1) & (f <= fx) & (f > ftest)
+        m_stx, m_fx, m_gx, m_sty, m_fy, m_gy, m_stp, m_b = _cubic_step(
+            stx, fx - stx * gtest, gx - gtest, sty, fy - sty * gtest, gy - gtest, stp,
+            f - stp * gtest, g - gtest, brackt, stmin, stmax)
+        m_fx, m_fy = m_fx + m_stx * gtest, m_fy + m_sty * gtest
+        m_gx, m_gy = m_gx + gtest, m_gy + gtest
+        u = _cubic_step(stx, fx, gx, sty, fy, gy, stp, f, g, brackt, stmin, stmax)
+        n_stx, n_fx, n_gx, n_sty, n_fy, n_gy, n_stp, n_b = [
+            jnp.where(modified, a, b) for a, b in
+            zip((m_stx, m_fx, m_gx, m_sty, m_fy, m_gy, m_stp, m_b), u)]
+        far = jnp.abs(n_sty - n_stx) >= 0.66 * width1
+        n_stp = jnp.where(n_b & far, n_stx + 0.5 * (n_sty - n_stx), n_stp)
+        n_width1 = jnp.where(n_b, width, width1)
+        n_width = jnp.where(n_b, jnp.abs(n_sty - n_stx), width)
+        n_stmin = jnp.where(n_b, jnp.minimum(n_stx, n_sty), n_stp + 1.1 * (n_stp - n_stx))
+        n_stmax = jnp.where(n_b, jnp.maximum(n_stx, n_sty), n_stp + 4.0 * (n_stp - n_stx))
+        n_stp = jnp.clip(n_stp, tiny, huge)
+        stuck = n_b & ((n_stp <= n_stmin) | (n_stp >= n_stmax)
+                       | (n_stmax - n_stmin <= xtol * n_stmax))
+        n_stp = jnp.where(stuck, n_stx, n_stp)
+        state = jnp.where((state == 0) & ~jnp.isfinite(n_stp), 2, state).astype(jnp.int32)
+        done = state != 0
+        keep = lambda a, b: jnp.where(done, a, b)  # noqa: E731 - freeze the search's variables
+        return (keep(stp, n_stp), stage, keep(brackt, n_b), keep(width, n_width),
+                keep(width1, n_width1), keep(stx, n_stx), keep(fx, n_fx), keep(gx, n_gx),
+                keep(sty, n_sty), keep(fy, n_fy), keep(gy, n_gy), keep(stmin, n_stmin),
+                keep(stmax, n_stmax), jnp.where(conv, x_t, xs), jnp.where(conv, f, fs),
+                jnp.where(conv, grad, gs), k + 1, state, conv)
+
+    zero = jnp.zeros((), dtype)
+    stp0 = jnp.asarray(alpha1, dtype)
+    width = huge - tiny
+    init = (stp0, jnp.asarray(1, jnp.int32), jnp.asarray(False), width, width / 0.5, zero, f0,
+            d0, zero, f0, d0, zero, stp0 + 4.0 * stp0, x, f0, g0, jnp.asarray(0, jnp.int32),
+            jnp.where(d0 >= 0, 2, 0).astype(jnp.int32), jnp.asarray(False))
+    st = lax.while_loop(cond, body, init)
+    return st[13], st[14], st[15], st[16], st[17] == 1
+
+
 def _bfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
           line_search_maxiter: int) -> tuple[OptimizeResults, Any]:
-    """SciPy's BFGS: a strong-Wolfe line search from SciPy's first trial step, the inverse
-    Hessian update with ``rho = 1000`` when ``y's == 0``, SciPy's stopping rules and statuses."""
+    """SciPy's BFGS: SciPy's first trial step, MINPACK's line search (then the bracketing/zoom
+    search if it fails), the inverse Hessian update with ``rho = 1000`` when ``y's == 0``,
+    SciPy's stopping rules and statuses; in float64 the same iterates and counts as SciPy."""
     n = x0.shape[0]
     f0, g0 = value_and_grad(x0)
     eye = jnp.eye(n, dtype=x0.dtype)
@@ -167,8 +295,12 @@ def _bfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: fl
         # SciPy's first trial step: from the last decrease, capped at 1
         alpha1 = jnp.minimum(1.0, 1.01 * 2.0 * (f - f_old) / jnp.where(d0 != 0, d0, -1.0))
         alpha1 = jnp.where((d0 != 0) & (alpha1 > 0) & jnp.isfinite(alpha1), alpha1, 1.0)
-        x_new, f_new, g_new, evals, ok = _wolfe(value_and_grad, x, p, f, g, alpha1,
-                                                line_search_maxiter)
+        # SciPy's order: MINPACK's search first, the bracketing/zoom search if it fails
+        x1, f1, g1, e1, ok1 = _dcsrch(value_and_grad, x, p, f, g, alpha1)
+        x2, f2, g2, e2, ok2 = lax.cond(
+            ok1, lambda: (x1, f1, g1, jnp.zeros((), jnp.int32), ok1),
+            lambda: _wolfe(value_and_grad, x, p, f, g, 1.0, line_search_maxiter))
+        x_new, f_new, g_new, evals, ok = x2, f2, g2, e1 + e2, ok2
         s, y = x_new - x, g_new - g
         sy = jnp.vdot(y, s)
         rho = jnp.where(sy == 0, 1000.0, 1.0 / jnp.where(sy == 0, 1.0, sy))
