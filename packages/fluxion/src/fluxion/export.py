@@ -8,6 +8,12 @@ arrays the function closes over. ``serialize()`` gives bytes that ``deserialize`
 an ``Exported`` whose ``call`` compiles the module (once) and runs it, without the function's
 Python code.
 
+``export(f, platforms=["cpu", "tpu"])`` lowers the program once per platform, with each
+platform's lowering rules, into one module whose ``main`` takes the platform's index first and
+picks that platform's function (as ``jax.export`` does); the custom calls are those jax emits for
+each platform. Export works for any platform from any machine; ``call`` runs the branch of the
+platform it is called on.
+
 The serialized form is Fluxion's own (a JSON header, the module text and the constants), not JAX's
 flatbuffer: Fluxion and JAX cannot read each other's artifacts. Pytree structures of tuples,
 lists, dicts (string keys) and None are serialized; other node types raise ``ValueError``.
@@ -51,8 +57,18 @@ _PLATFORM_NAMES = {"gpu": "cuda"}
 
 
 def default_export_platform() -> str:
-    """The platform modules are exported for by default ('cpu')."""
-    return "cpu"
+    """The platform modules are exported for by default: the default backend's (``'cpu'``,
+    ``'tpu'``, ``'cuda'``), as in JAX. ``export(..., platforms=[...])`` exports for any others,
+    from any machine, and for several at once.
+
+    Example:
+        >>> from fluxion import export
+        >>> export.default_export_platform()
+        'cpu'
+    """
+    from fluxion.backend.client import default_device
+    from fluxion.backend.lowering import lowering_platform
+    return lowering_platform((default_device(),))
 
 
 def _encode_tree(tree: Any) -> Any:
