@@ -131,7 +131,30 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 _STATE: dict[str, dict] = {}
 
 
+_LAST_FILE: list[str] = [""]
+
+
+def _release_memory() -> None:
+    """Between test files: drop jax's (or Fluxion's) compiled-function caches, the same way on
+    every side, so that a whole suite's executables do not pile up in one process (GBs)."""
+    jax = sys.modules.get("jax")
+    clear = getattr(jax, "clear_caches", None)
+    if callable(clear):
+        try:
+            clear()
+        except Exception:  # noqa: BLE001 - housekeeping must not fail a test
+            pass
+    import gc
+
+    gc.collect()
+
+
 def pytest_runtest_logstart(nodeid: str, location) -> None:
+    fileid = nodeid.split("::", 1)[0]
+    if fileid != _LAST_FILE[0]:
+        if _LAST_FILE[0]:
+            _release_memory()
+        _LAST_FILE[0] = fileid
     _STATE[nodeid] = {"outcome": "passed", "cause": None, "t0": time.time()}
     _write({"kind": "start", "nodeid": nodeid})
 
