@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fluxion.nn import one_hot
 
-from . import experimental, initializers, nets, testing
+from . import data_structures, experimental, initializers, nets, testing
 from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
                     DO_NOT_STORE,
@@ -90,6 +90,6 @@ __all__ = [
     "DO_NOT_STORE", "GetterContext", "SetterContext", "custom_creator", "custom_getter",
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
-    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "pad", "ConvNDTranspose", "Conv1DTranspose",
+    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
     "Conv2DTranspose", "Conv3DTranspose",
 ]
