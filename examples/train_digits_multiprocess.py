@@ -6,8 +6,12 @@ processes' devices, the parameters are replicated, and the compiled step sums th
 across processes (XLA's collectives, gloo over TCP on CPU). The losses are those of the
 one-process run, step for step. Process 0 saves the checkpoint; every process restores it.
 
-    python examples/train_digits_multiprocess.py --processes 2           # 2 processes, this host
-    python examples/train_digits_multiprocess.py                         # the 1-process reference
+    .venv/bin/python examples/train_digits_multiprocess.py --processes 2   # 2 processes, this host
+    .venv/bin/python examples/train_digits_multiprocess.py                 # the 1-process reference
+    .venv/bin/python examples/train_digits_multiprocess.py --quick         # 20 steps
+
+Files (checkpoint, one ``result_<process>.json`` each) go to ``--out`` (default
+``build/examples/train_digits_multiprocess/`` in the repository).
 
 ``--processes 2`` alone starts the second process on this machine (loopback). On a cluster start
 one copy per host with ``--processes N --process-id I --coordinator HOST:PORT``, or with
@@ -16,12 +20,12 @@ one copy per host with ``--processes N --process-id I --coordinator HOST:PORT``,
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -33,6 +37,9 @@ from fluxion.experimental import multihost_utils
 from fluxion.sharding import Mesh, NamedSharding
 from fluxion.sharding import PartitionSpec as P
 from fluxion_nn import checkpoint
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _cli import out_dir, parser  # noqa: E402
 
 
 class MLP(nnx.Module):
@@ -106,16 +113,17 @@ def _free_address():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = parser(__doc__, "train_digits_multiprocess", quick_help="20 steps instead of 200")
     p.add_argument("--processes", type=int, default=1)
     p.add_argument("--process-id", type=int, default=None)
     p.add_argument("--coordinator", default=None, help="host:port of process 0")
     p.add_argument("--auto-cluster", action="store_true",
                    help="fluxion.distributed.initialize() with no arguments (SLURM, mpirun, k8s)")
-    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--steps", type=int, default=None, help="training steps (default 200)")
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--out", default="build/examples/train_digits_multiprocess")
     args = p.parse_args(argv)
+    out = out_dir(args, "train_digits_multiprocess")  # created before any work
+    steps = args.steps or (20 if args.quick else 200)
     argv = list(sys.argv[1:] if argv is None else argv)
     children = []
     if args.auto_cluster:
@@ -134,13 +142,12 @@ def main(argv=None):
     mesh = Mesh(np.array(fluxion.devices()), ("data",)) if multi else None
     x, y = load_data()
     xtr, ytr, xte, yte = x[:1400], y[:1400], x[1400:], y[1400:]
-    model, losses = train(xtr, ytr, steps=args.steps, batch_size=args.batch_size, lr=3e-3,
+    model, losses = train(xtr, ytr, steps=steps, batch_size=args.batch_size, lr=3e-3,
                           mesh=mesh)
     xte_all = jnp.asarray(xte) if mesh is None else fluxion.make_array_from_process_local_data(
         NamedSharding(mesh, P()), xte)
     acc = float((np.asarray(predict(model, xte_all)) == yte).mean())
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "mlp.safetensors")
+    path = os.path.join(out, "mlp.safetensors")
     if me == 0:  # one writer
         checkpoint.save(path, model)
     if multi:  # the others read it once it is complete
@@ -150,9 +157,9 @@ def main(argv=None):
     acc_restored = float((np.asarray(predict(fresh, jnp.asarray(xte))) == yte).mean())
     result = {"process": me, "processes": fluxion.process_count(), "losses": losses,
               "accuracy": acc, "restored_accuracy": acc_restored}
-    with open(os.path.join(args.out, f"result_{me}.json"), "w") as f:
+    with open(os.path.join(out, f"result_{me}.json"), "w") as f:
         json.dump(result, f)
-    print(f"process {me}/{fluxion.process_count()}: {args.steps} steps, final loss "
+    print(f"process {me}/{fluxion.process_count()}: {steps} steps, final loss "
           f"{losses[-1]:.4f}, test accuracy {acc:.4f} (restored checkpoint: {acc_restored:.4f})")
     if multi:
         fluxion.distributed.shutdown()

@@ -19,7 +19,8 @@ SCRIPTS = sorted(p.stem for p in EXAMPLES.glob("*.py") if not p.name.startswith(
 # The first step of real work in each example that writes files: replaced by a sentinel, so a test
 # sees what exists when the work would start.
 FIRST_WORK = {"train_digits": "load_data", "md_lj_melt": "fcc_lattice",
-              "rl_cartpole_ppo": "train", "rl_cartpole_dqn": "train"}
+              "rl_cartpole_ppo": "train", "rl_cartpole_dqn": "train",
+              "train_digits_multiprocess": "load_data"}
 
 
 class _Started(Exception):
