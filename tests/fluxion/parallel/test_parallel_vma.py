@@ -295,3 +295,32 @@ def test_axis_index_of_several_vmap_axes_like_jax(names):
     with pytest.raises(NotImplementedError, match="several axis names"):
         fluxion.vmap(fluxion.vmap(lambda v: lax.all_gather(v, names), axis_name="i"),
                      axis_name="j")(x)
+
+
+@pytest.mark.parametrize("case", ["varying_to_invariant", "invariant_to_varying",
+                                  "while_invariant_to_varying", "consistent"])
+def test_loop_carry_manual_axes_checked_like_jax(env, case):
+    # check_vma=True: a scan / while_loop carry must keep its varying manual axes (JAX's
+    # TypeError, with its pcast hint when the carry becomes varying)
+    msgs = []
+    for name in ("jax", "flx"):
+        L, shard_map, mesh, P, _, _ = env[name]
+        bodies = {
+            "varying_to_invariant": lambda w, x: L.scan(
+                lambda c, _: (L.psum(c, "x"), None), x[0], None, length=2)[0],
+            "invariant_to_varying": lambda w, x: L.scan(
+                lambda c, _: (c * x[0], None), w, None, length=2)[0],
+            "while_invariant_to_varying": lambda w, x: L.while_loop(
+                lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * x[0]), (0, w))[1],
+            "consistent": lambda w, x: L.scan(
+                lambda c, _: (c * x[0], None), x[0], None, length=2)[0][None],
+        }
+        f = shard_map(bodies[case], mesh=mesh, in_specs=(P(), P(("x", "y"))),
+                      out_specs=P(("x", "y")))
+        try:
+            out = f(np.arange(4, dtype=np.float32), np.ones((8, 4), np.float32))
+            msgs.append(("ok", np.asarray(out).tolist()))
+        except TypeError as e:
+            msgs.append(("TypeError", str(e).split("\n")[2].replace("jax.lax", "lax"),
+                         "pcast(..., ('x',), to='varying')" in str(e)))
+    assert msgs[0] == msgs[1], msgs

@@ -33,7 +33,7 @@ from fluxion.core.vma import EMPTY, infer, outputs_vma
 from fluxion.transforms import ad as _ad
 
 __all__ = ["infer", "BodyVma", "current", "vma_of", "vary_like", "ManualAval", "active_body",
-           "value_vma"]
+           "value_vma", "check_carry_vma"]
 
 class BodyVma:
     """The vma of the values of one ``shard_map`` body while it is traced (``interp`` is its
@@ -138,6 +138,54 @@ def _sum_extra(ct: Any, vma: frozenset) -> Any:
 
 
 _ad.VMA_COTANGENTS.update(primal_vmas=_primal_vmas, sum_extra=_sum_extra)
+
+
+def check_carry_vma(api: str, fun: Any, in_tree: Any, program: Any, operands: Sequence[Any],
+                    n_carry: int, carry_at: int) -> None:
+    """JAX's TypeError when, inside a ``check_vma`` body, a loop's carry output varies over
+    other mesh axes than its input (``operands``: the values bound to ``program``'s inputs;
+    the carry is ``operands[carry_at:carry_at + n_carry]`` and the program's first outputs)."""
+    body = active_body()
+    if body is None:
+        return
+    from fluxion import tree_util
+    from fluxion.lax.control_flow import common
+    ins = [value_vma(body, v) for v in operands]
+    outs = infer(program, ins)[:n_carry]
+    carry_in = ins[carry_at:carry_at + n_carry]
+    if carry_in == outs:
+        return
+    name = common._first_param_name(fun)
+
+    def component(p: tuple) -> str:
+        if name:
+            return (f"the input carry component {name}{common._path_str(p)}" if p
+                    else f"the input carry {name}")
+        return f"the input carry at path {common._path_str(p)}" if p else "the input carry"
+
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
+    avals = [v.aval for v in program.invars[carry_at:carry_at + n_carry]]
+    bad, fixes = [], []
+    for p, a, vi, vo in zip(paths, avals, carry_in, outs):
+        if vi == vo:
+            continue
+        bad.append(f"{component(p)} has type {ManualAval(a, vi, body.manual)} but the "
+                   f"corresponding output carry component has type "
+                   f"{ManualAval(a, vo, body.manual)}, so the manual axis types do not match")
+        extra = tuple(n for n in body.manual if n in vo - vi)
+        if extra:
+            fixes.append(f"applying `fluxion.lax.pcast(..., {extra}, to='varying')`, to the "
+                         f"initial carry value corresponding to {component(p)}")
+    bad[0] = bad[0][0].upper() + bad[0][1:]
+    hint = ""
+    if fixes:
+        hint = ("This might be fixed by " + fixes[0] + ".\n" if len(fixes) == 1 else
+                "This might be fixed by:\n" + common._bullets(fixes)) + "\n"
+    raise TypeError(f"{api} function carry input and carry output must have equal types, but "
+                    "they differ:\n\n" + common._bullets(bad) + "\n" + hint +
+                    "Revise the function so that all output types match the corresponding "
+                    f"input types ({common._fun_info(fun)}).")
 
 
 class ManualAxisType:

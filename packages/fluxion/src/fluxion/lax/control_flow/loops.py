@@ -31,6 +31,7 @@ from fluxion.core.ir import Program, Var, dce, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
 from fluxion.core.tracebacks import api_boundary
+from fluxion.lax import vma as _vma
 from fluxion.lax._base import attr_i64_array, type_error
 from fluxion.lax.control_flow.common import (
     avals_of,
@@ -307,6 +308,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         if changed:
             body, bconsts, out_tree = trace_body(leaves, avals)
     check_carry("while_loop body", body_fun, in_tree, avals, out_tree, body.out_avals)
+    _vma.check_carry_vma("while_loop body", body_fun, in_tree, body, [*bconsts, *leaves],
+                         len(leaves), len(bconsts))
     carry = tree_util.tree_unflatten(in_tree, leaves)
     condp, cconsts, cond_tree = stage(cond_fun, (carry,), avals)
     outs = condp.out_avals
@@ -727,6 +730,8 @@ def scan(f: Callable[[Carry, X], tuple[Carry, Y]], init: Carry, xs: X = None,
             program, consts, c_tree, y_tree = trace(init_leaves, init_avals)
     check_carry("scan body", f, in_tree, init_avals, c_tree,
                 program.out_avals[:c_tree.num_leaves])
+    _vma.check_carry_vma("scan body", f, in_tree, program, [*consts, *init_leaves, *xs_leaves],
+                         nc, len(consts))
     out = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=program, length=n,
                       num_carry=nc, num_consts=len(consts), reverse=bool(reverse),
                       unroll=int(unroll))
