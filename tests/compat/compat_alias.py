@@ -7,7 +7,8 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   ``flax``) resolves to its Fluxion mirror. A public submodule resolves to the mirror's module of the
   same name; a private one (any dotted part starting with ``_``: ``optax._src.alias``) resolves to
   the mirror's same-named module where one exists, else to a read-only view of the mirror's public
-  top-level module. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
+  top-level module (a private module is a view named like the reference's, reading the mirror's
+  module first, then the public one). For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
   ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
   import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
   :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
@@ -76,21 +77,30 @@ class _PublicView(types.ModuleType):
     module (which resolves to the mirror's module or another view).
     """
 
-    def __init__(self, name: str, public: types.ModuleType) -> None:
+    def __init__(self, name: str, public: types.ModuleType, same: types.ModuleType | None = None) -> None:
         super().__init__(name)
         self.__path__ = []  # a package, so deeper private imports still come to the finder
         self.__dict__["_compat_public"] = public
+        self.__dict__["_compat_same"] = same
+        if same is not None and getattr(same, "__doc__", None):
+            self.__doc__ = same.__doc__
 
     def __getattr__(self, attr: str):
         public = self.__dict__["_compat_public"]
-        if not attr.startswith("__") and _reference_has_module(f"{self.__name__}.{attr}"):
+        same = self.__dict__["_compat_same"]
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        if _reference_has_module(f"{self.__name__}.{attr}"):
             raise AttributeError(f"{self.__name__}.{attr} is a module: import it")
+        if same is not None and hasattr(same, attr):
+            return getattr(same, attr)
         try:
             return getattr(public, attr)
         except AttributeError:
+            where = (f"the mirror's {same.__name__!r}, then the public {public.__name__!r}" if same is not None
+                     else f"the public {public.__name__!r}: the mirror has no module of that name")
             raise AttributeError(
-                f"module {self.__name__!r} (resolved to the public {public.__name__!r}: the mirror "
-                f"has no module of that name) has no attribute {attr!r}") from None
+                f"module {self.__name__!r} (resolved to {where}) has no attribute {attr!r}") from None
 
 
 class _FlaxRoot(types.ModuleType):
@@ -161,11 +171,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
                 return _raise_unmirrored(fullname)
             rest = "".join("." + p for p in parts[1:])
         target_name = self.target + rest
-        if _has_module(target_name):
-            return lambda: importlib.import_module(target_name)
         private = any(p.startswith("_") for p in rest.split(".") if p)
+        exists = _has_module(target_name)
         if private and self.private_fallback:
-            return lambda: _PublicView(fullname, importlib.import_module(self.target))
+            # A view named like the reference's module, so `from optax._src import x` comes back to
+            # this finder (the mirror's own module would look for `fluxion_optim._src.x` only).
+            return lambda: _PublicView(fullname, importlib.import_module(self.target),
+                                       importlib.import_module(target_name) if exists else None)
+        if exists:
+            return lambda: importlib.import_module(target_name)
         return None
 
     def find_spec(self, fullname, path=None, target=None):
