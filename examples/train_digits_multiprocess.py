@@ -10,8 +10,8 @@ one-process run, step for step. Process 0 saves the checkpoint; every process re
     .venv/bin/python examples/train_digits_multiprocess.py                 # the 1-process reference
     .venv/bin/python examples/train_digits_multiprocess.py --quick         # 20 steps
 
-Files (checkpoint, one ``result_<process>.json`` each) go to ``--out`` (default
-``build/examples/train_digits_multiprocess/`` in the repository).
+Files (checkpoint, one ``result_<process>.json`` each, the loss curve ``losses.png``) go to
+``--out`` (default ``build/examples/train_digits_multiprocess/`` in the repository).
 
 ``--processes 2`` alone starts the second process on this machine (loopback). On a cluster start
 one copy per host with ``--processes N --process-id I --coordinator HOST:PORT``, or with
@@ -39,7 +39,7 @@ from fluxion.sharding import PartitionSpec as P
 from fluxion_nn import checkpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _cli import out_dir, parser  # noqa: E402
+from _cli import out_dir, parser, save_figure  # noqa: E402
 
 
 class MLP(nnx.Module):
@@ -112,6 +112,23 @@ def _free_address():
         return f"127.0.0.1:{s.getsockname()[1]}"
 
 
+def plot_losses(losses, processes, png):
+    """The training loss per step, as a PNG (written atomically)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.plot(range(1, len(losses) + 1), losses)
+    ax.set_xlabel("step")
+    ax.set_ylabel("train loss")
+    ax.set_title(f"digits MLP, data-parallel over {processes} process(es)")
+    fig.tight_layout()
+    save_figure(fig, png)
+    plt.close(fig)
+
+
 def main(argv=None):
     p = parser(__doc__, "train_digits_multiprocess", quick_help="20 steps instead of 200")
     p.add_argument("--processes", type=int, default=1)
@@ -159,6 +176,8 @@ def main(argv=None):
               "accuracy": acc, "restored_accuracy": acc_restored}
     with open(os.path.join(out, f"result_{me}.json"), "w") as f:
         json.dump(result, f)
+    if me == 0:
+        plot_losses(losses, fluxion.process_count(), os.path.join(out, "losses.png"))
     print(f"process {me}/{fluxion.process_count()}: {steps} steps, final loss "
           f"{losses[-1]:.4f}, test accuracy {acc:.4f} (restored checkpoint: {acc_restored:.4f})")
     if multi:
