@@ -33,7 +33,7 @@ a = np.zeros(5, np.int32)
      r"add_dirichlet_noise: argument `prior` must have rank 2"),
     (lambda: fluxion_rl.categorical_l2_project(f, f, np.ones((2, 2), np.float32)),
      r"categorical_l2_project: argument `z_q` must have rank 1"),
-    (lambda: fluxion_rl.lhs_broadcast(np.ones(3), np.ones((4, 2))), r"lhs_broadcast: argument `source`"),
+    (lambda: fluxion_rl.lhs_broadcast(np.ones(3), np.ones((4, 2))), r"source shape \(3,\) is not compatible with target shape \(4, 2\) \(lhs_broadcast"),
     (lambda: fluxion_rl.feature_control_rewards(np.ones((3, 2), np.float32), "nope"),
      r"feature_control_rewards: unknown cumulant_type 'nope'"),
 ])

@@ -135,8 +135,8 @@ def canonicalize_key(key_or_seed: Any) -> Any:
         >>> canonicalize_key(0).shape
         ()
     """
-    if (isinstance(key_or_seed, fluxion.Array)
-            and jnp.issubdtype(key_or_seed.dtype, fluxion.dtypes.prng_key)):
+    dtype = getattr(key_or_seed, "dtype", None)
+    if dtype is not None and jnp.issubdtype(dtype, fluxion.dtypes.prng_key):
         return key_or_seed
     return fluxion.random.key(key_or_seed)
 

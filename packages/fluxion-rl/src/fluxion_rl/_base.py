@@ -57,8 +57,8 @@ def lhs_broadcast(source: Array, target: Array) -> Array:
         s == t or s == 1 for s, t in zip(s_shape, t_shape[: len(s_shape)]))
     if not compatible:
         raise ValueError(
-            f"lhs_broadcast: argument `source` of shape {s_shape} is not compatible with "
-            f"`target` of shape {t_shape} (expected a prefix of it, with 1s allowed)")
+            f"source shape {s_shape} is not compatible with target shape {t_shape} "
+            "(lhs_broadcast: `source`'s shape must be a prefix of `target`'s, with 1s allowed)")
     return jnp.reshape(source, s_shape + (1,) * (len(t_shape) - len(s_shape)))
 
 

@@ -11,6 +11,15 @@ import fluxion.numpy as jnp
 Rank = int | set[int] | frozenset[int]
 
 
+class ArgumentShapeError(ValueError, AssertionError):
+    """A wrong rank or shape. A ``ValueError`` (Fluxion's convention) that is also an
+    ``AssertionError``, the type rlax's chex checks raise, so code written for either catches it."""
+
+
+class ArgumentDtypeError(TypeError, AssertionError):
+    """A wrong dtype. A ``TypeError`` that is also an ``AssertionError`` (chex's type)."""
+
+
 def _rank_text(rank: Rank) -> str:
     if isinstance(rank, int):
         return str(rank)
@@ -43,7 +52,7 @@ def ranks(fn: str, **args: tuple[Any, Rank]) -> None:
         nd = _ndim(value)
         ok = nd == rank if isinstance(rank, int) else nd in rank
         if not ok:
-            raise ValueError(
+            raise ArgumentShapeError(
                 f"{fn}: argument `{name}` must have rank {_rank_text(rank)}, "
                 f"got rank {nd} (shape {_shape(value)})")
 
@@ -60,7 +69,7 @@ def kinds(fn: str, **args: tuple[Any, str]) -> None:
             ok = dt == np.dtype(bool)
         if not ok:
             article = "an" if kind == "int" else "a"
-            raise TypeError(f"{fn}: argument `{name}` must have {article} {kind} dtype, got {dt}")
+            raise ArgumentDtypeError(f"{fn}: argument `{name}` must have {article} {kind} dtype, got {dt}")
 
 
 def same_shape(fn: str, arrays: dict[str, Any]) -> None:
@@ -70,6 +79,6 @@ def same_shape(fn: str, arrays: dict[str, Any]) -> None:
     s0 = _shape(first)
     for name, value in items[1:]:
         if _shape(value) != s0:
-            raise ValueError(
+            raise ArgumentShapeError(
                 f"{fn}: argument `{name}` must have the shape of `{first_name}` {s0}, "
                 f"got {_shape(value)}")

@@ -112,8 +112,11 @@ def pixel_control_loss(observations: Array, actions: Array, action_values: Array
     rewards = pixel_control_rewards(observations, cell_size)
     hw = tuple(rewards.shape[1:])
     if hw != hw_q:
-        raise ValueError(f"{fn}: `action_values` cells {hw_q} do not match the pseudo-reward cells {hw} "
-                         "derived from `observations`")
+        raise ValueError("Pixel Control values are not compatible with the shape of the"
+                         "pseudo-rewards derived from the observation. Pseudo-rewards have "
+                         f"shape {hw}, while Pixel Control values have shape {hw_q} ({fn}: "
+                         f"`action_values` cells {hw_q} do not match the pseudo-reward cells "
+                         f"{hw} derived from `observations`)")
     q_tm1 = jnp.reshape(action_values[:-1], (seq_len, -1, num_actions))
     r_t = jnp.reshape(rewards, (seq_len, -1))
     q_t = jnp.reshape(action_values[1:], (seq_len, -1, num_actions))
@@ -124,7 +127,9 @@ def pixel_control_loss(observations: Array, actions: Array, action_values: Array
     elif discount_factor.ndim == 1:
         pcont_t = jnp.reshape(jnp.tile(discount_factor[:, None, None], (1,) + hw), (seq_len, -1))
     else:
-        raise ValueError(f"{fn}: `discount_factor` must be a scalar or rank 1, got shape {discount_factor.shape}")
+        raise ValueError("The discount_factor must be a scalar or a tensor of rank 1. "
+                         f"instead is a tensor of shape {discount_factor.shape} ({fn}: "
+                         f"`discount_factor` must be a scalar or rank 1)")
     batched = fluxion.vmap(lambda q0, a, r, d, q1: q_lambda(q0, a, r, d, q1, lambda_=1.0),
                            in_axes=1, out_axes=1)
     td_error = batched(q_tm1, a_tm1, r_t, pcont_t, q_t)

@@ -56,8 +56,9 @@ def extract_subsequences(trajectories: Array, start_indices: Array, subsequence_
     if max_valid_start_idx is not None:
         min_len = max_valid_start_idx + subsequence_len
         if trajectories.shape[0] < min_len:
-            raise AssertionError(f"extract_subsequences: expected len >= {min_len}, but `trajectories` "
-                                 f"length is: {trajectories.shape[0]}.")
+            raise AssertionError(f"Expected len >= {min_len}, but trajectories length is: "
+                                 f"{trajectories.shape[0]}. (extract_subsequences: "
+                                 "max_valid_start_idx + subsequence_len > len(trajectories))")
     batch_size, num_subs = start_indices.shape
     idx = (jnp.arange(subsequence_len)[:, None, None]
            * jnp.ones((subsequence_len, batch_size, num_subs), dtype=jnp.int32) + start_indices)

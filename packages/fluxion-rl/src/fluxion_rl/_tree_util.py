@@ -23,7 +23,8 @@ def tree_select(pred: Any, on_true: Any, on_false: Any) -> Any:
     Example: ``tree_select(done, reset_state, state)``.
     """
     if tree_structure(on_true) != tree_structure(on_false):
-        raise ValueError("tree_select: `on_true` and `on_false` must have the same tree structure")
+        raise ValueError("The two branches must have the same structure. (tree_select: "
+                         "`on_true` and `on_false` must have the same tree structure)")
     return tree_map(lambda x, y: lax.select(pred, x, y), on_true, on_false)
 
 
@@ -36,7 +37,8 @@ def tree_map_zipped(fn: Callable[..., Any], nests: Sequence[Any]) -> Any:
         return nests
     treedef = tree_structure(nests[0])
     if any(tree_structure(x) != treedef for x in nests[1:]):
-        raise ValueError("tree_map_zipped: all elements of `nests` must share the same tree structure")
+        raise ValueError("All elements must share the same tree structure. (tree_map_zipped: "
+                         "all elements of `nests` must share the same tree structure)")
     return tree_unflatten(treedef, [fn(*leaves) for leaves in zip(*[tree_leaves(x) for x in nests])])
 
 

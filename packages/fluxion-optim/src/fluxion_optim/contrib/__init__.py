@@ -20,6 +20,12 @@ from fluxion_optim.contrib._ademamix import (
     scale_by_simplified_ademamix,
     simplified_ademamix,
 )
+from fluxion_optim.contrib._complex_valued import (
+    SplitRealAndImaginaryArrays,
+    SplitRealAndImaginaryState,
+    split_real_and_imaginary,
+)
+from fluxion_optim.contrib._mechanic import MechanicState, mechanize
 from fluxion_optim.contrib._muon import (
     MuonDimensionNumbers,
     MuonState,
@@ -42,6 +48,11 @@ from fluxion_optim.contrib._parameter_free import (
     scale_by_dowg,
 )
 from fluxion_optim.contrib._plateau import ReduceLROnPlateauState, reduce_on_plateau
+from fluxion_optim.contrib._privacy import (
+    DifferentiallyPrivateAggregateState,
+    differentially_private_aggregate,
+    dpsgd,
+)
 from fluxion_optim.contrib._prodigy import ProdigyState, prodigy
 from fluxion_optim.contrib._sam import NormalizeState, SAMState, normalize, sam
 from fluxion_optim.contrib._schedule_free import (
@@ -63,4 +74,7 @@ __all__ = [
     "orthogonalize_via_newton_schulz", "prodigy", "reduce_on_plateau", "sam", "scale_by_muon",
     "scale_by_shape", "schedule_free", "schedule_free_adamw", "schedule_free_eval_params",
     "schedule_free_sgd",
+    "MechanicState", "mechanize", "SplitRealAndImaginaryArrays", "SplitRealAndImaginaryState",
+    "split_real_and_imaginary", "DifferentiallyPrivateAggregateState",
+    "differentially_private_aggregate", "dpsgd",
 ]

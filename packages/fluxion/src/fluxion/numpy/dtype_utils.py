@@ -48,7 +48,8 @@ class _ScalarMeta(type):
         return cls is other or cls.dtype.type == other
 
     def __ne__(cls, other: Any) -> bool:
-        return not cls.__eq__(other)
+        # the metaclass' __eq__: `cls.__eq__` would find the scalar class' own (unbound) one
+        return not _ScalarMeta.__eq__(cls, other)
 
     def __call__(cls, x: Any) -> Any:
         return asarray(x, dtype=cls.dtype)

@@ -1,0 +1,13 @@
+"""rlax._src.pop_art's names (private layout; see fluxion_rl._src)."""
+
+# ruff: noqa: F401
+from fluxion_rl._state_utils import (
+    PopArtOutput,
+    PopArtState,
+    art,
+    normalize,
+    pop,
+    popart,
+    unnormalize,
+    unnormalize_linear,
+)
