@@ -195,12 +195,13 @@ class Array(metaclass=_ArrayMeta):
         """Start copying the value to the host (a later ``np.asarray`` then waits less)."""
         if self._np is not None or self._a.is_deleted():
             return
+        from fluxion.backend.dispatch import host_copy_async  # import cycle: dispatch imports this
         if len(self._k.sharding._internal_device_list) == 1:
-            self._a._copy_single_device_array_to_host_async()
+            host_copy_async(self._a)
             return
         for sh in self.addressable_shards:  # each device's part (replicas included) starts
             if sh.replica_id == 0:
-                sh.data._a._copy_single_device_array_to_host_async()
+                host_copy_async(sh.data._a)
 
     @property
     def addressable_shards(self) -> list:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -398,31 +399,66 @@ def move_to(x: Array, sharding: Any, committed: bool | None = None) -> Array:
 
 
 def _per_device(x: Array) -> list:
-    """The per-device jaxlib arrays of a multi-device ``x``, in its sharding's device order.
+    """The per-device jaxlib arrays of a multi-device ``x``, in its sharding's device order."""
+    return _without_jax(lambda: list(x._a._arrays))
 
-    jaxlib builds them by calling ``jax._src.sharding_impls.make_single_device_sharding``; in a
-    process without jax, stand-in modules answer that call for its duration (and are removed at
-    once, so a later real ``import jax`` is unaffected)."""
-    import sys
+
+class _ShapedArrayStandIn:
+    """jaxlib's ``jax.core.ShapedArray`` as :func:`_without_jax` answers it. jaxlib keeps the
+    first class it finds for the rest of the process, so this defers to the real class once jax
+    is imported (jax's per-device arrays then get jax's avals, as without Fluxion); before that
+    the per-device arrays get no aval, as jaxlib does where jax is absent."""
+
+    def __call__(self, shape: Any, dtype: Any, weak_type: bool = False) -> Any:
+        core = sys.modules.get("jax.core")
+        if core is None or core is _STAND_INS.get("jax.core"):
+            return None
+        return core.ShapedArray(shape, dtype, weak_type)
+
+
+def _single_sharding_stand_in(device: Any, *, memory_kind: Any = None) -> Any:
+    return _client.single_device_sharding(device)
+
+
+def _without_jax(fn: Any) -> Any:
+    """``fn()`` (a jaxlib call) with jax's modules answered by stand-ins when jax is not
+    imported. jaxlib's per-device arrays (``_arrays``, and the shard that its host copies go
+    through) import ``jax.core`` (for ``ShapedArray``) and ``jax._src.sharding_impls`` (for
+    ``make_single_device_sharding``) on every call: with jax installed that would load all of jax
+    (seconds) into a Fluxion process, without it every call would pay a failed import. The
+    stand-ins are removed at once, so a later ``import jax`` is the real one."""
     if "jax" in sys.modules:
-        return list(x._a._arrays)
+        return fn()
     with _stub_lock:
         if "jax" in sys.modules:
-            return list(x._a._arrays)
-        import types
-        mods = {n: types.ModuleType(n) for n in ("jax", "jax._src", "jax._src.sharding_impls")}
-        mods["jax._src.sharding_impls"].make_single_device_sharding = (
-            lambda device, *, memory_kind=None: _client.single_device_sharding(device))
+            return fn()
+        mods = _STAND_INS
         sys.modules.update(mods)
         try:
-            return list(x._a._arrays)
+            return fn()
         finally:
-            for n in mods:
-                if sys.modules.get(n) is mods[n]:
+            for n, m in mods.items():
+                if sys.modules.get(n) is m:
                     del sys.modules[n]
 
 
+def _make_stand_ins() -> dict:
+    import types
+    mods = {n: types.ModuleType(n) for n in ("jax", "jax.core", "jax._src",
+                                             "jax._src.sharding_impls")}
+    mods["jax"].__path__ = mods["jax._src"].__path__ = []  # packages (no files behind them)
+    mods["jax.core"].ShapedArray = _ShapedArrayStandIn()
+    mods["jax._src.sharding_impls"].make_single_device_sharding = _single_sharding_stand_in
+    return mods
+
+
+_STAND_INS = _make_stand_ins()
 _stub_lock = threading.Lock()
+
+
+def host_copy_async(impl: Any) -> None:
+    """Start copying a single-device jaxlib array to the host."""
+    _without_jax(impl._copy_single_device_array_to_host_async)
 
 
 def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
@@ -430,7 +466,7 @@ def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
     the host (PJRT), which works on every platform and for every dtype without the ``jax``
     package. NumPy's buffer protocol on a jaxlib array is the CPU's alone: a TPU buffer has none
     (``np.asarray`` would give an object array holding it)."""
-    v = impl._single_device_array_to_np_array_did_copy()[0]
+    v = _without_jax(impl._single_device_array_to_np_array_did_copy)[0]
     if v.dtype != dt:  # the host layout of the buffer's element type (never for known dtypes)
         v = v.view(dt) if v.dtype.itemsize == dt.itemsize else v.astype(dt)
     return v
@@ -481,7 +517,7 @@ def to_numpy(x: Array) -> np.ndarray:
         if len(shards) == 1:  # fully replicated: one copy is the value
             return _single_to_numpy(shards[0].data._a, dt)
         for sh in shards:  # start every device's copy before waiting for any of them
-            sh.data._a._copy_single_device_array_to_host_async()
+            host_copy_async(sh.data._a)
         out = np.empty(x.shape, dt)
         for sh in shards:
             out[sh.index] = _single_to_numpy(sh.data._a, dt)
