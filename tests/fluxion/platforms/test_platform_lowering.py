@@ -183,3 +183,34 @@ def test_qdwh_svd_lowering_matches_numpy(shape, full, uv) -> None:
     eye = np.eye(u.shape[-1])
     np.testing.assert_allclose(np.swapaxes(u.conj(), -1, -2) @ u,
                                np.broadcast_to(eye, u.shape[:-2] + eye.shape), atol=2e-5)
+
+
+def test_platform_that_cannot_be_opened_is_warned_once_then_next_one() -> None:
+    import os
+    import subprocess
+    import sys
+    code = ("import warnings, fluxion\n"
+            "from fluxion.backend import plugins\n"
+            "plugins.tpu_library_path = lambda: '/nonexistent/libtpu.so'\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    b = fluxion.default_backend(); fluxion.devices()\n"
+            "print(b, len([x for x in w if 'could not be opened' in str(x.message)]))\n"
+            "print([str(x.message) for x in w][0])\n")
+    env = dict(os.environ, FLUXION_PLATFORMS="tpu,cpu")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, msg = r.stdout.strip().splitlines()[-2:]
+    assert first == "cpu 1", r.stdout
+    assert "platform 'tpu' could not be opened" in msg and "falling back to 'cpu'" in msg
+    assert "/nonexistent/libtpu.so" in msg
+
+
+def test_held_tpu_error_names_the_cause() -> None:
+    from fluxion.backend.client import _open_error
+    e = _open_error("tpu", RuntimeError(
+        "INTERNAL: Internal error when accessing libtpu multi-process lockfile. Run "
+        "\"$ sudo lsof -w /tmp/libtpu_lockfile\""))
+    assert "the TPU is held by another process" in str(e) and "FLUXION_PLATFORMS=cpu" in str(e)
+    assert "could not open platform 'cuda'" in str(_open_error("cuda", RuntimeError("no GPU")))
