@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import abc
+import os
 import sys
 import warnings
 from typing import Any, Callable
@@ -312,6 +313,7 @@ def _truncation_message(dt: np.dtype, canon: np.dtype, fun_name: str) -> str:
 
 # (dtype, function, file, line) of the truncation warnings already shown: each is shown once.
 _truncation_warned: set[tuple] = set()
+_FLUXION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def _explicit_dtype(dt: np.dtype, fun_name: str, stacklevel: int = 4) -> np.dtype:
@@ -327,17 +329,27 @@ def _explicit_dtype(dt: np.dtype, fun_name: str, stacklevel: int = 4) -> np.dtyp
         return dt
     from fluxion.core.tracebacks import is_internal_file
 
+    # The line that asked for the dtype (the first outside the core; it may be in an ecosystem
+    # package) keys the once-only check; the warning points at the user's line.
     frame, level = sys._getframe(1), 2
+    origin = None
     while frame.f_back is not None and is_internal_file(frame.f_code.co_filename):
+        if origin is None and not frame.f_code.co_filename.startswith(_FLUXION_DIR):
+            origin = frame
         frame, level = frame.f_back, level + 1
-    key = (dt, fun_name, frame.f_code.co_filename, frame.f_lineno)
+    asker = origin or frame
+    key = (dt, fun_name, asker.f_code.co_filename, asker.f_lineno)
     # Shown once per line even when something re-arms Python's per-location registry (any
     # catch_warnings block does), unless the innermost filter asks to see every one ("always",
     # as pytest.warns sets, or "error").
     every = bool(warnings.filters) and warnings.filters[0][0] in ("always", "error")
     if every or key not in _truncation_warned:
         _truncation_warned.add(key)
-        warnings.warn(_truncation_message(dt, canon, fun_name), UserWarning, stacklevel=level)
+        where = "" if origin is None else (
+            f" (asked for by {os.path.basename(os.path.dirname(origin.f_code.co_filename))}/"
+            f"{os.path.basename(origin.f_code.co_filename)}:{origin.f_lineno})")
+        warnings.warn(_truncation_message(dt, canon, fun_name) + where, UserWarning,
+                      stacklevel=level)
     return canon
 
 
