@@ -11,10 +11,14 @@ from typing import Any
 
 from fluxion import tree_util
 
-__all__ = ["dataclass", "static_field", "replace", "unpack", "astuple", "fields"]
+__all__ = ["dataclass", "static_field", "replace", "unpack", "astuple", "fields", "field",
+           "asdict", "is_dataclass"]
 
 replace = _dc.replace
 fields = _dc.fields
+field = _dc.field  # jax_md.dataclasses re-exports the standard library's helpers too
+asdict = _dc.asdict
+is_dataclass = _dc.is_dataclass
 
 
 def static_field(**kwargs: Any) -> Any:
