@@ -158,3 +158,27 @@ def test_script_traceback_ends_at_the_users_line(tmp_path):
                      f'  File "{script}", line 6, in f'], out.stderr
     assert lines[-2].startswith("TypeError: dot: shapes (2, 3) and (4, 5) are not aligned")
     assert lines[-1].startswith("Fluxion removed ")
+
+
+@pytest.mark.parametrize("mode_env, internal_shown", [(None, False), ("off", True)])
+def test_uncaught_eager_error_in_a_script(tmp_path, mode_env, internal_shown):
+    # No transformation, so no boundary: the excepthook filters the uncaught error.
+    script = tmp_path / "eager.py"
+    script.write_text("import fluxion.numpy as jnp\njnp.dot(jnp.ones((2, 3)), jnp.ones((4, 5)))\n")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("TRACEBACK_FILTERING")}
+    if mode_env:
+        env["FLUXION_TRACEBACK_FILTERING"] = mode_env
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    assert out.returncode == 1
+    files = [ln for ln in out.stderr.splitlines() if ln.strip().startswith("File ")]
+    assert files[0] == f'  File "{script}", line 2, in <module>'
+    assert any(_FLUXION_DIR in f for f in files) == internal_shown, out.stderr
+    assert ("Fluxion removed 1 of its internal frames" in out.stderr) != internal_shown
+
+
+def test_excepthook_leaves_other_hooks_alone(tmp_path):
+    script = tmp_path / "hook.py"
+    script.write_text("import sys\ndef mine(*a):\n    print('mine')\nsys.excepthook = mine\n"
+                      "import fluxion\nprint(sys.excepthook is mine)\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"]

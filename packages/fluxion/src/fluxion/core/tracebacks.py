@@ -19,6 +19,10 @@ with JAX's values:
 - ``"quiet_remove_frames"``: frames are removed and a one-line note says how to see them.
 - ``"auto"`` (default): ``"tracebackhide"`` under IPython, else ``"quiet_remove_frames"``.
 
+An error raised by an eager call outside any transformation has no boundary above it; when it is
+not caught, ``sys.excepthook`` (installed here unless another hook is) filters it before it is
+printed, so a script's traceback ends at the user's line there too.
+
 Example:
     >>> @api_boundary
     ... def call(f, x):
@@ -168,6 +172,42 @@ def filter_exception(e: BaseException) -> None:
     elif not any(n.startswith("Fluxion removed") for n in getattr(e, "__notes__", ())):
         e.add_note(FILTERED_NOTE.format(n=n_hidden))
     e.with_traceback(filtered)
+
+
+def _strip(e: BaseException) -> None:
+    """Filter ``e``'s traceback as a boundary would, wherever it was raised (no boundary check)."""
+    tb = e.__traceback__
+    if tb is None or any(n.startswith("Fluxion removed") for n in getattr(e, "__notes__", ())):
+        return
+    entries = _hidden(tb, _package_dirs())
+    n_hidden = sum(h for _, _, h in entries)
+    if n_hidden == 0 or all(h for _, _, h in entries):
+        return
+    filtered = None
+    for frame, lineno, hidden in reversed(entries):
+        if not hidden:
+            filtered = types.TracebackType(filtered, frame, frame.f_lasti, lineno)
+    e.add_note(FILTERED_NOTE.format(n=n_hidden))
+    e.with_traceback(filtered)
+
+
+def _excepthook(exc_type: type, exc: BaseException, tb: types.TracebackType | None) -> None:
+    """``sys.excepthook`` while Fluxion is imported: an uncaught error raised by an eager Fluxion
+    call outside any transformation (``jnp.dot`` of unaligned shapes in a script) is printed
+    without Fluxion's frames too, as the mode says; then the previous hook prints it."""
+    if exc is not None and tb is not None and _mode() in ("quiet_remove_frames", "remove_frames"):
+        try:
+            exc.with_traceback(tb)
+            _strip(exc)
+            tb = exc.__traceback__
+        except Exception:  # printing the error must never fail because of the filtering
+            pass
+    _previous_excepthook(exc_type, exc, tb)
+
+
+_previous_excepthook = sys.excepthook
+if sys.excepthook is sys.__excepthook__:  # never replace a hook someone else installed
+    sys.excepthook = _excepthook
 
 
 def api_boundary(fun: C) -> C:
