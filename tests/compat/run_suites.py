@@ -239,7 +239,7 @@ def read_events(path: Path) -> list[dict]:
 
 
 def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, test_timeout: float,
-            process_timeout: float, log=print) -> dict:
+            process_timeout: float, log=print, resume: bool = False) -> dict:
     """Run one (library, mode) in its own pytest process (resumed after crashes). Returns its record."""
     root = suite_root(suite)
     files = test_files(suite, root, mode)
@@ -249,7 +249,8 @@ def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, t
     tag = f"{suite.lib}-{mode}"
     out = results / f"{tag}.jsonl"
     logf = results / f"{tag}.log"
-    out.unlink(missing_ok=True)
+    if not resume:
+        out.unlink(missing_ok=True)
     ini = root / "pytest-compat.ini"
     ini.write_text("[pytest]\npython_files = *_test.py test_*.py\naddopts = --import-mode=importlib "
                    "-p no:cacheprovider --continue-on-collection-errors\n")
@@ -507,6 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="(library, mode) processes at once")
     ap.add_argument("--record-baseline", action="store_true", help="write baseline/<lib>.json from real")
     ap.add_argument("--record-figures", action="store_true", help="write the figures into recorded.json")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the event files in --results and run only the tests they lack")
     ap.add_argument("--allow-partial", action="store_true",
                     help="with --record-baseline: record from a real run that has not finished")
     ap.add_argument("--check", action="store_true",
@@ -566,7 +569,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[compat] {suite.lib} {mode}: start ({'sample of ' + str(len(only)) if only else 'full'})",
               flush=True)
         r = run_one(suite, mode, results, only=only, test_timeout=test_timeout,
-                    process_timeout=process_timeout, log=lambda s: print(s, flush=True))
+                    process_timeout=process_timeout, log=lambda s: print(s, flush=True),
+                    resume=args.resume)
         npass = sum(1 for t in r["tests"].values() if t["outcome"] == "passed")
         print(f"[compat] {suite.lib} {mode}: {npass}/{len(r['tests'])} passed, {len(r['collect_errors'])} "
               f"collection errors, {r['wall_s']} s", flush=True)
