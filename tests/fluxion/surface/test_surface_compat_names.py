@@ -204,3 +204,11 @@ def test_expand_dims_takes_any_index_iterable_like_jax():
     x = np.ones(3, np.float32)
     for axis in (range(0, 2), np.array([0, 2]), np.int64(1), (0, -1), [1]):
         assert_same(jnp.expand_dims(x, axis), jjnp.expand_dims(x, axis))
+
+
+def test_typed_keys_are_arrays_like_jax():
+    # flax.nnx.Rngs accepts a key only if isinstance(key, jax.Array) with a key dtype
+    for lib in (fluxion, jax):
+        k = lib.random.key(0)
+        assert isinstance(k, lib.Array) and lib.numpy.issubdtype(k.dtype, lib.dtypes.prng_key)
+        assert not isinstance(lib.random.key_data(k), type(k))

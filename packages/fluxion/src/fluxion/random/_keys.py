@@ -34,7 +34,7 @@ from fluxion import lax, tree_util
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, prng_key
 from fluxion.core.errors import KeyReuseError, user_source_line
-from fluxion.core.trace import Tracer
+from fluxion.core.trace import Tracer, VirtualArray
 
 __all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
            "is_key_array"]
@@ -206,10 +206,11 @@ def _short(key: "PRNGKeyArray") -> str:
 
 # ------------------------------------------------------------------------------ the key array
 
-class PRNGKeyArray:
+class PRNGKeyArray(VirtualArray):
     """An array of PRNG keys with dtype ``key<impl>`` (here ``key<fry>``).
 
     Holds the key data, ``uint32[*shape, 2]``; a pytree node whose single child is that data.
+    ``isinstance(key, fluxion.Array)`` is True, as typed keys are ``jax.Array`` s in JAX.
     Supports ``shape``, ``ndim``, ``size``, ``dtype``, ``len``, iteration, basic indexing,
     ``reshape``, ``ravel``/``flatten``, ``squeeze``, ``T``/``transpose`` and ``==``.
 
