@@ -52,8 +52,10 @@ def local_step(w, xb, yb):
     return w - 0.1 * g, lax.psum(xb.sum(0), "i")
 
 
+# check_vma=False: the per-member gradient with respect to the replicated w stays local, so
+# pmean averages it (with check_vma=True, as in JAX, grad already sums it over the mesh)
 step = fluxion.jit(fluxion.shard_map(local_step, mesh=mesh, in_specs=(P(), P("i"), P("i")),
-                                     out_specs=(P(), P())))
+                                     out_specs=(P(), P()), check_vma=False))
 res: dict = {"pid": pid, "ndev": len(devs), "process_count": fluxion.process_count(),
              "process_index": fluxion.process_index(), "global_shape": list(x.shape)}
 if mode == "multihost":  # reading replicated global arrays; multihost_utils
