@@ -121,6 +121,7 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion_md.util",
         "fluxion_md.dataclasses",
         "fluxion_md.interpolate",
+        "fluxion_md.test_util",
     ]),
 }
 

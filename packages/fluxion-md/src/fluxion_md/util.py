@@ -2,18 +2,82 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import functools
+from functools import partial
+from types import SimpleNamespace
+from typing import Any, Iterable, Optional, Union
 
 import numpy as onp
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion import jit
+from fluxion.tree_util import register_pytree_node
 
 __all__ = [
     "Array", "PyTree", "f16", "f32", "f64", "i16", "i32", "i64", "high_precision_sum",
     "is_array", "maybe_downcast", "merge_dicts", "normalize", "safe_arccos", "safe_mask",
     "safe_norm", "static_cast", "is_concrete",
+    "CUSTOM_SIMULATION_TYPE", "register_custom_simulation_type", "check_custom_simulation_type",
+    "register_pytree_namedtuple", "get_backend",
+    # jax_md.util has no __all__, so `from jax_md.util import *` (which jax-md's own tests use)
+    # also brings these imports; the same line on fluxion_md.util brings Fluxion's
+    "jnp", "onp", "jit", "partial", "register_pytree_node", "Any", "Iterable", "Optional",
+    "Union",
 ]
+
+# types whose values simulate's dispatch must refuse (jax_md's registry)
+CUSTOM_SIMULATION_TYPE: list = []
+
+
+def register_custom_simulation_type(t: Any) -> None:
+    """Adds ``t`` to :data:`CUSTOM_SIMULATION_TYPE`, the types simulations dispatch on.
+
+    Example:
+        >>> from fluxion_md import util
+        >>> class MyState: pass
+        >>> util.register_custom_simulation_type(MyState)
+        >>> MyState in util.CUSTOM_SIMULATION_TYPE
+        True
+    """
+    CUSTOM_SIMULATION_TYPE.append(t)
+
+
+def check_custom_simulation_type(x: Any) -> None:
+    """Raises ``ValueError`` when ``type(x)`` was registered with
+    :func:`register_custom_simulation_type` (as jax_md).
+
+    Example:
+        >>> from fluxion_md import util
+        >>> util.check_custom_simulation_type(1.0)
+    """
+    if type(x) in CUSTOM_SIMULATION_TYPE:
+        raise ValueError(f"check_custom_simulation_type: {type(x).__name__} is a registered "
+                         "custom simulation type")
+
+
+def register_pytree_namedtuple(cls: type) -> None:
+    """Registers the namedtuple class ``cls`` as a pytree whose leaves are its fields.
+
+    Example:
+        >>> from collections import namedtuple
+        >>> from fluxion_md import util
+        >>> P = namedtuple("P", "a b")
+        >>> util.register_pytree_namedtuple(P)
+    """
+    register_pytree_node(cls, lambda xs: (tuple(xs), None), lambda _, xs: cls(*xs))
+
+
+@functools.lru_cache
+def get_backend() -> Any:
+    """The default backend, as an object with ``.platform`` (``"cpu"``, ``"gpu"`` or ``"tpu"``).
+
+    Example:
+        >>> from fluxion_md import util
+        >>> util.get_backend().platform in ("cpu", "gpu", "tpu")
+        True
+    """
+    return SimpleNamespace(platform=fluxion.default_backend())
 
 Array = Any
 PyTree = Any
