@@ -212,3 +212,20 @@ def test_typed_keys_are_arrays_like_jax():
         k = lib.random.key(0)
         assert isinstance(k, lib.Array) and lib.numpy.issubdtype(k.dtype, lib.dtypes.prng_key)
         assert not isinstance(lib.random.key_data(k), type(k))
+
+
+def test_multihost_utils_single_process_like_jax():
+    import jax.experimental.multihost_utils as jmh
+
+    from fluxion.experimental import multihost_utils as mh
+    tree = {"a": np.float32(2), "b": np.arange(3), "c": [1, 2.0]}
+    for tiled in (False, True):
+        ours, theirs = mh.process_allgather(tree, tiled=tiled), jmh.process_allgather(tree, tiled)
+        assert jax.tree.structure(ours) == jax.tree.structure(theirs)
+        for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs)):
+            assert type(a) is type(b) and a.shape == b.shape and a.dtype == b.dtype
+    for a, b in zip(jax.tree.leaves(mh.broadcast_one_to_all(tree)),
+                    jax.tree.leaves(jmh.broadcast_one_to_all(tree))):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    assert mh.sync_global_devices("x") is None and mh.assert_equal(tree) is None
