@@ -51,6 +51,7 @@ from ._layers import (
                     Conv3D,
                     ConvND,
                     Embed,
+                    EmbedLookupStyle,
                     ExponentialMovingAverage,
                     Flatten,
                     LayerNorm,
@@ -91,5 +92,5 @@ __all__ = [
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
     "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
-    "Conv2DTranspose", "Conv3DTranspose",
+    "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle",
 ]

@@ -21,10 +21,12 @@ def _bias_shape(input_shape: tuple, bias_dims: Sequence[int] | None) -> tuple:
     for dim in bias_dims:
         d = dim % rank if dim < 0 else dim
         if d == 0:
-            raise ValueError("Bias: bias_dims must not include the minibatch dimension 0")
+            raise ValueError("Cannot apply bias across the minibatch dimension. (hk.Bias: "
+                             f"bias_dims={tuple(bias_dims)!r} includes dimension 0)")
         if d >= rank:
-            raise ValueError(f"Bias: bias_dims entry {dim} is out of range for an input of "
-                             f"rank {rank}")
+            raise ValueError("Dimension %d (bias_dims=%r) out of range for input of rank %r."
+                             " (hk.Bias: input shape %r)"
+                             % (dim, tuple(bias_dims), rank, tuple(input_shape)))
         shape[d] = input_shape[d]
     start = next((d for d in range(1, rank) if shape[d] != 1), rank)
     return tuple(shape[start:])
@@ -50,8 +52,8 @@ class Bias(Module):
         if inputs.ndim < 2:
             raise ValueError(f"Bias: inputs must have rank >= 2, got shape {tuple(inputs.shape)}")
         if self.output_size is not None and tuple(self.output_size) != tuple(inputs.shape[1:]):
-            raise ValueError(f"Bias: input shape must be {(-1, *self.output_size)}, got "
-                             f"{tuple(inputs.shape)}")
+            raise ValueError(f"Input shape must be {(-1,) + tuple(self.output_size)} not "
+                             f"{inputs.shape} (hk.Bias: output_size={tuple(self.output_size)})")
         self.bias_shape = _bias_shape(tuple(inputs.shape), self.bias_dims)
         self.input_size = tuple(inputs.shape[1:])
         b = get_parameter("b", self.bias_shape, inputs.dtype, init=self.b_init)

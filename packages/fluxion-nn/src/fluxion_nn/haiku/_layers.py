@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import collections.abc
+import enum
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -25,7 +27,7 @@ __all__ = ["Linear", "ConvND", "Conv1D", "Conv2D", "Conv3D", "LayerNorm", "RMSNo
            "BatchNorm", "ExponentialMovingAverage", "Embed", "LSTM", "LSTMState", "GRU",
            "VanillaRNN", "RNNCore", "Sequential", "Flatten", "Reshape", "dropout", "max_pool",
            "avg_pool", "MaxPool", "AvgPool", "dynamic_unroll", "static_unroll", "scan",
-           "get_channel_index", "MLP", "InstanceNorm"]
+           "get_channel_index", "MLP", "InstanceNorm", "EmbedLookupStyle"]
 
 
 class Linear(Module):
@@ -73,6 +75,12 @@ class RMSNorm(Module):
     def __init__(self, axis: Any, eps: float = 1e-5, scale_init: Callable | None = None,
                  name: str | None = None, create_scale: bool = True, *, param_axis: Any = None):
         super().__init__(name=name)
+        if not create_scale and scale_init is not None:
+            raise ValueError("Cannot set `scale_init` if `create_scale=False`.")
+        if not (isinstance(axis, (slice, int)) or (
+                isinstance(axis, collections.abc.Iterable)
+                and all(isinstance(a, int) for a in axis))):
+            raise ValueError("`axis` should be an int, slice or iterable of ints.")
         self.axis = axis
         self.eps = eps
         self.create_scale = create_scale
@@ -158,30 +166,38 @@ class BatchNorm(Module):
                  data_format: str = "channels_last", name: str | None = None):
         super().__init__(name=name)
         if not create_scale and scale_init is not None:
-            raise ValueError("BatchNorm: cannot set `scale_init` if `create_scale=False`")
+            raise ValueError("Cannot set `scale_init` if `create_scale=False` (hk.BatchNorm)")
         if not create_offset and offset_init is not None:
-            raise ValueError("BatchNorm: cannot set `offset_init` if `create_offset=False`")
+            raise ValueError("Cannot set `offset_init` if `create_offset=False` (hk.BatchNorm)")
         self.create_scale = create_scale
         self.create_offset = create_offset
         self.eps = eps
         self.scale_init = scale_init or jnp.ones
         self.offset_init = offset_init or jnp.zeros
         self.axis = axis
+        if cross_replica_axis is None and cross_replica_axis_index_groups is not None:
+            raise ValueError("`cross_replica_axis` name must be specified"
+                             "if `cross_replica_axis_index_groups` are used.")
         self.cross_replica_axis = cross_replica_axis
+        self.cross_replica_axis_index_groups = cross_replica_axis_index_groups
         self.channel_index = get_channel_index(data_format)
         self.mean_ema = ExponentialMovingAverage(decay_rate, name="mean_ema")
         self.var_ema = ExponentialMovingAverage(decay_rate, name="var_ema")
 
     def __call__(self, inputs: Any, is_training: bool, test_local_stats: bool = False,
                  scale: Any = None, offset: Any = None) -> Any:
-        ci = self.channel_index % inputs.ndim
+        ci = self.channel_index + inputs.ndim if self.channel_index < 0 else self.channel_index
         axis = list(self.axis) if self.axis is not None else [i for i in range(inputs.ndim) if i != ci]
         if is_training or test_local_stats:
             mean = jnp.mean(inputs, axis, keepdims=True)
-            var = jnp.mean(jnp.square(inputs), axis, keepdims=True) - jnp.square(mean)
-            if self.cross_replica_axis is not None:
-                mean = lax.pmean(mean, self.cross_replica_axis)
-                var = lax.pmean(var, self.cross_replica_axis)
+            mean_of_squares = jnp.mean(jnp.square(inputs), axis, keepdims=True)
+            if self.cross_replica_axis:
+                mean = lax.pmean(mean, self.cross_replica_axis,
+                                 axis_index_groups=self.cross_replica_axis_index_groups)
+                mean_of_squares = lax.pmean(
+                    mean_of_squares, self.cross_replica_axis,
+                    axis_index_groups=self.cross_replica_axis_index_groups)
+            var = mean_of_squares - jnp.square(mean)
         else:
             mean = self.mean_ema.average.astype(inputs.dtype)
             var = self.var_ema.average.astype(inputs.dtype)
@@ -197,8 +213,18 @@ class BatchNorm(Module):
             offset = get_parameter("offset", w_shape, inputs.dtype, self.offset_init)
         elif offset is None:
             offset = np.zeros([], dtype=inputs.dtype)
-        inv = scale * lax.rsqrt(var + jnp.asarray(self.eps, var.dtype))
+        inv = scale * lax.rsqrt(var + lax.convert_element_type(self.eps, var.dtype))
         return (inputs - mean) * inv + offset
+
+
+class EmbedLookupStyle(enum.Enum):
+    """How ``hk.Embed`` looks ids up: ``ARRAY_INDEX`` (a gather) or ``ONE_HOT`` (a matmul).
+
+    Example: ``hk.Embed(10, 4, lookup_style=hk.EmbedLookupStyle.ONE_HOT)``.
+    """
+
+    ARRAY_INDEX = 1
+    ONE_HOT = 2
 
 
 class Embed(Module):
@@ -213,11 +239,20 @@ class Embed(Module):
                  precision: Any = None):
         super().__init__(name=name)
         if embedding_matrix is None and not (vocab_size and embed_dim):
-            raise ValueError("Embed: give `embedding_matrix` or both `vocab_size` and `embed_dim`")
+            raise ValueError("hk.Embed must be supplied either with an initial `embedding_matrix` "
+                             "or with `embed_dim` and `vocab_size`.")
         if embedding_matrix is not None:
             embedding_matrix = jnp.asarray(embedding_matrix)
+            if vocab_size and embedding_matrix.shape[0] != vocab_size:
+                raise ValueError("An `embedding_matrix` was supplied but the `vocab_size` of "
+                                 f"{vocab_size} was not consistent with its shape "
+                                 f"{embedding_matrix.shape}.")
+            if embed_dim and embedding_matrix.shape[1] != embed_dim:
+                raise ValueError("An `embedding_matrix` was supplied but the `embed_dim` of "
+                                 f"{embed_dim} was not consistent with its shape "
+                                 f"{embedding_matrix.shape}.")
             vocab_size, embed_dim = embedding_matrix.shape
-            w_init = lambda s, d: embedding_matrix.astype(d)  # noqa: E731
+            w_init = lambda s, d: embedding_matrix  # noqa: E731
         self.vocab_size = vocab_size
         self.embed_dim = embed_dim
         self.lookup_style = lookup_style
@@ -231,13 +266,18 @@ class Embed(Module):
     def __call__(self, ids: Any, lookup_style: str | None = None, precision: Any = None) -> Any:
         ids = jnp.asarray(ids)
         if not jnp.issubdtype(ids.dtype, jnp.integer):
-            raise ValueError(f"Embed: ids must be integers, got dtype {ids.dtype}")
+            raise ValueError("hk.Embed's __call__ method must take an array of integer dtype but "
+                             f"was called with an array of {ids.dtype}")
         style = lookup_style or self.lookup_style
-        table = self.embeddings
-        if style == "ONE_HOT":
+        if isinstance(style, str):
+            style = getattr(EmbedLookupStyle, style.upper())
+        if style == EmbedLookupStyle.ARRAY_INDEX:
+            return jnp.asarray(self.embeddings)[(ids,)]
+        if style == EmbedLookupStyle.ONE_HOT:
             one_hot = fluxion.nn.one_hot(ids, self.vocab_size)
-            return jnp.dot(one_hot, table, precision=precision or self.precision)
-        return table[ids]
+            precision = self.precision if precision is None else precision
+            return jnp.dot(one_hot, self.embeddings, precision=precision)
+        raise NotImplementedError(f"{style} is not supported by hk.Embed.")
 
 
 class LSTMState(NamedTuple):

@@ -69,9 +69,15 @@ class TruncatedNormal(Initializer):
         self.upper = upper
 
     def __call__(self, shape: Sequence[int], dtype: Any = jnp.float32) -> Any:
+        real_dtype = jnp.finfo(dtype).dtype
         m = lax.convert_element_type(self.mean, dtype)
-        s = lax.convert_element_type(self.stddev, dtype)
-        unscaled = random.truncated_normal(next_rng_key(), self.lower, self.upper, tuple(shape), dtype)
+        s = lax.convert_element_type(self.stddev, real_dtype)
+        is_complex = jnp.issubdtype(dtype, jnp.complexfloating)
+        shape = (2, *shape) if is_complex else tuple(shape)
+        unscaled = random.truncated_normal(next_rng_key(), self.lower, self.upper, shape,
+                                           real_dtype)
+        if is_complex:
+            unscaled = unscaled[0] + 1j * unscaled[1]
         return s * unscaled + m
 
 
@@ -89,7 +95,7 @@ class RandomUniform(Initializer):
         return random.uniform(next_rng_key(), tuple(shape), dtype, self.minval, self.maxval)
 
 
-def _fans(shape: Sequence[int], fan_in_axes: Any = None) -> tuple:
+def _compute_fans(shape: Sequence[int], fan_in_axes: Any = None) -> tuple:
     if len(shape) < 1:
         return 1, 1
     if len(shape) == 1:
@@ -113,19 +119,22 @@ class VarianceScaling(Initializer):
     def __init__(self, scale: float = 1.0, mode: str = "fan_in",
                  distribution: str = "truncated_normal", fan_in_axes: Any = None):
         if scale < 0.0:
-            raise ValueError("VarianceScaling: `scale` must be a positive float")
+            raise ValueError("`scale` must be a positive float. (VarianceScaling: got scale="
+                             f"{scale})")
         if mode not in ("fan_in", "fan_out", "fan_avg"):
-            raise ValueError(f"VarianceScaling: invalid mode {mode!r}")
+            raise ValueError(f"Invalid `mode` argument: {mode!r} (VarianceScaling: expected "
+                             "'fan_in', 'fan_out' or 'fan_avg')")
         distribution = distribution.lower()
         if distribution not in ("normal", "truncated_normal", "uniform"):
-            raise ValueError(f"VarianceScaling: invalid distribution {distribution!r}")
+            raise ValueError(f"Invalid `distribution` argument: {distribution!r} (VarianceScaling: "
+                             "expected 'normal', 'truncated_normal' or 'uniform')")
         self.scale = scale
         self.mode = mode
         self.distribution = distribution
         self.fan_in_axes = fan_in_axes
 
     def __call__(self, shape: Sequence[int], dtype: Any = jnp.float32) -> Any:
-        fan_in, fan_out = _fans(tuple(shape), self.fan_in_axes)
+        fan_in, fan_out = _compute_fans(tuple(shape), self.fan_in_axes)
         scale = self.scale
         if self.mode == "fan_in":
             scale /= max(1.0, fan_in)
@@ -170,6 +179,9 @@ class Orthogonal(Initializer):
     def __call__(self, shape: Sequence[int], dtype: Any = jnp.float32) -> Any:
         from fluxion.nn import initializers
 
+        if len(shape) < 2:
+            raise ValueError("Orthogonal initializer requires at least a 2D shape. (got "
+                             f"{tuple(shape)})")
         return initializers.orthogonal(self.scale, column_axis=self.axis)(next_rng_key(), tuple(shape), dtype)
 
 
@@ -185,6 +197,6 @@ class Identity(Initializer):
     def __call__(self, shape: Sequence[int], dtype: Any = jnp.float32) -> Any:
         shape = tuple(shape)
         if len(shape) < 2:
-            raise ValueError("Identity: shape must have at least 2 dimensions")
+            raise ValueError(f"Identity initializer requires at least a 2D shape. (got {shape})")
         eye = jnp.eye(shape[-2], shape[-1], dtype=dtype)
         return self.gain * jnp.broadcast_to(eye, shape)
