@@ -7,6 +7,7 @@ import importlib
 import numpy as np
 import pytest
 
+import fluxion
 import fluxion.numpy as jnp
 import fluxion_optim
 
@@ -95,3 +96,27 @@ def test_dpsgd_same_noise_as_optax() -> None:
     u, _ = ours.update(jnp.asarray(per_example), ours.init(jnp.zeros(3)))
     r, _ = ref.update(per_example, ref.init(np.zeros(3, np.float32)))
     np.testing.assert_allclose(np.asarray(u), np.asarray(r), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("momo", {"adapt_lower_bound": True, "weight_decay": 0.1}),
+    ("momo_adam", {"learning_rate": 0.1}),
+])
+def test_momo_matches_optax(name: str, kwargs: dict) -> None:
+    p0 = np.array([1.0, -2.0, 3.0], np.float32)
+    finals = []
+    for mod, xp, value_and_grad in ((fluxion_optim, jnp, fluxion.value_and_grad),
+                                    (optax, jax.numpy, jax.value_and_grad)):
+        f = lambda x, xp=xp: xp.sum((x - 0.5) ** 2) + 0.3  # noqa: E731
+        tx = getattr(mod.contrib, name)(**kwargs)
+        p = xp.asarray(p0)
+        state = tx.init(p)
+        for _ in range(3):
+            v, g = value_and_grad(f)(p)
+            u, state = tx.update(g, state, p, value=v)
+            p = mod.apply_updates(p, u)
+        finals.append(np.asarray(p))
+    np.testing.assert_allclose(finals[0], finals[1], rtol=1e-5, atol=2e-6)
+    with pytest.raises(ValueError, match="You need to pass the latest loss value to Momo"):
+        tx = getattr(fluxion_optim.contrib, name)()
+        tx.update(jnp.ones(3), tx.init(jnp.ones(3)), jnp.ones(3))

@@ -26,6 +26,7 @@ from fluxion_optim.contrib._complex_valued import (
     split_real_and_imaginary,
 )
 from fluxion_optim.contrib._mechanic import MechanicState, mechanize
+from fluxion_optim.contrib._momo import MomoAdamState, MomoState, momo, momo_adam
 from fluxion_optim.contrib._muon import (
     MuonDimensionNumbers,
     MuonState,
@@ -76,5 +77,6 @@ __all__ = [
     "schedule_free_sgd",
     "MechanicState", "mechanize", "SplitRealAndImaginaryArrays", "SplitRealAndImaginaryState",
     "split_real_and_imaginary", "DifferentiallyPrivateAggregateState",
-    "differentially_private_aggregate", "dpsgd",
+    "differentially_private_aggregate", "dpsgd", "MomoState", "MomoAdamState", "momo",
+    "momo_adam",
 ]
