@@ -229,3 +229,14 @@ def test_multihost_utils_single_process_like_jax():
         np.testing.assert_array_equal(a, b)
         assert a.dtype == b.dtype
     assert mh.sync_global_devices("x") is None and mh.assert_equal(tree) is None
+
+
+def test_typeof_key_arrays_like_jax():
+    for lib in (fluxion, jax):
+        k = lib.random.key(0)
+        assert str(lib.typeof(k)) == "key<fry>[]"
+        assert str(lib.typeof(lib.random.split(k, 3))) == "key<fry>[3]"
+        assert lib.typeof(k).shape == () and lib.typeof(k).dtype == k.dtype
+        seen = []
+        lib.jit(lambda kk: seen.append(str(lib.typeof(kk))) or lib.random.normal(kk))(k)
+        assert seen == ["key<fry>[]"]

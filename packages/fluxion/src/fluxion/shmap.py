@@ -450,6 +450,9 @@ def typeof(x: Any) -> Any:
         ...                       out_specs=fluxion.P("i"))(jnp.ones(2))
         frozenset({'i'})
     """
+    key_typeof = getattr(type(x), "_typeof", None)  # typed key arrays: their own abstract value
+    if key_typeof is not None:
+        return key_typeof(x)
     aval = abstractify(x)
     body = _vma.current(x)
     if body is None:

@@ -31,6 +31,7 @@ import numpy as np
 
 import fluxion.numpy as jnp
 from fluxion import lax, tree_util
+from fluxion.core.avals import AbstractValue
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, prng_key
 from fluxion.core.errors import KeyReuseError, user_source_line
@@ -231,6 +232,10 @@ class PRNGKeyArray(VirtualArray):
         if _track is None and config.jax_debug_key_reuse and hasattr(key_data, "shape"):
             self._track = _Record.fresh(tuple(key_data.shape[:-1]))
 
+    def _typeof(self) -> KeyAval:
+        """The abstract value ``fluxion.typeof`` gives for this key array."""
+        return KeyAval(self.shape, self.dtype)
+
     # array-like surface
     @property
     def shape(self) -> tuple[int, ...]:
@@ -355,6 +360,38 @@ class PRNGKeyArray(VirtualArray):
 
     def __str__(self) -> str:
         return repr(self)
+
+
+class KeyAval(AbstractValue):
+    """The abstract value of a typed key array (``fluxion.typeof(key)``): its shape and key
+    dtype, printed as JAX prints it (``key<fry>[3]``).
+
+    Example:
+        >>> import fluxion
+        >>> print(fluxion.typeof(fluxion.random.split(fluxion.random.key(0), 3)))
+        key<fry>[3]
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: tuple[int, ...], dtype: Any) -> None:
+        self.shape, self.dtype, self.weak_type = tuple(shape), dtype, False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def str_short(self) -> str:
+        return f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+    __str__ = __repr__ = str_short
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, KeyAval) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, str(self.dtype)))
 
 
 def is_key_array(x: Any) -> bool:
