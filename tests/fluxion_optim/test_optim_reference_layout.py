@@ -120,3 +120,19 @@ def test_momo_matches_optax(name: str, kwargs: dict) -> None:
     with pytest.raises(ValueError, match="You need to pass the latest loss value to Momo"):
         tx = getattr(fluxion_optim.contrib, name)()
         tx.update(jnp.ones(3), tx.init(jnp.ones(3)), jnp.ones(3))
+
+
+def test_sophia_matches_optax() -> None:
+    p0 = np.array([1.0, -2.0, 3.0], np.float32)
+    finals = []
+    for mod, xp, grad in ((fluxion_optim, jnp, fluxion.grad), (optax, jax.numpy, jax.grad)):
+        f = lambda x, xp=xp: xp.sum((x - 0.5) ** 4) + xp.sum(x ** 2)  # noqa: E731
+        tx = mod.contrib.sophia(0.1, update_interval=2)
+        p = xp.asarray(p0)
+        state = tx.init(p)
+        for _ in range(3):
+            u, state = tx.update(grad(f)(p), state, p, obj_fn=f)
+            p = mod.apply_updates(p, u)
+        finals.append((np.asarray(p), np.asarray(state[0].nu)))
+    np.testing.assert_allclose(finals[0][0], finals[1][0], rtol=1e-6)
+    np.testing.assert_allclose(finals[0][1], finals[1][1], rtol=1e-6)

@@ -63,6 +63,13 @@ from fluxion_optim.contrib._schedule_free import (
     schedule_free_eval_params,
     schedule_free_sgd,
 )
+from fluxion_optim.contrib._sophia import (
+    HutchinsonState,
+    SophiaState,
+    hutchinson_estimator_diag_hessian,
+    scale_by_sophia,
+    sophia,
+)
 
 __all__ = [
     "ScaleByAdemamixState", "ScaleBySimplifiedAdEMAMixState", "ademamix", "scale_by_ademamix",
@@ -78,5 +85,6 @@ __all__ = [
     "MechanicState", "mechanize", "SplitRealAndImaginaryArrays", "SplitRealAndImaginaryState",
     "split_real_and_imaginary", "DifferentiallyPrivateAggregateState",
     "differentially_private_aggregate", "dpsgd", "MomoState", "MomoAdamState", "momo",
-    "momo_adam",
+    "momo_adam", "HutchinsonState", "SophiaState", "hutchinson_estimator_diag_hessian",
+    "scale_by_sophia", "sophia",
 ]
