@@ -240,3 +240,17 @@ def test_typeof_key_arrays_like_jax():
         seen = []
         lib.jit(lambda kk: seen.append(str(lib.typeof(kk))) or lib.random.normal(kk))(k)
         assert seen == ["key<fry>[]"]
+
+
+def test_key_broadcast_and_random_out_sharding_kwargs_like_jax():
+    for lib in (fluxion, jax):
+        k = lib.random.key(3)
+        b = lib.numpy.broadcast_to(k, (2, 3))
+        assert b.shape == (2, 3) and str(b.dtype) == "key<fry>"
+    ours = fluxion.random.key_data(jnp.broadcast_to(fluxion.random.key(3), (2, 3)))
+    theirs = jax.random.key_data(jjnp.broadcast_to(jax.random.key(3), (2, 3)))
+    assert_same(ours, theirs)
+    assert_same(fluxion.random.bernoulli(fluxion.random.key(1), 0.3, (5,), out_sharding=None),
+                jax.random.bernoulli(jax.random.key(1), 0.3, (5,), out_sharding=None))
+    assert_same(fluxion.random.categorical(fluxion.random.key(1), jnp.zeros(4), out_sharding=None),
+                jax.random.categorical(jax.random.key(1), jjnp.zeros(4), out_sharding=None))

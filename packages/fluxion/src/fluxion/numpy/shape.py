@@ -374,6 +374,9 @@ def broadcast_to(array: Any, shape: Any) -> Any:
         >>> jnp.broadcast_to(jnp.arange(3), (2, 3)).shape
         (2, 3)
     """
+    key_broadcast = getattr(type(array), "_jnp_broadcast_to", None)  # typed key arrays
+    if key_broadcast is not None:
+        return key_broadcast(array, (shape,) if isinstance(shape, int) else shape)
     a = ensure_array(array)
     shp = (shape,) if isinstance(shape, int) else tuple(operator.index(d) for d in shape)
     if a.shape == shp:

@@ -18,6 +18,7 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax.sharding_rules import with_out_sharding
 from fluxion.random._continuous import _gumbel_impl, _gumbel_raw
 from fluxion.random._uniform import _uniform_raw
 from fluxion.random._util import (
@@ -49,14 +50,19 @@ def _bernoulli_impl(kd: Any, p: Any, shape: tuple[int, ...], mode: str) -> Any:
     return jnp.less(_uniform_raw(kd, shape, dtype, 0.0, 1.0), p)
 
 
-def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "low") -> Any:
-    """Booleans that are True with probability ``p``.
+def bernoulli(key: Any, p: Any = 0.5, shape: Shape | None = None, mode: str = "low", *,
+              out_sharding: Any = None) -> Any:
+    """Booleans that are True with probability ``p``. ``out_sharding``: the result's sharding
+    (explicit mesh axes), as in JAX.
 
     Example:
         >>> import fluxion
         >>> fluxion.random.bernoulli(fluxion.random.key(0), 0.5, (4,)).dtype
         dtype('bool')
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.bernoulli", out_sharding, bernoulli, key, p, shape,
+                                 mode)
     if mode not in ("high", "low"):
         raise ValueError(f"got mode={mode!r}, expected 'high' or 'low'")
     kd, _, _ = use_key("bernoulli", key)
@@ -139,15 +145,20 @@ def _categorical_impl(kd: Any, logits: Any, shape: tuple[int, ...], batch_shape:
 
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Shape | None = None,
-                replace: bool = True, mode: str | None = None) -> Any:
+                replace: bool = True, mode: str | None = None, *,
+                out_sharding: Any = None) -> Any:
     """Samples from a categorical distribution with unnormalised log-probabilities ``logits``
-    along ``axis`` (the Gumbel-max trick).
+    along ``axis`` (the Gumbel-max trick). ``out_sharding``: the result's sharding (explicit
+    mesh axes), as in JAX.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
         >>> fluxion.random.categorical(fluxion.random.key(0), jnp.zeros((2, 5))).shape
         (2,)
     """
+    if out_sharding is not None:
+        return with_out_sharding("random.categorical", out_sharding, categorical, key, logits,
+                                 axis, shape, replace, mode)
     kd, _, _ = use_key("categorical", key)
     logits = jnp.asarray(logits)
     nd = logits.ndim

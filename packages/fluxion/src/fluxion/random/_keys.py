@@ -300,6 +300,12 @@ class PRNGKeyArray(VirtualArray):
         track = self._track.reshaped(shape) if self._track is not None else None
         return self._wrap(data, track)
 
+    def _jnp_broadcast_to(self, shape: Any) -> "PRNGKeyArray":
+        """``jnp.broadcast_to`` of a key array (the key data broadcast, its key axes kept)."""
+        shape = tuple(int(d) for d in shape)
+        data = jnp.broadcast_to(self._base_array, (*shape, *self._impl.key_shape))
+        return self._wrap(data, None)
+
     def ravel(self) -> "PRNGKeyArray":
         return self.reshape(self.size)
 
