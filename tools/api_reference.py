@@ -46,6 +46,7 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion.debug",
         "fluxion.experimental",
         "fluxion.experimental.checkify",
+        "fluxion.experimental.multihost_utils",
         "fluxion.errors",
         "fluxion.export",
         "fluxion.stages",
