@@ -8,7 +8,9 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   same name; a private one (any dotted part starting with ``_``: ``optax._src.alias``) resolves to
   the mirror's same-named module where one exists, else to a read-only view of the mirror's public
   top-level module (a private module is a view named like the reference's, reading the mirror's
-  module first, then the public one). For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
+  module first, then the public one). The references' test-support modules (:data:`TEST_SUPPORT`:
+  ``optax._src.test_utils``, ``haiku._src.integration.descriptors``, ...) that the mirror lacks run
+  from the reference's own file, their imports resolved to the mirror. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
   ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
   import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
   :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
@@ -42,6 +44,32 @@ MIRRORS: dict[str, str] = {
     "jax_md": "fluxion_md",
     "flax": "fluxion_nn",  # only flax.nnx (and names fluxion_nn has); see _FlaxRoot
 }
+
+
+# The references' own test-support modules (helpers their test files import; not library API). In
+# mirror mode, when the mirror has no module of that name, the reference's own file is run under the
+# reference's name, so its imports (``from haiku._src import base``) resolve to the mirror in turn.
+TEST_SUPPORT = frozenset({
+    "optax._src.test_utils", "haiku._src.test_utils", "haiku._src.integration.descriptors",
+    "haiku._src.integration.common", "jax_md.test_util", "rlax._src.test_utils",
+})
+
+
+def _is_test_support(fullname: str) -> bool:
+    return fullname in TEST_SUPPORT or fullname.rpartition(".")[2].endswith("_test")
+
+
+def _reference_file(fullname: str) -> str | None:
+    """The installed reference's source file for module ``fullname`` (found on disk, not imported)."""
+    top, _, rest = fullname.partition(".")
+    spec = importlib.machinery.PathFinder.find_spec(top)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for loc in spec.submodule_search_locations:
+        path = os.path.join(loc, *rest.split(".")) if rest else loc
+        if os.path.isfile(path + ".py"):
+            return path + ".py"
+    return None
 
 
 class UnmirroredModuleError(ImportError):
@@ -185,6 +213,11 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.ref and not fullname.startswith(self.ref + "."):
             return None
+        if self.private_fallback and _is_test_support(fullname) and not _has_module(
+                self.target + fullname[len(self.ref):]):
+            source = _reference_file(fullname)
+            if source is not None:
+                return importlib.util.spec_from_file_location(fullname, source)
         make = self._resolve(fullname)
         if make is None:
             raise ModuleNotFoundError(
