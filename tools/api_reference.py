@@ -96,6 +96,7 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion_optim.projections",
         "fluxion_optim.assignment",
         "fluxion_optim.perturbations",
+        "fluxion_optim.microbatching",
         "fluxion_optim.second_order",
         "fluxion_optim.tree",
         "fluxion_optim.tree_utils",

@@ -24,6 +24,7 @@ from fluxion_optim import (
     assignment,
     contrib,
     losses,
+    microbatching,
     perturbations,
     projections,
     schedules,
@@ -221,6 +222,7 @@ from fluxion_optim.transforms import (
 )
 
 multi_transform = partition
+microbatch = microbatching.microbatch
 MultiTransformState = PartitionState
 AdaptiveGradClipState = EmptyState
 ClipByGlobalNormState = EmptyState
@@ -258,7 +260,7 @@ sigmoid_focal_loss = losses.sigmoid_focal_loss
 __version__ = "0.1.0"
 
 __all__ = [
-    "assignment", "perturbations",
+    "assignment", "perturbations", "microbatching", "microbatch",
     "AdaptiveGradClipState", "AddDecayedWeightsState", "AddNoiseState", "ApplyEvery",
     "ApplyIfFiniteState", "ClipByGlobalNormState", "ClipState", "ConditionallyMaskState",
     "ConditionallyTransformState", "EmaState", "EmptyState", "FactoredState",

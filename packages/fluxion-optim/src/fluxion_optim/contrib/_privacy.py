@@ -32,7 +32,7 @@ def differentially_private_aggregate(l2_norm_clip: Any, noise_multiplier: Any,
         >>> tx = optax.contrib.differentially_private_aggregate(1.0, 0.0, key=0)
         >>> per_example = jnp.array([[3.0, 4.0], [0.3, 0.4]])
         >>> tx.update(per_example, tx.init(None))[0].tolist()  # doctest: +ELLIPSIS
-        [0.4..., 0.4...]
+        [0.45..., 0.6...]
     """
     if seed is not None:
         warnings.warn('"seed" is deprecated and will be removed in optax 0.2.7, use "key".',

@@ -162,8 +162,8 @@ def sophia(learning_rate: _base.ScalarOrSchedule, b1: Any = 0.965, b2: Any = 0.9
         >>> tx = optax.contrib.sophia(0.1, weight_decay=0.0)
         >>> p = jnp.array([1.0, 2.0])
         >>> u, _ = tx.update(p, tx.init(p), p, obj_fn=lambda x: jnp.sum(x ** 2))
-        >>> u.tolist()
-        [-0.1, -0.1]
+        >>> u.tolist()  # doctest: +ELLIPSIS
+        [-0.1000..., -0.1000...]
     """
     return chain(
         scale_by_sophia(b1=b1, b2=b2, eps=eps, gamma=gamma, clip_threshold=clip_threshold,
