@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import fnmatch
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -239,13 +240,16 @@ def read_events(path: Path) -> list[dict]:
 
 
 def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, test_timeout: float,
-            process_timeout: float, log=print, resume: bool = False) -> dict:
+            process_timeout: float, log=print, resume: bool = False,
+            file_patterns: list[str] | None = None) -> dict:
     """Run one (library, mode) in its own pytest process (resumed after crashes). Returns its record."""
     root = suite_root(suite)
     files = test_files(suite, root, mode)
     if only is not None:
         wanted = {n.split("::", 1)[0] for n in only}
         files = [f for f in files if f in wanted]
+    if file_patterns:
+        files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in file_patterns)]
     tag = f"{suite.lib}-{mode}"
     out = results / f"{tag}.jsonl"
     logf = results / f"{tag}.log"
@@ -508,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="(library, mode) processes at once")
     ap.add_argument("--record-baseline", action="store_true", help="write baseline/<lib>.json from real")
     ap.add_argument("--record-figures", action="store_true", help="write the figures into recorded.json")
+    ap.add_argument("--files", default="",
+                    help="comma-separated patterns (fnmatch) of the test files to run, e.g. 'tests/energy_test.py'")
     ap.add_argument("--resume", action="store_true",
                     help="keep the event files in --results and run only the tests they lack")
     ap.add_argument("--allow-partial", action="store_true",
@@ -519,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     libs = [s.strip() for s in args.libs.split(",") if s.strip()]
+    file_patterns = [s.strip() for s in args.files.split(",") if s.strip()] or None
     modes = [s.strip() for s in args.modes.split(",") if s.strip()]
     for lib in libs:
         if lib not in SUITES:
@@ -570,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         r = run_one(suite, mode, results, only=only, test_timeout=test_timeout,
                     process_timeout=process_timeout, log=lambda s: print(s, flush=True),
-                    resume=args.resume)
+                    resume=args.resume, file_patterns=file_patterns)
         npass = sum(1 for t in r["tests"].values() if t["outcome"] == "passed")
         print(f"[compat] {suite.lib} {mode}: {npass}/{len(r['tests'])} passed, {len(r['collect_errors'])} "
               f"collection errors, {r['wall_s']} s", flush=True)
