@@ -1,0 +1,7 @@
+"""optax.losses._self_supervised's names (optax's private layout; the code lives in fluxion_optim.losses)."""
+
+# ruff: noqa: F401
+from fluxion_optim.losses import (
+    ntxent,
+    triplet_margin_loss,
+)

@@ -1,0 +1,30 @@
+"""optax.tree_utils._tree_math's names (optax's private layout; the code lives in fluxion_optim.tree_utils)."""
+
+# ruff: noqa: F401
+from fluxion_optim.tree_utils import (
+    tree_add,
+    tree_add_scale,
+    tree_allclose,
+    tree_batch_shape,
+    tree_bias_correction,
+    tree_clip,
+    tree_conj,
+    tree_div,
+    tree_full_like,
+    tree_max,
+    tree_min,
+    tree_mul,
+    tree_norm,
+    tree_ones_like,
+    tree_real,
+    tree_scale,
+    tree_size,
+    tree_sub,
+    tree_sum,
+    tree_update_infinity_moment,
+    tree_update_moment,
+    tree_update_moment_per_elem_norm,
+    tree_vdot,
+    tree_where,
+    tree_zeros_like,
+)
