@@ -59,38 +59,6 @@ def _concrete(x: Any) -> Any:
         return None
 
 
-def _backtrack(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha0: Any,
-               maxiter: int, lower: Any = None, upper: Any = None) -> tuple:
-    """Armijo backtracking from ``alpha0`` (halving); with bounds the trial points are projected.
-    Returns (x_new, f_new, g_new, evaluations, ok)."""
-
-    def trial(alpha: Any) -> Any:
-        x_new = x + alpha * p
-        if lower is not None:
-            x_new = jnp.clip(x_new, lower, upper)
-        return x_new
-
-    def cond(state: tuple) -> Any:
-        _, f_new, _, _, k, done = state
-        return (~done) & (k < maxiter)
-
-    def body(state: tuple) -> tuple:
-        alpha, _, _, _, k, _ = state
-        x_new = trial(alpha)
-        f_new, g_new = value_and_grad(x_new)
-        decrease = jnp.vdot(g0, x_new - x)
-        # Strict decrease too: at the precision floor a rounded Armijo test accepts f_new == f0,
-        # and the iteration would stall instead of stopping.
-        done = jnp.isfinite(f_new) & (f_new <= f0 + 1e-4 * jnp.minimum(decrease, 0.0)) & (
-            f_new < f0)
-        return jnp.where(done, alpha, 0.5 * alpha), f_new, g_new, x_new, k + 1, done
-
-    init = (jnp.asarray(alpha0, x.dtype), f0, g0, x, jnp.asarray(0, jnp.int32),
-            jnp.asarray(False))
-    _, f_new, g_new, x_new, k, done = lax.while_loop(cond, body, init)
-    return x_new, f_new, g_new, k, done
-
-
 def _wolfe(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: Any,
            maxiter: int, c1: float = 1e-4, c2: float = 0.9) -> tuple:
     """A strong-Wolfe line search along ``p`` (bracketing, then zoom with safeguarded cubic
@@ -207,7 +175,7 @@ def _cubic_step(stx: Any, fx: Any, dx: Any, sty: Any, fy: Any, dy: Any, stp: Any
 
 def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: Any,
             maxiter: int = 100, ftol: float = 1e-4, gtol: float = 0.9, xtol: float = 1e-14,
-            stpmin: float = 1e-100, stpmax: float = 1e100) -> tuple:
+            stpmin: float = 1e-100, stpmax: Any = 1e100, accept_warning: bool = False) -> tuple:
     """Moré and Thuente's line search (MINPACK-2's dcsrch, SciPy's ``line_search_wolfe1``):
     one value-and-gradient evaluation per trial step. Returns (x_new, f_new, g_new,
     evaluations, ok)."""
@@ -215,7 +183,9 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
     d0 = jnp.vdot(g0, p)
     gtest = ftol * d0
     big = float(jnp.finfo(dtype).max)
-    tiny, huge = jnp.asarray(stpmin, dtype), jnp.asarray(min(stpmax, big), dtype)
+    if isinstance(stpmax, (int, float)):
+        stpmax = min(stpmax, big)
+    tiny, huge = jnp.asarray(stpmin, dtype), jnp.asarray(stpmax, dtype)
 
     def cond(st: tuple) -> Any:
         return (st[-2] == 0) & (st[-3] < maxiter)
@@ -256,12 +226,14 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
         n_stp = jnp.where(stuck, n_stx, n_stp)
         state = jnp.where((state == 0) & ~jnp.isfinite(n_stp), 2, state).astype(jnp.int32)
         done = state != 0
+        # L-BFGS-B (SciPy's lnsrlb) takes a warning's step too; BFGS counts it a failure
+        take = conv | (warn & (state == 2) & accept_warning)
         keep = lambda a, b: jnp.where(done, a, b)  # noqa: E731 - freeze the search's variables
         return (keep(stp, n_stp), stage, keep(brackt, n_b), keep(width, n_width),
                 keep(width1, n_width1), keep(stx, n_stx), keep(fx, n_fx), keep(gx, n_gx),
                 keep(sty, n_sty), keep(fy, n_fy), keep(gy, n_gy), keep(stmin, n_stmin),
-                keep(stmax, n_stmax), jnp.where(conv, x_t, xs), jnp.where(conv, f, fs),
-                jnp.where(conv, grad, gs), k + 1, state, conv)
+                keep(stmax, n_stmax), jnp.where(take, x_t, xs), jnp.where(take, f, fs),
+                jnp.where(take, grad, gs), k + 1, state, conv)
 
     zero = jnp.zeros((), dtype)
     stp0 = jnp.asarray(alpha1, dtype)
@@ -270,7 +242,8 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
             d0, zero, f0, d0, zero, stp0 + 4.0 * stp0, x, f0, g0, jnp.asarray(0, jnp.int32),
             jnp.where(d0 >= 0, 2, 0).astype(jnp.int32), jnp.asarray(False))
     st = lax.while_loop(cond, body, init)
-    return st[13], st[14], st[15], st[16], st[17] == 1
+    ok = (st[17] == 1) | ((st[17] == 2) & accept_warning & (st[16] > 0))
+    return st[13], st[14], st[15], st[16], ok
 
 
 def _bfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
@@ -354,16 +327,21 @@ def _two_loop(g: Any, s_hist: Any, y_hist: Any, rho: Any, count: Any, newest: An
 def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
            maxcor: int, maxls: int, ftol: float, lower: Any = None,
            upper: Any = None, maxfun: int | None = None) -> tuple[OptimizeResults, Any]:
-    """Projected L-BFGS. Returns the result and the stopping reason (a key of
-    ``_LBFGSB_REASONS``). As SciPy's L-BFGS-B, a failed line search first drops the stored
-    pairs and retries from the steepest-descent direction; only a second failure is abnormal
-    (in float64; in lower precisions it means f cannot decrease any more, reported as the
+    """L-BFGS with bounds handled by fixing the variables a bound holds and capping the step at
+    the box (not SciPy's Cauchy point and subspace step); the line search is SciPy's L-BFGS-B
+    one (MINPACK's, ftol=1e-3, gtol=0.9, xtol=0.1, first step 1/|p|), so without bounds the
+    iterates and counts are SciPy's. Returns the result and the stopping reason (a key of
+    ``_LBFGSB_REASONS``). As SciPy's, a failed line search first drops the stored pairs and
+    retries from the steepest-descent direction; only a second failure is abnormal (in
+    float64; in lower precisions it means f cannot decrease any more, reported as the
     relative-reduction convergence)."""
     n = x0.shape[0]
     single = float(jnp.finfo(x0.dtype).eps) > 1e-10
     bounded = lower is not None
+    boxed = bool(bounded) and False
     if bounded:
         x0 = jnp.clip(x0, lower, upper)
+        boxed = jnp.all(jnp.isfinite(lower) & jnp.isfinite(upper))
     f0, g0 = value_and_grad(x0)
 
     def projected_gradient(x: Any, g: Any) -> Any:
@@ -383,15 +361,38 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
             at_bound = ((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0))
             g_free = jnp.where(at_bound, 0.0, g)
             p = _two_loop(g_free, s_hist, y_hist, rho, count, newest)
-            p = jnp.where(at_bound, 0.0, p)
+            # no step may push a variable that sits on a bound out of the box
+            outward = ((x <= lower) & (p < 0)) | ((x >= upper) & (p > 0))
+            p = jnp.where(at_bound | outward, 0.0, p)
             p = jnp.where(jnp.vdot(p, g_free) < 0, p, -g_free)
         else:
             p = _two_loop(g, s_hist, y_hist, rho, count, newest)
             p = jnp.where(jnp.vdot(p, g) < 0, p, -g)
-        alpha0 = jnp.where(count > 0, 1.0, jnp.minimum(1.0, 1.0 / jnp.maximum(
-            jnp.linalg.norm(g), 1e-30)))
-        x_new, f_new, g_new, evals, ok = _backtrack(value_and_grad, x, p, f, g, alpha0, maxls,
-                                                    lower, upper)
+        # SciPy's lnsrlb: the longest feasible step along p, a first step of 1/|p| on the
+        # first iteration (unless every variable is boxed), then MINPACK's search with
+        # ftol=1e-3, gtol=0.9, xtol=0.1
+        stpmax = jnp.asarray(1e10, x.dtype)
+        if bounded:
+            room = jnp.where(p > 0, (upper - x) / jnp.where(p > 0, p, 1.0),
+                             jnp.where(p < 0, (lower - x) / jnp.where(p < 0, p, -1.0), jnp.inf))
+            stpmax = jnp.minimum(stpmax, jnp.min(room))
+        pnorm = jnp.linalg.norm(p)
+        first = jnp.minimum(1.0 / jnp.maximum(pnorm, 1e-30), stpmax)
+        alpha0 = jnp.where((k == 0) & ~boxed, first, jnp.minimum(1.0, stpmax))
+        x_new, f_new, g_new, evals, ok = _dcsrch(
+            value_and_grad, x, p, f, g, alpha0, maxiter=maxls, ftol=1e-3, gtol=0.9, xtol=0.1,
+            stpmin=0.0, stpmax=stpmax, accept_warning=True)
+        ok = ok & (f_new <= f)
+        hit_bound = jnp.asarray(False)
+        if bounded:  # a step cut short by a bound puts that variable on it
+            blocked = ok & (evals > 0) & (jnp.abs(jnp.vdot(x_new - x, p)) >= 0)
+            on_edge = (stpmax < 1e10) & (jnp.linalg.norm(x_new - (x + stpmax * p)) <= 1e-12 * (
+                1.0 + jnp.linalg.norm(x)))
+            x_new = jnp.where(blocked & on_edge, jnp.clip(x + stpmax * p, lower, upper),
+                              jnp.clip(x_new, lower, upper))
+            hit_bound = blocked & on_edge
+            f_new, g_new = lax.cond(hit_bound, lambda: value_and_grad(x_new),
+                                    lambda: (f_new, g_new))
         s, y = x_new - x, g_new - g
         sy = jnp.vdot(s, y)
         eps = jnp.finfo(x.dtype).eps
@@ -402,8 +403,10 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
         rho = jnp.where(good, rho.at[slot].set(1.0 / jnp.where(good, sy, 1.0)), rho)
         newest = jnp.where(good, slot, newest)
         count = jnp.where(good, jnp.minimum(count + 1, maxcor), count)
-        small_change = (f - f_new) <= ftol * jnp.maximum(
-            jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)
+        # a step that stopped on a bound says nothing about convergence (SciPy's Cauchy point
+        # would have moved those variables onto their bounds first)
+        small_change = ((f - f_new) <= ftol * jnp.maximum(
+            jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)) & ~hit_bound
         nfev = nfev + evals
         k_new = jnp.where(ok, k + 1, k)
         # a failed search with stored pairs restarts from steepest descent (SciPy's rule)
