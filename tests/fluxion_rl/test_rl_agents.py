@@ -45,3 +45,18 @@ def test_ppo_update_runs_one_jit(tmp_path):
     result = module.train(cfg, show_progress=False, curve_path=str(png))
     assert len(result["evals"]) == 1 and result["eval_returns"].shape == (100,)
     assert png.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["rl_cartpole_ppo", "rl_cartpole_dqn"])
+def test_agent_solves_cartpole_for_9_of_10_seeds(name):
+    """The examples' promise (docs/rl.md): in their default settings, the greedy policy averages
+    >= 475 over 100 fresh episodes (CartPole-v1 solved) for at least 9 of the seeds 0-9."""
+    module = _load(name)
+    scores = {}
+    for seed in range(10):
+        result = module.train(module.Config(seed=seed), show_progress=False, curve_path=None)
+        scores[seed] = result["eval_mean_return"]
+        assert result["eval_returns"].shape == (100,)
+    solved = [s for s, score in scores.items() if score >= 475.0]
+    assert len(solved) >= 9, scores
