@@ -55,11 +55,12 @@ def _axes(x: Any, dim_nums: MuonDimensionNumbers) -> tuple[tuple[int, ...], tupl
 
 def _reshape_fns(x: Any, dim_nums: MuonDimensionNumbers) -> tuple[Callable, Callable]:
     if x.ndim < 2:
-        raise ValueError(f"muon: optimized parameters must have rank >= 2, got shape {x.shape}")
+        raise ValueError(f"Muon optimized parameters must have rank >= 2, got x.ndim={x.ndim} "
+                         f"(muon: parameter of shape {tuple(x.shape)})")
     red, out = _axes(x, dim_nums)
     if set(red) & set(out):
-        raise ValueError(f"muon: reduction axes {red} and output axes {out} must be disjoint "
-                         f"(dimension numbers {dim_nums}, shape {x.shape})")
+        raise ValueError(f"Normalized reduction axes and output axes must be disjoint, got {red} "
+                         f"and {out}. (muon: dimension numbers {dim_nums}, shape {x.shape})")
     batch = tuple(sorted(set(range(x.ndim)) - set(red) - set(out)))
     perm = batch + red + out
     inv = tuple(sorted(range(x.ndim), key=lambda i: perm[i]))
@@ -71,6 +72,10 @@ def _reshape_fns(x: Any, dim_nums: MuonDimensionNumbers) -> tuple[Callable, Call
     unflat = shape_of(batch) + shape_of(red) + shape_of(out)
     return (lambda y: y.transpose(perm).reshape(flat),
             lambda y: y.reshape(unflat).transpose(inv))
+
+
+# optax's private name for the same function (its tests call it)
+_compute_muon_reshape = _reshape_fns
 
 
 def _fans(x: Any, dim_nums: MuonDimensionNumbers) -> tuple[int, int]:
