@@ -142,8 +142,26 @@ def _sdist(suite: Suite) -> Path:
 
 
 def suite_root(suite: Suite) -> Path:
-    """The neutral folder with the suite's test files (made once, then reused)."""
+    """The neutral folder with the suite's test files (made once, then reused).
+
+    Several processes (pytest-xdist workers) may ask at once: a lock file makes one of them fetch
+    and copy while the others wait, and a finished folder is never replaced.
+    """
     root = cache_dir() / "suites" / f"{suite.lib}-{suite.version}"
+    if (root / ".complete").exists():
+        return root
+    import fcntl
+
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{suite.lib}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return _make_suite_root(suite, root)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _make_suite_root(suite: Suite, root: Path) -> Path:
     stamp = root / ".complete"
     if stamp.exists():
         return root
