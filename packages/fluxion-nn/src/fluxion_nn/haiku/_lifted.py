@@ -16,7 +16,7 @@ import fluxion.tree_util as tree_util
 from . import _base
 
 __all__ = ["grad", "value_and_grad", "vmap", "cond", "switch", "fori_loop", "while_loop",
-           "remat"]
+           "remat", "jit", "eval_shape"]
 
 
 def _frame(what: str) -> Any:
@@ -221,3 +221,71 @@ def remat(fun: Callable, prevent_cse: bool = True, static_argnums: int | tuple =
         return out
 
     return wrapper
+
+
+def _snapshot(frame: Any) -> tuple:
+    rng = frame.rng.internal_state if frame.rng is not None else None
+    return (_base._copy(frame.params), _base._copy(frame.state),
+            _base._copy(frame.initial_state), rng)
+
+
+def _run_with(frame: Any, snapshot: tuple, fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """Run ``fun`` with the frame's params/state/rng taken from ``snapshot`` (traced values);
+    returns ``(out, new_snapshot)`` and restores the frame."""
+    old = (frame.params, frame.state, frame.initial_state, frame.rng)
+    params, state, initial, rng = snapshot
+    frame.params, frame.state = _base._copy(params), _base._copy(state)
+    frame.initial_state = _base._copy(initial)
+    frame.rng = _base.PRNGSequence(rng) if rng is not None else None
+    try:
+        with _base._TraceLevelPushed():
+            out = fun(*args, **kwargs)
+        return out, _snapshot(frame)
+    finally:
+        frame.params, frame.state, frame.initial_state, frame.rng = old
+
+
+def jit(fun: Callable, static_argnums: Any = (), static_argnames: Any = (),
+        donate_argnums: Any = (), device: Any = None, backend: Any = None,
+        inline: bool = False) -> Callable:
+    """``fluxion.jit`` inside a transformed function: parameters, state and the rng sequence
+    go in and out of the compiled function, so modules can be called inside it.
+
+    Example: ``y = hk.jit(hk.Linear(4))(x)`` (inside ``hk.transform``).
+    """
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = _frame("jit")
+
+        def pure(snapshot: tuple, *a: Any, **k: Any) -> tuple:
+            return _run_with(frame, snapshot, fun, a, k)
+
+        jitted = fluxion.jit(pure, static_argnums=tuple(i + 1 for i in static),
+                             static_argnames=static_argnames, inline=inline)
+        out, (params, state, initial, rng) = jitted(_snapshot(frame), *args, **kwargs)
+        if not frame.params_frozen:
+            frame.params = params
+        frame.state, frame.initial_state = state, initial
+        if rng is not None and frame.rng is not None:
+            frame.rng.replace_internal_state(rng)
+        return out
+
+    return wrapper
+
+
+def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``fluxion.eval_shape`` inside a transformed function, any changed Haiku state discarded.
+
+    Example: ``shapes = hk.eval_shape(hk.Linear(4), x)``.
+    """
+    if not _base._frames():
+        raise ValueError("hk.eval_shape() should not be used outside of hk.transform(). "
+                         "Use jax.eval_shape() instead.")
+    frame = _frame("eval_shape")
+
+    def stateless(snapshot: tuple, *a: Any, **k: Any) -> Any:
+        return _run_with(frame, snapshot, fun, a, k)[0]
+
+    return fluxion.eval_shape(stateless, _snapshot(frame), *args, **kwargs)

@@ -1,5 +1,5 @@
 """``hk.experimental``: Haiku's experimental names that fluxion_nn.haiku provides
-(``new_context``, ``custom_creator``, ``custom_getter``, ``get_params``, ...)."""
+(``custom_creator``, ``custom_getter``, ``get_params``, ...)."""
 
 from ._base import (  # noqa: F401
     DO_NOT_STORE,
@@ -11,12 +11,11 @@ from ._base import (  # noqa: F401
     get_initial_state,
     get_params,
     maybe_get_rng_sequence_state,
-    new_context,
     replace_rng_sequence_state,
 )
 from ._src.config import check_jax_usage, module_auto_repr, rng_reserve_size  # noqa: F401
 
 __all__ = ["DO_NOT_STORE", "GetterContext", "current_name", "custom_creator", "custom_getter",
            "get_current_state", "get_initial_state", "get_params",
-           "maybe_get_rng_sequence_state", "new_context", "replace_rng_sequence_state",
+           "maybe_get_rng_sequence_state", "replace_rng_sequence_state",
            "check_jax_usage", "module_auto_repr", "rng_reserve_size"]

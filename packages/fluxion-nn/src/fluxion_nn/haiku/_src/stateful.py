@@ -4,8 +4,10 @@
 from .._layers import scan  # noqa: F401
 from .._lifted import (  # noqa: F401
     cond,
+    eval_shape,
     fori_loop,
     grad,
+    jit,
     remat,
     switch,
     value_and_grad,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import collections.abc
 import decimal
+import inspect
+import pprint
 import re
 from typing import Any
 
@@ -13,7 +15,59 @@ import numpy as np
 import fluxion.tree_util as tree_util
 
 __all__ = ["get_channel_index", "replicate", "tree_size", "tree_bytes", "format_array",
-           "format_bytes", "indent", "simple_dtype", "assert_minimum_rank"]
+           "format_bytes", "indent", "simple_dtype", "assert_minimum_rank", "auto_repr",
+           "fancy_repr", "compare_or_false"]
+
+
+def compare_or_false(a: Any, b: Any) -> bool:
+    """``bool(a == b)``, False when the comparison raises (arrays, odd types).
+
+    Example: ``compare_or_false(1, 1)``.
+    """
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 (any failing comparison counts as different)
+        return False
+
+
+def auto_repr(cls: type, *args: Any, **kwargs: Any) -> str:
+    """A ``repr`` of the call ``cls(*args, **kwargs)`` leaving out arguments equal to their
+    defaults (Haiku's module repr).
+
+    Example: ``auto_repr(hk.Linear, 3) == "Linear(output_size=3)"``.
+    """
+    spec = inspect.getfullargspec(cls.__init__)
+    names = spec.args[1:len(args) + 1]
+    names.extend(n for n in spec.args if n in kwargs)
+    values = inspect.getcallargs(cls.__init__, None, *args, **kwargs)
+    defaults = spec.defaults or ()
+    default_of = dict(zip(spec.args[-len(defaults):], defaults)) if defaults else {}
+
+    def is_default(n: str, v: Any) -> bool:
+        return n in default_of and compare_or_false(v, default_of[n])
+
+    items = [(n + "=", values[n]) for n in names if not is_default(n, values[n])]
+    items.extend(("", a) for a in args[len(spec.args) - 1:])
+    items.extend((n + "=", kwargs[n]) for n in kwargs if n not in spec.args)
+    line = cls.__name__ + "({})".format(", ".join(n + repr(v) for n, v in items))
+    if len(line) <= 80:
+        return line
+    return "{}(\n{},\n)".format(cls.__name__,
+                                indent(4, ",\n".join(fancy_repr(n, v) for n, v in items)))
+
+
+def fancy_repr(name: str, value: Any) -> str:
+    """``name`` followed by the pretty-printed ``value`` (continuation lines indented).
+
+    Example: ``fancy_repr("x=", 1) == "x=1"``.
+    """
+    try:
+        text = pprint.pformat(value)
+    except TypeError:
+        text = repr(value)
+    if name:
+        text = indent(len(name), text).strip()
+    return name + text
 
 _SPATIAL_CHANNELS_FIRST = re.compile("^NC[^C]*$")
 _SPATIAL_CHANNELS_LAST = re.compile("^N[^C]*C$")
