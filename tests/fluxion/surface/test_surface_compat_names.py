@@ -254,3 +254,9 @@ def test_key_broadcast_and_random_out_sharding_kwargs_like_jax():
                 jax.random.bernoulli(jax.random.key(1), 0.3, (5,), out_sharding=None))
     assert_same(fluxion.random.categorical(fluxion.random.key(1), jnp.zeros(4), out_sharding=None),
                 jax.random.categorical(jax.random.key(1), jjnp.zeros(4), out_sharding=None))
+
+
+def test_jnp_dtype_is_numpy_dtype_like_jax():
+    # flax annotates `jnp.dtype | None`; JAX's jnp.dtype is NumPy's class
+    assert jnp.dtype is jjnp.dtype is np.dtype
+    assert jnp.dtype("bfloat16") == jjnp.dtype("bfloat16")

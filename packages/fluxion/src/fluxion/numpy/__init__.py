@@ -16,8 +16,10 @@ Example:
 
 import numpy as _np
 
+dtype = _np.dtype  # JAX's jnp.dtype is NumPy's dtype class (annotations, isinstance)
+
 from fluxion.backend.array import Array as ndarray
-from fluxion.core.dtypes import dtype, float0, iinfo, issubdtype, promote_types, result_type
+from fluxion.core.dtypes import float0, iinfo, issubdtype, promote_types, result_type
 from fluxion.core.lazy import lazy_namespace as _lazy_namespace
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
 from fluxion.numpy.creation import (
