@@ -260,3 +260,11 @@ def test_jnp_dtype_is_numpy_dtype_like_jax():
     # flax annotates `jnp.dtype | None`; JAX's jnp.dtype is NumPy's class
     assert jnp.dtype is jjnp.dtype is np.dtype
     assert jnp.dtype("bfloat16") == jjnp.dtype("bfloat16")
+
+
+def test_random_int_shape_like_jax():
+    for name in ("normal", "uniform", "bits"):
+        assert_same(getattr(fluxion.random, name)(fluxion.random.key(2), 4),
+                    getattr(jax.random, name)(jax.random.key(2), 4))
+    assert_same(fluxion.random.bernoulli(fluxion.random.key(2), 0.5, 3),
+                jax.random.bernoulli(jax.random.key(2), 0.5, 3))

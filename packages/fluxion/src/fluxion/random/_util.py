@@ -86,9 +86,8 @@ def use_key(name: str, key: Any) -> tuple[Any, bool, PRNGImpl]:
 
 
 def shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)):
-        raise TypeError(f"fluxion.random.{name}: shape must be a sequence of integers, got "
-                        f"{shape!r}; write ({shape},) for a 1-D shape")
+    if isinstance(shape, (int, np.integer)):  # one integer is a 1-D shape, as in JAX
+        shape = (shape,)
     try:
         out = tuple(int(d) for d in shape)
     except TypeError:
