@@ -79,3 +79,23 @@ def test_lammps_loaders_as_jax_md(tmp_path, monkeypatch) -> None:
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert os.path.exists("tests/data/lammps_npt_test")
+
+
+@pytest.mark.parametrize("fmt", ["Dense", "Sparse"])
+@pytest.mark.parametrize("with_species", [False, True])
+def test_pair_correlation_neighbor_list_as_jax_md(fmt: str, with_species: bool) -> None:
+    import fluxion_md
+    jax_md = pytest.importorskip("jax_md")
+    rng = np.random.default_rng(0)
+    R = (rng.random((12, 2)) * 4).astype(np.float32)
+    radii = np.linspace(0.2, 1.5, 5).astype(np.float32)
+    species = np.array([0, 1] * 6, np.int32) if with_species else None
+    outs = []
+    for mod, xp in ((fluxion_md, jnp), (jax_md, jax.numpy)):
+        disp, _ = mod.space.periodic(4.0)
+        neighbor_fn, g_fn = mod.quantity.pair_correlation_neighbor_list(
+            disp, 4.0, xp.asarray(radii), 0.1,
+            species=None if species is None else xp.asarray(species),
+            format=getattr(mod.partition, fmt), compute_average=with_species)
+        outs.append(np.asarray(g_fn(xp.asarray(R), neighbor_fn.allocate(xp.asarray(R)))))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6)

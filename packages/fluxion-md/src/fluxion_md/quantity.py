@@ -7,9 +7,9 @@ from typing import Any, Callable
 
 import fluxion
 import fluxion.numpy as jnp
-from fluxion import grad, vmap
+from fluxion import grad, ops, vmap
 from fluxion.tree_util import tree_map, tree_reduce
-from fluxion_md import space, util
+from fluxion_md import partition, space, util
 from fluxion_md.util import Array, f32
 
 __all__ = [
@@ -17,7 +17,8 @@ __all__ = [
     "temperature", "pressure", "stress", "cosine_angle_between_two_vectors", "cosine_angles",
     "angle_between_two_vectors", "pair_correlation", "box_size_at_number_density",
     "nball_unit_volume", "particle_volume", "volume_fraction", "box_size_at_volume_fraction",
-    "box_from_parameters", "bulk_modulus",
+    "box_from_parameters", "bulk_modulus", "average_pair_correlation_results",
+    "pair_correlation_neighbor_list", "is_integer",
 ]
 
 
@@ -262,6 +263,92 @@ def pair_correlation(displacement_or_metric: Callable, radii: Array, sigma: floa
             out.append(jnp.sum(mask[:, sel, None] * pairwise(d(R[sel], R), dim), axis=(1,)))
         return _average_pair_correlation(out, species) if compute_average else out
     return g_fn
+
+
+def is_integer(x: Array) -> bool:
+    """Whether ``x`` has an ``int32`` or ``int64`` dtype (jax_md's species check).
+
+    Example:
+        >>> is_integer(jnp.array([0, 1])), is_integer(jnp.array([0.5]))
+        (True, False)
+    """
+    return x.dtype == jnp.int32 or x.dtype == jnp.int64
+
+
+def average_pair_correlation_results(gofr: Any, species: Array | None = None) -> Array:
+    """Averages per-particle pair correlations over particles: ``mean(gofr, 0)`` without
+    species; with species, ``out[a, b]`` is the mean over particles of species ``b`` of the
+    correlation with species ``a`` (``gofr`` a list per species, as the species ``g_fn`` gives).
+
+    Example:
+        >>> average_pair_correlation_results(jnp.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [2.0, 3.0]
+    """
+    if species is None:
+        return jnp.mean(gofr, axis=0)
+    species = jnp.asarray(species)
+    types = jnp.unique(species)  # sorted
+    return jnp.array([[jnp.mean(gofr[a][species == s], axis=0) for s in types]
+                      for a in range(types.size)])
+
+
+def pair_correlation_neighbor_list(displacement_or_metric: Callable, box_size: Any,
+                                   radii: Array, sigma: float, species: Array | None = None,
+                                   dr_threshold: float = 0.5, eps: float = 1e-7,
+                                   fractional_coordinates: bool = False,
+                                   format: Any = partition.Dense,
+                                   compute_average: bool = False) -> tuple[Any, Callable]:
+    """:func:`pair_correlation` over a neighbor list: returns ``(neighbor_fn, g_fn)`` with
+    ``g_fn(R, neighbor)``; the list's cutoff is ``max(radii) + sigma``. Dense and Sparse lists
+    (not OrderedSparse, as jax_md).
+
+    Example:
+        >>> disp, _ = space.periodic(4.0)
+        >>> neighbor_fn, g_fn = pair_correlation_neighbor_list(disp, 4.0,
+        ...                                                     jnp.linspace(0.5, 1.5, 3), 0.1)
+        >>> R = jnp.array([[0.0, 0.0], [1.0, 0.0], [2.0, 2.0]])
+        >>> g_fn(R, neighbor_fn.allocate(R)).shape
+        (3, 3)
+    """
+    metric = space.canonicalize_displacement_or_metric(displacement_or_metric)
+    inv_rad = 1 / (radii + eps)
+
+    def pairwise(dr: Array, dim: int) -> Array:
+        return jnp.exp(-f32(0.5) * (dr - radii) ** 2 / sigma ** 2) * inv_rad ** (dim - 1)
+
+    neighbor_fn = partition.neighbor_list(displacement_or_metric, box_size,
+                                          jnp.max(radii) + sigma, dr_threshold, format=format)
+    if species is not None and not (hasattr(species, "dtype") and is_integer(species)):
+        raise TypeError("Malformed species; expecting array of integers. "
+                        "(pair_correlation_neighbor_list: got "
+                        f"{getattr(species, 'dtype', type(species).__name__)})")
+    types = None if species is None else jnp.unique(species)
+
+    def per_species(R: Array, neighbor: Any, other_species: Any) -> list[Array]:
+        N, dim = R.shape
+        mask = partition.neighbor_list_mask(neighbor)
+        if neighbor.format is partition.Dense:
+            dists = space.map_neighbor(metric)(R, R[neighbor.idx])
+            values = vmap(vmap(pairwise, (0, None)), (0, None))(dists, dim)
+            masks = [mask] if types is None else [mask * (other_species == s) for s in types]
+            return [jnp.sum(m[:, :, None] * values, axis=(1,)) for m in masks]
+        if neighbor.format is partition.Sparse:
+            dr = space.map_bond(metric)(R[neighbor.idx[0]], R[neighbor.idx[1]])
+            values = vmap(pairwise, (0, None))(dr, dim)
+            masks = [mask] if types is None else [mask * (other_species == s) for s in types]
+            return [ops.segment_sum(m[:, None] * values, neighbor.idx[0], N) for m in masks]
+        raise NotImplementedError("Pair correlation function does not support OrderedSparse "
+                                  "neighbor lists. (pair_correlation_neighbor_list)")
+
+    def g_fn(R: Array, neighbor: Any) -> Any:
+        if types is None:
+            g = per_species(R, neighbor, None)[0]
+        else:
+            idx = neighbor.idx if neighbor.format is partition.Dense else neighbor.idx[1]
+            g = per_species(R, neighbor, species[idx])
+        return average_pair_correlation_results(g, species) if compute_average else g
+
+    return neighbor_fn, g_fn
 
 
 def nball_unit_volume(spatial_dimension: int) -> Array:
