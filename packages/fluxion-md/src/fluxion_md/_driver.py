@@ -39,8 +39,9 @@ class RunResult:
 
     ``state``/``neighbor``: the final state and neighbor list; ``records``: per-record numpy arrays
     (``step``, and when available ``potential_energy``, ``kinetic_energy``, ``total_energy``,
-    ``temperature``); ``reallocations``: one dict per neighbor-list regrowth (``step``,
-    ``overflowed`` (what grew), ``old_capacity``, ``new_capacity``, ``old_cell_capacity``,
+    ``temperature``); ``reallocations``: one dict per neighbor-list regrowth (``step``
+    (the step whose list update overflowed), ``resumed_from`` (the last good step, where the run
+    went on), ``overflowed`` (what grew), ``old_capacity``, ``new_capacity``, ``old_cell_capacity``,
     ``new_cell_capacity``, ``max_cell_filling``);
     ``wall_time`` in seconds and ``steps_per_second``.
     """
@@ -341,9 +342,10 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     bar = _Progress(n_steps, progress)
     stuck = {"step": -1, "count": 0, "first": None}
 
-    def regrow(good: Any, bad_position: Any, code: int, step: int) -> Any:
-        """Grow what overflowed in the list built at ``bad_position`` (error bits ``code``);
-        return ``good`` re-allocated at its last rebuild's positions with those capacities."""
+    def regrow(good: Any, bad_position: Any, code: int, step: int, at: int) -> Any:
+        """Grow what overflowed in the list built at ``bad_position`` (error bits ``code``) by
+        step ``at``; return ``good`` (the list after step ``step``, the last good one)
+        re-allocated at its last rebuild's positions with those capacities."""
         if stuck["step"] == step:
             stuck["count"] += 1
         else:
@@ -371,19 +373,19 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
         if stuck["count"] > max_reallocations:
             first = stuck["first"]
             raise partition.NeighborListOverflowError(
-                f"simulate.run: the {' and the '.join(grew)} overflowed at step {step} again after "
+                f"simulate.run: the {' and the '.join(grew)} overflowed at step {at} again after "
                 f"{max_reallocations} reallocations there, which grew the neighbor capacity "
                 f"{first[0]} -> {good.max_occupancy} and the cell-list capacity {first[1]} -> "
                 f"{good.cell_list_capacity}; {_density_text(census)}. Allocate larger lists "
                 "(neighbor_fn.allocate(R, capacity=..., cell_capacity=...)), raise "
                 "max_reallocations, or check the system.")
         grown = neighbor_fn.allocate(good.reference_position, capacity=cap, cell_capacity=cell_cap)
-        event = {"step": step, "overflowed": " and ".join(grew),
+        event = {"step": at, "resumed_from": step, "overflowed": " and ".join(grew),
                  "old_capacity": good.max_occupancy, "new_capacity": grown.max_occupancy,
                  "old_cell_capacity": good.cell_list_capacity,
                  "new_cell_capacity": grown.cell_list_capacity,
                  "max_cell_filling": census.get("max_cell")}
-        text = (f"fluxion_md.simulate.run: {event['overflowed']} overflowed at step {step}; "
+        text = (f"fluxion_md.simulate.run: {event['overflowed']} overflowed at step {at}; "
                 f"neighbor capacity {event['old_capacity']} -> {event['new_capacity']}, cell "
                 f"capacity {event['old_cell_capacity']} -> {event['new_cell_capacity']} "
                 f"({_density_text(census)}); going on from step {step}.")
@@ -395,7 +397,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     for _ in range(max_reallocations + 1):
         if not (use_nbrs and bool(nbrs.did_buffer_overflow)):
             break
-        nbrs = regrow(nbrs, nbrs.reference_position, int(nbrs.error.code), 0)
+        nbrs = regrow(nbrs, nbrs.reference_position, int(nbrs.error.code), 0, 0)
     want_positions = trajectory is not None
 
     def measure(s: Any, nb: Any) -> dict[str, Any]:
@@ -503,7 +505,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                 bar.update(k - start, info)
                 if k >= total:
                     break
-                nbrs = regrow(nbrs, bad_R, int(bad_code), done + k)
+                nbrs = regrow(nbrs, bad_R, int(bad_code), done + k, done + k + 1)
                 start = k
             done += total
             if checkpoint is not None and checkpoint_every and (
