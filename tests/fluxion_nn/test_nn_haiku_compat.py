@@ -189,3 +189,13 @@ def test_dropout_under_jit_matches_haiku():
     ours = fluxion.jit(hk.dropout)(jnp.asarray(key), 0.25, jnp.ones([3, 3]))
     theirs = jax.jit(rhk.dropout)(jax.numpy.asarray(key), 0.25, jax.numpy.ones([3, 3]))
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
+
+
+def test_depthwise_conv2d():
+    def build(h, hnp):
+        def f(x):
+            return h.DepthwiseConv2D(channel_multiplier=2, kernel_shape=3, stride=2)(x)
+        return f
+
+    params = _same(build, X)
+    assert tuple(params["depthwise_conv2_d"]["w"].shape) == (3, 3, 1, 8)

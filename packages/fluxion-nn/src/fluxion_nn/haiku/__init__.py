@@ -74,6 +74,7 @@ from ._layers import (
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
 from ._src import config, pad
 from ._src.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, ConvNDTranspose
+from ._src.depthwise_conv import DepthwiseConv1D, DepthwiseConv2D, DepthwiseConv3D
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
 
@@ -92,5 +93,6 @@ __all__ = [
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
     "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
-    "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle", "eval_shape",
+    "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle", "eval_shape", "DepthwiseConv1D",
+    "DepthwiseConv2D", "DepthwiseConv3D",
 ]
