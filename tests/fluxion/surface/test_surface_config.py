@@ -108,3 +108,13 @@ def test_default_prng_impl():
     assert fluxion.default_prng_impl.value == jax.default_prng_impl.value == "threefry2x32"
     with pytest.raises(ValueError, match="jax_default_prng_impl"):
         fluxion.config.update("jax_default_prng_impl", "rbg")
+
+
+def test_x64_enabled_follows_the_flag_as_jax():
+    """``config.x64_enabled`` (jax_md's tests read it) is the x64 flag's current value, as JAX's."""
+    assert fluxion.config.x64_enabled is jax.config.x64_enabled is False
+    with fluxion.enable_x64(True):
+        assert fluxion.config.x64_enabled is True
+    with jax.enable_x64(True):
+        assert jax.config.x64_enabled is True
+    assert fluxion.config.x64_enabled is False

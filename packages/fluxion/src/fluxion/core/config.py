@@ -182,6 +182,18 @@ class Config:
         """A copy of every flag's current value."""
         return dict(self._values)
 
+    @property
+    def x64_enabled(self) -> bool:
+        """Whether 64-bit types are on (``jax.config.x64_enabled``; jax_md's tests read it).
+
+        Example::
+
+            >>> with flag_context("jax_enable_x64", True):
+            ...     config.x64_enabled
+            True
+        """
+        return bool(self._values["jax_enable_x64"])
+
     def config_with_absl(self) -> None:
         """Defines an absl flag for each flag not yet defined there (``--jax_enable_x64`` ...),
         of the flag's kind, as JAX's ``jax.config.config_with_absl``.
