@@ -113,3 +113,17 @@ def test_donation_and_errors(eight):
     with pytest.raises(ValueError, match=msg) as e:
         fluxion.pmap(fluxion.pmap(lambda a: a * 2, "a"), "b")(np.ones((2, 4)))
     assert "'b': 2" in str(e.value) and "'a': 4" in str(e.value)
+
+
+def test_keyword_arguments_are_mapped_over_their_leading_axis_like_jax(eight):
+    """JAX maps keyword arguments over axis 0 whatever in_axes says (rlax's tests pass them)."""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    scale = np.arange(4, dtype=np.float32) + 1
+
+    def f(L):
+        return lambda a, b, *, scale: (a * scale + b, L.psum(scale, "i"))
+    out = fluxion.pmap(f(lax), "i", in_axes=(0, None))(x, 3.0, scale=scale)
+    ref = jax.pmap(f(jax.lax), "i", in_axes=(0, None))(x, 3.0, scale=scale)
+    for o, r in zip(out, ref):
+        assert o.shape == r.shape and o.dtype == r.dtype
+        np.testing.assert_allclose(np.asarray(o), np.asarray(r))

@@ -69,12 +69,30 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     donate = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums)
     name = axis_name if axis_name is not None else _DEFAULT_NAME
     cache: dict = {}
+    with_keywords: dict = {}
 
     @api_boundary
     @functools.wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            raise TypeError("pmap: keyword arguments are not supported; pass them positionally")
+            # as JAX: keyword arguments are mapped over their leading axis (in_axes covers the
+            # positional ones); they travel as one more positional dict mapped at axis 0
+            n = len(args)
+            inner = with_keywords.get(n)
+            if inner is None:
+                if isinstance(in_axes, (list, tuple)):
+                    if len(in_axes) != n:
+                        raise ValueError(f"pmap: in_axes has {len(in_axes)} entries but the "
+                                         f"function was called with {n} positional arguments "
+                                         f"(at {user_source_line()})")
+                    pos_axes = tuple(in_axes)
+                else:
+                    pos_axes = (in_axes,) * n
+                inner = with_keywords[n] = pmap(
+                    lambda *a: fun(*a[:-1], **a[-1]), axis_name, in_axes=pos_axes + (0,),
+                    out_axes=out_axes, static_broadcasted_argnums=statics, devices=devices,
+                    backend=backend, axis_size=axis_size, donate_argnums=donate)
+            return inner(*args, kwargs)
         where = user_source_line()
         static_vals = tuple((i, args[i]) for i in statics if i < len(args))
         for i, v in static_vals:
