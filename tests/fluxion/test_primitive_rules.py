@@ -50,8 +50,11 @@ from fluxion.core.primitive import Primitive
 def _find_primitives() -> dict[str, Primitive]:
     """Every module-level Primitive in the fluxion package, by name."""
     found: dict[str, Primitive] = {}
+    # the compat pytest plugin aliases 'jax' when imported, which this process (it imports the
+    # real jax as the reference) must not do; it defines no primitives
     modules = [fluxion] + [importlib.import_module(m.name)
-                           for m in pkgutil.walk_packages(fluxion.__path__, "fluxion.")]
+                           for m in pkgutil.walk_packages(fluxion.__path__, "fluxion.")
+                           if m.name != "fluxion.compat.pytest_plugin"]
     for mod in modules:
         for value in vars(mod).values():
             if isinstance(value, Primitive):

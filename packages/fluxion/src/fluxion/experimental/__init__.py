@@ -20,6 +20,13 @@ from fluxion.backend.callback import io_callback
 
 __all__ = ["io_callback", "checkify"]
 
+# loaded on first access (below); listed so that dir() shows them, as dir(jax.experimental) does
+_SUBMODULES = ("checkify", "hijax", "layout", "mesh_utils", "multihost_utils", "sparse")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))
+
 
 def __getattr__(name: str) -> Any:
     try:
