@@ -11,9 +11,29 @@ Example:
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["ad", "batching", "mlir", "partial_eval", "xla"]
+
+
+def _not_provided(module: str) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of a ``jax.interpreters`` shell: every name raises an
+    AttributeError naming the JAX name and pointing to coming-from-jax.md.
+
+    Example:
+        >>> getter = _not_provided("jax.interpreters.ad")
+        >>> try:
+        ...     getter("JVPTrace")
+        ... except AttributeError as e:
+        ...     print(str(e).split(":")[0])
+        jax.interpreters.ad.JVPTrace is not provided by Fluxion
+    """
+    def __getattr__(name: str) -> Any:
+        raise AttributeError(f"{module}.{name} is not provided by Fluxion: its transformations "
+                             f"have no counterpart of JAX's internal interpreters "
+                             f"(see docs/guide/coming-from-jax.md)")
+    return __getattr__
 
 
 def __getattr__(name: str) -> Any:

@@ -16,12 +16,9 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from fluxion.interpreters import _not_provided
 
 __all__: list[str] = []
 
 
-def __getattr__(name: str) -> Any:
-    raise AttributeError(f"jax.interpreters.ad.{name} is not provided by Fluxion: its "
-                         f"transformations have no counterpart of JAX's internal interpreters "
-                         f"(see docs/guide/coming-from-jax.md)")
+__getattr__ = _not_provided("jax.interpreters.ad")

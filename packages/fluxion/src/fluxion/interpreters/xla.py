@@ -22,14 +22,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 from fluxion.core.public import canonicalize_dtype_handlers, pytype_aval_mappings
+from fluxion.interpreters import _not_provided
 
 __all__ = ["canonicalize_dtype_handlers", "pytype_aval_mappings"]
 
 
-def __getattr__(name: str) -> Any:
-    raise AttributeError(f"jax.interpreters.xla.{name} is not provided by Fluxion: its "
-                         f"transformations have no counterpart of JAX's internal interpreters "
-                         f"(see docs/guide/coming-from-jax.md)")
+__getattr__ = _not_provided("jax.interpreters.xla")
