@@ -114,6 +114,26 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(venv_backend="none")
+def bench_history(session: nox.Session) -> None:
+    """The nightly benchmark run: the suite in interleaved rounds, kept in the history.
+
+    Runs benchmarks/run.py with 3 interleaved rounds (so every ratio gets a paired t-interval),
+    appends the run's ratios and intervals to benchmarks/history/history.jsonl and redraws
+    benchmarks/history/ratios_vs_jax.svg (and .png with matplotlib), one panel per case over
+    the commits. Arguments after ``--`` go to run.py (``--quick``, ``--workloads ...``).
+    Uses only the core backends (numpy, fluxion, jax) unless ``--backends`` is given.
+    """
+    session.chdir(ROOT)
+    args = list(session.posargs)
+    if not any(a == "--rounds" or a.startswith("--rounds=") for a in args):
+        args += ["--rounds", "3"]
+    if not any(a == "--backends" or a.startswith("--backends=") for a in args):
+        args += ["--backends", "numpy,fluxion,jax"]
+    session.run(PY, "benchmarks/run.py", "--history", "benchmarks/history/history.jsonl", *args,
+                external=True)
+
+
+@nox.session(venv_backend="none")
 def docs(session: nox.Session) -> None:
     """Build the documentation with mkdocs into build/docs (warnings are errors)."""
     session.chdir(ROOT)

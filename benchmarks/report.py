@@ -36,10 +36,17 @@ def _fmt_ratio(r: float | None) -> str:
     return "-" if r is None else (f"{r:.2f}" if r < 10 else f"{r:.1f}" if r < 100 else f"{r:.0f}")
 
 
+def _fmt_ci(ci: Any) -> str:
+    """``[0.41, 0.53] -> " [0.41-0.53]"``; empty without an interval."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f" [{_fmt_ratio(ci[0])}-{_fmt_ratio(ci[1])}]"
+
+
 def format_markdown(doc: dict[str, Any]) -> str:
     """The run as markdown: machine and configuration, then one table per workload.
 
-    Each cell is ``median (ratio vs jax / ratio vs numpy)``; failed cases show ``FAILED`` and
+    Each cell is ``median (ratio vs jax [interval] / ratio vs numpy [interval])``; failed cases show ``FAILED`` and
     their messages are listed under the table.
     """
     m, cfg = doc.get("machine", {}), doc.get("config", {})
@@ -57,7 +64,9 @@ def format_markdown(doc: dict[str, Any]) -> str:
                          for n, i in doc.get("backends", {}).items())
     if versions:
         out.append(f"- backends: {versions}")
-    out += ["", "Cells: median time (ratio vs jax / ratio vs numpy), from this run. "
+    out += ["", "Cells: median time (ratio vs jax [95% interval] / ratio vs numpy [95% interval]), "
+            "from this run; intervals are paired t-intervals over the interleaved rounds (3 or "
+            "more), else bootstrap intervals over the repetitions (benchmarks/stats.py). "
             "`first_call` is trace + compile + run of a fresh function in a fresh process; "
             "`total` is the steady-state call with warm-up excluded.", ""]
     by_wl: dict[str, list[dict[str, Any]]] = {}
@@ -86,8 +95,10 @@ def format_markdown(doc: dict[str, Any]) -> str:
                     texts.append("FAILED")
                     errors.append(f"- {label} {phase} {v}: {' '.join(str(r['error']).split())}")
                 else:
-                    texts.append(f"{_fmt_s(r['median_s'])} ({_fmt_ratio(r['ratio_vs_jax'])} / "
-                                 f"{_fmt_ratio(r['ratio_vs_numpy'])})")
+                    texts.append(f"{_fmt_s(r['median_s'])} ({_fmt_ratio(r['ratio_vs_jax'])}"
+                                 f"{_fmt_ci(r.get('ratio_vs_jax_ci'))} / "
+                                 f"{_fmt_ratio(r['ratio_vs_numpy'])}"
+                                 f"{_fmt_ci(r.get('ratio_vs_numpy_ci'))})")
             out.append(f"| {label} | {phase} | " + " | ".join(texts) + " |")
         if errors:
             out += ["", "Failures:", *errors]

@@ -74,6 +74,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--python", default=sys.executable, help="interpreter for the workers")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     p.add_argument("--json", action="store_true", help="print the result JSON instead of the table")
+    p.add_argument("--history", default=None, metavar="FILE",
+                   help="also append this run's ratios and intervals to FILE (jsonl; the nightly "
+                        "job uses benchmarks/history/history.jsonl) and redraw its plots there")
     return p.parse_args(argv)
 
 
@@ -104,6 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.history:
+        from benchmarks import history
+
+        entry = history.append(doc, args.history)
+        stem = os.path.join(os.path.dirname(os.path.abspath(args.history)), "ratios_vs_jax")
+        drawn = history.plot(history.load(args.history), stem) if not args.no_plot else []
+        print(f"history: appended run {entry['run_id']} to {args.history}"
+              + (f"; drew {', '.join(drawn)}" if drawn else ""), file=sys.stderr)
     if args.json:
         print(json.dumps(doc, indent=2))
     else:

@@ -26,6 +26,7 @@ import math
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,7 @@ __all__ = [
     "run_worker",
     "merge_rounds",
     "compute_ratios",
+    "compute_intervals",
     "reference_variant",
     "write_json_atomic",
     "worker_prefix",
@@ -82,7 +84,8 @@ class RunConfig:
         timeout: seconds allowed to one worker process; default 900 (quick: 180), 4x that for
             a torch worker with ``torch-compile`` variants.
         rounds: how many times the whole list of worker processes runs, interleaved; each
-            case's repetitions from all rounds are pooled. Default 2 (quick: 1).
+            case's repetitions from all rounds are pooled. Default 3 (quick: 1): with three or
+            more, every ratio gets a paired t-interval over the rounds (else a bootstrap one).
         platform: value of ``JAX_PLATFORMS`` for the workers (``"cpu"`` by default so that jax
             and fluxion run on the same device); ``""`` leaves the environment alone.
         python: interpreter for the workers (default: this one).
@@ -397,6 +400,49 @@ def compute_ratios(records: list[dict[str, Any]], variant_order: dict[str, Seque
                 r[f"ratio_vs_{ref_backend}"] = ratio
 
 
+def compute_intervals(records: list[dict[str, Any]], per_round: list[dict[str, Any]],
+                      rounds: int) -> None:
+    """Fill ``ratio_vs_jax_ci`` / ``ratio_vs_numpy_ci`` (``[lo, hi]``, 95%), ``ci_method``
+    (``"t"``: paired t-interval over the per-round ratios; ``"bootstrap"``: over the pooled
+    repetitions; see :mod:`benchmarks.stats`) and ``round_medians_s`` (the median of each round,
+    ``None`` where that round failed) of the merged ``records``, from the unmerged ``per_round``
+    records (each carrying its ``round`` index).
+
+    Example:
+        >>> raw = [{"workload": "w", "size": 1, "phase": "total", "variant": v, "status": "ok",
+        ...         "round": i, "times_s": [t]}
+        ...        for i, (a, b) in enumerate([(2.0, 1.0), (2.2, 1.0), (1.8, 1.0)])
+        ...        for v, t in (("fluxion", a), ("jax", b))]
+        >>> merged = [{"workload": "w", "size": 1, "phase": "total", "variant": "fluxion",
+        ...            "jax_reference": "jax", "numpy_reference": None, "ratio_vs_jax": 2.0}]
+        >>> compute_intervals(merged, raw, 3)
+        >>> merged[0]["ci_method"], [round(v, 2) for v in merged[0]["ratio_vs_jax_ci"]]
+        ('t', [1.55, 2.56])
+    """
+    from benchmarks.stats import ratio_interval
+
+    by_case: dict[tuple[str, str, str, str], list[list[float] | None]] = {}
+    for r in per_round:
+        key = (r["workload"], _size_key(r["size"]), r["phase"], r["variant"])
+        slots = by_case.setdefault(key, [None] * rounds)
+        i = r.get("round", 0)
+        if r.get("status") == "ok" and r.get("times_s") and 0 <= i < rounds:
+            slots[i] = list(r["times_s"])
+    for r in records:
+        key = (r["workload"], _size_key(r["size"]), r["phase"])
+        mine = by_case.get((*key, r["variant"]), [None] * rounds)
+        r["round_medians_s"] = [statistics.median(t) if t else None for t in mine]
+        method = None
+        for ref_backend in ("jax", "numpy"):
+            ci = None
+            ref = r.get(f"{ref_backend}_reference")
+            if r.get(f"ratio_vs_{ref_backend}") is not None and ref and ref != r["variant"]:
+                ci, m = ratio_interval(mine, by_case.get((*key, ref), [None] * rounds))
+                method = method or m
+            r[f"ratio_vs_{ref_backend}_ci"] = ci
+        r["ci_method"] = method
+
+
 def _machine_info() -> dict[str, Any]:
     commit = None
     try:
@@ -459,7 +505,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     min_rep_time = cfg.min_rep_time if cfg.min_rep_time is not None else (
         0.002 if cfg.quick else 0.01)
     timeout = cfg.timeout if cfg.timeout is not None else (180.0 if cfg.quick else 900.0)
-    rounds = max(1, cfg.rounds if cfg.rounds is not None else (1 if cfg.quick else 2))
+    rounds = max(1, cfg.rounds if cfg.rounds is not None else (1 if cfg.quick else 3))
     env = _worker_env(cfg)
     prefix = worker_prefix(cfg.threads)
     now = _dt.datetime.now(_dt.UTC)
@@ -490,7 +536,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     n_jobs = len(jobs) * rounds
     i = 0
     # Rounds interleave all backends, so a change in machine load hits every backend alike.
-    for _ in range(rounds):
+    for round_index in range(rounds):
         for spec, backend, variants, sizes, reps in jobs:
             i += 1
             t0 = time.perf_counter()
@@ -517,11 +563,13 @@ def run(cfg: RunConfig) -> dict[str, Any]:
                 r["workload"] = spec.name
                 r["size_label"] = spec.label(r["size"])
                 r.setdefault("backend", backend)
+                r["round"] = round_index
             per_round.extend(recs)
     records = merge_rounds(per_round)
 
     order = {spec.name: list(spec.variants) for spec in specs}
     compute_ratios(records, order)
+    compute_intervals(records, per_round, rounds)
     spec_index = {spec.name: i for i, spec in enumerate(specs)}
 
     def sort_key(r: dict[str, Any]) -> tuple:
@@ -538,8 +586,9 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     field_order = ["workload", "size", "size_label", "phase", "backend", "variant", "status",
                    "error", "rounds", "reps", "number", "warmup", "median_s", "min_s", "max_s",
                    "mean_s",
-                   "stdev_s", "ratio_vs_jax", "ratio_vs_numpy", "jax_reference",
-                   "numpy_reference", "times_s"]
+                   "stdev_s", "ratio_vs_jax", "ratio_vs_jax_ci", "ratio_vs_numpy",
+                   "ratio_vs_numpy_ci", "ci_method", "jax_reference", "numpy_reference",
+                   "round_medians_s", "times_s"]
     records = [{k: r.get(k) for k in field_order} for r in records]
 
     run_id = now.strftime("%Y%m%d-%H%M%S")
@@ -687,14 +736,21 @@ def _fmt_ratio(r: float | None) -> str:
     return f"{r:.2f}x" if r < 10 else (f"{r:.1f}x" if r < 100 else f"{r:.0f}x")
 
 
+def _fmt_ci(ci: Any) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return ""
+    return f"{_fmt_ratio(ci[0])}-{_fmt_ratio(ci[1])}"
+
+
 def format_table(doc: dict[str, Any], *, max_error: int = 160) -> str:
     """The console table: one row per (workload, size, phase, variant).
 
-    Columns: workload, size, phase, backend (variant), median, min, max, reps, ratio vs jax,
-    ratio vs numpy. Failed rows show the error in place of the timings.
+    Columns: workload, size, phase, backend (variant), median, min, max, reps, ratio vs jax
+    and its 95% interval, ratio vs numpy and its 95% interval. Failed rows show the error in
+    place of the timings.
     """
     head = ["workload", "size", "phase", "backend", "median", "min", "max", "reps",
-            "vs jax", "vs numpy"]
+            "vs jax", "95% CI", "vs numpy", "95% CI"]
     rows: list[list[str]] = []
     errors: list[str] = []
     for r in doc["results"]:
@@ -702,15 +758,17 @@ def format_table(doc: dict[str, Any], *, max_error: int = 160) -> str:
         if r["status"] == "ok":
             rows.append(base + [format_seconds(r["median_s"]), format_seconds(r["min_s"]),
                                 format_seconds(r["max_s"]), str(r["reps"]),
-                                _fmt_ratio(r["ratio_vs_jax"]), _fmt_ratio(r["ratio_vs_numpy"])])
+                                _fmt_ratio(r["ratio_vs_jax"]), _fmt_ci(r.get("ratio_vs_jax_ci")),
+                                _fmt_ratio(r["ratio_vs_numpy"]),
+                                _fmt_ci(r.get("ratio_vs_numpy_ci"))])
         else:
             msg = " ".join(str(r.get("error") or r["status"]).split())
-            rows.append(base + [r["status"].upper(), "", "", "", "", ""])
+            rows.append(base + [r["status"].upper(), "", "", "", "", "", "", ""])
             errors.append(f"  {r['workload']} {r['size_label']} {r['phase']} {r['variant']}: "
                           f"{msg[:max_error]}{'...' if len(msg) > max_error else ''}")
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(head)]
-    right = {4, 5, 6, 7, 8, 9}
+    right = {4, 5, 6, 7, 8, 10}
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)

@@ -9,6 +9,7 @@ Usage (from anywhere; only the standard library and Python >= 3.11 are needed)::
                                                   # replace the default `tests`)
     python3.11 tools/bootstrap.py test --platform tpu [ARGS...]  # the same with Fluxion on the TPU, one process
     python3.11 tools/bootstrap.py bench [ARGS...] # nox -s bench -- [ARGS...]
+    python3.11 tools/bootstrap.py bench_history [ARGS...]  # nox -s bench_history: nightly run + history
     python3.11 tools/bootstrap.py lint [ARGS...]  # nox -s lint -- [ARGS...]
     python3.11 tools/bootstrap.py docs [ARGS...]  # nox -s docs -- [ARGS...]
     python3.11 tools/bootstrap.py compat [ARGS...]  # nox -s compat: the ecosystem suites in full (long)
@@ -52,7 +53,8 @@ INSTALL_PLAN_VERSION = "1"
 
 MIN_PYTHON = (3, 11)
 _VERSION_PROBE = f"import sys; sys.exit(0 if sys.version_info >= {MIN_PYTHON!r} else 1)"
-TASKS = ("setup", "demo", "test", "bench", "lint", "docs", "core_only", "train_digits", "compat")
+TASKS = ("setup", "demo", "test", "bench", "bench_history", "lint", "docs", "core_only", "train_digits",
+         "compat")
 
 
 def log(msg: str) -> None:
@@ -232,6 +234,7 @@ def usage() -> str:
             "  demo   run examples/quickstart.py\n"
             "  test   pytest tests -n 2 --dist loadgroup -q [ARGS...]\n"
             "  bench  nox -s bench   (benchmarks/run.py)\n"
+            "  bench_history  nox -s bench_history (3 interleaved rounds, appended to benchmarks/history/)\n"
             "  lint   nox -s lint    (ruff, workflow schema, zizmor)\n"
             "  docs   nox -s docs    (mkdocs build --strict)\n"
             "  core_only  nox -s core_only (install only packages/fluxion in a fresh venv, smoke test)\n"

@@ -72,7 +72,7 @@ CRASH = textwrap.dedent('''
 RECORD_KEYS = {"workload", "size", "size_label", "phase", "backend", "variant", "status", "error",
                "rounds", "reps", "number", "warmup", "median_s", "min_s", "max_s", "mean_s",
                "stdev_s", "ratio_vs_jax", "ratio_vs_numpy", "jax_reference", "numpy_reference",
-               "times_s"}
+               "times_s", "ratio_vs_jax_ci", "ratio_vs_numpy_ci", "ci_method", "round_medians_s"}
 
 
 def _run(tmp_path, source: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
