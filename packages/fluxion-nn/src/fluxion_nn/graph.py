@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from . import filterlib
+from ._config import ConfigContext, resolve
 from .pytreelib import Pytree, Static, has_data
 from .statelib import FlatState, State
 from .variablelib import Variable, _meta_key, _Unhashable, is_array
@@ -17,8 +18,71 @@ from .variablelib import Variable, _meta_key, _Unhashable, is_array
 __all__ = [
     "GraphDef", "Static", "split", "merge", "state", "graphdef", "update", "clone", "pop",
     "flatten", "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables",
-    "find_duplicates", "call",
+    "find_duplicates", "call", "set_graph_mode", "set_graph_updates",
 ]
+
+
+class set_graph_mode(ConfigContext):
+    """Whether the graph API and the lifted transforms default to graph mode (``True``: shared
+    references between modules and Variables are kept) or tree mode (``False``: arguments are
+    plain trees, and a Variable reached twice is an error). A call sets it; ``with`` sets it for a
+    block; as a decorator it sets it for each call of the function. ``graph=`` arguments override it.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.set_graph_mode(False):
+        ...     nnx.set_graph_mode.current_value()
+        False
+        >>> nnx.set_graph_mode.current_value()
+        True
+    """
+
+    name = "nnx_graph_mode"
+    default = True
+
+
+class set_graph_updates(ConfigContext):
+    """Whether lifted transforms in graph mode propagate structural updates made inside them
+    (``graph_updates=`` overrides it). Same usage as :class:`set_graph_mode`.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.set_graph_updates(False):
+        ...     nnx.set_graph_updates.current_value()
+        False
+    """
+
+    name = "nnx_graph_updates"
+    default = True
+
+
+def check_tree_mode(tree: Any, api: str) -> None:
+    """Tree mode (``graph=False``): raise ``ValueError`` when a Variable is reached twice in
+    ``tree`` (shared references are a graph-mode feature)."""
+    seen: dict[int, str] = {}
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, Variable):
+            if id(v) in seen:
+                raise ValueError(
+                    f"Duplicate {v!r}\nfound at paths:\n\n  - {seen[id(v)]}\n  - {path}\n\n"
+                    f"Tree mode (graph=False) does not support shared references. "
+                    f"{api}: use graph=True (or nnx.set_graph_mode(True)) for graphs that share Variables.")
+            seen[id(v)] = path
+        elif isinstance(v, Pytree):
+            d = vars(v)
+            for k in sorted(d, key=str):
+                walk(d[k], f"{path}.{k}")
+        elif isinstance(v, (list, tuple)):
+            for i, x in enumerate(v):
+                walk(x, f"{path}[{i}]")
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                walk(x, f"{path}[{k!r}]")
+
+    walk(tree, "")
 
 
 def is_graph_node(x: Any) -> bool:
@@ -242,12 +306,14 @@ def unflatten(graphdef: GraphDef, state: Any, /) -> Any:
     return _unflatten_value(graphdef.root, (), _UnflattenCtx(_path_lookup(flat)))
 
 
-def split(node: Any, *filters: Any) -> tuple:
+def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     """Split a graph into its ``GraphDef`` and one ``State`` per filter (default: one State
     holding everything). The filters must cover every leaf (end with ``...`` if needed).
 
     Example: ``graphdef, params, rest = nnx.split(model, nnx.Param, ...)``.
     """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.split")
     gdef, flat = flatten(node)
     st = State.from_flat_path(flat)
     if not filters:
@@ -272,12 +338,14 @@ def merge(graphdef: GraphDef, state: Any, /, *states: Any, copy: bool = False) -
     return _unflatten_value(graphdef.root, (), _UnflattenCtx(_path_lookup(flat), copy_vars=copy))
 
 
-def state(node: Any, *filters: Any) -> Any:
+def state(node: Any, *filters: Any, graph: bool | None = None) -> Any:
     """The State of a graph (its Variables and arrays by path), optionally filtered; several
     filters return one State each.
 
     Example: ``params = nnx.state(model, nnx.Param)``.
     """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.state")
     _, flat = flatten(node)
     st = State.from_flat_path(flat)
     if not filters:
@@ -285,11 +353,13 @@ def state(node: Any, *filters: Any) -> Any:
     return st.filter(*filters)
 
 
-def graphdef(node: Any, /) -> GraphDef:
+def graphdef(node: Any, /, *, graph: bool | None = None) -> GraphDef:
     """The GraphDef of a graph.
 
     Example: ``nnx.graphdef(model) == nnx.split(model)[0]``.
     """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.graphdef")
     return flatten(node)[0]
 
 
@@ -330,13 +400,25 @@ def update(node: Any, state: Any, /, *states: Any) -> None:
                 _assign(parent, path[-1], leaf.copy() if isinstance(leaf, Variable) else leaf)
 
 
-def clone(node: Any, /) -> Any:
-    """A deep copy of a graph (new objects and Variables, same array values, sharing kept).
+def clone(node: Any, variables: bool = True, *, arrays: bool = False,
+          graph: bool | None = None) -> Any:
+    """A deep copy of a graph (new objects, sharing kept). ``variables=False`` shares the
+    Variables with the original; ``arrays=True`` also copies the array buffers.
 
     Example: ``model2 = nnx.clone(model)``.
     """
+    if arrays and not variables:
+        raise ValueError("nnx.clone: if arrays is True, variables should be also True")
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.clone")
     gdef, flat = flatten(node)
-    return _unflatten_value(gdef.root, (), _UnflattenCtx(_seq_lookup(flat.leaves), copy_vars=True))
+    leaves = flat.leaves
+    if arrays:
+        import fluxion.numpy as jnp
+
+        leaves = [v.replace(jnp.copy(v.value)) if isinstance(v, Variable)
+                  else (jnp.copy(v) if is_array(v) else v) for v in leaves]
+    return _unflatten_value(gdef.root, (), _UnflattenCtx(_seq_lookup(leaves), copy_vars=variables))
 
 
 def pop(node: Any, filter: Any, /, *filters: Any) -> Any:
@@ -364,7 +446,7 @@ def pop(node: Any, filter: Any, /, *filters: Any) -> Any:
     return outs[0] if not filters else outs
 
 
-def iter_graph(node: Any, /) -> Iterator[tuple[tuple, Any]]:
+def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tuple, Any]]:
     """Yield ``(path, value)`` for every graph node (objects and Variables) once, children
     first, root last.
 
@@ -392,7 +474,7 @@ def iter_graph(node: Any, /) -> Iterator[tuple[tuple, Any]]:
     yield from walk(node, ())
 
 
-def iter_children(node: Any, /) -> Iterator[tuple[Any, Any]]:
+def iter_children(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield ``(name, child)`` for the direct child objects/Variables of ``node``.
 
     Example: ``dict(nnx.iter_children(model))``.

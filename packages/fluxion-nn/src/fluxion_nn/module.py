@@ -7,6 +7,7 @@ from typing import Any, Iterator
 import fluxion.numpy as jnp
 
 from . import filterlib, graph
+from . import graph as _graph
 from .pytreelib import Pytree
 from .variablelib import Perturbation, Variable, is_array
 
@@ -113,36 +114,38 @@ def _repr(obj: Any, indent: int, seen: set) -> str:
     return f"{type(obj).__name__}(\n" + ",\n".join(lines) + "\n" + "  " * indent + ")"
 
 
-def iter_modules(module: Any, /) -> Iterator[tuple[tuple, Module]]:
+def iter_modules(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tuple, Module]]:
     """Yield ``(path, module)`` for every Module in the graph, children first.
 
     Example: ``[p for p, m in nnx.iter_modules(model) if isinstance(m, nnx.Dropout)]``.
     """
-    for path, node in graph.iter_graph(module):
+    for path, node in _graph.iter_graph(module, graph=graph):
         if isinstance(node, Module):
             yield path, node
 
 
-def iter_module_children(module: Any, /) -> Iterator[tuple[str, Module]]:
+def iter_module_children(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple[str, Module]]:
     """Yield ``(name, child)`` for the direct child Modules.
 
     Example: ``dict(nnx.iter_module_children(model))``.
     """
-    for k, v in graph.iter_children(module):
+    for k, v in _graph.iter_children(module, graph=graph):
         if isinstance(v, Module):
             yield k, v
 
 
-def view(node: Any, /, **attributes: Any) -> Any:
+def view(node: Any, /, *, only: Any = ..., raise_if_not_found: bool = True,
+         graph: bool | None = None, **attributes: Any) -> Any:
     """A clone of ``node`` with attributes set on every submodule having them (flax's ``view``;
     Variables are shared with the original).
 
     Example: ``eval_model = nnx.view(model, deterministic=True, use_running_average=True)``.
     """
-    gdef, flat = graph.flatten(node)
-    new = graph.merge(gdef, graph.State.from_flat_path(flat))
+    gdef, flat = _graph.flatten(node)
+    new = _graph.merge(gdef, _graph.State.from_flat_path(flat))
     if isinstance(new, Module):
-        new.set_attributes(raise_if_not_found=False, **attributes)
+        new.set_attributes(only, raise_if_not_found=raise_if_not_found and bool(attributes),
+                           **attributes)
     return new
 
 

@@ -11,7 +11,8 @@ import fluxion.numpy as jnp
 import fluxion.random as random
 from fluxion import dtypes
 
-from . import filterlib, graph
+from . import filterlib
+from . import graph as _graph
 from .module import Module
 from .pytreelib import Pytree
 from .variablelib import Variable, is_array
@@ -201,12 +202,13 @@ for _name in _RANDOM_METHODS:
         setattr(Rngs, _name, _keyed(getattr(random, _name)))
 
 
-def reseed(node: Any, /, *, policy: str = "scalars_only", **stream_keys: Any) -> None:
+def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_only",
+           **stream_keys: Any) -> None:
     """Reset the named streams found anywhere in ``node`` to new keys (counts back to 0).
 
     Example: ``nnx.reseed(model, dropout=42)``.
     """
-    for _, obj in graph.iter_graph(node):
+    for _, obj in _graph.iter_graph(node):
         if isinstance(obj, RngStream) and obj.tag in stream_keys:
             key = _as_key(stream_keys[obj.tag])
             if obj.key.value.shape and policy == "scalars_only" and not key.shape:
@@ -215,14 +217,15 @@ def reseed(node: Any, /, *, policy: str = "scalars_only", **stream_keys: Any) ->
             obj.count.value = jnp.zeros(key.shape, dtype=jnp.uint32)
 
 
-def fork_rngs(node: Any, /, *, split: Any = None) -> list:
+def fork_rngs(node: Any, /, *, split: Any = None, graph: bool | None = None,
+              graph_updates: bool | None = None) -> list:
     """Replace every stream in ``node`` by a fork (or split); returns backups for
     ``restore_rngs``.
 
     Example: ``backups = nnx.fork_rngs(model, split=4)``.
     """
     backups = []
-    for _, obj in graph.iter_graph(node):
+    for _, obj in _graph.iter_graph(node):
         if isinstance(obj, RngStream):
             backups.append((obj, obj.key.value, obj.count.value))
             new = obj.fork() if split is None else obj.split(split)
@@ -249,7 +252,8 @@ class _SplitBackups(list):
         restore_rngs(self)
 
 
-def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bool = False) -> Any:
+def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bool = False,
+               graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Split the keys of the streams (matching ``only``) in ``node`` into ``splits`` keys, in
     place; use as a context manager to restore them, or as a decorator of a function whose
     arguments hold Rngs (for ``nnx.vmap``/``nnx.scan`` over module creation).
@@ -265,7 +269,7 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
 
     def do_split(target: Any) -> _SplitBackups:
         backups = _SplitBackups()
-        for path, obj in graph.iter_graph(target):
+        for path, obj in _graph.iter_graph(target):
             if isinstance(obj, RngStream) and pred(path, obj.key):
                 backups.append((obj, obj.key.value, obj.count.value))
                 key = random.split(obj(), splits)

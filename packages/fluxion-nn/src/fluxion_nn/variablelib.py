@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import operator
+import threading
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
 import fluxion.tree_util as tree_util
+
+from ._config import ConfigContext
 
 __all__ = [
     "Variable",
@@ -22,6 +28,10 @@ __all__ = [
     "variable_name_from_type",
     "variable_type_from_name",
     "register_variable_name",
+    "var_defaults",
+    "VarDefaults",
+    "use_eager_sharding",
+    "using_eager_sharding",
 ]
 
 _NAME_TO_TYPE: dict[str, type] = {}
@@ -417,3 +427,127 @@ def variable_type_from_name(name: str, /, *, allow_register: bool = False) -> ty
 for _n, _t in [("params", Param), ("batch_stats", BatchStat), ("cache", Cache),
                ("intermediates", Intermediate), ("perturbations", Perturbation)]:
     register_variable_name(_n, _t)
+
+
+# -- variable defaults ------------------------------------------------------------------------------
+
+class _VarStacks(threading.local):
+    def __init__(self) -> None:
+        self.hijax: list[bool] = []
+        self.ref: list[bool] = []
+
+
+_VAR_STACKS = _VarStacks()
+
+
+@dataclasses.dataclass(frozen=True)
+class VarDefaults(Mapping):
+    """The defaults new Variables take (``hijax``, ``ref``), as returned by ``var_defaults()``;
+    reads like a mapping.
+
+    Example: ``nnx.var_defaults()["ref"]`` is ``False`` unless changed.
+    """
+
+    hijax: bool
+    ref: bool
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(f.name for f in dataclasses.fields(self))
+
+    def __len__(self) -> int:
+        return len(dataclasses.fields(self))
+
+
+class VarDefaultsContext:
+    """What ``var_defaults(hijax=..., ref=...)`` returns: the change is made at the call; as a
+    ``with`` block it is undone on exit; as a decorator it applies only inside each call."""
+
+    def __init__(self, changes: dict[str, tuple[Any, Any]]) -> None:
+        self.changes = changes  # name -> (previous top of stack or None, new value)
+
+    def __enter__(self) -> "VarDefaultsContext":
+        for name, (prev, _) in self.changes.items():
+            if prev is not None:
+                getattr(_VAR_STACKS, name).insert(-1, prev)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for name in self.changes:
+            getattr(_VAR_STACKS, name).pop()
+
+    def __call__(self, f: Callable) -> Callable:
+        for name, (prev, _) in self.changes.items():
+            stack = getattr(_VAR_STACKS, name)
+            stack.pop()
+            if prev is not None:
+                stack.append(prev)
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            for name, (_, new) in self.changes.items():
+                getattr(_VAR_STACKS, name).append(new)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                for name in self.changes:
+                    getattr(_VAR_STACKS, name).pop()
+
+        return wrapper
+
+
+def var_defaults(*, hijax: bool | None = None, ref: bool | None = None) -> Any:
+    """Without arguments: the current :class:`VarDefaults`. With ``hijax=``/``ref=``: change the
+    defaults of new Variables (at once; in a ``with`` block until its end; as a decorator during
+    each call of the function), returning a :class:`VarDefaultsContext`.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.var_defaults(ref=True):
+        ...     nnx.var_defaults().ref
+        True
+        >>> nnx.var_defaults().ref
+        False
+    """
+    if hijax is None and ref is None:
+        return VarDefaults(hijax=_VAR_STACKS.hijax[-1] if _VAR_STACKS.hijax else False,
+                           ref=_VAR_STACKS.ref[-1] if _VAR_STACKS.ref else False)
+    changes: dict[str, tuple[Any, Any]] = {}
+    for name, new in (("hijax", hijax), ("ref", ref)):
+        if new is None:
+            continue
+        stack = getattr(_VAR_STACKS, name)
+        if stack:
+            changes[name] = (stack[-1], new)
+            stack[-1] = new
+        else:
+            changes[name] = (None, new)
+            stack.append(new)
+    return VarDefaultsContext(changes)
+
+
+class use_eager_sharding(ConfigContext):
+    """Whether new Variables with sharding metadata are placed with that sharding at once
+    (default ``True``). A call, a ``with`` block or a decorator, like ``nnx.set_graph_mode``.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.use_eager_sharding(False):
+        ...     nnx.using_eager_sharding()
+        False
+    """
+
+    name = "flax_always_shard_variable"
+    default = True
+
+
+def using_eager_sharding() -> bool:
+    """Whether eager sharding of new Variables is on (see :class:`use_eager_sharding`).
+
+    Example: ``nnx.using_eager_sharding()`` is ``True`` by default.
+    """
+    return bool(use_eager_sharding.current_value())

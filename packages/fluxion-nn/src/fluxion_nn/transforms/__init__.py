@@ -13,10 +13,12 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
-from . import filterlib
-from ._lift import CallCache, Inputs, apply_outputs, rebuild, split_outputs
-from .statelib import State
-from .variablelib import Param, Variable
+from .. import filterlib
+from .._config import resolve
+from .._lift import CallCache, Inputs, apply_outputs, rebuild, split_outputs
+from ..graph import check_tree_mode, set_graph_mode
+from ..statelib import State
+from ..variablelib import Param, Variable
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes"]
@@ -59,6 +61,12 @@ class StateAxes:
         return next(iter(axes))
 
 
+def _tree_mode_check(graph: bool | None, tree: Any, api: str) -> None:
+    # tree mode (graph=False, or nnx.set_graph_mode(False)): shared Variables are an error
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(tree, api)
+
+
 def _call_pure(f: Callable, side: dict, key: Any, static: tuple, values: list, other: list,
                args_kwargs: bool = True) -> tuple[list, list]:
     tree, nodes, built = rebuild(static, values, other)
@@ -73,7 +81,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         static_argnums: int | tuple[int, ...] | None = None,
         static_argnames: str | tuple[str, ...] | None = None,
         donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
-        device: Any = None, backend: Any = None, inline: bool = False) -> Any:
+        device: Any = None, backend: Any = None, inline: bool = False, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Compile ``fun``, whose arguments may be modules, with ``fluxion.jit``; in-place updates
     inside (Variables set, attributes changed) are applied to the caller's objects. Donation
     arguments are accepted for compatibility and have no effect.
@@ -88,7 +96,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     kw = dict(in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
               static_argnames=static_argnames, donate_argnums=donate_argnums,
               donate_argnames=donate_argnames, keep_unused=keep_unused, device=device,
-              backend=backend, inline=inline)
+              backend=backend, inline=inline, graph=graph, graph_updates=graph_updates)
     if fun is None:
         return functools.partial(jit, **kw)
     snums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
@@ -111,6 +119,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
 
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _tree_mode_check(graph, (args, kwargs), "nnx.jit")
         if snums:
             static_pos = tuple((i, args[i]) for i in snums if i < len(args))
             args = tuple(None if i in snums else a for i, a in enumerate(args))
@@ -146,7 +155,7 @@ def _diff_specs(argnums: Any) -> tuple[tuple[int, Any], ...]:
 
 
 def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
-                   holomorphic: bool = False, allow_int: bool = False, reduce_axes: Any = ()) -> Any:
+                   holomorphic: bool = False, allow_int: bool = False, reduce_axes: Any = (), graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """``(value, grads)`` of ``f``; for module arguments the gradient is a ``State`` of the
     ``Param`` Variables (or those matching a ``DiffState`` filter).
 
@@ -154,7 +163,8 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
     """
     if f is None:
         return functools.partial(value_and_grad, argnums=argnums, has_aux=has_aux,
-                                 holomorphic=holomorphic, allow_int=allow_int)
+                                 holomorphic=holomorphic, allow_int=allow_int, graph=graph,
+                                 graph_updates=graph_updates)
     specs = _diff_specs(argnums)
     diff_args = {a: flt for a, flt in specs}
     single = not isinstance(argnums, (tuple, list))
@@ -164,6 +174,7 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
         for a in diff_args:
             if a >= len(args):
                 raise TypeError(f"nnx.grad: argnums={a} but only {len(args)} positional arguments")
+        _tree_mode_check(graph, (args, kwargs), "nnx.grad")
         # split each positional argument separately so leaves know their argument
         inp = Inputs((args, kwargs))
         gdef, treedef, node_pos = inp.static
@@ -211,16 +222,17 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
 
 
 def grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False, reduce_axes: Any = ()) -> Any:
+         holomorphic: bool = False, allow_int: bool = False, reduce_axes: Any = (), graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Gradient of ``f``; for module arguments a ``State`` of ``Param`` gradients.
 
     Example: ``grads = nnx.grad(loss_fn)(model, x, y)``.
     """
     if f is None:
         return functools.partial(grad, argnums=argnums, has_aux=has_aux,
-                                 holomorphic=holomorphic, allow_int=allow_int)
+                                 holomorphic=holomorphic, allow_int=allow_int, graph=graph,
+                                 graph_updates=graph_updates)
     vg = value_and_grad(f, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
-                        allow_int=allow_int)
+                        allow_int=allow_int, graph=graph, graph_updates=graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -238,7 +250,7 @@ def _interleave(mask: list, a: list, b: list) -> list:
 
 
 def _arg_positions(args: tuple, kwargs: dict) -> list:
-    from .graph import is_graph_node
+    from ..graph import is_graph_node
 
     out = []
     for i, a in enumerate(args):
@@ -249,7 +261,7 @@ def _arg_positions(args: tuple, kwargs: dict) -> list:
 
 def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg: list,
                  diff_mask: list, gdv: list, other_arg: list, other_mask: list, gdo: list) -> list:
-    from .graph import is_graph_node
+    from ..graph import is_graph_node
 
     per_node: dict[int, list] = {}
     it = iter(gdv)
@@ -301,7 +313,7 @@ def _per_arg_axes(in_axes: Any, nargs: int, name: str) -> list:
 
 def _leaf_axes(args: tuple, axes: list) -> tuple[list, list]:
     """Axis for each graph leaf and each pure leaf, from per-argument axes (prefix trees)."""
-    from .graph import is_graph_node
+    from ..graph import is_graph_node
 
     node_axes, other_axes = [], []
     for a, ax in zip(args, axes):
@@ -322,7 +334,7 @@ def _leaf_axes(args: tuple, axes: list) -> tuple[list, list]:
 
 def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
          axis_name: Any = None, axis_size: int | None = None, spmd_axis_name: Any = None,
-         transform_metadata: Any = None) -> Any:
+         transform_metadata: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Vectorise ``f`` over a leading (or given) axis; module arguments with an integer axis
     have all their Variables mapped over it (for ensembles created by a vmapped constructor),
     with ``None`` they are broadcast.
@@ -336,10 +348,11 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
     """
     if f is None:
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                                 axis_size=axis_size)
+                                 axis_size=axis_size, graph=graph, graph_updates=graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        _tree_mode_check(graph, args, "nnx.vmap")
         axes = _per_arg_axes(in_axes, len(args), "nnx.vmap")
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, axes)
@@ -413,7 +426,7 @@ def _split_axis(in_axes: Any, nargs: int) -> list:
 
 def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1, _split_transpose: bool = False, in_axes: Any = (Carry, 0),
-         out_axes: Any = (Carry, 0), transform_metadata: Any = None) -> Any:
+         out_axes: Any = (Carry, 0), transform_metadata: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """``lax.scan`` over functions taking modules. ``in_axes`` has one entry per argument:
     ``nnx.Carry`` (threaded through), an int (scanned over that axis, e.g. stacked layers) or
     ``None`` (broadcast; its updates are carried). ``out_axes`` is ``Carry``, an int, or a
@@ -427,10 +440,12 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     """
     if f is None:
         return functools.partial(scan, length=length, reverse=reverse, unroll=unroll,
-                                 in_axes=in_axes, out_axes=out_axes)
+                                 in_axes=in_axes, out_axes=out_axes, graph=graph,
+                                 graph_updates=graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        _tree_mode_check(graph, args, "nnx.scan")
         axes = _split_axis(in_axes, len(args))
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, [("C" if a is Carry else a) for a in axes])
@@ -488,7 +503,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
 
 
 def _is_node(x: Any) -> bool:
-    from .graph import is_graph_node
+    from ..graph import is_graph_node
 
     return is_graph_node(x)
 
@@ -534,17 +549,18 @@ def _join_out(carry: Any, ys: Any, spec: Any) -> Any:
 
 
 def remat(f: Callable | None = None, *, prevent_cse: bool = True, static_argnums: Any = (),
-          policy: Any = None) -> Any:
+          policy: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Rematerialise ``f`` (``fluxion.checkpoint``) with module arguments.
 
     Example: ``y = nnx.remat(lambda m, x: m(x))(block, x)``.
     """
     if f is None:
         return functools.partial(remat, prevent_cse=prevent_cse, static_argnums=static_argnums,
-                                 policy=policy)
+                                 policy=policy, graph=graph, graph_updates=graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _tree_mode_check(graph, (args, kwargs), "nnx.remat")
         inp = Inputs((args, kwargs))
         side: dict = {}
 
@@ -568,11 +584,13 @@ def _branches(fns: list, inp: Inputs, side: dict) -> list:
     return [make(fn, i) for i, fn in enumerate(fns)]
 
 
-def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any, **kwargs: Any) -> Any:
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
+         graph: bool | None = None, graph_updates: bool | None = None, **kwargs: Any) -> Any:
     """``lax.cond`` whose operands may be modules (both branches' updates are merged).
 
     Example: ``y = nnx.cond(flag, lambda m, x: m(x), lambda m, x: x, model, x)``.
     """
+    _tree_mode_check(graph, (operands, kwargs), "nnx.cond")
     inp = Inputs((operands, kwargs))
     side: dict = {}
     t, fl = _branches([true_fun, false_fun], inp, side)
@@ -580,11 +598,13 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any, **k
     return apply_outputs(side[0], values2, out, inp.objs)
 
 
-def switch(index: Any, branches: Any, *operands: Any) -> Any:
+def switch(index: Any, branches: Any, *operands: Any, graph: bool | None = None,
+           graph_updates: bool | None = None) -> Any:
     """``lax.switch`` whose operands may be modules.
 
     Example: ``y = nnx.switch(i, [f0, f1], model, x)``.
     """
+    _tree_mode_check(graph, operands, "nnx.switch")
     inp = Inputs((operands, {}))
     side: dict = {}
     fns = _branches(list(branches), inp, side)
@@ -592,11 +612,13 @@ def switch(index: Any, branches: Any, *operands: Any) -> Any:
     return apply_outputs(side[0], values2, out, inp.objs)
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unroll: Any = None) -> Any:
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unroll: Any = None,
+              graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """``lax.fori_loop`` whose loop value may contain modules (updated in place).
 
     Example: ``model = nnx.fori_loop(0, 3, lambda i, m: step(m), model)``.
     """
+    _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
     inp = Inputs(((init_val,), {}))
     side: dict = {}
 
@@ -609,11 +631,13 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
     return apply_outputs(static_out, values2, out, inp.objs)
 
 
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, graph: bool | None = None,
+               graph_updates: bool | None = None) -> Any:
     """``lax.while_loop`` whose loop value may contain modules.
 
     Example: ``m = nnx.while_loop(lambda m: m.count.value < 3, step, m)``.
     """
+    _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
     inp = Inputs(((init_val,), {}))
     side: dict = {}
 
@@ -630,12 +654,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     return apply_outputs(side["s"], values2, out, inp.objs)
 
 
-def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
+def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates: bool | None = None,
+               **kwargs: Any) -> Any:
     """Shapes of ``f``'s outputs (modules in the output hold ``ShapeDtypeStruct`` values);
     nothing is computed and the inputs are not changed.
 
     Example: ``abstract = nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``.
     """
+    _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape")
     inp = Inputs((args, kwargs))
     side: dict = {}
 
@@ -644,7 +670,7 @@ def eval_shape(f: Callable, *args: Any, **kwargs: Any) -> Any:
 
     values2, out = fluxion.eval_shape(pure, inp.values, inp.other)
     static_out = side["s"]
-    from .graph import _seq_lookup, _unflatten_value, _UnflattenCtx
+    from ..graph import _seq_lookup, _unflatten_value, _UnflattenCtx
 
     nodes = _unflatten_value(static_out[0].root, (), _UnflattenCtx(_seq_lookup(values2)))
     n_in = static_out[4]
