@@ -49,10 +49,21 @@ def _load() -> tuple[Any, Any]:
     mods = _mods
     if not mods:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+        import gc
+
         # Local: importing fluxion must not load jaxlib; the first device use does.
         from jaxlib import _jax, xla_client
+        # jaxlib defers freeing some Python objects it releases without the GIL (one per
+        # execute or block_until_ready, ~40 B) until ``collect_garbage`` runs: call it after each
+        # garbage collection, as jax does, or a long-running process grows by them for ever.
         mods["xc"], mods["_jax"] = xla_client, _jax
+        gc.callbacks.append(_collect_jaxlib_garbage)
     return mods["xc"], mods["_jax"]
+
+
+def _collect_jaxlib_garbage(phase: str, info: dict) -> None:
+    if phase == "stop":
+        _mods["_jax"].collect_garbage()
 
 
 def xc() -> Any:
