@@ -4,6 +4,8 @@ plus a Haiku-style namespace (``fluxion_nn.haiku``) and crash-safe checkpoints
 
 from __future__ import annotations
 
+from typing import TypeVar as _TypeVar
+
 from fluxion.nn import (
                         celu,
                         elu,
@@ -34,6 +36,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
+from . import compat
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
                         GraphDef,
@@ -99,6 +102,7 @@ from .summary import tabulate
 from .training import metrics
 from .training.metrics import Metric, MultiMetric
 from .training.optimizer import ModelAndOptimizer, OptArray, Optimizer, OptState, OptVariable
+from .training.train_state import TrainState
 from .transforms import (
                         Carry,
                         DiffState,
@@ -161,10 +165,13 @@ __all__ = [
     "SimpleCell", "OptimizedLSTMCell", "PReLU", "RNN", "Bidirectional", "flip_sequences", "Sequential",
     # training
     "Optimizer", "ModelAndOptimizer", "OptState", "OptArray", "OptVariable", "metrics", "Metric",
-    "MultiMetric", "tabulate",
+    "MultiMetric", "tabulate", "TrainState", "compat",
     # activations (from fluxion.nn)
     "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
     "identity", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu",
     "relu6", "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "standardize",
     "swish", "tanh", "initializers", "Initializer",
 ]
+
+A = _TypeVar("A")
+M = _TypeVar("M", bound=Module)

@@ -260,7 +260,8 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
     raise AssertionError(kind)
 
 
-def flatten(node: Any, /, *, refmap: dict | None = None) -> tuple[GraphDef, FlatState]:
+def flatten(node: Any, /, *, refmap: dict | None = None,
+            graph: bool | None = None) -> tuple[GraphDef, FlatState]:
     """``(GraphDef, FlatState)`` of a graph; leaves are the graph's Variables and raw arrays.
 
     Example: ``graphdef, flat = nnx.flatten(model)``.

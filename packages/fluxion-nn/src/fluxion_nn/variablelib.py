@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import operator
 import threading
+import types
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
@@ -265,6 +266,10 @@ class Variable:
         if isinstance(other, Variable):
             return self is not other
         return self._value != other
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        # ``nnx.Variable[jax.Array]`` / ``nnx.Param[A]`` in annotations and subclass bases
+        return types.GenericAlias(cls, item)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

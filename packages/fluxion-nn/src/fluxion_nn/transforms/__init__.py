@@ -6,6 +6,7 @@ to the original objects (as ``flax.nnx``)."""
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import fluxion
@@ -16,7 +17,7 @@ import fluxion.tree_util as tree_util
 from .. import filterlib
 from .._config import resolve
 from .._lift import CallCache, Inputs, apply_outputs, rebuild, split_outputs
-from ..graph import check_tree_mode, set_graph_mode
+from ..graph import check_tree_mode, is_graph_node, set_graph_mode
 from ..statelib import State
 from ..variablelib import Param, Variable
 
@@ -61,6 +62,17 @@ class StateAxes:
         return next(iter(axes))
 
 
+def _reject_bound_method(f: Any, name: str) -> None:
+    # flax refuses a module's bound method (its object would be closed over, not lifted)
+    g = f
+    while isinstance(g, functools.partial):
+        g = g.func
+    if inspect.ismethod(g) and is_graph_node(g.__self__):
+        raise ValueError(
+            f"nnx.{name} does not support bound methods. Use the decorator form @nnx.{name} or call "
+            f"nnx.{name}(MyClass.method)(instance, ...) with the unbound method.")
+
+
 def _tree_mode_check(graph: bool | None, tree: Any, api: str) -> None:
     # tree mode (graph=False, or nnx.set_graph_mode(False)): shared Variables are an error
     if not resolve(graph, set_graph_mode):
@@ -99,6 +111,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
               backend=backend, inline=inline, graph=graph, graph_updates=graph_updates)
     if fun is None:
         return functools.partial(jit, **kw)
+    _reject_bound_method(fun, "jit")
     snums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
     snames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
     side: dict = {}
@@ -165,6 +178,7 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
         return functools.partial(value_and_grad, argnums=argnums, has_aux=has_aux,
                                  holomorphic=holomorphic, allow_int=allow_int, graph=graph,
                                  graph_updates=graph_updates)
+    _reject_bound_method(f, "value_and_grad")
     specs = _diff_specs(argnums)
     diff_args = {a: flt for a, flt in specs}
     single = not isinstance(argnums, (tuple, list))
@@ -231,6 +245,7 @@ def grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
         return functools.partial(grad, argnums=argnums, has_aux=has_aux,
                                  holomorphic=holomorphic, allow_int=allow_int, graph=graph,
                                  graph_updates=graph_updates)
+    _reject_bound_method(f, "grad")
     vg = value_and_grad(f, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic,
                         allow_int=allow_int, graph=graph, graph_updates=graph_updates)
 
@@ -349,6 +364,7 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
     if f is None:
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                                  axis_size=axis_size, graph=graph, graph_updates=graph_updates)
+    _reject_bound_method(f, "vmap")
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
@@ -442,6 +458,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         return functools.partial(scan, length=length, reverse=reverse, unroll=unroll,
                                  in_axes=in_axes, out_axes=out_axes, graph=graph,
                                  graph_updates=graph_updates)
+    _reject_bound_method(f, "scan")
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
@@ -557,6 +574,7 @@ def remat(f: Callable | None = None, *, prevent_cse: bool = True, static_argnums
     if f is None:
         return functools.partial(remat, prevent_cse=prevent_cse, static_argnums=static_argnums,
                                  policy=policy, graph=graph, graph_updates=graph_updates)
+    _reject_bound_method(f, "remat")
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -661,6 +679,7 @@ def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates
 
     Example: ``abstract = nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``.
     """
+    _reject_bound_method(f, "eval_shape")
     _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape")
     inp = Inputs((args, kwargs))
     side: dict = {}
