@@ -71,10 +71,31 @@ from ._layers import (
                     scan,
                     static_unroll,
 )
+from ._lift import (
+                    LiftWithStateUpdater,
+                    lift,
+                    lift_with_state,
+                    transparent_lift,
+                    transparent_lift_with_state,
+)
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
+from ._param_trees import EMAParamsTree, SNParamsTree, SpectralNorm
+from ._recurrent import (
+                    Conv1DLSTM,
+                    Conv2DLSTM,
+                    Conv3DLSTM,
+                    IdentityCore,
+                    ResetCore,
+                    deep_rnn_with_skip_connections,
+)
 from ._src import config, pad
 from ._src.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, ConvNDTranspose
-from ._src.depthwise_conv import DepthwiseConv1D, DepthwiseConv2D, DepthwiseConv3D
+from ._src.depthwise_conv import (
+                    DepthwiseConv1D,
+                    DepthwiseConv2D,
+                    DepthwiseConv3D,
+                    SeparableDepthwiseConv2D,
+)
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
 
@@ -94,5 +115,8 @@ __all__ = [
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
     "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
     "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle", "eval_shape", "DepthwiseConv1D",
-    "DepthwiseConv2D", "DepthwiseConv3D",
+    "DepthwiseConv2D", "DepthwiseConv3D", "lift", "lift_with_state", "transparent_lift",
+    "transparent_lift_with_state", "LiftWithStateUpdater", "EMAParamsTree", "SNParamsTree",
+    "SpectralNorm", "Conv1DLSTM", "Conv2DLSTM", "Conv3DLSTM", "IdentityCore", "ResetCore",
+    "deep_rnn_with_skip_connections", "SeparableDepthwiseConv2D",
 ]

@@ -47,14 +47,20 @@ class _Frame:
         self.initial_state: dict = {}
         self.module_stack: list = []
         self.root_counter: collections.Counter = collections.Counter()
+        self.teardown: list = []
 
     def __enter__(self) -> "_Frame":
         self.trace_stack = [_trace_level()]
         _frames().append(self)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, exc_type: Any = None, *exc: Any) -> None:
         _frames().pop()
+        if exc_type is None:
+            # as Haiku's context teardown: e.g. an unused lift_with_state updater raises here
+            callbacks, self.teardown = self.teardown, []
+            for f in callbacks:
+                f()
 
 
 class _FrameStack:
@@ -324,7 +330,6 @@ class HaikuContext:
 
     def __init__(self, frame: "_Frame"):
         self._frame = frame
-        self._teardown: list = []
 
     def collect_params(self) -> dict:
         """The parameters created so far (``{module: {name: value}}``)."""
@@ -340,17 +345,14 @@ class HaikuContext:
 
     def add_teardown_callback(self, f: Callable) -> None:
         """Call ``f()`` when the context exits without an error."""
-        self._teardown.append(f)
+        self._frame.teardown.append(f)
 
     def __enter__(self) -> "HaikuContext":
         self._frame.__enter__()
         return self
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:
-        self._frame.__exit__()
-        if exc_type is None:
-            for f in self._teardown:
-                f()
+        self._frame.__exit__(exc_type)
 
 
 def new_context(*, params: Any = None, state: Any = None, rng: Any = None) -> HaikuContext:

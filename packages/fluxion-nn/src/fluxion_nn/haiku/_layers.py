@@ -558,32 +558,49 @@ def scan(f: Callable, init: Any, xs: Any, length: int | None = None, reverse: bo
     """
     frame = _base._frame("scan")
     leaves = tree_util.tree_leaves(xs)
-    n = length if length is not None else (leaves[0].shape[0] if leaves else None)
-    if frame.init and n:
-        # create parameters/state with one eager step (on the first element)
-        first = tree_util.tree_map(lambda x: x[-1 if reverse else 0], xs)
-        saved_state = {k: dict(v) for k, v in frame.state.items()}
-        f(init, first)
-        for k, v in saved_state.items():
-            frame.state.setdefault(k, {}).update(v)
-    keys = random.split(_base.next_rng_key(), n) if frame.rng is not None and n else None
+    n = length if length is not None else leaves[0].shape[0]
+    y0 = None
+    if frame.init:
+        # as Haiku: during init the first step runs eagerly (it creates the parameters and
+        # state), and the loop covers the remaining steps
+        if not n:
+            x0 = tree_util.tree_map(lambda x: jnp.zeros(x.shape[1:], x.dtype), xs)
+            _, y0 = f(init, x0)
+            return init, tree_util.tree_map(lambda y: jnp.zeros((0,) + y.shape, y.dtype), y0)
+        pick = -1 if reverse else 0
+        init, y0 = f(init, tree_util.tree_map(lambda x: x[pick], xs))
+        y0 = tree_util.tree_map(lambda y: jnp.expand_dims(y, 0), y0)
+        xs = tree_util.tree_map(lambda x: x[:-1] if reverse else x[1:], xs)
+        n -= 1
+        if not n:
+            return init, y0
 
-    def body(carry: Any, inp: Any) -> Any:
-        c, state = carry
-        x, key = inp
+    def rng_state() -> Any:
+        if frame.rng is None:
+            return None
+        frame.rng.reserve_up_to_full()
+        return frame.rng.internal_state
+
+    def body(carry: Any, x: Any) -> Any:
+        c, state, rng = carry
         old_state, old_rng = frame.state, frame.rng
         frame.state = {k: dict(v) for k, v in state.items()}
-        frame.rng = _base.PRNGSequence(key) if key is not None else None
+        frame.rng = _base.PRNGSequence(rng) if rng is not None else None
         try:
             c, y = f(c, x)
-            new_state = frame.state
+            new = (c, frame.state, rng_state())
         finally:
             frame.state, frame.rng = old_state, old_rng
-        return (c, new_state), y
+        return new, y
 
-    (carry, state), ys = lax.scan(body, (init, frame.state), (xs, keys), length=length,
-                                  reverse=reverse, unroll=unroll)
+    (carry, state, rng), ys = lax.scan(body, (init, frame.state, rng_state()), xs, length=n,
+                                       reverse=reverse, unroll=unroll)
     frame.state = {k: dict(v) for k, v in state.items()}
+    if rng is not None:
+        frame.rng.replace_internal_state(rng)
+    if y0 is not None:
+        ys = tree_util.tree_map(lambda a, b: jnp.concatenate([b, a] if reverse else [a, b]),
+                                y0, ys)
     return carry, ys
 
 

@@ -15,7 +15,8 @@ from .. import initializers
 from .._base import Module, get_parameter
 from .utils import get_channel_index, replicate
 
-__all__ = ["DepthwiseConvND", "DepthwiseConv1D", "DepthwiseConv2D", "DepthwiseConv3D"]
+__all__ = ["DepthwiseConvND", "DepthwiseConv1D", "DepthwiseConv2D", "DepthwiseConv3D",
+           "SeparableDepthwiseConv2D"]
 
 DIMENSION_NUMBERS = {1: ("NWC", "WIO", "NWC"), 2: ("NHWC", "HWIO", "NHWC"),
                      3: ("NDHWC", "DHWIO", "NDHWC")}
@@ -107,3 +108,28 @@ class DepthwiseConv3D(_fixed(3, "NDHWC")):  # type: ignore[misc]
 
     Example: ``y = hk.DepthwiseConv3D(2, 3)(jnp.ones([1, 4, 4, 4, 2]))``.
     """
+
+
+class SeparableDepthwiseConv2D(Module):
+    """A 2-D depthwise convolution split into a ``[k0, 1]`` depthwise convolution (with the
+    ``channel_multiplier`` and ``stride``) followed by a ``[1, k1]`` one, as Haiku's.
+
+    Example: ``y = hk.SeparableDepthwiseConv2D(2, 3)(jnp.ones([1, 8, 8, 4]))``.
+    """
+
+    def __init__(self, channel_multiplier: int, kernel_shape: int | Sequence[int],
+                 stride: int | Sequence[int] = 1, padding: Any = "SAME", with_bias: bool = True,
+                 w_init: Callable | None = None, b_init: Callable | None = None,
+                 data_format: str = "NHWC", name: str | None = None):
+        super().__init__(name=name)
+        k = replicate(kernel_shape, 2, "kernel_shape")
+        self._conv1 = DepthwiseConv2D(channel_multiplier=channel_multiplier,
+                                      kernel_shape=[k[0], 1], stride=stride, padding=padding,
+                                      with_bias=False, w_init=w_init, b_init=b_init,
+                                      data_format=data_format)
+        self._conv2 = DepthwiseConv2D(channel_multiplier=1, kernel_shape=[1, k[1]], stride=1,
+                                      padding=padding, with_bias=with_bias, w_init=w_init,
+                                      b_init=b_init, data_format=data_format)
+
+    def __call__(self, inputs: Any) -> Any:
+        return self._conv2(self._conv1(inputs))

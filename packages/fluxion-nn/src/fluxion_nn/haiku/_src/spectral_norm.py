@@ -1,0 +1,3 @@
+"""``haiku._src.spectral_norm``: ``SpectralNorm`` and ``SNParamsTree``."""
+
+from .._param_trees import SNParamsTree, SpectralNorm  # noqa: F401
