@@ -40,6 +40,7 @@ from . import compat
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
                         GraphDef,
+                        GraphState,
                         call,
                         clone,
                         find_duplicates,
@@ -48,13 +49,16 @@ from .graph import (
                         is_graph_node,
                         iter_children,
                         iter_graph,
+                        map,
                         merge,
                         pop,
+                        recursive_map,
                         set_graph_mode,
                         set_graph_updates,
                         split,
                         state,
                         unflatten,
+                        unpack,
                         update,
                         variables,
 )
@@ -85,7 +89,18 @@ from .nn.recurrent import (
 from .nn.sequential import Sequential
 from .nn.stochastic import Dropout
 from .pytreelib import Dict, List, Object, Pytree, Static, data, has_data, is_data, static
-from .rnglib import RngCount, RngKey, Rngs, RngState, RngStream, fork_rngs, reseed, restore_rngs, split_rngs
+from .rnglib import (
+                        RngCount,
+                        RngKey,
+                        Rngs,
+                        RngState,
+                        RngStream,
+                        fork_rngs,
+                        reseed,
+                        restore_rngs,
+                        split_rngs,
+                        with_rngs,
+)
 from .statelib import (
                         FlatState,
                         State,
@@ -152,7 +167,8 @@ __all__ = [
     "data", "static", "List", "Dict", "has_data", "is_data",
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
-    "fork_rngs", "restore_rngs",
+    "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
+    "GraphState", "unpack", "map",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",

@@ -193,7 +193,9 @@ class WithTag:
         self.tag = tag
 
     def __call__(self, path: tuple, x: tp.Any) -> bool:
-        return isinstance(x, Variable) and x.get_metadata().get("tag") == self.tag
+        if isinstance(x, Variable):
+            return x.get_metadata().get("tag") == self.tag
+        return getattr(x, "tag", None) == self.tag  # an RngStream
 
     def __eq__(self, other: tp.Any) -> bool:
         return isinstance(other, WithTag) and other.tag == self.tag

@@ -3,22 +3,30 @@ mutable object graphs (modules sharing Variables) and pure ``(GraphDef, State)``
 
 from __future__ import annotations
 
+import builtins
 import functools
 import types
+from collections.abc import MutableMapping
 from typing import Any, Callable, Iterator
 
 import numpy as np
+
+import fluxion.tree_util as tree_util
 
 from . import filterlib
 from ._config import ConfigContext, resolve
 from .pytreelib import Pytree, Static, has_data
 from .statelib import FlatState, State
+from .statelib import _flatten as _state_flatten
+from .statelib import _flatten_with_keys as _state_flatten_with_keys
+from .statelib import _unflatten as _state_unflatten
 from .variablelib import Variable, _meta_key, _Unhashable, is_array
 
 __all__ = [
     "GraphDef", "Static", "split", "merge", "state", "graphdef", "update", "clone", "pop",
     "flatten", "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables",
-    "find_duplicates", "call", "set_graph_mode", "set_graph_updates",
+    "find_duplicates", "call", "set_graph_mode", "set_graph_updates", "recursive_map",
+    "GraphState", "unpack", "map",
 ]
 
 
@@ -283,7 +291,7 @@ def _path_lookup(flat: dict) -> Callable[[tuple], Any]:
             return flat[path]
         except KeyError:
             raise ValueError(
-                f"merge: the state has no value for the path {'/'.join(map(str, path))} "
+                f"merge: the state has no value for the path {'/'.join(builtins.map(str, path))} "
                 "that the GraphDef expects") from None
 
     return lookup
@@ -323,13 +331,27 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     return (gdef, *parts)
 
 
-def merge(graphdef: GraphDef, state: Any, /, *states: Any, copy: bool = False) -> Any:
-    """Rebuild a graph from ``graphdef`` and States (the inverse of ``split``).
+def merge(graphdef: Any, /, *states: Any, copy: bool = False,
+          recreate_variables: bool = True) -> Any:
+    """Rebuild a graph from ``graphdef`` and States (the inverse of ``split``), or from the
+    ``GraphState``s that ``unpack`` returns.
 
     Example: ``model = nnx.merge(graphdef, params, rest)``.
     """
+    if isinstance(graphdef, GraphState):
+        gstates = (graphdef, *states)
+        for gs in gstates:
+            if not isinstance(gs, GraphState):
+                raise ValueError(f"Expected GraphState object, got {type(gs)}")
+            if gs._graphdef != graphdef._graphdef:
+                raise ValueError("GraphDef must be the same for all GraphState objects")
+        graphdef, states = graphdef._graphdef, tuple(gs._state for gs in gstates)
+    elif not isinstance(graphdef, GraphDef):
+        raise TypeError(f"Expected a GraphDef or GraphState object, got: {graphdef!r}")
+    if not states:
+        raise TypeError("merge: at least one State is needed after the GraphDef")
     flat: dict = {}
-    for s in (state, *states):
+    for s in states:
         if isinstance(s, State):
             flat.update(dict(s.flat_state()))
         elif isinstance(s, dict):
@@ -540,3 +562,153 @@ def call(graphdef_state: tuple, /) -> Any:
             return method
 
     return _Caller()
+
+
+def recursive_map(f: Callable[[tuple, Any], Any], node: Any, /, *,
+                  graph: bool | None = None) -> Any:
+    """Apply ``f(path, value)`` to every object, Variable and leaf of a graph, children before
+    their parent, and return the result for the root. The graph is copied first (its Variables
+    are shared with the original), and a child that ``f`` replaces is set on the copied parent.
+    A node reached twice is mapped once (in tree mode, ``graph=False``, a shared Variable is an
+    error).
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> paths = []
+        >>> _ = nnx.recursive_map(lambda p, x: paths.append(p) or x, model)
+        >>> paths[-1]
+        ()
+    """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.recursive_map")
+    root = clone(node, variables=False, graph=True)
+    results: dict[int, Any] = {}
+    pending: set[int] = set()
+
+    def visit(v: Any, path: tuple) -> Any:
+        tracked = isinstance(v, (Pytree, Variable))
+        if tracked:
+            if id(v) in results:
+                return results[id(v)]
+            if id(v) in pending:
+                raise ValueError(f"recursive_map: found a cycle in the graph at path "
+                                 f"'{'/'.join(builtins.map(str, path))}' ({type(v).__name__})")
+            pending.add(id(v))
+        if isinstance(v, Pytree):
+            for k in sorted(vars(v), key=str):
+                child = vars(v)[k]
+                new = visit(child, path + (k,))
+                if new is not child:
+                    setattr(v, k, new)
+        elif isinstance(v, (list, dict)) and has_data(v):
+            items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
+            for k, child in items:
+                new = visit(child, path + (k,))
+                if new is not child:
+                    v[k] = new
+        elif isinstance(v, tuple) and has_data(v):
+            new_items = [visit(child, path + (i,)) for i, child in enumerate(v)]
+            if any(a is not b for a, b in zip(new_items, v)):
+                v = type(v)(*new_items) if hasattr(v, "_fields") else type(v)(new_items)
+        out = f(path, v)
+        if tracked:
+            results[id(v)] = out
+        return out
+
+    return visit(root, ())
+
+
+class GraphState(MutableMapping):
+    """A ``State`` bundled with the ``GraphDef`` it belongs to (what ``nnx.unpack`` returns);
+    reads and writes go to the State, ``nnx.merge`` accepts it alone. A pytree (the GraphDef is
+    static).
+
+    Example: ``gs = nnx.unpack(model); model2 = nnx.merge(gs)``.
+    """
+
+    __slots__ = ("_graphdef", "_state")
+
+    def __init__(self, graphdef: GraphDef, state: State) -> None:
+        if not isinstance(state, State):
+            raise ValueError(f"Expected a State object, got {type(state).__name__}")
+        object.__setattr__(self, "_graphdef", graphdef)
+        object.__setattr__(self, "_state", state)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._state, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("_state", "_graphdef"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._state, name, value)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._state[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._state[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._state[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._state)
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._state
+
+    def __repr__(self) -> str:
+        return f"GraphState({self._graphdef!r}, {self._state!r})"
+
+
+def _gs_flatten_with_keys(x: GraphState) -> tuple:
+    children, keys = _state_flatten_with_keys(x._state)
+    return children, (x._graphdef, keys)
+
+
+def _gs_flatten(x: GraphState) -> tuple:
+    children, keys = _state_flatten(x._state)
+    return children, (x._graphdef, keys)
+
+
+def _gs_unflatten(aux: tuple, children: Any) -> GraphState:
+    return GraphState(aux[0], _state_unflatten(aux[1], children))
+
+
+tree_util.register_pytree_with_keys(GraphState, _gs_flatten_with_keys, _gs_unflatten, _gs_flatten)
+
+
+def unpack(node: Any, *filters: Any, graph: bool | None = None) -> Any:
+    """Like ``split``, with the ``GraphDef`` bundled into each State: one ``GraphState`` (zero or
+    one filter) or a tuple of them.
+
+    Example: ``params, stats = nnx.unpack(model, nnx.Param, nnx.BatchStat);
+    model2 = nnx.merge(params, stats)``.
+    """
+    gdef, *states = split(node, *filters, graph=graph)
+    if len(states) == 1:
+        return GraphState(gdef, states[0])
+    return tuple(GraphState(gdef, st) for st in states)
+
+
+def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = None,
+        recreate_variables: bool = True) -> Any:
+    """A new graph whose leaves are ``f(path, variable)`` for the leaves of ``node`` (``split``,
+    ``map_state``, ``merge``).
+
+    Example: ``zeros = nnx.map(lambda p, v: v.replace(jnp.zeros_like(v)), model)``.
+    """
+    gdef, st = split(node, graph=graph)
+    if isinstance(st, State):
+        st = State.from_flat_path([(p, f(p, v)) for p, v in st.flat_state()])
+    else:
+        st = f((), st)
+    return merge(gdef, st)

@@ -17,8 +17,10 @@ from .module import Module
 from .pytreelib import Pytree
 from .variablelib import Variable, is_array
 
+_MISSING: Any = object()  # no node given: with_rngs is used as a decorator
+
 __all__ = ["RngState", "RngKey", "RngCount", "RngStream", "Rngs", "reseed", "split_rngs",
-           "fork_rngs", "restore_rngs"]
+           "fork_rngs", "restore_rngs", "with_rngs"]
 
 
 class RngState(Variable):
@@ -294,3 +296,87 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
         return wrapper
 
     return decorator
+
+
+def _rule_map(spec: Any) -> list:
+    if spec is None:
+        return []
+    if isinstance(spec, (int, tuple)):
+        spec = {...: spec}
+    return [(k, filterlib.to_predicate(k), v) for k, v in spec.items()]
+
+
+def with_rngs(node: Any = _MISSING, /, *, split: Any = None, fork: Any = None,
+              broadcast: Any = None, only: Any = True, graph: bool | None = None,
+              graph_updates: bool | None = None) -> Any:
+    """A copy of ``node`` whose ``RngStream``s are replaced by split, broadcast or forked copies
+    (the original streams advance by one draw each). ``split``/``broadcast``: a shape for every
+    stream or ``{filter: shape}`` (first match wins); ``fork``: a filter or filters selecting the
+    remaining streams to fork; ``only`` limits the streams considered. Without ``node``, a
+    decorator applying it to a function's arguments.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.with_rngs(nnx.Rngs(params=0, dropout=1), split={"params": 4},
+        ...                      fork=..., graph=False)
+        >>> rngs.params.key.shape, rngs.dropout.key.shape
+        ((4,), ())
+    """
+    from ._config import resolve
+
+    graph = resolve(graph, _graph.set_graph_mode)
+    graph_updates = resolve(graph_updates, _graph.set_graph_updates)
+    if graph and graph_updates:
+        raise NotImplementedError("graph=True and graph_updates=True is not supported for `with_rngs`")
+    if node is _MISSING:
+        def decorator(f: Callable) -> Callable:
+            @functools.wraps(f)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                args, kwargs = with_rngs((args, kwargs), split=split, fork=fork,
+                                         broadcast=broadcast, only=only, graph=graph,
+                                         graph_updates=False)
+                return f(*args, **kwargs)
+
+            return wrapper
+
+        return decorator
+    splits, broadcasts = _rule_map(split), _rule_map(broadcast)
+    if fork is None:
+        forks = []
+    elif isinstance(fork, str) or not isinstance(fork, (list, tuple)):
+        forks = [(fork, filterlib.to_predicate(fork))]
+    else:
+        forks = [(f, filterlib.to_predicate(f)) for f in fork]
+    only_pred = filterlib.to_predicate(only)
+
+    def update(path: tuple, val: Any) -> Any:
+        if not (isinstance(val, RngStream) and only_pred(path, val)):
+            return val
+        found: dict[str, tuple] = {}
+        for flt, pred, n in splits:
+            if pred(path, val):
+                found["split"] = (flt, n)
+                break
+        for flt, pred, n in broadcasts:
+            if pred(path, val):
+                found["broadcast"] = (flt, n)
+                break
+        for flt, pred in forks:
+            if pred(path, val):
+                found["fork"] = (flt,)
+                break
+        if len(found) > 1:
+            specific = [r for r, info in found.items() if info[0] not in (..., True)]
+            if len(specific) > 1:
+                rules = "\n".join(f"  - {r} matches filter {info[0]!r}" for r, info in found.items())
+                raise ValueError(f"RngStream at path {path} matches multiple rules:\n{rules}")
+        if "split" in found:
+            return val.split(found["split"][1])
+        if "broadcast" in found:
+            return val.broadcast(found["broadcast"][1])
+        if "fork" in found:
+            return val.fork()
+        return val
+
+    return _graph.recursive_map(update, node, graph=graph)
