@@ -175,10 +175,11 @@ def _cubic_step(stx: Any, fx: Any, dx: Any, sty: Any, fy: Any, dy: Any, stp: Any
 
 def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: Any,
             maxiter: int = 100, ftol: float = 1e-4, gtol: float = 0.9, xtol: float = 1e-14,
-            stpmin: float = 1e-100, stpmax: Any = 1e100, accept_warning: bool = False) -> tuple:
+            stpmin: float = 1e-100, stpmax: Any = 1e100, accept_warning: bool = False,
+            point: Callable | None = None) -> tuple:
     """Moré and Thuente's line search (MINPACK-2's dcsrch, SciPy's ``line_search_wolfe1``):
-    one value-and-gradient evaluation per trial step. Returns (x_new, f_new, g_new,
-    evaluations, ok)."""
+    one value-and-gradient evaluation per trial step, at ``point(step)`` (default
+    ``x + step * p``). Returns (x_new, f_new, g_new, evaluations, ok)."""
     dtype = x.dtype
     d0 = jnp.vdot(g0, p)
     gtest = ftol * d0
@@ -193,7 +194,7 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
     def body(st: tuple) -> tuple:
         (stp, stage, brackt, width, width1, stx, fx, gx, sty, fy, gy, stmin, stmax, xs, fs, gs,
          k, state, _) = st
-        x_t = x + stp * p
+        x_t = x + stp * p if point is None else point(stp)
         f, grad = value_and_grad(x_t)
         g = jnp.vdot(grad, p)
         ftest = f0 + stp * gtest
@@ -327,28 +328,22 @@ def _two_loop(g: Any, s_hist: Any, y_hist: Any, rho: Any, count: Any, newest: An
 def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
            maxcor: int, maxls: int, ftol: float, lower: Any = None,
            upper: Any = None, maxfun: int | None = None) -> tuple[OptimizeResults, Any]:
-    """L-BFGS with bounds handled by fixing the variables a bound holds and capping the step at
-    the box (not SciPy's Cauchy point and subspace step); the line search is SciPy's L-BFGS-B
-    one (MINPACK's, ftol=1e-3, gtol=0.9, xtol=0.1, first step 1/|p|), so without bounds the
-    iterates and counts are SciPy's. Returns the result and the stopping reason (a key of
+    """L-BFGS without bounds (``lower``/``upper`` must be None; bounded problems go to
+    ``_lbfgsb``): the two-loop direction and SciPy's L-BFGS-B line search (MINPACK's,
+    ftol=1e-3, gtol=0.9, xtol=0.1, first step 1/|p|), so the iterates and counts are SciPy's
+    (without bounds SciPy's Cauchy point is x and its subspace step the L-BFGS step). Returns the result and the stopping reason (a key of
     ``_LBFGSB_REASONS``). As SciPy's, a failed line search first drops the stored pairs and
     retries from the steepest-descent direction; only a second failure is abnormal (in
     float64; in lower precisions it means f cannot decrease any more, reported as the
     relative-reduction convergence)."""
     n = x0.shape[0]
     single = float(jnp.finfo(x0.dtype).eps) > 1e-10
-    bounded = lower is not None
-    boxed = bool(bounded) and False
-    if bounded:
-        x0 = jnp.clip(x0, lower, upper)
-        boxed = jnp.all(jnp.isfinite(lower) & jnp.isfinite(upper))
+    if lower is not None or upper is not None:
+        raise ValueError("minimize: internal error: bounded L-BFGS-B goes to _lbfgsb")
     f0, g0 = value_and_grad(x0)
 
-    def projected_gradient(x: Any, g: Any) -> Any:
-        return (jnp.clip(x - g, lower, upper) - x) if bounded else g
-
     def converged(x: Any, g: Any) -> Any:
-        return jnp.linalg.norm(projected_gradient(x, g), ord=norm) <= gtol
+        return jnp.linalg.norm(g, ord=norm) <= gtol
 
     def cond(state: tuple) -> Any:
         return state[-1] < 0
@@ -356,43 +351,18 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
     def body(state: tuple) -> tuple:
         x, f, g, hist, count, k, nfev, reason = state
         s_hist, y_hist, rho, newest = hist
-        if bounded:
-            # Variables held at a bound by the gradient stay fixed for this step.
-            at_bound = ((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0))
-            g_free = jnp.where(at_bound, 0.0, g)
-            p = _two_loop(g_free, s_hist, y_hist, rho, count, newest)
-            # no step may push a variable that sits on a bound out of the box
-            outward = ((x <= lower) & (p < 0)) | ((x >= upper) & (p > 0))
-            p = jnp.where(at_bound | outward, 0.0, p)
-            p = jnp.where(jnp.vdot(p, g_free) < 0, p, -g_free)
-        else:
-            p = _two_loop(g, s_hist, y_hist, rho, count, newest)
-            p = jnp.where(jnp.vdot(p, g) < 0, p, -g)
-        # SciPy's lnsrlb: the longest feasible step along p, a first step of 1/|p| on the
-        # first iteration (unless every variable is boxed), then MINPACK's search with
-        # ftol=1e-3, gtol=0.9, xtol=0.1
+        p = _two_loop(g, s_hist, y_hist, rho, count, newest)
+        p = jnp.where(jnp.vdot(p, g) < 0, p, -g)
+        # SciPy's lnsrlb: a first step of 1/|p| on the first iteration, then MINPACK's search
+        # with ftol=1e-3, gtol=0.9, xtol=0.1
         stpmax = jnp.asarray(1e10, x.dtype)
-        if bounded:
-            room = jnp.where(p > 0, (upper - x) / jnp.where(p > 0, p, 1.0),
-                             jnp.where(p < 0, (lower - x) / jnp.where(p < 0, p, -1.0), jnp.inf))
-            stpmax = jnp.minimum(stpmax, jnp.min(room))
         pnorm = jnp.linalg.norm(p)
         first = jnp.minimum(1.0 / jnp.maximum(pnorm, 1e-30), stpmax)
-        alpha0 = jnp.where((k == 0) & ~boxed, first, jnp.minimum(1.0, stpmax))
+        alpha0 = jnp.where(k == 0, first, jnp.minimum(1.0, stpmax))
         x_new, f_new, g_new, evals, ok = _dcsrch(
             value_and_grad, x, p, f, g, alpha0, maxiter=maxls, ftol=1e-3, gtol=0.9, xtol=0.1,
             stpmin=0.0, stpmax=stpmax, accept_warning=True)
         ok = ok & (f_new <= f)
-        hit_bound = jnp.asarray(False)
-        if bounded:  # a step cut short by a bound puts that variable on it
-            blocked = ok & (evals > 0) & (jnp.abs(jnp.vdot(x_new - x, p)) >= 0)
-            on_edge = (stpmax < 1e10) & (jnp.linalg.norm(x_new - (x + stpmax * p)) <= 1e-12 * (
-                1.0 + jnp.linalg.norm(x)))
-            x_new = jnp.where(blocked & on_edge, jnp.clip(x + stpmax * p, lower, upper),
-                              jnp.clip(x_new, lower, upper))
-            hit_bound = blocked & on_edge
-            f_new, g_new = lax.cond(hit_bound, lambda: value_and_grad(x_new),
-                                    lambda: (f_new, g_new))
         s, y = x_new - x, g_new - g
         sy = jnp.vdot(s, y)
         eps = jnp.finfo(x.dtype).eps
@@ -403,10 +373,8 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
         rho = jnp.where(good, rho.at[slot].set(1.0 / jnp.where(good, sy, 1.0)), rho)
         newest = jnp.where(good, slot, newest)
         count = jnp.where(good, jnp.minimum(count + 1, maxcor), count)
-        # a step that stopped on a bound says nothing about convergence (SciPy's Cauchy point
-        # would have moved those variables onto their bounds first)
-        small_change = ((f - f_new) <= ftol * jnp.maximum(
-            jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)) & ~hit_bound
+        small_change = (f - f_new) <= ftol * jnp.maximum(
+            jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)
         nfev = nfev + evals
         k_new = jnp.where(ok, k + 1, k)
         # a failed search with stored pairs restarts from steepest descent (SciPy's rule)
@@ -433,6 +401,208 @@ def _lbfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: f
     return OptimizeResults(x, status == 0, status, f, g, None, nfev, nfev, k), reason
 
 
+def _compact_form(s_hist: Any, y_hist: Any, valid: Any, theta: Any) -> tuple[Any, Any]:
+    """The compact L-BFGS matrix B = theta I - W K^-1 W' (Byrd, Nocedal and Schnabel) from the
+    stored pairs (rows of ``s_hist``/``y_hist``, oldest first; ``valid`` marks the stored ones):
+    W = [Y, theta S] (n x 2m) and K = [[-D, L'], [L, theta S'S]] (2m x 2m), with the unused
+    slots' rows and columns of K replaced by the identity and their columns of W zero."""
+    sy = s_hist @ y_hist.T
+    low = jnp.tril(sy, -1)
+    top = jnp.concatenate([-jnp.diag(jnp.diag(sy)), low.T], axis=1)
+    bottom = jnp.concatenate([low, theta * (s_hist @ s_hist.T)], axis=1)
+    kmat = jnp.concatenate([top, bottom], axis=0)
+    v2 = jnp.concatenate([valid, valid])
+    kmat = jnp.where(v2[:, None] & v2[None, :], kmat, 0.0) + jnp.diag(jnp.where(v2, 0.0, 1.0))
+    w = jnp.concatenate([y_hist.T, theta * s_hist.T], axis=1) * v2.astype(s_hist.dtype)
+    return w, kmat
+
+
+def _cauchy_point(x: Any, g: Any, lower: Any, upper: Any, has_lo: Any, has_hi: Any,
+                  always_fixed: Any, w: Any, mmat: Any, theta: Any) -> tuple[Any, Any, Any]:
+    """The generalized Cauchy point (Byrd, Lu, Nocedal and Zhu, algorithm CP; SciPy's
+    ``cauchy``): the first local minimiser of the quadratic model along the projected
+    steepest-descent path x(t) = P(x - t g), found by walking its breakpoints in increasing
+    order. Returns (xcp, c = W'(xcp - x), free), ``free`` the variables not held at a bound."""
+    dtype = x.dtype
+    eps = jnp.finfo(dtype).eps
+    neg = -g
+    tl, tu = x - lower, upper - x
+    boundable = (has_lo | has_hi) & ~always_fixed
+    xlower = has_lo & (tl <= 0)
+    xupper = has_hi & (tu <= 0)
+    held_lo = boundable & xlower & (neg <= 0)
+    held_hi = boundable & ~xlower & xupper & (neg >= 0)
+    unmoved = boundable & ~xlower & ~xupper & (neg == 0)
+    moving = ~(always_fixed | held_lo | held_hi | unmoved)
+    d = jnp.where(moving, neg, 0.0)
+    f1 = -jnp.vdot(d, d)
+    p = w.T @ d
+    brk_lo = moving & has_lo & (neg < 0)
+    brk_hi = moving & ~brk_lo & has_hi & (neg > 0)
+    is_brk = brk_lo | brk_hi
+    t = jnp.where(brk_lo, tl / jnp.where(brk_lo, -neg, 1.0),
+                  jnp.where(brk_hi, tu / jnp.where(brk_hi, neg, 1.0), jnp.inf))
+    bnded = ~jnp.any(moving & ~is_brk & (neg != 0))
+    nbreak = jnp.sum(is_brk.astype(jnp.int32))
+    order = jnp.argsort(t)
+    f2 = -theta * f1
+    f2_org = f2
+    f2 = f2 - jnp.vdot(p, mmat @ p)
+    dtm = jnp.where(f2 != 0, -f1 / jnp.where(f2 != 0, f2, 1.0), 0.0)
+    zero = jnp.zeros((), dtype)
+
+    def cond(st: tuple) -> Any:
+        return (~st[-1]) & (st[0] < nbreak)
+
+    def body(st: tuple) -> tuple:
+        j, tj, f1, f2, dtm, tsum, d, xcp, c, p, fixed, _ = st
+        ibp = order[j]
+        dt = t[ibp] - tj
+        stop = dtm < dt
+        dibp = d[ibp]
+        to_hi = dibp > 0
+        bound = jnp.where(to_hi, upper[ibp], lower[ibp])
+        zibp = bound - x[ibp]
+        n_f1 = f1 + dt * f2 + dibp * dibp - theta * dibp * zibp
+        n_f2 = f2 - theta * dibp * dibp
+        n_c = c + dt * p
+        wbp = w[ibp]
+        v = mmat @ wbp
+        n_f1 = n_f1 + dibp * jnp.vdot(n_c, v)
+        n_f2 = n_f2 + 2.0 * dibp * jnp.vdot(p, v) - dibp * dibp * jnp.vdot(wbp, v)
+        n_p = p - dibp * wbp
+        n_f2 = jnp.maximum(eps * f2_org, n_f2)
+        last = j + 1 >= nbreak
+        n_dtm = jnp.where(last & bnded, 0.0, -n_f1 / n_f2)
+        keep = lambda a, b: jnp.where(stop, a, b)  # noqa: E731 - the minimiser is in [tj, t]
+        return (j + 1, keep(tj, t[ibp]), keep(f1, n_f1), keep(f2, n_f2), keep(dtm, n_dtm),
+                keep(tsum, tsum + dt), keep(d, d.at[ibp].set(0.0)),
+                keep(xcp, xcp.at[ibp].set(bound)), keep(c, n_c), keep(p, n_p),
+                keep(fixed, fixed.at[ibp].set(True)), stop | last)
+
+    init = (jnp.asarray(0, jnp.int32), zero, f1, f2, dtm, zero, d, x, jnp.zeros_like(p), p,
+            jnp.zeros(x.shape, bool), jnp.asarray(False))
+    _, _, _, _, dtm, tsum, d, xcp, c, p, fixed, _ = lax.while_loop(cond, body, init)
+    dtm = jnp.maximum(dtm, 0.0)
+    xcp = xcp + (tsum + dtm) * d
+    c = c + dtm * p
+    free = ~(always_fixed | held_lo | held_hi | fixed)
+    return xcp, c, free
+
+
+def _lbfgsb(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
+            maxcor: int, maxls: int, ftol: float, lower: Any, upper: Any,
+            maxfun: int) -> tuple[OptimizeResults, Any]:
+    """Bounded L-BFGS-B as SciPy's (L-BFGS-B 3.0, Byrd-Lu-Nocedal-Zhu with Morales-Nocedal's
+    projected subspace step): the compact limited-memory matrix, the generalized Cauchy point,
+    the direct primal subspace minimisation over the variables free there (projected onto the
+    box, or backtracked into it when the projection is not a descent direction), and SciPy's
+    line search (MINPACK's dcsrch, ftol=1e-3, gtol=0.9, xtol=0.1, at most ``maxls`` trials,
+    the step capped at the box). A failed search drops the stored pairs and retries; a second
+    failure is abnormal (in float32 it means f cannot decrease any more: reported as the
+    relative-reduction convergence). Returns the result and the reason (a key of
+    ``_LBFGSB_REASONS``)."""
+    n = x0.shape[0]
+    dtype = x0.dtype
+    single = float(jnp.finfo(dtype).eps) > 1e-10
+    has_lo, has_hi = jnp.isfinite(lower), jnp.isfinite(upper)
+    always_fixed = has_lo & has_hi & (upper - lower <= 0)
+    boxed = jnp.all(has_lo & has_hi)
+    cnstnd = jnp.any(has_lo | has_hi)
+    x0 = jnp.clip(x0, lower, upper)
+    f0, g0 = value_and_grad(x0)
+    eps = jnp.finfo(dtype).eps
+
+    def pg_norm(x: Any, g: Any) -> Any:
+        return jnp.linalg.norm(jnp.clip(x - g, lower, upper) - x, ord=norm)
+
+    def cond(state: tuple) -> Any:
+        return state[-1] < 0
+
+    def body(state: tuple) -> tuple:
+        x, f, g, s_hist, y_hist, count, theta, k, nfev, reason = state
+        valid = jnp.arange(maxcor) >= maxcor - count  # the stored pairs, oldest first
+        w, kmat = _compact_form(s_hist, y_hist, valid, theta)
+        mmat = jnp.linalg.inv(kmat)
+        # SciPy skips the Cauchy point when nothing is bounded and pairs are stored
+        skip = (~cnstnd) & (count > 0)
+        xcp, c, free = _cauchy_point(x, g, lower, upper, has_lo, has_hi, always_fixed, w, mmat,
+                                     theta)
+        xcp = jnp.where(skip, x, xcp)
+        c = jnp.where(skip, 0.0, c)
+        free = jnp.where(skip, True, free)
+        # subspace step: minimise the model over the free variables from the Cauchy point,
+        # d = (Z'BZ)^-1 r by Sherman-Morrison-Woodbury on the compact form
+        r = jnp.where(free, -theta * (xcp - x) - g + w @ (mmat @ c), 0.0)
+        wz = w * free[:, None].astype(dtype)
+        inner = kmat - (wz.T @ wz) / theta
+        dhat = r / theta + (wz @ jnp.linalg.solve(inner, wz.T @ r)) / (theta * theta)
+        xbar = jnp.where(free, jnp.clip(xcp + dhat, lower, upper), xcp)
+        hit = jnp.any(free & ((has_lo & (xbar == lower)) | (has_hi & (xbar == upper))))
+        uphill = hit & (jnp.vdot(xbar - x, g) > 0)
+        # Morales-Nocedal: an uphill projection falls back to the longest step into the box
+        ratio_lo = jnp.where(free & has_lo & (dhat < 0), jnp.where(
+            lower - xcp >= 0, 0.0, (lower - xcp) / jnp.where(dhat < 0, dhat, -1.0)), jnp.inf)
+        ratio_hi = jnp.where(free & has_hi & (dhat > 0), jnp.where(
+            upper - xcp <= 0, 0.0, (upper - xcp) / jnp.where(dhat > 0, dhat, 1.0)), jnp.inf)
+        ratio = jnp.minimum(ratio_lo, ratio_hi)
+        ibd = jnp.argmin(ratio)
+        alpha = jnp.minimum(1.0, ratio[ibd])
+        back = jnp.where(free, xcp + alpha * dhat, xcp)
+        back = jnp.where((alpha < 1) & (jnp.arange(n) == ibd),
+                         jnp.where(dhat[ibd] > 0, upper[ibd], lower[ibd]), back)
+        z = jnp.where((count > 0) & jnp.any(free), jnp.where(uphill, back, xbar), xcp)
+        # SciPy's lnsrlb: the longest step in the box (1 on the first iteration), a first
+        # trial of 1/|d| on the first iteration unless every variable is boxed, else 1
+        dvec = z - x
+        dnorm = jnp.linalg.norm(dvec)
+        room_lo = jnp.where(has_lo & (dvec < 0), jnp.where(
+            lower - x >= 0, 0.0, (lower - x) / jnp.where(dvec < 0, dvec, -1.0)), jnp.inf)
+        room_hi = jnp.where(has_hi & (dvec > 0), jnp.where(
+            upper - x <= 0, 0.0, (upper - x) / jnp.where(dvec > 0, dvec, 1.0)), jnp.inf)
+        room = jnp.minimum(1e10, jnp.minimum(jnp.min(room_lo), jnp.min(room_hi)))
+        stpmx = jnp.where(cnstnd, jnp.where(k == 0, 1.0, room), 1e10).astype(dtype)
+        stp0 = jnp.where((k == 0) & ~boxed,
+                         jnp.minimum(1.0 / jnp.maximum(dnorm, 1e-300 if not single else 1e-30),
+                                     stpmx), 1.0)
+
+        def point(stp: Any) -> Any:
+            return jnp.where(stp == 1, z, jnp.clip(x + stp * dvec, lower, upper))
+
+        x_new, f_new, g_new, evals, ok = _dcsrch(
+            value_and_grad, x, dvec, f, g, stp0, maxiter=maxls, ftol=1e-3, gtol=0.9, xtol=0.1,
+            stpmin=0.0, stpmax=stpmx, accept_warning=True, point=point)
+        nfev = nfev + evals
+        s, y = x_new - x, g_new - g
+        sy = jnp.vdot(s, y)
+        good = ok & (sy > eps * -jnp.vdot(g, s))  # SciPy's curvature test dr > eps * ddum
+        s_hist = jnp.where(good, jnp.roll(s_hist, -1, axis=0).at[-1].set(s), s_hist)
+        y_hist = jnp.where(good, jnp.roll(y_hist, -1, axis=0).at[-1].set(y), y_hist)
+        theta = jnp.where(good, jnp.vdot(y, y) / jnp.where(good, sy, 1.0), theta)
+        count = jnp.where(good, jnp.minimum(count + 1, maxcor), count)
+        k_new = jnp.where(ok, k + 1, k)
+        small = (f - f_new) <= ftol * jnp.maximum(jnp.maximum(jnp.abs(f), jnp.abs(f_new)), 1.0)
+        # a failed search with stored pairs restarts from B = I (SciPy's rule)
+        restart = (~ok) & (count > 0)
+        theta = jnp.where(restart, 1.0, theta)
+        # SciPy's driver checks its limits on each new x before the convergence tests
+        reason = jnp.where(
+            ~ok, jnp.where(restart, -1, 1 if single else 4),
+            jnp.where(k_new >= maxiter, 2, jnp.where(nfev > maxfun, 3, jnp.where(
+                pg_norm(x_new, g_new) <= gtol, 0, jnp.where(small, 1, -1)))))
+        count = jnp.where(restart, 0, count)
+        return (jnp.where(ok, x_new, x), jnp.where(ok, f_new, f), jnp.where(ok, g_new, g),
+                s_hist, y_hist, count, theta.astype(dtype), k_new, nfev, reason)
+
+    reason0 = jnp.where(pg_norm(x0, g0) <= gtol, 0, jnp.where(maxiter <= 0, 2, -1))
+    init = (x0, f0, g0, jnp.zeros((maxcor, n), dtype), jnp.zeros((maxcor, n), dtype),
+            jnp.asarray(0, jnp.int32), jnp.asarray(1.0, dtype), jnp.asarray(0, jnp.int32),
+            jnp.asarray(1, jnp.int32), reason0)
+    x, f, g, _, _, _, _, k, nfev, reason = lax.while_loop(cond, body, init)
+    status = jnp.asarray([r[0] for r in _LBFGSB_REASONS.values()], jnp.int32)[reason]
+    return OptimizeResults(x, status == 0, status, f, g, None, nfev, nfev, k), reason
+
+
 _LBFGS_NAMES = ("l-bfgs-experimental-do-not-rely-on-this", "l-bfgs", "lbfgs")
 
 
@@ -443,8 +613,8 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str, tol: floa
 
     ``method``: "BFGS" (options ``maxiter``, ``norm``, ``gtol``, ``line_search_maxiter``),
     "l-bfgs-experimental-do-not-rely-on-this" as JAX, or, beyond JAX, "L-BFGS-B" with
-    ``bounds`` = (lower, upper) arrays or a sequence of (lo, hi) pairs (None for no bound), a
-    projected limited-memory quasi-Newton method (options ``maxiter``, ``maxcor``, ``gtol``,
+    ``bounds`` = (lower, upper) arrays or a sequence of (lo, hi) pairs (None for no bound),
+    SciPy's L-BFGS-B algorithm (generalized Cauchy point, subspace minimisation; options ``maxiter``, ``maxcor``, ``gtol``,
     ``ftol``, ``maxls``). ``tol`` sets ``gtol``. Jittable and vmappable; ``result.x`` is
     differentiable with respect to ``args`` (and closed-over values) by implicit differentiation
     of grad f(x) = 0 at an interior minimum.
@@ -493,11 +663,14 @@ def minimize(fun: Callable, x0: Any, args: tuple = (), *, method: str, tol: floa
             raise ValueError(f"minimize: unknown L-BFGS options {sorted(unknown)}")
         scipy_like = key == "l-bfgs-b"  # SciPy's limits; JAX's for its experimental L-BFGS
         maxiter = int(options.get("maxiter", 15000 if scipy_like else n * 200))
-        res, reason = _lbfgs(value_and_grad, x0, maxiter,
-                             float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
-                             int(options.get("maxcor", 10)), int(options.get("maxls", 20)),
-                             float(options.get("ftol", 2.220446049250313e-09)), lower, upper,
-                             int(options.get("maxfun", 15000 if scipy_like else maxiter)))
+        settings = (float(options.get("gtol", 1e-5)), options.get("norm", jnp.inf),
+                    int(options.get("maxcor", 10)), int(options.get("maxls", 20)),
+                    float(options.get("ftol", 2.220446049250313e-09)))
+        maxfun = int(options.get("maxfun", 15000 if scipy_like else maxiter))
+        if lower is None:
+            res, reason = _lbfgs(value_and_grad, x0, maxiter, *settings, maxfun=maxfun)
+        else:  # SciPy's L-BFGS-B: Cauchy point, subspace step, line search in the box
+            res, reason = _lbfgsb(value_and_grad, x0, maxiter, *settings, lower, upper, maxfun)
         code = _concrete(reason)
         res = res._replace(message=None if code is None else _LBFGSB_REASONS[code][1])
     else:

@@ -31,12 +31,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from fluxion.backend import array as _array
+from fluxion.backend import callback as _callback
+from fluxion.backend import checks as _checks
 from fluxion.backend import client as _client
 from fluxion.backend import compile_cache as _disk
 from fluxion.backend import compile_hook as _compile_hook
 from fluxion.backend import lapack as _lapack
-from fluxion.backend.array import Array, Spec
+from fluxion.backend import spmd
+from fluxion.backend.array import Array, Shard, Spec
 from fluxion.backend.lowering import lower_program, lowering_platform
+from fluxion.backend.sharding_impl import NamedSharding, context_mesh
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
@@ -46,6 +51,8 @@ from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import TraceContext, config
 from fluxion.core.ir import Equation, Program, Var
+from fluxion.lax import parallel as _parallel
+from fluxion.lax import sharding_rules as _sharding_rules
 
 __all__ = ["compile_text", "device_put_value", "to_array", "to_numpy", "execute",
            "ExecEntry", "result_handlers", "default_sharding", "clear_caches", "Executable"]
@@ -131,7 +138,6 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
     if getattr(text, "host_callbacks", None):
         # Host callbacks (backend/callback.py): the callables are bound at compile time, so such
         # modules are compiled per lowering and never shared through the caches.
-        from fluxion.backend import callback as _callback
         t0 = time.perf_counter()
         with _compile_lock:
             exe = _callback.compile_with_callbacks(cl, text, _jax.DeviceList(devs),
@@ -474,7 +480,6 @@ def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
 
 def shards_of(x: Array) -> list:
     """The addressable shards of ``x`` (see :attr:`Array.addressable_shards`)."""
-    from fluxion.backend.array import Shard
     sh = x._k.sharding
     devs = list(sh._internal_device_list)
     index = sh.devices_indices_map(x.shape)
@@ -595,7 +600,6 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
         exe = compile_text(text, devices)
         sh = _client.single_device_sharding(devices[0])
         return exe, [sh] * n_out
-    from fluxion.backend import spmd  # lazily: only multi-device programs need it
     given = list(out_shardings) if out_shardings is not None else [None] * n_out
     text = spmd.lower_spmd(program, name, in_shardings, given, donated)
     exe = compile_text(text, devices)
@@ -616,7 +620,6 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
           forced: tuple | None = None) -> list[Array]:
     """``args`` moved to where the computation on them runs (see :mod:`fluxion.backend.spmd`):
     the devices of the committed ones (all the same, else an error), or the default device."""
-    from fluxion.backend import spmd
     specs = [a._k for a in args]
     devs, _, like = spmd.target_devices(fname, specs, names, forced)
     if len(devs) == 1:
@@ -646,8 +649,7 @@ def _rules_mode() -> tuple:
     """The sharding rules' context (an ``out_sharding=`` pending, a ``reshard``): a rule may
     accept there what it refuses outside, so executables compiled in it are cached apart (an
     executable compiled outside is right inside: it is consulted first, the hit path unchanged)."""
-    from fluxion.lax.sharding_rules import rules_mode
-    return rules_mode()
+    return _sharding_rules.rules_mode()
 
 
 def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
@@ -717,8 +719,17 @@ def _on_flag_change(name: str, value: Any) -> None:
         _const_cache.clear()
 
 
-config.on_change(_on_flag_change)
-_trace.set_eager_handler(_eager)
+def _constrain(x: Any, sharding: Any) -> Array:
+    """``x`` placed on ``sharding``, committed: ``with_sharding_constraint`` run eagerly."""
+    if type(x) is Array:
+        return move_to(x, _sharding_for(sharding), True)
+    return device_put_value(x, sharding)
 
-from fluxion.backend import checks as _checks  # noqa: E402,F401  (debug_nans, debug mode)
-from fluxion.backend import transfer as _transfer  # noqa: E402,F401  (installs mesh services)
+
+config.on_change(_on_flag_change)
+# The backend's install step: what the layers below reach through the dispatcher is handed to
+# them here, explicitly, once (docs/internals.md, "Layering").
+_array.install_device_services(to_numpy=to_numpy, shards_of=shards_of,
+                               host_copy_async=host_copy_async, device_put_value=device_put_value)
+_parallel.install_mesh_services(context_mesh, NamedSharding, _constrain)
+_checks.install(_eager, to_array)  # sets the eager handler (checked while a check is on)

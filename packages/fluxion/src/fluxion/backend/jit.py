@@ -39,6 +39,7 @@ from fluxion.backend import cache_miss as _cache_miss
 from fluxion.backend import checks as _checks
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
+from fluxion.backend.callback import parse_module
 from fluxion.backend.client import default_device as _client_default_device
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
@@ -879,7 +880,6 @@ class Lowered:
         an ``XlaComputation`` (``"hlo"``; ``.as_hlo_text()``), as JAX's ``Lowered``."""
         import jaxlib._jax as jaxlib_ext
         if dialect in (None, "stablehlo"):
-            from fluxion.backend.callback import parse_module
             return parse_module(self._text)
         if dialect == "hlo":
             return jaxlib_ext.mlir.mlir_module_to_xla_computation(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from fluxion.backend.callback import io_callback
+from fluxion.callback import io_callback
 
 __all__ = ["io_callback", "checkify"]
 
