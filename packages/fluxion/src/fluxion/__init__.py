@@ -159,8 +159,8 @@ _LAZY = {
     "dtypes": ("fluxion.dtypes", None),
     "debug": ("fluxion.debug", None),
     "experimental": ("fluxion.experimental", None),
-    "pure_callback": ("fluxion.backend.callback", "pure_callback"),
-    "effects_barrier": ("fluxion.backend.callback", "effects_barrier"),
+    "pure_callback": ("fluxion.callback", "pure_callback"),
+    "effects_barrier": ("fluxion.callback", "effects_barrier"),
     "scipy": ("fluxion.scipy", None),  # fluxion_scipy when installed, else ImportError
 }
 

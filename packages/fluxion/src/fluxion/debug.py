@@ -38,7 +38,7 @@ from typing import IO, Any, Callable
 
 import numpy as np
 
-from fluxion.backend.callback import debug_callback_bind
+from fluxion.callback import _is_array_leaf, debug_callback_bind
 
 # The sharding inspectors are module attributes loaded lazily by __getattr__ below.
 __all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame",  # noqa: F822
@@ -322,7 +322,6 @@ class _Debugger(cmd.Cmd):
 
 
 def _is_value(v: Any) -> bool:
-    from fluxion.backend.callback import _is_array_leaf
     return _is_array_leaf(v) and not isinstance(v, (bool, int, float, complex, str))
 
 

@@ -21,15 +21,35 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import VirtualArray
+from fluxion.lax.sharding_rules import explicit_part
 
-__all__ = ["Array", "Spec", "Shard"]
+__all__ = ["Array", "Spec", "Shard", "install_device_services"]
+
+# What an Array needs from the dispatcher above it: reading its value and its shards back,
+# starting host copies, and placing a host value (unpickling). ``fluxion.backend.dispatch``
+# installs them when it is imported (``install_device_services``); every Array is made through
+# the dispatcher, so they are set before the first Array exists. This module imports nothing
+# else from the backend.
+_to_numpy: Callable[["Array"], np.ndarray]
+_shards_of: Callable[["Array"], list]
+_host_copy_async: Callable[[Any], None]
+_device_put_value: Callable[..., "Array"]
+
+
+def install_device_services(*, to_numpy: Callable, shards_of: Callable,
+                            host_copy_async: Callable, device_put_value: Callable) -> None:
+    """Called once by ``fluxion.backend.dispatch``: the device operations Array's methods use."""
+    global _to_numpy, _shards_of, _host_copy_async, _device_put_value
+    _to_numpy, _shards_of = to_numpy, shards_of
+    _host_copy_async, _device_put_value = host_copy_async, device_put_value
 
 
 class Spec:
@@ -68,7 +88,6 @@ def _typed_aval(aval: ShapedArray, sharding: Any) -> ShapedArray:
     "sharding in types"), or without any sharding."""
     if getattr(sharding, "spec", None) is None:
         return aval.strip_sharding()
-    from fluxion.lax.sharding_rules import explicit_part
     return aval.update(sharding=explicit_part(sharding, len(aval.shape)))
 
 
@@ -195,20 +214,18 @@ class Array(metaclass=_ArrayMeta):
         """Start copying the value to the host (a later ``np.asarray`` then waits less)."""
         if self._np is not None or self._a.is_deleted():
             return
-        from fluxion.backend.dispatch import host_copy_async  # import cycle: dispatch imports this
         if len(self._k.sharding._internal_device_list) == 1:
-            host_copy_async(self._a)
+            _host_copy_async(self._a)
             return
         for sh in self.addressable_shards:  # each device's part (replicas included) starts
             if sh.replica_id == 0:
-                host_copy_async(sh.data._a)
+                _host_copy_async(sh.data._a)
 
     @property
     def addressable_shards(self) -> list:
         """One :class:`Shard` (device, index, data) per device of this process holding a part
         of the array, in the sharding's device order."""
-        from fluxion.backend.dispatch import shards_of  # import cycle: dispatch imports this
-        return shards_of(self)
+        return _shards_of(self)
 
     def unsafe_buffer_pointer(self) -> int:
         return self._a.unsafe_buffer_pointer()
@@ -217,8 +234,7 @@ class Array(metaclass=_ArrayMeta):
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:
-            from fluxion.backend.dispatch import to_numpy  # import cycle: dispatch imports this
-            v = to_numpy(self)
+            v = _to_numpy(self)
             v.flags.writeable = False
             self._np = v
         return v
@@ -275,7 +291,8 @@ class Array(metaclass=_ArrayMeta):
         return (self[i] for i in range(self.shape[0]))
 
     def __reduce__(self):
-        return (_rebuild, (self._value(), self.weak_type))
+        # by reference to the dispatcher's function: unpickling imports the dispatcher
+        return (functools.partial(_device_put_value, weak_type=self.weak_type), (self._value(),))
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:
@@ -318,8 +335,3 @@ class Shard:
     def __repr__(self) -> str:
         return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
                 f"data={self.data!r})")
-
-
-def _rebuild(value: np.ndarray, weak_type: bool) -> Array:
-    from fluxion.backend.dispatch import device_put_value  # import cycle: dispatch imports this
-    return device_put_value(value, weak_type=weak_type)

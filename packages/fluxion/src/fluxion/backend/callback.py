@@ -1,21 +1,15 @@
-"""Host callbacks: Python functions called from compiled programs.
+"""Host callbacks at run time: Python functions called from compiled programs.
 
-Three primitives, with JAX's names and rules:
+The callback primitives (``pure_callback``, ``io_callback``, ``debug_callback``) live in
+:mod:`fluxion.callback`; this module is what the backend does for them. Their lowering emits
+XLA's CPU host-callback custom call (``xla_ffi_python_cpu_callback``) whose ``index`` points
+into the list of callables compiled with the module (:func:`emit_host_callback`); on the TPU it
+emits send/recv host transfers (:class:`SendRecvCallback`). That list lives on the executable,
+so the callables live as long as it does (a missing callable would crash XLA).
 
-- ``pure_callback`` (``fluxion.pure_callback``): a pure function of its inputs with declared
-  result shapes and dtypes; no derivative (use ``custom_jvp``); vmap per ``vmap_method``.
-- ``io_callback`` (``fluxion.experimental.io_callback``): an impure function, never removed;
-  ``ordered=True`` runs it in program order (a token threads the calls), and cannot be vmapped.
-- ``debug_callback`` (``fluxion.debug.callback`` / ``print`` / ``breakpoint``): no results; under
-  ``grad`` it sees the primal values, under ``vmap`` it runs once per batch member.
-
-Eagerly, each primitive calls the Python function directly. Staged, its lowering emits XLA's CPU
-host-callback custom call (``xla_ffi_python_cpu_callback``) whose ``index`` points into the list
-of callables compiled with the module (see :func:`emit_host_callback`); that list lives on the
-executable, so the callables live as long as it does (a missing callable would crash XLA).
-
-A Python exception raised by a callback (or by our check of its results' shapes and dtypes)
-stops the execution and is re-raised to the caller as itself (:class:`CallbackExecutable`).
+A Python exception raised by a callback (or by the check of its results' shapes and dtypes,
+:func:`check_results`) stops the execution and is re-raised to the caller as itself
+(:class:`CallbackExecutable`).
 
 Example:
     >>> import numpy as np, fluxion, fluxion.numpy as jnp
@@ -28,79 +22,30 @@ Example:
 from __future__ import annotations
 
 import collections
+import pickle
 import threading
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.backend import lapack
+from fluxion.backend.client import xc
+from fluxion.backend.lowering import (
+    HOST_CALLBACK_TARGET,
+    PlatformLoweringError,
+    current_token,
+    mlir_type,
+)
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
-from fluxion.core.primitive import Primitive
-from fluxion.lax import shape_ops as so
-from fluxion.transforms.array_ops import moveaxis
 
-__all__ = ["pure_callback_p", "io_callback_p", "debug_callback_p", "pure_callback",
-           "io_callback", "debug_callback_bind", "emit_host_callback", "CallbackExecutable",
-           "FlatCallback", "parse_module", "compile_with_callbacks", "effects_barrier"]
-
-_TARGET = "xla_ffi_python_cpu_callback"
-VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all",
-                "legacy_vectorized", None)
-
-
-class FlatCallback:
-    """A user callback taking the flat leaves of ``(args, kwargs)`` (``in_tree``); ``static``
-    maps leaf positions to non-array leaves kept out of the program. Equal when the function,
-    structure and static leaves are, so identical calls stage identical programs."""
-
-    __slots__ = ("fn", "in_tree", "static", "name")
-
-    def __init__(self, fn: Callable, in_tree: Any, static: tuple = ()) -> None:
-        self.fn, self.in_tree, self.static = fn, in_tree, tuple(static)
-        self.name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
-
-    def __call__(self, *dyn: Any) -> Any:
-        static = dict(self.static)
-        leaves, it = [], iter(dyn)
-        for i in range(len(dyn) + len(static)):
-            leaves.append(static[i] if i in static else next(it))
-        args, kwargs = tree_util.tree_unflatten(self.in_tree, leaves)
-        return self.fn(*args, **kwargs)
-
-    def __eq__(self, other: Any) -> bool:
-        return (type(other) is FlatCallback and self.fn == other.fn
-                and self.in_tree == other.in_tree and _static_key(self.static) ==
-                _static_key(other.static))
-
-    def __hash__(self) -> int:
-        return hash((self.fn, self.in_tree, len(self.static)))
-
-    def __repr__(self) -> str:
-        return f"<callback {self.name}>"
-
-
-def _static_key(static: tuple) -> tuple:
-    return tuple((i, id(v)) for i, v in static)
-
-
-# ------------------------------------------------------------------ host side
+__all__ = ["emit_host_callback", "CallbackExecutable", "check_results", "parse_module",
+           "compile_with_callbacks", "SendRecvCallback"]
 
 # Exceptions raised inside host callbacks, waiting for the execution that ran them to fail.
 _ERRORS: collections.deque = collections.deque(maxlen=64)
 _ERRORS_LOCK = threading.Lock()
-
-
-def _to_arrays(xs: Sequence[Any]) -> list:
-    """Host values as Fluxion Arrays on the default device (what JAX hands its callbacks)."""
-    from fluxion.backend.dispatch import device_put_value, to_array
-    out = []
-    for x in xs:
-        if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-            out.append(device_put_value(np.asarray(x)))
-        else:
-            out.append(to_array(x))
-    return out
 
 
 def check_results(kind: str, name: str, result: Any, result_avals: Sequence[ShapedArray]
@@ -127,8 +72,8 @@ def check_results(kind: str, name: str, result: Any, result_avals: Sequence[Shap
 
 
 class _HostCallable:
-    """What XLA calls: NumPy arrays in, a tuple of NumPy arrays out; every exception is kept
-    for :class:`CallbackExecutable` to re-raise."""
+    """What XLA calls: NumPy arrays in (``callback`` decides what its function sees), a tuple of
+    NumPy arrays out; every exception is kept for :class:`CallbackExecutable` to re-raise."""
 
     __slots__ = ("kind", "callback", "result_avals", "token", "__weakref__")
 
@@ -141,7 +86,7 @@ class _HostCallable:
         try:
             if self.token:
                 args = args[1:]
-            result = self.callback(*_to_arrays(args))
+            result = self.callback(*args)
             outs = (check_results(self.kind, getattr(self.callback, "name", "callback"), result,
                                   self.result_avals) if self.result_avals else [])
             return ((None,) if self.token else ()) + tuple(outs)
@@ -187,6 +132,7 @@ _CTX: list = []
 
 def parse_module(text: str) -> Any:
     """``text`` as an MLIR module (``compile_and_load`` takes host callbacks only with one)."""
+    # reason: jaxlib's MLIR bindings load only for modules with host callbacks (import time)
     from jaxlib.mlir import ir
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
     from jaxlib.mlir.dialects import chlo, mhlo, sdy
@@ -209,7 +155,6 @@ def parse_module(text: str) -> Any:
 def compile_with_callbacks(client: Any, text: Any, device_list: Any, options: Any
                            ) -> CallbackExecutable:
     """Compile module ``text`` (a ``ModuleText``) with its host callbacks bound by index."""
-    from fluxion.backend import lapack
     if lapack.needs_lapack(text):
         lapack.ensure_lapack()
     callbacks = [c.bind(client) if isinstance(c, SendRecvCallback) else c
@@ -221,55 +166,11 @@ def compile_with_callbacks(client: Any, text: Any, device_list: Any, options: An
 
 # ------------------------------------------------------------------ lowering
 
-def current_token(fn: Any) -> str:
-    """The ordered-effect token of lowering function (or region) ``fn``, made on first use; a
-    region's first token comes after its enclosing function's (captured from there)."""
-    tok = getattr(fn, "_fx_token", None)
-    if tok is None:
-        parent = getattr(fn, "_fx_parent", None)
-        before = current_token(parent) if parent is not None else ""
-        tok = fn.fresh()
-        arg_t = "!stablehlo.token" if before else ""
-        fn.lines.append(f'{fn.indent}{tok} = "stablehlo.after_all"({before}) : ({arg_t}) -> '
-                        "!stablehlo.token")
-        fn._fx_token = tok
-    return tok
-
-
-def _sync(*args: Any) -> tuple:
-    return (None,)
-
-
-def sequence_after(ctx: Any, values: list[str]) -> None:
-    """Make the later ordered callbacks of ``ctx``'s function wait for ``values`` (the results
-    of a loop or branch whose body runs ordered callbacks): a no-op host call takes the token
-    and one of them."""
-    if not values or ctx.module.platform != "cpu":
-        # (on the TPU the send/recv tokens order the callbacks within a function; a loop's
-        # callbacks and later ones of the enclosing function are not sequenced)
-        return
-    fn = ctx.fn
-    i = min(range(len(values)), key=lambda k: ctx.avals_out[k].size)
-    from fluxion.backend.lowering import mlir_type
-    cbs = ctx.module.__dict__.setdefault("host_callbacks", [])
-    index = len(cbs)
-    cbs.append(_sync)
-    tok = current_token(fn)
-    res = fn.fresh()
-    fn.lines.append(
-        f'{fn.indent}{res} = "stablehlo.custom_call"({tok}, {values[i]}) {{call_target_name = '
-        f'"{_TARGET}", has_side_effect = true, api_version = 4 : i32, backend_config = '
-        f"{{index = {index} : ui64}}}} : (!stablehlo.token, {mlir_type(ctx.avals_out[i])}) -> "
-        "!stablehlo.token")
-    fn._fx_token = res
-
-
 def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequence[str],
                        result_avals: Sequence[ShapedArray], *, ordered: bool,
                        side_effect: bool) -> list[str]:
     """Emit the host-callback custom call of ``callback`` on ``operands``; returns the result
     values. ``ordered`` threads this function's token through the call."""
-    from fluxion.backend.lowering import PlatformLoweringError, mlir_type
     module = ctx.module
     if module.platform == "tpu":
         return _emit_send_recv(ctx, kind, callback, operands, result_avals, ordered=ordered,
@@ -302,7 +203,7 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
     effect = "true" if side_effect else "false"
     fn.lines.append(
         f'{fn.indent}{lhs}"stablehlo.custom_call"({", ".join(ops)}) {{call_target_name = '
-        f'"{_TARGET}", has_side_effect = {effect}, api_version = 4 : i32, '
+        f'"{HOST_CALLBACK_TARGET}", has_side_effect = {effect}, api_version = 4 : i32, '
         f"backend_config = {{index = {index} : ui64}}}} : ({', '.join(in_types)}) -> {outs_t}")
     names = [] if n == 0 else ([res] if n == 1 else [f"{res}#{i}" for i in range(n)])
     if ordered:
@@ -325,9 +226,6 @@ class SendRecvCallback:
         self.send, self.recv = send, recv
 
     def bind(self, client: Any) -> Any:
-        import pickle
-
-        from fluxion.backend.client import xc
         shape = xc().Shape.array_shape
         return client.make_python_callback_from_host_send_and_recv(
             self.fn, [shape(a.dtype, a.shape) for a in self.operand_avals],
@@ -351,7 +249,6 @@ def _emit_send_recv(ctx: Any, kind: str, callback: Callable, operands: Sequence[
     """The TPU's host callback (as JAX emits it there): one ``stablehlo.send`` per operand and
     one ``stablehlo.recv`` per result, threaded on a token, with the Python side registered on
     the client at compile time."""
-    from fluxion.backend.lowering import mlir_type
     module, fn = ctx.module, ctx.fn
     if ordered:
         tok = current_token(fn)
@@ -398,296 +295,3 @@ def _emit_send_recv(ctx: Any, kind: str, callback: Callable, operands: Sequence[
     if ordered:
         fn._fx_token = tok
     return outs if result_avals else []
-
-
-# ------------------------------------------------------------------ pure_callback
-
-def _avals_of(result_avals: tuple) -> list[ShapedArray]:
-    return list(result_avals)
-
-
-pure_callback_p = Primitive("pure_callback", multiple_results=True)
-pure_callback_p.abstract_eval = lambda *avals, callback, result_avals, vmap_method, sharding: \
-    _avals_of(result_avals)
-
-
-def _pure_impl(*args: Any, callback: Any, result_avals: tuple, vmap_method: Any,
-               sharding: Any) -> list:
-    from fluxion.backend.dispatch import device_put_value
-    result = callback(*_to_arrays(args))
-    outs = check_results("pure_callback", callback.name, result, result_avals)
-    return [device_put_value(o) for o in outs]
-
-
-pure_callback_p.impl = _pure_impl
-
-
-def _pure_lowering(ctx: Any, *args: str, callback: Any, result_avals: tuple, vmap_method: Any,
-                   sharding: Any) -> list[str]:
-    return emit_host_callback(ctx, "pure_callback", callback, args, result_avals,
-                              ordered=False, side_effect=False)
-
-
-pure_callback_p.lowering = _pure_lowering
-
-
-def _pure_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-    raise ValueError("Pure callbacks do not support JVP. Please use `jax.custom_jvp` to use "
-                     "callbacks while taking gradients.")
-
-
-def _pure_transpose(ct: Any, *args: Any, **params: Any) -> list:
-    raise ValueError("Pure callbacks do not support transpose. Please use `jax.custom_vjp` to "
-                     "use callbacks while taking gradients.")
-
-
-pure_callback_p.jvp = _pure_jvp
-pure_callback_p.transpose = _pure_transpose
-
-
-def _batched_avals(size: int, avals: tuple) -> tuple:
-    return tuple(ShapedArray((size, *a.shape), a.dtype) for a in avals)
-
-
-def _sequential(prim: Primitive, args: Sequence[Any], dims: Sequence[Any], params: dict,
-                unroll: bool) -> tuple:
-    from fluxion.lax.control_flow import scan
-    is_b = [d is not None for d in dims]
-    moved = [moveaxis(a, d, 0) if d is not None else a for a, d in zip(args, dims)]
-    fixed = [a for a, b in zip(moved, is_b) if not b]
-    mapped = [a for a, b in zip(moved, is_b) if b]
-
-    def body(carry: Any, xs: list) -> tuple:
-        it_f, it_x = iter(fixed), iter(xs)
-        merged = [next(it_x) if b else next(it_f) for b in is_b]
-        return carry, prim.bind(*merged, **params)
-
-    _, outs = scan(body, (), mapped, unroll=unroll)
-    return list(outs), [0] * len(outs)
-
-
-def _pure_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, callback: Any,
-                result_avals: tuple, vmap_method: Any, sharding: Any) -> tuple:
-    size = axis_data.size
-    params = dict(callback=callback, result_avals=result_avals, vmap_method=vmap_method,
-                  sharding=sharding)
-    if vmap_method in ("sequential", "sequential_unrolled"):
-        return _sequential(pure_callback_p, args, dims, params,
-                           vmap_method == "sequential_unrolled")
-    moved = [moveaxis(a, d, 0) if d is not None else a for a, d in zip(args, dims)]
-    new_params = dict(params, result_avals=_batched_avals(size, result_avals))
-    if vmap_method == "legacy_vectorized":
-        outs = pure_callback_p.bind(*moved, **new_params)
-    elif vmap_method in ("expand_dims", "broadcast_all"):
-        n = size if vmap_method == "broadcast_all" else 1
-        moved = [so.broadcast(a, (n,)) if d is None else a for a, d in zip(moved, dims)]
-        outs = pure_callback_p.bind(*moved, **new_params)
-    else:
-        raise NotImplementedError(
-            "vmap is only supported for the pure_callback primitive when vmap_method is one of "
-            "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
-            f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
-    return list(outs), [0] * len(outs)
-
-
-pure_callback_p.batch = _pure_batch
-
-
-# ------------------------------------------------------------------ io_callback
-
-io_callback_p = Primitive("io_callback", multiple_results=True, effectful=True)
-io_callback_p.abstract_eval = lambda *avals, callback, result_avals, ordered, sharding: \
-    _avals_of(result_avals)
-
-
-def _io_impl(*args: Any, callback: Any, result_avals: tuple, ordered: bool, sharding: Any
-             ) -> list:
-    from fluxion.backend.dispatch import device_put_value
-    result = callback(*_to_arrays(args))
-    outs = check_results("io_callback", callback.name, result, result_avals)
-    return [device_put_value(o) for o in outs]
-
-
-io_callback_p.impl = _io_impl
-
-
-def _io_lowering(ctx: Any, *args: str, callback: Any, result_avals: tuple, ordered: bool,
-                 sharding: Any) -> list[str]:
-    return emit_host_callback(ctx, "io_callback", callback, args, result_avals,
-                              ordered=ordered, side_effect=True)
-
-
-io_callback_p.lowering = _io_lowering
-
-
-def _io_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-    raise ValueError("IO callbacks do not support JVP.")
-
-
-def _io_transpose(ct: Any, *args: Any, **params: Any) -> list:
-    raise ValueError("IO callbacks do not support transpose.")
-
-
-io_callback_p.jvp = _io_jvp
-io_callback_p.transpose = _io_transpose
-
-
-def _io_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *, callback: Any,
-              result_avals: tuple, ordered: bool, sharding: Any) -> tuple:
-    if ordered:
-        raise ValueError("Cannot `vmap` ordered IO callback.")
-    return _sequential(io_callback_p, args, dims, dict(
-        callback=callback, result_avals=result_avals, ordered=False, sharding=sharding), False)
-
-
-io_callback_p.batch = _io_batch
-
-
-# ------------------------------------------------------------------ debug_callback
-
-debug_callback_p = Primitive("debug_callback", multiple_results=True, effectful=True)
-debug_callback_p.abstract_eval = lambda *avals, callback, ordered, partitioned: []
-
-
-def _debug_impl(*args: Any, callback: Any, ordered: bool, partitioned: bool) -> list:
-    callback(*_to_arrays(args))
-    return []
-
-
-debug_callback_p.impl = _debug_impl
-
-
-def _debug_lowering(ctx: Any, *args: str, callback: Any, ordered: bool, partitioned: bool
-                    ) -> list[str]:
-    return emit_host_callback(ctx, "debug_callback", callback, args, (), ordered=ordered,
-                              side_effect=True)
-
-
-debug_callback_p.lowering = _debug_lowering
-
-
-def _debug_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-    return debug_callback_p.bind(*primals, **params), []
-
-
-debug_callback_p.jvp = _debug_jvp
-debug_callback_p.transpose = lambda ct, *args, **params: [None] * len(args)
-
-
-def _debug_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any
-                 ) -> tuple:
-    for i in range(axis_data.size):
-        debug_callback_p.bind(*[a if d is None else so.index_in_dim(a, i, d, keepdims=False)
-                                for a, d in zip(args, dims)], **params)
-    return [], []
-
-
-debug_callback_p.batch = _debug_batch
-
-
-# ------------------------------------------------------------------ entry points
-
-def effects_barrier() -> None:
-    """Wait until every host callback issued so far has run (JAX's ``jax.effects_barrier``).
-
-    Programs with host callbacks run synchronously here, so there is never anything left to
-    wait for; the function exists so that JAX programs calling it keep working.
-
-    Example:
-        >>> effects_barrier()
-    """
-    return None
-
-
-
-def _result_avals(fun: str, result_shape_dtypes: Any) -> tuple[list[ShapedArray], Any]:
-    leaves, tree = tree_util.tree_flatten(result_shape_dtypes)
-    avals = []
-    for leaf in leaves:
-        if not (hasattr(leaf, "shape") and hasattr(leaf, "dtype")):
-            raise TypeError(f"{fun}: result_shape_dtypes leaves need .shape and .dtype (e.g. "
-                            f"fluxion.ShapeDtypeStruct), got {type(leaf).__name__}: {leaf!r}")
-        dt = np.dtype(leaf.dtype)
-        if dtypes.canonicalize_dtype(dt) != dt:
-            raise ValueError("result_shape_dtypes cannot specify 64-bit types when "
-                             "`jax_enable_x64` is disabled")
-        avals.append(ShapedArray(tuple(leaf.shape), dt))
-    return avals, tree
-
-
-def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
-                  sharding: Any = None, vmap_method: str | None = None, **kwargs: Any) -> Any:
-    """Call the pure Python function ``callback(*args, **kwargs)`` from (possibly staged) code.
-
-    ``result_shape_dtypes`` is a pytree of ``ShapeDtypeStruct`` describing what ``callback``
-    returns; the results are checked against it. ``vmap_method`` says how ``vmap`` calls the
-    callback: ``"sequential"`` (one call per batch member), ``"sequential_unrolled"``,
-    ``"expand_dims"`` (unbatched arguments get a leading axis of size 1), ``"broadcast_all"``
-    or ``"legacy_vectorized"``; ``None`` makes ``vmap`` an error. No derivative: wrap it in
-    ``custom_jvp``/``custom_vjp``.
-
-    Example:
-        >>> import numpy as np, fluxion, fluxion.numpy as jnp
-        >>> spec = fluxion.ShapeDtypeStruct((), np.float32)
-        >>> fluxion.jit(lambda x: fluxion.pure_callback(
-        ...     lambda v: np.float32(v * 2), spec, x))(jnp.float32(3.0)).item()
-        6.0
-    """
-    if vmap_method not in VMAP_METHODS:
-        raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
-                         f"but got: {vmap_method}")
-    if not callable(callback):
-        raise TypeError(f"pure_callback: callback must be callable, got {type(callback).__name__}")
-    flat, in_tree = tree_util.tree_flatten((args, kwargs))
-    avals, out_tree = _result_avals("pure_callback", result_shape_dtypes)
-    outs = pure_callback_p.bind(*flat, callback=FlatCallback(callback, in_tree),
-                                result_avals=tuple(avals), vmap_method=vmap_method,
-                                sharding=sharding)
-    return tree_util.tree_unflatten(out_tree, list(outs))
-
-
-def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
-                sharding: Any = None, ordered: bool = False, **kwargs: Any) -> Any:
-    """Call the impure Python function ``callback(*args, **kwargs)`` from (possibly staged)
-    code. It is never removed as dead code; ``ordered=True`` runs the calls in program order
-    (and rules out ``vmap``). No derivative.
-
-    Example:
-        >>> import numpy as np, fluxion, fluxion.numpy as jnp
-        >>> seen = []
-        >>> def log(x):
-        ...     seen.append(float(x))
-        ...     return np.float32(len(seen))
-        >>> spec = fluxion.ShapeDtypeStruct((), np.float32)
-        >>> fluxion.jit(lambda x: io_callback(log, spec, x, ordered=True))(jnp.float32(2.0)).item()
-        1.0
-    """
-    if not callable(callback):
-        raise TypeError(f"io_callback: callback must be callable, got {type(callback).__name__}")
-    flat, in_tree = tree_util.tree_flatten((args, kwargs))
-    avals, out_tree = _result_avals("io_callback", result_shape_dtypes)
-    outs = io_callback_p.bind(*flat, callback=FlatCallback(callback, in_tree),
-                              result_avals=tuple(avals), ordered=bool(ordered), sharding=sharding)
-    return tree_util.tree_unflatten(out_tree, list(outs))
-
-
-def _is_array_leaf(x: Any) -> bool:
-    from fluxion.backend.array import Array
-    from fluxion.core.trace import Tracer
-    return (type(x) is Array or isinstance(x, (Tracer, np.ndarray, np.generic))
-            or type(x) in (bool, int, float, complex) or hasattr(x, "__jax_array__"))
-
-
-def debug_callback_bind(callback: Callable[..., Any], args: tuple, kwargs: dict, *,
-                        ordered: bool, partitioned: bool) -> None:
-    """Bind ``debug_callback`` for ``callback(*args, **kwargs)``: array leaves become operands,
-    other leaves (strings, None, objects) are passed through unchanged."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    static, dyn = [], []
-    for i, leaf in enumerate(leaves):
-        if _is_array_leaf(leaf):
-            dyn.append(leaf)
-        else:
-            static.append((i, leaf))
-    debug_callback_p.bind(*dyn, callback=FlatCallback(callback, in_tree, tuple(static)),
-                          ordered=bool(ordered), partitioned=bool(partitioned))

@@ -32,18 +32,30 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fluxion import tree_util
-from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
 from fluxion.core.config import config, flag_context
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Literal, literal_value
 
-__all__ = ["ENABLED", "checked_eager", "checked_jit_call", "check_values", "debug_mode_call"]
+__all__ = ["ENABLED", "checked_eager", "checked_jit_call", "check_values", "debug_mode_call",
+           "install"]
 
 # ENABLED[0]: some check is on (read by jit's call path); kept in sync with the flags.
 ENABLED = [False]
 _SAVED: dict[str, Any] = {}
+# The dispatcher's plain eager handler and its host-value-to-Array conversion. This module sits
+# below the dispatcher, which hands them over when it loads (``install``).
+_plain_eager: Callable[..., Any] | None = None
+_to_array: Callable[[Any], Any] | None = None
+
+
+def install(eager: Callable[..., Any], to_array: Callable[[Any], Any]) -> None:
+    """Called by ``fluxion.backend.dispatch`` when it loads: its plain eager handler (run by
+    :func:`checked_eager`) and ``to_array``; sets the eager handler, checked while a check is on."""
+    global _plain_eager, _to_array
+    _plain_eager, _to_array = eager, to_array
+    _trace.set_eager_handler(checked_eager if ENABLED[0] else eager)
 
 
 def _kinds() -> tuple[bool, bool]:
@@ -150,7 +162,7 @@ def checked_eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any
     if config.fluxion_debug_mode and (prim.name in _INDEXING or prim.name.startswith("scatter")):
         if _from_user_indexing():
             _check_indices(prim, args, params)
-    out = _d._eager(prim, args, params)
+    out = _plain_eager(prim, args, params)
     try:
         check_values(prim.name, out if prim.multiple_results else (out,))
     except FloatingPointError:
@@ -195,7 +207,7 @@ def _rerun(program: Any, args: Sequence[Any]) -> None:
 
 def _as_array(x: Any) -> Any:
     if type(x) in (bool, int, float, complex) or isinstance(x, (np.ndarray, np.generic)):
-        return _d.to_array(x)
+        return _to_array(x)
     return x
 
 
@@ -271,7 +283,8 @@ def _sync() -> None:
     if on and jit_module is not None:
         for j in list(getattr(jit_module, "_ALL", ())):  # their fast dispatchers skip the checks
             j.fast.clear()
-    _trace.set_eager_handler(checked_eager if on else _d._eager)
+    if _plain_eager is not None:  # else the dispatcher sets it when it loads (``install``)
+        _trace.set_eager_handler(checked_eager if on else _plain_eager)
 
 
 config.on_change(_on_change)

@@ -335,8 +335,7 @@ class _FunctionContext:
                 outs = [outs]
             if ordered:
                 # Ordered host callbacks inside (a loop body, a branch): later ones of this
-                # function wait for this equation's results (fluxion.backend.callback).
-                from fluxion.backend.callback import sequence_after
+                # function wait for this equation's results.
                 sequence_after(ctx, list(outs))
             if len(outs) != len(eqn.outputs):
                 raise LoweringError(f"lowering of {eqn.prim.name} gave {len(outs)} values for "
@@ -469,3 +468,51 @@ class ModuleText(str):
         self.host_callbacks = host_callbacks
         return self
 
+
+# ------------------------------------------------------------------ ordered-effect tokens
+# Ordered host callbacks (backend/callback.py) thread a token through their function.
+
+# XLA's CPU host-callback custom call (the FFI callback of the Python runtime).
+HOST_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+
+
+def current_token(fn: Any) -> str:
+    """The ordered-effect token of lowering function (or region) ``fn``, made on first use; a
+    region's first token comes after its enclosing function's (captured from there)."""
+    tok = getattr(fn, "_fx_token", None)
+    if tok is None:
+        parent = getattr(fn, "_fx_parent", None)
+        before = current_token(parent) if parent is not None else ""
+        tok = fn.fresh()
+        arg_t = "!stablehlo.token" if before else ""
+        fn.lines.append(f'{fn.indent}{tok} = "stablehlo.after_all"({before}) : ({arg_t}) -> '
+                        "!stablehlo.token")
+        fn._fx_token = tok
+    return tok
+
+
+def _sync(*args: Any) -> tuple:
+    return (None,)
+
+
+def sequence_after(ctx: Any, values: list[str]) -> None:
+    """Make the later ordered callbacks of ``ctx``'s function wait for ``values`` (the results
+    of a loop or branch whose body runs ordered callbacks): a no-op host call takes the token
+    and one of them."""
+    if not values or ctx.module.platform != "cpu":
+        # (on the TPU the send/recv tokens order the callbacks within a function; a loop's
+        # callbacks and later ones of the enclosing function are not sequenced)
+        return
+    fn = ctx.fn
+    i = min(range(len(values)), key=lambda k: ctx.avals_out[k].size)
+    cbs = ctx.module.__dict__.setdefault("host_callbacks", [])
+    index = len(cbs)
+    cbs.append(_sync)
+    tok = current_token(fn)
+    res = fn.fresh()
+    fn.lines.append(
+        f'{fn.indent}{res} = "stablehlo.custom_call"({tok}, {values[i]}) {{call_target_name = '
+        f'"{HOST_CALLBACK_TARGET}", has_side_effect = true, api_version = 4 : i32, backend_config = '
+        f"{{index = {index} : ui64}}}} : (!stablehlo.token, {mlir_type(ctx.avals_out[i])}) -> "
+        "!stablehlo.token")
+    fn._fx_token = res

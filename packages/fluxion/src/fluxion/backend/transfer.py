@@ -79,8 +79,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         if isinstance(leaf, Tracer):
             if dev is None:
                 return leaf
-            from fluxion.lax.parallel import with_sharding_constraint
-            return with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
+            return _parallel.with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
                 else leaf
         dev = _resolve("device_put", dev)
         if type(leaf) is Array:
@@ -289,7 +288,3 @@ def copy_to_host_async(x: Any) -> Any:
         if type(leaf) is Array:
             leaf.copy_to_host_async()
     return x
-
-
-# lax.with_sharding_constraint (below the backend) reaches meshes and placement through these.
-_parallel.install_mesh_services(context_mesh, NamedSharding, device_put)

@@ -16,8 +16,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+# The LAPACK seam: the only place in lax that imports the backend. A CPU lowering rule names a
+# jaxlib kernel (``target_name``), checks its dtype (``LAPACK_DTYPES``) and, in ``ffi_call``,
+# registers the kernels before its module is compiled (tests/test_layering.py, ALLOWED).
 from fluxion.backend import lapack
 from fluxion.backend.lapack import LAPACK_DTYPES
+from fluxion.backend.lapack import target_name as target_name  # for the rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules

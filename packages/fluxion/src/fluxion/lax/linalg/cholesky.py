@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
@@ -34,6 +33,7 @@ from fluxion.lax.linalg._common import (
     nan_where_not,
     shape_of,
     symmetrize,
+    target_name,
     tril,
     zero_of,
 )

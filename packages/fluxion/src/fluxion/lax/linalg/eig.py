@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
@@ -45,6 +44,7 @@ from fluxion.lax.linalg._common import (
     nan_where_not,
     ndim_of,
     shape_of,
+    target_name,
     zero_of,
 )
 from fluxion.lax.linalg.lu import lu_solve

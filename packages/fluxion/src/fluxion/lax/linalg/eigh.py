@@ -13,7 +13,6 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
@@ -41,6 +40,7 @@ from fluxion.lax.linalg._common import (
     shape_of,
     slice_axis,
     symmetrize,
+    target_name,
     tpu_call,
     zero_of,
 )

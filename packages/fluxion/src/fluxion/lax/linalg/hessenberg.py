@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import sharding_rules as _sh
@@ -27,6 +26,7 @@ from fluxion.lax.linalg._common import (
     info_ok,
     inline,
     nan_where_not,
+    target_name,
 )
 
 __all__ = ["hessenberg", "hessenberg_p"]

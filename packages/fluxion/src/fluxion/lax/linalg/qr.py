@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
@@ -44,6 +43,7 @@ from fluxion.lax.linalg._common import (
     shape_error,
     shape_of,
     slice_axis,
+    target_name,
     tpu_call,
     tril,
     triu,

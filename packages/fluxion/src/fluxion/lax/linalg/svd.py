@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
@@ -48,6 +47,7 @@ from fluxion.lax.linalg._common import (
     scalar_like,
     shape_of,
     slice_axis,
+    target_name,
     zero_of,
 )
 

@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
@@ -39,6 +38,7 @@ from fluxion.lax.linalg._common import (
     mT,
     shape_error,
     shape_of,
+    target_name,
     tril,
     triu,
     zero_of,

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from fluxion.backend.lapack import target_name
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
@@ -35,6 +34,7 @@ from fluxion.lax.linalg._common import (
     shape_error,
     shape_of,
     slice_axis,
+    target_name,
     zero_of,
 )
 from fluxion.transforms import ad
