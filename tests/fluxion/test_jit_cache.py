@@ -221,3 +221,39 @@ def test_static_arguments_of_equal_value_but_different_type_are_different_keys()
     # Inside tuples too (JAX would reuse the (1,) program for (True,); we key on the types).
     assert ours(fnp.asarray(x), (1,)).shape == (2,)
     assert ours(fnp.asarray(x), (True,)).shape == (1, 3, 2)
+
+
+def test_python_scalar_arguments_take_the_fast_table_with_jax_results():
+    """Python scalars among the arguments hit the dispatcher's table (no retrace, no general
+    path), with JAX's values, dtypes and weak types; x64 and disable_jit still see them."""
+    def body(xnp):
+        def f(x, y):
+            return xnp.sin(x) * y + 1
+
+        return f
+
+    fx_f, jx_f = fluxion.jit(body(fnp)), jax.jit(body(jnp))
+    calls = [(0.5, 3.0), (2, 3), (True, 2.0), (0.5, fnp.ones(3)), (0.5, 3.0), (2, 3)]
+    jx_calls = [(0.5, 3.0), (2, 3), (True, 2.0), (0.5, jnp.ones(3)), (0.5, 3.0), (2, 3)]
+    for (a, b), (ja, jb) in zip(calls, jx_calls):
+        got, want = fx_f(a, b), jx_f(ja, jb)
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    j = fjit._BY_FUN[fx_f._fluxion_fun].by_options
+    (entry,) = {id(v): v for v in j.values()}.values()
+    assert len(entry.cache) == 4  # four signatures, the repeated calls reused them
+    # the scalar signatures are in the dispatcher's table, so a repeat never reaches the general
+    # path (which flattens the arguments); a new signature does
+    flattened = []
+    inner = fjit._flatten
+    fjit._flatten = lambda *a: (flattened.append(1), inner(*a))[1]
+    try:
+        fx_f(0.5, 3.0), fx_f(2, 3), fx_f(True, 2.0)
+        assert flattened == []
+        fx_f(1.5, fnp.ones(2))
+        assert flattened
+    finally:
+        fjit._flatten = inner
+    assert fx_f(0.5, 3.0).item() == pytest.approx(np.sin(0.5) * 3 + 1, rel=1e-6)
+    with fluxion.disable_jit():  # the function sees the Python values as given
+        assert type(fluxion.jit(lambda x, y: x * y)(2.0, 3.0)) is float

@@ -520,7 +520,7 @@ class _Jitted:
             self.cache.popitem(last=False)
         if ((self.sig.simple and len(args) == self.sig.arity or self.sig.varargs)
                 and not kwargs and not _checks.ENABLED[0]
-                and all(type(a) is Array for a in args)):
+                and all(type(a) is Array or type(a) in _FAST_SCALARS for a in args)):
             e.fast_key = tuple(specs)
             self.fast[e.fast_key] = e
         return e
@@ -680,36 +680,61 @@ def _type_key(v: Any) -> Any:
 # The dispatcher takes the function's own parameter names, so arguments passed by keyword bind as
 # they would to the function itself. Its other names carry a prefix no parameter may use.
 _FAST_TEMPLATE = '''
-def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter):
+def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter,
+             _fx_SCALARS, _fx_to_array):
     def jitted({params}):
         try:
-            if {checks} and _fx_state.interp is _fx_EVAL:
-                _fx_e = _fx_fast_get(({keys},))
-                if _fx_e is not None:
-                    if not _fx_e.single:
-                        return _fx_e.call(({impls},))
-                    _fx_w = _fx_new(_fx_Array)
-                    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(
-                        _fx_e.handlers)[0]
-                    _fx_w._k = _fx_e.out0
-                    _fx_w._np = None
-                    return _fx_w
+            if _fx_state.interp is _fx_EVAL:
+                if {checks}:
+{lookup}
+                elif {scalar_checks}:
+                    # Python scalars among the Arrays: their cached device constants, looked up
+                    # in the same table (they trace exactly as the weak-typed Arrays they become);
+                    # a miss calls with the values as given
+{conversions}
+{scalar_lookup}
             return _fx_call(({params},), {{}})
         except Exception as _fx_exc:  # an API boundary (core/tracebacks.py)
             _fx_filter(_fx_exc)
             raise
     return jitted
 '''
+_LOOKUP = '''\
+_fx_e = _fx_fast_get(({keys},))
+if _fx_e is not None:
+    if not _fx_e.single:
+        return _fx_e.call(({impls},))
+    _fx_w = _fx_new(_fx_Array)
+    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(_fx_e.handlers)[0]
+    _fx_w._k = _fx_e.out0
+    _fx_w._np = None
+    return _fx_w'''
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
 _FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
+#: Python scalar types the dispatcher turns into (cached) device constants before its lookup.
+_FAST_SCALARS = frozenset({float, int, bool})
 
 
 def _fast_maker(names: tuple[str, ...]) -> Callable:
     """The factory of dispatchers for functions with parameters ``names`` (generated once)."""
     make = _FAST_MAKERS.get(names)
     if make is None:
+        conv = [f"_fx_v{i}" for i in range(len(names))]
         src = _FAST_TEMPLATE.format(
             params=", ".join(names), checks=" and ".join(f"type({p}) is _fx_Array" for p in names),
-            keys=", ".join(f"{p}._k" for p in names), impls=", ".join(f"{p}._a" for p in names))
+            lookup=_indent(_LOOKUP.format(keys=", ".join(f"{p}._k" for p in names),
+                                          impls=", ".join(f"{p}._a" for p in names)), 20),
+            scalar_checks=" and ".join(f"(type({p}) is _fx_Array or type({p}) in _fx_SCALARS)"
+                                       for p in names),
+            conversions="\n".join(f"                    {v} = {p} if type({p}) is _fx_Array "
+                                   f"else _fx_to_array({p})" for p, v in zip(names, conv)),
+            scalar_lookup=_indent(_LOOKUP.format(keys=", ".join(f"{v}._k" for v in conv),
+                                                 impls=", ".join(f"{v}._a" for v in conv)), 20))
         ns: dict[str, Any] = {}
         # Named as a file of this package, so error messages and cache-miss logs looking for the
         # user's frame skip the dispatcher's.
@@ -743,7 +768,8 @@ def _make_dispatcher(j: _Jitted, fun: Callable) -> Callable:
     names = tuple(j.sig.param_names)
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
-        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception)
+        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
+                                _FAST_SCALARS, _d.to_array)
     elif j.sig.varargs:
         fn = _varargs_dispatcher(j.fast.get, call)
     else:
