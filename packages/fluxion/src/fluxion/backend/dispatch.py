@@ -25,13 +25,14 @@ import os
 import sys
 import threading
 import time
-from collections import OrderedDict
+import weakref
 from operator import attrgetter
 from typing import Any, Sequence
 
 import numpy as np
 
 from fluxion.backend import array as _array
+from fluxion.backend import caches as _caches
 from fluxion.backend import callback as _callback
 from fluxion.backend import checks as _checks
 from fluxion.backend import client as _client
@@ -83,14 +84,22 @@ def _wrap(impl: Any, spec: Spec) -> Array:
 class Executable:
     """A loaded executable plus what is needed to feed and read it."""
 
-    __slots__ = ("exe", "text", "devices", "compile_time")
+    __slots__ = ("exe", "text", "devices", "compile_time", "nbytes", "__weakref__")
 
     def __init__(self, exe: Any, text: str, devices: tuple, compile_time: float) -> None:
         self.exe, self.text, self.devices, self.compile_time = exe, text, devices, compile_time
+        self.nbytes = _caches.executable_nbytes(text)  # an estimate (backend/caches.py)
 
 
-_EXE_CACHE: "OrderedDict[tuple, Executable]" = OrderedDict()
-_EXE_CACHE_SIZE = 4096
+# Identical texts share one executable while anything uses it: ``_EXE_CACHE`` is a weak index
+# (entries leave with the last jitted function or eager cache holding them), and
+# ``_EXE_RECENT`` keeps the recently used ones alive a while longer, within
+# ``fluxion_executable_cache_max_bytes``.
+_EXE_CACHE: "weakref.WeakValueDictionary[tuple, Executable]" = weakref.WeakValueDictionary()
+_EXE_RECENT = _caches.ByteCache(
+    "recent executables", "fluxion_executable_cache_max_bytes",
+    "compiled executables kept after their last user is gone (least recently used first out)",
+    lru=True)
 _compile_lock = threading.RLock()
 
 
@@ -146,14 +155,12 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
     key = (text, devs)
     hit = _EXE_CACHE.get(key)
     if hit is not None:
-        try:
-            _EXE_CACHE.move_to_end(key)
-        except KeyError:  # evicted by another thread meanwhile: still a valid executable
-            pass
+        _keep_recent(key, hit)
         return hit
     with _compile_lock:
         hit = _EXE_CACHE.get(key)
         if hit is not None:
+            _keep_recent(key, hit)
             return hit
         dl = _jax.DeviceList(devs)
         if "xla_ffi_python_cpu_callback" in text or "is_host_transfer = true" in text:
@@ -197,9 +204,15 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
                     _disk.store(cdir, pkey, blob)
         entry = Executable(exe, text, devs, time.perf_counter() - t0)
         _EXE_CACHE[key] = entry
-        if len(_EXE_CACHE) > _EXE_CACHE_SIZE:
-            _EXE_CACHE.popitem(last=False)
+        _EXE_RECENT.put(key, entry, entry.nbytes)
         return entry
+
+
+def _keep_recent(key: tuple, exe: Executable) -> None:
+    if key in _EXE_RECENT:
+        _EXE_RECENT.touch(key)
+    else:
+        _EXE_RECENT.put(key, exe, exe.nbytes)
 
 
 def result_handlers(specs: Sequence[Spec]) -> list:
@@ -212,9 +225,10 @@ def result_handlers(specs: Sequence[Spec]) -> list:
 class ExecEntry:
     """A cached executable with its result handlers and output Specs."""
 
-    __slots__ = ("exe", "handlers", "out_specs", "single", "run")
+    __slots__ = ("exe", "handlers", "out_specs", "single", "run", "executable")
 
     def __init__(self, executable: Executable, out_specs: Sequence[Spec], single: bool) -> None:
+        self.executable = executable  # holds it in the shared index (_EXE_CACHE is weak)
         self.exe = executable.exe
         self.out_specs = tuple(out_specs)
         self.handlers = result_handlers(self.out_specs)
@@ -229,7 +243,10 @@ def execute(entry: ExecEntry, arrays: Sequence[Array]) -> list[Array]:
 
 # ------------------------------------------------------------------------ host <-> device
 
-_scalar_cache: dict[tuple, Array] = {}
+_CONSTANTS_DOC = ("device scalars of Python numbers used as operands (cached from their second "
+                  "use on)")
+_scalar_cache = _caches.ByteCache("device scalars (device_put)", "fluxion_constant_cache_max_bytes",
+                                  _CONSTANTS_DOC)
 _PY_SCALAR_TYPES = (bool, int, float, complex)  # exact types: NumPy scalars are not weak
 
 
@@ -260,8 +277,8 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
         dt = _dtypes.python_scalar_dtype(x)
         weak = (type(x) is not bool) if weak_type is None else weak_type
         out = _put(_scalar_to_host(x, dt), dt, weak, None)
-        if len(_scalar_cache) < 4096:
-            _scalar_cache[key] = out
+        if _second_use(key):
+            _scalar_cache.put(key, out, _caches.device_array_nbytes(dt.itemsize))
         return out
     if type(x) in _PY_SCALAR_TYPES:
         dt = _dtypes.canonicalize_dtype(dtype) if dtype is not None else _dtypes.python_scalar_dtype(x)
@@ -271,7 +288,23 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
     return _put(arr, arr.dtype, bool(weak_type), device)
 
 
-_const_cache: dict[tuple, Array] = {}
+_const_cache = _caches.ByteCache("device scalars (operators)", "fluxion_constant_cache_max_bytes",
+                                 _CONSTANTS_DOC)
+# Keys of Python scalars seen once: a value is cached on its second use, so a fresh number per
+# call (a step count, a learning rate) never fills the caches with values used once. Cleared
+# whenever it reaches _SEEN_LIMIT keys.
+_seen_once: dict = {}
+_SEEN_LIMIT = 1024
+
+
+def _second_use(key: tuple) -> bool:
+    """Whether ``key`` was seen before (then it is forgotten here: the caller caches it)."""
+    if _seen_once.pop(key, None) is not None:
+        return True
+    if len(_seen_once) >= _SEEN_LIMIT:
+        _seen_once.clear()
+    _seen_once[key] = True
+    return False
 
 
 def _zero_sign(v: Any) -> Any:
@@ -287,12 +320,13 @@ def scalar_constant(value: Any, dtype: np.dtype, weak: bool) -> Array:
     hit = _const_cache.get(key)
     if hit is None:
         hit = _put(_scalar_to_host(value, dtype), dtype, weak, None)
-        if len(_const_cache) < 4096:
-            _const_cache[key] = hit
+        if _second_use(key):
+            _const_cache.put(key, hit, _caches.device_array_nbytes(dtype.itemsize))
     return hit
 
 
-_literal_cache: dict[tuple, Array] = {}
+_literal_cache = _caches.ByteCache("folded literals", "fluxion_constant_cache_max_bytes",
+                                   "device arrays of constants folded from Python operands")
 
 
 def literal_array(lit: Any) -> Array:
@@ -303,8 +337,8 @@ def literal_array(lit: Any) -> Array:
     hit = _literal_cache.get(key)
     if hit is None:
         hit = _put(np.asarray(val), lit.aval.dtype, lit.aval.weak_type, None)
-        if len(_literal_cache) < 4096:
-            _literal_cache[key] = hit
+        if _second_use(key):
+            _literal_cache.put(key, hit, _caches.device_array_nbytes(val.nbytes))
     return hit
 
 
@@ -540,6 +574,17 @@ _EAGER_LIMIT = 4096
 _eager_lock = threading.Lock()
 
 
+def _drop_eager(key: tuple, where: tuple) -> None:
+    where[0].pop(where[1], None)
+
+
+# Every eager executable, whatever its table, under one budget (oldest compiled first out).
+_EAGER_BYTES = _caches.ByteCache(
+    "eager executables", "fluxion_eager_cache_max_bytes",
+    "executables of primitives run outside jit, one per (primitive, parameters, argument types)",
+    on_evict=_drop_eager)
+
+
 def _new_eager_table(pkey: tuple) -> dict[tuple, ExecEntry]:
     with _eager_lock:
         table = _EAGER.get(pkey)
@@ -635,14 +680,15 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
             key = (id(a), devs, like)
             hit = _REPLICATED.get(key)
             if hit is None or hit[0] is not a:
-                if len(_REPLICATED) > 1024:
-                    _REPLICATED.clear()
-                hit = _REPLICATED[key] = (a, move_to(a, spmd.replicated_on(devs, like)))
+                hit = (a, move_to(a, spmd.replicated_on(devs, like)))
+                _REPLICATED.put(key, hit, _caches.device_array_nbytes(a._k.aval.dtype.itemsize)
+                                * (1 + len(devs)))
             out.append(hit[1])
     return out
 
 
-_REPLICATED: dict[tuple, tuple] = {}
+_REPLICATED = _caches.ByteCache("replicated scalars", "fluxion_constant_cache_max_bytes",
+                                "cached scalar constants replicated onto a set of devices")
 
 
 def _rules_mode() -> tuple:
@@ -686,6 +732,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
                 e = table.get(specs)
             if e is None:
                 e = table[specs] = _compile_eager(prim, specs, params)
+                _EAGER_BYTES.put((id(table), specs), (table, specs), e.executable.nbytes)
     outs = e.run(tuple(map(GET_A, args))).consume_with_handlers(e.handlers)
     if e.single:
         w = _new(Array)
@@ -698,12 +745,15 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
 
 def clear_caches() -> None:
     """Drop every cached executable and device constant."""
+    _EXE_RECENT.clear()
     _EXE_CACHE.clear()
+    _EAGER_BYTES.clear()
     for table in list(_EAGER_BY_CONTEXT.values()):
         table.clear()
     _scalar_cache.clear()
     _literal_cache.clear()
     _const_cache.clear()
+    _seen_once.clear()
     _REPLICATED.clear()
 
 
@@ -717,6 +767,7 @@ def _on_flag_change(name: str, value: Any) -> None:
         _scalar_cache.clear()
         _literal_cache.clear()
         _const_cache.clear()
+        _seen_once.clear()
 
 
 def _constrain(x: Any, sharding: Any) -> Array:

@@ -36,6 +36,7 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.backend import cache_miss as _cache_miss
+from fluxion.backend import caches as _caches
 from fluxion.backend import checks as _checks
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
@@ -263,6 +264,7 @@ class _Jitted:
         self.cache: OrderedDict[tuple, _Entry] = OrderedDict()
         self.programs: OrderedDict[tuple, tuple] = OrderedDict()
         self.fast: dict[tuple, _Entry] = {}
+        self.nbytes = 0  # estimated bytes of the executables in self.cache
         # No static or donated arguments: calls skip the argument split.
         self.plain = not (sig.static_argnums or sig.static_argnames or sig.donate_argnums
                           or sig.donate_argnames)
@@ -516,8 +518,9 @@ class _Jitted:
         treedef = _flatten((args, kwargs))[1]
         e = self.compile_entry(args, kwargs, statics, specs, treedef, donated)
         self.cache[key] = e
-        if len(self.cache) > 1024:
-            self.cache.popitem(last=False)
+        self.nbytes += e.executable.nbytes
+        if len(self.cache) > 1024 or self.nbytes > config.fluxion_jit_cache_max_bytes:
+            self.evict()
         if ((self.sig.simple and len(args) == self.sig.arity or self.sig.varargs)
                 and not kwargs and not _checks.ENABLED[0]
                 and all(type(a) is Array or type(a) in _FAST_SCALARS for a in args)):
@@ -535,11 +538,25 @@ class _Jitted:
             outs = closed_call(program, consts, leaves, self.name, donated)
         return tree_util.tree_unflatten(out_tree, outs)
 
+    def evict(self) -> None:
+        """Drop the oldest compiled signatures while there are more than 1024 or their
+        executables pass ``fluxion_jit_cache_max_bytes`` (never the newest)."""
+        limit = config.fluxion_jit_cache_max_bytes
+        while len(self.cache) > 1 and (len(self.cache) > 1024 or self.nbytes > limit):
+            try:
+                _, old = self.cache.popitem(last=False)
+            except KeyError:  # emptied by another thread
+                break
+            self.nbytes -= old.executable.nbytes
+            if old.fast_key is not None and self.fast.get(old.fast_key) is old:
+                self.fast.pop(old.fast_key, None)
+
     def clear(self) -> None:
         """Drop every trace and executable cached for this function and these options."""
         self.cache.clear()
         self.programs.clear()
         self.fast.clear()
+        self.nbytes = 0
 
 
 _PROGRAM_MESH: "weakref.WeakKeyDictionary[Program, Any]" = weakref.WeakKeyDictionary()
@@ -665,6 +682,31 @@ def _on_flag_change(name: str, value: Any) -> None:
 
 _fast_ctx: list[TraceContext] = [config.trace_context]
 config.on_change(_on_flag_change)
+
+
+def _jit_info() -> tuple[int, int]:
+    js = list(_ALL)
+    return sum(len(j.cache) for j in js), sum(j.nbytes for j in js)
+
+
+def _trace_info() -> tuple[int, int]:
+    # ~1 KiB per staged equation: an estimate (the traces' constants are not counted)
+    js = list(_ALL)
+    return (sum(len(j.programs) for j in js),
+            sum(len(p[0].eqns) + 1 for j in js for p in list(j.programs.values())) << 10)
+
+
+def _clear_all_jitted() -> None:
+    for j in list(_ALL):
+        j.clear()
+
+
+_caches.CacheGroup("jitted functions' executables", "fluxion_jit_cache_max_bytes",
+                   "per jitted function, one executable per argument signature; freed with the "
+                   "function (limit per function)", _jit_info, _clear_all_jitted)
+_caches.CacheGroup("jitted functions' traces", "fluxion_jit_cache_max_bytes",
+                   "per jitted function, at most 256 staged programs; freed with the function",
+                   _trace_info, lambda: None)
 
 
 def _type_key(v: Any) -> Any:
@@ -1002,7 +1044,13 @@ def _eval_shape(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Any:
 
 # ---------------------------------------------------------------- the jit primitive, eagerly
 
-_PROGRAM_ENTRIES: "OrderedDict[tuple, _Entry]" = OrderedDict()
+# The eager runs of jit-call Programs (``grad``/``vmap`` of a jitted function outside jit): filed
+# under the Program's id and dropped when the Program is garbage-collected (the entries do not
+# hold it), within fluxion_eager_cache_max_bytes.
+_PROGRAM_ENTRIES = _caches.ByteCache(
+    "eager jit-call programs", "fluxion_eager_cache_max_bytes",
+    "executables of jit-call programs run outside jit (transformed jitted functions), freed with "
+    "their programs")
 
 
 def run_program(program: Program, args: Sequence[Any], name: str,
@@ -1014,7 +1062,7 @@ def run_program(program: Program, args: Sequence[Any], name: str,
         if mesh is not None and mesh.size > 1:
             arrays = _d.place(name, arrays, None, tuple(mesh._internal_device_list))
     specs = tuple(a._k for a in arrays)
-    key = (program, specs, tuple(donated), config.trace_context)
+    key = (id(program), specs, tuple(donated), config.trace_context)
     e = _PROGRAM_ENTRIES.get(key)
     if e is None:
         typecheck(program)
@@ -1026,10 +1074,8 @@ def run_program(program: Program, args: Sequence[Any], name: str,
                                                            if out_shardings else ()) > 1
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         out_tree = tree_util.tree_structure(list(range(len(out_specs))))
-        e = _PROGRAM_ENTRIES[key] = _Entry(executable, out_specs, (), out_tree,
-                                           executable.text, program)
-        if len(_PROGRAM_ENTRIES) > 1024:
-            _PROGRAM_ENTRIES.popitem(last=False)
+        e = _Entry(executable, out_specs, (), out_tree, executable.text, None)
+        _PROGRAM_ENTRIES.put(key, e, executable.nbytes, owner=program)
     outs = e.run(tuple(a._a for a in arrays)).consume_with_handlers(e.handlers)
     return list(map(_d._wrap, outs, e.out_specs))
 

@@ -50,6 +50,11 @@ def _env_bool(*names: str, default: bool = False) -> bool:
     return default
 
 
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
 class _Flag:
     __slots__ = ("name", "default", "doc", "choices", "kind", "trace")
 
@@ -290,6 +295,33 @@ config.define("fluxion_cpu_fast_compile",
               "default: the log of a subnormal is then -inf (JAX: finite), and modules the loop "
               "emitters cannot compile (complex max/min) are compiled again with the default. "
               "An explicit xla_cpu_use_fusion_emitters in XLA_FLAGS wins.")
+# The in-memory caches (backend/caches.py; ``python -m fluxion.info`` lists them with their sizes,
+# ``fluxion.clear_caches()`` empties them). Sizes are estimates: a loaded XLA:CPU executable is
+# counted as 224 KiB + 16 bytes per byte of its StableHLO text, a cached device array as 3 KiB + its
+# data.
+config.define("fluxion_jit_cache_max_bytes", _env_int("FLUXION_JIT_CACHE_MAX_BYTES", 256 << 20),
+              "Bytes of executables one jitted function keeps (one per argument signature; the "
+              "oldest compiled goes first; also at most 1024 signatures). They are freed with the "
+              "function. Default 256 MiB per function.")
+config.define("fluxion_eager_cache_max_bytes",
+              _env_int("FLUXION_EAGER_CACHE_MAX_BYTES", 256 << 20),
+              "Bytes of executables of operations run eagerly, outside jit (one per primitive, "
+              "parameters and argument types, for all primitives together; the oldest compiled "
+              "goes first); the eager runs of jit-call programs (grad/vmap of a jitted function "
+              "outside jit) have a budget of the same size, and their entries go with their "
+              "programs. Default 256 MiB.")
+config.define("fluxion_executable_cache_max_bytes",
+              _env_int("FLUXION_EXECUTABLE_CACHE_MAX_BYTES", 8 << 20),
+              "Bytes of compiled executables kept alive after every function and eager cache "
+              "that used them has let them go (least recently used first out), so that a function "
+              "jitted again soon reuses them. Executables in use are shared between functions "
+              "with identical programs whatever this limit. Default 8 MiB.")
+config.define("fluxion_constant_cache_max_bytes",
+              _env_int("FLUXION_CONSTANT_CACHE_MAX_BYTES", 1 << 20),
+              "Bytes of device constants each constant cache keeps: Python scalars used as "
+              "operands (cached from their second use on, so a fresh value each call caches "
+              "nothing), folded literals and scalars replicated onto a device set. Default 1 MiB "
+              "per cache.")
 config.define("jax_cpu_enable_async_dispatch", True,
               "Run CPU programs asynchronously (JAX's default). False lowers small-op latency.")
 config.define("jax_default_matmul_precision", None,
