@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from fluxion.core.config import FlagState, config
 
 __all__ = ["get_client", "devices", "local_devices", "device_count", "local_device_count",
-           "default_backend", "default_device", "single_device_sharding", "xc", "jaxlib_ext",
+           "default_backend", "default_device", "on_reset", "xc", "jaxlib_ext",
            "process_index", "process_count", "process_indices", "set_distributed", "host_id", "host_count", "host_ids", "default_device_state",
            "reset_clients"]
 
@@ -205,7 +205,8 @@ def reset_clients() -> None:
     service); arrays of the old clients must not be used afterwards."""
     with _lock:
         _clients.clear()
-        _shardings.clear()
+        for hook in _reset_hooks:
+            hook()
 
 
 def default_backend() -> str:
@@ -290,18 +291,13 @@ def default_device() -> Any:
     return d
 
 
-_shardings: dict[Any, Any] = {}
+# What the modules above forget with the clients (sharding_impl's per-device shardings).
+_reset_hooks: list[Callable[[], None]] = []
 
 
-def single_device_sharding(device: Any) -> Any:
-    """The one sharding object used for arrays on ``device`` (one per device, so caches hit by
-    identity)."""
-    s = _shardings.get(device)
-    if s is None:
-        from fluxion.backend.sharding_impl import SingleDeviceSharding  # imports jaxlib: lazily
-        # setdefault: two threads racing here must still end up with the same one object.
-        s = _shardings.setdefault(device, SingleDeviceSharding(device))
-    return s
+def on_reset(hook: Callable[[], None]) -> None:
+    """Run ``hook`` whenever :func:`reset_clients` forgets the clients."""
+    _reset_hooks.append(hook)
 
 
 def host_id(backend: str | None = None) -> int:

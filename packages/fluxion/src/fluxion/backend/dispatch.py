@@ -42,7 +42,7 @@ from fluxion.backend import lapack as _lapack
 from fluxion.backend import spmd
 from fluxion.backend.array import Array, Shard, Spec
 from fluxion.backend.lowering import lower_program, lowering_platform
-from fluxion.backend.sharding_impl import NamedSharding, context_mesh
+from fluxion.backend.sharding_impl import NamedSharding, context_mesh, single_device_sharding
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
@@ -68,7 +68,7 @@ GET_A = attrgetter("_a")
 
 def default_sharding() -> Any:
     """The sharding of uncommitted arrays: the default device (``jax_default_device``)."""
-    return _client.single_device_sharding(_client.default_device())
+    return single_device_sharding(_client.default_device())
 
 
 def _wrap(impl: Any, spec: Spec) -> Array:
@@ -389,11 +389,11 @@ def _put(arr: np.ndarray, dtype: np.dtype, weak: bool, device: Any,
 
 def _sharding_for(device: Any) -> Any:
     if isinstance(device, _jax.Device):
-        return _client.single_device_sharding(device)
+        return single_device_sharding(device)
     dl = getattr(device, "_internal_device_list", None)
     if dl is not None and hasattr(device, "_to_xla_hlo_sharding"):
         if len(dl) == 1 and not hasattr(device, "spec"):
-            return _client.single_device_sharding(dl[0])
+            return single_device_sharding(dl[0])
         return device
     raise TypeError(f"device_put: expected a Device or a Sharding, got {device!r}")
 
@@ -457,7 +457,7 @@ class _ShapedArrayStandIn:
 
 
 def _single_sharding_stand_in(device: Any, *, memory_kind: Any = None) -> Any:
-    return _client.single_device_sharding(device)
+    return single_device_sharding(device)
 
 
 def _without_jax(fn: Any) -> Any:
@@ -518,7 +518,7 @@ def shards_of(x: Array) -> list:
     devs = list(sh._internal_device_list)
     index = sh.devices_indices_map(x.shape)
     if len(devs) == 1:
-        data = _wrap(x._a, Spec(x._k.aval, _client.single_device_sharding(devs[0]), True))
+        data = _wrap(x._a, Spec(x._k.aval, single_device_sharding(devs[0]), True))
         return [Shard(devs[0], index[devs[0]], 0, data)]
     out = []
     seen: dict = {}
@@ -529,7 +529,7 @@ def shards_of(x: Array) -> list:
         shape = tuple(len(range(*sl.indices(n))) for sl, n in zip(ix, x.shape))
         key = tuple((sl.start, sl.stop) for sl in ix)
         rid = seen[key] = seen.get(key, -1) + 1
-        spec = Spec(ShapedArray(shape, x.dtype, x.weak_type), _client.single_device_sharding(d),
+        spec = Spec(ShapedArray(shape, x.dtype, x.weak_type), single_device_sharding(d),
                     True)
         out.append(Shard(d, ix, rid, _wrap(impl, spec)))
     return out
@@ -643,7 +643,7 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
     if len(devices) == 1:
         text = lower_program(program, name, donated=donated, platform=lowering_platform(devices))
         exe = compile_text(text, devices)
-        sh = _client.single_device_sharding(devices[0])
+        sh = single_device_sharding(devices[0])
         return exe, [sh] * n_out
     given = list(out_shardings) if out_shardings is not None else [None] * n_out
     text = spmd.lower_spmd(program, name, in_shardings, given, donated)
@@ -668,7 +668,7 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
     specs = [a._k for a in args]
     devs, _, like = spmd.target_devices(fname, specs, names, forced)
     if len(devs) == 1:
-        target = _client.single_device_sharding(devs[0])
+        target = single_device_sharding(devs[0])
         return [a if a._k.sharding is target else move_to(a, target) for a in args]
     out = []
     for a in args:

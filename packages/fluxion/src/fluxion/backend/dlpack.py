@@ -19,6 +19,7 @@ import numpy as np
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
+from fluxion.backend.sharding_impl import single_device_sharding
 from fluxion.core import dtypes as _dtypes
 from fluxion.core.avals import ShapedArray
 
@@ -53,7 +54,7 @@ def import_dlpack(external: Any, copy: bool | None = None) -> Array:
                        if getattr(d, "local_hardware_id", d.id) == device_id),
                       cl.local_devices()[0])
         host = None
-    sharding = _client.single_device_sharding(device)
+    sharding = single_device_sharding(device)
     if host is not None:
         dtype = np.dtype(host.dtype)
         spec = Spec(ShapedArray(host.shape, dtype), sharding, False)

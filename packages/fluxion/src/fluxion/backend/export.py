@@ -21,6 +21,7 @@ from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Spec
 from fluxion.backend.lowering import lower_program, lower_program_multi, lowering_platform
+from fluxion.backend.sharding_impl import single_device_sharding
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
 
@@ -55,7 +56,7 @@ def call_module(text: str, out_avals: Sequence[ShapedArray], args: Sequence[Any]
         index = _d.to_array(np.int32(plats.index(here)))
         arrays = _d.place(name, [index, *arrays])
     executable = _d.compile_text(text, devices)
-    sharding = _client.single_device_sharding(devices[0])
+    sharding = single_device_sharding(devices[0])
     entry = _d.ExecEntry(executable, [Spec(a, sharding) for a in out_avals], single=False)
     return _d.execute(entry, arrays)
 

@@ -33,7 +33,10 @@ from fluxion.backend.sharding_impl import (
     NamedSharding,
     PartitionSpec,
     computation_mesh,
+    module_meshes,
     named_from_hlo,
+    sdy_sharding,
+    single_device_sharding,
 )
 from fluxion.core.errors import user_frame
 from fluxion.core.ir import Program
@@ -99,7 +102,7 @@ def replicated_on(devices: tuple, like: Any = None) -> Any:
             like.mesh._internal_device_list) == tuple(devices):
         return NamedSharding(like.mesh, PartitionSpec())
     if len(devices) == 1:
-        return _client.single_device_sharding(devices[0])
+        return single_device_sharding(devices[0])
     return HloSharding(devices, _client.xc().HloSharding.replicate())
 
 
@@ -109,10 +112,6 @@ def mesh_of(shardings: Sequence[Any]) -> Mesh | None:
         if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
             return s.mesh
     return None
-
-
-def _axes(entry: tuple) -> str:
-    return "{" + ", ".join(f'"{a}"' for a in entry) + "}"
 
 
 def sdy_mesh_decl(name: str, mesh: Any, devices: tuple | None = None) -> str:
@@ -127,35 +126,6 @@ def sdy_mesh_decl(name: str, mesh: Any, devices: tuple | None = None) -> str:
                          f"computation runs on {[d.id for d in devices]}")
     ids = ", ".join(str(devices.index(d)) for d in mine)
     return f"  sdy.mesh @{name} = <[{axes}], device_ids=[{ids}]>"
-
-
-def sdy_sharding(module: ModuleContext, sharding: Any, ndim: int, open_dims: bool = False,
-                 unconstrained: Sequence[int] = ()) -> str:
-    """The ``#sdy.sharding<...>`` attribute of ``sharding`` (its mesh is declared once per
-    module); ``open_dims`` leaves unsplit dimensions to the compiler."""
-    meshes = module_meshes(module)
-    key = sharding.mesh  # a Mesh (devices in its order) or an AbstractMesh
-    name = meshes.get(key)
-    if name is None:
-        name = "mesh" if not meshes else f"mesh_{len(meshes)}"
-        meshes[key] = name
-    dims = []
-    for d, entry in enumerate(sharding.spec._normalized(ndim)):
-        if d in unconstrained:
-            dims.append("{?}")
-        elif not entry and open_dims:
-            dims.append("{?}")
-        else:
-            dims.append(_axes(entry))
-    return f"#sdy.sharding<@{name}, [{', '.join(dims)}]>"
-
-
-def module_meshes(module: ModuleContext) -> dict:
-    """The meshes declared in ``module`` (abstract mesh -> symbol), kept on the module."""
-    meshes = getattr(module, "sdy_meshes", None)
-    if meshes is None:
-        meshes = module.sdy_meshes = {}
-    return meshes
 
 
 def _as_named(mesh: Mesh, sharding: Any, ndim: int) -> Any:
