@@ -120,10 +120,16 @@ def get_mesh() -> Mesh | None:
     return context_mesh()
 
 
-def get_abstract_mesh() -> AbstractMesh | None:
-    """The abstract mesh (axis names, sizes, types) of :func:`get_mesh`."""
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh (axis names, sizes, types) of :func:`get_mesh`; with no mesh set, an
+    empty one (no axes), as in JAX.
+
+    Example:
+        >>> get_abstract_mesh().axis_sizes
+        ()
+    """
     m = context_mesh()
-    return None if m is None else m.abstract_mesh
+    return AbstractMesh((), ()) if m is None else m.abstract_mesh
 
 
 def _as_sharding(fname: str, s: Any) -> Any:

@@ -32,13 +32,16 @@ _JAX_CORE = {
     "Atom": ("public", "Atom"),
     "Value": ("public", "Value"),
     "ParamDict": ("public", "ParamDict"),
+    # jax._src.core (= this module under the alias) names libraries read there: jax_md's UMA
+    # kernels define their primitives with jax._src.core.Primitive
+    "Primitive": ("primitive", "Primitive"),
     # not in dir(jax.core) 0.10.2 but still read through it (TensorFlow Probability)
     "pytype_aval_mappings": ("public", "pytype_aval_mappings"),
 }
 # jax.core names defined above the core layer; the package root provides them (provide()).
 _PROVIDED: dict[str, Callable[[], Any]] = {}
 
-__all__ = sorted([*(n for n in _JAX_CORE if n != "pytype_aval_mappings"),
+__all__ = sorted([*(n for n in _JAX_CORE if n not in ("pytype_aval_mappings", "Primitive")),
                   "ensure_compile_time_eval"])
 
 

@@ -85,5 +85,53 @@ class Primitive:
         """Apply the primitive under the current interpreter."""
         return _trace.STATE.interp.process_primitive(self, args, params)
 
+    # JAX's spelling of the rule slots (``jax.extend.core.Primitive``), for primitives that
+    # libraries define themselves; each returns the rule, so it can be used as a decorator.
+    def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:
+        """Sets the eager implementation (JAX's ``Primitive.def_impl``).
+
+        Example:
+            >>> p = Primitive("twice_doc")
+            >>> _ = p.def_impl(lambda x: 2 * x)
+            >>> p.bind(3)
+            6
+        """
+        self.impl = impl
+        return impl
+
+    def def_abstract_eval(self, abstract_eval: Callable[..., Any]) -> Callable[..., Any]:
+        """Sets the abstract evaluation rule: avals in, aval(s) out (JAX's
+        ``Primitive.def_abstract_eval``).
+
+        Example:
+            >>> from fluxion.core.avals import ShapedArray
+            >>> p = Primitive("same_doc")
+            >>> _ = p.def_abstract_eval(lambda x: x)
+            >>> p.abstract_eval(ShapedArray((2,), "float32")).str_short()
+            'f32[2]'
+        """
+        self.abstract_eval = abstract_eval
+        return abstract_eval
+
+    def def_effectful_abstract_eval(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Sets an abstract evaluation rule returning ``(aval(s), effects)`` (JAX's
+        ``Primitive.def_effectful_abstract_eval``); a rule naming effects marks the primitive
+        effectful (never removed as dead code).
+
+        Example:
+            >>> from fluxion.core.avals import ShapedArray
+            >>> p = Primitive("eff_doc")
+            >>> _ = p.def_effectful_abstract_eval(lambda x: (x, set()))
+            >>> p.abstract_eval(ShapedArray((), "int32")).str_short()
+            'i32[]'
+        """
+        def abstract_eval(*avals: Any, **params: Any) -> Any:
+            out, effects = rule(*avals, **params)
+            if effects:
+                self.effectful = True
+            return out
+        self.abstract_eval = abstract_eval
+        return rule
+
     def __repr__(self) -> str:
         return self.name

@@ -1,24 +1,108 @@
-"""``fluxion.interpreters.mlir`` (JAX's ``jax.interpreters.mlir``): JAX's MLIR lowering internals (``register_lowering``, ``LoweringRuleContext``).
+"""``fluxion.interpreters.mlir`` (JAX's ``jax.interpreters.mlir``): the lowering rules of
+primitives, for primitives that libraries define themselves.
 
-Fluxion's transformations are built differently (one interpreter per transformation, rules
-beside each primitive: see docs/internals.md), so these internals have no counterpart. The module
-exists so that libraries importing it at module level load; using one of its names raises an
-``AttributeError`` that says so. Listed in docs/guide/coming-from-jax.md.
+``register_lowering(p, lower_fun(fun, multiple_results))`` lowers primitive ``p`` by tracing
+``fun`` (written with ``fluxion.numpy``/``lax``) on the primitive's input avals and emitting its
+program in place of each ``p`` in a compiled program: this is how ``jit`` compiles a
+primitive that has only an eager implementation. A rule is called as JAX calls it,
+``rule(ctx, *operands, **params)`` returning a list with one value per output; ``ctx`` is
+Fluxion's lowering context (``ctx.avals_in``, ``ctx.avals_out``, ``ctx.platform``), and values
+are Fluxion's StableHLO SSA names. Rules that build MLIR with JAX's own builders (``ir``,
+``hlo``, ``LoweringRuleContext`` internals) have no counterpart: Fluxion writes StableHLO text,
+not MLIR objects (docs/guide/coming-from-jax.md).
 
 Example:
-    >>> import fluxion.interpreters.mlir as mod
-    >>> try:
-    ...     mod.anything
-    ... except AttributeError as e:
-    ...     print("coming-from-jax.md" in str(e))
-    True
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> from fluxion.extend.core import Primitive
+    >>> softplus_p = Primitive("doc_softplus")
+    >>> _ = softplus_p.def_impl(lambda x: jnp.logaddexp(x, 0.0))
+    >>> _ = softplus_p.def_abstract_eval(lambda x: x)
+    >>> _ = register_lowering(softplus_p, lower_fun(lambda x: jnp.logaddexp(x, 0.0),
+    ...                                             multiple_results=False))
+    >>> round(float(fluxion.jit(softplus_p.bind)(0.0)), 4)
+    0.6931
 """
 
 from __future__ import annotations
 
-from fluxion.interpreters import _not_provided
+from typing import Any, Callable
 
-__all__: list[str] = []
+import numpy as np
+
+from fluxion.core.avals import ShapedArray
+from fluxion.interpreters import _not_provided
+from fluxion.transforms.staging import trace_to_program
+
+__all__ = ["lower_fun", "register_lowering"]
+
+# JAX's platform names -> Fluxion's (a GPU rule serves both GPU platforms)
+_PLATFORMS = {"gpu": ("cuda", "rocm"), "cuda": ("cuda",), "rocm": ("rocm",), "cpu": ("cpu",),
+              "tpu": ("tpu",)}
+
+
+def lower_fun(fun: Callable[..., Any], multiple_results: bool = True) -> Callable[..., Any]:
+    """A lowering rule that emits ``fun`` (a function of arrays written with ``fluxion.numpy`` /
+    ``lax``, called with the operands and the primitive's parameters as keywords) traced on the
+    operands' avals. ``multiple_results=False``: ``fun`` returns one array.
+
+    Example:
+        >>> rule = lower_fun(lambda x, *, k: x * k, multiple_results=False)
+        >>> callable(rule)
+        True
+    """
+    def lowered(ctx: Any, *args: str, **params: Any) -> list[str]:
+        avals = [ShapedArray(a.shape, a.dtype) for a in ctx.avals_in]
+
+        def flat(*xs: Any) -> list:
+            out = fun(*xs, **params)
+            return list(out) if multiple_results else [out]
+
+        program, consts, _ = trace_to_program(flat, tuple(avals), {}, in_avals=avals,
+                                              description="lower_fun")
+        cargs = []
+        for c in consts:
+            c = np.asarray(c)
+            cargs.append(ctx.constant(c, ShapedArray(c.shape, c.dtype)))
+        return list(ctx.lower_program_inline(program, cargs + list(args)))
+    lowered.__name__ = f"lower_fun({getattr(fun, '__name__', 'fun')})"
+    return lowered
+
+
+def register_lowering(prim: Any, rule: Callable[..., Any], platform: str | None = None,
+                      **kwargs: Any) -> Callable[..., Any]:
+    """Sets ``prim``'s lowering to ``rule`` (for every platform, or only for ``platform``:
+    ``'cpu'``, ``'gpu'``, ``'cuda'``, ``'rocm'``, ``'tpu'``). ``rule(ctx, *operands, **params)``
+    returns a list of values, one per output, as JAX's rules do (see :func:`lower_fun`).
+
+    Example:
+        >>> from fluxion.extend.core import Primitive
+        >>> p = Primitive("doc_lowered")
+        >>> _ = register_lowering(p, lower_fun(lambda x: x, multiple_results=False), "cpu")
+        >>> sorted(p.platform_lowerings)
+        ['cpu']
+    """
+    def fluxion_rule(ctx: Any, *args: str, **params: Any) -> Any:
+        outs = rule(ctx, *args, **params)
+        if prim.multiple_results:
+            return list(outs)
+        if isinstance(outs, str):
+            return outs
+        outs = list(outs)
+        if len(outs) != 1:
+            raise ValueError(f"register_lowering: the rule of {prim.name} gave {len(outs)} "
+                             f"values for its one output")
+        return outs[0]
+
+    if platform is None:
+        prim.lowering = fluxion_rule
+    else:
+        names = _PLATFORMS.get(platform)
+        if names is None:
+            raise ValueError(f"register_lowering: unknown platform {platform!r} for "
+                             f"{prim.name} (one of {sorted(_PLATFORMS)})")
+        for name in names:
+            prim.platform_lowerings[name] = fluxion_rule
+    return rule
 
 
 __getattr__ = _not_provided("jax.interpreters.mlir")

@@ -271,7 +271,7 @@ __all__ += [
     "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
-    "conv_shape_tuple", "conv_transpose_shape_tuple", "empty", "index_take", "mulhi",
+    "conv_shape_tuple", "conv_transpose_shape_tuple", "dtype", "empty", "index_take", "mulhi",
     "platform_dependent", "ragged_dot", "reduce_window_shape_tuple", "rng_bit_generator",
     "rng_uniform", "split", "stack", "tile", "unstack", "zeta",
 ]
@@ -292,7 +292,7 @@ _LAZY_FAMILIES = {
         "while_loop", "while_p",
     ),
     "convenience": (
-        "broadcast_to_rank", "collapse", "full", "full_like",
+        "broadcast_to_rank", "collapse", "dtype", "full", "full_like",
     ),
     "convolution": (
         "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",

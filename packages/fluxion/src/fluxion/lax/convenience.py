@@ -1,5 +1,5 @@
 """Convenience functions of ``lax`` built from primitives: full, full_like, collapse,
-broadcast_to_rank.
+broadcast_to_rank; and ``dtype`` (JAX's ``lax.dtype``).
 
 Example:
     >>> from fluxion import lax
@@ -20,7 +20,20 @@ from fluxion.lax._rules import shape_of
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.shape_ops import broadcast, reshape
 
-__all__ = ["full", "full_like", "collapse", "broadcast_to_rank"]
+__all__ = ["full", "full_like", "collapse", "broadcast_to_rank", "dtype"]
+
+
+def dtype(x: Any) -> Any:
+    """The canonical dtype of a value, type or dtype name, as ``jax.lax.dtype``: Python scalars
+    give the default dtypes, 64-bit dtypes are truncated when x64 is off (named ones warn).
+
+    Example:
+        >>> from fluxion import lax
+        >>> import numpy as np
+        >>> lax.dtype(1.0), lax.dtype(np.int8)
+        (dtype('float32'), dtype('int8'))
+    """
+    return dtypes.dtype(x, canonicalize=True)
 
 
 def _canon_shape(fun: str, shape: Any) -> tuple[int, ...]:

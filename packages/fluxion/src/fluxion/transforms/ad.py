@@ -96,6 +96,9 @@ class Zero:
     def like(x: Any) -> "Zero":
         return Zero(tangent_aval(abstractify(x)))
 
+    # JAX's name (``jax.interpreters.ad.Zero.from_primal_value``), used by rules libraries write
+    from_primal_value = like
+
     def __repr__(self) -> str:
         return f"Zero({self.aval.str_short()})"
 

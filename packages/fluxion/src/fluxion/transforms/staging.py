@@ -335,7 +335,8 @@ def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fun(*args, **kwargs)`` without running it.
 
-    Arguments may be arrays or :class:`ShapeDtypeStruct` s.
+    Arguments may be arrays, :class:`ShapeDtypeStruct` s, abstract values (``ShapedArray``) or
+    any object with ``shape`` and ``dtype`` attributes, as JAX's ``eval_shape`` accepts.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -343,10 +344,25 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         ShapeDtypeStruct(shape=(4,), dtype=float32)
     """
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-    avals = [abstractify(x) for x in leaves]
+    avals = [_shape_abstractify(x) for x in leaves]
     program, _, out_tree = trace_to_program(fun, args, kwargs, in_avals=avals)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _shape_abstractify(x: Any) -> ShapedArray:
+    """:func:`abstractify`, also accepting what JAX's ``eval_shape`` accepts beyond values: an
+    abstract value, or any object with ``shape`` and ``dtype`` (canonical dtype, its weak type)."""
+    if isinstance(x, ShapedArray):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+    try:
+        return abstractify(x)
+    except TypeError:
+        shape, dt = getattr(x, "shape", None), getattr(x, "dtype", None)
+        if shape is None or dt is None:
+            raise
+        return ShapedArray(tuple(shape), dtypes.canonicalize_dtype(dt),
+                           bool(getattr(x, "weak_type", False)))
 
 
 # ------------------------------------------------------------------ transformed programs

@@ -676,13 +676,15 @@ def _scan_length(xs_leaves: list, length: Any) -> int:
 @api_boundary
 def scan(f: Callable[[Carry, X], tuple[Carry, Y]], init: Carry, xs: X = None,
          length: int | None = None, reverse: bool = False,
-         unroll: int | bool = 1) -> tuple[Carry, Y]:
+         unroll: int | bool = 1, _split_transpose: bool = False) -> tuple[Carry, Y]:
     """Loop ``f`` over the leading axis of ``xs`` while carrying state.
 
     Like ``for x in xs: carry, y = f(carry, x)`` returning ``(carry, stacked ys)``; ``init``,
     ``xs`` and the outputs may be pytrees. ``length`` gives the trip count when there are no
     ``xs``; ``reverse`` runs from the end (``ys`` stay in input order); ``unroll`` runs that many
-    iterations per loop trip (``True``: the whole loop unrolled).
+    iterations per loop trip (``True``: the whole loop unrolled). ``_split_transpose`` (JAX's
+    experimental hint to split the reverse pass into two loops, which flax passes) is accepted
+    and changes nothing: the values and derivatives are the same either way.
 
     Example:
         >>> from fluxion import lax
