@@ -62,7 +62,7 @@ from .graph import (
                         update,
                         variables,
 )
-from .module import Module, display, iter_module_children, iter_modules, view
+from .module import Dict, Module, display, iter_module_children, iter_modules, view
 from .nn.activations import PReLU
 from .nn.attention import (
                         MultiHeadAttention,
@@ -88,7 +88,7 @@ from .nn.recurrent import (
 )
 from .nn.sequential import Sequential
 from .nn.stochastic import Dropout
-from .pytreelib import Dict, List, Object, Pytree, Static, data, has_data, is_data, static
+from .pytreelib import List, Object, Pytree, Static, data, has_data, is_data, static
 from .rnglib import (
                         RngCount,
                         RngKey,

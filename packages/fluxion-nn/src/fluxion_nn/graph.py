@@ -123,6 +123,9 @@ class GraphDef:
     def __repr__(self) -> str:
         return f"GraphDef({_describe(self.root)})"
 
+    def __class_getitem__(cls, item: Any) -> Any:
+        return types.GenericAlias(cls, item)
+
     def apply(self, state: State, *states: State) -> Callable:
         """Pure call: ``graphdef.apply(state)(*args)`` returns ``(out, (graphdef, new_state))``."""
         def caller(*args: Any, **kwargs: Any) -> Any:
@@ -683,6 +686,8 @@ def _gs_unflatten(aux: tuple, children: Any) -> GraphState:
     return GraphState(aux[0], _state_unflatten(aux[1], children))
 
 
+# a GraphDef is a pytree without leaves (static structure), so it can cross jit/vmap boundaries
+tree_util.register_pytree_node(GraphDef, lambda g: ((), g), lambda g, _: g)
 tree_util.register_pytree_with_keys(GraphState, _gs_flatten_with_keys, _gs_unflatten, _gs_flatten)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any, Iterator
 
 import fluxion.numpy as jnp
@@ -11,7 +12,7 @@ from . import graph as _graph
 from .pytreelib import Pytree
 from .variablelib import Perturbation, Variable, is_array
 
-__all__ = ["Module", "iter_modules", "iter_module_children", "view", "display"]
+__all__ = ["Module", "Dict", "iter_modules", "iter_module_children", "view", "display"]
 
 
 class Module(Pytree):
@@ -159,3 +160,49 @@ def display(*args: Any) -> None:
     """
     for a in args:
         print(a)
+
+
+class Dict(Module, MutableMapping):
+    """A Module that is a mutable mapping: its items are its attributes, so it holds modules,
+    Variables, arrays and static values alike (as ``flax.nnx.Dict``); ``d.a`` and ``d["a"]``
+    are the same entry.
+
+    Example::
+
+        layers = nnx.Dict(kernel1=nnx.Linear(1, 32, rngs=rngs), activation1=nnx.relu)
+        layers["kernel1"] is layers.kernel1   # True
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for name, value in dict(*args, **kwargs).items():
+            setattr(self, name, value)
+
+    def __getitem__(self, key: str) -> Any:
+        try:
+            return getattr(self, key)
+        except AttributeError as e:
+            raise KeyError(key) from e
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        setattr(self, key, value)
+
+    def __delitem__(self, key: str) -> None:
+        try:
+            delattr(self, key)
+        except AttributeError as e:
+            raise KeyError(key) from e
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(vars(self)))
+
+    def __len__(self) -> int:
+        return len(vars(self))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other
+
+    def __repr__(self) -> str:
+        return _repr(self, 0, set())

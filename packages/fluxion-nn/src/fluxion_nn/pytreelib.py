@@ -11,7 +11,7 @@ import fluxion.tree_util as tree_util
 
 from .variablelib import Variable, is_array
 
-__all__ = ["Static", "Pytree", "Object", "has_data", "is_data", "data", "static", "List", "Dict"]
+__all__ = ["Static", "Pytree", "Object", "has_data", "is_data", "data", "static", "List"]
 
 
 def is_data(x: Any) -> bool:
@@ -57,13 +57,6 @@ class List(list):
     """A list attribute holding modules or Variables (a plain ``list`` works as well).
 
     Example: ``self.layers = nnx.List([nnx.Linear(2, 2, rngs=rngs)])``.
-    """
-
-
-class Dict(dict):
-    """A dict attribute holding modules or Variables (a plain ``dict`` works as well).
-
-    Example: ``self.heads = nnx.Dict(a=nnx.Linear(2, 2, rngs=rngs))``.
     """
 
 

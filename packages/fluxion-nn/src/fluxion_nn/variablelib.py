@@ -258,13 +258,14 @@ class Variable:
         return id(self)
 
     def __eq__(self, other: Any) -> Any:
+        # as flax: compares the values (an array for array values); identity is ``is``
         if isinstance(other, Variable):
-            return self is other
+            other = other._value
         return self._value == other
 
     def __ne__(self, other: Any) -> Any:
         if isinstance(other, Variable):
-            return self is not other
+            other = other._value
         return self._value != other
 
     def __class_getitem__(cls, item: Any) -> Any:
