@@ -29,6 +29,7 @@ import numpy as np
 
 from fluxion.backend import client as _client
 from fluxion.core.config import config
+from fluxion.core.errors import user_source_line
 
 _xc, _jax = _client._load()  # sets the log level before jaxlib is imported
 
@@ -421,6 +422,56 @@ class SingleDeviceSharding(_jax.SingleDeviceSharding):
         raise TypeError("SingleDeviceSharding cannot be pickled")
 
 
+_single_shardings: dict[Any, SingleDeviceSharding] = {}
+_client.on_reset(_single_shardings.clear)
+
+
+def single_device_sharding(device: Any) -> SingleDeviceSharding:
+    """The one sharding object used for arrays on ``device`` (one per device, so caches hit by
+    identity)."""
+    s = _single_shardings.get(device)
+    if s is None:
+        # setdefault: two threads racing here must still end up with the same one object.
+        s = _single_shardings.setdefault(device, SingleDeviceSharding(device))
+    return s
+
+
+# ------------------------------------------------------------------ Shardy attributes
+
+def _axes(entry: tuple) -> str:
+    return "{" + ", ".join(f'"{a}"' for a in entry) + "}"
+
+
+def module_meshes(module: Any) -> dict:
+    """The meshes declared in lowering module ``module`` (abstract mesh -> symbol), kept on the
+    module."""
+    meshes = getattr(module, "sdy_meshes", None)
+    if meshes is None:
+        meshes = module.sdy_meshes = {}
+    return meshes
+
+
+def sdy_sharding(module: Any, sharding: Any, ndim: int, open_dims: bool = False,
+                 unconstrained: Sequence[int] = ()) -> str:
+    """The ``#sdy.sharding<...>`` attribute of ``sharding`` (its mesh is declared once per
+    module); ``open_dims`` leaves unsplit dimensions to the compiler."""
+    meshes = module_meshes(module)
+    key = sharding.mesh  # a Mesh (devices in its order) or an AbstractMesh
+    name = meshes.get(key)
+    if name is None:
+        name = "mesh" if not meshes else f"mesh_{len(meshes)}"
+        meshes[key] = name
+    dims = []
+    for d, entry in enumerate(sharding.spec._normalized(ndim)):
+        if d in unconstrained:
+            dims.append("{?}")
+        elif not entry and open_dims:
+            dims.append("{?}")
+        else:
+            dims.append(_axes(entry))
+    return f"#sdy.sharding<@{name}, [{', '.join(dims)}]>"
+
+
 def check_spec(fname: str, what: str, mesh: Mesh | AbstractMesh, spec: PartitionSpec,
                ndim: int | None = None, shape: tuple | None = None) -> None:
     """Raise a clear error when ``spec`` does not fit ``mesh`` (unknown or repeated axis) or an
@@ -524,7 +575,6 @@ class NamedSharding(_jax.Sharding):
         try:
             check_spec("NamedSharding", "spec", mesh, spec)
         except ValueError as e:
-            from fluxion.core.errors import user_source_line
             raise ValueError(f"{e} (at {user_source_line()})") from None
         self.mesh = mesh
         self.spec = spec
@@ -550,7 +600,6 @@ class NamedSharding(_jax.Sharding):
         try:
             check_spec(fname, "the sharding's spec", self.mesh, self.spec, len(shape), shape)
         except ValueError as e:
-            from fluxion.core.errors import user_source_line
             raise ValueError(f"{e} (at {user_source_line()})") from None
 
     def _constraint_attr(self, module: Any, ndim: int) -> str | None:
@@ -558,7 +607,6 @@ class NamedSharding(_jax.Sharding):
         one device (where constraints are the identity)."""
         if getattr(module, "sdy_meshes", None) is None:
             return None
-        from fluxion.backend.spmd import sdy_sharding
         return sdy_sharding(module, self, ndim)
 
     def with_spec(self, spec: Any) -> "NamedSharding":
