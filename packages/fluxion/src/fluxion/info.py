@@ -1,7 +1,8 @@
 """``python -m fluxion.info``: versions, platforms and devices of this installation.
 
 The report lists the core and every installed ecosystem package (by distribution name), the
-runtime libraries, ``XLA_FLAGS`` and the persistent compilation cache's folder: what a bug report
+runtime libraries, ``XLA_FLAGS``, the persistent compilation cache's folder and the in-memory
+caches (entries, estimated bytes and limit of each, see :func:`cache_lines`): what a bug report
 needs.
 
 Example:
@@ -17,7 +18,7 @@ import platform
 import sys
 from typing import Any
 
-__all__ = ["environment_info", "print_environment_info", "main"]
+__all__ = ["environment_info", "print_environment_info", "main", "cache_lines"]
 
 
 # (distribution, import name) of the core and the ecosystem packages. The core's distribution is
@@ -76,7 +77,33 @@ def environment_info() -> str:
               f"devices:    {len(devs)} ({client.local_device_count()} local)"]
     for d in devs:
         lines.append(f"  {d!r}  kind={d.device_kind}  process={d.process_index}")
+    lines += cache_lines()
     return "\n".join(lines)
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def cache_lines() -> list[str]:
+    """The in-memory caches of this process, one line each: entries, estimated bytes and the
+    limit (with the ``fluxion.config`` flag that sets it, or "no byte limit" where only the
+    number of entries is bounded).
+
+    Example:
+        >>> from fluxion import info
+        >>> info.cache_lines()[0]
+        'in-memory caches (fluxion.clear_caches() empties them):'
+    """
+    from fluxion.backend.runtime import cache_info
+
+    lines = ["in-memory caches (fluxion.clear_caches() empties them):"]
+    for row in cache_info():
+        limit = ("no byte limit (bounded in entries)" if row["limit"] is None
+                 else f"limit {_mib(row['limit'])} ({row['flag']})")
+        lines.append(f"  {row['name'] + ':':<34}{row['entries']:>6} entries, "
+                     f"{_mib(row['bytes']):>10}; {limit}")
+    return lines
 
 
 def print_environment_info() -> None:

@@ -704,7 +704,7 @@ def _clear_all_jitted() -> None:
 _caches.CacheGroup("jitted functions' executables", "fluxion_jit_cache_max_bytes",
                    "per jitted function, one executable per argument signature; freed with the "
                    "function (limit per function)", _jit_info, _clear_all_jitted)
-_caches.CacheGroup("jitted functions' traces", "fluxion_jit_cache_max_bytes",
+_caches.CacheGroup("jitted functions' traces", None,
                    "per jitted function, at most 256 staged programs; freed with the function",
                    _trace_info, lambda: None)
 

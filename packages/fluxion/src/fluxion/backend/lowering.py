@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Callable, Sequence
 
 import ml_dtypes
@@ -428,18 +429,18 @@ def lower_program_multi(program: Program, platforms: Sequence[str], name: str = 
             f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
 
 
-_ORDERED: "dict[int, tuple[Program, bool]]" = {}
+# Whether a Program has ordered effects, remembered while the Program lives (weakly keyed: a
+# strong table kept the Programs of dropped functions alive).
+_ORDERED: "weakref.WeakKeyDictionary[Program, bool]" = weakref.WeakKeyDictionary()
 
 
 def _program_has_ordered(program: Program) -> bool:
-    hit = _ORDERED.get(id(program))
-    if hit is not None and hit[0] is program:
-        return hit[1]
+    hit = _ORDERED.get(program)
+    if hit is not None:
+        return hit
     found = any((e.prim.effectful and e.params.get("ordered") is True) or _has_ordered_effects(e)
                 for e in program.eqns)
-    if len(_ORDERED) > 4096:
-        _ORDERED.clear()
-    _ORDERED[id(program)] = (program, found)
+    _ORDERED[program] = found
     return found
 
 

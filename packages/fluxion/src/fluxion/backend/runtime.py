@@ -11,25 +11,71 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
+from fluxion.backend import caches as _caches
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _dispatch
 from fluxion.backend import jit as _jit
+from fluxion.backend import lowering as _lowering
 from fluxion.backend.array import Array, Spec
+from fluxion.lax import reductions as _reductions
+from fluxion.lax import special as _special
+from fluxion.lax import windowed as _windowed
+from fluxion.lax.linalg import _common as _linalg_common
 
-__all__ = ["clear_caches", "live_arrays", "jaxlib_version"]
+__all__ = ["clear_caches", "live_arrays", "jaxlib_version", "cache_info"]
+
+
+# Traces of small helper computations, keyed by the computation and its types (bounded by the
+# distinct computations a program uses): listed and cleared with the others.
+def _trace_tables() -> list[tuple[str, Any]]:
+    return [("lax reducer traces", _reductions._COMPUTATIONS),
+            ("lax reduce_window JVP traces", _windowed._JVP_COMPUTATIONS),
+            ("lax special-function traces", _special._PROGRAMS),
+            ("lax linalg helper traces", _linalg_common._STAGED),
+            ("lowering: ordered-effect flags", _lowering._ORDERED),
+            ("lowering: MLIR type strings", _lowering._type_cache)]
+
+
+def _register_trace_tables() -> None:
+    for name, table in _trace_tables():
+        _caches.CacheGroup(name, None, "traces kept for reuse; at most 4096 entries each (one per "
+                           "distinct computation and types)",
+                           lambda t=table: (len(t), 0), table.clear)
+
+
+_register_trace_tables()
 
 
 def clear_caches() -> None:
-    """Drop every compiled executable, every jitted function's traces and the cached device
-    constants (the next call of each function traces and compiles again).
+    """Drop every compiled executable, every jitted function's traces, the eager executables,
+    the cached device constants and the helper traces (the next call of each function traces
+    and compiles again). As JAX's ``jax.clear_caches``.
 
     Example:
         >>> import fluxion
         >>> fluxion.clear_caches()
+        >>> sum(row["entries"] for row in cache_info() if "executables" in row["name"])
+        0
     """
     _dispatch.clear_caches()
     for jitted in list(_jit._ALL):
         jitted.clear()
+    _caches.clear_all()
+
+
+def cache_info() -> list[dict[str, Any]]:
+    """One row per in-memory cache: ``name``, ``entries``, ``bytes`` (estimated), ``limit``
+    (bytes, or None where only the number of entries is bounded), ``flag`` (the
+    ``fluxion.config`` flag setting the limit) and ``doc``. ``python -m fluxion.info`` prints it.
+
+    Example:
+        >>> rows = cache_info()
+        >>> any(row["flag"] == "fluxion_eager_cache_max_bytes" for row in rows)
+        True
+    """
+    return _caches.cache_info()
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:

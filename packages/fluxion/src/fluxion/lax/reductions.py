@@ -357,6 +357,7 @@ def argmin(operand: Any, axis: int, index_dtype: Any) -> Any:
 # ------------------------------------------------------------------ generic reduce
 
 _COMPUTATIONS: dict[tuple, tuple] = {}
+_TRACE_CACHE_LIMIT = 4096  # entries (cleared when full; fluxion.clear_caches() empties it too)
 
 
 def trace_computation(fun: str, computation: Any, in_tree_avals: tuple) -> tuple:
@@ -380,6 +381,8 @@ def trace_computation(fun: str, computation: Any, in_tree_avals: tuple) -> tuple
         raise type_error(fun, "the computation must not close over array values; pass them as "
                          "operands instead")
     if key is not None:
+        if len(_COMPUTATIONS) >= _TRACE_CACHE_LIMIT:  # keyed by user callables: stay bounded
+            _COMPUTATIONS.clear()
         _COMPUTATIONS[key] = (program, out_tree)
     return program, out_tree
 

@@ -77,6 +77,8 @@ def _staged_lowering(name: str, impl: Callable[..., Any]) -> Callable[..., str]:
             program, consts, _ = trace_to_program(lambda *xs: _at_precision(impl, *xs),
                                                   tuple(avals), {}, in_avals=avals)
             assert not consts, consts
+            if len(_PROGRAMS) >= 4096:  # one per (function, type): stay bounded
+                _PROGRAMS.clear()
             program = _PROGRAMS[key] = program
         return ctx.lower_program_inline(program, ops)[0]
 

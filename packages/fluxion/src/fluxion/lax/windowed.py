@@ -385,6 +385,8 @@ def _jvp_computation(computation: Any, n: int, fidx: tuple[int, ...]) -> Any:
     scal = tuple(ShapedArray((), a.dtype) for a in avals)
     acc = scal + tuple(scal[i] for i in fidx)
     program, _ = trace_computation("lax.reduce_window", comp, (acc, acc))
+    if len(_JVP_COMPUTATIONS) >= 4096:  # keyed by reducer programs: stay bounded
+        _JVP_COMPUTATIONS.clear()
     _JVP_COMPUTATIONS[key] = program
     return program
 

@@ -324,6 +324,8 @@ def inline(ctx: Any, key: Any, fn: Callable[..., Any], args: Sequence[str],
 
         program, consts, _ = trace_to_program(flat, tuple(avals), {}, in_avals=list(avals))
         consts = [np.asarray(c) for c in consts]
+        if len(_STAGED) >= 4096:  # one per (helper, types): stay bounded
+            _STAGED.clear()
         hit = _STAGED[full_key] = (program, consts)
     program, consts = hit
     cargs = [ctx.constant(c, ShapedArray(c.shape, c.dtype)) for c in consts]
