@@ -215,6 +215,15 @@ class _Signature:
                              f"(positions {sorted(dnums & set(self.static_argnums))})")
         self.donate_argnums = tuple(sorted(dnums))
         self.donate_argnames = tuple(sorted(dnames))
+        # The generated dispatchers take the parameters of ``sig``, which follows __wrapped__;
+        # a wrapper accepting more than what it wraps (functools.wraps over ``*args, **kwargs``,
+        # as haiku's hk.jit passes its ``hk_state`` keyword) takes the general path instead.
+        try:
+            own = inspect.signature(fun, follow_wrapped=False)
+        except (TypeError, ValueError):
+            own = None
+        if own != sig:
+            sig = None
         # Plain positional-or-keyword parameters without defaults: the generated dispatcher can
         # take the same parameters (see _make_dispatcher).
         self.simple = (sig is not None and n is not None and params

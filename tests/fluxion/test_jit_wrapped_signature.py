@@ -1,0 +1,40 @@
+"""jit of a functools.wraps wrapper whose own parameters differ from the wrapped function's
+(haiku's ``hk.jit`` passes ``hk_state=`` to a ``*args, **kwargs`` wrapper): the call is passed as
+given, as in JAX, not bound to the wrapped function's signature."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import numpy as np
+
+import fluxion
+
+
+def _make():
+    def fun(x, y):
+        return x * 2 + y
+
+    @functools.wraps(fun)
+    def stateful(*args, **kwargs):
+        extra = kwargs.pop("hk_state")
+        return fun(*args, **kwargs) + extra
+    return stateful
+
+
+def test_wrapper_taking_more_keywords_than_it_wraps():
+    x = np.arange(3.0, dtype=np.float32)
+    for _ in range(2):  # the second call goes through the cached path
+        ref = jax.jit(_make())(x, 1.0, hk_state=np.float32(5))
+        got = fluxion.jit(_make())(x, 1.0, hk_state=np.float32(5))
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(ref))
+        assert np.asarray(got).dtype == np.asarray(ref).dtype
+
+
+def test_plain_wrapper_keeps_working():
+    @functools.wraps(lambda a: a)
+    def same(a):
+        return a + 1
+    f = fluxion.jit(same)
+    assert float(f(1.0)) == float(f(1.0)) == float(jax.jit(same)(1.0)) == 2.0
