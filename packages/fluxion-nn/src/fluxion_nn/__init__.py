@@ -62,7 +62,16 @@ from .graph import (
                         update,
                         variables,
 )
-from .module import Dict, Module, display, iter_module_children, iter_modules, view
+from .module import (
+                        Dict,
+                        Module,
+                        display,
+                        iter_module_children,
+                        iter_modules,
+                        view,
+                        view_info,
+                        with_attributes,
+)
 from .nn.activations import PReLU
 from .nn.attention import (
                         MultiHeadAttention,
@@ -163,7 +172,7 @@ __all__ = [
     "GraphDef", "split", "merge", "state", "graphdef", "update", "clone", "pop", "flatten",
     "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables", "find_duplicates",
     "call", "set_graph_mode", "set_graph_updates", "var_defaults", "use_eager_sharding",
-    "using_eager_sharding", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "display",
+    "using_eager_sharding", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "view_info", "with_attributes", "display",
     "data", "static", "List", "Dict", "has_data", "is_data",
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",

@@ -19,7 +19,7 @@ from . import rnglib as _rnglib
 from . import transforms as _transforms
 
 __all__ = [
-    "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "iter_modules",
+    "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "view_info", "iter_modules",
     "iter_children", "split_rngs", "fork_rngs", "reseed", "jit", "grad", "value_and_grad",
     "remat", "vmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch",
 ]
@@ -37,6 +37,7 @@ iter_graph = functools.partial(_graph.iter_graph, **_G)
 recursive_map = functools.partial(_graph.recursive_map, **_G)
 # modules
 view = functools.partial(_module.view, **_G)
+view_info = functools.partial(_module.view_info, **_G)
 iter_modules = functools.partial(_module.iter_modules, **_G)
 iter_children = functools.partial(_graph.iter_children, **_G)
 # rngs

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import MutableMapping
 from typing import Any, Iterator
 
@@ -12,7 +13,8 @@ from . import graph as _graph
 from .pytreelib import Pytree
 from .variablelib import Perturbation, Variable, is_array
 
-__all__ = ["Module", "Dict", "iter_modules", "iter_module_children", "view", "display"]
+__all__ = ["Module", "Dict", "iter_modules", "iter_module_children", "view", "with_attributes",
+           "view_info", "display"]
 
 
 class Module(Pytree):
@@ -77,7 +79,8 @@ class Module(Pytree):
                     found.add(k)
         missing = set(attributes) - found
         if missing and raise_if_not_found:
-            raise ValueError(f"set_attributes: no submodule has the attribute(s) {sorted(missing)}")
+            raise ValueError("Could not find at least one instance of the following attributes: "
+                             f"{sorted(missing)} (set_attributes)")
 
     def train(self, **attributes: Any) -> None:
         """Training mode: ``deterministic=False`` (Dropout) and ``use_running_average=False``
@@ -136,21 +139,110 @@ def iter_module_children(module: Any, /, *, graph: bool | None = None) -> Iterat
 
 
 def view(node: Any, /, *, only: Any = ..., raise_if_not_found: bool = True,
-         graph: bool | None = None, **attributes: Any) -> Any:
-    """A clone of ``node`` with attributes set on every submodule having them (flax's ``view``;
-    Variables are shared with the original).
+         graph: bool | None = None, **kwargs: Any) -> Any:
+    """A copy of ``node`` (sharing its Variables) in which every selected submodule that defines
+    ``set_view`` was given the ``kwargs`` its ``set_view`` accepts (``BatchNorm``:
+    ``use_running_average``; ``Dropout``: ``deterministic``; ``MultiHeadAttention``:
+    ``deterministic``, ``decode``, ``batch_size``, ``max_length``). A keyword no ``set_view``
+    accepts is an error unless ``raise_if_not_found=False``.
 
     Example: ``eval_model = nnx.view(model, deterministic=True, use_running_average=True)``.
     """
-    gdef, flat = _graph.flatten(node)
-    new = _graph.merge(gdef, _graph.State.from_flat_path(flat))
-    if isinstance(new, Module):
-        new.set_attributes(only, raise_if_not_found=raise_if_not_found and bool(attributes),
-                           **attributes)
-    return new
+    pred = filterlib.to_predicate(only)
+    remaining = set(kwargs)
+
+    def apply(path: tuple, obj: Any) -> Any:
+        if hasattr(obj, "set_view") and pred(path, obj):
+            params = inspect.signature(obj.set_view).parameters.values()
+            if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+                obj.set_view(**kwargs)
+                remaining.clear()
+            else:
+                named = {p.name for p in params if p.kind in (
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+                obj.set_view(**{k: v for k, v in kwargs.items() if k in named})
+                remaining.difference_update(named)
+        return obj
+
+    out = _graph.recursive_map(apply, node, graph=graph)
+    if raise_if_not_found and remaining:
+        raise ValueError(f"Unused keys found in nnx.view: {sorted(remaining)}")
+    return out
 
 
+def with_attributes(node: Any, /, *, only: Any = ..., raise_if_not_found: bool = True,
+                    graph: bool | None = None, **attributes: Any) -> Any:
+    """A copy of ``node`` (sharing its Variables) whose selected submodules having these
+    attributes have them set; ``node`` itself is unchanged (unlike ``set_attributes``).
 
+    Example: ``eval_model = nnx.with_attributes(model, deterministic=True)``.
+    """
+    pred = filterlib.to_predicate(only)
+    remaining = set(attributes)
+
+    def apply(path: tuple, obj: Any) -> Any:
+        if isinstance(obj, Module) and pred(path, obj):
+            for name, value in attributes.items():
+                if hasattr(obj, name):
+                    setattr(obj, name, value)
+                    remaining.discard(name)
+        return obj
+
+    out = _graph.recursive_map(apply, node, graph=graph)
+    if remaining and raise_if_not_found:
+        raise ValueError("Could not find at least one instance of the following attributes: "
+                         f"{sorted(remaining)}")
+    return out
+
+
+def _doc_args(doc: str) -> dict[str, str]:
+    # the "Args:" entries of a Google-style docstring: name -> indented description
+    lines = doc.split("\n")
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("  ") and not ln.startswith("    ")]
+    starts.append(len(lines))
+    out = {}
+    for a, b in zip(starts, starts[1:]):
+        colon = lines[a].find(":")
+        name = lines[a][:colon].strip()
+        out[name] = "\n".join([" " * 4 + lines[a][colon + 1:].strip(), *lines[a + 1:b]])
+    return out
+
+
+def view_info(node: Any, /, *, only: Any = ..., graph: bool | None = None) -> str:
+    """The ``nnx.view`` keywords that the selected submodules' ``set_view`` methods accept, per
+    class, with their annotations, defaults and documentation.
+
+    Example: ``print(nnx.view_info(model))`` lists ``BatchNorm: use_running_average ...``.
+    """
+    pred = filterlib.to_predicate(only)
+    classes: set = set()
+
+    def collect(path: tuple, obj: Any) -> Any:
+        if hasattr(obj, "set_view") and pred(path, obj):
+            classes.add(type(obj))
+        return obj
+
+    _graph.recursive_map(collect, node, graph=graph)
+    out: list[str] = []
+    for c in sorted(classes, key=lambda c: c.__qualname__):
+        out.append(f"{c.__qualname__}:")
+        sig = inspect.signature(c.set_view)
+        doc = inspect.getdoc(c.set_view)
+        if isinstance(doc, str):
+            start, end = doc.find("Args:\n"), doc.find("Returns:\n")
+            parsed = _doc_args(doc[start + 6:end if end != -1 else len(doc)])
+            for name, param in sig.parameters.items():
+                if name in ("self", "args", "kwargs"):
+                    continue
+                ann = param.annotation
+                if param.default is inspect.Parameter.empty:
+                    out.append(f"  {name}: {ann}")
+                else:
+                    out.append(f"  {name}: {ann} = {param.default}")
+                out.append(parsed[name])
+        else:
+            out.append(f"  set_view{sig}")
+    return "\n".join(out)
 
 
 def display(*args: Any) -> None:

@@ -275,6 +275,33 @@ class MultiHeadAttention(Module):
                               module=self if sow_weights else None)
         return self.out(x)
 
+    def set_view(self, deterministic: bool | None = None, decode: bool | None = None,
+                 batch_size: int | tuple | None = None, max_length: int | None = None) -> None:
+        """Class method used by ``nnx.view``.
+
+        Args:
+          deterministic: if True, the module is set to deterministic mode.
+          decode: if True, the module is set to decode mode.
+          batch_size: the batch size to use for the cache.
+          max_length: the max length to use for the cache.
+        """
+        if deterministic is not None:
+            self.deterministic = deterministic
+        if decode is not None:
+            self.decode = decode
+            if self.cached_key is None or self.cached_value is None or self.cache_index is None:
+                if batch_size is None:
+                    raise TypeError("'batch_size' must be provided when initializing cache.")
+                if max_length is None:
+                    raise TypeError("'max_length' must be provided when initializing cache.")
+                if isinstance(batch_size, int):
+                    batch_size = (batch_size,)
+                shape = (*batch_size, max_length, self.num_kv_heads, self.head_dim)
+                dtype = self.dtype if self.dtype is not None else jnp.float32
+                self.cached_key = Cache(jnp.zeros(shape, dtype))
+                self.cached_value = Cache(jnp.zeros(shape, dtype))
+                self.cache_index = Cache(jnp.array(0, dtype=jnp.int32))
+
     def init_cache(self, input_shape: tuple, dtype: Any = jnp.float32) -> None:
         """Create the decode cache for inputs of ``input_shape`` ``(batch..., max_len, features)``."""
         shape = (*input_shape[:-1], self.num_kv_heads, self.head_dim)

@@ -95,6 +95,16 @@ class BatchNorm(Module):
         self.axis_index_groups = axis_index_groups
         self.use_fast_variance = use_fast_variance
 
+    def set_view(self, use_running_average: bool | None = None) -> None:
+        """Class method used by ``nnx.view``.
+
+        Args:
+          use_running_average: if True, the stored batch statistics will be
+            used instead of computing the batch statistics on the input.
+        """
+        if use_running_average is not None:
+            self.use_running_average = use_running_average
+
     def __call__(self, x: Any, use_running_average: bool | None = None, *, mask: Any = None) -> Any:
         check_features(f"BatchNorm(num_features={self.num_features})", x, self.num_features, self.axis)
         ura = self.use_running_average if use_running_average is None else use_running_average

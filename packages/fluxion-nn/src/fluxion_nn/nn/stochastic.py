@@ -40,6 +40,15 @@ class Dropout(Module):
         else:
             raise TypeError(f"Dropout: rngs must be a Rngs, RngStream or None, got {type(rngs).__name__}")
 
+    def set_view(self, deterministic: bool | None = None) -> None:
+        """Class method used by ``nnx.view``.
+
+        Args:
+          deterministic: if True, disables dropout masking.
+        """
+        if deterministic is not None:
+            self.deterministic = deterministic
+
     def __call__(self, inputs: Any, *, deterministic: bool | None = None, rngs: Any = None) -> Any:
         det = self.deterministic if deterministic is None else deterministic
         if det is None:
