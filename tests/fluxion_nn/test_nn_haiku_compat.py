@@ -10,6 +10,7 @@ import fluxion
 import fluxion.numpy as jnp
 import fluxion.random as fr
 import fluxion_nn.haiku as hk
+from fluxion_nn.haiku import _base as _hk_base
 
 rhk = pytest.importorskip("haiku")
 jax = pytest.importorskip("jax")
@@ -165,7 +166,7 @@ def test_jax_usage_check_raises_inside_raw_jit():
         return fluxion.jit(lambda y: y + hk.get_parameter("w", [], init=jnp.zeros))(x)
 
     with hk.config.context(check_jax_usage=True):
-        with pytest.raises(hk._base.JaxUsageError, match="Haiku overloaded transform"):
+        with pytest.raises(_hk_base.JaxUsageError, match="Haiku overloaded transform"):
             hk.transform(f).init(fr.PRNGKey(0), jnp.ones([]))
         # hk.vmap is Haiku-aware: no error
         g = hk.transform(lambda x: hk.vmap(lambda y: y + hk.get_parameter(

@@ -120,3 +120,19 @@ __all__ = [
     "SpectralNorm", "Conv1DLSTM", "Conv2DLSTM", "Conv3DLSTM", "IdentityCore", "ResetCore",
     "deep_rnn_with_skip_connections", "SeparableDepthwiseConv2D",
 ]
+
+
+def _hide_private_submodules() -> None:
+    # as Haiku's package (``del _src``): the implementation modules are not attributes of
+    # ``hk``, so tools walking hk's attributes (haiku's test_utils.find_subclasses) see only
+    # the public modules; ``import fluxion_nn.haiku._base`` still works
+    import types
+
+    for name, value in list(globals().items()):
+        if (name.startswith("_") and isinstance(value, types.ModuleType)
+                and value.__name__.startswith(__name__ + ".")):
+            del globals()[name]
+
+
+_hide_private_submodules()
+del _hide_private_submodules

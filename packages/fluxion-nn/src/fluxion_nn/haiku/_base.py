@@ -494,6 +494,28 @@ def _copy(d: dict) -> dict:
     return {k: dict(v) for k, v in d.items()}
 
 
+def _tie_in_original_fn(f: Callable, init_fn: Callable, apply_fn: Callable) -> None:
+    # as Haiku: init/apply know the function they came from (``_original_fn``), without
+    # functools.wraps (a ``__wrapped__`` would give them ``f``'s signature)
+    if isinstance(f, (Transformed, TransformedWithState)):
+        f = getattr(f.init, "_original_fn", f)
+    for fn in (init_fn, apply_fn):
+        fn._original_fn = f  # type: ignore[attr-defined]
+        fn.__name__ = getattr(f, "__name__", fn.__name__)
+        fn.__doc__ = getattr(f, "__doc__", None)
+
+
+def get_original_fn(f: Any) -> Callable:
+    """The function a ``Transformed``/``TransformedWithState`` (or its ``init``/``apply``)
+    was made from.
+
+    Example: ``hk.experimental.get_original_fn(hk.transform(forward)) is forward``.
+    """
+    if isinstance(f, (Transformed, TransformedWithState)):
+        f = f.init
+    return f._original_fn
+
+
 def transform_with_state(f: Callable) -> TransformedWithState:
     """Turn ``f`` (which may create modules, parameters and state) into a pure
     ``(init, apply)`` pair that threads parameters and state explicitly.
@@ -508,14 +530,12 @@ def transform_with_state(f: Callable) -> TransformedWithState:
         y, state = f.apply(params, state, rng, x, True)
     """
 
-    @functools.wraps(f)
     def init_fn(rng: Any, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
         frame = _Frame({}, {}, _to_seq(rng), init=True, params_frozen=False)
         with frame:
             f(*args, **kwargs)
         return frame.params, frame.initial_state
 
-    @functools.wraps(f)
     def apply_fn(params: Any, state: Any, rng: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
         frame = _Frame(_copy(params or {}), _copy(state or {}), _to_seq(rng), init=False,
                        params_frozen=True)
@@ -523,6 +543,7 @@ def transform_with_state(f: Callable) -> TransformedWithState:
             out = f(*args, **kwargs)
         return out, frame.state
 
+    _tie_in_original_fn(f, init_fn, apply_fn)
     return TransformedWithState(init_fn, apply_fn)
 
 
@@ -541,7 +562,6 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
     """
     tws = transform_with_state(f)
 
-    @functools.wraps(f)
     def init_fn(rng: Any, *args: Any, **kwargs: Any) -> dict:
         params, state = tws.init(rng, *args, **kwargs)
         if state:
@@ -551,7 +571,6 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
                 f"{sorted(state)})")
         return params
 
-    @functools.wraps(f)
     def apply_fn(params: Any, rng: Any, *args: Any, **kwargs: Any) -> Any:
         out, state = tws.apply(params, {}, rng, *args, **kwargs)
         if state:
@@ -561,6 +580,7 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
                 f"{sorted(state)})")
         return out
 
+    _tie_in_original_fn(f, init_fn, apply_fn)
     t = Transformed(init_fn, apply_fn)
     return t if apply_rng else without_apply_rng(t)
 
@@ -574,11 +594,13 @@ def without_apply_rng(f: Any) -> Any:
         def apply_s(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
             return f.apply(params, state, None, *args, **kwargs)
 
+        _tie_in_original_fn(f, f.init, apply_s)
         return TransformedWithState(f.init, apply_s)
 
     def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
         return f.apply(params, None, *args, **kwargs)
 
+    _tie_in_original_fn(f, f.init, apply)
     return Transformed(f.init, apply)
 
 
@@ -599,6 +621,7 @@ def without_state(f: TransformedWithState) -> Transformed:
             raise ValueError("hk.without_state: the function has state")
         return out
 
+    _tie_in_original_fn(f, init, apply)
     return Transformed(init, apply)
 
 
@@ -613,6 +636,7 @@ def with_empty_state(f: Transformed) -> TransformedWithState:
     def apply(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
         return f.apply(params, *args, **kwargs), state
 
+    _tie_in_original_fn(f, init, apply)
     return TransformedWithState(init, apply)
 
 
@@ -655,7 +679,7 @@ def get_parameter(name: str, shape: Any, dtype: Any = None, init: Callable | Non
         dtype = jnp.float32
     bundle = _bundle(frame)
     fq_name = f"{bundle}/{name}"
-    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, None)
+    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, _lift_prefix())
     param = frame.params.get(bundle, {}).get(name)
     if param is None:
         missing = ValueError(
@@ -691,6 +715,16 @@ def get_parameter(name: str, shape: Any, dtype: Any = None, init: Callable | Non
     return param
 
 
+def _lift_prefix() -> str | None:
+    # as Haiku: inside a lifted init, the module names of the enclosing lifting modules
+    if _frames()[-1].params_frozen:
+        return None
+    prefixes = [f.module_stack[-1][0].prefix_name for f in _frames() if f.module_stack
+                and getattr(f.module_stack[-1][0], "_is_lifting", False)
+                and f.module_stack[-1][0].prefix_name]
+    return "/".join(prefixes) + "/" if prefixes else None
+
+
 def _current_module(frame: _Frame) -> Any:
     return frame.module_stack[-1][0] if frame.module_stack else None
 
@@ -706,7 +740,7 @@ def get_state(name: str, shape: Any = None, dtype: Any = jnp.float32,
     _assert_jax_usage("get_state")
     bundle = _bundle(frame)
     fq_name = f"{bundle}/{name}"
-    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, None)
+    context = GetterContext(fq_name, _current_module(frame), dtype, shape, init, _lift_prefix())
     st = frame.state.get(bundle, {})
     if name in st:
         value = st[name]
@@ -743,7 +777,7 @@ def set_state(name: str, value: Any) -> None:
     if setters:
         context = SetterContext(f"{bundle}/{name}", _current_module(frame),
                                 tree_util.tree_map(lambda v: v.dtype, value),
-                                tree_util.tree_map(lambda v: v.shape, value), None)
+                                tree_util.tree_map(lambda v: v.shape, value), _lift_prefix())
         value = _run_chain(setters, context, (value,), lambda v: v)
     if value is DO_NOT_STORE:
         return

@@ -587,7 +587,8 @@ def scan(f: Callable, init: Any, xs: Any, length: int | None = None, reverse: bo
         frame.state = {k: dict(v) for k, v in state.items()}
         frame.rng = _base.PRNGSequence(rng) if rng is not None else None
         try:
-            c, y = f(c, x)
+            with _base._TraceLevelPushed():
+                c, y = f(c, x)
             new = (c, frame.state, rng_state())
         finally:
             frame.state, frame.rng = old_state, old_rng

@@ -43,6 +43,8 @@ class LiftingModule(Module):
     Example: ``params, state = LiftingModule(inner.init)(rng, x)`` (prefer ``hk.lift``).
     """
 
+    _is_lifting = True
+
     def __init__(self, init_fn: Callable, transparent: bool = False, allow_reuse: bool = False,
                  name: str = "lifted"):
         super().__init__(name=name)

@@ -4,6 +4,7 @@
 from .._base import (  # noqa: F401
     Transformed,
     TransformedWithState,
+    get_original_fn,
     running_init,
     transform,
     transform_with_state,
