@@ -1,6 +1,7 @@
 """The optimizers: each is a ``chain`` of building blocks, named and parameterised as in optax."""
 
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -343,6 +344,8 @@ def optimistic_adam(learning_rate: Any, optimism: Any = None, b1: Any = 0.9, b2:
         >>> opt = optax.optimistic_adam(0.1)
         >>> u, s = opt.update(jnp.ones(1), opt.init(jnp.zeros(1)))
     """
+    warnings.warn("`optimistic_adam` is deprecated, please use `optimistic_adam_v2` instead.",
+                  category=DeprecationWarning, stacklevel=2)
     if callable(learning_rate):
         raise ValueError("optimistic_adam: `learning_rate` must be a number (schedules are "
                          "supported by optimistic_adam_v2)")

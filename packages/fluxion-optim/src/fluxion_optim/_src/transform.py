@@ -2,3 +2,4 @@
 
 # ruff: noqa: F401, F403
 from fluxion_optim import *
+from fluxion_optim._scaling import _precondition_by_lbfgs
