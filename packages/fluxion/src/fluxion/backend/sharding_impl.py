@@ -265,6 +265,18 @@ class Mesh:
     def abstract_mesh(self) -> AbstractMesh:
         return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return self.abstract_mesh.are_all_axes_explicit
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return self.abstract_mesh.are_all_axes_auto
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        return self.abstract_mesh.are_all_axes_manual
+
     def __eq__(self, other: Any) -> bool:
         return (type(other) is Mesh and self._hash == other._hash
                 and self.axis_names == other.axis_names and self.axis_types == other.axis_types

@@ -1,0 +1,71 @@
+"""Small JAX behaviours the ecosystem's libraries rely on (flax, jax_md), each against real JAX:
+``lax.dtype``, ``sharding.get_abstract_mesh()`` without a mesh, the mesh predicates,
+``eval_shape`` on abstract values, ``lax.scan(_split_transpose=)``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as fjnp
+from fluxion import lax
+
+
+@pytest.mark.parametrize("x", [1.0, 1, True, np.int8(3), np.zeros(2, np.uint16), "bfloat16",
+                               np.float16, np.complex64])
+def test_lax_dtype(x):
+    assert lax.dtype(x) == jax.lax.dtype(x)
+
+
+def test_lax_dtype_of_arrays():
+    assert lax.dtype(fjnp.ones(2, fjnp.int8)) == jax.lax.dtype(jjnp.ones(2, jjnp.int8))
+
+
+def test_abstract_mesh_without_mesh():
+    got, ref = fluxion.sharding.get_abstract_mesh(), jax.sharding.get_abstract_mesh()
+    assert got.axis_sizes == ref.axis_sizes == ()
+    assert got.axis_names == ref.axis_names and got.empty == ref.empty
+    for name in ("are_all_axes_explicit", "are_all_axes_auto", "are_all_axes_manual"):
+        assert getattr(got, name) == getattr(ref, name), name
+
+
+@pytest.mark.parametrize("kind", ["Explicit", "Auto", "Manual"])
+def test_mesh_predicates(kind):
+    fm = fluxion.sharding.Mesh(np.array(fluxion.devices()[:1]), ("x",),
+                               axis_types=(getattr(fluxion.sharding.AxisType, kind),))
+    jm = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("x",),
+                           axis_types=(getattr(jax.sharding.AxisType, kind),))
+    for m, r in ((fm, jm), (fm.abstract_mesh, jm.abstract_mesh)):
+        for name in ("are_all_axes_explicit", "are_all_axes_auto", "are_all_axes_manual"):
+            assert getattr(m, name) == getattr(r, name), (kind, name)
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_eval_shape_on_shaped_arrays(weak):
+    def f(a, b, t=0):
+        return (a - b).sum(), a * 2
+
+    got = fluxion.eval_shape(f, fluxion.core.ShapedArray((3,), np.float32, weak_type=weak),
+                             fluxion.core.ShapedArray((3,), np.float32), t=0)
+    ref = jax.eval_shape(f, jax.core.ShapedArray((3,), np.float32, weak_type=weak),
+                         jax.core.ShapedArray((3,), np.float32), t=0)
+    for g, r in zip(got, ref):
+        assert (g.shape, g.dtype, g.weak_type) == (r.shape, r.dtype, r.weak_type)
+
+
+def test_eval_shape_refuses_other_values():
+    with pytest.raises(TypeError, match="not a valid array type"):
+        fluxion.eval_shape(lambda x: x, object())
+
+
+def test_scan_split_transpose_is_accepted():
+    def loss(scan, c0, xs, **kw):
+        return scan(lambda c, x: (c * x, c + x), c0, xs, **kw)[1].sum()
+
+    xs = np.linspace(0.5, 1.5, 4, dtype=np.float32)
+    ref = jax.grad(loss, argnums=1)(jax.lax.scan, 1.0, xs, _split_transpose=True)
+    got = fluxion.grad(loss, argnums=1)(lax.scan, 1.0, xs, _split_transpose=True)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-6)
