@@ -3,14 +3,16 @@ their state is ``MetricState`` Variables, so they work inside ``nnx.jit``."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import fluxion.numpy as jnp
+import fluxion.tree_util as tree_util
 
 from ..pytreelib import Pytree
 from ..variablelib import Variable
 
-__all__ = ["MetricState", "Metric", "Average", "Accuracy", "Welford", "MultiMetric"]
+__all__ = ["MetricState", "Metric", "Average", "Accuracy", "Welford", "Statistics", "MultiMetric"]
 
 
 class MetricState(Variable):
@@ -35,6 +37,15 @@ class Metric(Pytree):
     def compute(self) -> Any:
         raise NotImplementedError
 
+    def split(self, *filters: Any) -> tuple:
+        """``nnx.split(self, *filters)``: the metric's GraphDef and State(s).
+
+        Example: ``graphdef, state = metric.split()``.
+        """
+        from ..graph import split
+
+        return split(self, *filters)
+
 
 class Average(Metric):
     """Running mean of the values passed as ``argname`` (default ``values``).
@@ -56,18 +67,46 @@ class Average(Metric):
         self.total.value = jnp.array(0, dtype=jnp.float32)
         self.count.value = jnp.array(0, dtype=jnp.int32)
 
-    def update(self, **kwargs: Any) -> None:
-        """Add ``kwargs[argname]`` (a number or an array) to the running mean."""
+    def update(self, mask: Any = None, **kwargs: Any) -> None:
+        """Add ``kwargs[argname]`` (a number or an array) to the running mean; ``mask``
+        (broadcastable to the values) leaves out the values where it is 0/False."""
         if self.argname not in kwargs:
-            raise TypeError(f"Average.update: expected keyword argument {self.argname!r}")
+            raise TypeError(f"Expected keyword argument '{self.argname}' (Average.update)")
         values = kwargs[self.argname]
+        if mask is not None and isinstance(values, (int, float)):
+            raise ValueError(f"If mask is provided, {self.argname} should be a jax array "
+                             f"(Average.update got a Python {type(values).__name__})")
+        if isinstance(values, (int, float)):
+            self.total.value = self.total.value + values
+            self.count.value = self.count.value + 1
+            return
         values = jnp.asarray(values)
-        self.total.value = self.total.value + values.sum()
-        self.count.value = self.count.value + (values.size if values.ndim else 1)
+        if mask is None:
+            self.total.value = self.total.value + values.sum()
+            self.count.value = self.count.value + values.size
+        else:
+            mask = jnp.asarray(mask)
+            self.total.value = self.total.value + (values * mask.astype(values.dtype)).sum()
+            self.count.value = self.count.value + mask.sum().astype(self.count.value.dtype)
 
     def compute(self) -> Any:
         """The mean so far."""
         return self.total.value / self.count.value
+
+
+@dataclasses.dataclass(frozen=True)
+class Statistics:
+    """What ``Welford.compute()`` returns (a pytree of three arrays).
+
+    Example: ``stats = welford.compute(); stats.mean, stats.standard_deviation``.
+    """
+
+    mean: Any
+    standard_error_of_mean: Any
+    standard_deviation: Any
+
+
+tree_util.register_dataclass(Statistics, ["mean", "standard_error_of_mean", "standard_deviation"], [])
 
 
 class Welford(Metric):
@@ -89,26 +128,29 @@ class Welford(Metric):
         self.m2.value = jnp.array(0, dtype=jnp.float32)
 
     def update(self, **kwargs: Any) -> None:
-        """Merge the statistics of ``kwargs[argname]``."""
-        values = jnp.asarray(kwargs[self.argname]).ravel()
-        n_b = values.size
-        mean_b = values.mean()
-        m2_b = ((values - mean_b) ** 2).sum()
+        """Merge the statistics of ``kwargs[argname]`` (a number or an array)."""
+        if self.argname not in kwargs:
+            raise TypeError(f"Expected keyword argument '{self.argname}' (Welford.update)")
+        values = kwargs[self.argname]
+        scalar = isinstance(values, (int, float))
+        if not scalar:
+            values = jnp.asarray(values)
+        n_b = 1 if scalar else values.size
+        mean_b = values if scalar else values.mean()
+        m2_b = 0.0 if scalar else values.var() * n_b
         n_a = self.count.value
         n = n_a + n_b
         delta = mean_b - self.mean.value
-        self.mean.value = self.mean.value + delta * n_b / n
-        self.m2.value = self.m2.value + m2_b + delta ** 2 * n_a * n_b / n
         self.count.value = n
+        self.mean.value = self.mean.value + delta * n_b / n
+        self.m2.value = self.m2.value + m2_b + delta * delta * n_b * n_a / n
 
     def compute(self) -> Any:
         """A record with ``mean``, ``standard_error_of_mean`` and ``standard_deviation``."""
-        from collections import namedtuple
-
-        stats = namedtuple("Statistics", ["mean", "standard_error_of_mean", "standard_deviation"])
         var = self.m2.value / self.count.value
-        std = jnp.sqrt(var)
-        return stats(self.mean.value, std / jnp.sqrt(self.count.value), std)
+        std = var ** 0.5
+        return Statistics(mean=self.mean.value, standard_error_of_mean=std / self.count.value ** 0.5,
+                          standard_deviation=std)
 
 
 class Accuracy(Average):
@@ -122,23 +164,32 @@ class Accuracy(Average):
     """
 
     def __init__(self, threshold: float | None = None, argname: str = "values"):
+        if threshold is not None and not isinstance(threshold, float):
+            raise TypeError(f"Expected threshold to be a float, got {type(threshold)} (Accuracy)")
         super().__init__(argname=argname)
         self.threshold = threshold
 
-    def update(self, *, logits: Any, labels: Any, **_: Any) -> None:  # type: ignore[override]
-        """Accumulate ``predictions == labels``."""
-        if logits.ndim == labels.ndim + 1:
-            if not jnp.issubdtype(labels.dtype, jnp.integer):
-                raise TypeError(f"Accuracy.update: labels must be integers, got {labels.dtype}")
-            preds = logits.argmax(axis=-1)
-        elif logits.ndim == labels.ndim and self.threshold is not None:
-            preds = logits > self.threshold
-            labels = labels.astype(bool)
+    def update(self, *, logits: Any, labels: Any, mask: Any = None,  # type: ignore[override]
+               **_: Any) -> None:
+        """Accumulate ``predictions == labels`` (argmax of ``logits`` over the last axis; with a
+        threshold, ``logits >= threshold`` against ``labels > 0``); ``mask`` leaves out entries."""
+        shapes = f"(Accuracy.update: logits {tuple(logits.shape)}, labels {tuple(labels.shape)})"
+        if self.threshold is not None:
+            if logits.ndim != labels.ndim:
+                raise ValueError("For binary classification, expected logits.ndim==labels.ndim, "
+                                 f"got {logits.ndim} and {labels.ndim} {shapes}")
+        elif logits.ndim != labels.ndim + 1:
+            raise ValueError("For multi-class classification, expected logits.ndim==labels.ndim+1, "
+                             f"got {logits.ndim} and {labels.ndim} {shapes}")
+        if labels.dtype in (jnp.dtype("int64"), jnp.dtype("int32")):
+            labels = labels.astype(jnp.int32)
         else:
-            raise ValueError(f"Accuracy.update: logits of shape {tuple(logits.shape)} and labels of "
-                             f"shape {tuple(labels.shape)} do not match (expected logits.ndim == "
-                             "labels.ndim + 1, or equal ranks with a threshold)")
-        super().update(**{self.argname: preds == labels})
+            raise ValueError(f"Expected labels.dtype==jnp.int32, got {labels.dtype} {shapes}")
+        if self.threshold is not None:
+            correct = (logits >= self.threshold) == (labels > 0)
+        else:
+            correct = logits.argmax(axis=-1) == labels
+        super().update(mask=mask, **{self.argname: correct})
 
 
 class MultiMetric(Metric):
@@ -163,9 +214,13 @@ class MultiMetric(Metric):
             getattr(self, name).reset()
 
     def update(self, **updates: Any) -> None:
-        """Update every metric with the same keyword arguments."""
+        """Update every metric with the same keyword arguments; ``mask`` (an array, or a dict
+        ``{metric_name: mask}``) is passed only where given."""
+        mask = updates.pop("mask", None)
         for name in self._metric_names:
-            getattr(self, name).update(**updates)
+            m = mask.get(name) if isinstance(mask, dict) else mask
+            extra = {} if m is None else {"mask": m}
+            getattr(self, name).update(**updates, **extra)
 
     def compute(self) -> dict[str, Any]:
         """``{name: metric.compute()}``."""

@@ -103,6 +103,9 @@ class Optimizer(Pytree):
                 raise ValueError(f"Optimizer.update: grads and params differ at path {bad!r} "
                                  "(missing on one side or of different shape)")
         opt = tree_util.tree_unflatten(self._opt_treedef, [v.value for v in self.opt_state_leaves])
+        # extra arguments of tx.update (``grad=`` of line searches) in the same pure form
+        kwargs = {k: (to_pure_dict(v.filter(self.wrt)) if isinstance(v, State) else v)
+                  for k, v in kwargs.items()}
         updates, new_opt = self.tx.update(g, opt, params, **kwargs)
         new_params = tree_util.tree_map(
             lambda p, u: p if u is None else jnp.asarray(p + u).astype(jnp.result_type(p)),
