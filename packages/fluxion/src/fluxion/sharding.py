@@ -41,6 +41,8 @@ from fluxion.backend.sharding_impl import (
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShardingTypeError
+from fluxion.lax.sharding_constraint import with_sharding_constraint
+from fluxion.lax.sharding_rules import resharding
 
 __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
@@ -166,8 +168,6 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     for x, s in zip(leaves, shardings):
         s = _as_sharding("reshard", s)
         if isinstance(x, _trace.Tracer):
-            from fluxion.lax.parallel import with_sharding_constraint
-            from fluxion.lax.sharding_rules import resharding
             with resharding():  # a change of type, not an assertion
                 out.append(with_sharding_constraint(x, s))
         else:

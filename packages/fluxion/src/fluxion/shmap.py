@@ -50,6 +50,7 @@ from fluxion.backend.sharding_impl import (
 )
 from fluxion.backend.spmd import module_meshes, sdy_sharding
 from fluxion.backend.transfer import device_put
+from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
@@ -57,7 +58,6 @@ from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE, set_current
 from fluxion.lax import parallel as _par
 from fluxion.lax import parallel_spmd as _spmd  # noqa: F401  (the collectives' lowerings)
-from fluxion.lax import vma as _vma
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import div
 from fluxion.lax.shape_ops import expand_dims, squeeze

@@ -52,7 +52,7 @@ from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import TraceContext, config
 from fluxion.core.ir import Equation, Program, Var
-from fluxion.lax import parallel as _parallel
+from fluxion.lax import sharding_constraint as _sharding_constraint
 from fluxion.lax import sharding_rules as _sharding_rules
 
 __all__ = ["compile_text", "device_put_value", "to_array", "to_numpy", "execute",
@@ -782,5 +782,5 @@ config.on_change(_on_flag_change)
 # them here, explicitly, once (docs/internals.md, "Layering").
 _array.install_device_services(to_numpy=to_numpy, shards_of=shards_of,
                                host_copy_async=host_copy_async, device_put_value=device_put_value)
-_parallel.install_mesh_services(context_mesh, NamedSharding, _constrain)
+_sharding_constraint.install_mesh_services(context_mesh, NamedSharding, _constrain)
 _checks.install(_eager, to_array)  # sets the eager handler (checked while a check is on)

@@ -30,7 +30,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
 from fluxion.core.trace import Tracer
-from fluxion.lax import parallel as _parallel
+from fluxion.lax.sharding_constraint import with_sharding_constraint
 
 __all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_callback",
            "make_array_from_single_device_arrays", "make_array_from_process_local_data",
@@ -79,7 +79,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         if isinstance(leaf, Tracer):
             if dev is None:
                 return leaf
-            return _parallel.with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
+            return with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
                 else leaf
         dev = _resolve("device_put", dev)
         if type(leaf) is Array:

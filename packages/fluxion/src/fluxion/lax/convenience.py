@@ -14,7 +14,7 @@ import operator
 from typing import Any, Sequence
 
 from fluxion.core import dtypes
-from fluxion.lax import vma as _vma
+from fluxion.core import vma as _vma
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax._rules import shape_of
 from fluxion.lax.conversions import convert_element_type

@@ -33,6 +33,7 @@ from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot import _canon_precision
 from fluxion.lax.padding import padtype_to_pads
 from fluxion.lax.shape_ops import reshape, rev, transpose
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.lax.windowed import padding_attr, window_transpose_padding
 from fluxion.transforms import ad
 
@@ -485,7 +486,6 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(
         dtypes.dtype(preferred_element_type))
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
-        from fluxion.lax.sharding_rules import with_out_sharding
         return with_out_sharding(
             "lax.conv_general_dilated", out_sharding, conv_general_dilated_p.bind, lhs, rhs,
             window_strides=strides, padding=pads, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,

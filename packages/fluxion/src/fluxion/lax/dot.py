@@ -23,6 +23,7 @@ from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot_algorithm import DotAlgorithmPreset
 from fluxion.lax.shape_ops import transpose
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.transforms import ad
 
 
@@ -328,7 +329,6 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
         (4, 2, 5)
     """
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
-        from fluxion.lax.sharding_rules import with_out_sharding
         return with_out_sharding("lax.dot_general", out_sharding, dot_general, lhs, rhs,
                                  dimension_numbers, precision, preferred_element_type)
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(

@@ -27,13 +27,12 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE
 from fluxion.lax import _rules
-from fluxion.lax import sharding_rules as _sh
-from fluxion.lax import vma as _vma
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import add, div, eq, mul, mul_p
 from fluxion.lax.reductions import reduce_max_p, reduce_min_p, reduce_sum_p
 from fluxion.lax.shape_ops import broadcast_in_dim_p, concatenate_p, iota_p, reshape_p, slice_p
+from fluxion.lax.sharding_constraint import sharding_constraint_p, with_sharding_constraint
 from fluxion.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim
 from fluxion.transforms import ad
 from fluxion.transforms import batching as _bt
@@ -198,7 +197,7 @@ def _tree_bind(p: Primitive, x: Any, names: tuple, **params: Any) -> Any:
 
 def _check_vma_groups(fun: str, x: Any, groups: Any) -> None:
     # JAX 0.10: with check_vma=True psum binds psum_invariant, which has no axis_index_groups
-    if groups is not None and any(_vma.current(v) is not None
+    if groups is not None and any(_vma_rules.current(v) is not None
                                   for v in tree_util.tree_leaves(x)):
         raise NotImplementedError(f"{fun}: axis_index_groups is not supported inside "
                                   "shard_map with check_vma=True (as in JAX); pass "
@@ -215,10 +214,10 @@ def _psum_transpose(ct: Any, x: Any, *, axis_name: tuple, axis_index_groups: Any
     # shmap.py). In a grad taken inside a check_vma=True body it is JAX's psum_invariant rule:
     # a pvary (the values unchanged), after the psum that transposes the implicit pvary of a
     # cotangent already varying over the axes.
-    body = _vma.active_body()
+    body = _vma_rules.active_body()
     if body is None:
         return [psum_p.bind(ct, axis_name=axis_name, axis_index_groups=axis_index_groups)]
-    have = _vma.value_vma(body, ct)
+    have = _vma_rules.value_vma(body, ct)
     summed = tuple(n for n in axis_name if n in have)
     if summed:
         ct = psum_p.bind(ct, axis_name=summed, axis_index_groups=axis_index_groups)
@@ -695,6 +694,7 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
 
 pvary_p = Primitive("pvary", batch_unmapped=True)
 pvary_p.vma = _vma_rules.add_axes
+_vma_rules.install_collectives(pvary_p=pvary_p, psum_p=psum_p)
 pvary_p.abstract_eval = lambda x, *, axis_name: x
 
 
@@ -744,7 +744,7 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     names = _axis_names("lax.pcast", axis_name)
 
     def bind(v: Any) -> Any:
-        have = _vma.vma_of(v)
+        have = _vma_rules.vma_of(v)
         if have is None:
             have = frozenset()
         states = {"varying" if n in have else "invarying" for n in names}
@@ -764,180 +764,3 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     return tree_util.tree_map(bind, x)
 
 
-# ------------------------------------------------------------------ sharding constraints
-
-sharding_constraint_p = Primitive("sharding_constraint")
-
-
-def _sharding_constraint_abstract_eval(x: Any, *, sharding: Any) -> Any:
-    """The operand's aval with the type-level part of ``sharding`` (its Explicit axes); on a
-    mesh without Explicit axes the operand's type is kept."""
-    typed = _sh.explicit_part(sharding, len(x.shape), x.sharding)
-    return x if typed is x.sharding else x.update(sharding=typed)
-
-
-def _sharding_constraint_sharding(prim: Any, in_avals: Sequence[Any], out: Any, *,
-                                  sharding: Any) -> Any:
-    """``reshard`` sets the type (the abstract eval's); ``with_sharding_constraint`` on a mesh
-    of only Explicit axes checks that the operand already has it (JAX's assertion)."""
-    x = in_avals[0]
-    mesh = getattr(sharding, "mesh", None)
-    if (not _sh.resharding_on() and x.sharding is not None and mesh is not None
-            and all(t.name == "Explicit" for t in mesh.axis_types)):
-        have = tuple(_sh.spec_axes(p) for p in _sh.entries(x))
-        want = tuple(_sh.spec_axes(p) for p in _sh.entries(out))
-        if have != want:
-            raise AssertionError(
-                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
-                f"`Explicit`. The array sharding: {x.sharding.spec!r} did not match the sharding "
-                f"provided: {sharding.spec!r}. Please use `fluxion.sharding.reshard` to shard "
-                "your input to the sharding you want.")
-    return out.sharding
-
-
-sharding_constraint_p.abstract_eval = _sharding_constraint_abstract_eval
-sharding_constraint_p.sharding = _sharding_constraint_sharding
-_rules.deflinear(sharding_constraint_p,
-                 lambda ct, x, *, sharding: [sharding_constraint_p.bind(ct, sharding=sharding)])
-
-
-def _sharding_constraint_impl(x: Any, *, sharding: Any) -> Any:
-    # Eagerly the constraint is a placement: the array moves to ``sharding``.
-    return _MESH_SERVICES["device_put"](x, sharding)
-
-
-def _sharding_constraint_batch(axis: _bt.AxisData, args: Any, dims: Any, *,
-                               sharding: Any) -> Any:
-    x, d = args[0], dims[0]
-    if d is None:
-        return sharding_constraint_p.bind(x, sharding=sharding), None
-    ndim = len(_bt.abstractify(x).shape)
-    entries = list(sharding.spec) + [None] * (ndim - 1 - len(sharding.spec))
-    entries.insert(d, None)
-    spec = type(sharding.spec)(*entries)
-    return sharding_constraint_p.bind(x, sharding=sharding.with_spec(spec)), d
-
-
-def _sharding_constraint_lowering(ctx: Any, x: str, *, sharding: Any) -> str:
-    # The sharding object writes its own annotation (it knows the module's meshes); in a
-    # single-device module the constraint is the identity. On a mesh mixing Explicit and Auto
-    # axes the operand's type (its Explicit axes) comes first in each dimension, then the
-    # constraint's Auto axes, as in JAX.
-    aval = ctx.avals_in[0]
-    typed = aval.sharding
-    if (typed is not None and getattr(typed, "mesh", None) == getattr(sharding, "mesh", None)
-            and not _sh.resharding_on() and hasattr(sharding, "with_spec")):
-        ndim = len(aval.shape)
-        have = [_sh.spec_axes(p) for p in _sh.entries(aval)]
-        want = sharding.spec._normalized(ndim)
-        if any(have) and all(not set(h) & set(w) for h, w in zip(have, want)):
-            merged = [tuple(h) + tuple(w) for h, w in zip(have, want)]
-            sharding = sharding.with_spec(type(sharding.spec)(
-                *[None if not m else m[0] if len(m) == 1 else m for m in merged]))
-    attr = sharding._constraint_attr(ctx.module, len(ctx.avals_in[0].shape))
-    if attr is None:
-        return x
-    return ctx.op("sdy.sharding_constraint", [x], attrs=f"sharding = {attr}")
-
-
-sharding_constraint_p.impl = _sharding_constraint_impl
-sharding_constraint_p.batch = _sharding_constraint_batch
-sharding_constraint_p.lowering = _sharding_constraint_lowering
-
-
-def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """Ask the compiler to place ``x`` (a pytree of arrays) with ``shardings`` at this point of
-    a jitted program (a NamedSharding, a PartitionSpec over the mesh of ``set_mesh``, or a tree
-    of them). Outside ``jit`` the arrays are moved there.
-
-    Example:
-        >>> import fluxion, fluxion.numpy as jnp
-        >>> from fluxion import lax
-        >>> mesh = fluxion.make_mesh((1,), ("x",))
-        >>> s = fluxion.NamedSharding(mesh, fluxion.P("x"))
-        >>> fluxion.jit(lambda a: lax.with_sharding_constraint(a * 2, s))(jnp.ones(2)).tolist()
-        [2.0, 2.0]
-    """
-    def is_leaf(v: Any) -> bool:
-        return v is None or hasattr(v, "_to_xla_hlo_sharding") or (
-            isinstance(v, tuple) and type(v).__name__ == "PartitionSpec")
-
-    leaves, tree = tree_util.tree_flatten(x)
-    if is_leaf(shardings):
-        flat = [shardings] * len(leaves)
-    else:
-        flat = tree_util.broadcast_prefix(shardings, x, is_leaf=is_leaf)
-    out = []
-    for v, s in zip(leaves, flat):
-        if s is None:
-            out.append(v)
-            continue
-        if type(s).__name__ == "PartitionSpec":
-            mesh = _context_mesh()
-            if mesh is None:
-                raise ValueError(f"lax.with_sharding_constraint: a bare PartitionSpec {s!r} "
-                                 "needs a mesh; use NamedSharding(mesh, spec) or set_mesh(mesh)")
-            s = _named_sharding(mesh, s)
-        if not hasattr(s, "_constraint_attr"):
-            raise TypeError(f"lax.with_sharding_constraint: expected a NamedSharding or a "
-                            f"PartitionSpec, got {type(s).__name__}: {s!r}")
-        aval = _bt.abstractify(v)
-        s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
-        if not _sh.resharding_on() and _explicit_context_assert(aval, s):
-            out.append(v)  # an assertion only (JAX's): x already has that sharding
-            continue
-        out.append(sharding_constraint_p.bind(v, sharding=s))
-    return tree_util.tree_unflatten(tree, out)
-
-
-def _explicit_context_assert(aval: Any, s: Any) -> bool:
-    """JAX's checks of a sharding constraint: under a ``set_mesh`` of only Explicit axes it
-    asserts that the operand's type already has ``s`` (True: nothing to bind); elsewhere its
-    spec may name only Auto axes (else use ``reshard``)."""
-    ctx = _context_mesh()
-    mesh, spec = getattr(s, "mesh", None), getattr(s, "spec", None)
-    if mesh is None or spec is None:
-        return False
-    if ctx is not None and ctx.axis_types and all(t.name == "Explicit" for t in ctx.axis_types):
-        have = tuple(_sh.spec_axes(p) for p in _sh.entries(aval))
-        want = spec._normalized(len(aval.shape))
-        for d, (h, w) in enumerate(zip(have, want)):
-            if d < len(spec) and spec[d] is type(spec).UNCONSTRAINED:
-                continue
-            if h != w:
-                have_spec = aval.sharding.spec if aval.sharding is not None else type(spec)(
-                    *(None,) * len(aval.shape))
-                raise AssertionError(
-                    "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
-                    f"type `Explicit`. The array sharding: {have_spec!r} did not match the "
-                    f"sharding provided: {spec!r}. Please use `fluxion.sharding.reshard` to "
-                    "shard your input to the sharding you want.")
-        return True
-    types = dict(zip(mesh.axis_names, mesh.axis_types))
-    named = [a for d in spec._normalized(len(aval.shape)) for a in d]
-    if any(types.get(a) is not None and types[a].name != "Auto" for a in named):
-        raise ValueError(
-            "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
-            f"axes of the mesh. Got spec={spec!r} and mesh={mesh!r}. You probably meant to use "
-            f"`reshard` API? (lax.with_sharding_constraint){_where()}")
-    return False
-
-
-_MESH_SERVICES: dict[str, Any] = {}
-
-
-def install_mesh_services(context_mesh: Any, named_sharding: Any, device_put: Any) -> None:
-    """Set by ``fluxion.backend`` when it defines shardings: the current mesh, the NamedSharding
-    constructor and ``device_put`` (they live in the backend, above this layer)."""
-    _MESH_SERVICES["context_mesh"] = context_mesh
-    _MESH_SERVICES["named_sharding"] = named_sharding
-    _MESH_SERVICES["device_put"] = device_put
-
-
-def _context_mesh() -> Any:
-    fn = _MESH_SERVICES.get("context_mesh")
-    return fn() if fn is not None else None
-
-
-def _named_sharding(mesh: Any, spec: Any) -> Any:
-    return _MESH_SERVICES["named_sharding"](mesh, spec)

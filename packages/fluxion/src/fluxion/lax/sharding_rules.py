@@ -33,7 +33,7 @@ from fluxion.core.avals import (
     ShardingTypeError,
 )
 
-__all__ = ["ShardingTypeError", "with_out_sharding", "explicit_part", "resharding", "rules_mode"]
+__all__ = ["ShardingTypeError", "explicit_part", "resharding", "rules_mode"]
 
 
 def entries(a: ShapedArray) -> list:
@@ -245,38 +245,6 @@ class out_sharding_pending:
 
     def __exit__(self, *exc: Any) -> None:
         _PENDING.on = self.prev
-
-
-def with_out_sharding(fname: str, out_sharding: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` placed with ``out_sharding`` (a Sharding or a PartitionSpec over
-    the mesh of ``set_mesh``; None: as computed): the ``out_sharding=`` of ``jnp.dot``,
-    ``jnp.zeros``, ``.at[...].set`` and the others.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> with_out_sharding("zeros", None, jnp.zeros, 2).shape
-        (2,)
-    """
-    if out_sharding is None:
-        return fn(*args, **kwargs)
-    with out_sharding_pending():
-        out = fn(*args, **kwargs)
-    from fluxion.lax.parallel import _context_mesh, _named_sharding, with_sharding_constraint
-    if type(out_sharding).__name__ == "PartitionSpec" and _context_mesh() is not None:
-        out_sharding = _named_sharding(_context_mesh(), out_sharding)
-    ndim = getattr(out, "ndim", None)
-    mesh = getattr(out_sharding, "mesh", None)
-    if (ndim is not None and mesh is not None and hasattr(out_sharding, "with_spec")
-            and all(t.name == "Explicit" for t in mesh.axis_types)
-            and len(out_sharding.spec) < ndim):  # the type's spec names every dimension (JAX)
-        out_sharding = out_sharding.with_spec(
-            tuple(out_sharding.spec) + (None,) * (ndim - len(out_sharding.spec)))
-    with resharding():
-        try:
-            return with_sharding_constraint(out, out_sharding)
-        except (TypeError, ValueError) as e:
-            raise type(e)(str(e).replace("lax.with_sharding_constraint", f"{fname}: "
-                                         "out_sharding")) from None
 
 
 def rules_mode() -> tuple:

@@ -17,8 +17,8 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax import vma as _vma
-from fluxion.lax.sharding_rules import with_out_sharding
+from fluxion.core import vma as _vma
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axis,

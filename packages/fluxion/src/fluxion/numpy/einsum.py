@@ -20,6 +20,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.matrices import diagonal
@@ -138,7 +139,6 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.einsum is not supported.")
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
-        from fluxion.lax.sharding_rules import with_out_sharding
         return with_out_sharding("einsum", out_sharding, einsum, subscripts, *operands,
                                  optimize=optimize, precision=precision,
                                  preferred_element_type=preferred_element_type,

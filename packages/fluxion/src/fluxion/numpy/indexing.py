@@ -20,7 +20,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core.errors import user_source_line
-from fluxion.lax.sharding_rules import with_out_sharding
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import _advanced_indexing
 
 __all__ = ["getitem", "at_property", "is_static_basic_index"]

@@ -14,7 +14,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core.errors import user_source_line
-from fluxion.lax.sharding_rules import with_out_sharding
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.reductions import sum as _sum
 from fluxion.numpy.ufuncs import conj, multiply

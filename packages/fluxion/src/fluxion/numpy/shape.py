@@ -17,6 +17,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy._util import (
     canonical_axes,
     canonical_axis,
@@ -98,7 +99,6 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     if shape is None:
         shape = newshape
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
-        from fluxion.lax.sharding_rules import with_out_sharding
         return with_out_sharding("reshape", out_sharding, reshape, a, shape, order)
     a = ensure_array(a)
     dims = _resolve_shape(shape, a.size, "reshape")

@@ -18,7 +18,7 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax.sharding_rules import with_out_sharding
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.random._continuous import _gumbel_impl, _gumbel_raw
 from fluxion.random._uniform import _uniform_raw
 from fluxion.random._util import (

@@ -37,6 +37,7 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
+from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal, Program, Var, dce, eval_program, literal_value
 from fluxion.core.primitive import Primitive
@@ -545,13 +546,11 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
-# Registered by fluxion.lax.vma: inside a shard_map body traced with check_vma=True,
-# ``primal_vmas(primals)`` gives the mesh axes each primal varies over (None outside such a
-# body) and ``sum_extra(ct, vma)`` sums a cotangent over the axes it varies over beyond ``vma``:
-# the transpose of JAX's implicit ``pvary`` (a psum), applied where the cotangent reaches its
-# primal (the linear maps between invariant values are the same on every member, so the sum
-# commutes with them).
-VMA_COTANGENTS: dict[str, Callable[..., Any]] = {}
+# Inside a shard_map body traced with check_vma=True, ``_vma.primal_vmas(primals)`` gives the
+# mesh axes each primal varies over (None outside such a body) and ``_vma.sum_extra(ct, vma)``
+# sums a cotangent over the axes it varies over beyond ``vma``: the transpose of JAX's implicit
+# ``pvary`` (a psum), applied where the cotangent reaches its primal (the linear maps between
+# invariant values are the same on every member, so the sum commutes with them).
 
 
 class VJPFunction:
@@ -608,7 +607,7 @@ class VJPFunction:
             c = next(it)
             res.append(_as_array(zeros_like_aval(a) if c is None else c))
         if self.in_vmas is not None:
-            res = [VMA_COTANGENTS["sum_extra"](c, v) for c, v in zip(res, self.in_vmas)]
+            res = [_vma.sum_extra(c, v) for c, v in zip(res, self.in_vmas)]
         return tuple(tree_util.tree_unflatten(self.in_tree, res))
 
     def __repr__(self) -> str:
@@ -626,7 +625,7 @@ def _vjp(fun: Callable, primals: tuple, has_aux: bool, fname: str) -> Any:
     p_flat, p_tree = tree_util.tree_flatten(primals)
     out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
                                                 has_aux, fname)
-    vmas = VMA_COTANGENTS["primal_vmas"](p_flat) if VMA_COTANGENTS else None
+    vmas = _vma.primal_vmas(p_flat)
     f_vjp = VJPFunction(lin, fname, p_tree, out_tree, [tangent_aval(aval_of(p)) for p in p_flat],
                         [aval_of(p) for p in out_p], vmas)
     out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])

@@ -31,8 +31,8 @@ from fluxion.core.ir import Program, Var, dce, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
 from fluxion.core.tracebacks import api_boundary
-from fluxion.lax import vma as _vma
 from fluxion.lax._base import attr_i64_array, type_error
+from fluxion.lax.control_flow import common
 from fluxion.lax.control_flow.common import (
     avals_of,
     batch_to_front,
@@ -308,7 +308,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         if changed:
             body, bconsts, out_tree = trace_body(leaves, avals)
     check_carry("while_loop body", body_fun, in_tree, avals, out_tree, body.out_avals)
-    _vma.check_carry_vma("while_loop body", body_fun, in_tree, body, [*bconsts, *leaves],
+    _check_carry_vma("while_loop body", body_fun, in_tree, body, [*bconsts, *leaves],
                          len(leaves), len(bconsts))
     carry = tree_util.tree_unflatten(in_tree, leaves)
     condp, cconsts, cond_tree = stage(cond_fun, (carry,), avals)
@@ -732,7 +732,7 @@ def scan(f: Callable[[Carry, X], tuple[Carry, Y]], init: Carry, xs: X = None,
             program, consts, c_tree, y_tree = trace(init_leaves, init_avals)
     check_carry("scan body", f, in_tree, init_avals, c_tree,
                 program.out_avals[:c_tree.num_leaves])
-    _vma.check_carry_vma("scan body", f, in_tree, program, [*consts, *init_leaves, *xs_leaves],
+    _check_carry_vma("scan body", f, in_tree, program, [*consts, *init_leaves, *xs_leaves],
                          nc, len(consts))
     out = scan_p.bind(*consts, *init_leaves, *xs_leaves, jaxpr=program, length=n,
                       num_carry=nc, num_consts=len(consts), reverse=bool(reverse),
@@ -936,3 +936,49 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
     if reverse:
         out = [rev(x, (axis,)) for x in out]
     return tree_util.tree_unflatten(tree, out)
+
+
+def _check_carry_vma(api: str, fun: Any, in_tree: Any, program: Any, operands: Sequence[Any],
+                    n_carry: int, carry_at: int) -> None:
+    """JAX's TypeError when, inside a ``check_vma`` body, a loop's carry output varies over
+    other mesh axes than its input (``operands``: the values bound to ``program``'s inputs;
+    the carry is ``operands[carry_at:carry_at + n_carry]`` and the program's first outputs)."""
+    body = _vma_rules.active_body()
+    if body is None:
+        return
+    ins = [_vma_rules.value_vma(body, v) for v in operands]
+    outs = _vma_rules.infer(program, ins)[:n_carry]
+    carry_in = ins[carry_at:carry_at + n_carry]
+    if carry_in == outs:
+        return
+    name = common._first_param_name(fun)
+
+    def component(p: tuple) -> str:
+        if name:
+            return (f"the input carry component {name}{common._path_str(p)}" if p
+                    else f"the input carry {name}")
+        return f"the input carry at path {common._path_str(p)}" if p else "the input carry"
+
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(
+        tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves))[0]]
+    avals = [v.aval for v in program.invars[carry_at:carry_at + n_carry]]
+    bad, fixes = [], []
+    for p, a, vi, vo in zip(paths, avals, carry_in, outs):
+        if vi == vo:
+            continue
+        bad.append(f"{component(p)} has type {_vma_rules.ManualAval(a, vi, body.manual)} but the "
+                   f"corresponding output carry component has type "
+                   f"{_vma_rules.ManualAval(a, vo, body.manual)}, so the manual axis types do not match")
+        extra = tuple(n for n in body.manual if n in vo - vi)
+        if extra:
+            fixes.append(f"applying `fluxion.lax.pcast(..., {extra}, to='varying')`, to the "
+                         f"initial carry value corresponding to {component(p)}")
+    bad[0] = bad[0][0].upper() + bad[0][1:]
+    hint = ""
+    if fixes:
+        hint = ("This might be fixed by " + fixes[0] + ".\n" if len(fixes) == 1 else
+                "This might be fixed by:\n" + common._bullets(fixes)) + "\n"
+    raise TypeError(f"{api} function carry input and carry output must have equal types, but "
+                    "they differ:\n\n" + common._bullets(bad) + "\n" + hint +
+                    "Revise the function so that all output types match the corresponding "
+                    f"input types ({common._fun_info(fun)}).")
