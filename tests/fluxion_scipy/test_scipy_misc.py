@@ -127,6 +127,26 @@ def test_map_coordinates_vs_jax_and_scipy(order):
     # "wrap") fluxion_scipy follows JAX, whose namesake it is; see docs/scipy.md
 
 
+@pytest.mark.parametrize("order", [0, 1])
+def test_map_coordinates_low_orders_differ_from_scipy_as_documented(order, x64):
+    """The documented reason for the order 0/1 edge differences: our (JAX's) "constant" and
+    "wrap" are SciPy's "grid-constant" and "grid-wrap", and those two equal SciPy's."""
+    rng = np.random.RandomState(7)
+    img = rng.normal(size=(6, 5))
+    coords = [rng.uniform(-2.5, 8.5, 60), rng.uniform(-2.5, 7.5, 60)]
+    for ours_mode, scipy_mode in (("constant", "grid-constant"), ("wrap", "grid-wrap"),
+                                  ("grid-constant", "grid-constant"),
+                                  ("grid-wrap", "grid-wrap")):
+        ours = np.asarray(fnd.map_coordinates(img, coords, order, mode=ours_mode, cval=0.3))
+        ref = snd.map_coordinates(img, np.array(coords), order=order, mode=scipy_mode, cval=0.3)
+        np.testing.assert_allclose(ours, ref, atol=1e-12, err_msg=ours_mode)
+    line = np.array([10.0, 20.0, 30.0, 40.0])
+    edge = fnd.map_coordinates(line, [np.array([-0.3, -1.0])], order, mode="constant", cval=-1.0)
+    assert np.asarray(edge)[0] == pytest.approx(10.0 if order == 0 else 6.7)
+    assert snd.map_coordinates(line, np.array([[-0.3]]), order=order, mode="constant",
+                               cval=-1.0)[0] == -1.0
+
+
 _SCIPY_MODES = ("constant", "nearest", "wrap", "mirror", "reflect", "grid-wrap", "grid-constant",
                 "grid-mirror")
 

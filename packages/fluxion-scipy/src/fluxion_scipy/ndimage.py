@@ -200,6 +200,13 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int,  # noqa:
     ("constant", "nearest", "wrap", "mirror", "reflect", "grid-wrap", "grid-constant",
     "grid-mirror"), with SciPy's boundary rules and the input's dtype.
 
+    Orders 0 and 1 keep JAX's numbers, which differ from SciPy's near the edges in two modes:
+    JAX's "constant" is SciPy's "grid-constant" (each interpolation node outside the array
+    counts as ``cval``, so points within a sample of an edge blend with ``cval``; SciPy's
+    "constant" gives ``cval`` to every point outside [0, n - 1]) and JAX's "wrap" is SciPy's
+    "grid-wrap" (period n; SciPy's "wrap" has period n - 1, its first and last samples being
+    the same point). Pass "grid-constant"/"grid-wrap" here, or use order 2+, for SciPy's names.
+
     Example:
         >>> map_coordinates(jnp.array([0.0, 10.0, 20.0]), [jnp.array([0.5, 1.25])], order=1).tolist()
         [5.0, 12.5]
