@@ -222,3 +222,62 @@ def test_sparse_simple_cubic_lattice_clusters_and_finishes():
     assert ref.reallocations == []
     np.testing.assert_allclose(res.records["total_energy"], ref.records["total_energy"],
                                rtol=1e-4)
+
+
+def _npt_system(n: int, fractional: bool, pressure: float):
+    a = 1.1
+    G = np.stack(np.meshgrid(np.arange(n), np.arange(n), indexing="ij"), -1).reshape(-1, 2)
+    box = n * a
+    R = (G + 0.5) * a + np.random.RandomState(0).normal(0, 0.02, G.shape)
+    R = fnp.asarray(R / box if fractional else R)
+    disp, shift = space.periodic_general(box, fractional_coordinates=fractional)
+    neighbor_fn, E = energy.lennard_jones_neighbor_list(
+        disp, box, r_onset=1.5, r_cutoff=2.0, dr_threshold=0.4, capacity_multiplier=1.0,
+        fractional_coordinates=fractional, format=partition.Dense)
+    init_fn, apply_fn = simulate.npt_nose_hoover(E, shift, 0.004, pressure=pressure, kT=1.5)
+    nbrs = neighbor_fn.allocate(R)
+    state = init_fn(fluxion.random.PRNGKey(0), R, box, neighbor=nbrs)
+    return neighbor_fn, E, apply_fn, state, nbrs
+
+
+def test_npt_run_without_box_follows_the_state_box(tmp_path):
+    """NPT in fractional coordinates, no ``box`` argument: the driver updates and re-allocates
+    the list in the state's current box and records energies in it, as a jax_md-style loop that
+    passes ``box=npt_box(state)``; the shrinking box would otherwise lose pairs."""
+    neighbor_fn, E, apply_fn, state, nbrs = _npt_system(6, True, pressure=60.0)
+    res = simulate.run(apply_fn, state, 120, neighbor_fn=neighbor_fn, nbrs=nbrs, chunk_size=60,
+                       record_every=20, energy_fn=E, progress=False,
+                       trajectory=str(tmp_path / "npt.xyz"), fractional_coordinates=True)
+    assert res.reallocations, "the margin-free list should have overflowed"
+    big = neighbor_fn.allocate(state.position, capacity=2 * res.neighbor.max_occupancy)
+
+    @fluxion.jit
+    def step(s, nb):
+        s = apply_fn(s, neighbor=nb)
+        return s, nb.update(s.position, box=simulate.npt_box(s))
+
+    s, nb = state, big
+    for _ in range(120):
+        s, nb = step(s, nb)
+    assert not bool(nb.did_buffer_overflow)
+    box = np.asarray(simulate.npt_box(s))
+    assert box[0, 0] < 6 * 1.1 - 0.5  # the box shrank
+    np.testing.assert_allclose(np.asarray(simulate.npt_box(res.state)), box, rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(res.state.position), np.asarray(s.position),
+                               rtol=1e-9, atol=1e-11)
+    pe = float(E(s.position, neighbor=nb, box=simulate.npt_box(s)))
+    assert res.records["potential_energy"][-1] == pytest.approx(pe, rel=1e-9)
+    ase_io = pytest.importorskip("ase.io")
+    frames = ase_io.read(str(tmp_path / "npt.xyz"), index=":")
+    np.testing.assert_allclose(frames[-1].cell.array[:2, :2], box, rtol=1e-9)
+    np.testing.assert_allclose(frames[-1].get_positions()[:, :2],
+                               np.asarray(s.position) @ box.T, rtol=1e-8, atol=1e-8)
+
+
+def test_npt_run_with_a_real_coordinate_cell_list_is_a_clear_error():
+    neighbor_fn, E, apply_fn, state, nbrs = _npt_system(10, False, pressure=1.0)
+    assert nbrs.cell_list_fn is not None
+    with pytest.raises(ValueError, match=r"simulate.run: .*box changes every step.*"
+                                         r"fractional_coordinates=True"):
+        simulate.run(apply_fn, state, 10, neighbor_fn=neighbor_fn, nbrs=nbrs, chunk_size=10,
+                     energy_fn=E, progress=False)

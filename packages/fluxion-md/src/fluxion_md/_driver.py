@@ -244,10 +244,10 @@ _NEIGHBOR_BIT = int(partition.PEC.NEIGHBOR_LIST_OVERFLOW)
 _CELL_BIT = int(partition.PEC.CELL_LIST_OVERFLOW)
 
 
-def _census(neighbor_fn: Any, nbrs: Any, position: Any) -> dict[str, Any]:
-    """What a list needs at ``position``: a fresh allocation there (sized by the list's own
-    multipliers) and the particle density the cell grid sees."""
-    fresh = neighbor_fn.allocate(position)
+def _census(neighbor_fn: Any, nbrs: Any, position: Any, **box: Any) -> dict[str, Any]:
+    """What a list needs at ``position`` (in the box ``box=``, if given): a fresh allocation
+    there (sized by the list's own multipliers) and the particle density the cell grid sees."""
+    fresh = neighbor_fn.allocate(position, **box)
     out: dict[str, Any] = {"capacity": fresh.max_occupancy,
                            "cell_capacity": fresh.cell_list_capacity}
     R = onp.asarray(position)
@@ -274,6 +274,13 @@ def _density_text(census: dict[str, Any]) -> str:
     return (f"the densest cell held {census['max_cell']} particles (density "
             f"{census['max_cell'] / v:.4g}) against a mean of {census['mean_cell']:.3g} per cell "
             f"(density {census['mean_cell'] / v:.4g})")
+
+
+def _state_box(state: Any) -> Any:
+    """The box a state carries (an NPT state's current box), or None for fixed-box states."""
+    if hasattr(state, "box_position") and hasattr(state, "reference_box"):
+        return state.box
+    return None
 
 
 def _has_momentum(state: Any) -> bool:
@@ -307,6 +314,13 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     start. After ``max_reallocations`` reallocations without a step of progress it raises
     ``partition.NeighborListOverflowError`` naming what it grew and the density it saw.
 
+    States that carry their own box (``npt_nose_hoover``'s, with fractional coordinates) need no
+    ``box`` argument: the list is updated and re-allocated in the state's current box
+    (``nbrs.update(R, box=npt_box(state))``, as jax_md's NPT loops do), ``energy_fn`` is called
+    with ``box=`` the state's box, and trajectory frames get each record's box. A neighbor list
+    in real coordinates with a cell list cannot follow a changing box: ``run`` raises a
+    ``ValueError`` saying to use ``fractional_coordinates=True``.
+
     Every ``record_every`` steps the driver records ``potential_energy`` (needs ``energy_fn``,
     called as ``energy_fn(R, neighbor=nbrs)`` or ``energy_fn(R)``), ``kinetic_energy``,
     ``total_energy`` and ``temperature`` (for states with momenta). ``trajectory`` names an
@@ -338,11 +352,26 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                          f"of record_every ({record_every}).")
     apply_kwargs = dict(apply_kwargs or {})
     use_nbrs = nbrs is not None
+    own_box = _state_box(state) is not None  # an NPT state: the box changes every step
+
+    def box_kw(s: Any) -> dict[str, Any]:
+        return {"box": _state_box(s)} if own_box else {}
+
+    if own_box and use_nbrs:
+        try:
+            neighbor_fn.update(state.position, nbrs, **box_kw(state))
+        except ValueError as e:
+            raise ValueError(
+                "simulate.run: this state's box changes every step (NPT), but the neighbor "
+                f"list cannot follow it ({e}); build the space and the list with "
+                "fractional_coordinates=True (space.periodic_general(box, "
+                "fractional_coordinates=True)), as jax_md's NPT examples do.") from None
     reallocations: list[dict[str, Any]] = []
     bar = _Progress(n_steps, progress)
     stuck = {"step": -1, "count": 0, "first": None}
 
-    def regrow(good: Any, bad_position: Any, code: int, step: int, at: int) -> Any:
+    def regrow(good: Any, bad_position: Any, code: int, step: int, at: int,
+               box: dict[str, Any]) -> Any:
         """Grow what overflowed in the list built at ``bad_position`` (error bits ``code``) by
         step ``at``; return ``good`` (the list after step ``step``, the last good one)
         re-allocated at its last rebuild's positions with those capacities."""
@@ -350,7 +379,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
             stuck["count"] += 1
         else:
             stuck.update(step=step, count=1, first=(good.max_occupancy, good.cell_list_capacity))
-        census = _census(neighbor_fn, good, bad_position)
+        census = _census(neighbor_fn, good, bad_position, **box)
         cap, cell_cap = good.max_occupancy, good.cell_list_capacity
         grew = []
         if code & _CELL_BIT and cell_cap is not None:
@@ -360,7 +389,8 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
             # Candidates missing from an overflowed cell list hide neighbor overflows: build the
             # list at the overflowed positions with the grown cell list to see whether the
             # neighbor capacity is short too.
-            probe = neighbor_fn.allocate(bad_position, capacity=cap, cell_capacity=cell_cap)
+            probe = neighbor_fn.allocate(bad_position, capacity=cap, cell_capacity=cell_cap,
+                                         **box)
             code |= int(probe.error.code)
         if code & _NEIGHBOR_BIT:
             cap = max(int(math.ceil(cap * growth)), census["capacity"])
@@ -379,7 +409,8 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                 f"{good.cell_list_capacity}; {_density_text(census)}. Allocate larger lists "
                 "(neighbor_fn.allocate(R, capacity=..., cell_capacity=...)), raise "
                 "max_reallocations, or check the system.")
-        grown = neighbor_fn.allocate(good.reference_position, capacity=cap, cell_capacity=cell_cap)
+        grown = neighbor_fn.allocate(good.reference_position, capacity=cap, cell_capacity=cell_cap,
+                                     **box)
         event = {"step": at, "resumed_from": step, "overflowed": " and ".join(grew),
                  "old_capacity": good.max_occupancy, "new_capacity": grown.max_occupancy,
                  "old_cell_capacity": good.cell_list_capacity,
@@ -397,14 +428,16 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     for _ in range(max_reallocations + 1):
         if not (use_nbrs and bool(nbrs.did_buffer_overflow)):
             break
-        nbrs = regrow(nbrs, nbrs.reference_position, int(nbrs.error.code), 0, 0)
+        nbrs = regrow(nbrs, nbrs.reference_position, int(nbrs.error.code), 0, 0,
+                      box_kw(state))
     want_positions = trajectory is not None
 
     def measure(s: Any, nb: Any) -> dict[str, Any]:
         rec: dict[str, Any] = {}
         R = s.position
         if energy_fn is not None:
-            rec["potential_energy"] = energy_fn(R, neighbor=nb) if use_nbrs else energy_fn(R)
+            nb_kw = {"neighbor": nb} if use_nbrs else {}
+            rec["potential_energy"] = energy_fn(R, **nb_kw, **box_kw(s))
         if _has_momentum(s):
             rec["kinetic_energy"] = quantity.kinetic_energy(momentum=s.momentum, mass=s.mass)
             rec["temperature"] = quantity.temperature(momentum=s.momentum, mass=s.mass)
@@ -412,6 +445,8 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                 rec["total_energy"] = rec["potential_energy"] + rec["kinetic_energy"]
         if want_positions:
             rec["position"] = R
+            if own_box:
+                rec["box"] = _state_box(s)
         return rec
 
     def make_chunk(n_records: int, record_len: int) -> Callable:
@@ -432,7 +467,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
         def advance(carry: Any) -> Any:
             s, nb, k, stop, bad_R, bad_code = carry
             s2 = apply_fn(s, neighbor=nb, **apply_kwargs)
-            nb2 = nb.update(s2.position)
+            nb2 = nb.update(s2.position, **box_kw(s2))
             over = nb2.did_buffer_overflow != 0
             s_out, nb_out = _select(over, (s, nb), (s2, nb2))
             return (s_out, nb_out, jnp.where(over, k, k + 1), over,
@@ -493,7 +528,7 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                     rec_steps = done + ends[keep]
                     records["step"].append(rec_steps)
                     for name, v in host.items():
-                        if name != "position":
+                        if name not in ("position", "box"):
                             records.setdefault(name, []).append(v)
                     if traj_file is not None:
                         _write_frames(traj_file, host, rec_steps, trajectory_every, box,
@@ -505,7 +540,8 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
                 bar.update(k - start, info)
                 if k >= total:
                     break
-                nbrs = regrow(nbrs, bad_R, int(bad_code), done + k, done + k + 1)
+                nbrs = regrow(nbrs, bad_R, int(bad_code), done + k, done + k + 1,
+                              box_kw(state))
                 start = k
             done += total
             if checkpoint is not None and checkpoint_every and (
@@ -539,6 +575,8 @@ def _write_frames(f: Any, host: dict[str, onp.ndarray], rec_steps: onp.ndarray, 
         if step % every:
             continue
         R = positions[i]
+        if "box" in host:  # a state with its own box (NPT): each frame in its box
+            box = host["box"][i]
         if fractional and box is not None:
             R = onp.asarray(space.raw_transform(jnp.asarray(box), jnp.asarray(R)))
         props = {k: host[k][i] for k in ("potential_energy", "kinetic_energy", "total_energy",
