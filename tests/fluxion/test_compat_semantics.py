@@ -69,3 +69,15 @@ def test_scan_split_transpose_is_accepted():
     ref = jax.grad(loss, argnums=1)(jax.lax.scan, 1.0, xs, _split_transpose=True)
     got = fluxion.grad(loss, argnums=1)(lax.scan, 1.0, xs, _split_transpose=True)
     np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=1e-6)
+
+
+def test_make_jaxpr_takes_axis_env_none():
+    # haiku's jaxpr_info passes axis_env always (None when not given), positionally after
+    # static_argnums as in JAX's signature
+    f = lambda x: x * 2  # noqa: E731
+    got = fluxion.make_jaxpr(f, (), None)(np.ones(2, np.float32))
+    ref = jax.make_jaxpr(f, (), None)(np.ones(2, np.float32))
+    assert [(a.shape, a.dtype) for a in got.out_avals] == [(a.shape, a.dtype) for a in ref.out_avals]
+    assert fluxion.make_jaxpr(f, axis_env=[])(1.0) is not None
+    with pytest.raises(NotImplementedError, match="axis_env"):
+        fluxion.make_jaxpr(f, axis_env=[("i", 2)])

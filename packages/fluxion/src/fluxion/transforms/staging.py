@@ -296,14 +296,24 @@ class ClosedProgram:
 
 
 def make_jaxpr(fun: Callable, static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None,
                return_shape: bool = False) -> Callable[..., Any]:
     """A function that stages ``fun`` on example arguments and returns the staged program.
+
+    ``axis_env`` (JAX's ``[(axis_name, size), ...]`` binding named axes for collectives while
+    tracing) is accepted empty or ``None`` (haiku passes it always); named axes there are not
+    supported: trace under ``vmap(..., axis_name=)`` or ``shard_map`` instead.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
         >>> print(fluxion.make_jaxpr(lambda x: x + 1)(jnp.zeros(2)))
         { lambda ; a:f32[2]. let b:f32[2] = add a 1.0:f32[] in (b,) }
     """
+    if axis_env:
+        raise NotImplementedError(
+            f"make_jaxpr: axis_env={list(axis_env)!r} is not supported by Fluxion; trace the "
+            f"function under fluxion.vmap(..., axis_name=) or shard_map to bind axis names "
+            f"(see docs/guide/coming-from-jax.md)")
     statics = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @api_boundary
