@@ -36,7 +36,8 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import compat
+from . import compat, extract
+from .extract import prefix
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
                         GraphDef,
@@ -131,15 +132,19 @@ from .transforms import (
                         Carry,
                         DiffState,
                         StateAxes,
+                        cached_partial,
                         cond,
                         eval_shape,
                         fori_loop,
                         grad,
                         jit,
+                        jit_partial,
+                        jvp,
                         remat,
                         scan,
                         switch,
                         value_and_grad,
+                        vjp,
                         vmap,
                         while_loop,
 )
@@ -177,10 +182,11 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map",
+    "GraphState", "unpack", "map", "prefix", "extract",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
-    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
+    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "cached_partial", "jit_partial",
+    "vjp", "jvp",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
     "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",

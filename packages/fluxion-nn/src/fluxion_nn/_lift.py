@@ -46,9 +46,10 @@ def rebuild(static: tuple, values: list, other: list) -> tuple[Any, list, dict]:
     return tree_util.tree_unflatten(treedef, leaves), list(nodes), ctx.built
 
 
-def split_outputs(in_nodes: list, built: dict, out: Any,
-                  in_root: tuple | None = None) -> tuple[tuple, list, list]:
-    """Inside a trace: the updated values of the input objects plus the output tree's objects."""
+def split_outputs(in_nodes: list, built: dict, out: Any, in_root: tuple | None = None,
+                  leaves_out: list | None = None) -> tuple[tuple, list, list]:
+    """Inside a trace: the updated values of the input objects plus the output tree's objects
+    (``leaves_out``, when given, receives the ``(path, leaf)`` of each value)."""
     in_index = {id(o): i for i, o in built.items()}
     leaves, treedef = tree_util.tree_flatten(out, is_leaf=is_graph_node)
     node_pos = tuple(i for i, leaf in enumerate(leaves) if is_graph_node(leaf))
@@ -58,6 +59,8 @@ def split_outputs(in_nodes: list, built: dict, out: Any,
     values = [leaf.value if isinstance(leaf, Variable) else leaf for _, leaf in gleaves]
     pure = [leaf for i, leaf in enumerate(leaves) if i not in set(node_pos)]
     owner = tuple(p[0] for p, _ in gleaves)
+    if leaves_out is not None:
+        leaves_out.extend(gleaves)
     n_in = len(in_nodes)
     # the common case: no structural change and no new objects, so writing the Variables'
     # values back is enough (no objects to rebuild)

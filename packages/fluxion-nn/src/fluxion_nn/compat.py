@@ -21,7 +21,7 @@ from . import transforms as _transforms
 __all__ = [
     "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "view_info", "iter_modules",
     "iter_children", "split_rngs", "fork_rngs", "reseed", "jit", "grad", "value_and_grad",
-    "remat", "vmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch",
+    "remat", "vjp", "jvp", "vmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial",
 ]
 
 _G = {"graph": True}
@@ -49,6 +49,8 @@ jit = functools.partial(_transforms.jit, **_GU)
 grad = functools.partial(_transforms.grad, **_GU)
 value_and_grad = functools.partial(_transforms.value_and_grad, **_GU)
 remat = functools.partial(_transforms.remat, **_GU)
+vjp = functools.partial(_transforms.vjp, **_GU)
+jvp = functools.partial(_transforms.jvp, **_GU)
 vmap = functools.partial(_transforms.vmap, **_GU)
 scan = functools.partial(_transforms.scan, **_GU)
 while_loop = functools.partial(_transforms.while_loop, **_GU)
@@ -56,3 +58,4 @@ fori_loop = functools.partial(_transforms.fori_loop, **_GU)
 eval_shape = functools.partial(_transforms.eval_shape, **_GU)
 cond = functools.partial(_transforms.cond, **_GU)
 switch = functools.partial(_transforms.switch, **_GU)
+cached_partial = functools.partial(_transforms.cached_partial, **_GU)

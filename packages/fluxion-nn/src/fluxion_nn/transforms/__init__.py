@@ -22,7 +22,8 @@ from ..statelib import State
 from ..variablelib import Param, Variable
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
-           "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes"]
+           "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
+           "cached_partial", "jit_partial", "vjp", "jvp"]
 
 
 class Carry:
@@ -319,11 +320,26 @@ def _axis_of(spec: Any, default: Any = 0) -> Any:
 
 
 def _per_arg_axes(in_axes: Any, nargs: int, name: str) -> list:
+    # per-argument axis specs; a module argument's spec may be an int/None, a StateAxes or a
+    # prefix (nnx.prefix), resolved per Variable by _leaf_axis
     if isinstance(in_axes, (list, tuple)):
         if len(in_axes) != nargs:
             raise ValueError(f"{name}: in_axes has {len(in_axes)} entries for {nargs} arguments")
-        return [_axis_of(a) for a in in_axes]
-    return [_axis_of(in_axes)] * nargs
+        return list(in_axes)
+    return [in_axes] * nargs
+
+
+def _leaf_axis(spec: Any, path: tuple, leaf: Any) -> Any:
+    """The axis of one Variable/array of a module argument under the argument's axis spec."""
+    if isinstance(spec, StateAxes):
+        for flt, ax in spec.filter_axes.items():
+            if filterlib.to_predicate(flt)(path, leaf):
+                return ax
+        raise ValueError(f"No filter of {spec!r} matched the Variable at path {path} "
+                         f"({type(leaf).__name__})")
+    from ..extract import prefix_lookup
+
+    return prefix_lookup(spec, path)
 
 
 def _leaf_axes(args: tuple, axes: list) -> tuple[list, list]:
@@ -373,11 +389,20 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, axes)
         gleaves = inp.gleaves
-        value_axes = [node_axes[p[0]] for p, _ in gleaves]
+        value_axes = [_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
         side: dict = {}
 
         def pure(values: list, other: list) -> Any:
-            return _call_pure(f, side, "s", inp.static, values, other)
+            tree, nodes, built = rebuild(inp.static, values, other)
+            a, kw = tree
+            out = f(*a, **kw)
+            out_leaves: list = []
+            static_out, values2, pure_out = split_outputs(nodes, built, out, inp.static[0].root[2],
+                                                          leaves_out=out_leaves)
+            side["s"] = static_out
+            side["leaves"] = [(p, type(leaf), getattr(leaf, "_metadata", None))
+                              for p, leaf in out_leaves]
+            return values2, pure_out
 
         values2, pure_out = fluxion.vmap(pure, in_axes=(value_axes, other_axes), out_axes=0,
                                          axis_name=axis_name, axis_size=axis_size)(inp.values, inp.other)
@@ -388,18 +413,28 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
         out_tree_axes = _out_leaf_axes(out_axes, static_out)
         out_node_iter = iter(out_tree_axes[0])
         node_out_axis: dict[int, Any] = {}
-        for v, own in zip(values2, owner):
+        for v, own, (path, typ, meta) in zip(values2, owner, side["leaves"]):
             if own < n_in:
-                ax = _input_node_axis(inp, own, node_axes)
+                spec = _input_node_axis(inp, own, node_axes)
             else:
                 if own not in node_out_axis:
                     node_out_axis[own] = next(out_node_iter)
-                ax = node_out_axis[own]
-            fixed.append(_place(v, ax))
+                spec = node_out_axis[own]
+            fixed.append(_place(v, _leaf_axis(spec, path[1:], _probe(typ, meta))))
         pure_fixed = [_place(v, ax) for v, ax in zip(pure_out, out_tree_axes[1])]
         return apply_outputs(static_out, fixed, pure_fixed, inp.objs)
 
     return wrapper
+
+
+def _probe(typ: type, meta: Any) -> Any:
+    # a stand-in of an output Variable (its type and metadata, no value) for filters
+    if meta is None or not issubclass(typ, Variable):
+        return None
+    obj = object.__new__(typ)
+    object.__setattr__(obj, "_value", None)
+    object.__setattr__(obj, "_metadata", dict(meta))
+    return obj
 
 
 def _input_node_axis(inp: Inputs, node_index: int, node_axes: list) -> Any:
@@ -698,3 +733,145 @@ def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates
     leaves = [next(it_nodes) if i in pos else next(it_pure)
               for i in range(len(static_out[3]) + len(out))]
     return tree_util.tree_unflatten(static_out[2], leaves)
+
+
+def cached_partial(f: Callable, *cached_args: Any, graph: bool | None = None,
+                   graph_updates: bool | None = None) -> Callable:
+    """``f`` with its first arguments bound to ``cached_args`` (usually modules and optimizers
+    passed to an ``nnx.jit`` train step on every call). Lifted transforms keep the split of
+    unchanged argument graphs between calls, so the bound objects are not re-traversed while
+    their structure stays the same; their Variables are read afresh on each call.
+
+    Example::
+
+        train_step_fn = nnx.cached_partial(train_step, model, optimizer)
+        loss = train_step_fn(x, y)
+    """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(cached_args, "nnx.cached_partial")
+
+    @functools.wraps(f)
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        return f(*cached_args, *args, **kwargs)
+
+    return bound
+
+
+def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
+                out_shardings: Any = None, static_argnums: int | tuple[int, ...] | None = None,
+                static_argnames: str | tuple[str, ...] | None = None, donate_argnums: Any = None,
+                donate_argnames: Any = None, keep_unused: bool = False, device: Any = None,
+                backend: Any = None, inline: bool = False, graph: bool | None = None,
+                graph_updates: bool | None = None) -> Callable:
+    """``nnx.jit(fun)`` with its first arguments bound to ``partial_args``: each call passes only
+    the remaining arguments; updates to the bound objects' Variables are written back to them
+    after every call. ``static_argnums`` count positions in ``fun``'s full argument list.
+
+    Example::
+
+        train_step_fn = nnx.jit_partial(train_step, model, optimizer)
+        loss = train_step_fn(x, y)
+    """
+    _reject_bound_method(fun, "jit_partial")
+    jitted = jit(fun, in_shardings=in_shardings, out_shardings=out_shardings,
+                 static_argnums=static_argnums, static_argnames=static_argnames,
+                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                 keep_unused=keep_unused, device=device, backend=backend, inline=inline,
+                 graph=graph, graph_updates=graph_updates)
+    return cached_partial(jitted, *partial_args, graph=graph, graph_updates=graph_updates)
+
+
+def _pure_call(f: Callable, inp: Inputs, has_aux: bool, side: dict) -> Callable:
+    # f over the split argument values; returns (out, (updated values, pure aux)) so the
+    # updates and the aux ride along as auxiliary outputs of the differentiated function
+    def pure(values: list, other: list) -> Any:
+        tree, nodes, built = rebuild(inp.static, values, other)
+        args, kwargs = tree
+        out = f(*args, **kwargs)
+        aux = None
+        if has_aux:
+            out, aux = out
+        static_out, values2, pure_aux = split_outputs(nodes, built, aux, inp.static[0].root[2])
+        side["s"] = static_out
+        return out, (values2, pure_aux)
+
+    return pure
+
+
+def vjp(f: Callable | None = None, *primals: Any, has_aux: bool = False,
+        graph: bool | None = None, graph_updates: bool | None = None) -> Any:
+    """``fluxion.vjp`` over functions whose arguments may be modules: returns
+    ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with ``has_aux``); ``vjp_fn(cotangent)`` returns
+    one cotangent per primal, a module argument's as a module of the same type holding the
+    gradients in its Variables. Updates ``f`` makes to the modules are kept. Without primals
+    it is a decorator.
+
+    Example::
+
+        out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), model, x)
+        m_grad, x_grad = vjp_fn(jnp.ones_like(out))
+    """
+    if f is None:
+        return functools.partial(_vjp_decorator, has_aux=has_aux, graph=graph,
+                                 graph_updates=graph_updates)
+    _reject_bound_method(f, "vjp")
+    _tree_mode_check(graph, primals, "nnx.vjp")
+    inp = Inputs((primals, {}))
+    side: dict = {}
+    out, pullback, (values2, pure_aux) = fluxion.vjp(_pure_call(f, inp, has_aux, side),
+                                                     inp.values, inp.other, has_aux=True)
+    aux = apply_outputs(side["s"], values2, pure_aux, inp.objs)
+
+    def vjp_fn(cotangent: Any) -> tuple:
+        g_values, g_other = pullback(cotangent)
+        tree, _, _ = rebuild(inp.static, list(g_values), list(g_other))
+        return tuple(tree[0])
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def _vjp_decorator(f: Callable, **kw: Any) -> Callable:
+    @functools.wraps(f)
+    def wrapper(*primals: Any) -> Any:
+        return vjp(f, *primals, **kw)
+
+    return wrapper
+
+
+def jvp(f: Callable | None = None, primals: Any = None, tangents: Any = None, *,
+        has_aux: bool = False, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
+    """``fluxion.jvp`` over functions whose arguments may be modules: ``primals`` and
+    ``tangents`` are tuples of the same structure (a module's tangent is a module of the same
+    structure, e.g. ``fluxion.tree.map(jnp.ones_like, model)``). Returns ``(out, tangent_out)``
+    (``(out, tangent_out, aux)`` with ``has_aux``); updates ``f`` makes to the modules are kept.
+    Without primals it is a decorator ``g(primals, tangents)``.
+
+    Example::
+
+        out, t = nnx.jvp(f, (model, x), (fluxion.tree.map(jnp.ones_like, model), dx))
+    """
+    if f is None or primals is None:
+        def decorator(g: Callable) -> Callable:
+            @functools.wraps(g)
+            def wrapper(primals: Any, tangents: Any) -> Any:
+                return jvp(g, primals, tangents, has_aux=has_aux, graph=graph,
+                           graph_updates=graph_updates)
+
+            return wrapper
+
+        return decorator if f is None else decorator(f)
+    _reject_bound_method(f, "jvp")
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"nnx.jvp: {len(primals)} primals but {len(tangents)} tangents")
+    _tree_mode_check(graph, primals, "nnx.jvp")
+    inp = Inputs((primals, {}))
+    tin = Inputs((tangents, {}))
+    if len(tin.values) != len(inp.values) or len(tin.other) != len(inp.other):
+        raise ValueError("nnx.jvp: the tangents do not have the structure of the primals")
+    side: dict = {}
+    out, t_out, (values2, pure_aux) = fluxion.jvp(
+        _pure_call(f, inp, has_aux, side), (inp.values, inp.other), (tin.values, tin.other),
+        has_aux=True)
+    aux = apply_outputs(side["s"], values2, pure_aux, inp.objs)
+    return (out, t_out, aux) if has_aux else (out, t_out)
