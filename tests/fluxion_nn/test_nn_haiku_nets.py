@@ -140,3 +140,18 @@ def test_mobilenet_and_vector_quantizers():
         return f
 
     _same(build, RS.randn(2, 9, 9, 2).astype(np.float32), with_state=True, atol=1e-4)
+
+
+def test_dynamic_unroll_all_states_and_outside_transform():
+    def build(h, hnp):
+        def f(x):
+            core = h.LSTM(3)
+            outs, states = h.dynamic_unroll(core, x, core.initial_state(2),
+                                            return_all_states=True, time_major=False)
+            return outs + states.hidden
+        return f
+
+    _same(build, RS.randn(2, 4, 3).astype(np.float32))
+    outs, state = hk.dynamic_unroll(lambda x, s: (x + 1, s + 1), jnp.arange(8), 0)
+    np.testing.assert_array_equal(np.asarray(outs), np.arange(1, 9))
+    assert int(state) == 8

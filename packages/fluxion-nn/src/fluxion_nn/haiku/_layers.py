@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
+import warnings
 from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
@@ -122,7 +123,14 @@ class ExponentialMovingAverage(Module):
         self.warmup_length = warmup_length
 
     def initialize(self, shape: Any, dtype: Any = jnp.float32) -> None:
-        """Create the state without updating it."""
+        """Create the state without updating it (a value instead of a shape is deprecated, as
+        in Haiku)."""
+        if hasattr(shape, "shape"):
+            warnings.warn("Passing a value into initialize instead of a shape/dtype is "
+                          "deprecated. Update your code to use: "
+                          "`ema.initialize(v.shape, v.dtype)`.", category=DeprecationWarning,
+                          stacklevel=2)
+            shape, dtype = shape.shape, shape.dtype
         get_state("hidden", shape, dtype, init=jnp.zeros)
         get_state("average", shape, dtype, init=jnp.zeros)
 
@@ -583,15 +591,17 @@ def scan(f: Callable, init: Any, xs: Any, length: int | None = None, reverse: bo
 
     def body(carry: Any, x: Any) -> Any:
         c, state, rng = carry
-        old_state, old_rng = frame.state, frame.rng
+        old_state, old_rng, old_params = frame.state, frame.rng, frame.params
         frame.state = {k: dict(v) for k, v in state.items()}
         frame.rng = _base.PRNGSequence(rng) if rng is not None else None
+        # as Haiku's decoupled frame: what the body writes into params stays in the body
+        frame.params = {k: dict(v) for k, v in old_params.items()}
         try:
             with _base._TraceLevelPushed():
                 c, y = f(c, x)
             new = (c, frame.state, rng_state())
         finally:
-            frame.state, frame.rng = old_state, old_rng
+            frame.state, frame.rng, frame.params = old_state, old_rng, old_params
         return new, y
 
     (carry, state, rng), ys = lax.scan(body, (init, frame.state, rng_state()), xs, length=n,
@@ -615,11 +625,18 @@ def dynamic_unroll(core: Callable, input_sequence: Any, initial_state: Any, time
         out, next_state = core(inputs, prev_state)
         return next_state, ((out, next_state) if return_all_states else out)
 
+    swap = lambda t: tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), t)  # noqa: E731
     if not time_major:
-        input_sequence = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), input_sequence)
-    final_state, outs = scan(step, initial_state, input_sequence, reverse=reverse, unroll=unroll)
+        input_sequence = swap(input_sequence)
+    # as Haiku: outside a transform (a core without Haiku state) this is a plain lax.scan
+    run = scan if _base.frame_stack else lax.scan
+    final_state, outs = run(step, initial_state, input_sequence, reverse=reverse, unroll=unroll)
+    if return_all_states:
+        outs, final_state = outs  # the per-step states take the final state's place
+        if not time_major:
+            final_state = swap(final_state)
     if not time_major:
-        outs = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), outs)
+        outs = swap(outs)
     return outs, final_state
 
 

@@ -1,0 +1,3 @@
+"""``haiku._src.nets.mlp``."""
+
+from ..._layers import MLP  # noqa: F401
