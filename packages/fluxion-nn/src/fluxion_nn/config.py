@@ -1,0 +1,44 @@
+"""Process-wide defaults of fluxion_nn's switches, by flax's flag names (as ``flax.config``):
+``nnx_graph_mode``, ``nnx_graph_updates``, ``flax_always_shard_variable``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._config import ConfigContext
+from .graph import set_graph_mode, set_graph_updates
+from .variablelib import use_eager_sharding
+
+__all__ = ["update", "read"]
+
+_FLAGS: dict[str, type[ConfigContext]] = {
+    "nnx_graph_mode": set_graph_mode,
+    "nnx_graph_updates": set_graph_updates,
+    "flax_always_shard_variable": use_eager_sharding,
+}
+
+
+def _switch(name: str) -> type[ConfigContext]:
+    try:
+        return _FLAGS[name]
+    except KeyError:
+        raise LookupError(f"fluxion_nn.config: unknown flag {name!r}; known: {sorted(_FLAGS)}") from None
+
+
+def update(name: str, value: Any) -> None:
+    """Set the default of a flag (what applies outside any ``with``/decorator of its switch).
+
+    Example: ``fluxion_nn.config.update("nnx_graph_mode", False)``.
+    """
+    _switch(name).default = value
+
+
+def read(name: str) -> Any:
+    """The default of a flag.
+
+    Example: ``fluxion_nn.config.read("nnx_graph_mode")`` is ``True`` unless changed.
+    """
+    return _switch(name).default
+
+
+_read = read  # flax.config's spelling
