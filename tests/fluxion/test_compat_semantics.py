@@ -81,3 +81,23 @@ def test_make_jaxpr_takes_axis_env_none():
     assert fluxion.make_jaxpr(f, axis_env=[])(1.0) is not None
     with pytest.raises(NotImplementedError, match="axis_env"):
         fluxion.make_jaxpr(f, axis_env=[("i", 2)])
+
+
+@pytest.mark.parametrize("lib", ["jax", "fluxion"])
+def test_checkpoint_traces_outside_transformations(lib):
+    # as in JAX, checkpoint stages its function even when called eagerly: the function sees a
+    # tracer and another trace state (haiku's check_jax_usage relies on it)
+    import importlib
+    mod = jax if lib == "jax" else fluxion
+    jex_core = importlib.import_module(f"{lib}.extend.core")
+    outer = jex_core.get_opaque_trace_state(convention="haiku")
+    seen = []
+
+    def f(x):
+        seen.append((isinstance(x, mod.core.Tracer),
+                     jex_core.get_opaque_trace_state(convention="haiku") != outer))
+        return x * 3.0
+
+    assert float(mod.checkpoint(f)(2.0)) == 6.0
+    assert float(mod.grad(mod.checkpoint(f))(2.0)) == 3.0
+    assert seen[0] == (True, True)

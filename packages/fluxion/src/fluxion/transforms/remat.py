@@ -25,7 +25,6 @@ from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import EVAL, STATE
 from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import (
@@ -202,8 +201,8 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     @api_boundary
     @functools.wraps(fun)
     def remat_f(*args: Any, **kwargs: Any) -> Any:
-        if STATE.interp is EVAL:
-            return fun(*args, **kwargs)
+        # Staged also outside any transformation, as in JAX: ``fun`` always runs under a trace
+        # (libraries detect impure use of their state through the trace level: haiku).
         st = {i % len(args): args[i] for i in statics}
         dyn_idx = [i for i in range(len(args)) if i not in st]
 
