@@ -155,3 +155,25 @@ def test_dynamic_unroll_all_states_and_outside_transform():
     outs, state = hk.dynamic_unroll(lambda x, s: (x + 1, s + 1), jnp.arange(8), 0)
     np.testing.assert_array_equal(np.asarray(outs), np.arange(1, 9))
     assert int(state) == 8
+
+
+def test_deferred_names_and_fast_eval_shape():
+    def build(h, hnp):
+        class Net(h.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = h.Deferred(lambda: h.Linear(3))
+
+            def __call__(self, x):
+                return self.head(x)
+
+        return lambda x: Net()(x)
+
+    params = _same(build, RS.randn(2, 4).astype(np.float32))
+    assert sorted(params) == ["net/~/linear"]
+    for h, j, xnp in ((hk, __import__("fluxion"), jnp), (rhk, jax, jax.numpy)):
+        f = h.transform(lambda x, h=h: h.Linear(5)(x))
+        fast = h.experimental.fast_eval_shape(f.init, j.random.PRNGKey(0), xnp.ones([1, 3]))
+        slow = j.eval_shape(f.init, j.random.PRNGKey(0), xnp.ones([1, 3]))
+        assert {k: {n: (v.shape, str(v.dtype)) for n, v in b.items()} for k, b in fast.items()} \
+            == {k: {n: (v.shape, str(v.dtype)) for n, v in b.items()} for k, b in slow.items()}

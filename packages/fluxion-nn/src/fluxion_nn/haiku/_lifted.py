@@ -289,3 +289,23 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         return _run_with(frame, snapshot, fun, a, k)[0]
 
     return fluxion.eval_shape(stateless, _snapshot(frame), *args, **kwargs)
+
+
+def _zeros_creator(next_creator: Callable, shape: Any, dtype: Any, init: Any,
+                   context: Any) -> Any:
+    import fluxion.numpy as jnp
+
+    return next_creator(shape, dtype, jnp.zeros)
+
+
+def fast_eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``eval_shape`` (``hk.eval_shape`` inside a transform, ``fluxion.eval_shape`` outside)
+    with every parameter and state initialiser replaced by zeros, so the trace skips their
+    random draws (as ``hk.experimental.fast_eval_shape``).
+
+    Example: ``shapes = hk.experimental.fast_eval_shape(hk.transform(f).init, rng, x)``.
+    """
+    with _base._Pushed(["param_creator", "state_creator"], _zeros_creator):
+        if _base._frames():
+            return eval_shape(fun, *args, **kwargs)
+        return fluxion.eval_shape(fun, *args, **kwargs)

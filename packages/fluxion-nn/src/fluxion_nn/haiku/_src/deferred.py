@@ -1,0 +1,3 @@
+"""``haiku._src.deferred``."""
+
+from .._deferred import Deferred  # noqa: F401
