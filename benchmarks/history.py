@@ -101,6 +101,7 @@ def append(doc: dict[str, Any], path: str = DEFAULT_HISTORY) -> dict[str, Any]:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for e in entries:
                 f.write(json.dumps(e, sort_keys=True, allow_nan=False) + "\n")
+        _readable(tmp)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -214,6 +215,13 @@ def write_svg(entries: Sequence[dict[str, Any]], path: str, *, reference: str = 
     return len(names)
 
 
+def _readable(path: str) -> None:
+    """Give a file made by ``mkstemp`` (mode 0600) the umask's ordinary mode."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+
+
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -224,6 +232,7 @@ def _write_atomic(path: str, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
+    _readable(tmp)
     os.replace(tmp, path)
 
 
@@ -239,6 +248,7 @@ def plot(entries: Sequence[dict[str, Any]], out_stem: str, *, reference: str = "
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib import ticker
     except Exception:
         return written
     data = series(entries, reference=reference)
@@ -258,8 +268,12 @@ def plot(entries: Sequence[dict[str, Any]], out_stem: str, *, reference: str = "
         if band:
             ax.fill_between([i for i, _, _ in band], [a for _, a, _ in band],
                             [b for _, _, b in band], alpha=0.2)
+            ax.vlines([i for i, _, _ in band], [a for _, a, _ in band],
+                      [b for _, _, b in band], linewidth=1.0)
         ax.axhline(1.0, color="black", linestyle="--", linewidth=0.8)
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.NullFormatter())
         ax.set_title(name, fontsize=8)
         ax.tick_params(labelsize=7)
         ticks = sorted(set(xs))

@@ -15,6 +15,12 @@ Usage::
 
     python benchmarks/hlo_compare.py [--kernels eos,isoneutral,tke] [--size 4096] [--json]
                                      [--optimized]
+    python benchmarks/hlo_compare.py --kernels per_example_grads,mlp_grad --optimized
+
+The programs (:data:`PROGRAMS`) are float32 MLP gradients at batch ``--size`` (default 128).
+For ``per_example_grads`` the optimized HLO shows what the demo's row measures: JAX computes the
+128 per-example weight gradients in a transposed layout and copies them (3 ``copy`` fusions
+over 342 MB), Fluxion's transpose rule of ``dot_general`` emits them in the final layout.
 
 Example:
     >>> counts = count_ops('%0 = stablehlo.add %a, %b : tensor<2xf64>\\n'
@@ -32,14 +38,19 @@ import os
 import re
 import subprocess
 import sys
+from typing import Any
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-__all__ = ["KERNELS", "count_ops", "count_hlo_ops", "lower_text", "compare", "main"]
+__all__ = ["KERNELS", "PROGRAMS", "count_ops", "count_hlo_ops", "lower_text", "compare", "main"]
 
 KERNELS = ("eos", "isoneutral", "tke")
+#: Whole programs of the suite's workloads (float32, ``--size`` is the batch): the MLP
+#: 784-512-512-10's ``jit(grad(loss))`` and the per-example ``jit(vmap(grad(loss)))`` of
+#: ``benchmarks/workloads/mlp_grad.py``, the demo's last row.
+PROGRAMS = ("mlp_grad", "per_example_grads")
 _OP = re.compile(r'(?:=|^)\s*"?((?:stablehlo|chlo|mhlo|func|call)\.[A-Za-z_0-9.]+|call)\b', re.M)
 
 
@@ -84,6 +95,9 @@ def lower_text(backend: str, kernel: str, size: int, optimized: bool = False) ->
     import numpy as np
 
     mod = importlib.import_module(backend)
+    if kernel in PROGRAMS:
+        lowered = _lower_program(mod, importlib.import_module(backend + ".numpy"), kernel, size)
+        return lowered.compile().as_text() if optimized else lowered.as_text()
     mod.config.update("jax_enable_x64", True)
     xnp = importlib.import_module(backend + ".numpy")
     lax = importlib.import_module(backend + ".lax")
@@ -97,6 +111,24 @@ def lower_text(backend: str, kernel: str, size: int, optimized: bool = False) ->
             return kmod.kernel(xnp, *a)
     lowered = mod.jit(fn).lower(*[np.asarray(a) for a in args])
     return lowered.compile().as_text() if optimized else lowered.as_text()
+
+
+def _lower_program(mod: Any, xnp: Any, name: str, batch: int) -> Any:
+    """``jit(...).lower(...)`` of one of :data:`PROGRAMS` with ``mod`` (fluxion or jax)."""
+    import numpy as np
+
+    from benchmarks.workloads.mlp_grad import LAYERS, make_loss
+
+    rng = np.random.default_rng(0)
+    params = [(mod.numpy.asarray((rng.standard_normal((m, k)) / np.sqrt(m)).astype(np.float32)),
+               mod.numpy.zeros((k,), np.float32)) for m, k in zip(LAYERS[:-1], LAYERS[1:])]
+    x = rng.standard_normal((batch, LAYERS[0])).astype(np.float32)
+    y = rng.standard_normal((batch, LAYERS[-1])).astype(np.float32)
+    loss = make_loss(xnp)
+    if name == "per_example_grads":
+        fn = mod.jit(mod.vmap(mod.grad(loss), in_axes=(None, 0, 0)))
+        return fn.lower(params, x[:, None], y[:, None])
+    return mod.jit(mod.grad(loss)).lower(params, x, y)
 
 
 def compare(kernels: tuple[str, ...], size: int,
@@ -136,17 +168,20 @@ def main(argv: list[str] | None = None) -> int:
     """Command line (see the module docstring)."""
     p = argparse.ArgumentParser(prog="python benchmarks/hlo_compare.py")
     p.add_argument("--kernels", default=",".join(KERNELS))
-    p.add_argument("--size", type=int, default=4096)
+    p.add_argument("--size", type=int, default=None,
+                   help="kernel size (default 4096), or the batch of the programs (default 128)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--optimized", action="store_true",
                    help="compare the HLO XLA compiled (opcodes, fusions, entry parameters)")
     args = p.parse_args(argv)
     kernels = tuple(k for k in args.kernels.split(",") if k)
-    bad = [k for k in kernels if k not in KERNELS]
+    bad = [k for k in kernels if k not in KERNELS + PROGRAMS]
     if bad:
-        print(f"unknown kernels {bad}; known: {', '.join(KERNELS)}", file=sys.stderr)
+        print(f"unknown kernels {bad}; known: {', '.join(KERNELS + PROGRAMS)}", file=sys.stderr)
         return 2
-    result = compare(kernels, args.size, args.optimized)
+    size = args.size if args.size is not None else (
+        128 if all(k in PROGRAMS for k in kernels) else 4096)
+    result = compare(kernels, size, args.optimized)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
