@@ -140,6 +140,7 @@ from .transforms import (
                         jit,
                         jit_partial,
                         jvp,
+                        pmap,
                         remat,
                         scan,
                         switch,
@@ -186,7 +187,7 @@ __all__ = [
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "cached_partial", "jit_partial",
-    "vjp", "jvp",
+    "vjp", "jvp", "pmap",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
     "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",

@@ -21,7 +21,7 @@ from . import transforms as _transforms
 __all__ = [
     "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "view_info", "iter_modules",
     "iter_children", "split_rngs", "fork_rngs", "reseed", "jit", "grad", "value_and_grad",
-    "remat", "vjp", "jvp", "vmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial",
+    "remat", "vjp", "jvp", "vmap", "pmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial",
 ]
 
 _G = {"graph": True}
@@ -52,6 +52,7 @@ remat = functools.partial(_transforms.remat, **_GU)
 vjp = functools.partial(_transforms.vjp, **_GU)
 jvp = functools.partial(_transforms.jvp, **_GU)
 vmap = functools.partial(_transforms.vmap, **_GU)
+pmap = functools.partial(_transforms.pmap, **_GU)
 scan = functools.partial(_transforms.scan, **_GU)
 while_loop = functools.partial(_transforms.while_loop, **_GU)
 fori_loop = functools.partial(_transforms.fori_loop, **_GU)

@@ -23,7 +23,7 @@ from ..variablelib import Param, Variable
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
-           "cached_partial", "jit_partial", "vjp", "jvp"]
+           "cached_partial", "jit_partial", "vjp", "jvp", "pmap"]
 
 
 class Carry:
@@ -381,11 +381,42 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                                  axis_size=axis_size, graph=graph, graph_updates=graph_updates)
     _reject_bound_method(f, "vmap")
+    return _mapped(f, in_axes, out_axes, graph, "nnx.vmap",
+                   functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size))
 
+
+def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
+         out_axes: Any = 0, static_broadcasted_argnums: Any = (), devices: Any = None,
+         backend: str | None = None, axis_size: int | None = None, donate_argnums: Any = (),
+         global_arg_shapes: Any = None, transform_metadata: Any = None, graph: bool | None = None,
+         graph_updates: bool | None = None) -> Any:
+    """``fluxion.pmap`` over functions taking modules: like ``nnx.vmap`` (axes per argument,
+    ``StateAxes`` and prefixes for module arguments), mapped over devices.
+
+    Example::
+
+        @nnx.pmap(in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0), axis_size=1)
+        def forward(model, x):
+            return model(x)
+    """
+    if f is None:
+        return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
+                                 static_broadcasted_argnums=static_broadcasted_argnums,
+                                 devices=devices, backend=backend, axis_size=axis_size,
+                                 donate_argnums=donate_argnums, graph=graph,
+                                 graph_updates=graph_updates)
+    _reject_bound_method(f, "pmap")
+    return _mapped(f, in_axes, out_axes, graph, "nnx.pmap",
+                   functools.partial(fluxion.pmap, axis_name=axis_name, devices=devices,
+                                     backend=backend, axis_size=axis_size))
+
+
+def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
+            mapper: Callable) -> Callable:
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
-        _tree_mode_check(graph, args, "nnx.vmap")
-        axes = _per_arg_axes(in_axes, len(args), "nnx.vmap")
+        _tree_mode_check(graph, args, name)
+        axes = _per_arg_axes(in_axes, len(args), name)
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, axes)
         gleaves = inp.gleaves
@@ -404,8 +435,8 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
                               for p, leaf in out_leaves]
             return values2, pure_out
 
-        values2, pure_out = fluxion.vmap(pure, in_axes=(value_axes, other_axes), out_axes=0,
-                                         axis_name=axis_name, axis_size=axis_size)(inp.values, inp.other)
+        values2, pure_out = mapper(pure, in_axes=(value_axes, other_axes), out_axes=0)(
+            inp.values, inp.other)
         static_out = side["s"]
         owner = static_out[5]
         n_in = static_out[4]
