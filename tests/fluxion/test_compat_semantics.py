@@ -101,3 +101,24 @@ def test_checkpoint_traces_outside_transformations(lib):
     assert float(mod.checkpoint(f)(2.0)) == 6.0
     assert float(mod.grad(mod.checkpoint(f))(2.0)) == 3.0
     assert seen[0] == (True, True)
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_sharding_constraint_on_abstract_mesh_resolves_to_context_mesh(jitted):
+    # flax's partitioning builds NamedSharding(get_abstract_mesh(), spec) under set_mesh
+    results = []
+    for mod, xnp in ((jax, jjnp), (fluxion, fjnp)):
+        if len(mod.devices()) < 4:
+            pytest.skip("needs 4 host devices")
+        mesh = mod.make_mesh((2, 2), ("in", "out"),
+                             axis_types=(mod.sharding.AxisType.Auto,) * 2)
+        with mod.set_mesh(mesh):
+            s = mod.sharding.NamedSharding(mod.sharding.get_abstract_mesh(),
+                                           mod.sharding.PartitionSpec("in", "out"))
+
+            def f(a, mod=mod, s=s):
+                return mod.lax.with_sharding_constraint(a * 2, s)
+            y = (mod.jit(f) if jitted else f)(xnp.ones((2, 6)))
+        results.append((type(y.sharding.mesh).__name__, tuple(y.sharding.spec),
+                        np.asarray(y).tolist()))
+    assert results[0] == results[1]

@@ -138,6 +138,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                 raise ValueError(f"lax.with_sharding_constraint: a bare PartitionSpec {s!r} "
                                  "needs a mesh; use NamedSharding(mesh, spec) or set_mesh(mesh)")
             s = _named_sharding(mesh, s)
+        s = _concrete(s)
         if not hasattr(s, "_constraint_attr"):
             raise TypeError(f"lax.with_sharding_constraint: expected a NamedSharding or a "
                             f"PartitionSpec, got {type(s).__name__}: {s!r}")
@@ -148,6 +149,18 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             continue
         out.append(sharding_constraint_p.bind(v, sharding=s))
     return tree_util.tree_unflatten(tree, out)
+
+
+def _concrete(s: Any) -> Any:
+    """A NamedSharding over an abstract mesh as one over the ``set_mesh`` mesh it describes (as
+    JAX resolves it: flax builds its shardings on ``get_abstract_mesh()``)."""
+    mesh = getattr(s, "mesh", None)
+    if mesh is None or type(mesh).__name__ != "AbstractMesh":
+        return s
+    ctx = _context_mesh()
+    if ctx is not None and ctx.abstract_mesh == mesh:
+        return _named_sharding(ctx, s.spec)
+    return s
 
 
 def _explicit_context_assert(aval: Any, s: Any) -> bool:
