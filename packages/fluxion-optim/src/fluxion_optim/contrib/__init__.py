@@ -25,6 +25,12 @@ from fluxion_optim.contrib._complex_valued import (
     SplitRealAndImaginaryState,
     split_real_and_imaginary,
 )
+from fluxion_optim.contrib._galore import (
+    GaLoreDimensionNumbers,
+    GaLoreState,
+    galore,
+    scale_by_galore,
+)
 from fluxion_optim.contrib._mechanic import MechanicState, mechanize
 from fluxion_optim.contrib._momo import MomoAdamState, MomoState, momo, momo_adam
 from fluxion_optim.contrib._muon import (
@@ -86,5 +92,6 @@ __all__ = [
     "split_real_and_imaginary", "DifferentiallyPrivateAggregateState",
     "differentially_private_aggregate", "dpsgd", "MomoState", "MomoAdamState", "momo",
     "momo_adam", "HutchinsonState", "SophiaState", "hutchinson_estimator_diag_hessian",
-    "scale_by_sophia", "sophia",
+    "scale_by_sophia", "sophia", "GaLoreDimensionNumbers", "GaLoreState", "galore",
+    "scale_by_galore",
 ]
