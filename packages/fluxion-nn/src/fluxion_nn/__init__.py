@@ -16,7 +16,6 @@ from fluxion.nn import (
                         hard_swish,
                         hard_tanh,
                         identity,
-                        initializers,
                         leaky_relu,
                         log_sigmoid,
                         log_softmax,
@@ -73,6 +72,7 @@ from .module import (
                         view_info,
                         with_attributes,
 )
+from .nn import initializers
 from .nn.activations import PReLU
 from .nn.attention import (
                         MultiHeadAttention,

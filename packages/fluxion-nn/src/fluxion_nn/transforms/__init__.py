@@ -562,7 +562,8 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
             in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
             if new_vals:
                 raise ValueError("nnx.scan: returning new modules from the body is not supported")
-            n_carry_pure = len(tree_util.tree_leaves(carry_out, is_leaf=_is_node))
+            n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
+                               if not _is_node(leaf))
             side["s"] = (static_out, n_carry_pure)
             new_cv = [v for v, c in zip(in_vals, in_carry) if c]
             ys_v = [v for v, c in zip(in_vals, in_carry) if not c]
