@@ -17,6 +17,8 @@ Example:
 """
 
 from fluxion.core.lazy import lazy_namespace as _lazy_namespace
+from fluxion.lax import _rules
+from fluxion.lax import padding as _padding
 from fluxion.lax.conversions import (
     bitcast_convert_type,
     bitcast_convert_type_p,
@@ -349,6 +351,12 @@ _LAZY_FAMILIES = {
         "reduce_window_sum_p", "select_and_scatter_add", "select_and_scatter_add_p",
     ),
 }
+# The rule helpers of lax/_rules.py (and a few transposes) use these operations; their modules
+# import _rules, so they are handed over here, once the eager families are imported.
+_rules.install_ops(
+    convert_element_type=convert_element_type, broadcast_in_dim=broadcast_in_dim,
+    broadcast_in_dim_p=broadcast_in_dim_p, reshape=reshape, reshape_p=reshape_p, slice_p=slice_p,
+    squeeze_p=squeeze_p, concatenate_p=concatenate_p, reduce_sum=reduce_sum, pad=_padding.pad)
 # ``lax.linalg`` (jax.lax.linalg) is a submodule reached as an attribute, like the families.
 __getattr__, __dir__ = _lazy_namespace("fluxion.lax", globals(), _LAZY_FAMILIES,
                                        submodules=("linalg",))

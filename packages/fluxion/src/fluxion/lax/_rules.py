@@ -10,8 +10,9 @@ most primitives follow a few patterns, built here:
 - ``unbroadcast``, ``broadcast_to_aval``, ``const_like``, ``moveaxis``, ``bdim_to_front``, ...:
   the array manipulations those rules need.
 
-These helpers call lax operations defined in the family modules that import this module, so
-they reach them through :func:`_ops` at call time (a real import cycle, resolved lazily once).
+These helpers call lax operations defined in the family modules that import this module:
+``fluxion.lax`` hands them over once its families are imported (:func:`install_ops`), and the
+helpers (and a few transposes of those families) reach them through :func:`ops`.
 
 Example:
     >>> import fluxion
@@ -40,23 +41,21 @@ __all__ = [
     "defjvp", "defjvp2", "defjvp_zero", "deflinear", "broadcast_to_aval", "unbroadcast",
     "const_like", "aval_of", "is_float", "shape_of", "moveaxis", "broadcast_batch", "matchaxis",
     "bdim_to_front", "batch_size", "unary_batch_rule", "elementwise_batch_rule",
-    "loop_batch_rule", "axis_param_batch_rule", "per_dim_param_batch_rule",
+    "loop_batch_rule", "axis_param_batch_rule", "per_dim_param_batch_rule", "install_ops",
+    "ops",
 ]
 
-_OPS: SimpleNamespace | None = None
+_OPS = SimpleNamespace()
 
 
-def _ops() -> SimpleNamespace:
-    """The lax operations the helpers use (their modules import this one: resolved on first use)."""
-    global _OPS
-    if _OPS is None:
-        from fluxion.lax import conversions, reductions, shape_ops  # import cycle: see the module doc
-        _OPS = SimpleNamespace(
-            convert_element_type=conversions.convert_element_type,
-            broadcast_in_dim=shape_ops.broadcast_in_dim, broadcast_in_dim_p=shape_ops.broadcast_in_dim_p,
-            reshape=shape_ops.reshape, reshape_p=shape_ops.reshape_p, slice_p=shape_ops.slice_p,
-            squeeze_p=shape_ops.squeeze_p, concatenate_p=shape_ops.concatenate_p,
-            reduce_sum=reductions.reduce_sum)
+def install_ops(**lax_ops: Any) -> None:
+    """Called once by ``fluxion/lax/__init__.py``: the lax operations the helpers use."""
+    _OPS.__dict__.update(lax_ops)
+
+
+def ops() -> SimpleNamespace:
+    """The lax operations installed by ``fluxion.lax`` (``reduce_sum``, ``pad``, ``reshape``,
+    ``broadcast_in_dim``, ``convert_element_type`` and a few primitives)."""
     return _OPS
 
 
@@ -129,7 +128,7 @@ def broadcast_to_aval(x: Any, aval: ShapedArray) -> Any:
     if xa.shape == aval.shape:
         return x
     dims = () if not xa.shape else tuple(range(len(aval.shape)))
-    return _ops().broadcast_in_dim(x, aval.shape, dims)
+    return ops().broadcast_in_dim(x, aval.shape, dims)
 
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
@@ -138,16 +137,16 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     ca = aval_of(ct)
     if ca.shape == aval.shape:
         return ct
-    ops = _ops()
+    lax = ops()
     if not aval.shape:
-        return ops.reduce_sum(ct, tuple(range(len(ca.shape))))
+        return lax.reduce_sum(ct, tuple(range(len(ca.shape))))
     axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ca.shape)) if a == 1 and c != 1)
-    return ops.reshape(ops.reduce_sum(ct, axes), aval.shape)
+    return lax.reshape(lax.reduce_sum(ct, axes), aval.shape)
 
 
 def const_like(x: Any, value: Any) -> Any:
     """A weakly typed scalar constant ``value`` of ``x``'s dtype (a literal when staged)."""
-    return _ops().convert_element_type(value, aval_of(x).dtype, weak_type=True)
+    return ops().convert_element_type(value, aval_of(x).dtype, weak_type=True)
 
 
 # ----------------------------------------------------------------------------- batching rules
@@ -194,8 +193,8 @@ def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
         if simple:
             return prim.bind(*args, **params), first[1]
         rank = max(len(s) - (d is not None) for s, d in zip(shapes, dims))
-        ops = []
-        lax = _ops()
+        moved = []
+        lax = ops()
         for x, s, d in zip(args, shapes, dims):
             if d is None:
                 if s:  # unmapped, rank == rank: add a size-1 leading dim (broadcasts)
@@ -206,8 +205,8 @@ def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
                 if len(s) - 1 < rank:  # a mapped per-example scalar among higher-rank operands
                     s2 = shape_of(x)
                     x = lax.reshape_p.bind(x, new_sizes=s2 + (1,) * (rank - len(s2) + 1))
-            ops.append(x)
-        return prim.bind(*ops, **params), 0
+            moved.append(x)
+        return prim.bind(*moved, **params), 0
 
     return rule
 
@@ -215,7 +214,7 @@ def elementwise_batch_rule(prim: Any) -> Callable[..., Any]:
 def _member(x: Any, d: Any, i: int) -> Any:
     if d is None:
         return x
-    lax = _ops()
+    lax = ops()
     shape = shape_of(x)
     start = tuple(i if k == d else 0 for k in range(len(shape)))
     limit = tuple(i + 1 if k == d else s for k, s in enumerate(shape))
@@ -229,7 +228,7 @@ def loop_batch_rule(prim: Any) -> Callable[..., Any]:
 
     def rule(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], **params: Any) -> tuple:
         size = batch_size(args, dims)
-        lax = _ops()
+        lax = ops()
         per = [prim.bind(*[_member(x, d, i) for x, d in zip(args, dims)], **params)
                for i in range(size)]
 

@@ -159,12 +159,11 @@ broadcast_in_dim_p.lowering = _broadcast_in_dim_lowering
 
 def _broadcast_in_dim_transpose(ct: Any, x: Any, *, shape: tuple,
                                 broadcast_dimensions: tuple) -> list:
-    from fluxion.lax.reductions import reduce_sum  # import cycle: reductions imports this module
     xa = x.aval
     sum_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     sum_axes += [b for i, b in enumerate(broadcast_dimensions)
                  if xa.shape[i] == 1 and shape[b] != 1]
-    r = reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
+    r = _rules.ops().reduce_sum(ct, tuple(sorted(sum_axes))) if sum_axes else ct
     return [reshape(r, xa.shape)]
 
 
@@ -508,14 +507,13 @@ slice_p.lowering = _slice_lowering
 
 def _slice_transpose(ct: Any, x: Any, *, start_indices: tuple, limit_indices: tuple,
                      strides: Any) -> list:
-    from fluxion.lax.padding import pad  # import cycle: padding imports this module
     xa = x.aval
     st = strides or (1,) * xa.ndim
     cfg = []
     for n, s, m, k in zip(xa.shape, start_indices, _rules.aval_of(ct).shape, st):
         used = m + max(m - 1, 0) * (k - 1)
         cfg.append((s, n - s - used, k - 1))
-    return [pad(ct, _rules.const_like(ct, 0), cfg)]
+    return [_rules.ops().pad(ct, _rules.const_like(ct, 0), cfg)]
 
 
 def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[int, ...],
