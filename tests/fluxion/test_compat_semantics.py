@@ -122,3 +122,11 @@ def test_sharding_constraint_on_abstract_mesh_resolves_to_context_mesh(jitted):
         results.append((type(y.sharding.mesh).__name__, tuple(y.sharding.spec),
                         np.asarray(y).tolist()))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_shaped_array_str_and_repr(weak):
+    # flax's spmd tests look for 'float32[2@X,4]' in str(jax.typeof(...))
+    got = fluxion.core.ShapedArray((2, 3), np.float32, weak_type=weak)
+    ref = jax.core.ShapedArray((2, 3), np.float32, weak_type=weak)
+    assert (str(got), repr(got)) == (str(ref), repr(ref))

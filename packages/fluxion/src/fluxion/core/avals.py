@@ -174,7 +174,8 @@ class ShapedArray(AbstractValue):
         return f"ShapedArray({self.str_short(False)}{weak})"
 
     def __str__(self) -> str:
-        return self.str_short()
+        # JAX's: full dtype names, ``~`` marking a weak type (printed programs use str_short)
+        return ("~" if self.weak_type else "") + self.str_short(False)
 
 
 # Set once an aval with a sharding exists: until then the sharding rules are never consulted.
