@@ -8,6 +8,7 @@ import functools
 
 import jax
 import numpy as np
+import pytest
 
 import fluxion
 
@@ -38,3 +39,12 @@ def test_plain_wrapper_keeps_working():
         return a + 1
     f = fluxion.jit(same)
     assert float(f(1.0)) == float(f(1.0)) == float(jax.jit(same)(1.0)) == 2.0
+
+
+def test_lowered_compile_takes_compiler_options_none():
+    f = lambda x: x * 2  # noqa: E731
+    ref = jax.jit(f).lower(1.0).compile(None)(3.0)
+    got = fluxion.jit(f).lower(1.0).compile(None)(3.0)
+    assert float(got) == float(ref) == 6.0
+    with pytest.raises(NotImplementedError, match="compiler_options"):
+        fluxion.jit(f).lower(1.0).compile({"xla_cpu_enable_fast_math": True})

@@ -975,7 +975,13 @@ class Lowered:
     def out_info(self) -> Any:
         return self._traced.out_info
 
-    def compile(self) -> "Compiled":
+    def compile(self, compiler_options: dict[str, Any] | None = None, *,
+                device_assignment: Any = None) -> "Compiled":
+        # JAX's signature (flax's nnx.jit passes compiler_options, None by default)
+        if compiler_options or device_assignment is not None:
+            raise NotImplementedError(
+                "Lowered.compile: compiler_options and device_assignment are not supported by "
+                "Fluxion (see docs/guide/coming-from-jax.md)")
         if self._entry is not None:
             return Compiled(self._traced, self._entry.executable, self._entry)
         return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts)
