@@ -35,9 +35,10 @@ def dot_product_attention_weights(query: Any, key: Any, bias: Any = None, mask: 
     """
     query, key = promote_dtype((query, key), dtype=dtype)
     dtype = query.dtype
+    _check_qkv_shapes("dot_product_attention_weights", query, key)
     if query.shape[-1] != key.shape[-1]:
-        raise ValueError(f"dot_product_attention: query depth {query.shape[-1]} and key depth "
-                         f"{key.shape[-1]} differ")
+        raise ValueError(f"q, k depths must match, but got {query.shape[-1]} and {key.shape[-1]} "
+                         f"(dot_product_attention: query {tuple(query.shape)}, key {tuple(key.shape)})")
     q_heads, k_heads = query.shape[-2], key.shape[-2]
     gqa = q_heads != k_heads
     if gqa:
@@ -74,6 +75,17 @@ def dot_product_attention_weights(query: Any, key: Any, bias: Any = None, mask: 
     return w
 
 
+def _check_qkv_shapes(fn: str, *arrays: Any) -> None:
+    # flax's words first: same rank, then equal batch dims (all but the last three axes)
+    names = "q, k, v" if len(arrays) == 3 else "q, k"
+    shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
+    if any(a.ndim != arrays[0].ndim for a in arrays[1:]):
+        ndims = ", ".join(str(a.ndim) for a in arrays)
+        raise ValueError(f"{names} must have same rank, but got {ndims} ({fn}: shapes {shapes})")
+    if any(tuple(a.shape[:-3]) != tuple(arrays[0].shape[:-3]) for a in arrays[1:]):
+        raise ValueError(f"{names} batch dims must match, but got shapes {shapes} ({fn})")
+
+
 def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None,
                           broadcast_dropout: bool = True, dropout_rng: Any = None,
                           dropout_rate: float = 0.0, deterministic: bool = False,
@@ -85,6 +97,10 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     Example: ``y = nnx.dot_product_attention(q, k, v, mask=mask)``.
     """
     query, key, value = promote_dtype((query, key, value), dtype=dtype)
+    _check_qkv_shapes("dot_product_attention", query, key, value)
+    if key.shape[-3] != value.shape[-3]:
+        raise ValueError(f"k, v lengths must match, but got {key.shape[-3]} and {value.shape[-3]} "
+                         f"(dot_product_attention: key {tuple(key.shape)}, value {tuple(value.shape)})")
     w = dot_product_attention_weights(query, key, bias, mask, broadcast_dropout, dropout_rng,
                                       dropout_rate, deterministic, query.dtype, precision, module,
                                       promote_dtype, is_causal)
