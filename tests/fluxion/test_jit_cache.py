@@ -257,3 +257,34 @@ def test_python_scalar_arguments_take_the_fast_table_with_jax_results():
     assert fx_f(0.5, 3.0).item() == pytest.approx(np.sin(0.5) * 3 + 1, rel=1e-6)
     with fluxion.disable_jit():  # the function sees the Python values as given
         assert type(fluxion.jit(lambda x, y: x * y)(2.0, 3.0)) is float
+
+
+def test_jit_of_a_wrapper_takes_the_fast_table_for_positional_arguments():
+    """jit(grad(f)): grad's wrapper takes (*args, **kwargs); positional Arrays and Python scalars
+    still reach the dispatcher's table (no general path), keywords take the general path, and
+    the values equal JAX's."""
+    def loss(xnp):
+        def f(w, x, scale=1.0):
+            return xnp.sum(xnp.tanh(w * x) * scale)
+
+        return f
+
+    fx_g, jx_g = fluxion.jit(fluxion.grad(loss(fnp))), jax.jit(jax.grad(loss(jnp)))
+    w, x = np.linspace(-1, 1, 5).astype(np.float32), np.float32(0.5)
+    cases = [((fnp.asarray(w), fnp.asarray(x)), (jnp.asarray(w), jnp.asarray(x)), {}),
+             ((fnp.asarray(w), 0.5), (jnp.asarray(w), 0.5), {}),
+             ((fnp.asarray(w), 0.5), (jnp.asarray(w), 0.5), {"scale": 2.0})]
+    for fx_args, jx_args, kw in cases:
+        got, want = fx_g(*fx_args, **kw), jx_g(*jx_args, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    flattened = []
+    inner = fjit._flatten
+    fjit._flatten = lambda *a: (flattened.append(1), inner(*a))[1]
+    try:
+        fx_g(fnp.asarray(w), fnp.asarray(x)), fx_g(fnp.asarray(w), 0.5)
+        assert flattened == []
+        fx_g(fnp.asarray(w), 0.5, scale=3.0)  # keywords: the general path
+        assert flattened
+    finally:
+        fjit._flatten = inner

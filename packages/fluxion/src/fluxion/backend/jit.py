@@ -235,6 +235,15 @@ class _Signature:
         self.varargs = (sig is not None and len(params) == 1
                         and params[0].kind is inspect.Parameter.VAR_POSITIONAL
                         and not self.static_argnums and not self.donate_argnums)
+        # A wrapper taking ``(*args, **kwargs)`` over another function (grad, vmap, a decorator
+        # with functools.wraps): positional arguments only take the same dispatcher (each is a
+        # leaf there, so their count fixes the tree structure); keywords go to the general path.
+        if (not self.varargs and own is not None and not self.static_argnums
+                and not self.static_argnames and not self.donate_argnums
+                and not self.donate_argnames
+                and [p.kind for p in own.parameters.values()]
+                == [inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD]):
+            self.varargs = True
 
 
 def _hashable(fname: str, what: str, value: Any) -> Any:
@@ -796,18 +805,24 @@ def _fast_maker(names: tuple[str, ...]) -> Callable:
 
 
 def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
-    """The dispatcher of a function taking only ``*args``: all-Array calls hit the table of
-    entries keyed by the arguments' Specs alone (their count fixes the tree structure)."""
+    """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper):
+    calls with positional Arrays (and Python scalars, as their cached device constants) hit the
+    table of entries keyed by the arguments' Specs alone (their count fixes the tree
+    structure)."""
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
             if not kwargs and _STATE.interp is _EVAL:
+                arrays = args
                 for a in args:
                     if type(a) is not Array:
+                        if any(type(b) is not Array and type(b) not in _FAST_SCALARS
+                               for b in args):
+                            return call(args, kwargs)
+                        arrays = tuple(b if type(b) is Array else _d.to_array(b) for b in args)
                         break
-                else:
-                    e = fast_get(tuple(map(_GET_K, args)))
-                    if e is not None:
-                        return e.call(tuple(map(_GET_A, args)))
+                e = fast_get(tuple(map(_GET_K, arrays)))
+                if e is not None:
+                    return e.call(tuple(map(_GET_A, arrays)))
             return call(args, kwargs)
         except Exception as exc:  # an API boundary (core/tracebacks.py)
             filter_exception(exc)
