@@ -269,3 +269,28 @@ def test_compat_defaults_to_graph_mode():
             nnx.split(d)
         gdef, st = nnx.compat.split(d)  # compat: graph=True whatever the mode
     assert len(dict(nnx.to_flat_state(st))) == 1
+
+
+def test_ema_matches_flax():
+    def run(lib, np_mod):
+        model = lib.Linear(2, 2, use_bias=False, rngs=lib.Rngs(0))
+        ema = lib.EMA(model, decay=0.9)
+        ema_model = ema.apply_to(model)
+        assert ema_model.kernel is ema.params.kernel and ema_model.kernel is not model.kernel
+        model.kernel[...] = model.kernel[...] * 2.0
+        ema.update(model)
+        return np.asarray(ema_model.kernel[...])
+
+    np.testing.assert_allclose(run(nnx, jnp), run(fnnx, jjnp), rtol=1e-6)
+
+    model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+    ema = nnx.EMA(model, decay=0.5)
+    before = np.asarray(ema.params.kernel[...])
+
+    @nnx.jit
+    def step(model, ema):
+        model.kernel[...] = model.kernel[...] + 1.0
+        ema.update(model)
+
+    step(model, ema)  # the EMA's State attribute crosses nnx.jit as data
+    np.testing.assert_allclose(ema.params.kernel[...], before + 0.5, rtol=1e-6)

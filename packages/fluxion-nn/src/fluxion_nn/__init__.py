@@ -125,6 +125,7 @@ from .statelib import (
 )
 from .summary import tabulate
 from .training import metrics
+from .training.ema import EMA
 from .training.metrics import Metric, MultiMetric
 from .training.optimizer import ModelAndOptimizer, OptArray, Optimizer, OptState, OptVariable
 from .training.train_state import TrainState
@@ -197,7 +198,7 @@ __all__ = [
     "SimpleCell", "OptimizedLSTMCell", "PReLU", "RNN", "Bidirectional", "flip_sequences", "Sequential",
     # training
     "Optimizer", "ModelAndOptimizer", "OptState", "OptArray", "OptVariable", "metrics", "Metric",
-    "MultiMetric", "tabulate", "TrainState", "compat",
+    "MultiMetric", "tabulate", "TrainState", "EMA", "compat",
     # activations (from fluxion.nn)
     "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh",
     "identity", "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "one_hot", "relu",

@@ -11,6 +11,7 @@ import fluxion.tree_util as tree_util
 
 from .graph import _flatten_many, _seq_lookup, _unflatten_value, _UnflattenCtx, is_graph_node
 from .pytreelib import Pytree, has_data
+from .statelib import State
 from .variablelib import Variable
 
 
@@ -93,7 +94,11 @@ def _containers(objs: list) -> list:
     out: list = []
 
     def walk(v: Any) -> None:
-        if isinstance(v, (list, dict)) and not isinstance(v, tuple) and has_data(v):
+        if isinstance(v, State):
+            out.append(v._mapping)
+            for item in v._mapping.values():
+                walk(item)
+        elif isinstance(v, (list, dict)) and not isinstance(v, tuple) and has_data(v):
             out.append(v)
             for item in (v.values() if isinstance(v, dict) else v):
                 walk(item)

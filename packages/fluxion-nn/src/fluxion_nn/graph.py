@@ -199,6 +199,10 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
     if is_array(v):
         ctx.leaves.append((path, v))
         return ("A",)
+    if isinstance(v, State):  # a State attribute (EMA's params): its entries are graph data
+        keys = tuple(v._mapping)
+        return ("D", type(v), keys,
+                tuple(_flatten_value(v._mapping[k], path + (k,), ctx) for k in keys))
     if isinstance(v, (list, tuple, dict)) and has_data(v):
         if isinstance(v, dict):
             keys = tuple(v)
