@@ -130,3 +130,14 @@ def test_shaped_array_str_and_repr(weak):
     got = fluxion.core.ShapedArray((2, 3), np.float32, weak_type=weak)
     ref = jax.core.ShapedArray((2, 3), np.float32, weak_type=weak)
     assert (str(got), repr(got)) == (str(ref), repr(ref))
+
+
+def test_array_equal_on_typed_keys():
+    # flax's rngs tests compare keys with jnp.array_equal
+    def cases(mod, xnp):
+        a, b = mod.random.key(0), mod.random.key(1)
+        return [bool(xnp.array_equal(a, b)), bool(xnp.array_equal(a, a)),
+                bool(xnp.array_equal(mod.random.split(a, 2), mod.random.split(a, 3))),
+                bool(xnp.array_equal(mod.random.split(a, 2), mod.random.split(a, 2))),
+                bool(xnp.array_equal(a, xnp.zeros(2, xnp.uint32)))]
+    assert cases(fluxion, fjnp) == cases(jax, jjnp)

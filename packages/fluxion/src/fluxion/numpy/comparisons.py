@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from fluxion import lax
+from fluxion.core.dtypes import ExtendedDType
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_args, promote_args_inexact
 from fluxion.numpy.creation import array
@@ -64,6 +65,11 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
         >>> bool(jnp.array_equal(jnp.arange(3), jnp.arange(3)))
         True
     """
+    k1, k2 = _is_key_array(a1), _is_key_array(a2)
+    if k1 or k2:  # typed PRNG keys compare key by key (a key never equals other data)
+        if not (k1 and k2) or a1.dtype != a2.dtype or a1.shape != a2.shape:
+            return array(False, dtype=np.bool_)
+        return _all(a1 == a2)
     a1, a2 = ensure_array(a1), ensure_array(a2)
     if a1.shape != a2.shape:
         return array(False, dtype=np.bool_)
@@ -71,6 +77,10 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     if equal_nan:
         eq = uf.logical_or(eq, uf.logical_and(uf.isnan(a1), uf.isnan(a2)))
     return _all(eq)
+
+
+def _is_key_array(x: Any) -> bool:
+    return isinstance(getattr(x, "dtype", None), ExtendedDType)
 
 
 def array_equiv(a1: Any, a2: Any) -> Any:
