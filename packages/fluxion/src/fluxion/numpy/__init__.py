@@ -21,7 +21,9 @@ dtype = _np.dtype  # JAX's jnp.dtype is NumPy's dtype class (annotations, isinst
 from fluxion.backend.array import Array as ndarray
 from fluxion.core.dtypes import float0, iinfo, issubdtype, promote_types, result_type
 from fluxion.core.lazy import lazy_namespace as _lazy_namespace
+from fluxion.numpy import _util
 from fluxion.numpy import array_methods as _array_methods  # attaches the array operators
+from fluxion.numpy import shape as _shape
 from fluxion.numpy.creation import (
     arange,
     array,
@@ -59,6 +61,7 @@ from fluxion.numpy.manipulation import (
     dsplit,
     dstack,
     extract,
+    fill_diagonal,
     flip,
     fliplr,
     flipud,
@@ -107,7 +110,6 @@ from fluxion.numpy.setops import (
     argwhere,
     diag_indices,
     diag_indices_from,
-    fill_diagonal,
     flatnonzero,
     index_exp,
     intersect1d,
@@ -255,6 +257,11 @@ from fluxion.numpy.ufuncs import (
     trunc,
 )
 from fluxion.numpy.vectorize import apply_along_axis, apply_over_axes, vectorize
+
+# ``where(condition)`` (shape.py) is ``nonzero`` (setops.py) and ``ensure_array`` (_util.py) is
+# ``asarray`` (creation.py): each module imports the other's, so they are handed over here.
+_util.install_asarray(asarray)
+_shape.install_nonzero(nonzero)
 
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None

@@ -37,6 +37,7 @@ from fluxion.core.errors import (
 )
 from fluxion.core.trace import Tracer
 from fluxion.lax.gather_scatter import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
+from fluxion.numpy._basic_indexing import static_basic
 from fluxion.numpy._util import ensure_array, promote_dtypes
 from fluxion.numpy.creation import asarray, ones_like
 from fluxion.numpy.shape import broadcast_to
@@ -414,8 +415,6 @@ def _slice_modes_ok(mode: GatherScatterMode | None) -> bool:
 
 
 def _static_path(x: Any, entries: list[_Entry]) -> Any:
-    # Local: fluxion.numpy.indexing imports this module.
-    from fluxion.numpy.indexing import _static_basic
     shape = x.shape
     idx = []
     for e in entries:
@@ -430,7 +429,7 @@ def _static_path(x: Any, entries: list[_Entry]) -> Any:
             idx.append(min(max(v, 0), n - 1))  # out-of-bounds integers clamp, as in JAX
         else:
             idx.append(None if e.kind == _NONE else Ellipsis if e.kind == _ELLIPSIS else e.value)
-    return _static_basic(x, tuple(idx))
+    return static_basic(x, tuple(idx))
 
 
 def _dynamic_slice_ok(entries: list[_Entry]) -> bool:

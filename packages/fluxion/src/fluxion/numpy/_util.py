@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -137,13 +137,21 @@ def promote_args_inexact(fun_name: str, *args: Any) -> list[Any]:
     return promote_shapes(fun_name, *promote_dtypes_inexact(*args))
 
 
+# ``asarray`` lives in creation.py (which imports this module): fluxion/numpy/__init__.py hands
+# it over (``install_asarray``).
+_ASARRAY: list[Callable[..., Any]] = []
+
+
+def install_asarray(asarray: Callable[..., Any]) -> None:
+    """Called once by ``fluxion/numpy/__init__.py``."""
+    _ASARRAY[:] = [asarray]
+
+
 def ensure_array(x: Any, dtype: Any = None) -> Any:
     """``x`` as an Array or tracer (host values are converted, weak types kept for scalars)."""
     if is_array(x) and dtype is None:
         return x
-    # Local: fluxion.numpy.creation imports this module.
-    from fluxion.numpy.creation import asarray
-    return asarray(x, dtype)
+    return _ASARRAY[0](x, dtype)
 
 
 def canonical_axis(axis: int, ndim: int, fun_name: str = "") -> int:

@@ -31,7 +31,7 @@ from fluxion.numpy._util import (
 from fluxion.numpy.creation import arange, array, asarray
 from fluxion.numpy.cumulative import cumsum
 from fluxion.numpy.reductions import argmax
-from fluxion.numpy.setops import nonzero, unravel_index
+from fluxion.numpy.setops import diag_indices, nonzero, unravel_index
 from fluxion.numpy.shape import (
     atleast_1d,
     atleast_2d,
@@ -53,7 +53,7 @@ __all__ = [
     "delete", "append", "resize", "trim_zeros", "split", "array_split", "hsplit", "vsplit",
     "dsplit", "column_stack", "dstack", "block", "unstack", "matrix_transpose", "take",
     "take_along_axis", "put_along_axis", "choose", "compress", "extract", "select",
-    "piecewise", "place", "put",
+    "piecewise", "place", "put", "fill_diagonal",
 ]
 
 
@@ -936,6 +936,29 @@ def place(arr: Any, mask: Any, vals: Any, *, inplace: bool = True) -> Any:
 def _tile_to_size(v: Any, n: int) -> Any:
     reps = -(-n // v.shape[0])
     return lax.slice_in_dim(tile(v, reps), 0, n, axis=0) if reps > 1 or v.shape[0] != n else v
+
+
+def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
+    """A copy of ``a`` with its main diagonal set to ``val``; pass ``inplace=False``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    if inplace:
+        raise NotImplementedError("Fluxion arrays are immutable, must use inplace=False")
+    if wrap:
+        raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
+    check_arraylike("fill_diagonal", a, val)
+    arr, v = ensure_array(a), ensure_array(val)
+    if arr.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if arr.ndim > 2 and not all(n == arr.shape[0] for n in arr.shape[1:]):
+        raise ValueError("All dimensions of input must be of equal length")
+    n = min(arr.shape)
+    idx = diag_indices(n, arr.ndim)
+    return arr.at[idx].set(v if v.ndim == 0 else _tile_to_size(ravel(v), n))
 
 
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:

@@ -1,6 +1,6 @@
 """Data-dependent indices and set operations: nonzero/argwhere/flatnonzero, unique and the
 ``*1d`` set functions, isin, and index helpers (ix_, unravel_index, ravel_multi_index,
-diag/tril/triu/mask indices, fill_diagonal).
+diag/tril/triu/mask indices).
 
 Results whose size depends on the data need concrete inputs, or a static ``size=`` (padded with
 ``fill_value``) under jit, as in JAX.
@@ -39,7 +39,7 @@ __all__ = [
     "unique_inverse", "unique_values", "union1d", "intersect1d", "setdiff1d", "setxor1d",
     "isin", "ix_", "unravel_index", "ravel_multi_index", "diag_indices", "diag_indices_from",
     "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from", "mask_indices",
-    "fill_diagonal", "s_", "index_exp",
+    "s_", "index_exp",
 ]
 
 # NumPy's index-expression builders: ``s_[1:3]`` is ``slice(1, 3)``; ``index_exp[1:3]`` the tuple.
@@ -630,29 +630,3 @@ def mask_indices(n: int, mask_func: Callable[..., Any], k: int = 0, *,
     """
     i, j = nonzero(mask_func(ones((n, n)), k), size=size)
     return i, j
-
-
-def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True) -> Any:
-    """A copy of ``a`` with its main diagonal set to ``val``; pass ``inplace=False``.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> jnp.fill_diagonal(jnp.zeros((2, 2)), 1.0, inplace=False).tolist()
-        [[1.0, 0.0], [0.0, 1.0]]
-    """
-    # Local: fluxion.numpy.manipulation imports this module.
-    from fluxion.numpy.manipulation import _tile_to_size
-    if inplace:
-        raise NotImplementedError("Fluxion arrays are immutable, must use inplace=False")
-    if wrap:
-        raise NotImplementedError("wrap=True is not implemented, must use wrap=False")
-    check_arraylike("fill_diagonal", a, val)
-    arr, v = ensure_array(a), ensure_array(val)
-    if arr.ndim < 2:
-        raise ValueError("array must be at least 2-d")
-    if arr.ndim > 2 and not all(n == arr.shape[0] for n in arr.shape[1:]):
-        raise ValueError("All dimensions of input must be of equal length")
-    n = min(arr.shape)
-    idx = diag_indices(n, arr.ndim)
-    return arr.at[idx].set(v if v.ndim == 0 else _tile_to_size(ravel(v), n))
-

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -405,6 +405,16 @@ def broadcast_arrays(*args: Any) -> list[Any]:
     return [broadcast_to(a, shp) for a in args]
 
 
+# ``where(condition)`` is ``nonzero(condition)``, which lives in setops.py (it imports this
+# module): fluxion/numpy/__init__.py hands it over (``install_nonzero``).
+_NONZERO: list[Callable[..., tuple]] = []
+
+
+def install_nonzero(nonzero: Callable[..., tuple]) -> None:
+    """Called once by ``fluxion/numpy/__init__.py``."""
+    _NONZERO[:] = [nonzero]
+
+
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
           fill_value: Any = None) -> Any:
     """Elementwise ``x if condition else y`` (both broadcast and promoted).
@@ -417,9 +427,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
         [1.0, 0.0]
     """
     if x is None and y is None:
-        # Local: fluxion.numpy.setops imports this module.
-        from fluxion.numpy.setops import nonzero
-        return nonzero(condition, size=size, fill_value=fill_value)
+        return _NONZERO[0](condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
                          "jax.numpy.where, got {x} and {y}.")
