@@ -41,8 +41,12 @@ class Module(Pytree):
             variable_type = variable_type_from_name(variable_type, allow_register=True)
         if hasattr(self, name):
             var = getattr(self, name)
-            if not isinstance(var, variable_type):
-                raise ValueError(f"sow: attribute {name!r} is not a {variable_type.__name__}")
+            if not isinstance(var, Variable):
+                raise ValueError(f"Expected '{name}' to be a Variable, got {type(var).__name__} "
+                                 f"(Module.sow)")
+            if type(var) is not variable_type:
+                raise ValueError(f"Expected '{name}' to be of type '{variable_type.__name__}', "
+                                 f"got '{type(var).__name__}' (Module.sow)")
             var.value = reduce_fn(var.value, value)
         else:
             setattr(self, name, variable_type(reduce_fn(init_fn(), value)))

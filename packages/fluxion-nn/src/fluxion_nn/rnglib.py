@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+import fluxion.nn.initializers as _initializers
 import fluxion.numpy as jnp
 import fluxion.random as random
 from fluxion import dtypes
@@ -189,6 +190,23 @@ class Rngs(Pytree):
                 out[name] = stream.fork()
         return Rngs(**out)
 
+    def broadcast(self, k: Any) -> "Rngs":
+        """A new Rngs whose selected streams have one new key broadcast to shape ``k`` (a dict
+        maps filters to shapes or None, None leaving a stream's new key scalar).
+
+        Example: ``nnx.Rngs(0).broadcast(5).default.key.shape`` is ``(5,)``.
+        """
+        preds = self._per_stream(k)
+        out = {}
+        for name, stream in self.items():
+            for pred, n in preds.items():
+                if pred((), stream.key):
+                    out[name] = stream.fork() if n is None else stream.broadcast(n)
+                    break
+            else:
+                out[name] = stream.fork()
+        return Rngs(**out)
+
     def fork(self, *, split: Any = None) -> "Rngs":
         """A new Rngs with independent streams."""
         if split is not None:
@@ -202,6 +220,30 @@ class Rngs(Pytree):
 for _name in _RANDOM_METHODS:
     if hasattr(random, _name):
         setattr(Rngs, _name, _keyed(getattr(random, _name)))
+
+
+def _keyless_initializer(constructor: Callable) -> Callable:
+    # rngs.lecun_normal(*a)(shape, dtype): the initializer drawing its key from the stream
+    @functools.wraps(constructor)
+    def method(self: Any, *args: Any, **kwargs: Any) -> Callable:
+        init = constructor(*args, **kwargs)
+
+        def keyless(*init_args: Any, **init_kwargs: Any) -> Any:
+            return init(self(), *init_args, **init_kwargs)
+
+        return keyless
+
+    return method
+
+
+# flax's initializer helpers (those whose names do not clash with fluxion.random's functions)
+_INITIALIZER_METHODS = ["delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
+                        "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal",
+                        "lecun_uniform", "variance_scaling", "xavier_normal", "xavier_uniform"]
+for _name in _INITIALIZER_METHODS:
+    if hasattr(_initializers, _name):
+        setattr(RngStream, _name, _keyless_initializer(getattr(_initializers, _name)))
+        setattr(Rngs, _name, _keyless_initializer(getattr(_initializers, _name)))
 
 
 def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_only",
@@ -219,18 +261,66 @@ def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_on
             obj.count.value = jnp.zeros(key.shape, dtype=jnp.uint32)
 
 
-def fork_rngs(node: Any, /, *, split: Any = None, graph: bool | None = None,
-              graph_updates: bool | None = None) -> list:
-    """Replace every stream in ``node`` by a fork (or split); returns backups for
-    ``restore_rngs``.
+def _in_place(graph: bool | None, graph_updates: bool | None) -> tuple[bool, bool]:
+    from ._config import resolve
 
-    Example: ``backups = nnx.fork_rngs(model, split=4)``.
+    g = resolve(graph, _graph.set_graph_mode)
+    return g, bool(g and resolve(graph_updates, _graph.set_graph_updates))
+
+
+def _fork_rules(split: Any) -> list:
+    if split is None:
+        split = {...: None}
+    elif isinstance(split, (int, tuple)):
+        split = {...: split}
+    return [(filterlib.to_predicate(k), v) for k, v in split.items()]
+
+
+def fork_rngs(node: Any = None, /, *, split: Any = None, graph: bool | None = None,
+              graph_updates: bool | None = None) -> Any:
+    """Fork the streams of ``node`` (``split``: a shape for all, or ``{filter: shape or None}``,
+    first match wins). In graph mode with graph updates (the defaults) the streams change in
+    place and backups for ``restore_rngs`` are returned (also a context manager); otherwise a
+    copy of ``node`` with forked streams is returned and ``node`` keeps its keys. Without
+    ``node``, a decorator forking a function's arguments.
+
+    Example: ``with nnx.fork_rngs(model, split=4): ...``.
     """
-    backups = []
-    for _, obj in _graph.iter_graph(node):
-        if isinstance(obj, RngStream):
+    graph, in_place = _in_place(graph, graph_updates)
+    rules = _fork_rules(split)
+    if node is None:
+        def decorator(f: Callable) -> Callable:
+            @functools.wraps(f)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                if in_place:
+                    with fork_rngs((args, kwargs), split=split, graph=True, graph_updates=True):
+                        return f(*args, **kwargs)
+                args, kwargs = fork_rngs((args, kwargs), split=split, graph=graph,
+                                         graph_updates=False)
+                return f(*args, **kwargs)
+
+            return wrapper
+
+        return decorator
+
+    def match(path: tuple, stream: Any) -> Any:
+        for pred, n in rules:
+            if pred((*path, "key"), stream.key) and pred((*path, "count"), stream.count):
+                return (n,)
+        return None
+
+    if not in_place:
+        def fork_one(path: tuple, v: Any) -> Any:
+            if isinstance(v, RngStream) and (m := match(path, v)) is not None:
+                return v.fork(split=m[0])
+            return v
+
+        return _graph.recursive_map(fork_one, node, graph=graph)
+    backups = _SplitBackups()
+    for path, obj in _graph.iter_graph(node):
+        if isinstance(obj, RngStream) and (m := match(path, obj)) is not None:
+            new = obj.fork(split=m[0])
             backups.append((obj, obj.key.value, obj.count.value))
-            new = obj.fork() if split is None else obj.split(split)
             obj.key.value = new.key.value
             obj.count.value = new.count.value
     return backups
@@ -268,23 +358,47 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
             return nnx.Linear(2, 2, rngs=rngs)
     """
     pred = filterlib.to_predicate(only)
+    graph, in_place = _in_place(graph, graph_updates)
+
+    def selected(path: tuple, obj: Any) -> bool:
+        return (isinstance(obj, RngStream) and pred((*path, "key"), obj.key)
+                and pred((*path, "count"), obj.count))
+
+    def new_key(obj: Any) -> tuple:
+        key = random.split(obj(), splits)
+        if squeeze:
+            key = key[0]
+        counts = obj.count.value.shape if squeeze else (
+            ((splits,) if isinstance(splits, int) else tuple(splits)) + tuple(obj.count.value.shape))
+        return key, jnp.zeros(counts, dtype=jnp.uint32)
 
     def do_split(target: Any) -> _SplitBackups:
         backups = _SplitBackups()
         for path, obj in _graph.iter_graph(target):
-            if isinstance(obj, RngStream) and pred(path, obj.key):
+            if selected(path, obj):
                 backups.append((obj, obj.key.value, obj.count.value))
-                key = random.split(obj(), splits)
-                obj.key.value = key
-                obj.count.value = jnp.zeros(key.shape, dtype=jnp.uint32)
+                obj.key.value, obj.count.value = new_key(obj)
         return backups
 
+    def split_copy(target: Any) -> Any:
+        def one(path: tuple, obj: Any) -> Any:
+            if selected(path, obj):
+                key, count = new_key(obj)
+                obj.key = RngKey(key, tag=obj.tag)
+                obj.count = RngCount(count, tag=obj.tag)
+            return obj
+
+        return _graph.recursive_map(one, target, graph=graph)
+
     if node is not None:
-        return do_split(node)
+        return do_split(node) if in_place else split_copy(node)
 
     def decorator(f: Callable) -> Callable:
         @functools.wraps(f)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not in_place:
+                args, kwargs = split_copy((args, kwargs))
+                return f(*args, **kwargs)
             targets = [a for a in (*args, *kwargs.values()) if isinstance(a, (Rngs, Module, RngStream))]
             backups = [do_split(t) for t in targets]
             try:
