@@ -141,3 +141,14 @@ def test_array_equal_on_typed_keys():
                 bool(xnp.array_equal(mod.random.split(a, 2), mod.random.split(a, 2))),
                 bool(xnp.array_equal(a, xnp.zeros(2, xnp.uint32)))]
     assert cases(fluxion, fjnp) == cases(jax, jjnp)
+
+
+def test_equal_not_equal_on_typed_keys():
+    # flax's nnx scan tests: assert jnp.not_equal(keys[0], keys[1])
+    def cases(mod, xnp):
+        k = mod.random.split(mod.random.key(0), 3)
+        return [np.asarray(xnp.not_equal(k[0], k[1])).tolist(),
+                np.asarray(xnp.equal(k[0], k[0])).tolist(),
+                np.asarray(xnp.equal(k, k[1])).tolist(),
+                np.asarray(xnp.not_equal(k, k[1])).tolist()]
+    assert cases(fluxion, fjnp) == cases(jax, jjnp)

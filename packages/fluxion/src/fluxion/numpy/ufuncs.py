@@ -107,6 +107,22 @@ maximum = _binary("maximum", lax.max)
 minimum = _binary("minimum", lax.min)
 equal = _binary("equal", lax.eq)
 not_equal = _binary("not_equal", lax.ne)
+
+
+def _with_keys(ufunc: Any, on_keys: Any) -> Any:
+    # typed PRNG key arrays (extended dtypes) compare key by key, through their own == and !=
+    def f(x: Any, y: Any, /) -> Any:
+        if (isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType)
+                or isinstance(getattr(y, "dtype", None), dtypes.ExtendedDType)):
+            return on_keys(x, y)
+        return ufunc(x, y)
+    f.__name__ = f.__qualname__ = ufunc.__name__
+    f.__doc__ = ufunc.__doc__
+    return f
+
+
+equal = _with_keys(equal, lambda x, y: x == y if hasattr(x, "_impl") else y == x)
+not_equal = _with_keys(not_equal, lambda x, y: x != y if hasattr(x, "_impl") else y != x)
 def _ordered_compare(op: Any) -> Any:
     # Complex numbers compare lexicographically (real part, then imaginary part), as in JAX.
     def fn(x: Any, y: Any) -> Any:
