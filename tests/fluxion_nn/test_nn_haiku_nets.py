@@ -177,3 +177,14 @@ def test_deferred_names_and_fast_eval_shape():
         slow = j.eval_shape(f.init, j.random.PRNGKey(0), xnp.ones([1, 3]))
         assert {k: {n: (v.shape, str(v.dtype)) for n, v in b.items()} for k, b in fast.items()} \
             == {k: {n: (v.shape, str(v.dtype)) for n, v in b.items()} for k, b in slow.items()}
+
+
+def test_optimize_rng_use_matches_haiku():
+    def build(h, hnp):
+        def f(x):
+            y = h.dropout(h.next_rng_key(), 0.5, x)
+            return h.nets.MLP([3, 2])(y)
+
+        return h.experimental.optimize_rng_use(f)
+
+    _same(build, RS.randn(2, 4).astype(np.float32))

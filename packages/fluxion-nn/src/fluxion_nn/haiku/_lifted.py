@@ -309,3 +309,55 @@ def fast_eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         if _base._frames():
             return eval_shape(fun, *args, **kwargs)
         return fluxion.eval_shape(fun, *args, **kwargs)
+
+
+class _CountingSequence(_base.PRNGSequence):
+    """A PRNGSequence that counts the keys drawn from it."""
+
+    __slots__ = ("drawn",)
+
+    def __init__(self, state: Any):
+        super().__init__(state)
+        self.drawn = 0
+
+    def __next__(self) -> Any:
+        self.drawn += 1
+        return super().__next__()
+
+    next = __next__
+
+
+def optimize_rng_use(fun: Callable) -> Callable:
+    """Wrap ``fun`` (used inside a transform) so that the keys it draws with
+    ``hk.next_rng_key`` are split from the input key in one go: an abstract first run
+    (``fluxion.eval_shape``) counts them, then they are reserved and ``fun`` runs.
+
+    Example::
+
+        f = hk.transform(hk.experimental.optimize_rng_use(lambda x: hk.nets.MLP([3, 2])(x)))
+        params = f.init(jax.random.PRNGKey(42), jnp.ones([1, 1]))
+    """
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = _frame("optimize_rng_use")
+        params = {k: dict(v) for k, v in frame.params.items()} or None
+        state = {k: dict(v) for k, v in frame.state.items()} or None
+        rng = frame.rng.internal_state if frame.rng is not None else None
+        counted = []
+
+        def pure(params: Any, state: Any, rng: Any, *a: Any, **k: Any) -> Any:
+            ctx = _base.new_context(params=params, state=state)
+            seq = _CountingSequence(rng) if rng is not None else None
+            ctx._frame.rng = seq
+            with ctx:
+                out = fun(*a, **k)
+            counted.append(seq.drawn if seq is not None else 0)
+            return out
+
+        fluxion.eval_shape(pure, params, state, rng, *args, **kwargs)
+        if counted and counted[0] and frame.rng is not None:
+            frame.rng.reserve(counted[0])
+        return fun(*args, **kwargs)
+
+    return wrapper

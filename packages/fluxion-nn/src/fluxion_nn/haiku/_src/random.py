@@ -1,0 +1,3 @@
+"""``haiku._src.random``."""
+
+from .._lifted import optimize_rng_use  # noqa: F401
