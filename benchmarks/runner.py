@@ -47,6 +47,7 @@ __all__ = [
     "merge_rounds",
     "compute_ratios",
     "compute_intervals",
+    "round_order",
     "reference_variant",
     "write_json_atomic",
     "worker_prefix",
@@ -400,6 +401,25 @@ def compute_ratios(records: list[dict[str, Any]], variant_order: dict[str, Seque
                 r[f"ratio_vs_{ref_backend}"] = ratio
 
 
+def round_order(jobs: Sequence[tuple], round_index: int) -> list[tuple]:
+    """The jobs of one round: workload by workload, each workload's backends in their order in
+    even rounds and reversed in odd ones (numpy, fluxion, jax, then jax, fluxion, numpy), so a
+    load that drifts during a round does not always favour the same backend.
+
+    Example:
+        >>> jobs = [("w", "numpy"), ("w", "fluxion"), ("w", "jax"), ("v", "jax")]
+        >>> [b for _, b in round_order(jobs, 1)]
+        ['jax', 'fluxion', 'numpy', 'jax']
+    """
+    groups: list[list[tuple]] = []
+    for job in jobs:
+        if groups and groups[-1][0][0] is job[0]:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+    return [job for g in groups for job in (reversed(g) if round_index % 2 else g)]
+
+
 def compute_intervals(records: list[dict[str, Any]], per_round: list[dict[str, Any]],
                       rounds: int) -> None:
     """Fill ``ratio_vs_jax_ci`` / ``ratio_vs_numpy_ci`` (``[lo, hi]``, 95%), ``ci_method``
@@ -537,7 +557,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
     i = 0
     # Rounds interleave all backends, so a change in machine load hits every backend alike.
     for round_index in range(rounds):
-        for spec, backend, variants, sizes, reps in jobs:
+        for spec, backend, variants, sizes, reps in round_order(jobs, round_index):
             i += 1
             t0 = time.perf_counter()
             # a torch worker compiles every torch-compile case cold (dynamo + inductor's C++:

@@ -126,3 +126,14 @@ def test_history_cli_append(tmp_path):
     hist = tmp_path / "history.jsonl"
     assert history.main(["append", str(result), "--history", str(hist)]) == 0
     assert [e["run_id"] for e in history.load(str(hist))] == ["r9"]
+
+
+def test_round_order_alternates_backends_within_each_workload():
+    from benchmarks.runner import round_order
+
+    a, b = object(), object()
+    jobs = [(a, "numpy"), (a, "fluxion"), (a, "jax"), (b, "fluxion"), (b, "jax")]
+    assert round_order(jobs, 0) == jobs
+    assert [x[1] for x in round_order(jobs, 1)] == ["jax", "fluxion", "numpy", "jax", "fluxion"]
+    assert [x[0] for x in round_order(jobs, 1)] == [a, a, a, b, b]
+    assert round_order(jobs, 2) == jobs
