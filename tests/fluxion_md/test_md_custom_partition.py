@@ -85,3 +85,16 @@ def test_sparse_energy_species_and_errors():
         cp.estimate_max_neighbors(1.0, dim=4)
     with pytest.raises(ValueError, match="max_neighbors property only available"):
         _ = ours.max_neighbors
+
+
+def test_cell_list_kwarg_buffers_alias_as_jax_md():
+    from jax_md import partition as jpartition
+
+    from fluxion_md import partition
+
+    R = np.random.RandomState(2).rand(6, 2).astype(np.float32) * 4.0
+    side = np.arange(6, dtype=np.float32)[:, None]
+    ours = partition.cell_list(4.0, 1.0).allocate(jnp.asarray(R), side_data=jnp.asarray(side))
+    ref = jpartition.cell_list(4.0, 1.0).allocate(rjnp.asarray(R), side_data=rjnp.asarray(side))
+    assert ours.kwarg_buffers is ours.named_buffer
+    assert ours.kwarg_buffers["side_data"].shape == ref.kwarg_buffers["side_data"].shape

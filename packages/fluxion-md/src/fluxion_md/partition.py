@@ -9,6 +9,7 @@ never lets an overflowed list silently produce wrong energies: energy functions 
 
 from __future__ import annotations
 
+import logging
 from enum import Enum, IntEnum
 from functools import partial, reduce
 from operator import mul
@@ -57,6 +58,13 @@ class CellList:
     def update(self, position: Array, **kwargs: Any) -> "CellList":
         """Rebin ``position`` with this list's capacity (the overflow flag is sticky)."""
         return self.update_fn(position, (self.cell_capacity, self.did_buffer_overflow), **kwargs)
+
+    @property
+    def kwarg_buffers(self) -> dict[str, Array]:
+        """The old name of ``named_buffer`` (deprecated; logs a warning, as jax_md)."""
+        logging.getLogger(__name__).warning(
+            "kwarg_buffers renamed to named_buffer. The name kwarg_buffers will be depricated.")
+        return self.named_buffer
 
 
 @dataclasses.dataclass
