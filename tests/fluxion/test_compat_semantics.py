@@ -152,3 +152,27 @@ def test_equal_not_equal_on_typed_keys():
                 np.asarray(xnp.equal(k, k[1])).tolist(),
                 np.asarray(xnp.not_equal(k, k[1])).tolist()]
     assert cases(fluxion, fjnp) == cases(jax, jjnp)
+
+
+def test_custom_vjp_cotangent_none_where_argument_has_none():
+    # flax nnx's custom_vjp returns states whose structure holds None where the argument does
+    def run(mod):
+        @mod.custom_vjp
+        def f(p):
+            return p["a"] * 2.0 + p["c"][1]
+
+        def fwd(p):
+            return f(p), None
+
+        def bwd(res, g):
+            return ({"a": g * 2.0, "b": None, "c": None},)
+        f.defvjp(fwd, bwd)
+        p = {"a": np.float32(1.0), "b": None, "c": (np.float32(1.0), np.float32(2.0))}
+        return mod.tree_util.tree_map(lambda x: np.asarray(x).tolist(), mod.grad(f)(p))
+    assert run(fluxion) == run(jax)
+    with pytest.raises(TypeError, match="cotangent 0 has structure"):
+        @fluxion.custom_vjp
+        def h(p):
+            return p["a"]
+        h.defvjp(lambda p: (h(p), None), lambda r, g: ({"a": g, "z": g},))
+        fluxion.grad(h)({"a": 1.0})

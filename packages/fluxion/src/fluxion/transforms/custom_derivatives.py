@@ -789,6 +789,9 @@ class custom_vjp(_CustomRuleFunction):
         return tree_util.tree_unflatten(_out_tree(store), outs)
 
 
+_COT_SLOT = object()  # a leaf standing for each leaf of an argument while matching cotangents
+
+
 def _check_cotangents(name: str, got: Any, dyn: tuple, in_avals: list) -> list:
     """The cotangents returned by a bwd rule, one per input leaf (``None`` for zero)."""
     if not isinstance(got, (tuple, list)):
@@ -805,11 +808,27 @@ def _check_cotangents(name: str, got: Any, dyn: tuple, in_avals: list) -> list:
         if g is None:
             flat += [None] * len(a_leaves)
             continue
-        g_leaves, g_tree = tree_util.tree_flatten(g, is_leaf=lambda x: x is None)
-        if g_tree != a_tree and len(g_leaves) != len(a_leaves):
+        # As JAX: the cotangent follows the argument's structure, where a None stands for
+        # zeros of the whole subtree there (nothing where the argument itself has a None).
+        dummy = tree_util.tree_unflatten(a_tree, [_COT_SLOT] * len(a_leaves))
+        taken: list = []
+
+        def take(x: Any, d: Any, taken: list = taken) -> Any:
+            if x is None:
+                taken.extend([None] * len(tree_util.tree_leaves(d)))
+            else:
+                taken.append(x)
+            return x
+        try:
+            tree_util.tree_map(take, g, dummy, is_leaf=lambda x: x is None)
+            ok = len(taken) == len(a_leaves)
+        except (ValueError, TypeError):
+            ok = False
+        if not ok:
+            g_tree = tree_util.tree_structure(g, is_leaf=lambda x: x is None)
             raise TypeError(f"custom_vjp bwd rule of {name}: cotangent {i} has "
                             f"structure {g_tree}, expected the argument's {a_tree}")
-        flat += g_leaves
+        flat += taken
     out: list = []
     for i, (g, a) in enumerate(zip(flat, in_avals)):
         ta = tangent_aval(a)
