@@ -8,7 +8,7 @@ import fluxion.numpy as jnp
 from fluxion import jit, random, value_and_grad
 from fluxion.tree_util import tree_map
 from fluxion_md import dataclasses, quantity, util
-from fluxion_md.simulate import (
+from fluxion_md._integrators import (
     NoseHooverChain,
     NVEState,
     Simulator,

@@ -3,400 +3,20 @@
 Every simulator is a pair ``(init_fn, apply_fn)``: ``init_fn(key, R, ...)`` builds a state (a
 dataclass pytree), ``apply_fn(state, **kwargs)`` advances it by one step. The driver
 :func:`run` (beyond jax_md) runs many steps in jitted chunks with progress, records, trajectories,
-checkpoints and self-managing neighbor lists.
+checkpoints and self-managing neighbor lists. The simulators live in ``_integrators`` (NVE,
+Nose-Hoover and the building blocks), ``_ensembles`` (NPT, Langevin, Brownian, velocity
+rescaling) and ``_driver`` (``run``); this module is their public namespace.
+
+Example:
+    >>> from fluxion_md import simulate, space
+    >>> displacement, shift = space.free()
+    >>> init_fn, apply_fn = simulate.nve(lambda R: (R ** 2).sum(), shift, dt=1e-3)
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
-
-import fluxion.numpy as jnp
-from fluxion import jit, lax, random
-from fluxion.tree_util import tree_flatten, tree_map, tree_unflatten
-from fluxion_md import dataclasses, quantity
-from fluxion_md.util import Array, f32, static_cast
-
-__all__ = [
-    "Simulator", "static_cast", "dispatch_by_state", "canonicalize_mass", "initialize_momenta",
-    "canonicalize_momenta", "momentum_step", "position_step", "kinetic_energy", "temperature",
-    "velocity_verlet", "NVEState", "nve", "SUZUKI_YOSHIDA_WEIGHTS", "NoseHooverChain",
-    "NoseHooverChainFns", "nose_hoover_chain", "default_nhc_kwargs", "NVTNoseHooverState",
-    "nvt_nose_hoover", "nvt_nose_hoover_invariant", "NPTNoseHooverState", "npt_box",
-    "npt_nose_hoover", "npt_nose_hoover_invariant", "Normal", "NVTLangevinState",
-    "stochastic_step", "nvt_langevin", "BrownianState", "brownian", "temp_rescale",
-    "temp_berendsen", "temp_csvr", "run", "RunResult", "save_checkpoint", "load_checkpoint",
-]
-
-T = TypeVar("T")
-Simulator = tuple[Callable[..., Any], Callable[..., Any]]
-
-
-class dispatch_by_state:
-    """Dispatch a step function on the type of ``state.position`` (register overrides).
-
-    Example:
-        >>> @dispatch_by_state
-        ... def describe(state):
-        ...     return "array"
-    """
-
-    def __init__(self, fn: Callable) -> None:
-        self._fn = fn
-        self._registry: dict[type, Callable] = {}
-        self.__doc__ = fn.__doc__
-        self.__name__ = getattr(fn, "__name__", "dispatch_by_state")
-
-    def __call__(self, state: Any, *args: Any, **kwargs: Any) -> Any:
-        fn = self._registry.get(type(state.position), self._fn)
-        return fn(state, *args, **kwargs)
-
-    def register(self, oftype: type) -> Callable[[Callable], None]:
-        """Use the decorated function for states whose position has type ``oftype``."""
-        def register_fn(fn: Callable) -> None:
-            self._registry[oftype] = fn
-        return register_fn
-
-
-@dispatch_by_state
-def canonicalize_mass(state: T) -> T:
-    """Reshape ``state.mass`` so it broadcasts against ``[N, dim]`` momenta (``[N]`` -> ``[N, 1]``).
-
-    Example:
-        >>> # state = canonicalize_mass(NVEState(R, P, F, jnp.ones(N)))
-    """
-    def canonicalize_fn(mass: Any) -> Any:
-        if isinstance(mass, float):
-            return mass
-        if mass.ndim == 2 and mass.shape[1] == 1:
-            return mass
-        if mass.ndim == 1:
-            return jnp.reshape(mass, (mass.shape[0], 1))
-        if mass.ndim == 0:
-            return mass
-        raise ValueError("canonicalize_mass: mass must be a float or a 1-d array; got shape "
-                         f"{mass.shape}.")
-    return state.set(mass=tree_map(canonicalize_fn, state.mass))
-
-
-@dispatch_by_state
-def initialize_momenta(state: T, key: Array, kT: float) -> T:
-    """Draw Maxwell-Boltzmann momenta at temperature ``kT`` (zero total momentum).
-
-    Example:
-        >>> # state = initialize_momenta(state, random.PRNGKey(0), 1.0)
-    """
-    R, treedef = tree_flatten(state.position)
-    mass, _ = tree_flatten(state.mass)
-    keys = random.split(key, len(R))
-
-    def draw(k: Array, r: Array, m: Any) -> Array:
-        p = jnp.sqrt(m * kT) * random.normal(k, r.shape, dtype=r.dtype)
-        if r.shape[0] > 1:
-            p = p - jnp.mean(p, axis=0, keepdims=True)
-        return p
-    P = [draw(k, r, m) for k, r, m in zip(keys, R, mass)]
-    return state.set(momentum=tree_unflatten(treedef, P))
-
-
-def canonicalize_momenta(state: T, momenta: Array | None) -> T:
-    """Use the given ``momenta`` (when not ``None``).
-
-    Example:
-        >>> # state = canonicalize_momenta(state, P0)
-    """
-    return state if momenta is None else state.set(momentum=momenta)
-
-
-@dispatch_by_state
-def momentum_step(state: T, dt: float) -> T:
-    """``p += dt * F``.
-
-    Example:
-        >>> # state = momentum_step(state, 0.5 * dt)
-    """
-    return state.set(momentum=tree_map(lambda p, f: p + dt * f, state.momentum, state.force))
-
-
-@dispatch_by_state
-def position_step(state: T, shift_fn: Callable, dt: float, **kwargs: Any) -> T:
-    """``R = shift_fn(R, dt * p / m)``.
-
-    Example:
-        >>> # state = position_step(state, shift_fn, dt)
-    """
-    if callable(shift_fn):
-        shift_fn = tree_map(lambda r: shift_fn, state.position)
-    new = tree_map(lambda s, r, p, m: s(r, dt * p / m, **kwargs), shift_fn, state.position,
-                   state.momentum, state.mass)
-    return state.set(position=new)
-
-
-@dispatch_by_state
-def kinetic_energy(state: T) -> Array:
-    """Kinetic energy of a state with ``momentum`` and ``mass``.
-
-    Example:
-        >>> # KE = kinetic_energy(state)
-    """
-    return quantity.kinetic_energy(momentum=state.momentum, mass=state.mass)
-
-
-@dispatch_by_state
-def temperature(state: T) -> Array:
-    """Instantaneous temperature of a state with ``momentum`` and ``mass``.
-
-    Example:
-        >>> # kT = temperature(state)
-    """
-    return quantity.temperature(momentum=state.momentum, mass=state.mass)
-
-
-def velocity_verlet(force_fn: Callable[..., Array], shift_fn: Callable, dt: float, state: T,
-                    **kwargs: Any) -> T:
-    """One velocity-Verlet step (half kick, drift, force, half kick).
-
-    Example:
-        >>> # state = velocity_verlet(force_fn, shift_fn, 1e-3, state)
-    """
-    dt = f32(dt)
-    dt_2 = f32(dt / 2)
-    state = momentum_step(state, dt_2)
-    state = position_step(state, shift_fn, dt, **kwargs)
-    state = state.set(force=force_fn(state.position, **kwargs))
-    return momentum_step(state, dt_2)
-
-
-@dataclasses.dataclass
-class NVEState:
-    """State of :func:`nve`: ``position``, ``momentum``, ``force``, ``mass``."""
-    position: Array
-    momentum: Array
-    force: Array
-    mass: Array
-
-    @property
-    def velocity(self) -> Array:
-        """``momentum / mass``."""
-        return self.momentum / self.mass
-
-
-def nve(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: float = 1e-3,
-        **sim_kwargs: Any) -> Simulator:
-    """Constant-energy (microcanonical) simulation with velocity Verlet.
-
-    ``init_fn(key, R, kT, mass=1.0, momenta=None, **kwargs)``; ``apply_fn(state, **kwargs)``
-    (``dt=`` may be overridden per call).
-
-    Example:
-        >>> # init_fn, apply_fn = nve(energy_fn, shift_fn, 1e-3)
-        >>> # state = init_fn(random.PRNGKey(0), R, kT=0.1); state = apply_fn(state)
-    """
-    force_fn = quantity.canonicalize_force(energy_or_force_fn)
-
-    @jit
-    def init_fn(key: Array, R: Array, kT: float, mass: Any = f32(1.0), momenta: Any = None,
-                **kwargs: Any) -> NVEState:
-        state = canonicalize_mass(NVEState(R, None, force_fn(R, **kwargs), mass))
-        if momenta is None:
-            return initialize_momenta(state, key, kT)
-        return canonicalize_momenta(state, momenta)
-
-    @jit
-    def step_fn(state: NVEState, **kwargs: Any) -> NVEState:
-        _dt = kwargs.pop("dt", dt)
-        return velocity_verlet(force_fn, shift_fn, _dt, state, **kwargs)
-    return init_fn, step_fn
-
-
-SUZUKI_YOSHIDA_WEIGHTS: dict[int, list] = {
-    1: [1],
-    3: [0.828981543588751, -0.657963087177502, 0.828981543588751],
-    5: [0.2967324292201065, 0.2967324292201065, -0.186929716880426, 0.2967324292201065,
-        0.2967324292201065],
-    7: [0.78451361047756, 0.235573213359357, -1.17767998417887, 1.31518632068391,
-        -1.17767998417887, 0.235573213359357, 0.78451361047756],
-}
-
-
-@dataclasses.dataclass
-class NoseHooverChain:
-    """A Nose-Hoover chain: positions ``xi``, momenta, masses ``Q``, ``tau``, coupled KE."""
-    position: Array
-    momentum: Array
-    mass: Array
-    tau: Array
-    kinetic_energy: Array
-    degrees_of_freedom: int = dataclasses.static_field()
-
-
-@dataclasses.dataclass
-class NoseHooverChainFns:
-    """``initialize(dof, KE, kT)``, ``half_step(P, chain, kT)``, ``update_mass(chain, kT)``."""
-    initialize: Callable
-    half_step: Callable
-    update_mass: Callable
-
-
-def nose_hoover_chain(dt: float, chain_length: int, chain_steps: int, sy_steps: int,
-                      tau: float) -> NoseHooverChainFns:
-    """Functions that propagate a Nose-Hoover chain thermostat by half a step.
-
-    Uses ``chain_steps`` sub-steps, each a Suzuki-Yoshida composition of order ``sy_steps``.
-
-    Example:
-        >>> chain = nose_hoover_chain(1e-3, 3, 2, 3, 0.1)
-    """
-    def init_fn(degrees_of_freedom: int, KE: Array, kT: float) -> NoseHooverChain:
-        xi = jnp.zeros(chain_length, KE.dtype)
-        p_xi = jnp.zeros(chain_length, KE.dtype)
-        Q = kT * tau ** f32(2) * jnp.ones(chain_length, dtype=f32)
-        Q = Q.at[0].multiply(degrees_of_freedom)
-        return NoseHooverChain(xi, p_xi, Q, tau, KE, degrees_of_freedom)
-
-    def substep_fn(delta: Any, P: Any, state: NoseHooverChain, kT: Any) -> Any:
-        xi, p_xi, Q, _tau, KE, DOF = dataclasses.unpack(state)
-        delta_2 = delta / f32(2.0)
-        delta_4 = delta_2 / f32(2.0)
-        delta_8 = delta_4 / f32(2.0)
-        M = chain_length - 1
-        G = p_xi[M - 1] ** f32(2) / Q[M - 1] - kT
-        p_xi = p_xi.at[M].add(delta_4 * G)
-
-        def backward(p_next: Array, m: Array) -> Any:
-            G = p_xi[m - 1] ** 2 / Q[m - 1] - kT
-            scale = jnp.exp(-delta_8 * p_next / Q[m + 1])
-            p_new = scale * (scale * p_xi[m] + delta_4 * G)
-            return p_new, p_new
-        idx = jnp.arange(M - 1, 0, -1)
-        _, updates = lax.scan(backward, p_xi[M], idx)
-        p_xi = p_xi.at[idx].set(updates)
-        G = f32(2.0) * KE - DOF * kT
-        scale = jnp.exp(-delta_8 * p_xi[1] / Q[1])
-        p_xi = p_xi.at[0].set(scale * (scale * p_xi[0] + delta_4 * G))
-        scale = jnp.exp(-delta_2 * p_xi[0] / Q[0])
-        KE = KE * scale ** f32(2)
-        P = tree_map(lambda p: p * scale, P)
-        xi = xi + delta_2 * p_xi / Q
-        G = f32(2) * KE - DOF * kT
-
-        def forward(G: Array, m: Array) -> Any:
-            scale = jnp.exp(-delta_8 * p_xi[m + 1] / Q[m + 1])
-            p_new = scale * (scale * p_xi[m] + delta_4 * G)
-            return p_new ** 2 / Q[m] - kT, p_new
-        idx = jnp.arange(M)
-        G, updates = lax.scan(forward, G, idx)
-        p_xi = p_xi.at[idx].set(updates)
-        p_xi = p_xi.at[M].add(delta_4 * G)
-        return P, NoseHooverChain(xi, p_xi, Q, _tau, KE, DOF), kT
-
-    def half_step_chain_fn(P: Any, state: NoseHooverChain, kT: Any) -> Any:
-        if chain_steps == 1 and sy_steps == 1:
-            P, state, _ = substep_fn(dt, P, state, kT)
-            return P, state
-        delta = dt / chain_steps
-        ws = jnp.array(SUZUKI_YOSHIDA_WEIGHTS[sy_steps])
-
-        def body(carry: Any, i: Array) -> Any:
-            d = f32(delta * ws[i % sy_steps])
-            return substep_fn(d, *carry), 0
-        P, state, _ = lax.scan(body, (P, state, kT), jnp.arange(chain_steps * sy_steps))[0]
-        return P, state
-
-    def update_chain_mass_fn(state: NoseHooverChain, kT: Any) -> NoseHooverChain:
-        xi, p_xi, Q, _tau, KE, DOF = dataclasses.unpack(state)
-        Q = kT * _tau ** f32(2) * jnp.ones(chain_length, dtype=f32)
-        Q = Q.at[0].multiply(DOF)
-        return NoseHooverChain(xi, p_xi, Q, _tau, KE, DOF)
-
-    return NoseHooverChainFns(init_fn, half_step_chain_fn, update_chain_mass_fn)
-
-
-def default_nhc_kwargs(tau: float, overrides: dict | None) -> dict:
-    """Default Nose-Hoover chain settings (length 3, 2 steps, SY order 3), updated by ``overrides``.
-
-    Example:
-        >>> default_nhc_kwargs(0.1, {"chain_length": 5})["chain_length"]
-        5
-    """
-    defaults = {"chain_length": 3, "chain_steps": 2, "sy_steps": 3, "tau": tau}
-    if overrides is None:
-        return defaults
-    return {key: overrides.get(key, defaults[key]) for key in defaults}
-
-
-@dataclasses.dataclass
-class NVTNoseHooverState:
-    """State of :func:`nvt_nose_hoover`: particles plus a thermostat ``chain``."""
-    position: Array
-    momentum: Array
-    force: Array
-    mass: Array
-    chain: NoseHooverChain
-
-    @property
-    def velocity(self) -> Array:
-        """``momentum / mass``."""
-        return self.momentum / self.mass
-
-
-def nvt_nose_hoover(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: float,
-                    kT: float, chain_length: int = 5, chain_steps: int = 2, sy_steps: int = 3,
-                    tau: float | None = None, **sim_kwargs: Any) -> Simulator:
-    """Canonical (NVT) simulation with a Nose-Hoover chain thermostat (``tau`` default 100 dt).
-
-    ``init_fn(key, R, mass=1.0, momenta=None, **kwargs)``; ``kT=`` may be passed per call.
-
-    Example:
-        >>> # init_fn, apply_fn = nvt_nose_hoover(energy_fn, shift_fn, 1e-3, kT=1.0)
-    """
-    force_fn = quantity.canonicalize_force(energy_or_force_fn)
-    dt = f32(dt)
-    tau = f32(dt * 100 if tau is None else tau)
-    thermostat = nose_hoover_chain(dt, chain_length, chain_steps, sy_steps, tau)
-
-    @jit
-    def init_fn(key: Array, R: Array, mass: Any = f32(1.0), momenta: Any = None,
-                **kwargs: Any) -> NVTNoseHooverState:
-        _kT = kwargs.get("kT", kT)
-        dof = quantity.count_dof(R)
-        state = NVTNoseHooverState(R, None, force_fn(R, **kwargs), mass, None)
-        state = canonicalize_mass(state)
-        if momenta is None:
-            state = initialize_momenta(state, key, _kT)
-        else:
-            state = canonicalize_momenta(state, momenta)
-        return state.set(chain=thermostat.initialize(dof, kinetic_energy(state), _kT))
-
-    @jit
-    def apply_fn(state: NVTNoseHooverState, **kwargs: Any) -> NVTNoseHooverState:
-        _kT = kwargs.get("kT", kT)
-        chain = thermostat.update_mass(state.chain, _kT)
-        p, chain = thermostat.half_step(state.momentum, chain, _kT)
-        state = velocity_verlet(force_fn, shift_fn, dt, state.set(momentum=p), **kwargs)
-        chain = chain.set(kinetic_energy=kinetic_energy(state))
-        p, chain = thermostat.half_step(state.momentum, chain, _kT)
-        return state.set(momentum=p, chain=chain)
-    return init_fn, apply_fn
-
-
-def nvt_nose_hoover_invariant(energy_fn: Callable[..., Array], state: NVTNoseHooverState,
-                              kT: float, **kwargs: Any) -> Array:
-    """The conserved quantity of :func:`nvt_nose_hoover` (energy plus thermostat terms).
-
-    Example:
-        >>> # H = nvt_nose_hoover_invariant(energy_fn, state, kT)
-    """
-    E = energy_fn(state.position, **kwargs) + kinetic_energy(state)
-    DOF = quantity.count_dof(state.position)
-    c = state.chain
-    E += c.momentum[0] ** 2 / (2 * c.mass[0]) + DOF * kT * c.position[0]
-    for r, p, m in zip(c.position[1:], c.momentum[1:], c.mass[1:]):
-        E += p ** 2 / (2 * m) + kT * r
-    return E
-
-
-from fluxion_md._driver import RunResult, load_checkpoint, run, save_checkpoint  # noqa: E402
-from fluxion_md._ensembles import (  # noqa: E402  (NPT, stochastic, thermostats: use the above)
+from fluxion_md._driver import RunResult, load_checkpoint, run, save_checkpoint
+from fluxion_md._ensembles import (
     BrownianState,
     Normal,
     NPTNoseHooverState,
@@ -411,4 +31,67 @@ from fluxion_md._ensembles import (  # noqa: E402  (NPT, stochastic, thermostats
     temp_csvr,
     temp_rescale,
 )
+from fluxion_md._integrators import (
+    SUZUKI_YOSHIDA_WEIGHTS,
+    NoseHooverChain,
+    NoseHooverChainFns,
+    NVEState,
+    NVTNoseHooverState,
+    Simulator,
+    canonicalize_mass,
+    canonicalize_momenta,
+    default_nhc_kwargs,
+    dispatch_by_state,
+    initialize_momenta,
+    kinetic_energy,
+    momentum_step,
+    nose_hoover_chain,
+    nve,
+    nvt_nose_hoover,
+    nvt_nose_hoover_invariant,
+    position_step,
+    static_cast,
+    temperature,
+    velocity_verlet,
+)
 
+__all__ = [
+    "Simulator",
+    "static_cast",
+    "dispatch_by_state",
+    "canonicalize_mass",
+    "initialize_momenta",
+    "canonicalize_momenta",
+    "momentum_step",
+    "position_step",
+    "kinetic_energy",
+    "temperature",
+    "velocity_verlet",
+    "NVEState",
+    "nve",
+    "SUZUKI_YOSHIDA_WEIGHTS",
+    "NoseHooverChain",
+    "NoseHooverChainFns",
+    "nose_hoover_chain",
+    "default_nhc_kwargs",
+    "NVTNoseHooverState",
+    "nvt_nose_hoover",
+    "nvt_nose_hoover_invariant",
+    "NPTNoseHooverState",
+    "npt_box",
+    "npt_nose_hoover",
+    "npt_nose_hoover_invariant",
+    "Normal",
+    "NVTLangevinState",
+    "stochastic_step",
+    "nvt_langevin",
+    "BrownianState",
+    "brownian",
+    "temp_rescale",
+    "temp_berendsen",
+    "temp_csvr",
+    "run",
+    "RunResult",
+    "save_checkpoint",
+    "load_checkpoint",
+]
