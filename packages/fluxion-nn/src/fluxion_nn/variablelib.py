@@ -99,6 +99,9 @@ def as_pure(tree: Any) -> Any:
                               is_leaf=lambda v: isinstance(v, Variable))
 
 
+_NO_DEFAULT: Any = object()
+
+
 class Variable:
     """A mutable box holding one value (usually an array) plus metadata.
 
@@ -155,9 +158,29 @@ class Variable:
             self.value = self._value.at[idx].set(new)
 
     # -- metadata -------------------------------------------------------------------------------
-    def get_metadata(self) -> dict[str, Any]:
-        """Return a copy of the metadata dict."""
-        return dict(self._metadata)
+    def get_metadata(self, name: str | None = None, default: Any = _NO_DEFAULT, *,
+                     exclude_required: bool | None = None) -> Any:
+        """A copy of the metadata dict, or the entry ``name`` (``default`` when missing, else
+        ``KeyError``)."""
+        if name is None:
+            return dict(self._metadata)
+        if name in self._metadata:
+            return self._metadata[name]
+        if default is _NO_DEFAULT:
+            raise KeyError(f"{type(self).__name__} has no metadata {name!r}")
+        return default
+
+    def get_raw_value(self) -> Any:
+        """The stored value (as ``get_value``; Fluxion Variables hold no value hooks)."""
+        return self._value
+
+    def set_raw_value(self, value: Any) -> None:
+        """Store ``value`` (as ``set_value``)."""
+        object.__setattr__(self, "_value", value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # a Variable holding a callable calls it (flax's proxy call)
+        return self._value(*args, **kwargs)
 
     def set_metadata(self, *args: Any, **kwargs: Any) -> None:
         """Set metadata entries (``set_metadata(key, value)`` or ``set_metadata(**entries)``)."""
