@@ -15,7 +15,7 @@ import fluxion.tree_util as tree_util
 
 from . import filterlib
 from ._config import ConfigContext, resolve
-from .pytreelib import Pytree, Static, has_data
+from .pytreelib import Pytree, Static, has_data, install_clone
 from .statelib import FlatState, State
 from .statelib import _flatten as _state_flatten
 from .statelib import _flatten_with_keys as _state_flatten_with_keys
@@ -449,6 +449,9 @@ def clone(node: Any, variables: bool = True, *, arrays: bool = False,
         leaves = [v.replace(jnp.copy(v.value)) if isinstance(v, Variable)
                   else (jnp.copy(v) if is_array(v) else v) for v in leaves]
     return _unflatten_value(gdef.root, (), _UnflattenCtx(_seq_lookup(leaves), copy_vars=variables))
+
+
+install_clone(clone)  # copy.deepcopy of a graph object (pytreelib.Pytree.__deepcopy__)
 
 
 def pop(node: Any, filter: Any, /, *filters: Any) -> Any:

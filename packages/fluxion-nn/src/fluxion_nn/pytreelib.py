@@ -3,7 +3,7 @@ arrays, Variables and sub-objects form the data of a graph (as ``flax.nnx.Pytree
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -96,6 +96,16 @@ class Static:
         return f"Static({self.value!r})"
 
 
+# ``copy.deepcopy`` of a graph object is ``graph.clone``; graph.py (which imports this module)
+# hands it over when it loads (``install_clone``).
+_CLONE: list[Callable[[Any], Any]] = []
+
+
+def install_clone(clone: Callable[[Any], Any]) -> None:
+    """Called once by ``fluxion_nn/graph.py``."""
+    _CLONE[:] = [clone]
+
+
 class Pytree:
     """Base class of graph objects (``Module``, ``Rngs``, ``Optimizer``, metrics).
 
@@ -116,9 +126,7 @@ class Pytree:
         _register(cls)
 
     def __deepcopy__(self, memo: dict) -> Any:
-        from . import graph
-
-        return graph.clone(self)
+        return _CLONE[0](self)
 
 
 Object = Pytree
