@@ -176,3 +176,15 @@ def test_custom_vjp_cotangent_none_where_argument_has_none():
             return p["a"]
         h.defvjp(lambda p: (h(p), None), lambda r, g: ({"a": g, "z": g},))
         fluxion.grad(h)({"a": 1.0})
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_cond_old_five_argument_form(pred):
+    # cond(pred, true_operand, true_fun, false_operand, false_fun): jax_md's neighbor lists
+    def run(mod):
+        out = mod.lax.cond(pred, (np.float32(1.0), np.float32(2.0)), lambda t: t[0] + t[1],
+                           np.float32(5.0), lambda x: x * 3.0)
+        return np.asarray(out).tolist(), np.asarray(out).dtype
+    assert run(fluxion) == run(jax)
+    with pytest.raises(TypeError, match="should be callable"):
+        fluxion.lax.cond(pred, 1.0, 2.0)

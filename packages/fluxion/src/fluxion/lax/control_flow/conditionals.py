@@ -265,6 +265,11 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
         [0, -1, -2]
     """
     if not (callable(true_fun) and callable(false_fun)):
+        # JAX's older form, still accepted by JAX (jax_md uses it):
+        # cond(pred, true_operand, true_fun, false_operand, false_fun)
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(pred, lambda x, _: f_true(x), lambda _, x: f_false(x), x_true, x_false)
         raise TypeError("lax.cond: true_fun and false_fun arguments should be callable.")
     operands = _operands("lax.cond", operands, operand)
     dt = _scalar_check("lax.cond", "predicate", pred)
