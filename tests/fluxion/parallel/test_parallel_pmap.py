@@ -127,3 +127,13 @@ def test_keyword_arguments_are_mapped_over_their_leading_axis_like_jax(eight):
     for o, r in zip(out, ref):
         assert o.shape == r.shape and o.dtype == r.dtype
         np.testing.assert_allclose(np.asarray(o), np.asarray(r))
+
+
+def test_python_scalar_outputs_become_arrays_like_jax(eight):
+    """A constant (Python int) output is replicated over the devices, as JAX (rlax's
+    episodic-memory state returns one)."""
+    x = np.ones(4, np.float32)
+    out = fluxion.pmap(lambda a: (a, 2))(x)[1]
+    ref = jax.pmap(lambda a: (a, 2))(x)[1]
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))

@@ -187,8 +187,9 @@ def _build(fun: Callable, name: Any, tree: Any, axes: tuple, static_vals: tuple,
         oaxes = tree_util.broadcast_prefix(out_axes, out, is_leaf=_is_axis) \
             if not _is_axis(out_axes) else [out_axes] * len(leaves)
         out_info["tree"], out_info["axes"] = otree, oaxes
-        return [v if a is None else v.reshape((1,) + abstractify(v).shape) for v, a in
-                zip(leaves, oaxes)]
+        # a Python scalar output (a constant) becomes an array first, as in JAX's pmap
+        return [v if a is None else array_ops.asarray(v).reshape((1,) + abstractify(v).shape)
+                for v, a in zip(leaves, oaxes)]
 
     def outer(*leaves: Any) -> Any:
         moved = [x if a is None else array_ops.moveaxis(x, a, 0) for x, a in zip(leaves, axes)]
