@@ -69,3 +69,31 @@ def test_galore_matches_optax(shape, dn):
                                        atol=2e-5)
     with pytest.raises(ValueError, match="`rank` must be positive"):
         fo.contrib.scale_by_galore(rank=0)
+
+
+def test_linesearch_private_helpers_and_error_words_as_optax():
+    from optax._src import linear_algebra as ox_la
+    from optax._src import linesearch as ox_ls
+
+    from fluxion_optim._src import linear_algebra as fo_la
+    from fluxion_optim._src import linesearch as fo_ls
+
+    def fn1(a, b):
+        return a + b
+
+    def fn2(c, d):
+        return c + d
+
+    kw = {"b": 1.0, "d": 2.0, "e": 3.0}
+    assert fo_ls._extract_fns_kwargs((fn1, fn2), kw) == ox_ls._extract_fns_kwargs((fn1, fn2), kw)
+    assert fo_ls.FLAG_NOT_A_DESCENT_DIRECTION == ox_ls.FLAG_NOT_A_DESCENT_DIRECTION
+    vec = np.array([1.0, 0.0], np.float32)
+    loop = (jnp.asarray(vec), jnp.asarray(2.0 * vec), jnp.asarray(2.0), 10)
+    assert bool(fo_la._power_iteration_cond_fun(1e-3, 100, loop)) == bool(
+        ox_la._power_iteration_cond_fun(1e-3, 100, (vec, 2.0 * vec, 2.0, 10)))
+    opt = fo.scale_by_backtracking_linesearch(max_backtracking_steps=5)
+    params = jnp.ones(2)
+    f = lambda w: jnp.sum(w * w)  # noqa: E731
+    with pytest.raises(TypeError, match="Unexpected keyword arguments"):
+        opt.update(params, opt.init(params), params, value=f(params), grad=2 * params,
+                   value_fn=f, unused_arg=1)

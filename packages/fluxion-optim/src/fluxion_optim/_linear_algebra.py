@@ -1,6 +1,7 @@
 """Linear algebra on pytrees: global norm, power iteration, inverse p-th roots."""
 
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,15 @@ def global_norm(updates: Any) -> Any:
 
 def _normalize(x: Any) -> Any:
     return tree_scale(1.0 / tree_norm(x), x)
+
+
+def _power_iteration_cond_fun(error_tolerance: Any, num_iters: Any, loop_vars: tuple) -> Any:
+    # optax's private name (its tests call it): continue while the residual |A v - ev v| is
+    # not below error_tolerance * ev and iterations remain
+    vec, z, eig, i = loop_vars
+    residual = tree_sub(z, tree_scale(eig, vec))
+    converged = jnp.abs(tree_norm(residual) / eig) < error_tolerance
+    return ~converged & (i < num_iters)
 
 
 def power_iteration(matrix: Any | Callable[[Any], Any], *, v0: Any = None,
@@ -54,12 +64,7 @@ def power_iteration(matrix: Any | Callable[[Any], Any], *, v0: Any = None,
             v0 = fluxion.random.uniform(key, shape=matrix.shape[-1:], dtype=matrix.dtype,
                                         minval=-1.0, maxval=1.0)
     v0 = _normalize(v0)
-
-    def cond(state):
-        vec, z, eig, i = state
-        residual = tree_sub(z, tree_scale(eig, vec))
-        converged = jnp.abs(tree_norm(residual) / eig) < error_tolerance
-        return ~converged & (i < num_iters)
+    cond = functools.partial(_power_iteration_cond_fun, error_tolerance, num_iters)
 
     def body(state):
         _, z, _, i = state

@@ -32,13 +32,45 @@ __all__ = ["BacktrackingLinesearchInfo", "ScaleByBacktrackingLinesearchState",
            "scale_by_zoom_linesearch", "value_and_grad_from_state"]
 
 
+def _extract_fns_kwargs(fns: tuple, kwargs: dict[str, Any]) -> tuple[list, dict[str, Any]]:
+    """Split ``kwargs`` into the ones each of ``fns`` accepts (by parameter name) and the rest,
+    as optax's private helper.
+
+    Example:
+        >>> _extract_fns_kwargs((lambda a, b: a, lambda c, d: c), {"b": 1, "d": 2, "e": 3})
+        ([{'b': 1}, {'d': 2}], {'e': 3})
+    """
+    taken: list = []
+    used: set = set()
+    for fn in fns:
+        names = _inspect.signature(fn).parameters
+        mine = {k: v for k, v in kwargs.items() if k in names}
+        used.update(mine)
+        taken.append(mine)
+    return taken, {k: v for k, v in kwargs.items() if k not in used}
+
+
 def _split_kwargs(fn: Callable[..., Any], kwargs: dict[str, Any], who: str) -> dict[str, Any]:
-    names = list(_inspect.signature(fn).parameters)
-    extra = sorted(k for k in kwargs if k not in names)
+    (mine,), extra = _extract_fns_kwargs((fn,), kwargs)
     if extra:
-        raise TypeError(f"{who}.update: keyword arguments {extra} are not parameters of "
-                        "`value_fn`; pass only arguments that `value_fn` accepts")
-    return {k: v for k, v in kwargs.items() if k in names}
+        # optax's words first, ours after
+        raise TypeError(f"Unexpected keyword arguments passed to `{who}.update`. These "
+                        f"arguments were not consumed by `value_fn`: {sorted(extra)}. Ensure "
+                        "that all extra keyword arguments are accepted by `value_fn`. "
+                        f"({who}.update: keyword arguments {sorted(extra)} are not parameters "
+                        "of `value_fn`)")
+    return mine
+
+
+# optax's messages for a failed zoom line search (names its tests read)
+FLAG_INTERVAL_NOT_FOUND = ("No interval satisfying curvature condition. Consider increasing "
+                           "maximal possible stepsize of the linesearch.")
+FLAG_INTERVAL_TOO_SMALL = "Length of searched interval has been reduced below threshold."
+FLAG_CURVATURE_COND_NOT_SATISFIED = ("Returning stepsize with sufficient decrease but "
+                                     "curvature condition not satisfied.")
+FLAG_NO_STEPSIZE_FOUND = "Linesearch failed, no stepsize satisfying sufficient decrease found."
+FLAG_NOT_A_DESCENT_DIRECTION = ("The linesearch failed because the provided direction is not a "
+                                "descent direction. ")
 
 
 def _value_dtype(params: Any) -> Any:

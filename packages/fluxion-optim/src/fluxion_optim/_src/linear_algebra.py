@@ -2,3 +2,4 @@
 
 # ruff: noqa: F401, F403
 from fluxion_optim._linear_algebra import *
+from fluxion_optim._linear_algebra import _power_iteration_cond_fun
