@@ -188,3 +188,23 @@ def test_optimize_rng_use_matches_haiku():
         return h.experimental.optimize_rng_use(f)
 
     _same(build, RS.randn(2, 4).astype(np.float32))
+
+
+def test_multi_transform_matches_haiku():
+    def model(h):
+        def f():
+            enc, dec = h.Linear(4, name="enc"), h.Linear(2, name="dec")
+            return (lambda x: dec(enc(x))), (enc, dec)
+        return h.without_apply_rng(h.multi_transform(f))
+
+    x = RS.randn(2, 3).astype(np.float32)
+    ours, ref = model(hk), model(rhk)
+    po = ours.init(fr.PRNGKey(0), jnp.asarray(x))
+    pr = ref.init(jax.random.PRNGKey(0), x)
+    assert sorted(po) == sorted(pr) == ["dec", "enc"]
+    for m in pr:
+        for n in pr[m]:
+            np.testing.assert_allclose(np.asarray(po[m][n]), np.asarray(pr[m][n]), rtol=1e-6)
+    zo, zr = ours.apply[0](po, jnp.asarray(x)), ref.apply[0](pr, x)
+    np.testing.assert_allclose(np.asarray(ours.apply[1](po, zo)), np.asarray(ref.apply[1](pr, zr)),
+                               rtol=1e-5, atol=1e-6)

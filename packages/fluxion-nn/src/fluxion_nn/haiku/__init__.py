@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import types
+
 from fluxion.nn import one_hot
 
 from . import data_structures, experimental, initializers, nets, testing
@@ -80,6 +82,12 @@ from ._lift import (
     transparent_lift_with_state,
 )
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
+from ._multi_transform import (
+    MultiTransformed,
+    MultiTransformedWithState,
+    multi_transform,
+    multi_transform_with_state,
+)
 from ._param_trees import EMAParamsTree, SNParamsTree, SpectralNorm
 from ._recurrent import (
     Conv1DLSTM,
@@ -99,6 +107,7 @@ from ._src.depthwise_conv import (
 )
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
+from ._src.typing import MutableParams, MutableState, Params, State
 
 __all__ = [
     "transform", "transform_with_state", "without_apply_rng", "without_state",
@@ -120,14 +129,14 @@ __all__ = [
     "transparent_lift_with_state", "LiftWithStateUpdater", "EMAParamsTree", "SNParamsTree",
     "SpectralNorm", "Conv1DLSTM", "Conv2DLSTM", "Conv3DLSTM", "IdentityCore", "ResetCore",
     "deep_rnn_with_skip_connections", "SeparableDepthwiseConv2D", "Deferred",
+    "MultiTransformed", "MultiTransformedWithState", "multi_transform",
+    "multi_transform_with_state", "Params", "State", "MutableParams", "MutableState",
 ]
 
 
 def _hide_private_submodules() -> None:
     # as Haiku's package (``del _src``): the implementation modules are not attributes of
     # ``hk``, so tools walking hk's attributes (haiku's test_utils.find_subclasses) see only
-    # the public modules; ``import fluxion_nn.haiku._base`` still works
-    import types
 
     for name, value in list(globals().items()):
         if (name.startswith("_") and isinstance(value, types.ModuleType)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import re
 import threading
@@ -590,6 +591,17 @@ def without_apply_rng(f: Any) -> Any:
 
     Example: ``f = hk.without_apply_rng(hk.transform(forward)); y = f.apply(params, x)``.
     """
+    multi = type(f).__name__ in ("MultiTransformed", "MultiTransformedWithState")
+    if multi:
+        # a tree of apply functions: drop the rng argument of each
+        with_state = type(f).__name__ == "MultiTransformedWithState"
+
+        def drop(fn: Callable) -> Callable:
+            if with_state:
+                return lambda params, state, *a, **k: fn(params, state, None, *a, **k)
+            return lambda params, *a, **k: fn(params, None, *a, **k)
+
+        return type(f)(f.init, tree_util.tree_map(drop, f.apply))
     if isinstance(f, TransformedWithState):
         def apply_s(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
             return f.apply(params, state, None, *args, **kwargs)
@@ -903,7 +915,6 @@ def assert_no_new_parameters() -> Any:
 
     Example: ``with hk.experimental.assert_no_new_parameters(): mod(x)``.
     """
-    import contextlib
 
     @contextlib.contextmanager
     def check() -> Any:

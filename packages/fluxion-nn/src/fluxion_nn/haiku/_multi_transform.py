@@ -1,0 +1,103 @@
+"""``hk.multi_transform``: one ``init`` and a tree of ``apply`` functions sharing parameters."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import fluxion.random as random
+import fluxion.tree_util as tree_util
+
+from . import _base
+
+__all__ = ["MultiTransformed", "MultiTransformedWithState", "multi_transform",
+           "multi_transform_with_state"]
+
+
+class MultiTransformed(NamedTuple):
+    """``init(rng, *args) -> params`` and a tree of ``apply(params, rng, *args)`` functions.
+
+    Example: ``f = hk.multi_transform(g); params = f.init(rng, x); enc, dec = f.apply``.
+    """
+
+    init: Callable
+    apply: Any
+
+
+class MultiTransformedWithState(NamedTuple):
+    """``init(rng, *args) -> (params, state)`` and a tree of
+    ``apply(params, state, rng, *args) -> (out, state)`` functions.
+
+    Example: ``f = hk.multi_transform_with_state(g)``.
+    """
+
+    init: Callable
+    apply: Any
+
+
+def _apply_treedef(f: Callable) -> Any:
+    # the structure of the tree of apply functions, from one run of ``f`` in a throwaway frame
+    with _base.new_context(rng=random.PRNGKey(42)):
+        return tree_util.tree_structure(f()[1])
+
+
+def multi_transform_with_state(f: Callable[[], tuple[Callable, Any]]) -> MultiTransformedWithState:
+    """Transform ``f() -> (template, apply_fns)``: ``init`` runs ``template`` (which should
+    create every parameter), each leaf of ``apply_fns`` becomes a stateful ``apply``.
+
+    Example::
+
+        def f():
+            encoder, decoder = hk.Linear(4, name="enc"), hk.Linear(2, name="dec")
+            def template(x):
+                return decoder(encoder(x))
+            return template, (encoder, decoder)
+
+        model = hk.multi_transform_with_state(f)
+        params, state = model.init(rng, x)
+        enc_apply, dec_apply = model.apply
+        z, state = enc_apply(params, state, None, x)
+    """
+    init = _base.transform_with_state(lambda *a, **k: f()[0](*a, **k)).init
+
+    def apply_i(i: int) -> Callable:
+        return _base.transform_with_state(
+            lambda *a, **k: tree_util.tree_leaves(f()[1])[i](*a, **k)).apply
+
+    treedef = _apply_treedef(f)
+    return MultiTransformedWithState(
+        init, tree_util.tree_unflatten(treedef, [apply_i(i) for i in range(treedef.num_leaves)]))
+
+
+_STATE_MSG = ("If your transformed function uses `hk.{get,set}_state` then use "
+              "`hk.multi_transform_with_state`.")
+
+
+def multi_transform(f: Callable[[], tuple[Callable, Any]]) -> MultiTransformed:
+    """``multi_transform_with_state`` for functions without state: ``init(rng, *args) ->
+    params`` and ``apply(params, rng, *args) -> out`` functions.
+
+    Example::
+
+        model = hk.multi_transform(f)
+        params = model.init(rng, x)
+        enc_apply, dec_apply = model.apply
+        z = enc_apply(params, None, x)
+    """
+    g = multi_transform_with_state(f)
+
+    def init(rng: Any, *args: Any, **kwargs: Any) -> Any:
+        params, state = g.init(rng, *args, **kwargs)
+        if state:
+            raise ValueError(_STATE_MSG)
+        return params
+
+    def stateless(apply: Callable) -> Callable:
+        def apply_fn(params: Any, rng: Any, *args: Any, **kwargs: Any) -> Any:
+            out, state = apply(params, None, rng, *args, **kwargs)
+            if state:
+                raise ValueError(_STATE_MSG)
+            return out
+
+        return apply_fn
+
+    return MultiTransformed(init, tree_util.tree_map(stateless, g.apply))
