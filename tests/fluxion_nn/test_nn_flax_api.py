@@ -294,3 +294,15 @@ def test_ema_matches_flax():
 
     step(model, ema)  # the EMA's State attribute crosses nnx.jit as data
     np.testing.assert_allclose(ema.params.kernel[...], before + 0.5, rtol=1e-6)
+
+
+def test_vmap_aliasing_checks_and_lone_variable_split_like_flax():
+    for lib, np_mod in ((nnx, jnp), (fnnx, jjnp)):
+        v = lib.Param(np_mod.arange(3.0))
+        f = lib.vmap(lambda a, b: a[...] + b[...], in_axes=(0, None), graph=True)
+        with pytest.raises(ValueError, match="Inconsistent aliasing"):
+            f(v, v)
+        g, st = lib.split(lib.Param(1))
+        assert isinstance(st, lib.Param) and isinstance(lib.merge(g, st), lib.Param)
+        g, bs, ps, rest = lib.split(lib.Param(1), lib.BatchStat, lib.Param, ...)
+        assert isinstance(ps, lib.Param) and len(bs) == 0 and len(rest) == 0

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
+import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
 from . import filterlib
@@ -331,11 +332,24 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     if not resolve(graph, set_graph_mode):
         check_tree_mode(node, "nnx.split")
     gdef, flat = flatten(node)
+    if isinstance(node, Variable):  # a lone Variable: its "state" is the Variable (as flax)
+        leaf = flat.leaves[0]
+        if not filters:
+            return gdef, leaf
+        parts: list = []
+        for flt in filters:  # the first matching filter gets the Variable, the others nothing
+            taken = any(p is leaf for p in parts)
+            parts.append(leaf if not taken and _split_filter_match(flt, leaf) else State())
+        return (gdef, *parts)
     st = State.from_flat_path(flat)
     if not filters:
         return gdef, st
     parts = st.split(*filters) if len(filters) > 1 else (st.split(filters[0]),)
     return (gdef, *parts)
+
+
+def _split_filter_match(flt: Any, v: Variable) -> bool:
+    return filterlib.to_predicate(flt)((), v)
 
 
 def merge(graphdef: Any, /, *states: Any, copy: bool = False,
@@ -359,7 +373,11 @@ def merge(graphdef: Any, /, *states: Any, copy: bool = False,
         raise TypeError("merge: at least one State is needed after the GraphDef")
     flat: dict = {}
     for s in states:
-        if isinstance(s, State):
+        if isinstance(s, Variable):  # the state of a lone Variable
+            flat[()] = s
+        elif s is None:
+            continue
+        elif isinstance(s, State):
             flat.update(dict(s.flat_state()))
         elif isinstance(s, dict):
             flat.update(dict(State(s).flat_state()))
@@ -376,6 +394,8 @@ def state(node: Any, *filters: Any, graph: bool | None = None) -> Any:
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(node, "nnx.state")
+    if isinstance(node, Variable):
+        return node
     _, flat = flatten(node)
     st = State.from_flat_path(flat)
     if not filters:
@@ -444,7 +464,6 @@ def clone(node: Any, variables: bool = True, *, arrays: bool = False,
     gdef, flat = flatten(node)
     leaves = flat.leaves
     if arrays:
-        import fluxion.numpy as jnp
 
         leaves = [v.replace(jnp.copy(v.value)) if isinstance(v, Variable)
                   else (jnp.copy(v) if is_array(v) else v) for v in leaves]

@@ -17,7 +17,17 @@ import fluxion.tree_util as tree_util
 from .. import filterlib
 from .._config import resolve
 from .._lift import CallCache, Inputs, apply_outputs, rebuild, split_outputs
-from ..graph import check_tree_mode, is_graph_node, set_graph_mode
+from ..extract import prefix_lookup
+from ..graph import (
+    _seq_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    check_tree_mode,
+    is_graph_node,
+    set_graph_mode,
+    set_graph_updates,
+)
+from ..graph import state as graph_state
 from ..statelib import State
 from ..variablelib import Param, Variable
 
@@ -266,7 +276,6 @@ def _interleave(mask: list, a: list, b: list) -> list:
 
 
 def _arg_positions(args: tuple, kwargs: dict) -> list:
-    from ..graph import is_graph_node
 
     out = []
     for i, a in enumerate(args):
@@ -277,7 +286,6 @@ def _arg_positions(args: tuple, kwargs: dict) -> list:
 
 def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg: list,
                  diff_mask: list, gdv: list, other_arg: list, other_mask: list, gdo: list) -> list:
-    from ..graph import is_graph_node
 
     per_node: dict[int, list] = {}
     it = iter(gdv)
@@ -337,14 +345,12 @@ def _leaf_axis(spec: Any, path: tuple, leaf: Any) -> Any:
                 return ax
         raise ValueError(f"No filter of {spec!r} matched the Variable at path {path} "
                          f"({type(leaf).__name__})")
-    from ..extract import prefix_lookup
 
     return prefix_lookup(spec, path)
 
 
 def _leaf_axes(args: tuple, axes: list) -> tuple[list, list]:
     """Axis for each graph leaf and each pure leaf, from per-argument axes (prefix trees)."""
-    from ..graph import is_graph_node
 
     node_axes, other_axes = [], []
     for a, ax in zip(args, axes):
@@ -382,7 +388,8 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
                                  axis_size=axis_size, graph=graph, graph_updates=graph_updates)
     _reject_bound_method(f, "vmap")
     return _mapped(f, in_axes, out_axes, graph, "nnx.vmap",
-                   functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size))
+                   functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size),
+                   graph_updates)
 
 
 def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
@@ -408,17 +415,49 @@ def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
     _reject_bound_method(f, "pmap")
     return _mapped(f, in_axes, out_axes, graph, "nnx.pmap",
                    functools.partial(fluxion.pmap, axis_name=axis_name, devices=devices,
-                                     backend=backend, axis_size=axis_size))
+                                     backend=backend, axis_size=axis_size), graph_updates)
+
+
+def _alias_error(var: Any, first: tuple, second: tuple, name: str) -> ValueError:
+    return ValueError(
+        "Inconsistent aliasing detected. The following nodes have different prefixes:\n"
+        f"Node: {type(var).__name__}\n  path {first[0]}: prefix {first[1]!r}\n"
+        f"  path {second[0]}: prefix {second[1]!r}\n({name}: an object passed or returned twice "
+        "must be mapped over the same axis everywhere)")
+
+
+def _flat_variables(node: Any) -> list:
+    if isinstance(node, Variable):
+        return [((), node)]
+    return list(graph_state(node).flat_state())
+
+
+def _variable_axes(nodes: list, specs: list, name: str) -> dict:
+    """id(Variable) -> (path, axis) over the argument graphs; the same Variable reached with two
+    different axes is an error (as flax's aliasing check)."""
+    seen: dict[int, tuple] = {}
+    for k, (node, spec) in enumerate(zip(nodes, specs)):
+        for path, var in _flat_variables(node):
+            if not isinstance(var, Variable):
+                continue
+            entry = ((k, *path), _leaf_axis(spec, tuple(path), var))
+            prev = seen.setdefault(id(var), entry)
+            if prev[1] != entry[1]:
+                raise _alias_error(var, prev, entry, name)
+    return seen
 
 
 def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
-            mapper: Callable) -> Callable:
+            mapper: Callable, graph_updates: Any = None) -> Callable:
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
         _tree_mode_check(graph, args, name)
         axes = _per_arg_axes(in_axes, len(args), name)
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, axes)
+        in_nodes = [leaf for leaf in tree_util.tree_leaves(args, is_leaf=is_graph_node)
+                    if is_graph_node(leaf)]
+        var_axes = _variable_axes(in_nodes, node_axes, name)
         gleaves = inp.gleaves
         value_axes = [_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
         side: dict = {}
@@ -453,7 +492,19 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
                 spec = node_out_axis[own]
             fixed.append(_place(v, _leaf_axis(spec, path[1:], _probe(typ, meta))))
         pure_fixed = [_place(v, ax) for v, ax in zip(pure_out, out_tree_axes[1])]
-        return apply_outputs(static_out, fixed, pure_fixed, inp.objs)
+        result = apply_outputs(static_out, fixed, pure_fixed, inp.objs)
+        out_nodes = [leaf for leaf in tree_util.tree_leaves(result, is_leaf=is_graph_node)
+                     if is_graph_node(leaf)]
+        for node, spec in zip(out_nodes, out_tree_axes[0]):
+            for path, var in _flat_variables(node):
+                if isinstance(var, Variable) and id(var) in var_axes:
+                    ax = _leaf_axis(spec, tuple(path), var)
+                    if ax != var_axes[id(var)][1]:
+                        if not resolve(graph_updates, set_graph_updates):
+                            raise ValueError(f"Duplicate {var!r} in the inputs and outputs of {name} "
+                                             "with different axes (graph_updates=False)")
+                        raise _alias_error(var, var_axes[id(var)], (("out", *path), ax), name)
+        return result
 
     return wrapper
 
@@ -587,7 +638,6 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
 
 
 def _is_node(x: Any) -> bool:
-    from ..graph import is_graph_node
 
     return is_graph_node(x)
 
@@ -756,7 +806,6 @@ def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates
 
     values2, out = fluxion.eval_shape(pure, inp.values, inp.other)
     static_out = side["s"]
-    from ..graph import _seq_lookup, _unflatten_value, _UnflattenCtx
 
     nodes = _unflatten_value(static_out[0].root, (), _UnflattenCtx(_seq_lookup(values2)))
     n_in = static_out[4]
