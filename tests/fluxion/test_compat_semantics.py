@@ -188,3 +188,15 @@ def test_cond_old_five_argument_form(pred):
     assert run(fluxion) == run(jax)
     with pytest.raises(TypeError, match="should be callable"):
         fluxion.lax.cond(pred, 1.0, 2.0)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_mean_var_of_16_bit_floats_computed_in_float32(dt):
+    # 4*200*200 values of 1.5 sum past float16's range: JAX averages in float32 (haiku's
+    # mixed-precision ResNet doctest normalises float16 activations with BatchNorm)
+    def run(xnp):
+        x = xnp.ones((4, 200, 200, 3), dt) * 1.5
+        outs = [xnp.mean(x, axis=(0, 1, 2)), xnp.var(x, axis=(0, 1, 2)),
+                xnp.std(x, axis=(0, 1, 2)), xnp.mean(x, keepdims=True)]
+        return [(np.asarray(o, np.float32).tolist(), str(o.dtype), o.weak_type) for o in outs]
+    assert run(fjnp) == run(jjnp)

@@ -195,12 +195,19 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     else:
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, "mean")
     axes = canonical_axes(axis, a.ndim, "mean")
-    total = sum(lax.convert_element_type(a, dt, weak_type=a.weak_type and dtype is None), axis=axes,
+    ct = _upcast_f16(dt)  # as JAX: float16/bfloat16 are summed in float32
+    total = sum(lax.convert_element_type(a, ct, weak_type=a.weak_type and dtype is None), axis=axes,
                 keepdims=keepdims, where=where, promote_integers=False)
-    count = _count(a, axes, where, dt)
+    count = _count(a, axes, where, ct)
     if keepdims and where is not None:
         count = _keep(count, axes, a.shape)
-    return lax.div(total, lax.convert_element_type(count, dt, weak_type=total.weak_type))
+    out = lax.div(total, lax.convert_element_type(count, ct, weak_type=total.weak_type))
+    return out if ct == dt else lax.convert_element_type(out, dt, weak_type=out.weak_type)
+
+
+def _upcast_f16(dt: Any) -> Any:
+    """The dtype a mean or variance of ``dt`` is computed in: float32 for the 16-bit floats."""
+    return np.dtype(np.float32) if dt in (np.float16, dtypes.bfloat16) else dt
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
@@ -219,6 +226,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     axes = canonical_axes(axis, a.ndim, "var")
     dt = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(a.dtype)) if dtype is None else (
         dtypes.check_and_canonicalize_user_dtype(dtype, "var"))
+    out_dt = dt
+    dt = _upcast_f16(dt)  # as JAX: float16/bfloat16 are computed in float32
     a = lax.convert_element_type(a, dt, weak_type=a.weak_type)
     mu = mean(a, axes, keepdims=True, where=where)
     centered = lax.sub(a, mu)
@@ -228,7 +237,10 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     if keepdims and where is not None:
         count = _keep(count, axes, a.shape)
     denom = lax.sub(count, lax.convert_element_type(ddof, total.dtype))
-    return lax.div(total, lax.convert_element_type(denom, total.dtype, weak_type=total.weak_type))
+    out = lax.div(total, lax.convert_element_type(denom, total.dtype, weak_type=total.weak_type))
+    if out_dt == dt or dt.kind == "c":
+        return out
+    return lax.convert_element_type(out, np.dtype(out_dt), weak_type=out.weak_type)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
