@@ -306,3 +306,23 @@ def test_vmap_aliasing_checks_and_lone_variable_split_like_flax():
         assert isinstance(st, lib.Param) and isinstance(lib.merge(g, st), lib.Param)
         g, bs, ps, rest = lib.split(lib.Param(1), lib.BatchStat, lib.Param, ...)
         assert isinstance(ps, lib.Param) and len(bs) == 0 and len(rest) == 0
+
+
+def test_grad_result_types_per_mode_match_flax():
+    for lib, np_mod in ((nnx, jnp), (fnnx, jjnp)):
+        m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+        for graph, updates, typ in ((True, True, lib.State), (True, False, lib.Linear),
+                                    (False, False, lib.Linear)):
+            g = lib.grad(lambda m: np_mod.mean(m.kernel) + np_mod.mean(m.bias), graph=graph,
+                         graph_updates=updates)(m)
+            assert isinstance(g, typ)
+            np.testing.assert_allclose(g.kernel[...], np.full((2, 3), 1 / 6), rtol=1e-6)
+
+    @nnx.split_rngs(splits=5)
+    @nnx.vmap(in_axes=0, out_axes=0, axis_size=5)
+    def create(rngs):
+        return nnx.Linear(2, 3, rngs=rngs)
+
+    rngs = nnx.Rngs(0)
+    assert create(rngs).kernel.shape == (5, 2, 3)
+    assert int(rngs.default.count[...]) == 1  # the split's draw is kept after restoring, as flax

@@ -14,6 +14,7 @@ from fluxion import dtypes
 
 from . import filterlib
 from . import graph as _graph
+from ._config import resolve
 from .module import Module
 from .pytreelib import Pytree
 from .variablelib import Variable, is_array
@@ -262,7 +263,6 @@ def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_on
 
 
 def _in_place(graph: bool | None, graph_updates: bool | None) -> tuple[bool, bool]:
-    from ._config import resolve
 
     g = resolve(graph, _graph.set_graph_mode)
     return g, bool(g and resolve(graph_updates, _graph.set_graph_updates))
@@ -364,8 +364,8 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
         return (isinstance(obj, RngStream) and pred((*path, "key"), obj.key)
                 and pred((*path, "count"), obj.count))
 
-    def new_key(obj: Any) -> tuple:
-        key = random.split(obj(), splits)
+    def new_key(obj: Any, drawn: Any = None) -> tuple:
+        key = random.split(obj() if drawn is None else drawn, splits)
         if squeeze:
             key = key[0]
         counts = obj.count.value.shape if squeeze else (
@@ -376,8 +376,9 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
         backups = _SplitBackups()
         for path, obj in _graph.iter_graph(target):
             if selected(path, obj):
+                drawn = obj()  # the draw advances the stream; the backup keeps that advance
                 backups.append((obj, obj.key.value, obj.count.value))
-                obj.key.value, obj.count.value = new_key(obj)
+                obj.key.value, obj.count.value = new_key(obj, drawn)
         return backups
 
     def split_copy(target: Any) -> Any:
@@ -437,7 +438,6 @@ def with_rngs(node: Any = _MISSING, /, *, split: Any = None, fork: Any = None,
         >>> rngs.params.key.shape, rngs.dropout.key.shape
         ((4,), ())
     """
-    from ._config import resolve
 
     graph = resolve(graph, _graph.set_graph_mode)
     graph_updates = resolve(graph_updates, _graph.set_graph_updates)

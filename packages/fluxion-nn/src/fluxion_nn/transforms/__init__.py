@@ -167,15 +167,21 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     return wrapper
 
 
-def _diff_specs(argnums: Any) -> tuple[tuple[int, Any], ...]:
+def _diff_specs(argnums: Any, default_filter: Any = Param) -> tuple[tuple[int, Any], ...]:
     items = argnums if isinstance(argnums, (tuple, list)) else (argnums,)
     out = []
     for a in items:
         if isinstance(a, DiffState):
             out.append((a.argnum, a.filter))
         else:
-            out.append((int(a), Param))
+            out.append((int(a), default_filter))
     return tuple(out)
+
+
+def _simple_grads(graph: Any, graph_updates: Any) -> bool:
+    # flax's tree mode / graph mode without graph updates: a module argument is differentiated
+    # as a whole pytree and its gradient is a module of the same type holding the gradients
+    return not (resolve(graph, set_graph_mode) and resolve(graph_updates, set_graph_updates))
 
 
 def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
@@ -190,7 +196,8 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
                                  holomorphic=holomorphic, allow_int=allow_int, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "value_and_grad")
-    specs = _diff_specs(argnums)
+    simple = _simple_grads(graph, graph_updates)
+    specs = _diff_specs(argnums, ... if simple else Param)
     diff_args = {a: flt for a, flt in specs}
     single = not isinstance(argnums, (tuple, list))
 
@@ -239,7 +246,7 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
         )(dv, do, nv, no)
         aux = apply_outputs(side["s"], values2, pure_aux, inp.objs, inp.variables)
         grads = _build_grads(args, specs, inp, gleaves, node_arg, diff_mask, gdv,
-                             other_arg, other_mask, gdo)
+                             other_arg, other_mask, gdo, as_modules=simple)
         g = grads[0] if single else tuple(grads)
         return ((loss, aux), g) if has_aux else (loss, g)
 
@@ -284,8 +291,20 @@ def _arg_positions(args: tuple, kwargs: dict) -> list:
     return out
 
 
+def _as_module(node: Any, grad_state: State) -> Any:
+    """The gradient State of a module argument as a module of the same structure (flax's tree
+    mode); a State when some of its leaves were not differentiated."""
+    from ..graph import graphdef, merge
+
+    try:
+        return merge(graphdef(node), grad_state)
+    except (KeyError, ValueError):
+        return grad_state
+
+
 def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg: list,
-                 diff_mask: list, gdv: list, other_arg: list, other_mask: list, gdo: list) -> list:
+                 diff_mask: list, gdv: list, other_arg: list, other_mask: list, gdo: list,
+                 as_modules: bool = False) -> list:
 
     per_node: dict[int, list] = {}
     it = iter(gdv)
@@ -310,7 +329,8 @@ def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg
                     entries = per_node.get(node_counter, [])
                     new.append(entries[0][1] if entries else None)
                 else:
-                    new.append(State.from_flat_path(per_node.get(node_counter, [])))
+                    grad_state = State.from_flat_path(per_node.get(node_counter, []))
+                    new.append(_as_module(leaf, grad_state) if as_modules else grad_state)
                 node_counter += 1
             else:
                 new.append(other_grads[other_counter])
