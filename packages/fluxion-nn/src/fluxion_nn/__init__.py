@@ -134,6 +134,7 @@ from .transforms import (
                         DiffState,
                         StateAxes,
                         cached_partial,
+                        checkify,
                         cond,
                         eval_shape,
                         fori_loop,
@@ -141,6 +142,7 @@ from .transforms import (
                         jit,
                         jit_partial,
                         jvp,
+                        make_jaxpr,
                         pmap,
                         remat,
                         scan,
@@ -188,7 +190,7 @@ __all__ = [
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "cached_partial", "jit_partial",
-    "vjp", "jvp", "pmap",
+    "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
     "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",

@@ -21,7 +21,7 @@ from . import transforms as _transforms
 __all__ = [
     "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "view_info", "iter_modules",
     "iter_children", "split_rngs", "fork_rngs", "reseed", "jit", "grad", "value_and_grad",
-    "remat", "vjp", "jvp", "vmap", "pmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial",
+    "remat", "vjp", "jvp", "vmap", "pmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial", "checkify",
 ]
 
 _G = {"graph": True}
@@ -59,4 +59,5 @@ fori_loop = functools.partial(_transforms.fori_loop, **_GU)
 eval_shape = functools.partial(_transforms.eval_shape, **_GU)
 cond = functools.partial(_transforms.cond, **_GU)
 switch = functools.partial(_transforms.switch, **_GU)
+checkify = functools.partial(_transforms.checkify, **_GU)
 cached_partial = functools.partial(_transforms.cached_partial, **_GU)

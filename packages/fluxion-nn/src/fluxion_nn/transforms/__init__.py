@@ -33,7 +33,7 @@ from ..variablelib import Param, Variable
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
-           "cached_partial", "jit_partial", "vjp", "jvp", "pmap"]
+           "cached_partial", "jit_partial", "vjp", "jvp", "pmap", "checkify", "make_jaxpr"]
 
 
 class Carry:
@@ -976,3 +976,59 @@ def jvp(f: Callable | None = None, primals: Any = None, tangents: Any = None, *,
         has_aux=True)
     aux = apply_outputs(side["s"], values2, pure_aux, inp.objs)
     return (out, t_out, aux) if has_aux else (out, t_out)
+
+
+def checkify(f: Callable, *, errors: Any = None, graph: bool | None = None,
+             graph_updates: bool | None = None) -> Callable:
+    """``fluxion.experimental.checkify`` over functions taking modules: returns
+    ``(error, out)``; updates ``f`` makes to the modules are kept.
+
+    Example::
+
+        err, y = nnx.checkify(nnx.jit(f), errors=checkify.float_checks)(model)
+        err.throw()
+    """
+    from fluxion.experimental import checkify as _checkify
+
+    _reject_bound_method(f, "checkify")
+    kw = {} if errors is None else {"errors": errors}
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        _tree_mode_check(graph, (args, kwargs), "nnx.checkify")
+        inp = Inputs((args, kwargs))
+        side: dict = {}
+
+        def pure(values: list, other: list) -> Any:
+            return _call_pure(f, side, "s", inp.static, values, other)
+
+        err, (values2, out) = _checkify.checkify(pure, **kw)(inp.values, inp.other)
+        return err, apply_outputs(side["s"], values2, out, inp.objs)
+
+    return wrapper
+
+
+def make_jaxpr(f: Callable, *, graph: bool | None = None, graph_updates: bool | None = None,
+               **jaxpr_kwargs: Any) -> Callable:
+    """``fluxion.make_jaxpr`` of a function taking modules (the modules are not changed: tracing
+    only). Graph updates cannot be expressed in a jaxpr, so ``graph_updates=True`` in graph
+    mode is refused, as in flax.
+
+    Example: ``jaxpr = nnx.make_jaxpr(lambda m, x: m(x), graph_updates=False)(model, x)``.
+    """
+    if resolve(graph, set_graph_mode) and resolve(graph_updates, set_graph_updates):
+        raise ValueError("nnx.make_jaxpr does not support graph_updates=True. "
+                         "Set graph=False or graph_updates=False.")
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _tree_mode_check(graph, (args, kwargs), "nnx.make_jaxpr")
+        inp = Inputs((args, kwargs))
+        side: dict = {}
+
+        def pure(values: list, other: list) -> Any:
+            return _call_pure(f, side, "s", inp.static, values, other)
+
+        return fluxion.make_jaxpr(pure, **jaxpr_kwargs)(inp.values, inp.other)
+
+    return wrapper
