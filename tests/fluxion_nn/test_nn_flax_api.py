@@ -351,3 +351,16 @@ def test_checkify_and_make_jaxpr_over_modules():
     assert "add" in str(jaxpr) and int(count[...]) == 1  # tracing only
     with pytest.raises(ValueError, match="does not support graph_updates=True"):
         nnx.make_jaxpr(bump, graph=True, graph_updates=True)
+
+
+def test_jit_in_shardings_place_module_variables():
+    import fluxion.sharding as fsh
+
+    devices = fluxion.devices()
+    mesh = fsh.Mesh(np.array(devices), ("mp",))
+    sharding = fsh.NamedSharding(mesh, fsh.PartitionSpec("mp"))
+    m = nnx.Linear(len(devices), len(devices), rngs=nnx.Rngs(0))
+    nnx.jit(lambda a, b: None, in_shardings=(sharding, nnx.StateSharding({nnx.Param: sharding})))(m, m)
+    assert m.kernel.value.sharding.is_equivalent_to(sharding, 2)
+    with pytest.raises(ValueError, match="cannot contain `StateSharding`"):
+        nnx.jit(lambda x: x, in_shardings=(nnx.StateSharding({...: sharding}),))(jnp.ones(2))

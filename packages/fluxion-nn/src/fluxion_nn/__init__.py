@@ -133,6 +133,7 @@ from .transforms import (
                         Carry,
                         DiffState,
                         StateAxes,
+                        StateSharding,
                         cached_partial,
                         checkify,
                         cond,
@@ -189,7 +190,7 @@ __all__ = [
     "GraphState", "unpack", "map", "prefix", "extract",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
-    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "cached_partial", "jit_partial",
+    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",
     "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",

@@ -94,10 +94,11 @@ def prefix_lookup(spec: Any, path: tuple) -> Any:
         raise ValueError(f"nnx.prefix: no value for the path {path} in {spec!r}")
     cur = spec
     for part in path:
-        if isinstance(cur, (int, str)) or cur is None:
-            return cur
-        if isinstance(cur, dict) or (hasattr(cur, "__getitem__") and not hasattr(cur, "__dict__")):
+        if is_graph_node(cur) and not isinstance(cur, Variable):
+            d = vars(cur)
+            cur = d[part] if part in d else cur[part]
+        elif isinstance(cur, (dict, list)):
             cur = cur[part]
-        else:
-            cur = vars(cur)[part] if isinstance(part, str) and part in vars(cur) else cur[part]
+        else:  # a value (an axis, a sharding, a PartitionSpec) applies to everything below
+            return cur
     return cur

@@ -33,7 +33,8 @@ from ..variablelib import Param, Variable
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
-           "cached_partial", "jit_partial", "vjp", "jvp", "pmap", "checkify", "make_jaxpr"]
+           "cached_partial", "jit_partial", "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
+           "StateSharding"]
 
 
 class Carry:
@@ -90,6 +91,38 @@ def _tree_mode_check(graph: bool | None, tree: Any, api: str) -> None:
         check_tree_mode(tree, api)
 
 
+class StateSharding(StateAxes):
+    """Per-filter shardings for a module argument of ``nnx.jit`` (``in_shardings``) —
+    ``{filter: sharding}``, the first matching filter wins.
+
+    Example: ``nnx.jit(f, in_shardings=(nnx.StateSharding({nnx.Param: sharding}),))``.
+    """
+
+
+def _apply_in_shardings(args: tuple, in_shardings: Any) -> tuple:
+    # place each module argument's Variables (and each array argument) with its sharding before
+    # the call, writing the placed values back into the Variables, as flax's jit does
+    specs = list(in_shardings) if isinstance(in_shardings, (tuple, list)) else [in_shardings] * len(args)
+    if len(specs) != len(args):
+        raise ValueError(f"nnx.jit: in_shardings has {len(specs)} entries for {len(args)} arguments")
+    out = []
+    for a, spec in zip(args, specs):
+        if spec is None:
+            out.append(a)
+        elif is_graph_node(a):
+            for path, var in _flat_variables(a):
+                sh = _leaf_axis(spec, tuple(path), var)
+                if sh is not None:
+                    var.value = fluxion.device_put(var.value, sh)
+            out.append(a)
+        elif isinstance(spec, StateAxes):
+            raise ValueError("nnx.jit: in_shardings entries for non-module arguments cannot "
+                             "contain `StateSharding` objects")
+        else:
+            out.append(tree_util.tree_map(lambda x, s=spec: fluxion.device_put(x, s), a))
+    return tuple(out)
+
+
 def _call_pure(f: Callable, side: dict, key: Any, static: tuple, values: list, other: list,
                args_kwargs: bool = True) -> tuple[list, list]:
     tree, nodes, built = rebuild(static, values, other)
@@ -139,11 +172,14 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         return _call_pure(call, side, key, static, values, other)
 
     jitted = fluxion.jit(pure, static_argnums=(0,), keep_unused=keep_unused)
+    # shardings are applied to the arguments before the call (per Variable, by filter)
     cache = CallCache()
 
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         _tree_mode_check(graph, (args, kwargs), "nnx.jit")
+        if in_shardings is not None:
+            args = _apply_in_shardings(args, in_shardings)
         if snums:
             static_pos = tuple((i, args[i]) for i in snums if i < len(args))
             args = tuple(None if i in snums else a for i, a in enumerate(args))
