@@ -364,3 +364,25 @@ def test_jit_in_shardings_place_module_variables():
     assert m.kernel.value.sharding.is_equivalent_to(sharding, 2)
     with pytest.raises(ValueError, match="cannot contain `StateSharding`"):
         nnx.jit(lambda x: x, in_shardings=(nnx.StateSharding({...: sharding}),))(jnp.ones(2))
+
+
+def test_vmapped_init_and_scanned_call_with_state_axes():
+    state_axes = nnx.StateAxes({(nnx.Param, nnx.RngState): 0, ...: None})
+
+    class MLP(nnx.Module):
+        @nnx.vmap(in_axes=(state_axes, 0))
+        def __init__(self, key):
+            self.linear = nnx.Linear(3, 3, rngs=nnx.Rngs(key))
+            self.node = nnx.Variable(jnp.ones((2,)))
+
+        @nnx.scan(in_axes=(state_axes, nnx.Carry), out_axes=nnx.Carry)
+        def __call__(self, x):
+            return nnx.gelu(self.linear(x))
+
+    m = MLP(key=fluxion.random.split(fluxion.random.key(0), 5))  # keyword bound positionally
+    assert m.linear.kernel.shape == (5, 3, 3) and m.node.shape == (2,)
+    x = jnp.ones((1, 3))
+    expect = x
+    for i in range(5):
+        expect = nnx.gelu(expect @ m.linear.kernel[...][i] + m.linear.bias[...][i])
+    np.testing.assert_allclose(m(x), expect, rtol=1e-5, atol=1e-6)

@@ -377,12 +377,6 @@ def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg
     return out
 
 
-def _axis_of(spec: Any, default: Any = 0) -> Any:
-    if isinstance(spec, StateAxes):
-        return spec.single_axis()
-    return spec
-
-
 def _per_arg_axes(in_axes: Any, nargs: int, name: str) -> list:
     # per-argument axis specs; a module argument's spec may be an int/None, a StateAxes or a
     # prefix (nnx.prefix), resolved per Variable by _leaf_axis
@@ -474,6 +468,21 @@ def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
                                      backend=backend, axis_size=axis_size), graph_updates)
 
 
+def _positional(f: Callable, args: tuple, kwargs: dict, name: str) -> tuple:
+    """Keyword arguments bound to ``f``'s positional parameters (so the per-argument axes apply
+    to them, e.g. ``Model(key=keys)`` with a vmapped ``__init__``)."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: cannot bind the keyword arguments {sorted(kwargs)}: {e}") from None
+    if bound.kwargs:
+        raise TypeError(f"{name}: keyword-only arguments {sorted(bound.kwargs)} are not supported; "
+                        "pass them positionally")
+    return tuple(bound.args)
+
+
 def _alias_error(var: Any, first: tuple, second: tuple, name: str) -> ValueError:
     return ValueError(
         "Inconsistent aliasing detected. The following nodes have different prefixes:\n"
@@ -506,7 +515,8 @@ def _variable_axes(nodes: list, specs: list, name: str) -> dict:
 def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
             mapper: Callable, graph_updates: Any = None) -> Callable:
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args = _positional(f, args, kwargs, name)
         _tree_mode_check(graph, args, name)
         axes = _per_arg_axes(in_axes, len(args), name)
         inp = Inputs((args, {}))
@@ -609,8 +619,16 @@ def _split_axis(in_axes: Any, nargs: int) -> list:
     if isinstance(in_axes, (list, tuple)):
         if len(in_axes) != nargs:
             raise ValueError(f"nnx.scan: in_axes has {len(in_axes)} entries for {nargs} arguments")
-        return [_axis_of(a) for a in in_axes]
-    return [_axis_of(in_axes)] * nargs
+        return list(in_axes)
+    return [in_axes] * nargs
+
+
+def _scan_leaf_axis(spec: Any, path: tuple, leaf: Any) -> Any:
+    # "C" (carried), None (broadcast) or an int axis, per Variable (StateAxes/prefixes allowed)
+    if spec == "C":
+        return "C"
+    ax = _leaf_axis(spec, path, leaf)
+    return "C" if ax is Carry else ax
 
 
 def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool = False,
@@ -634,13 +652,14 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     _reject_bound_method(f, "scan")
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args = _positional(f, args, kwargs, "nnx.scan")
         _tree_mode_check(graph, args, "nnx.scan")
         axes = _split_axis(in_axes, len(args))
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, [("C" if a is Carry else a) for a in axes])
         gleaves = inp.gleaves
-        vaxes = [node_axes[p[0]] for p, _ in gleaves]
+        vaxes = [_scan_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
         in_carry = [ax in ("C", None) for ax in vaxes]
         o_carry = [ax == "C" for ax in other_axes]
         o_bcast = [ax is None for ax in other_axes]
