@@ -386,3 +386,30 @@ def test_vmapped_init_and_scanned_call_with_state_axes():
     for i in range(5):
         expect = nnx.gelu(expect @ m.linear.kernel[...][i] + m.linear.bias[...][i])
     np.testing.assert_allclose(m(x), expect, rtol=1e-5, atol=1e-6)
+
+
+def test_scan_creates_stacked_modules_and_checks_carry_identity():
+    class Block(nnx.Module):
+        def __init__(self, *, rngs):
+            self.linear = nnx.Linear(3, 3, rngs=rngs)
+
+    @nnx.split_rngs(splits=5)
+    @nnx.scan(in_axes=(nnx.Carry, 0), length=5)
+    def create(_, rngs):
+        return None, Block(rngs=rngs)
+
+    _, module = create(None, nnx.Rngs(0))
+    assert module.linear.kernel.shape == (5, 3, 3) and module.linear.bias.shape == (5, 3)
+    # the same 5 layers built one by one from the same split keys
+    keys = fluxion.random.split(fluxion.random.fold_in(fluxion.random.key(0), 0), 5)
+    for i in (0, 4):
+        ref = nnx.Linear(3, 3, rngs=nnx.Rngs(keys[i]))
+        np.testing.assert_allclose(module.linear.kernel[...][i], ref.kernel[...], rtol=1e-6)
+    count = nnx.Variable(jnp.array(0))
+
+    @nnx.scan
+    def bad(c, x):
+        return nnx.Variable(c[...] + 1), x
+
+    with pytest.raises(ValueError, match="Carry references must be the same between iterations"):
+        bad(count, jnp.arange(3))

@@ -686,24 +686,30 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
                 raise ValueError("nnx.scan: the structure of a module argument changed in the body")
             n_inleaves = len(inp.values)
             in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
-            if new_vals:
-                raise ValueError("nnx.scan: returning new modules from the body is not supported")
+            known = {id(o) for o in built.values()}
+            for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node):
+                if _is_node(leaf) and id(leaf) not in known:
+                    raise ValueError(
+                        "Carry references must be the same between iterations (scan Variable "
+                        "identity must be preserved across iterations): nnx.scan's body returned "
+                        f"a new {type(leaf).__name__} in the carry")
             n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
                                if not _is_node(leaf))
             side["s"] = (static_out, n_carry_pure)
             new_cv = [v for v, c in zip(in_vals, in_carry) if c]
             ys_v = [v for v, c in zip(in_vals, in_carry) if not c]
-            return (new_cv, pure[:n_carry_pure]), (ys_v, pure[n_carry_pure:])
+            # new objects made in the body (in the stacked outputs): their leaves are stacked too
+            return (new_cv, pure[:n_carry_pure]), (ys_v, pure[n_carry_pure:], list(new_vals))
 
         init = (carry_v, carry_o)
-        (cv, co), (ysv, yso) = lax.scan(body, init, (xs_v, xs_o), length=length, reverse=reverse,
-                                        unroll=unroll)
+        (cv, co), (ysv, yso, ys_new) = lax.scan(body, init, (xs_v, xs_o), length=length,
+                                                reverse=reverse, unroll=unroll)
         static_out, n_carry_pure = side["s"]
         # restore scanned axes of module leaves
         scanned_axes = [ax for ax in vaxes if ax not in ("C", None)]
         ysv = [_from_front(v, ax) for v, ax in zip(ysv, scanned_axes)]
-        values2 = _interleave(in_carry, cv, ysv)
         ys_axes = _ys_axes(out_spec)
+        values2 = _interleave(in_carry, cv, ysv) + [_from_front(v, ys_axes) for v in ys_new]
         yso = [_from_front(v, ys_axes) for v in yso]
         res = apply_outputs(static_out, values2, list(co) + list(yso), inp.objs)
         carry_out, ys_out = res
