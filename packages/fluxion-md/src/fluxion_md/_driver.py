@@ -203,7 +203,7 @@ class _Progress:
         self.reallocations = 0
         if enabled:
             try:
-                from tqdm.auto import tqdm
+                from tqdm.auto import tqdm  # reason: optional dependency (progress bars)
                 self.bar = tqdm(total=total, unit="step", desc="fluxion_md")
             except ImportError:
                 self.bar = None

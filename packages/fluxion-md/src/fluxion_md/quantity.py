@@ -5,9 +5,11 @@ from __future__ import annotations
 import operator
 from typing import Any, Callable
 
+import numpy as onp
+
 import fluxion
 import fluxion.numpy as jnp
-from fluxion import grad, ops, vmap
+from fluxion import grad, lax, ops, vmap
 from fluxion.tree_util import tree_map, tree_reduce
 from fluxion_md import partition, space, util
 from fluxion_md.util import Array, f32
@@ -250,7 +252,6 @@ def pair_correlation(displacement_or_metric: Callable, radii: Array, sigma: floa
     if not jnp.issubdtype(jnp.asarray(species).dtype, jnp.integer):
         raise TypeError("pair_correlation: species must be an integer array; got dtype "
                         f"{jnp.asarray(species).dtype}.")
-    import numpy as onp
     species_np = onp.asarray(species)
     types = onp.unique(species_np)
 
@@ -358,7 +359,6 @@ def nball_unit_volume(spatial_dimension: int) -> Array:
         >>> round(float(nball_unit_volume(2)), 5)
         3.14159
     """
-    from fluxion import lax
     return jnp.pi ** (spatial_dimension / 2) / jnp.exp(
         lax.lgamma(jnp.asarray(spatial_dimension / 2 + 1, dtype=jnp.result_type(float))))
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as onp
+
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import vmap
-from fluxion_md.util import Array, f32, safe_mask
+from fluxion_md.util import Array, f32, is_concrete, safe_mask
 
 __all__ = [
     "DisplacementFn", "MetricFn", "DisplacementOrMetricFn", "ShiftFn", "Space", "Box",
@@ -174,13 +176,11 @@ def free() -> Space:
 
 def _check_side(fn_name: str, side: Any) -> None:
     if isinstance(side, (int, float)) or (hasattr(side, "shape") and _concrete(side)):
-        import numpy as onp
         if onp.any(onp.asarray(side) <= 0):
             raise ValueError(f"{fn_name}: box must be positive; got box={onp.asarray(side)!r}.")
 
 
 def _concrete(x: Any) -> bool:
-    from fluxion_md.util import is_concrete
     return is_concrete(x)
 
 

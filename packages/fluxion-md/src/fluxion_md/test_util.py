@@ -238,7 +238,7 @@ def load_silica_data() -> Any:
 def load_elasticity_test_data(spatial_dimension: int, low_pressure: bool, dtype: Any,
                               index: int) -> tuple[Any, Any, Any, Any]:
     """``(cijkl, R, sigma, box)`` of one jammed packing of jax-md's elasticity data (netCDF)."""
-    import netCDF4
+    import netCDF4  # reason: optional dependency (jax-md's test data)
 
     pressure = "4.0" if low_pressure else "1.0"
     name = (f"2d_polyuniform_N64_Lp-{pressure}.nc" if spatial_dimension == 2

@@ -20,8 +20,10 @@ import re
 import struct
 import tempfile
 import threading
+import time
 from typing import Any, Callable
 
+import ml_dtypes
 import numpy as np
 
 import fluxion
@@ -59,7 +61,6 @@ class CheckpointError(ValueError):
 
 def _np_dtype(name: str) -> np.dtype:
     if name in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
-        import ml_dtypes
 
         return np.dtype(getattr(ml_dtypes, name))
     return np.dtype(name)
@@ -242,7 +243,6 @@ def _pid_running(pid: int) -> bool:
 
 def _remove_orphans(directory: str) -> None:
     """Delete temporary files left in ``directory`` by interrupted saves."""
-    import time
 
     try:
         names = os.listdir(directory)

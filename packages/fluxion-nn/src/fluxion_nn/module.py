@@ -11,7 +11,7 @@ import fluxion.numpy as jnp
 from . import filterlib, graph
 from . import graph as _graph
 from .pytreelib import Pytree
-from .variablelib import Perturbation, Variable, is_array
+from .variablelib import Perturbation, Variable, is_array, variable_type_from_name
 
 __all__ = ["Module", "Dict", "iter_modules", "iter_module_children", "view", "with_attributes",
            "view_info", "display"]
@@ -36,7 +36,6 @@ class Module(Pytree):
         """Record ``value`` in a Variable ``name`` of ``variable_type`` (default: a tuple of the
         values sown so far), for later retrieval with ``nnx.pop``/``nnx.state``."""
         if isinstance(variable_type, str):
-            from .variablelib import variable_type_from_name
 
             variable_type = variable_type_from_name(variable_type, allow_register=True)
         if hasattr(self, name):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .graph import iter_graph
+from .graph import clone, iter_graph
 from .module import Module
 from .variablelib import Variable
 
@@ -19,7 +19,6 @@ def tabulate(module: Module, *inputs: Any, depth: int | None = None, **kwargs: A
 
     Example: ``print(nnx.tabulate(model, x))``.
     """
-    from .graph import clone
 
     out_shapes: dict[int, Any] = {}
     if inputs:

@@ -10,6 +10,8 @@ import types
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
+import numpy as np
+
 import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
@@ -70,7 +72,6 @@ def with_metadata(initializer: Callable, **metadata: Any) -> Callable:
 
     Example: ``nnx.Linear(2, 3, kernel_init=nnx.with_metadata(init, sharding=(None, "model")), rngs=rngs)``.
     """
-    import functools
 
     @functools.wraps(initializer)
     def wrapper(*args: Any, **kwargs: Any) -> VariableMetadata:
@@ -249,7 +250,6 @@ class Variable:
         return self._value
 
     def __array__(self, dtype: Any = None) -> Any:
-        import numpy as np
 
         return np.asarray(self._value, dtype=dtype)
 

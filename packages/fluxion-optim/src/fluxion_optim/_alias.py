@@ -9,6 +9,7 @@ from fluxion_optim import _adaptive as ad
 from fluxion_optim import _base
 from fluxion_optim import _scaling as sc
 from fluxion_optim._factorized import scale_by_factored_rms
+from fluxion_optim._linesearch import scale_by_zoom_linesearch
 from fluxion_optim.transforms import (
     add_decayed_weights,
     add_noise,
@@ -522,7 +523,6 @@ def lbfgs(learning_rate: LR | None = None, memory_size: int = 10,
         >>> u, s = opt.update(jnp.ones(2), opt.init(jnp.zeros(2)), jnp.zeros(2))
     """
     if linesearch is _DEFAULT_LINESEARCH:
-        from fluxion_optim._linesearch import scale_by_zoom_linesearch
         linesearch = scale_by_zoom_linesearch(max_linesearch_steps=20,
                                               initial_guess_strategy="one")
     base_scaling = sc.scale(-1.0) if learning_rate is None else sc.scale_by_learning_rate(

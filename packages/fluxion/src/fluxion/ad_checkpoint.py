@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, NamedTuple
 
 from fluxion import tree_util
@@ -101,7 +102,6 @@ def saved_residuals(f: Callable, *args: Any, **kwargs: Any) -> list[tuple[Any, s
 
 def _argument_names(f: Callable, n_leaves: int, args: tuple) -> list[str | None]:
     """The parameter name of each array leaf of ``args`` (with a key path inside pytrees)."""
-    import inspect
 
     try:
         params = list(inspect.signature(f).parameters)

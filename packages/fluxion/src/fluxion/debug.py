@@ -38,7 +38,9 @@ from typing import IO, Any, Callable
 
 import numpy as np
 
+import fluxion.sharding as _sharding
 from fluxion.callback import _is_array_leaf, debug_callback_bind
+from fluxion.core.errors import _is_internal, user_frame
 
 # The sharding inspectors are module attributes loaded lazily by __getattr__ below.
 __all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame",  # noqa: F822
@@ -50,7 +52,6 @@ _SHARDING_NAMES = ("inspect_array_sharding", "visualize_array_sharding")
 def __getattr__(name: str) -> Any:
     # JAX keeps its sharding inspectors in jax.debug; ours live in fluxion.sharding (loaded lazily).
     if name in _SHARDING_NAMES:
-        import fluxion.sharding as _sharding
         return getattr(_sharding, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -112,7 +113,6 @@ _LOGGER = logging.getLogger("fluxion.debug")
 
 
 def _log_record() -> logging.LogRecord:
-    from fluxion.core.errors import user_frame
     f = user_frame()
     file, line = ("(unknown file)", 0) if f is None else (f.f_code.co_filename, f.f_lineno)
     return _LOGGER.makeRecord(_LOGGER.name, logging.INFO, file, line, "", (), None)
@@ -347,7 +347,6 @@ def breakpoint(*, backend: str | None = None, filter_frames: bool = True,
     stdin, stdout = kwargs.pop("stdin", None), kwargs.pop("stdout", None)
     if kwargs:
         raise TypeError(f"debug.breakpoint: unexpected keyword arguments {sorted(kwargs)}")
-    from fluxion.core.errors import _is_internal
     frames_info = []
     f = inspect.currentframe().f_back
     while f is not None:

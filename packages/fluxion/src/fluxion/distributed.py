@@ -34,8 +34,12 @@ Example:
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
+import re
+import socket
 import threading
+import time
 from typing import Any, Sequence
 
 from fluxion.backend import client as _client
@@ -220,7 +224,6 @@ class _OpenMPI(_Cluster):
 
     @classmethod
     def coordinator_address(cls, port: str | None) -> str:
-        import re
         uri = os.environ["OMPI_MCA_orte_hnp_uri"]  # e.g. "1531576320.0;tcp://10.96.0.1:34911"
         if port is None:
             port = _ephemeral_port(int(uri.split(".", 1)[0]) // 2 ** 12)
@@ -309,7 +312,6 @@ class _KubernetesIndexedJob(_Cluster):
 
     @classmethod
     def coordinator_address(cls, port: str | None) -> str:
-        import socket
         sub = os.environ.get("FLUXION_K8S_SUBDOMAIN")
         if sub is None:  # the pod's FQDN is <hostname>.<subdomain>.<namespace>.svc...
             parts = socket.getfqdn().split(".")
@@ -327,7 +329,7 @@ class _KubernetesIndexedJob(_Cluster):
         if n is not None:
             return n
         try:
-            import kubernetes as k8s
+            import kubernetes as k8s  # reason: optional dependency (cluster auto-detection)
         except ImportError:
             raise RuntimeError(
                 "fluxion.distributed.initialize: in a Kubernetes indexed Job the process count "
@@ -382,7 +384,6 @@ def _left(dc: Any, i: int) -> bool:
 
 
 def _raise_in_main(main_ident: int | None) -> None:
-    import ctypes
     if main_ident is None:
         return
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(main_ident),
@@ -437,7 +438,6 @@ def shutdown() -> None:
             if service is not None and dead is None:
                 # the service must outlive the other processes' clients (in recoverable mode
                 # the shutdown barrier does not wait for them)
-                import time
                 end = time.monotonic() + timeout
                 while time.monotonic() < end and not all(
                         _left(dc, i) for i in range(n) if i != pid):

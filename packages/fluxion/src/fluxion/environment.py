@@ -13,6 +13,9 @@ import sys
 
 import numpy as np
 
+from fluxion.backend import client
+from fluxion.backend.runtime import jaxlib_version
+
 __all__ = ["print_environment_info"]
 
 
@@ -24,8 +27,6 @@ def print_environment_info(return_string: bool = False) -> str | None:
         >>> fluxion.print_environment_info(return_string=True).splitlines()[0].startswith("fluxion")
         True
     """
-    from fluxion.backend import client
-    from fluxion.backend.runtime import jaxlib_version
 
     devices = client.devices()
     version = getattr(sys.modules.get("fluxion"), "__version__", "unknown")  # the package root

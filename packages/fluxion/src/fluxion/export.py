@@ -38,7 +38,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.backend.client import default_device
 from fluxion.backend.export import call_module, lower_module
+from fluxion.backend.lowering import lowering_platform
 from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import Tracer
 from fluxion.transforms.staging import abstractify, trace_to_program
@@ -66,8 +68,6 @@ def default_export_platform() -> str:
         >>> export.default_export_platform()
         'cpu'
     """
-    from fluxion.backend.client import default_device
-    from fluxion.backend.lowering import lowering_platform
     return lowering_platform((default_device(),))
 
 

@@ -13,10 +13,16 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import sys
+from importlib.metadata import version
 from typing import Any
+
+from fluxion.backend import client, compile_cache, plugins
+from fluxion.backend.runtime import cache_info
+from fluxion.core.config import config
 
 __all__ = ["environment_info", "print_environment_info", "main", "cache_lines"]
 
@@ -30,14 +36,12 @@ PACKAGES = (("fluxion-xla", "fluxion"), ("fluxion-scipy", "fluxion_scipy"),
 
 def _version(dist: str) -> str:
     try:
-        from importlib.metadata import version
         return version(dist)
     except Exception:
         return "not installed"
 
 
 def _package_line(dist: str, module: str) -> str:
-    import importlib.util
 
     version = _version(dist)
     spec = importlib.util.find_spec(module)
@@ -50,8 +54,6 @@ def _package_line(dist: str, module: str) -> str:
 def environment_info() -> str:
     """A text report: versions, the platforms whose plugins are installed, the default backend
     and every device (with its process)."""
-    from fluxion.backend import client, compile_cache, plugins
-    from fluxion.core.config import config
 
     lines = [_package_line(dist, module) for dist, module in PACKAGES]
     lines += [f"jaxlib:     {_version('jaxlib')}",
@@ -95,7 +97,6 @@ def cache_lines() -> list[str]:
         >>> info.cache_lines()[0]
         'in-memory caches (fluxion.clear_caches() empties them):'
     """
-    from fluxion.backend.runtime import cache_info
 
     lines = ["in-memory caches (fluxion.clear_caches() empties them):"]
     for row in cache_info():

@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.sharding_impl import (
     AbstractMesh,
@@ -154,7 +155,6 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         >>> fluxion.reshard(jnp.ones(2), fluxion.NamedSharding(mesh, fluxion.P("x"))).shape
         (2,)
     """
-    from fluxion import tree_util
 
     def is_leaf(v: Any) -> bool:
         return v is None or isinstance(v, (PartitionSpec, Sharding))

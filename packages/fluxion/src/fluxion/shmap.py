@@ -41,6 +41,7 @@ from typing import Any, Callable, Sequence
 
 from fluxion import tree_util
 from fluxion.backend.jit import jit
+from fluxion.backend.lowering import mlir_type
 from fluxion.backend.sharding_impl import (
     AbstractMesh,
     Mesh,
@@ -190,7 +191,6 @@ def _lowering(ctx: Any, *args: str, program: Program, mesh: Any, in_specs: tuple
         stack.pop()
     local_in = [v.aval for v in program.invars]
     local_out = [v.aval for v in program.outvars]
-    from fluxion.backend.lowering import mlir_type
     head = ", ".join(f"{a}: {mlir_type(t)}" for a, t in zip(bargs, local_in))
     ret_t = ", ".join(mlir_type(a) for a in local_out)
     region = "\n".join(["{", f"{fn.indent}  ^bb0({head}):"] + sub.lines + [

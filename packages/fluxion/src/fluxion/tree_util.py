@@ -1431,7 +1431,7 @@ def _prefix_errors(path: KeyPath, prefix: Any, full: Any,
             + ("." if diff is None else f";\n  keys in only one of them: {diff}."))
         return
     if not _aux_equal(p_aux, f_aux):
-        import difflib  # only for this error message: kept off the import of fluxion
+        import difflib  # reason: only for this error message, kept off the import of fluxion
 
         p_text, f_text = str(p_aux), str(f_aux)
         delta = textwrap.indent("\n".join(difflib.ndiff(p_text.splitlines(),

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence
 
 import fluxion
 import fluxion.lax as lax
+import fluxion.numpy as jnp
 import fluxion.random as random
 import fluxion.tree_util as tree_util
 
@@ -293,7 +294,6 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
 
 def _zeros_creator(next_creator: Callable, shape: Any, dtype: Any, init: Any,
                    context: Any) -> Any:
-    import fluxion.numpy as jnp
 
     return next_creator(shape, dtype, jnp.zeros)
 

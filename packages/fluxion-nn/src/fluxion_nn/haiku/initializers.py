@@ -10,6 +10,7 @@ import numpy as np
 import fluxion.lax as lax
 import fluxion.numpy as jnp
 import fluxion.random as random
+from fluxion.nn import initializers
 
 from ._base import next_rng_key
 
@@ -177,7 +178,6 @@ class Orthogonal(Initializer):
         self.axis = axis
 
     def __call__(self, shape: Sequence[int], dtype: Any = jnp.float32) -> Any:
-        from fluxion.nn import initializers
 
         if len(shape) < 2:
             raise ValueError("Orthogonal initializer requires at least a 2D shape. (got "

@@ -7,6 +7,7 @@ import functools
 from typing import Any, Callable
 
 import fluxion.numpy as jnp
+import fluxion.tree_util as tu
 from fluxion.nn import initializers, sigmoid, tanh
 
 from ..module import Module
@@ -347,7 +348,6 @@ class RNN(Module):
 
 
 def _take_last(carries: Any, last: Any, time_axis: int) -> Any:
-    import fluxion.tree_util as tu
 
     def pick(x: Any) -> Any:
         x = jnp.moveaxis(x, time_axis, 0)

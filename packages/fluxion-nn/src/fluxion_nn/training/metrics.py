@@ -9,6 +9,7 @@ from typing import Any
 import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
+from ..graph import split
 from ..pytreelib import Pytree
 from ..variablelib import Variable
 
@@ -42,7 +43,6 @@ class Metric(Pytree):
 
         Example: ``graphdef, state = metric.split()``.
         """
-        from ..graph import split
 
         return split(self, *filters)
 

@@ -21,7 +21,7 @@ class GymnasiumEnv:
 
     def __init__(self, env: Any, **make_kwargs: Any):
         if isinstance(env, str):
-            import gymnasium  # optional dependency, only needed for host environments
+            import gymnasium  # reason: optional dependency, only needed for host environments
 
             env = gymnasium.make(env, **make_kwargs)
         self.env = env

@@ -11,10 +11,13 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
+import warnings
 from typing import Any, Callable
 
+from fluxion.backend import plugins
 from fluxion.core.config import FlagState, config
 
 __all__ = ["get_client", "devices", "local_devices", "device_count", "local_device_count",
@@ -49,9 +52,8 @@ def _load() -> tuple[Any, Any]:
     mods = _mods
     if not mods:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-        import gc
 
-        # Local: importing fluxion must not load jaxlib; the first device use does.
+        # reason: importing fluxion must not load jaxlib; the first device use does
         from jaxlib import _jax, xla_client
         # jaxlib defers freeing some Python objects it releases without the GIL (one per
         # execute or block_until_ready, ~40 B) until ``collect_garbage`` runs: call it after each
@@ -98,7 +100,6 @@ def _platforms() -> list[str]:
     if value:
         return [_ALIASES.get(p.strip().lower(), p.strip().lower()) for p in value.split(",")
                 if p.strip()]
-    from fluxion.backend import plugins
     return [*plugins.available(), "cpu"]
 
 
@@ -124,7 +125,6 @@ def _make_client(platform: str) -> Any:
         return xla_client.make_cpu_client(
             asynchronous=bool(config.jax_cpu_enable_async_dispatch),
             num_devices=_distributed.get("num_cpu_devices") or _cpu_device_count(), **kw)
-    from fluxion.backend import plugins
     try:
         return plugins.make_client(platform, _distributed)
     except Exception as e:
@@ -153,7 +153,6 @@ def _warn_fallback(platform: str, reason: str, nxt: str | None) -> None:
     if platform in _warned:
         return
     _warned.add(platform)
-    import warnings
     then = f"falling back to {nxt!r}" if nxt else "no platform left to try"
     warnings.warn(f"fluxion: platform {platform!r} could not be opened "
                   f"({reason}); {then}", RuntimeWarning, stacklevel=4)

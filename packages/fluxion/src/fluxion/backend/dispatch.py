@@ -25,6 +25,7 @@ import os
 import sys
 import threading
 import time
+import types
 import weakref
 from operator import attrgetter
 from typing import Any, Sequence
@@ -483,7 +484,6 @@ def _without_jax(fn: Any) -> Any:
 
 
 def _make_stand_ins() -> dict:
-    import types
     mods = {n: types.ModuleType(n) for n in ("jax", "jax.core", "jax._src",
                                              "jax._src.sharding_impls")}
     mods["jax"].__path__ = mods["jax._src"].__path__ = []  # packages (no files behind them)

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -86,7 +87,6 @@ def specialize_platform(text: str, platform: str) -> str:
     branch of ``platform``: ``main`` calls that platform's function directly (its index
     parameter stays, unused) and the functions it does not reach are dropped, so that XLA never
     sees another platform's custom calls."""
-    import re
     head, funcs, tail = _functions(text)
     main = funcs["main"]
     target = f"@_platform_{platform}("

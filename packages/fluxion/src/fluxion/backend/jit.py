@@ -42,6 +42,7 @@ from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
 from fluxion.backend.client import default_device as _client_default_device
+from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
 from fluxion.backend.lowering import lower_program, lowering_platform
@@ -970,7 +971,7 @@ class Lowered:
     def compiler_ir(self, dialect: str | None = None) -> Any:
         """The lowered program: a StableHLO MLIR module (``dialect`` None or ``"stablehlo"``) or
         an ``XlaComputation`` (``"hlo"``; ``.as_hlo_text()``), as JAX's ``Lowered``."""
-        import jaxlib._jax as jaxlib_ext
+        jaxlib_ext = _client_jaxlib_ext()
         if dialect in (None, "stablehlo"):
             return parse_module(self._text)
         if dialect == "hlo":
@@ -982,7 +983,7 @@ class Lowered:
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimate of the unoptimized program (``flops``, ``bytes accessed``, ...),
         as JAX's ``Lowered.cost_analysis``."""
-        import jaxlib._jax as jaxlib_ext
+        jaxlib_ext = _client_jaxlib_ext()
         hlo = self.compiler_ir("hlo").get_hlo_module()
         return jaxlib_ext.hlo_module_cost_analysis(_d._client.get_client(), hlo)
 

@@ -45,7 +45,7 @@ def ensure_lapack() -> None:
         if _ready:
             return
         xc = _client.xc()
-        # Local: the kernels load with their first use, not with ``import fluxion``.
+        # reason: jaxlib's LAPACK kernels load with their first use, not with ``import fluxion``
         from jaxlib import lapack as _jl_lapack
         from jaxlib.cpu import _lapack
         for name, fn, api_version in _jl_lapack.registrations()["cpu"]:

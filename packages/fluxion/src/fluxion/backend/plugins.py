@@ -17,7 +17,9 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
+import logging
 import os
 from typing import Any
 
@@ -96,10 +98,8 @@ def _register_cuda_targets(xc: Any, c_api: Any) -> None:
     """Register the CUDA plugin's custom-call targets (host callbacks, cuSOLVER, ...) the way
     jax's plugin initializer does. A failure is logged: programs that need a missing target then
     fail to compile with XLA's "No FFI handler registered" error."""
-    import functools
-    import logging
     try:
-        from jax_cuda12_plugin import cuda_plugin_extension as cpe
+        from jax_cuda12_plugin import cuda_plugin_extension as cpe  # reason: optional plugin
         xc.register_custom_call_handler(
             "CUDA", functools.partial(cpe.register_custom_call_target, c_api))
         for name, fn in _items(cpe.ffi_handlers()):
@@ -120,7 +120,7 @@ def _register_cuda_targets(xc: Any, c_api: Any) -> None:
 def make_client(platform: str, distributed: dict[str, Any]) -> Any:
     """A PJRT client of the ``cuda`` or ``tpu`` plugin (raises when it is not installed or no
     device is visible)."""
-    from jaxlib import xla_client as xc
+    from jaxlib import xla_client as xc  # reason: jaxlib loads with the first client
     if platform == "cuda":
         path = cuda_plugin_path()
         if path is None:

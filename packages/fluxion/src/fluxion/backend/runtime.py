@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jaxlib.version
+
 from fluxion.backend import caches as _caches
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _dispatch
@@ -104,6 +106,4 @@ def jaxlib_version() -> str:
         >>> jaxlib_version().count(".") >= 2
         True
     """
-    import jaxlib.version
-
     return jaxlib.version.__version__

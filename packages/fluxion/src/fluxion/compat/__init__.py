@@ -221,7 +221,7 @@ def install_jax_alias() -> None:
         ...                text=True).stdout.strip()
         '3'
     """
-    from fluxion.compat.jax_src import PROVIDED
+    from fluxion.compat.jax_src import PROVIDED  # reason: the jax._src table loads on install only
     _install({**JAX_MODULES, **{f"jax._src.{k}": v for k, v in PROVIDED.items()}},
              {"jax": "fluxion.compat.jax_root"})
     importlib.import_module("jax")

@@ -74,6 +74,6 @@ def pytest_report_header(config: Any) -> str:
         >>> callable(pytest_report_header)
         True
     """
-    from fluxion.compat import installed_aliases
+    from fluxion.compat import installed_aliases  # reason: pytest loads plugins before jax
     pairs = ", ".join(f"{a} -> {t}" for a, t in sorted(installed_aliases().items()))
     return f"fluxion.compat aliases: {pairs}"

@@ -19,6 +19,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion.core.errors import user_source_line
+
 __all__ = ["AbstractValue", "ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
            "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule",
            "keep_sharding_rule", "DEFAULT_SHARDING_RULE"]
@@ -222,14 +224,12 @@ def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
         err = ShardingTypeError(
             f"{prim.name} operation with inputs: {', '.join(a.str_short() for a in in_avals)} "
             f"produces an illegally sharded result: {short_dtype_name(out.dtype)}[{dims}]")
-        from fluxion.core.errors import user_source_line
         err = ShardingTypeError(f"{err} (at {user_source_line()})")
         err._fluxion_located = True
         raise err from None
     except ShardingTypeError as e:
         if getattr(e, "_fluxion_located", False):
             raise
-        from fluxion.core.errors import user_source_line
         err = ShardingTypeError(f"{e} (in {prim.name} on "
                                 f"{', '.join(a.str_short(False) for a in in_avals)}, at "
                                 f"{user_source_line()})")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator
 
@@ -209,7 +210,7 @@ class Config:
             >>> "jax_enable_x64" in absl.flags.FLAGS
             True
         """
-        import absl.flags as absl_flags
+        import absl.flags as absl_flags  # reason: optional dependency (JAX's absl integration)
         for name, flag in self._flags.items():
             if name in absl_flags.FLAGS:
                 continue
@@ -235,9 +236,8 @@ class Config:
         global _configured_with_absl
         if _configured_with_absl:
             return
-        import sys
 
-        import absl.flags as absl_flags
+        import absl.flags as absl_flags  # reason: optional dependency (JAX's absl integration)
         argv = ["", *(a for a in itertools.takewhile(lambda a: a != "--", sys.argv)
                       if a.startswith("--jax"))]
         self.config_with_absl()

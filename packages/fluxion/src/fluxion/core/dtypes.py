@@ -37,6 +37,7 @@ import ml_dtypes
 import numpy as np
 
 from fluxion.core.config import config
+from fluxion.core.tracebacks import is_internal_file
 
 __all__ = [
     # scalar types
@@ -327,7 +328,6 @@ def _explicit_dtype(dt: np.dtype, fun_name: str, stacklevel: int = 4) -> np.dtyp
     canon = _TO_32.get(dt)
     if canon is None:
         return dt
-    from fluxion.core.tracebacks import is_internal_file
 
     # The line that asked for the dtype (the first outside the core; it may be in an ecosystem
     # package) keys the once-only check; the warning points at the user's line.

@@ -26,6 +26,8 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
+import numpy as np
+
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import (
     ConcretizationTypeError,
@@ -287,7 +289,6 @@ class Tracer(VirtualArray):
                                       ConcretizationTypeError))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        import numpy as np
         try:
             val = self._interp.to_concrete(self)
         except ConcretizationTypeError:

@@ -37,7 +37,7 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import tree_util
 from fluxion.core.errors import user_source_line
-from fluxion.core.ir import Literal, Program, literal_value
+from fluxion.core.ir import Literal, Program, eval_program, literal_value
 from fluxion.core.primitive import Primitive
 from fluxion.transforms.staging import abstractify, trace_to_program
 
@@ -661,7 +661,6 @@ def _while_rule(ck: _Checker, eqn: Any, invals: list, error: Error) -> tuple[Err
 
     def new_cond(*xs: Any) -> list:
         cc, carry = xs[:cn], xs[cn + ne:]
-        from fluxion.core.ir import eval_program
         return eval_program(cond, [], list(cc) + list(carry))
 
     p["body_jaxpr"] = _stage(new_body, b_avals[:bn] + e_avals + b_avals[bn:])

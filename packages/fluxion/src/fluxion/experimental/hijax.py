@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import fluxion.numpy as jnp
 from fluxion.core.avals import AbstractValue, ShapedArray
 from fluxion.extend.core import Effect
 from fluxion.ref import AbstractRef
@@ -84,7 +85,6 @@ class Zero:
 def instantiate_zeros(x: Any) -> Any:
     """``x``, with a symbolic :class:`Zero` replaced by an array of zeros."""
     if isinstance(x, Zero):
-        import fluxion.numpy as jnp
         return jnp.zeros(x.aval.shape, x.aval.dtype)
     return x
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from fluxion import numpy as jnp
 from fluxion.interpreters import _not_provided, _RuleTable
 from fluxion.transforms.batching import AxisData
 
@@ -64,7 +65,6 @@ axis_primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.axis_pr
 def _moved(x: Any, d: Any, ndim: int) -> Any:
     """``x`` with its batch axis ``d`` first and singleton axes making it rank ``ndim``, or
     unbatched with leading singleton axes to rank ``ndim``."""
-    from fluxion import numpy as jnp
     x = jnp.asarray(x)
     if d is None:
         return jnp.reshape(x, (1,) * (ndim - x.ndim) + x.shape)

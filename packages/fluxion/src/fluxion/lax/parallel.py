@@ -24,6 +24,7 @@ from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE
 from fluxion.lax import _rules
@@ -83,7 +84,6 @@ def _unbound(fun: str, name: Any, bound: Sequence[Any]) -> NameError:
 
 
 def _where() -> str:
-    from fluxion.core.errors import user_source_line
     return f" (at {user_source_line()})"
 
 

@@ -46,7 +46,7 @@ def _jit(static_argnames: Sequence[str] = ()) -> Callable[[Callable], Callable]:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if not cell:
-                # Local: the backend loads jaxlib, which importing fluxion.nn must not.
+                # reason: the backend loads jaxlib, which importing fluxion.nn must not.
                 from fluxion.backend.jit import jit
                 cell.append(jit(fun, inline=True, static_argnames=tuple(static_argnames)))
             return cell[0](*args, **kwargs)

@@ -39,9 +39,9 @@ def _scalar_like(v: Any, k: Any) -> Any:
     if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does
         return None
     if _dispatch is None:
-        # Local: the backend loads jaxlib, which ``import fluxion.numpy`` must not (an Array
-        # existing means it is loaded already).
-        from fluxion.backend import dispatch
+        # The backend loads jaxlib, which ``import fluxion.numpy`` must not (an Array existing
+        # means it is loaded already).
+        from fluxion.backend import dispatch  # reason: jaxlib is loaded lazily
         _dispatch = dispatch
     return _dispatch.scalar_constant(v, dt, k.weak_type)
 

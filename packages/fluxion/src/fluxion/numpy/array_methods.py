@@ -203,7 +203,7 @@ def _to_device(self: Any, device: Any, *, stream: Any = None) -> Any:
     """The array on ``device`` (a Device or Sharding), as ``fluxion.device_put`` places it."""
     if stream is not None:
         raise NotImplementedError("Array.to_device: stream is not supported")
-    from fluxion.backend.transfer import device_put
+    from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
     return device_put(self, device)
 
 

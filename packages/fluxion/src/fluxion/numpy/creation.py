@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, Callable
 
@@ -42,7 +43,7 @@ def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
 
 
 def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
-    # Local: the backend loads jaxlib, which ``import fluxion.numpy`` must not.
+    # reason: the backend loads jaxlib, which ``import fluxion.numpy`` must not.
     from fluxion.backend.dispatch import device_put_value
     return device_put_value(value, device, weak_type=weak)
 
@@ -79,7 +80,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if device is not None and (is_array(object) or hasattr(object, "__jax_array__") or (
             isinstance(object, (list, tuple)) and _contains_arrays(object))):
-        from fluxion.backend.transfer import device_put  # jaxlib is loaded lazily
+        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
         return device_put(array(object, dtype, copy, order, ndmin), device)
     if is_array(object):
         out = object if dt is None else lax.convert_element_type(object, dt)
@@ -536,14 +537,13 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 def _placed(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` whose ``device=`` (a Device or Sharding) places the result there, as
     ``device_put`` does (the array API's ``device`` argument)."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args: Any, device: Any = None, **kwargs: Any) -> Any:
         out = fn(*args, **kwargs)
         if device is None:
             return out
-        from fluxion.backend.transfer import device_put  # jaxlib is loaded lazily
+        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
         if isinstance(out, tuple):  # linspace(..., retstep=True)
             return (device_put(out[0], device),) + out[1:]
         return device_put(out, device)

@@ -372,7 +372,7 @@ def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> 
 
 
 def _to_device(x: Any, device: Any) -> Any:
-    from fluxion.backend.transfer import device_put
+    from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
     return device_put(x, device)
 
 

@@ -132,7 +132,7 @@ def _jit(**kw: Any) -> Callable[[Callable], Callable]:
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
             if not cell:
-                # Local: the backend loads jaxlib, which importing this module must not.
+                # reason: the backend loads jaxlib, which importing this module must not.
                 from fluxion.backend.jit import jit
                 cell.append(jit(fun, inline=True, **kw))
             return cell[0](*args, **kwargs)

@@ -780,7 +780,7 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
         arr = uf.clip(arr, 0, n - 1)
     else:
         raise ValueError(f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'")
-    from fluxion.numpy import grids  # a rarely used family: loaded on first use (import time)
+    from fluxion.numpy import grids  # reason: a rarely used family, loaded on first use
 
     arr, *chs = broadcast_arrays(arr, *choices)
     stacked = array(chs)

@@ -200,7 +200,7 @@ def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool
                 tail = lax.slice_in_dim(idx, 1, size + 1, axis=0)
                 tail = where(tail, tail, mask.shape[0])
                 idx = lax.concatenate([lax.slice_in_dim(idx, 0, 1, axis=0), tail], 0)
-            from fluxion.numpy.calculus import diff  # loaded on first use (import time)
+            from fluxion.numpy.calculus import diff  # reason: loaded on first use (import time)
 
             ret += (diff(idx),)
         elif ar.shape[axis]:

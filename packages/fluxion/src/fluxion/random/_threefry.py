@@ -46,7 +46,7 @@ _PARITY = np.uint32(0x1BD11BDA)
 
 def _jit(fun: Any, name: str, **kw: Any) -> Any:
     """``fluxion.jit(fun)`` under ``name`` (what programs and StableHLO show)."""
-    # Local: the backend loads jaxlib, which importing fluxion.random must not.
+    # reason: the backend loads jaxlib, which importing fluxion.random must not.
     from fluxion.backend.jit import jit
     fun.__name__ = fun.__qualname__ = name
     return jit(fun, **kw)

@@ -42,7 +42,7 @@ def sampler_jit(**kw: Any) -> Any:
 
         def call(*args: Any, **kwargs: Any) -> Any:
             if not cell:
-                # Local: the backend loads jaxlib, which importing fluxion.random must not.
+                # reason: the backend loads jaxlib, which importing fluxion.random must not.
                 from fluxion.backend.jit import jit
                 cell.append(jit(fun, **kw))
             return cell[0](*args, **kwargs)

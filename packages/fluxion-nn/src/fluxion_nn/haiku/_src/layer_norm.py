@@ -12,6 +12,7 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 
 from .._base import Module, get_parameter
+from .utils import get_channel_index
 
 __all__ = ["LayerNorm", "InstanceNorm", "ERROR_IF_PARAM_AXIS_NOT_EXPLICIT"]
 
@@ -112,7 +113,6 @@ class InstanceNorm(LayerNorm):
     def __init__(self, create_scale: bool, create_offset: bool, eps: float = 1e-5,
                  scale_init: Callable | None = None, offset_init: Callable | None = None,
                  data_format: str = "channels_last", name: str | None = None):
-        from .utils import get_channel_index
         param_axis = get_channel_index(data_format)
         axis = slice(2, None) if param_axis == 1 else slice(1, -1)
         super().__init__(axis=axis, create_scale=create_scale, create_offset=create_offset,

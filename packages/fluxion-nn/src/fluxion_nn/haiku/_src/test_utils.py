@@ -97,7 +97,7 @@ def combined_named_parameters(*parameters: Any) -> Any:
 
     Example: ``@combined_named_parameters(named_bools("a"), named_range("n", 2))``.
     """
-    from absl.testing import parameterized
+    from absl.testing import parameterized  # reason: optional dependency (test helpers)
 
     def combine(a: tuple, b: tuple) -> tuple:
         return ("_".join((a[0], b[0])),) + tuple(a[1:]) + tuple(b[1:])

@@ -28,6 +28,7 @@ from fluxion.core.ir import Equation as JaxprEqn
 from fluxion.core.ir import Literal, Var
 from fluxion.core.ir import Program as Jaxpr
 from fluxion.core.primitive import Primitive
+from fluxion.core.public import eval_jaxpr
 from fluxion.transforms.staging import ClosedProgram as ClosedJaxpr
 
 __all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "Var",
@@ -125,7 +126,6 @@ def jaxpr_as_fun(closed_jaxpr: Any, *args: Any) -> Any:
         >>> [float(v) for v in f(2.0)]
         [3.0]
     """
-    from fluxion.core.public import eval_jaxpr
 
     def fun(*xs: Any) -> list[Any]:
         return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *xs)

@@ -18,10 +18,13 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
+from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
+from fluxion.lax import sorting as _st
 from fluxion.lax import transcendental as _tr
 from fluxion.lax._base import type_error, value_error
+from fluxion.lax.control_flow import loops as _lp
 from fluxion.lax.linalg._common import (
     as_operand,
     aval_of,
@@ -50,6 +53,11 @@ from fluxion.lax.linalg._common import (
     target_name,
     zero_of,
 )
+from fluxion.lax.linalg.cholesky import cholesky
+from fluxion.lax.linalg.eigh import eigh
+from fluxion.lax.linalg.qr import qr
+from fluxion.lax.linalg.triangular_solve import triangular_solve
+from fluxion.transforms.batching import vmap
 
 __all__ = ["svd", "SvdAlgorithm", "svd_p"]
 
@@ -166,7 +174,6 @@ def _const(like: Any, v: float) -> Any:
 
 
 def _frobenius(x: Any) -> Any:
-    from fluxion.lax import reductions as _rd
     ax = _el.abs(x)
     return _tr.sqrt(_rd.reduce_sum(_el.mul(ax, ax), (0, 1)))
 
@@ -189,11 +196,6 @@ def _qdwh_coefficients(eps: float) -> list[tuple[float, float, float]]:
 
 def _qdwh_polar(x: Any, max_iterations: int = 10) -> tuple[Any, Any]:
     """The polar decomposition ``x = u @ h`` of one [m, n] matrix (m >= n)."""
-    from fluxion.lax import reductions as _rd
-    from fluxion.lax.control_flow import loops as _lp
-    from fluxion.lax.linalg.cholesky import cholesky
-    from fluxion.lax.linalg.qr import qr
-    from fluxion.lax.linalg.triangular_solve import triangular_solve
     m, n = shape_of(x)
     dt = aval_of(x).dtype
     eps = float(np.finfo(real_dtype(dt)).eps)
@@ -260,9 +262,6 @@ def _qdwh_polar(x: Any, max_iterations: int = 10) -> tuple[Any, Any]:
 
 def _svd_square_or_tall(x: Any, compute_uv: bool) -> list:
     """s (descending), u [m, n], v [n, n] of one [m, n] matrix with m >= n."""
-    from fluxion.lax import sorting as _st
-    from fluxion.lax.linalg.eigh import eigh
-    from fluxion.lax.linalg.qr import qr
     m, n = shape_of(x)
     dt = aval_of(x).dtype
     up, h = _qdwh_polar(x)
@@ -295,7 +294,6 @@ def _svd_square_or_tall(x: Any, compute_uv: bool) -> list:
 
 def _svd_qdwh(x: Any, full_matrices: bool, compute_uv: bool, lo: int, hi: int) -> list:
     """svd of one [m, n] matrix: [s] or [s, u, vt], s in descending order."""
-    from fluxion.lax.linalg.qr import qr
     m, n = shape_of(x)
     if m < n:
         outs = _svd_qdwh(mH(x), full_matrices, compute_uv, lo, hi)
@@ -323,7 +321,6 @@ def _svd_qdwh(x: Any, full_matrices: bool, compute_uv: bool, lo: int, hi: int) -
 def _svd_lowering_qdwh(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
                        subset_by_index: Any, algorithm: Any) -> list[str]:
     # every platform but the CPU (the TPU as JAX): QDWH polar decomposition + eigh
-    from fluxion.transforms.batching import vmap
     (a,) = ctx.avals_in
     m, n = a.shape[-2:]
     if m == 0 or n == 0:

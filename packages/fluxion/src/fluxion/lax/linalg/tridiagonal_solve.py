@@ -17,8 +17,10 @@ from typing import Any
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import elementwise as _el
+from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error
+from fluxion.lax.control_flow import loops as _lp
 from fluxion.lax.linalg._common import (
     as_operand,
     batch_info,
@@ -81,8 +83,6 @@ tridiagonal_solve_p.platform_lowerings["cpu"] = _tridiagonal_solve_lowering  # L
 def _thomas(dl: Any, d: Any, du: Any, b: Any) -> Any:
     """The Thomas algorithm (no pivoting) written in lax, as JAX lowers the solve on the TPU:
     a forward elimination scan and a back substitution scan over the rows."""
-    from fluxion.lax import shape_ops as _so
-    from fluxion.lax.control_flow import loops as _lp
     nd = len(shape_of(b))
     perm_v = (nd - 2,) + tuple(range(nd - 2))           # [..., m] -> [m, ...]
     perm_b = (nd - 2,) + tuple(range(nd - 2)) + (nd - 1,)  # [..., m, n] -> [m, ..., n]
