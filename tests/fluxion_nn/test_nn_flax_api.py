@@ -413,3 +413,18 @@ def test_scan_creates_stacked_modules_and_checks_carry_identity():
 
     with pytest.raises(ValueError, match="Carry references must be the same between iterations"):
         bad(count, jnp.arange(3))
+
+
+def test_state_with_several_filters_partitions_like_flax():
+    def keys(lib):
+        m = lib.LoRA(in_features=4, lora_rank=2, out_features=3,
+                     base_module=lib.Linear(4, 3, rngs=lib.Rngs(0)), rngs=lib.Rngs(1))
+        a, b = lib.state(m, lib.LoRAParam, ...)
+        ca, cb = lib.clone((a, b))  # copies of the Variables
+        assert ca["lora_a"] is not m.lora_a
+        return ([tuple(map(str, p)) for p, _ in lib.to_flat_state(a)],
+                [tuple(map(str, p)) for p, _ in lib.to_flat_state(b)])
+
+    assert keys(nnx) == keys(fnnx)
+    with pytest.raises(ValueError, match="Non-exhaustive filters"):
+        nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), nnx.BatchStat)

@@ -9,6 +9,7 @@ import numpy as np
 
 import fluxion.tree_util as tree_util
 
+from .statelib import State
 from .variablelib import Variable, is_array
 
 __all__ = ["Static", "Pytree", "Object", "has_data", "is_data", "data", "static", "List"]
@@ -33,6 +34,8 @@ def has_data(x: Any) -> bool:
         return any(has_data(v) for v in x)
     if isinstance(x, dict):
         return any(has_data(v) for v in x.values())
+    if isinstance(x, State):
+        return any(has_data(v) for v in x._mapping.values())
     return False
 
 

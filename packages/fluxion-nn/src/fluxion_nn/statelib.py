@@ -228,11 +228,17 @@ def filter_state(state: State, first: Any, /, *filters: Any) -> Any:
 
     Example: ``params = nnx.filter_state(state, nnx.Param)``.
     """
-    flat = state.flat_state()
-    outs = []
-    for f in (first, *filters):
-        pred = filterlib.to_predicate(f)
-        outs.append(State.from_flat_path([(p, v) for p, v in flat if pred(p, v)]))
+    # several filters partition the leaves as in split_state (each leaf goes to the first
+    # filter matching it), without requiring every leaf to match one
+    fs = (first, *filters)
+    preds = [filterlib.to_predicate(f) for f in fs]
+    buckets: list[list] = [[] for _ in fs]
+    for p, v in state.flat_state():
+        for i, pred in enumerate(preds):
+            if pred(p, v):
+                buckets[i].append((p, v))
+                break
+    outs = [State.from_flat_path(b) for b in buckets]
     return outs[0] if not filters else tuple(outs)
 
 
@@ -250,8 +256,9 @@ def split_state(state: State, first: Any, /, *filters: Any) -> Any:
                 buckets[i].append((p, v))
                 break
         else:
-            raise ValueError(f"split_state: no filter matched the leaf at path {'/'.join(map(str, p))}; "
-                             "add `...` as the last filter")
+            raise ValueError("Non-exhaustive filters, got a non-empty remainder: no filter matched "
+                             f"the leaf at path {'/'.join(map(str, p))} (split_state; add `...` "
+                             "as the last filter)")
     outs = tuple(State.from_flat_path(b) for b in buckets)
     return outs[0] if len(outs) == 1 else outs
 
