@@ -117,7 +117,8 @@ class Optimizer(Pytree):
         for var, x in zip(self.opt_state_leaves, new_leaves):
             var.value = x
         self.step.value = self.step.value + 1
-        return updates
+        # the updates have the structure of the wrt State (a State of arrays, as flax returns)
+        return State(updates) if isinstance(updates, dict) else updates
 
 
 class ModelAndOptimizer(Optimizer):
