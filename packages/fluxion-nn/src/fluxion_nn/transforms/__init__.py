@@ -23,7 +23,9 @@ from ..graph import (
     _unflatten_value,
     _UnflattenCtx,
     check_tree_mode,
+    graphdef,
     is_graph_node,
+    merge,
     set_graph_mode,
     set_graph_updates,
 )
@@ -330,8 +332,6 @@ def _arg_positions(args: tuple, kwargs: dict) -> list:
 def _as_module(node: Any, grad_state: State) -> Any:
     """The gradient State of a module argument as a module of the same structure (flax's tree
     mode); a State when some of its leaves were not differentiated."""
-    from ..graph import graphdef, merge
-
     try:
         return merge(graphdef(node), grad_state)
     except (KeyError, ValueError):
@@ -1049,7 +1049,7 @@ def checkify(f: Callable, *, errors: Any = None, graph: bool | None = None,
         err, y = nnx.checkify(nnx.jit(f), errors=checkify.float_checks)(model)
         err.throw()
     """
-    from fluxion.experimental import checkify as _checkify
+    from fluxion.experimental import checkify as _checkify  # reason: fluxion.experimental loads on first use
 
     _reject_bound_method(f, "checkify")
     kw = {} if errors is None else {"errors": errors}

@@ -107,7 +107,7 @@ def _threefry2x32_rolled(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 
 def _threefry2x32_body(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     # JAX's choice too: the rolled loop on CPU, the unrolled rounds (one fused kernel) elsewhere.
-    from fluxion.backend.client import default_backend
+    from fluxion.backend.client import default_backend  # reason: jaxlib is loaded lazily
     if default_backend() == "cpu":
         return _threefry2x32_rolled(k1, k2, x1, x2)
     return _threefry2x32_unrolled(k1, k2, x1, x2)
