@@ -370,7 +370,8 @@ def merge(graphdef: Any, /, *states: Any, copy: bool = False,
     elif not isinstance(graphdef, GraphDef):
         raise TypeError(f"Expected a GraphDef or GraphState object, got: {graphdef!r}")
     if not states:
-        raise TypeError("merge: at least one State is needed after the GraphDef")
+        raise TypeError("merge() missing 1 required positional argument: 'state' (nnx.merge needs "
+                        "at least one State after the GraphDef)")
     flat: dict = {}
     for s in states:
         if isinstance(s, Variable):  # the state of a lone Variable
