@@ -22,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "packages").glob("*/src"))
-MAX_LOCAL_IMPORTS = 31
+MAX_LOCAL_IMPORTS = 33
 
 
 def _modules() -> dict[str, Path]:
