@@ -428,3 +428,11 @@ def test_state_with_several_filters_partitions_like_flax():
     assert keys(nnx) == keys(fnnx)
     with pytest.raises(ValueError, match="Non-exhaustive filters"):
         nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), nnx.BatchStat)
+
+
+def test_set_metadata_matches_flax():
+    for lib in (nnx, fnnx):
+        m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+        lib.set_metadata(m, differentiable=False, only=lib.Param)
+        assert m.kernel.get_metadata("differentiable") is False
+        assert m.bias.get_metadata("differentiable") is False

@@ -55,6 +55,7 @@ from .graph import (
                         recursive_map,
                         set_graph_mode,
                         set_graph_updates,
+                        set_metadata,
                         split,
                         state,
                         unflatten,
@@ -187,7 +188,7 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map", "prefix", "extract",
+    "GraphState", "unpack", "map", "prefix", "extract", "set_metadata",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",

@@ -27,7 +27,7 @@ __all__ = [
     "GraphDef", "Static", "split", "merge", "state", "graphdef", "update", "clone", "pop",
     "flatten", "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables",
     "find_duplicates", "call", "set_graph_mode", "set_graph_updates", "recursive_map",
-    "GraphState", "unpack", "map",
+    "GraphState", "unpack", "map", "set_metadata",
 ]
 
 
@@ -744,3 +744,14 @@ def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = No
     else:
         st = f((), st)
     return merge(gdef, st)
+
+
+def set_metadata(node: Any, /, *, only: Any = Variable, **metadata: Any) -> None:
+    """Set metadata entries on every Variable of ``node`` matching ``only``, in place.
+
+    Example: ``nnx.set_metadata(model, differentiable=False, only=nnx.Param)``.
+    """
+    pred = filterlib.to_predicate(only)
+    for path, v in iter_graph(node):
+        if isinstance(v, Variable) and pred(path, v):
+            v.set_metadata(**metadata)
