@@ -46,13 +46,17 @@ from fluxion_rl._memory_and_exploration import (
     episodic_memory_intrinsic_rewards,
     knn_query,
 )
-from fluxion_rl._misc import (
-    conditional_update,
-    embed_oar,
-    extract_subsequences,
-    fix_step_type_on_interruptions,
-    periodic_update,
-    sample_start_indices,
+from fluxion_rl._moving_averages_popart import (
+    EmaMoments,
+    EmaState,
+    PopArtState,
+    art,
+    create_ema,
+    normalize,
+    pop,
+    popart,
+    unnormalize,
+    unnormalize_linear,
 )
 from fluxion_rl._mpo import (
     LagrangePenalty,
@@ -70,6 +74,7 @@ from fluxion_rl._multistep import (
     n_step_bootstrapped_returns,
     truncated_generalized_advantage_estimation,
 )
+from fluxion_rl._nested_updates import conditional_update, periodic_update
 from fluxion_rl._nonlinear_bellman import (
     DISCOUNT_TRANSFORM_PAIR,
     HYPERBOLIC_SIN_PAIR,
@@ -97,21 +102,17 @@ from fluxion_rl._policy_gradients import (
     rm_loss,
     rpg_loss,
 )
-from fluxion_rl._state_utils import (
-    EmaMoments,
-    EmaState,
+from fluxion_rl._policy_targets import (
     PolicyTarget,
-    PopArtState,
-    art,
     constant_policy_targets,
-    create_ema,
-    normalize,
-    pop,
-    popart,
     sampled_policy_distillation_loss,
-    unnormalize,
-    unnormalize_linear,
     zero_policy_targets,
+)
+from fluxion_rl._trajectories import (
+    embed_oar,
+    extract_subsequences,
+    fix_step_type_on_interruptions,
+    sample_start_indices,
 )
 from fluxion_rl._transforms import (
     identity,

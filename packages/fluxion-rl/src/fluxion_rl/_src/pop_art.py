@@ -1,7 +1,7 @@
 """rlax._src.pop_art's names (private layout; see fluxion_rl._src)."""
 
 # ruff: noqa: F401
-from fluxion_rl._state_utils import (
+from fluxion_rl._moving_averages_popart import (
     PopArtOutput,
     PopArtState,
     art,

@@ -1,0 +1,162 @@
+"""Moving averages (create_ema) and PopArt normalisation."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Mapping
+
+import fluxion.lax as lax
+import fluxion.numpy as jnp
+from fluxion.tree_util import tree_map
+from fluxion_rl._base import one_hot
+from fluxion_rl._pytree import pytree_dataclass
+
+Array = Any
+
+__all__ = ["EmaMoments", "EmaState", "create_ema", "PopArtState", "PopArtOutput", "normalize", "unnormalize", "unnormalize_linear", "art", "pop", "popart"]
+
+
+# --- exponential moving averages ------------------------------------------------------------------
+
+@pytree_dataclass(frozen=True)
+class EmaMoments:
+    """Debiased mean and variance estimates (trees shaped like the tracked tree)."""
+
+    mean: Any
+    variance: Any
+
+
+@pytree_dataclass(frozen=True)
+class EmaState:
+    """Moving averages ``mu`` (of values) and ``nu`` (of squares), and the product of decays."""
+
+    mu: Any
+    nu: Any
+    decay_product: Any
+
+    def debiased_moments(self) -> EmaMoments:
+        """Adam-style debiased moments of the tracked tree."""
+        tiny = jnp.finfo(jnp.asarray(self.decay_product).dtype).tiny
+        debias = 1.0 / jnp.maximum(1 - self.decay_product, tiny)
+        mean = tree_map(lambda m: m * debias, self.mu)
+        variance = tree_map(lambda m2, m: jnp.maximum(0.0, m2 * debias - jnp.square(m)), self.nu, mean)
+        return EmaMoments(mean=mean, variance=variance)
+
+
+def create_ema(decay: float = 0.999, pmean_axis_name: str | None = None) -> tuple[Any, Any]:
+    """``(init_state, update_moments)`` tracking the mean and second moment of each leaf's mean.
+
+    Example: ``init, update = create_ema(0.99); s = init(tree); moments, s = update(tree, s)``.
+    """
+
+    def init_state(template_tree: Any) -> EmaState:
+        zeros = tree_map(lambda x: jnp.zeros_like(jnp.mean(x)), template_tree)
+        return EmaState(mu=zeros, nu=zeros, decay_product=jnp.ones([], dtype=jnp.float32))
+
+    def update(moment: Array, value: Array) -> Array:
+        mean = jnp.mean(value)
+        if pmean_axis_name is not None:
+            mean = lax.pmean(mean, axis_name=pmean_axis_name)
+        return decay * moment + (1 - decay) * mean
+
+    def update_moments(tree: Any, state: EmaState) -> tuple[EmaMoments, EmaState]:
+        squared = tree_map(jnp.square, tree)
+        state = EmaState(mu=tree_map(update, state.mu, tree), nu=tree_map(update, state.nu, squared),
+                         decay_product=state.decay_product * decay)
+        return state.debiased_moments(), state
+
+    return init_state, update_moments
+
+
+# --- PopArt -------------------------------------------------------------------------------------
+
+PopArtState = collections.namedtuple("PopArtState", ["shift", "scale", "second_moment"])
+PopArtState.__doc__ = "PopArt statistics per output: ``shift`` (mean), ``scale`` and second moment."
+PopArtOutput = collections.namedtuple("PopArtOutput", ["normalized", "unnormalized"])
+PopArtOutput.__doc__ = "A linear layer's selected output, normalised and unnormalised."
+
+
+def _check_indices(fn: str, indices: Array) -> None:
+    if not jnp.issubdtype(jnp.asarray(indices).dtype, jnp.integer):
+        raise TypeError(f"{fn}: argument `indices` must have an integer dtype, got {jnp.asarray(indices).dtype}")
+
+
+def _scatter_add(source: Array, indices: Array, updates: Array, axis_name: Any) -> Array:
+    indices = jnp.reshape(indices, [-1])
+    updates = jnp.reshape(updates, [-1])
+    total = jnp.sum(updates[..., None] * one_hot(indices, source.shape[0]), axis=0)
+    if axis_name is not None:
+        for name in ((axis_name,) if isinstance(axis_name, str) else axis_name):
+            total = lax.psum(total, axis_name=name)
+    return source + total
+
+
+def normalize(state: PopArtState, unnormalized: Array, indices: Array) -> Array:
+    """``(x - shift[i]) / scale[i]``. Example: ``normalize(state, returns, task_ids)``."""
+    return (unnormalized - state.shift[indices]) / state.scale[indices]
+
+
+def unnormalize(state: PopArtState, normalized: Array, indices: Array) -> Array:
+    """``scale[i] * x + shift[i]``. Example: ``unnormalize(state, values, task_ids)``."""
+    return state.scale[indices] * normalized + state.shift[indices]
+
+
+def unnormalize_linear(state: PopArtState, inputs: Array, indices: Array) -> PopArtOutput:
+    """Select output ``indices`` of ``inputs`` [..., N] and return it normalised and unnormalised.
+
+    Example: ``out = unnormalize_linear(state, linear_outputs, task_ids); out.unnormalized``.
+    """
+    _check_indices("unnormalize_linear", indices)
+    if tuple(indices.shape) != tuple(inputs.shape[:-1]):
+        raise ValueError(f"unnormalize_linear: `indices` must have shape inputs.shape[:-1] = "
+                         f"{tuple(inputs.shape[:-1])}, got {tuple(indices.shape)}")
+    normalized = jnp.squeeze(jnp.take_along_axis(inputs, indices[..., None], axis=-1), axis=-1)
+    return PopArtOutput(normalized, unnormalize(state, normalized, indices))
+
+
+def art(state: PopArtState, targets: Array, indices: Array, step_size: float, scale_lb: float,
+        scale_ub: float, axis_name: Any = None) -> PopArtState:
+    """ART: update the running first and second moments towards ``targets`` of outputs ``indices``.
+
+    Example: ``new_state = art(state, returns, task_ids, 1e-3, 1e-4, 1e4)``.
+    """
+    _check_indices("art", indices)
+    if tuple(jnp.shape(targets)) != tuple(jnp.shape(indices)):
+        raise ValueError(f"art: `targets` and `indices` must have the same shape, got "
+                         f"{tuple(jnp.shape(targets))} and {tuple(jnp.shape(indices))}")
+    shift_new = _scatter_add(state.shift, indices, step_size * (targets - state.shift[indices]), axis_name)
+    second_new = _scatter_add(state.second_moment, indices,
+                              step_size * (jnp.square(targets) - state.second_moment[indices]), axis_name)
+    scale_sq = jnp.clip(second_new - jnp.square(shift_new), scale_lb**2, scale_ub**2)
+    new = PopArtState(shift_new, jnp.sqrt(scale_sq), second_new)
+    return tree_map(lax.stop_gradient, new)
+
+
+def pop(params: Mapping[str, Array], old: PopArtState, new: PopArtState) -> dict[str, Array]:
+    """POP: rescale a linear layer ``{'w', 'b'}`` so its unnormalised outputs are preserved.
+
+    Example: ``params = pop(params, old_state, new_state)``.
+    """
+    w_new = params["w"] * jnp.broadcast_to(old.scale / new.scale, params["w"].shape)
+    b_new = (old.scale * params["b"] + old.shift - new.shift) / new.scale
+    return dict(w=w_new, b=b_new)
+
+
+def popart(num_outputs: int, step_size: float, scale_lb: float, scale_ub: float,
+           axis_name: Any = None) -> tuple[Any, Any]:
+    """``(initial_state, popart_update)`` for PopArt over ``num_outputs`` outputs.
+
+    Example: ``init, update = popart(3, 1e-3, 1e-4, 1e4); params, s = update(params, init(), y, idx)``.
+    """
+
+    def initial_state() -> PopArtState:
+        return PopArtState(jnp.zeros([num_outputs]), jnp.ones([num_outputs]), jnp.ones([num_outputs]))
+
+    def popart_update(params: Mapping[str, Array], state: PopArtState, targets: Array,
+                      indices: Array) -> tuple[Mapping[str, Array], PopArtState]:
+        if step_size is None:
+            return params, state
+        state_new = art(state, targets, indices, step_size, scale_lb, scale_ub, axis_name)
+        return pop(params, state, state_new), state_new
+
+    return initial_state, popart_update
