@@ -180,7 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     grads = per_example(params, batch[:, None, :], targets[:, None, :])
     print("per-example gradient of W1:", grads[0][0].shape)
 
-    section(f"Timings against NumPy ({REPS} interleaved rounds, both sides warmed up, "
+    section(f"Timings against NumPy ({REPS} interleaved round{'s' if REPS > 1 else ''}, "
+            "both sides warmed up, "
             "the same result computed and waited for)")
     rows = []
     grad_tanh_jit = jax.jit(grad_tanh)
