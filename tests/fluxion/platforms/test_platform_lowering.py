@@ -149,9 +149,43 @@ def test_tridiagonal_solve_lax_lowering_matches_lapack() -> None:
     program, _, _ = trace_to_program(f, (dl, d, du, b), {})
     text = lower_module(program, "tpu")
     assert "custom_call" not in text
+    # both on the CPU (LAPACK's gtsv is the reference), also in a run on a TPU
+    cpu = fluxion.devices("cpu")[0]
+    dl, d, du, b = (fluxion.device_put(v, cpu) for v in (dl, d, du, b))
     got = call_module(text, program.out_avals, [dl, d, du, b])[0]
     np.testing.assert_allclose(np.asarray(got), np.asarray(f(dl, d, du, b)), rtol=1e-5,
                                atol=1e-5)
+
+
+def test_tridiagonal_perturbed_has_no_lowering_off_the_cpu() -> None:
+    # jax's lax fallback raises NotImplementedError for perturb_singular=True there too
+    args = (np.zeros(3, np.float32), np.ones(3, np.float32), np.zeros(3, np.float32),
+            np.ones((3, 1), np.float32))
+    f = fluxion.jit(lambda *a: lax.linalg.tridiagonal_solve(*a, perturb_singular=True))
+    with pytest.raises(NotImplementedError, match="perturb_singular=True is not supported on 'tpu'"):
+        fexport.export(f, platforms=["tpu"])(*args)
+    assert "tridiagonal_solve_perturbed_ffi" in fexport.export(f, platforms=["cpu"])(
+        *args).mlir_module()
+
+
+def test_threefry_form_follows_the_lowering_platform() -> None:
+    # as jax: the rolled 5-iteration loop for the CPU, the 20 unrolled rounds elsewhere, chosen
+    # for the platform the program is lowered for (not the default backend); only that branch
+    # of platform_dependent is emitted
+    key = fluxion.random.key(0)
+    ours = {p: fexport.export(fluxion.jit(lambda k: fluxion.random.bits(k, (8,))),
+                              platforms=[p])(key).mlir_module() for p in ("cpu", "tpu")}
+    theirs = {p: jax.export.export(jax.jit(lambda k: jax.random.bits(k, (8,))),
+                                   platforms=[p])(jax.random.key(0)).mlir_module()
+              for p in ("cpu", "tpu")}
+    for p in ("cpu", "tpu"):
+        assert ("stablehlo.while" in ours[p]) == ("stablehlo.while" in theirs[p]) == (p == "cpu")
+        assert "stablehlo.case" not in ours[p]
+    both = fexport.export(fluxion.jit(lambda k: fluxion.random.bits(k, (8,))),
+                          platforms=["cpu", "tpu"])(key)
+    cpu_key = fluxion.device_put(key, fluxion.devices("cpu")[0])
+    np.testing.assert_array_equal(np.asarray(both.call(cpu_key)),
+                                  np.asarray(jax.random.bits(jax.random.key(0), (8,))))
 
 
 @pytest.mark.parametrize("shape,full,uv", [((2, 5, 3), False, True), ((3, 4), True, True),

@@ -152,6 +152,9 @@ class ModuleContext:
         self.functions: list[str] = []
         self._lowered: dict[int, str] = {}
         self._names: set[str] = set()
+        # values known while lowering (the platform index of lax.platform_dependent), by
+        # (function counter, SSA name): a cond on one lowers only the chosen branch, as in JAX
+        self.static_values: dict[tuple[int, str], tuple[list, int]] = {}
 
     def function_for(self, program: Program, name: str) -> str:
         """Lower ``program`` as a private function (once per program) and return its symbol."""
@@ -235,6 +238,17 @@ class RuleContext:
     def lower_program_inline(self, program: Program, args: Sequence[str]) -> list[str]:
         """Emit ``program``'s equations inline on ``args`` (for region bodies)."""
         return self.fn.lower_body(program, list(args))
+
+    def set_static_value(self, name: str, value: int) -> None:
+        """Record that SSA value ``name`` (of this function or its regions) is ``value`` while
+        lowering (``lax.platform_dependent``'s platform index)."""
+        c = self.fn.counter  # names are unique per function counter (shared with its regions)
+        self.module.static_values[(id(c), name)] = (c, value)
+
+    def static_value(self, name: str) -> int | None:
+        """The value recorded by :meth:`set_static_value` for ``name``, else None."""
+        hit = self.module.static_values.get((id(self.fn.counter), name))
+        return None if hit is None else hit[1]
 
 
 class _FunctionContext:

@@ -3,7 +3,8 @@
 
 ``platform_dependent`` traces every branch and stages a :func:`~fluxion.lax.switch` on
 ``platform_index``, a primitive that lowers to the constant index of the platform the module is
-compiled for, so XLA keeps only that branch. ``composite`` runs its decomposition inline: the
+compiled for; the switch then lowers only that branch (as JAX's platform-dependent lowering).
+``composite`` runs its decomposition inline: the
 program computes the same values (no ``stablehlo.composite`` op is emitted, so a compiler
 cannot pattern-match it), and unlike JAX it is differentiable through the decomposition.
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.lax.control_flow import switch
+from fluxion.lax.control_flow.conditionals import _bind_branches
 
 __all__ = ["platform_dependent", "platform_index_p", "composite"]
 
@@ -34,13 +35,19 @@ platform_index_p = Primitive("platform_index")
 def _platform_index_lowering(ctx: Any, *, platforms: tuple, has_default: bool) -> str:
     platform = ctx.module.platform.lower()
     aliases = {"gpu": ("cuda", "rocm"), "cuda": ("gpu",), "rocm": ("gpu",)}
+    chosen = None
     for i, names in enumerate(platforms):
         if platform in names or any(a in names for a in aliases.get(platform, ())):
-            return ctx.constant(np.int32(i), ctx.avals_out[0])
-    if not has_default:
-        raise ValueError(f"platform_dependent: no branch for platform {platform!r} and no "
-                         f"default; branches are for {[n[0] for n in platforms]}")
-    return ctx.constant(np.int32(len(platforms)), ctx.avals_out[0])
+            chosen = i
+            break
+    if chosen is None:
+        if not has_default:
+            raise ValueError(f"platform_dependent: no branch for platform {platform!r} and no "
+                             f"default; branches are for {[n[0] for n in platforms]}")
+        chosen = len(platforms)
+    res = ctx.constant(np.int32(chosen), ctx.avals_out[0])
+    ctx.set_static_value(res, chosen)  # the cond on it lowers only this branch
+    return res
 
 
 platform_index_p.abstract_eval = lambda *, platforms, has_default: ShapedArray((), np.int32)
@@ -66,7 +73,10 @@ def platform_dependent(*args: Any, default: Callable[..., Any] | None = None,
     # the switch keeps its index even when only one platform is given
     branches.append(default if default is not None else branches[0])
     index = platform_index_p.bind(platforms=groups, has_default=default is not None)
-    return switch(index, branches, *args)
+    # the index is in range by construction: no clamp, so the cond reads platform_index's
+    # constant itself and lowers only the chosen branch
+    return _bind_branches("lax.platform_dependent", index, branches,
+                          [*(f"branch {n!r}" for n in names), "default"], args)
 
 
 def composite(decomposition: Callable[..., Any], name: str, version: int = 0

@@ -106,11 +106,12 @@ def _threefry2x32_rolled(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def _threefry2x32_body(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
-    # JAX's choice too: the rolled loop on CPU, the unrolled rounds (one fused kernel) elsewhere.
-    from fluxion.backend.client import default_backend  # reason: jaxlib is loaded lazily
-    if default_backend() == "cpu":
-        return _threefry2x32_rolled(k1, k2, x1, x2)
-    return _threefry2x32_unrolled(k1, k2, x1, x2)
+    # JAX's choice too: the rolled loop on CPU, the unrolled rounds (one fused kernel) elsewhere,
+    # chosen for the platform the program is lowered for (its devices, or export's platforms),
+    # not the default backend: a CPU computation on a TPU machine, or a TPU export made on a CPU
+    # machine, gets its own platform's form.
+    return lax.platform_dependent(k1, k2, x1, x2, cpu=_threefry2x32_rolled,
+                                  default=_threefry2x32_unrolled)
 
 
 _threefry2x32_jit = None

@@ -69,6 +69,11 @@ def _cond_abstract_eval(index: ShapedArray, *ops: ShapedArray,
 
 
 def _cond_lowering(ctx: Any, index: str, *ops: str, branches: tuple[Program, ...]) -> list[str]:
+    known = ctx.static_value(index)
+    if known is not None:
+        # the index is fixed while lowering (lax.platform_dependent): emit only that branch
+        return list(ctx.lower_program_inline(branches[min(max(known, 0), len(branches) - 1)],
+                                             list(ops)))
     out_avals = list(ctx.avals_out)
     regions = []
     for b in branches:

@@ -114,6 +114,14 @@ def _thomas(dl: Any, d: Any, du: Any, b: Any) -> Any:
 def _tridiagonal_solve_lowering_lax(ctx: Any, dl: str, d: str, du: str, b: str, *,
                                     perturb_singular: bool) -> str:
     # every platform but the CPU (the TPU as JAX): plain lax, no custom call
+    if perturb_singular:
+        # the perturbed solve is LAPACK's pivoting gtsv (jax raises here too); the Thomas
+        # algorithm has no pivoting and would give NaN for a singular system
+        raise NotImplementedError(
+            f"lax.linalg.tridiagonal_solve: perturb_singular=True is not supported on "
+            f"{ctx.platform!r} (the CPU's LAPACK gtsv only, as in jax); run it on the CPU "
+            f"(fluxion.devices('cpu')) or solve without it"
+            + (f" (at {ctx.source})" if ctx.source else ""))
     return inline(ctx, "tridiagonal_thomas", _thomas, [dl, d, du, b], list(ctx.avals_in))[0]
 
 
