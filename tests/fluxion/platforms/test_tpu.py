@@ -126,3 +126,22 @@ def test_host_callbacks_in_jit_on_tpu(capsys) -> None:
     assert np.allclose(np.asarray(out), B * 2)
     assert "sum=" in capsys.readouterr().out
     assert len(seen) == 1 and np.allclose(seen[0], B)
+
+
+def test_callbacks_get_cpu_arrays_and_may_compute_on_them() -> None:
+    # as jax: a callback's arguments are Arrays on the CPU, and the CPU is its default device,
+    # so a callback that computes on them (here `v * 2`, also inside the loop of an eager vmap)
+    # never waits on the chip that is waiting for it
+    seen = []
+
+    def cb(v):
+        seen.append(v.devices().pop().platform)
+        return (v * 2).astype(np.float32)
+
+    spec = fluxion.ShapeDtypeStruct((), np.float32)
+    xs = np.arange(3, dtype=np.float32)
+    out = fluxion.vmap(lambda x: fluxion.experimental.io_callback(cb, spec, x))(xs)
+    np.testing.assert_allclose(np.asarray(out), xs * 2)
+    out = fluxion.jit(lambda x: fluxion.pure_callback(cb, spec, x) + 1)(np.float32(3))
+    assert float(out) == 7.0
+    assert seen and set(seen) == {"cpu"}

@@ -29,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fluxion import tree_util
+from fluxion.backend import client as _client
 from fluxion.backend.array import Array
 from fluxion.backend.callback import check_results, emit_host_callback
 from fluxion.backend.dispatch import device_put_value, to_array
@@ -82,19 +83,44 @@ def _static_key(static: tuple) -> tuple:
     return tuple((i, id(v)) for i, v in static)
 
 
-def _to_arrays(xs: Sequence[Any]) -> list:
-    """Host values as Fluxion Arrays on the default device (what JAX hands its callbacks)."""
+def _host_cpu() -> Any:
+    """The CPU device when the default device is another platform's (else None)."""
+    if _client.default_device().platform == "cpu":
+        return None
+    try:
+        return _client.devices("cpu")[0]
+    except Exception:  # noqa: BLE001 - no CPU backend initialised: stay where we are
+        return None
+
+
+def _to_arrays(xs: Sequence[Any], device: Any = None) -> list:
+    """Host values as Fluxion Arrays on ``device`` (default: the default device)."""
     out = []
     for x in xs:
+        if isinstance(x, Array) and device is not None:
+            x = np.asarray(x)
         if isinstance(x, np.ndarray) or isinstance(x, np.generic):
-            out.append(device_put_value(np.asarray(x)))
+            out.append(device_put_value(np.asarray(x), device))
         else:
             out.append(to_array(x))
     return out
 
 
+def _call_on_host(fn: Callable, args: Sequence[Any]) -> Any:
+    """``fn`` on ``args`` as JAX runs a host callback: the arguments as Arrays on the CPU and the
+    CPU the default device inside it. On an accelerator this matters: a callback that computed
+    on the chip (``v * 2`` on an Array there) while the chip's program waits for the callback's
+    result would wait forever."""
+    cpu = _host_cpu()
+    if cpu is None:
+        return fn(*_to_arrays(args))
+    with _client.default_device_state(cpu):
+        return fn(*_to_arrays(args, cpu))
+
+
 class _OnArrays:
-    """A callback as the compiled program calls it: NumPy arrays in, turned into Arrays."""
+    """A callback as the compiled program calls it: NumPy arrays in, turned into Arrays (on the
+    CPU, as JAX hands them)."""
 
     __slots__ = ("fn", "name")
 
@@ -102,7 +128,7 @@ class _OnArrays:
         self.fn, self.name = fn, getattr(fn, "name", "callback")
 
     def __call__(self, *args: Any) -> Any:
-        return self.fn(*_to_arrays(args))
+        return _call_on_host(self.fn, args)
 
 
 # ------------------------------------------------------------------ pure_callback
@@ -118,7 +144,7 @@ pure_callback_p.abstract_eval = lambda *avals, callback, result_avals, vmap_meth
 
 def _pure_impl(*args: Any, callback: Any, result_avals: tuple, vmap_method: Any,
                sharding: Any) -> list:
-    result = callback(*_to_arrays(args))
+    result = _call_on_host(callback, args)
     outs = check_results("pure_callback", callback.name, result, result_avals)
     return [device_put_value(o) for o in outs]
 
@@ -205,7 +231,7 @@ io_callback_p.abstract_eval = lambda *avals, callback, result_avals, ordered, sh
 
 def _io_impl(*args: Any, callback: Any, result_avals: tuple, ordered: bool, sharding: Any
              ) -> list:
-    result = callback(*_to_arrays(args))
+    result = _call_on_host(callback, args)
     outs = check_results("io_callback", callback.name, result, result_avals)
     return [device_put_value(o) for o in outs]
 
@@ -252,7 +278,7 @@ debug_callback_p.abstract_eval = lambda *avals, callback, ordered, partitioned: 
 
 
 def _debug_impl(*args: Any, callback: Any, ordered: bool, partitioned: bool) -> list:
-    callback(*_to_arrays(args))
+    _call_on_host(callback, args)
     return []
 
 
