@@ -100,6 +100,39 @@ def test_grad_inside_shard_map_like_jax(meshes, name, check_vma):
     _close(*outs)
 
 
+# grad inside a jit inside the body: the jitted program keeps the body's vma (its arguments'
+# and the values it closes over), so under check_vma=True the gradient of the replicated w is
+# summed over the mesh there too.
+_JITTED = ("jit(grad)", "jit(grad) closure", "jit(jit(grad))", "jit(vjp)", "grad(jit)")
+
+
+@pytest.mark.parametrize("check_vma", [True, pytest.param(False, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("how", _JITTED)
+def test_grad_inside_jit_inside_shard_map_like_jax(meshes, how, check_vma):
+    outs = []
+    for api, np_, mesh, PP in _libs(meshes):
+        body = _bodies(api, np_)["psum_then_varying" if how == "jit(grad)" else "pmean"]
+
+        def inner(w, x, body=body, api=api, np_=np_):
+            if how == "jit(grad)":
+                gw, gx = api.jit(api.grad(body, (0, 1)))(w, x)
+            elif how == "jit(grad) closure":
+                gw, gx = api.jit(api.grad(lambda w: body(w, x)))(w), x
+            elif how == "jit(jit(grad))":
+                gw, gx = api.jit(api.jit(api.grad(body, (0, 1))))(w, x)
+            elif how == "jit(vjp)":
+                gw, gx = api.jit(lambda w, x: api.vjp(lambda w: np_.tanh(x * w), w)[1](
+                    np_.ones_like(x * w)))(w, x)[0], x
+            else:
+                gw, gx = api.grad(api.jit(body), (0, 1))(w, x)
+            return gw[None, None], gx
+
+        f = api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
+                          out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)
+        outs.append(f(W, X))
+    _close(*outs)
+
+
 @pytest.mark.parametrize("check_vma", [True, False])
 def test_jvp_and_vmap_of_shard_map_like_jax(meshes, check_vma):
     outs = []

@@ -79,6 +79,24 @@ class Spec:
                     cls._table[key] = s
         return s
 
+    @classmethod
+    def untyped(cls, aval: ShapedArray, sharding: Any, committed: bool = False) -> "Spec":
+        """A Spec whose aval carries no sharding type even where ``sharding`` is on Explicit mesh
+        axes: NumPy and Python arguments that ``jit``'s ``in_shardings`` only place (JAX traces
+        them untyped). Interned apart from the typed Spec of the same placement."""
+        aval = aval.strip_sharding()
+        key = (aval, sharding, committed, "untyped")
+        s = cls._table.get(key)
+        if s is None:
+            with cls._lock:
+                s = cls._table.get(key)
+                if s is None:
+                    s = object.__new__(cls)
+                    s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
+                    s.aval, s.sharding, s.committed = aval, sharding, committed
+                    cls._table[key] = s
+        return s
+
     def __repr__(self) -> str:
         return f"Spec({self.aval.str_short()}, {self.sharding!r}, committed={self.committed})"
 

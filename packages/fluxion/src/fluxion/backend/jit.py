@@ -449,6 +449,12 @@ class _Jitted:
             # Place the arguments where the computation runs (committed ones decide), then
             # look again: entries are filed under the placed arguments' Specs.
             arrays = self.place(args, kwargs, arrays)
+            if self.device is not None and self.device.in_shardings is not None:
+                # NumPy and Python arguments are only placed by in_shardings: untyped, as JAX
+                arrays = [a if type(x) is Array or a._k.aval.sharding is None
+                          else _d._wrap(a._a, Spec.untyped(a._k.aval, a._k.sharding,
+                                                           a._k.committed))
+                          for x, a in zip(leaves, arrays)]
             if self.device is None and not any(a._k.committed for a in arrays):
                 arrays = self.place_on_program_mesh(args, kwargs, statics, arrays)
             key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))

@@ -479,9 +479,18 @@ def sdy_sharding(module: Any, sharding: Any, ndim: int, open_dims: bool = False,
             dims.append("{?}")
         elif not entry and open_dims:
             dims.append("{?}")
+        elif open_dims:  # split along the type's axes, and open for the compiler's
+            dims.append(_axes(entry)[:-1] + ", ?}")
         else:
             dims.append(_axes(entry))
-    return f"#sdy.sharding<@{name}, [{', '.join(dims)}]>"
+    tail = ""
+    if open_dims:  # the type's unused Explicit axes stay replicated (the rest is the compiler's)
+        used = {ax for entry in sharding.spec._normalized(ndim) for ax in entry}
+        fixed = [n for n, t in zip(sharding.mesh.axis_names, sharding.mesh.axis_types or ())
+                 if t.name == "Explicit" and n not in used]
+        if fixed:
+            tail = ", replicated={" + ", ".join(f'"{n}"' for n in fixed) + "}"
+    return f"#sdy.sharding<@{name}, [{', '.join(dims)}]{tail}>"
 
 
 def check_spec(fname: str, what: str, mesh: Mesh | AbstractMesh, spec: PartitionSpec,

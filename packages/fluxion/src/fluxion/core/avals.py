@@ -182,6 +182,9 @@ class ShapedArray(AbstractValue):
 
 # Set once an aval with a sharding exists: until then the sharding rules are never consulted.
 EXPLICIT = [False]
+#: ``[fn]``: whether a ``set_mesh`` mesh with Explicit axes is active in this thread (then JAX
+#: types elementwise results of untyped operands on it); installed by lax.sharding_rules.
+CONTEXT_EXPLICIT: list[Callable[[], bool]] = [lambda: False]
 # The rule of primitives whose ``sharding`` slot is None (the broadcasting rule, set by
 # fluxion.lax.sharding_rules, which needs the spec helpers that live there).
 DEFAULT_SHARDING_RULE: list[Callable[..., Any] | None] = [None]

@@ -109,24 +109,37 @@ class BodyVma:
     staging interpreter); equations are processed as they are recorded."""
 
     def __init__(self, interp: Any, invars: Sequence[Var], in_vmas: Sequence[frozenset],
-                 manual: Sequence[Any]) -> None:
+                 manual: Sequence[Any], parent: "BodyVma | None" = None) -> None:
+        # ``parent``: the body this one is traced in (a ``jit`` inside a shard_map body); the
+        # values it closes over keep their vma from there.
         self.interp = interp
         self.manual = tuple(manual)
+        self.parent = parent
         self.env: dict[int, frozenset] = {v.id: frozenset(s) for v, s in zip(invars, in_vmas)}
         self.done = 0
+
+    def _read(self, var: Var) -> frozenset:
+        s = self.env.get(var.id)
+        if s is not None:
+            return s
+        if self.parent is not None:  # a value closed over from the enclosing body
+            for cv, val in zip(self.interp.constvars, self.interp.const_vals):
+                if cv is var:
+                    s = self.env[var.id] = value_vma(self.parent, val)
+                    return s
+        return EMPTY
 
     def of_atom(self, atom: Any) -> frozenset:
         eqns = self.interp.eqns
         while self.done < len(eqns):
             eqn = eqns[self.done]
-            ins = [self.env.get(a.id, EMPTY) if isinstance(a, Var) else EMPTY
-                   for a in eqn.inputs]
+            ins = [self._read(a) if isinstance(a, Var) else EMPTY for a in eqn.inputs]
             for v, s in zip(eqn.outputs, outputs_vma(eqn, ins)):
                 self.env[v.id] = s
             self.done += 1
         if isinstance(atom, Literal) or not isinstance(atom, Var):
             return EMPTY
-        return self.env.get(atom.id, EMPTY)
+        return self._read(atom)
 
 
 _BODIES = threading.local()

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 from fluxion import tree_util
 from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
+from fluxion.core.trace import Tracer
 from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.transforms import batching as _bt
@@ -31,7 +32,11 @@ sharding_constraint_p = Primitive("sharding_constraint")
 
 def _sharding_constraint_abstract_eval(x: Any, *, sharding: Any) -> Any:
     """The operand's aval with the type-level part of ``sharding`` (its Explicit axes); on a
-    mesh without Explicit axes the operand's type is kept."""
+    mesh without Explicit axes the operand's type is kept. ``with_sharding_constraint`` (not
+    ``reshard``) keeps a typed operand's type, as JAX: on a mixed mesh its spec names only Auto
+    axes, on an all-Explicit one it asserts the type."""
+    if x.sharding is not None and not _sh.resharding_on():
+        return x
     typed = _sh.explicit_part(sharding, len(x.shape), x.sharding)
     return x if typed is x.sharding else x.update(sharding=typed)
 
@@ -143,10 +148,13 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             raise TypeError(f"lax.with_sharding_constraint: expected a NamedSharding or a "
                             f"PartitionSpec, got {type(s).__name__}: {s!r}")
         aval = _bt.abstractify(v)
-        s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
         if not _sh.resharding_on() and _explicit_context_assert(aval, s):
             out.append(v)  # an assertion only (JAX's): x already has that sharding
             continue
+        if _sh.resharding_on() or not isinstance(v, Tracer):
+            # Under jit an uneven constraint (on Auto axes: Explicit ones raised above) is the
+            # compiler's to satisfy, padding the shards, as in JAX; eager ones must divide.
+            s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
         out.append(sharding_constraint_p.bind(v, sharding=s))
     return tree_util.tree_unflatten(tree, out)
 
@@ -205,6 +213,10 @@ def install_mesh_services(context_mesh: Any, named_sharding: Any, device_put: An
     _MESH_SERVICES["context_mesh"] = context_mesh
     _MESH_SERVICES["named_sharding"] = named_sharding
     _MESH_SERVICES["device_put"] = device_put
+    # the PartitionSpec class beside the NamedSharding class (both in the backend)
+    spec_type = named_sharding.__init__.__globals__["PartitionSpec"]
+    _sh.CONTEXT_MESH[0] = context_mesh
+    _sh._REPLICATED[0] = lambda m: named_sharding(m, spec_type())
 
 
 def _context_mesh() -> Any:

@@ -27,6 +27,7 @@ import threading
 from typing import Any, Sequence
 
 from fluxion.core.avals import (
+    CONTEXT_EXPLICIT,
     DEFAULT_SHARDING_RULE,
     DuplicateSpecError,
     ShapedArray,
@@ -47,6 +48,27 @@ def entries(a: ShapedArray) -> list:
 
 def spec_axes(p: Any) -> tuple:
     return () if p is None else (p,) if isinstance(p, str) else tuple(p)
+
+
+#: ``[fn]``: the mesh of ``set_mesh`` in this thread, or None (installed by
+#: ``lax.sharding_constraint.install_mesh_services``; the mesh lives in the backend).
+CONTEXT_MESH: list = [lambda: None]
+
+
+def context_base() -> Any:
+    """A replicated sharding on the mesh of ``set_mesh`` when that mesh has an Explicit axis,
+    else None: JAX types the elementwise results of untyped operands (NumPy arguments, constants)
+    on the context mesh."""
+    mesh = CONTEXT_MESH[0]()
+    types = getattr(mesh, "axis_types", None)
+    if not types or not any(t.name == "Explicit" for t in types):
+        return None
+    return explicit_part(_REPLICATED[0](mesh), 0)
+
+
+#: ``[fn]``: ``NamedSharding(mesh, P())`` (installed beside ``CONTEXT_MESH``).
+_REPLICATED: list = [None]
+CONTEXT_EXPLICIT[0] = lambda: context_base() is not None
 
 
 def common_sharding(name: str, avals: Sequence[ShapedArray]) -> Any:
@@ -89,7 +111,8 @@ def axis_size(mesh: Any, p: Any) -> int:
 def broadcasting(name: str, avals: Sequence[ShapedArray], ndim: int) -> Any:
     base = common_sharding(name, avals)
     if base is None:
-        return None
+        base = context_base()
+        return None if base is None else make_sharding(base, (None,) * ndim)
     ops = [a for a in avals if a.shape]
     if not ops:
         return make_sharding(base, ())

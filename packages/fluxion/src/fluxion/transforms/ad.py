@@ -878,11 +878,13 @@ def jvp_call(program: Program, primals: Sequence[Any], tangents: Sequence[Any],
                             for z, a in zip(out_nz, program.out_avals)]
 
 
-def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequence[bool]
-                      ) -> tuple[Program, list]:
+def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequence[bool],
+                      vma: tuple | None = None) -> tuple[Program, list]:
     """The transpose of a closed ``program`` linear in the inputs marked ``linear``: a closed
     Program over ``(*consts, *non-linear inputs, *nonzero output cotangents)`` returning the
-    cotangent of each linear input (zeros instantiated), and its constants."""
+    cotangent of each linear input (zeros instantiated), and its constants. ``vma``: inside a
+    ``check_vma`` shard_map body, ``(manual axes, the vma of each of those inputs)``: the
+    collectives then transpose by that body's rules (JAX's check_vma=True ones)."""
     linear = tuple(bool(lin) for lin in linear)
     ct_nonzero = tuple(bool(nz) for nz in ct_nonzero)
 
@@ -893,10 +895,16 @@ def transpose_program(program: Program, linear: Sequence[bool], ct_nonzero: Sequ
                     for v, lin in zip(program.invars, linear)]
             cts = [st.new_arg(v.aval) if nz else None
                    for v, nz in zip(program.outvars, ct_nonzero)]
-            cts_in = backward_pass(program, [], args, cts)
+            if vma is not None:
+                _vma.push(_vma.BodyVma(st, st.invars, vma[1], vma[0]))
+            try:
+                cts_in = backward_pass(program, [], args, cts)
+            finally:
+                if vma is not None:
+                    _vma.pop()
             lin_avals = [v.aval for v, lin in zip(program.invars, linear) if lin]
             atoms = [st.atom(zeros_like_aval(a) if c is None else c)
                      for c, a in zip(cts_in, lin_avals)]
             prog = st.build(atoms)
         return close_program(prog), list(st.const_vals)
-    return cached_transform(program, ("T", linear, ct_nonzero), make)
+    return cached_transform(program, ("T", linear, ct_nonzero, vma), make)

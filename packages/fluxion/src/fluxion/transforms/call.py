@@ -76,7 +76,11 @@ def _jit_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[An
 def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple) -> list:
     linear = tuple(ad.is_undefined(a) for a in args)
     ct_nz = tuple(not ad.is_zero_tangent(c) for c in cts)
-    tprog, consts = ad.transpose_program(program, linear, ct_nz)
+    body = _vma_rules.active_body()  # a grad taken inside a check_vma shard_map body
+    vma = None if body is None else (body.manual, tuple(
+        _vma_rules.value_vma(body, x) for x in
+        [a for a in args if not ad.is_undefined(a)] + [c for c, nz in zip(cts, ct_nz) if nz]))
+    tprog, consts = ad.transpose_program(program, linear, ct_nz, vma)
     call_args = [*consts, *[a for a in args if not ad.is_undefined(a)],
                  *[c for c, nz in zip(cts, ct_nz) if nz]]
     outs = iter(_call(tprog, call_args, f"transpose({name})"))

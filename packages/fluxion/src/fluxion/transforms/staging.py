@@ -22,6 +22,8 @@ import numpy as np
 
 from fluxion import tree_util
 from fluxion.core import dtypes
+from fluxion.core import vma as _vma
+from fluxion.core.avals import CONTEXT_EXPLICIT as _CONTEXT_EXPLICIT
 from fluxion.core.avals import EXPLICIT as _EXPLICIT
 from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.avals import apply_sharding_rule as _apply_sharding_rule
@@ -165,7 +167,7 @@ class StagingInterpreter(Interpreter):
         out = prim.abstract_eval(*[a.aval for a in atoms], **params)
         if _EXPLICIT[0]:  # sharding in types (explicit mesh axes): the primitive's rule
             in_avals = [a.aval for a in atoms]
-            if any(a.sharding is not None for a in in_avals):
+            if any(a.sharding is not None for a in in_avals) or _CONTEXT_EXPLICIT[0]():
                 out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
         if prim.multiple_results:
@@ -244,10 +246,21 @@ def trace_to_program(fun: Callable, args: tuple, kwargs: dict, *, description: s
     fname = fun_name(fun)
     names = _arg_names(fun, fname, args, kwargs, in_tree)
     interp = StagingInterpreter(description or f"{fname} (defined at {fun_source(fun)})")
+    # Traced inside a check_vma shard_map body (a jit there): the values keep the mesh axes they
+    # vary over, so grad inside sums what JAX's implicit pvary transposes to.
+    outer = _vma.active_body()
     with interpreter_scope(interp):
         tracers = [interp.new_arg(a, n) for a, n in zip(in_avals, names)]
         t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
-        out = fun(*t_args, **t_kwargs)
+        if outer is not None:
+            _vma.push(_vma.BodyVma(interp, interp.invars,
+                                   [_vma.value_vma(outer, x) for x in leaves], outer.manual,
+                                   parent=outer))
+        try:
+            out = fun(*t_args, **t_kwargs)
+        finally:
+            if outer is not None:
+                _vma.pop()
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_atoms = []
         for path_leaf in zip(range(len(out_leaves)), out_leaves):
