@@ -19,6 +19,15 @@ if _HERE not in sys.path:
 
 from _compare import x64_both
 
+import fluxion
+
+# On a TPU, float32 matmuls and convolutions at default precision run in bf16 passes (about 3
+# digits): the suite compares them with the CPU reference under "highest" precision (about 7),
+# so that a difference shows the lowering, not the chip's default (docs/guide/platforms.md).
+# Tests that check the flag itself set it.
+if os.environ.get("FLUXION_TEST_PLATFORM", "cpu") != "cpu":
+    fluxion.config.update("jax_default_matmul_precision", "highest")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # xdist registers this mark itself; register it too for runs with ``-p no:xdist``.

@@ -9,6 +9,8 @@ functions once and reuses them.
 
 from __future__ import annotations
 
+import os
+
 import jax
 import ml_dtypes
 import numpy as np
@@ -18,6 +20,10 @@ from _compare import assert_same
 import fluxion
 import fluxion.lax as flax
 from fluxion import lax
+
+# a run with Fluxion on a TPU (tests/conftest.py --platform): float32 transcendental functions
+# there agree with a float64 reference to 4-5 digits, as in JAX's suite
+_CPU = os.environ.get("FLUXION_TEST_PLATFORM", "cpu") == "cpu"
 
 NAMES = ("igamma_grad_a", "random_gamma_grad")
 
@@ -169,6 +175,6 @@ def test_igamma_igammac():
         assert ours.dtype == np.float32 and ours.shape == a.shape
         np.testing.assert_allclose(np.asarray(ours)[:20], ref(a[:20].astype(np.float64),
                                                                x[:20].astype(np.float64)),
-                                   rtol=2e-5, atol=1e-6)
+                                   rtol=2e-5 if _CPU else 2e-3, atol=1e-6 if _CPU else 1e-4)
         np.testing.assert_allclose(np.asarray(ours)[20:], np.float32(edge), rtol=1e-5, atol=1e-7)
     assert_same(fluxion.jit(flax.igamma)(a, x), flax.igamma(a, x))
