@@ -284,17 +284,14 @@ _LAZY_FAMILIES = {
     "approx_topk": (
         "approx_max_k", "approx_min_k",
     ),
-    "array_helpers": (
-        "broadcast_like", "broadcast_shapes", "empty", "index_take", "mulhi", "split",
-        "stack", "tile", "unstack",
-    ),
     "control_flow": (
         "associative_scan", "cond", "cond_p", "custom_linear_solve", "custom_root",
         "custom_root_p", "fori_loop", "linear_solve_p", "map", "scan", "scan_p", "switch",
         "while_loop", "while_p",
     ),
     "convenience": (
-        "broadcast_to_rank", "collapse", "dtype", "full", "full_like",
+        "broadcast_like", "broadcast_shapes", "broadcast_to_rank", "collapse", "dtype", "empty",
+        "full", "full_like", "index_take", "mulhi", "split", "stack", "tile", "unstack",
     ),
     "convolution": (
         "ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",

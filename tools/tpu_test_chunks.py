@@ -1,0 +1,145 @@
+"""Run a long test selection on a borrowed TPU in time-boxed chunks that survive hangs.
+
+On a TPU one process at a time may hold the chip, so the suite runs in one pytest process; a
+test that hangs inside the runtime (SIGALRM cannot interrupt C++) would stop the whole run. This
+driver runs pytest with itself as a plugin: tests run in the order of an id list (``--ids``,
+one node id a line; default: pytest's own order), a per-test watchdog
+(``faulthandler.dump_traceback_later(exit=True)``) ends a hung process, and the driver starts
+pytest again after the hung test until the time budget is spent. Each test's outcome is appended
+to ``--log`` (``index<TAB>phase<TAB>outcome<TAB>seconds<TAB>node id``; ``#`` lines note restarts
+and hangs), failures' reports to ``--failures``: both survive a kill.
+
+Usage (on the TPU machine, the project's ``packages/*/src`` on ``PYTHONPATH``)::
+
+    python3 tools/tpu_test_chunks.py --budget 540 --start 0 --ids ids.txt \\
+        --log $OUT/progress.txt --failures $OUT/failures.txt -- tests/fluxion --platform tpu
+
+``--start N`` continues a list where an earlier call stopped (the log's last index + 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+_STATE: dict = {}
+
+
+# ------------------------------------------------------------------ the pytest plugin side
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 - pytest hook
+    sel = os.environ.get("TPU_CHUNK_IDS")
+    start = int(os.environ.get("TPU_CHUNK_START", "0"))
+    if sel:
+        with open(sel) as f:
+            ids = [line.rstrip("\n") for line in f if line.strip()]
+    else:
+        ids = [it.nodeid for it in items]
+    order = {nid: i for i, nid in enumerate(ids) if i >= start}
+    keep = sorted((it for it in items if it.nodeid in order), key=lambda it: order[it.nodeid])
+    dropped = [it for it in items if it.nodeid not in order]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+    _STATE["index"] = {it.nodeid: order[it.nodeid] for it in keep}
+
+
+def pytest_sessionstart(session):  # noqa: ANN001, ANN201 - pytest hook
+    _STATE["session"], _STATE["t0"] = session, time.monotonic()
+    _STATE["log"] = open(os.environ["TPU_CHUNK_LOG"], "a", buffering=1)
+    _STATE["fail"] = open(os.environ["TPU_CHUNK_FAILURES"], "a", buffering=1)
+
+
+def pytest_sessionfinish(session, exitstatus):  # noqa: ANN001, ANN201 - pytest hook
+    _STATE["log"].write(f"# finished (pytest exit status {int(exitstatus)})\n")
+
+
+def pytest_runtest_setup(item):  # noqa: ANN001, ANN201 - pytest hook
+    import faulthandler
+    # the real stderr (pytest's capture may have replaced sys.stderr by then)
+    faulthandler.dump_traceback_later(float(os.environ.get("TPU_CHUNK_TIMEOUT", "60")),
+                                      exit=True, file=sys.__stderr__)
+
+
+def pytest_runtest_teardown(item, nextitem):  # noqa: ANN001, ANN201 - pytest hook
+    import faulthandler
+    faulthandler.cancel_dump_traceback_later()
+
+
+def pytest_runtest_logreport(report):  # noqa: ANN001, ANN201 - pytest hook
+    idx = _STATE.get("index", {}).get(report.nodeid, -1)
+    if report.when == "call" or report.outcome != "passed":
+        _STATE["log"].write(f"{idx}\t{report.when}\t{report.outcome}\t{report.duration:.2f}\t"
+                            f"{report.nodeid}\n")
+    if report.outcome == "failed":
+        text = str(report.longrepr)
+        if len(text) > 3000:
+            text = text[:1000] + "\n...\n" + text[-2000:]
+        _STATE["fail"].write(f"=== {report.nodeid} [{report.when}]\n{text}\n")
+
+
+def pytest_runtest_logfinish(nodeid, location):  # noqa: ANN001, ANN201 - pytest hook
+    budget = float(os.environ.get("TPU_CHUNK_BUDGET", "0"))
+    if budget and time.monotonic() - _STATE["t0"] > budget:
+        _STATE["session"].shouldstop = f"time budget of {budget:.0f} s spent"
+        _STATE["log"].write(f"# stopped after index {_STATE['index'].get(nodeid)}\n")
+
+
+# ------------------------------------------------------------------ the driver
+
+def _last_index(log: str) -> int:
+    last = -1
+    with open(log) as f:
+        for line in f:
+            if line[:1] != "#" and line.strip():
+                last = max(last, int(line.split("\t", 1)[0]))
+    return last
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--budget", type=float, required=True, help="seconds for the whole call")
+    ap.add_argument("--start", type=int, default=0, help="first index of the id list to run")
+    ap.add_argument("--ids", default="", help="file of node ids, in the order to run them")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test")
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--failures", required=True)
+    ap.add_argument("pytest_args", nargs="*")
+    a = ap.parse_args(argv)
+    end = time.monotonic() + a.budget
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [p for p in (os.environ.get("PYTHONPATH", ""), here) if p]),
+        TPU_CHUNK_IDS=a.ids, TPU_CHUNK_LOG=a.log, TPU_CHUNK_FAILURES=a.failures,
+        TPU_CHUNK_TIMEOUT=str(a.timeout))
+    open(a.log, "a").close()
+    start = a.start
+    while True:
+        left = end - time.monotonic()
+        if left < a.timeout:
+            break
+        with open(a.log, "a") as f:
+            f.write(f"# pytest from index {start}, {left:.0f} s left\n")
+        env.update(TPU_CHUNK_START=str(start), TPU_CHUNK_BUDGET=str(left - a.timeout - 20))
+        cmd = [sys.executable, "-m", "pytest", "-p", "tpu_test_chunks", "-p", "no:xdist",
+               "-p", "no:cacheprovider", "-q", *a.pytest_args]
+        try:
+            rc = subprocess.run(cmd, env=env, timeout=max(left - 5, 1)).returncode  # noqa: S603
+        except subprocess.TimeoutExpired:
+            break
+        with open(a.log) as f:
+            lines = f.read().splitlines()
+        if lines and lines[-1].startswith("# finished"):  # ran to its end, or the budget stopped it
+            break
+        hung = max(_last_index(a.log) + 1, start)
+        with open(a.log, "a") as f:
+            f.write(f"# pytest ended with {rc}: index {hung} hung or crashed\n")
+        start = hung + 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
