@@ -19,16 +19,31 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from typing import Any
 
-__all__ = ["format_markdown", "plot_scaling", "plot_first_calls", "scaling_workloads"]
+__all__ = ["format_seconds", "format_markdown", "plot_scaling", "plot_first_calls", "scaling_workloads"]
+
+
+def format_seconds(s: float | None) -> str:
+    """Human-readable seconds: ``1.5e-06 -> "1.50 us"``.
+
+    Example:
+        >>> format_seconds(0.0123), format_seconds(2.5e-7), format_seconds(None)
+        ('12.3 ms', '250 ns', '-')
+    """
+    if s is None or not math.isfinite(s):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            v = s / scale
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{s / 1e-9:.3g} ns"
 
 
 def _fmt_s(s: float | None) -> str:
-    from benchmarks.runner import format_seconds
-
     return format_seconds(s)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import shutil
@@ -34,7 +33,9 @@ import time
 from typing import Any, Iterable, Sequence
 
 from benchmarks import backends as _backends
+from benchmarks import report
 from benchmarks import workloads as _workloads
+from benchmarks.report import format_seconds
 from benchmarks.workloads import WorkloadSpec
 
 __all__ = [
@@ -675,8 +676,6 @@ def save_results(doc: dict[str, Any], out_dir: str, *, plot: bool = True) -> dic
     ``<run_id>-scaling.png``: time vs size; ``<run_id>-first_call.png``: first-call bars) and
     their ``latest*`` copies, into ``out_dir``; return the paths written (a plot's entries are
     ``None`` when it was not made)."""
-    from benchmarks import report
-
     os.makedirs(out_dir, exist_ok=True)
     stem = _unique_stem(out_dir, doc["run_id"])
     outputs: dict[str, Any] = {
@@ -732,22 +731,6 @@ def _write_text_atomic(path: str, text: str) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def format_seconds(s: float | None) -> str:
-    """Human-readable seconds: ``1.5e-06 -> "1.50 us"``.
-
-    Example:
-        >>> format_seconds(0.0123), format_seconds(2.5e-7), format_seconds(None)
-        ('12.3 ms', '250 ns', '-')
-    """
-    if s is None or not math.isfinite(s):
-        return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if s >= scale:
-            v = s / scale
-            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
-    return f"{s / 1e-9:.3g} ns"
 
 
 def _fmt_ratio(r: float | None) -> str:
