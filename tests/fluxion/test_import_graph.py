@@ -1,6 +1,6 @@
 """No import circle anywhere in packages/, and function-local imports only where they must be.
 
-Every module of every package under ``packages/*/src`` is parsed (``ast``, nothing is imported
+Every module of every package under ``packages/*/src`` (and of ``benchmarks/``) is parsed (``ast``, nothing is imported
 or compiled); each ``import`` / ``from ... import`` names an edge to the module it loads, whether
 it sits at the top of the file or inside a function. The graph must have no cycle: a module
 lower in the floors of docs/internals.md never imports one above it, not even lazily. Where a
@@ -27,8 +27,11 @@ MAX_LOCAL_IMPORTS = 33
 
 def _modules() -> dict[str, Path]:
     mods = {}
-    for src in SOURCES:
-        for pkg in sorted(p for p in src.iterdir() if (p / "__init__.py").exists()):
+    # benchmarks/ (a package at the root) is checked for cycles too, not for local imports
+    for src in [*SOURCES, ROOT]:
+        pkgs = [ROOT / "benchmarks"] if src == ROOT else sorted(
+            p for p in src.iterdir() if (p / "__init__.py").exists())
+        for pkg in pkgs:
             for f in pkg.rglob("*.py"):
                 parts = f.relative_to(src).with_suffix("").parts
                 mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
@@ -120,7 +123,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def local_imports() -> list[tuple[Path, int]]:
     """(file, line) of every import statement inside a function, one per statement."""
     return sorted({(p, line) for m, p in MODULES.items() for _, line, local in imports(m, p)
-                   if local})
+                   if local and not m.startswith("benchmarks")})
 
 
 def test_no_import_cycle() -> None:
