@@ -199,6 +199,9 @@ class Variable:
         meta = object.__getattribute__(self, "_metadata")
         if name in meta:
             return meta[name]
+        # the value's placement (``v.sharding``), as flax reads it through the Variable
+        if name == "sharding":
+            return getattr(object.__getattribute__(self, "_value"), "sharding", None)
         raise AttributeError(f"{type(self).__name__} has no attribute or metadata {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
