@@ -98,3 +98,16 @@ def test_cell_list_kwarg_buffers_alias_as_jax_md():
     ref = jpartition.cell_list(4.0, 1.0).allocate(rjnp.asarray(R), side_data=rjnp.asarray(side))
     assert ours.kwarg_buffers is ours.named_buffer
     assert ours.kwarg_buffers["side_data"].shape == ref.kwarg_buffers["side_data"].shape
+
+
+def test_cell_list_slots_as_jax_md():
+    from jax_md import partition as jpartition
+
+    from fluxion_md import partition
+
+    box = np.array([8.65, 8.0], np.float32)
+    R = np.array([[0.25, 0.25], [8.5, 1.95], [8.1, 1.5], [3.7, 7.9]], np.float32)
+    ours = partition.cell_list(box, 1.0).allocate(jnp.asarray(R))
+    ref = jpartition.cell_list(rjnp.asarray(box), 1.0).allocate(rjnp.asarray(R))
+    assert ours.id_buffer.shape == ref.id_buffer.shape
+    np.testing.assert_array_equal(np.asarray(ours.id_buffer), np.asarray(ref.id_buffer))

@@ -146,7 +146,10 @@ def _bin_particles(position: Array, cell_size: Array, cps: tuple, capacity: int)
     order = jnp.argsort(hashes)
     sorted_hash = hashes[order]
     rank = jnp.arange(N, dtype=i32) - jnp.searchsorted(sorted_hash, sorted_hash, side="left")
-    slot = jnp.where(rank < capacity, sorted_hash * capacity + rank, cell_count * capacity)
+    # within a cell, jax_md's slot: the particle's index in the sorted order modulo capacity
+    # (distinct within a cell while it holds at most `capacity`; `rank` detects overflow)
+    within = jnp.arange(N, dtype=i32) % capacity
+    slot = jnp.where(rank < capacity, sorted_hash * capacity + within, cell_count * capacity)
     pos_buf = jnp.zeros((cell_count * capacity, dim), position.dtype)
     pos_buf = pos_buf.at[slot].set(position[order], mode="drop")
     id_buf = jnp.full((cell_count * capacity, 1), N, i32)
