@@ -208,3 +208,22 @@ def test_multi_transform_matches_haiku():
     zo, zr = ours.apply[0](po, jnp.asarray(x)), ref.apply[0](pr, x)
     np.testing.assert_allclose(np.asarray(ours.apply[1](po, zo)), np.asarray(ref.apply[1](pr, zr)),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_initial_state_during_apply_is_the_given_state():
+    seen = {}
+
+    def build(h):
+        def f():
+            x = h.get_state("x", [], init=jnp.zeros if h is hk else jax.numpy.zeros)
+            h.set_state("x", x + 1)
+            seen[h] = (h.experimental.get_initial_state(), h.experimental.get_current_state())
+        return h.transform_with_state(f)
+
+    for h in (hk, rhk):
+        t = build(h)
+        p, s = t.init(None)
+        t.apply(p, s, None)
+    (io, co), (ir, cr) = seen[hk], seen[rhk]
+    assert float(io["~"]["x"]) == float(ir["~"]["x"]) == 0.0
+    assert float(co["~"]["x"]) == float(cr["~"]["x"]) == 1.0

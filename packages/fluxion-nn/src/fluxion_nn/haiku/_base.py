@@ -540,6 +540,7 @@ def transform_with_state(f: Callable) -> TransformedWithState:
     def apply_fn(params: Any, state: Any, rng: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
         frame = _Frame(_copy(params or {}), _copy(state or {}), _to_seq(rng), init=False,
                        params_frozen=True)
+        frame.initial_state = _copy(state or {})  # as Haiku: the state apply was given
         with frame:
             out = f(*args, **kwargs)
         return out, frame.state
