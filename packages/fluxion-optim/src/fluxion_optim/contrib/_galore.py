@@ -2,8 +2,6 @@
 of matrix-shaped parameters; the projector (top singular vectors of the gradient) is refreshed
 every ``update_proj_gap`` steps. Same state layout and numbers as ``optax.contrib.galore``."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
