@@ -230,16 +230,8 @@ def filter_state(state: State, first: Any, /, *filters: Any) -> Any:
     """
     # several filters partition the leaves as in split_state (each leaf goes to the first
     # filter matching it), without requiring every leaf to match one
-    fs = (first, *filters)
-    preds = [filterlib.to_predicate(f) for f in fs]
-    buckets: list[list] = [[] for _ in fs]
-    for p, v in state.flat_state():
-        for i, pred in enumerate(preds):
-            if pred(p, v):
-                buckets[i].append((p, v))
-                break
-    outs = [State.from_flat_path(b) for b in buckets]
-    return outs[0] if not filters else tuple(outs)
+    outs = _partition(state, (first, *filters), "")
+    return outs[0] if not filters else outs
 
 
 def split_state(state: State, first: Any, /, *filters: Any) -> Any:
@@ -247,7 +239,13 @@ def split_state(state: State, first: Any, /, *filters: Any) -> Any:
 
     Example: ``params, rest = nnx.split_state(state, nnx.Param, ...)``.
     """
-    fs = (first, *filters)
+    outs = _partition(state, (first, *filters), "split_state")
+    return outs[0] if len(outs) == 1 else outs
+
+
+def _partition(state: State, fs: tuple, strict: str) -> tuple:
+    """One State per filter, each leaf in the first filter matching it; with ``strict`` (the
+    caller's name) a leaf no filter matches is an error, else it is dropped."""
     preds = [filterlib.to_predicate(f) for f in fs]
     buckets: list[list] = [[] for _ in fs]
     for p, v in state.flat_state():
@@ -256,11 +254,11 @@ def split_state(state: State, first: Any, /, *filters: Any) -> Any:
                 buckets[i].append((p, v))
                 break
         else:
-            raise ValueError("Non-exhaustive filters, got a non-empty remainder: no filter matched "
-                             f"the leaf at path {'/'.join(map(str, p))} (split_state; add `...` "
-                             "as the last filter)")
-    outs = tuple(State.from_flat_path(b) for b in buckets)
-    return outs[0] if len(outs) == 1 else outs
+            if strict:
+                raise ValueError("Non-exhaustive filters, got a non-empty remainder: no filter "
+                                 f"matched the leaf at path {'/'.join(map(str, p))} ({strict}; "
+                                 "add `...` as the last filter)")
+    return tuple(State.from_flat_path(b) for b in buckets)
 
 
 def merge_state(state: State, /, *states: State) -> State:

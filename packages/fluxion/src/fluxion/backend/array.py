@@ -70,13 +70,7 @@ class Spec:
             if typed is not aval:  # the sharding on Explicit mesh axes is part of the type
                 s = cls._table[key] = Spec(typed, sharding, committed)
                 return s
-            with cls._lock:
-                s = cls._table.get(key)
-                if s is None:
-                    s = object.__new__(cls)
-                    s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
-                    s.aval, s.sharding, s.committed = aval, sharding, committed
-                    cls._table[key] = s
+            s = cls._intern(key, aval, sharding, committed)
         return s
 
     @classmethod
@@ -88,13 +82,19 @@ class Spec:
         key = (aval, sharding, committed, "untyped")
         s = cls._table.get(key)
         if s is None:
-            with cls._lock:
-                s = cls._table.get(key)
-                if s is None:
-                    s = object.__new__(cls)
-                    s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
-                    s.aval, s.sharding, s.committed = aval, sharding, committed
-                    cls._table[key] = s
+            s = cls._intern(key, aval, sharding, committed)
+        return s
+
+    @classmethod
+    def _intern(cls, key: tuple, aval: ShapedArray, sharding: Any, committed: bool) -> "Spec":
+        """The one Spec for ``key``, made under the lock (two threads never intern two)."""
+        with cls._lock:
+            s = cls._table.get(key)
+            if s is None:
+                s = object.__new__(cls)
+                s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
+                s.aval, s.sharding, s.committed = aval, sharding, committed
+                cls._table[key] = s
         return s
 
     def __repr__(self) -> str:
