@@ -1,6 +1,7 @@
 """Array API points found with the data-apis array-api-tests suite (see docs/api/numpy.md,
-"Array API conformance"): ``finfo`` fields are Python scalars with JAX's values, and item
-assignment raises ``TypeError`` as it does on JAX arrays."""
+"Array API conformance"): ``finfo`` fields have JAX's values and JAX's types (NumPy scalars of
+the dtype, which is what real code relies on: ``jnp.finfo(jnp.float32).min`` is not weakly typed),
+and item assignment raises ``TypeError`` as it does on JAX arrays."""
 
 import numpy as np
 import pytest
@@ -13,13 +14,13 @@ FLOATS = ("float16", "bfloat16", "float32", "complex64", "float8_e4m3fn")
 
 
 @pytest.mark.parametrize("name", FLOATS)
-def test_finfo_fields_are_python_scalars_with_jax_values(name):
+def test_finfo_fields_have_jax_values_and_types(name):
     ours, ref = fnp.finfo(getattr(fnp, name)), jnp.finfo(getattr(jnp, name))
     assert type(ours.bits) is int and ours.bits == ref.bits
     for field in ("eps", "max", "min", "smallest_normal", "tiny", "smallest_subnormal"):
-        value = getattr(ours, field)
-        assert type(value) is float, field
-        assert value == float(getattr(ref, field)), field
+        value, expected = getattr(ours, field), getattr(ref, field)
+        assert type(value) is type(expected), field
+        assert value == expected, field
     assert ours.dtype == ref.dtype and ours.nmant == ref.nmant
     assert str(ours) == str(ref) and repr(ours) == repr(ref)
 
@@ -28,6 +29,16 @@ def test_finfo_of_an_array_and_caching():
     x = fnp.ones(3, fnp.float16)
     assert fnp.finfo(x) is fnp.finfo(np.float16) is fnp.finfo(x.dtype)
     assert isinstance(fnp.finfo(x), np.finfo)
+    assert fnp.finfo is jnp.finfo  # both are ml_dtypes' finfo
+
+
+def test_finfo_min_keeps_the_dtype_in_arithmetic_as_jax():
+    # A Python float would be weakly typed; JAX's finfo fields are strong NumPy scalars.
+    for name in ("float16", "bfloat16"):
+        ours = fnp.finfo(getattr(fnp, name)).min + fnp.zeros(2, fnp.float32)
+        ref = jnp.finfo(getattr(jnp, name)).min + jnp.zeros(2, jnp.float32)
+        assert ours.dtype == ref.dtype and ours.weak_type == ref.weak_type
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref))
     with pytest.raises(ValueError):
         fnp.finfo(fnp.int32)
 

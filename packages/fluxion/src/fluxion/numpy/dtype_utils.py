@@ -222,49 +222,8 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return lax.convert_element_type(ensure_array(x), dt)
 
 
-def _python_float_field(name: str) -> property:
-    def get(self: Any) -> float:
-        return float(self.__dict__[name])
-    return property(get, doc=f"``{name}`` as a Python float (array API).")
-
-
-class finfo(ml_dtypes.finfo):
-    """Machine limits of a floating dtype (or of an array's dtype), as ``jnp.finfo``.
-
-    The array API fields ``eps``, ``max``, ``min`` and ``smallest_normal`` (and ``tiny``,
-    ``smallest_subnormal``) are Python floats, ``bits`` a Python int; the other fields are
-    NumPy's. A complex dtype gives the limits of its real component.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> jnp.finfo(jnp.float32).bits, type(jnp.finfo(jnp.float32).eps)
-        (32, <class 'float'>)
-    """
-
-    _finfo_cache: dict = {}
-
-    def __new__(cls, dtype: Any) -> "finfo":
-        base = dtypes.finfo(dtype)
-        obj = cls._finfo_cache.get(base.dtype)
-        if obj is None:
-            obj = object.__new__(cls)
-            obj.__dict__.update(base.__dict__)
-            cls._finfo_cache[base.dtype] = obj
-        return obj
-
-    eps = _python_float_field("eps")
-    max = _python_float_field("max")
-    min = _python_float_field("min")
-    smallest_normal = _python_float_field("smallest_normal")
-    smallest_subnormal = _python_float_field("smallest_subnormal")
-
-    @property
-    def tiny(self) -> float:
-        """Same as ``smallest_normal``."""
-        return self.smallest_normal
-
-    def __str__(self) -> str:
-        return str(dtypes.finfo(self.dtype))
-
-    def __repr__(self) -> str:
-        return repr(dtypes.finfo(self.dtype))
+# ``jnp.finfo`` is ml_dtypes' ``finfo`` itself, as in JAX: its fields are NumPy scalars of the
+# dtype (``jnp.finfo(jnp.float32).min`` is an ``np.float32``, so it is strongly typed when it
+# meets an array), it takes a dtype, a scalar type or an array, and a complex dtype gives the
+# limits of its real component. Example: ``jnp.finfo(jnp.bfloat16).eps`` -> ``bfloat16(0.0078125)``.
+finfo = dtypes.finfo
