@@ -1,0 +1,463 @@
+"""Mapping and looping transforms over modules: ``vmap``, ``pmap``, ``scan``, ``fori_loop``,
+``while_loop``, with ``Carry`` and ``StateAxes`` (as flax's ``nnx/transforms/iteration.py``)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import fluxion
+import fluxion.lax as lax
+import fluxion.numpy as jnp
+import fluxion.tree_util as tree_util
+
+from .. import filterlib
+from .._config import resolve
+from .._lift import Inputs, apply_outputs, rebuild, split_outputs
+from ..extract import prefix_lookup
+from ..graph import (
+    is_graph_node,
+    set_graph_updates,
+)
+from ..variablelib import Variable
+from .transforms import (
+    _call_pure,
+    _flat_variables,
+    _interleave,
+    _positional,
+    _reject_bound_method,
+    _tree_mode_check,
+)
+
+
+class Carry:
+    """Marks the carry argument/output in ``nnx.scan``'s ``in_axes``/``out_axes``.
+
+    Example: ``nnx.scan(f, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0))``.
+    """
+
+
+class StateAxes:
+    """Per-filter axes for a module argument of ``vmap``/``scan`` (``{filter: axis}``). Fluxion
+    supports a single axis per module argument; a StateAxes whose axes are all equal is accepted.
+
+    Example: ``nnx.vmap(f, in_axes=(nnx.StateAxes({...: 0}), 0))``.
+    """
+
+    def __init__(self, filter_axes: dict):
+        self.filter_axes = dict(filter_axes)
+
+    def single_axis(self) -> Any:
+        axes = set(self.filter_axes.values())
+        if len(axes) != 1:
+            raise NotImplementedError(
+                "StateAxes: different axes for different filters are not supported by fluxion_nn")
+        return next(iter(axes))
+
+
+def _per_arg_axes(in_axes: Any, nargs: int, name: str) -> list:
+    # per-argument axis specs; a module argument's spec may be an int/None, a StateAxes or a
+    # prefix (nnx.prefix), resolved per Variable by _leaf_axis
+    if isinstance(in_axes, (list, tuple)):
+        if len(in_axes) != nargs:
+            raise ValueError(f"{name}: in_axes has {len(in_axes)} entries for {nargs} arguments")
+        return list(in_axes)
+    return [in_axes] * nargs
+
+
+def _leaf_axis(spec: Any, path: tuple, leaf: Any) -> Any:
+    """The axis of one Variable/array of a module argument under the argument's axis spec."""
+    if isinstance(spec, StateAxes):
+        for flt, ax in spec.filter_axes.items():
+            if filterlib.to_predicate(flt)(path, leaf):
+                return ax
+        raise ValueError(f"No filter of {spec!r} matched the Variable at path {path} "
+                         f"({type(leaf).__name__})")
+
+    return prefix_lookup(spec, path)
+
+
+def _leaf_axes(args: tuple, axes: list) -> tuple[list, list]:
+    """Axis for each graph leaf and each pure leaf, from per-argument axes (prefix trees)."""
+
+    node_axes, other_axes = [], []
+    for a, ax in zip(args, axes):
+        if is_graph_node(a) or not isinstance(ax, (tuple, list, dict)):
+            leaves = tree_util.tree_leaves(a, is_leaf=is_graph_node)
+            for leaf in leaves:
+                (node_axes if is_graph_node(leaf) else other_axes).append(ax)
+        else:
+            sub = tree_util.tree_leaves(
+                tree_util.tree_map(lambda x_ax, sub: [(x_ax, leaf) for leaf in
+                                                      tree_util.tree_leaves(sub, is_leaf=is_graph_node)],
+                                   ax, a, is_leaf=lambda x: x is None),
+                is_leaf=lambda x: isinstance(x, tuple) and len(x) == 2)
+            for x_ax, leaf in sub:
+                (node_axes if is_graph_node(leaf) else other_axes).append(x_ax)
+    return node_axes, other_axes
+
+
+def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
+         axis_name: Any = None, axis_size: int | None = None, spmd_axis_name: Any = None,
+         transform_metadata: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
+    """Vectorise ``f`` over a leading (or given) axis; module arguments with an integer axis
+    have all their Variables mapped over it (for ensembles created by a vmapped constructor),
+    with ``None`` they are broadcast.
+
+    Example::
+
+        @nnx.split_rngs(splits=4)
+        @nnx.vmap(in_axes=0, out_axes=0)
+        def make_ensemble(rngs):
+            return nnx.Linear(2, 3, rngs=rngs)
+    """
+    if f is None:
+        return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
+                                 axis_size=axis_size, graph=graph, graph_updates=graph_updates)
+    _reject_bound_method(f, "vmap")
+    return _mapped(f, in_axes, out_axes, graph, "nnx.vmap",
+                   functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size),
+                   graph_updates)
+
+
+def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
+         out_axes: Any = 0, static_broadcasted_argnums: Any = (), devices: Any = None,
+         backend: str | None = None, axis_size: int | None = None, donate_argnums: Any = (),
+         global_arg_shapes: Any = None, transform_metadata: Any = None, graph: bool | None = None,
+         graph_updates: bool | None = None) -> Any:
+    """``fluxion.pmap`` over functions taking modules: like ``nnx.vmap`` (axes per argument,
+    ``StateAxes`` and prefixes for module arguments), mapped over devices.
+
+    Example::
+
+        @nnx.pmap(in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0), axis_size=1)
+        def forward(model, x):
+            return model(x)
+    """
+    if f is None:
+        return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
+                                 static_broadcasted_argnums=static_broadcasted_argnums,
+                                 devices=devices, backend=backend, axis_size=axis_size,
+                                 donate_argnums=donate_argnums, graph=graph,
+                                 graph_updates=graph_updates)
+    _reject_bound_method(f, "pmap")
+    return _mapped(f, in_axes, out_axes, graph, "nnx.pmap",
+                   functools.partial(fluxion.pmap, axis_name=axis_name, devices=devices,
+                                     backend=backend, axis_size=axis_size), graph_updates)
+
+
+def _alias_error(var: Any, first: tuple, second: tuple, name: str) -> ValueError:
+    return ValueError(
+        "Inconsistent aliasing detected. The following nodes have different prefixes:\n"
+        f"Node: {type(var).__name__}\n  path {first[0]}: prefix {first[1]!r}\n"
+        f"  path {second[0]}: prefix {second[1]!r}\n({name}: an object passed or returned twice "
+        "must be mapped over the same axis everywhere)")
+
+
+def _variable_axes(nodes: list, specs: list, name: str) -> dict:
+    """id(Variable) -> (path, axis) over the argument graphs; the same Variable reached with two
+    different axes is an error (as flax's aliasing check)."""
+    seen: dict[int, tuple] = {}
+    for k, (node, spec) in enumerate(zip(nodes, specs)):
+        for path, var in _flat_variables(node):
+            if not isinstance(var, Variable):
+                continue
+            entry = ((k, *path), _leaf_axis(spec, tuple(path), var))
+            prev = seen.setdefault(id(var), entry)
+            if prev[1] != entry[1]:
+                raise _alias_error(var, prev, entry, name)
+    return seen
+
+
+def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
+            mapper: Callable, graph_updates: Any = None) -> Callable:
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args = _positional(f, args, kwargs, name)
+        _tree_mode_check(graph, args, name)
+        axes = _per_arg_axes(in_axes, len(args), name)
+        inp = Inputs((args, {}))
+        node_axes, other_axes = _leaf_axes(args, axes)
+        in_nodes = [leaf for leaf in tree_util.tree_leaves(args, is_leaf=is_graph_node)
+                    if is_graph_node(leaf)]
+        var_axes = _variable_axes(in_nodes, node_axes, name)
+        gleaves = inp.gleaves
+        value_axes = [_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
+        side: dict = {}
+
+        def pure(values: list, other: list) -> Any:
+            tree, nodes, built = rebuild(inp.static, values, other)
+            a, kw = tree
+            out = f(*a, **kw)
+            out_leaves: list = []
+            static_out, values2, pure_out = split_outputs(nodes, built, out, inp.static[0].root[2],
+                                                          leaves_out=out_leaves)
+            side["s"] = static_out
+            side["leaves"] = [(p, type(leaf), getattr(leaf, "_metadata", None))
+                              for p, leaf in out_leaves]
+            return values2, pure_out
+
+        values2, pure_out = mapper(pure, in_axes=(value_axes, other_axes), out_axes=0)(
+            inp.values, inp.other)
+        static_out = side["s"]
+        owner = static_out[5]
+        n_in = static_out[4]
+        fixed = []
+        out_tree_axes = _out_leaf_axes(out_axes, static_out)
+        out_node_iter = iter(out_tree_axes[0])
+        node_out_axis: dict[int, Any] = {}
+        for v, own, (path, typ, meta) in zip(values2, owner, side["leaves"]):
+            if own < n_in:
+                spec = _input_node_axis(inp, own, node_axes)
+            else:
+                if own not in node_out_axis:
+                    node_out_axis[own] = next(out_node_iter)
+                spec = node_out_axis[own]
+            fixed.append(_place(v, _leaf_axis(spec, path[1:], _probe(typ, meta))))
+        pure_fixed = [_place(v, ax) for v, ax in zip(pure_out, out_tree_axes[1])]
+        result = apply_outputs(static_out, fixed, pure_fixed, inp.objs)
+        out_nodes = [leaf for leaf in tree_util.tree_leaves(result, is_leaf=is_graph_node)
+                     if is_graph_node(leaf)]
+        for node, spec in zip(out_nodes, out_tree_axes[0]):
+            for path, var in _flat_variables(node):
+                if isinstance(var, Variable) and id(var) in var_axes:
+                    ax = _leaf_axis(spec, tuple(path), var)
+                    if ax != var_axes[id(var)][1]:
+                        if not resolve(graph_updates, set_graph_updates):
+                            raise ValueError(f"Duplicate {var!r} in the inputs and outputs of {name} "
+                                             "with different axes (graph_updates=False)")
+                        raise _alias_error(var, var_axes[id(var)], (("out", *path), ax), name)
+        return result
+
+    return wrapper
+
+
+def _probe(typ: type, meta: Any) -> Any:
+    # a stand-in of an output Variable (its type and metadata, no value) for filters
+    if meta is None or not issubclass(typ, Variable):
+        return None
+    obj = object.__new__(typ)
+    object.__setattr__(obj, "_value", None)
+    object.__setattr__(obj, "_metadata", dict(meta))
+    return obj
+
+
+def _input_node_axis(inp: Inputs, node_index: int, node_axes: list) -> Any:
+    return node_axes[node_index]
+
+
+def _out_leaf_axes(out_axes: Any, static_out: tuple) -> tuple[list, list]:
+    """Per output graph node and per pure output leaf: the out axis (prefix-broadcast)."""
+    _, _, treedef, node_pos, _, _, _ = static_out
+    n = treedef.num_leaves
+    placeholder = tree_util.tree_unflatten(treedef, list(range(n)))
+    flat_axes = [0] * n
+    if isinstance(out_axes, (tuple, list, dict)):
+        def fill(ax: Any, sub: Any) -> None:
+            for i in tree_util.tree_leaves(sub):
+                flat_axes[i] = ax
+
+        tree_util.tree_map(fill, out_axes, placeholder, is_leaf=lambda x: x is None)
+    else:
+        flat_axes = [out_axes] * n
+    pos = set(node_pos)
+    return [flat_axes[i] for i in range(n) if i in pos], [flat_axes[i] for i in range(n) if i not in pos]
+
+
+def _place(v: Any, ax: Any) -> Any:
+    if ax is None:
+        return v[0]
+    if ax == 0:
+        return v
+    return jnp.moveaxis(v, 0, ax)
+
+
+def _split_axis(in_axes: Any, nargs: int) -> list:
+    if isinstance(in_axes, (list, tuple)):
+        if len(in_axes) != nargs:
+            raise ValueError(f"nnx.scan: in_axes has {len(in_axes)} entries for {nargs} arguments")
+        return list(in_axes)
+    return [in_axes] * nargs
+
+
+def _scan_leaf_axis(spec: Any, path: tuple, leaf: Any) -> Any:
+    # "C" (carried), None (broadcast) or an int axis, per Variable (StateAxes/prefixes allowed)
+    if spec == "C":
+        return "C"
+    ax = _leaf_axis(spec, path, leaf)
+    return "C" if ax is Carry else ax
+
+
+def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool = False,
+         unroll: int | bool = 1, _split_transpose: bool = False, in_axes: Any = (Carry, 0),
+         out_axes: Any = (Carry, 0), transform_metadata: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
+    """``lax.scan`` over functions taking modules. ``in_axes`` has one entry per argument:
+    ``nnx.Carry`` (threaded through), an int (scanned over that axis, e.g. stacked layers) or
+    ``None`` (broadcast; its updates are carried). ``out_axes`` is ``Carry``, an int, or a
+    tuple like ``(Carry, 0)`` matching the output.
+
+    Example::
+
+        @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
+        def forward(layer, x):
+            return layer(x)
+    """
+    if f is None:
+        return functools.partial(scan, length=length, reverse=reverse, unroll=unroll,
+                                 in_axes=in_axes, out_axes=out_axes, graph=graph,
+                                 graph_updates=graph_updates)
+    _reject_bound_method(f, "scan")
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        args = _positional(f, args, kwargs, "nnx.scan")
+        _tree_mode_check(graph, args, "nnx.scan")
+        axes = _split_axis(in_axes, len(args))
+        inp = Inputs((args, {}))
+        node_axes, other_axes = _leaf_axes(args, [("C" if a is Carry else a) for a in axes])
+        gleaves = inp.gleaves
+        vaxes = [_scan_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
+        in_carry = [ax in ("C", None) for ax in vaxes]
+        o_carry = [ax == "C" for ax in other_axes]
+        o_bcast = [ax is None for ax in other_axes]
+        carry_v = [v for v, c in zip(inp.values, in_carry) if c]
+        xs_v = [_to_front(v, ax) for v, ax in zip(inp.values, vaxes) if ax not in ("C", None)]
+        carry_o = [v for v, c in zip(inp.other, o_carry) if c]
+        xs_o = [_to_front(v, ax) for v, ax, c, b in zip(inp.other, other_axes, o_carry, o_bcast)
+                if not c and not b]
+        bcast_o = [v for v, b in zip(inp.other, o_bcast) if b]
+        side: dict = {}
+        out_spec = out_axes
+
+        def body(carry: tuple, xs: tuple) -> tuple:
+            cv, co = carry
+            xv, xo = xs
+            values = _interleave(in_carry, cv, xv)
+            other = _merge3(o_carry, o_bcast, co, bcast_o, xo)
+            tree, nodes, built = rebuild(inp.static, values, other)
+            a, _ = tree
+            out = f(*a)
+            carry_out, ys_out = _split_out(out, out_spec)
+            static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
+            if static_out[0].root[2][: len(nodes)] != inp.static[0].root[2]:
+                raise ValueError("nnx.scan: the structure of a module argument changed in the body")
+            n_inleaves = len(inp.values)
+            in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
+            known = {id(o) for o in built.values()}
+            for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node):
+                if _is_node(leaf) and id(leaf) not in known:
+                    raise ValueError(
+                        "Carry references must be the same between iterations (scan Variable "
+                        "identity must be preserved across iterations): nnx.scan's body returned "
+                        f"a new {type(leaf).__name__} in the carry")
+            n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
+                               if not _is_node(leaf))
+            side["s"] = (static_out, n_carry_pure)
+            new_cv = [v for v, c in zip(in_vals, in_carry) if c]
+            ys_v = [v for v, c in zip(in_vals, in_carry) if not c]
+            # new objects made in the body (in the stacked outputs): their leaves are stacked too
+            return (new_cv, pure[:n_carry_pure]), (ys_v, pure[n_carry_pure:], list(new_vals))
+
+        init = (carry_v, carry_o)
+        (cv, co), (ysv, yso, ys_new) = lax.scan(body, init, (xs_v, xs_o), length=length,
+                                                reverse=reverse, unroll=unroll)
+        static_out, n_carry_pure = side["s"]
+        # restore scanned axes of module leaves
+        scanned_axes = [ax for ax in vaxes if ax not in ("C", None)]
+        ysv = [_from_front(v, ax) for v, ax in zip(ysv, scanned_axes)]
+        ys_axes = _ys_axes(out_spec)
+        values2 = _interleave(in_carry, cv, ysv) + [_from_front(v, ys_axes) for v in ys_new]
+        yso = [_from_front(v, ys_axes) for v in yso]
+        res = apply_outputs(static_out, values2, list(co) + list(yso), inp.objs)
+        carry_out, ys_out = res
+        return _join_out(carry_out, ys_out, out_spec)
+
+    return wrapper
+
+
+def _is_node(x: Any) -> bool:
+
+    return is_graph_node(x)
+
+
+def _merge3(c_mask: list, b_mask: list, c: list, b: list, x: list) -> list:
+    ic, ib, ix = iter(c), iter(b), iter(x)
+    return [next(ic) if cm else (next(ib) if bm else next(ix)) for cm, bm in zip(c_mask, b_mask)]
+
+
+def _to_front(v: Any, ax: int) -> Any:
+    return v if ax == 0 else jnp.moveaxis(v, ax, 0)
+
+
+def _from_front(v: Any, ax: int) -> Any:
+    return v if ax == 0 else jnp.moveaxis(v, 0, ax)
+
+
+def _split_out(out: Any, spec: Any) -> tuple[Any, Any]:
+    if spec is Carry:
+        return out, None
+    if isinstance(spec, (tuple, list)):
+        if len(spec) != 2 or spec[0] is not Carry or not isinstance(spec[1], int):
+            if all(isinstance(s, int) for s in spec):
+                return None, out
+            raise NotImplementedError(f"nnx.scan: out_axes {spec!r} is not supported "
+                                      "(use Carry, an int, or (Carry, int))")
+        return out[0], out[1]
+    return None, out
+
+
+def _ys_axes(spec: Any) -> int:
+    if isinstance(spec, (tuple, list)):
+        return spec[1] if spec[0] is Carry else spec[0]
+    return 0 if spec is Carry else spec
+
+
+def _join_out(carry: Any, ys: Any, spec: Any) -> Any:
+    if spec is Carry:
+        return carry
+    if isinstance(spec, (tuple, list)) and spec[0] is Carry:
+        return (carry, ys)
+    return ys
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unroll: Any = None,
+              graph: bool | None = None, graph_updates: bool | None = None) -> Any:
+    """``lax.fori_loop`` whose loop value may contain modules (updated in place).
+
+    Example: ``model = nnx.fori_loop(0, 3, lambda i, m: step(m), model)``.
+    """
+    _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
+    inp = Inputs(((init_val,), {}))
+    side: dict = {}
+
+    def body(i: Any, carry: tuple) -> tuple:
+        values, other = carry
+        return _call_pure(lambda v: body_fun(i, v), side, "s", inp.static, values, other)
+
+    values2, out = lax.fori_loop(lower, upper, body, (inp.values, inp.other))
+    static_out = side["s"]
+    return apply_outputs(static_out, values2, out, inp.objs)
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, graph: bool | None = None,
+               graph_updates: bool | None = None) -> Any:
+    """``lax.while_loop`` whose loop value may contain modules.
+
+    Example: ``m = nnx.while_loop(lambda m: m.count.value < 3, step, m)``.
+    """
+    _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
+    inp = Inputs(((init_val,), {}))
+    side: dict = {}
+
+    def c(carry: tuple) -> Any:
+        values, other = carry
+        tree, _, _ = rebuild(inp.static, values, other)
+        return cond_fun(tree[0][0])
+
+    def body(carry: tuple) -> tuple:
+        values, other = carry
+        return _call_pure(body_fun, side, "s", inp.static, values, other)
+
+    values2, out = lax.while_loop(c, body, (inp.values, inp.other))
+    return apply_outputs(side["s"], values2, out, inp.objs)
+

@@ -1,0 +1,241 @@
+"""Helpers shared by the lifted transforms, and the general ones: ``cond``, ``switch``,
+``eval_shape``, ``checkify``, ``make_jaxpr``, ``cached_partial`` (as flax's
+``nnx/transforms/transforms.py``)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+import fluxion
+import fluxion.lax as lax
+import fluxion.tree_util as tree_util
+
+from .._config import resolve
+from .._lift import Inputs, apply_outputs, rebuild, split_outputs
+from ..graph import (
+    _seq_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    check_tree_mode,
+    is_graph_node,
+    set_graph_mode,
+    set_graph_updates,
+)
+from ..graph import state as graph_state
+from ..variablelib import Variable
+
+
+def _reject_bound_method(f: Any, name: str) -> None:
+    # flax refuses a module's bound method (its object would be closed over, not lifted)
+    g = f
+    while isinstance(g, functools.partial):
+        g = g.func
+    if inspect.ismethod(g) and is_graph_node(g.__self__):
+        raise ValueError(
+            f"nnx.{name} does not support bound methods. Use the decorator form @nnx.{name} or call "
+            f"nnx.{name}(MyClass.method)(instance, ...) with the unbound method.")
+
+
+def _tree_mode_check(graph: bool | None, tree: Any, api: str) -> None:
+    # tree mode (graph=False, or nnx.set_graph_mode(False)): shared Variables are an error
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(tree, api)
+
+
+def _call_pure(f: Callable, side: dict, key: Any, static: tuple, values: list, other: list,
+               args_kwargs: bool = True) -> tuple[list, list]:
+    tree, nodes, built = rebuild(static, values, other)
+    args, kwargs = tree
+    out = f(*args, **kwargs)
+    static_out, values2, pure = split_outputs(nodes, built, out, static[0].root[2])
+    side[key] = static_out
+    return values2, pure
+
+
+def _interleave(mask: list, a: list, b: list) -> list:
+    ia, ib = iter(a), iter(b)
+    return [next(ia) if m else next(ib) for m in mask]
+
+
+def _positional(f: Callable, args: tuple, kwargs: dict, name: str) -> tuple:
+    """Keyword arguments bound to ``f``'s positional parameters (so the per-argument axes apply
+    to them, e.g. ``Model(key=keys)`` with a vmapped ``__init__``)."""
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name}: cannot bind the keyword arguments {sorted(kwargs)}: {e}") from None
+    if bound.kwargs:
+        raise TypeError(f"{name}: keyword-only arguments {sorted(bound.kwargs)} are not supported; "
+                        "pass them positionally")
+    return tuple(bound.args)
+
+
+def _flat_variables(node: Any) -> list:
+    if isinstance(node, Variable):
+        return [((), node)]
+    return list(graph_state(node).flat_state())
+
+
+def _branches(fns: list, inp: Inputs, side: dict) -> list:
+    def make(fn: Callable, i: int) -> Callable:
+        def branch(values: list, other: list) -> Any:
+            return _call_pure(fn, side, i, inp.static, values, other)
+
+        return branch
+
+    return [make(fn, i) for i, fn in enumerate(fns)]
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
+         graph: bool | None = None, graph_updates: bool | None = None, **kwargs: Any) -> Any:
+    """``lax.cond`` whose operands may be modules (both branches' updates are merged).
+
+    Example: ``y = nnx.cond(flag, lambda m, x: m(x), lambda m, x: x, model, x)``.
+    """
+    _tree_mode_check(graph, (operands, kwargs), "nnx.cond")
+    inp = Inputs((operands, kwargs))
+    side: dict = {}
+    t, fl = _branches([true_fun, false_fun], inp, side)
+    values2, out = lax.cond(pred, t, fl, inp.values, inp.other)
+    return apply_outputs(side[0], values2, out, inp.objs)
+
+
+def switch(index: Any, branches: Any, *operands: Any, graph: bool | None = None,
+           graph_updates: bool | None = None) -> Any:
+    """``lax.switch`` whose operands may be modules.
+
+    Example: ``y = nnx.switch(i, [f0, f1], model, x)``.
+    """
+    _tree_mode_check(graph, operands, "nnx.switch")
+    inp = Inputs((operands, {}))
+    side: dict = {}
+    fns = _branches(list(branches), inp, side)
+    values2, out = lax.switch(index, fns, inp.values, inp.other)
+    return apply_outputs(side[0], values2, out, inp.objs)
+
+
+def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates: bool | None = None,
+               **kwargs: Any) -> Any:
+    """Shapes of ``f``'s outputs (modules in the output hold ``ShapeDtypeStruct`` values);
+    nothing is computed and the inputs are not changed.
+
+    Example: ``abstract = nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``.
+    """
+    _reject_bound_method(f, "eval_shape")
+    _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape")
+    inp = Inputs((args, kwargs))
+    side: dict = {}
+
+    def pure(values: list, other: list) -> Any:
+        return _call_pure(f, side, "s", inp.static, values, other)
+
+    values2, out = fluxion.eval_shape(pure, inp.values, inp.other)
+    static_out = side["s"]
+
+    nodes = _unflatten_value(static_out[0].root, (), _UnflattenCtx(_seq_lookup(values2)))
+    n_in = static_out[4]
+    it_nodes, it_pure = iter(nodes[n_in:]), iter(out)
+    pos = set(static_out[3])
+    leaves = [next(it_nodes) if i in pos else next(it_pure)
+              for i in range(len(static_out[3]) + len(out))]
+    return tree_util.tree_unflatten(static_out[2], leaves)
+
+
+def cached_partial(f: Callable, *cached_args: Any, graph: bool | None = None,
+                   graph_updates: bool | None = None) -> Callable:
+    """``f`` with its first arguments bound to ``cached_args`` (usually modules and optimizers
+    passed to an ``nnx.jit`` train step on every call). Lifted transforms keep the split of
+    unchanged argument graphs between calls, so the bound objects are not re-traversed while
+    their structure stays the same; their Variables are read afresh on each call.
+
+    Example::
+
+        train_step_fn = nnx.cached_partial(train_step, model, optimizer)
+        loss = train_step_fn(x, y)
+    """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(cached_args, "nnx.cached_partial")
+
+    @functools.wraps(f)
+    def bound(*args: Any, **kwargs: Any) -> Any:
+        return f(*cached_args, *args, **kwargs)
+
+    return bound
+
+
+def _pure_call(f: Callable, inp: Inputs, has_aux: bool, side: dict) -> Callable:
+    # f over the split argument values; returns (out, (updated values, pure aux)) so the
+    # updates and the aux ride along as auxiliary outputs of the differentiated function
+    def pure(values: list, other: list) -> Any:
+        tree, nodes, built = rebuild(inp.static, values, other)
+        args, kwargs = tree
+        out = f(*args, **kwargs)
+        aux = None
+        if has_aux:
+            out, aux = out
+        static_out, values2, pure_aux = split_outputs(nodes, built, aux, inp.static[0].root[2])
+        side["s"] = static_out
+        return out, (values2, pure_aux)
+
+    return pure
+
+
+def checkify(f: Callable, *, errors: Any = None, graph: bool | None = None,
+             graph_updates: bool | None = None) -> Callable:
+    """``fluxion.experimental.checkify`` over functions taking modules: returns
+    ``(error, out)``; updates ``f`` makes to the modules are kept.
+
+    Example::
+
+        err, y = nnx.checkify(nnx.jit(f), errors=checkify.float_checks)(model)
+        err.throw()
+    """
+    from fluxion.experimental import checkify as _checkify  # reason: fluxion.experimental loads on first use
+
+    _reject_bound_method(f, "checkify")
+    kw = {} if errors is None else {"errors": errors}
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
+        _tree_mode_check(graph, (args, kwargs), "nnx.checkify")
+        inp = Inputs((args, kwargs))
+        side: dict = {}
+
+        def pure(values: list, other: list) -> Any:
+            return _call_pure(f, side, "s", inp.static, values, other)
+
+        err, (values2, out) = _checkify.checkify(pure, **kw)(inp.values, inp.other)
+        return err, apply_outputs(side["s"], values2, out, inp.objs)
+
+    return wrapper
+
+
+def make_jaxpr(f: Callable, *, graph: bool | None = None, graph_updates: bool | None = None,
+               **jaxpr_kwargs: Any) -> Callable:
+    """``fluxion.make_jaxpr`` of a function taking modules (the modules are not changed: tracing
+    only). Graph updates cannot be expressed in a jaxpr, so ``graph_updates=True`` in graph
+    mode is refused, as in flax.
+
+    Example: ``jaxpr = nnx.make_jaxpr(lambda m, x: m(x), graph_updates=False)(model, x)``.
+    """
+    if resolve(graph, set_graph_mode) and resolve(graph_updates, set_graph_updates):
+        raise ValueError("nnx.make_jaxpr does not support graph_updates=True. "
+                         "Set graph=False or graph_updates=False.")
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        _tree_mode_check(graph, (args, kwargs), "nnx.make_jaxpr")
+        inp = Inputs((args, kwargs))
+        side: dict = {}
+
+        def pure(values: list, other: list) -> Any:
+            return _call_pure(f, side, "s", inp.static, values, other)
+
+        return fluxion.make_jaxpr(pure, **jaxpr_kwargs)(inp.values, inp.other)
+
+    return wrapper
+
