@@ -14,6 +14,12 @@ As in JAX, the caches belong to the wrapped Python function, not to the object `
 ``jit(f)(x)`` written inside a loop traces ``f`` once. They are held in a table weakly keyed by
 ``f``, so they go away with ``f``.
 
+This module is the general call path (:class:`_Jitted`: argument handling, staging, compiling,
+placing) and ``jit`` itself. Beside it: ``jit_dispatch`` (the generated dispatchers),
+``jit_entry`` (compiled entries, constants), ``jit_caches`` (the per-function table and cache
+rows) and ``jit_stages`` (``Traced``/``Lowered``/``Compiled``); their names are importable
+from here as before.
+
 Example:
     >>> import fluxion, fluxion.numpy as jnp
     >>> f = fluxion.jit(lambda x: x * 2 + 1)
@@ -26,43 +32,35 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import threading
 import weakref
 from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
-import numpy as np
-
 from fluxion import tree_util
 from fluxion.backend import cache_miss as _cache_miss
-from fluxion.backend import caches as _caches
 from fluxion.backend import checks as _checks
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
-from fluxion.backend.callback import parse_module
 from fluxion.backend.client import default_device as _client_default_device
-from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
+from fluxion.backend.jit_caches import _ALL as _ALL
+from fluxion.backend.jit_caches import _BY_FUN as _BY_FUN
+from fluxion.backend.jit_caches import _BY_FUN_LOCK, _PROGRAM_ENTRIES, _FunCaches, _options_key
+from fluxion.backend.jit_dispatch import _FAST_SCALARS, _make_dispatcher
+from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _program_mesh
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
-from fluxion.backend.lowering import lower_program, lowering_platform
+from fluxion.backend.jit_stages import Compiled, Lowered, Traced, _eval_shape, _lower, _trace_fn
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
-from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
-from fluxion.core.config import TraceContext, config
-from fluxion.core.dtypes import float0 as _FLOAT0
+from fluxion.core.avals import ShapedArray
+from fluxion.core.config import config
 from fluxion.core.errors import UnexpectedTracerError, user_source_line
-from fluxion.core.ir import Equation, Literal, Program, dce, eval_program, typecheck
-from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
+from fluxion.core.ir import Program, dce, eval_program, typecheck
+from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.call import closed_call, jit_p
-from fluxion.transforms.staging import (
-    ClosedProgram,
-    abstractify,
-    fun_name,
-    fun_source,
-    trace_to_program,
-)
+from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
 
 __all__ = ["jit", "run_program", "Lowered", "Compiled", "Traced"]
 
@@ -73,85 +71,6 @@ _GET_K = attrgetter("_k")
 _GET_A = attrgetter("_a")
 _EVAL = _trace.EVAL
 _new = object.__new__
-
-
-class _Entry:
-    """One compiled signature of a jitted function."""
-
-    __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
-                 "program", "executable", "float0", "fast_key")
-
-    def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
-                 text: str, program: Program) -> None:
-        self.executable = executable
-        self.run = executable.exe.execute_sharded
-        self.out_specs = tuple(out_specs)
-        self.handlers = _d.result_handlers(self.out_specs)
-        self.out0 = self.out_specs[0] if self.out_specs else None
-        # float0 outputs (integer tangents) come back as NumPy float0 zeros, as eagerly and in JAX
-        self.float0 = tuple(i for i, sp in enumerate(self.out_specs) if sp.dtype == _FLOAT0)
-        self.single = (out_tree.num_leaves == 1 and out_tree == _SINGLE_LEAF
-                       and not self.float0)
-        self.consts = consts  # tuple of jaxlib ArrayImpls passed before the arguments
-        self.out_tree = out_tree
-        self.text = text
-        self.program = program
-        # The input Specs under which the arity-specialised dispatcher may call this entry
-        # directly (set by _Jitted.miss for plain positional Array calls), else None.
-        self.fast_key: tuple | None = None
-
-    def call(self, impls: tuple) -> Any:
-        outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
-        if self.single:
-            w = _new(Array)
-            w._a, w._k, w._np = outs[0], self.out0, None
-            return w
-        leaves = list(map(_d._wrap, outs, self.out_specs))
-        for i in self.float0:
-            leaves[i] = np.zeros(self.out_specs[i].aval.shape, _FLOAT0)
-        return self.out_tree.unflatten(leaves)
-
-
-_SINGLE_LEAF = tree_util.tree_structure(0)
-_EMBED_MAX_BYTES = 1 << 16
-
-
-def _embed_consts(program: Program, consts: Sequence[Any]) -> tuple[Program, list]:
-    """``program`` with its small numeric closed-over constants (at most 64 KiB each) written
-    into it as literals, and the constants that stay parameters. JAX embeds closed-over constants
-    in the module too: XLA sees their values (folds them into the fusions) and each call passes
-    fewer buffers."""
-    keep_vars, keep, sub = [], [], {}
-    for v, c in zip(program.constvars, consts):
-        dt = v.aval.dtype
-        lit = None
-        if (isinstance(c, (Array, np.ndarray)) and isinstance(dt, np.dtype) and dt.kind in "iuf"
-                and dt.itemsize in (1, 2, 4, 8)
-                and int(np.prod(v.aval.shape)) * dt.itemsize <= _EMBED_MAX_BYTES):
-            val = np.asarray(c)
-            flat = val.reshape(-1)
-            if flat.size == 0:
-                lit = Literal(val, v.aval)
-            else:
-                bits = flat.view(f"u{dt.itemsize}")
-                if (bits == bits[0]).all():  # a splat: a scalar broadcast, fused where used
-                    lit = Literal(flat[0], v.aval)
-                elif not (flat == flat[0]).all():  # (the dense attribute would merge 0.0, -0.0)
-                    lit = Literal(val, v.aval)
-        if lit is None:
-            keep_vars.append(v)
-            keep.append(c)
-        else:
-            sub[v.id] = lit
-    if not sub:
-        return program, list(consts)
-
-    def put(x: Any) -> Any:
-        return x if isinstance(x, Literal) else sub.get(x.id, x)
-
-    eqns = [Equation(e.prim, [put(x) for x in e.inputs], e.outputs, e.params, e.source)
-            for e in program.eqns]
-    return Program(keep_vars, program.invars, [put(x) for x in program.outvars], eqns), keep
 
 
 def _normalize_argnums(argnums: Any, n_params: int | None) -> tuple[int, ...]:
@@ -584,81 +503,15 @@ class _Jitted:
         self.nbytes = 0
 
 
-_PROGRAM_MESH: "weakref.WeakKeyDictionary[Program, Any]" = weakref.WeakKeyDictionary()
 
-
-def _program_mesh(program: Program) -> Any:
-    """The first mesh named by ``program`` (or a program inside it), or None."""
-    try:
-        return _PROGRAM_MESH[program]
-    except (KeyError, TypeError):
-        pass
-    found = None
-    for eqn in program.eqns:
-        mesh = eqn.params.get("mesh")
-        if mesh is None and eqn.prim.name == "sharding_constraint":
-            mesh = getattr(eqn.params.get("sharding"), "mesh", None)
-        if mesh is not None and hasattr(mesh, "_internal_device_list"):
-            found = mesh
-            break
-        for v in eqn.params.values():
-            if isinstance(v, Program):
-                found = _program_mesh(v)
-                if found is not None:
-                    break
-        if found is not None:
-            break
-    try:
-        _PROGRAM_MESH[program] = found
-    except TypeError:
-        pass
-    return found
-
-
-def _arg_array(x: Any, fname: str) -> Array:
-    if type(x) is Array:
-        return x
-    if isinstance(x, _trace.Tracer):
-        raise UnexpectedTracerError(
-            f"jit of {fname} received a traced value {x.aval_str()} of {x._interp.description} "
-            "outside of that transformation: it leaked out of the function that created it.")
-    try:
-        return _d.to_array(x)
-    except TypeError as e:
-        raise TypeError(f"jit of {fname}: argument of type {type(x).__name__} is not a valid "
-                        f"array type ({e})") from None
+def _type_key(v: Any) -> Any:
+    """The types in a static argument, through tuples (the part of its key that ``==`` misses)."""
+    if type(v) is tuple:
+        return tuple(_type_key(e) for e in v)
+    return type(v)
 
 
 # ---------------------------------------------------------------- the per-function cache table
-
-class _FunCaches:
-    """Everything cached for one Python function: a :class:`_Jitted` per set of jit options
-    (each filed under the options as given and as resolved against the signature)."""
-
-    __slots__ = ("by_options", "__weakref__")
-
-    def __init__(self) -> None:
-        self.by_options: dict[tuple, _Jitted] = {}
-
-
-_BY_FUN: "weakref.WeakKeyDictionary[Callable, _FunCaches]" = weakref.WeakKeyDictionary()
-_BY_FUN_LOCK = threading.Lock()
-_ALL: "weakref.WeakSet[_Jitted]" = weakref.WeakSet()
-
-
-def _options_key(options: tuple) -> tuple | None:
-    """``options`` as a hashable key (sequences become tuples), or None when one is unhashable."""
-    out = []
-    for v in options:
-        if isinstance(v, (list, tuple)):
-            v = tuple(v)
-        try:
-            hash(v)
-        except TypeError:
-            return None
-        out.append(v)
-    return tuple(out)
-
 
 def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate_argnums: Any,
                 donate_argnames: Any, device: Any, keep_unused: bool, inline: bool) -> _Jitted:
@@ -696,163 +549,8 @@ def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate
     return j
 
 
-def _on_flag_change(name: str, value: Any) -> None:
-    # The arity-specialised dispatchers key on argument Specs only: empty them whenever the trace
-    # context changes (their entries are re-armed by the next call that hits the full cache).
-    if config.trace_context is not _fast_ctx[0]:
-        _fast_ctx[0] = config.trace_context
-        for j in list(_ALL):
-            j.fast.clear()
 
-
-_fast_ctx: list[TraceContext] = [config.trace_context]
-config.on_change(_on_flag_change)
-
-
-def _jit_info() -> tuple[int, int]:
-    js = list(_ALL)
-    return sum(len(j.cache) for j in js), sum(j.nbytes for j in js)
-
-
-def _trace_info() -> tuple[int, int]:
-    # ~1 KiB per staged equation: an estimate (the traces' constants are not counted)
-    js = list(_ALL)
-    return (sum(len(j.programs) for j in js),
-            sum(len(p[0].eqns) + 1 for j in js for p in list(j.programs.values())) << 10)
-
-
-def _clear_all_jitted() -> None:
-    for j in list(_ALL):
-        j.clear()
-
-
-_caches.CacheGroup("jitted functions' executables", "fluxion_jit_cache_max_bytes",
-                   "per jitted function, one executable per argument signature; freed with the "
-                   "function (limit per function)", _jit_info, _clear_all_jitted)
-_caches.CacheGroup("jitted functions' traces", None,
-                   "per jitted function, at most 256 staged programs; freed with the function",
-                   _trace_info, lambda: None)
-
-
-def _type_key(v: Any) -> Any:
-    """The types in a static argument, through tuples (the part of its key that ``==`` misses)."""
-    if type(v) is tuple:
-        return tuple(_type_key(e) for e in v)
-    return type(v)
-
-
-
-# ---------------------------------------------------------------- the dispatcher
-
-# The dispatcher takes the function's own parameter names, so arguments passed by keyword bind as
-# they would to the function itself. Its other names carry a prefix no parameter may use.
-_FAST_TEMPLATE = '''
-def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter,
-             _fx_SCALARS, _fx_to_array):
-    def jitted({params}):
-        try:
-            if _fx_state.interp is _fx_EVAL:
-                if {checks}:
-{lookup}
-                elif {scalar_checks}:
-                    # Python scalars among the Arrays: their cached device constants, looked up
-                    # in the same table (they trace exactly as the weak-typed Arrays they become);
-                    # a miss calls with the values as given
-{conversions}
-{scalar_lookup}
-            return _fx_call(({params},), {{}})
-        except Exception as _fx_exc:  # an API boundary (core/tracebacks.py)
-            _fx_filter(_fx_exc)
-            raise
-    return jitted
-'''
-_LOOKUP = '''\
-_fx_e = _fx_fast_get(({keys},))
-if _fx_e is not None:
-    if not _fx_e.single:
-        return _fx_e.call(({impls},))
-    _fx_w = _fx_new(_fx_Array)
-    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(_fx_e.handlers)[0]
-    _fx_w._k = _fx_e.out0
-    _fx_w._np = None
-    return _fx_w'''
-
-
-def _indent(text: str, spaces: int) -> str:
-    return "\n".join(" " * spaces + line for line in text.splitlines())
-
-
-_FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
-#: Python scalar types the dispatcher turns into (cached) device constants before its lookup.
-_FAST_SCALARS = frozenset({float, int, bool})
-
-
-def _fast_maker(names: tuple[str, ...]) -> Callable:
-    """The factory of dispatchers for functions with parameters ``names`` (generated once)."""
-    make = _FAST_MAKERS.get(names)
-    if make is None:
-        conv = [f"_fx_v{i}" for i in range(len(names))]
-        src = _FAST_TEMPLATE.format(
-            params=", ".join(names), checks=" and ".join(f"type({p}) is _fx_Array" for p in names),
-            lookup=_indent(_LOOKUP.format(keys=", ".join(f"{p}._k" for p in names),
-                                          impls=", ".join(f"{p}._a" for p in names)), 20),
-            scalar_checks=" and ".join(f"(type({p}) is _fx_Array or type({p}) in _fx_SCALARS)"
-                                       for p in names),
-            conversions="\n".join(f"                    {v} = {p} if type({p}) is _fx_Array "
-                                   f"else _fx_to_array({p})" for p, v in zip(names, conv)),
-            scalar_lookup=_indent(_LOOKUP.format(keys=", ".join(f"{v}._k" for v in conv),
-                                                 impls=", ".join(f"{v}._a" for v in conv)), 20))
-        ns: dict[str, Any] = {}
-        # Named as a file of this package, so error messages and cache-miss logs looking for the
-        # user's frame skip the dispatcher's.
-        code = compile(src, f"{__file__}<dispatcher of {len(names)} arguments>", "exec")
-        exec(code, ns)
-        make = _FAST_MAKERS.setdefault(names, ns["_fx_make"])
-    return make
-
-
-def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
-    """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper):
-    calls with positional Arrays (and Python scalars, as their cached device constants) hit the
-    table of entries keyed by the arguments' Specs alone (their count fixes the tree
-    structure)."""
-    def jitted(*args: Any, **kwargs: Any) -> Any:
-        try:
-            if not kwargs and _STATE.interp is _EVAL:
-                arrays = args
-                for a in args:
-                    if type(a) is not Array:
-                        if any(type(b) is not Array and type(b) not in _FAST_SCALARS
-                               for b in args):
-                            return call(args, kwargs)
-                        arrays = tuple(b if type(b) is Array else _d.to_array(b) for b in args)
-                        break
-                e = fast_get(tuple(map(_GET_K, arrays)))
-                if e is not None:
-                    return e.call(tuple(map(_GET_A, arrays)))
-            return call(args, kwargs)
-        except Exception as exc:  # an API boundary (core/tracebacks.py)
-            filter_exception(exc)
-            raise
-    return jitted
-
-
-def _make_dispatcher(j: _Jitted, fun: Callable) -> Callable:
-    names = tuple(j.sig.param_names)
-    call = j.call
-    if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
-        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
-                                _FAST_SCALARS, _d.to_array)
-    elif j.sig.varargs:
-        fn = _varargs_dispatcher(j.fast.get, call)
-    else:
-        fn = api_boundary(lambda *args, **kwargs: call(args, kwargs))
-    register_boundary(fn)
-    # The wrapper keeps ``fun`` alive (j holds it only weakly), also when update_wrapper cannot
-    # set __wrapped__ on it.
-    fn._fluxion_fun = fun  # type: ignore[attr-defined]
-    return fn
-
+# ---------------------------------------------------------------- jit
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | None = None,
         static_argnames: str | Iterable[str] | None = None,
@@ -906,189 +604,7 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
     return fn
 
 
-# ---------------------------------------------------------------- AOT: trace / lower / compile
-
-class Traced:
-    """A function staged for one argument signature: ``.jaxpr``, ``.lower()``."""
-
-    def __init__(self, j: _Jitted, fun: Callable, args: tuple, kwargs: dict, statics: tuple,
-                 avals: list, treedef: Any, donated: tuple) -> None:
-        self._fun = fun  # keeps the function (weakly held by j) alive as long as this object
-        self._j, self._args, self._kwargs, self._statics = j, args, kwargs, statics
-        self._avals, self._treedef, self._donated = avals, treedef, donated
-        self.program, self.consts, self.out_tree = j.program_for(args, kwargs, statics, avals, treedef)
-        self._specs = self._placed_specs()
-
-    def _placed_specs(self) -> list | None:
-        """The Specs of the arguments placed as a call would place them, when the call runs on
-        several devices or with jit's placement options (else None: the plain path)."""
-        leaves = tree_util.tree_leaves((self._args, self._kwargs))
-        if not all(type(x) is Array for x in leaves):
-            return None
-        j = self._j
-        arrays = j.place(self._args, self._kwargs, list(leaves))
-        if j.device is None and not any(a._k.committed for a in arrays):
-            arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
-        specs = [a._k for a in arrays]
-        multi = any(len(s.sharding._internal_device_list) > 1 for s in specs)
-        return specs if multi or j.device is not None else None
-
-    @property
-    def jaxpr(self) -> Any:
-        return ClosedProgram(self.program, self.consts)
-
-    @property
-    def out_info(self) -> Any:
-        return tree_util.tree_unflatten(self.out_tree, [
-            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
-
-    def lower(self) -> "Lowered":
-        if self._specs is not None:
-            # placed arguments (several devices, shardings): lowered with their annotations and
-            # compiled at once, as a call would be
-            entry = self._j.compile_entry(self._args, self._kwargs, self._statics, self._specs,
-                                          self._treedef, self._donated)
-            return Lowered(self, entry.text, entry)
-        full = Program([], list(self.program.constvars) + list(self.program.invars),
-                       self.program.outvars, self.program.eqns)
-        typecheck(full)
-        program, consts = _embed_consts(self.program, self.consts)
-        full = Program([], list(program.constvars) + list(program.invars), program.outvars,
-                       program.eqns)
-        don = (False,) * len(consts) + tuple(self._donated)
-        text = lower_program(full, f"jit_{self._j.name}", donated=don,
-                             platform=lowering_platform(_d._no_argument_devices()))
-        return Lowered(self, text, consts=consts)
-
-
-class Lowered:
-    """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
-
-    def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
-                 consts: Sequence[Any] | None = None) -> None:
-        self._traced = traced
-        self._text = text
-        self._entry = entry
-        self._consts = traced.consts if consts is None else consts  # those still parameters
-
-    def as_text(self, dialect: str | None = None) -> str:
-        return self._text
-
-    def compiler_ir(self, dialect: str | None = None) -> Any:
-        """The lowered program: a StableHLO MLIR module (``dialect`` None or ``"stablehlo"``) or
-        an ``XlaComputation`` (``"hlo"``; ``.as_hlo_text()``), as JAX's ``Lowered``."""
-        jaxlib_ext = _client_jaxlib_ext()
-        if dialect in (None, "stablehlo"):
-            return parse_module(self._text)
-        if dialect == "hlo":
-            return jaxlib_ext.mlir.mlir_module_to_xla_computation(
-                self._text, use_tuple_args=False, return_tuple=False)
-        raise ValueError(f"Lowered.compiler_ir: unknown dialect {dialect!r} "
-                         f"(expected 'stablehlo' or 'hlo')")
-
-    def cost_analysis(self) -> dict[str, float]:
-        """XLA's cost estimate of the unoptimized program (``flops``, ``bytes accessed``, ...),
-        as JAX's ``Lowered.cost_analysis``."""
-        jaxlib_ext = _client_jaxlib_ext()
-        hlo = self.compiler_ir("hlo").get_hlo_module()
-        return jaxlib_ext.hlo_module_cost_analysis(_d._client.get_client(), hlo)
-
-    @property
-    def out_info(self) -> Any:
-        return self._traced.out_info
-
-    def compile(self, compiler_options: dict[str, Any] | None = None, *,
-                device_assignment: Any = None) -> "Compiled":
-        # JAX's signature (flax's nnx.jit passes compiler_options, None by default)
-        if compiler_options or device_assignment is not None:
-            raise NotImplementedError(
-                "Lowered.compile: compiler_options and device_assignment are not supported by "
-                "Fluxion (see docs/guide/coming-from-jax.md)")
-        if self._entry is not None:
-            return Compiled(self._traced, self._entry.executable, self._entry)
-        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts)
-
-
-class Compiled:
-    """A compiled executable for one signature; call it with arguments of that signature."""
-
-    def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None,
-                 consts: Sequence[Any] | None = None) -> None:
-        self._traced = traced
-        self._executable = executable
-        if entry is not None:
-            self._entry = entry
-            return
-        consts = [c if type(c) is Array else _d.to_array(c)
-                  for c in (traced.consts if consts is None else consts)]
-        sharding = _d.default_sharding()
-        out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
-        self._entry = _Entry(executable, out_specs, tuple(c._a for c in consts), traced.out_tree,
-                             executable.text, traced.program)
-
-    def as_text(self) -> str:
-        return self._executable.exe.hlo_modules()[0].to_string()
-
-    def cost_analysis(self) -> Any:
-        return self._executable.exe.cost_analysis()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        j = self._traced._j
-        dyn_args, dyn_kwargs, statics, _ = j.split(args, kwargs)
-        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        arrays = [_arg_array(x, j.name) for x in leaves]
-        avals = [a.aval for a in arrays]
-        if treedef != self._traced._treedef or avals != list(self._traced._avals) or (
-                statics != self._traced._statics):
-            raise TypeError(
-                f"Compiled function {j.name} was compiled for arguments "
-                f"{[a.str_short() for a in self._traced._avals]} (structure "
-                f"{self._traced._treedef}) but called with {[a.str_short() for a in avals]} "
-                f"(structure {treedef})")
-        # The executable runs on the devices it was compiled for: uncommitted arguments move
-        # there; committed ones elsewhere are an error (never handed to XLA).
-        names = j.names(dyn_args, dyn_kwargs)
-        specs = self._traced._specs
-        if specs is None:
-            arrays = _d.place(j.name, arrays, names, tuple(self._executable.devices))
-        else:  # exactly the placement it was compiled for (anything else could crash XLA)
-            devs = tuple(self._executable.devices)
-            _d.place(j.name, [a for a in arrays if a._k.committed], None, devs)
-            arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
-                      for a, sp in zip(arrays, specs)]
-        return self._entry.call(tuple(a._a for a in arrays))
-
-
-def _prepare(j: _Jitted, args: tuple, kwargs: dict) -> tuple:
-    dyn_args, dyn_kwargs, statics, donated = j.split(args, kwargs)
-    leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    avals = [abstractify(x) for x in leaves]
-    return dyn_args, dyn_kwargs, statics, avals, treedef, donated
-
-
-def _trace_fn(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Traced:
-    dyn_args, dyn_kwargs, statics, avals, treedef, donated = _prepare(j, args, kwargs)
-    return Traced(j, fun, dyn_args, dyn_kwargs, statics, avals, treedef, donated)
-
-
-def _lower(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Lowered:
-    return _trace_fn(j, fun, *args, **kwargs).lower()
-
-
-def _eval_shape(j: _Jitted, fun: Callable, *args: Any, **kwargs: Any) -> Any:
-    return _trace_fn(j, fun, *args, **kwargs).out_info
-
-
 # ---------------------------------------------------------------- the jit primitive, eagerly
-
-# The eager runs of jit-call Programs (``grad``/``vmap`` of a jitted function outside jit): filed
-# under the Program's id and dropped when the Program is garbage-collected (the entries do not
-# hold it), within fluxion_eager_cache_max_bytes.
-_PROGRAM_ENTRIES = _caches.ByteCache(
-    "eager jit-call programs", "fluxion_eager_cache_max_bytes",
-    "executables of jit-call programs run outside jit (transformed jitted functions), freed with "
-    "their programs")
-
 
 def run_program(program: Program, args: Sequence[Any], name: str,
                 donated: Sequence[bool]) -> list[Array]:

@@ -1,0 +1,141 @@
+"""The dispatchers ``jit`` returns: code generated per parameter list so that a cached call of
+plain positional Arrays (or Python scalars, as their cached device constants) is type checks,
+one ``dict.get`` on the arguments' Specs, ``execute_sharded`` and a wrap; anything else goes to
+the general call path (:meth:`fluxion.backend.jit._Jitted.call`).
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> f = fluxion.jit(lambda x, y: x * y)
+    >>> f(jnp.ones(2), 3.0).tolist()
+    [3.0, 3.0]
+    >>> f.__code__.co_filename.endswith("<dispatcher of 2 arguments>")
+    True
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+from typing import Any, Callable
+
+from fluxion.backend import dispatch as _d
+from fluxion.backend.array import Array
+from fluxion.core import trace as _trace
+from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
+
+__all__: list[str] = []
+
+_STATE = _trace.STATE
+_EVAL = _trace.EVAL
+_GET_K = attrgetter("_k")
+_GET_A = attrgetter("_a")
+_new = object.__new__
+
+
+# The dispatcher takes the function's own parameter names, so arguments passed by keyword bind as
+# they would to the function itself. Its other names carry a prefix no parameter may use.
+_FAST_TEMPLATE = '''
+def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter,
+             _fx_SCALARS, _fx_to_array):
+    def jitted({params}):
+        try:
+            if _fx_state.interp is _fx_EVAL:
+                if {checks}:
+{lookup}
+                elif {scalar_checks}:
+                    # Python scalars among the Arrays: their cached device constants, looked up
+                    # in the same table (they trace exactly as the weak-typed Arrays they become);
+                    # a miss calls with the values as given
+{conversions}
+{scalar_lookup}
+            return _fx_call(({params},), {{}})
+        except Exception as _fx_exc:  # an API boundary (core/tracebacks.py)
+            _fx_filter(_fx_exc)
+            raise
+    return jitted
+'''
+_LOOKUP = '''\
+_fx_e = _fx_fast_get(({keys},))
+if _fx_e is not None:
+    if not _fx_e.single:
+        return _fx_e.call(({impls},))
+    _fx_w = _fx_new(_fx_Array)
+    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(_fx_e.handlers)[0]
+    _fx_w._k = _fx_e.out0
+    _fx_w._np = None
+    return _fx_w'''
+
+
+def _indent(text: str, spaces: int) -> str:
+    return "\n".join(" " * spaces + line for line in text.splitlines())
+
+
+_FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
+#: Python scalar types the dispatcher turns into (cached) device constants before its lookup.
+_FAST_SCALARS = frozenset({float, int, bool})
+
+
+def _fast_maker(names: tuple[str, ...]) -> Callable:
+    """The factory of dispatchers for functions with parameters ``names`` (generated once)."""
+    make = _FAST_MAKERS.get(names)
+    if make is None:
+        conv = [f"_fx_v{i}" for i in range(len(names))]
+        src = _FAST_TEMPLATE.format(
+            params=", ".join(names), checks=" and ".join(f"type({p}) is _fx_Array" for p in names),
+            lookup=_indent(_LOOKUP.format(keys=", ".join(f"{p}._k" for p in names),
+                                          impls=", ".join(f"{p}._a" for p in names)), 20),
+            scalar_checks=" and ".join(f"(type({p}) is _fx_Array or type({p}) in _fx_SCALARS)"
+                                       for p in names),
+            conversions="\n".join(f"                    {v} = {p} if type({p}) is _fx_Array "
+                                   f"else _fx_to_array({p})" for p, v in zip(names, conv)),
+            scalar_lookup=_indent(_LOOKUP.format(keys=", ".join(f"{v}._k" for v in conv),
+                                                 impls=", ".join(f"{v}._a" for v in conv)), 20))
+        ns: dict[str, Any] = {}
+        # Named as a file of this package, so error messages and cache-miss logs looking for the
+        # user's frame skip the dispatcher's.
+        code = compile(src, f"{__file__}<dispatcher of {len(names)} arguments>", "exec")
+        exec(code, ns)
+        make = _FAST_MAKERS.setdefault(names, ns["_fx_make"])
+    return make
+
+
+def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
+    """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper):
+    calls with positional Arrays (and Python scalars, as their cached device constants) hit the
+    table of entries keyed by the arguments' Specs alone (their count fixes the tree
+    structure)."""
+    def jitted(*args: Any, **kwargs: Any) -> Any:
+        try:
+            if not kwargs and _STATE.interp is _EVAL:
+                arrays = args
+                for a in args:
+                    if type(a) is not Array:
+                        if any(type(b) is not Array and type(b) not in _FAST_SCALARS
+                               for b in args):
+                            return call(args, kwargs)
+                        arrays = tuple(b if type(b) is Array else _d.to_array(b) for b in args)
+                        break
+                e = fast_get(tuple(map(_GET_K, arrays)))
+                if e is not None:
+                    return e.call(tuple(map(_GET_A, arrays)))
+            return call(args, kwargs)
+        except Exception as exc:  # an API boundary (core/tracebacks.py)
+            filter_exception(exc)
+            raise
+    return jitted
+
+
+def _make_dispatcher(j: Any, fun: Callable) -> Callable:
+    names = tuple(j.sig.param_names)
+    call = j.call
+    if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
+        fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
+                                _FAST_SCALARS, _d.to_array)
+    elif j.sig.varargs:
+        fn = _varargs_dispatcher(j.fast.get, call)
+    else:
+        fn = api_boundary(lambda *args, **kwargs: call(args, kwargs))
+    register_boundary(fn)
+    # The wrapper keeps ``fun`` alive (j holds it only weakly), also when update_wrapper cannot
+    # set __wrapped__ on it.
+    fn._fluxion_fun = fun  # type: ignore[attr-defined]
+    return fn

@@ -1,0 +1,163 @@
+"""The compiled entries of jitted functions, and what builds them from a call's arguments.
+
+An :class:`_Entry` is one compiled signature of a jitted function: its executable, the result
+handlers and output Specs made once, and the closed-over constants passed before the arguments.
+``_embed_consts`` writes small constants into the module instead (as JAX does),
+``_program_mesh`` finds the mesh a Program names (where a call without committed arguments
+runs), and ``_arg_array`` turns an argument leaf into an Array (or says why it cannot).
+:mod:`fluxion.backend.jit` (the general call path), :mod:`fluxion.backend.jit_dispatch` (the
+generated dispatchers) and :mod:`fluxion.backend.jit_stages` (``lower``/``compile``) share them.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> from fluxion.backend.jit_entry import _Entry
+    >>> f = fluxion.jit(lambda x: x + 1)
+    >>> f(jnp.ones(2)).tolist()
+    [2.0, 2.0]
+    >>> all(type(e) is _Entry for e in f._fluxion_jit.cache.values())
+    True
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fluxion import tree_util
+from fluxion.backend import dispatch as _d
+from fluxion.backend.array import Array, Spec
+from fluxion.core import trace as _trace
+from fluxion.core.dtypes import float0 as _FLOAT0
+from fluxion.core.errors import UnexpectedTracerError
+from fluxion.core.ir import Equation, Literal, Program
+
+__all__: list[str] = []
+
+_new = object.__new__
+
+
+class _Entry:
+    """One compiled signature of a jitted function."""
+
+    __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
+                 "program", "executable", "float0", "fast_key")
+
+    def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
+                 text: str, program: Program) -> None:
+        self.executable = executable
+        self.run = executable.exe.execute_sharded
+        self.out_specs = tuple(out_specs)
+        self.handlers = _d.result_handlers(self.out_specs)
+        self.out0 = self.out_specs[0] if self.out_specs else None
+        # float0 outputs (integer tangents) come back as NumPy float0 zeros, as eagerly and in JAX
+        self.float0 = tuple(i for i, sp in enumerate(self.out_specs) if sp.dtype == _FLOAT0)
+        self.single = (out_tree.num_leaves == 1 and out_tree == _SINGLE_LEAF
+                       and not self.float0)
+        self.consts = consts  # tuple of jaxlib ArrayImpls passed before the arguments
+        self.out_tree = out_tree
+        self.text = text
+        self.program = program
+        # The input Specs under which the arity-specialised dispatcher may call this entry
+        # directly (set by _Jitted.miss for plain positional Array calls), else None.
+        self.fast_key: tuple | None = None
+
+    def call(self, impls: tuple) -> Any:
+        outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
+        if self.single:
+            w = _new(Array)
+            w._a, w._k, w._np = outs[0], self.out0, None
+            return w
+        leaves = list(map(_d._wrap, outs, self.out_specs))
+        for i in self.float0:
+            leaves[i] = np.zeros(self.out_specs[i].aval.shape, _FLOAT0)
+        return self.out_tree.unflatten(leaves)
+
+
+_SINGLE_LEAF = tree_util.tree_structure(0)
+_EMBED_MAX_BYTES = 1 << 16
+
+
+def _embed_consts(program: Program, consts: Sequence[Any]) -> tuple[Program, list]:
+    """``program`` with its small numeric closed-over constants (at most 64 KiB each) written
+    into it as literals, and the constants that stay parameters. JAX embeds closed-over constants
+    in the module too: XLA sees their values (folds them into the fusions) and each call passes
+    fewer buffers."""
+    keep_vars, keep, sub = [], [], {}
+    for v, c in zip(program.constvars, consts):
+        dt = v.aval.dtype
+        lit = None
+        if (isinstance(c, (Array, np.ndarray)) and isinstance(dt, np.dtype) and dt.kind in "iuf"
+                and dt.itemsize in (1, 2, 4, 8)
+                and int(np.prod(v.aval.shape)) * dt.itemsize <= _EMBED_MAX_BYTES):
+            val = np.asarray(c)
+            flat = val.reshape(-1)
+            if flat.size == 0:
+                lit = Literal(val, v.aval)
+            else:
+                bits = flat.view(f"u{dt.itemsize}")
+                if (bits == bits[0]).all():  # a splat: a scalar broadcast, fused where used
+                    lit = Literal(flat[0], v.aval)
+                elif not (flat == flat[0]).all():  # (the dense attribute would merge 0.0, -0.0)
+                    lit = Literal(val, v.aval)
+        if lit is None:
+            keep_vars.append(v)
+            keep.append(c)
+        else:
+            sub[v.id] = lit
+    if not sub:
+        return program, list(consts)
+
+    def put(x: Any) -> Any:
+        return x if isinstance(x, Literal) else sub.get(x.id, x)
+
+    eqns = [Equation(e.prim, [put(x) for x in e.inputs], e.outputs, e.params, e.source)
+            for e in program.eqns]
+    return Program(keep_vars, program.invars, [put(x) for x in program.outvars], eqns), keep
+
+
+_PROGRAM_MESH: "weakref.WeakKeyDictionary[Program, Any]" = weakref.WeakKeyDictionary()
+
+
+def _program_mesh(program: Program) -> Any:
+    """The first mesh named by ``program`` (or a program inside it), or None."""
+    try:
+        return _PROGRAM_MESH[program]
+    except (KeyError, TypeError):
+        pass
+    found = None
+    for eqn in program.eqns:
+        mesh = eqn.params.get("mesh")
+        if mesh is None and eqn.prim.name == "sharding_constraint":
+            mesh = getattr(eqn.params.get("sharding"), "mesh", None)
+        if mesh is not None and hasattr(mesh, "_internal_device_list"):
+            found = mesh
+            break
+        for v in eqn.params.values():
+            if isinstance(v, Program):
+                found = _program_mesh(v)
+                if found is not None:
+                    break
+        if found is not None:
+            break
+    try:
+        _PROGRAM_MESH[program] = found
+    except TypeError:
+        pass
+    return found
+
+
+def _arg_array(x: Any, fname: str) -> Array:
+    if type(x) is Array:
+        return x
+    if isinstance(x, _trace.Tracer):
+        raise UnexpectedTracerError(
+            f"jit of {fname} received a traced value {x.aval_str()} of {x._interp.description} "
+            "outside of that transformation: it leaked out of the function that created it.")
+    try:
+        return _d.to_array(x)
+    except TypeError as e:
+        raise TypeError(f"jit of {fname}: argument of type {type(x).__name__} is not a valid "
+                        f"array type ({e})") from None

@@ -1,0 +1,202 @@
+"""Ahead-of-time stages of a jitted function, as JAX's: ``f.trace(*args)`` -> :class:`Traced`
+(``.jaxpr``, ``.out_info``), ``.lower()`` -> :class:`Lowered` (``.as_text()``, ``.compiler_ir()``,
+``.cost_analysis()``), ``.compile()`` -> :class:`Compiled` (callable with arguments of that
+signature), and ``f.lower(*args)`` / ``f.eval_shape(*args)``.
+
+Example:
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> lowered = fluxion.jit(lambda x: x + 1).lower(jnp.ones(2))
+    >>> "stablehlo.add" in lowered.as_text()
+    True
+    >>> lowered.compile()(jnp.ones(2)).tolist()
+    [2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from fluxion import tree_util
+from fluxion.backend import dispatch as _d
+from fluxion.backend.array import Array, Spec
+from fluxion.backend.callback import parse_module
+from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
+from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry
+from fluxion.backend.lowering import lower_program, lowering_platform
+from fluxion.core.avals import ShapeDtypeStruct
+from fluxion.core.ir import Program, typecheck
+from fluxion.transforms.staging import ClosedProgram, abstractify
+
+__all__ = ["Traced", "Lowered", "Compiled"]
+
+
+class Traced:
+    """A function staged for one argument signature: ``.jaxpr``, ``.lower()``."""
+
+    def __init__(self, j: Any, fun: Callable, args: tuple, kwargs: dict, statics: tuple,
+                 avals: list, treedef: Any, donated: tuple) -> None:
+        self._fun = fun  # keeps the function (weakly held by j) alive as long as this object
+        self._j, self._args, self._kwargs, self._statics = j, args, kwargs, statics
+        self._avals, self._treedef, self._donated = avals, treedef, donated
+        self.program, self.consts, self.out_tree = j.program_for(args, kwargs, statics, avals, treedef)
+        self._specs = self._placed_specs()
+
+    def _placed_specs(self) -> list | None:
+        """The Specs of the arguments placed as a call would place them, when the call runs on
+        several devices or with jit's placement options (else None: the plain path)."""
+        leaves = tree_util.tree_leaves((self._args, self._kwargs))
+        if not all(type(x) is Array for x in leaves):
+            return None
+        j = self._j
+        arrays = j.place(self._args, self._kwargs, list(leaves))
+        if j.device is None and not any(a._k.committed for a in arrays):
+            arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
+        specs = [a._k for a in arrays]
+        multi = any(len(s.sharding._internal_device_list) > 1 for s in specs)
+        return specs if multi or j.device is not None else None
+
+    @property
+    def jaxpr(self) -> Any:
+        return ClosedProgram(self.program, self.consts)
+
+    @property
+    def out_info(self) -> Any:
+        return tree_util.tree_unflatten(self.out_tree, [
+            ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
+
+    def lower(self) -> "Lowered":
+        if self._specs is not None:
+            # placed arguments (several devices, shardings): lowered with their annotations and
+            # compiled at once, as a call would be
+            entry = self._j.compile_entry(self._args, self._kwargs, self._statics, self._specs,
+                                          self._treedef, self._donated)
+            return Lowered(self, entry.text, entry)
+        full = Program([], list(self.program.constvars) + list(self.program.invars),
+                       self.program.outvars, self.program.eqns)
+        typecheck(full)
+        program, consts = _embed_consts(self.program, self.consts)
+        full = Program([], list(program.constvars) + list(program.invars), program.outvars,
+                       program.eqns)
+        don = (False,) * len(consts) + tuple(self._donated)
+        text = lower_program(full, f"jit_{self._j.name}", donated=don,
+                             platform=lowering_platform(_d._no_argument_devices()))
+        return Lowered(self, text, consts=consts)
+
+
+class Lowered:
+    """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
+
+    def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
+                 consts: Sequence[Any] | None = None) -> None:
+        self._traced = traced
+        self._text = text
+        self._entry = entry
+        self._consts = traced.consts if consts is None else consts  # those still parameters
+
+    def as_text(self, dialect: str | None = None) -> str:
+        return self._text
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered program: a StableHLO MLIR module (``dialect`` None or ``"stablehlo"``) or
+        an ``XlaComputation`` (``"hlo"``; ``.as_hlo_text()``), as JAX's ``Lowered``."""
+        jaxlib_ext = _client_jaxlib_ext()
+        if dialect in (None, "stablehlo"):
+            return parse_module(self._text)
+        if dialect == "hlo":
+            return jaxlib_ext.mlir.mlir_module_to_xla_computation(
+                self._text, use_tuple_args=False, return_tuple=False)
+        raise ValueError(f"Lowered.compiler_ir: unknown dialect {dialect!r} "
+                         f"(expected 'stablehlo' or 'hlo')")
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimate of the unoptimized program (``flops``, ``bytes accessed``, ...),
+        as JAX's ``Lowered.cost_analysis``."""
+        jaxlib_ext = _client_jaxlib_ext()
+        hlo = self.compiler_ir("hlo").get_hlo_module()
+        return jaxlib_ext.hlo_module_cost_analysis(_d._client.get_client(), hlo)
+
+    @property
+    def out_info(self) -> Any:
+        return self._traced.out_info
+
+    def compile(self, compiler_options: dict[str, Any] | None = None, *,
+                device_assignment: Any = None) -> "Compiled":
+        # JAX's signature (flax's nnx.jit passes compiler_options, None by default)
+        if compiler_options or device_assignment is not None:
+            raise NotImplementedError(
+                "Lowered.compile: compiler_options and device_assignment are not supported by "
+                "Fluxion (see docs/guide/coming-from-jax.md)")
+        if self._entry is not None:
+            return Compiled(self._traced, self._entry.executable, self._entry)
+        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts)
+
+
+class Compiled:
+    """A compiled executable for one signature; call it with arguments of that signature."""
+
+    def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None,
+                 consts: Sequence[Any] | None = None) -> None:
+        self._traced = traced
+        self._executable = executable
+        if entry is not None:
+            self._entry = entry
+            return
+        consts = [c if type(c) is Array else _d.to_array(c)
+                  for c in (traced.consts if consts is None else consts)]
+        sharding = _d.default_sharding()
+        out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
+        self._entry = _Entry(executable, out_specs, tuple(c._a for c in consts), traced.out_tree,
+                             executable.text, traced.program)
+
+    def as_text(self) -> str:
+        return self._executable.exe.hlo_modules()[0].to_string()
+
+    def cost_analysis(self) -> Any:
+        return self._executable.exe.cost_analysis()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        j = self._traced._j
+        dyn_args, dyn_kwargs, statics, _ = j.split(args, kwargs)
+        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        arrays = [_arg_array(x, j.name) for x in leaves]
+        avals = [a.aval for a in arrays]
+        if treedef != self._traced._treedef or avals != list(self._traced._avals) or (
+                statics != self._traced._statics):
+            raise TypeError(
+                f"Compiled function {j.name} was compiled for arguments "
+                f"{[a.str_short() for a in self._traced._avals]} (structure "
+                f"{self._traced._treedef}) but called with {[a.str_short() for a in avals]} "
+                f"(structure {treedef})")
+        # The executable runs on the devices it was compiled for: uncommitted arguments move
+        # there; committed ones elsewhere are an error (never handed to XLA).
+        names = j.names(dyn_args, dyn_kwargs)
+        specs = self._traced._specs
+        if specs is None:
+            arrays = _d.place(j.name, arrays, names, tuple(self._executable.devices))
+        else:  # exactly the placement it was compiled for (anything else could crash XLA)
+            devs = tuple(self._executable.devices)
+            _d.place(j.name, [a for a in arrays if a._k.committed], None, devs)
+            arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
+                      for a, sp in zip(arrays, specs)]
+        return self._entry.call(tuple(a._a for a in arrays))
+
+
+def _prepare(j: Any, args: tuple, kwargs: dict) -> tuple:
+    dyn_args, dyn_kwargs, statics, donated = j.split(args, kwargs)
+    leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    avals = [abstractify(x) for x in leaves]
+    return dyn_args, dyn_kwargs, statics, avals, treedef, donated
+
+
+def _trace_fn(j: Any, fun: Callable, *args: Any, **kwargs: Any) -> Traced:
+    dyn_args, dyn_kwargs, statics, avals, treedef, donated = _prepare(j, args, kwargs)
+    return Traced(j, fun, dyn_args, dyn_kwargs, statics, avals, treedef, donated)
+
+
+def _lower(j: Any, fun: Callable, *args: Any, **kwargs: Any) -> Lowered:
+    return _trace_fn(j, fun, *args, **kwargs).lower()
+
+
+def _eval_shape(j: Any, fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    return _trace_fn(j, fun, *args, **kwargs).out_info
