@@ -300,3 +300,10 @@ def test_import_fluxion_does_not_import_jaxlib():
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("jaxlib", "jax")))
     """)
     assert out.strip() == "[]", out
+
+
+def test_jax_runtime_error_is_jaxlibs_class_as_in_jax():
+    # orbax names jax.errors.JaxRuntimeError at import; it is jaxlib's class on both sides
+    jax = pytest.importorskip("jax")
+    assert fluxion.errors.JaxRuntimeError is jax.errors.JaxRuntimeError
+    assert issubclass(fluxion.errors.JaxRuntimeError, RuntimeError)

@@ -1,10 +1,14 @@
-"""``fluxion.errors``: the errors Fluxion raises about traced values, with JAX's names.
+"""``fluxion.errors``: the errors Fluxion raises about traced values, with JAX's names, and
+``JaxRuntimeError``: the runtime error of the XLA runtime (jaxlib's own class, as in JAX), raised
+when a compiled program fails while it runs.
 
 Example:
     >>> import fluxion
     >>> issubclass(fluxion.errors.TracerBoolConversionError, TypeError)
     True
 """
+
+from typing import Any
 
 from fluxion.core.errors import (
     ConcretizationTypeError,
@@ -19,8 +23,16 @@ from fluxion.core.errors import (
 __all__ = [
     "ConcretizationTypeError", "KeyReuseError", "NonConcreteBooleanIndexError",
     "TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError",
-    "UnexpectedTracerError",
+    "UnexpectedTracerError", "JaxRuntimeError",  # noqa: F822  (module __getattr__, lazily)
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # jaxlib's class, looked up on first use so that importing this module loads no runtime.
+    if name == "JaxRuntimeError":
+        from fluxion.backend import client
+        return client._load()[1].JaxRuntimeError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Shown as ``fluxion.errors.<Name>`` in tracebacks (JAX shows ``jax.errors.<Name>``).
 for _cls in (ConcretizationTypeError, KeyReuseError, NonConcreteBooleanIndexError,
