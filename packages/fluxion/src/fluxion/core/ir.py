@@ -28,8 +28,8 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 
-__all__ = ["Var", "Literal", "Equation", "Program", "ProgramTypeError", "typecheck", "dce",
-           "eval_program", "format_program"]
+__all__ = ["Var", "Literal", "Equation", "JaxNamedParams", "SourceInfo", "Program",
+           "ProgramTypeError", "typecheck", "dce", "eval_program", "format_program"]
 
 _counter = itertools.count()
 
@@ -84,18 +84,118 @@ class Literal:
 Atom = "Var | Literal"
 
 
-class Equation:
-    """``outputs = prim[params](*inputs)``, with the user's source line for error messages."""
+# JAX's name for a parameter -> Fluxion's, per primitive whose parameters JAX spells differently
+# (code that walks ``make_jaxpr`` output, such as haiku's ``jaxpr_info``, reads JAX's names).
+_JAX_PARAM_NAMES: dict[str, dict[str, str]] = {
+    "jit": {"jaxpr": "program"},
+    "remat2": {"jaxpr": "program"},
+    "custom_jvp_call": {"call_jaxpr": "call"},
+    "custom_vjp_call": {"call_jaxpr": "call"},
+}
 
-    __slots__ = ("prim", "inputs", "outputs", "params", "source")
+
+class JaxNamedParams(dict):
+    """An equation's parameters that also answer to JAX's names for them.
+
+    The items are Fluxion's parameters (what the primitive's rules receive); reading a JAX name
+    (``eqn.params["jaxpr"]`` of a ``jit`` equation) gives the Fluxion parameter it stands for.
+
+    Example:
+        >>> p = JaxNamedParams({"program": 1, "name": "f"}, {"jaxpr": "program"})
+        >>> p["jaxpr"], "jaxpr" in p, sorted(p)
+        (1, True, ['name', 'program'])
+    """
+
+    __slots__ = ("jax_names",)
+
+    def __init__(self, params: dict[str, Any], jax_names: dict[str, str]) -> None:
+        super().__init__(params)
+        self.jax_names = jax_names
+
+    def __missing__(self, key: str) -> Any:
+        ours = self.jax_names.get(key)
+        if ours is None or ours not in self:
+            raise KeyError(key)
+        return dict.__getitem__(self, ours)
+
+    def __contains__(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return True
+        ours = self.jax_names.get(key) if isinstance(key, str) else None
+        return ours is not None and dict.__contains__(self, ours)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+    def __reduce__(self) -> tuple:
+        return (JaxNamedParams, (dict(self), self.jax_names))
+
+
+class SourceInfo:
+    """Where an equation came from, under JAX's names: ``name_stack`` (the enclosing
+    ``named_scope``/``named_call`` names, outermost first, joined by ``/``) and ``traceback``
+    (Fluxion keeps the user's source line instead: ``Equation.source``, so this is ``None``).
+
+    Example:
+        >>> str(SourceInfo("model/dense").name_stack)
+        'model/dense'
+    """
+
+    __slots__ = ("name_stack", "traceback")
+
+    def __init__(self, name_stack: str = "", traceback: Any = None) -> None:
+        self.name_stack = name_stack
+        self.traceback = traceback
+
+    def __repr__(self) -> str:
+        return f"SourceInfo(name_stack={self.name_stack!r})"
+
+
+class Equation:
+    """``outputs = prim[params](*inputs)``, with the user's source line for error messages and
+    the name stack (``named_scope`` names) it was staged under.
+
+    It also answers to JAX's ``JaxprEqn`` names: ``primitive``, ``invars``, ``outvars``,
+    ``source_info.name_stack``, ``effects``; and its ``params`` to JAX's parameter names where
+    they differ from Fluxion's (``jaxpr`` of ``jit``, ``call_jaxpr`` of ``custom_jvp_call``).
+    """
+
+    __slots__ = ("prim", "inputs", "outputs", "params", "source", "name_stack")
 
     def __init__(self, prim: Any, inputs: list, outputs: list[Var], params: dict[str, Any],
-                 source: str | None = None) -> None:
+                 source: str | None = None, name_stack: str = "") -> None:
         self.prim = prim
         self.inputs = inputs
         self.outputs = outputs
+        jax_names = _JAX_PARAM_NAMES.get(getattr(prim, "name", None))
+        if jax_names is not None and type(params) is not JaxNamedParams:
+            params = JaxNamedParams(params, jax_names)
         self.params = params
         self.source = source
+        self.name_stack = name_stack
+
+    # JAX's names (``jax.extend.core.JaxprEqn``)
+    @property
+    def primitive(self) -> Any:
+        return self.prim
+
+    @property
+    def invars(self) -> list:
+        return self.inputs
+
+    @property
+    def outvars(self) -> list[Var]:
+        return self.outputs
+
+    @property
+    def source_info(self) -> SourceInfo:
+        return SourceInfo(self.name_stack)
+
+    @property
+    def effects(self) -> frozenset:
+        """JAX's effect set; Fluxion marks host callbacks on the primitive (``effectful``)
+        rather than with effect objects, so this is empty."""
+        return frozenset()
 
     def __repr__(self) -> str:
         return f"Equation({self.prim.name}, {self.inputs} -> {self.outputs})"
@@ -129,6 +229,27 @@ class Program:
         """True when an equation, or a sub-program of one (a loop body, a branch), has effects
         (host callbacks): such equations are never removed as dead code."""
         return any(_eqn_effectful(e) for e in self.eqns)
+
+    # JAX's names where a ClosedJaxpr is expected: the sub-programs in equation parameters
+    # (``params["jaxpr"]`` of scan, ``body_jaxpr`` of while) are closed over no constants.
+    @property
+    def jaxpr(self) -> "Program":
+        """The program itself (JAX's ``ClosedJaxpr.jaxpr``, for a program without constants)."""
+        return self
+
+    @property
+    def consts(self) -> list:
+        """No constants (JAX's ``ClosedJaxpr.consts``); a program with constvars has its values
+        elsewhere (``make_jaxpr(...).consts``), so reading them here raises."""
+        if self.constvars:
+            raise ValueError(f"this program has {len(self.constvars)} constvars whose values it "
+                             "does not hold; read them from its ClosedJaxpr (make_jaxpr's result)")
+        return []
+
+    @property
+    def effects(self) -> frozenset:
+        """JAX's effect set (empty: see :attr:`effectful`)."""
+        return frozenset()
 
     def __str__(self) -> str:
         if self._text is None:

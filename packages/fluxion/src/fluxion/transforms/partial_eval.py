@@ -64,7 +64,8 @@ def _inline(program: Program, env: dict[int, Any], dest: list[Equation]) -> list
     def read(a: Any) -> Any:
         return env.get(a.id, a) if type(a) is Var else a
     for e in program.eqns:
-        dest.append(Equation(e.prim, [read(a) for a in e.inputs], e.outputs, e.params, e.source))
+        dest.append(Equation(e.prim, [read(a) for a in e.inputs], e.outputs, e.params, e.source,
+                             e.name_stack))
     return [read(a) for a in program.outvars]
 
 
@@ -82,7 +83,7 @@ def _fresh_vars(program: Program) -> Program:
 
     invars = [new(v) for v in program.invars]
     eqns = [Equation(e.prim, [read(a) for a in e.inputs], [new(v) for v in e.outputs], e.params,
-                     e.source) for e in program.eqns]
+                     e.source, e.name_stack) for e in program.eqns]
     return Program([], invars, [read(a) for a in program.outvars], eqns)
 
 
@@ -155,7 +156,7 @@ def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: A
             ins = [env.get(a.id, a) if type(a) is Var else a for a in eqn.inputs]
             mask = [type(a) is Var and a.id in unknown for a in ins]
             if env and any(a is not b for a, b in zip(ins, eqn.inputs)):
-                eqn = Equation(eqn.prim, ins, eqn.outputs, eqn.params, eqn.source)
+                eqn = Equation(eqn.prim, ins, eqn.outputs, eqn.params, eqn.source, eqn.name_stack)
             if not any(mask):
                 known_eqns.append(eqn)
                 continue
@@ -178,8 +179,9 @@ def partial_eval_program(program: Program, unknown_in: Sequence[bool], policy: A
                 kparams, uparams = dict(eqn.params), dict(eqn.params)
                 kparams["program"], uparams["program"] = kp, up
                 known_eqns.append(Equation(eqn.prim, k_in, k_outs + res_vars, kparams,
-                                           eqn.source))
-                unk_eqns.append(Equation(eqn.prim, res_vars + u_in, u_outs, uparams, eqn.source))
+                                           eqn.source, eqn.name_stack))
+                unk_eqns.append(Equation(eqn.prim, res_vars + u_in, u_outs, uparams, eqn.source,
+                                         eqn.name_stack))
                 unknown.update(v.id for v in u_outs)
                 continue
             if eqn.prim.partial_eval is not None:

@@ -139,7 +139,7 @@ class checkpoint_policies:
 
 # ----------------------------------------------------------------------------- remat_p
 
-remat_p = Primitive("remat", multiple_results=True)
+remat_p = Primitive("remat2", multiple_results=True)  # JAX's name for it
 remat_p.sharding = keep_sharding_rule
 remat_p.vma = _vma_rules.call_rule
 remat_p.abstract_eval = lambda *avals, program, prevent_cse, policy: program.out_avals

@@ -33,6 +33,7 @@ from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 from fluxion.core.tracebacks import api_boundary
+from fluxion.naming import _STACK as _NAMES
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
            "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",
@@ -124,6 +125,9 @@ class StagingInterpreter(Interpreter):
         self.constvars: list[Var] = []
         self.const_vals: list[Any] = []
         self._const_index: dict[int, Var] = {}
+        # Equations record the named scopes entered since this trace began (as JAX, a staged
+        # sub-program's name stacks are relative to the equation that calls it).
+        self._name_base = len(_NAMES.names)
 
     def new_arg(self, aval: ShapedArray, name: str = "") -> StagingTracer:
         v = Var(aval)
@@ -170,12 +174,14 @@ class StagingInterpreter(Interpreter):
             if any(a.sharding is not None for a in in_avals) or _CONTEXT_EXPLICIT[0]():
                 out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
+        names = _NAMES.names
+        stack = "/".join(names[self._name_base:]) if names else ""
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
-            self.eqns.append(Equation(prim, atoms, outvars, params, site))
+            self.eqns.append(Equation(prim, atoms, outvars, params, site, stack))
             return [StagingTracer(self, v, site) for v in outvars]
         v = Var(out)
-        self.eqns.append(Equation(prim, atoms, [v], params, site))
+        self.eqns.append(Equation(prim, atoms, [v], params, site, stack))
         return StagingTracer(self, v, site)
 
     def to_concrete(self, tracer: Tracer) -> Any:
