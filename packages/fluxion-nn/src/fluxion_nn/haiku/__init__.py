@@ -12,11 +12,8 @@ from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
     DO_NOT_STORE,
     GetterContext,
-    Module,
     PRNGSequence,
     SetterContext,
-    Transformed,
-    TransformedWithState,
     current_name,
     custom_creator,
     custom_getter,
@@ -34,12 +31,7 @@ from ._base import (
     reserve_rng_keys,
     running_init,
     set_state,
-    transform,
-    transform_with_state,
-    with_empty_state,
     with_rng,
-    without_apply_rng,
-    without_state,
 )
 from ._basic import BatchApply, expand_apply, multinomial, to_module
 from ._bias import Bias
@@ -82,6 +74,7 @@ from ._lift import (
     transparent_lift_with_state,
 )
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
+from ._module import Module
 from ._multi_transform import (
     MultiTransformed,
     MultiTransformedWithState,
@@ -108,6 +101,15 @@ from ._src.depthwise_conv import (
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
 from ._src.typing import MutableParams, MutableState, Params, State
+from ._transform import (
+    Transformed,
+    TransformedWithState,
+    transform,
+    transform_with_state,
+    with_empty_state,
+    without_apply_rng,
+    without_state,
+)
 
 __all__ = [
     "transform", "transform_with_state", "without_apply_rng", "without_state",

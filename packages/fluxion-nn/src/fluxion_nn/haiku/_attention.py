@@ -9,8 +9,8 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion.nn import softmax
 
-from ._base import Module
 from ._layers import Linear, RNNCore
+from ._module import Module
 from .initializers import VarianceScaling
 
 __all__ = ["MultiHeadAttention", "DeepRNN"]

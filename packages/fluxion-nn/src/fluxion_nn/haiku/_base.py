@@ -1,12 +1,12 @@
-"""The Haiku-style core: ``transform`` turns a function that builds modules and calls
-``get_parameter``/``get_state``/``next_rng_key`` into a pure ``(init, apply)`` pair."""
+"""The Haiku-style core's frames: the per-thread stack of frames that ``transform``
+(``_transform.py``) pushes, and what runs inside one: ``get_parameter``/``get_state``/
+``set_state``, the rng sequence, the custom creator/getter/setter stacks and contexts.
+``Module`` and its naming live in ``_module.py``."""
 
 from __future__ import annotations
 
 import collections
 import contextlib
-import functools
-import re
 import threading
 from typing import Any, Callable, NamedTuple
 
@@ -18,10 +18,9 @@ import fluxion.tree_util as tree_util
 
 from ._src import config as _config
 
-__all__ = ["Transformed", "TransformedWithState", "transform", "transform_with_state",
-           "without_apply_rng", "without_state", "with_empty_state", "get_parameter",
+__all__ = ["get_parameter",
            "get_state", "set_state", "next_rng_key", "next_rng_keys", "maybe_next_rng_key",
-           "reserve_rng_keys", "PRNGSequence", "Module", "current_name", "running_init",
+           "reserve_rng_keys", "PRNGSequence", "current_name", "running_init",
            "get_params", "get_current_state", "custom_creator", "custom_getter",
            "custom_setter", "GetterContext", "SetterContext", "DO_NOT_STORE", "new_context",
            "HaikuContext", "params_frozen", "with_rng", "maybe_get_rng_sequence_state",
@@ -463,26 +462,6 @@ class PRNGSequence:
         self._subkeys = collections.deque(subkeys)
 
 
-class Transformed(NamedTuple):
-    """``init(rng, *args) -> params`` and ``apply(params, rng, *args) -> out``.
-
-    Example: ``f = hk.transform(forward); params = f.init(rng, x); y = f.apply(params, rng, x)``.
-    """
-
-    init: Callable
-    apply: Callable
-
-
-class TransformedWithState(NamedTuple):
-    """``init(rng, *args) -> (params, state)``; ``apply(params, state, rng, *args) -> (out, state)``.
-
-    Example: ``f = hk.transform_with_state(forward)``.
-    """
-
-    init: Callable
-    apply: Callable
-
-
 def _to_seq(rng: Any) -> PRNGSequence | None:
     if rng is None:
         return None
@@ -493,164 +472,6 @@ def _to_seq(rng: Any) -> PRNGSequence | None:
 
 def _copy(d: dict) -> dict:
     return {k: dict(v) for k, v in d.items()}
-
-
-def _tie_in_original_fn(f: Callable, init_fn: Callable, apply_fn: Callable) -> None:
-    # as Haiku: init/apply know the function they came from (``_original_fn``), without
-    # functools.wraps (a ``__wrapped__`` would give them ``f``'s signature)
-    if isinstance(f, (Transformed, TransformedWithState)):
-        f = getattr(f.init, "_original_fn", f)
-    for fn in (init_fn, apply_fn):
-        fn._original_fn = f  # type: ignore[attr-defined]
-        fn.__name__ = getattr(f, "__name__", fn.__name__)
-        fn.__doc__ = getattr(f, "__doc__", None)
-
-
-def get_original_fn(f: Any) -> Callable:
-    """The function a ``Transformed``/``TransformedWithState`` (or its ``init``/``apply``)
-    was made from.
-
-    Example: ``hk.experimental.get_original_fn(hk.transform(forward)) is forward``.
-    """
-    if isinstance(f, (Transformed, TransformedWithState)):
-        f = f.init
-    return f._original_fn
-
-
-def transform_with_state(f: Callable) -> TransformedWithState:
-    """Turn ``f`` (which may create modules, parameters and state) into a pure
-    ``(init, apply)`` pair that threads parameters and state explicitly.
-
-    Example::
-
-        def forward(x, is_training):
-            return hk.BatchNorm(True, True, 0.9)(x, is_training)
-
-        f = hk.transform_with_state(forward)
-        params, state = f.init(rng, x, True)
-        y, state = f.apply(params, state, rng, x, True)
-    """
-
-    def init_fn(rng: Any, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
-        frame = _Frame({}, {}, _to_seq(rng), init=True, params_frozen=False)
-        with frame:
-            f(*args, **kwargs)
-        return frame.params, frame.initial_state
-
-    def apply_fn(params: Any, state: Any, rng: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
-        frame = _Frame(_copy(params or {}), _copy(state or {}), _to_seq(rng), init=False,
-                       params_frozen=True)
-        frame.initial_state = _copy(state or {})  # as Haiku: the state apply was given
-        with frame:
-            out = f(*args, **kwargs)
-        return out, frame.state
-
-    _tie_in_original_fn(f, init_fn, apply_fn)
-    return TransformedWithState(init_fn, apply_fn)
-
-
-def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
-    """Turn ``f`` into ``Transformed(init, apply)``; ``f`` may not use state (see
-    ``transform_with_state``).
-
-    Example::
-
-        def forward(x):
-            return hk.nets.MLP([32, 10])(x)
-
-        f = hk.transform(forward)
-        params = f.init(jax_key, x)
-        logits = f.apply(params, None, x)
-    """
-    tws = transform_with_state(f)
-
-    def init_fn(rng: Any, *args: Any, **kwargs: Any) -> dict:
-        params, state = tws.init(rng, *args, **kwargs)
-        if state:
-            raise NonEmptyStateError(
-                "If your transformed function uses `hk.{get,set}_state` then use "
-                "`hk.transform_with_state`. (hk.transform: the function created state "
-                f"{sorted(state)})")
-        return params
-
-    def apply_fn(params: Any, rng: Any, *args: Any, **kwargs: Any) -> Any:
-        out, state = tws.apply(params, {}, rng, *args, **kwargs)
-        if state:
-            raise NonEmptyStateError(
-                "If your transformed function uses `hk.{get,set}_state` then use "
-                "`hk.transform_with_state`. (hk.transform: the function set state "
-                f"{sorted(state)})")
-        return out
-
-    _tie_in_original_fn(f, init_fn, apply_fn)
-    t = Transformed(init_fn, apply_fn)
-    return t if apply_rng else without_apply_rng(t)
-
-
-def without_apply_rng(f: Any) -> Any:
-    """Drop the ``rng`` argument of ``apply`` (for functions that draw no random numbers).
-
-    Example: ``f = hk.without_apply_rng(hk.transform(forward)); y = f.apply(params, x)``.
-    """
-    multi = type(f).__name__ in ("MultiTransformed", "MultiTransformedWithState")
-    if multi:
-        # a tree of apply functions: drop the rng argument of each
-        with_state = type(f).__name__ == "MultiTransformedWithState"
-
-        def drop(fn: Callable) -> Callable:
-            if with_state:
-                return lambda params, state, *a, **k: fn(params, state, None, *a, **k)
-            return lambda params, *a, **k: fn(params, None, *a, **k)
-
-        return type(f)(f.init, tree_util.tree_map(drop, f.apply))
-    if isinstance(f, TransformedWithState):
-        def apply_s(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
-            return f.apply(params, state, None, *args, **kwargs)
-
-        _tie_in_original_fn(f, f.init, apply_s)
-        return TransformedWithState(f.init, apply_s)
-
-    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
-        return f.apply(params, None, *args, **kwargs)
-
-    _tie_in_original_fn(f, f.init, apply)
-    return Transformed(f.init, apply)
-
-
-def without_state(f: TransformedWithState) -> Transformed:
-    """A ``Transformed`` from a ``TransformedWithState`` whose state is empty.
-
-    Example: ``f = hk.without_state(hk.transform_with_state(forward))``.
-    """
-    def init(*args: Any, **kwargs: Any) -> Any:
-        params, state = f.init(*args, **kwargs)
-        if state:
-            raise ValueError("hk.without_state: the function has state")
-        return params
-
-    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
-        out, state = f.apply(params, {}, *args, **kwargs)
-        if state:
-            raise ValueError("hk.without_state: the function has state")
-        return out
-
-    _tie_in_original_fn(f, init, apply)
-    return Transformed(init, apply)
-
-
-def with_empty_state(f: Transformed) -> TransformedWithState:
-    """A ``TransformedWithState`` (empty state) from a ``Transformed``.
-
-    Example: ``f = hk.with_empty_state(hk.transform(forward))``.
-    """
-    def init(*args: Any, **kwargs: Any) -> Any:
-        return f.init(*args, **kwargs), {}
-
-    def apply(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
-        return f.apply(params, *args, **kwargs), state
-
-    _tie_in_original_fn(f, init, apply)
-    return TransformedWithState(init, apply)
 
 
 def running_init() -> bool:
@@ -928,131 +749,3 @@ def assert_no_new_parameters() -> Any:
             raise AssertionError(f"New parameters were created: {sorted(diff)}")
 
     return check()
-
-
-def _snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
-    return s.lower()
-
-
-def _notify_parents(stack: list, module: Any) -> None:
-    # as Haiku: every module on the stack learns that `module` ran inside it (params_dict)
-    name = getattr(module, "module_name", None)
-    if name is None:
-        return
-    for entry in stack:
-        if entry[0] is not module:
-            subs = getattr(entry[0], "_submodules", None)
-            if subs is not None:
-                subs.add(name)
-
-
-def _wrap_method(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def method(self: "Module", *args: Any, **kwargs: Any) -> Any:
-        frames = _frames()
-        if not frames or not hasattr(self, "module_name"):
-            return fn(self, *args, **kwargs)
-        stack = frames[-1].module_stack
-        stack.append((self, fn.__name__, collections.Counter()))
-        try:
-            out = fn(self, *args, **kwargs)
-        finally:
-            stack.pop()
-        _notify_parents(stack, self)
-        return out
-
-    method._hk_wrapped = True  # type: ignore[attr-defined]
-    return method
-
-
-def _wrap_init(fn: Callable) -> Callable:
-    @functools.wraps(fn)
-    def init(self: "Module", *args: Any, **kwargs: Any) -> None:
-        frames = _frames()
-        if not frames:
-            raise ValueError(f"{type(self).__name__}: haiku modules must be created inside a "
-                             "transformed function (hk.transform)")
-        stack = frames[-1].module_stack
-        pushed = not stack or stack[-1][0] is not self
-        if pushed:
-            stack.append((self, "__init__", collections.Counter()))
-        try:
-            fn(self, *args, **kwargs)
-        finally:
-            if pushed:
-                stack.pop()
-        _notify_parents(stack, self)
-
-    init._hk_wrapped = True  # type: ignore[attr-defined]
-    return init
-
-
-def _name_and_number(name: str) -> tuple[str, int | None]:
-    m = re.match(r"^(.*)_([0-9]+)$", name)
-    return (m.group(1), int(m.group(2))) if m else (name, None)
-
-
-class Module:
-    """Base class of Haiku-style modules: parameters created with ``hk.get_parameter`` inside
-    its methods belong to the module's unique name (``"mlp/~/linear_0"``).
-
-    Example::
-
-        class Scale(hk.Module):
-            def __call__(self, x):
-                s = hk.get_parameter("s", [], init=hk.initializers.Constant(2.0))
-                return s * x
-    """
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for k, v in list(vars(cls).items()):
-            if k == "__init__":
-                setattr(cls, k, _wrap_init(v))
-            elif (callable(v) and not isinstance(v, (staticmethod, classmethod, type))
-                  and (not k.startswith("_") or k == "__call__") and not getattr(v, "_hk_wrapped", False)):
-                setattr(cls, k, _wrap_method(v))
-            elif isinstance(v, property) and v.fget is not None:
-                setattr(cls, k, property(_wrap_method(v.fget), v.fset, v.fdel, v.__doc__))
-
-    def __init__(self, name: str | None = None):
-        frame = _frame("Module")
-        entries = [e for e in frame.module_stack if e[0] is not self and hasattr(e[0], "module_name")]
-        base = name if name is not None else _snake(type(self).__name__)
-        if entries:
-            parent, method, counter = entries[-1]
-            if method == "__init__":
-                base = "~/" + base
-            elif method != "__call__":
-                base = f"~{method}/" + base
-            base = f"{parent.module_name}/{base}"
-        else:
-            counter = frame.root_counter
-        stem, n = _name_and_number(base)
-        explicit = n is not None
-        if n is None:
-            n = counter[stem]
-        full = f"{stem}_{n}" if explicit or n else stem
-        counter[stem] = max(counter[stem], n + 1)
-        self.module_name = full
-        self.name = full.rsplit("/", 1)[-1]
-        self._submodules: set = set()
-
-    def params_dict(self) -> dict:
-        """This module's parameters and its submodules', as ``{"module/name": value}``."""
-        frame = _frame("params_dict")
-        return {f"{k}/{n}": v for k, p in frame.params.items()
-                if k == self.module_name or k.startswith(self.module_name + "/")
-                or k in self._submodules for n, v in p.items()}
-
-    def state_dict(self) -> dict:
-        """This module's state and its submodules', as ``{"module/name": value}``."""
-        frame = _frame("state_dict")
-        return {f"{k}/{n}": v for k, p in frame.state.items()
-                if k == self.module_name or k.startswith(self.module_name + "/")
-                or k in self._submodules for n, v in p.items()}
-
-
-Module.__init__ = _wrap_init(Module.__init__)  # type: ignore[method-assign]

@@ -13,7 +13,7 @@ import fluxion.numpy as jnp
 import fluxion.random as random
 import fluxion.tree_util as tree_util
 
-from ._base import Module
+from ._module import Module
 
 __all__ = ["BatchApply", "expand_apply", "to_module", "multinomial", "merge_leading_dims",
            "split_leading_dim", "CallableModule"]

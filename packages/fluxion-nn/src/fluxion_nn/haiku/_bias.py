@@ -6,7 +6,8 @@ from typing import Any, Callable, Sequence
 
 import fluxion.numpy as jnp
 
-from ._base import Module, get_parameter
+from ._base import get_parameter
+from ._module import Module
 
 __all__ = ["Bias"]
 

@@ -18,7 +18,8 @@ import fluxion.tree_util as tree_util
 from fluxion.nn import relu, sigmoid
 
 from . import _base
-from ._base import Module, get_parameter, get_state, set_state
+from ._base import get_parameter, get_state, set_state
+from ._module import Module
 from ._src.conv import Conv1D, Conv2D, Conv3D, ConvND
 from ._src.layer_norm import InstanceNorm, LayerNorm
 from ._src.utils import get_channel_index

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Callable
 
 from . import _base
-from ._base import Module, NonEmptyStateError
+from ._base import NonEmptyStateError
+from ._module import Module
 
 __all__ = ["lift", "lift_with_state", "transparent_lift", "transparent_lift_with_state",
            "LiftWithStateUpdater", "LiftingModule"]

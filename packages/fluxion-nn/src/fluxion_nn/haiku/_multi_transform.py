@@ -7,7 +7,7 @@ from typing import Any, Callable, NamedTuple
 import fluxion.random as random
 import fluxion.tree_util as tree_util
 
-from . import _base
+from . import _base, _transform
 
 __all__ = ["MultiTransformed", "MultiTransformedWithState", "multi_transform",
            "multi_transform_with_state"]
@@ -57,10 +57,10 @@ def multi_transform_with_state(f: Callable[[], tuple[Callable, Any]]) -> MultiTr
         enc_apply, dec_apply = model.apply
         z, state = enc_apply(params, state, None, x)
     """
-    init = _base.transform_with_state(lambda *a, **k: f()[0](*a, **k)).init
+    init = _transform.transform_with_state(lambda *a, **k: f()[0](*a, **k)).init
 
     def apply_i(i: int) -> Callable:
-        return _base.transform_with_state(
+        return _transform.transform_with_state(
             lambda *a, **k: tree_util.tree_leaves(f()[1])[i](*a, **k)).apply
 
     treedef = _apply_treedef(f)

@@ -9,8 +9,9 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 from fluxion.nn import one_hot, relu
 
-from ._base import Module, get_parameter, get_state, set_state
+from ._base import get_parameter, get_state, set_state
 from ._layers import BatchNorm, ExponentialMovingAverage, Flatten, Linear
+from ._module import Module
 from ._src.conv import Conv2D
 from ._src.depthwise_conv import DepthwiseConv2D
 from .initializers import VarianceScaling

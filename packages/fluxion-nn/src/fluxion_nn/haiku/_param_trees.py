@@ -10,8 +10,9 @@ from typing import Any, Callable, Mapping
 import fluxion.lax as lax
 import fluxion.numpy as jnp
 
-from ._base import Module, get_state, set_state
+from ._base import get_state, set_state
 from ._layers import ExponentialMovingAverage
+from ._module import Module
 from ._src.data_structures import to_haiku_dict
 from .initializers import RandomNormal
 

@@ -8,8 +8,8 @@ from typing import Any, Mapping, Sequence
 import fluxion.numpy as jnp
 from fluxion.nn import relu
 
-from ._base import Module
 from ._layers import BatchNorm, Linear, max_pool
+from ._module import Module
 from ._src.conv import Conv2D
 
 __all__ = ["ResNet", "ResNet18", "ResNet34", "ResNet50", "ResNet101", "ResNet152",

@@ -12,7 +12,8 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 
 from .. import initializers
-from .._base import Module, get_parameter
+from .._base import get_parameter
+from .._module import Module
 from . import pad as pad_lib
 from .utils import get_channel_index, replicate
 

@@ -12,7 +12,8 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 
 from .. import initializers
-from .._base import Module, get_parameter
+from .._base import get_parameter
+from .._module import Module
 from .utils import get_channel_index, replicate
 
 __all__ = ["DepthwiseConvND", "DepthwiseConv1D", "DepthwiseConv2D", "DepthwiseConv3D",

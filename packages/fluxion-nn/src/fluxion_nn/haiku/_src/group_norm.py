@@ -9,7 +9,8 @@ from typing import Any, Callable
 import fluxion.lax as lax
 import fluxion.numpy as jnp
 
-from .._base import Module, get_parameter
+from .._base import get_parameter
+from .._module import Module
 from .utils import get_channel_index
 
 __all__ = ["GroupNorm"]

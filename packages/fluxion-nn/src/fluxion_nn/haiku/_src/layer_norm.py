@@ -11,7 +11,8 @@ import numpy as np
 import fluxion.lax as lax
 import fluxion.numpy as jnp
 
-from .._base import Module, get_parameter
+from .._base import get_parameter
+from .._module import Module
 from .utils import get_channel_index
 
 __all__ = ["LayerNorm", "InstanceNorm", "ERROR_IF_PARAM_AXIS_NOT_EXPLICIT"]

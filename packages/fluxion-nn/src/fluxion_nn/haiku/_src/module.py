@@ -1,4 +1,4 @@
 """``haiku._src.module``: the ``Module`` base class (implemented in
-``fluxion_nn.haiku._base``)."""
+``fluxion_nn.haiku._module``)."""
 
-from .._base import Module  # noqa: F401
+from .._module import Module  # noqa: F401

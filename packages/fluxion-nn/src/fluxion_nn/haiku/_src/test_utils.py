@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import fluxion.random as random
 
-from .. import _base
+from .. import _transform
 from . import config, transform  # noqa: F401 (Haiku's test_utils exposes both)
 
 __all__ = ["transform_and_run", "find_internal_python_modules", "find_subclasses",
@@ -44,7 +44,7 @@ def transform_and_run(f: Callable | None = None, seed: int | None = 42, run_appl
                 init_rng, apply_rng = map_rng(init_rng), map_rng(apply_rng)
         else:
             init_rng = apply_rng = None
-        init, apply = _base.transform_with_state(lambda: f(*a, **k))
+        init, apply = _transform.transform_with_state(lambda: f(*a, **k))
         if jax_transform:
             init, apply = jax_transform(init), jax_transform(apply)
         params, state = init(init_rng)

@@ -1,11 +1,11 @@
 """``haiku._src.transform``: ``transform`` and its variants (implemented in
-``fluxion_nn.haiku._base``)."""
+``fluxion_nn.haiku._transform``; ``running_init`` reads the frame of ``_base``)."""
 
-from .._base import (  # noqa: F401
+from .._base import running_init  # noqa: F401
+from .._transform import (  # noqa: F401
     Transformed,
     TransformedWithState,
     get_original_fn,
-    running_init,
     transform,
     transform_with_state,
     with_empty_state,

@@ -1,0 +1,192 @@
+"""``transform`` and its variants: a function that builds modules and calls
+``get_parameter``/``get_state``/``next_rng_key`` becomes a pure ``(init, apply)`` pair
+(each call runs the function inside a fresh frame of ``_base``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import fluxion.tree_util as tree_util
+
+from ._base import NonEmptyStateError, _copy, _Frame, _to_seq
+
+__all__ = ["Transformed", "TransformedWithState", "transform", "transform_with_state",
+           "without_apply_rng", "without_state", "with_empty_state", "get_original_fn"]
+
+
+class Transformed(NamedTuple):
+    """``init(rng, *args) -> params`` and ``apply(params, rng, *args) -> out``.
+
+    Example: ``f = hk.transform(forward); params = f.init(rng, x); y = f.apply(params, rng, x)``.
+    """
+
+    init: Callable
+    apply: Callable
+
+
+class TransformedWithState(NamedTuple):
+    """``init(rng, *args) -> (params, state)``; ``apply(params, state, rng, *args) -> (out, state)``.
+
+    Example: ``f = hk.transform_with_state(forward)``.
+    """
+
+    init: Callable
+    apply: Callable
+
+
+def _tie_in_original_fn(f: Callable, init_fn: Callable, apply_fn: Callable) -> None:
+    # as Haiku: init/apply know the function they came from (``_original_fn``), without
+    # functools.wraps (a ``__wrapped__`` would give them ``f``'s signature)
+    if isinstance(f, (Transformed, TransformedWithState)):
+        f = getattr(f.init, "_original_fn", f)
+    for fn in (init_fn, apply_fn):
+        fn._original_fn = f  # type: ignore[attr-defined]
+        fn.__name__ = getattr(f, "__name__", fn.__name__)
+        fn.__doc__ = getattr(f, "__doc__", None)
+
+
+def get_original_fn(f: Any) -> Callable:
+    """The function a ``Transformed``/``TransformedWithState`` (or its ``init``/``apply``)
+    was made from.
+
+    Example: ``hk.experimental.get_original_fn(hk.transform(forward)) is forward``.
+    """
+    if isinstance(f, (Transformed, TransformedWithState)):
+        f = f.init
+    return f._original_fn
+
+
+def transform_with_state(f: Callable) -> TransformedWithState:
+    """Turn ``f`` (which may create modules, parameters and state) into a pure
+    ``(init, apply)`` pair that threads parameters and state explicitly.
+
+    Example::
+
+        def forward(x, is_training):
+            return hk.BatchNorm(True, True, 0.9)(x, is_training)
+
+        f = hk.transform_with_state(forward)
+        params, state = f.init(rng, x, True)
+        y, state = f.apply(params, state, rng, x, True)
+    """
+
+    def init_fn(rng: Any, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
+        frame = _Frame({}, {}, _to_seq(rng), init=True, params_frozen=False)
+        with frame:
+            f(*args, **kwargs)
+        return frame.params, frame.initial_state
+
+    def apply_fn(params: Any, state: Any, rng: Any, *args: Any, **kwargs: Any) -> tuple[Any, dict]:
+        frame = _Frame(_copy(params or {}), _copy(state or {}), _to_seq(rng), init=False,
+                       params_frozen=True)
+        frame.initial_state = _copy(state or {})  # as Haiku: the state apply was given
+        with frame:
+            out = f(*args, **kwargs)
+        return out, frame.state
+
+    _tie_in_original_fn(f, init_fn, apply_fn)
+    return TransformedWithState(init_fn, apply_fn)
+
+
+def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
+    """Turn ``f`` into ``Transformed(init, apply)``; ``f`` may not use state (see
+    ``transform_with_state``).
+
+    Example::
+
+        def forward(x):
+            return hk.nets.MLP([32, 10])(x)
+
+        f = hk.transform(forward)
+        params = f.init(jax_key, x)
+        logits = f.apply(params, None, x)
+    """
+    tws = transform_with_state(f)
+
+    def init_fn(rng: Any, *args: Any, **kwargs: Any) -> dict:
+        params, state = tws.init(rng, *args, **kwargs)
+        if state:
+            raise NonEmptyStateError(
+                "If your transformed function uses `hk.{get,set}_state` then use "
+                "`hk.transform_with_state`. (hk.transform: the function created state "
+                f"{sorted(state)})")
+        return params
+
+    def apply_fn(params: Any, rng: Any, *args: Any, **kwargs: Any) -> Any:
+        out, state = tws.apply(params, {}, rng, *args, **kwargs)
+        if state:
+            raise NonEmptyStateError(
+                "If your transformed function uses `hk.{get,set}_state` then use "
+                "`hk.transform_with_state`. (hk.transform: the function set state "
+                f"{sorted(state)})")
+        return out
+
+    _tie_in_original_fn(f, init_fn, apply_fn)
+    t = Transformed(init_fn, apply_fn)
+    return t if apply_rng else without_apply_rng(t)
+
+
+def without_apply_rng(f: Any) -> Any:
+    """Drop the ``rng`` argument of ``apply`` (for functions that draw no random numbers).
+
+    Example: ``f = hk.without_apply_rng(hk.transform(forward)); y = f.apply(params, x)``.
+    """
+    multi = type(f).__name__ in ("MultiTransformed", "MultiTransformedWithState")
+    if multi:
+        # a tree of apply functions: drop the rng argument of each
+        with_state = type(f).__name__ == "MultiTransformedWithState"
+
+        def drop(fn: Callable) -> Callable:
+            if with_state:
+                return lambda params, state, *a, **k: fn(params, state, None, *a, **k)
+            return lambda params, *a, **k: fn(params, None, *a, **k)
+
+        return type(f)(f.init, tree_util.tree_map(drop, f.apply))
+    if isinstance(f, TransformedWithState):
+        def apply_s(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+            return f.apply(params, state, None, *args, **kwargs)
+
+        _tie_in_original_fn(f, f.init, apply_s)
+        return TransformedWithState(f.init, apply_s)
+
+    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
+        return f.apply(params, None, *args, **kwargs)
+
+    _tie_in_original_fn(f, f.init, apply)
+    return Transformed(f.init, apply)
+
+
+def without_state(f: TransformedWithState) -> Transformed:
+    """A ``Transformed`` from a ``TransformedWithState`` whose state is empty.
+
+    Example: ``f = hk.without_state(hk.transform_with_state(forward))``.
+    """
+    def init(*args: Any, **kwargs: Any) -> Any:
+        params, state = f.init(*args, **kwargs)
+        if state:
+            raise ValueError("hk.without_state: the function has state")
+        return params
+
+    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
+        out, state = f.apply(params, {}, *args, **kwargs)
+        if state:
+            raise ValueError("hk.without_state: the function has state")
+        return out
+
+    _tie_in_original_fn(f, init, apply)
+    return Transformed(init, apply)
+
+
+def with_empty_state(f: Transformed) -> TransformedWithState:
+    """A ``TransformedWithState`` (empty state) from a ``Transformed``.
+
+    Example: ``f = hk.with_empty_state(hk.transform(forward))``.
+    """
+    def init(*args: Any, **kwargs: Any) -> Any:
+        return f.init(*args, **kwargs), {}
+
+    def apply(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+        return f.apply(params, *args, **kwargs), state
+
+    _tie_in_original_fn(f, init, apply)
+    return TransformedWithState(init, apply)
