@@ -43,7 +43,7 @@ from fluxion.numpy.creation import asarray, ones_like
 from fluxion.numpy.shape import broadcast_to
 from fluxion.numpy.ufuncs import divide, power
 
-__all__ = ["gather_index", "scatter_index", "eliminate_list_index"]
+__all__ = ["gather_index", "gather_along_axis", "scatter_index", "eliminate_list_index"]
 
 _NONE, _ELLIPSIS, _SLICE, _INT, _BOOL, _ARRAY = "none", "ellipsis", "slice", "int", "bool", "array"
 
@@ -551,6 +551,60 @@ def gather_index(x: Any, idx_tuple: Any, mode: Any = None, fill_value: Any = Non
     if plan.newaxis_dims:
         y = lax.expand_dims(y, plan.newaxis_dims)
     return y
+
+
+def gather_along_axis(a: Any, idx: Any, axis: int, mode: Any = None,
+                      fill_value: Any = None) -> Any:
+    """``take_along_axis(a, idx, axis)`` as one gather, the program JAX emits: dimensions where
+    ``a`` and ``idx`` have the same size are batching dimensions of the gather (no iota index
+    arrays concatenated into the indices), a size-1 index dimension takes ``a``'s whole
+    dimension, and a size-1 dimension of ``a`` against a wider index one is squeezed away (the
+    gather broadcasts it). ``a`` and ``idx`` are Arrays of one rank, ``a.shape[axis] > 0``;
+    ``mode`` None means ``'fill'``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> x = jnp.array([[10, 11, 12], [20, 21, 22]])
+        >>> gather_along_axis(x, jnp.array([[2], [-1]]), 1).tolist()
+        [[12], [22]]
+    """
+    size = a.shape[axis]
+    idx_shape = idx.shape
+    arr_shape = tuple(1 if i == axis else d for i, d in enumerate(a.shape))
+    out_shape = np.broadcast_shapes(idx_shape, arr_shape)
+    if _mode(mode) != GatherScatterMode.PROMISE_IN_BOUNDS:  # (JAX wraps in every other mode)
+        idx = _normalize(idx, size, _index_dtype((size,)))
+    index_dims = [i for i, d in enumerate(idx_shape) if i == axis or d != 1]
+    idx = lax.reshape(idx, tuple(out_shape[i] for i in index_dims) + (1,))
+    sizes: list[int] = []
+    offset, collapsed, start_map, a_batch, i_batch, squeeze = [], [], [], [], [], []
+    new_i = j = 0  # an axis of the squeezed ``a``, a dimension of the gather indices
+    for i in range(a.ndim):
+        if i == axis:
+            sizes.append(1)
+            start_map.append(new_i)
+            collapsed.append(new_i)
+        elif idx_shape[i] == 1:  # the whole dimension of ``a``, no index needed
+            offset.append(i)
+            sizes.append(arr_shape[i])
+            new_i += 1
+            continue
+        elif arr_shape[i] == 1:  # ``a`` broadcast along a wider index dimension
+            squeeze.append(i)
+            j += 1
+            continue
+        else:  # equal sizes: element i of ``a`` goes with element i of ``idx``
+            sizes.append(1)
+            a_batch.append(new_i)
+            i_batch.append(j)
+        new_i += 1
+        j += 1
+    dn = GatherDimensionNumbers(
+        offset_dims=tuple(offset), collapsed_slice_dims=tuple(collapsed),
+        start_index_map=tuple(start_map), operand_batching_dims=tuple(a_batch),
+        start_indices_batching_dims=tuple(i_batch))
+    return lax.gather(lax.squeeze(a, tuple(squeeze)) if squeeze else a, idx, dn, tuple(sizes),
+                      mode="fill" if mode is None else mode, fill_value=fill_value)
 
 
 # ------------------------------------------------------------------ scatter (x.at[idx].op(v))

@@ -19,6 +19,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.slicing import dynamic_slice_in_dim
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._advanced_indexing import gather_along_axis
 from fluxion.numpy._util import (
     canonical_axes,
     canonical_axis,
@@ -716,13 +717,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
     out_shape = np.broadcast_shapes(idx.shape, arr_shape)
     if a.shape[ax] == 0:
         return lax.broadcast_in_dim(lax.convert_element_type(0, a.dtype), out_shape, ())
-    full_idx = _along_axis_index(tuple(d if i != ax else 1 for i, d in enumerate(out_shape)),
-                                 idx, ax)
-    # Dims where arr has size 1 but the output is wider: index them with 0.
-    full_idx = tuple(lax.broadcast_in_dim(lax.convert_element_type(0, np.int32), (1,) * a.ndim, ())
-                     if i != ax and a.shape[i] == 1 and out_shape[i] != 1 else ix
-                     for i, ix in enumerate(full_idx))
-    return a.at[full_idx].get(mode="fill" if mode is None else mode, fill_value=fill_value)
+    return gather_along_axis(a, idx, ax, mode, fill_value)
 
 
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplace: bool = True,
