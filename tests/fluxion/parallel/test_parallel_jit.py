@@ -107,6 +107,23 @@ def test_sharding_arguments_are_validated_before_xla(meshes):
             jnp.ones(8), jnp.ones(8))
 
 
+def test_bare_partition_spec_needs_a_mesh_only_when_called_like_jax(meshes):
+    m, jm = meshes
+    # jit(...) with a bare P is fine outside any mesh, in both; the call needs one.
+    f = fluxion.jit(lambda v: v * 2, in_shardings=P(), out_shardings=P("x"))
+    jf = jax.jit(lambda v: v * 2, in_shardings=JP(), out_shardings=JP("x"))
+    with pytest.raises(ValueError, match="bare PartitionSpec P"):
+        f(jnp.ones(8))
+    with pytest.raises(RuntimeError, match="non-empty mesh"):
+        jf(np.ones(8, np.float32))
+    with fluxion.sharding.set_mesh(m):
+        out = f(jnp.ones(8))
+    with jax.sharding.set_mesh(jm):
+        ref = jf(np.ones(8, np.float32))
+    assert _spec(out.sharding) == _spec(ref.sharding) == ("x",)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))
+
+
 def test_with_sharding_constraint_like_jax(meshes):
     m, jm = meshes
     a = np.arange(32, dtype=np.float32).reshape(8, 4)

@@ -50,11 +50,8 @@ def _check_tree(fname: str, what: str, tree: Any) -> Any:
                 f"jit of {fname}: {what} leaves must be Sharding objects (NamedSharding, "
                 f"SingleDeviceSharding), PartitionSpecs or None, got {type(leaf).__name__}: "
                 f"{leaf!r}{_where()}")
-        if isinstance(leaf, PartitionSpec) and context_mesh() is None:
-            raise ValueError(
-                f"jit of {fname}: {what} contains the bare PartitionSpec {leaf!r}, which needs "
-                "a mesh: use NamedSharding(mesh, spec) or call inside `with "
-                f"fluxion.sharding.use_mesh(mesh)` / set_mesh{_where()}")
+        # A bare PartitionSpec is resolved against the mesh in context when the function is
+        # called (as in JAX), so ``jit(f, in_shardings=P())`` may be made outside any mesh.
     return tree_util.tree_map(lambda x: x, tree, is_leaf=_is_leaf)
 
 
@@ -168,7 +165,9 @@ class Placement:
             mesh = context_mesh()
             if mesh is None:
                 raise ValueError(f"jit of {fname}: {what} for {name} is a bare PartitionSpec "
-                                 f"{s!r} and no mesh is set{_where()}")
+                                 f"{s!r} and no mesh is set: call it under "
+                                 "`fluxion.sharding.set_mesh(mesh)` (or `with mesh:`), or pass "
+                                 f"NamedSharding(mesh, spec){_where()}")
             s = NamedSharding(mesh, s)
         if isinstance(s, NamedSharding):
             try:
