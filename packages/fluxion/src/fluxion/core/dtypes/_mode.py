@@ -1,172 +1,53 @@
-"""Dtypes: the supported set, x64 canonicalisation, weak types and the promotion lattice.
+"""The x64 and promotion modes and everything that reads them: default dtypes, canonicalisation,
+weak types, user-dtype checks, ``promote_types`` and ``result_type``.
 
-Fluxion follows JAX's type promotion exactly (JAX 0.10.2 is the reference the tests compare with):
-
-* Without ``jax_enable_x64`` every 64-bit dtype is *canonicalised* to its 32-bit sibling
-  (float64 -> float32, int64 -> int32, uint64 -> uint32, complex128 -> complex64).
-* Python scalars (``int``, ``float``, ``complex``; not ``bool``) are *weakly typed*: they take
-  part in promotion as a kind ("some int") rather than a width, so ``x_f16 + 1.0`` stays float16.
-* Promotion is the least upper bound on a small lattice (a DAG) of dtypes and the three weak
-  kinds, not NumPy's value-based table. With ``jax_numpy_dtype_promotion='strict'`` the lattice
-  keeps only the weak-to-strong edges, so mixing two different strong dtypes is an error.
-
-``result_type`` runs on every binary operation, so it is cached: the answer for a tuple of
-``(dtype, weak)`` keys is remembered per (promotion mode, x64) pair, and the current mode is
-kept in module globals that a config listener updates.
-
-Example:
-    >>> import numpy as np
-    >>> from fluxion.core import dtypes
-    >>> dtypes.result_type(np.dtype("float16"), 1.0)
-    dtype('float16')
-    >>> dtypes.result_type(np.dtype("uint8"), np.dtype("int8"))
-    dtype('int16')
-    >>> dtypes.canonicalize_dtype(np.float64)
-    dtype('float32')
-"""
+The current mode lives in module globals that a config listener keeps in step, so the hot paths
+(``canonicalize_dtype``, ``result_type``) read a global instead of the config."""
 
 from __future__ import annotations
 
-import abc
 import os
 import sys
 import warnings
 from typing import Any, Callable
 
-import ml_dtypes
 import numpy as np
 
 from fluxion.core.config import config
+from fluxion.core.dtypes._lattice import (
+    _KIND_OF,
+    _NODES,
+    _STRONG_INDEX,
+    _WEAK_INDEX,
+    _lub,
+    _node,
+    _strong_node,
+)
+from fluxion.core.dtypes._scalars import (
+    _BOOL,
+    _C64,
+    _C128,
+    _F32,
+    _F64,
+    _I32,
+    _I64,
+    _PY_RAW,
+    _TO_32,
+    _U32,
+    _U64,
+    _VALID_DTYPES,
+    _WEAK_PY_TYPES,
+    ExtendedDType,
+    _numeric_types,
+    custom_float_dtypes,
+    extended,
+    intn_dtypes,
+    python_scalar_types,
+)
 from fluxion.core.tracebacks import is_internal_file
 
-__all__ = [
-    # scalar types
-    "bfloat16", "float16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
-    "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
-    "float8_e5m2", "float8_e5m2fnuz", "int1", "uint1", "int2", "uint2", "int4", "uint4", "float0",
-    "extended", "prng_key", "ExtendedDType",
-    # dtype lists
-    "bool_types", "signed_types", "unsigned_types", "int_types", "float_types", "complex_types",
-    "custom_float_dtypes", "float8_dtypes", "intn_dtypes", "python_scalar_types",
-    # defaults and canonicalisation
-    "default_int_dtype", "default_uint_dtype", "default_float_dtype", "default_complex_dtype",
-    "default_types", "canonicalize_dtype", "dtype", "jax_dtype",
-    # Python scalars and weak types
-    "is_python_scalar", "python_scalar_dtype", "is_weakly_typed", "is_weakly_typed_scalar",
-    "register_weak_scalar_type", "register_type_whose_dtype_should_not_be_canonicalized",
-    "scalar_type_of", "scalar_type_to_dtype", "coerce_to_array",
-    # promotion
-    "TypePromotionError", "promote_types", "result_type", "safe_to_cast",
-    # predicates and info
-    "issubdtype", "isdtype", "finfo", "iinfo", "is_float0", "is_inexact", "supports_inf",
-    "bit_width", "itemsize_bits",
-    # conversions and checks
-    "to_numeric_dtype", "to_inexact_dtype", "to_floating_dtype", "to_complex_dtype",
-    "check_valid_dtype", "check_user_dtype_supported", "check_and_canonicalize_user_dtype",
-]
-
-
-# --------------------------------------------------------------------------------------------
-# Scalar types and dtype objects
-# --------------------------------------------------------------------------------------------
-
-class extended(np.generic):
-    """Abstract scalar class of extended dtypes (PRNG keys ...); only for ``issubdtype``.
-
-    Example:
-        >>> issubdtype(np.float32, extended)
-        False
-    """
-
-
-class prng_key(extended):
-    """Abstract scalar class of PRNG-key dtypes; only for ``issubdtype``.
-
-    Example:
-        >>> issubdtype(prng_key, extended)
-        True
-    """
-
-
-class ExtendedDType(abc.ABC):
-    """Base class of extended (non-NumPy) dtypes such as typed PRNG keys.
-
-    Subclasses provide ``type`` (a subclass of :class:`extended`) and may carry ``_rules``.
-    """
-
-    _rules: Any = None
-
-    @property
-    @abc.abstractmethod
-    def type(self) -> type:
-        """The scalar class, a subclass of :class:`extended`."""
-
-
-bfloat16: type[np.generic] = ml_dtypes.bfloat16
-float16: type[np.generic] = np.float16
-float4_e2m1fn: type[np.generic] = ml_dtypes.float4_e2m1fn
-float6_e2m3fn: type[np.generic] = ml_dtypes.float6_e2m3fn
-float6_e3m2fn: type[np.generic] = ml_dtypes.float6_e3m2fn
-float8_e3m4: type[np.generic] = ml_dtypes.float8_e3m4
-float8_e4m3: type[np.generic] = ml_dtypes.float8_e4m3
-float8_e8m0fnu: type[np.generic] = ml_dtypes.float8_e8m0fnu
-float8_e4m3b11fnuz: type[np.generic] = ml_dtypes.float8_e4m3b11fnuz
-float8_e4m3fn: type[np.generic] = ml_dtypes.float8_e4m3fn
-float8_e4m3fnuz: type[np.generic] = ml_dtypes.float8_e4m3fnuz
-float8_e5m2: type[np.generic] = ml_dtypes.float8_e5m2
-float8_e5m2fnuz: type[np.generic] = ml_dtypes.float8_e5m2fnuz
-int2: type[np.generic] = ml_dtypes.int2
-uint2: type[np.generic] = ml_dtypes.uint2
-int4: type[np.generic] = ml_dtypes.int4
-uint4: type[np.generic] = ml_dtypes.uint4
-# ml_dtypes >= 0.5.1 has 1-bit integers; JAX includes them in the lattice when present.
-int1: type[np.generic] | None = getattr(ml_dtypes, "int1", None)
-uint1: type[np.generic] | None = getattr(ml_dtypes, "uint1", None)
-
-#: The dtype of tangents of integer and boolean primals: a zero-size structured dtype.
-float0: np.dtype = np.dtype([("float0", np.void, 0)])
-
-_BOOL = np.dtype(bool)
-_I8, _I16, _I32, _I64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
-_U8, _U16, _U32, _U64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
-_BF16, _F16, _F32, _F64 = (np.dtype(t) for t in (bfloat16, "float16", "float32", "float64"))
-_C64, _C128 = np.dtype("complex64"), np.dtype("complex128")
-
-_small_float_scalar_types = [
-    float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e8m0fnu,
-    float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
-]
-_custom_float_scalar_types: tuple[type, ...] = (*_small_float_scalar_types, bfloat16)
-#: ml_dtypes floats (all sub-16-bit floats, then bfloat16), in JAX's order.
-custom_float_dtypes: tuple[np.dtype, ...] = tuple(np.dtype(t) for t in _custom_float_scalar_types)
-float8_dtypes: tuple[np.dtype, ...] = tuple(d for d in custom_float_dtypes if d.name.startswith("float8"))
-_float6_dtypes = tuple(d for d in custom_float_dtypes if d.name.startswith("float6"))
-_float4_dtypes = tuple(d for d in custom_float_dtypes if d.name.startswith("float4"))
-
-_signed_intn = tuple(np.dtype(t) for t in (int1, int2, int4) if t is not None)
-_unsigned_intn = tuple(np.dtype(t) for t in (uint1, uint2, uint4) if t is not None)
-#: Sub-byte integers (ml_dtypes), which take part in no implicit promotion.
-intn_dtypes: tuple[np.dtype, ...] = _signed_intn + _unsigned_intn
-
-bool_types: tuple[np.dtype, ...] = (_BOOL,)
-signed_types: tuple[np.dtype, ...] = (*_signed_intn, _I8, _I16, _I32, _I64)
-unsigned_types: tuple[np.dtype, ...] = (*_unsigned_intn, _U8, _U16, _U32, _U64)
-int_types: tuple[np.dtype, ...] = unsigned_types + signed_types
-float_types: tuple[np.dtype, ...] = (*custom_float_dtypes, _F16, _F32, _F64)
-complex_types: tuple[np.dtype, ...] = (_C64, _C128)
-_numeric_types = bool_types + int_types + float_types + complex_types
-
-_string_dtype = np.dtypes.StringDType()
-# Every dtype an array may have (StringDType is allowed, but takes part in no promotion).
-_VALID_DTYPES: frozenset = frozenset({float0, _string_dtype, *_numeric_types})
-
-python_scalar_types: frozenset[type] = frozenset({bool, int, float, complex})
-_WEAK_PY_TYPES = (int, float, complex)
 _registered_weak_types: set[type] = set()
 _no_canonicalize_types: tuple[type, ...] = ()
-
-_TO_32 = {_I64: _I32, _U64: _U32, _F64: _F32, _C128: _C64}
-_PY_RAW = {bool: _BOOL, int: _I64, float: _F64, complex: _C128}
 
 # --------------------------------------------------------------------------------------------
 # Mode state: two module globals kept in step with the config by a listener.
@@ -314,7 +195,7 @@ def _truncation_message(dt: np.dtype, canon: np.dtype, fun_name: str) -> str:
 
 # (dtype, function, file, line) of the truncation warnings already shown: each is shown once.
 _truncation_warned: set[tuple] = set()
-_FLUXION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_FLUXION_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
 def _explicit_dtype(dt: np.dtype, fun_name: str, stacklevel: int = 4) -> np.dtype:
@@ -626,251 +507,8 @@ def coerce_to_array(x: Any, dtype: Any = None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# issubdtype, isdtype, finfo/iinfo and small predicates
+# User-dtype checks
 # --------------------------------------------------------------------------------------------
-
-class iinfo(ml_dtypes.iinfo):
-    """Machine limits of an integer dtype (``bits``, ``min``, ``max``), ml_dtypes' int4 included.
-
-    Example:
-        >>> iinfo(np.int8).max
-        127
-    """
-finfo = ml_dtypes.finfo
-
-_FLOAT_PARENTS = frozenset({np.floating, np.inexact, np.number, np.generic})
-_SIGNED_PARENTS = frozenset({np.signedinteger, np.integer, np.number, np.generic})
-_UNSIGNED_PARENTS = frozenset({np.unsignedinteger, np.integer, np.number, np.generic})
-_CUSTOM_PARENTS: dict[type, frozenset] = {
-    **{t: _FLOAT_PARENTS | {t} for t in _custom_float_scalar_types},
-    **{t: _SIGNED_PARENTS | {t} for t in (int1, int2, int4) if t is not None},
-    **{t: _UNSIGNED_PARENTS | {t} for t in (uint1, uint2, uint4) if t is not None},
-}
-_issubdtype_cache: dict[tuple, bool] = {}
-
-
-def _as_sctype(x: Any) -> type:
-    if isinstance(x, type) and issubclass(x, np.generic):
-        return x
-    return np.dtype(x).type
-
-
-def _issubdtype_uncached(a: Any, b: Any) -> bool:
-    if isinstance(b, type) and issubclass(b, extended):
-        if isinstance(a, ExtendedDType):
-            return issubclass(a.type, b)
-        if isinstance(a, type) and issubclass(a, np.generic):
-            return issubclass(a, b)
-        return issubclass(np.dtype(a).type, b)
-    if isinstance(b, ExtendedDType):
-        return isinstance(a, ExtendedDType) and a == b
-    if isinstance(a, ExtendedDType):
-        a = a.type
-    a_sc, b_sc = _as_sctype(a), _as_sctype(b)
-    parents = _CUSTOM_PARENTS.get(a_sc)
-    if parents is not None:
-        return b_sc in parents
-    return bool(np.issubdtype(a_sc, b_sc))
-
-
-def issubdtype(a: Any, b: Any) -> bool:
-    """``np.issubdtype`` that also places the ml_dtypes types and extended dtypes correctly.
-
-    bfloat16 and the float8 types are subtypes of ``np.floating``/``np.inexact``; int4 of
-    ``np.signedinteger``; uint4 of ``np.unsignedinteger``. NumPy alone says neither.
-
-    Example:
-        >>> issubdtype(bfloat16, np.floating), issubdtype(np.dtype(int4), np.integer)
-        (True, True)
-        >>> issubdtype(np.int8, np.floating)
-        False
-    """
-    if not isinstance(a, (type, np.dtype, ExtendedDType)):
-        a = np.dtype(a)
-    if not isinstance(b, (type, np.dtype, ExtendedDType)):
-        b = np.dtype(b)
-    key = (a, b)
-    try:
-        return _issubdtype_cache[key]
-    except KeyError:
-        pass
-    except TypeError:
-        return _issubdtype_uncached(a, b)
-    out = _issubdtype_uncached(a, b)
-    if len(_issubdtype_cache) < 4096:
-        _issubdtype_cache[key] = out
-    return out
-
-
-_DTYPE_KINDS: dict[str, frozenset] = {
-    "bool": frozenset(bool_types),
-    "signed integer": frozenset(signed_types),
-    "unsigned integer": frozenset(unsigned_types),
-    "integral": frozenset(int_types),
-    "real floating": frozenset(float_types),
-    "complex floating": frozenset(complex_types),
-    "numeric": frozenset(int_types + float_types + complex_types),
-}
-
-
-def isdtype(dtype: Any, kind: Any) -> bool:
-    """Array-API ``isdtype``: whether ``dtype`` is of ``kind`` (a name, a dtype, or a tuple).
-
-    Names: 'bool', 'signed integer', 'unsigned integer', 'integral', 'real floating',
-    'complex floating', 'numeric'. The ml_dtypes types belong to their natural kinds.
-
-    Example:
-        >>> isdtype(np.float32, "real floating"), isdtype(bfloat16, ("integral", "bool"))
-        (True, False)
-    """
-    the_dtype = np.dtype(dtype)
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    for k in kinds:
-        if isinstance(k, str) and k in _DTYPE_KINDS:
-            if the_dtype in _DTYPE_KINDS[k]:
-                return True
-            continue
-        try:
-            other = np.dtype(k)
-        except TypeError as e:
-            if isinstance(k, str):
-                raise ValueError(f"isdtype: unknown kind {k!r}; expected one of "
-                                 f"{list(_DTYPE_KINDS)} or a dtype") from None
-            raise TypeError(f"isdtype: kind must be a dtype, a string or a tuple; got {k!r}") from e
-        if the_dtype == other:
-            return True
-    return False
-
-
-def is_float0(x: Any) -> bool:
-    """Whether ``x`` (a dtype, or anything with a ``.dtype``) is the float0 tangent dtype.
-
-    Example:
-        >>> is_float0(float0), is_float0(np.float32)
-        (True, False)
-    """
-    dt = x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
-    if not isinstance(dt, np.dtype):
-        try:
-            dt = np.dtype(x)
-        except TypeError:
-            return False
-    return dt == float0
-
-
-def is_inexact(x: Any) -> bool:
-    """Whether a dtype-like is floating or complex (ml_dtypes floats included).
-
-    Example:
-        >>> is_inexact(bfloat16), is_inexact("int32")
-        (True, False)
-    """
-    return issubdtype(x, np.inexact)
-
-
-def supports_inf(x: Any) -> bool:
-    """Whether a dtype can represent infinity (the 'fn'/'fnuz' float8 types cannot).
-
-    Example:
-        >>> supports_inf(np.float32), supports_inf(float8_e4m3fn)
-        (True, False)
-    """
-    if np.dtype(x).type in (float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2fnuz):
-        return False
-    return issubdtype(x, np.inexact)
-
-
-def itemsize_bits(dtype: Any) -> int:
-    """Bits per element (4 for int4; 8 for bool, its storage width; 64 for complex64).
-
-    Example:
-        >>> itemsize_bits(np.dtype("int4")), itemsize_bits(np.complex64)
-        (4, 64)
-    """
-    if dtype is None:
-        raise ValueError("itemsize_bits: dtype cannot be None")
-    if np.dtype(dtype) == _BOOL:
-        return 8
-    if issubdtype(dtype, np.integer):
-        return iinfo(dtype).bits
-    if issubdtype(dtype, np.floating):
-        return finfo(dtype).bits
-    if issubdtype(dtype, np.complexfloating):
-        return 2 * finfo(dtype).bits
-    raise ValueError(f"itemsize_bits: {dtype!r} is not a bool, integer, floating or complex dtype")
-
-
-bit_width = itemsize_bits
-
-
-# --------------------------------------------------------------------------------------------
-# Conversions and user-dtype checks
-# --------------------------------------------------------------------------------------------
-
-# Narrow types go to float32 (as JAX does, for compatibility), 64-bit ints to float64.
-_TO_INEXACT: dict[np.dtype, np.dtype] = {
-    **{d: _F32 for d in (_BOOL, *intn_dtypes, _U8, _I8, _U16, _I16, _U32, _I32)},
-    _U64: _F64, _I64: _F64,
-}
-
-
-def to_numeric_dtype(dtype: Any) -> np.dtype:
-    """bool -> int32; every other dtype maps to itself.
-
-    Example:
-        >>> to_numeric_dtype(bool)
-        dtype('int32')
-    """
-    dt = np.dtype(dtype)
-    return _I32 if dt == _BOOL else dt
-
-
-def to_inexact_dtype(dtype: Any) -> np.dtype:
-    """The floating dtype an integer/bool dtype becomes in inexact ops; inexact maps to itself.
-
-    bool and integers up to 32 bits give float32, 64-bit integers float64 (not canonicalised:
-    as in JAX, the caller canonicalises).
-
-    Example:
-        >>> to_inexact_dtype(np.int16), to_inexact_dtype(bfloat16)
-        (dtype('float32'), dtype(bfloat16))
-    """
-    dt = np.dtype(dtype)
-    return _TO_INEXACT.get(dt, dt)
-
-
-def to_floating_dtype(dtype: Any) -> np.dtype:
-    """Like :func:`to_inexact_dtype`, then complex to its real component dtype.
-
-    Example:
-        >>> to_floating_dtype(np.complex64)
-        dtype('float32')
-    """
-    dt = np.dtype(dtype)
-    return finfo(_TO_INEXACT.get(dt, dt)).dtype
-
-
-def to_complex_dtype(dtype: Any) -> np.dtype:
-    """The complex dtype holding values of ``dtype``: complex128 for 64-bit inputs, else complex64.
-
-    Example:
-        >>> to_complex_dtype(np.float64), to_complex_dtype(np.int8)
-        (dtype('complex128'), dtype('complex64'))
-    """
-    ftype = to_inexact_dtype(dtype)
-    return _C128 if ftype in (_F64, _C128) else _C64
-
-
-def check_valid_dtype(dtype: np.dtype) -> None:
-    """Raise TypeError unless ``dtype`` is one an array may have.
-
-    Example:
-        >>> check_valid_dtype(np.dtype("float32"))
-    """
-    if dtype not in _VALID_DTYPES:
-        raise TypeError(f"Dtype {dtype} is not a valid array dtype: Fluxion arrays hold only "
-                        "numeric (bool, integer, floating, complex) or string dtypes")
-
 
 def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -> np.dtype:
     """Validate a dtype the user passed to ``fun_name`` and return what arrays will really get.
@@ -920,154 +558,6 @@ def check_user_dtype_supported(dtype: Any, fun_name: str | None = None) -> np.dt
     if dtype is None:
         return None
     return check_and_canonicalize_user_dtype(dtype, fun_name)
-
-
-# --------------------------------------------------------------------------------------------
-# The promotion lattice
-# --------------------------------------------------------------------------------------------
-
-class TypePromotionError(ValueError):
-    """Raised when dtypes have no implicit promotion (strict mode, float8, sub-byte ints ...)."""
-
-
-# Nodes are the strong dtypes plus the three weak kinds, numbered; an upper-bound set is a
-# bitmask over node numbers. Strong dtypes and Python types live in separate index tables so
-# that np.dtype's lenient __eq__ (np.dtype('int64') == int) can never confuse them.
-_NODES: list[Any] = [*_numeric_types, int, float, complex]
-_STRONG_INDEX: dict[np.dtype, int] = {d: i for i, d in enumerate(_numeric_types)}
-_WEAK_INDEX: dict[type, int] = {t: len(_numeric_types) + k for k, t in enumerate(_WEAK_PY_TYPES)}
-_W_INT, _W_FLOAT, _W_COMPLEX = (_WEAK_INDEX[t] for t in _WEAK_PY_TYPES)
-
-
-def _lattice_edges(strict: bool, x64: bool) -> dict[int, list[int]]:
-    """Each node's immediate successors on the lattice."""
-    s = _STRONG_INDEX
-    edges: dict[int, list[int]] = {i: [] for i in range(len(_NODES))}
-    if strict:
-        edges[_W_INT] = [_W_FLOAT, *(s[d] for d in int_types)]
-        edges[_W_FLOAT] = [_W_COMPLEX, *(s[d] for d in float_types)]
-        edges[_W_COMPLEX] = [s[d] for d in complex_types]
-        return edges
-
-    def up(a: Any, *bs: Any) -> None:
-        ia = s[a] if isinstance(a, np.dtype) else _WEAK_INDEX[a]
-        edges[ia].extend(s[b] if isinstance(b, np.dtype) else _WEAK_INDEX[b] for b in bs)
-
-    up(_BOOL, int)
-    up(int, _U8, _I8, *intn_dtypes)
-    up(_U8, _U16, _I16)
-    up(_U16, _U32, _I32)
-    # u32 v i32 is i64 with x64; without it JAX avoids forming a 64-bit type and picks i32.
-    up(_U32, _U64, _I64 if x64 else _I32)
-    up(_U64, float)
-    up(_I8, _I16)
-    up(_I16, _I32)
-    up(_I32, _I64)
-    up(_I64, float)
-    up(float, *custom_float_dtypes, _F16, complex)
-    up(_BF16, _F32)
-    up(_F16, _F32)
-    up(_F32, _F64, _C64)
-    up(_F64, _C128)
-    up(complex, _C64)
-    up(_C64, _C128)
-    return edges
-
-
-def _upper_bounds(strict: bool, x64: bool) -> list[int]:
-    edges = _lattice_edges(strict, x64)
-    ubs: list[int] = []
-    for start in range(len(_NODES)):
-        seen, stack = {start}, [start]
-        while stack:
-            for nxt in edges[stack.pop()]:
-                if nxt == start:
-                    raise AssertionError(f"cycle in the promotion lattice at {_NODES[start]}")
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        ubs.append(sum(1 << i for i in seen))
-    return ubs
-
-
-_UBS: dict[tuple[bool, bool], list[int]] = {
-    (False, False): _upper_bounds(False, False),
-    (False, True): _upper_bounds(False, True),
-    (True, False): _upper_bounds(True, True),
-    (True, True): _upper_bounds(True, True),
-}
-
-
-def _no_path_error(nodes: list[Any], strict: bool) -> TypePromotionError:
-    names = tuple(str(n) for n in nodes)
-    if strict:
-        why = ("with jax_numpy_dtype_promotion='strict', values of different dtypes must be cast "
-               "explicitly to a common dtype (or set jax_numpy_dtype_promotion='standard')")
-    elif any(n in float8_dtypes or n in _float6_dtypes or n in _float4_dtypes
-             for n in nodes if isinstance(n, np.dtype)):
-        why = ("floats narrower than 16 bits (float8, float6, float4) never promote implicitly; "
-               "cast explicitly, e.g. x.astype('float32')")
-    elif any(n in intn_dtypes for n in nodes if isinstance(n, np.dtype)):
-        why = ("1-, 2- and 4-bit integers never promote implicitly; cast explicitly, "
-               "e.g. x.astype('int32')")
-    else:
-        why = "cast the inputs explicitly to the dtype you want"
-    return TypePromotionError(f"Input dtypes {names} have no implicit promotion path: {why}.")
-
-
-def _lub(indices: set[int], strict: bool, x64: bool) -> int:
-    """Least upper bound of a set of lattice nodes (by number)."""
-    ubs = _UBS[(strict, x64)]
-    n_mask = 0
-    cub = -1
-    for i in indices:
-        n_mask |= 1 << i
-        cub &= ubs[i]
-    hit = cub & n_mask
-    if hit:
-        return hit.bit_length() - 1
-    lub = [c for c in range(len(_NODES)) if (cub >> c) & 1 and cub & ubs[c] == cub]
-    if len(lub) == 1:
-        return lub[0]
-    nodes = [_NODES[i] for i in sorted(indices)]
-    if not lub:
-        raise _no_path_error(nodes, strict)
-    raise TypePromotionError(f"Internal error: {nodes} have no unique least upper bound on the "
-                             f"promotion lattice (candidates {[_NODES[c] for c in lub]})")
-
-
-def _strong_node(dt: Any) -> int:
-    i = _STRONG_INDEX.get(dt) if isinstance(dt, np.dtype) else None
-    if i is None:
-        raise ValueError(f"dtype={dt!r} is not a valid dtype for type promotion.")
-    return i
-
-
-# The weak lattice node of each dtype: bool stays bool; integers (sub-byte ones too) are weak
-# int; floats (ml_dtypes ones too) weak float; complexes weak complex.
-_WEAK_NODE_OF: dict[np.dtype, int] = {
-    _BOOL: _STRONG_INDEX[_BOOL],
-    **{d: _W_INT for d in int_types},
-    **{d: _W_FLOAT for d in float_types},
-    **{d: _W_COMPLEX for d in complex_types},
-}
-# The kind whose default dtype a weak result takes.
-_KIND_OF: dict[np.dtype, str] = {
-    _BOOL: "b",
-    **{d: "i" for d in signed_types},
-    **{d: "u" for d in unsigned_types},
-    **{d: "f" for d in float_types},
-    **{d: "c" for d in complex_types},
-}
-
-
-def _node(dt: Any, weak: bool) -> int:
-    if weak:
-        i = _WEAK_NODE_OF.get(dt) if isinstance(dt, np.dtype) else None
-        if i is None:
-            raise ValueError(f"dtype={dt!r} is not a valid dtype for type promotion.")
-        return i
-    return _strong_node(dt)
 
 
 def _node_dtype(i: int) -> np.dtype:
