@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from .autodiff import DiffState, grad, jvp, remat, value_and_grad, vjp
 from .compilation import StateSharding, jit, jit_partial
+from .custom_vjp import custom_vjp
 from .iteration import Carry, StateAxes, fori_loop, pmap, scan, vmap, while_loop
 from .transforms import cached_partial, checkify, cond, eval_shape, make_jaxpr, switch
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
            "cached_partial", "jit_partial", "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
-           "StateSharding"]
+           "StateSharding", "custom_vjp"]

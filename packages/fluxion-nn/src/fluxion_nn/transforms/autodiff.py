@@ -21,7 +21,14 @@ from ..graph import (
 )
 from ..statelib import State
 from ..variablelib import Param, Variable
-from .transforms import _call_pure, _interleave, _pure_call, _reject_bound_method, _tree_mode_check
+from .transforms import (
+    _call_pure,
+    _flat_variables,
+    _interleave,
+    _pure_call,
+    _reject_bound_method,
+    _tree_mode_check,
+)
 
 
 class DiffState:
@@ -76,6 +83,8 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
             if a >= len(args):
                 raise TypeError(f"nnx.grad: argnums={a} but only {len(args)} positional arguments")
         _tree_mode_check(graph, (args, kwargs), "nnx.grad")
+        if simple and resolve(graph, set_graph_mode):
+            _check_diff_aliasing(args, diff_args)
         # split each positional argument separately so leaves know their argument
         inp = Inputs((args, kwargs))
         gdef, treedef, node_pos = inp.static
@@ -144,6 +153,28 @@ def grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
         return vg(*args, **kwargs)[1]
 
     return wrapper
+
+
+def _check_diff_aliasing(args: tuple, diff_args: dict) -> None:
+    """graph mode without graph updates: a Variable reached from a differentiated argument
+    and from one that is not is ambiguous (flax's aliasing check)."""
+    seen: dict[int, tuple] = {}
+    for i, a in enumerate(args):
+        for node in tree_util.tree_leaves(a, is_leaf=is_graph_node):
+            if not is_graph_node(node):
+                continue
+            for path, var in _flat_variables(node):
+                if not isinstance(var, Variable):
+                    continue
+                entry = (i, i in diff_args, path)
+                prev = seen.setdefault(id(var), entry)
+                if prev[1] != entry[1]:
+                    raise ValueError(
+                        "Inconsistent aliasing detected. The following nodes have different "
+                        f"prefixes:\nNode: {type(var).__name__}\n  argument {prev[0]} path "
+                        f"{prev[2]}: differentiated={prev[1]}\n  argument {entry[0]} path "
+                        f"{entry[2]}: differentiated={entry[1]}\n(nnx.grad: a Variable passed "
+                        "twice must be differentiated everywhere or nowhere)")
 
 
 def _arg_positions(args: tuple, kwargs: dict) -> list:
