@@ -13,12 +13,12 @@ import logging
 from enum import Enum, IntEnum
 from functools import partial, reduce
 from operator import mul
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as onp
 
 import fluxion.numpy as jnp
-from fluxion import jit, lax, vmap
+from fluxion import jit, lax, tree_util, vmap
 from fluxion_md import dataclasses, space
 from fluxion_md.util import Array, f32, i32, is_array, is_concrete
 
@@ -27,7 +27,7 @@ __all__ = [
     "PartitionError", "NeighborListFormat", "Dense", "Sparse", "OrderedSparse", "is_sparse",
     "is_format_valid", "is_box_valid", "NeighborList", "NeighborListFns", "NeighborFn",
     "neighbor_list", "neighbor_list_mask", "to_dense", "NeighborListOverflowError",
-    "check_neighbor_list",
+    "check_neighbor_list", "GraphsTuple", "to_jraph",
 ]
 
 MaskFn = Callable[[Array], Array]
@@ -669,3 +669,60 @@ def to_dense(neighbor: NeighborList) -> Array:
     out = onp.full((N, width), N, onp.int32)
     out[cent, col] = neigh
     return jnp.asarray(out)
+
+
+class GraphsTuple(NamedTuple):
+    """A graph in jraph's layout (the fields and order of ``jraph.GraphsTuple``), returned by
+    :func:`to_jraph`. Fluxion does not depend on jraph; ``jraph.GraphsTuple(*graph)`` converts.
+
+    Example:
+        >>> # graph = to_jraph(nbrs); graph.senders, graph.receivers, graph.n_edge
+    """
+
+    nodes: Any
+    edges: Any
+    receivers: Any
+    senders: Any
+    globals: Any
+    n_node: Any
+    n_edge: Any
+
+
+def to_jraph(neighbor: NeighborList, mask: Array | None = None, nodes: Any = None,
+             edges: Any = None, globals: Any = None) -> GraphsTuple:  # noqa: A002 (jax_md's name)
+    """A sparse neighbor list as a graph in jraph's layout, padded as jraph pads: one fictitious
+    graph of one node (index ``N``) that receives the empty slots.
+
+    ``receivers, senders = neighbor.idx``; ``n_node = [N, 1]``, ``n_edge = [occupied, empty]``.
+    ``nodes``/``globals`` (trees of arrays, leading axis ``N``/``1``) get one zero row appended.
+    With ``mask`` (a boolean per edge slot) the kept edges move to the front, in order, and
+    ``edges`` (a tree of per-slot arrays) follows them.
+
+    Example:
+        >>> # graph = to_jraph(nbrs); int(graph.n_node[0]) == len(positions)
+    """
+    if not is_sparse(neighbor.format):
+        raise ValueError("to_jraph: cannot convert a dense neighbor list to jraph format; use "
+                         "NeighborListFormat.Sparse or NeighborListFormat.OrderedSparse "
+                         f"(got format={neighbor.format}).")
+    receivers, senders = neighbor.idx
+    N = len(neighbor.reference_position)
+    occupied = neighbor_list_mask(neighbor)
+
+    def pad(x: Array) -> Array:
+        return jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], x.dtype)], axis=0)
+
+    nodes = tree_util.tree_map(pad, nodes)
+    globals = tree_util.tree_map(pad, globals)  # noqa: A001
+    if mask is not None:
+        occupied = occupied & mask
+        slots = receivers.shape[0]
+        # kept edges to the front in order; the others land in one dropped slot past the end
+        where = jnp.where(occupied, jnp.cumsum(occupied) - 1, slots)
+        filler = jnp.full((slots + 1,), N, i32)
+        receivers = filler.at[where].set(receivers)[:-1]
+        senders = filler.at[where].set(senders)[:-1]
+        edges = tree_util.tree_map(lambda x: jnp.zeros_like(x).at[where].set(x), edges)
+    n_edge = jnp.array([jnp.sum(occupied), jnp.sum(~occupied)])
+    return GraphsTuple(nodes=nodes, edges=edges, receivers=receivers, senders=senders,
+                       globals=globals, n_node=jnp.array([N, 1]), n_edge=n_edge)
