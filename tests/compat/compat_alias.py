@@ -10,7 +10,9 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   top-level module (a private module is a view named like the reference's, reading the mirror's
   module first, then the public one). The references' test-support modules (:data:`TEST_SUPPORT`:
   ``optax._src.test_utils``, ``haiku._src.integration.descriptors``, ...) that the mirror lacks run
-  from the reference's own file, their imports resolved to the mirror. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
+  from the reference's own file, their imports resolved to the mirror. The parts of a reference that
+  bridge to an unmirrored library (:data:`BRIDGES`: haiku's flax.linen bridge) import as placeholders
+  (below), and so does ``flax.linen`` in that library's mirror mode. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
   ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
   import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
   :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
@@ -44,6 +46,18 @@ MIRRORS: dict[str, str] = {
     "jax_md": "fluxion_md",
     "flax": "fluxion_nn",  # only flax.nnx (and names fluxion_nn has); see _FlaxRoot
 }
+
+
+# Parts of a reference that bridge to a library no Fluxion package mirrors (haiku's flax.linen
+# bridge): in mirror mode they import as placeholders, so the tests that use them are counted apart.
+BRIDGES: dict[str, tuple[str, ...]] = {
+    "haiku": ("haiku._src.flax", "haiku.experimental.flax"),
+}
+
+
+def _is_bridge(fullname: str) -> bool:
+    top = fullname.partition(".")[0]
+    return any(fullname == b or fullname.startswith(b + ".") for b in BRIDGES.get(top, ()))
 
 
 # The references' own test-support modules (helpers their test files import; not library API). In
@@ -189,6 +203,8 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
     def _resolve(self, fullname: str):
         """A zero-argument callable building the module object for ``fullname``."""
         rest = fullname[len(self.ref):]  # "" or ".a.b"
+        if self.private_fallback and _is_bridge(fullname):
+            return _raise_unmirrored(fullname)
         if self.ref == "flax" and self.target == "fluxion_nn":
             if rest == "":
                 return _FlaxRoot
@@ -245,6 +261,9 @@ def install_mirror_alias(lib: str) -> None:
         raise ValueError(f"install_mirror_alias: no mirror for {lib!r}; known: {sorted(MIRRORS)}")
     _refuse_if_imported(lib)
     sys.meta_path.insert(0, _AliasFinder(lib, MIRRORS[lib], private_fallback=True))
+    if lib in BRIDGES and not any(m == "flax" or m.startswith("flax.") for m in sys.modules):
+        # the bridge's other side: flax.linen is unmirrored (a placeholder), flax.nnx is fluxion_nn
+        sys.meta_path.insert(0, _AliasFinder("flax", MIRRORS["flax"], private_fallback=True))
 
 
 def install_jax_alias_fallback() -> None:

@@ -326,6 +326,27 @@ def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, t
     return load_run(suite, mode, results)
 
 
+# In mirror mode a test parametrized by module names (haiku's doctest_test:
+# ``test_doctest_haiku.nets``) gets the mirror's names (``fluxion_nn.haiku.nets``); read them as the
+# reference's. Only packages whose name is not a prefix of another reference's (flax -> fluxion_nn is
+# left alone: nnx ids never carry module names).
+_MIRROR_ID_NAMES = {"haiku": "fluxion_nn.haiku", "optax": "fluxion_optim", "rlax": "fluxion_rl",
+                    "jax_md": "fluxion_md"}
+
+
+def mirror_nodeid(lib: str, nodeid: str) -> str:
+    """``nodeid`` with the mirror's package name in its parameter part read as ``lib``'s.
+
+    Example: ``mirror_nodeid("haiku", "t.py::T::test_doctest_fluxion_nn.haiku.nets")`` is
+    ``"t.py::T::test_doctest_haiku.nets"``.
+    """
+    name = _MIRROR_ID_NAMES.get(lib)
+    head, sep, tail = nodeid.partition("::")
+    if not name or not sep or name not in tail:
+        return nodeid
+    return head + sep + re.sub(rf"(?<![A-Za-z0-9.]){re.escape(name)}(?![A-Za-z0-9])", lib, tail)
+
+
 def load_run(suite: Suite, mode: str, results: Path) -> dict | None:
     """One (library, mode) run read back from its event file (None when it never started)."""
     tag = f"{suite.lib}-{mode}"
@@ -335,6 +356,8 @@ def load_run(suite: Suite, mode: str, results: Path) -> dict | None:
     meta_path = results / f"{tag}.meta.json"
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {"partial": True}
     tests = {e["nodeid"]: e for e in events if e["kind"] == "test"}
+    if mode == "mirror":
+        tests = {mirror_nodeid(suite.lib, n): e for n, e in tests.items()}
     collect = {e["nodeid"]: e["cause"] for e in events if e["kind"] == "collect"}
     session = next((e for e in events if e["kind"] == "session"), {})
     if "wall_s" not in meta:  # still running (or the runner was stopped): time so far
@@ -555,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     size = args.sample_size or recorded.get("sample_size", 24)
     test_timeout = args.timeout or (60.0 if args.sample else 180.0)
     process_timeout = args.process_timeout or (600.0 if args.sample else 4 * 3600.0)
-    results = Path(args.results)
+    results = Path(args.results).resolve()  # the children run in the suite's folder
     results.mkdir(parents=True, exist_ok=True)
 
     summary: dict = {"meta": {"kind": "sample" if args.sample else "full", "modes": modes, "libs": libs,

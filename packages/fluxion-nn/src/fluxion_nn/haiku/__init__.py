@@ -7,7 +7,7 @@ import types
 
 from fluxion.nn import one_hot
 
-from . import data_structures, experimental, initializers, nets, testing
+from . import config, data_structures, experimental, initializers, nets, pad, testing
 from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
     DO_NOT_STORE,
@@ -90,7 +90,6 @@ from ._recurrent import (
     ResetCore,
     deep_rnn_with_skip_connections,
 )
-from ._src import config, pad
 from ._src.conv import Conv1DTranspose, Conv2DTranspose, Conv3DTranspose, ConvNDTranspose
 from ._src.depthwise_conv import (
     DepthwiseConv1D,

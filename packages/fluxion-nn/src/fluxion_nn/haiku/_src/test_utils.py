@@ -57,11 +57,12 @@ def transform_and_run(f: Callable | None = None, seed: int | None = 42, run_appl
 
 
 def find_internal_python_modules(root_module: types.ModuleType) -> Sequence[tuple]:
-    """``(name, module)`` of every module reachable from ``root_module`` inside its package.
+    """``(name, module)`` of every module reachable from ``root_module`` whose name starts with
+    ``root_module``'s (as Haiku: its public modules, ``hk.nets``, ``hk.experimental``, ...).
 
     Example: ``find_internal_python_modules(hk)``.
     """
-    prefix = root_module.__name__.split(".")[0]
+    prefix = root_module.__name__
     modules = {(root_module.__name__, root_module)}
     visited: set = set()
     to_visit = [root_module]
