@@ -21,8 +21,8 @@ from fluxion.callback import io_callback
 __all__ = ["io_callback", "checkify"]
 
 # loaded on first access (below); listed so that dir() shows them, as dir(jax.experimental) does
-_SUBMODULES = ("checkify", "colocated_python", "hijax", "layout", "mesh_utils", "multihost_utils",
-               "pallas", "sparse")
+_SUBMODULES = ("array_serialization", "checkify", "colocated_python", "hijax", "layout",
+               "mesh_utils", "multihost_utils", "pallas", "sparse")
 
 
 def __dir__() -> list[str]:
