@@ -307,3 +307,13 @@ def test_jax_runtime_error_is_jaxlibs_class_as_in_jax():
     jax = pytest.importorskip("jax")
     assert fluxion.errors.JaxRuntimeError is jax.errors.JaxRuntimeError
     assert issubclass(fluxion.errors.JaxRuntimeError, RuntimeError)
+
+
+def test_extend_ifrt_programs_is_jaxlibs_module_as_in_jax():
+    # orbax imports jax.extend.ifrt_programs at import time; both are jaxlib's module
+    import jax.extend.ifrt_programs as j
+
+    import fluxion.extend
+    import fluxion.extend.ifrt_programs as f
+    assert f.ifrt_programs is j.ifrt_programs
+    assert "ifrt_programs" in dir(fluxion.extend)

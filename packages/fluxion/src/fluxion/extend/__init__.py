@@ -1,6 +1,7 @@
 """``fluxion.extend`` (JAX's ``jax.extend``): the interfaces for libraries that build on the
 transformation system — its IR and tracing (``extend.core``), the backends (``extend.backend``),
-source information (``extend.source_info_util``) and ``linear_util``. Submodules load on first access.
+source information (``extend.source_info_util``), ``linear_util`` and jaxlib's IFRT program
+builders (``extend.ifrt_programs``). Submodules load on first access.
 
 What Fluxion provides of each is listed in the module's ``__all__``; JAX names it lacks raise an
 ``AttributeError`` pointing to docs/guide/coming-from-jax.md, where they are listed with reasons.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["backend", "core", "linear_util", "source_info_util"]
+__all__ = ["backend", "core", "ifrt_programs", "linear_util", "source_info_util"]
 
 
 def __getattr__(name: str) -> Any:
