@@ -10,6 +10,7 @@ never lets an overflowed list silently produce wrong energies: energy functions 
 from __future__ import annotations
 
 import logging
+import warnings
 from enum import Enum, IntEnum
 from functools import partial, reduce
 from operator import mul
@@ -26,11 +27,19 @@ __all__ = [
     "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
     "PartitionError", "NeighborListFormat", "Dense", "Sparse", "OrderedSparse", "is_sparse",
     "is_format_valid", "is_box_valid", "NeighborList", "NeighborListFns", "NeighborFn",
-    "neighbor_list", "neighbor_list_mask", "to_dense", "NeighborListOverflowError",
+    "neighbor_list", "neighbor_list_mask", "to_dense", "NeighborListOverflowError", "NeighborListCutoffWarning",
     "check_neighbor_list", "GraphsTuple", "to_jraph",
 ]
 
 MaskFn = Callable[[Array], Array]
+
+
+class NeighborListCutoffWarning(UserWarning):
+    """``neighbor_list``'s cutoff exceeds half the box along a periodic direction: the
+    minimum-image list (jax_md's, built anyway) misses the further images.
+
+    Example: ``warnings.simplefilter("error", partition.NeighborListCutoffWarning)``.
+    """
 
 
 class NeighborListOverflowError(RuntimeError):
@@ -426,7 +435,8 @@ def _perpendicular_widths(box: Any, dim: int) -> onp.ndarray:
 
 
 def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bool) -> None:
-    """Raise when ``r_cutoff`` exceeds half the box along a periodic direction."""
+    """Raise for a non-positive box; warn when ``r_cutoff`` exceeds half the box along a
+    periodic direction (the minimum-image list then misses interactions, as jax_md's does)."""
     box_np = onp.asarray(box, dtype=onp.float64)
     if onp.any(box_np <= 0) and box_np.ndim < 2:
         raise ValueError(f"neighbor_list: box must be positive; got box={box_np.tolist()}.")
@@ -449,14 +459,18 @@ def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bo
                 d = float(jnp.sqrt(metric_sq(jnp.zeros(dim, f32), jnp.asarray(probe, f32))))
                 periodic = d < 0.7 * onp.linalg.norm(real)
                 if periodic and r_cutoff > 0.5 * widths[k] * (1 + 1e-6):
-                    raise ValueError(
-                        f"neighbor_list: r_cutoff={r_cutoff} is larger than half the box "
-                        f"({0.5 * widths[k]}) along axis {k}; the minimum-image convention would "
-                        "miss interactions. Use a larger box or a smaller r_cutoff.")
-        except (TypeError, ValueError) as e:
-            if "r_cutoff" in str(e):
-                raise
+                    too_large = (k, 0.5 * widths[k])
+                    break
+            else:
+                return
+        except (TypeError, ValueError):
             continue
+        # as jax_md: the minimum-image list is built; unlike jax_md, say what it misses
+        warnings.warn(
+            f"neighbor_list: r_cutoff={r_cutoff} is larger than half the box ({too_large[1]}) "
+            f"along axis {too_large[0]}; the minimum-image list misses the further periodic "
+            "images (as jax_md's). Use a larger box, a smaller r_cutoff, or "
+            "custom_partition.neighbor_list_multi_image.", NeighborListCutoffWarning, stacklevel=3)
         return
 
 
