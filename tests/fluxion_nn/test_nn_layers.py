@@ -182,6 +182,13 @@ def test_prelu_optimized_lstm_and_metadata():
     _check_same(nnx.RNN(nnx.OptimizedLSTMCell(3, 4, rngs=nnx.Rngs(0))),
                 fnnx.RNN(fnnx.OptimizedLSTMCell(3, 4, rngs=fnnx.Rngs(0))), x, atol=1e-5)
     init = nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))
-    layer = nnx.Linear(3, 4, kernel_init=init, rngs=nnx.Rngs(0))
+    # eager sharding (the default) needs a mesh for an annotated Variable, in flax as here
+    finit = fnnx.with_partitioning(fnnx.initializers.lecun_normal(), (None, "model"))
+    with pytest.raises(ValueError, match="An auto mesh context or metadata is required"):
+        fnnx.Linear(3, 4, kernel_init=finit, rngs=fnnx.Rngs(0))
+    with pytest.raises(ValueError, match="An auto mesh context or metadata is required"):
+        nnx.Linear(3, 4, kernel_init=init, rngs=nnx.Rngs(0))
+    with nnx.use_eager_sharding(False):
+        layer = nnx.Linear(3, 4, kernel_init=init, rngs=nnx.Rngs(0))
     assert layer.kernel.out_sharding == (None, "model")
     np.testing.assert_allclose(layer.kernel.value, nnx.Linear(3, 4, rngs=nnx.Rngs(0)).kernel.value)

@@ -35,7 +35,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import compat, extract
+from . import compat, extract, spmd
 from .extract import prefix
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
@@ -66,6 +66,7 @@ from .graph import (
 from .module import (
                         Dict,
                         Module,
+                        capture,
                         display,
                         iter_module_children,
                         iter_modules,
@@ -124,6 +125,16 @@ from .statelib import (
                         to_flat_state,
                         to_pure_dict,
 )
+from .spmd import (
+                        PARTITION_NAME,
+                        abstract_with_sharding,
+                        as_abstract,
+                        get_abstract_model,
+                        get_named_sharding,
+                        get_partition_spec,
+                        logical_axis_rules,
+                        transform_metadata,
+)
 from .summary import tabulate
 from .training import metrics
 from .training.ema import EMA
@@ -132,6 +143,7 @@ from .training.optimizer import ModelAndOptimizer, OptArray, Optimizer, OptState
 from .training.train_state import TrainState
 from .transforms import (
                         Carry,
+                        custom_vjp,
                         DiffState,
                         StateAxes,
                         StateSharding,
@@ -183,15 +195,18 @@ __all__ = [
     "GraphDef", "split", "merge", "state", "graphdef", "update", "clone", "pop", "flatten",
     "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables", "find_duplicates",
     "call", "set_graph_mode", "set_graph_updates", "var_defaults", "use_eager_sharding",
-    "using_eager_sharding", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "view_info", "with_attributes", "display",
+    "using_eager_sharding", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "view_info", "with_attributes", "display", "capture",
     "data", "static", "List", "Dict", "has_data", "is_data",
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
     "GraphState", "unpack", "map", "prefix", "extract", "set_metadata",
+    # sharding
+    "PARTITION_NAME", "get_partition_spec", "get_named_sharding", "get_abstract_model",
+    "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
-    "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",
+    "while_loop", "eval_shape", "custom_vjp", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",
     "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",

@@ -16,12 +16,14 @@ import functools
 from . import graph as _graph
 from . import module as _module
 from . import rnglib as _rnglib
+from . import spmd as _spmd
 from . import transforms as _transforms
 
 __all__ = [
     "split", "state", "clone", "graphdef", "flatten", "iter_graph", "recursive_map", "view", "view_info", "iter_modules",
     "iter_children", "split_rngs", "fork_rngs", "reseed", "jit", "grad", "value_and_grad",
     "remat", "vjp", "jvp", "vmap", "pmap", "scan", "while_loop", "fori_loop", "eval_shape", "cond", "switch", "cached_partial", "checkify",
+    "get_abstract_model",
 ]
 
 _G = {"graph": True}
@@ -61,3 +63,5 @@ cond = functools.partial(_transforms.cond, **_GU)
 switch = functools.partial(_transforms.switch, **_GU)
 checkify = functools.partial(_transforms.checkify, **_GU)
 cached_partial = functools.partial(_transforms.cached_partial, **_GU)
+# sharding
+get_abstract_model = functools.partial(_spmd.get_abstract_model, **_G)

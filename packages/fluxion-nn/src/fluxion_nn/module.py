@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import warnings
 from collections.abc import MutableMapping
 from typing import Any, Iterator
 
 import fluxion.numpy as jnp
+import fluxion.tree_util as tree_util
 
 from . import filterlib, graph
 from . import graph as _graph
 from .pytreelib import Pytree
+from .statelib import State, split_state
 from .variablelib import Perturbation, Variable, is_array, variable_type_from_name
 
 __all__ = ["Module", "Dict", "iter_modules", "iter_module_children", "view", "with_attributes",
-           "view_info", "display"]
+           "view_info", "display", "capture"]
+
+# the attribute that holds a module's captures (a tuple of Variables of dicts) during ``capture``
+_CAPTURES = "__captures__"
 
 
 class Module(Pytree):
@@ -33,11 +40,21 @@ class Module(Pytree):
 
     def sow(self, variable_type: Any, name: str, value: Any,
             reduce_fn: Any = lambda xs, x: xs + (x,), init_fn: Any = lambda: ()) -> bool:
-        """Record ``value`` in a Variable ``name`` of ``variable_type`` (default: a tuple of the
-        values sown so far), for later retrieval with ``nnx.pop``/``nnx.state``."""
+        """Record ``value`` under ``name`` for ``variable_type`` (default: a tuple of the values
+        sown so far). Inside :func:`capture` it goes to the capture of that type (``False`` when
+        that type is not captured); outside, to a Variable attribute ``name`` (deprecated in
+        flax, which warns)."""
         if isinstance(variable_type, str):
-
             variable_type = variable_type_from_name(variable_type, allow_register=True)
+        captures = vars(self).get(_CAPTURES)
+        if captures is not None:
+            for var in captures:
+                if type(var) is variable_type:
+                    found = dict(var.value)
+                    found[name] = reduce_fn(found[name] if name in found else init_fn(), value)
+                    var.value = found
+                    return True
+            return False
         if hasattr(self, name):
             var = getattr(self, name)
             if not isinstance(var, Variable):
@@ -49,13 +66,38 @@ class Module(Pytree):
             var.value = reduce_fn(var.value, value)
         else:
             setattr(self, name, variable_type(reduce_fn(init_fn(), value)))
+        warnings.warn("Using 'Module.sow()' outside of 'nnx.capture()' is deprecated; see "
+                      "https://flax.readthedocs.io/en/latest/guides/extracting_intermediates.html "
+                      "for more information.", DeprecationWarning, stacklevel=2)
         return True
 
     def perturb(self, name: str, value: Any, variable_type: Any = Perturbation) -> Any:
-        """Add a zero ``Perturbation`` Variable to ``value``; the gradient with respect to it is
-        the gradient with respect to this intermediate value."""
+        """``value`` plus a zero perturbation stored under ``name``; the gradient with respect to
+        the perturbation is the gradient with respect to this intermediate value. Inside
+        :func:`capture` the perturbation lives in the capture of ``variable_type`` (taken from
+        its ``init`` when given); outside, in a Variable attribute ``name``."""
+        if isinstance(variable_type, str):
+            variable_type = variable_type_from_name(variable_type, allow_register=True)
+        captures = vars(self).get(_CAPTURES)
+        if captures is not None:
+            for var in captures:
+                if type(var) is variable_type:
+                    if name not in var.value:
+                        found = dict(var.value)
+                        found[name] = tree_util.tree_map(jnp.zeros_like, value)
+                        var.value = found
+                    return var.value[name] + value
+            return value
         if not hasattr(self, name):
-            setattr(self, name, variable_type(jnp.zeros_like(value)))
+            setattr(self, name, variable_type(tree_util.tree_map(jnp.zeros_like, value)))
+        else:
+            var = getattr(self, name)
+            if not isinstance(var, variable_type):
+                raise ValueError(f"Expected '{name}' to be of type '{variable_type.__name__}', "
+                                 f"got '{type(var).__name__}' (Module.perturb)")
+        warnings.warn("Using 'Module.perturb()' outside of 'nnx.capture()' is deprecated; see "
+                      "https://flax.readthedocs.io/en/latest/guides/extracting_intermediates.html "
+                      "for more information.", DeprecationWarning, stacklevel=2)
         return value + getattr(self, name).value
 
     def iter_modules(self) -> Iterator[tuple[tuple, "Module"]]:
@@ -301,3 +343,117 @@ class Dict(Module, MutableMapping):
 
     def __repr__(self) -> str:
         return _repr(self, 0, set())
+
+
+# -- capture ----------------------------------------------------------------------------------------
+
+def capture(fn: Any, *var_types: type, init: Any = None, method_outputs: type | None = None) -> Any:
+    """Wrap ``fn`` so that it returns ``(result, *states)``: one State per type in
+    ``var_types`` holding what ``Module.sow``/``Module.perturb`` recorded (nested by module
+    path) during the call. ``fn`` is a function whose first argument is the module, a bound
+    method of a module, or a module (its ``__call__``). ``init`` (a State, e.g. perturbations
+    from an earlier capture) seeds the captures; ``method_outputs`` sows every public method's
+    output (and ``__call__``'s) under the method's name with that Variable type. With a Variable
+    type first, ``capture(nnx.Intermediate)`` is a decorator.
+
+    Example::
+
+        y, intermediates = nnx.capture(model, nnx.Intermediate)(x)
+        features = intermediates["features"]
+    """
+    if isinstance(fn, type) and issubclass(fn, Variable):
+        types = (fn, *var_types)
+        return lambda actual: capture(actual, *types, init=init, method_outputs=method_outputs)
+    if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
+        bound_module: Module | None = fn.__self__
+    elif isinstance(fn, Module):
+        bound_module = fn
+    else:
+        bound_module = None
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if bound_module is not None:
+            module = bound_module
+        elif args:
+            module = args[0]
+        else:
+            raise TypeError("capture: the wrapped function needs the module as its first "
+                            "argument")
+        seeds = _state_by_path(init) if init else {}
+        modules = list(iter_modules(module))
+        for path, m in modules:
+            found: dict = {t: {} for t in var_types}
+            for name, var in seeds.get(path, {}).items():
+                found.setdefault(type(var), {})[name] = var.get_value()
+            vars(m)[_CAPTURES] = tuple(t(d) for t, d in found.items())
+        patched = []
+        if method_outputs is not None:
+            for _, m in modules:
+                patched += _add_capturing(type(m), method_outputs)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            for cls, name, method in patched:
+                setattr(cls, name, method)
+        collected = State({})
+        for path, m in iter_modules(module):
+            captures = vars(m).pop(_CAPTURES, ())
+            for var in captures:
+                if type(var) not in var_types:
+                    continue
+                node = collected
+                for part in path:
+                    if part not in node:
+                        node[part] = State({})
+                    node = node[part]
+                for key, value in var.value.items():
+                    node[key] = type(var)(value)
+        if not var_types:
+            return result
+        states = split_state(collected, *var_types)
+        return (result, states) if len(var_types) == 1 else (result, *states)
+
+    return wrapper
+
+
+def _state_by_path(state: Any) -> dict:
+    # module path -> {name: Variable} for the Variables of a (nested) State
+    found: dict = {}
+
+    def walk(node: Any, path: tuple) -> None:
+        for key, value in node.items():
+            if isinstance(value, Variable):
+                found.setdefault(path, {})[key] = value
+            elif isinstance(value, MutableMapping):
+                walk(value, path + (key,))
+
+    walk(state, ())
+    return found
+
+
+def _add_capturing(cls: type, variable_type: type) -> list:
+    # wrap the public methods (and ``__call__``) defined on ``cls`` itself so each sows its
+    # output under its name; returns (cls, name, original) to undo it
+    undo = []
+    for name, method in list(cls.__dict__.items()):
+        if not callable(method) or isinstance(method, type):
+            continue
+        if name.startswith("_") and name != "__call__":
+            continue
+        if getattr(method, "_sows_output", False):
+            continue
+
+        def make(name: str, method: Any) -> Any:
+            @functools.wraps(method)
+            def sowing(self: Any, *args: Any, **kwargs: Any) -> Any:
+                result = method(self, *args, **kwargs)
+                self.sow(variable_type, name, result)
+                return result
+
+            sowing._sows_output = True  # type: ignore[attr-defined]
+            return sowing
+
+        setattr(cls, name, make(name, method))
+        undo.append((cls, name, method))
+    return undo

@@ -7,6 +7,7 @@ import functools
 import operator
 import threading
 import types
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable
 
@@ -15,6 +16,7 @@ import numpy as np
 import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
+from ._spmd_core import shard_value
 
 __all__ = [
     "Variable",
@@ -118,15 +120,63 @@ class Variable:
 
     __slots__ = ("_value", "_metadata")
 
-    def __init__(self, value: Any, **metadata: Any):
+    def __init__(self, value: Any, *, hijax: bool | None = None, ref: bool | None = None,
+                 eager_sharding: bool | None = None, **metadata: Any):
         if isinstance(value, VariableMetadata):
-            metadata = {**value.metadata, **metadata}
+            aux = dict(value.metadata)
+            for name, given in (("hijax", hijax), ("ref", ref), ("eager_sharding", eager_sharding)):
+                if name in aux:
+                    if given is not None and given != aux[name]:
+                        raise ValueError(f"Cannot specify {name} both in VariableMetadata and as an "
+                                         "argument to Variable constructor.")
+            hijax = aux.pop("hijax", hijax)
+            ref = aux.pop("ref", ref)
+            eager_sharding = aux.pop("eager_sharding", eager_sharding)
+            metadata = {**aux, **metadata}
             value = value.raw_value
         if isinstance(value, Variable):
-            metadata = {**value.get_metadata(), **metadata}
+            inherited = value.get_metadata()
+            for name in _REQUIRED_METADATA:
+                inherited.pop(name, None)
+            metadata = {**inherited, **metadata}
             value = value.value
+        defaults = var_defaults()
+        metadata["hijax"] = defaults.hijax if hijax is None else hijax
+        metadata["ref"] = defaults.ref if ref is None else ref
+        if eager_sharding is None:
+            eager_sharding = using_eager_sharding()
+        metadata["eager_sharding"] = eager_sharding
+        _remap_sharding_metadata(metadata)
+        if eager_sharding and "out_sharding" in metadata:
+            value = shard_value(value, metadata["out_sharding"],
+                                metadata.get("sharding_rules"), metadata.get("mesh"))
         object.__setattr__(self, "_value", value)
-        object.__setattr__(self, "_metadata", dict(metadata))
+        object.__setattr__(self, "_metadata", metadata)
+
+    @property
+    def hijax(self) -> bool:
+        """Whether this Variable was made in hijax mode (``var_defaults(hijax=...)``)."""
+        return self._metadata.get("hijax", False)
+
+    @property
+    def ref(self) -> bool:
+        """Whether this Variable was made in ref mode (``var_defaults(ref=...)``)."""
+        return self._metadata.get("ref", False)
+
+    @property
+    def eager_sharding(self) -> bool:
+        """Whether the value was placed by its ``out_sharding`` metadata when made."""
+        return self._metadata.get("eager_sharding", True)
+
+    def add_axis(self, axis_index: int, axis_name: Any) -> None:
+        """Called when a lifted transform (``nnx.vmap``, ``nnx.scan``) adds an axis at
+        ``axis_index`` to the value; runs the ``on_add_axis`` hooks. Subclasses override it."""
+        _run_axis_hooks(self, "on_add_axis", axis_index, axis_name)
+
+    def remove_axis(self, axis_index: int, axis_name: Any) -> None:
+        """Called when a lifted transform removes the axis ``axis_index`` from the value; runs
+        the ``on_remove_axis`` hooks. Subclasses override it."""
+        _run_axis_hooks(self, "on_remove_axis", axis_index, axis_name)
 
     # -- value access ---------------------------------------------------------------------------
     @property
@@ -184,13 +234,32 @@ class Variable:
         return self._value(*args, **kwargs)
 
     def set_metadata(self, *args: Any, **kwargs: Any) -> None:
-        """Set metadata entries (``set_metadata(key, value)`` or ``set_metadata(**entries)``)."""
-        if args:
-            if len(args) == 2:
-                kwargs[args[0]] = args[1]
-            elif len(args) == 1 and isinstance(args[0], dict):
-                self._metadata.clear()
-                kwargs = {**args[0], **kwargs}
+        """Set metadata entries: ``set_metadata(key, value)``, ``set_metadata(**entries)``, or
+        ``set_metadata(mapping)`` which replaces all of them (``hijax``/``ref``/``eager_sharding``
+        are kept and cannot change)."""
+        if args and kwargs:
+            raise TypeError("Cannot mix positional and keyword arguments in set_metadata")
+        if len(args) == 1:
+            new = dict(args[0])
+            _remap_sharding_metadata(new)
+            for name in _REQUIRED_METADATA:
+                current = getattr(self, name)
+                new.setdefault(name, current)
+                if new[name] != current:
+                    raise ValueError(f"Cannot change `{name}` metadata, expected {current}, "
+                                     f"got {new[name]}")
+            object.__setattr__(self, "_metadata", new)
+            return
+        if len(args) == 2:
+            kwargs = {args[0]: args[1]}
+        elif args:
+            raise TypeError(f"set_metadata takes a mapping or (name, value), got {len(args)} "
+                            "positional arguments")
+        _remap_sharding_metadata(kwargs)
+        for name in ("hijax", "ref"):
+            if name in kwargs and kwargs[name] != getattr(self, name):
+                raise ValueError(f"Cannot change `{name}` metadata, expected "
+                                 f"{getattr(self, name)}, got {kwargs[name]}")
         self._metadata.update(kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -272,7 +341,8 @@ class Variable:
         return int(self._value)
 
     def __repr__(self) -> str:
-        meta = "".join(f", {k}={v!r}" for k, v in self._metadata.items())
+        meta = "".join(f", {k}={v!r}" for k, v in self._metadata.items()
+                       if not _default_required(k, v))
         val = self._value
         if is_array(val):
             desc = f"{getattr(val.dtype, 'name', val.dtype)}{list(val.shape)}"
@@ -330,6 +400,31 @@ Variable.__neg__ = lambda self: -self._value  # type: ignore[assignment]
 Variable.__pos__ = lambda self: +self._value  # type: ignore[assignment]
 Variable.__abs__ = lambda self: abs(self._value)  # type: ignore[assignment]
 Variable.__invert__ = lambda self: ~self._value  # type: ignore[assignment]
+
+
+_REQUIRED_METADATA = ("hijax", "ref", "eager_sharding")
+
+
+def _default_required(name: str, value: Any) -> bool:
+    # the flags every Variable carries are left out of its repr while they hold their defaults
+    if name == "eager_sharding":
+        return value == use_eager_sharding.default
+    return name in ("hijax", "ref") and value is False
+
+
+def _remap_sharding_metadata(metadata: dict[str, Any]) -> None:
+    for old in ("sharding", "sharding_names"):
+        if old in metadata:
+            warnings.warn(f"'{old}' is deprecated, use 'out_sharding' instead.",
+                          DeprecationWarning, stacklevel=4)
+            metadata["out_sharding"] = metadata.pop(old)
+
+
+def _run_axis_hooks(v: Variable, key: str, axis_index: int, axis_name: Any) -> None:
+    hooks = v._metadata.get(key)
+    if hooks:
+        for hook in hooks if isinstance(hooks, tuple) else (hooks,):
+            hook(v, axis_index, axis_name)
 
 
 def _meta_key(meta: dict[str, Any]) -> tuple:

@@ -231,7 +231,8 @@ class MultiHeadAttention(Module):
 
     def __call__(self, inputs_q: Any, inputs_k: Any = None, inputs_v: Any = None, *,
                  mask: Any = None, deterministic: bool | None = None, rngs: Any = None,
-                 sow_weights: bool = False, decode: bool | None = None) -> Any:
+                 sow_weights: bool = False, decode: bool | None = None,
+                 out_sharding: Any = None, qkv_sharding: Any = None) -> Any:
         if rngs is None:
             rngs = self.rngs
         elif isinstance(rngs, Rngs):
@@ -245,9 +246,9 @@ class MultiHeadAttention(Module):
         if inputs_q.shape[-1] != self.in_features:
             raise ValueError(f"MultiHeadAttention(in_features={self.in_features}) got input of "
                              f"shape {tuple(inputs_q.shape)}")
-        query = self.query(inputs_q)
-        key = self.key(inputs_k)
-        value = self.value(inputs_v)
+        query = self.query(inputs_q, out_sharding=qkv_sharding)
+        key = self.key(inputs_k, out_sharding=qkv_sharding)
+        value = self.value(inputs_v, out_sharding=qkv_sharding)
         if self.normalize_qk:
             query = self.query_ln(query)
             key = self.key_ln(key)
@@ -289,7 +290,7 @@ class MultiHeadAttention(Module):
                               broadcast_dropout=self.broadcast_dropout, deterministic=det,
                               dtype=self.dtype, precision=self.precision,
                               module=self if sow_weights else None)
-        return self.out(x)
+        return self.out(x, out_sharding=out_sharding)
 
     def set_view(self, deterministic: bool | None = None, decode: bool | None = None,
                  batch_size: int | tuple | None = None, max_length: int | None = None) -> None:

@@ -63,7 +63,8 @@ class Linear(Module):
             dtype=self.dtype)
         y = self.dot_general(inputs, kernel, (((inputs.ndim - 1,), (0,)), ((), ())),
                              precision=self.precision,
-                             preferred_element_type=self.preferred_element_type)
+                             preferred_element_type=self.preferred_element_type,
+                             **_sharding_kw(out_sharding))
         if bias is not None:
             y = y + jnp.reshape(bias, (1,) * (y.ndim - 1) + (-1,))
         return y
@@ -139,7 +140,8 @@ class LinearGeneral(Module):
         kernel_batch = tuple(range(nb))
         y = self.dot_general(inputs, kernel, ((axis, kernel_contract), (batch_dims, kernel_batch)),
                              precision=self.precision,
-                             preferred_element_type=self.preferred_element_type)
+                             preferred_element_type=self.preferred_element_type,
+                             **_sharding_kw(out_sharding))
         if bias is not None:
             # output: batch dims, remaining input dims, out features
             n_out = len(self.out_features)
@@ -187,13 +189,14 @@ class Einsum(Module):
         if einsum_str.count(",") != 1:
             raise ValueError("Einsum: `einsum_str` must have exactly two operands")
 
-    def __call__(self, inputs: Any, einsum_str: str | None = None) -> Any:
+    def __call__(self, inputs: Any, einsum_str: str | None = None, out_sharding: Any = None) -> Any:
         einsum_str = (einsum_str or self.einsum_str).replace(" ", "")
         self._check(einsum_str)
         inputs, kernel, bias = self.promote_dtype(
             (inputs, self.kernel.value, self.bias.value if self.bias is not None else None),
             dtype=self.dtype)
-        y = self.einsum_op(einsum_str, inputs, kernel, precision=self.precision)
+        y = self.einsum_op(einsum_str, inputs, kernel, precision=self.precision,
+                           **_sharding_kw(out_sharding))
         if bias is not None:
             y = y + jnp.reshape(bias, self._bias_shape(einsum_str, inputs, kernel))
         return y
@@ -242,12 +245,21 @@ class Embed(Module):
         (embedding,) = self.promote_dtype((self.embedding.value,), dtype=self.dtype, inexact=False)
         if self.num_embeddings == 1:
             return jnp.broadcast_to(embedding, inputs.shape + (self.features,))
+        if out_sharding is not None:
+            # a gather's output sharding is given through ``.at[].get`` (jnp.take has no such
+            # argument); rows picked by ``inputs`` along axis 0, as ``take``
+            return embedding.at[inputs].get(out_sharding=out_sharding)
         return jnp.take(embedding, inputs, axis=0)
 
     def attend(self, query: Any, out_sharding: Any = None) -> Any:
         """``query @ embedding.T``: logits over the vocabulary."""
         query, embedding = self.promote_dtype((query, self.embedding.value), dtype=self.dtype)
-        return jnp.dot(query, embedding.T)
+        return jnp.dot(query, embedding.T, **_sharding_kw(out_sharding))
+
+
+def _sharding_kw(out_sharding: Any) -> dict:
+    # ``out_sharding`` reaches the op only when given, so custom ops without it keep working
+    return {} if out_sharding is None else {"out_sharding": out_sharding}
 
 
 def canonicalize_padding(padding: Any, rank: int) -> Any:
@@ -372,7 +384,8 @@ class Conv(Module):
         y = self.conv_general_dilated(inputs, kernel, strides, padding, lhs_dilation=in_dil,
                                       rhs_dilation=k_dil, dimension_numbers=_conv_dims(inputs.ndim),
                                       feature_group_count=self.feature_group_count,
-                                      precision=self.precision, **kw)
+                                      precision=self.precision, **kw,
+                                      **_sharding_kw(out_sharding))
         if bias is not None:
             y = y + jnp.reshape(bias, (1,) * (y.ndim - 1) + (-1,))
         if nbatch != 1:

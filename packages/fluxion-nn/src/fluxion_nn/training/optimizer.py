@@ -8,6 +8,7 @@ from typing import Any
 import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
+from ..graph import is_graph_node
 from ..graph import state as graph_state
 from ..graph import update as graph_update
 from ..pytreelib import Pytree
@@ -62,6 +63,32 @@ def _first_mismatch(a: dict, b: dict, prefix: str = "") -> str | None:
     return None
 
 
+def _key_name(k: Any) -> Any:
+    for attr in ("key", "idx", "name"):
+        if hasattr(k, attr):
+            return getattr(k, attr)
+    return k
+
+
+def _to_opt_state(key_path: tuple, x: Any, by_path: dict) -> OptState:
+    # a state leaf that mirrors a parameter (the moments of ``mu``/``nu``: same trailing path,
+    # same shape) becomes an OptVariable with the parameter's metadata, as flax's
+    # ``to_opt_state``; ``optimizer_sharding`` metadata is its ``out_sharding``, so with eager
+    # sharding the moment is placed as annotated; other leaves (counts) are OptArrays
+    names = tuple(_key_name(k) for k in key_path)
+    for start in range(len(names)):
+        var = by_path.get(names[start:])
+        if var is not None and tuple(getattr(var.value, "shape", ())) == tuple(
+                getattr(x, "shape", ())):
+            meta = var.get_metadata()
+            for name in ("hijax", "ref"):
+                meta.pop(name, None)
+            if "optimizer_sharding" in meta:
+                meta["out_sharding"] = meta.pop("optimizer_sharding")
+            return OptVariable(x, **meta)
+    return OptArray(x)
+
+
 class Optimizer(Pytree):
     """Optimizer state for the ``wrt`` Variables of a model and an optax-style gradient
     transformation ``tx`` (any object with ``init``/``update``, e.g. ``fluxion_optim.adam``).
@@ -78,10 +105,12 @@ class Optimizer(Pytree):
         self.step = OptState(jnp.array(0, dtype=jnp.uint32))
         self.tx = tx
         self.wrt = wrt
-        init = tx.init(to_pure_dict(graph_state(model, wrt)))
-        leaves, treedef = tree_util.tree_flatten(init)
+        params = graph_state(model, wrt)
+        init = tx.init(to_pure_dict(params))
+        path_leaves, treedef = tree_util.tree_flatten_with_path(init)
         self._opt_treedef = treedef
-        self.opt_state_leaves = [OptArray(x) for x in leaves]
+        by_path = dict(params.flat_state()) if isinstance(params, State) else {}
+        self.opt_state_leaves = [_to_opt_state(kp, x, by_path) for kp, x in path_leaves]
 
     @property
     def opt_state(self) -> Any:
@@ -92,6 +121,8 @@ class Optimizer(Pytree):
         """One optimizer step: ``updates, state = tx.update(grads, state, params)``; the model's
         ``wrt`` Variables become ``params + updates``. Returns the updates."""
         params = to_pure_dict(graph_state(model, self.wrt))
+        if is_graph_node(grads):  # gradients as a module (``jax.grad`` of a module pytree)
+            grads = graph_state(grads)
         if isinstance(grads, State):
             g = grads.filter(self.wrt)
             g = to_pure_dict(g)
