@@ -55,7 +55,8 @@ def install_device_services(*, to_numpy: Callable, shards_of: Callable,
 class Spec:
     """Interned (aval, sharding): what jaxlib reads as an array's aval, and a dispatch key."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "committed", "aval", "__weakref__")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "committed", "aval", "host_format",
+                 "__weakref__")
     _table: dict[tuple, "Spec"] = {}
     # Caches compare Specs by identity, so two threads must never intern two equal ones.
     _lock = threading.Lock()
@@ -94,6 +95,7 @@ class Spec:
                 s = object.__new__(cls)
                 s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
                 s.aval, s.sharding, s.committed = aval, sharding, committed
+                s.host_format = None  # set by _scalar_format on the first scalar read
                 cls._table[key] = s
         return s
 
@@ -107,6 +109,31 @@ def _typed_aval(aval: ShapedArray, sharding: Any) -> ShapedArray:
     if getattr(sharding, "spec", None) is None:
         return aval.strip_sharding()
     return aval.update(sharding=explicit_part(sharding, len(aval.shape)))
+
+
+# Scalar reads (float(x), int(x), bool(x), x.item()) of a 0-d array on one CPU device go through
+# the buffer's memory directly (Python's buffer protocol, which jaxlib defines for CPU buffers and
+# which waits until the value is computed): no host copy, no per-device array. Elsewhere, and
+# for dtypes outside this table, the read is the buffer's own copy to the host (_to_numpy).
+_SCALAR_FORMATS = {np.dtype(t): c for t, c in (
+    (np.float32, "f"), (np.float64, "d"), (np.int32, "i"), (np.int64, "q"),
+    (np.int16, "h"), (np.int8, "b"), (np.uint32, "I"), (np.uint64, "Q"), (np.uint16, "H"),
+    (np.uint8, "B"), (np.bool_, "?"))}
+
+
+def _scalar_format(k: Spec) -> str:
+    """The ``memoryview`` format of a 0-d value on one CPU device of Spec ``k`` ("" when its
+    reads take the host copy), worked out once per Spec."""
+    fmt = _SCALAR_FORMATS.get(k.dtype, "") if not k.shape else ""
+    if fmt:
+        try:
+            devs = k.sharding._internal_device_list
+            if len(devs) != 1 or devs[0].platform != "cpu":
+                fmt = ""
+        except Exception:  # not a jaxlib sharding
+            fmt = ""
+    k.host_format = fmt
+    return fmt
 
 
 class _ArrayMeta(type):
@@ -276,21 +303,43 @@ class Array(metaclass=_ArrayMeta):
         """The array as nested Python lists of Python scalars."""
         return self._value().tolist()
 
+    def _scalar(self) -> Any:
+        """The value of a 0-d array on one CPU device as a Python scalar, read in place; None
+        where the host copy is needed (see ``_SCALAR_FORMATS``)."""
+        fmt = self._k.host_format
+        if fmt is None:
+            fmt = _scalar_format(self._k)
+        if fmt and self._np is None:
+            try:
+                return memoryview(self._a).cast("B").cast(fmt)[0]
+            except Exception:  # deleted, say: the host copy's path raises the clear error
+                return None
+        return None
+
     def item(self, *args: Any) -> Any:
         """The element at ``args`` (or the only element) as a Python scalar."""
+        if not args:
+            v = self._scalar()
+            if v is not None:
+                return v
         return self._value().item(*args)
 
     def __bool__(self) -> bool:
+        v = self._scalar()
+        if v is not None:
+            return bool(v)
         if self.size != 1:
             raise ValueError(f"The truth value of an array with {self.size} elements is ambiguous. "
                              "Use a.any() or a.all().")
         return bool(self._value())
 
     def __int__(self) -> int:
-        return int(self._value())
+        v = self._scalar()
+        return int(self._value()) if v is None else int(v)
 
     def __float__(self) -> float:
-        return float(self._value())
+        v = self._scalar()
+        return float(self._value()) if v is None else float(v)
 
     def __complex__(self) -> complex:
         return complex(self._value())
