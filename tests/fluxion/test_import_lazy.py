@@ -109,7 +109,7 @@ def test_star_import_and_submodules_resolve() -> None:
         assert type(jnp.vectorize).__name__ == "function" and type(jnp.einsum).__name__ == "function"
         # submodules on attribute access
         assert jnp.fft.fft.__module__ == "fluxion.numpy.fft"
-        assert jnp.linalg.inv.__module__ == "fluxion.numpy.linalg"
+        assert jnp.linalg.inv.__module__.startswith("fluxion.numpy.linalg")
         assert lax.linalg.cholesky.__module__.startswith("fluxion.lax.linalg")
         assert lax.control_flow.fori_loop is lax.fori_loop
         assert jnp.polynomial.polyval is jnp.polyval
