@@ -23,6 +23,7 @@ Example:
 from fluxion_optim import (
     assignment,
     contrib,
+    experimental,
     losses,
     microbatching,
     perturbations,
@@ -279,7 +280,7 @@ __all__ = [
     "adan", "adaptive_grad_clip", "add_decayed_weights", "add_noise", "amsgrad", "apply_every",
     "apply_if_finite", "apply_updates", "bias_correction", "centralize", "chain", "clip",
     "clip_by_block_rms", "clip_by_global_norm", "conditionally_mask", "conditionally_transform",
-    "constant_schedule", "contrib", "convex_kl_divergence", "cosine_decay_schedule",
+    "constant_schedule", "contrib", "convex_kl_divergence", "experimental", "cosine_decay_schedule",
     "cosine_distance", "cosine_onecycle_schedule", "cosine_similarity", "ctc_loss",
     "ctc_loss_with_forward_probs", "ema", "exponential_decay", "flatten", "fromage", "freeze",
     "generalized_kl_divergence", "global_norm", "hinge_loss", "huber_loss", "identity",

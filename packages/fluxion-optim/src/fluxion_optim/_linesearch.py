@@ -225,7 +225,7 @@ def _quadmin(a, fa, fpa, b, fb):
 
 
 def _zoom_linesearch(max_linesearch_steps, max_stepsize, tol, increase_factor, slope_rtol,
-                     curv_rtol, approx_dec_rtol, interval_threshold):
+                     curv_rtol, approx_dec_rtol, interval_threshold, verbose=False):
     def on_line(value_and_grad_fn, params, stepsize, updates, fn_kwargs):
         step = tree_add_scale(params, stepsize, updates)
         value_step, grad_step = value_and_grad_fn(step, **fn_kwargs)
@@ -245,11 +245,52 @@ def _zoom_linesearch(max_linesearch_steps, max_stepsize, tol, increase_factor, s
         err = jnp.maximum(jnp.abs(slope_step) - curv_rtol * jnp.abs(slope_init), 0.0)
         return jnp.where(jnp.isnan(err), jnp.inf, err)
 
+    def failure_diagnostic(s):
+        # why no step with sufficient decrease was found (optax's FLAG texts first)
+        fluxion.debug.print(FLAG_NO_STEPSIZE_FOUND)
+        descent = s.slope_init < 0.0
+        _cond_print(~descent, FLAG_NOT_A_DESCENT_DIRECTION + "The slope (={slope_init}) at "
+                    "stepsize=0 should be negative", slope_init=s.slope_init)
+        _cond_print(descent, "Consider augmenting the maximal number of linesearch iterations.")
+        eps = jnp.finfo(jnp.float32).eps
+        _cond_print((s.stepsize < eps) & descent, "Computed stepsize (={stepsize}) is below "
+                    "machine precision (={eps}); consider float64 "
+                    "(fluxion.config.update('jax_enable_x64', True)).", stepsize=s.stepsize,
+                    eps=eps)
+        _cond_print((jnp.abs(s.slope_init) > 1e16) & descent, "Very large absolute slope at "
+                    "stepsize=0 (|slope|={abs_slope}): the objective is badly conditioned; "
+                    "consider rescaling the parameters or a better initial guess.",
+                    abs_slope=jnp.abs(s.slope_init))
+        outside = jnp.isinf(s.decrease_error)
+        _cond_print(outside, "Cannot make a step without getting Inf or NaN: the line search "
+                    "makes no step and the optimizer is stuck.")
+        _cond_print(~outside, "Making an unsafe step that does not decrease the objective "
+                    "enough: the solver's convergence is compromised.")
+
+    def report(s, stepsize, decrease_error, curvature_error, extra=""):
+        return dict(message=("INFO: scale_by_zoom_linesearch:\nValue at current params: "
+                             "{value_init}\nSlope along update direction: {slope_init}\n"
+                             "Stepsize reached: {stepsize}\nDecrease Error: {decrease_error}\n"
+                             "Curvature Error: {curvature_error}" + extra),
+                    value_init=s.value_init, slope_init=s.slope_init, stepsize=stepsize,
+                    decrease_error=decrease_error, curvature_error=curvature_error)
+
     def try_safe_step(s):
         outside = jnp.isinf(s.decrease_error)
         step, value, grad = tree_where((s.safe_stepsize > 0.0) | outside,
                                        [s.safe_stepsize, s.safe_value, s.safe_grad],
                                        [s.stepsize, s.value, s.grad])
+        if verbose:
+            info = report(s, s.stepsize, s.decrease_error, s.curvature_error)
+            fluxion.debug.print(info.pop("message"), **info)
+            length = jnp.abs(s.low - s.high)
+            _cond_print(length <= interval_threshold,
+                        FLAG_INTERVAL_TOO_SMALL + " Interval length: {length}.", length=length)
+            lax.cond(s.safe_stepsize > 0.0,
+                     lambda t: fluxion.debug.print(
+                         FLAG_CURVATURE_COND_NOT_SATISFIED + " Stepsize ensuring sufficient "
+                         "decrease: {safe}.", safe=t.safe_stepsize),
+                     failure_diagnostic, s)
         return tree_cast_like(s._replace(stepsize=step, grad=grad, value=value), s)
 
     def search_interval(s, value_and_grad_fn, fn_kwargs):
@@ -273,6 +314,10 @@ def _zoom_linesearch(max_linesearch_steps, max_stepsize, tol, increase_factor, s
             [s.stepsize, s.value, s.slope, new_step, v, sl])
         interval_found = set_high | set_low | (err <= tol)
         done = (err <= tol) | max_reached & ~interval_found
+        if verbose:
+            info = report(s, new_step, dec, curv,
+                          "\n" + FLAG_INTERVAL_NOT_FOUND + "\n" + FLAG_CURVATURE_COND_NOT_SATISFIED)
+            _cond_print(max_reached & ~interval_found, info.pop("message"), **info)
         failed = (it + 1 >= max_linesearch_steps) & ~done
         new = _ZoomState(safe_increment(it), s.params, s.updates, s.stepsize_guess, new_step, v,
                          g, sl, s.value_init, s.slope_init, dec, curv, err,
@@ -389,7 +434,7 @@ def scale_by_zoom_linesearch(max_linesearch_steps: int, max_learning_rate: Any =
     """
     init_ls, step_ls, cond_ls = _zoom_linesearch(
         max_linesearch_steps, max_learning_rate, tol, increase_factor, slope_rtol, curv_rtol,
-        approx_dec_rtol, stepsize_precision)
+        approx_dec_rtol, stepsize_precision, verbose)
 
     def init_fn(params):
         dtype = _value_dtype(params)
@@ -406,10 +451,6 @@ def scale_by_zoom_linesearch(max_linesearch_steps: int, max_learning_rate: Any =
         final = lax.while_loop(cond_ls, functools.partial(
             step_ls, value_and_grad_fn=fluxion.value_and_grad(value_fn), fn_kwargs=fn_kwargs),
             init)
-        if verbose:
-            _cond_print(final.failed, "scale_by_zoom_linesearch: no step satisfying the "
-                        "strong Wolfe conditions found (decrease error {d}, curvature error "
-                        "{c})", d=final.decrease_error, c=final.curvature_error)
         new_state = ScaleByZoomLinesearchState(
             final.stepsize, final.value, final.grad,
             ZoomLinesearchInfo(final.count, final.decrease_error, final.curvature_error))
