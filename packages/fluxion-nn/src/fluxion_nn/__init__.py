@@ -35,7 +35,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import compat, extract, spmd
+from . import bridge, compat, extract, spmd
 from .extract import prefix
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
@@ -203,7 +203,7 @@ __all__ = [
     "GraphState", "unpack", "map", "prefix", "extract", "set_metadata",
     # sharding
     "PARTITION_NAME", "get_partition_spec", "get_named_sharding", "get_abstract_model",
-    "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata",
+    "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata", "bridge",
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "custom_vjp", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",

@@ -1,0 +1,327 @@
+"""NNX <-> Linen-protocol wrappers (as ``flax.nnx.bridge.wrappers``).
+
+Linen itself is not mirrored by Fluxion, so these work with the *protocol* of a Linen module:
+``init``/``init_with_output(rngs, *args)`` returning ``{collection: tree}`` variables and
+``apply(variables, *args, rngs=, method=, mutable=)``. :class:`ToNNX` wraps any object with that
+protocol (a real ``flax.linen`` module, or a :class:`ToLinen`) as a stateful NNX module;
+:class:`ToLinen` gives an NNX module class that protocol (it is not a ``flax.linen.Module``, so it
+cannot be a submodule inside Linen code)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+import warnings
+from typing import Any, Callable
+
+import fluxion
+
+from ..filterlib import Not
+from ..graph import GraphDef, iter_graph, split
+from ..graph import state as graph_state
+from ..module import Module
+from ..rnglib import Rngs, RngState
+from ..statelib import State
+from ..variablelib import Variable, variable_name_from_type
+from . import variables as bv
+
+__all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen", "to_linen"]
+
+
+@dataclasses.dataclass
+class Functional:
+    """An NNX module class with its constructor arguments, used functionally: ``init`` builds
+    the module and returns its State, ``apply(*states)`` a pure caller
+    (``(out, (graphdef, state))``).
+
+    Example::
+
+        f = nnx.bridge.functional(nnx.Linear)(32, 64)
+        state = f.init(rngs=nnx.Rngs(0))
+        y, updates = f.apply(state)(x)
+    """
+
+    module_type: type
+    graphdef: GraphDef | None
+    args: tuple
+    kwargs: dict
+
+    def init(self, *, rngs: Rngs | None = None) -> State:
+        """Build the module (with ``rngs`` when given) and return its State."""
+        extra = {} if rngs is None else {"rngs": rngs}
+        module = self.module_type(*self.args, **self.kwargs, **extra)
+        self.graphdef, state = split(module)
+        return state
+
+    def apply(self, *states: Any) -> Callable:
+        """``graphdef.apply(*states)`` of the module built by ``init``."""
+        if self.graphdef is None:
+            raise ValueError("Functional.apply: call init first (no graphdef yet)")
+        return self.graphdef.apply(*states)
+
+
+def functional(cls: type) -> Callable[..., Functional]:
+    """``functional(cls)(*args, **kwargs)`` is a :class:`Functional` of ``cls``.
+
+    Example: ``nnx.bridge.functional(nnx.Linear)(32, 64).init(rngs=nnx.Rngs(0))``.
+    """
+    def construct(*args: Any, **kwargs: Any) -> Functional:
+        return Functional(cls, None, args, kwargs)
+
+    return construct
+
+
+class _Initializing(threading.local):
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+
+
+_INITIALIZING = _Initializing()
+
+
+def lazy_init(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a module (or a bound method of one) once with its :class:`ToNNX` submodules in
+    initializing mode, so they create their Variables from the sample inputs; returns ``fn``.
+
+    Example: ``model = nnx.bridge.lazy_init(model, x)``.
+    """
+    if isinstance(fn, Module):
+        module = fn
+    elif hasattr(fn, "__self__") and isinstance(fn.__self__, Module):
+        module = fn.__self__
+    else:
+        raise ValueError(f"fn = {fn!r} needs to be a method of an NNX Module.")
+    marked = {id(node) for _, node in iter_graph(module) if isinstance(node, ToNNX)}
+    added = marked - _INITIALIZING.ids
+    _INITIALIZING.ids |= added
+    try:
+        fn(*args, **kwargs)
+    finally:
+        _INITIALIZING.ids -= added
+    return fn
+
+
+def _rng_dict(rngs: Any) -> dict:
+    if isinstance(rngs, Rngs):
+        out = {name: stream() for name, stream in rngs.items()}
+    elif rngs is None:
+        out = {}
+    elif isinstance(rngs, dict):
+        out = dict(rngs)
+    else:  # a key
+        out = {"params": rngs}
+    if "params" not in out and "default" in out:
+        out["params"] = out.pop("default")
+    return out
+
+
+def _merge(a: Any, b: Any) -> Any:
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = dict(a)
+        for k, v in b.items():
+            out[k] = _merge(a[k], v) if k in a else v
+        return out
+    return b
+
+
+class ToNNX(Module):
+    """A stateful NNX module around a module with Linen's ``init_with_output``/``apply``
+    protocol: ``lazy_init(x)`` initializes its variables from a sample input (they become
+    Variables attributes of this module, by collection type), then calls apply them.
+
+    Example::
+
+        model = nnx.bridge.ToNNX(linen_module, rngs=nnx.Rngs(0)).lazy_init(x)
+        y = model(x)
+    """
+
+    def __init__(self, module: Any, rngs: Rngs | Any = None):
+        self.to_nnx__module = module
+        if isinstance(rngs, Rngs):
+            rngs = rngs.fork()
+        elif rngs is not None:
+            rngs = Rngs(params=rngs)
+        self.to_nnx__rngs = rngs
+
+    def lazy_init(self, *args: Any, **kwargs: Any) -> "ToNNX":
+        """``nnx.bridge.lazy_init(self, *args, **kwargs)``."""
+        return lazy_init(self, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("to_nnx__") or name.startswith("__"):
+            raise AttributeError(name)
+        method = getattr(type(vars(self)["to_nnx__module"]), name, None)
+        if callable(method):
+            bound = functools.partial(self.__call__, method=method)
+            bound.__self__ = self  # type: ignore[attr-defined]
+            return bound
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def __call__(self, *args: Any, rngs: Any = None, method: Any = None, mutable: Any = None,
+                 **kwargs: Any) -> Any:
+        rng_dict = _rng_dict(self.to_nnx__rngs if rngs is None else rngs)
+        if id(self) in _INITIALIZING.ids:
+            out, updates = self.to_nnx__module.init_with_output(rng_dict, *args, method=method,
+                                                                **kwargs)
+        else:
+            attrs = {k: v for k, v in vars(self).items() if not k.startswith("to_nnx__")}
+            variables = bv.nnx_attrs_to_linen_vars(attrs)
+            mutable = False if mutable is None else mutable
+            out = self.to_nnx__module.apply(variables, *args, rngs=rng_dict, method=method,
+                                            mutable=mutable, **kwargs)
+            updates = None
+            if mutable is not False:
+                out, updates = out
+        if updates:
+            for name, value in bv.linen_vars_to_nnx_attrs(updates).items():
+                current = vars(self).get(name)
+                setattr(self, name, _merge(current, value) if isinstance(current, dict)
+                        and isinstance(value, dict) else value)
+        return out
+
+
+def _module_method(module: Any, method: Any) -> Callable:
+    if method is None:
+        method = "__call__"
+    if isinstance(method, str):
+        name = method
+        method = getattr(type(module), name)
+        if not callable(method):
+            raise TypeError(f"'{type(module).__name__}.{name}' must be a callable, got "
+                            f"{type(method)}.")
+    if not callable(method):
+        raise TypeError(f"'{method}' must be a callable, got {type(method)}.")
+    return method
+
+
+def _mutable_collections(mutable: Any, collections: Any) -> set:
+    if mutable is True:
+        return set(collections)
+    if mutable is False or mutable is None:
+        return set()
+    if isinstance(mutable, str):
+        return {mutable}
+    return set(mutable)
+
+
+class ToLinen:
+    """An NNX module class with Linen's functional protocol: ``init``/``init_with_output``
+    build it (with ``nnx.Rngs`` from the given keys) and return its Variables as Linen
+    variables ``{collection: tree}`` (metadata-carrying Variables as :class:`NNXMeta` boxes);
+    ``apply(variables, *args, mutable=...)`` rebuilds it, loads the variables, calls it (or
+    ``nnx_method=``/``method=``) and returns the output (and the mutable collections).
+    Not a ``flax.linen.Module``: Linen is not mirrored by Fluxion.
+
+    Example::
+
+        model = nnx.bridge.ToLinen(nnx.Linear, args=(32, 64))
+        y, variables = model.init_with_output(fluxion.random.key(0), x)
+        y2 = model.apply(variables, x)
+    """
+
+    def __init__(self, nnx_class: Callable[..., Module], args: Any = (), kwargs: Any = None,
+                 skip_rng: bool = False, metadata_fn: Callable[[Variable], Any] | None
+                 = bv.to_linen_var, name: str | None = None):
+        self.nnx_class = nnx_class
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self.skip_rng = skip_rng
+        self.metadata_fn = metadata_fn
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ToLinen(nnx_class={getattr(self.nnx_class, '__name__', self.nnx_class)})"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("nnx_class", "args", "kwargs"):
+            raise AttributeError(name)
+        if name in self.kwargs:
+            return self.kwargs[name]
+        method = getattr(self.nnx_class, name, None)
+        if callable(method):
+            return functools.partial(self._linen_method, method)
+        raise AttributeError(f"ToLinen has no attribute {name!r}")
+
+    def _linen_method(self, method: Any, variables: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.apply(variables, *args, nnx_method=method, **kwargs)
+
+    def _build(self, rngs: dict, initializing: bool) -> Module:
+        kwargs = dict(self.kwargs)
+        if not self.skip_rng:
+            if not initializing and "default" not in rngs:
+                rngs = {**rngs, "default": 0}
+            kwargs["rngs"] = Rngs(**rngs)
+        return self.nnx_class(*self.args, **kwargs)
+
+    def _variables(self, module: Module, keep: Callable[[str], bool]) -> dict:
+        by_col: dict = {}
+        for path, var in graph_state(module, Not(RngState)).flat_state():
+            col = variable_name_from_type(type(var), allow_register=True)
+            if not keep(col):
+                continue
+            value = self.metadata_fn(var) if self.metadata_fn is not None else var.get_value()
+            node = by_col.setdefault(col, {})
+            for k in path[:-1]:
+                node = node.setdefault(k, {})
+            node[path[-1]] = value
+        return by_col
+
+    def init_with_output(self, rngs: Any, *args: Any, method: Any = None,
+                         nnx_method: Any = None, mutable: Any = None, **kwargs: Any) -> tuple:
+        """Build the module, call it once, return ``(out, variables)``: the module's Variables
+        as built, before the call (as flax's ToLinen), every collection but ``intermediates``
+        unless ``mutable`` says otherwise."""
+        module = self._build(_rng_dict(rngs), initializing=True)
+        initial = self._variables(module, lambda c: True)
+        out = _module_method(module, nnx_method or method)(module, *args, **kwargs)
+        if mutable is None:
+            keep = {c for c in initial if c != "intermediates"}
+        else:
+            keep = _mutable_collections(mutable, initial)
+        return out, {c: t for c, t in initial.items() if c in keep}
+
+    def init(self, rngs: Any, *args: Any, **kwargs: Any) -> dict:
+        """``init_with_output(...)[1]``."""
+        return self.init_with_output(rngs, *args, **kwargs)[1]
+
+    def apply(self, variables: Any, *args: Any, rngs: Any = None, method: Any = None,
+              nnx_method: Any = None, mutable: Any = False, **kwargs: Any) -> Any:
+        """Rebuild the module, load ``variables``, call it; with ``mutable`` return
+        ``(out, updated collections)``."""
+        module = self._build(_rng_dict(rngs), initializing=False)
+        current = dict(graph_state(module).flat_state())
+        unknown = []
+        for col, tree in dict(variables).items():
+            flat = fluxion.tree_util.tree_flatten_with_path(
+                dict(tree), is_leaf=lambda x: isinstance(x, bv.NNXMeta))[0]
+            for kp, value in flat:
+                path = tuple(getattr(k, "key", getattr(k, "idx", getattr(k, "name", k)))
+                             for k in kp)
+                if isinstance(value, bv.NNXMeta):
+                    value = value.unbox()
+                if path in current:
+                    current[path].value = value
+                else:
+                    unknown.append(path)
+        if unknown:
+            lines = "".join(f"\n  - {'/'.join(map(str, p))}" for p in unknown)
+            warnings.warn(f"Found unknown module paths in incoming state:{lines}", stacklevel=2)
+        out = _module_method(module, nnx_method or method)(module, *args, **kwargs)
+        if mutable is False:
+            return out
+        after = self._variables(module, lambda c: True)
+        keep = _mutable_collections(mutable, after)
+        return out, {c: t for c, t in after.items() if c in keep}
+
+
+def to_linen(nnx_class: Callable[..., Module], *args: Any,
+             metadata_fn: Callable[[Variable], Any] | None = bv.to_linen_var,
+             name: str | None = None, skip_rng: bool = False, abstract_init: bool = True,
+             **kwargs: Any) -> ToLinen:
+    """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``.
+
+    Example: ``model = nnx.bridge.to_linen(nnx.Linear, 32, out_features=64)``.
+    """
+    return ToLinen(nnx_class, args=args, kwargs=kwargs, metadata_fn=metadata_fn,
+                   skip_rng=skip_rng, name=name)
