@@ -128,3 +128,38 @@ def test_custom_vjp_errors_match_flax():
         m = lib.Linear(1, 1, rngs=lib.Rngs(0))
         with pytest.raises(ValueError, match="bound method"):
             cv(m.__call__)
+
+
+def test_prefix_and_aliasing_errors_match_flax():
+    for lib, np_, _, _ in LIBS:
+        m = lib.Dict(a=lib.Param(1))
+        with pytest.raises(ValueError, match="Graph nodes are not allowed as prefixes"):
+            lib.vmap(lambda x: x, in_axes=m, graph=True, graph_updates=True)
+        with pytest.raises(ValueError, match="cannot contain `StateAxes` objects"):
+            lib.vmap(lambda x: x, in_axes=lib.StateAxes({...: 0}), graph=False)
+        with pytest.raises(ValueError, match="cannot contain `DiffState` objects"):
+            lib.grad(lambda x: x, argnums=lib.DiffState(0, ...), graph=False)
+        with pytest.raises(ValueError, match="Variables prefixes are not supported"):
+            lib.vmap(lambda v: v, in_axes=(lib.Variable(0),), graph=False)
+        v = lib.Param(np_.array(1.0))
+        with pytest.raises(ValueError, match="does not support Variable aliasing"):
+            lib.jit(lambda v: v, graph=False)(v)
+        with pytest.raises(ValueError):
+            lib.eval_shape(lambda a, b: None, v, v, graph=True, graph_updates=False)
+
+
+def test_vmap_inconsistent_aliasing_message_matches_flax():
+    for lib, np_, _, _ in LIBS:
+        class Shared(lib.Module):
+            def __init__(self):
+                self.a = lib.Param(np_.zeros((3, 3)))
+
+        class Foo(lib.Module):
+            def __init__(self, shared):
+                self.a = shared
+
+        shared = Shared()
+        f = lib.vmap(lambda m1, m2: None, in_axes=(0, 1), graph=True, graph_updates=True)
+        with pytest.raises(ValueError, match=r"Inconsistent aliasing detected[\s\S]*Param[\s\S]*a: 0"
+                                             r"[\s\S]*a: 1"):
+            f(Foo(shared), Foo(shared))

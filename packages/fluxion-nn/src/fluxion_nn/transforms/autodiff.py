@@ -23,6 +23,7 @@ from ..statelib import State
 from ..variablelib import Param, Variable
 from .transforms import (
     _call_pure,
+    _check_prefix,
     _flat_variables,
     _interleave,
     _pure_call,
@@ -37,6 +38,8 @@ class DiffState:
 
     Example: ``nnx.grad(loss, argnums=nnx.DiffState(0, nnx.LoRAParam))``.
     """
+
+    _prefix_mapping = True
 
     def __init__(self, argnum: int, filter: Any):
         self.argnum = argnum
@@ -72,6 +75,7 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
                                  holomorphic=holomorphic, allow_int=allow_int, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "value_and_grad")
+    _check_prefix(argnums, "argnums", "grad", graph, graph_updates)
     simple = _simple_grads(graph, graph_updates)
     specs = _diff_specs(argnums, ... if simple else Param)
     diff_args = {a: flt for a, flt in specs}

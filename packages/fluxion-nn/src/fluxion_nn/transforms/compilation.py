@@ -13,7 +13,15 @@ from ..graph import (
     is_graph_node,
 )
 from .iteration import StateAxes, _leaf_axis
-from .transforms import _call_pure, _flat_variables, _reject_bound_method, _tree_mode_check, cached_partial
+from .transforms import (
+    _call_pure,
+    _check_prefix,
+    _flat_variables,
+    _reject_bound_method,
+    _simple,
+    _tree_mode_check,
+    cached_partial,
+)
 
 
 class StateSharding(StateAxes):
@@ -71,6 +79,9 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     if fun is None:
         return functools.partial(jit, **kw)
     _reject_bound_method(fun, "jit")
+    _check_prefix(in_shardings, "in_shardings", "jit", graph, graph_updates)
+    _check_prefix(out_shardings, "out_shardings", "jit", graph, graph_updates)
+    no_alias = "nnx.jit" if _simple(graph, graph_updates) else None
     snums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
     snames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
     side: dict = {}
@@ -84,7 +95,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
                 args[i] = v
             return fun(*args, **kwargs, **dict(static_kw))
 
-        return _call_pure(call, side, key, static, values, other)
+        return _call_pure(call, side, key, static, values, other, no_alias=no_alias)
 
     jitted = fluxion.jit(pure, static_argnums=(0,), keep_unused=keep_unused)
     # shardings are applied to the arguments before the call (per Variable, by filter)

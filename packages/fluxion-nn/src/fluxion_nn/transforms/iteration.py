@@ -22,10 +22,13 @@ from ..graph import (
 from ..variablelib import Variable
 from .transforms import (
     _call_pure,
+    _check_output_aliases,
+    _check_prefix,
     _flat_variables,
     _interleave,
     _positional,
     _reject_bound_method,
+    _simple,
     _tree_mode_check,
 )
 
@@ -43,6 +46,8 @@ class StateAxes:
 
     Example: ``nnx.vmap(f, in_axes=(nnx.StateAxes({...: 0}), 0))``.
     """
+
+    _prefix_mapping = True
 
     def __init__(self, filter_axes: dict):
         self.filter_axes = dict(filter_axes)
@@ -115,6 +120,8 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
                                  axis_size=axis_size, graph=graph, graph_updates=graph_updates)
     _reject_bound_method(f, "vmap")
+    _check_prefix(in_axes, "in_axes", "vmap", graph, graph_updates)
+    _check_prefix(out_axes, "out_axes", "vmap", graph, graph_updates)
     return _mapped(f, in_axes, out_axes, graph, "nnx.vmap",
                    functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size),
                    graph_updates)
@@ -141,17 +148,22 @@ def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
                                  donate_argnums=donate_argnums, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "pmap")
+    _check_prefix(in_axes, "in_axes", "pmap", graph, graph_updates)
+    _check_prefix(out_axes, "out_axes", "pmap", graph, graph_updates)
     return _mapped(f, in_axes, out_axes, graph, "nnx.pmap",
                    functools.partial(fluxion.pmap, axis_name=axis_name, devices=devices,
                                      backend=backend, axis_size=axis_size), graph_updates)
 
 
 def _alias_error(var: Any, first: tuple, second: tuple, name: str) -> ValueError:
+    def line(entry: tuple) -> str:
+        path = "/".join(map(str, entry[0]))
+        return f"  {path or '<root>'}: {entry[1]}"
+
     return ValueError(
         "Inconsistent aliasing detected. The following nodes have different prefixes:\n"
-        f"Node: {type(var).__name__}\n  path {first[0]}: prefix {first[1]!r}\n"
-        f"  path {second[0]}: prefix {second[1]!r}\n({name}: an object passed or returned twice "
-        "must be mapped over the same axis everywhere)")
+        f"Node: {type(var).__name__}\n{line(first)}\n{line(second)}\n({name}: an object passed "
+        "or returned twice must be mapped over the same axis everywhere)")
 
 
 def _variable_axes(nodes: list, specs: list, name: str) -> dict:
@@ -189,6 +201,8 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
             tree, nodes, built = rebuild(inp.static, values, other)
             a, kw = tree
             out = f(*a, **kw)
+            if _simple(graph, graph_updates):
+                _check_output_aliases(nodes, out, name)
             out_leaves: list = []
             static_out, values2, pure_out = split_outputs(nodes, built, out, inp.static[0].root[2],
                                                           leaves_out=out_leaves)

@@ -38,17 +38,107 @@ def _reject_bound_method(f: Any, name: str) -> None:
             f"nnx.{name}(MyClass.method)(instance, ...) with the unbound method.")
 
 
-def _tree_mode_check(graph: bool | None, tree: Any, api: str) -> None:
-    # tree mode (graph=False, or nnx.set_graph_mode(False)): shared Variables are an error
+_UNSET: Any = object()
+
+
+def _simple(graph: bool | None, graph_updates: bool | None) -> bool:
+    """flax's "simple" transforms: tree mode, or graph mode without graph updates."""
+    return not (resolve(graph, set_graph_mode) and resolve(graph_updates, set_graph_updates))
+
+
+def _duplicate_error(var: Any, first: str, second: str, api: str) -> ValueError:
+    name = api.removeprefix("nnx.")
+    return ValueError(
+        f"Duplicate {var!r}\nfound at paths:\n\n  - {first}\n  - {second}\n\n"
+        f"nnx.{name} with graph_updates=False does not support Variable aliasing (duplicate "
+        "inputs, duplicate outputs, or input Variables returned as outputs). Consider the "
+        "following options:\n\n1. Remove the duplicate Variables.\n2. Create new Variables via "
+        "nnx.clone() and use those instead.\n3. Enable graph mode and graph updates by passing "
+        f"graph=True and graph_updates=True to {name}\n\n  nnx.{name}(..., graph=True, "
+        f"graph_updates=True)\n\n4. Use nnx.compat.{name} (sets graph and graph_updates to True "
+        f"automatically)\n\n  nnx.compat.{name}(...)")
+
+
+def _node_variables(tree: Any) -> list:
+    """(path string, Variable) for the Variables of each graph object in ``tree`` (a Variable
+    shared inside one object is listed once)."""
+    out = []
+    flat = tree_util.tree_flatten_with_path(tree, is_leaf=is_graph_node)[0]
+    for kp, leaf in flat:
+        if is_graph_node(leaf):
+            base = tree_util.keystr(kp)
+            for path, var in _flat_variables(leaf):
+                if isinstance(var, Variable):
+                    out.append((base + "".join(f".{p}" for p in path), var))
+    return out
+
+
+def _tree_mode_check(graph: bool | None, tree: Any, api: str,
+                     graph_updates: Any = _UNSET) -> None:
+    # tree mode (graph=False, or nnx.set_graph_mode(False)): shared Variables are an error;
+    # graph mode without graph updates: one Variable reached from two arguments is an error
     if not resolve(graph, set_graph_mode):
         check_tree_mode(tree, api)
+    elif graph_updates is not _UNSET and not resolve(graph_updates, set_graph_updates):
+        seen: dict[int, str] = {}
+        for path, var in _node_variables(tree):
+            if id(var) in seen:
+                raise _duplicate_error(var, seen[id(var)], path, api)
+            seen[id(var)] = path
+
+
+def _check_output_aliases(in_nodes: list, out: Any, api: str) -> None:
+    """Simple transforms: an input Variable returned in the output is an error (flax)."""
+    ins = {id(var): path for path, var in _node_variables(list(in_nodes))}
+    if not ins:
+        return
+    for path, var in _node_variables(out):
+        if id(var) in ins:
+            raise _duplicate_error(var, "args" + ins[id(var)], "out" + path, api)
+
+
+def _check_prefix(prefix: Any, prefix_name: str, fn_name: str, graph: bool | None,
+                  graph_updates: bool | None) -> None:
+    """flax's checks of a transform's prefix argument (``in_axes``, ``argnums``, shardings)."""
+    graph = resolve(graph, set_graph_mode)
+    graph_updates = resolve(graph_updates, set_graph_updates)
+    flat = tree_util.tree_flatten_with_path(
+        prefix, is_leaf=lambda x: x is None or is_graph_node(x)
+        or getattr(x, "_prefix_mapping", False))[0]
+    for kp, leaf in flat:
+        where = tree_util.keystr(kp)
+        if isinstance(leaf, Variable):
+            raise ValueError(
+                f"Found Variable of type {type(leaf).__name__} at path {where} in "
+                f"`{prefix_name}` for nnx.{fn_name}. Variables prefixes are not supported. "
+                "Pass a prefix for the entire Variable instead of passing a Variable with a "
+                "prefix for its value.")
+        if getattr(leaf, "_prefix_mapping", False) and not (graph and graph_updates):
+            t = type(leaf).__name__
+            raise ValueError(
+                f"`{prefix_name}` cannot contain `{t}` objects when `graph=False` or "
+                f"`graph_updates=False`. Consider the following options:\n\n1. Remove `{t}` "
+                f"objects from `{prefix_name}`.\n2. Enable graph mode and graph updates by "
+                f"passing graph=True and graph_updates=True to {fn_name} e.g.\n\n  nnx."
+                f"{fn_name}(..., graph=True, graph_updates=True)\n\n3. Use nnx.compat.{fn_name} "
+                f"instead e.g.\n\n  nnx.compat.{fn_name}(...)")
+        if is_graph_node(leaf) and graph:
+            raise ValueError(
+                f"Found graph node of type {type(leaf).__name__} at path {where} in "
+                f"`{prefix_name}` for nnx.{fn_name}. Graph nodes are not allowed as prefixes "
+                f"when graph=True. Consider the following options:\n\n1. Remove graph nodes "
+                f"from `{prefix_name}`.\n2. Enable tree mode by passing graph=False to {fn_name} "
+                f"e.g.\n\n  nnx.{fn_name}(..., graph=False)\n\n3. If you using nnx.prefix to "
+                "create the prefix, pass graph=True:\n\n  prefix = nnx.prefix(..., graph=True)")
 
 
 def _call_pure(f: Callable, side: dict, key: Any, static: tuple, values: list, other: list,
-               args_kwargs: bool = True) -> tuple[list, list]:
+               args_kwargs: bool = True, no_alias: str | None = None) -> tuple[list, list]:
     tree, nodes, built = rebuild(static, values, other)
     args, kwargs = tree
     out = f(*args, **kwargs)
+    if no_alias is not None:
+        _check_output_aliases(nodes, out, no_alias)
     static_out, values2, pure = split_outputs(nodes, built, out, static[0].root[2])
     side[key] = static_out
     return values2, pure
@@ -126,12 +216,13 @@ def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates
     Example: ``abstract = nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``.
     """
     _reject_bound_method(f, "eval_shape")
-    _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape")
+    _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape", graph_updates)
+    no_alias = "nnx.eval_shape" if _simple(graph, graph_updates) else None
     inp = Inputs((args, kwargs))
     side: dict = {}
 
     def pure(values: list, other: list) -> Any:
-        return _call_pure(f, side, "s", inp.static, values, other)
+        return _call_pure(f, side, "s", inp.static, values, other, no_alias=no_alias)
 
     values2, out = fluxion.eval_shape(pure, inp.values, inp.other)
     static_out = side["s"]
