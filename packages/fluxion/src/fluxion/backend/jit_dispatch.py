@@ -20,6 +20,7 @@ from typing import Any, Callable
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
+from fluxion.core.config import config
 from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
 
 __all__: list[str] = []
@@ -72,6 +73,20 @@ def _indent(text: str, spaces: int) -> str:
 _FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
 #: Python scalar types the dispatcher turns into (cached) device constants before its lookup.
 _FAST_SCALARS = frozenset({float, int, bool})
+_SCALARS = _d._scalar_cache
+
+
+def _scalar_arg(x: Any) -> Array:
+    """``dispatch.to_array(x)`` for a Python scalar argument (float, int, bool): its cached
+    device constant, looked up under device_put_value's key, when no transfer guard is set;
+    anything else (a value not cached yet, a guard) takes ``to_array``. Saves to_array's checks
+    for tracers, ``__jax_array__`` and guards, which are for other kinds of values."""
+    guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
+    if guard is None or guard == "allow":
+        hit = _SCALARS.get((type(x), x, config.jax_enable_x64, None, _d._zero_sign(x)))
+        if hit is not None:
+            return hit
+    return _d.to_array(x)
 
 
 def _fast_maker(names: tuple[str, ...]) -> Callable:
@@ -112,7 +127,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                         if any(type(b) is not Array and type(b) not in _FAST_SCALARS
                                for b in args):
                             return call(args, kwargs)
-                        arrays = tuple(b if type(b) is Array else _d.to_array(b) for b in args)
+                        arrays = tuple(b if type(b) is Array else _scalar_arg(b) for b in args)
                         break
                 e = fast_get(tuple(map(_GET_K, arrays)))
                 if e is not None:
@@ -129,7 +144,7 @@ def _make_dispatcher(j: Any, fun: Callable) -> Callable:
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
         fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
-                                _FAST_SCALARS, _d.to_array)
+                                _FAST_SCALARS, _scalar_arg)
     elif j.sig.varargs:
         fn = _varargs_dispatcher(j.fast.get, call)
     else:

@@ -1,0 +1,52 @@
+"""Python scalars passed to a jitted function's generated dispatcher (backend/jit_dispatch.py
+``_scalar_arg``): their cached device constants are looked up directly, which must give what
+``dispatch.to_array`` gives (the same constant, JAX's values, dtypes and weak types), and a
+transfer guard must still refuse the implicit transfer, as JAX does."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _compare import assert_same
+
+import fluxion
+import fluxion.numpy as fnp
+from fluxion.backend import dispatch, jit_dispatch
+
+
+def test_scalar_arguments_match_jax_on_repeated_calls() -> None:
+    fx, jx = fluxion.jit(lambda x, y: x * y + 1), jax.jit(lambda x, y: x * y + 1)
+    vx, vj = fnp.arange(3.0), jnp.arange(3.0)
+    for _ in range(3):  # the second use of a value caches it; later calls take the lookup
+        for a, b in [(2.5, 3), (True, 2.0), (-0.0, 1.0), (7, 2), (0.5, vx)]:
+            want = jx(a, vj if b is vx else b)
+            assert_same(fx(a, b), want)
+    mul = fluxion.jit(lambda x, y: x * y)
+    for _ in range(3):
+        assert not np.signbit(np.asarray(mul(0.0, 1.0)))
+        assert np.signbit(np.asarray(mul(-0.0, 1.0)))  # -0.0 is not 0.0's constant
+
+
+def test_scalar_arg_is_to_arrays_constant() -> None:
+    for v in (0.25, 3, False, -0.0, 0.0):
+        dispatch.to_array(v), dispatch.to_array(v)  # cached on the second use
+        got = jit_dispatch._scalar_arg(v)
+        assert got is dispatch.to_array(v)
+        assert got.dtype == dispatch.to_array(v).dtype and got.weak_type == (type(v) is not bool)
+    with fluxion.enable_x64(True):  # another x64 state: another constant
+        got = jit_dispatch._scalar_arg(0.25)
+        assert got.dtype == np.float64
+
+
+def test_transfer_guard_still_refuses_scalar_arguments() -> None:
+    fx, jx = fluxion.jit(lambda x: x * 2), jax.jit(lambda x: x * 2)
+    for _ in range(3):
+        fx(1.5), jx(1.5)
+    with jax.transfer_guard("disallow"), pytest.raises(Exception, match="Disallowed host-to-device"):
+        jx(1.5)
+    with fluxion.transfer_guard("disallow"), pytest.raises(RuntimeError,
+                                                            match="Disallowed host-to-device"):
+        fx(1.5)
+    assert fx(1.5).item() == 3.0
