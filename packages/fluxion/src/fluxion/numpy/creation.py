@@ -75,6 +75,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         >>> jnp.array([[1, 2], [3, 4]], dtype=jnp.float32).dtype
         dtype('float32')
     """
+    if isinstance(getattr(object, "dtype", None), dtypes.ExtendedDType):
+        return _key_array(object, dtype, ndmin)
     dt = _user_dtype(dtype, "array")
     if order not in (None, "C", "K", "A"):
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
@@ -113,6 +115,18 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         out = lax.broadcast_in_dim(out, (1,) * (ndmin - out.ndim) + tuple(out.shape),
                                    tuple(range(ndmin - out.ndim, ndmin)))
     return out
+
+
+def _key_array(keys: Any, dtype: Any, ndmin: int) -> Any:
+    # A typed key array is an array of keys (JAX: ``jnp.asarray(key)`` is the key array itself);
+    # its dtype converts to no other.
+    if dtype is not None and dtype != keys.dtype:
+        name = getattr(dtype, "__name__", dtype)
+        raise ValueError(f"array: a key array of dtype {keys.dtype} cannot be converted to "
+                         f"dtype {name}; use fluxion.random.key_data(keys) for its uint32 data")
+    if ndmin > keys.ndim:
+        return keys.reshape((1,) * (ndmin - keys.ndim) + tuple(keys.shape))
+    return keys
 
 
 def _list_dtype(obj: Any, np_dtype: np.dtype) -> np.dtype:
