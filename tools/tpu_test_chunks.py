@@ -26,6 +26,16 @@ import sys
 import time
 
 _STATE: dict = {}
+# The watchdog's traceback goes to a copy of stderr taken when pytest imports this plugin, before
+# its fd-level capture replaces fd 2 (which swallowed the dump of a test that timed out).
+_STDERR_COPY = os.dup(2)
+_ERR = None
+
+
+def pytest_configure(config):  # noqa: ANN001, ANN201 - pytest hook
+    global _ERR
+    if _ERR is None:
+        _ERR = os.fdopen(_STDERR_COPY, "w", buffering=1)
 
 
 # ------------------------------------------------------------------ the pytest plugin side
@@ -61,7 +71,7 @@ def pytest_runtest_setup(item):  # noqa: ANN001, ANN201 - pytest hook
     import faulthandler
     # the real stderr (pytest's capture may have replaced sys.stderr by then)
     faulthandler.dump_traceback_later(float(os.environ.get("TPU_CHUNK_TIMEOUT", "60")),
-                                      exit=True, file=sys.__stderr__)
+                                      exit=True, file=_ERR or sys.__stderr__)
 
 
 def pytest_runtest_teardown(item, nextitem):  # noqa: ANN001, ANN201 - pytest hook
@@ -135,8 +145,10 @@ def main(argv: list[str]) -> int:
         if lines and lines[-1].startswith("# finished"):  # ran to its end, or the budget stopped it
             break
         hung = max(_last_index(a.log) + 1, start)
+        why = (f"crashed (signal {-rc})" if rc < 0 else
+               f"timed out after {a.timeout:.0f} s (watchdog)" if rc == 1 else "hung or crashed")
         with open(a.log, "a") as f:
-            f.write(f"# pytest ended with {rc}: index {hung} hung or crashed\n")
+            f.write(f"# pytest ended with {rc}: index {hung} {why}\n")
         start = hung + 1
     return 0
 

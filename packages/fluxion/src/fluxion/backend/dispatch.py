@@ -143,8 +143,11 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
     Identical texts share one executable. Unless ``jax_enable_compilation_cache`` is off,
     executables are also written to (and read back from) disk: see :mod:`compile_cache`.
     """
-    cl = _client.get_client()
     devs = tuple(devices) if devices else (_client.default_device(),)
+    # the devices' own client: a CPU computation in a process whose default backend is a TPU
+    # (a host callback's body, a module called on a CPU Array) compiled on the TPU's client
+    # with CPU devices crashed the process there
+    cl = devs[0].client
     if getattr(text, "host_callbacks", None):
         # Host callbacks (backend/callback.py): the callables are bound at compile time, so such
         # modules are compiled per lowering and never shared through the caches.
