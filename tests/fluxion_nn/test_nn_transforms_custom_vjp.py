@@ -1,5 +1,6 @@
-"""nnx.custom_vjp (graph mode with graph updates; graph_updates=False; tree mode) and nnx.grad's
-aliasing check, each compared with real flax.nnx on the same programs."""
+"""nnx.custom_vjp (graph mode with graph updates; graph_updates=False; tree mode), the lifted
+transforms' prefix / aliasing errors and nnx.scan's axes checks and tuple out_axes, each compared
+with real flax.nnx on the same programs."""
 
 from __future__ import annotations
 
@@ -163,3 +164,21 @@ def test_vmap_inconsistent_aliasing_message_matches_flax():
         with pytest.raises(ValueError, match=r"Inconsistent aliasing detected[\s\S]*Param[\s\S]*a: 0"
                                              r"[\s\S]*a: 1"):
             f(Foo(shared), Foo(shared))
+
+
+def test_scan_axes_validation_and_tuple_out_axes_match_flax():
+    for lib, np_, _, _ in LIBS:
+        with pytest.raises(ValueError, match="Found multiple Carry definitions"):
+            lib.scan(lambda a, b: a, in_axes=(lib.Carry, lib.Carry))
+        with pytest.raises(ValueError, match="If one of in_axes or out_axes has Carry"):
+            lib.scan(lambda a, b: a, in_axes=0, out_axes=(lib.Carry, 0))
+        with pytest.raises(ValueError, match="Cannot broadcast output state"):
+            lib.scan(lambda a, b: a, in_axes=(lib.Carry, 0), out_axes=(lib.Carry, None))
+        with pytest.raises(ValueError):
+            lib.scan(lambda x: x, in_axes=({"a": lib.Carry},), out_axes=lib.Carry, graph=False)
+        f = lib.scan(lambda c, x: (c + x.sum(), x * 2.0, x + 1.0), in_axes=(lib.Carry, 1),
+                     out_axes=(lib.Carry, 1, 0))
+        c, y1, y2 = f(np_.array(0.0), np_.arange(6.0).reshape(2, 3))
+        assert y1.shape == (2, 3) and y2.shape == (3, 2) and y1.dtype == np_.float32
+        np.testing.assert_allclose(float(c), 15.0)
+        np.testing.assert_allclose(np.asarray(y1), 2.0 * np.arange(6.0).reshape(2, 3))

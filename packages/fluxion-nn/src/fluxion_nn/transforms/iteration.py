@@ -17,6 +17,7 @@ from .._lift import Inputs, apply_outputs, rebuild, split_outputs
 from ..extract import prefix_lookup
 from ..graph import (
     is_graph_node,
+    set_graph_mode,
     set_graph_updates,
 )
 from ..variablelib import Variable
@@ -321,14 +322,24 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
                                  in_axes=in_axes, out_axes=out_axes, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "scan")
+    _validate_scan_axes(in_axes, out_axes)
+    _check_scan_out_axes(out_axes)
+    simple = _simple(graph, graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         args = _positional(f, args, kwargs, "nnx.scan")
+        if in_axes is Carry and len(args) != 1:
+            raise ValueError("When in_axes=Carry, the function must take exactly one argument, "
+                             f"got {len(args)} arguments.")
         _tree_mode_check(graph, args, "nnx.scan")
         axes = _split_axis(in_axes, len(args))
         inp = Inputs((args, {}))
         node_axes, other_axes = _leaf_axes(args, [("C" if a is Carry else a) for a in axes])
+        if resolve(graph, set_graph_mode):
+            in_nodes = [leaf for leaf in tree_util.tree_leaves(args, is_leaf=is_graph_node)
+                        if is_graph_node(leaf)]
+            _variable_axes(in_nodes, node_axes, "nnx.scan")
         gleaves = inp.gleaves
         vaxes = [_scan_leaf_axis(node_axes[p[0]], p[1:], leaf) for p, leaf in gleaves]
         in_carry = [ax in ("C", None) for ax in vaxes]
@@ -352,6 +363,8 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
             a, _ = tree
             out = f(*a)
             carry_out, ys_out = _split_out(out, out_spec)
+            if simple:
+                _check_output_aliases(nodes, ys_out, "nnx.scan")
             static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
             if static_out[0].root[2][: len(nodes)] != inp.static[0].root[2]:
                 raise ValueError("nnx.scan: the structure of a module argument changed in the body")
@@ -367,6 +380,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
             n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
                                if not _is_node(leaf))
             side["s"] = (static_out, n_carry_pure)
+            side["ys_axes"] = _ys_leaf_axes(ys_out, out_spec)
             new_cv = [v for v, c in zip(in_vals, in_carry) if c]
             ys_v = [v for v, c in zip(in_vals, in_carry) if not c]
             # new objects made in the body (in the stacked outputs): their leaves are stacked too
@@ -381,7 +395,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         ysv = [_from_front(v, ax) for v, ax in zip(ysv, scanned_axes)]
         ys_axes = _ys_axes(out_spec)
         values2 = _interleave(in_carry, cv, ysv) + [_from_front(v, ys_axes) for v in ys_new]
-        yso = [_from_front(v, ys_axes) for v in yso]
+        yso = [_from_front(v, ax) for v, ax in zip(yso, side["ys_axes"])]
         res = apply_outputs(static_out, values2, list(co) + list(yso), inp.objs)
         carry_out, ys_out = res
         return _join_out(carry_out, ys_out, out_spec)
@@ -407,30 +421,114 @@ def _from_front(v: Any, ax: int) -> Any:
     return v if ax == 0 else jnp.moveaxis(v, 0, ax)
 
 
-def _split_out(out: Any, spec: Any) -> tuple[Any, Any]:
+def _carry_index(spec: Any) -> Any:
+    """'all' (the whole output is the carry), the position of Carry in a tuple, or None."""
     if spec is Carry:
+        return "all"
+    if isinstance(spec, (tuple, list)):
+        for i, s in enumerate(spec):
+            if s is Carry:
+                return i
+    return None
+
+
+def _validate_scan_axes(in_axes: Any, out_axes: Any) -> None:
+    """flax's checks of Carry in ``in_axes``/``out_axes`` (top level, once, on both sides)."""
+    counts = []
+    for name, axes in (("in_axes", in_axes), ("out_axes", out_axes)):
+        n = 0
+        flat = tree_util.tree_flatten_with_path(
+            axes, is_leaf=lambda x: x is None or x is Carry or isinstance(x, StateAxes)
+            or is_graph_node(x))[0]
+        for path, leaf in flat:
+            if leaf is Carry:
+                n += 1
+                if len(path) > 1:
+                    raise ValueError(
+                        "Carry must be a top-level argument, it cannot be nested. Found Carry "
+                        f"inside {name} at path {tree_util.keystr(path)}")
+        if n > 1:
+            raise ValueError(f"Found multiple Carry definitions in {name}")
+        counts.append(n)
+    if (counts[0] > 0) != (counts[1] > 0):
+        raise ValueError("If one of in_axes or out_axes has Carry, the other must also have "
+                         f"Carry. Got in_axes={in_axes!r}, out_axes={out_axes!r}")
+
+
+def _check_scan_out_axes(out_axes: Any) -> None:
+    flat = tree_util.tree_flatten_with_path(
+        out_axes, is_leaf=lambda x: x is None or isinstance(x, StateAxes) or is_graph_node(x))[0]
+    for path, x in flat:
+        where = tree_util.keystr(path)
+        if x is None:
+            raise ValueError(f"Cannot broadcast output state. Got out_axes=None at: out_axes{where}")
+        if isinstance(x, StateAxes):
+            for flt, value in x.filter_axes.items():
+                if value is None:
+                    raise ValueError("Cannot broadcast output state. Got StateAxes({"
+                                     f"{flt}: None}}) at: out_axes{where}")
+                if value is Carry:
+                    raise ValueError("Cannot carry output state. Got StateAxes({"
+                                     f"{flt}: Carry}}) at: out_axes{where}")
+
+
+def _split_out(out: Any, spec: Any) -> tuple[Any, Any]:
+    c = _carry_index(spec)
+    if c == "all":
         return out, None
     if isinstance(spec, (tuple, list)):
-        if len(spec) != 2 or spec[0] is not Carry or not isinstance(spec[1], int):
-            if all(isinstance(s, int) for s in spec):
-                return None, out
-            raise NotImplementedError(f"nnx.scan: out_axes {spec!r} is not supported "
-                                      "(use Carry, an int, or (Carry, int))")
-        return out[0], out[1]
+        if not isinstance(out, (tuple, list)) or len(out) != len(spec):
+            raise ValueError(f"nnx.scan: out_axes {spec!r} has {len(spec)} entries but the "
+                             f"function returned {type(out).__name__}"
+                             + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+        if c is None:
+            return None, tuple(out)
+        return out[c], tuple(x for i, x in enumerate(out) if i != c)
     return None, out
 
 
-def _ys_axes(spec: Any) -> int:
+def _ys_axes(spec: Any) -> Any:
+    # the axis of new objects' leaves in the stacked outputs: the first ys axis
     if isinstance(spec, (tuple, list)):
-        return spec[1] if spec[0] is Carry else spec[0]
+        rest = [s for s in spec if s is not Carry]
+        return rest[0] if rest and isinstance(rest[0], int) else 0
     return 0 if spec is Carry else spec
 
 
+def _ys_leaf_axes(ys: Any, spec: Any) -> list:
+    """The out axis of each non-object leaf of the stacked outputs ``ys``."""
+    def count(t: Any) -> int:
+        return sum(1 for leaf in tree_util.tree_leaves(t, is_leaf=_is_node) if not _is_node(leaf))
+
+    if isinstance(spec, (tuple, list)):
+        specs = [s for s in spec if s is not Carry]
+        out: list = []
+        for y, ax in zip(ys, specs):
+            if isinstance(ax, int):
+                out.extend([ax] * count(y))
+            else:  # a prefix tree of axes for this output
+                for leaf_ax, sub in zip(tree_util.tree_leaves(ax), _prefix_subtrees(ax, y)):
+                    out.extend([leaf_ax] * count(sub))
+        return out
+    return [0 if spec is Carry else spec] * count(ys)
+
+
+def _prefix_subtrees(prefix: Any, tree: Any) -> list:
+    subs: list = []
+    tree_util.tree_map(lambda _, sub: subs.append(sub), prefix, tree,
+                       is_leaf=lambda x: x is None)
+    return subs
+
+
 def _join_out(carry: Any, ys: Any, spec: Any) -> Any:
-    if spec is Carry:
+    c = _carry_index(spec)
+    if c == "all":
         return carry
-    if isinstance(spec, (tuple, list)) and spec[0] is Carry:
-        return (carry, ys)
+    if isinstance(spec, (tuple, list)):
+        ys = list(ys)
+        if c is not None:
+            ys.insert(c, carry)
+        return type(spec)(ys) if isinstance(spec, tuple) else ys
     return ys
 
 
