@@ -10,6 +10,7 @@ Example:
 
 from typing import Any
 
+from fluxion.backend import client as _client  # loads no jaxlib until _load() is called
 from fluxion.core.errors import (
     ConcretizationTypeError,
     KeyReuseError,
@@ -30,8 +31,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # jaxlib's class, looked up on first use so that importing this module loads no runtime.
     if name == "JaxRuntimeError":
-        from fluxion.backend import client
-        return client._load()[1].JaxRuntimeError
+        return _client._load()[1].JaxRuntimeError
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Shown as ``fluxion.errors.<Name>`` in tracebacks (JAX shows ``jax.errors.<Name>``).

@@ -1,14 +1,15 @@
 """``fluxion.interpreters`` (JAX's ``jax.interpreters``): the extension API for primitives that
 libraries define themselves (``ad``, ``batching`` and ``mlir`` rule tables, mapped onto the rule
 slots of Fluxion's :class:`~fluxion.core.primitive.Primitive`), ``partial_eval``'s
-``PartialVal``/``trace_to_jaxpr_nounits`` and ``xla``'s type registries. JAX's interpreter
+``PartialVal``/``trace_to_jaxpr_nounits``, ``xla``'s type registries and ``pxla``'s result
+handlers. JAX's interpreter
 internals beyond those have no counterpart: those names raise a clear ``AttributeError`` (see
 docs/guide/coming-from-jax.md).
 
 Example:
     >>> import fluxion.interpreters as interpreters
     >>> sorted(interpreters.__all__)
-    ['ad', 'batching', 'mlir', 'partial_eval', 'xla']
+    ['ad', 'batching', 'mlir', 'partial_eval', 'pxla', 'xla']
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import weakref
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-__all__ = ["ad", "batching", "mlir", "partial_eval", "xla"]
+__all__ = ["ad", "batching", "mlir", "partial_eval", "pxla", "xla"]
 
 
 def _not_provided(module: str) -> Callable[[str], Any]:

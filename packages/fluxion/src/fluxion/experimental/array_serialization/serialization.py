@@ -43,6 +43,12 @@ from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.array import Array
 from fluxion.backend.transfer import make_array_from_callback
+from fluxion.experimental.multihost_utils import sync_global_devices
+
+try:
+    import tensorstore
+except ImportError:  # an optional dependency, needed only to read or write
+    tensorstore = None
 
 __all__ = ["BarrierTimeoutError", "is_remote_storage", "get_tensorstore_spec", "async_serialize",
            "run_serialization", "async_deserialize", "run_deserialization",
@@ -60,11 +66,9 @@ class BarrierTimeoutError(Exception):
 
 
 def _ts() -> Any:
-    try:
-        import tensorstore
-    except ImportError:
+    if tensorstore is None:
         raise ModuleNotFoundError("array_serialization needs the 'tensorstore' package "
-                                  "(pip install tensorstore)") from None
+                                  "(pip install tensorstore)")
     return tensorstore
 
 
@@ -311,7 +315,6 @@ class AsyncManager:
             self._thread = None
         self.check_for_errors()
         if self._pending_barrier:
-            from fluxion.experimental.multihost_utils import sync_global_devices
             self._pending_barrier = False
             sync_global_devices(f"array_serialization_commit_{self._count}")
             if _client.process_index() == 0 and self._on_commit_callback is not None:
