@@ -7,7 +7,7 @@ import types
 
 from fluxion.nn import one_hot
 
-from . import config, data_structures, experimental, initializers, nets, pad, testing
+from . import config, data_structures, experimental, initializers, mixed_precision, nets, pad, testing
 from ._attention import DeepRNN, MultiHeadAttention
 from ._base import (
     DO_NOT_STORE,
@@ -74,7 +74,7 @@ from ._lift import (
     transparent_lift_with_state,
 )
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
-from ._module import Module
+from ._module import MethodContext, Module, intercept_methods, name_scope
 from ._multi_transform import (
     MultiTransformed,
     MultiTransformedWithState,
@@ -124,7 +124,7 @@ __all__ = [
     "DO_NOT_STORE", "GetterContext", "SetterContext", "custom_creator", "custom_getter",
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
-    "to_module", "GroupNorm", "InstanceNorm", "experimental", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
+    "to_module", "GroupNorm", "InstanceNorm", "experimental", "mixed_precision", "MethodContext", "intercept_methods", "name_scope", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
     "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle", "eval_shape", "DepthwiseConv1D",
     "DepthwiseConv2D", "DepthwiseConv3D", "lift", "lift_with_state", "transparent_lift",
     "transparent_lift_with_state", "LiftWithStateUpdater", "EMAParamsTree", "SNParamsTree",

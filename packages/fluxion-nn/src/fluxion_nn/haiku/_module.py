@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
 import re
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ._base import _frame, _frames
 
-__all__ = ["Module"]
+__all__ = ["Module", "MethodContext", "intercept_methods", "intercept_methods_global",
+           "name_scope"]
 
 
 def _snake(name: str) -> str:
@@ -31,7 +34,98 @@ def _notify_parents(stack: list, module: Any) -> None:
                 subs.add(name)
 
 
-def _wrap_method(fn: Callable) -> Callable:
+class MethodContext(NamedTuple):
+    """What an interceptor (:func:`intercept_methods`) is told about the method call it wraps:
+    the module, the method's name, the method itself (bound; calling it skips the remaining
+    interceptors) and the class that defined it.
+
+    Example::
+
+        def log(next_fun, args, kwargs, context):
+            print(context.module.module_name, context.method_name)
+            return next_fun(*args, **kwargs)
+    """
+
+    module: Any
+    method_name: str
+    orig_method: Callable[..., Any]
+    orig_class: type
+
+
+class _Interceptors(threading.local):
+    def __init__(self) -> None:
+        self.stack: collections.deque = collections.deque()
+
+
+_interceptors = _Interceptors()
+
+
+@contextlib.contextmanager
+def intercept_methods(interceptor: Callable) -> Iterator[None]:
+    """Within the context, every ``hk.Module`` method call (``__init__`` included) runs through
+    ``interceptor(next_fun, args, kwargs, context)`` (a :class:`MethodContext`); interceptors
+    entered earlier run first, each calling ``next_fun`` to go on (the last one reaches the
+    method).
+
+    Example::
+
+        def no_bias(next_fun, args, kwargs, context):
+            if context.method_name == "__init__" and isinstance(context.module, hk.Linear):
+                kwargs = {**kwargs, "with_bias": False}
+            return next_fun(*args, **kwargs)
+
+        with hk.intercept_methods(no_bias):
+            y = hk.Linear(3)(x)
+    """
+    stack = _interceptors.stack
+    stack.append(interceptor)
+    try:
+        yield
+    finally:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is interceptor:
+                del stack[i]
+                break
+
+
+def intercept_methods_global(interceptor: Callable) -> None:
+    """Install ``interceptor`` for the rest of this thread, before (outside of) every
+    interceptor entered with :func:`intercept_methods` (Haiku's mixed precision uses it).
+
+    Example: ``intercept_methods_global(my_interceptor)``.
+    """
+    _interceptors.stack.appendleft(interceptor)
+
+
+def run_interceptors(bound_method: Callable, method_name: str, module: Any, orig_class: type,
+                     *args: Any, **kwargs: Any) -> Any:
+    """Call ``bound_method(*args, **kwargs)`` through this thread's method interceptors.
+
+    Example: ``run_interceptors(module.__call__, "__call__", module, type(module), x)``.
+    """
+    if not _interceptors.stack:
+        return bound_method(*args, **kwargs)
+    context = MethodContext(module, method_name, bound_method, orig_class)
+    pending = collections.deque(_interceptors.stack)
+
+    def next_fun(*a: Any, **k: Any) -> Any:
+        if pending:
+            return pending.popleft()(next_fun, a, k, context)
+        return bound_method(*a, **k)
+
+    return next_fun(*args, **kwargs)
+
+
+def _call(fn: Callable, self: Any, name: str, cls: type | None, args: tuple, kwargs: dict) -> Any:
+    if not _interceptors.stack:
+        return fn(self, *args, **kwargs)
+    return run_interceptors(functools.partial(fn, self), name, self,
+                            cls if cls is not None else type(self), *args, **kwargs)
+
+
+def _wrap_method(fn: Callable, name: str | None = None, cls: type | None = None) -> Callable:
+    name = name or fn.__name__
+
     @functools.wraps(fn)
     def method(self: "Module", *args: Any, **kwargs: Any) -> Any:
         frames = _frames()
@@ -40,7 +134,7 @@ def _wrap_method(fn: Callable) -> Callable:
         stack = frames[-1].module_stack
         stack.append((self, fn.__name__, collections.Counter()))
         try:
-            out = fn(self, *args, **kwargs)
+            out = _call(fn, self, name, cls, args, kwargs)
         finally:
             stack.pop()
         _notify_parents(stack, self)
@@ -62,7 +156,10 @@ def _wrap_init(fn: Callable) -> Callable:
         if pushed:
             stack.append((self, "__init__", collections.Counter()))
         try:
-            fn(self, *args, **kwargs)
+            if pushed:  # as Haiku: the construction is intercepted once, as type(self)'s
+                _call(fn, self, "__init__", type(self), args, kwargs)
+            else:
+                fn(self, *args, **kwargs)
         finally:
             if pushed:
                 stack.pop()
@@ -96,9 +193,9 @@ class Module:
                 setattr(cls, k, _wrap_init(v))
             elif (callable(v) and not isinstance(v, (staticmethod, classmethod, type))
                   and (not k.startswith("_") or k == "__call__") and not getattr(v, "_hk_wrapped", False)):
-                setattr(cls, k, _wrap_method(v))
+                setattr(cls, k, _wrap_method(v, k, cls))
             elif isinstance(v, property) and v.fget is not None:
-                setattr(cls, k, property(_wrap_method(v.fget), v.fset, v.fdel, v.__doc__))
+                setattr(cls, k, property(_wrap_method(v.fget, k, cls), v.fset, v.fdel, v.__doc__))
 
     def __init__(self, name: str | None = None):
         frame = _frame("Module")
@@ -139,3 +236,68 @@ class Module:
 
 
 Module.__init__ = _wrap_init(Module.__init__)  # type: ignore[method-assign]
+
+
+class NameScopeModule(Module):
+    """The module a :func:`name_scope` stands for (it has no methods of its own)."""
+
+
+class _Simulated:
+    """A method of ``module`` seen as running: pushes it on the frame's module stack."""
+
+    def __init__(self, module: Module, method_name: str):
+        self.entry = (module, method_name, collections.Counter())
+
+    def __enter__(self) -> None:
+        _frame("name_scope").module_stack.append(self.entry)
+
+    def __exit__(self, *exc: Any) -> None:
+        stack = _frame("name_scope").module_stack
+        if stack and stack[-1] is self.entry:
+            stack.pop()
+        _notify_parents(stack, self.entry[0])
+
+
+class NameScope:
+    """A single-use context manager: modules, parameters and state created inside it are named
+    as if created in method ``method_name`` of a module named ``name`` (see :func:`name_scope`)."""
+
+    def __init__(self, name: str, method_name: str):
+        if not name or name[0] == "/":
+            raise ValueError("Name scopes must not start with / "
+                             f"(hk.name_scope: got name={name!r})")
+        module = None
+        with contextlib.ExitStack() as stack:
+            for part in name.split("/"):
+                module = NameScopeModule(name=part)
+                stack.enter_context(_Simulated(module, method_name))
+        self._module = module
+        self._method = method_name
+        self._stack: contextlib.ExitStack | None = contextlib.ExitStack()
+        self._entered = False
+
+    def __enter__(self) -> None:
+        if self._stack is None:
+            raise ValueError("name_scope is not reusable")
+        if self._entered:
+            raise ValueError("name_scope is not reentrant")
+        self._entered = True
+        self._stack.enter_context(_Simulated(self._module, self._method))
+
+    def __exit__(self, *exc: Any) -> Any:
+        stack, self._stack, self._entered = self._stack, None, False
+        return stack.__exit__(*exc) if stack is not None else None
+
+
+def name_scope(name: str, *, method_name: str = "__call__") -> NameScope:
+    """Prefix the modules, parameters and state created inside the context with ``name``
+    (``"foo"`` or ``"foo/bar"``), as if the code ran in method ``method_name`` of a module of
+    that name. Single use; the same name twice gives ``foo`` then ``foo_1``.
+
+    Example::
+
+        with hk.name_scope("encoder"):
+            y = hk.Linear(3)(x)   # parameters under "encoder/linear"
+    """
+    _frame("name_scope")
+    return NameScope(name, method_name)

@@ -1,4 +1,13 @@
-"""``haiku._src.module``: the ``Module`` base class (implemented in
+"""``haiku._src.module``: the ``Module`` base class and method interceptors (implemented in
 ``fluxion_nn.haiku._module``)."""
 
-from .._module import Module  # noqa: F401
+from .._module import (  # noqa: F401
+    MethodContext,
+    Module,
+    NameScope,
+    NameScopeModule,
+    intercept_methods,
+    intercept_methods_global,
+    name_scope,
+    run_interceptors,
+)
