@@ -9,7 +9,7 @@ from .variablelib import Variable
 
 __all__ = [
     "Filter", "to_predicate", "OfType", "All", "Any", "Not", "Everything", "Nothing",
-    "PathContains", "WithTag",
+    "PathContains", "WithTag", "filters_to_predicates",
 ]
 
 Filter = tp.Any
@@ -205,3 +205,18 @@ class WithTag:
 
 
 Any = Any_  # flax spells the disjunction filter ``nnx.Any``
+
+
+def filters_to_predicates(filters: tp.Sequence[Filter]) -> list[Callable[[tuple, tp.Any], bool]]:
+    """Predicates of several filters used in order (``split``); ``...``/``True`` (match all) may
+    only come last, else a ValueError as flax's.
+
+    Example: ``filters_to_predicates([Param, ...])``.
+    """
+    filters = tuple(filters)
+    for i, f in enumerate(filters):
+        if (f is Ellipsis or f is True) and i != len(filters) - 1:
+            if not all(g is Ellipsis or g is True for g in filters[i + 1:]):
+                raise ValueError("`...` or `True` can only be used as the last filters, "
+                                 f"got {f} it at index {i}.")
+    return [to_predicate(f) for f in filters]

@@ -57,10 +57,33 @@ def static(value: Any) -> Any:
 
 
 class List(list):
-    """A list attribute holding modules or Variables (a plain ``list`` works as well).
+    """A list attribute holding modules or Variables (a plain ``list`` works as well). A pytree
+    whose children are its data elements (arrays, Variables, modules, containers of them); the
+    other elements are static.
 
     Example: ``self.layers = nnx.List([nnx.Linear(2, 2, rngs=rngs)])``.
     """
+
+
+def _list_flatten(ls: List) -> tuple:
+    data_pos = tuple(i for i, v in enumerate(ls) if has_data(v))
+    static = tuple((i, Static(v)) for i, v in enumerate(ls) if i not in set(data_pos))
+    return [ls[i] for i in data_pos], (len(ls), data_pos, static)
+
+
+def _list_flatten_with_keys(ls: List) -> tuple:
+    children, aux = _list_flatten(ls)
+    return [(tree_util.SequenceKey(i), c) for i, c in zip(aux[1], children)], aux
+
+
+def _list_unflatten(aux: tuple, children: Any) -> List:
+    n, data_pos, static = aux
+    items: list = [None] * n
+    for i, s in static:
+        items[i] = s.value
+    for i, c in zip(data_pos, children):
+        items[i] = c
+    return List(items)
 
 
 class Static:
@@ -170,3 +193,4 @@ def _register(cls: type) -> None:
 
 
 _register(Pytree)
+tree_util.register_pytree_with_keys(List, _list_flatten_with_keys, _list_unflatten, _list_flatten)

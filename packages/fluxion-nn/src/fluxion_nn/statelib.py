@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any, Iterator
 
 import fluxion.tree_util as tree_util
@@ -11,7 +11,8 @@ from . import filterlib
 from .variablelib import Variable
 
 __all__ = ["State", "FlatState", "to_flat_state", "from_flat_state", "to_pure_dict",
-           "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state"]
+           "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state",
+           "diff"]
 
 
 def _sort_key(k: Any) -> tuple:
@@ -93,6 +94,9 @@ class State(MutableMapping):
         return "State({\n" + "\n".join(lines) + "\n})" if lines else "State({})"
 
     def __eq__(self, other: Any) -> bool:
+        # a State equals a State or a plain mapping with the same leaves (``State({}) == {}``)
+        if isinstance(other, Mapping) and not isinstance(other, State):
+            other = State(other)
         return isinstance(other, State) and self.flat_state() == other.flat_state()
 
     __hash__ = None  # type: ignore[assignment]
@@ -243,10 +247,22 @@ def split_state(state: State, first: Any, /, *filters: Any) -> Any:
     return outs[0] if len(outs) == 1 else outs
 
 
+def diff(state: State, other: State) -> State:
+    """The leaves of ``state`` whose paths ``other`` lacks (``state`` itself when ``other`` is
+    empty).
+
+    Example: ``nnx.statelib.diff(nnx.state(bigger), nnx.state(smaller))``.
+    """
+    if not other:
+        return state
+    paths = {p for p, _ in other.flat_state()}
+    return State.from_flat_path([(p, v) for p, v in state.flat_state() if p not in paths])
+
+
 def _partition(state: State, fs: tuple, strict: str) -> tuple:
     """One State per filter, each leaf in the first filter matching it; with ``strict`` (the
     caller's name) a leaf no filter matches is an error, else it is dropped."""
-    preds = [filterlib.to_predicate(f) for f in fs]
+    preds = filterlib.filters_to_predicates(fs)
     buckets: list[list] = [[] for _ in fs]
     for p, v in state.flat_state():
         for i, pred in enumerate(preds):

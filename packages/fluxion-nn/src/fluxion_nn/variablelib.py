@@ -179,34 +179,39 @@ class Variable:
         _run_axis_hooks(self, "on_remove_axis", axis_index, axis_name)
 
     # -- value access ---------------------------------------------------------------------------
+    # every read and write goes through ``get_value``/``set_value`` (``v.value``, ``v[...]``,
+    # ``v[i] = x``, arithmetic), so a subclass overriding them sees all of them, as in flax
     @property
     def value(self) -> Any:
-        return self._value
+        return self.get_value()
 
     @value.setter
     def value(self, new: Any) -> None:
-        if isinstance(new, Variable):
-            new = new.value
-        object.__setattr__(self, "_value", new)
+        self.set_value(new)
 
-    def get_value(self) -> Any:
-        """Return the held value."""
-        return self._value
+    def get_value(self, *, index: Any = Ellipsis) -> Any:
+        """Return the held value (``index``: the part ``value[index]``)."""
+        raw = self._value
+        return raw if index is Ellipsis else raw[index]
 
-    def set_value(self, value: Any) -> None:
-        """Replace the held value."""
-        self.value = value
+    def set_value(self, value: Any, *, index: Any = Ellipsis) -> None:
+        """Replace the held value (``index``: only the part ``value[index]``)."""
+        if isinstance(value, Variable):
+            value = value.get_value()
+        if index is Ellipsis:
+            object.__setattr__(self, "_value", value)
+            return
+        raw = self._value
+        if hasattr(raw, "at"):
+            object.__setattr__(self, "_value", raw.at[index].set(value))
+        else:
+            raw[index] = value
 
     def __getitem__(self, idx: Any) -> Any:
-        if idx is Ellipsis:
-            return self._value
-        return self._value[idx]
+        return self.get_value(index=idx)
 
     def __setitem__(self, idx: Any, new: Any) -> None:
-        if idx is Ellipsis:
-            self.value = new
-        else:
-            self.value = self._value.at[idx].set(new)
+        self.set_value(new, index=idx)
 
     # -- metadata -------------------------------------------------------------------------------
     def get_metadata(self, name: str | None = None, default: Any = _NO_DEFAULT, *,
@@ -319,11 +324,11 @@ class Variable:
         return self._value.T
 
     def __jax_array__(self) -> Any:
-        return self._value
+        return self.get_value()
 
     def __array__(self, dtype: Any = None) -> Any:
 
-        return np.asarray(self._value, dtype=dtype)
+        return np.asarray(self.get_value(), dtype=dtype)
 
     def __len__(self) -> int:
         return len(self._value)
@@ -332,13 +337,13 @@ class Variable:
         return iter(self._value)
 
     def __bool__(self) -> bool:
-        return bool(self._value)
+        return bool(self.get_value())
 
     def __float__(self) -> float:
-        return float(self._value)
+        return float(self.get_value())
 
     def __int__(self) -> int:
-        return int(self._value)
+        return int(self.get_value())
 
     def __repr__(self) -> str:
         meta = "".join(f", {k}={v!r}" for k, v in self._metadata.items()
@@ -356,13 +361,13 @@ class Variable:
     def __eq__(self, other: Any) -> Any:
         # as flax: compares the values (an array for array values); identity is ``is``
         if isinstance(other, Variable):
-            other = other._value
-        return self._value == other
+            other = other.get_value()
+        return self.get_value() == other
 
     def __ne__(self, other: Any) -> Any:
         if isinstance(other, Variable):
-            other = other._value
-        return self._value != other
+            other = other.get_value()
+        return self.get_value() != other
 
     def __class_getitem__(cls, item: Any) -> Any:
         # ``nnx.Variable[jax.Array]`` / ``nnx.Param[A]`` in annotations and subclass bases
@@ -375,10 +380,10 @@ class Variable:
 
 def _binop(op: Callable[[Any, Any], Any]):
     def forward(self: Variable, other: Any) -> Any:
-        return op(self._value, other.value if isinstance(other, Variable) else other)
+        return op(self.get_value(), other.get_value() if isinstance(other, Variable) else other)
 
     def backward(self: Variable, other: Any) -> Any:
-        return op(other, self._value)
+        return op(other, self.get_value())
 
     return forward, backward
 
@@ -396,10 +401,10 @@ for _name, _op in [
 
 for _name, _op in [("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge)]:
     setattr(Variable, f"__{_name}__", _binop(_op)[0])
-Variable.__neg__ = lambda self: -self._value  # type: ignore[assignment]
-Variable.__pos__ = lambda self: +self._value  # type: ignore[assignment]
-Variable.__abs__ = lambda self: abs(self._value)  # type: ignore[assignment]
-Variable.__invert__ = lambda self: ~self._value  # type: ignore[assignment]
+Variable.__neg__ = lambda self: -self.get_value()  # type: ignore[assignment]
+Variable.__pos__ = lambda self: +self.get_value()  # type: ignore[assignment]
+Variable.__abs__ = lambda self: abs(self.get_value())  # type: ignore[assignment]
+Variable.__invert__ = lambda self: ~self.get_value()  # type: ignore[assignment]
 
 
 _REQUIRED_METADATA = ("hijax", "ref", "eager_sharding")

@@ -168,6 +168,9 @@ class Einsum(Module):
                  kernel_metadata: dict = {}, bias_metadata: dict = {}):  # noqa: B006
         einsum_str = einsum_str.replace(" ", "")
         self._check(einsum_str)
+        # a bare int is a one-dimensional shape, as flax's initializers read it
+        kernel_shape = (kernel_shape,) if isinstance(kernel_shape, int) else kernel_shape
+        bias_shape = (bias_shape,) if isinstance(bias_shape, int) else bias_shape
         self.kernel = Param(kernel_init(rngs.params(), tuple(kernel_shape), param_dtype),
                             **kernel_metadata)
         self.bias = (Param(bias_init(rngs.params(), tuple(bias_shape), param_dtype), **bias_metadata)

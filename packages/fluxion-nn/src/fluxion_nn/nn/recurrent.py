@@ -230,7 +230,9 @@ class SimpleCell(RNNCellBase):
                  kernel_init: Callable = initializers.lecun_normal(),
                  recurrent_kernel_init: Callable = initializers.orthogonal(),
                  bias_init: Callable = initializers.zeros, promote_dtype: Callable = promote_dtype,
-                 keep_rngs: bool = False, rngs: Rngs):
+                 keep_rngs: bool = False, rngs: Rngs,
+                 kernel_metadata: dict = {}, recurrent_kernel_metadata: dict = {},  # noqa: B006
+                 bias_metadata: dict = {}):  # noqa: B006
         self.in_features = in_features
         self.hidden_features = hidden_features
         self.dtype = dtype
@@ -240,9 +242,12 @@ class SimpleCell(RNNCellBase):
         self.rngs = rngs.carry.fork() if keep_rngs else None
         self.dense_h = Linear(hidden_features, hidden_features, use_bias=False,
                               kernel_init=recurrent_kernel_init, dtype=dtype,
-                              param_dtype=param_dtype, rngs=rngs)
+                              param_dtype=param_dtype, promote_dtype=promote_dtype, rngs=rngs,
+                              kernel_metadata=recurrent_kernel_metadata)
         self.dense_i = Linear(in_features, hidden_features, use_bias=True, kernel_init=kernel_init,
-                              bias_init=bias_init, dtype=dtype, param_dtype=param_dtype, rngs=rngs)
+                              bias_init=bias_init, dtype=dtype, param_dtype=param_dtype,
+                              promote_dtype=promote_dtype, rngs=rngs,
+                              kernel_metadata=kernel_metadata, bias_metadata=bias_metadata)
         self.carry_init = carry_init
 
     def __call__(self, carry: Any, inputs: Any) -> tuple:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 from ..module import Module
@@ -22,16 +23,35 @@ class Sequential(Module):
         self.layers = list(fns)
 
     def __call__(self, *args: Any, rngs: Any = None, **kwargs: Any) -> Any:
-        out: Any = args
+        if not self.layers:  # the identity: its one argument, its arguments, its keywords
+            if len(args) == 1:
+                return args[0]
+            if args:
+                return args
+            return kwargs if kwargs else None
+        out: Any = None
         for i, f in enumerate(self.layers):
             if not callable(f):
                 raise TypeError(f"Sequential: layer {i} ({type(f).__name__}) is not callable")
             if i == 0:
-                out = f(*args, **kwargs)
+                a, k = args, dict(kwargs)
             elif isinstance(out, tuple):
-                out = f(*out)
+                a, k = out, {}
+            elif isinstance(out, dict):
+                a, k = (), dict(out)
             else:
-                out = f(out)
-        if not self.layers and len(args) == 1:
-            return args[0]
+                a, k = (out,), {}
+            if rngs is not None and _takes_rngs(f):
+                k["rngs"] = rngs
+            out = f(*a, **k)
         return out
+
+
+def _takes_rngs(f: Any) -> bool:
+    # a layer gets Sequential's ``rngs`` when its call has an ``rngs`` keyword (as flax)
+    try:
+        params = inspect.signature(f).parameters
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "rngs" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+               for p in params.values())

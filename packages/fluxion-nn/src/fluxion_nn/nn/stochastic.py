@@ -52,7 +52,8 @@ class Dropout(Module):
     def __call__(self, inputs: Any, *, deterministic: bool | None = None, rngs: Any = None) -> Any:
         det = self.deterministic if deterministic is None else deterministic
         if det is None:
-            raise ValueError("Dropout: no `deterministic` given; pass it to the constructor or the call")
+            raise ValueError("No `deterministic` argument was provided to Dropout "
+                             "(Dropout: pass it to the constructor or the call, or use nnx.view).")
         if self.rate == 0.0 or det:
             return inputs
         if self.rate == 1.0:
@@ -63,7 +64,9 @@ class Dropout(Module):
         elif isinstance(rngs, RngStream):
             key = rngs()
         elif rngs is None:
-            raise ValueError("Dropout: `deterministic` is False but no `rngs` were given")
+            raise ValueError("`deterministic` is False, but no `rngs` argument was provided to "
+                             "Dropout as either a __call__ argument or class attribute "
+                             "(Dropout: pass rngs= to the constructor or the call).")
         else:
             key = rngs
         keep = 1.0 - self.rate

@@ -1,0 +1,78 @@
+"""Small flax.nnx behaviours checked side by side with flax: State equality and ``diff``, the
+order of ``...`` among split filters, Variable value hooks, ``nnx.List`` as a pytree, an empty
+``Sequential``, Dropout's error words, int shapes of ``Einsum`` and metadata of ``SimpleCell``."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx as fnnx
+
+import fluxion
+import fluxion.numpy as jnp
+import fluxion_nn as nnx
+
+
+def test_state_equality_diff_and_filter_order():
+    assert nnx.State({}) == {} and fnnx.State({}) == {}
+    small = nnx.state(nnx.List([nnx.Linear(2, 2, rngs=nnx.Rngs(0))]))
+    big = nnx.state(nnx.List([nnx.Linear(2, 2, rngs=nnx.Rngs(1)) for _ in range(2)]))
+    assert nnx.statelib.diff(small, big) == nnx.State({})
+    extra = nnx.statelib.diff(big, small)
+    assert sorted(p for p, _ in extra.flat_state()) == [(1, "bias"), (1, "kernel")]
+    m = nnx.Dict(a=nnx.Param(jnp.ones(1)), b=nnx.BatchStat(jnp.ones(1)))
+    fm = fnnx.Dict(a=fnnx.Param(jax.numpy.ones(1)), b=fnnx.BatchStat(jax.numpy.ones(1)))
+    for lib, mod in ((nnx, m), (fnnx, fm)):
+        with pytest.raises(ValueError, match="`...` or `True` can only be used as the last"):
+            lib.split(mod, ..., lib.Param)
+
+
+def test_variable_value_hooks_as_flax():
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        class Plus3(lib.Param):
+            def get_value(self, **kwargs):
+                return super().get_value(**kwargs) + 3
+
+        class Plus7(lib.Param):
+            def set_value(self, value, **kwargs):
+                super().set_value(value + 7, **kwargs)
+
+        x = Plus3(np_.array(1))
+        assert int(x[...]) == 4 and int(x.get_raw_value()) == 1
+        y = Plus7(np_.array(1))
+        y[...] = 5
+        assert int(y.get_raw_value()) == 12
+    z = nnx.Param(jnp.zeros(3))
+    z[1] = 2.0
+    np.testing.assert_array_equal(np.asarray(z.get_value()), [0.0, 2.0, 0.0])
+
+
+def test_list_pytree_and_empty_sequential():
+    ls = nnx.List([jnp.array(1), "s", jnp.array(3)])
+    fls = fnnx.List([jax.numpy.array(1), fnnx.static("s"), jax.numpy.array(3)])
+    leaves, treedef = fluxion.tree_util.tree_flatten(ls)
+    assert len(leaves) == len(jax.tree_util.tree_leaves(fls)) == 2
+    back = fluxion.tree_util.tree_unflatten(treedef, [x * 2 for x in leaves])
+    assert isinstance(back, nnx.List) and back[1] == "s" and int(back[2]) == 6
+    for iden in (nnx.Sequential(), fnnx.Sequential()):
+        assert iden(12) == 12 and iden(12, 23) == (12, 23)
+        assert iden() is None and iden(k=2) == {"k": 2}
+
+    def takes(x, *, rngs):
+        assert isinstance(rngs, nnx.Rngs)
+        return x + 1
+
+    assert nnx.Sequential(lambda x: x, takes)(1, rngs=nnx.Rngs(0)) == 2
+
+
+def test_layer_errors_and_arguments_as_flax():
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        with pytest.raises(ValueError, match="`deterministic` is False, but no `rngs` argument"):
+            lib.Dropout(0.5, deterministic=False)(np_.ones(2))
+        e = lib.Einsum("ik,kj->ij", (5, 4), 5, rngs=lib.Rngs(0))
+        assert e.bias.shape == (5,) and e.kernel.shape == (5, 4)
+        cell = lib.SimpleCell(2, 3, rngs=lib.Rngs(0), kernel_metadata={"tag": "k"},
+                              recurrent_kernel_metadata={"tag": "r"}, bias_metadata={"tag": "b"})
+        assert (cell.dense_i.kernel.tag, cell.dense_h.kernel.tag, cell.dense_i.bias.tag) == \
+            ("k", "r", "b")
