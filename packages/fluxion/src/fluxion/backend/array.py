@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import struct
 import threading
 from typing import Any, Callable
 
@@ -55,7 +56,7 @@ def install_device_services(*, to_numpy: Callable, shards_of: Callable,
 class Spec:
     """Interned (aval, sharding): what jaxlib reads as an array's aval, and a dispatch key."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "sharding", "committed", "aval", "host_format",
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "committed", "aval", "host_read",
                  "__weakref__")
     _table: dict[tuple, "Spec"] = {}
     # Caches compare Specs by identity, so two threads must never intern two equal ones.
@@ -95,7 +96,7 @@ class Spec:
                 s = object.__new__(cls)
                 s.shape, s.dtype, s.weak_type = aval.shape, aval.dtype, aval.weak_type
                 s.aval, s.sharding, s.committed = aval, sharding, committed
-                s.host_format = None  # set by _scalar_format on the first scalar read
+                s.host_read = None  # set by _scalar_reader on the first scalar read
                 cls._table[key] = s
         return s
 
@@ -116,24 +117,28 @@ def _typed_aval(aval: ShapedArray, sharding: Any) -> ShapedArray:
 # which waits until the value is computed): no host copy, no per-device array. Elsewhere, and
 # for dtypes outside this table, the read is the buffer's own copy to the host (_to_numpy).
 _SCALAR_FORMATS = {np.dtype(t): c for t, c in (
-    (np.float32, "f"), (np.float64, "d"), (np.int32, "i"), (np.int64, "q"),
+    (np.float32, "f"), (np.float64, "d"), (np.float16, "e"), (np.int32, "i"), (np.int64, "q"),
     (np.int16, "h"), (np.int8, "b"), (np.uint32, "I"), (np.uint64, "Q"), (np.uint16, "H"),
     (np.uint8, "B"), (np.bool_, "?"))}
 
 
-def _scalar_format(k: Spec) -> str:
-    """The ``memoryview`` format of a 0-d value on one CPU device of Spec ``k`` ("" when its
-    reads take the host copy), worked out once per Spec."""
-    fmt = _SCALAR_FORMATS.get(k.dtype, "") if not k.shape else ""
-    if fmt:
+_SCALAR_READERS = {dt: struct.Struct(c).unpack_from for dt, c in _SCALAR_FORMATS.items()}
+
+
+def _scalar_reader(k: Spec) -> Any:
+    """How to read a 0-d value of Spec ``k`` on one CPU device in place (``struct``'s
+    ``unpack_from`` of its format, taking the jaxlib array itself), or False when its reads take
+    the host copy; worked out once per Spec."""
+    read = _SCALAR_READERS.get(k.dtype, False) if not k.shape else False
+    if read:
         try:
             devs = k.sharding._internal_device_list
             if len(devs) != 1 or devs[0].platform != "cpu":
-                fmt = ""
+                read = False
         except Exception:  # not a jaxlib sharding
-            fmt = ""
-    k.host_format = fmt
-    return fmt
+            read = False
+    k.host_read = read
+    return read
 
 
 class _ArrayMeta(type):
@@ -306,12 +311,12 @@ class Array(metaclass=_ArrayMeta):
     def _scalar(self) -> Any:
         """The value of a 0-d array on one CPU device as a Python scalar, read in place; None
         where the host copy is needed (see ``_SCALAR_FORMATS``)."""
-        fmt = self._k.host_format
-        if fmt is None:
-            fmt = _scalar_format(self._k)
-        if fmt and self._np is None:
+        read = self._k.host_read
+        if read is None:
+            read = _scalar_reader(self._k)
+        if read and self._np is None:
             try:
-                return memoryview(self._a).cast("B").cast(fmt)[0]
+                return read(self._a)[0]
             except Exception:  # deleted, say: the host copy's path raises the clear error
                 return None
         return None
