@@ -25,9 +25,9 @@ def tanh_like(x):
 
 def test_seed_tanh_grads():
     g = fluxion.grad(tanh_like)
-    assert np.isclose(float(g(1.0)), 0.4199743, rtol=1e-6)
+    assert_close(g(1.0), np.float32(0.4199743), rtol=1e-6)
     g3 = fluxion.grad(fluxion.grad(fluxion.grad(tanh_like)))
-    assert np.isclose(float(g3(1.0)), 0.62162673, rtol=1e-5)
+    assert_close(g3(1.0), np.float32(0.62162673), rtol=1e-5)
 
 
 def abs_val(x):
@@ -244,12 +244,12 @@ def test_linear_transpose():
 
 def test_jit_compositions_stay_calls():
     f = fluxion.jit(tanh_like)
-    assert np.isclose(float(fluxion.grad(f)(1.0)), 0.4199743, rtol=1e-6)
-    assert np.isclose(float(fluxion.jit(fluxion.grad(f))(1.0)), 0.4199743, rtol=1e-6)
-    assert np.isclose(float(fluxion.grad(fluxion.grad(fluxion.grad(f)))(1.0)), 0.62162673,
-                      rtol=1e-5)
+    assert_close(fluxion.grad(f)(1.0), np.float32(0.4199743), rtol=1e-6)
+    assert_close(fluxion.jit(fluxion.grad(f))(1.0), np.float32(0.4199743), rtol=1e-6)
+    assert_close(fluxion.grad(fluxion.grad(fluxion.grad(f)))(1.0), np.float32(0.62162673),
+                 rtol=1e-5)
     _, t = fluxion.jvp(f, (1.0,), (1.0,))
-    assert np.isclose(float(t), 0.4199743, rtol=1e-6)
+    assert_close(t, np.float32(0.4199743), rtol=1e-6)
     text = str(fluxion.make_jaxpr(fluxion.grad(f))(1.0))
     # forward and backward are one call each; nothing of tanh_like is inlined
     assert text.count("jit[") == 2
@@ -480,8 +480,7 @@ def test_per_example_weight_grads_are_built_in_their_final_layout():
         return api.vmap(api.grad(lambda w, x: np_.sum(np_.tanh(np_.dot(x, w)) ** 2)), (None, 0))
 
     ours = make(jnp, fluxion)(w, xs)
-    np.testing.assert_allclose(np.asarray(ours), np.asarray(make(jnp_ref, jax)(w, xs)),
-                               rtol=1e-5, atol=1e-6)
+    assert_close(ours, make(jnp_ref, jax)(w, xs), rtol=1e-5, atol=1e-6)
     prog = fluxion.make_jaxpr(make(jnp, fluxion))(w, xs)
     assert ours.shape == (4, 5, 3)
     assert not [e for e in prog.program.eqns if e.prim.name == "transpose"

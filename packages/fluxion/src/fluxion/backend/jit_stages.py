@@ -111,10 +111,17 @@ class Lowered:
 
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimate of the unoptimized program (``flops``, ``bytes accessed``, ...),
-        as JAX's ``Lowered.cost_analysis``."""
+        as JAX's ``Lowered.cost_analysis``. As JAX, not on a platform reached through the PJRT C
+        API (a TPU or CUDA plugin, whose runtime has no HLO cost analysis): there
+        ``compile().cost_analysis()`` gives the compiled program's estimate."""
         jaxlib_ext = _client_jaxlib_ext()
+        cl = _d._client.get_client()
+        if "PJRT C API" in cl.platform_version:
+            raise NotImplementedError(
+                f"Lowered.cost_analysis not implemented on platform '{cl.platform}'. Use "
+                "compile().cost_analysis() for post-compilation cost estimates.")
         hlo = self.compiler_ir("hlo").get_hlo_module()
-        return jaxlib_ext.hlo_module_cost_analysis(_d._client.get_client(), hlo)
+        return jaxlib_ext.hlo_module_cost_analysis(cl, hlo)
 
     @property
     def out_info(self) -> Any:
