@@ -56,6 +56,10 @@ def import_dlpack(external: Any, copy: bool | None = None) -> Array:
         host = None
     sharding = single_device_sharding(device)
     if host is not None:
+        canon = _dtypes.canonicalize_dtype(host.dtype)
+        if canon != host.dtype:  # 64-bit without x64: narrowed here (a copy), as an eager
+            # convert of the placed array would run on the default device (a TPU, say)
+            host = host.astype(canon)
         dtype = np.dtype(host.dtype)
         spec = Spec(ShapedArray(host.shape, dtype), sharding, False)
         impl = _d._jax.batched_device_put(spec, sharding, [host], [device], False, bool(copy),
