@@ -516,3 +516,26 @@ def test_eager_staging_cache_does_not_keep_functions_alive():
     del f
     gc.collect()
     assert ref() is None
+
+
+def test_cond_forwards_untouched_operands_like_jax():
+    # An operand every branch returns unchanged is returned around the cond (JAX's forwarding):
+    # it stays unbatched under vmap with a batched predicate (flax's nnx.cond passthrough).
+    def f(lib, p, c):
+        return lib.lax.cond(p > 0, lambda c: (c, c + 1), lambda c: (c, c * 2), c)
+
+    ours = fluxion.vmap(lambda p, c: f(fluxion, p, c), in_axes=(0, None), out_axes=(None, 0))(
+        fjnp.arange(3), 5.0)
+    ref = jax.vmap(lambda p, c: f(jax, p, c), in_axes=(0, None), out_axes=(None, 0))(
+        jjnp.arange(3), 5.0)
+    assert_same(ours, ref)
+    assert str(fluxion.make_jaxpr(lambda p, c: f(fluxion, p, c))(1, 1.0)) == str(
+        jax.make_jaxpr(lambda p, c: f(jax, p, c))(1, 1.0))
+    assert_same(flax.cond(True, lambda x: x, lambda x: x, 1.0),
+                jax.lax.cond(True, lambda x: x, lambda x: x, 1.0))
+    x = fjnp.ones(2)
+    assert flax.cond(False, lambda v: v, lambda v: v, x) is x
+    # a value closed over (not an operand) is not forwarded: batched, as in JAX
+    with pytest.raises(ValueError):
+        fluxion.vmap(lambda p: flax.cond(p > 0, lambda: x, lambda: x), out_axes=None)(
+            fjnp.arange(3))

@@ -249,9 +249,46 @@ def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Se
         if i != ref:
             check_same_outputs(api, names[ref], names[i], branches[ref], branches[i], trees[ref],
                                programs[ref].out_avals, trees[i], programs[i].out_avals)
+    # An output that every branch returns as the same operand, untouched, is that operand: it
+    # is forwarded around the cond (as in JAX), so it stays unbatched under vmap with a
+    # batched predicate and costs no select.
+    fwd = _forwarded_operands(programs, [len(s[1]) for s in staged])
+    if any(j is not None for j in fwd):
+        keep = [i for i, j in enumerate(fwd) if j is None]
+        programs = [Program(p.constvars, p.invars, [p.outvars[i] for i in keep], p.eqns)
+                    for p in programs]
     programs, consts = merge_consts(programs, [s[1] for s in staged])
-    out = cond_p.bind(index, *consts, *leaves, branches=tuple(programs))
+    if programs[0].outvars or any(p.effectful for p in programs):
+        inner = iter(cond_p.bind(index, *consts, *leaves, branches=tuple(programs)))
+    else:
+        inner = iter(())
+    out = [next(inner) if j is None else _as_array(leaves[j], avals[j]) for j in fwd]
     return tree_util.tree_unflatten(trees[0], out)
+
+
+def _as_array(x: Any, aval: ShapedArray) -> Any:
+    """A forwarded operand as the array it is in the branches (a Python or NumPy scalar
+    becomes an array of its aval, weak type kept)."""
+    if hasattr(x, "aval") or hasattr(x, "_base_array"):  # an array, a tracer or a key array
+        return x
+    return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+
+
+def _forwarded_operands(programs: Sequence[Program], n_consts: Sequence[int]) -> list:
+    """Per output, the operand index every branch returns unchanged there, else None."""
+    fwd: list = []
+    for i in range(len(programs[0].outvars)):
+        common = None
+        for p, nc in zip(programs, n_consts):
+            args = p.invars[nc:]
+            v = p.outvars[i]
+            j = next((k for k, a in enumerate(args) if a is v), None)
+            if j is None or (common is not None and j != common):
+                common = None
+                break
+            common = j
+        fwd.append(common)
+    return fwd
 
 
 @api_boundary
