@@ -141,6 +141,9 @@ PLATFORM_INAPPLICABLE = {
         (r"tests/fluxion/surface/(test_surface_compat_names\.py::test_mesh_utils_like_jax$|"
          r"test_surface_array_api\.py::test_namespace_info_like_jax$)",
          "compares device lists with the reference jax's 8 CPU devices (the TPU run has one chip)"),
+        (r"tests/fluxion/surface/test_surface_lax\.py::test_rng_bit_generator_matches_jax\[",
+         "RNG_DEFAULT is an implementation-defined algorithm in XLA (the same StableHLO gives "
+         "other bits on the TPU than on the CPU reference, seen on a v5e)"),
         (r"tests/fluxion/lax/test_slicing\.py::test_scatter_apply_with_captured_constant$",
          "XLA's TPU compiler rejects a scatter combiner that computes with a vector constant "
          "('Attempted to compile iota as an elementwise vector operation', seen on a v5e)"),
