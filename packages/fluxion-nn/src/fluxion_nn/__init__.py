@@ -35,7 +35,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import bridge, compat, extract, spmd
+from . import bridge, compat, extract, graphlib, spmd
 from .extract import prefix
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
@@ -200,7 +200,7 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map", "prefix", "extract", "set_metadata",
+    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata",
     # sharding
     "PARTITION_NAME", "get_partition_spec", "get_named_sharding", "get_abstract_model",
     "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata", "bridge",

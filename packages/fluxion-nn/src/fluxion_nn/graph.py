@@ -81,16 +81,28 @@ def check_tree_mode(tree: Any, api: str) -> None:
                     f"{api}: use graph=True (or nnx.set_graph_mode(True)) for graphs that share Variables.")
             seen[id(v)] = path
         elif isinstance(v, Pytree):
+            if id(v) in seen:  # a shared object or a cycle: not a tree
+                raise ValueError(
+                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {seen[id(v)]}\n"
+                    f"  - {path}\n\nTree mode (graph=False) does not support shared references "
+                    f"or cycles. {api}: use graph=True (or nnx.set_graph_mode(True)).")
+            seen[id(v)] = path
             d = vars(v)
             for k in sorted(d, key=str):
                 walk(d[k], f"{path}.{k}")
-        elif isinstance(v, (list, tuple)):
-            for i, x in enumerate(v):
-                walk(x, f"{path}[{i}]")
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                walk(x, f"{path}[{k!r}]")
+        elif isinstance(v, (list, tuple, dict)):
+            if id(v) in active:  # a container holding itself: a cycle
+                raise ValueError(
+                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {active[id(v)]}\n"
+                    f"  - {path}\n\nTree mode (graph=False) does not support cycles. {api}: use "
+                    "graph=True (or nnx.set_graph_mode(True)).")
+            active[id(v)] = path
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in items:
+                walk(x, f"{path}[{k!r}]" if isinstance(v, dict) else f"{path}[{k}]")
+            del active[id(v)]
 
+    active: dict[int, str] = {}
     walk(tree, "")
 
 
@@ -109,11 +121,26 @@ class GraphDef:
     Example: ``graphdef, state = nnx.split(model); model2 = nnx.merge(graphdef, state)``.
     """
 
-    __slots__ = ("root", "_hash")
+    __slots__ = ("root", "_hash", "_tree")
 
-    def __init__(self, root: tuple):
+    def __init__(self, root: tuple, tree: bool = False):
         self.root = root
         self._hash = hash(root)
+        self._tree = tree  # made in tree mode (graph=False)
+
+    @property
+    def nodes(self) -> list:
+        """The graph's nodes in pre-order, as flax's ``GraphDef.nodes``: a :class:`NodeDef` per
+        object or container, a :class:`VariableDef` per Variable, a :class:`NodeRef` per repeated
+        reference; a tree-mode GraphDef is one :class:`TreeNodeDef`.
+
+        Example: ``isinstance(nnx.graphdef(model).nodes[0], nnx.graphlib.NodeDef)``.
+        """
+        if self._tree:
+            return [TreeNodeDef(self.root)]
+        out: list = []
+        _collect_nodes(self.root, out)
+        return out
 
     def __hash__(self) -> int:
         return self._hash
@@ -135,6 +162,62 @@ class GraphDef:
             return out, split(node)
 
         return caller
+
+
+class NodeDef:
+    """A graph object or container in :attr:`GraphDef.nodes` (its type and index)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: type, index: int | None) -> None:
+        self.type, self.index = type, index
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(type={self.type.__name__}, index={self.index})"
+
+
+class VariableDef(NodeDef):
+    """A Variable in :attr:`GraphDef.nodes`."""
+
+    __slots__ = ()
+
+
+class NodeRef(NodeDef):
+    """A repeated reference to an earlier node in :attr:`GraphDef.nodes`."""
+
+    __slots__ = ()
+
+
+class TreeNodeDef:
+    """The single node of a tree-mode (``graph=False``) GraphDef."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: tuple) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"TreeNodeDef({_describe(self.root)})"
+
+
+def _collect_nodes(spec: tuple, out: list) -> None:
+    kind = spec[0]
+    if kind == "V":
+        out.append(VariableDef(spec[2], spec[1]))
+    elif kind == "R":
+        out.append(NodeRef(object, spec[1]))
+    elif kind == "O":
+        out.append(NodeDef(spec[2], spec[1]))
+        for _, sub in spec[3]:
+            _collect_nodes(sub, out)
+    elif kind == "L":
+        out.append(NodeDef(spec[1], None))
+        for sub in spec[2]:
+            _collect_nodes(sub, out)
+    elif kind == "D":
+        out.append(NodeDef(spec[1], None))
+        for sub in spec[3]:
+            _collect_nodes(sub, out)
 
 
 def _describe(spec: tuple) -> str:
@@ -284,7 +367,7 @@ def flatten(node: Any, /, *, refmap: dict | None = None,
     """
     ctx = _FlattenCtx(refmap)
     root = _flatten_value(node, (), ctx)
-    return GraphDef(root), FlatState(ctx.leaves)
+    return GraphDef(root, tree=not resolve(graph, set_graph_mode)), FlatState(ctx.leaves)
 
 
 def _flatten_many(nodes: list, refmap: dict | None = None) -> tuple[GraphDef, list, list]:
@@ -331,7 +414,17 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(node, "nnx.split")
-    gdef, flat = flatten(node)
+    gdef, flat = flatten(node, graph=graph)
+    if gdef.root[0] in ("A", "S"):  # a lone leaf (array or static): its "state" is itself
+        if not filters:
+            return gdef, node
+        taken = False
+        parts = []
+        for flt in filters:
+            hit = not taken and filterlib.to_predicate(flt)((), node)
+            taken = taken or hit
+            parts.append(node if hit else State())
+        return (gdef, *parts)
     if isinstance(node, Variable):  # a lone Variable: its "state" is the Variable (as flax)
         leaf = flat.leaves[0]
         if not filters:
@@ -372,6 +465,13 @@ def merge(graphdef: Any, /, *states: Any, copy: bool = False,
     if not states:
         raise TypeError("merge() missing 1 required positional argument: 'state' (nnx.merge needs "
                         "at least one State after the GraphDef)")
+    if graphdef.root[0] == "A":  # a lone array: the state is the array itself
+        leaf = next((s for s in states if not (isinstance(s, State) and not len(s))), states[0])
+        if isinstance(leaf, (list, tuple)) and leaf and isinstance(leaf[0], tuple):
+            leaf = leaf[0][1]  # a FlatState [((), x)]
+        return leaf.value if isinstance(leaf, Variable) else leaf
+    if graphdef.root[0] == "S":
+        return graphdef.root[1].value
     flat: dict = {}
     for s in states:
         if isinstance(s, Variable):  # the state of a lone Variable
@@ -435,6 +535,12 @@ def update(node: Any, state: Any, /, *states: Any) -> None:
     Example: ``nnx.update(model, new_params)``.
     """
     for s in (state, *states):
+        if isinstance(s, Variable):  # the state of a lone Variable (nnx.split(variable))
+            if not isinstance(node, Variable):
+                raise ValueError(f"nnx.update: a Variable state needs a Variable node, got "
+                                 f"{type(node).__name__}")
+            node.value = s.value
+            continue
         if isinstance(s, dict) and not isinstance(s, State):
             s = State(s)
         for path, leaf in s.flat_state():
@@ -505,6 +611,8 @@ def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tup
 
     Example: ``[p for p, m in nnx.iter_graph(model) if isinstance(m, nnx.Linear)]``.
     """
+    if not resolve(graph, set_graph_mode):
+        check_tree_mode(node, "nnx.iter_graph")
     seen: set = set()
 
     def walk(v: Any, path: tuple) -> Iterator:

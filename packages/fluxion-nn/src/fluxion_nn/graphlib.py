@@ -1,0 +1,184 @@
+"""``nnx.graphlib``: the graph layer under flax's names (as ``flax.nnx.graphlib``): ``flatten``
+/ ``unflatten`` with reference maps, ``split``/``merge``, ``GraphDef`` and its node kinds
+(:class:`NodeDef`, :class:`VariableDef`, :class:`NodeRef`, :class:`TreeNodeDef`), ``RefMap``
+and ``IndexMap``.
+
+Example::
+
+    refmap = nnx.graphlib.RefMap()
+    graphdef, flat = nnx.graphlib.flatten(model, ref_index=refmap)
+    assert model.kernel in refmap
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+from .graph import (
+    GraphDef,
+    GraphState,
+    NodeDef,
+    NodeRef,
+    TreeNodeDef,
+    VariableDef,
+    _path_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    clone,
+    graphdef,
+    is_graph_node,
+    iter_children,
+    iter_graph,
+    merge,
+    pop,
+    recursive_map,
+    set_graph_mode,
+    set_graph_updates,
+    split,
+    state,
+    update,
+)
+from .graph import flatten as _flatten
+from .statelib import FlatState, State
+from .variablelib import Variable
+
+__all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "update", "clone",
+           "pop", "iter_graph", "iter_children", "recursive_map", "is_graph_node", "GraphDef",
+           "GraphState", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "RefMap",
+           "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates"]
+
+
+class RefMap(MutableMapping):
+    """A mapping keyed by object identity (graph objects are not hashable by value):
+    ``obj -> index``.
+
+    Example: ``refmap = RefMap(); refmap[model] = 0; model in refmap`` is True.
+    """
+
+    def __init__(self, mapping: Any = ()) -> None:
+        self._data: dict[int, tuple[Any, Any]] = {}
+        items = mapping.items() if hasattr(mapping, "items") else mapping
+        for k, v in items:
+            self[k] = v
+
+    @classmethod
+    def from_indexmap(cls, indexmap: Any) -> RefMap:
+        """The inverse of an :class:`IndexMap` (``index -> obj``)."""
+        return cls((obj, idx) for idx, obj in indexmap.items())
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._data[id(key)][1]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._data[id(key)] = (key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        del self._data[id(key)]
+
+    def __contains__(self, key: Any) -> bool:
+        return id(key) in self._data
+
+    def __iter__(self) -> Iterator:
+        return (k for k, _ in self._data.values())
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"RefMap({ {type(k).__name__: v for k, v in self._data.values()} })"
+
+
+class IndexMap(dict):
+    """``index -> obj`` (the inverse of a :class:`RefMap`).
+
+    Example: ``IndexMap.from_refmap(refmap)[0] is model``.
+    """
+
+    @classmethod
+    def from_refmap(cls, refmap: RefMap) -> IndexMap:
+        return cls((idx, obj) for obj, idx in refmap.items())
+
+
+def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: Any = None,
+            with_paths: bool = True, graph: bool | None = None) -> tuple[GraphDef, Any]:
+    """``(GraphDef, FlatState)`` of a graph (``(GraphDef, [leaves])`` with
+    ``with_paths=False``); ``ref_index`` receives each graph object's index.
+
+    Example: ``graphdef, flat = nnx.graphlib.flatten(model)``.
+    """
+    ids: dict = {}
+    gdef, flat = _flatten(node, refmap=ids, graph=graph)
+    if ref_index is not None:
+        by_id = {}
+        for _, leaf in flat:
+            by_id[id(leaf)] = leaf
+        _collect_objects(node, by_id)
+        for oid, idx in ids.items():
+            if oid in by_id:
+                ref_index[by_id[oid]] = idx
+    if not with_paths:
+        return gdef, [leaf for _, leaf in flat]
+    return gdef, flat
+
+
+def _collect_objects(v: Any, out: dict, depth: int = 0) -> None:
+    # every graph object reachable from v (for ref_index), id -> object
+    if depth > 1000:
+        return
+    if is_graph_node(v):
+        if id(v) in out and not isinstance(v, Variable):
+            return
+        out[id(v)] = v
+        if isinstance(v, Variable):
+            return
+        for x in vars(v).values():
+            _collect_objects(x, out, depth + 1)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            _collect_objects(x, out, depth + 1)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _collect_objects(x, out, depth + 1)
+
+
+def _count_leaves(spec: tuple) -> int:
+    kind = spec[0]
+    if kind in ("A", "V"):
+        return 1
+    if kind == "O":
+        return sum(_count_leaves(s) for _, s in spec[3])
+    if kind == "L":
+        return sum(_count_leaves(s) for s in spec[2])
+    if kind == "D":
+        return sum(_count_leaves(s) for s in spec[3])
+    return 0
+
+
+def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None = None,
+              copy_variables: bool = False) -> Any:
+    """Rebuild a graph from ``graphdef`` and a State, FlatState or list of leaves;
+    ``index_ref`` receives ``index -> object`` for the objects built.
+
+    Example: ``model = nnx.graphlib.unflatten(*nnx.graphlib.flatten(model))``.
+    """
+    if isinstance(state, State):
+        flat = list(state.flat_state())
+    elif isinstance(state, Variable):
+        flat = [((), state)]
+    else:
+        flat = list(state)
+    expected = _count_leaves(graphdef.root)
+    if len(flat) != expected:
+        raise ValueError(f"Incorrect number of leaves, expected {expected} leaves, "
+                         f"got {len(flat)}.")
+    if flat and not (isinstance(flat[0], tuple) and len(flat[0]) == 2
+                     and isinstance(flat[0][0], tuple)):
+        it = iter(flat)
+        ctx = _UnflattenCtx(lambda path: next(it), copy_vars=copy_variables)
+    else:
+        ctx = _UnflattenCtx(_path_lookup(dict(flat)), copy_vars=copy_variables)
+    node = _unflatten_value(graphdef.root, (), ctx)
+    if index_ref is not None:
+        index_ref.update(ctx.built)
+    return node
