@@ -76,3 +76,15 @@ def test_layer_errors_and_arguments_as_flax():
                               recurrent_kernel_metadata={"tag": "r"}, bias_metadata={"tag": "b"})
         assert (cell.dense_i.kernel.tag, cell.dense_h.kernel.tag, cell.dense_i.bias.tag) == \
             ("k", "r", "b")
+
+
+def test_variable_copy_and_from_metadata_as_flax():
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        p = lib.Param(np_.ones(2), tag=1)
+        q = p.copy(tag=2)
+        assert type(q) is lib.Param and q.tag == 2 and p.tag == 1
+        assert float(p.copy(np_.zeros(2))[0]) == 0.0
+        r = lib.Param.from_metadata(np_.ones(1), p.get_metadata())
+        assert r.get_metadata() == p.get_metadata() and r.shape == (1,)
+    with pytest.raises(NotImplementedError, match="Fluxion has no hijax Variables"):
+        nnx.Param(jnp.ones(2)).copy(hijax=True)

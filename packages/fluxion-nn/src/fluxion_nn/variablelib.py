@@ -298,9 +298,31 @@ class Variable:
         object.__setattr__(new, "_metadata", {**self._metadata, **metadata})
         return new
 
-    def copy(self) -> "Variable":
-        """A shallow copy (same value, copied metadata)."""
-        return self.replace()
+    def copy(self, value: Any = _NO_DEFAULT, **updates: Any) -> "Variable":
+        """A copy of this Variable (``value`` and metadata entries replaced when given).
+        ``hijax=True``/``ref=True`` are refused: Fluxion has no hijax or ref Variables.
+
+        Example: ``v2 = v.copy(out_sharding=("data",))``.
+        """
+        for name in ("hijax", "ref"):
+            if updates.get(name, False) and not getattr(self, name):
+                raise NotImplementedError(f"Variable.copy({name}=True): Fluxion has no {name} "
+                                          "Variables (mutable references inside traces)")
+        if value is _NO_DEFAULT:
+            value = updates.pop("value", self._value)
+        return self.from_metadata(value, {**self._metadata, **updates})
+
+    @classmethod
+    def from_metadata(cls, value: Any, attributes: dict) -> "Variable":
+        """A Variable of this type holding ``value`` with exactly ``attributes`` as metadata
+        (no placement or hooks run, as flax's).
+
+        Example: ``nnx.Param.from_metadata(x, p.get_metadata())``.
+        """
+        new = object.__new__(cls)
+        object.__setattr__(new, "_value", value)
+        object.__setattr__(new, "_metadata", dict(attributes))
+        return new
 
     # -- array-like behaviour -------------------------------------------------------------------
     @property
