@@ -11,6 +11,8 @@ import threading
 from typing import Any, Callable, Iterator, NamedTuple
 
 from ._base import _frame, _frames
+from ._src import config as _config
+from ._src import utils as _utils
 
 __all__ = ["Module", "MethodContext", "intercept_methods", "intercept_methods_global",
            "name_scope"]
@@ -157,6 +159,8 @@ def _wrap_init(fn: Callable) -> Callable:
             stack.append((self, "__init__", collections.Counter()))
         try:
             if pushed:  # as Haiku: the construction is intercepted once, as type(self)'s
+                if _config.get_config().module_auto_repr:
+                    self._auto_repr = _utils.auto_repr(type(self), *args, **kwargs)
                 _call(fn, self, "__init__", type(self), args, kwargs)
             else:
                 fn(self, *args, **kwargs)
@@ -219,6 +223,10 @@ class Module:
         self.module_name = full
         self.name = full.rsplit("/", 1)[-1]
         self._submodules: set = set()
+
+    def __repr__(self) -> str:
+        auto = self.__dict__.get("_auto_repr")
+        return auto if auto is not None else object.__repr__(self)
 
     def params_dict(self) -> dict:
         """This module's parameters and its submodules', as ``{"module/name": value}``."""

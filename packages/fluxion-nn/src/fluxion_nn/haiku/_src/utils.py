@@ -36,10 +36,11 @@ def auto_repr(cls: type, *args: Any, **kwargs: Any) -> str:
 
     Example: ``auto_repr(hk.Linear, 3) == "Linear(output_size=3)"``.
     """
-    spec = inspect.getfullargspec(cls.__init__)
+    init = inspect.unwrap(cls.__init__)  # a Module's __init__ is wrapped (functools.wraps)
+    spec = inspect.getfullargspec(init)
     names = spec.args[1:len(args) + 1]
     names.extend(n for n in spec.args if n in kwargs)
-    values = inspect.getcallargs(cls.__init__, None, *args, **kwargs)
+    values = inspect.getcallargs(init, None, *args, **kwargs)
     defaults = spec.defaults or ()
     default_of = dict(zip(spec.args[-len(defaults):], defaults)) if defaults else {}
 
