@@ -109,3 +109,14 @@ def test_jax_named_params_keep_fluxion_items():
         p["call_jaxpr"]
     q = pickle.loads(pickle.dumps(p))
     assert q["jaxpr"] == 1 and dict(q) == dict(p)
+
+
+@pytest.mark.parametrize("c", [2.0, 3, 0.5])
+def test_literal_str_matches_jax(c):
+    def lits(ns, jnp, core):
+        j = ns.make_jaxpr(lambda x: x * c + 1)(jnp.ones(2, jnp.float32))
+        return [str(a) for e in j.eqns for a in e.invars if isinstance(a, core.Literal)]
+    from jax.extend import core as jcore
+
+    from fluxion.extend import core as fcore
+    assert lits(fluxion, fjnp, fcore) == lits(jax, jjnp, jcore)

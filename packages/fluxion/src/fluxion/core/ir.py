@@ -66,8 +66,8 @@ class Literal:
         self.val = val
         self.aval = aval
 
-    def __repr__(self) -> str:
-        return f"Literal({self.val!r}:{self.aval.str_short()})"
+    def __repr__(self) -> str:  # JAX's: Literal(2.0)
+        return f"Literal({self.text()})"
 
     def text(self) -> str:
         v = self.val
