@@ -24,7 +24,8 @@ import numpy as np
 
 import fluxion
 
-__all__ = ["assert_same", "assert_same_value", "assert_close", "assert_bits_equal", "check_like_jax",
+__all__ = ["assert_same", "assert_same_value", "assert_close", "assert_bits_equal",
+           "platform_tol", "check_like_jax",
            "check_ad_like_jax", "check_vmap_like_loop", "weak_type_of", "x64_both", "flags_both",
            "SMALL_SHAPES", "BIN_SHAPE_PAIRS", "rand_array"]
 
@@ -180,6 +181,19 @@ def assert_close(ours: Any, theirs: Any, tol: float | None = None, *, rtol: floa
         atol = tol if atol is None else atol
     assert_same(ours, theirs, rtol=rtol, atol=atol, check_weak_type=False, exact=False,
                 err_msg=err_msg)
+
+
+def platform_tol(rtol: float, atol: float = 0.0, dtype: Any = np.float32) -> dict[str, float]:
+    """``rtol``/``atol`` for a check written with NumPy's ``assert_allclose``, widened to the
+    tolerance of ``dtype`` on the platform the suite runs Fluxion on (unchanged on the CPU).
+
+    Example:
+        >>> np.testing.assert_allclose(np.asarray(out), ref, **platform_tol(1e-5))
+    """
+    plat = _PLATFORM_TOL.get(_TEST_PLATFORM, {}).get(np.dtype(dtype).name)
+    if plat is None:
+        return {"rtol": rtol, "atol": atol}
+    return {"rtol": max(rtol, plat[0]), "atol": max(atol, plat[1])}
 
 
 def assert_bits_equal(ours: Any, theirs: Any) -> None:

@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 import fluxion.numpy as jnp
@@ -130,7 +131,7 @@ def test_hit_gives_identical_results(cache, events):
     assert out.dtype == ref.dtype and out.shape == ref.shape
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_allclose(out, np.sum(np.tanh(args[0] @ args[1]) ** 2, axis=0)
-                               + np.cos(args[1][0]), rtol=1e-5)
+                               + np.cos(args[1][0]), **platform_tol(1e-5))
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncate", "flip"])

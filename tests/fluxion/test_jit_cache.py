@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 import fluxion.numpy as fnp
@@ -277,7 +278,7 @@ def test_jit_of_a_wrapper_takes_the_fast_table_for_positional_arguments():
     for fx_args, jx_args, kw in cases:
         got, want = fx_g(*fx_args, **kw), jx_g(*jx_args, **kw)
         assert got.dtype == want.dtype and got.shape == want.shape
-        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), **platform_tol(1e-6))
     flattened = []
     inner = fjit._flatten
     fjit._flatten = lambda *a: (flattened.append(1), inner(*a))[1]
