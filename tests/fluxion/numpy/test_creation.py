@@ -175,3 +175,22 @@ FULL_CASES = [
 @pytest.mark.parametrize("case", range(len(FULL_CASES)))
 def test_full_fill_values(case):
     _both(FULL_CASES[case])
+
+
+def test_array_and_copy_give_a_new_buffer_like_jax():
+    # jnp.array(x) (copy=True) and jnp.copy(x) are new arrays; asarray is x itself (flax's
+    # nnx.clone(arrays=True) and donating both a parameter and its clone rely on it)
+    import jax
+    import jax.numpy as jjnp
+
+    import fluxion
+    import fluxion.numpy as fnp
+    for lib, np_ in ((fluxion, fnp), (jax, jjnp)):
+        x = np_.ones(3)
+        assert np_.copy(x) is not x and np_.array(x) is not x and np_.asarray(x) is x
+        assert np_.array(x, copy=False) is x
+        assert np_.copy(x).unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
+        f = lib.jit(lambda a, b: (a + 1, b + 1), donate_argnums=(0, 1))
+        f(x, np_.copy(x))  # two buffers: donating both is fine
+    assert str(fluxion.make_jaxpr(lambda v: fnp.array(v))(1.0)) == str(
+        jax.make_jaxpr(lambda v: jjnp.array(v))(1.0))

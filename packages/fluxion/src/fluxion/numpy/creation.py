@@ -86,6 +86,8 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         return device_put(array(object, dtype, copy, order, ndmin), device)
     if is_array(object):
         out = object if dt is None else lax.convert_element_type(object, dt)
+        if copy and out is object:  # JAX: copy=True gives a new array (a new buffer), traced too
+            out = lax.copy(out)
     elif isinstance(object, (list, tuple)) and _contains_arrays(object):
         out = _stack_nested(object, dt)
     elif hasattr(object, "__jax_array__"):
