@@ -703,3 +703,12 @@ def test_grad_of_vmap():
 
 def jax_or(M):
     return fluxion if M is jnp else jax
+
+
+def test_mapped_output_with_out_axes_none_names_it_like_jax():
+    # the message carries JAX's wording too (flax matches "at vmap ... got axis spec None")
+    with pytest.raises(ValueError) as ours:
+        fluxion.vmap(lambda x: {"a": x}, out_axes=None)(fluxion.numpy.ones(3))
+    with pytest.raises(ValueError) as theirs:
+        jax.vmap(lambda x: {"a": x}, out_axes=None)(jax.numpy.ones(3))
+    assert str(theirs.value) in str(ours.value)

@@ -382,7 +382,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                             raise ValueError(
                                 f"vmap of {fname} has mapped output{path} but out_axes is None "
                                 "for it: only outputs that do not depend on the mapped inputs "
-                                "can have out_axes None")
+                                f"can have out_axes None (at vmap out_axes{path}, got axis spec "
+                                f"None but output was batched on axis {d}, as JAX says)")
                         results.append(val)
                         continue
                     nd = len(shape_of(val)) + (1 if d is None else 0)
