@@ -428,6 +428,7 @@ def shutdown() -> None:
         dc, service = _state["client"], _state["service"]
         n, pid, dead = _state["num_processes"], _state["process_id"], _state.get("dead")
         _state["stop"].set()
+        watchdog = _state["watchdog"]
         timeout = _state["shutdown_timeout"]
         _state.clear()
         _client.set_distributed(None)
@@ -446,6 +447,14 @@ def shutdown() -> None:
         finally:
             if service is not None:
                 service.shutdown()
+            # The watchdog may still be inside a coordination call (get_live_nodes blocks while
+            # a dead peer is not yet declared dead); closing the client and the service ends
+            # it. Wait for it to leave jaxlib: a daemon thread that comes back from C++ after
+            # the interpreter has started finalizing is killed by pthread_exit, and unwinding
+            # that through jaxlib's frames aborts the process ("FATAL: exception not rethrown")
+            # even though the run ended cleanly.
+            if watchdog is not threading.current_thread():
+                watchdog.join(timeout + _POLL_S)
 
 
 def _shutdown_at_exit() -> None:
