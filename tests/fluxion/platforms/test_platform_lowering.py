@@ -136,6 +136,28 @@ def test_host_callback_lowers_to_send_recv_for_tpu(kind, fn) -> None:
         fexport.export(fluxion.jit(fn), platforms=["cuda"])(np.ones(3, np.float32))
 
 
+def test_ordered_callbacks_after_a_loop_wait_for_it_on_tpu() -> None:
+    # an ordered callback after a loop whose body runs ordered callbacks must run after them:
+    # on the TPU a host round trip takes the token and a loop result (the CPU's no-op host call
+    # does the same), and the later callback's send takes the token that round trip returns
+    from fluxion.experimental import io_callback
+
+    def f(x):
+        def body(i, c):
+            io_callback(lambda v: None, None, c, ordered=True)
+            return c + 1
+        y = lax.fori_loop(0, 3, body, x)
+        io_callback(lambda v: None, None, y, ordered=True)
+        return y
+
+    text = fexport.export(fluxion.jit(f), platforms=["tpu"])(np.float32(1)).mlir_module()
+    loop = re.search(r'(%\w+):\d+ = "stablehlo.while"', text).group(1)
+    sends = re.findall(rf'(%\w+) = "stablehlo.send"\({loop}#\d+, (%\w+(?:#\d+)?)\)', text)
+    assert len(sends) == 2  # the round trip, then the callback after the loop
+    back = re.search(rf'(%\w+):2 = "stablehlo.recv"\({sends[0][0]}\)', text).group(1)
+    assert sends[1][1] == f"{back}#1"
+
+
 def test_tridiagonal_solve_lax_lowering_matches_lapack() -> None:
     # the TPU's lowering is plain lax (no custom call): run that module here on the CPU
     from fluxion.backend.export import call_module, lower_module

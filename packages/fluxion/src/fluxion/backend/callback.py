@@ -33,6 +33,7 @@ from fluxion.backend import lapack
 from fluxion.backend.client import xc
 from fluxion.backend.lowering import (
     HOST_CALLBACK_TARGET,
+    SEQUENCE_EMITTERS,
     PlatformLoweringError,
     current_token,
     mlir_type,
@@ -231,6 +232,33 @@ class SendRecvCallback:
             self.fn, [shape(a.dtype, a.shape) for a in self.operand_avals],
             [shape(a.dtype, a.shape) for a in self.result_avals], self.send, self.recv,
             pickle.dumps)
+
+
+class _OneValue:
+    """What :func:`_emit_send_recv` reads of a rule's context, for sending one value."""
+
+    __slots__ = ("module", "fn", "avals_in")
+
+    def __init__(self, module: Any, fn: Any, aval: ShapedArray) -> None:
+        self.module, self.fn, self.avals_in = module, fn, [aval]
+
+
+def _sequence_after_tpu(ctx: Any, values: list[str]) -> None:
+    """The TPU's :func:`~fluxion.backend.lowering.sequence_after`: the smallest numeric result
+    of a loop or branch that runs ordered callbacks goes to the host on the function's token and
+    a dummy value comes back, so the function's later ordered callbacks run after that loop's
+    (the token is not threaded through the loop itself)."""
+    cands = [k for k, a in enumerate(ctx.avals_out[:len(values)])
+             if isinstance(a, ShapedArray) and getattr(a.dtype, "kind", "?") in ("i", "u", "f", "c")
+             and a.size > 0]
+    if not cands:
+        return
+    i = min(cands, key=lambda k: ctx.avals_out[k].size)
+    _emit_send_recv(_OneValue(ctx.module, ctx.fn, ctx.avals_out[i]), "ordered effects",
+                    lambda _value: None, [values[i]], [], ordered=True, side_effect=True)
+
+
+SEQUENCE_EMITTERS["tpu"] = _sequence_after_tpu
 
 
 _HOST_ATTRS = ('mhlo.frontend_attributes = {{_xla_host_transfer_handler_name = '

@@ -510,13 +510,22 @@ def _sync(*args: Any) -> tuple:
     return (None,)
 
 
+# platform -> ``emit(ctx, values)``: the no-op host round trip of :func:`sequence_after` on a
+# platform whose host callbacks are not the CPU's custom call (backend/callback.py sets the
+# TPU's send/recv one; ordered callbacks are lowered only once that module is imported)
+SEQUENCE_EMITTERS: dict[str, Callable[[Any, list], None]] = {}
+
+
 def sequence_after(ctx: Any, values: list[str]) -> None:
     """Make the later ordered callbacks of ``ctx``'s function wait for ``values`` (the results
     of a loop or branch whose body runs ordered callbacks): a no-op host call takes the token
     and one of them."""
-    if not values or ctx.module.platform != "cpu":
-        # (on the TPU the send/recv tokens order the callbacks within a function; a loop's
-        # callbacks and later ones of the enclosing function are not sequenced)
+    if not values:
+        return
+    if ctx.module.platform != "cpu":
+        emit = SEQUENCE_EMITTERS.get(ctx.module.platform)
+        if emit is not None:
+            emit(ctx, values)
         return
     fn = ctx.fn
     i = min(range(len(values)), key=lambda k: ctx.avals_out[k].size)
