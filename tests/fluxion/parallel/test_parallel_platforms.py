@@ -15,7 +15,10 @@ import fluxion.numpy as jnp
 
 
 def _run(code_or_module: list[str], env_extra: dict) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **env_extra)
+    # FLUXION_PLATFORMS (set by a `--platform tpu` run of the suite) would win over the
+    # JAX_PLATFORMS these tests give the child
+    env = {k: v for k, v in os.environ.items() if k != "FLUXION_PLATFORMS"}
+    env.update(env_extra)
     return subprocess.run([sys.executable, *code_or_module], capture_output=True, text=True,
                           env=env, timeout=120)
 

@@ -49,7 +49,8 @@ def test_export_round_trip_in_process():
 
 
 def test_exported_runs_in_a_fresh_process(tmp_path):
-    blob = export.export(fluxion.jit(_model))(*ARGS).serialize()
+    # exported for the CPU and run there by the child (on a TPU run this process holds the chip)
+    blob = export.export(fluxion.jit(_model), platforms=["cpu"])(*ARGS).serialize()
     path = tmp_path / "model.flx"
     path.write_bytes(bytes(blob))
     np.save(tmp_path / "x.npy", ARGS[1])
@@ -61,7 +62,8 @@ def test_exported_runs_in_a_fresh_process(tmp_path):
         np.save({str(tmp_path / "y.npy")!r}, np.asarray(out["y"]))
         print(exp.fun_name, [a.shape for a in exp.out_avals])
     """)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = {k: v for k, v in os.environ.items() if k != "FLUXION_PLATFORMS"}
+    env.update(PYTHONPATH=os.pathsep.join(sys.path), JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=300, env=env)
     assert done.returncode == 0, done.stderr
