@@ -182,3 +182,24 @@ def test_scan_axes_validation_and_tuple_out_axes_match_flax():
         assert y1.shape == (2, 3) and y2.shape == (3, 2) and y1.dtype == np_.float32
         np.testing.assert_allclose(float(c), 15.0)
         np.testing.assert_allclose(np.asarray(y1), 2.0 * np.arange(6.0).reshape(2, 3))
+
+
+def test_jit_static_argnames_positional_lower_compile_match_flax():
+    for lib, np_, jx, _ in LIBS:
+        class Foo(lib.Module):
+            def __init__(self):
+                self.count = lib.Variable(np_.array(0))
+
+        def fn(m, x, use_relu):
+            m.count[...] += 1
+            return np_.maximum(x, 0.0).sum() if use_relu else x.sum()
+
+        mesh = jx.sharding.Mesh(np.array(jx.devices()[:1]), ("d",))
+        sh = jx.sharding.NamedSharding(mesh, jx.sharding.PartitionSpec())
+        f = lib.jit(fn, in_shardings=(None, sh), static_argnames=("use_relu",))
+        m, x = Foo(), np_.array([-1.0, 2.0])
+        assert float(f(m, x, True)) == 2.0 and float(f(m, x, False)) == 1.0
+        g = lib.jit(lambda m, x: fn(m, x, True))
+        compiled = g.lower(m, x).compile()
+        assert compiled.as_text() is not None
+        assert float(compiled(m, x)) == 2.0 and int(m.count[...]) == 3

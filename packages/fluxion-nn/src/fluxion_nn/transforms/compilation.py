@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
 import fluxion
@@ -12,7 +13,8 @@ from .._lift import CallCache, apply_outputs
 from ..graph import (
     is_graph_node,
 )
-from .iteration import StateAxes, _leaf_axis
+from ..variablelib import Variable
+from .iteration import StateAxes, _alias_error, _leaf_axis
 from .transforms import (
     _call_pure,
     _check_prefix,
@@ -38,22 +40,71 @@ def _apply_in_shardings(args: tuple, in_shardings: Any) -> tuple:
     specs = list(in_shardings) if isinstance(in_shardings, (tuple, list)) else [in_shardings] * len(args)
     if len(specs) != len(args):
         raise ValueError(f"nnx.jit: in_shardings has {len(specs)} entries for {len(args)} arguments")
+    placements = _module_placements(args, specs)
     out = []
     for a, spec in zip(args, specs):
         if spec is None:
             out.append(a)
         elif is_graph_node(a):
-            for path, var in _flat_variables(a):
-                sh = _leaf_axis(spec, tuple(path), var)
-                if sh is not None:
-                    var.value = fluxion.device_put(var.value, sh)
             out.append(a)
         elif isinstance(spec, StateAxes):
             raise ValueError("nnx.jit: in_shardings entries for non-module arguments cannot "
                              "contain `StateSharding` objects")
         else:
             out.append(tree_util.tree_map(lambda x, s=spec: fluxion.device_put(x, s), a))
+    for var, sh in placements.values():
+        var.value = fluxion.device_put(var.value, sh)
     return tuple(out)
+
+
+def _module_placements(args: tuple, specs: list) -> dict:
+    """id(Variable) -> (Variable, sharding) for the module arguments' Variables; one Variable
+    reached with two different shardings is flax's 'Inconsistent aliasing' error."""
+    seen: dict = {}
+    for k, (a, spec) in enumerate(zip(args, specs)):
+        if spec is None or not is_graph_node(a):
+            continue
+        for path, var in _flat_variables(a):
+            if not isinstance(var, Variable):
+                continue
+            sh = _leaf_axis(spec, tuple(path), var)
+            if sh is None:
+                continue
+            prev = seen.get(id(var))
+            if prev is not None and prev[2] != sh:
+                raise _alias_error(var, (prev[1], prev[2]), ((k, *path), sh), "nnx.jit")
+            seen[id(var)] = (var, (k, *path), sh)
+    return {i: (v, sh) for i, (v, _, sh) in seen.items()}
+
+
+def _apply_out_shardings(out: Any, spec: Any) -> Any:
+    """Place the outputs with ``out_shardings``: a module output's Variables by prefix
+    (``nnx.prefix``/``StateSharding``), arrays with a sharding."""
+    if spec is None:
+        return out
+    if is_graph_node(out):
+        for path, var in _flat_variables(out):
+            if isinstance(var, Variable):
+                sh = _leaf_axis(spec, tuple(path), var)
+                if sh is not None and getattr(var.value, "sharding", None) != sh:
+                    var.value = fluxion.device_put(var.value, sh)
+        return out
+    if isinstance(out, (tuple, list)) and isinstance(spec, (tuple, list)) and len(out) == len(spec):
+        return type(out)(_apply_out_shardings(o, s) for o, s in zip(out, spec))
+    if hasattr(spec, "mesh") or hasattr(spec, "device_set"):  # one sharding for every array
+        return tree_util.tree_map(
+            lambda x: fluxion.device_put(x, spec) if hasattr(x, "shape") else x, out,
+            is_leaf=is_graph_node)
+    return out
+
+
+def _reshard_modules(args: tuple, in_shardings: Any) -> None:
+    # after the call, module arguments' Variables are placed with their in_shardings again
+    # (flax's jit uses a module argument's in_sharding for its updated state too)
+    specs = list(in_shardings) if isinstance(in_shardings, (tuple, list)) else [in_shardings] * len(args)
+    for var, sh in _module_placements(args, specs).values():
+        if getattr(var.value, "sharding", None) != sh:
+            var.value = fluxion.device_put(var.value, sh)
 
 
 def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings: Any = None,
@@ -84,6 +135,13 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     no_alias = "nnx.jit" if _simple(graph, graph_updates) else None
     snums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
     snames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
+    # a static argument named in static_argnames but passed by position is static too (as jax)
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    snums = tuple(sorted(set(snums) | {positional.index(n) for n in snames if n in positional}))
     side: dict = {}
 
     def pure(key: tuple, values: list, other: list) -> tuple:
@@ -101,11 +159,19 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     # shardings are applied to the arguments before the call (per Variable, by filter)
     cache = CallCache()
 
-    @functools.wraps(fun)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def dynamic(args: tuple) -> tuple:
+        return tuple(a for i, a in enumerate(args) if i not in snums)
+
+    def prepare(args: tuple, kwargs: dict) -> tuple:
         _tree_mode_check(graph, (args, kwargs), "nnx.jit")
         if in_shardings is not None:
-            args = _apply_in_shardings(args, in_shardings)
+            # in_shardings are for the non-static positional arguments (as jax.jit)
+            dyn = [i for i in range(len(args)) if i not in snums]
+            placed = _apply_in_shardings(tuple(args[i] for i in dyn), in_shardings)
+            args = list(args)
+            for i, a in zip(dyn, placed):
+                args[i] = a
+            args = tuple(args)
         if snums:
             static_pos = tuple((i, args[i]) for i in snums if i < len(args))
             args = tuple(None if i in snums else a for i, a in enumerate(args))
@@ -117,16 +183,76 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         else:
             static_kw = ()
         inp = cache.inputs((args, kwargs))
-        key = (inp.static, static_pos, static_kw)
+        return inp, (inp.static, static_pos, static_kw)
+
+    @functools.wraps(fun)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        inp, key = prepare(args, kwargs)
         values2, pure_out = jitted(key, inp.values, inp.other)
         static_out = side[key]
         if not static_out[-1]:
             cache.invalidate()  # the call changed the graphs' structure
-        return apply_outputs(static_out, values2, pure_out, inp.objs, inp.variables)
+        out = apply_outputs(static_out, values2, pure_out, inp.objs, inp.variables)
+        if in_shardings is not None:
+            _reshard_modules(dynamic(args), in_shardings)
+        if out_shardings is not None:
+            out = _apply_out_shardings(out, out_shardings)
+        return out
 
+    def lower(*args: Any, **kwargs: Any) -> Lowered:
+        inp, key = prepare(args, kwargs)
+        return Lowered(jitted.lower(key, inp.values, inp.other), wrapper)
+
+    wrapper.lower = lower  # type: ignore[attr-defined]
     wrapper.inner = jitted  # type: ignore[attr-defined]
     wrapper.cache = cache  # type: ignore[attr-defined]
     return wrapper
+
+
+class Compiled:
+    """``nnx.jit(f).lower(*args).compile()``: the compiled program (``as_text``,
+    ``cost_analysis``); calling it runs ``f`` on module arguments through the same executable,
+    writing their updates back.
+
+    Example: ``y = nnx.jit(f).lower(model, x).compile()(model, x)``.
+    """
+
+    def __init__(self, compiled: Any, fn: Callable) -> None:
+        self._compiled, self._fn = compiled, fn
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def as_text(self) -> Any:
+        return self._compiled.as_text()
+
+    def cost_analysis(self) -> Any:
+        return self._compiled.cost_analysis()
+
+    def memory_analysis(self) -> Any:
+        return self._compiled.memory_analysis()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._compiled, name)
+
+
+class Lowered:
+    """``nnx.jit(f).lower(*args)``: the lowered program of ``f`` on those arguments.
+
+    Example: ``text = nnx.jit(f).lower(model, x).as_text()``.
+    """
+
+    def __init__(self, lowered: Any, fn: Callable) -> None:
+        self._lowered, self._fn = lowered, fn
+
+    def compile(self, *args: Any, **kwargs: Any) -> Compiled:
+        return Compiled(self._lowered.compile(*args, **kwargs), self._fn)
+
+    def as_text(self, *args: Any, **kwargs: Any) -> Any:
+        return self._lowered.as_text(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lowered, name)
 
 
 def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
@@ -150,5 +276,11 @@ def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                  keep_unused=keep_unused, device=device, backend=backend, inline=inline,
                  graph=graph, graph_updates=graph_updates)
-    return cached_partial(jitted, *partial_args, graph=graph, graph_updates=graph_updates)
+    bound = cached_partial(jitted, *partial_args, graph=graph, graph_updates=graph_updates)
+
+    def lower(*args: Any, **kwargs: Any) -> Lowered:
+        return Lowered(jitted.lower(*partial_args, *args, **kwargs)._lowered, bound)
+
+    bound.lower = lower  # type: ignore[attr-defined]
+    return bound
 
