@@ -203,3 +203,15 @@ def test_jit_static_argnames_positional_lower_compile_match_flax():
         compiled = g.lower(m, x).compile()
         assert compiled.as_text() is not None
         assert float(compiled(m, x)) == 2.0 and int(m.count[...]) == 3
+
+
+def test_while_loop_rejects_replaced_variables_like_flax():
+    for lib, np_, _, _ in LIBS:
+        def body(state):
+            m, c = state
+            m.kernel = lib.Param(np_.zeros_like(m.kernel[...]))
+            return m, c - 1.0
+
+        module = lib.Linear(2, 2, rngs=lib.Rngs(0))
+        with pytest.raises(ValueError):
+            lib.while_loop(lambda s: s[-1] > 0, body, (module, 2.0))

@@ -544,7 +544,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
 
     def body(i: Any, carry: tuple) -> tuple:
         values, other = carry
-        return _call_pure(lambda v: body_fun(i, v), side, "s", inp.static, values, other)
+        return _call_pure(lambda v: body_fun(i, v), side, "s", inp.static, values, other,
+                          same_refs="nnx.fori_loop")
 
     values2, out = lax.fori_loop(lower, upper, body, (inp.values, inp.other))
     static_out = side["s"]
@@ -568,7 +569,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, graph: 
 
     def body(carry: tuple) -> tuple:
         values, other = carry
-        return _call_pure(body_fun, side, "s", inp.static, values, other)
+        return _call_pure(body_fun, side, "s", inp.static, values, other,
+                          same_refs="nnx.while_loop")
 
     values2, out = lax.while_loop(c, body, (inp.values, inp.other))
     return apply_outputs(side["s"], values2, out, inp.objs)

@@ -133,12 +133,20 @@ def _check_prefix(prefix: Any, prefix_name: str, fn_name: str, graph: bool | Non
 
 
 def _call_pure(f: Callable, side: dict, key: Any, static: tuple, values: list, other: list,
-               args_kwargs: bool = True, no_alias: str | None = None) -> tuple[list, list]:
+               args_kwargs: bool = True, no_alias: str | None = None,
+               same_refs: str | None = None) -> tuple[list, list]:
     tree, nodes, built = rebuild(static, values, other)
     args, kwargs = tree
+    before = {id(v) for _, v in _node_variables(list(nodes))} if same_refs else None
     out = f(*args, **kwargs)
     if no_alias is not None:
         _check_output_aliases(nodes, out, no_alias)
+    if same_refs is not None:
+        after = {id(v) for _, v in _node_variables(list(nodes))}
+        if after != before:
+            raise ValueError(f"{same_refs}: Variable identity must be preserved across "
+                             "iterations: the body replaced a Variable of its loop value by a "
+                             "new one (set its value instead: `m.kernel[...] = ...`)")
     static_out, values2, pure = split_outputs(nodes, built, out, static[0].root[2])
     side[key] = static_out
     return values2, pure
