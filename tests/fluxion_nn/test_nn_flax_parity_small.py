@@ -88,3 +88,22 @@ def test_variable_copy_and_from_metadata_as_flax():
         assert r.get_metadata() == p.get_metadata() and r.shape == (1,)
     with pytest.raises(NotImplementedError, match="Fluxion has no hijax Variables"):
         nnx.Param(jnp.ones(2)).copy(hijax=True)
+
+
+def test_rnn_broadcast_rngs_draw_once_per_call_as_flax():
+    counts = []
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        class DropCell(lib.SimpleCell):
+            def __init__(self, *, rngs):
+                super().__init__(2, 3, rngs=rngs)
+                self.drop = lib.Dropout(0.5, deterministic=False, rng_collection="rec", rngs=rngs)
+
+            def __call__(self, carry, x):
+                h, y = super().__call__(carry, x)
+                return self.drop(h), y
+
+        rnn = lib.RNN(DropCell(rngs=lib.Rngs(0, rec=1)), broadcast_rngs="rec")
+        y = rnn(np_.ones((4, 5, 2)))
+        assert y.shape == (4, 5, 3)
+        counts.append(int(rnn.cell.drop.rngs.count[...]))
+    assert counts[0] == counts[1] == 1

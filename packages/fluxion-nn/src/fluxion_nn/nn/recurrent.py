@@ -11,8 +11,9 @@ import fluxion.tree_util as tu
 from fluxion.nn import initializers, sigmoid, tanh
 
 from ..module import Module
-from ..rnglib import Rngs, RngStream
-from ..transforms import Carry, scan
+from ..filterlib import All
+from ..rnglib import Rngs, RngState, RngStream, split_rngs
+from ..transforms import Carry, StateAxes, scan
 from ._common import promote_dtype
 from .linear import Linear, default_kernel_init
 
@@ -340,8 +341,19 @@ class RNN(Module):
             carry, y = cell(carry, x)
             return carry, ((carry, y) if slice_carry else y)
 
-        out = scan(step, in_axes=(None, Carry, time_axis), out_axes=(Carry, time_axis),
-                   unroll=self.unroll)(self.cell, carry, inputs)
+        if self.broadcast_rngs is None and self.state_axes is None:
+            out = scan(step, in_axes=(None, Carry, time_axis), out_axes=(Carry, time_axis),
+                       unroll=self.unroll)(self.cell, carry, inputs)
+        else:
+            # the streams matching ``broadcast_rngs`` give one key per call, shared by every
+            # step (split once, then broadcast into the scan), as flax; the rest is carried
+            cell_axes = StateAxes({All(RngState, self.broadcast_rngs): None,
+                                   **(dict(self.state_axes) if self.state_axes else {...: Carry})})
+            scan_fn = split_rngs(splits=1, only=self.broadcast_rngs, squeeze=True, graph=True,
+                                 graph_updates=True)(
+                scan(step, in_axes=(cell_axes, Carry, time_axis), out_axes=(Carry, time_axis),
+                     unroll=self.unroll, graph=True, graph_updates=True))
+            out = scan_fn(self.cell, carry, inputs)
         carry, outputs = out
         if slice_carry:
             carries, outputs = outputs
