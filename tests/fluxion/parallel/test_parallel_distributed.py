@@ -17,6 +17,21 @@ import fluxion
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_worker.py")
 
 
+def _can_open_sockets() -> bool:
+    try:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+        return True
+    except OSError:  # e.g. a sandbox without TCP/IP (errno 97 on the borrowed TPU machine)
+        return False
+
+
+# the processes talk through the coordination service over TCP on the loopback
+needs_sockets = pytest.mark.skipif(not _can_open_sockets(),
+                                   reason="this machine cannot open TCP sockets, not even on "
+                                          "the loopback: distributed runs need them")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -43,6 +58,7 @@ def _run_pair(mode: str, timeout: float = 120) -> list[dict]:
     return results
 
 
+@needs_sockets
 def test_two_processes_data_parallel_step():
     results = _run_pair("step")
     for rc, res, out in results:
@@ -54,6 +70,7 @@ def test_two_processes_data_parallel_step():
     assert [r[1]["process_index"] for r in results] == [0, 1]
 
 
+@needs_sockets
 def test_two_processes_read_replicated_arrays_and_multihost_utils():
     results = _run_pair("multihost")
     for rc, res, out in results:
@@ -77,6 +94,7 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "
 # fresh processes import and compile the whole training stack); the per-commit run keeps the
 # 2-process data-parallel step above, which checks the same mechanism.
 @pytest.mark.slow
+@needs_sockets
 def test_two_process_training_equals_one_process(tmp_path):
     # examples/train_digits_multiprocess.py --processes 2: a fluxion_nn MLP trained with
     # fluxion_optim's adam, data-parallel over 2 processes; the same steps in this process.
@@ -102,6 +120,7 @@ def test_two_process_training_equals_one_process(tmp_path):
     assert got[0]["losses"] == got[1]["losses"]
 
 
+@needs_sockets
 def test_killed_peer_raises_in_survivor():
     (rc0, res0, out0), (rc1, _, _) = _run_pair("die")
     assert rc1 == 3
@@ -109,6 +128,7 @@ def test_killed_peer_raises_in_survivor():
     assert res0["error"] is not None and res0["detect_s"] < 60, res0
 
 
+@needs_sockets
 def test_killed_peer_raises_in_idle_survivor():
     # no collective pending: the watchdog (live-process poll every second) raises in the main
     # thread once the peer's heartbeats have been missing for heartbeat_timeout_seconds
@@ -129,6 +149,7 @@ def test_initialize_errors():
     assert not fluxion.distributed.is_initialized()
 
 
+@needs_sockets
 def test_peer_that_never_connects_raises():
     # process 0 of 2 alone: connect() fails after initialization_timeout; jaxlib's default
     # hook would abort the process, Fluxion raises a RuntimeError instead
@@ -171,6 +192,7 @@ def _cluster_env(kind: str, i: int, port: int) -> dict:
             "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}"}
 
 
+@needs_sockets
 @pytest.mark.parametrize("kind", ["slurm", "ompi", "k8s"])
 def test_initialize_without_arguments_detects_the_cluster(kind):
     port = _free_port()
