@@ -127,6 +127,16 @@ class _PublicView(types.ModuleType):
         if same is not None and getattr(same, "__doc__", None):
             self.__doc__ = same.__doc__
 
+    def __setattr__(self, attr: str, value) -> None:
+        # A test that patches a private module (``config.main_thread_config = ...``) patches the
+        # mirror's module behind the view; submodules and import-system attributes stay here.
+        same = self.__dict__.get("_compat_same")
+        if (same is not None and not (attr.startswith("__") and attr.endswith("__"))
+                and not isinstance(value, types.ModuleType) and hasattr(same, attr)):
+            setattr(same, attr, value)
+            return
+        super().__setattr__(attr, value)
+
     def __getattr__(self, attr: str):
         public = self.__dict__["_compat_public"]
         same = self.__dict__["_compat_same"]

@@ -32,3 +32,18 @@ def test_haiku_flax_bridge_is_unmirrored():
     placeholder = compat_alias._raise_unmirrored("haiku._src.flax")()
     with pytest.raises(compat_alias.UnmirroredModuleError, match=r"\[compat:unmirrored\]"):
         placeholder.flax_module  # noqa: B018
+
+
+def test_private_view_writes_through_to_the_mirror_module():
+    import types
+
+    same, public = types.ModuleType("mirror_same"), types.ModuleType("mirror_public")
+    same.flag = 1
+    view = compat_alias._PublicView("ref._src.thing", public, same)
+    view.flag = 2                       # a test patching the private module
+    assert same.flag == 2 and view.flag == 2
+    sub = types.ModuleType("ref._src.thing.sub")
+    view.sub = sub                      # the import system binding a submodule
+    assert view.sub is sub and not hasattr(same, "sub")
+    view.fresh = 3                      # a name the mirror lacks stays on the view
+    assert view.fresh == 3 and not hasattr(same, "fresh")
