@@ -107,3 +107,19 @@ def test_rnn_broadcast_rngs_draw_once_per_call_as_flax():
         assert y.shape == (4, 5, 3)
         counts.append(int(rnn.cell.drop.rngs.count[...]))
     assert counts[0] == counts[1] == 1
+
+
+def test_set_attributes_finds_class_attributes_as_flax():
+    for lib in (nnx, fnnx):
+        class Flagged(lib.Module):
+            flag = False  # a class attribute: found by hasattr, as flax
+
+        class Outer(lib.Module):
+            def __init__(self):
+                self.inner = Flagged()
+
+        m = Outer()
+        m.set_attributes(flag=True, graph=True)
+        assert m.inner.flag is True
+        with pytest.raises(ValueError, match="Could not find at least one instance"):
+            m.set_attributes(missing=1)

@@ -108,18 +108,20 @@ class Module(Pytree):
         """Yield ``(name, module)`` for the direct child modules."""
         return iter_module_children(self)
 
-    def set_attributes(self, *filters: Any, raise_if_not_found: bool = True, **attributes: Any) -> None:
-        """Set attributes on every submodule (matching ``filters``, default all) that has them.
+    def set_attributes(self, *filters: Any, raise_if_not_found: bool = True,
+                       graph: bool | None = None, **attributes: Any) -> None:
+        """Set attributes on every submodule (matching ``filters``, default all) that has them
+        (``hasattr``, as flax); ``graph`` picks graph or tree traversal.
 
         Example: ``model.set_attributes(deterministic=True)``.
         """
         preds = [filterlib.to_predicate(f) for f in filters] or [lambda p, m: True]
         found: set = set()
-        for path, module in iter_modules(self):
+        for path, module in iter_modules(self, graph=graph):
             if not any(p(path, module) for p in preds):
                 continue
             for k, v in attributes.items():
-                if k in vars(module):
+                if hasattr(module, k):
                     setattr(module, k, v)
                     found.add(k)
         missing = set(attributes) - found
