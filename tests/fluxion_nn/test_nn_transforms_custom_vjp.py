@@ -215,3 +215,18 @@ def test_while_loop_rejects_replaced_variables_like_flax():
         module = lib.Linear(2, 2, rngs=lib.Rngs(0))
         with pytest.raises(ValueError):
             lib.while_loop(lambda s: s[-1] > 0, body, (module, 2.0))
+
+
+def test_grad_of_state_argument_differentiates_all_its_variables_like_flax():
+    for lib, np_, _, _ in LIBS:
+        m = lib.Dict(a=lib.List([lib.Param(np_.array(10.0)), lib.BatchStat(np_.array(20.0))]),
+                     b=lib.Param(np_.array(10.0)))
+        graphdef, batch_stats, rest = lib.split(m, lib.BatchStat, ...)
+
+        def f(batch_stats, rest):
+            inner = lib.merge(graphdef, batch_stats, rest)
+            return inner.a[0][...] + inner.a[1][...] + inner.b[...]
+
+        grads = lib.grad(f)(batch_stats, rest)
+        assert isinstance(grads, lib.State) and len(grads) == 1
+        assert float(grads["a"][1][...]) == 1.0 and issubclass(type(grads["a"][1]), lib.BatchStat)

@@ -79,6 +79,8 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
     simple = _simple_grads(graph, graph_updates)
     specs = _diff_specs(argnums, ... if simple else Param)
     diff_args = {a: flt for a, flt in specs}
+    items = argnums if isinstance(argnums, (tuple, list)) else (argnums,)
+    plain = {int(a) for a in items if not isinstance(a, DiffState)}
     single = not isinstance(argnums, (tuple, list))
 
     @functools.wraps(f)
@@ -101,7 +103,10 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
         diff_mask = []
         for (path, leaf) in gleaves:
             a = node_arg[path[0]]
-            diff_mask.append(a in diff_args and filterlib.to_predicate(diff_args[a])(path[1:], leaf))
+            flt = diff_args.get(a)
+            if a in plain and not is_graph_node(args[a]):
+                flt = ...  # Variables inside a pytree argument (a State, a dict) all differentiate
+            diff_mask.append(a in diff_args and filterlib.to_predicate(flt)(path[1:], leaf))
         other_mask = [a in diff_args for a in other_arg]
         dv = [v for v, m in zip(inp.values, diff_mask) if m]
         nv = [v for v, m in zip(inp.values, diff_mask) if not m]
