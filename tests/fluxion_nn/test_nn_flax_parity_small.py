@@ -123,3 +123,20 @@ def test_set_attributes_finds_class_attributes_as_flax():
         assert m.inner.flag is True
         with pytest.raises(ValueError, match="Could not find at least one instance"):
             m.set_attributes(missing=1)
+
+
+def test_deepcopy_copies_static_attributes_as_flax():
+    import copy
+
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        class Foo(lib.Module):
+            def __init__(self):
+                self.a = lib.Param(np_.array(1))
+                self.b = [1, 2, 3]
+                self.me = self
+
+        m1 = Foo()
+        m2 = copy.deepcopy(m1)
+        assert vars(m1)["a"] is not vars(m2)["a"] and int(m2.a[...]) == 1
+        assert m1.b is not m2.b and m2.b == [1, 2, 3]
+        assert m2.me is m2 and m1.me is m1

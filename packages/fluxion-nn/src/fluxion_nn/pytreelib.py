@@ -3,6 +3,7 @@ arrays, Variables and sub-objects form the data of a graph (as ``flax.nnx.Pytree
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 import numpy as np
@@ -152,10 +153,33 @@ class Pytree:
         _register(cls)
 
     def __deepcopy__(self, memo: dict) -> Any:
-        return _CLONE[0](self)
+        # the graph is cloned (shared references kept shared); static attributes of every
+        # object in the copy are deep-copied too, so a copy shares no mutable value (as flax)
+        new = _CLONE[0](self)
+        _deepcopy_static(new, memo, set())
+        return new
 
 
 Object = Pytree
+
+
+def _deepcopy_static(obj: Any, memo: dict, seen: set) -> None:
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Pytree):
+        d = vars(obj)
+        for k, v in list(d.items()):
+            if has_data(v):
+                _deepcopy_static(v, memo, seen)
+            else:
+                d[k] = copy.deepcopy(v, memo)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _deepcopy_static(v, memo, seen)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _deepcopy_static(v, memo, seen)
 
 
 def _split_attrs(obj: Pytree) -> tuple[list, list, list]:
