@@ -60,3 +60,20 @@ def test_tree_mode_cycles_and_shared_variables_raise_like_flax():
         root.a = root.b = lib.Variable(np_.zeros(1))
         with pytest.raises(ValueError, match="found at paths"):
             list(lib.iter_graph(root, graph=False))
+
+
+def test_reseed_restores_the_dropout_mask_like_flax():
+    for lib, np_ in LIBS:
+        class Model(lib.Module):
+            def __init__(self, rngs):
+                self.linear = lib.Linear(2, 3, rngs=rngs)
+                self.dropout = lib.Dropout(0.5, deterministic=False, rngs=rngs)
+
+            def __call__(self, x):
+                return self.dropout(self.linear(x))
+
+        model = Model(lib.Rngs(params=0, dropout=42))
+        x = np_.ones((1, 8, 2))
+        y1 = model(x)
+        lib.reseed(model, dropout=42)
+        assert bool(np_.all(model(x) == y1))

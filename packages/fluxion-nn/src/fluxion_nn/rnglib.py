@@ -253,9 +253,11 @@ def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_on
 
     Example: ``nnx.reseed(model, dropout=42)``.
     """
-    for _, obj in _graph.iter_graph(node):
+    # as flax: each reseeded stream takes the next key of a fresh Rngs(**stream_keys) stream
+    fresh = {tag: RngStream(_as_key(k), tag=tag) for tag, k in stream_keys.items()}
+    for _, obj in _graph.iter_graph(node, graph=graph):
         if isinstance(obj, RngStream) and obj.tag in stream_keys:
-            key = _as_key(stream_keys[obj.tag])
+            key = fresh[obj.tag]()
             if obj.key.value.shape and policy == "scalars_only" and not key.shape:
                 key = random.split(key, obj.key.value.shape)
             obj.key.value = key
