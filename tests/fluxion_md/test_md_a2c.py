@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fluxion_md.a2c import crystallizer_utils as ours
-
 mg = pytest.importorskip("pymatgen.core")
+ours = pytest.importorskip("fluxion_md.a2c.crystallizer_utils")  # needs pymatgen
 ref = pytest.importorskip("jax_md.a2c.crystallizer_utils")
 
 RS = np.random.RandomState(0)

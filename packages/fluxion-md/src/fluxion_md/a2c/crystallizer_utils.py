@@ -3,7 +3,7 @@ every axis-aligned box ``[l, h)`` on a grid of step ``d_frac`` in fractional coo
 holds between ``nmin`` and ``nmax`` atoms (optionally only given compositions), the boxes as
 pymatgen structures, and the test of whether a relaxed sub-cell is a valid crystal.
 
-pymatgen is needed for structures and compositions; it is imported when used.
+Needs pymatgen (imported with the module, as jax_md's, so ``pymatgen.core`` is loaded).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Sequence
 
 import numpy as onp
+from pymatgen.core.composition import Composition
+from pymatgen.core.structure import Structure
 
 __all__ = ["Box", "BoxRowMatrix", "BoxColumnMatrix", "get_subcells_to_crystallize",
            "get_subcells_to_crystallize_parallel", "subcells_to_structures",
@@ -55,8 +57,6 @@ class BoxColumnMatrix(Box):
 
 def _compositions(restrict_to_compositions: Sequence[str] | None, max_coef: int | None,
                   elements: Sequence[str] | None) -> frozenset | None:
-    from pymatgen.core.composition import Composition  # reason: optional dependency
-
     if max_coef:
         if not elements:
             raise ValueError("get_subcells_to_crystallize: max_coef needs elements")
@@ -76,8 +76,6 @@ def _keep(ids: onp.ndarray, species: onp.ndarray, nmin: int, nmax: int,
         return False
     if wanted is None:
         return True
-    from pymatgen.core.composition import Composition  # reason: optional dependency
-
     return Composition("".join(species[ids])).reduced_formula in wanted
 
 
@@ -174,8 +172,6 @@ def subcells_to_structures(candidates: Sequence[Candidate], position: onp.ndarra
     Example:
         >>> # structures = subcells_to_structures(cands, frac_positions, BoxColumnMatrix(cell), species)
     """
-    from pymatgen.core.structure import Structure  # reason: optional dependency
-
     if isinstance(box, BoxRowMatrix):
         box = box.T
     out = []
