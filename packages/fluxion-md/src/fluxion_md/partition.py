@@ -425,6 +425,22 @@ def _fractional_cell_size(box: Any, cutoff: Any) -> Any:
     return 1.0 / max(n, 1.0)
 
 
+def _traced_fractional_cell_size(box: Any, cutoff: Any) -> Any:
+    # _fractional_cell_size for a box that may be traced (update(..., box=) under jit)
+    box = jnp.asarray(box)
+    if box.ndim == 0:
+        return cutoff / box
+    if box.ndim == 1:
+        return cutoff / jnp.min(box)
+    widths = 1.0 / jnp.linalg.norm(jnp.linalg.inv(box), axis=1)
+    return 1.0 / jnp.maximum(jnp.floor(jnp.min(widths) / cutoff), 1.0)
+
+
+def _cells_of(cell_size: Any) -> Any:
+    # the size of the cells a unit (fractional) box is cut into for a minimum cell size
+    return 1.0 / jnp.floor(1.0 / jnp.asarray(cell_size))
+
+
 def _perpendicular_widths(box: Any, dim: int) -> onp.ndarray:
     box = onp.asarray(box, dtype=onp.float64)
     if box.ndim == 0:
@@ -622,6 +638,11 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         err = neighbors.error
         if "box" in kwargs:
             err = err.update(PEC.MALFORMED_BOX, ~jnp.asarray(is_box_valid(kwargs["box"])))
+            if neighbors.cell_list_fn is not None and fractional_coordinates:
+                # as jax_md: a box that shrank below the cells' size (cells fixed at allocate)
+                current = _cells_of(neighbors.cell_size)
+                new = _cells_of(_traced_fractional_cell_size(kwargs["box"], cutoff))
+                err = err.update(PEC.CELL_SIZE_TOO_SMALL, jnp.any(new > current))
             neighbors = neighbors.set(error=err)
         rebuild = partial(build, previous=neighbors, extra_capacity=0, kwargs=kwargs)
         if always_rebuild:
