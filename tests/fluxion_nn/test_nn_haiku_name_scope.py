@@ -81,3 +81,31 @@ def test_errors_match_haiku():
                 pass
 
     hk.transform(body).init(None)
+
+
+def _transparent_names(mod):
+    class W(mod.Module):
+        @mod.transparent
+        def __call__(self):
+            return mod.Module(name="lin").module_name
+
+        @mod.transparent
+        def other(self):
+            return mod.Module(name="lin").module_name
+
+    class Outer(mod.Module):
+        def __call__(self):
+            return W()()
+
+    out = []
+
+    def f():
+        w = W(name="w")
+        out.extend([w(), w.other(), Outer()()])
+
+    mod.transform(f).init(None)
+    return out
+
+
+def test_transparent_methods_match_haiku():
+    assert _transparent_names(hk) == _transparent_names(rhk) == ["lin", "lin_1", "outer/lin"]

@@ -15,7 +15,7 @@ from ._src import config as _config
 from ._src import utils as _utils
 
 __all__ = ["Module", "MethodContext", "intercept_methods", "intercept_methods_global",
-           "name_scope"]
+           "name_scope", "transparent"]
 
 
 def _snake(name: str) -> str:
@@ -195,6 +195,8 @@ class Module:
         for k, v in list(vars(cls).items()):
             if k == "__init__":
                 setattr(cls, k, _wrap_init(v))
+            elif getattr(v, "_hk_transparent", False):
+                continue  # hk.transparent: runs in its caller's name scope, not intercepted
             elif (callable(v) and not isinstance(v, (staticmethod, classmethod, type))
                   and (not k.startswith("_") or k == "__call__") and not getattr(v, "_hk_wrapped", False)):
                 setattr(cls, k, _wrap_method(v, k, cls))
@@ -244,6 +246,22 @@ class Module:
 
 
 Module.__init__ = _wrap_init(Module.__init__)  # type: ignore[method-assign]
+
+
+def transparent(method: Callable) -> Callable:
+    """Mark a module method as transparent: the modules, parameters and state it creates are
+    named in the scope it is called from (not under the module and method), and method
+    interceptors do not see it.
+
+    Example::
+
+        class Wrapper(hk.Module):
+            @hk.transparent
+            def __call__(self, x):
+                return hk.Linear(3)(x)   # parameters under "linear", not "wrapper/linear"
+    """
+    method._hk_transparent = True  # type: ignore[attr-defined]
+    return method
 
 
 class NameScopeModule(Module):

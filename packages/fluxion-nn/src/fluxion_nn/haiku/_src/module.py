@@ -10,4 +10,5 @@ from .._module import (  # noqa: F401
     intercept_methods_global,
     name_scope,
     run_interceptors,
+    transparent,
 )
