@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 from typing import Any, Callable, Sequence
@@ -63,10 +62,19 @@ from fluxion.transforms.ad import (
     instantiate,
     tangent_aval,
 )
+from fluxion.transforms.custom_common import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    _is_zero,
+    _stage,
+    _to_rule,
+    custom_vjp_primal_tree_values,
+    zero_from_primal,
+)
+from fluxion.transforms.linear_call import linear_call, linear_call_p
 from fluxion.transforms.partial_eval import PartialEvalInterpreter
 from fluxion.transforms.staging import (
     abstractify,
-    close_program,
     fun_name,
     partial_at,
     trace_to_program,
@@ -75,83 +83,6 @@ from fluxion.transforms.staging import (
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call",
            "SymbolicZero", "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",
            "custom_jvp_call_p", "custom_vjp_call_p", "custom_lin_p", "linear_call_p"]
-
-
-# ----------------------------------------------------------------------------- symbolic zeros
-
-class SymbolicZero:
-    """A zero tangent (or cotangent) given to, or returned by, a rule defined with
-    ``symbolic_zeros=True``: only its aval is known. ``shape``, ``dtype`` and the other aval
-    attributes read through to the aval.
-
-    Example:
-        >>> import numpy as np
-        >>> SymbolicZero.from_primal_value(np.zeros(3, np.float32)).shape
-        (3,)
-    """
-
-    def __init__(self, aval: ShapedArray) -> None:
-        self.aval = aval
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "aval":  # not set yet (copy, pickle): do not recurse
-            raise AttributeError(name)
-        return getattr(self.aval, name)
-
-    def __repr__(self) -> str:
-        return "SymbolicZero"
-
-    @staticmethod
-    def from_primal_value(val: Any) -> "SymbolicZero":
-        """The symbolic zero tangent of the primal value ``val``."""
-        return SymbolicZero(tangent_aval(aval_of(val)))
-
-
-@dataclasses.dataclass(slots=True)
-class CustomVJPPrimal:
-    """A primal argument given to a ``custom_vjp`` forward rule defined with
-    ``symbolic_zeros=True``: its ``value`` and whether it is ``perturbed`` (differentiated)."""
-
-    value: Any
-    perturbed: bool
-
-
-def custom_vjp_primal_tree_values(tree: Any) -> Any:
-    """``tree`` with each :class:`CustomVJPPrimal` leaf replaced by its value.
-
-    Example:
-        >>> custom_vjp_primal_tree_values((CustomVJPPrimal(1.0, True),))
-        (1.0,)
-    """
-    def value(leaf: Any) -> Any:
-        if type(leaf) is not CustomVJPPrimal:
-            raise TypeError(f"unexpected leaf type {type(leaf)}")
-        return leaf.value
-    return tree_util.tree_map(value, tree)
-
-
-def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
-    """Zero tangents for the primal pytree ``val``: :class:`SymbolicZero` s, or arrays of zeros.
-
-    Example:
-        >>> zero_from_primal((1.0,), symbolic_zeros=True)
-        (SymbolicZero,)
-    """
-    def zero(x: Any) -> Any:
-        aval = tangent_aval(aval_of(x))
-        return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
-    return tree_util.tree_map(zero, val)
-
-
-def _to_rule(t: Any, symbolic_zeros: bool) -> Any:
-    """An internal tangent as the user's rule receives it."""
-    if type(t) is Zero:
-        return SymbolicZero(t.aval) if symbolic_zeros else ad.zeros_like_aval(t.aval)
-    return t
-
-
-def _is_zero(t: Any) -> bool:
-    return t is None or type(t) is Zero or type(t) is SymbolicZero
 
 
 # ----------------------------------------------------------------------------- processing calls
@@ -211,14 +142,6 @@ def _unpack(it: JVPInterpreter, args: list) -> tuple[list, list, bool]:
 
 def _pack(it: JVPInterpreter, outs: list, tangents: list) -> list:
     return [o if type(t) is Zero else JVPTracer(it, o, t) for o, t in zip(outs, tangents)]
-
-
-def _stage(fun: Callable, avals: Sequence[ShapedArray], name: str) -> tuple[Program, list]:
-    """``fun(*leaves)`` staged for leaves of ``avals``: a Program whose closed-over values are
-    leading inputs, and those values."""
-    program, consts, _ = trace_to_program(fun, tuple(avals), {}, in_avals=list(avals),
-                                          description=f"custom derivative of {name}")
-    return close_program(program), consts
 
 
 _CLOSURE_HINT = ("A custom_jvp or custom_vjp function and its rules see the values being "
@@ -904,121 +827,3 @@ def closure_convert(fun: Callable, *example_args: Any) -> tuple[Callable, list]:
 
     functools.update_wrapper(converted, fun)
     return converted, list(consts)
-
-
-# ----------------------------------------------------------------------------- linear_call
-
-linear_call_p = Primitive("linear_call", multiple_results=True)
-linear_call_p.sharding = keep_sharding_rule
-
-
-def linear_call(fun: Callable, fun_transpose: Callable, residual_args: Any,
-                linear_args: Any) -> Any:
-    """``fun(residual_args, linear_args)``, a function linear in ``linear_args``, whose
-    transpose is ``fun_transpose(residual_args, out_cotangent) -> linear_args cotangent`` (and
-    the transpose of that is ``fun`` again).
-
-    Example:
-        >>> import fluxion
-        >>> div = lambda r, x: linear_call(lambda r, x: x / r, lambda r, t: t / r, r, x)
-        >>> float(fluxion.linear_transpose(lambda x: div(3.0, x), 1.0)(6.0)[0])
-        2.0
-    """
-    res, res_tree = tree_util.tree_flatten(residual_args)
-    lin, lin_tree = tree_util.tree_flatten(linear_args)
-    n_res = len(res)
-    store: dict[str, Any] = {}
-
-    def flat_fun(*xs: Any) -> list:
-        out = fun(tree_util.tree_unflatten(res_tree, xs[:n_res]),
-                  tree_util.tree_unflatten(lin_tree, xs[n_res:]))
-        flat, store["out"] = tree_util.tree_flatten(out)
-        return flat
-
-    res_avals = [abstractify(x) for x in res]
-    callee, consts = _stage(flat_fun, res_avals + [abstractify(x) for x in lin], "linear_call")
-
-    def flat_transpose(*xs: Any) -> list:
-        out = fun_transpose(tree_util.tree_unflatten(res_tree, xs[:n_res]),
-                            tree_util.tree_unflatten(store["out"], xs[n_res:]))
-        flat, tree = tree_util.tree_flatten(out)
-        if tree != lin_tree:
-            raise TypeError(f"linear_call: the transpose function must return the structure of "
-                            f"the linear inputs, {lin_tree}; got {tree}")
-        return flat
-
-    def transpose_thunk() -> tuple[Program, list]:
-        return _stage(flat_transpose, res_avals + callee.out_avals, "linear_call transpose")
-
-    outs = linear_call_p.bind(*consts, *res, *lin, callee=callee, transpose_thunk=transpose_thunk,
-                              num_callee_consts=len(consts), num_res=n_res)
-    return tree_util.tree_unflatten(store["out"], outs)
-
-
-def _linear_call_abstract_eval(*avals: ShapedArray, callee: Program, **params: Any) -> list:
-    return callee.out_avals
-
-
-def _linear_call_impl(*args: Any, callee: Program, **params: Any) -> list:
-    return eval_program(callee, [], args)
-
-
-def _linear_call_lowering(ctx: Any, *args: str, callee: Program, **params: Any) -> list:
-    return ctx.lower_program_inline(callee, list(args))
-
-
-def _linear_call_jvp(primals: list, tangents: list, **params: Any) -> tuple:
-    n = params["num_callee_consts"] + params["num_res"]
-    if any(type(t) is not Zero for t in tangents[:n]):
-        raise TypeError("linear_call: its residual arguments cannot be differentiated (the "
-                        "function is linear in the linear arguments only)")
-    outs = linear_call_p.bind(*primals, **params)
-    t_outs = linear_call_p.bind(*primals[:n], *[instantiate(t) for t in tangents[n:]], **params)
-    return outs, t_outs
-
-
-def _linear_call_transpose(cts: list, *args: Any, callee: Program, transpose_thunk: Callable,
-                           num_callee_consts: int, num_res: int) -> list:
-    t_callee, t_consts = transpose_thunk()
-    f_consts = list(args[:num_callee_consts])
-    res = args[num_callee_consts:num_callee_consts + num_res]
-    cts = [ad.zeros_like_aval(a) if _is_zero(c) else c for c, a in zip(cts, callee.out_avals)]
-    outs = linear_call_p.bind(*t_consts, *res, *cts, callee=t_callee,
-                              transpose_thunk=lambda: (callee, f_consts),
-                              num_callee_consts=len(t_consts), num_res=num_res)
-    return [None] * (num_callee_consts + num_res) + list(outs)
-
-
-def _linear_call_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
-                       callee: Program, transpose_thunk: Callable, num_callee_consts: int,
-                       num_res: int) -> tuple[list, list]:
-    # Mapped inputs move to the front and every linear input is batched (unmapped ones are
-    # broadcast), so the outputs, their cotangents and the linear inputs' cotangents all carry
-    # the batch at 0 and the batched transpose needs no sums over the batch.
-    n = num_callee_consts + num_res
-    args, dims = list(args), list(dims)
-    for i, (x, d) in enumerate(zip(args, dims)):
-        if i >= n or d is not None:
-            args[i], dims[i] = array_ops.bdim_to_front(x, d, axis_data.size), 0
-    b_callee, b_consts, _ = batching.batch_program(callee, dims, axis_data, to_front=True,
-                                                   instantiate=True)
-    res_dims = dims[num_callee_consts:n]
-
-    def b_transpose() -> tuple[Program, list]:
-        t_callee, t_consts = transpose_thunk()
-        t_dims = [None] * len(t_consts) + res_dims + [0] * len(callee.outvars)
-        bt, bt_consts, _ = batching.batch_program(t_callee, t_dims, axis_data, to_front=True,
-                                                  instantiate=True)
-        return bt, list(bt_consts) + list(t_consts)
-
-    outs = linear_call_p.bind(*b_consts, *args, callee=b_callee, transpose_thunk=b_transpose,
-                              num_callee_consts=len(b_consts) + num_callee_consts, num_res=num_res)
-    return outs, [0] * len(outs)
-
-
-linear_call_p.abstract_eval = _linear_call_abstract_eval
-linear_call_p.impl = _linear_call_impl
-linear_call_p.lowering = _linear_call_lowering
-linear_call_p.jvp = _linear_call_jvp
-linear_call_p.transpose = _linear_call_transpose
-linear_call_p.batch = _linear_call_batch
