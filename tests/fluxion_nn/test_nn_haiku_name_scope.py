@@ -109,3 +109,30 @@ def _transparent_names(mod):
 
 def test_transparent_methods_match_haiku():
     assert _transparent_names(hk) == _transparent_names(rhk) == ["lin", "lin_1", "outer/lin"]
+
+
+def _name_like_names(mod):
+    class Net(mod.Module):
+        def __call__(self):
+            return mod.Module(name="a").module_name
+
+        @mod.name_like("__call__")
+        def encode(self):
+            return mod.Module(name="a").module_name
+
+        @mod.name_like("decode")
+        def other(self):
+            return mod.Module(name="a").module_name
+
+    out = []
+
+    def f():
+        net = Net()
+        out.extend([net(), net.encode(), net.other()])
+
+    mod.transform(f).init(None)
+    return out
+
+
+def test_name_like_matches_haiku():
+    assert _name_like_names(hk) == _name_like_names(rhk)

@@ -75,7 +75,7 @@ from ._lift import (
     transparent_lift_with_state,
 )
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
-from ._module import MethodContext, Module, intercept_methods, name_scope, transparent
+from ._module import MethodContext, Module, intercept_methods, name_like, name_scope, transparent
 from ._multi_transform import (
     MultiTransformed,
     MultiTransformedWithState,
@@ -125,7 +125,7 @@ __all__ = [
     "DO_NOT_STORE", "GetterContext", "SetterContext", "custom_creator", "custom_getter",
     "custom_setter", "get_initial_state", "maybe_get_rng_sequence_state",
     "replace_rng_sequence_state", "with_rng", "BatchApply", "expand_apply", "multinomial",
-    "to_module", "GroupNorm", "InstanceNorm", "experimental", "mixed_precision", "MethodContext", "intercept_methods", "name_scope", "transparent", "layer_stack", "LayerStackTransparencyMapping", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
+    "to_module", "GroupNorm", "InstanceNorm", "experimental", "mixed_precision", "MethodContext", "intercept_methods", "name_scope", "name_like", "transparent", "layer_stack", "LayerStackTransparencyMapping", "config", "testing", "data_structures", "pad", "ConvNDTranspose", "Conv1DTranspose",
     "Conv2DTranspose", "Conv3DTranspose", "EmbedLookupStyle", "eval_shape", "DepthwiseConv1D",
     "DepthwiseConv2D", "DepthwiseConv3D", "lift", "lift_with_state", "transparent_lift",
     "transparent_lift_with_state", "LiftWithStateUpdater", "EMAParamsTree", "SNParamsTree",

@@ -15,7 +15,7 @@ from ._src import config as _config
 from ._src import utils as _utils
 
 __all__ = ["Module", "MethodContext", "intercept_methods", "intercept_methods_global",
-           "name_scope", "transparent"]
+           "name_scope", "transparent", "name_like"]
 
 
 def _snake(name: str) -> str:
@@ -134,7 +134,8 @@ def _wrap_method(fn: Callable, name: str | None = None, cls: type | None = None)
         if not frames or not hasattr(self, "module_name"):
             return fn(self, *args, **kwargs)
         stack = frames[-1].module_stack
-        stack.append((self, fn.__name__, collections.Counter()))
+        naming = getattr(fn, "_hk_name_like", fn.__name__)  # hk.name_like
+        stack.append((self, naming, collections.Counter()))
         try:
             out = _call(fn, self, name, cls, args, kwargs)
         finally:
@@ -262,6 +263,25 @@ def transparent(method: Callable) -> Callable:
     """
     method._hk_transparent = True  # type: ignore[attr-defined]
     return method
+
+
+def name_like(method_name: str) -> Callable[[Callable], Callable]:
+    """Name the modules a method creates as if it were method ``method_name`` (for renamed or
+    refactored methods that must keep their parameter names); interceptors still see the real
+    method name.
+
+    Example::
+
+        class Net(hk.Module):
+            @hk.name_like("__call__")
+            def encode(self, x):
+                return hk.Linear(3)(x)   # "net/linear", not "net/~encode/linear"
+    """
+    def decorator(method: Callable) -> Callable:
+        method._hk_name_like = method_name  # type: ignore[attr-defined]
+        return method
+
+    return decorator
 
 
 class NameScopeModule(Module):

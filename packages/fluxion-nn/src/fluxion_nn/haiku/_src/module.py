@@ -8,6 +8,7 @@ from .._module import (  # noqa: F401
     NameScopeModule,
     intercept_methods,
     intercept_methods_global,
+    name_like,
     name_scope,
     run_interceptors,
     transparent,
