@@ -50,3 +50,18 @@ def test_transfer_guard_still_refuses_scalar_arguments() -> None:
                                                             match="Disallowed host-to-device"):
         fx(1.5)
     assert fx(1.5).item() == 3.0
+
+
+
+def test_donating_a_cached_constant_leaves_later_uses_intact() -> None:
+    # optax's schedule_free state holds jnp.zeros([]) and friends: the same cached device
+    # constant every time; donating it must not delete it for later uses (JAX: fresh buffers).
+    fx = fluxion.jit(lambda x, s: (x + s, s * 2), donate_argnums=(0, 1))
+    jx = jax.jit(lambda x, s: (x + s, s * 2), donate_argnums=(0, 1))
+    for _ in range(3):
+        got = fx(2.5, fnp.zeros([], fnp.float32))
+        want = jx(2.5, jnp.zeros([], jnp.float32))
+        for g, w in zip(got, want):
+            assert_same(g, w)
+    assert_same(fnp.zeros([], fnp.float32) + 1, jnp.zeros([], jnp.float32) + 1)
+    assert_same(fnp.asarray(2.5) + 1, jnp.asarray(2.5) + 1)

@@ -346,6 +346,27 @@ def literal_array(lit: Any) -> Array:
     return hit
 
 
+def unshare_donated(arrays: list, donated: tuple) -> list:
+    """``arrays`` with each donated one that is a cached device constant replaced by a private
+    copy of it.
+
+    The constant caches above hand the same Array to every use of a number (a Python scalar
+    argument, ``jnp.zeros(())``, a folded literal); donating that buffer would delete it for every
+    later use, where JAX makes a fresh buffer per conversion. Only donating calls pay for this
+    check (one pass over the caches' entries).
+    """
+    shared = {id(v._a) for c in (_scalar_cache, _const_cache, _literal_cache)
+              for v in c.values()}
+    if not shared:
+        return arrays
+    out = list(arrays)
+    for i, (a, d) in enumerate(zip(arrays, donated)):
+        if d and id(a._a) in shared:
+            aval = a._k.aval
+            out[i] = _put(np.asarray(a._value()), aval.dtype, aval.weak_type, None)
+    return out
+
+
 def _scalar_to_host(x: Any, dt: np.dtype) -> np.ndarray:
     if isinstance(x, int) and not isinstance(x, bool) and np.issubdtype(dt, np.integer):
         info = np.iinfo(dt)

@@ -383,6 +383,8 @@ class _Jitted:
         elif e.fast_key is not None and not _checks.ENABLED[0]:
             # A hit after the trace context switched back: the fast table was emptied then.
             self.fast[e.fast_key] = e
+        if donated and True in donated:  # never donate a cached constant's shared buffer
+            arrays = _d.unshare_donated(arrays, donated)
         if _checks.ENABLED[0]:  # jax_debug_nans / jax_debug_infs (backend/checks.py)
             return _checks.checked_jit_call(self.bound_fun(statics), self.name,
                                             lambda: e.call(tuple(map(_GET_A, arrays))), args,
