@@ -505,7 +505,7 @@ CASES: list[Case] = [
          (F(2, 3), F(3))),
     # ---------------------------------------------------------- transformations
     Case("jit", lambda ns, x, y: ns.jit(lambda a, b: ns.lax.sin(a) * b)(x, y), (F(3), F(3))),
-    Case("remat", lambda ns, x: ns.checkpoint(lambda a: ns.lax.sin(ns.lax.sin(a)))(x), (F(3),)),
+    Case("remat2", lambda ns, x: ns.checkpoint(lambda a: ns.lax.sin(ns.lax.sin(a)))(x), (F(3),)),
     Case("name", lambda ns, x: ns.checkpoint_name(ns.lax.sin(x), "h") * x, (F(3),)),
     Case("custom_jvp_call", lambda ns, x: _custom_jvp_sin(ns)(x), (F(3),)),
     # jvp of a custom_vjp function raises (as in JAX): fd/transpose use the vjp alone.

@@ -113,6 +113,16 @@ from .rnglib import (
                         split_rngs,
                         with_rngs,
 )
+from .spmd import (
+                        PARTITION_NAME,
+                        abstract_with_sharding,
+                        as_abstract,
+                        get_abstract_model,
+                        get_named_sharding,
+                        get_partition_spec,
+                        logical_axis_rules,
+                        transform_metadata,
+)
 from .statelib import (
                         FlatState,
                         State,
@@ -125,16 +135,6 @@ from .statelib import (
                         to_flat_state,
                         to_pure_dict,
 )
-from .spmd import (
-                        PARTITION_NAME,
-                        abstract_with_sharding,
-                        as_abstract,
-                        get_abstract_model,
-                        get_named_sharding,
-                        get_partition_spec,
-                        logical_axis_rules,
-                        transform_metadata,
-)
 from .summary import tabulate
 from .training import metrics
 from .training.ema import EMA
@@ -143,13 +143,13 @@ from .training.optimizer import ModelAndOptimizer, OptArray, Optimizer, OptState
 from .training.train_state import TrainState
 from .transforms import (
                         Carry,
-                        custom_vjp,
                         DiffState,
                         StateAxes,
                         StateSharding,
                         cached_partial,
                         checkify,
                         cond,
+                        custom_vjp,
                         eval_shape,
                         fori_loop,
                         grad,

@@ -29,6 +29,11 @@ def _load_backend_and_run(prim: Any, args: Any, params: dict[str, Any]) -> Any:
 trace.set_eager_handler(_load_backend_and_run)
 
 from fluxion import errors, tree, tree_util
+
+# jax.errors.JaxRuntimeError is jaxlib's class: found through the backend's client (which loads
+# jaxlib only when asked), wired here because fluxion.errors sits below the backend.
+errors._install_runtime_error(
+    lambda: importlib.import_module("fluxion.backend.client")._load()[1].JaxRuntimeError)
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import (
     allow_f16_reductions,

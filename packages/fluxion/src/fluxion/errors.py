@@ -8,9 +8,8 @@ Example:
     True
 """
 
-from typing import Any
+from typing import Any, Callable
 
-from fluxion.backend import client as _client  # loads no jaxlib until _load() is called
 from fluxion.core.errors import (
     ConcretizationTypeError,
     KeyReuseError,
@@ -28,10 +27,20 @@ __all__ = [
 ]
 
 
+#: Gives jaxlib's runtime error class; installed by the package root (``fluxion/__init__``),
+#: which may reach the backend: this module sits below it.
+_runtime_error_class: Callable[[], type] | None = None
+
+
+def _install_runtime_error(get_class: Callable[[], type]) -> None:
+    global _runtime_error_class
+    _runtime_error_class = get_class
+
+
 def __getattr__(name: str) -> Any:
     # jaxlib's class, looked up on first use so that importing this module loads no runtime.
-    if name == "JaxRuntimeError":
-        return _client._load()[1].JaxRuntimeError
+    if name == "JaxRuntimeError" and _runtime_error_class is not None:
+        return _runtime_error_class()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Shown as ``fluxion.errors.<Name>`` in tracebacks (JAX shows ``jax.errors.<Name>``).

@@ -16,17 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 from typing import Any, Callable, Iterator
 
+from fluxion.core.name_stack import NAME_STACK as _STACK
+
 __all__ = ["named_scope", "named_call", "current_name_stack"]
-
-
-class _Stack(threading.local):
-    names: tuple[str, ...] = ()
-
-
-_STACK = _Stack()
 
 
 def current_name_stack() -> str:

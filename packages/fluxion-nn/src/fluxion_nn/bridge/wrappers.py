@@ -292,7 +292,7 @@ class ToLinen:
         module = self._build(_rng_dict(rngs), initializing=False)
         current = dict(graph_state(module).flat_state())
         unknown = []
-        for col, tree in dict(variables).items():
+        for tree in dict(variables).values():
             flat = fluxion.tree_util.tree_flatten_with_path(
                 dict(tree), is_leaf=lambda x: isinstance(x, bv.NNXMeta))[0]
             for kp, value in flat:

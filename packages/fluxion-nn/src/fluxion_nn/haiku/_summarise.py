@@ -11,6 +11,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+try:  # optional: only hk.experimental.tabulate's tables need it
+    import tabulate as tabulate_lib
+except ImportError:  # pragma: no cover - the test extra installs it
+    tabulate_lib = None
+
 import fluxion
 import fluxion.random as random
 
@@ -240,11 +245,9 @@ def tabulate(f: Callable[..., Any] | Any, *, columns: Sequence[str] | None = DEF
                 if all(flt.f(inv) for flt in keep)]
         if not rows:
             return "No modules matching filters."
-        try:
-            import tabulate as tabulate_lib  # reason: optional dependency (tables only)
-        except ImportError as e:
+        if tabulate_lib is None:
             raise ImportError("hk.experimental.tabulate needs the `tabulate` package "
-                              "(pip install tabulate); eval_summary works without it") from e
+                              "(pip install tabulate); eval_summary works without it")
         return tabulate_lib.tabulate(rows, headers=[c.header for c in cols],
                                      colalign=[c.align for c in cols], **kwargs)
 

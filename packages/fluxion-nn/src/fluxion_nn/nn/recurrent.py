@@ -10,8 +10,8 @@ import fluxion.numpy as jnp
 import fluxion.tree_util as tu
 from fluxion.nn import initializers, sigmoid, tanh
 
-from ..module import Module
 from ..filterlib import All
+from ..module import Module
 from ..rnglib import Rngs, RngState, RngStream, split_rngs
 from ..transforms import Carry, StateAxes, scan
 from ._common import promote_dtype

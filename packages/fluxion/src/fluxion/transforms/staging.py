@@ -30,10 +30,10 @@ from fluxion.core.avals import apply_sharding_rule as _apply_sharding_rule
 from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
+from fluxion.core.name_stack import NAME_STACK as _NAMES
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 from fluxion.core.tracebacks import api_boundary
-from fluxion.naming import _STACK as _NAMES
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
            "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",
