@@ -71,14 +71,23 @@ class UnfilteredStackTrace(Exception):
     """
 
 
+# (len(sys.modules) when computed, the directories): walking sys.modules costs O(modules) and
+# runs for every frame a warning or an error looks at; recomputed when a module is imported.
+_DIRS_SEEN: list = [-1, ()]
+
+
 def _package_dirs() -> tuple[str, ...]:
+    n = len(sys.modules)
+    if _DIRS_SEEN[0] == n:
+        return _DIRS_SEEN[1]
     dirs = [_FLUXION_DIR]
     for name, module in list(sys.modules.items()):
         if name.startswith("fluxion_") and "." not in name:
             path = getattr(module, "__file__", None)
             if path:
                 dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-    return tuple(dirs)
+    _DIRS_SEEN[:] = [n, tuple(dirs)]
+    return _DIRS_SEEN[1]
 
 
 def is_internal_file(filename: str, dirs: tuple[str, ...] | None = None) -> bool:

@@ -258,10 +258,9 @@ def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Se
         programs = [Program(p.constvars, p.invars, [p.outvars[i] for i in keep], p.eqns)
                     for p in programs]
     programs, consts = merge_consts(programs, [s[1] for s in staged])
-    if programs[0].outvars or any(p.effectful for p in programs):
-        inner = iter(cond_p.bind(index, *consts, *leaves, branches=tuple(programs)))
-    else:
-        inner = iter(())
+    # bound even when every output was forwarded: the jaxpr keeps the cond, as JAX's does (jit
+    # drops an output-less cond without effects when it lowers)
+    inner = iter(cond_p.bind(index, *consts, *leaves, branches=tuple(programs)))
     out = [next(inner) if j is None else _as_array(leaves[j], avals[j]) for j in fwd]
     return tree_util.tree_unflatten(trees[0], out)
 
