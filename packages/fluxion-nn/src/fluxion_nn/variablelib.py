@@ -276,7 +276,13 @@ class Variable:
         # the value's placement (``v.sharding``), as flax reads it through the Variable
         if name == "sharding":
             return getattr(object.__getattribute__(self, "_value"), "sharding", None)
-        raise AttributeError(f"{type(self).__name__} has no attribute or metadata {name!r}")
+        try:  # anything else is the value's (``v.sum()``, ``v.T``), as flax forwards it
+            value = object.__getattribute__(self, "_value")
+        except AttributeError:
+            value = None
+        if name.startswith("_") or value is None or not hasattr(value, name):
+            raise AttributeError(f"{type(self).__name__} has no attribute or metadata {name!r}")
+        return getattr(value, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name == "value":
