@@ -160,6 +160,7 @@ from .transforms import (
                         pmap,
                         remat,
                         scan,
+                        shard_map,
                         switch,
                         value_and_grad,
                         vjp,
@@ -207,7 +208,7 @@ __all__ = [
     # transforms
     "jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch", "fori_loop",
     "while_loop", "eval_shape", "custom_vjp", "DiffState", "Carry", "StateAxes", "StateSharding", "cached_partial", "jit_partial",
-    "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
+    "vjp", "jvp", "pmap", "checkify", "make_jaxpr", "shard_map",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
     "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",

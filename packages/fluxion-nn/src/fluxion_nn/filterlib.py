@@ -9,7 +9,7 @@ from .variablelib import Variable
 
 __all__ = [
     "Filter", "to_predicate", "OfType", "All", "Any", "Not", "Everything", "Nothing",
-    "PathContains", "WithTag", "filters_to_predicates",
+    "PathContains", "PathIn", "WithTag", "filters_to_predicates",
 ]
 
 Filter = tp.Any
@@ -21,7 +21,8 @@ def to_predicate(filter: Filter) -> Callable[[tuple, tp.Any], bool]:
 
     Example: ``to_predicate(Param)(("w",), Param(x))`` is True.
     """
-    if isinstance(filter, (OfType, All, Any_, Not, Everything, Nothing, PathContains, WithTag)):
+    if isinstance(filter, (OfType, All, Any_, Not, Everything, Nothing, PathContains, PathIn,
+                           WithTag)):
         return filter
     if isinstance(filter, type):
         return OfType(filter)
@@ -181,6 +182,28 @@ class PathContains:
 
     def __hash__(self) -> int:
         return hash((PathContains, self.key))
+
+
+class PathIn:
+    """Matches values whose whole path is one of ``paths`` (as flax's ``filterlib.PathIn``).
+
+    Example: ``PathIn(("linear", "kernel"))(("linear", "kernel"), v)`` is True.
+    """
+
+    def __init__(self, *paths: tuple):
+        self.paths = frozenset(paths)
+
+    def __call__(self, path: tuple, x: tp.Any) -> bool:
+        return tuple(path) in self.paths
+
+    def __repr__(self) -> str:
+        return f"PathIn({','.join(map(repr, self.paths))})"
+
+    def __eq__(self, other: tp.Any) -> bool:
+        return isinstance(other, PathIn) and other.paths == self.paths
+
+    def __hash__(self) -> int:
+        return hash(self.paths)
 
 
 class WithTag:

@@ -12,7 +12,7 @@ from .variablelib import Variable
 
 __all__ = ["State", "FlatState", "to_flat_state", "from_flat_state", "to_pure_dict",
            "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state",
-           "diff"]
+           "diff", "create_path_filters"]
 
 
 def _sort_key(k: Any) -> tuple:
@@ -184,6 +184,20 @@ def to_flat_state(state: State) -> FlatState:
     Example: ``nnx.to_flat_state(nnx.state(model))``.
     """
     return state.flat_state()
+
+
+def create_path_filters(state: State) -> dict:
+    """``{PathIn(*paths): value}``: the paths of ``state`` grouped by their (hashable) value,
+    a Variable's by its value; how ``StateAxes``/``StateSharding`` read a State of axes/specs.
+
+    Example: ``create_path_filters(State({"w": 0, "b": 0}))`` is ``{PathIn(("w",), ("b",)): 0}``.
+    """
+    groups: dict = {}
+    for path, value in state.flat_state():
+        if isinstance(value, Variable):
+            value = value.get_value()
+        groups.setdefault(value, []).append(tuple(path))
+    return {filterlib.PathIn(*paths): value for value, paths in groups.items()}
 
 
 def from_flat_state(flat: Any) -> State:

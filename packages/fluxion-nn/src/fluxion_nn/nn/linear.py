@@ -56,7 +56,8 @@ class Linear(Module):
 
     def __call__(self, inputs: Any, out_sharding: Any = None) -> Any:
         name = f"Linear(in_features={self.in_features})"
-        check_features(name, inputs, self.in_features)
+        # the kernel's own rows (inside nnx.shard_map it holds a block of the full kernel)
+        check_features(name, inputs, self.kernel.value.shape[0])
         check_dtype(name, inputs)
         inputs, kernel, bias = self.promote_dtype(
             (inputs, self.kernel.value, self.bias.value if self.bias is not None else None),

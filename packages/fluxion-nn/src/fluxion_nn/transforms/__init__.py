@@ -13,9 +13,10 @@ from .autodiff import DiffState, grad, jvp, remat, value_and_grad, vjp
 from .compilation import StateSharding, jit, jit_partial
 from .custom_vjp import custom_vjp
 from .iteration import Carry, StateAxes, fori_loop, pmap, scan, vmap, while_loop
+from .shard_map import shard_map
 from .transforms import cached_partial, checkify, cond, eval_shape, make_jaxpr, switch
 
 __all__ = ["jit", "grad", "value_and_grad", "vmap", "scan", "remat", "cond", "switch",
            "fori_loop", "while_loop", "eval_shape", "DiffState", "Carry", "StateAxes",
            "cached_partial", "jit_partial", "vjp", "jvp", "pmap", "checkify", "make_jaxpr",
-           "StateSharding", "custom_vjp"]
+           "StateSharding", "custom_vjp", "shard_map"]

@@ -33,6 +33,10 @@ class StateSharding(StateAxes):
     Example: ``nnx.jit(f, in_shardings=(nnx.StateSharding({nnx.Param: sharding}),))``.
     """
 
+    @property
+    def shardings(self) -> tuple:
+        return self.axes
+
 
 def _apply_in_shardings(args: tuple, in_shardings: Any) -> tuple:
     # place each module argument's Variables (and each array argument) with its sharding before

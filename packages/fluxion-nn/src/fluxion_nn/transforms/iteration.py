@@ -20,6 +20,7 @@ from ..graph import (
     set_graph_mode,
     set_graph_updates,
 )
+from ..statelib import State, create_path_filters
 from ..variablelib import Variable
 from .transforms import (
     _call_pure,
@@ -50,8 +51,47 @@ class StateAxes:
 
     _prefix_mapping = True
 
-    def __init__(self, filter_axes: dict):
-        self.filter_axes = dict(filter_axes)
+    def __init__(self, filter_axes: Any, /):
+        if isinstance(filter_axes, State):  # a State of axes: one PathIn filter per value
+            filter_axes = create_path_filters(filter_axes)
+        items = filter_axes.items() if hasattr(filter_axes, "items") else filter_axes
+        self.filter_axes = dict(items)
+
+    @property
+    def filters(self) -> tuple:
+        return tuple(self.filter_axes)
+
+    @property
+    def axes(self) -> tuple:
+        return tuple(self.filter_axes.values())
+
+    def map_prefix(self, path: tuple, variable: Any) -> Any:
+        """The value of the first filter matching ``(path, variable)``."""
+        for flt, ax in self.filter_axes.items():
+            if filterlib.to_predicate(flt)(tuple(path), variable):
+                return ax
+        raise ValueError(f"No axis found for path={tuple(path)!r}, variable={variable!r}")
+
+    def items(self) -> Any:
+        return self.filter_axes.items()
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.filter_axes[key]
+
+    def __iter__(self) -> Any:
+        return iter(self.filter_axes)
+
+    def __len__(self) -> int:
+        return len(self.filter_axes)
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and list(self.items()) == list(other.items())
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(self.filter_axes.items())))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.filter_axes!r})"
 
     def single_axis(self) -> Any:
         axes = set(self.filter_axes.values())
