@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
-from _compare import assert_same_value, rand_array, x64_both
+from _compare import assert_same_value, platform_tol, rand_array, x64_both
 
 import fluxion
 import fluxion.numpy as fjnp
@@ -107,7 +107,8 @@ def test_det_slogdet(shape, dtype):
     check_tree(fla.slogdet(a), jla.slogdet(a), rtol=1e-4, atol=1e-4)
     if shape[0]:
         np.testing.assert_allclose(np.asarray(fla.det(a)), np.linalg.det(a.astype(np.complex128
-                                   if np.dtype(dtype).kind == "c" else np.float64)), rtol=1e-4)
+                                   if np.dtype(dtype).kind == "c" else np.float64)),
+                                   **platform_tol(1e-4))
 
 
 def test_det_x64(x64):
