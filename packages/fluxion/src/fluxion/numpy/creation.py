@@ -17,8 +17,11 @@ from typing import Any, Callable
 import numpy as np
 
 from fluxion import lax
+from fluxion.backend.sharding_impl import AbstractMesh
+from fluxion.backend.transfer import device_put
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
+from fluxion.core.trace import Tracer
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
@@ -278,15 +281,34 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
         check_arraylike("full_like", a)
     dt, weak = _like_dtype(a, dtype, "full_like")
     shp = _like_shape(a, shape, "full_like")
+    placed = None
     if out_sharding is None and shape is None:  # like ``a``: its sharding on Explicit axes too
         out_sharding = getattr(getattr(a, "aval", None), "sharding", None)
+        if out_sharding is None:
+            placed = _like_placement(a, weak)
     if out_sharding is not None:
         return with_out_sharding("full_like", out_sharding, full_like, a, fill_value, dtype,
                                  shp)
     fill = lax.convert_element_type(fill_value, dt, weak_type=weak)
     if getattr(fill, "ndim", 0) == 0:
-        return _vma.vary_like(a, lax.broadcast_in_dim(fill, shp, ()))
-    return _vma.vary_like(a, broadcast_to(fill, shp))
+        out = _vma.vary_like(a, lax.broadcast_in_dim(fill, shp, ()))
+    else:
+        out = _vma.vary_like(a, broadcast_to(fill, shp))
+    if placed is not None and getattr(out, "sharding", None) != placed:
+        out = device_put(out, placed)
+    return out
+
+
+def _like_placement(a: Any, weak: bool) -> Any:
+    """JAX's ``full_like`` rule for a concrete example: a committed, not weakly typed array (or
+    a ShapeDtypeStruct) with a sharding on concrete devices gives the result that sharding (an
+    ``Auto`` mesh's NamedSharding too); a traced one does not (its type has no such sharding)."""
+    if weak or isinstance(a, Tracer) or not getattr(a, "committed", True):
+        return None
+    sharding = getattr(a, "sharding", None)
+    if sharding is None or isinstance(getattr(sharding, "mesh", None), AbstractMesh):
+        return None
+    return sharding
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,

@@ -1,0 +1,63 @@
+"""Shardings that follow an example or a type, against real JAX: ``jnp.zeros_like``/``full_like``
+of a committed array keep its sharding (an ``Auto`` mesh's too; optax's moments of sharded
+parameters), a traced or uncommitted example does not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as fjnp
+from fluxion.sharding import AxisType, NamedSharding
+from fluxion.sharding import PartitionSpec as P
+
+jax = pytest.importorskip("jax")
+import jax.numpy as jjnp  # noqa: E402
+from jax.sharding import AxisType as JAxisType  # noqa: E402
+from jax.sharding import NamedSharding as JNS  # noqa: E402
+from jax.sharding import PartitionSpec as JP  # noqa: E402
+
+
+def _meshes(explicit: bool = False) -> tuple:
+    t, jt = (AxisType.Explicit, JAxisType.Explicit) if explicit else (AxisType.Auto, JAxisType.Auto)
+    return (fluxion.make_mesh((2, 2), ("row", "col"), axis_types=(t, t)),
+            jax.make_mesh((2, 2), ("row", "col"), axis_types=(jt, jt)))
+
+
+def _same(a, ja) -> None:
+    assert a.shape == ja.shape and a.dtype == ja.dtype
+    assert a.sharding.spec == P(*ja.sharding.spec), (a.sharding, ja.sharding)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(ja))
+
+
+@pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "full_like"])
+def test_like_of_a_committed_auto_sharded_array_keeps_its_sharding(eight, fn):
+    m, jm = _meshes()
+    host = np.arange(16, dtype=np.float32).reshape(8, 2)
+    x = fluxion.device_put(fjnp.asarray(host), NamedSharding(m, P("row", "col")))
+    jx = jax.device_put(jjnp.asarray(host), JNS(jm, JP("row", "col")))
+    args = (7.0,) if fn == "full_like" else ()
+    out, jout = getattr(fjnp, fn)(x, *args), getattr(jjnp, fn)(jx, *args)
+    _same(out, jout)
+    assert out.committed
+    # a tree of parameters (optax's init) and a dtype change keep it too
+    _same(fluxion.tree.map(fjnp.zeros_like, {"w": x})["w"],
+          jax.tree.map(jjnp.zeros_like, {"w": jx})["w"])
+    _same(fjnp.zeros_like(x, dtype=fjnp.int32), jjnp.zeros_like(jx, dtype=jjnp.int32))
+
+
+def test_like_does_not_follow_uncommitted_traced_or_reshaped_examples(eight):
+    m, jm = _meshes()
+    x = fluxion.device_put(fjnp.ones((8, 2)), NamedSharding(m, P("row", "col")))
+    jx = jax.device_put(jjnp.ones((8, 2)), JNS(jm, JP("row", "col")))
+    # another shape: the default placement
+    assert not isinstance(fjnp.zeros_like(x, shape=(4,)).sharding, NamedSharding)
+    assert not isinstance(jjnp.zeros_like(jx, shape=(4,)).sharding, JNS)
+    # an uncommitted example
+    assert not fjnp.zeros_like(fjnp.ones(3)).committed
+    # inside jit the example is traced: its Auto sharding is not in its type
+    with fluxion.set_mesh(m), jax.set_mesh(jm):
+        out = fluxion.jit(fjnp.zeros_like)(x)
+        jout = jax.jit(jjnp.zeros_like)(jx)
+    _same(out, jout)
