@@ -100,7 +100,19 @@ from .nn.recurrent import (
 )
 from .nn.sequential import Sequential
 from .nn.stochastic import Dropout
-from .pytreelib import List, Object, Pytree, Static, data, has_data, is_data, static
+from .pytreelib import (
+                        Data,
+                        List,
+                        Object,
+                        Pytree,
+                        Static,
+                        data,
+                        dataclass,
+                        has_data,
+                        is_data,
+                        register_data_type,
+                        static,
+)
 from .rnglib import (
                         RngCount,
                         RngKey,
@@ -197,7 +209,8 @@ __all__ = [
     "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables", "find_duplicates",
     "call", "set_graph_mode", "set_graph_updates", "var_defaults", "use_eager_sharding",
     "using_eager_sharding", "Pytree", "Object", "Module", "iter_modules", "iter_module_children", "view", "view_info", "with_attributes", "display", "capture",
-    "data", "static", "List", "Dict", "has_data", "is_data",
+    "data", "static", "List", "Dict", "has_data", "is_data", "dataclass", "Data",
+    "register_data_type",
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",

@@ -16,7 +16,7 @@ import fluxion.tree_util as tree_util
 
 from . import filterlib
 from ._config import ConfigContext, resolve
-from .pytreelib import Pytree, Static, has_data, install_clone
+from .pytreelib import _MARKS, Pytree, Static, _status, has_data, install_clone
 from .statelib import FlatState, State
 from .statelib import _flatten as _state_flatten
 from .statelib import _flatten_with_keys as _state_flatten_with_keys
@@ -73,6 +73,8 @@ def check_tree_mode(tree: Any, api: str) -> None:
     seen: dict[int, str] = {}
 
     def walk(v: Any, path: str) -> None:
+        if isinstance(v, Pytree) and not type(v)._pytree__is_pytree:
+            _not_a_pytree(v, api, path)
         if isinstance(v, Variable):
             if id(v) in seen:
                 raise ValueError(
@@ -104,6 +106,14 @@ def check_tree_mode(tree: Any, api: str) -> None:
 
     active: dict[int, str] = {}
     walk(tree, "")
+
+
+def _not_a_pytree(node: Any, api: str, path: str = "") -> None:
+    where = f"Found at path: {path or '(root)'}. " if path or api != "nnx.iter_children" else ""
+    raise ValueError(
+        f"Cannot use '{api}' with graph=False on a '{type(node).__name__}' instance that has "
+        f"pytree=False. {where}Pytree subclasses with pytree=False are not registered as JAX "
+        f"pytrees and cannot be used in tree-mode. Use graph=True with {api}.")
 
 
 def is_graph_node(x: Any) -> bool:
@@ -278,7 +288,10 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
             ctx.leaves.append((path, v))
             return ("V", idx, type(v), _meta_key(v._metadata))
         d = vars(v)
-        attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in sorted(d))
+        if _MARKS in d or type(v)._pytree__annotated:
+            attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in sorted(d))
+        else:
+            attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in sorted(d))
         return ("O", idx, type(v), attrs)
     if is_array(v):
         ctx.leaves.append((path, v))
@@ -293,6 +306,18 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
             return ("D", type(v), keys, tuple(_flatten_value(v[k], path + (k,), ctx) for k in keys))
         return ("L", type(v), tuple(_flatten_value(x, path + (i,), ctx) for i, x in enumerate(v)))
     return ("S", Static(v))
+
+
+def _declared_spec(obj: Any, name: str, value: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
+    # an attribute marked nnx.static is structure; one marked nnx.data is a leaf even when its
+    # value is a plain Python value (``self.count = nnx.data(0)``)
+    status = _status(obj, name)
+    if status is False:
+        return _static_spec(value)
+    if status is True and value is not None and not has_data(value):
+        ctx.leaves.append((path, value))
+        return ("A",)
+    return _flatten_value(value, path, ctx)
 
 
 class _UnflattenCtx:
@@ -365,9 +390,16 @@ def flatten(node: Any, /, *, refmap: dict | None = None,
 
     Example: ``graphdef, flat = nnx.flatten(model)``.
     """
+    tree = not resolve(graph, set_graph_mode)
+    if tree:
+        check_tree_mode(node, "nnx.flatten")
+    return _flatten_unchecked(node, refmap, tree)
+
+
+def _flatten_unchecked(node: Any, refmap: dict | None, tree: bool) -> tuple[GraphDef, FlatState]:
     ctx = _FlattenCtx(refmap)
     root = _flatten_value(node, (), ctx)
-    return GraphDef(root, tree=not resolve(graph, set_graph_mode)), FlatState(ctx.leaves)
+    return GraphDef(root, tree=tree), FlatState(ctx.leaves)
 
 
 def _flatten_many(nodes: list, refmap: dict | None = None) -> tuple[GraphDef, list, list]:
@@ -412,9 +444,10 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
 
     Example: ``graphdef, params, rest = nnx.split(model, nnx.Param, ...)``.
     """
-    if not resolve(graph, set_graph_mode):
+    tree = not resolve(graph, set_graph_mode)
+    if tree:
         check_tree_mode(node, "nnx.split")
-    gdef, flat = flatten(node, graph=graph)
+    gdef, flat = _flatten_unchecked(node, None, tree)
     if gdef.root[0] in ("A", "S"):  # a lone leaf (array or static): its "state" is itself
         if not filters:
             return gdef, node
@@ -640,6 +673,9 @@ def iter_children(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[
 
     Example: ``dict(nnx.iter_children(model))``.
     """
+    if not resolve(graph, set_graph_mode) and isinstance(node, Pytree) and (
+            not type(node)._pytree__is_pytree):
+        _not_a_pytree(node, "nnx.iter_children")
     for k in sorted(vars(node)):
         v = vars(node)[k]
         if is_graph_node(v):

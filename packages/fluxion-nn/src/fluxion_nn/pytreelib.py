@@ -4,7 +4,9 @@ arrays, Variables and sub-objects form the data of a graph (as ``flax.nnx.Pytree
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+import dataclasses
+import typing
+from typing import Annotated, Any, Callable, TypeVar
 
 import numpy as np
 
@@ -13,7 +15,23 @@ import fluxion.tree_util as tree_util
 from .statelib import State
 from .variablelib import Variable, is_array
 
-__all__ = ["Static", "Pytree", "Object", "has_data", "is_data", "data", "static", "List"]
+__all__ = ["Static", "Data", "Pytree", "Object", "has_data", "is_data", "data", "static", "List",
+           "dataclass", "register_data_type"]
+
+A = TypeVar("A")
+_DATA_TAG = "__data__"
+_STATIC_TAG = "__static__"
+# ``x: nnx.Data[T]`` marks an attribute as data for every instance (as flax's annotation)
+Data = Annotated[A, _DATA_TAG]
+_DATA_TYPES: set[type] = set()
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+_MISSING: Any = _Missing()
 
 
 def is_data(x: Any) -> bool:
@@ -21,7 +39,22 @@ def is_data(x: Any) -> bool:
 
     Example: ``is_data(nnx.Param(x))`` is True; ``is_data(3)`` is False.
     """
-    return isinstance(x, (Variable, Pytree)) or is_array(x)
+    return isinstance(x, (Variable, Pytree)) or is_array(x) or type(x) in _DATA_TYPES
+
+
+def register_data_type(type_: type, /) -> type:
+    """Make values of ``type_`` data when assigned to a Pytree attribute (as arrays are), so
+    they need no ``nnx.data(...)``. Returns ``type_`` (usable as a class decorator).
+
+    Example::
+
+        @nnx.register_data_type
+        @dataclasses.dataclass(frozen=True)
+        class Step:
+            value: int
+    """
+    _DATA_TYPES.add(type_)
+    return type_
 
 
 def has_data(x: Any) -> bool:
@@ -40,21 +73,65 @@ def has_data(x: Any) -> bool:
     return False
 
 
-def data(value: Any) -> Any:
-    """Mark an attribute value as data. Fluxion detects data automatically (arrays, Variables,
-    modules, and containers of them), so this returns ``value`` unchanged; kept for NNX code.
+def _marker(value: Any, kwargs: dict, is_static: bool, name: str) -> Any:
+    if value is not _MISSING and kwargs:
+        raise TypeError(f"nnx.{name}() accepts either a single positional argument or keyword "
+                        "arguments, but not both.")
+    metadata = {"nnx_value": value}
+    extra = kwargs.pop("metadata", None)
+    if extra is not None:
+        if "static" in extra:
+            raise ValueError(f"Cannot use 'static' key in metadata argument for nnx.{name}.")
+        metadata.update(extra)
+    metadata["static"] = is_static
+    return dataclasses.field(**kwargs, metadata=metadata)
 
-    Example: ``self.layers = nnx.data([nnx.Linear(2, 2, rngs=rngs)])``.
+
+def data(value: Any = _MISSING, /, **kwargs: Any) -> Any:
+    """Mark an attribute as pytree data: ``self.x = nnx.data(v)`` makes ``x`` data (a leaf or
+    a subtree of ``jax.tree`` and ``nnx.state``) whatever its value, from then on. Without a
+    value, keyword arguments make a dataclass field specifier (``x: int = nnx.data(default=3)``
+    in an ``nnx.dataclass``). Arrays, Variables and graph objects are data without it.
+
+    Example: ``self.count = nnx.data(0)`` (``jax.tree.leaves(obj)`` then holds ``0``).
     """
-    return value
+    return _marker(value, kwargs, False, "data")
 
 
-def static(value: Any) -> Any:
-    """Mark an attribute value as static (returned unchanged; non-data values are static).
+def static(value: Any = _MISSING, /, **kwargs: Any) -> Any:
+    """Mark an attribute as static (part of the structure, not a leaf), as :func:`data` marks
+    data; a static value holding arrays or Variables is an error.
 
     Example: ``self.features = nnx.static((2, 3))``.
     """
-    return value
+    return _marker(value, kwargs, True, "static")
+
+
+def _unmark(value: Any) -> tuple[Any, bool | None]:
+    """``(value, status)``: the value inside an ``nnx.data``/``nnx.static`` marker and whether it
+    is data (None for a plain value)."""
+    if isinstance(value, dataclasses.Field) and "nnx_value" in value.metadata:
+        return value.metadata["nnx_value"], not value.metadata["static"]
+    return value, None
+
+
+@typing.dataclass_transform(field_specifiers=(dataclasses.field, data, static))
+def dataclass(cls: Any = None, /, *, init: bool = True, eq: bool = True, order: bool = False,
+              unsafe_hash: bool = False, match_args: bool = True, kw_only: bool = False,
+              slots: bool = False, weakref_slot: bool = False) -> Any:
+    """``dataclasses.dataclass`` for Pytrees and Modules (no generated ``repr``: the object's
+    own is kept); fields may use ``nnx.data()`` / ``nnx.static()`` as specifiers.
+
+    Example::
+
+        @nnx.dataclass
+        class Foo(nnx.Pytree):
+            a: int = nnx.static()
+            b: fluxion.Array = nnx.data()
+    """
+    return dataclasses.dataclass(cls, init=init, repr=False, eq=eq, order=order,
+                                 unsafe_hash=unsafe_hash, match_args=match_args, kw_only=kw_only,
+                                 slots=slots, weakref_slot=weakref_slot)
 
 
 class List(list):
@@ -62,14 +139,56 @@ class List(list):
     whose children are its data elements (arrays, Variables, modules, containers of them); the
     other elements are static.
 
+    Elements given as ``nnx.data(v)`` / ``nnx.static(v)`` are data / static whatever ``v`` is.
+
     Example: ``self.layers = nnx.List([nnx.Linear(2, 2, rngs=rngs)])``.
     """
 
+    def __init__(self, items: Any = ()) -> None:
+        super().__init__()
+        self._marks: dict[int, bool] = {}
+        self.extend(items)
+
+    def _store(self, i: int, value: Any) -> Any:
+        value, status = _unmark(value)
+        if status is None:
+            self._marks.pop(i, None)
+        else:
+            self._marks[i] = status
+        return value
+
+    def append(self, value: Any) -> None:
+        super().append(None)
+        super().__setitem__(len(self) - 1, self._store(len(self) - 1, value))
+
+    def extend(self, values: Any) -> None:
+        for v in values:
+            self.append(v)
+
+    def insert(self, index: Any, value: Any) -> None:
+        n = len(self)
+        i = max(0, min(n, index + n if index < 0 else index))
+        self._marks = {(k + 1 if k >= i else k): st for k, st in self._marks.items()}
+        super().insert(i, self._store(i, value))
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, int):
+            i = index + len(self) if index < 0 else index
+            super().__setitem__(index, self._store(i, value))
+        else:
+            super().__setitem__(index, value)
+
+
+def _list_is_data(ls: List, i: int) -> bool:
+    status = getattr(ls, "_marks", {}).get(i)
+    return has_data(ls[i]) if status is None else status
+
 
 def _list_flatten(ls: List) -> tuple:
-    data_pos = tuple(i for i, v in enumerate(ls) if has_data(v))
+    data_pos = tuple(i for i in range(len(ls)) if _list_is_data(ls, i))
     static = tuple((i, Static(v)) for i, v in enumerate(ls) if i not in set(data_pos))
-    return [ls[i] for i in data_pos], (len(ls), data_pos, static)
+    marks = tuple(sorted(getattr(ls, "_marks", {}).items()))
+    return [ls[i] for i in data_pos], (len(ls), data_pos, static, marks)
 
 
 def _list_flatten_with_keys(ls: List) -> tuple:
@@ -78,22 +197,28 @@ def _list_flatten_with_keys(ls: List) -> tuple:
 
 
 def _list_unflatten(aux: tuple, children: Any) -> List:
-    n, data_pos, static = aux
+    n, data_pos, static, marks = aux
     items: list = [None] * n
     for i, s in static:
         items[i] = s.value
     for i, c in zip(data_pos, children):
         items[i] = c
-    return List(items)
+    out = List(items)
+    out._marks = dict(marks)
+    return out
 
 
 class Static:
-    """A hashable wrapper of a static (non-data) attribute value.
+    """A hashable wrapper of a static (non-data) attribute value. As an annotation,
+    ``x: nnx.Static[T]`` marks an attribute static for every instance (as flax's).
 
     Example: ``Static((2, 3)) == Static((2, 3))``.
     """
 
     __slots__ = ("value",)
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return Annotated[item, _STATIC_TAG]
 
     def __init__(self, value: Any):
         self.value = value
@@ -147,10 +272,29 @@ class Pytree:
                 self.count = nnx.Variable(fluxion.numpy.zeros(()))
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        kwargs.pop("pytree", None)
+    _pytree__is_pytree = True
+    _pytree__annotated: dict = {}
+
+    def __init_subclass__(cls, *, pytree: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _register(cls)
+        cls._pytree__is_pytree = pytree
+        cls._pytree__annotated = _class_statuses(cls)
+        if pytree:
+            _register(cls)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        value, status = _unmark(value)
+        _check_assignment(self, name, value, status)
+        if status is not None and _status(self, name) is not status:
+            marks = dict(vars(self).get(_MARKS, {}))
+            marks[name] = status
+            object.__setattr__(self, _MARKS, marks)  # replaced, never mutated (graphdefs hold it)
+        super().__setattr__(name, value)
+
+    @property
+    def _pytree__nodes(self) -> dict[str, bool]:
+        """Each attribute's name and whether it is data (``True``) or static."""
+        return {k: _attr_is_data(self, k, v) for k, v in vars(self).items() if k != _MARKS}
 
     def __deepcopy__(self, memo: dict) -> Any:
         # the graph is cloned (shared references kept shared); static attributes of every
@@ -182,11 +326,116 @@ def _deepcopy_static(obj: Any, memo: dict, seen: set) -> None:
             _deepcopy_static(v, memo, seen)
 
 
+_MARKS = "_pytree__marks"  # instance attribute: {name: is data} set by nnx.data / nnx.static
+
+
+def _status(obj: Any, name: str) -> bool | None:
+    """An attribute's declared status: True data, False static, None not declared (then
+    arrays, Variables, graph objects and containers holding them are data)."""
+    marks = vars(obj).get(_MARKS)
+    if marks and name in marks:
+        return marks[name]
+    return type(obj)._pytree__annotated.get(name)
+
+
+def _attr_is_data(obj: Any, name: str, value: Any) -> bool:
+    status = _status(obj, name)
+    return has_data(value) if status is None else status
+
+
+def _class_statuses(cls: type) -> dict[str, bool]:
+    out: dict[str, bool] = {}
+    for base in reversed(cls.__mro__[1:]):
+        out.update(getattr(base, "_pytree__annotated", {}))
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # noqa: BLE001 - unresolvable (local) names: the raw annotations
+        hints = dict(vars(cls).get("__annotations__", {}))
+    for name, hint in hints.items():
+        if isinstance(hint, str):
+            if hint.startswith(("nnx.Data", "Data[")):
+                out[name] = True
+            elif hint.startswith(("nnx.Static", "Static[")):
+                out[name] = False
+            continue
+        tags = getattr(hint, "__metadata__", ())
+        if _DATA_TAG in tags:
+            out[name] = True
+        elif _STATIC_TAG in tags:
+            out[name] = False
+    for name, value in vars(cls).items():
+        if isinstance(value, dataclasses.Field) and "static" in value.metadata:
+            is_data = not value.metadata["static"]
+            if name in out and out[name] != is_data:
+                raise ValueError(
+                    f"Conflicting pytree annotation for attribute '{cls.__name__}.{name}': "
+                    f"previously registered as {'data' if out[name] else 'static'}, but found "
+                    f"nnx.{'data' if is_data else 'static'}(...) annotation.")
+            out[name] = is_data
+    return out
+
+
+def _data_leaves(value: Any) -> list:
+    found: list = []
+    seen: set = set()
+
+    def walk(x: Any) -> None:
+        if id(x) in seen:
+            return
+        seen.add(id(x))
+        if is_data(x):
+            found.append(x)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+
+    walk(value)
+    return found
+
+
+def _check_assignment(obj: Any, name: str, value: Any, status: bool | None) -> None:
+    # flax's checks: no data inside a static attribute
+    if status is True or is_data(value) and status is None and _status(obj, name) is None:
+        return
+    leaves = _data_leaves(value)
+    if not leaves:
+        return
+    cls = type(obj).__name__
+    if status is False:
+        raise ValueError(f"Found data in value of type '{type(value)}' annotated with "
+                         f"nnx.static(...) when setting attribute '{name}' of Pytree type "
+                         f"'{type(obj)}'.")
+    declared = _status(obj, name)
+    if declared is not False:
+        return
+    marked_static = (vars(obj).get(_MARKS) or {}).get(name) is False
+    if name in type(obj)._pytree__annotated and not marked_static:
+        raise ValueError(
+            f"Found unexpected data on value of type {type(value)} in static attribute '{name}' "
+            f"of Pytree type '{type(obj)}'. Consider one of the following options:\n\n1. If the "
+            "attribute is meant to be static, either remove the data value or wrap it in a "
+            f"static container.\n2. Wrap the value with nnx.data on assignment:\n\n  "
+            f"_.{name} = nnx.data(...)\n\n3. Annotate the class attribute with nnx.data:\n\n"
+            f"  class {cls}:\n    {name}: {type(value).__name__} = nnx.data()\n")
+    kinds = ", ".join(sorted({type(x).__name__ for x in leaves}))
+    raise ValueError(
+        f"Found data on value of type '{type(value)}' assigned to static attribute '{name}' of "
+        f"Pytree type '{type(obj)}'. Static attributes should not contain data values. Consider "
+        f"one of the following options:\n\n1. If the attribute is meant to be static, remove "
+        f"the data values of type(s):\n\n  {kinds}\n\n2. If the attribute is meant to be "
+        f"data, wrap the value with nnx.data on assignment:\n\n  _.{name} = nnx.data(...)\n\n"
+        "3. If the container is a list or dict, try using nnx.List(...) or nnx.Dict(...) "
+        "instead.")
+
+
 def _split_attrs(obj: Pytree) -> tuple[list, list, list]:
     names, values, static_items = [], [], []
     for k in sorted(vars(obj)):
         v = vars(obj)[k]
-        if has_data(v):
+        if _attr_is_data(obj, k, v):
             names.append(k)
             values.append(v)
         else:
