@@ -1,6 +1,7 @@
 """Shardings that follow an example or a type, against real JAX: ``jnp.zeros_like``/``full_like``
 of a committed array keep its sharding (an ``Auto`` mesh's too; optax's moments of sharded
-parameters), a traced or uncommitted example does not."""
+parameters), a traced or uncommitted example does not; ``dot_general`` with ``out_sharding`` on
+an Explicit mesh takes operands whose contracting dimensions are split differently."""
 
 from __future__ import annotations
 
@@ -61,3 +62,36 @@ def test_like_does_not_follow_uncommitted_traced_or_reshaped_examples(eight):
         out = fluxion.jit(fjnp.zeros_like)(x)
         jout = jax.jit(jjnp.zeros_like)(jx)
     _same(out, jout)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_dot_general_with_out_sharding_takes_mismatched_operand_shardings(eight, jit):
+    # flax's MultiHeadAttention(out_sharding=...): the input's contracting dimension is split
+    # over one mesh axis and the kernel's over another; with out_sharding JAX accepts it
+    m, jm = _meshes(explicit=True)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 5, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 4, 2)).astype(np.float32)
+    outs = []
+    for lib, jnp_, mesh, Pm, NS in ((fluxion, fjnp, m, P, NamedSharding),
+                                    (jax, jjnp, jm, JP, JNS)):
+        with lib.set_mesh(mesh):
+            x = lib.device_put(jnp_.asarray(a), NS(mesh, Pm("row", None, "col")))
+            k = lib.device_put(jnp_.asarray(b), NS(mesh, Pm("row", "col", None)))
+
+            def f(x, k, jnp_=jnp_, Pm=Pm):
+                return jnp_.einsum("btd,dnh->btnh", x, k, out_sharding=Pm("row", None, "col"))
+
+            outs.append((lib.jit(f) if jit else f)(x, k))
+            outs.append(str(lib.typeof(outs[-1])))
+    out, ty, jout, jty = outs
+    assert ty == jty == "float32[4@row,5,4@col,2]"
+    np.testing.assert_allclose(np.asarray(out), np.asarray(jout), rtol=1e-5, atol=1e-5)
+    # without out_sharding the mismatch is JAX's error
+    for lib, jnp_, mesh, Pm, NS in ((fluxion, fjnp, m, P, NamedSharding),
+                                    (jax, jjnp, jm, JP, JNS)):
+        with lib.set_mesh(mesh):
+            x = lib.device_put(jnp_.asarray(a), NS(mesh, Pm("row", None, "col")))
+            k = lib.device_put(jnp_.asarray(b), NS(mesh, Pm("row", "col", None)))
+            with pytest.raises(Exception, match="contracting dimensions to have consistent"):
+                jnp_.einsum("btd,dnh->btnh", x, k)

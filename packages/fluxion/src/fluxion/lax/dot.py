@@ -52,13 +52,17 @@ def _dot_general_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
     ls, rs = _sh.entries(lhs), _sh.entries(rhs)
     lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
     lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    # with out_sharding given (pending) JAX takes it as the result's sharding without checking
+    # the operands' batch/contracting shardings against each other (the partitioner reshards)
     for a, b in zip(lbs, rbs):
-        if a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b):
+        if (a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b)
+                and not pending):
             raise _sh.ShardingTypeError(
                 "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
                 f"consistent sharding, got {lbs} and {rbs}.")
     for a, b in zip(lcs, rcs):
-        if a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b):
+        if (a is not None and b is not None and _sh.spec_axes(a) != _sh.spec_axes(b)
+                and not pending):
             raise _sh.ShardingTypeError("dot_general requires contracting dimensions to have "
                                     f"consistent sharding, got {lcs} and {rcs}.")
     for a, b in zip(lcs, rcs):
