@@ -153,3 +153,26 @@ def test_errors_name_the_argument():
     # free space has no minimum image: a large cutoff is fine there
     fn = partition.neighbor_list(space.free()[0], L, 0.6 * L, disable_cell_list=True)
     assert fn.allocate(fnp.asarray(R_NP[:10])).idx.shape[0] == 10
+
+
+def test_metric_sq_of_a_displacement_takes_no_square_root():
+    # jax_md squares a displacement's norm directly (square_distance); a metric through sqrt
+    # then ** 2 put two extra sqrt ops into every step's neighbor update and rebuild (issue 28)
+    jax_md = pytest.importorskip("jax_md")
+    import jax
+    disp, _ = space.periodic(L)
+    R = fnp.asarray(R_NP)
+    ours = fluxion.vmap(partition._metric_sq(disp))(R[:5], R[5:10])
+    with jax.enable_x64(True):
+        jdisp, _ = jax_md.space.periodic(L)
+        ref = jax.vmap(jax_md.partition._displacement_or_metric_to_metric_sq(jdisp))(
+            jax.numpy.asarray(R_NP[:5]), jax.numpy.asarray(R_NP[5:10]))
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref))
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape == (5,)
+    metric = space.metric(disp)  # a metric is squared, as before
+    np.testing.assert_allclose(np.asarray(partition._metric_sq(metric)(R[0], R[1])),
+                               np.asarray(metric(R[0], R[1])) ** 2)
+    neighbor_fn = partition.neighbor_list(disp, L, CUTOFF, format=partition.Dense)
+    nbrs = neighbor_fn.allocate(R)
+    jaxpr = fluxion.make_jaxpr(lambda r, nb: neighbor_fn.update(r, nb))(R, nbrs)
+    assert "sqrt" not in str(jaxpr)
