@@ -41,6 +41,7 @@ from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains,
 from .graph import (
                         GraphDef,
                         GraphState,
+                        PureState,
                         call,
                         clone,
                         find_duplicates,
@@ -214,7 +215,7 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata",
+    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata", "PureState",
     # sharding
     "PARTITION_NAME", "get_partition_spec", "get_named_sharding", "get_abstract_model",
     "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata", "bridge",

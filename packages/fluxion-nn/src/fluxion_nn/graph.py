@@ -7,7 +7,7 @@ import builtins
 import functools
 import types
 from collections.abc import MutableMapping
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -16,7 +16,7 @@ import fluxion.tree_util as tree_util
 
 from . import filterlib
 from ._config import ConfigContext, resolve
-from .pytreelib import _MARKS, Pytree, Static, _status, has_data, install_clone
+from .pytreelib import _MARKS, Pytree, Static, _attr_is_data, _status, has_data, install_clone
 from .statelib import FlatState, State
 from .statelib import _flatten as _state_flatten
 from .statelib import _flatten_with_keys as _state_flatten_with_keys
@@ -27,7 +27,7 @@ __all__ = [
     "GraphDef", "Static", "split", "merge", "state", "graphdef", "update", "clone", "pop",
     "flatten", "unflatten", "iter_graph", "iter_children", "is_graph_node", "variables",
     "find_duplicates", "call", "set_graph_mode", "set_graph_updates", "recursive_map",
-    "GraphState", "unpack", "map", "set_metadata",
+    "GraphState", "unpack", "map", "set_metadata", "PureState",
 ]
 
 
@@ -639,31 +639,46 @@ def pop(node: Any, filter: Any, /, *filters: Any) -> Any:
 
 
 def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tuple, Any]]:
-    """Yield ``(path, value)`` for every graph node (objects and Variables) once, children
-    first, root last.
+    """Yield ``(path, value)`` for everything in a graph, depth first, each value after its
+    children and the root last: objects, Variables and containers once (a shared one at its
+    first path), arrays and static values at every path (as flax's ``iter_graph``). Tree mode
+    (``graph=False``) yields the objects, Variables, containers and data leaves, and refuses
+    shared Variables and cycles.
 
     Example: ``[p for p, m in nnx.iter_graph(model) if isinstance(m, nnx.Linear)]``.
     """
-    if not resolve(graph, set_graph_mode):
+    tree = not resolve(graph, set_graph_mode)
+    if tree:
         check_tree_mode(node, "nnx.iter_graph")
     seen: set = set()
 
+    def entries(v: Any) -> list:
+        if isinstance(v, Pytree):
+            d = vars(v)
+            keys = sorted(k for k in d if k != _MARKS)
+            if tree:
+                keys = [k for k in keys if _attr_is_data(v, k, d[k])]
+            return [(k, d[k]) for k in keys]
+        if isinstance(v, dict):
+            try:
+                return sorted(v.items())
+            except TypeError:
+                return list(v.items())
+        if isinstance(v, State):
+            return list(v._mapping.items())
+        return list(enumerate(v))
+
     def walk(v: Any, path: tuple) -> Iterator:
-        if isinstance(v, (Pytree, Variable)):
+        if isinstance(v, (Pytree, Variable, list, tuple, dict, State)):
             if id(v) in seen:
                 return
             seen.add(id(v))
-            if isinstance(v, Pytree):
-                d = vars(v)
-                for k in sorted(d):
-                    yield from walk(d[k], path + (k,))
-            yield path, v
-        elif isinstance(v, (list, tuple)):
-            for i, x in enumerate(v):
-                yield from walk(x, path + (i,))
-        elif isinstance(v, dict):
-            for k, x in v.items():
-                yield from walk(x, path + (k,))
+            if not isinstance(v, Variable):
+                for k, x in entries(v):
+                    yield from walk(x, path + (k,))
+        elif tree and v is not None and not is_array(v) and not isinstance(v, (int, float, complex)):
+            return
+        yield path, v
 
     yield from walk(node, ())
 
@@ -715,27 +730,45 @@ def find_duplicates(node: Any, /) -> list[list[tuple]]:
     return [p for p in paths.values() if len(p) > 1]
 
 
+class _CallProxy:
+    """``nnx.call``'s proxy: attribute and item accesses are recorded, and calling the result
+    merges a fresh graph, follows them to a method, calls it and splits the graph again."""
+
+    __slots__ = ("_graphdef_state", "_steps")
+
+    def __init__(self, graphdef_state: tuple, steps: tuple = ()) -> None:
+        self._graphdef_state = graphdef_state
+        self._steps = steps
+
+    def __getattr__(self, name: str) -> _CallProxy:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _CallProxy(self._graphdef_state, (*self._steps, (True, name)))
+
+    def __getitem__(self, key: Any) -> _CallProxy:
+        return _CallProxy(self._graphdef_state, (*self._steps, (False, key)))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        node = merge(*self._graphdef_state)
+        target = node
+        for is_attr, key in self._steps:
+            target = getattr(target, key) if is_attr else target[key]
+        return target(*args, **kwargs), split(node)
+
+
 def call(graphdef_state: tuple, /) -> Any:
     """Pure method calls: ``nnx.call((graphdef, state)).method(*args)`` returns
-    ``(out, (graphdef, new_state))``.
+    ``(out, (graphdef, new_state))``; attribute and item access reach nested objects
+    (``nnx.call(split_dict)['b'].increment()``).
 
     Example: ``y, (gd, st) = nnx.call((graphdef, state))(x)``.
     """
-    gdef, st = graphdef_state[0], graphdef_state[1:]
+    return _CallProxy(tuple(graphdef_state))
 
-    class _Caller:
-        def __call__(self, *args: Any, **kwargs: Any) -> Any:
-            node = merge(gdef, *st)
-            return node(*args, **kwargs), split(node)
 
-        def __getattr__(self, name: str) -> Any:
-            def method(*args: Any, **kwargs: Any) -> Any:
-                node = merge(gdef, *st)
-                return getattr(node, name)(*args, **kwargs), split(node)
-
-            return method
-
-    return _Caller()
+# the pair ``nnx.split`` returns (``nnx.PureState[Model]`` in annotations, as flax)
+_Node = TypeVar("_Node")
+PureState = tuple[types.GenericAlias(GraphDef, (_Node,)), Any]
 
 
 def recursive_map(f: Callable[[tuple, Any], Any], node: Any, /, *,

@@ -20,6 +20,7 @@ from .graph import (
     GraphState,
     NodeDef,
     NodeRef,
+    PureState,
     TreeNodeDef,
     VariableDef,
     _path_lookup,
@@ -46,7 +47,7 @@ from .variablelib import Variable
 __all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "update", "clone",
            "pop", "iter_graph", "iter_children", "recursive_map", "is_graph_node", "GraphDef",
            "GraphState", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "RefMap",
-           "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates"]
+           "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates", "PureState"]
 
 
 class RefMap(MutableMapping):

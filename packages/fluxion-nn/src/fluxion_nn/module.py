@@ -13,6 +13,7 @@ import fluxion.tree_util as tree_util
 
 from . import filterlib, graph
 from . import graph as _graph
+from ._sizes import SizeBytes
 from .pytreelib import Pytree
 from .statelib import State, split_state
 from .variablelib import Perturbation, Variable, is_array, variable_type_from_name
@@ -144,6 +145,49 @@ class Module(Pytree):
         return _repr(self, 0, set())
 
 
+def _stats_type(v: Variable) -> type:
+    # RngKey and RngCount count as RngState (rnglib imports this module, hence the MRO walk)
+    for t in type(v).__mro__:
+        if t.__name__ == "RngState" and t.__module__ == "fluxion_nn.rnglib":
+            return t
+    return type(v)
+
+
+def _collect_sizes(obj: Any, out: dict, seen: set) -> dict:
+    """``{Variable type: SizeBytes}`` of everything under ``obj`` (each Variable once), in the
+    order the types are met (attributes in sorted order, as flax's repr)."""
+    if isinstance(obj, Variable):
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            sb = SizeBytes.from_any(obj.value)
+            if sb:
+                t = _stats_type(obj)
+                out[t] = out.get(t, SizeBytes(0, 0)) + sb
+    elif isinstance(obj, Pytree):
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            d = vars(obj)
+            for k in sorted(d, key=str):
+                _collect_sizes(d[k], out, seen)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            _collect_sizes(v, out, seen)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _collect_sizes(v, out, seen)
+    return out
+
+
+def _sizes_comment(obj: Any) -> str:
+    sizes = _collect_sizes(obj, {}, set())
+    if not sizes:
+        return ""
+    parts = [f"{t.__name__}: {sb!r}" for t, sb in sizes.items()]
+    if len(sizes) > 1:
+        parts.append(f"Total: {sum(sizes.values(), SizeBytes(0, 0))!r}")
+    return " # " + ", ".join(parts)
+
+
 def _repr(obj: Any, indent: int, seen: set) -> str:
     if id(obj) in seen:
         return f"{type(obj).__name__}(...)"
@@ -162,7 +206,9 @@ def _repr(obj: Any, indent: int, seen: set) -> str:
             lines.append(f"{pad}{k}={v!r}")
     if not lines:
         return f"{type(obj).__name__}()"
-    return f"{type(obj).__name__}(\n" + ",\n".join(lines) + "\n" + "  " * indent + ")"
+    # as flax: the first line counts the Variables below the object by type
+    return (f"{type(obj).__name__}({_sizes_comment(obj)}\n" + ",\n".join(lines) + "\n"
+            + "  " * indent + ")")
 
 
 def iter_modules(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tuple, Module]]:
