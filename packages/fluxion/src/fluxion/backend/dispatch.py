@@ -258,6 +258,9 @@ def _canonical_host(x: Any, dtype: Any = None) -> np.ndarray:
     arr = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtype)
     if arr.dtype == object:
         raise TypeError(f"cannot convert {type(x).__name__} of Python objects to a Fluxion array")
+    if arr.dtype.kind in "USMm":  # strings, bytes, datetimes: nothing XLA can hold
+        raise TypeError(f"{type(x).__name__} with dtype {arr.dtype} is not a valid array value; "
+                        "only numeric and bool values are supported")
     canon = _dtypes.canonicalize_dtype(arr.dtype)
     if canon != arr.dtype:
         arr = arr.astype(canon)

@@ -83,7 +83,11 @@ def _scalar_arg(x: Any) -> Array:
     for tracers, ``__jax_array__`` and guards, which are for other kinds of values."""
     guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
     if guard is None or guard == "allow":
-        hit = _SCALARS.get((type(x), x, config.jax_enable_x64, None, _d._zero_sign(x)))
+        # the key of device_put_value's cache; a float zero carries its sign (dispatch._zero_sign
+        # inlined: of the types here only a float zero has one)
+        t = type(x)
+        hit = _SCALARS.get((t, x, config.jax_enable_x64, None,
+                            repr(x) if t is float and not x else None))
         if hit is not None:
             return hit
     return _d.to_array(x)
@@ -114,13 +118,30 @@ def _fast_maker(names: tuple[str, ...]) -> Callable:
 
 
 def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
-    """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper):
-    calls with positional Arrays (and Python scalars, as their cached device constants) hit the
-    table of entries keyed by the arguments' Specs alone (their count fixes the tree
-    structure)."""
+    """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper,
+    such as ``grad(f)``): calls with positional Arrays (and Python scalars, as their cached
+    device constants) hit the table of entries keyed by the arguments' Specs alone (their count
+    fixes the tree structure). One argument, the common case (``jit(grad(f))(x)``), takes a
+    straight-line path with the single-output call inlined, as the generated dispatchers do."""
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
             if not kwargs and _STATE.interp is _EVAL:
+                if len(args) == 1:
+                    a = args[0]
+                    if type(a) is not Array:
+                        if type(a) not in _FAST_SCALARS:
+                            return call(args, kwargs)
+                        a = _scalar_arg(a)
+                    e = fast_get((a._k,))
+                    if e is not None:
+                        if not e.single:
+                            return e.call((a._a,))
+                        w = _new(Array)
+                        w._a = e.run(e.consts + (a._a,)).consume_with_handlers(e.handlers)[0]
+                        w._k = e.out0
+                        w._np = None
+                        return w
+                    return call(args, kwargs)
                 arrays = args
                 for a in args:
                     if type(a) is not Array:
