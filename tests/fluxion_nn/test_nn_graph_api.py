@@ -89,3 +89,27 @@ def test_module_repr_counts_variables_as_flax():
     assert bn.strip() == next(line for line in theirs if line.strip().startswith("bn=")).strip()
     assert repr(nnx.Module()) == "Module()"
     np.testing.assert_equal(nnx.summary.SizeBytes.from_any(nnx.Rngs(0).default.key.value).bytes, 8)
+
+
+def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
+    import fluxion_optim
+    import optax
+
+    def paths(lib, tx, np_):
+        model = lib.Linear(2, 3, rngs=lib.Rngs(0))
+        opt = lib.Optimizer(model, tx, wrt=lib.Param)
+        st = lib.state(opt)
+        mu = st["opt_state"][0]["mu"]["kernel"]
+        assert isinstance(mu, lib.OptVariable) and mu.value.shape == (2, 3)
+        assert mu.value.dtype == np.float32
+        return sorted("/".join(map(str, p)) for p, _ in lib.to_flat_state(st))
+
+    assert paths(nnx, fluxion_optim.adam(0.1), jnp) == paths(fnnx, optax.adam(0.1), jax.numpy)
+    # a namedtuple inside a module is keyed by field name in its State (as flax)
+    from collections import namedtuple
+    Pair = namedtuple("Pair", ["y", "x"])
+    box = nnx.Module()
+    box.p = Pair(nnx.Param(jnp.ones(1)), jnp.zeros(2))
+    assert sorted(p for p, _ in nnx.to_flat_state(nnx.state(box))) == [("p", "x"), ("p", "y")]
+    box2 = nnx.merge(*nnx.split(box))
+    assert type(box2.p) is Pair and box2.p.x.shape == (2,)

@@ -36,7 +36,7 @@ from fluxion.nn import (
 from fluxion.nn.initializers import Initializer
 
 from . import bridge, compat, extract, graphlib, spmd
-from .extract import prefix
+from .extract import NodeStates, from_tree, prefix, to_tree
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
                         GraphDef,
@@ -63,6 +63,15 @@ from .graph import (
                         unpack,
                         update,
                         variables,
+)
+from .graph_context import (
+                        MergeContext,
+                        SplitContext,
+                        UpdateContext,
+                        current_update_context,
+                        merge_context,
+                        split_context,
+                        update_context,
 )
 from .module import (
                         Dict,
@@ -216,6 +225,8 @@ __all__ = [
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
     "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata", "PureState",
+    "update_context", "current_update_context", "split_context", "merge_context",
+    "SplitContext", "MergeContext", "UpdateContext", "NodeStates", "to_tree", "from_tree",
     # sharding
     "PARTITION_NAME", "get_partition_spec", "get_named_sharding", "get_abstract_model",
     "as_abstract", "abstract_with_sharding", "logical_axis_rules", "spmd", "transform_metadata", "bridge",

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import fluxion.tree_util as tree_util
+
 from . import filterlib
 from ._config import resolve
-from .graph import check_tree_mode, is_graph_node, recursive_map, set_graph_mode, state
+from .graph import check_tree_mode, is_graph_node, iter_graph, recursive_map, set_graph_mode, state
+from .graph_context import merge_context, split_context
 from .statelib import State
 from .variablelib import Variable
 
-__all__ = ["TreeState", "prefix", "prefix_lookup"]
+__all__ = ["TreeState", "prefix", "prefix_lookup", "NodeStates", "to_tree", "from_tree",
+           "clear_non_graph_nodes", "check_consistent_aliasing"]
+
+_MISSING: Any = object()
 
 
 class TreeState:
@@ -102,3 +108,175 @@ def prefix_lookup(spec: Any, path: tuple) -> Any:
         else:  # a value (an axis, a sharding, a PartitionSpec) applies to everything below
             return cur
     return cur
+
+
+class NodeStates:
+    """A graph object inside a pytree, as its GraphDef and States (what :func:`to_tree` puts in
+    place of each object); a pytree whose children are the GraphDef (no leaves) and the States.
+    ``from_prefixes`` makes the matching prefix (``in_axes``) entry: no GraphDef, one prefix per
+    State.
+
+    Example: ``NodeStates.from_split(*nnx.split(model)).graphdef``.
+    """
+
+    __slots__ = ("_graphdef", "states", "metadata")
+
+    def __init__(self, _graphdef: Any, states: tuple, metadata: Any = None) -> None:
+        self._graphdef, self.states, self.metadata = _graphdef, tuple(states), metadata
+
+    @property
+    def graphdef(self) -> Any:
+        if self._graphdef is None:
+            raise ValueError("No graphdef available")
+        return self._graphdef
+
+    @property
+    def state(self) -> Any:
+        if len(self.states) != 1:
+            raise ValueError(f"Expected exactly one GraphDefState, got {len(self.states)}")
+        return self.states[0]
+
+    @classmethod
+    def from_split(cls, graphdef: Any, state: Any, /, *states: Any,
+                   metadata: Any = None) -> NodeStates:
+        return cls(graphdef, (state, *states), metadata)
+
+    @classmethod
+    def from_states(cls, state: Any, *states: Any) -> NodeStates:
+        return cls(None, (state, *states), None)
+
+    @classmethod
+    def from_prefixes(cls, prefixes: Any, /, *, metadata: Any = None) -> NodeStates:
+        return cls(None, tuple(prefixes), metadata)
+
+    def __repr__(self) -> str:
+        return f"NodeStates(graphdef={self._graphdef!r}, states={self.states!r})"
+
+
+tree_util.register_pytree_with_keys(
+    NodeStates,
+    lambda n: (((tree_util.GetAttrKey("_graphdef"), n._graphdef),
+                (tree_util.GetAttrKey("states"), n.states)), n.metadata),
+    lambda meta, children: NodeStates(children[0], children[1], meta),
+    lambda n: ((n._graphdef, n.states), n.metadata))
+
+
+def _is_graph_leaf(x: Any) -> bool:
+    return isinstance(x, Variable) or is_graph_node(x)
+
+
+def _broadcast(prefix: Any, tree: Any, is_prefix_leaf: Callable[[Any], bool],
+               is_tree_leaf: Callable[[Any], bool]) -> list:
+    # the prefix value of each leaf of ``tree`` (a prefix leaf covers its whole subtree)
+    if prefix is None or is_prefix_leaf(prefix) or is_tree_leaf(tree):
+        n = len(tree_util.tree_leaves(tree, is_leaf=is_tree_leaf))
+        return [prefix] * n
+    p_children = tree_util.tree_flatten(prefix, is_leaf=lambda x: x is not prefix)[0]
+    t_children, t_def = tree_util.tree_flatten(tree, is_leaf=lambda x: x is not tree)
+    if t_def.num_nodes == 1 and t_def.num_leaves == 0:  # an empty container
+        return []
+    if len(p_children) != len(t_children):
+        raise ValueError(f"to_tree: the prefix {prefix!r} does not match the structure of "
+                         f"{type(tree).__name__} ({len(t_children)} children)")
+    out: list = []
+    for p, t in zip(p_children, t_children):
+        out.extend(_broadcast(p, t, is_prefix_leaf, is_tree_leaf))
+    return out
+
+
+def check_consistent_aliasing(node: Any, prefix: Any, /, *,
+                              node_prefixes: dict | None = None) -> None:
+    """Raise ``ValueError`` when an object or Variable reached from ``node`` (or from earlier
+    calls sharing ``node_prefixes``) was given two different prefixes.
+
+    Example: ``check_consistent_aliasing(model, 0, node_prefixes=seen)``.
+    """
+    if node_prefixes is None:
+        node_prefixes = {}
+    from_id: dict = {}
+    for path, value in iter_graph(node, graph=True):
+        if isinstance(value, Variable):
+            from_id[id(value)] = value
+            node_prefixes.setdefault(id(value), []).append((path, prefix))
+    msgs = []
+    for vid, entries in node_prefixes.items():
+        if len({repr(p) for _, p in entries}) > 1:
+            where = "\n".join(f"  {'/'.join(map(str, p)) if p else '<root>'}: {pre}"
+                              for p, pre in entries)
+            name = type(from_id[vid]).__name__ if vid in from_id else f"Node ID: {vid}"
+            msgs.append(f"Node: {name}\n{where}")
+    if msgs:
+        raise ValueError("Inconsistent aliasing detected. The following nodes have different "
+                         "prefixes:\n" + "\n".join(msgs))
+
+
+def _default_split(ctx: Any, path: Any, prefix: Any, leaf: Any) -> NodeStates:
+    return NodeStates.from_split(*ctx.split(leaf))
+
+
+def _default_merge(ctx: Any, path: Any, prefix: Any, leaf: Any) -> Any:
+    if not isinstance(leaf, NodeStates):
+        raise ValueError(f"Expected TreeNode, got {type(leaf)} at path {path}")
+    return ctx.merge(leaf.graphdef, *leaf.states)
+
+
+def to_tree(tree: Any, /, *, prefix: Any = _MISSING, split_fn: Callable = _default_split,
+            map_non_graph_nodes: bool = False, ctxtag: Any = None,
+            check_aliasing: bool = True) -> Any:
+    """``tree`` with each graph object and Variable replaced by ``split_fn(ctx, path, prefix,
+    node)`` (default: its :class:`NodeStates`), all split in one ``split_context(ctxtag)`` so
+    shared objects become references. With ``prefix``, each node gets its prefix entry, and a
+    Variable given two different prefixes is an error ("Inconsistent aliasing detected").
+
+    Example: ``pure = nnx.to_tree((model, x)); model2, x2 = nnx.from_tree(pure)``.
+    """
+    leaves, treedef = tree_util.tree_flatten_with_path(tree, is_leaf=_is_graph_leaf)
+    if prefix is _MISSING or prefix is None:
+        prefixes = [prefix] * len(leaves)
+    else:
+        prefixes = _broadcast(prefix, tree, _is_graph_leaf, _is_graph_leaf)
+    seen: dict = {}
+    out = []
+    with split_context(ctxtag) as ctx:
+        for (kp, leaf), pre in zip(leaves, prefixes):
+            if _is_graph_leaf(leaf):
+                if check_aliasing and prefix is not _MISSING and prefix is not None:
+                    check_consistent_aliasing(leaf, pre, node_prefixes=seen)
+                out.append(split_fn(ctx, kp, pre, leaf))
+            else:
+                out.append(split_fn(ctx, kp, pre, leaf) if map_non_graph_nodes else leaf)
+    return tree_util.tree_unflatten(treedef, out)
+
+
+def from_tree(tree: Any, /, *, prefix: Any = _MISSING, merge_fn: Callable = _default_merge,
+              is_node_leaf: Callable[[Any], bool] = lambda x: isinstance(x, NodeStates),
+              is_leaf: Callable[[Any], bool] = lambda x: isinstance(x, NodeStates),
+              map_non_graph_nodes: bool = False, is_inner: bool | None = None,
+              ctxtag: Any = None) -> Any:
+    """The inverse of :func:`to_tree`: each :class:`NodeStates` merged back into an object, in
+    one ``merge_context(ctxtag, is_inner)`` (shared objects come out shared; after a
+    transformation, ``is_inner=False`` updates the caller's objects).
+
+    Example: ``model2, x2 = nnx.from_tree(nnx.to_tree((model, x)))``.
+    """
+    leaves, treedef = tree_util.tree_flatten_with_path(tree, is_leaf=is_leaf)
+    if prefix is _MISSING or prefix is None:
+        prefixes = [prefix] * len(leaves)
+    else:
+        prefixes = _broadcast(prefix, tree, lambda x: is_leaf(x), is_leaf)
+    out = []
+    with merge_context(ctxtag, is_inner) as ctx:
+        for (kp, leaf), pre in zip(leaves, prefixes):
+            if map_non_graph_nodes or is_node_leaf(leaf) or isinstance(leaf, Variable):
+                leaf = merge_fn(ctx, kp, pre, leaf)
+            out.append(leaf)
+    return tree_util.tree_unflatten(treedef, out)
+
+
+def clear_non_graph_nodes(tree: Any) -> Any:
+    """``tree`` with everything but graph objects and Variables replaced by ``None``.
+
+    Example: ``nnx.extract.clear_non_graph_nodes((model, 3))`` is ``(model, None)``.
+    """
+    return tree_util.tree_map(lambda x: x if _is_graph_leaf(x) else None, tree,
+                              is_leaf=_is_graph_leaf)

@@ -247,12 +247,13 @@ def _describe(spec: tuple) -> str:
 
 
 class _FlattenCtx:
-    __slots__ = ("refmap", "nodes", "leaves")
+    __slots__ = ("refmap", "nodes", "leaves", "assign")
 
-    def __init__(self, refmap: dict | None = None):
+    def __init__(self, refmap: dict | None = None, assign: Callable[[Any], int] | None = None):
         self.refmap = {} if refmap is None else refmap
         self.nodes: list = []
         self.leaves: list = []
+        self.assign = assign  # the index of a newly met object (graph contexts); None: in order
 
 
 _STATIC_TYPES = (int, float, bool, str, type(None), type, types.FunctionType,
@@ -281,7 +282,7 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
         idx = ctx.refmap.get(id(v))
         if idx is not None:
             return ("R", idx)
-        idx = len(ctx.refmap)
+        idx = len(ctx.refmap) if ctx.assign is None else ctx.assign(v)
         ctx.refmap[id(v)] = idx
         ctx.nodes.append(v)
         if isinstance(v, Variable):
@@ -304,6 +305,10 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
         if isinstance(v, dict):
             keys = tuple(v)
             return ("D", type(v), keys, tuple(_flatten_value(v[k], path + (k,), ctx) for k in keys))
+        if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a namedtuple: keyed by field
+            keys = tuple(type(v)._fields)
+            return ("D", type(v), keys,
+                    tuple(_flatten_value(x, path + (k,), ctx) for k, x in zip(keys, v)))
         return ("L", type(v), tuple(_flatten_value(x, path + (i,), ctx) for i, x in enumerate(v)))
     return ("S", Static(v))
 
@@ -380,7 +385,10 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
         return typ(items)
     if kind == "D":
         _, typ, keys, specs = spec
-        return typ((k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs))
+        pairs = [(k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs)]
+        if issubclass(typ, tuple):  # a namedtuple
+            return typ(**dict(pairs))
+        return typ(pairs)
     raise AssertionError(kind)
 
 
@@ -666,6 +674,8 @@ def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tup
                 return list(v.items())
         if isinstance(v, State):
             return list(v._mapping.items())
+        if isinstance(v, tuple) and hasattr(type(v), "_fields"):
+            return list(zip(type(v)._fields, v))
         return list(enumerate(v))
 
     def walk(v: Any, path: tuple) -> Iterator:

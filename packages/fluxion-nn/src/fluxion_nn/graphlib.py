@@ -41,13 +41,24 @@ from .graph import (
     update,
 )
 from .graph import flatten as _flatten
+from .graph_context import (
+    MergeContext,
+    SplitContext,
+    UpdateContext,
+    current_update_context,
+    merge_context,
+    split_context,
+    update_context,
+)
 from .statelib import FlatState, State
 from .variablelib import Variable
 
 __all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "update", "clone",
            "pop", "iter_graph", "iter_children", "recursive_map", "is_graph_node", "GraphDef",
            "GraphState", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "RefMap",
-           "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates", "PureState"]
+           "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates", "PureState",
+           "split_context", "merge_context", "update_context", "current_update_context",
+           "SplitContext", "MergeContext", "UpdateContext"]
 
 
 class RefMap(MutableMapping):

@@ -11,7 +11,7 @@ import fluxion.tree_util as tree_util
 from ..graph import is_graph_node
 from ..graph import state as graph_state
 from ..graph import update as graph_update
-from ..pytreelib import Pytree
+from ..pytreelib import Pytree, data
 from ..statelib import State, to_pure_dict
 from ..variablelib import Param, Variable
 
@@ -110,12 +110,13 @@ class Optimizer(Pytree):
         path_leaves, treedef = tree_util.tree_flatten_with_path(init)
         self._opt_treedef = treedef
         by_path = dict(params.flat_state()) if isinstance(params, State) else {}
-        self.opt_state_leaves = [_to_opt_state(kp, x, by_path) for kp, x in path_leaves]
+        # the optimizer state tree itself, its arrays wrapped in OptState Variables (as flax:
+        # ``nnx.state(optimizer)['opt_state'][0]['mu']['kernel']``)
+        self.opt_state = data(tree_util.tree_unflatten(
+            treedef, [_to_opt_state(kp, x, by_path) for kp, x in path_leaves]))
 
-    @property
-    def opt_state(self) -> Any:
-        """The optimizer state tree, its arrays wrapped in ``OptArray`` Variables."""
-        return tree_util.tree_unflatten(self._opt_treedef, list(self.opt_state_leaves))
+    def _opt_variables(self) -> list:
+        return tree_util.tree_leaves(self.opt_state, is_leaf=lambda x: isinstance(x, Variable))
 
     def update(self, model: Any, grads: Any, /, **kwargs: Any) -> Any:
         """One optimizer step: ``updates, state = tx.update(grads, state, params)``; the model's
@@ -133,7 +134,8 @@ class Optimizer(Pytree):
             if bad is not None:
                 raise ValueError(f"Optimizer.update: grads and params differ at path {bad!r} "
                                  "(missing on one side or of different shape)")
-        opt = tree_util.tree_unflatten(self._opt_treedef, [v.value for v in self.opt_state_leaves])
+        opt_vars = self._opt_variables()
+        opt = tree_util.tree_unflatten(self._opt_treedef, [v.value for v in opt_vars])
         # extra arguments of tx.update (``grad=`` of line searches) in the same pure form
         kwargs = {k: (to_pure_dict(v.filter(self.wrt)) if isinstance(v, State) else v)
                   for k, v in kwargs.items()}
@@ -145,7 +147,7 @@ class Optimizer(Pytree):
         new_leaves, new_treedef = tree_util.tree_flatten(new_opt)
         if new_treedef != self._opt_treedef:
             raise ValueError("Optimizer.update: tx.update returned a state of a different structure")
-        for var, x in zip(self.opt_state_leaves, new_leaves):
+        for var, x in zip(opt_vars, new_leaves):
             var.value = x
         self.step.value = self.step.value + 1
         # the updates have the structure of the wrt State (a State of arrays, as flax returns)

@@ -1,0 +1,83 @@
+"""Graph contexts (``split_context`` / ``merge_context`` / ``update_context``) and ``to_tree`` /
+``from_tree`` checked side by side with flax.nnx: shared references across calls, the caller's
+objects updated in place after a jitted function changed their structure, aliasing checks."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from flax import nnx as fnnx
+
+import fluxion
+import fluxion.numpy as jnp
+import fluxion_nn as nnx
+
+LIBS = [(nnx, fluxion, jnp), (fnnx, jax, jax.numpy)]
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_split_and_merge_contexts_share_references(lib, jx, np_):
+    m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+    with lib.graphlib.split_context() as ctx:
+        gd1, st1 = ctx.split(m)
+        gd2, st2 = ctx.split(m)
+    assert isinstance(gd1.nodes[0], lib.graphlib.NodeDef)
+    assert isinstance(gd2.nodes[0], lib.graphlib.NodeRef)
+    assert len(lib.to_flat_state(st1)) == 2 and len(lib.to_flat_state(st2)) == 0
+    with lib.graphlib.merge_context() as ctx:
+        m1, m2 = ctx.merge(gd1, st1), ctx.merge(gd2, st2)
+    assert m1 is m2 and m1 is not m
+    np.testing.assert_array_equal(np.asarray(m1.kernel[...]), np.asarray(m.kernel[...]))
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_update_context_carries_structure_changes_back_through_jit(lib, jx, np_):
+    class Bar(lib.Module):
+        def __init__(self):
+            self.x = 1
+
+    class Foo(lib.Module):
+        def __init__(self):
+            self.a = lib.Param(np_.ones((2,)))
+            self.b = lib.data(2)
+            self.bar = Bar()
+            self.alias = self.bar
+
+    m = Foo()
+    with lib.update_context("t"):
+        with lib.split_context("t") as ctx:
+            pure = ctx.split(m)
+
+        @jx.jit
+        def f(gd, st):
+            with lib.merge_context("t", True) as ctx:
+                inner = ctx.merge(gd, st)
+            inner.a, inner.b = inner.b, inner.a  # swap a data value and a Param
+            inner.bar.y = 3                      # a new static attribute
+            inner.extra = Bar()                  # a new submodule
+            with lib.split_context("t") as ctx:
+                return ctx.split(inner)
+
+        gd, st = f(*pure)
+        with lib.merge_context("t", False) as ctx:
+            out = ctx.merge(gd, st)
+    assert out is m and m.alias is m.bar and m.bar.y == 3 and m.extra.x == 1
+    assert int(m.a) == 2 and isinstance(m.b, lib.Param)
+    np.testing.assert_array_equal(np.asarray(m.b[...]), np.ones(2))
+    assert m.b[...].dtype == np.float32 and m.b[...].shape == (2,)
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_to_tree_from_tree_and_aliasing_check(lib, jx, np_):
+    m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+    pure = lib.to_tree((m, 1, {"b": m}))
+    assert pure[1] == 1 and isinstance(pure[0], lib.NodeStates)
+    assert isinstance(pure[2]["b"].graphdef.nodes[0], lib.graphlib.NodeRef)
+    back = lib.from_tree(pure)
+    assert back[0] is back[2]["b"] and back[1] == 1
+    assert jx.tree.structure(lib.NodeStates.from_prefixes((None, 0))).num_leaves == 1
+    lib.to_tree((m, 1, {"b": m}), prefix=(0, None, 0))
+    with pytest.raises(ValueError, match="Inconsistent aliasing detected"):
+        lib.to_tree((m, 1, {"b": m}), prefix=(0, None, 1))
+    assert lib.extract.clear_non_graph_nodes((m, 3)) == (m, None)
