@@ -35,9 +35,12 @@ __all__ = ["attach"]
 
 def _defer(op: Any) -> Any:
     # Binary operators return NotImplemented for operand types we do not understand, so that
-    # Python tries the other operand's reflected method.
+    # Python tries the other operand's reflected method. An object with ``__jax_array__`` (an
+    # nnx.Variable) is converted first, as JAX's operators do: ``array + variable`` works even
+    # where the object's own reflected method cannot (a Variable holding a Python float).
     def method(self: Any, other: Any) -> Any:
-        if not _is_operand(other):
+        other = _operand(other)
+        if other is NotImplemented:
             return NotImplemented
         return op(self, other)
     return method
@@ -45,14 +48,26 @@ def _defer(op: Any) -> Any:
 
 def _rdefer(op: Any) -> Any:
     def method(self: Any, other: Any) -> Any:
-        if not _is_operand(other):
+        other = _operand(other)
+        if other is NotImplemented:
             return NotImplemented
         return op(other, self)
     return method
 
 
-def _is_operand(x: Any) -> bool:
-    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+_OPERAND_TYPES = (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _operand(x: Any) -> Any:
+    """``x`` as an operator operand (``__jax_array__`` applied), or NotImplemented."""
+    if not isinstance(x, _OPERAND_TYPES):
+        convert = getattr(x, "__jax_array__", None)
+        if convert is None:
+            return NotImplemented
+        x = convert()
+        if not isinstance(x, _OPERAND_TYPES):
+            return NotImplemented
+    return x
 
 
 def _astype(self: Any, dtype: Any, copy: bool = False, device: Any = None) -> Any:

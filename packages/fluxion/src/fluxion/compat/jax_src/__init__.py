@@ -25,6 +25,7 @@ PROVIDED = {
     "checkify": "fluxion.compat.jax_src.checkify",
     "compiler": "fluxion.backend.compile_hook",
     "core": "fluxion.core",
+    "distributed": "fluxion.compat.jax_src.distributed",
     "dtypes": "fluxion.compat.jax_src.dtypes",
     "state": "fluxion.compat.jax_src.state",
     "state.types": "fluxion.compat.jax_src.state.types",

@@ -1,5 +1,6 @@
 """``jax._src.tree_util``: ``_registry``, the node types registered as pytree nodes (flax.nnx
-asks ``type(x) in _registry``), as a live read-only view of Fluxion's registry.
+asks ``type(x) in _registry``), as a live read-only view of Fluxion's registry; and
+``flatten_one_level`` / ``flatten_one_level_with_keys`` (orbax tells leaves from nodes with it).
 
 Example:
     >>> import fluxion
@@ -18,7 +19,10 @@ from typing import Any
 
 from fluxion import tree_util as _tree_util
 
-__all__ = ["_registry"]
+__all__ = ["_registry", "flatten_one_level", "flatten_one_level_with_keys"]
+
+flatten_one_level = _tree_util.flatten_one_level
+flatten_one_level_with_keys = _tree_util.flatten_one_level_with_keys
 
 
 class _Registry(Mapping):
