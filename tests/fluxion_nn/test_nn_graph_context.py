@@ -81,3 +81,39 @@ def test_to_tree_from_tree_and_aliasing_check(lib, jx, np_):
     with pytest.raises(ValueError, match="Inconsistent aliasing detected"):
         lib.to_tree((m, 1, {"b": m}), prefix=(0, None, 1))
     assert lib.extract.clear_non_graph_nodes((m, 3)) == (m, None)
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_to_tree_with_prefixes_through_vmap(lib, jx, np_):
+    class Foo(lib.Module):
+        def __init__(self, a, b):
+            self.a, self.b = lib.Param(a), lib.BatchStat(b)
+
+    class Axes:  # a prefix leaf (not a pytree): params not batched, batch stats on axis 0
+        pass
+
+    def split_fn(ctx, path, prefix, x):
+        if isinstance(prefix, Axes):
+            return lib.NodeStates.from_split(*ctx.split(x, lib.Param, lib.BatchStat))
+        return lib.NodeStates.from_split(*ctx.split(x))
+
+    with lib.update_context("v"):
+        m1, m2 = Foo(np_.array(0), np_.arange(5)), Foo(np_.array(1), np_.array(2))
+        ax = Axes()  # one prefix object for the shared module (two would be inconsistent)
+        in_axes = (ax, None, {"b": ax})
+        vmap_axes = (lib.NodeStates.from_prefixes((None, 0)), None,
+                     {"b": lib.NodeStates.from_prefixes((None, 0))})
+        pure = lib.to_tree((m1, m2, {"b": m1}), ctxtag="v", prefix=in_axes, split_fn=split_fn)
+
+        def f(*pure_args):
+            args = lib.from_tree(pure_args, ctxtag="v", is_inner=True)
+            assert args[0] is args[2]["b"]
+            y = args[0].a + args[0].b + args[1].a + args[1].b
+            out = lib.extract.clear_non_graph_nodes(args)
+            return lib.to_tree((out, y), prefix=(in_axes, 0), ctxtag="v", split_fn=split_fn)
+
+        pure_out, y = jx.vmap(f, in_axes=vmap_axes, out_axes=(vmap_axes, 0))(*pure)
+        args_out, y = lib.from_tree((pure_out, y), ctxtag="v", is_inner=False)
+    assert args_out[0] is m1 and args_out[2]["b"] is m1 and args_out[1] is m2
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5) + 3)
+    assert y.shape == (5,)

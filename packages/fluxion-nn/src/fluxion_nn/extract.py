@@ -168,7 +168,8 @@ def _is_graph_leaf(x: Any) -> bool:
 def _broadcast(prefix: Any, tree: Any, is_prefix_leaf: Callable[[Any], bool],
                is_tree_leaf: Callable[[Any], bool]) -> list:
     # the prefix value of each leaf of ``tree`` (a prefix leaf covers its whole subtree)
-    if prefix is None or is_prefix_leaf(prefix) or is_tree_leaf(tree):
+    pdef = tree_util.tree_structure(prefix, is_leaf=is_prefix_leaf)
+    if prefix is None or is_prefix_leaf(prefix) or pdef.num_nodes == 1 or is_tree_leaf(tree):
         n = len(tree_util.tree_leaves(tree, is_leaf=is_tree_leaf))
         return [prefix] * n
     p_children = tree_util.tree_flatten(prefix, is_leaf=lambda x: x is not prefix)[0]
