@@ -113,3 +113,26 @@ def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
     assert sorted(p for p, _ in nnx.to_flat_state(nnx.state(box))) == [("p", "x"), ("p", "y")]
     box2 = nnx.merge(*nnx.split(box))
     assert type(box2.p) is Pair and box2.p.x.shape == (2,)
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_map_without_recreating_variables_and_unpacked_grads_as_flax(lib, jx, np_):
+    import fluxion_optim
+    import optax
+
+    new = lib.map(lambda path, x: 0, lib.Rngs(0), recreate_variables=False)
+    assert not isinstance(new.default.count, lib.Variable) and new.default.count == 0
+
+    model = lib.Linear(2, 3, rngs=lib.Rngs(0))
+    tx = (optax if lib is fnnx else fluxion_optim).sgd(0.5)
+    opt = lib.Optimizer(model, tx, wrt=lib.Param)
+    params, rest = lib.unpack(model, lib.Param, ...)
+    before = np.asarray(model.kernel[...])
+
+    def loss(params, rest):
+        return lib.merge(params, rest)(np_.ones((1, 2))).sum()
+
+    grads = lib.grad(loss, graph=False)(params, rest)
+    assert isinstance(grads, lib.GraphState) and "kernel" in grads
+    opt.update(model, grads)
+    np.testing.assert_allclose(np.asarray(model.kernel[...]), before - 0.5, rtol=1e-6)

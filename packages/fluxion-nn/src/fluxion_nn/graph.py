@@ -326,14 +326,15 @@ def _declared_spec(obj: Any, name: str, value: Any, path: tuple, ctx: _FlattenCt
 
 
 class _UnflattenCtx:
-    __slots__ = ("lookup", "built", "existing", "copy_vars")
+    __slots__ = ("lookup", "built", "existing", "copy_vars", "raw")
 
     def __init__(self, lookup: Callable[[tuple], Any], existing: dict | None = None,
-                 copy_vars: bool = False):
+                 copy_vars: bool = False, raw: bool = False):
         self.lookup = lookup
         self.built: dict = {}
         self.existing = existing or {}
         self.copy_vars = copy_vars
+        self.raw = raw  # a state value that is no Variable goes in as it is (no new Variable)
 
 
 def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
@@ -353,6 +354,8 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
             target.value = leaf.value if isinstance(leaf, Variable) else leaf
             var = target
         elif isinstance(leaf, Variable) and not ctx.copy_vars:
+            var = leaf
+        elif ctx.raw and not isinstance(leaf, Variable):
             var = leaf
         else:
             var = object.__new__(cls)
@@ -921,7 +924,8 @@ def unpack(node: Any, *filters: Any, graph: bool | None = None) -> Any:
 def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = None,
         recreate_variables: bool = True) -> Any:
     """A new graph whose leaves are ``f(path, variable)`` for the leaves of ``node`` (``split``,
-    ``map_state``, ``merge``).
+    ``map_state``, ``merge``); with ``recreate_variables=False`` a non-Variable result takes the
+    Variable's place as it is.
 
     Example: ``zeros = nnx.map(lambda p, v: v.replace(jnp.zeros_like(v)), model)``.
     """
@@ -930,7 +934,11 @@ def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = No
         st = State.from_flat_path([(p, f(p, v)) for p, v in st.flat_state()])
     else:
         st = f((), st)
-    return merge(gdef, st)
+    if recreate_variables or not isinstance(st, State):
+        return merge(gdef, st)
+    # recreate_variables=False: a value f returned that is no Variable replaces the Variable
+    return _unflatten_value(gdef.root, (), _UnflattenCtx(_path_lookup(dict(st.flat_state())),
+                                                         raw=True))
 
 
 def set_metadata(node: Any, /, *, only: Any = Variable, **metadata: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
-from ..graph import is_graph_node
+from ..graph import GraphState, is_graph_node
 from ..graph import state as graph_state
 from ..graph import update as graph_update
 from ..pytreelib import Pytree, data
@@ -124,6 +124,8 @@ class Optimizer(Pytree):
         params = to_pure_dict(graph_state(model, self.wrt))
         if is_graph_node(grads):  # gradients as a module (``jax.grad`` of a module pytree)
             grads = graph_state(grads)
+        elif isinstance(grads, GraphState):  # gradients of ``nnx.unpack`` states
+            grads = grads._state
         if isinstance(grads, State):
             g = grads.filter(self.wrt)
             g = to_pure_dict(g)
