@@ -5,6 +5,7 @@ annotated Variables, logical axis rules, PartitionSpec trees, abstract models wi
 from __future__ import annotations
 
 import jax
+import numpy as np
 import optax
 import pytest
 from flax import nnx as fnnx
@@ -158,3 +159,55 @@ def test_layers_take_out_sharding():
         out = emb(idx, out_sharding=FP("X"))
         assert str(fluxion.typeof(out)) == "float32[4@X,4]"
     assert float(jnp.max(jnp.abs(out - emb.embedding.value[:4]))) == 0.0
+
+
+def _layered_mlp(lib, log: list, np_):
+    """flax spmd_test's MLP: a vmapped constructor and a scanned call, both with
+    ``transform_metadata``; ``log`` records the Variables' add/remove_axis hooks and what the
+    body sees."""
+    class Kernel(lib.Param):
+        def add_axis(self, index, name):
+            log.append(("add", index, name))
+            super().add_axis(index, name)
+
+        def remove_axis(self, index, name):
+            log.append(("remove", index, name))
+            super().remove_axis(index, name)
+
+    axes = lib.StateAxes({(lib.Param, lib.RngState): 0, ...: None})
+
+    class MLP(lib.Module):
+        @lib.split_rngs(splits=3, graph=True, graph_updates=True)
+        @lib.vmap(in_axes=(axes, axes), graph=True, graph_updates=True,
+                  transform_metadata={lib.PARTITION_NAME: "layers", "nickname": "nick"})
+        def __init__(self, rngs):
+            self.kernel = Kernel(lib.initializers.lecun_normal()(rngs.params(), (2, 2)),
+                                 out_sharding=("din", "dout"), nickname=("in", "out"),
+                                 eager_sharding=False)
+
+        @lib.scan(in_axes=(axes, lib.Carry), graph=True, graph_updates=True,
+                  transform_metadata={lib.PARTITION_NAME: "layers"})
+        def __call__(self, x):
+            log.append(("inside", tuple(self.kernel.shape), self.kernel.out_sharding))
+            return x @ self.kernel[...], None
+
+    return MLP
+
+
+@pytest.mark.slow  # flax's vmapped constructor and scan compile for ~10 s under load
+def test_vmap_and_scan_transform_metadata_as_flax():
+    results = []
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        log: list = []
+        m = _layered_mlp(lib, log, np_)(lib.Rngs(0))
+        made = (tuple(m.kernel.shape), m.kernel.out_sharding, m.kernel.nickname, list(log))
+        y, _ = m(np_.ones((1, 2)))
+        results.append((made, log, tuple(m.kernel.shape), m.kernel.out_sharding,
+                        np.asarray(y), y.dtype))
+    (made, log, shape, sh, y, dt), (fmade, flog, fshape, fsh, fy, fdt) = results
+    assert made == fmade == ((3, 2, 2), ("layers", "din", "dout"), ("nick", "in", "out"),
+                             [("add", 0, "layers")])
+    assert log == flog and ("inside", (2, 2), ("din", "dout")) in log
+    assert shape == fshape == (3, 2, 2) and sh == fsh == ("layers", "din", "dout")
+    assert dt == fdt
+    np.testing.assert_allclose(y, fy, rtol=1e-5)

@@ -231,17 +231,18 @@ def abstract_with_sharding(tree: A, graph: bool | None = None) -> A:
 
 
 def _apply_axis_fn(tree: Any, axes: Any, metadata: Mapping, fn: Callable) -> None:
-    if axes is None:
-        return
-    if isinstance(axes, int):
+    # ``axes`` is a prefix of ``tree``: an int applies ``fn`` below it; any other leaf (None,
+    # nnx.Carry) leaves its subtree alone, as flax's broadcast over the prefix
+    if isinstance(axes, int) and not isinstance(axes, bool):
         fn(tree, axes, metadata)
         return
-    if not isinstance(axes, (tuple, list)) or not isinstance(tree, (tuple, list)) \
-            or len(axes) != len(tree):
-        raise ValueError(f"transform_metadata: axes {axes!r} must be an int, None, or a "
-                         f"tuple with one entry per value ({len(tree)} values)")
-    for sub, ax in zip(tree, axes):
-        _apply_axis_fn(sub, ax, metadata, fn)
+    if isinstance(axes, (tuple, list)) and not isinstance(axes, PartitionSpec):
+        if not isinstance(tree, (tuple, list)) or len(axes) != len(tree):
+            n = len(tree) if isinstance(tree, (tuple, list)) else 1
+            raise ValueError(f"transform_metadata: axes {axes!r} must be an int, None, or a "
+                             f"tuple with one entry per value ({n} values)")
+        for sub, ax in zip(tree, axes):
+            _apply_axis_fn(sub, ax, metadata, fn)
 
 
 def transform_metadata(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,

@@ -11,7 +11,7 @@ import fluxion.lax as lax
 import fluxion.numpy as jnp
 import fluxion.tree_util as tree_util
 
-from .. import filterlib
+from .. import filterlib, spmd
 from .._config import resolve
 from .._lift import Inputs, apply_outputs, rebuild, split_outputs
 from ..extract import prefix_lookup
@@ -20,6 +20,7 @@ from ..graph import (
     set_graph_mode,
     set_graph_updates,
 )
+from ..spmd import PARTITION_NAME
 from ..statelib import State, create_path_filters
 from ..variablelib import Variable
 from .transforms import (
@@ -159,13 +160,14 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
     """
     if f is None:
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                                 axis_size=axis_size, graph=graph, graph_updates=graph_updates)
+                                 axis_size=axis_size, transform_metadata=transform_metadata,
+                                 graph=graph, graph_updates=graph_updates)
     _reject_bound_method(f, "vmap")
     _check_prefix(in_axes, "in_axes", "vmap", graph, graph_updates)
     _check_prefix(out_axes, "out_axes", "vmap", graph, graph_updates)
     return _mapped(f, in_axes, out_axes, graph, "nnx.vmap",
                    functools.partial(fluxion.vmap, axis_name=axis_name, axis_size=axis_size),
-                   graph_updates)
+                   graph_updates, transform_metadata)
 
 
 def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
@@ -186,14 +188,16 @@ def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
         return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,
                                  static_broadcasted_argnums=static_broadcasted_argnums,
                                  devices=devices, backend=backend, axis_size=axis_size,
-                                 donate_argnums=donate_argnums, graph=graph,
+                                 donate_argnums=donate_argnums,
+                                 transform_metadata=transform_metadata, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "pmap")
     _check_prefix(in_axes, "in_axes", "pmap", graph, graph_updates)
     _check_prefix(out_axes, "out_axes", "pmap", graph, graph_updates)
     return _mapped(f, in_axes, out_axes, graph, "nnx.pmap",
                    functools.partial(fluxion.pmap, axis_name=axis_name, devices=devices,
-                                     backend=backend, axis_size=axis_size), graph_updates)
+                                     backend=backend, axis_size=axis_size), graph_updates,
+                   transform_metadata)
 
 
 def _alias_error(var: Any, first: tuple, second: tuple, name: str) -> ValueError:
@@ -222,8 +226,46 @@ def _variable_axes(nodes: list, specs: list, name: str) -> dict:
     return seen
 
 
+def _partition_metadata(transform_metadata: Any, graph: Any, graph_updates: Any) -> Any:
+    """The ``transform_metadata`` a lifted transform applies (flax: graph mode with graph
+    updates, and only when it names a partition)."""
+    if (not transform_metadata or PARTITION_NAME not in transform_metadata
+            or _simple(graph, graph_updates)):
+        return None
+    return transform_metadata
+
+
+def _axis_metadata(nodes: list, specs: list, metadata: Any, fn: Callable,
+                   leaf_axis: Callable = _leaf_axis, seen: set | None = None) -> None:
+    """flax's ``_update_variable_sharding_metadata``: ``fn`` (``spmd.add_axis`` or
+    ``remove_axis``) on each Variable of the graph ``nodes`` whose spec (an int, or a StateAxes
+    entry) maps it over an int axis; a Variable reached twice is done once."""
+    seen = set() if seen is None else seen
+    for node, spec in zip(nodes, specs):
+        if not isinstance(spec, (int, StateAxes)) or isinstance(spec, bool):
+            continue
+        for path, var in _flat_variables(node):
+            if not isinstance(var, Variable) or id(var) in seen:
+                continue
+            ax = leaf_axis(spec, tuple(path), var)
+            if isinstance(ax, int) and not isinstance(ax, bool):
+                seen.add(id(var))
+                fn(var, ax, metadata)
+
+
+def _out_node_specs(out_axes: Any, out: Any) -> tuple[list, list]:
+    """The graph objects of ``out`` and the out axis of each (``out_axes`` a prefix of ``out``)."""
+    leaves, treedef = tree_util.tree_flatten(out, is_leaf=is_graph_node)
+    node_pos = tuple(i for i, leaf in enumerate(leaves) if is_graph_node(leaf))
+    specs = _out_leaf_axes(out_axes, (None, None, treedef, node_pos, None, None, None))[0]
+    return [leaves[i] for i in node_pos], specs
+
+
 def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
-            mapper: Callable, graph_updates: Any = None) -> Callable:
+            mapper: Callable, graph_updates: Any = None,
+            transform_metadata: Any = None) -> Callable:
+    tm = _partition_metadata(transform_metadata, graph, graph_updates)
+
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         args = _positional(f, args, kwargs, name)
@@ -241,9 +283,15 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
         def pure(values: list, other: list) -> Any:
             tree, nodes, built = rebuild(inp.static, values, other)
             a, kw = tree
+            if tm is not None:  # inside, the Variables lose the mapped axis' partition name
+                _axis_metadata(nodes, node_axes, tm, spmd.remove_axis)
             out = f(*a, **kw)
             if _simple(graph, graph_updates):
                 _check_output_aliases(nodes, out, name)
+            if tm is not None:  # and get it back (new ones at their out axis) on the way out
+                seen: set = set()
+                _axis_metadata(nodes, node_axes, tm, spmd.add_axis, seen=seen)
+                _axis_metadata(*_out_node_specs(out_axes, out), tm, spmd.add_axis, seen=seen)
             out_leaves: list = []
             static_out, values2, pure_out = split_outputs(nodes, built, out, inp.static[0].root[2],
                                                           leaves_out=out_leaves)
@@ -359,12 +407,14 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     """
     if f is None:
         return functools.partial(scan, length=length, reverse=reverse, unroll=unroll,
-                                 in_axes=in_axes, out_axes=out_axes, graph=graph,
+                                 in_axes=in_axes, out_axes=out_axes,
+                                 transform_metadata=transform_metadata, graph=graph,
                                  graph_updates=graph_updates)
     _reject_bound_method(f, "scan")
     _validate_scan_axes(in_axes, out_axes)
     _check_scan_out_axes(out_axes)
     simple = _simple(graph, graph_updates)
+    tm = _partition_metadata(transform_metadata, graph, graph_updates)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -401,8 +451,18 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
             other = _merge3(o_carry, o_bcast, co, bcast_o, xo)
             tree, nodes, built = rebuild(inp.static, values, other)
             a, _ = tree
+            if tm is not None:  # the scanned axis' partition name is off inside the body
+                _axis_metadata(nodes, node_axes, tm, spmd.remove_axis, leaf_axis=_scan_leaf_axis)
             out = f(*a)
             carry_out, ys_out = _split_out(out, out_spec)
+            if tm is not None:
+                seen: set = set()
+                _axis_metadata(nodes, node_axes, tm, spmd.add_axis, leaf_axis=_scan_leaf_axis,
+                               seen=seen)
+                ys_nodes = [leaf for leaf in tree_util.tree_leaves(ys_out, is_leaf=_is_node)
+                            if _is_node(leaf)]
+                _axis_metadata(ys_nodes, [_ys_axes(out_spec)] * len(ys_nodes), tm, spmd.add_axis,
+                               seen=seen)
             if simple:
                 _check_output_aliases(nodes, ys_out, "nnx.scan")
             static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
