@@ -268,10 +268,12 @@ def _canonical_host(x: Any, dtype: Any = None) -> np.ndarray:
 
 
 def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = None,
-                     dtype: Any = None) -> Array:
+                     dtype: Any = None, share_constant: bool = False) -> Array:
     """Place a host value on ``device`` as an Array with a canonical dtype.
 
-    Python scalars are weak-typed (unless ``weak_type=False``) and cached as device constants.
+    Python scalars are weak-typed (unless ``weak_type=False``) and cached as device constants: a
+    new Array object on the cached buffer each call, or the cached Array itself with
+    ``share_constant=True`` (operands, whose identity nobody sees).
     """
     if type(x) in _PY_SCALAR_TYPES and dtype is None and device is None:
         key = (type(x), x, config.jax_enable_x64, weak_type, _zero_sign(x))
@@ -280,7 +282,7 @@ def device_put_value(x: Any, device: Any = None, *, weak_type: bool | None = Non
         except TypeError:
             hit = None
         if hit is not None:
-            return hit
+            return hit if share_constant else _fresh(hit)
         dt = _dtypes.python_scalar_dtype(x)
         weak = (type(x) is not bool) if weak_type is None else weak_type
         out = _put(_scalar_to_host(x, dt), dt, weak, None)
@@ -346,16 +348,25 @@ def literal_array(lit: Any) -> Array:
         hit = _put(np.asarray(val), lit.aval.dtype, lit.aval.weak_type, None)
         if _second_use(key):
             _literal_cache.put(key, hit, _caches.device_array_nbytes(val.nbytes))
-    return hit
+        return hit
+    return _fresh(hit)
+
+
+def _fresh(cached: Array) -> Array:
+    """A new Array object on ``cached``'s device buffer: a cached constant handed to the caller as
+    a result must not be the same object as every other use of it (JAX returns a new Array per
+    call, so ``jnp.zeros(()) is jnp.zeros(())`` is False; haiku tells parameters apart by
+    identity). The buffer is shared: no copy, no transfer."""
+    return _wrap(cached._a, cached._k)
 
 
 def unshare_donated(arrays: list, donated: tuple) -> list:
     """``arrays`` with each donated one that is a cached device constant replaced by a private
     copy of it.
 
-    The constant caches above hand the same Array to every use of a number (a Python scalar
-    argument, ``jnp.zeros(())``, a folded literal); donating that buffer would delete it for every
-    later use, where JAX makes a fresh buffer per conversion. Only donating calls pay for this
+    The constant caches above hand the same device buffer to every use of a number (a Python
+    scalar argument, ``jnp.zeros(())``, a folded literal); donating that buffer would delete it for
+    every later use, where JAX makes a fresh buffer per conversion. Only donating calls pay for this
     check (one pass over the caches' entries).
     """
     shared = {id(v._a) for c in (_scalar_cache, _const_cache, _literal_cache)
@@ -438,7 +449,7 @@ def to_array(x: Any) -> Array:
     guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
     if guard is not None and guard != "allow":
         _guard_implicit_transfer(x, guard)
-    return device_put_value(x)
+    return device_put_value(x, share_constant=True)
 
 
 def _guard_implicit_transfer(x: Any, guard: str) -> None:
