@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import optax
 import pytest
 from flax import nnx as fnnx
 
 import fluxion
 import fluxion.numpy as jnp
 import fluxion_nn as nnx
+import fluxion_optim
 
 LIBS = [(nnx, fluxion, jnp), (fnnx, jax, jax.numpy)]
 
@@ -92,9 +94,6 @@ def test_module_repr_counts_variables_as_flax():
 
 
 def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
-    import fluxion_optim
-    import optax
-
     def paths(lib, tx, np_):
         model = lib.Linear(2, 3, rngs=lib.Rngs(0))
         opt = lib.Optimizer(model, tx, wrt=lib.Param)
@@ -117,9 +116,6 @@ def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
 
 @pytest.mark.parametrize("lib,jx,np_", LIBS)
 def test_map_without_recreating_variables_and_unpacked_grads_as_flax(lib, jx, np_):
-    import fluxion_optim
-    import optax
-
     new = lib.map(lambda path, x: 0, lib.Rngs(0), recreate_variables=False)
     assert not isinstance(new.default.count, lib.Variable) and new.default.count == 0
 
