@@ -15,12 +15,23 @@ Usage (on the TPU machine, the project's ``packages/*/src`` on ``PYTHONPATH``)::
         --log $OUT/progress.txt --failures $OUT/failures.txt -- tests/fluxion --platform tpu
 
 ``--start N`` continues a list where an earlier call stopped (the log's last index + 1).
+
+The id list for a session with less device time than the suite needs (the whole of tests/fluxion
+is ~45 device-minutes there) comes from the ``ids`` subcommand, on any machine: the files given
+with ``--first`` in full, in that order, then one test of every other file per round (so a
+budget that ends early has touched every file), leaving out the ids that earlier progress logs
+(``--done``) record and those matching ``--exclude`` (e.g. float64 compiles that outlast the
+watchdog)::
+
+    python3 tools/tpu_test_chunks.py ids --out ids.txt --done progress.txt \
+        --first tests/fluxion/callbacks --exclude 'test_special.py::.*(f64|x64)' -- tests/fluxion
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import time
@@ -109,7 +120,68 @@ def _last_index(log: str) -> int:
     return last
 
 
+def order_ids(ids: list[str], first: list[str] = (), done: set[str] = frozenset(),
+              exclude: str = "") -> list[str]:
+    """The order to run ``ids`` in on a time budget: every id under a ``first`` prefix (a file or
+    folder path, in the order given), then round-robin over the other files (one id of each file
+    per round, files in collection order), without the ``done`` ids and those ``exclude`` (a
+    regular expression) matches.
+
+    Example:
+        >>> order_ids(["a.py::1", "a.py::2", "b.py::1", "c.py::1", "c.py::2"], first=["c.py"])
+        ['c.py::1', 'c.py::2', 'a.py::1', 'b.py::1', 'a.py::2']
+    """
+    rx = re.compile(exclude) if exclude else None
+    todo = [i for i in ids if i not in done and not (rx and rx.search(i))]
+    head = [i for pre in first for i in todo
+            if i.split("::", 1)[0] == pre or i.startswith(pre.rstrip("/") + "/")]
+    taken = set(head)
+    by_file: dict[str, list[str]] = {}
+    for i in todo:
+        if i not in taken:
+            by_file.setdefault(i.split("::", 1)[0], []).append(i)
+    rest, queues = [], [list(reversed(q)) for q in by_file.values()]
+    while queues:
+        rest.extend(q.pop() for q in queues)
+        queues = [q for q in queues if q]
+    return head + rest
+
+
+def _logged_ids(log: str) -> set[str]:
+    """The node ids a progress log records (any outcome)."""
+    with open(log) as f:
+        return {line.rstrip("\n").split("\t")[4] for line in f
+                if line[:1] != "#" and line.count("\t") >= 4}
+
+
+def ids_main(argv: list[str]) -> int:
+    """``ids``: collect with pytest, order with :func:`order_ids`, write one id a line."""
+    ap = argparse.ArgumentParser(prog="tpu_test_chunks.py ids",
+                                 description="write the id list for a time-boxed chip run")
+    ap.add_argument("--out", required=True, help="file to write the ordered ids to")
+    ap.add_argument("--first", action="append", default=[], help="file/folder to run first")
+    ap.add_argument("--done", action="append", default=[], help="progress log of earlier runs")
+    ap.add_argument("--exclude", default="", help="regular expression of ids to leave out")
+    ap.add_argument("pytest_args", nargs="*")
+    a = ap.parse_args(argv)
+    out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",  # noqa: S603
+                          "-p", "no:cacheprovider", *a.pytest_args],
+                         capture_output=True, text=True)
+    ids = [line.strip() for line in out.stdout.splitlines() if "::" in line]
+    if not ids:
+        sys.stderr.write(out.stdout[-2000:] + out.stderr[-2000:])
+        return 1
+    done = set().union(*(_logged_ids(p) for p in a.done)) if a.done else set()
+    ordered = order_ids(ids, a.first, done, a.exclude)
+    with open(a.out, "w") as f:
+        f.write("".join(i + "\n" for i in ordered))
+    print(f"{len(ordered)} of {len(ids)} collected ids written to {a.out}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["ids"]:
+        return ids_main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--budget", type=float, required=True, help="seconds for the whole call")
     ap.add_argument("--start", type=int, default=0, help="first index of the id list to run")

@@ -1,0 +1,61 @@
+"""tools/tpu_test_chunks.py: the id list for a time-boxed chip run (runs on the CPU)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+TOOL = ROOT / "tools" / "tpu_test_chunks.py"
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("tpu_test_chunks_under_test", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_order_ids_first_then_round_robin_without_done_and_excluded():
+    t = _tool()
+    ids = ["t/a.py::x1", "t/a.py::x2", "t/a.py::x3", "t/b.py::y1", "t/sub/c.py::z1",
+           "t/sub/c.py::z2", "t/d.py::f64", "t/d.py::w"]
+    got = t.order_ids(ids, first=["t/sub"], done={"t/a.py::x2"}, exclude=r"::f64$")
+    assert got == ["t/sub/c.py::z1", "t/sub/c.py::z2",          # the folder asked first, whole
+                   "t/a.py::x1", "t/b.py::y1", "t/d.py::w",     # round 1: one id per file
+                   "t/a.py::x3"]                                 # round 2
+    assert sorted(got) == sorted(set(ids) - {"t/a.py::x2", "t/d.py::f64"})
+    # a file path as --first, and the plain order without options
+    assert t.order_ids(ids[:4], first=["t/b.py"]) == ["t/b.py::y1", "t/a.py::x1", "t/a.py::x2",
+                                                       "t/a.py::x3"]
+    assert t.order_ids(["t/ab.py::1", "t/a.py::1"], first=["t/a"]) == ["t/ab.py::1", "t/a.py::1"]
+
+
+def test_logged_ids_reads_every_outcome_and_skips_notes(tmp_path):
+    t = _tool()
+    log = tmp_path / "progress.txt"
+    log.write_text("# pytest from index 0, 530 s left\n"
+                   "0\tcall\tpassed\t0.10\tt/a.py::x1\n"
+                   "1\tsetup\tskipped\t0.00\tt/a.py::x[2-3]\n"
+                   "2\tcall\tfailed\t0.40\tt/b.py::y1\n"
+                   "# pytest ended with 1: index 3 timed out after 45 s (watchdog)\n")
+    assert t._logged_ids(str(log)) == {"t/a.py::x1", "t/a.py::x[2-3]", "t/b.py::y1"}
+
+
+def test_ids_subcommand_collects_orders_and_writes(tmp_path):
+    tests = tmp_path / "suite"
+    tests.mkdir()
+    (tests / "test_one.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    (tests / "test_two.py").write_text("def test_c():\n    pass\n")
+    done = tmp_path / "done.txt"
+    done.write_text("0\tcall\tpassed\t0.01\tsuite/test_two.py::test_c\n")
+    out = tmp_path / "ids.txt"
+    res = subprocess.run([sys.executable, str(TOOL), "ids", "--out", str(out), "--done", str(done),
+                          "--", "suite"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert out.read_text().splitlines() == ["suite/test_one.py::test_a", "suite/test_one.py::test_b"]
+    assert "2 of 3 collected ids" in res.stdout
