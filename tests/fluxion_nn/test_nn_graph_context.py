@@ -117,3 +117,31 @@ def test_to_tree_with_prefixes_through_vmap(lib, jx, np_):
     assert args_out[0] is m1 and args_out[2]["b"] is m1 and args_out[1] is m2
     np.testing.assert_array_equal(np.asarray(y), np.arange(5) + 3)
     assert y.shape == (5,)
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_flatten_with_outer_indices_updates_the_callers_objects(lib, jx, np_):
+    class Foo(lib.Module):
+        def __init__(self):
+            self.a = lib.Param(np_.zeros(2))
+            self.b = lib.Linear(2, 2, rngs=lib.Rngs(0))
+
+    m = Foo()
+    a, b = m.a, m.b
+    outer = lib.graphlib.RefMap()
+    gd, st = lib.graphlib.flatten(m, ref_index=outer, graph=True)
+
+    def f(gd, st):
+        built = lib.graphlib.IndexMap()
+        inner = lib.graphlib.unflatten(gd, st, index_ref=built)
+        inner.c, inner.b = inner.b, lib.Linear(2, 3, rngs=lib.Rngs(1))  # move b, add a new one
+        inner.a[...] += 1
+        gd, st = lib.graphlib.flatten(
+            inner, ref_outer_index=lib.graphlib.RefMap.from_indexmap(built), graph=True)
+        return st.to_nested_state(), gd
+
+    st_out, gd_out = jx.jit(f, static_argnums=0)(gd, st.to_nested_state())
+    m2 = lib.graphlib.unflatten(gd_out, st_out,
+                                outer_index_outer_ref=lib.graphlib.IndexMap.from_refmap(outer))
+    assert m2 is m and m.a is a and m.c is b and m.b.kernel.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(m.a[...]), np.ones(2, np.float32))

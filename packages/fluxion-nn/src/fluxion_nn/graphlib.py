@@ -23,6 +23,8 @@ from .graph import (
     PureState,
     TreeNodeDef,
     VariableDef,
+    _flatten_value,
+    _FlattenCtx,
     _path_lookup,
     _unflatten_value,
     _UnflattenCtx,
@@ -117,8 +119,15 @@ def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: A
     """``(GraphDef, FlatState)`` of a graph (``(GraphDef, [leaves])`` with
     ``with_paths=False``); ``ref_index`` receives each graph object's index.
 
+    ``ref_outer_index`` (object -> index, from ``RefMap.from_indexmap`` of an ``unflatten``)
+    makes the objects it holds keep those indices, new objects getting fresh ones, so that
+    ``unflatten(..., outer_index_outer_ref=...)`` can put the result back into the caller's
+    objects.
+
     Example: ``graphdef, flat = nnx.graphlib.flatten(model)``.
     """
+    if ref_outer_index is not None:
+        return _flatten_outer(node, ref_index, ref_outer_index, with_paths)
     ids: dict = {}
     gdef, flat = _flatten(node, refmap=ids, graph=graph)
     if ref_index is not None:
@@ -132,6 +141,27 @@ def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: A
     if not with_paths:
         return gdef, [leaf for _, leaf in flat]
     return gdef, flat
+
+
+def _flatten_outer(node: Any, ref_index: RefMap | None, outer: Any,
+                   with_paths: bool) -> tuple[GraphDef, Any]:
+    counter = [max(outer.values(), default=-1) + 1]
+
+    def assign(obj: Any) -> int:
+        if obj in outer:
+            idx = outer[obj]
+        else:
+            idx = counter[0]
+            counter[0] += 1
+        if ref_index is not None:
+            ref_index[obj] = idx
+        return idx
+
+    ctx = _FlattenCtx(None, assign)
+    gdef = GraphDef(_flatten_value(node, (), ctx))
+    if not with_paths:
+        return gdef, [leaf for _, leaf in ctx.leaves]
+    return gdef, FlatState(ctx.leaves)
 
 
 def _collect_objects(v: Any, out: dict, depth: int = 0) -> None:
@@ -168,9 +198,12 @@ def _count_leaves(spec: tuple) -> int:
 
 
 def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None = None,
+              outer_index_outer_ref: IndexMap | None = None,
               copy_variables: bool = False) -> Any:
     """Rebuild a graph from ``graphdef`` and a State, FlatState or list of leaves;
-    ``index_ref`` receives ``index -> object`` for the objects built.
+    ``index_ref`` receives ``index -> object`` for the objects built. With
+    ``outer_index_outer_ref`` (``index -> object``), the objects at those indices are updated
+    in place and reused instead of built.
 
     Example: ``model = nnx.graphlib.unflatten(*nnx.graphlib.flatten(model))``.
     """
@@ -180,6 +213,7 @@ def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None =
         flat = [((), state)]
     else:
         flat = list(state)
+    existing = dict(outer_index_outer_ref) if outer_index_outer_ref is not None else None
     expected = _count_leaves(graphdef.root)
     if len(flat) != expected:
         raise ValueError(f"Incorrect number of leaves, expected {expected} leaves, "
@@ -187,9 +221,10 @@ def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None =
     if flat and not (isinstance(flat[0], tuple) and len(flat[0]) == 2
                      and isinstance(flat[0][0], tuple)):
         it = iter(flat)
-        ctx = _UnflattenCtx(lambda path: next(it), copy_vars=copy_variables)
+        ctx = _UnflattenCtx(lambda path: next(it), existing=existing, copy_vars=copy_variables)
     else:
-        ctx = _UnflattenCtx(_path_lookup(dict(flat)), copy_vars=copy_variables)
+        ctx = _UnflattenCtx(_path_lookup(dict(flat)), existing=existing,
+                            copy_vars=copy_variables)
     node = _unflatten_value(graphdef.root, (), ctx)
     if index_ref is not None:
         index_ref.update(ctx.built)
