@@ -169,3 +169,13 @@ def test_state_axes_from_a_state_as_flax():
         with pytest.raises(ValueError, match="No axis found"):
             axes.map_prefix(("d",), None)
         assert sorted(axes.axes) == [0, 1] and len(axes) == 2
+
+
+def test_tree_mode_prefix_of_rngs_is_accepted_state_axes_refused_as_flax():
+    # nnx.prefix of an Rngs in tree mode is an Rngs (whose streams are attributes): flax takes it
+    # as a prefix; a StateAxes in tree mode is refused
+    for lib in (nnx, fnnx):
+        axes = lib.prefix(lib.Rngs(0), {lib.RngState: 0, ...: None}, graph=False)
+        lib.pmap(lambda r: r, in_axes=(axes,), axis_size=1, graph=False, graph_updates=False)
+        with pytest.raises(ValueError, match="cannot contain `StateAxes` objects"):
+            lib.vmap(lambda m: m, in_axes=(lib.StateAxes({...: 0}),), graph=False)

@@ -97,6 +97,12 @@ def _check_output_aliases(in_nodes: list, out: Any, api: str) -> None:
             raise _duplicate_error(var, "args" + ins[id(var)], "out" + path, api)
 
 
+def _is_prefix_mapping(x: Any) -> bool:
+    # a class flag (StateAxes, DiffState): an instance answering any attribute (an Rngs made
+    # by nnx.prefix in tree mode: its streams are attributes) is not one
+    return getattr(type(x), "_prefix_mapping", False) is True
+
+
 def _check_prefix(prefix: Any, prefix_name: str, fn_name: str, graph: bool | None,
                   graph_updates: bool | None) -> None:
     """flax's checks of a transform's prefix argument (``in_axes``, ``argnums``, shardings)."""
@@ -104,7 +110,7 @@ def _check_prefix(prefix: Any, prefix_name: str, fn_name: str, graph: bool | Non
     graph_updates = resolve(graph_updates, set_graph_updates)
     flat = tree_util.tree_flatten_with_path(
         prefix, is_leaf=lambda x: x is None or is_graph_node(x)
-        or getattr(x, "_prefix_mapping", False))[0]
+        or _is_prefix_mapping(x))[0]
     for kp, leaf in flat:
         where = tree_util.keystr(kp)
         if isinstance(leaf, Variable):
@@ -113,7 +119,7 @@ def _check_prefix(prefix: Any, prefix_name: str, fn_name: str, graph: bool | Non
                 f"`{prefix_name}` for nnx.{fn_name}. Variables prefixes are not supported. "
                 "Pass a prefix for the entire Variable instead of passing a Variable with a "
                 "prefix for its value.")
-        if getattr(leaf, "_prefix_mapping", False) and not (graph and graph_updates):
+        if _is_prefix_mapping(leaf) and not (graph and graph_updates):
             t = type(leaf).__name__
             raise ValueError(
                 f"`{prefix_name}` cannot contain `{t}` objects when `graph=False` or "
