@@ -18,11 +18,11 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, NamedTuple
 
-from fluxion import tree_util
 from fluxion.core.ir import Literal
 from fluxion.transforms.ad import vjp
 from fluxion.transforms.remat import checkpoint, checkpoint_name, checkpoint_policies, name_p, remat
 from fluxion.transforms.staging import trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies",
            "print_saved_residuals", "saved_residuals", "Saveable", "Recompute", "Offloadable"]

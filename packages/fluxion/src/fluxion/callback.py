@@ -28,7 +28,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.array import Array
 from fluxion.backend.callback import check_results, emit_host_callback
@@ -40,6 +39,7 @@ from fluxion.core.trace import Tracer
 from fluxion.lax import shape_ops as so
 from fluxion.lax.control_flow import scan
 from fluxion.transforms.array_ops import moveaxis
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["pure_callback_p", "io_callback_p", "debug_callback_p", "pure_callback",
            "io_callback", "debug_callback_bind", "effects_barrier", "FlatCallback"]

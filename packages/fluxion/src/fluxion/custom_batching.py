@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from fluxion import lax, tree_util
+from fluxion import lax
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
@@ -35,6 +35,7 @@ from fluxion.transforms import ad, batching
 from fluxion.transforms.array_ops import bdim_to_front
 from fluxion.transforms.call import jit_p
 from fluxion.transforms.staging import abstractify, close_program, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["custom_vmap", "sequential_vmap", "custom_vmap_call_p"]
 

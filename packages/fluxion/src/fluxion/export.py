@@ -37,13 +37,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend.client import default_device
 from fluxion.backend.export import call_module, lower_module
 from fluxion.backend.lowering import lowering_platform
 from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import Tracer
 from fluxion.transforms.staging import abstractify, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["Exported", "export", "deserialize", "default_export_platform",
            "minimum_supported_calling_convention_version",

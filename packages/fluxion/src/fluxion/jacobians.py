@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import lax, tree_util
+from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.tracebacks import api_boundary
@@ -33,6 +33,7 @@ from fluxion.transforms.ad import (
 )
 from fluxion.transforms.batching import vmap
 from fluxion.transforms.staging import fun_name, partial_at
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
 

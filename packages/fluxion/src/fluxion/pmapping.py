@@ -18,7 +18,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.jit import jit
 from fluxion.backend.sharding_impl import AxisType, Mesh, NamedSharding, PartitionSpec
@@ -29,6 +28,7 @@ from fluxion.lax import parallel as _par
 from fluxion.shmap import shard_map
 from fluxion.transforms import array_ops
 from fluxion.transforms.staging import abstractify
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["pmap"]
 

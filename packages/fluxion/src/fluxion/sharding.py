@@ -24,7 +24,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.sharding_impl import (
     AbstractMesh,
@@ -44,6 +43,7 @@ from fluxion.core import trace as _trace
 from fluxion.core.avals import ShardingTypeError
 from fluxion.lax.sharding_constraint import with_sharding_constraint
 from fluxion.lax.sharding_rules import resharding
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",

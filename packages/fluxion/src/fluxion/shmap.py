@@ -39,7 +39,6 @@ import functools
 import math
 from typing import Any, Callable, Sequence
 
-from fluxion import tree_util
 from fluxion.backend.jit import jit
 from fluxion.backend.lowering import mlir_type
 from fluxion.backend.sharding_impl import (
@@ -69,6 +68,7 @@ from fluxion.transforms.staging import (
     close_program,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["shard_map", "shard_map_p", "typeof"]
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import tree_util
 from fluxion.core.dtypes import canonicalize_dtype
 from fluxion.transforms.ad import jvp, vjp
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["check_grads", "check_jvp", "check_vjp"]
 

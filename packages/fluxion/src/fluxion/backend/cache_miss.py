@@ -20,9 +20,9 @@ import logging
 import os
 from typing import Any, Iterable
 
-from fluxion import tree_util
 from fluxion.core.config import TraceContext
 from fluxion.core.errors import user_frame
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["explain_miss", "arg_names"]
 

@@ -28,7 +28,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import lapack
 from fluxion.backend.client import xc
 from fluxion.backend.lowering import (
@@ -40,6 +39,7 @@ from fluxion.backend.lowering import (
 )
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["emit_host_callback", "CallbackExecutable", "check_results", "parse_module",
            "compile_with_callbacks", "SendRecvCallback"]

@@ -31,12 +31,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
 from fluxion.core.config import config, flag_context
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Literal, literal_value
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["ENABLED", "checked_eager", "checked_jit_call", "check_values", "debug_mode_call",
            "install"]

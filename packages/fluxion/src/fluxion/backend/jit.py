@@ -37,7 +37,6 @@ from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
-from fluxion import tree_util
 from fluxion.backend import cache_miss as _cache_miss
 from fluxion.backend import checks as _checks
 from fluxion.backend import dispatch as _d
@@ -61,6 +60,7 @@ from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["jit", "run_program", "Lowered", "Compiled", "Traced"]
 

@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.core import trace as _trace
 from fluxion.core.dtypes import float0 as _FLOAT0
 from fluxion.core.errors import UnexpectedTracerError
 from fluxion.core.ir import Equation, Literal, Program
+from fluxion.tree_util import physical as tree_util
 
 __all__: list[str] = []
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend.sharding_impl import (
     NamedSharding,
@@ -25,6 +24,7 @@ from fluxion.backend.sharding_impl import (
     context_mesh,
 )
 from fluxion.core.errors import user_frame
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["Placement", "incompatible_out_devices"]
 

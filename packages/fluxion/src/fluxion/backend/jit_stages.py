@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Callable
 
-from fluxion import tree_util
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
@@ -27,6 +26,7 @@ from fluxion.backend.lowering import lower_program, lowering_platform
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.ir import Program, typecheck
 from fluxion.transforms.staging import ClosedProgram, abstractify
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["Traced", "Lowered", "Compiled"]
 

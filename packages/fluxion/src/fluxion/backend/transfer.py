@@ -13,7 +13,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
@@ -31,6 +30,7 @@ from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
 from fluxion.core.trace import Tracer
 from fluxion.lax.sharding_constraint import with_sharding_constraint
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_callback",
            "make_array_from_single_device_arrays", "make_array_from_process_local_data",

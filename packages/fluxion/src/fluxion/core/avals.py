@@ -19,9 +19,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.errors import user_source_line
 
-__all__ = ["AbstractValue", "ShapedArray", "ShapeDtypeStruct", "short_dtype_name", "raise_to_shaped",
+__all__ = ["AbstractValue", "ShapedArray", "ShapeDtypeStruct", "ExtendedShapeDtypeStruct",
+           "short_dtype_name", "raise_to_shaped",
            "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule",
            "keep_sharding_rule", "DEFAULT_SHARDING_RULE"]
 
@@ -260,10 +262,18 @@ class ShapeDtypeStruct:
 
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
+    def __new__(cls, shape: Sequence[int] = (), dtype: Any = None, **kwargs: Any) -> Any:
+        # A struct of an extended dtype is its own type, so the transformations' pytree view
+        # (fluxion.tree_util.physical) can lower it to the struct of its physical data.
+        if cls is ShapeDtypeStruct and isinstance(dtype, ExtendedDType):
+            cls = ExtendedShapeDtypeStruct
+        return object.__new__(cls)
+
     def __init__(self, shape: Sequence[int], dtype: Any, *, sharding: Any = None,
                  weak_type: bool = False) -> None:
         self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        # An extended dtype (a typed key's key<fry>) is kept as is, as JAX's struct does.
+        self.dtype = dtype if isinstance(dtype, ExtendedDType) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = bool(weak_type)
 
@@ -292,3 +302,17 @@ class ShapeDtypeStruct:
         extra = f", sharding={self.sharding!r}" if self.sharding is not None else ""
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{extra}{weak})"
+
+
+class ExtendedShapeDtypeStruct(ShapeDtypeStruct):
+    """What ``ShapeDtypeStruct(shape, dtype)`` makes for an extended dtype (``key<fry>``): the
+    same struct, a type of its own so that transformations can see its physical struct.
+
+    Example:
+        >>> import fluxion
+        >>> s = fluxion.ShapeDtypeStruct((3,), fluxion.random.key(0).dtype)
+        >>> isinstance(s, ShapeDtypeStruct), str(s.dtype)
+        (True, 'key<fry>')
+    """
+
+    __slots__ = ()

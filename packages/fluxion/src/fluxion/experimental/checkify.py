@@ -35,11 +35,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import tree_util
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Literal, Program, eval_program, literal_value
 from fluxion.core.primitive import Primitive
 from fluxion.transforms.staging import abstractify, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["checkify", "check", "check_error", "debug_check", "Error", "JaxRuntimeError", "JaxException",
            "FailedCheckError", "NaNError", "OOBError", "DivisionByZeroError", "ErrorCategory",

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
@@ -41,6 +40,7 @@ from fluxion.lax._base import (
 )
 from fluxion.lax.shape_ops import broadcast_in_dim_p
 from fluxion.transforms import ad
+from fluxion.tree_util import physical as tree_util
 
 _any = DtypeSet("any", "biufc")
 _num = DtypeSet("numeric", "iufc")

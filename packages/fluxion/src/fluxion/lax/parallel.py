@@ -20,7 +20,6 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
@@ -37,6 +36,7 @@ from fluxion.lax.sharding_constraint import sharding_constraint_p, with_sharding
 from fluxion.lax.slicing import dynamic_index_in_dim, dynamic_slice_in_dim
 from fluxion.transforms import ad
 from fluxion.transforms import batching as _bt
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "ppermute", "pshuffle",
            "all_to_all", "pswapaxes", "pcast", "psum_p", "pmax_p", "pmin_p", "all_gather_p",

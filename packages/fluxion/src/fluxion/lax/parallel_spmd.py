@@ -19,7 +19,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
@@ -28,6 +27,7 @@ from fluxion.lax import parallel as _par
 from fluxion.lax.reductions import reduce_sum_p
 from fluxion.lax.shape_ops import reshape_p
 from fluxion.transforms import batching as _bt
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["psum_scatter", "psum_scatter_p", "axis_size", "replica_groups"]
 

@@ -14,7 +14,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import eval_program
@@ -36,6 +35,7 @@ from fluxion.lax._base import (
 from fluxion.transforms import ad
 from fluxion.transforms.batching import vmap
 from fluxion.transforms.staging import abstractify, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 
 def _identity(kind: str, dtype: np.dtype) -> Any:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from fluxion import tree_util
 from fluxion.core.errors import user_source_line
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Tracer
 from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.transforms import batching as _bt
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["sharding_constraint_p", "with_sharding_constraint", "with_out_sharding",
            "install_mesh_services"]

@@ -15,7 +15,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import eval_program
@@ -29,6 +28,7 @@ from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
 from fluxion.lax.reductions import _identity, monoid_kind, trace_computation
 from fluxion.transforms import ad
 from fluxion.transforms.staging import abstractify
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min",
            "reduce_window_sum_p", "reduce_window_max_p", "reduce_window_min_p", "reduce_window_p",

@@ -31,6 +31,12 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
         >>> jnp.isclose(1.0, 1.0 + 1e-9).tolist()
         True
     """
+    if _is_key_array(a) or _is_key_array(b):  # typed PRNG keys: key equality, as JAX's
+        if not (_is_key_array(a) and _is_key_array(b)) or a.dtype != b.dtype:
+            other = b if _is_key_array(a) else a
+            raise TypeError(f"isclose: cannot compare a key array with "
+                            f"{getattr(other, 'dtype', type(other).__name__)}")
+        return a == b
     a, b = promote_args("isclose", a, b)
     a, b = promote_args_inexact("isclose", a, b)
     dt = a.dtype
@@ -53,7 +59,8 @@ def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bo
         >>> bool(jnp.allclose(jnp.ones(3), jnp.ones(3)))
         True
     """
-    check_arraylike("allclose", a, b)
+    if not (_is_key_array(a) or _is_key_array(b)):
+        check_arraylike("allclose", a, b)
     return _all(isclose(a, b, rtol, atol, equal_nan))
 
 

@@ -2,12 +2,11 @@
 
 Design: a typed key array is a :class:`PRNGKeyArray`, a small wrapper of its key data (a
 ``uint32[..., 2]`` Array or tracer) and its implementation. It behaves like an array of keys
-for ``shape``/``ndim``/``dtype``/indexing/``reshape``/iteration, and it is registered as a
-pytree node whose single child is the key data (aux data: the implementation). So ``jit``,
-``vmap``, ``grad`` and ``tree_util`` see a plain ``uint32`` array, and rebuild the key array on
-the way out: no transformation needs to know about keys. (JAX instead gives keys an extended
-dtype and makes them leaves; the visible difference is that ``tree_leaves(key)`` is the key
-data here.)
+for ``shape``/``ndim``/``dtype``/indexing/``reshape``/iteration. It is a pytree leaf, as in JAX
+(``tree_leaves(key) == [key]``), and a node over its key data in the transformations' view of
+pytrees (:mod:`fluxion.tree_util.physical`): ``jit``, ``vmap``, ``grad``, control flow and the
+rest see a plain ``uint32`` array and rebuild the key array on the way out, so no transformation
+needs to know about keys. A key's tangent is float0 of the key's shape, as in JAX.
 
 Key reuse: with ``fluxion.config.update("jax_debug_key_reuse", True)``, each typed key array
 made while the flag is on carries a record of which of its keys were consumed (by a sampler,
@@ -30,12 +29,14 @@ from typing import Any, Iterator
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import lax, tree_util
-from fluxion.core.avals import AbstractValue
+from fluxion import lax
+from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapeDtypeStruct
 from fluxion.core.config import config
-from fluxion.core.dtypes import ExtendedDType, prng_key
+from fluxion.core.dtypes import ExtendedDType, is_float0, prng_key
+from fluxion.core.dtypes import float0 as dtypes_float0
 from fluxion.core.errors import KeyReuseError, user_source_line
 from fluxion.core.trace import Tracer, VirtualArray
+from fluxion.tree_util import physical
 
 __all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
            "is_key_array"]
@@ -86,6 +87,11 @@ class KeyDtype(ExtendedDType):
     @property
     def type(self) -> type:
         return prng_key
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per key (8 for threefry2x32's two uint32 words)."""
+        return 4 * int(np.prod(self._impl.key_shape))
 
     def __repr__(self) -> str:
         return self.name
@@ -257,6 +263,10 @@ class PRNGKeyArray(VirtualArray):
     def itemsize(self) -> int:
         return 4 * int(np.prod(self._impl.key_shape))
 
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -271,7 +281,8 @@ class PRNGKeyArray(VirtualArray):
     def _wrap(self, data: Any, track: Any) -> "PRNGKeyArray":
         return PRNGKeyArray(self._impl, data, track)
 
-    def __getitem__(self, idx: Any) -> "PRNGKeyArray":
+    def _index(self, idx: Any) -> tuple[tuple, tuple]:
+        """(the index over the key axes, the index of the key data)."""
         if not isinstance(idx, tuple):
             idx = (idx,)
         if any(i is Ellipsis for i in idx):
@@ -283,9 +294,18 @@ class PRNGKeyArray(VirtualArray):
             raise IndexError(f"Too many indices for a key array: key array is {self.ndim}-"
                              f"dimensional, but {used} were indexed")
         full = idx + (slice(None),) * (self.ndim - used) + (slice(None),)
+        return idx, full
+
+    def __getitem__(self, idx: Any) -> "PRNGKeyArray":
+        idx, full = self._index(idx)
         data = self._base_array[full]
         track = self._track.view(idx + (Ellipsis,)) if self._track is not None else None
         return self._wrap(data, track)
+
+    @property
+    def at(self) -> "_KeyIndexUpdates":
+        """Indexed updates, as for arrays: ``keys.at[i].set(other_keys)``, ``keys.at[i].get()``."""
+        return _KeyIndexUpdates(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> "PRNGKeyArray":
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
@@ -368,6 +388,36 @@ class PRNGKeyArray(VirtualArray):
         return repr(self)
 
 
+class _KeyIndexUpdates:
+    """``keys.at``: indexed functional updates of a key array (``set`` and ``get``)."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray) -> None:
+        self._keys = keys
+
+    def __getitem__(self, idx: Any) -> "_KeyIndexRef":
+        return _KeyIndexRef(self._keys, idx)
+
+
+class _KeyIndexRef:
+    __slots__ = ("_keys", "_idx")
+
+    def __init__(self, keys: PRNGKeyArray, idx: Any) -> None:
+        self._keys, self._idx = keys, idx
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        return self._keys[self._idx]
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        keys = self._keys
+        if not isinstance(values, PRNGKeyArray) or values._impl is not keys._impl:
+            raise TypeError(f"keys.at[...].set: expected a key array of dtype {keys.dtype}, got "
+                            f"{getattr(values, 'dtype', type(values).__name__)}")
+        _, full = keys._index(self._idx)
+        return keys._wrap(keys._base_array.at[full].set(values._base_array, **kwargs), None)
+
+
 class KeyAval(AbstractValue):
     """The abstract value of a typed key array (``fluxion.typeof(key)``): its shape and key
     dtype, printed as JAX prints it (``key<fry>[3]``).
@@ -409,12 +459,44 @@ def _flatten(k: PRNGKeyArray) -> tuple[tuple[Any], PRNGImpl]:
     return (k._base_array,), k._impl
 
 
-def _unflatten(impl: PRNGImpl, children: Any) -> PRNGKeyArray:
+def _unflatten(impl: PRNGImpl, children: Any) -> Any:
+    """Rebuild a key array from its physical data, as a transformation hands it back: traced or
+    concrete key data gives a key array; a float0 tangent or cotangent of the data gives the
+    key's own float0 tangent (of the key shape, as JAX's); an abstract stand-in
+    (``eval_shape``) gives a ``ShapeDtypeStruct`` of the key dtype."""
+    (data,) = tuple(children)
+    dtype = getattr(data, "dtype", None)
+    if dtype is not None and hasattr(data, "shape"):
+        data_shape = tuple(data.shape)
+        shape = data_shape[:len(data_shape) - len(impl.key_shape)]
+        if is_float0(dtype):
+            return np.zeros(shape, dtype=dtypes_float0)
+        if isinstance(data, ShapeDtypeStruct):
+            return ShapeDtypeStruct(shape, KeyDtype(impl), sharding=data.sharding)
+    return _build(impl, [data])
+
+
+def _build(impl: PRNGImpl, children: list) -> PRNGKeyArray:
     obj = object.__new__(PRNGKeyArray)
     obj._impl = impl
-    obj._base_array = tuple(children)[0]
+    obj._base_array = children[0]
     obj._track = None
     return obj
 
 
-tree_util.register_pytree_node(PRNGKeyArray, _flatten, _unflatten)
+def _flatten_struct(s: ExtendedShapeDtypeStruct) -> tuple[tuple[Any, ...], Any]:
+    if not isinstance(s.dtype, KeyDtype):
+        return (), s  # another extended dtype: no physical data known here
+    impl = s.dtype.impl
+    data = ShapeDtypeStruct((*s.shape, *impl.key_shape), np.uint32, sharding=s.sharding)
+    return (data,), impl
+
+
+def _unflatten_struct(aux: Any, children: Any) -> Any:
+    return _unflatten(aux, children) if isinstance(aux, PRNGImpl) else aux
+
+
+# Leaves of fluxion.tree_util (as in JAX); nodes over their uint32 data for the transformations.
+physical.register_physical_node(PRNGKeyArray, _flatten, _unflatten, build=_build)
+physical.register_physical_node(ExtendedShapeDtypeStruct, _flatten_struct, _unflatten_struct,
+                                build=_unflatten_struct)

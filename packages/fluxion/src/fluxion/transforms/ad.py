@@ -35,7 +35,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
@@ -60,6 +59,7 @@ from fluxion.transforms.staging import (
     partial_at,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = [
     "Zero", "UndefinedPrimal", "JVPInterpreter", "JVPTracer",
@@ -484,7 +484,8 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         raise TypeError(f"jvp of {fname}: primal and tangent arguments must be tuples or lists; "
                         f"found {type(primals).__name__} and {type(tangents).__name__}")
     p_flat, p_tree = tree_util.tree_flatten(tuple(primals))
-    t_flat, t_tree = tree_util.tree_flatten(tuple(tangents))
+    t_flat, t_tree = tree_util.tree_flatten(tree_util.tangents_like(tuple(primals),
+                                                                    tuple(tangents)))
     if p_tree != t_tree:
         raise TypeError(f"jvp of {fname}: primal and tangent arguments must have the same tree "
                         f"structure; primals have {p_tree} and tangents have {t_tree}")
@@ -527,7 +528,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
 
     @api_boundary
     def f_jvp(*tangents: Any) -> Any:
-        t_flat, t_tree = tree_util.tree_flatten(tangents)
+        t_flat, t_tree = tree_util.tree_flatten(tree_util.tangents_like(primals, tangents))
         if t_tree != p_tree:
             raise TypeError(f"linearized {fname}: expected tangents with structure {p_tree}, "
                             f"got {t_tree}")
@@ -580,7 +581,8 @@ class VJPFunction:
         if len(cts) != 1:
             raise TypeError(f"the vjp function of {fname} takes one argument (a cotangent with "
                             f"the structure of the output), got {len(cts)}")
-        c_flat, c_tree = tree_util.tree_flatten(cts[0])
+        ct = tree_util.tangents_for(self.out_tree, [a.shape for a in out_avals], cts[0])
+        c_flat, c_tree = tree_util.tree_flatten(ct)
         if c_tree != self.out_tree:
             raise TypeError(f"vjp of {fname}: the cotangent has tree structure {c_tree} but the "
                             f"primal output has {self.out_tree}")

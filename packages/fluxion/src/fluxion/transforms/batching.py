@@ -29,7 +29,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
@@ -52,6 +51,7 @@ from fluxion.transforms.staging import (
     mask_flags,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "bound_axis_names",
            "batch_program", "is_unbatched"]

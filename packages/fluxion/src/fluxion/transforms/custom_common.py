@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
-from fluxion import tree_util
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
 from fluxion.transforms import ad
@@ -20,6 +19,7 @@ from fluxion.transforms.staging import (
     close_program,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 # ----------------------------------------------------------------------------- symbolic zeros
 

@@ -35,7 +35,6 @@ import functools
 import inspect
 from typing import Any, Callable, Sequence
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
@@ -79,6 +78,7 @@ from fluxion.transforms.staging import (
     partial_at,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "closure_convert", "linear_call",
            "SymbolicZero", "CustomVJPPrimal", "custom_vjp_primal_tree_values", "zero_from_primal",

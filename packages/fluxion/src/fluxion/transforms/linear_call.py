@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from fluxion import tree_util
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
@@ -18,6 +17,7 @@ from fluxion.transforms.custom_common import _is_zero, _stage
 from fluxion.transforms.staging import (
     abstractify,
 )
+from fluxion.tree_util import physical as tree_util
 
 # ----------------------------------------------------------------------------- linear_call
 

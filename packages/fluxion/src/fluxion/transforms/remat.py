@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from fluxion import tree_util
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
@@ -34,6 +33,7 @@ from fluxion.transforms.staging import (
     partial_at,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies", "remat_p", "name_p"]
 

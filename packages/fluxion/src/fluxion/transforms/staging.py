@@ -20,7 +20,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import CONTEXT_EXPLICIT as _CONTEXT_EXPLICIT
@@ -34,6 +33,7 @@ from fluxion.core.name_stack import NAME_STACK as _NAMES
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 from fluxion.core.tracebacks import api_boundary
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["StagingInterpreter", "StagingTracer", "trace_to_program", "make_jaxpr", "eval_shape",
            "partial_at", "ClosedProgram", "abstractify", "fun_name", "fun_source", "close_program",

@@ -93,6 +93,9 @@ _registered: dict[type, Any] = {
 _kind_of: dict[type, Any] = dict(_registered)
 _kind_get = _kind_of.get
 _CLASSIFY_LIMIT = 4096
+# Called with (type, kind) after each registration: the physical view (physical.py) keeps its own
+# tables in step with this registry.
+_register_hooks: list[Callable[[type, Any], None]] = []
 
 
 def _classify(t: type) -> Any:

@@ -11,7 +11,13 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from fluxion.tree_util._keys import DictKey, GetAttrKey, KeyEntry
-from fluxion.tree_util._nodes import _CustomKind, _kind_of, _registered, _sorted_keys
+from fluxion.tree_util._nodes import (
+    _CustomKind,
+    _kind_of,
+    _register_hooks,
+    _registered,
+    _sorted_keys,
+)
 
 T = TypeVar("T")
 Typ = TypeVar("Typ", bound=type)
@@ -25,6 +31,8 @@ def _register(nodetype: type, kind: _CustomKind, what: str = "custom") -> None:
         raise ValueError(f"Duplicate {label} PyTreeDef type registration for {nodetype}.")
     _registered[nodetype] = kind
     _kind_of[nodetype] = kind
+    for hook in _register_hooks:
+        hook(nodetype, kind)
 
 
 def register_pytree_node(

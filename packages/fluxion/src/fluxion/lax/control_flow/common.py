@@ -21,7 +21,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
@@ -38,6 +37,7 @@ from fluxion.transforms.staging import (
     fun_source,
     trace_to_program,
 )
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["stage", "typematch", "avals_of", "is_concrete", "concrete_value",
            "promote_weak_carry", "check_same_outputs", "check_carry", "check_program_inputs",

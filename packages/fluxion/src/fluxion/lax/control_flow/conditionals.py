@@ -17,7 +17,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
@@ -40,6 +39,7 @@ from fluxion.lax.elementwise import clamp, ne, select_n
 from fluxion.lax.shape_ops import broadcast_in_dim
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import StagingInterpreter
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["cond", "switch", "cond_p"]
 

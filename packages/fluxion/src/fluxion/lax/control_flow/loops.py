@@ -23,7 +23,6 @@ from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-from fluxion import tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
@@ -60,6 +59,7 @@ from fluxion.lax.shape_ops import (
 from fluxion.transforms import ad, array_ops, batching, partial_eval
 from fluxion.transforms.array_ops import broadcast_batch, moveaxis
 from fluxion.transforms.staging import StagingInterpreter, close_program, trace_to_program
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["while_loop", "fori_loop", "scan", "map", "associative_scan", "while_p", "scan_p"]
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from fluxion import tree_util
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
@@ -37,6 +36,7 @@ from fluxion.lax.control_flow.common import (
 from fluxion.lax.elementwise import neg, sub
 from fluxion.transforms import ad, batching
 from fluxion.transforms.array_ops import broadcast_batch
+from fluxion.tree_util import physical as tree_util
 
 __all__ = ["custom_root", "custom_linear_solve", "custom_root_p", "linear_solve_p"]
 
