@@ -280,7 +280,8 @@ class Variable:
             value = object.__getattribute__(self, "_value")
         except AttributeError:
             value = None
-        if name.startswith("_") or value is None or not hasattr(value, name):
+        # (not ``aval``: fluxion's transformations take an object with an aval for an array)
+        if name.startswith("_") or name == "aval" or value is None or not hasattr(value, name):
             raise AttributeError(f"{type(self).__name__} has no attribute or metadata {name!r}")
         return getattr(value, name)
 
