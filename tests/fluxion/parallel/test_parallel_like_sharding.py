@@ -95,3 +95,26 @@ def test_dot_general_with_out_sharding_takes_mismatched_operand_shardings(eight,
             k = lib.device_put(jnp_.asarray(b), NS(mesh, Pm("row", "col", None)))
             with pytest.raises(Exception, match="contracting dimensions to have consistent"):
                 jnp_.einsum("btd,dnh->btnh", x, k)
+
+
+@pytest.mark.parametrize("kind", ["auto", "explicit", "mixed"])
+def test_eval_shape_reports_the_type_sharding_on_explicit_meshes(eight, kind):
+    # JAX's Traced.out_info: an all-Explicit mesh's type sharding (over the abstract mesh);
+    # None when an axis is Auto
+    types = {"auto": ("Auto", "Auto"), "explicit": ("Explicit", "Explicit"),
+             "mixed": ("Explicit", "Auto")}[kind]
+    m = fluxion.make_mesh((2, 2), ("a", "b"), axis_types=tuple(getattr(AxisType, t) for t in types))
+    jm = jax.make_mesh((2, 2), ("a", "b"), axis_types=tuple(getattr(JAxisType, t) for t in types))
+    outs = []
+    for lib, jnp_, mesh, Pm in ((fluxion, fjnp, m, P), (jax, jjnp, jm, JP)):
+        with lib.set_mesh(mesh):
+            x = lib.device_put(jnp_.ones((4, 4)), Pm("a", "b"))
+            outs.append(lib.eval_shape(lambda x: ((x * 2).sum(0), x.T), x))
+    for o, jo in zip(outs[0], outs[1]):
+        assert o.shape == jo.shape and o.dtype == jo.dtype
+        if jo.sharding is None:
+            assert o.sharding is None
+        else:
+            assert o.sharding.spec == P(*jo.sharding.spec)
+            assert type(o.sharding.mesh).__name__ == type(jo.sharding.mesh).__name__ == "AbstractMesh"
+            assert o.sharding.mesh.axis_names == jo.sharding.mesh.axis_names

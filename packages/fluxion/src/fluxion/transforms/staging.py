@@ -375,8 +375,22 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
     avals = [_shape_abstractify(x) for x in leaves]
     program, _, out_tree = trace_to_program(fun, args, kwargs, in_avals=avals)
-    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+    outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
+                             sharding=_typed_sharding(a.sharding))
+            for a in program.out_avals]
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _typed_sharding(sharding: Any) -> Any:
+    """The sharding ``eval_shape`` reports for a result whose type has ``sharding``: on a mesh
+    whose axes are all Explicit (or Manual) the type's spec over the mesh's abstract mesh, as
+    JAX's ``Traced.out_info``; None otherwise (Auto axes leave it to the compiler)."""
+    mesh = getattr(sharding, "mesh", None)
+    types = getattr(mesh, "axis_types", None)
+    if not types or not all(t.name in ("Explicit", "Manual") for t in types):
+        return None
+    abstract = getattr(mesh, "abstract_mesh", mesh)
+    return type(sharding)(abstract, sharding.spec)
 
 
 def _shape_abstractify(x: Any) -> ShapedArray:
