@@ -115,3 +115,18 @@ def test_pytree_false_objects_are_refused_in_tree_mode(lib, jx, np_):
         list(lib.iter_children(node, graph=False))
     gd, st = lib.split(node)  # graph mode works
     assert lib.merge(gd, st).x.shape == (2,)
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_tree_mode_prefix_keeps_data_attributes_for_vmap(lib, jx, np_):
+    class Foo(lib.Module):
+        def __init__(self):
+            self.w = lib.Param(np_.ones((4, 2, 3)))
+
+    model = Foo()
+    axes = lib.prefix(model, {lib.Param: 0}, graph=False)
+    assert jx.tree.leaves(axes) == [0]  # the replaced Param's attribute stays data
+    y = jx.vmap(lambda m, x: x @ m.w, in_axes=(axes, None))(model, np_.ones((2,)))
+    assert y.shape == (4, 3) and y.dtype == np.float32
+    mapped = lib.recursive_map(lambda p, v: 7 if isinstance(v, lib.Variable) else v, model)
+    assert jx.tree.leaves(mapped) == [7]

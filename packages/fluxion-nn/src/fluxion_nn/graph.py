@@ -17,6 +17,7 @@ import fluxion.tree_util as tree_util
 from . import filterlib
 from ._config import ConfigContext, resolve
 from .pytreelib import _MARKS, Pytree, Static, _attr_is_data, _status, has_data, install_clone
+from .pytreelib import data as pytree_data
 from .statelib import FlatState, State
 from .statelib import _flatten as _state_flatten
 from .statelib import _flatten_with_keys as _state_flatten_with_keys
@@ -821,7 +822,9 @@ def recursive_map(f: Callable[[tuple, Any], Any], node: Any, /, *,
                 child = vars(v)[k]
                 new = visit(child, path + (k,))
                 if new is not child:
-                    setattr(v, k, new)
+                    # a data attribute stays data whatever replaces it (flax's status is sticky)
+                    was_data = k != _MARKS and _attr_is_data(v, k, child)
+                    setattr(v, k, pytree_data(new) if was_data and not has_data(new) else new)
         elif isinstance(v, (list, dict)) and has_data(v):
             items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
             for k, child in items:

@@ -434,6 +434,8 @@ def _check_assignment(obj: Any, name: str, value: Any, status: bool | None) -> N
 def _split_attrs(obj: Pytree) -> tuple[list, list, list]:
     names, values, static_items = [], [], []
     for k in sorted(vars(obj)):
+        if k == _MARKS:  # the statuses are the split itself (rebuilt by unflatten)
+            continue
         v = vars(obj)[k]
         if _attr_is_data(obj, k, v):
             names.append(k)
@@ -460,6 +462,11 @@ def _register(cls: type) -> None:
         for k, s in static_items:
             d[k] = s.value
         d.update(zip(names, children))
+        # each attribute keeps its status: a mark where the value alone would say otherwise
+        marks = {k: True for k in names if not has_data(d[k])}
+        marks.update((k, False) for k, _ in static_items if has_data(d[k]))
+        if marks:
+            d[_MARKS] = marks
         return obj
 
     tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
