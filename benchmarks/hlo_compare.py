@@ -16,6 +16,7 @@ Usage::
     python benchmarks/hlo_compare.py [--kernels eos,isoneutral,tke] [--size 4096] [--json]
                                      [--optimized]
     python benchmarks/hlo_compare.py --kernels per_example_grads,mlp_grad --optimized
+    python benchmarks/hlo_compare.py --kernels md_step,ppo_update --optimized
 
 The programs (:data:`PROGRAMS`) are float32 MLP gradients at batch ``--size`` (default 128).
 For ``per_example_grads`` the optimized HLO shows what the demo's row measures: JAX computes the
@@ -47,10 +48,15 @@ if _REPO_ROOT not in sys.path:
 __all__ = ["KERNELS", "PROGRAMS", "count_ops", "count_hlo_ops", "lower_text", "compare", "main"]
 
 KERNELS = ("eos", "isoneutral", "tke")
-#: Whole programs of the suite's workloads (float32, ``--size`` is the batch): the MLP
-#: 784-512-512-10's ``jit(grad(loss))`` and the per-example ``jit(vmap(grad(loss)))`` of
-#: ``benchmarks/workloads/mlp_grad.py``, the demo's last row.
-PROGRAMS = ("mlp_grad", "per_example_grads")
+#: Whole programs of the suite's workloads (float32): the MLP 784-512-512-10's
+#: ``jit(grad(loss))`` and the per-example ``jit(vmap(grad(loss)))`` of
+#: ``benchmarks/workloads/mlp_grad.py`` (the demo's last row; ``--size`` is the batch), the
+#: jitted NVE step + neighbor-list update of ``md_lj_neighbor`` (fluxion_md vs jax_md; ``--size``
+#: is the FCC cells per side, 4*size^3 atoms) and the PPO update of ``rl_ppo_update``
+#: (fluxion_rl vs rlax; ``--size`` is the number of environments).
+PROGRAMS = ("mlp_grad", "per_example_grads", "md_step", "ppo_update")
+#: ``--size`` of each program when none is given (the kernels: 4096 elements).
+PROGRAM_SIZES = {"mlp_grad": 128, "per_example_grads": 128, "md_step": 5, "ppo_update": 64}
 _OP = re.compile(r'(?:=|^)\s*"?((?:stablehlo|chlo|mhlo|func|call)\.[A-Za-z_0-9.]+|call)\b', re.M)
 
 
@@ -117,6 +123,10 @@ def _lower_program(mod: Any, xnp: Any, name: str, batch: int) -> Any:
     """``jit(...).lower(...)`` of one of :data:`PROGRAMS` with ``mod`` (fluxion or jax)."""
     import numpy as np
 
+    if name == "md_step":
+        return _lower_md_step(mod, batch)
+    if name == "ppo_update":
+        return _lower_ppo_update(mod, batch)
     from benchmarks.workloads.mlp_grad import LAYERS, make_loss
 
     rng = np.random.default_rng(0)
@@ -131,20 +141,72 @@ def _lower_program(mod: Any, xnp: Any, name: str, batch: int) -> Any:
     return mod.jit(mod.grad(loss)).lower(params, x, y)
 
 
-def compare(kernels: tuple[str, ...], size: int,
+def _lower_md_step(mod: Any, cells: int) -> Any:
+    """``md_lj_neighbor``'s jitted step (velocity Verlet + neighbor-list update), lowered."""
+    import importlib
+
+    import numpy as np
+
+    from benchmarks.workloads.md_lj_neighbor import fcc
+
+    md = importlib.import_module("jax_md" if mod.__name__ == "jax" else "fluxion_md")
+    R_np, box = fcc(cells)
+    R = mod.numpy.asarray(R_np.astype(np.float32))
+    displacement, shift = md.space.periodic(box)
+    neighbor_fn, energy_fn = md.energy.lennard_jones_neighbor_list(displacement, box,
+                                                                   dr_threshold=0.3)
+    nbrs = neighbor_fn.allocate(R)
+    init_fn, apply_fn = md.simulate.nve(energy_fn, shift, 0.005)
+    state = init_fn(mod.random.PRNGKey(0), R, kT=1.5, neighbor=nbrs)
+
+    def one_step(st: Any, nb: Any) -> Any:
+        st = apply_fn(st, neighbor=nb)
+        return st, nb.update(st.position)
+    return mod.jit(one_step).lower(state, nbrs)
+
+
+def _lower_ppo_update(mod: Any, envs: int) -> Any:
+    """``rl_ppo_update``'s jitted update (GAE + minibatch Adam steps), lowered."""
+    import importlib
+
+    import numpy as np
+
+    from benchmarks import backends
+    from benchmarks.workloads import rl_ppo_update as ppo
+
+    b = backends.load(mod.__name__)
+    rl = importlib.import_module("fluxion_rl" if mod.__name__ == "fluxion" else "rlax")
+    rng = np.random.default_rng(0)
+    to, T = b.asarray, ppo.T
+    tree = ppo._params(rng)
+    params = {k: [(to(w), to(bias)) for w, bias in tree[k]] for k in ("actor", "critic")}
+    zeros = mod.tree_util.tree_map(lambda x: b.np.zeros_like(x), params)
+    state = (zeros, zeros, to(np.zeros((), np.int32)))
+    f32 = np.float32
+    rollout = (to(rng.standard_normal((T, envs, 4)).astype(f32)),
+               to(rng.integers(0, 2, (T, envs)).astype(np.int32)),
+               to(np.full((T, envs), -0.69, f32)), to(np.ones((T, envs), f32)),
+               to((rng.uniform(size=(T, envs)) < 0.02).astype(f32)),
+               to(rng.standard_normal((T + 1, envs)).astype(f32)))
+    return ppo.make_update(b, rl, envs).lower(params, state, rollout)
+
+
+def compare(kernels: tuple[str, ...], size: int | None,
             optimized: bool = False) -> dict[str, dict[str, dict[str, int]]]:
     """``kernel -> backend -> op counts``, each lowering in a fresh subprocess (``optimized``:
-    of the HLO XLA compiled, see :func:`count_hlo_ops`)."""
+    of the HLO XLA compiled, see :func:`count_hlo_ops`); ``size`` None: each kernel's default
+    (:data:`PROGRAM_SIZES`, 4096 for the pyhpc kernels)."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"),
                PYTHONPATH=os.pathsep.join([_REPO_ROOT, os.environ.get("PYTHONPATH", "")]))
     for kernel in kernels:
         out[kernel] = {}
+        n = size if size is not None else PROGRAM_SIZES.get(kernel, 4096)
         for backend in ("fluxion", "jax"):
             counter = "count_hlo_ops" if optimized else "count_ops"
             code = ("import json, sys; from benchmarks.hlo_compare import lower_text, "
                     f"{counter}; print(json.dumps({counter}(lower_text({backend!r}, {kernel!r}, "
-                    f"{size}, {optimized!r}))))")
+                    f"{n}, {optimized!r}))))")
             proc = subprocess.run([sys.executable, "-c", code], cwd=_REPO_ROOT, env=env,
                                   capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
@@ -169,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python benchmarks/hlo_compare.py")
     p.add_argument("--kernels", default=",".join(KERNELS))
     p.add_argument("--size", type=int, default=None,
-                   help="kernel size (default 4096), or the batch of the programs (default 128)")
+                   help="kernel size (default 4096), or the programs' size (batch 128 for the "
+                        "MLPs, 5 FCC cells for md_step, 64 environments for ppo_update)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--optimized", action="store_true",
                    help="compare the HLO XLA compiled (opcodes, fusions, entry parameters)")
@@ -179,9 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"unknown kernels {bad}; known: {', '.join(KERNELS + PROGRAMS)}", file=sys.stderr)
         return 2
-    size = args.size if args.size is not None else (
-        128 if all(k in PROGRAMS for k in kernels) else 4096)
-    result = compare(kernels, size, args.optimized)
+    result = compare(kernels, args.size, args.optimized)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

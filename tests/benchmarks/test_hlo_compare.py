@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 import fluxion
 from benchmarks import hlo_compare
@@ -44,3 +45,13 @@ def test_per_example_grads_have_no_layout_copy_and_jax_values():
 def test_unknown_program_is_refused(capsys):
     assert hlo_compare.main(["--kernels", "nope"]) == 2
     assert "per_example_grads" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # imports and traces jax_md and fluxion_md (~5 s of CPU)
+def test_md_step_takes_as_many_square_roots_as_jax_md():
+    # the md step (NVE + neighbor-list update): fluxion_md's neighbor list once took sqrt then
+    # squared it in its update and rebuild (3 sqrt against jax_md's 1, issue 28)
+    pytest.importorskip("jax_md")
+    counts = {b: hlo_compare.count_ops(hlo_compare.lower_text(b, "md_step", 2))
+              for b in ("fluxion", "jax")}
+    assert counts["fluxion"].get("stablehlo.sqrt", 0) == counts["jax"]["stablehlo.sqrt"] == 1
