@@ -90,6 +90,12 @@ def _vmap(lib):
     return lib.vmap(f, in_axes=1, out_axes=(0, 0, 1))(ks)
 
 
+def _vmap_negative_axes(lib):
+    ks = lib.random.split(lib.random.key(0), 6).reshape(2, 3)
+    f = lambda k: (k, lib.random.split(k[0]))
+    return lib.vmap(f, in_axes=-1, out_axes=-1)(ks), lib.vmap(lambda k: k.shape, in_axes=-1)(ks)
+
+
 def _scan(lib):
     ks = lib.random.split(lib.random.key(2), 3)
     body = lambda c, x: (lib.random.fold_in(c, 1), (x, lib.random.uniform(x)))
@@ -180,9 +186,9 @@ def _at_update(lib):
             lib.jit(lambda ks, k: ks.at[0].set(k))(ks, lib.random.key(7)))
 
 
-CASES = [_jit, _jit_makes_key, _grad_aux, _vjp, _jvp, _linearize, _vmap, _scan, _cond,
-         _while_fori, _custom_jvp, _custom_vjp, _remat, _eval_shape, _device_put, _shard_map,
-         _nested, _tree_ops, _at_update]
+CASES = [_jit, _jit_makes_key, _grad_aux, _vjp, _jvp, _linearize, _vmap, _vmap_negative_axes,
+         _scan, _cond, _while_fori, _custom_jvp, _custom_vjp, _remat, _eval_shape, _device_put,
+         _shard_map, _nested, _tree_ops, _at_update]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])

@@ -307,6 +307,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
         names = None
         sizes = []
         norm_axes = []
+        hidden = None  # trailing key-data axes per leaf, for negative axes
         for i, (x, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 norm_axes.append(None)
@@ -318,6 +319,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                                 f"(in_axes {ax}); use None for it in in_axes")
             shape = shape_of(x)
             nd = len(shape)
+            if ax < 0:
+                hidden = hidden or tree_util.hidden_dims((args, kwargs))
+                nd -= hidden[i]
             a = ax + nd if ax < 0 else ax
             if not 0 <= a < nd:
                 names = names or _path_names(fun, args, kwargs)
@@ -362,6 +366,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                 raise ValueError(f"vmap of {fname}: out_axes does not match the structure of "
                                  f"the outputs: {errs[0]('out_axes')}") from None
             results = []
+            out_hidden = None  # trailing key-data axes per output leaf, for negative axes
             for i, (o, oa) in enumerate(zip(out_leaves, oaxes)):
                 if type(o) is BatchTracer and o._interp is it:
                     val, d = o.val, o.bdim
@@ -387,6 +392,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                         results.append(val)
                         continue
                     nd = len(shape_of(val)) + (1 if d is None else 0)
+                    if oa < 0:
+                        out_hidden = out_hidden or tree_util.hidden_dims(out)
+                        nd -= out_hidden[i]
                     a = oa + nd if oa < 0 else oa
                     if not 0 <= a < nd:
                         path = tree_util.keystr(tree_util.tree_flatten_with_path(out)[0][i][0])

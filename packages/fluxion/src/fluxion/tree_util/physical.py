@@ -36,7 +36,8 @@ from fluxion.core.dtypes import float0
 from fluxion.tree_util import _nodes, _ops
 from fluxion.tree_util._nodes import _CustomKind
 
-__all__ = ["register_physical_node", "physical_types", "tangents_like", "tangents_for"]
+__all__ = ["register_physical_node", "physical_types", "tangents_like", "tangents_for",
+           "hidden_dims"]
 
 # type -> custom kind, for the types that are leaves publicly and nodes here.
 _physical: dict[type, _CustomKind] = {}
@@ -161,6 +162,27 @@ def tangents_like(primals: Any, tangents: Any) -> Any:
         return _public.tree_map(convert, primals, tangents)
     except ValueError:
         return tangents
+
+
+def hidden_dims(tree: Any) -> list[int]:
+    """For each leaf of ``tree`` in this view, how many of its trailing axes are physical only
+    (the key-data axis of a key array: 1; 0 for a standard array), so a negative axis given
+    for the typed value can be counted from its own last axis.
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion.tree_util import physical
+        >>> physical.hidden_dims((fluxion.random.key(0), 1.0))
+        [1, 0]
+    """
+    out: list[int] = []
+    for leaf in _public.tree_leaves(tree):
+        if type(leaf) not in _physical:
+            out.append(0)
+            continue
+        rank = len(leaf.shape)
+        out.extend(len(c.shape) - rank for c in tree_leaves(leaf))
+    return out
 
 
 class _Slot:
