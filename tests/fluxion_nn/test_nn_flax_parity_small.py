@@ -140,3 +140,30 @@ def test_deepcopy_copies_static_attributes_as_flax():
         assert vars(m1)["a"] is not vars(m2)["a"] and int(m2.a[...]) == 1
         assert m1.b is not m2.b and m2.b == [1, 2, 3]
         assert m2.me is m2 and m1.me is m1
+
+
+@pytest.mark.parametrize("graph_updates", [True, False])
+def test_jit_structural_updates_only_with_graph_updates(graph_updates):
+    # swapping two submodules inside nnx.jit: graph updates carry it out, flax's simple jit
+    # (graph_updates=False) only writes Variable values back
+    for lib in (nnx, fnnx):
+        class Foo(lib.Module):
+            def __init__(self, rngs):
+                self.a = lib.Linear(2, 2, rngs=rngs)
+                self.b = lib.Linear(2, 2, rngs=rngs)
+
+        @lib.jit(graph=True, graph_updates=graph_updates)
+        def f(tree):
+            m = tree[0]["foo"]
+            m.a, m.b = m.b, m.a
+            m.a.bias[...] += 1.0
+
+        m = Foo(lib.Rngs(0))
+        a, b = m.a, m.b
+        f(({"foo": m},))
+        if graph_updates:
+            assert m.a is b and m.b is a
+        else:
+            assert m.a is a and m.b is b
+        np.testing.assert_array_equal(np.asarray(b.bias[...]), np.ones(2, np.float32))
+        np.testing.assert_array_equal(np.asarray(a.bias[...]), np.zeros(2, np.float32))

@@ -194,9 +194,13 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         inp, key = prepare(args, kwargs)
         values2, pure_out = jitted(key, inp.values, inp.other)
         static_out = side[key]
+        objs = inp.objs
         if not static_out[-1]:
-            cache.invalidate()  # the call changed the graphs' structure
-        out = apply_outputs(static_out, values2, pure_out, inp.objs, inp.variables)
+            if no_alias is None:
+                cache.invalidate()  # the call changed the graphs' structure
+            else:  # flax's simple jit: the Variables' values come back, not structural changes
+                objs = [o if isinstance(o, Variable) else None for o in objs]
+        out = apply_outputs(static_out, values2, pure_out, objs, inp.variables)
         if in_shardings is not None:
             _reshard_modules(dynamic(args), in_shardings)
         if out_shardings is not None:
