@@ -145,3 +145,22 @@ def test_flatten_with_outer_indices_updates_the_callers_objects(lib, jx, np_):
                                 outer_index_outer_ref=lib.graphlib.IndexMap.from_refmap(outer))
     assert m2 is m and m.a is a and m.c is b and m.b.kernel.shape == (2, 3)
     np.testing.assert_array_equal(np.asarray(m.a[...]), np.ones(2, np.float32))
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_tree_mode_flatten_is_jax_leaves_sorted_by_path(lib, jx, np_):
+    from collections import namedtuple
+    Point = namedtuple("Point", ["y", "x"])
+    g = {"b": [lib.Param(np_.array(1)), np_.array(2)], "a": (lib.Param(np_.array(3)), 4),
+         "p": Point(y=lib.Param(np_.array(5.0)), x=np_.zeros(2))}
+    gd, flat = lib.graphlib.flatten(g, graph=False)
+    assert [p for p, _ in flat] == [("a", 0), ("a", 1), ("b", 0), ("b", 1), ("p", "x"), ("p", "y")]
+    assert flat[1][1] == 4 and isinstance(flat[0][1], lib.Param)
+    back = lib.graphlib.unflatten(gd, flat)
+    assert type(back["p"]) is Point and back["a"][1] == 4 and isinstance(back["b"][0], lib.Param)
+    assert back["p"].x.shape == (2,) and back["p"].x.dtype == np.float32
+    assert [p for p, _ in gd.nodes[0].path_index] == sorted(p for p, _ in flat)
+    m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+    gd, st = lib.split(m, graph=False)
+    paths = [p for p, _ in gd.nodes[0].path_index]
+    assert paths == sorted(paths)

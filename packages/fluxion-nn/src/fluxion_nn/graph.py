@@ -207,8 +207,32 @@ class TreeNodeDef:
     def __init__(self, root: tuple) -> None:
         self.root = root
 
+    @property
+    def path_index(self) -> tuple:
+        """``(path, position)`` of each leaf, sorted by path (as flax's)."""
+        if self.root[0] == "J":
+            return self.root[2]
+        paths: list = []
+        _leaf_paths(self.root, (), paths)
+        return tuple(sorted((p, i) for i, p in enumerate(paths)))
+
     def __repr__(self) -> str:
         return f"TreeNodeDef({_describe(self.root)})"
+
+
+def _leaf_paths(spec: tuple, path: tuple, out: list) -> None:
+    kind = spec[0]
+    if kind in ("A", "V"):
+        out.append(path)
+    elif kind == "O":
+        for k, sub in spec[3]:
+            _leaf_paths(sub, path + (k,), out)
+    elif kind == "L":
+        for i, sub in enumerate(spec[2]):
+            _leaf_paths(sub, path + (i,), out)
+    elif kind == "D":
+        for k, sub in zip(spec[2], spec[3]):
+            _leaf_paths(sub, path + (k,), out)
 
 
 def _collect_nodes(spec: tuple, out: list) -> None:
@@ -387,6 +411,21 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
         if hasattr(typ, "_fields"):
             return typ(*items)
         return typ(items)
+    if kind == "J":  # a tree-mode flatten (graphlib.flatten(graph=False)): jax leaves by path
+        _, treedef, path_index, vdefs = spec
+        variables = dict((j, (cls, meta)) for j, cls, meta in vdefs)
+        leaves: list = [None] * len(path_index)
+        for j, (p, i) in enumerate(path_index):
+            leaf = ctx.lookup(path + p)
+            if j in variables and not isinstance(leaf, Variable):
+                cls, meta = variables[j]
+                var = object.__new__(cls)
+                object.__setattr__(var, "_value", leaf)
+                object.__setattr__(var, "_metadata", {
+                    k: (m.value if isinstance(m, _Unhashable) else m) for k, m in meta})
+                leaf = var
+            leaves[i] = leaf
+        return tree_util.tree_unflatten(treedef, leaves)
     if kind == "D":
         _, typ, keys, specs = spec
         pairs = [(k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs)]

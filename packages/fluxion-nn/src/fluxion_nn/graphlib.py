@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+import fluxion.tree_util as tree_util
+
+from ._config import resolve
 from .graph import (
     GraphDef,
     GraphState,
@@ -28,6 +31,7 @@ from .graph import (
     _path_lookup,
     _unflatten_value,
     _UnflattenCtx,
+    check_tree_mode,
     clone,
     graphdef,
     is_graph_node,
@@ -53,7 +57,7 @@ from .graph_context import (
     update_context,
 )
 from .statelib import FlatState, State
-from .variablelib import Variable
+from .variablelib import Variable, _meta_key
 
 __all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "update", "clone",
            "pop", "iter_graph", "iter_children", "recursive_map", "is_graph_node", "GraphDef",
@@ -128,6 +132,8 @@ def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: A
     """
     if ref_outer_index is not None:
         return _flatten_outer(node, ref_index, ref_outer_index, with_paths)
+    if not resolve(graph, set_graph_mode):
+        return _tree_flatten(node, with_paths)
     ids: dict = {}
     gdef, flat = _flatten(node, refmap=ids, graph=graph)
     if ref_index is not None:
@@ -141,6 +147,30 @@ def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: A
     if not with_paths:
         return gdef, [leaf for _, leaf in flat]
     return gdef, flat
+
+
+def _path_key(k: Any) -> Any:
+    for attr in ("key", "idx", "name"):
+        if hasattr(k, attr):
+            return getattr(k, attr)
+    return k
+
+
+def _tree_flatten(node: Any, with_paths: bool) -> tuple[GraphDef, Any]:
+    # tree mode (as flax's): the jax leaves of ``node`` (Variables are leaves), sorted by path
+    check_tree_mode(node, "nnx.flatten")
+    leaves, treedef = tree_util.tree_flatten_with_path(
+        node, is_leaf=lambda x: isinstance(x, Variable))
+    items = [(tuple(_path_key(k) for k in kp), v) for kp, v in leaves]
+    order = sorted(range(len(items)), key=lambda i: items[i][0])
+    path_index = tuple((items[i][0], i) for i in order)
+    vdefs = tuple((j, type(items[i][1]), _meta_key(items[i][1]._metadata))
+                  for j, i in enumerate(order) if isinstance(items[i][1], Variable))
+    gdef = GraphDef(("J", treedef, path_index, vdefs), tree=True)
+    flat = [items[i] for i in order]
+    if not with_paths:
+        return gdef, [v for _, v in flat]
+    return gdef, FlatState(flat)
 
 
 def _flatten_outer(node: Any, ref_index: RefMap | None, outer: Any,
@@ -188,6 +218,8 @@ def _count_leaves(spec: tuple) -> int:
     kind = spec[0]
     if kind in ("A", "V"):
         return 1
+    if kind == "J":
+        return len(spec[2])
     if kind == "O":
         return sum(_count_leaves(s) for _, s in spec[3])
     if kind == "L":
