@@ -186,9 +186,18 @@ def _at_update(lib):
             lib.jit(lambda ks, k: ks.at[0].set(k))(ks, lib.random.key(7)))
 
 
+def _jnp_key_ops(lib):
+    ks = lib.random.split(lib.random.key(0), 4).reshape(2, 2)
+    jnp = lib.numpy
+    cond = np.array([True, False])
+    return (jnp.stack([ks, ks], axis=-1), jnp.concatenate([ks, ks[:1]]),
+            jnp.concatenate([ks, ks], axis=None), jnp.where(cond, ks, ks[::-1]),
+            lib.jit(lambda a, b: jnp.stack([a, b], axis=1))(ks[0], ks[1]))
+
+
 CASES = [_jit, _jit_makes_key, _grad_aux, _vjp, _jvp, _linearize, _vmap, _vmap_negative_axes,
          _scan, _cond, _while_fori, _custom_jvp, _custom_vjp, _remat, _eval_shape, _device_put,
-         _shard_map, _nested, _tree_ops, _at_update]
+         _shard_map, _nested, _tree_ops, _at_update, _jnp_key_ops]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])

@@ -216,6 +216,16 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return lax.transpose(a, tuple(perm))
 
 
+def _key_hook(values: Sequence[Any], name: str) -> Callable | None:
+    """The ``name`` hook of the first typed key array among ``values`` (None if there is none):
+    key arrays join and select over their key data (fluxion.random defines them)."""
+    for v in values:
+        hook = getattr(type(v), name, None)
+        if hook is not None:
+            return hook
+    return None
+
+
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
     """Join arrays along an existing axis (flattened first when ``axis`` is None).
 
@@ -229,6 +239,9 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
+    key_join = _key_hook(arrays, "_jnp_concatenate")  # typed key arrays
+    if key_join is not None:
+        return key_join(arrays, axis)
     check_arraylike("concatenate", *arrays)
     arrs = [ensure_array(a) for a in arrays]
     if axis is None:
@@ -269,6 +282,9 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to stack.")
+    key_stack = _key_hook(arrays, "_jnp_stack")  # typed key arrays
+    if key_stack is not None:
+        return key_stack(arrays, axis)
     check_arraylike("stack", *arrays)
     arrs = [ensure_array(a) for a in arrays]
     shp = arrs[0].shape
@@ -431,6 +447,9 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
                          "jax.numpy.where, got {x} and {y}.")
+    key_where = _key_hook((x, y), "_jnp_where")  # typed key arrays
+    if key_where is not None:
+        return key_where(condition, x, y)
     check_arraylike("where", condition, x, y)
     cond = ensure_array(condition)
     if cond.dtype != np.bool_:

@@ -326,6 +326,39 @@ class PRNGKeyArray(VirtualArray):
         data = jnp.broadcast_to(self._base_array, (*shape, *self._impl.key_shape))
         return self._wrap(data, None)
 
+    @staticmethod
+    def _jnp_concatenate(arrays: list, axis: Any) -> "PRNGKeyArray":
+        """``jnp.concatenate`` of key arrays (their key data joined, key axes kept)."""
+        keys = _same_impl_keys("concatenate", arrays)
+        if axis is None:
+            keys = [k.ravel() for k in keys]
+            axis = 0
+        nd = keys[0].ndim
+        if nd == 0:
+            raise ValueError("Zero-dimensional arrays cannot be concatenated.")
+        if not -nd <= axis < nd:
+            raise ValueError(f"concatenate: axis {axis} is out of bounds for key arrays of rank "
+                             f"{nd}")
+        data = jnp.concatenate([k._base_array for k in keys], axis=axis % nd)
+        return PRNGKeyArray(keys[0]._impl, data)
+
+    @staticmethod
+    def _jnp_stack(arrays: list, axis: int) -> "PRNGKeyArray":
+        """``jnp.stack`` of key arrays (along a new key axis)."""
+        keys = _same_impl_keys("stack", arrays)
+        nd = keys[0].ndim + 1
+        if not -nd <= axis < nd:
+            raise ValueError(f"stack: axis {axis} is out of bounds for key arrays of rank {nd - 1}")
+        data = jnp.stack([k._base_array for k in keys], axis=axis % nd)
+        return PRNGKeyArray(keys[0]._impl, data)
+
+    @staticmethod
+    def _jnp_where(condition: Any, x: Any, y: Any) -> "PRNGKeyArray":
+        """``jnp.where(condition, x, y)`` of key arrays (the condition spans whole keys)."""
+        x, y = _same_impl_keys("where", [x, y])
+        cond = jnp.expand_dims(jnp.asarray(condition), -1)
+        return PRNGKeyArray(x._impl, jnp.where(cond, x._base_array, y._base_array))
+
     def ravel(self) -> "PRNGKeyArray":
         return self.reshape(self.size)
 
@@ -386,6 +419,16 @@ class PRNGKeyArray(VirtualArray):
 
     def __str__(self) -> str:
         return repr(self)
+
+
+def _same_impl_keys(fun: str, values: Any) -> list:
+    values = list(values)
+    impl = next(v._impl for v in values if isinstance(v, PRNGKeyArray))
+    for v in values:
+        if not isinstance(v, PRNGKeyArray) or v._impl is not impl:
+            raise TypeError(f"{fun}: key arrays combine only with key arrays of dtype "
+                            f"{KeyDtype(impl)}, got {getattr(v, 'dtype', type(v).__name__)}")
+    return values
 
 
 class _KeyIndexUpdates:
