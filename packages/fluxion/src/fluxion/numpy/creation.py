@@ -17,8 +17,6 @@ from typing import Any, Callable
 import numpy as np
 
 from fluxion import lax
-from fluxion.backend.sharding_impl import AbstractMesh
-from fluxion.backend.transfer import device_put
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.trace import Tracer
@@ -295,6 +293,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     else:
         out = _vma.vary_like(a, broadcast_to(fill, shp))
     if placed is not None and getattr(out, "sharding", None) != placed:
+        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
         out = device_put(out, placed)
     return out
 
@@ -306,7 +305,7 @@ def _like_placement(a: Any, weak: bool) -> Any:
     if weak or isinstance(a, Tracer) or not getattr(a, "committed", True):
         return None
     sharding = getattr(a, "sharding", None)
-    if sharding is None or isinstance(getattr(sharding, "mesh", None), AbstractMesh):
+    if sharding is None or type(getattr(sharding, "mesh", None)).__name__ == "AbstractMesh":
         return None
     return sharding
 
