@@ -167,3 +167,10 @@ def test_jit_structural_updates_only_with_graph_updates(graph_updates):
             assert m.a is a and m.b is b
         np.testing.assert_array_equal(np.asarray(b.bias[...]), np.ones(2, np.float32))
         np.testing.assert_array_equal(np.asarray(a.bias[...]), np.zeros(2, np.float32))
+
+
+def test_restore_int_paths_as_flax():
+    d = {"layers": {"0": {"kernel": 1}, "1": {"kernel": 2}, "x": {}}, "3a": 4, "5": {"b": {}}}
+    assert nnx.restore_int_paths(d) == fnnx.restore_int_paths(d) == {
+        "layers": {0: {"kernel": 1}, 1: {"kernel": 2}}, "3a": 4}
+    assert nnx.statelib.restore_int_paths({}) == fnnx.statelib.restore_int_paths({}) == {}

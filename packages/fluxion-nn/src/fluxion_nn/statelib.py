@@ -12,7 +12,7 @@ from .variablelib import Variable
 
 __all__ = ["State", "FlatState", "to_flat_state", "from_flat_state", "to_pure_dict",
            "replace_by_pure_dict", "filter_state", "merge_state", "split_state", "map_state",
-           "diff", "create_path_filters"]
+           "diff", "create_path_filters", "restore_int_paths"]
 
 
 def _sort_key(k: Any) -> tuple:
@@ -184,6 +184,35 @@ def to_flat_state(state: State) -> FlatState:
     Example: ``nnx.to_flat_state(nnx.state(model))``.
     """
     return state.flat_state()
+
+
+def restore_int_paths(pure_dict: dict) -> dict:
+    """A pure-dict state with its integer keys back: a checkpoint saved from ``to_pure_dict``
+    (orbax) restores ``{0: ...}`` as ``{'0': ...}``; every key that ``int()`` reads becomes that
+    int. Empty sub-dicts are dropped (as flax, which flattens the mapping and rebuilds it).
+
+    Example: ``nnx.restore_int_paths({"layers": {"0": {"kernel": w}}})`` is
+    ``{"layers": {0: {"kernel": w}}}``.
+    """
+    def key(k: Any) -> Any:
+        try:
+            return int(k)
+        except ValueError:
+            return k
+
+    def walk(d: Mapping) -> dict:
+        out: dict = {}
+        for k, v in d.items():
+            if isinstance(v, Mapping):
+                v = walk(v)
+                if not v:
+                    continue
+            out[key(k)] = v
+        return out
+
+    if not isinstance(pure_dict, Mapping):
+        raise TypeError(f"restore_int_paths: expected a mapping, got {type(pure_dict).__name__}")
+    return walk(pure_dict)
 
 
 def create_path_filters(state: State) -> dict:
