@@ -151,17 +151,48 @@ PLATFORM_INAPPLICABLE = {
 }
 
 
+def _without_group(nodeid: str) -> str:
+    """A test id without xdist's ``@<group>`` suffix (an ``@`` inside ``[...]`` is a parameter's)."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
+
+
+def _apply_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--dist loadgroup`` on an xdist worker: give each ``xdist_group``-marked test the id
+    suffix ``@<group>`` by which the controller keeps a group on one worker.
+
+    pytest-xdist (3.8) appends it by assigning ``item._nodeid``, but pytest 9.2 reads an item's id
+    from ``item._id`` (a NodeId), so the suffix never reached the controller and every group was
+    split over both workers (a module fixture such as the optax runs or the docs build was then
+    computed once per worker). Applied here, after xdist's own hook, only when the id has no
+    suffix yet (so an xdist that sets it itself is left alone)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        nodeid = item.nodeid
+        if not names or _without_group(nodeid) != nodeid:
+            continue
+        tagged = f"{nodeid}@{'_'.join(names)}"
+        if isinstance(getattr(item, "_id", None), str) or not hasattr(item, "_id"):
+            item._nodeid = tagged
+        else:
+            item._id = type(item._id).parse(tagged)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     import re
     for pattern, reason in PLATFORM_INAPPLICABLE.get(TEST_PLATFORM, []):
         rx = re.compile(pattern)
         for item in items:
-            if rx.search(item.nodeid):
+            if rx.search(_without_group(item.nodeid)):
                 item.add_marker(pytest.mark.skip(reason=f"not on {TEST_PLATFORM}: {reason}"))
-    if os.environ.get("FLUXION_SLOW") == "1":
-        return
-    skip = pytest.mark.skip(reason="slow test: set FLUXION_SLOW=1 to run it")
-    nightly = set(NIGHTLY_ONLY)
-    for item in items:
-        if "slow" in item.keywords or item.nodeid in nightly:
-            item.add_marker(skip)
+    if os.environ.get("FLUXION_SLOW") != "1":
+        skip = pytest.mark.skip(reason="slow test: set FLUXION_SLOW=1 to run it")
+        nightly = set(NIGHTLY_ONLY)
+        for item in items:
+            if "slow" in item.keywords or _without_group(item.nodeid) in nightly:
+                item.add_marker(skip)
+    _apply_xdist_groups(config, items)

@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 import api_reference  # noqa: E402
 
+# One xdist worker runs this file (--dist loadgroup), so the ~15 s site build (a module
+# fixture) happens once instead of once per worker.
+pytestmark = pytest.mark.xdist_group("docs_build")
+
 _EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//""", re.I)
 _CSS_EXTERNAL = re.compile(r"""(?:url\(\s*["']?(?:https?:)?//|@import\s+["']?(?:url\()?["']?(?:https?:)?//)""",
                            re.I)

@@ -13,6 +13,10 @@ optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
+# One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
+# case through both libraries, is computed once instead of once per worker.
+pytestmark = pytest.mark.xdist_group("optim_alias")
+
 PARAMS = {"w": np.array([[0.5, -1.0], [1.5, 2.0], [-0.3, 0.8]], np.float32),
           "b": np.array([0.1, -0.2], np.float32)}
 TARGET = {"w": np.array([[1.0, 0.0], [0.0, 1.0], [0.5, -0.5]], np.float32),

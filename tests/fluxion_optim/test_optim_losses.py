@@ -14,6 +14,10 @@ optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
+# One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
+# case through both libraries, is computed once instead of once per worker.
+pytestmark = pytest.mark.xdist_group("optim_losses")
+
 rng = np.random.default_rng(0)
 LOGITS = rng.normal(size=(4, 5)).astype(np.float32)
 PROBS = np.exp(LOGITS) / np.exp(LOGITS).sum(-1, keepdims=True)

@@ -14,6 +14,10 @@ optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
 
+# One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
+# case through both libraries, is computed once instead of once per worker.
+pytestmark = pytest.mark.xdist_group("optim_schedules")
+
 SGDR = [dict(init_value=0.0, peak_value=1.0, warmup_steps=3, decay_steps=10),
         dict(init_value=0.1, peak_value=0.5, warmup_steps=2, decay_steps=8, end_value=0.05)]
 
