@@ -12,7 +12,7 @@ import fluxion_nn as nnx
 
 class Stack(nnx.Module):
     def __init__(self, rngs):
-        self.layers = [nnx.Linear(3, 3, rngs=rngs)]
+        self.layers = nnx.List([nnx.Linear(3, 3, rngs=rngs)])
         self.scale = 1.0
 
     def __call__(self, x):

@@ -130,3 +130,22 @@ def test_tree_mode_prefix_keeps_data_attributes_for_vmap(lib, jx, np_):
     assert y.shape == (4, 3) and y.dtype == np.float32
     mapped = lib.recursive_map(lambda p, v: 7 if isinstance(v, lib.Variable) else v, model)
     assert jx.tree.leaves(mapped) == [7]
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_plain_containers_holding_data_must_be_marked(lib, jx, np_):
+    class Foo(lib.Pytree):
+        pass
+
+    foo = Foo()
+    for value in ([lib.Variable(1)], {"a": np_.ones(2)}, (lib.Linear(1, 1, rngs=lib.Rngs(0)),)):
+        with pytest.raises(ValueError, match="Found data on value of type"):
+            foo.a = value
+    foo.b = lib.List([lib.Variable(1)])
+    foo.c = lib.data([np_.ones(1)])
+    foo.d = [1, 2]  # no data: static
+    foo.e = np_.ones(2)
+    foo.e = [np_.ones(1)]  # an attribute that is data stays data
+    assert len(jx.tree.leaves(foo)) == 3
+    seq = lib.Sequential(lib.Linear(2, 2, rngs=lib.Rngs(0)), lib.relu)
+    assert isinstance(seq.layers, lib.List) and len(jx.tree.leaves(seq)) == 2

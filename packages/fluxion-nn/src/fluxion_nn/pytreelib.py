@@ -91,7 +91,8 @@ def data(value: Any = _MISSING, /, **kwargs: Any) -> Any:
     """Mark an attribute as pytree data: ``self.x = nnx.data(v)`` makes ``x`` data (a leaf or
     a subtree of ``jax.tree`` and ``nnx.state``) whatever its value, from then on. Without a
     value, keyword arguments make a dataclass field specifier (``x: int = nnx.data(default=3)``
-    in an ``nnx.dataclass``). Arrays, Variables and graph objects are data without it.
+    in an ``nnx.dataclass``). Arrays, Variables and graph objects are data without it; a plain
+    list/tuple/dict holding them needs it (or ``nnx.List`` / ``nnx.Dict``), as in flax.
 
     Example: ``self.count = nnx.data(0)`` (``jax.tree.leaves(obj)`` then holds ``0``).
     """
@@ -135,7 +136,8 @@ def dataclass(cls: Any = None, /, *, init: bool = True, eq: bool = True, order: 
 
 
 class List(list):
-    """A list attribute holding modules or Variables (a plain ``list`` works as well). A pytree
+    """A list attribute holding modules, Variables or arrays (a plain ``list`` holding them is an
+    error, as in flax: a plain container is static). A pytree
     whose children are its data elements (arrays, Variables, modules, containers of them); the
     other elements are static.
 
@@ -409,6 +411,11 @@ def _check_assignment(obj: Any, name: str, value: Any, status: bool | None) -> N
                          f"nnx.static(...) when setting attribute '{name}' of Pytree type "
                          f"'{type(obj)}'.")
     declared = _status(obj, name)
+    if declared is None and not (isinstance(value, (List, State)) or name.startswith("__")):
+        # as flax: a plain list/tuple/dict is static, so one holding arrays, Variables or
+        # modules must be marked (nnx.data(...)) or be an nnx.List / nnx.Dict
+        declared = _status(obj, name) if name in vars(obj) and _attr_is_data(
+            obj, name, vars(obj)[name]) else False
     if declared is not False:
         return
     marked_static = (vars(obj).get(_MARKS) or {}).get(name) is False

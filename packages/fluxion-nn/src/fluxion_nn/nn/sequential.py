@@ -6,6 +6,7 @@ import inspect
 from typing import Any, Callable
 
 from ..module import Module
+from ..pytreelib import List
 
 __all__ = ["Sequential"]
 
@@ -20,7 +21,7 @@ class Sequential(Module):
     """
 
     def __init__(self, *fns: Callable[..., Any]):
-        self.layers = list(fns)
+        self.layers = List(fns)
 
     def __call__(self, *args: Any, rngs: Any = None, **kwargs: Any) -> Any:
         if not self.layers:  # the identity: its one argument, its arguments, its keywords
