@@ -21,6 +21,7 @@ from ..filterlib import Not
 from ..graph import GraphDef, iter_graph, split
 from ..graph import state as graph_state
 from ..module import Module
+from ..pytreelib import data, has_data, is_data
 from ..rnglib import Rngs, RngState
 from ..statelib import State
 from ..variablelib import Variable, variable_name_from_type
@@ -143,6 +144,12 @@ class ToNNX(Module):
         elif rngs is not None:
             rngs = Rngs(params=rngs)
         self.to_nnx__rngs = rngs
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # the linen collections (dicts of Variables) are data, as flax's ToNNX marks them
+        if not is_data(value) and has_data(value):
+            value = data(value)
+        super().__setattr__(name, value)
 
     def lazy_init(self, *args: Any, **kwargs: Any) -> "ToNNX":
         """``nnx.bridge.lazy_init(self, *args, **kwargs)``."""
