@@ -68,3 +68,51 @@ def test_unknown_operand_still_defers():
     assert fnp.ones(2) + Other() == "other"
     with pytest.raises(TypeError):
         fnp.ones(2) + object()
+
+
+def _sin_of_box(m):
+    def f(x):
+        return m.sin(Box(x)) * 2.0
+    return f
+
+
+def test_staged_function_reads_a_jax_array_object_when_it_is_used():
+    # The Box holds this trace's own input: the program uses that input, not a constant holding
+    # the Box (which would leak the tracer when the jitted function runs).
+    x = np.float32(0.5)
+    assert_same(fluxion.jit(_sin_of_box(fnp))(x), jax.jit(_sin_of_box(jnp))(x))
+    ours = fluxion.make_jaxpr(_sin_of_box(fnp))(x)
+    theirs = jax.make_jaxpr(_sin_of_box(jnp))(x)
+    assert str(ours) == str(theirs)
+    assert len(ours.consts) == len(theirs.consts) == 0
+
+
+def test_checkpoint_inside_custom_vjp_reads_holders_once():
+    # flax's nnx.custom_vjp over nnx.remat: the checkpointed function's inputs are read through
+    # holders, whose values change after the checkpoint was traced; grad under jit.
+    def make(lib, m):
+        def body(x, y):
+            hx, hy = Box(x), Box(y)
+            out = m.sin(hx) * hy
+            hx.__dict__["value"] = None  # the holders are emptied once the trace has read them
+            hy.__dict__["value"] = None
+            return out
+
+        ck = lib.checkpoint(body)
+
+        @lib.custom_vjp
+        def f(x, y):
+            return ck(x, y)
+
+        def fwd(x, y):
+            return f(x, y), (m.cos(x), m.sin(x), y)
+
+        def bwd(res, g):
+            cos_x, sin_x, y = res
+            return (cos_x * g * y, sin_x * g)
+
+        f.defvjp(fwd, bwd)
+        return lib.jit(lib.grad(lambda x, y: f(x, y), argnums=(0, 1)))
+
+    x, y = np.float32(0.3), np.float32(0.7)
+    assert_same(make(fluxion, fnp)(x, y), make(jax, jnp)(x, y))

@@ -19,13 +19,15 @@ import functools
 from typing import Any, Callable, Iterator
 
 from fluxion.core.name_stack import NAME_STACK as _STACK
+from fluxion.core.name_stack import render as _render
 
 __all__ = ["named_scope", "named_call", "current_name_stack"]
 
 
 def current_name_stack() -> str:
-    """The names of the enclosing scopes, outermost first, joined by ``/``."""
-    return "/".join(_STACK.names)
+    """The names of the enclosing scopes, outermost first, joined by ``/`` (a transformation
+    running the function wraps the scope inside it: ``jvp(layer1)/dense``, as in JAX)."""
+    return _render(_STACK.names)
 
 
 @contextlib.contextmanager

@@ -27,6 +27,7 @@ import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
+from fluxion.core.name_stack import pushed, rendered_entries
 
 __all__ = ["Var", "Literal", "Equation", "JaxNamedParams", "SourceInfo", "Program",
            "ProgramTypeError", "typecheck", "dce", "eval_program", "format_program"]
@@ -580,7 +581,11 @@ def eval_program(program: Program, consts: Sequence[Any], args: Sequence[Any]) -
         return literal_value(a) if isinstance(a, Literal) else env[a.id]
 
     for eqn in program.eqns:
-        out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+        if eqn.name_stack:  # bound again under the names it was recorded with (JAX's eval_jaxpr)
+            with pushed(rendered_entries(eqn.name_stack)):
+                out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+        else:
+            out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
         if eqn.prim.multiple_results:
             for v, o in zip(eqn.outputs, out):
                 env[v.id] = o

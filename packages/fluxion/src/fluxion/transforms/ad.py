@@ -39,6 +39,9 @@ from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal, Program, Var, dce, eval_program, literal_value
+from fluxion.core.name_stack import Transform
+from fluxion.core.name_stack import pushed as pushed_names
+from fluxion.core.name_stack import rendered_entries as rendered_names
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import (
     Interpreter,
@@ -288,12 +291,28 @@ def _unwrap(it: JVPInterpreter, x: Any, fname: str) -> tuple[Any, Any]:
     return x, Zero(tangent_aval(_check_output_leaf(fname, x)))
 
 
-def _strip_aux(it: JVPInterpreter, aux: Any) -> Any:
+class _AuxLeaves:
+    """Auxiliary outputs as leaves and structure: rebuilt (:meth:`tree`) only once every
+    transformation's scope is left, as JAX does, so objects rebuilt from the structure (flax's
+    Variables, which remember the trace they were made in) belong to the caller's trace."""
+
+    __slots__ = ("leaves", "treedef")
+
+    def __init__(self, leaves: list, treedef: Any) -> None:
+        self.leaves = leaves
+        self.treedef = treedef
+
+    def tree(self) -> Any:
+        return tree_util.tree_unflatten(self.treedef, self.leaves)
+
+
+def _strip_aux(it: JVPInterpreter, aux: Any) -> _AuxLeaves:
     def strip(x: Any) -> Any:
         while type(x) is JVPTracer and x._interp is it:
             x = x.primal
         return x
-    return tree_util.tree_map(strip, aux)
+    leaves, treedef = tree_util.tree_flatten(aux)
+    return _AuxLeaves([strip(x) for x in leaves], treedef)
 
 
 def _split_aux(fname: str, out: Any, has_aux: bool) -> tuple[Any, Any]:
@@ -307,11 +326,15 @@ def _split_aux(fname: str, out: Any, has_aux: bool) -> tuple[Any, Any]:
 
 def _jvp_flat(fun: Callable, primals: list, tangents: list, in_tree: Any, has_aux: bool,
               fname: str) -> tuple[list, list, Any, Any]:
+    """JVP of ``fun`` on flat primals/tangents; the auxiliary output (``has_aux``) comes back as
+    :class:`_AuxLeaves`, for the caller to rebuild outside its own scopes."""
     with interpreter_scope(JVPInterpreter(f"jvp of {fname}")) as it:
         ins = [p if (t is None or type(t) is Zero) else JVPTracer(it, p, t)
                for p, t in zip(primals, tangents)]
         args = tree_util.tree_unflatten(in_tree, ins)
-        out, aux = _split_aux(fname, fun(*args), has_aux)
+        with pushed_names((Transform("jvp"),)):  # JAX's jvp name-stack entry: jvp(scope)/...
+            res = fun(*args)
+        out, aux = _split_aux(fname, res, has_aux)
         out_flat, out_tree = tree_util.tree_flatten(out)
         pairs = [_unwrap(it, o, fname) for o in out_flat]
         if has_aux:
@@ -346,7 +369,7 @@ class LinearFunction:
         """Cotangents of the inputs (``None`` where zero) for output cotangents ``cts``."""
         nz_cts = [c for c, z in zip(cts, self.out_zero) if not z]
         args = [UndefinedPrimal(a) for a in self.in_avals]
-        return backward_pass(self.program, self.residuals, args, nz_cts)
+        return backward_pass(self.program, self.residuals, args, nz_cts, transform_stack=True)
 
 
 tree_util.register_pytree_node(
@@ -381,19 +404,22 @@ def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_
     program = dce(pe.build(atoms))
     lin = LinearFunction(program, list(pe.const_vals), [a for a in in_avals if a is not None],
                          out_zero, out_tavals)
-    return out_p, lin, out_tree, aux
+    return out_p, lin, out_tree, (aux.tree() if has_aux else None)
 
 
 # ----------------------------------------------------------------------------- transposition
 
 def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
-                  cts_out: Sequence[Any]) -> list[Any]:
+                  cts_out: Sequence[Any], *, transform_stack: bool = False) -> list[Any]:
     """Transpose ``program``: ``args`` are values, with linear inputs marked
     :class:`UndefinedPrimal`; ``cts_out`` are the outputs' cotangents (``None``/:class:`Zero`
     for zero). Returns the cotangent of each linear input (``None`` when zero), in order.
 
     Equations whose inputs are all known are evaluated first (forward); the others must be
-    linear in the undefined inputs and are transposed in reverse order.
+    linear in the undefined inputs and are transposed in reverse order. Each runs under the name
+    stack it was recorded with; ``transform_stack`` (the user-facing vjp, grad and
+    linear_transpose, as in JAX) adds a ``transpose`` entry before the transposed ones'
+    (``transpose(jvp(model))/dense``).
     """
     env: dict[int, Any] = {}
     linear: set[int] = set()
@@ -415,7 +441,8 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
             for v in eqn.outputs:
                 linear.add(v.id)
         else:
-            out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+            with pushed_names(rendered_names(eqn.name_stack)):
+                out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
             if eqn.prim.multiple_results:
                 for v, o in zip(eqn.outputs, out):
                     env[v.id] = o
@@ -423,6 +450,7 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
                 env[eqn.outputs[0].id] = out
 
     ct_env: dict[int, Any] = {}
+    transposed = (Transform("transpose"),) if transform_stack else ()
 
     def accum(v: Var, ct: Any) -> None:
         if ct is None or type(ct) is Zero:
@@ -448,7 +476,8 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
         else:
             ct_arg = cts[0]
-        cts_in = rule(ct_arg, *ins, **eqn.params)
+        with pushed_names(transposed + rendered_names(eqn.name_stack)):
+            cts_in = rule(ct_arg, *ins, **eqn.params)
         for a, x, c in zip(eqn.inputs, ins, cts_in):
             if type(x) is UndefinedPrimal:
                 accum(a, c)
@@ -506,7 +535,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     out_p = [_as_array(p) for p in out_p]
     out_t = [_as_array(instantiate(t)) for t in out_t]
     res = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
-    return (*res, aux) if has_aux else res
+    return (*res, aux.tree()) if has_aux else res
 
 
 @api_boundary
@@ -801,7 +830,8 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
             if aval_of(c).shape != a.shape:
                 raise ValueError(f"linear_transpose of {fname}: cotangent of shape "
                                  f"{aval_of(c).shape} where {a.shape} is expected")
-        cts = backward_pass(program, consts, [UndefinedPrimal(a) for a in in_avals], c_flat)
+        cts = backward_pass(program, consts, [UndefinedPrimal(a) for a in in_avals], c_flat,
+                            transform_stack=True)
         outs = [_as_array(zeros_like_aval(a) if c is None else c) for c, a in zip(cts, in_avals)]
         return tuple(tree_util.tree_unflatten(p_tree, outs))
 

@@ -30,6 +30,7 @@ from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
 from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.name_stack import NAME_STACK as _NAMES
+from fluxion.core.name_stack import render as _render_names
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 from fluxion.core.tracebacks import api_boundary
@@ -152,14 +153,17 @@ class StagingInterpreter(Interpreter):
         if type(x) in _PY_SCALARS:
             aval = abstractify(x)
             return Literal(np.asarray(x, aval.dtype), aval)
-        aval = abstractify(x)
         if isinstance(x, (np.ndarray, np.generic)):
+            aval = abstractify(x)
             if aval.shape == ():
                 return Literal(np.asarray(x, aval.dtype), aval)
             return self._const(np.asarray(x, aval.dtype), aval)
-        if getattr(x, "__jax_array__", None) is not None and getattr(x, "aval", None) is None:
-            return self.atom(x.__jax_array__())
-        return self._const(x, aval)
+        convert = getattr(x, "__jax_array__", None)
+        if convert is not None:
+            # An object standing for an array (an nnx.Variable) is read now: the program keeps
+            # what it holds at this moment (perhaps this trace's own tracer), never the object.
+            return self.atom(convert())
+        return self._const(x, abstractify(x))
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict[str, Any]) -> Any:
         atoms = [self.atom(a) for a in args]
@@ -175,7 +179,7 @@ class StagingInterpreter(Interpreter):
                 out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
         names = _NAMES.names
-        stack = "/".join(names[self._name_base:]) if names else ""
+        stack = _render_names(names[self._name_base:]) if names else ""
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(Equation(prim, atoms, outvars, params, site, stack))

@@ -15,8 +15,11 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dis
+import functools
 import inspect
 import types
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -52,26 +55,63 @@ __all__ = ["stage", "typematch", "avals_of", "is_concrete", "concrete_value",
 # plain identity cache, an entry also checks a *guard*: the code, closure cells and referenced
 # globals of the function (and of the functions among those, two levels deep). Rebinding a
 # global or closure variable the body reads therefore re-stages instead of using stale values.
+# Variables the function itself assigns (``nonlocal n; n += 1``, ``global``) are its own state,
+# not inputs: they are left out of the guard, so a body that counts its traces is traced once,
+# as in JAX. A callable object (a plain class instance with a Python ``__call__``, such as the
+# bodies flax's nnx.scan passes) is cached like a function: its guard is its class's
+# ``__call__`` and its attributes' values, except those ``__call__`` assigns itself.
 # The key holds the trace context (x64, promotion modes, ...): a flag that changes what tracing
-# produces re-stages. The table lives on the function object itself (attribute ``_STAGED_ATTR``),
-# so it goes away with the function (a global weak-keyed table would keep functions alive
-# through the guards).
+# produces re-stages. A function's table lives on the function object itself (attribute
+# ``_STAGED_ATTR``), so it goes away with the function (a global weak-keyed table would keep
+# functions alive through the guards, which hold their closures); a callable object's table is
+# in ``_OBJECT_TABLES``, weakly keyed by the object (its guard holds its attributes, not itself;
+# kept off the object so that copying or pickling it never meets staged programs).
 _STAGED_ATTR = "_fluxion_staged_programs"
+_OBJECT_TABLES: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _STAGED_PER_FUN = 8
 _MISSING = object()
+_ASSIGNS = frozenset({"STORE_DEREF", "DELETE_DEREF", "STORE_GLOBAL", "DELETE_GLOBAL"})
+_ATTR_ASSIGNS = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+
+
+@functools.lru_cache(maxsize=1024)
+def _assigned(code: types.CodeType, ops: frozenset = _ASSIGNS) -> frozenset:
+    """The names that ``code`` assigns or deletes with the instructions ``ops`` (closure
+    variables and globals by default; attributes with ``_ATTR_ASSIGNS``)."""
+    return frozenset(i.argval for i in dis.get_instructions(code) if i.opname in ops)
+
+
+def _inherited_call(cls: type) -> Any:
+    """The ``__call__`` that instances of ``cls`` run (looked up on the class and its bases)."""
+    for klass in cls.__mro__:
+        if "__call__" in vars(klass):
+            return vars(klass)["__call__"]
+    return None
 
 
 def _guard(fun: Any, depth: int = 2) -> tuple | None:
-    """The objects a plain Python function's behaviour visibly depends on (None: not cacheable)."""
-    if type(fun) is not types.FunctionType:
+    """The objects a function's (or callable object's) behaviour visibly depends on (None: not
+    cacheable)."""
+    if type(fun) is types.FunctionType:
+        code = fun.__code__
+        own = _assigned(code)
+        try:  # an empty cell (a variable assigned later) raises ValueError
+            cells = [c.cell_contents for name, c in zip(code.co_freevars, fun.__closure__ or ())
+                     if name not in own]
+        except ValueError:
+            return None
+        g = fun.__globals__
+        out: list = [code, fun.__defaults__, fun.__kwdefaults__]
+        values = cells + [g.get(name, _MISSING) for name in code.co_names if name not in own]
+    elif (depth and type(_inherited_call(type(fun))) is types.FunctionType
+          and type(getattr(fun, "__dict__", None)) is dict):
+        call = _inherited_call(type(fun))
+        own = _assigned(call.__code__, _ATTR_ASSIGNS)
+        out = [type(fun)]
+        values = [call] + [v for k, v in fun.__dict__.items() if k not in own]
+    else:
         return None
-    try:  # an empty cell (a variable assigned later) raises ValueError
-        cells = [c.cell_contents for c in fun.__closure__ or ()]
-    except ValueError:
-        return None
-    g = fun.__globals__
-    out: list = [fun.__code__, fun.__defaults__, fun.__kwdefaults__]
-    for v in cells + [g.get(name, _MISSING) for name in fun.__code__.co_names]:
+    for v in values:
         out.append(v)
         if depth and type(v) is types.FunctionType:
             sub = _guard(v, depth - 1)
@@ -79,6 +119,17 @@ def _guard(fun: Any, depth: int = 2) -> tuple | None:
                 return None
             out.extend(sub)
     return tuple(out)
+
+
+def _table(fun: Any, create: bool = False) -> dict | None:
+    """The staged programs cached for ``fun`` (a function or a callable object)."""
+    if type(fun) is types.FunctionType:
+        return fun.__dict__.setdefault(_STAGED_ATTR, {}) if create else fun.__dict__.get(
+            _STAGED_ATTR)
+    try:
+        return _OBJECT_TABLES.setdefault(fun, {}) if create else _OBJECT_TABLES.get(fun)
+    except TypeError:  # not weakly referenceable, or not hashable
+        return None
 
 
 def _same(a: tuple, b: tuple) -> bool:
@@ -92,11 +143,11 @@ def stage(fun: Callable, args: tuple, avals: Sequence[ShapedArray]) -> tuple[Pro
     transformation the result is cached per function (see ``_STAGED_ATTR`` above).
     """
     table = guard = key = None
-    if STATE.interp is EVAL and type(fun) is types.FunctionType:
+    if STATE.interp is EVAL:
         guard = _guard(fun)
         if guard is not None:
             key = (tree_util.tree_structure(args), tuple(avals), config.trace_context)
-            table = fun.__dict__.get(_STAGED_ATTR)
+            table = _table(fun)
             if table is not None:
                 hit = table.get(key)
                 if hit is not None and _same(hit[0], guard):
@@ -105,7 +156,9 @@ def stage(fun: Callable, args: tuple, avals: Sequence[ShapedArray]) -> tuple[Pro
     result = close_program(program), consts, out_tree
     if key is not None and not any(isinstance(c, Tracer) for c in consts):
         if table is None:
-            table = fun.__dict__.setdefault(_STAGED_ATTR, {})
+            table = _table(fun, create=True)
+            if table is None:  # an object that cannot be weakly referenced or hashed
+                return result
         if len(table) >= _STAGED_PER_FUN:
             # Another thread may evict the same entry at once: losing that race is harmless.
             with contextlib.suppress(KeyError, RuntimeError, StopIteration):
