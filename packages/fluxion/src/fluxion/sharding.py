@@ -41,7 +41,7 @@ from fluxion.backend.sharding_impl import (
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShardingTypeError
-from fluxion.lax.sharding_constraint import with_sharding_constraint
+from fluxion.lax.sharding_constraint import resolve_sharding, with_sharding_constraint
 from fluxion.lax.sharding_rules import resharding
 from fluxion.tree_util import physical as tree_util
 
@@ -166,7 +166,7 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     leaves, tree = tree_util.tree_flatten(xs)
     out = []
     for x, s in zip(leaves, shardings):
-        s = _as_sharding("reshard", s)
+        s = resolve_sharding("reshard", _as_sharding("reshard", s), np.ndim(x))
         if isinstance(x, _trace.Tracer):
             with resharding():  # a change of type, not an assertion
                 out.append(with_sharding_constraint(x, s))

@@ -361,6 +361,12 @@ class Sharding(abc.ABC):  # noqa: B024  (a registry for isinstance; no abstract 
     def _device_assignment(self) -> tuple:
         return tuple(self._internal_device_list)
 
+    @property
+    def _addressable_device_assignment(self) -> tuple:
+        # JAX's private name for the devices of this process (orbax reads it when restoring)
+        return tuple(d for d in self._internal_device_list
+                     if d.process_index == d.client.process_index())
+
     def addressable_devices_indices_map(self, global_shape: tuple[int, ...]) -> dict:
         return {d: ix for d, ix in self.devices_indices_map(global_shape).items()
                 if d.process_index == d.client.process_index()}

@@ -29,7 +29,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
 from fluxion.core.trace import Tracer
-from fluxion.lax.sharding_constraint import with_sharding_constraint
+from fluxion.lax.sharding_constraint import resolve_sharding, with_sharding_constraint
 from fluxion.tree_util import physical as tree_util
 
 __all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_callback",
@@ -39,7 +39,7 @@ __all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_cal
 
 def _is_sharding_leaf(v: Any) -> bool:
     return v is None or isinstance(v, (Device, PartitionSpec, Sharding)) or hasattr(
-        v, "_to_xla_hlo_sharding")
+        v, "_to_xla_hlo_sharding") or type(v).__name__ == "Format"
 
 
 def _resolve(fname: str, s: Any) -> Any:
@@ -81,7 +81,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
                 return leaf
             return with_sharding_constraint(leaf, dev) if not isinstance(dev, Device) \
                 else leaf
-        dev = _resolve("device_put", dev)
+        dev = _resolve("device_put", resolve_sharding("device_put", dev, np.ndim(leaf)))
         if type(leaf) is Array:
             if dev is None:
                 return leaf

@@ -134,6 +134,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
         flat = tree_util.broadcast_prefix(shardings, x, is_leaf=is_leaf)
     out = []
     for v, s in zip(leaves, flat):
+        s = format_sharding("lax.with_sharding_constraint", s, len(_bt.abstractify(v).shape))
         if s is None:
             out.append(v)
             continue
@@ -157,6 +158,39 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
             s._check_fits("lax.with_sharding_constraint", tuple(aval.shape))
         out.append(sharding_constraint_p.bind(v, sharding=s))
     return tree_util.tree_unflatten(tree, out)
+
+
+def format_sharding(fname: str, s: Any, ndim: int) -> Any:
+    """The sharding of ``s`` when it is a ``Format`` (``jax.experimental.layout.Format``: a
+    layout with a sharding), else ``s``. Fluxion lays every array out in XLA's default
+    (row-major) layout: a Format naming another layout raises NotImplementedError.
+
+    Example:
+        >>> from fluxion.experimental.layout import Format, Layout
+        >>> format_sharding("device_put", Format(Layout((1, 0)), None), 2) is None
+        True
+    """
+    if type(s).__name__ != "Format" or not hasattr(s, "layout"):
+        return s
+    layout = s.layout
+    if layout is not None and (tuple(layout.major_to_minor) != tuple(range(ndim - 1, -1, -1))
+                               or layout.tiling):
+        raise NotImplementedError(
+            f"{fname}: the layout {layout} of a rank-{ndim} array is not XLA's default "
+            "row-major layout, the only one Fluxion uses (see docs/guide/coming-from-jax.md)")
+    return s.sharding
+
+
+def resolve_sharding(fname: str, s: Any, ndim: int) -> Any:
+    """``s`` as a sharding to place or constrain a rank-``ndim`` array with: a Format's sharding
+    (:func:`format_sharding`), and a NamedSharding over an abstract mesh as one over the
+    ``set_mesh`` mesh it describes (flax builds shardings on ``get_abstract_mesh()``).
+
+    Example:
+        >>> resolve_sharding("device_put", None, 1) is None
+        True
+    """
+    return _concrete(format_sharding(fname, s, ndim))
 
 
 def _concrete(s: Any) -> Any:
