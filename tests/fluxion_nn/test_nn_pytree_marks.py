@@ -149,3 +149,23 @@ def test_plain_containers_holding_data_must_be_marked(lib, jx, np_):
     assert len(jx.tree.leaves(foo)) == 3
     seq = lib.Sequential(lib.Linear(2, 2, rngs=lib.Rngs(0)), lib.relu)
     assert isinstance(seq.layers, lib.List) and len(jx.tree.leaves(seq)) == 2
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_pytree_state_initializing_during_lazy_init(lib, jx, np_):
+    seen = []
+
+    class Foo(lib.Module):
+        def __init__(self):
+            self.child = lib.Linear(1, 1, rngs=lib.Rngs(0))
+
+        def __call__(self):
+            seen.append(self.child._pytree__state.initializing)
+            copy = lib.merge(*lib.split(self))  # the flag travels with the graph
+            seen.append(copy._pytree__state.initializing)
+
+    m = Foo()
+    assert m._pytree__state.initializing is False
+    lib.bridge.lazy_init(m)
+    assert seen == [True, True] and m._pytree__state.initializing is False
+    assert jx.tree.leaves(m) == jx.tree.leaves(lib.merge(*lib.split(m)))

@@ -294,6 +294,11 @@ class Pytree:
         super().__setattr__(name, value)
 
     @property
+    def _pytree__state(self) -> PytreeState:
+        """The object's state flags (``initializing``: inside ``nnx.bridge.lazy_init``)."""
+        return PytreeState(bool(vars(self).get(_INITIALIZING, False)))
+
+    @property
     def _pytree__nodes(self) -> dict[str, bool]:
         """Each attribute's name and whether it is data (``True``) or static."""
         return {k: _attr_is_data(self, k, v) for k, v in vars(self).items() if k != _MARKS}
@@ -329,6 +334,25 @@ def _deepcopy_static(obj: Any, memo: dict, seen: set) -> None:
 
 
 _MARKS = "_pytree__marks"  # instance attribute: {name: is data} set by nnx.data / nnx.static
+# instance attribute set by ``nnx.bridge.lazy_init`` on every object of the graph it runs (a
+# static attribute, so copies made by split/merge inside the call are initializing too)
+_INITIALIZING = "_pytree__initializing"
+
+
+class PytreeState:
+    """A Pytree's flags, as flax's ``_pytree__state``: ``initializing`` is True while
+    ``nnx.bridge.lazy_init`` runs the object's graph.
+
+    Example: ``module._pytree__state.initializing`` is False outside ``lazy_init``.
+    """
+
+    __slots__ = ("initializing",)
+
+    def __init__(self, initializing: bool = False) -> None:
+        self.initializing = initializing
+
+    def __repr__(self) -> str:
+        return f"PytreeState(initializing={self.initializing})"
 
 
 def _status(obj: Any, name: str) -> bool | None:

@@ -21,7 +21,8 @@ from ..filterlib import Not
 from ..graph import GraphDef, iter_graph, split
 from ..graph import state as graph_state
 from ..module import Module
-from ..pytreelib import data, has_data, is_data
+from ..pytreelib import _INITIALIZING as _INITIALIZING_ATTR
+from ..pytreelib import Pytree, data, has_data, is_data
 from ..rnglib import Rngs, RngState
 from ..statelib import State
 from ..variablelib import Variable, variable_name_from_type
@@ -96,10 +97,17 @@ def lazy_init(fn: Any, *args: Any, **kwargs: Any) -> Any:
     marked = {id(node) for _, node in iter_graph(module) if isinstance(node, ToNNX)}
     added = marked - _INITIALIZING.ids
     _INITIALIZING.ids |= added
+    # every object of the graph is initializing during the call (``_pytree__state``)
+    flagged = [node for _, node in iter_graph(module)
+               if isinstance(node, Pytree) and _INITIALIZING_ATTR not in vars(node)]
+    for node in flagged:
+        vars(node)[_INITIALIZING_ATTR] = True
     try:
         fn(*args, **kwargs)
     finally:
         _INITIALIZING.ids -= added
+        for node in flagged:
+            vars(node).pop(_INITIALIZING_ATTR, None)
     return fn
 
 
