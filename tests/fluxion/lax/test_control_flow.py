@@ -69,6 +69,23 @@ def test_switch_single_branch_and_operand_keyword():
     both(lambda L, N, api: lambda x: L.cond(True, lambda x: x, lambda x: -x, operand=x), V)
 
 
+@pytest.mark.parametrize("pred", [True, False])
+def test_operand_keyword_none_is_an_operand(pred):
+    # optax's conditionally_mask / apply_if_finite: lax.cond(p, do, reject, operand=None) calls the
+    # chosen branch with None (a one-argument branch), as JAX does; None is not "no operand".
+    def make(L, N, api):
+        def f(x):
+            a = L.cond(pred, lambda u: (x * 2.0, u), lambda u: (-x, u), operand=None)
+            b = L.switch(1, [lambda u: x + 1.0, lambda u: x * 3.0], operand=None)
+            c = api.jit(lambda x: L.cond(x[0] > 0, lambda _: x, lambda _: -x, operand=None))(x)
+            assert a[1] is None
+            return a[0], b, c
+        return f
+    both(make, V)
+    with pytest.raises(TypeError, match="operand"):
+        flax.cond(True, lambda x: x, lambda x: x, 1.0, operand=None)
+
+
 # ----------------------------------------------------------------------------- while / fori
 
 def test_while_loop_values():

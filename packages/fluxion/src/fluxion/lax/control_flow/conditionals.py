@@ -227,9 +227,13 @@ def _scalar_check(api: str, what: str, x: Any) -> np.dtype:
         raise TypeError(f"{api}: the {what} must be a boolean or a number, got {x!r}") from e
 
 
+# ``operand=`` left out (None is an operand: ``cond(p, f, g, operand=None)`` calls ``f(None)``).
+_NO_OPERAND: Any = object()
+
+
 def _operands(api: str, operands: tuple, operand: Any) -> tuple:
     """The operands, given positionally or (the older form) as the one ``operand`` keyword."""
-    if operand is None:
+    if operand is _NO_OPERAND:
         return tuple(operands)
     if operands:
         raise TypeError(f"{api}: if the 'operand' keyword is passed, no positional operands can "
@@ -292,7 +296,7 @@ def _forwarded_operands(programs: Sequence[Program], n_consts: Sequence[int]) ->
 
 @api_boundary
 def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
-         operand: Any = None) -> Any:
+         operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, staged as one op.
 
     Both branches are traced (once each) and must return the same pytree structure with the same
@@ -326,7 +330,8 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
 
 
 @api_boundary
-def switch(index: Any, branches: Sequence[Callable], *operands: Any, operand: Any = None) -> Any:
+def switch(index: Any, branches: Sequence[Callable], *operands: Any,
+           operand: Any = _NO_OPERAND) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
 
     Every branch is traced once and must return the same structure, shapes and dtypes.
