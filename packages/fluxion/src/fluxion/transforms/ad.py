@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable, Sequence
 
@@ -409,6 +410,9 @@ def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_
 
 # ----------------------------------------------------------------------------- transposition
 
+_NO_NAMES = contextlib.nullcontext()
+
+
 def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
                   cts_out: Sequence[Any], *, transform_stack: bool = False) -> list[Any]:
     """Transpose ``program``: ``args`` are values, with linear inputs marked
@@ -441,7 +445,7 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
             for v in eqn.outputs:
                 linear.add(v.id)
         else:
-            with pushed_names(rendered_names(eqn.name_stack)):
+            with pushed_names(rendered_names(eqn.name_stack)) if eqn.name_stack else _NO_NAMES:
                 out = eqn.prim.bind(*[read(a) for a in eqn.inputs], **eqn.params)
             if eqn.prim.multiple_results:
                 for v, o in zip(eqn.outputs, out):
@@ -476,7 +480,8 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
             ct_arg = [Zero(v.aval) if c is None else c for v, c in zip(eqn.outputs, cts)]
         else:
             ct_arg = cts[0]
-        with pushed_names(transposed + rendered_names(eqn.name_stack)):
+        names = transposed + rendered_names(eqn.name_stack)
+        with pushed_names(names) if names else _NO_NAMES:
             cts_in = rule(ct_arg, *ins, **eqn.params)
         for a, x, c in zip(eqn.inputs, ins, cts_in):
             if type(x) is UndefinedPrimal:
