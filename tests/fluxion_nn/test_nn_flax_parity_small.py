@@ -174,3 +174,27 @@ def test_restore_int_paths_as_flax():
     assert nnx.restore_int_paths(d) == fnnx.restore_int_paths(d) == {
         "layers": {0: {"kernel": 1}, 1: {"kernel": 2}}, "3a": 4}
     assert nnx.statelib.restore_int_paths({}) == fnnx.statelib.restore_int_paths({}) == {}
+
+
+def test_scan_traces_once_and_reads_new_broadcast_values_as_flax():
+    results = []
+    for lib, np_ in ((nnx, jnp), (fnnx, jax.numpy)):
+        n = 0
+
+        @lib.scan(in_axes=(lib.Carry, 0, None, None), out_axes=(lib.Carry, 0))
+        def f(count, x, scale, k):
+            nonlocal n
+            n += 1
+            return count + 1, x * scale + k
+
+        x = np_.arange(4.0)
+        c1, y1 = f(np_.array(0), x, np_.array(2.0), 1)
+        c2, y2 = f(c1, x, np_.array(3.0), 1)  # a new broadcast array: same trace, new value
+        n_same = n
+        _, y3 = f(c2, x, np_.array(3.0), 2)  # another Python number: a traced value too
+        results.append((n_same, n, int(c2), np.asarray(y1), np.asarray(y2), np.asarray(y3)))
+    (n1, n2, c, *ys), (fn1, fn2, fc, *fys) = results
+    assert n1 == fn1 == 1 and c == fc == 8
+    assert n2 == fn2 == 1
+    for a, b in zip(ys, fys):
+        np.testing.assert_allclose(a, b)

@@ -415,6 +415,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     _check_scan_out_axes(out_axes)
     simple = _simple(graph, graph_updates)
     tm = _partition_metadata(transform_metadata, graph, graph_updates)
+    traces: dict = {}  # argument structure -> its _ScanTrace (the body lax.scan caches)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -441,54 +442,28 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         xs_o = [_to_front(v, ax) for v, ax, c, b in zip(inp.other, other_axes, o_carry, o_bcast)
                 if not c and not b]
         bcast_o = [v for v, b in zip(inp.other, o_bcast) if b]
-        side: dict = {}
+        # broadcast arrays and numbers ride in the carry (unchanged); other broadcast values
+        # (strings, None) stay Python values inside the body and are part of the trace's key
+        bcast_arr = [_is_array(v) for v in bcast_o]
+        bcast_static = tuple(v for v, a in zip(bcast_o, bcast_arr) if not a)
+        key = (inp.static, tuple(vaxes), tuple(other_axes), bcast_static)
+        trace = None
+        if tm is None and _hashable(key):
+            trace = traces.get(key)
+        if trace is None:
+            trace = _ScanTrace(f, inp.static, in_carry, o_carry, o_bcast, bcast_arr,
+                               bcast_static, len(inp.values), node_axes, tm, out_axes, simple)
+            if tm is None and _hashable(key):
+                if len(traces) >= 8:
+                    traces.pop(next(iter(traces)))
+                traces[key] = trace
+        side = trace.side
         out_spec = out_axes
-
-        def body(carry: tuple, xs: tuple) -> tuple:
-            cv, co = carry
-            xv, xo = xs
-            values = _interleave(in_carry, cv, xv)
-            other = _merge3(o_carry, o_bcast, co, bcast_o, xo)
-            tree, nodes, built = rebuild(inp.static, values, other)
-            a, _ = tree
-            if tm is not None:  # the scanned axis' partition name is off inside the body
-                _axis_metadata(nodes, node_axes, tm, spmd.remove_axis, leaf_axis=_scan_leaf_axis)
-            out = f(*a)
-            carry_out, ys_out = _split_out(out, out_spec)
-            if tm is not None:
-                seen: set = set()
-                _axis_metadata(nodes, node_axes, tm, spmd.add_axis, leaf_axis=_scan_leaf_axis,
-                               seen=seen)
-                ys_nodes = [leaf for leaf in tree_util.tree_leaves(ys_out, is_leaf=_is_node)
-                            if _is_node(leaf)]
-                _axis_metadata(ys_nodes, [_ys_axes(out_spec)] * len(ys_nodes), tm, spmd.add_axis,
-                               seen=seen)
-            if simple:
-                _check_output_aliases(nodes, ys_out, "nnx.scan")
-            static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
-            if static_out[0].root[2][: len(nodes)] != inp.static[0].root[2]:
-                raise ValueError("nnx.scan: the structure of a module argument changed in the body")
-            n_inleaves = len(inp.values)
-            in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
-            known = {id(o) for o in built.values()}
-            for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node):
-                if _is_node(leaf) and id(leaf) not in known:
-                    raise ValueError(
-                        "Carry references must be the same between iterations (scan Variable "
-                        "identity must be preserved across iterations): nnx.scan's body returned "
-                        f"a new {type(leaf).__name__} in the carry")
-            n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
-                               if not _is_node(leaf))
-            side["s"] = (static_out, n_carry_pure)
-            side["ys_axes"] = _ys_leaf_axes(ys_out, out_spec)
-            new_cv = [v for v, c in zip(in_vals, in_carry) if c]
-            ys_v = [v for v, c in zip(in_vals, in_carry) if not c]
-            # new objects made in the body (in the stacked outputs): their leaves are stacked too
-            return (new_cv, pure[:n_carry_pure]), (ys_v, pure[n_carry_pure:], list(new_vals))
-
-        init = (carry_v, carry_o)
-        (cv, co), (ysv, yso, ys_new) = lax.scan(body, init, (xs_v, xs_o), length=length,
-                                                reverse=reverse, unroll=unroll)
+        bo = [v for v, a in zip(bcast_o, bcast_arr) if a]
+        init = (carry_v, carry_o, bo)
+        (cv, co, _), (ysv, yso, ys_new) = lax.scan(trace.body, init, (xs_v, xs_o),
+                                                   length=length, reverse=reverse,
+                                                   unroll=unroll)
         static_out, n_carry_pure = side["s"]
         # restore scanned axes of module leaves
         scanned_axes = [ax for ax in vaxes if ax not in ("C", None)]
@@ -501,6 +476,84 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         return _join_out(carry_out, ys_out, out_spec)
 
     return wrapper
+
+
+def _is_array(x: Any) -> bool:
+    # arrays and Python numbers (traced as weak-typed scalars, as JAX's scan takes them)
+    return isinstance(x, (int, float, complex)) or (hasattr(x, "shape") and hasattr(x, "dtype"))
+
+
+def _hashable(x: Any) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+class _ScanTrace:
+    """What ``nnx.scan``'s body needs for one argument structure. Its ``body`` is one plain
+    function per structure whose closure holds only this object, so ``lax.scan`` stages it once
+    and later calls with the same structure and shapes reuse the trace (JAX caches a scanned
+    function by identity: flax's ``nnx.scan`` traces its function once)."""
+
+    def __init__(self, f: Callable, static: tuple, in_carry: list, o_carry: list, o_bcast: list,
+                 bcast_arr: list, bcast_static: tuple, n_values: int, node_axes: list, tm: Any,
+                 out_spec: Any, simple: bool) -> None:
+        self.f, self.static, self.in_carry = f, static, in_carry
+        self.o_carry, self.o_bcast, self.bcast_arr = o_carry, o_bcast, bcast_arr
+        self.bcast_static, self.n_values, self.node_axes = bcast_static, n_values, node_axes
+        self.tm, self.out_spec, self.simple = tm, out_spec, simple
+        self.side: dict = {}
+        self.body = _scan_body(self)
+
+
+def _scan_body(t: _ScanTrace) -> Callable:
+    def body(carry: tuple, xs: tuple) -> tuple:
+        cv, co, bo = carry
+        xv, xo = xs
+        values = _interleave(t.in_carry, cv, xv)
+        it_bo, it_bs = iter(bo), iter(t.bcast_static)
+        bcast = [next(it_bo) if a else next(it_bs) for a in t.bcast_arr]
+        other = _merge3(t.o_carry, t.o_bcast, co, bcast, xo)
+        tree, nodes, built = rebuild(t.static, values, other)
+        a, _ = tree
+        if t.tm is not None:  # the scanned axis' partition name is off inside the body
+            _axis_metadata(nodes, t.node_axes, t.tm, spmd.remove_axis, leaf_axis=_scan_leaf_axis)
+        out = t.f(*a)
+        carry_out, ys_out = _split_out(out, t.out_spec)
+        if t.tm is not None:
+            seen: set = set()
+            _axis_metadata(nodes, t.node_axes, t.tm, spmd.add_axis, leaf_axis=_scan_leaf_axis,
+                           seen=seen)
+            ys_nodes = [leaf for leaf in tree_util.tree_leaves(ys_out, is_leaf=_is_node)
+                        if _is_node(leaf)]
+            _axis_metadata(ys_nodes, [_ys_axes(t.out_spec)] * len(ys_nodes), t.tm, spmd.add_axis,
+                           seen=seen)
+        if t.simple:
+            _check_output_aliases(nodes, ys_out, "nnx.scan")
+        static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
+        if static_out[0].root[2][: len(nodes)] != t.static[0].root[2]:
+            raise ValueError("nnx.scan: the structure of a module argument changed in the body")
+        n_inleaves = t.n_values
+        in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
+        known = {id(o) for o in built.values()}
+        for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node):
+            if _is_node(leaf) and id(leaf) not in known:
+                raise ValueError(
+                    "Carry references must be the same between iterations (scan Variable "
+                    "identity must be preserved across iterations): nnx.scan's body returned "
+                    f"a new {type(leaf).__name__} in the carry")
+        n_carry_pure = sum(1 for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node)
+                           if not _is_node(leaf))
+        t.side["s"] = (static_out, n_carry_pure)
+        t.side["ys_axes"] = _ys_leaf_axes(ys_out, t.out_spec)
+        new_cv = [v for v, c in zip(in_vals, t.in_carry) if c]
+        ys_v = [v for v, c in zip(in_vals, t.in_carry) if not c]
+        # new objects made in the body (in the stacked outputs): their leaves are stacked too
+        return (new_cv, pure[:n_carry_pure], bo), (ys_v, pure[n_carry_pure:], list(new_vals))
+
+    return body
 
 
 def _is_node(x: Any) -> bool:
