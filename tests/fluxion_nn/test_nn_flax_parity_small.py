@@ -198,3 +198,20 @@ def test_scan_traces_once_and_reads_new_broadcast_values_as_flax():
     assert n2 == fn2 == 1
     for a, b in zip(ys, fys):
         np.testing.assert_allclose(a, b)
+
+
+@pytest.mark.parametrize("graph_updates", [True, False])
+def test_grad_of_a_variable_reached_twice_as_flax(graph_updates):
+    got = []
+    for lib in (nnx, fnnx):
+        p1, p2 = lib.Param(10.0), lib.Param(20.0)
+        m = dict(a=[p1, p2], b=p1)
+        grads = lib.grad(lambda m: m["a"][0] + m["a"][1] + m["b"], graph=True,
+                         graph_updates=graph_updates)(m)
+        leaves = (fluxion if lib is nnx else jax).tree.leaves(grads)
+        got.append((type(grads["b"]).__name__, len(leaves), float(grads["a"][0][...]),
+                    float(grads["a"][1][...])))
+        lib.update(m, lib.state(grads, graph=True))
+        assert m["a"][0] is m["b"] and float(m["b"][...]) == 2.0
+    assert got[0] == got[1], got
+    assert got[0][0] == ("State" if graph_updates else "Param")

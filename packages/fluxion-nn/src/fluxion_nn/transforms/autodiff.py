@@ -222,6 +222,7 @@ def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg
     other_counter = 0
     # walk args in order, replacing nodes by gradient States and leaves by gradients
     results: dict[int, Any] = {}
+    var_grads: dict[int, Any] = {}  # id(Variable) -> its gradient, for a Variable met again
     for i, a in enumerate(args):
         leaves, tdef = tree_util.tree_flatten(a, is_leaf=is_graph_node)
         new = []
@@ -229,7 +230,16 @@ def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg
             if is_graph_node(leaf):
                 if isinstance(leaf, Variable):
                     entries = per_node.get(node_counter, [])
-                    new.append(entries[0][1] if entries else None)
+                    if entries:
+                        var_grads[id(leaf)] = entries[0][1]
+                        new.append(entries[0][1])
+                    elif id(leaf) in var_grads:
+                        # a Variable reached again (its gradient went to its first place): flax
+                        # gives the same gradient Variable without graph updates, an empty State
+                        # (a reference to what was split already) with them
+                        new.append(var_grads[id(leaf)] if as_modules else State({}))
+                    else:
+                        new.append(None)
                 else:
                     grad_state = State.from_flat_path(per_node.get(node_counter, []))
                     new.append(_as_module(leaf, grad_state) if as_modules else grad_state)
