@@ -205,6 +205,32 @@ def test_key_leaves_like_jax(case):
     _check(case)
 
 
+def _partial_eval_outputs(lib, pe, lu, core):
+    k = lib.random.key(0)
+    aval = core.ShapedArray((3,), k.dtype)  # a typed key's aval, as flax.linen's scan builds
+    f = lambda ks, x: [lib.vmap(lambda kk: lib.random.fold_in(kk, 1))(ks), x + 1.0,
+                       lib.random.key(2)]
+    fun = lu.wrap_init(f, debug_info=lib.api_util.debug_info("f", f, (None, None), {}))
+    _, out, _ = pe.trace_to_jaxpr_nounits(
+        fun, [pe.PartialVal.unknown(aval), pe.PartialVal.known(np.float32(1))])
+    return str(aval), [(p.is_known(), str(p.get_aval()) if not p.is_known()
+                        else str(lib.typeof(p.get_known()))) for p in out]
+
+
+def test_partial_eval_key_avals_like_jax():
+    import jax.core
+    from jax.extend import linear_util as jlu
+    from jax.interpreters import partial_eval as jpe
+
+    import fluxion.api_util  # noqa: F401
+    import fluxion.core
+    from fluxion.extend import linear_util as flu
+    from fluxion.interpreters import partial_eval as fpe
+
+    assert (_partial_eval_outputs(fluxion, fpe, flu, fluxion.core)
+            == _partial_eval_outputs(jax, jpe, jlu, jax.core))
+
+
 def test_physical_view_sees_key_data():
     k = fluxion.random.split(fluxion.random.key(0), 4)
     (data,), treedef = physical.tree_flatten(k)

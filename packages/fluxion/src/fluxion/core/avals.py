@@ -100,6 +100,10 @@ class ShapedArray(AbstractValue):
         for d in shape_t:
             if d < 0:
                 raise ValueError(f"ShapedArray: negative dimension in shape {shape_t}")
+        if isinstance(dtype, ExtendedDType):
+            # The aval of an extended dtype is its own (a typed key's KeyAval), as JAX's
+            # ShapedArray(shape, key<fry>) is the key's.
+            return dtype._aval(shape_t)
         dt = np.dtype(dtype)
         weak = bool(weak_type)
         canon = (shape_t, dt, weak) if sharding is None else (shape_t, dt, weak, sharding)

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import AbstractValue, ShapedArray
 from fluxion.core.ir import Program
 from fluxion.core.trace import Interpreter, Tracer, current, interpreter_scope, set_current
 from fluxion.transforms.staging import abstractify, trace_to_program
+from fluxion.tree_util import physical
 
 __all__ = ["PartialVal", "trace_to_jaxpr_nounits"]
 
@@ -43,9 +44,9 @@ class PartialVal(tuple):
 
     def __new__(cls, xs: tuple[Any, Any]) -> PartialVal:
         aval, const = xs
-        if aval is not None and not isinstance(aval, ShapedArray):
-            raise TypeError(f"PartialVal: the abstract value must be a ShapedArray, got "
-                            f"{type(aval).__name__}")
+        if aval is not None and not isinstance(aval, AbstractValue):
+            raise TypeError(f"PartialVal: the abstract value must be a ShapedArray (or the "
+                            f"aval of a typed key), got {type(aval).__name__}")
         return tuple.__new__(cls, (aval, const))
 
     @classmethod
@@ -113,24 +114,40 @@ def trace_to_jaxpr_nounits(fun: Any, pvals: Sequence[PartialVal], instantiate: b
     def staged(*unknowns: Any) -> list[Any]:
         args = [p.get_known() for p in pvals]
         for i, u in zip(unknown_at, unknowns):
-            args[i] = u
+            aval = pvals[i][0]
+            # an unknown typed key is traced as its key data and rebuilt for fun
+            args[i] = aval.from_physical(u) if hasattr(aval, "from_physical") else u
         staging = current()
         with interpreter_scope(_KnownFirst(staging)) as known_first:
             outs = list(fun.call_wrapped(*args))
         flags = ([bool(instantiate)] * len(outs) if isinstance(instantiate, bool)
                  else list(instantiate))
-        kinds = [flag or known_first.unknown(o) for o, flag in zip(outs, flags)]
+        # a typed key is unknown when any of its physical data is
+        kinds = [flag or any(known_first.unknown(x) for x in physical.tree_leaves(o))
+                 for o, flag in zip(outs, flags)]
         state["outs"], state["kinds"] = outs, kinds
-        return [o for o, k in zip(outs, kinds) if k]
+        return [x for o, k in zip(outs, kinds) if k for x in physical.tree_leaves(o)]
 
-    in_avals = [pvals[i][0] for i in unknown_at]
+    in_avals = [_physical_aval(pvals[i][0]) for i in unknown_at]
     program, consts, _ = trace_to_program(staged, tuple(in_avals), {},
                                           description="trace_to_jaxpr_nounits",
                                           in_avals=in_avals)
     out_avals = iter(program.out_avals)
-    out_pvals = [PartialVal.unknown(next(out_avals)) if k else PartialVal.known(o)
-                 for o, k in zip(state["outs"], state["kinds"])]
+    out_pvals = []
+    for o, k in zip(state["outs"], state["kinds"]):
+        if not k:
+            out_pvals.append(PartialVal.known(o))
+            continue
+        n = len(physical.tree_leaves(o))
+        data_avals = [next(out_avals) for _ in range(n)]
+        typed = getattr(o, "_typeof", None) if type(o) in physical.physical_types() else None
+        out_pvals.append(PartialVal.unknown(typed() if typed is not None else data_avals[0]))
     return program, out_pvals, list(consts)
+
+
+def _physical_aval(aval: Any) -> Any:
+    to_physical = getattr(aval, "physical_aval", None)
+    return to_physical() if to_physical is not None else aval
 
 
 def __getattr__(name: str) -> Any:

@@ -88,6 +88,10 @@ class KeyDtype(ExtendedDType):
     def type(self) -> type:
         return prng_key
 
+    def _aval(self, shape: tuple[int, ...]) -> "KeyAval":
+        """The abstract value of key arrays of this dtype and ``shape``."""
+        return KeyAval(shape, self)
+
     @property
     def itemsize(self) -> int:
         """Bytes per key (8 for threefry2x32's two uint32 words)."""
@@ -479,6 +483,15 @@ class KeyAval(AbstractValue):
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def physical_aval(self) -> Any:
+        """The aval of the key data (``uint32[*shape, 2]``)."""
+        from fluxion.core.avals import ShapedArray
+        return ShapedArray((*self.shape, *self.dtype.impl.key_shape), np.dtype(np.uint32))
+
+    def from_physical(self, data: Any) -> PRNGKeyArray:
+        """The key array over ``data`` (traced or concrete key data of :meth:`physical_aval`)."""
+        return _build(self.dtype.impl, [data])
 
     def str_short(self) -> str:
         return f"{self.dtype}[{','.join(map(str, self.shape))}]"
