@@ -108,7 +108,7 @@ def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
     from collections import namedtuple
     Pair = namedtuple("Pair", ["y", "x"])
     box = nnx.Module()
-    box.p = Pair(nnx.Param(jnp.ones(1)), jnp.zeros(2))
+    box.p = nnx.data(Pair(nnx.Param(jnp.ones(1)), jnp.zeros(2)))
     assert sorted(p for p, _ in nnx.to_flat_state(nnx.state(box))) == [("p", "x"), ("p", "y")]
     box2 = nnx.merge(*nnx.split(box))
     assert type(box2.p) is Pair and box2.p.x.shape == (2,)
