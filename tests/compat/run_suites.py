@@ -320,8 +320,11 @@ def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, t
         log(f"  {tag}: {why} in {inflight[-1]}; resuming ({crashes})")
         if rc == "process-timeout" or crashes > 25:
             break
+    # Cut by the process time limit (or by too many crashes): the tests it never reached are not
+    # results, so the run is partial (a baseline recorded from it is not complete).
+    cut = rc == "process-timeout" or (crashes > 25 and rc not in (0, 1, 5))
     meta = {"wall_s": round(time.time() - t0, 1), "rc": rc, "crashes": crashes, "files": files,
-            "selected": only}
+            "selected": only, "partial": cut}
     (results / f"{tag}.meta.json").write_text(json.dumps(meta) + "\n")
     return load_run(suite, mode, results)
 
