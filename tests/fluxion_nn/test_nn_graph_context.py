@@ -4,6 +4,8 @@ objects updated in place after a jitted function changed their structure, aliasi
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import jax
 import numpy as np
 import pytest
@@ -149,7 +151,6 @@ def test_flatten_with_outer_indices_updates_the_callers_objects(lib, jx, np_):
 
 @pytest.mark.parametrize("lib,jx,np_", LIBS)
 def test_tree_mode_flatten_is_jax_leaves_sorted_by_path(lib, jx, np_):
-    from collections import namedtuple
     Point = namedtuple("Point", ["y", "x"])
     g = {"b": [lib.Param(np_.array(1)), np_.array(2)], "a": (lib.Param(np_.array(3)), 4),
          "p": Point(y=lib.Param(np_.array(5.0)), x=np_.zeros(2))}
