@@ -215,3 +215,36 @@ def test_grad_of_a_variable_reached_twice_as_flax(graph_updates):
         assert m["a"][0] is m["b"] and float(m["b"][...]) == 2.0
     assert got[0] == got[1], got
     assert got[0][0] == ("State" if graph_updates else "Param")
+
+
+def test_rngs_split_broadcast_keep_unselected_streams_as_flax():
+    for lib, rnd in ((nnx, fluxion.random), (fnnx, jax.random)):
+        base = lib.Rngs(params=0, dropout=1)
+        r = base.split({"params": 3}).broadcast({"dropout": 3})
+        assert r.params.key.shape == (3,) and r.dropout.key.shape == (3,)
+        kept = base.broadcast({"params": None, "dropout": 2})
+        np.testing.assert_array_equal(np.asarray(rnd.key_data(kept.params.key[...])),
+                                      np.asarray(rnd.key_data(base.params.key[...])))
+        assert int(kept.params.count[...]) == 0
+
+
+@pytest.mark.parametrize("graph_updates", [True, False])
+def test_scan_broadcast_state_as_flax(graph_updates):
+    # with graph updates a Variable broadcast into nnx.scan (axis None) is read afresh by every
+    # iteration and its updates are dropped; without them it is carried
+    got = []
+    for lib, rnd in ((nnx, fluxion.random), (fnnx, jax.random)):
+        rngs = lib.Rngs(params=rnd.split(rnd.key(0), 3), dropout=1)
+        axes = (lib.StateAxes({"params": 0, ...: None}) if graph_updates else
+                lib.prefix(rngs, {"params": 0, ...: None}, graph=True))
+
+        @lib.scan(in_axes=(lib.Carry, axes), length=3, graph=True, graph_updates=graph_updates)
+        def f(_, rngs):
+            return (), (rngs.params(), rngs.dropout())
+
+        _, (pk, dk) = f((), rngs)
+        dk = np.asarray(rnd.key_data(dk))
+        got.append((bool((dk[0] == dk[1]).all()), int(rngs.dropout.count[...]),
+                    np.asarray(rngs.params.count[...]).tolist()))
+    assert got[0] == got[1], got
+    assert got[0][0] == graph_updates

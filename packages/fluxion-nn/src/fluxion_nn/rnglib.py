@@ -185,15 +185,15 @@ class Rngs(Pytree):
         for name, stream in self.items():
             for pred, n in preds.items():
                 if pred((), stream.key):
-                    out[name] = stream.split(n)
+                    out[name] = stream if n is None else stream.split(n)
                     break
-            else:
-                out[name] = stream.fork()
+            else:  # not selected: a new stream on the same key (flax)
+                out[name] = stream
         return Rngs(**out)
 
     def broadcast(self, k: Any) -> "Rngs":
         """A new Rngs whose selected streams have one new key broadcast to shape ``k`` (a dict
-        maps filters to shapes or None, None leaving a stream's new key scalar).
+        maps filters to shapes or None; None, and a stream no filter selects, keep their key).
 
         Example: ``nnx.Rngs(0).broadcast(5).default.key.shape`` is ``(5,)``.
         """
@@ -202,10 +202,10 @@ class Rngs(Pytree):
         for name, stream in self.items():
             for pred, n in preds.items():
                 if pred((), stream.key):
-                    out[name] = stream.fork() if n is None else stream.broadcast(n)
+                    out[name] = stream if n is None else stream.broadcast(n)
                     break
-            else:
-                out[name] = stream.fork()
+            else:  # not selected (or None): a new stream on the same key (flax)
+                out[name] = stream
         return Rngs(**out)
 
     def fork(self, *, split: Any = None) -> "Rngs":

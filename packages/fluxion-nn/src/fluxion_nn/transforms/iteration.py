@@ -452,7 +452,8 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
             trace = traces.get(key)
         if trace is None:
             trace = _ScanTrace(f, inp.static, in_carry, o_carry, o_bcast, bcast_arr,
-                               bcast_static, len(inp.values), node_axes, tm, out_axes, simple)
+                               bcast_static, len(inp.values), node_axes, tm, out_axes, simple,
+                               vaxes)
             if tm is None and _hashable(key):
                 if len(traces) >= 8:
                     traces.pop(next(iter(traces)))
@@ -499,12 +500,19 @@ class _ScanTrace:
 
     def __init__(self, f: Callable, static: tuple, in_carry: list, o_carry: list, o_bcast: list,
                  bcast_arr: list, bcast_static: tuple, n_values: int, node_axes: list, tm: Any,
-                 out_spec: Any, simple: bool) -> None:
+                 out_spec: Any, simple: bool, vaxes: list) -> None:
         self.f, self.static, self.in_carry = f, static, in_carry
         self.o_carry, self.o_bcast, self.bcast_arr = o_carry, o_bcast, bcast_arr
         self.bcast_static, self.n_values, self.node_axes = bcast_static, n_values, node_axes
         self.tm, self.out_spec, self.simple = tm, out_spec, simple
         self.side: dict = {}
+        # with graph updates (flax's graph scan) a Variable broadcast into the scan (axis None)
+        # is not carried: each iteration reads the input value and its updates are dropped
+        self.keep_in: list = []
+        if not simple:
+            self.keep_in = [ax is None for ax in vaxes if ax in ("C", None)]
+            if not any(self.keep_in):
+                self.keep_in = []
         self.body = _scan_body(self)
 
 
@@ -549,6 +557,8 @@ def _scan_body(t: _ScanTrace) -> Callable:
         t.side["s"] = (static_out, n_carry_pure)
         t.side["ys_axes"] = _ys_leaf_axes(ys_out, t.out_spec)
         new_cv = [v for v, c in zip(in_vals, t.in_carry) if c]
+        if t.keep_in:  # broadcast state: every iteration sees the input, updates are dropped
+            new_cv = [old if k else v for old, v, k in zip(cv, new_cv, t.keep_in)]
         ys_v = [v for v, c in zip(in_vals, t.in_carry) if not c]
         # new objects made in the body (in the stacked outputs): their leaves are stacked too
         return (new_cv, pure[:n_carry_pure], bo), (ys_v, pure[n_carry_pure:], list(new_vals))
