@@ -4,6 +4,8 @@ arrays and statics at each path), ``nnx.call`` reaches nested objects by item an
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import jax
 import numpy as np
 import optax
@@ -105,7 +107,6 @@ def test_optimizer_state_is_a_tree_under_opt_state_as_flax():
 
     assert paths(nnx, fluxion_optim.adam(0.1), jnp) == paths(fnnx, optax.adam(0.1), jax.numpy)
     # a namedtuple inside a module is keyed by field name in its State (as flax)
-    from collections import namedtuple
     Pair = namedtuple("Pair", ["y", "x"])
     box = nnx.Module()
     box.p = nnx.data(Pair(nnx.Param(jnp.ones(1)), jnp.zeros(2)))
