@@ -29,7 +29,8 @@ def _meshes(name: str) -> tuple:
             jax.sharding.Mesh(jax.devices()[:4], (name,)))
 
 
-@pytest.mark.parametrize("graph,graph_updates", SLOW_MODES)
+@pytest.mark.slow  # ~10 s under load (flax's and fluxion's shard_map compiles)
+@pytest.mark.parametrize("graph,graph_updates", MODES)
 def test_data_parallel_linear_as_flax(graph, graph_updates):
     fmesh, jmesh = _meshes("data")
     m, fm = nnx.Linear(2, 3, rngs=nnx.Rngs(0)), fnnx.Linear(2, 3, rngs=fnnx.Rngs(0))
@@ -55,8 +56,8 @@ def test_data_parallel_linear_as_flax(graph, graph_updates):
     assert named == fnamed == (graph and graph_updates)
 
 
-@pytest.mark.parametrize("how", ["state_sharding", pytest.param("state", marks=pytest.mark.slow),
-                                 pytest.param("prefix", marks=pytest.mark.slow)])
+@pytest.mark.slow  # ~10 s under load
+@pytest.mark.parametrize("how", ["state_sharding", "state", "prefix"])
 def test_tensor_parallel_mlp_as_flax(how):
     fmesh, jmesh = _meshes("model")
     results = []
