@@ -112,24 +112,31 @@ class _Signature:
                                           for p in params) else None
         snums = _normalize_argnums(static_argnums, n)
         snames = _normalize_argnames(static_argnames)
-        # JAX infers the other half: a static position's parameter name is static too, and back.
+        # JAX infers the half not given: a static position's parameter name is static too, and
+        # back. When both are given they are taken as they are (flax's nn.jit passes
+        # static_argnums=(0,) and the user's static_argnames for a function whose signature,
+        # through __wrapped__, is not the one called).
         snums_set, snames_set = set(snums), set(snames)
-        for i in snums:
-            if i < len(self.param_names):
-                snames_set.add(self.param_names[i])
-        for nm in snames:
-            if nm in self.param_names:
-                snums_set.add(self.param_names.index(nm))
+        if static_argnames is None:
+            for i in snums:
+                if i < len(self.param_names):
+                    snames_set.add(self.param_names[i])
+        if static_argnums is None:
+            for nm in snames:
+                if nm in self.param_names:
+                    snums_set.add(self.param_names.index(nm))
         self.static_argnums = tuple(sorted(snums_set))
         self.static_argnames = tuple(sorted(snames_set))
         dnums = set(_normalize_argnums(donate_argnums, n))
         dnames = set(_normalize_argnames(donate_argnames))
-        for i in list(dnums):
-            if i < len(self.param_names):
-                dnames.add(self.param_names[i])
-        for nm in list(dnames):
-            if nm in self.param_names:
-                dnums.add(self.param_names.index(nm))
+        if donate_argnames is None:
+            for i in list(dnums):
+                if i < len(self.param_names):
+                    dnames.add(self.param_names[i])
+        if donate_argnums is None:
+            for nm in list(dnames):
+                if nm in self.param_names:
+                    dnums.add(self.param_names.index(nm))
         if dnums & set(self.static_argnums):
             raise ValueError("jit: an argument cannot be both static and donated "
                              f"(positions {sorted(dnums & set(self.static_argnums))})")
@@ -149,7 +156,8 @@ class _Signature:
         self.simple = (sig is not None and n is not None and params
                        and all(p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
                                for p in params)
-                       and not self.static_argnums and not self.donate_argnums)
+                       and not self.static_argnums and not self.donate_argnums
+                       and not self.static_argnames and not self.donate_argnames)
         self.arity = len(params) if self.simple else None
         # Only ``*args`` (as ``lambda *a: ...``): a dispatcher taking any number of Arrays.
         self.varargs = (sig is not None and len(params) == 1
