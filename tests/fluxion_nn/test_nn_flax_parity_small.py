@@ -248,3 +248,15 @@ def test_scan_broadcast_state_as_flax(graph_updates):
                     np.asarray(rngs.params.count[...]).tolist()))
     assert got[0] == got[1], got
     assert got[0][0] == graph_updates
+
+
+def test_tree_mode_module_passed_twice_reports_its_variable_as_flax():
+    for lib in (nnx, fnnx):
+        class Foo(lib.Module):
+            def __init__(self, np_):
+                self.a = lib.Param(np_.zeros((5, 5)))
+
+        m = Foo(jnp if lib is nnx else jax.numpy)
+        f = lib.vmap(lambda m1, m2: None, in_axes=(0, 1), graph=False, graph_updates=False)
+        with pytest.raises(ValueError, match="Duplicate Param"):
+            f(m, m)

@@ -84,15 +84,18 @@ def check_tree_mode(tree: Any, api: str) -> None:
                     f"{api}: use graph=True (or nnx.set_graph_mode(True)) for graphs that share Variables.")
             seen[id(v)] = path
         elif isinstance(v, Pytree):
-            if id(v) in seen:  # a shared object or a cycle: not a tree
+            if id(v) in active:  # an object holding itself: a cycle, not a tree
                 raise ValueError(
-                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {seen[id(v)]}\n"
+                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {active[id(v)]}\n"
                     f"  - {path}\n\nTree mode (graph=False) does not support shared references "
                     f"or cycles. {api}: use graph=True (or nnx.set_graph_mode(True)).")
-            seen[id(v)] = path
+            # an object reached twice is walked again: its first Variable is the duplicate
+            # reported (flax flattens the tree and finds "Duplicate Param")
+            active[id(v)] = path
             d = vars(v)
             for k in sorted(d, key=str):
                 walk(d[k], f"{path}.{k}")
+            del active[id(v)]
         elif isinstance(v, (list, tuple, dict)):
             if id(v) in active:  # a container holding itself: a cycle
                 raise ValueError(
