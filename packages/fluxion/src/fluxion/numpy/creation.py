@@ -49,6 +49,13 @@ def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
     return device_put_value(value, device, weak_type=weak)
 
 
+def _place(x: Any, where: Any) -> Any:
+    """``fluxion.device_put(x, where)``, importing the backend only when a placement is asked for."""
+    # reason: the backend loads jaxlib, which ``import fluxion.numpy`` must not.
+    from fluxion.backend.transfer import device_put
+    return device_put(x, where)
+
+
 def _contains_arrays(obj: Any) -> bool:
     if is_array(obj):
         return True
@@ -83,8 +90,7 @@ def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None =
         raise NotImplementedError(f"array: only C order is supported, got order={order!r}")
     if device is not None and (is_array(object) or hasattr(object, "__jax_array__") or (
             isinstance(object, (list, tuple)) and _contains_arrays(object))):
-        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
-        return device_put(array(object, dtype, copy, order, ndmin), device)
+        return _place(array(object, dtype, copy, order, ndmin), device)
     if is_array(object):
         out = object if dt is None else lax.convert_element_type(object, dt)
         if copy and out is object:  # JAX: copy=True gives a new array (a new buffer), traced too
@@ -293,8 +299,7 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
     else:
         out = _vma.vary_like(a, broadcast_to(fill, shp))
     if placed is not None and getattr(out, "sharding", None) != placed:
-        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
-        out = device_put(out, placed)
+        out = _place(out, placed)
     return out
 
 
@@ -580,10 +585,9 @@ def _placed(fn: Callable[..., Any]) -> Callable[..., Any]:
         out = fn(*args, **kwargs)
         if device is None:
             return out
-        from fluxion.backend.transfer import device_put  # reason: jaxlib is loaded lazily
         if isinstance(out, tuple):  # linspace(..., retstep=True)
-            return (device_put(out[0], device),) + out[1:]
-        return device_put(out, device)
+            return (_place(out[0], device),) + out[1:]
+        return _place(out, device)
 
     return wrapper
 

@@ -30,7 +30,7 @@ import numpy as np
 
 import fluxion.numpy as jnp
 from fluxion import lax
-from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapeDtypeStruct
+from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, is_float0, prng_key
 from fluxion.core.dtypes import float0 as dtypes_float0
@@ -486,7 +486,6 @@ class KeyAval(AbstractValue):
 
     def physical_aval(self) -> Any:
         """The aval of the key data (``uint32[*shape, 2]``)."""
-        from fluxion.core.avals import ShapedArray
         return ShapedArray((*self.shape, *self.dtype.impl.key_shape), np.dtype(np.uint32))
 
     def from_physical(self, data: Any) -> PRNGKeyArray:
