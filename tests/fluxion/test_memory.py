@@ -255,7 +255,9 @@ def test_threads_keep_caches_bounded():
     def work(k):
         try:
             for i in range(60):
-                v = k * 1000 + i * 0.37 + 0.1
+                # values no other test uses: a value seen before (the scalar tests above use
+                # i * 0.37 + 0.1) is cached on its second use, which is not what this counts
+                v = (k + 1) * 1000 + i * 0.37 + 0.1234
                 np.testing.assert_allclose(np.asarray(g(x, v)),
                                            np.arange(16.0, dtype=np.float32) * np.float32(v),
                                            rtol=1e-6)

@@ -1,8 +1,9 @@
 """``tabulate``: a table of the method calls a model makes on an input, with each object's
 Variables grouped by type (shapes, metadata, counts and bytes), as ``flax.nnx.tabulate``.
 
-The table is drawn by ``rich`` and its cells are written as YAML by ``pyyaml`` (both optional
-dependencies: ``pip install fluxion-nn[summary]``), so the layout is flax's line for line.
+The table is drawn by ``rich`` and its cells are written as YAML by ``pyyaml``, so the layout is
+flax's line for line. Both are optional dependencies, the ``summary`` extra
+(``pip install -e packages/fluxion-nn[summary]`` in the repository, or ``pip install rich pyyaml``).
 """
 
 from __future__ import annotations
@@ -312,7 +313,8 @@ def tabulate(obj: Any, *input_args: Any, depth: int | None = None, method: str =
     """
     if rich is None or yaml is None:
         raise ImportError("nnx.tabulate needs the packages 'rich' and 'pyyaml' "
-                          "(pip install fluxion-nn[summary])")
+                          "(pip install rich pyyaml, or the summary extra: "
+                          "pip install -e packages/fluxion-nn[summary])")
     options = {"force_terminal": True, "force_jupyter": False, **console_kwargs}
     obj = clone(obj)  # the call runs on a copy: no side effects on the caller's model
     infos: dict[int, _ObjectInfo | None] = {}
