@@ -18,7 +18,6 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as onp
 
-import fluxion
 import fluxion.numpy as jnp
 from fluxion import jit, lax, tree_util, vmap
 from fluxion_md import dataclasses, space
@@ -414,17 +413,9 @@ def _metric_sq(displacement_or_metric: Callable) -> Callable:
     """Squared distances from a displacement (``square_distance`` of it: no square root, so
     a neighbor list's rebuild and update programs hold none) or from a metric (squared), as
     jax_md's ``_displacement_or_metric_to_metric_sq``."""
-    for dim in range(1, 4):
-        try:
-            R = fluxion.ShapeDtypeStruct((dim,), f32)
-            out = fluxion.eval_shape(lambda a, b: displacement_or_metric(a, b, t=0), R, R)
-        except (TypeError, ValueError):
-            continue
-        if len(out.shape) == 0:
-            return lambda Ra, Rb, **kw: displacement_or_metric(Ra, Rb, **kw) ** 2
-        return lambda Ra, Rb, **kw: space.square_distance(displacement_or_metric(Ra, Rb, **kw))
-    raise ValueError("neighbor_list: could not evaluate displacement_or_metric on vectors of "
-                     "spatial dimension 1 to 3.")
+    if space._returns_scalar(displacement_or_metric, "neighbor_list"):
+        return lambda Ra, Rb, **kw: displacement_or_metric(Ra, Rb, **kw) ** 2
+    return lambda Ra, Rb, **kw: space.square_distance(displacement_or_metric(Ra, Rb, **kw))
 
 
 def _fractional_cell_size(box: Any, cutoff: Any) -> Any:

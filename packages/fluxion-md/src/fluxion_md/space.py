@@ -322,12 +322,21 @@ def canonicalize_displacement_or_metric(displacement_or_metric: DisplacementOrMe
         >>> float(m(jnp.array([3.0, 4.0]), jnp.zeros(2)))
         5.0
     """
+    if _returns_scalar(displacement_or_metric, "canonicalize_displacement_or_metric"):
+        return displacement_or_metric
+    return metric(displacement_or_metric)
+
+
+def _returns_scalar(displacement_or_metric: DisplacementOrMetricFn, where: str) -> bool:
+    """Whether ``displacement_or_metric`` is a metric (scalar out) rather than a displacement,
+    found by evaluating its shape on vectors of spatial dimension 1 to 3 (``where`` names the
+    caller in the error when none works)."""
     for dim in range(1, 4):
         try:
             R = fluxion.ShapeDtypeStruct((dim,), f32)
             out = fluxion.eval_shape(lambda a, b: displacement_or_metric(a, b, t=0), R, R)
         except (TypeError, ValueError):
             continue
-        return displacement_or_metric if len(out.shape) == 0 else metric(displacement_or_metric)
-    raise ValueError("canonicalize_displacement_or_metric: could not evaluate the function on "
-                     "vectors of spatial dimension 1 to 3.")
+        return len(out.shape) == 0
+    raise ValueError(f"{where}: could not evaluate displacement_or_metric on vectors of spatial "
+                     "dimension 1 to 3.")
