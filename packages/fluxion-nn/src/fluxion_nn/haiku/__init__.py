@@ -75,7 +75,7 @@ from ._lift import (
     transparent_lift_with_state,
 )
 from ._lifted import cond, eval_shape, fori_loop, grad, remat, switch, value_and_grad, vmap, while_loop
-from ._module import MethodContext, Module, intercept_methods, name_like, name_scope, transparent
+from ._module import MethodContext, Module, force_name, intercept_methods, name_like, name_scope, transparent
 from ._multi_transform import (
     MultiTransformed,
     MultiTransformedWithState,
@@ -100,7 +100,7 @@ from ._src.depthwise_conv import (
 )
 from ._src.group_norm import GroupNorm
 from ._src.layer_norm import InstanceNorm
-from ._src.typing import MutableParams, MutableState, Params, State
+from ._src.typing import ModuleProtocol, MutableParams, MutableState, Params, State, SupportsCall
 from ._transform import (
     Transformed,
     TransformedWithState,
@@ -133,6 +133,7 @@ __all__ = [
     "deep_rnn_with_skip_connections", "SeparableDepthwiseConv2D", "Deferred",
     "MultiTransformed", "MultiTransformedWithState", "multi_transform",
     "multi_transform_with_state", "Params", "State", "MutableParams", "MutableState",
+    "ModuleProtocol", "SupportsCall", "force_name",
 ]
 
 

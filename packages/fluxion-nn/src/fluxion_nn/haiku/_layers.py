@@ -681,11 +681,14 @@ class MLP(Module):
         self.activate_final = activate_final
         self.output_sizes = tuple(output_sizes)
         self.layers = tuple(Linear(output_size=s, w_init=w_init, b_init=b_init, with_bias=with_bias,
-                                   name=f"linear_{i}") for i, s in enumerate(output_sizes))
+                                   name=f"linear_{i}") for i, s in enumerate(self.output_sizes))
+        self.output_size = self.output_sizes[-1] if self.output_sizes else None
 
     def __call__(self, inputs: Any, dropout_rate: float | None = None, rng: Any = None) -> Any:
         if dropout_rate is not None and rng is None:
             raise ValueError("MLP: when using dropout an rng key must be passed")
+        if dropout_rate is None and rng is not None:
+            raise ValueError("MLP: RNG should only be passed when using dropout")
         seq = _base.PRNGSequence(rng) if rng is not None else None
         n = len(self.layers)
         out = inputs
@@ -696,3 +699,25 @@ class MLP(Module):
                     out = dropout(next(seq), dropout_rate, out)
                 out = self.activation(out)
         return out
+
+    def reverse(self, activate_final: bool | None = None, name: str | None = None) -> "MLP":
+        """A new MLP whose layers are this one's in reverse (each mapping its layer's output size
+        back to the input size it saw), so it maps this MLP's outputs to inputs' shape. Weights are
+        not shared. This MLP must have been called (the input sizes are known only then).
+
+        Example::
+
+            mlp = hk.nets.MLP([3, 4]); y = mlp(x)        # x: [B, 2]
+            back = mlp.reverse()(y)                     # [B, 2], module "mlp_reversed"
+        """
+        if activate_final is None:
+            activate_final = self.activate_final
+        if name is None:
+            name = self.name + "_reversed"
+        sizes = tuple(layer.input_size for layer in reversed(self.layers)
+                      if layer.input_size is not None)
+        if len(sizes) != len(self.layers):
+            raise ValueError("You cannot reverse an MLP until it has been called.")
+        return MLP(output_sizes=sizes, w_init=self.w_init, b_init=self.b_init,
+                   with_bias=self.with_bias, activation=self.activation,
+                   activate_final=activate_final, name=name)

@@ -100,7 +100,7 @@ def intercept_methods_global(interceptor: Callable) -> None:
 
 
 def run_interceptors(bound_method: Callable, method_name: str, module: Any, orig_class: type,
-                     *args: Any, **kwargs: Any) -> Any:
+                     /, *args: Any, **kwargs: Any) -> Any:
     """Call ``bound_method(*args, **kwargs)`` through this thread's method interceptors.
 
     Example: ``run_interceptors(module.__call__, "__call__", module, type(module), x)``.
@@ -118,7 +118,48 @@ def run_interceptors(bound_method: Callable, method_name: str, module: Any, orig
     return next_fun(*args, **kwargs)
 
 
+class _MethodHooks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []
+
+
+_method_hooks = _MethodHooks()
+
+
+@contextlib.contextmanager
+def hook_methods(method_hook: Callable) -> Iterator[None]:
+    """Within the context, every ``hk.Module`` method call (``__init__`` included) runs inside
+    the context manager ``method_hook(module, method_name)`` (entered in the order the hooks
+    were registered, after the module's submodules are recorded on exit).
+
+    Example::
+
+        @contextlib.contextmanager
+        def log_calls(module, method_name):
+            print("enter", method_name)
+            yield
+
+        with hook_methods(log_calls):
+            hk.Linear(3)(x)
+    """
+    _method_hooks.stack.append(method_hook)
+    try:
+        yield
+    finally:
+        _method_hooks.stack.remove(method_hook)
+
+
 def _call(fn: Callable, self: Any, name: str, cls: type | None, args: tuple, kwargs: dict) -> Any:
+    if _method_hooks.stack:
+        with contextlib.ExitStack() as hooks:
+            for hook in list(_method_hooks.stack):
+                hooks.enter_context(hook(self, name))
+            return _call_intercepted(fn, self, name, cls, args, kwargs)
+    return _call_intercepted(fn, self, name, cls, args, kwargs)
+
+
+def _call_intercepted(fn: Callable, self: Any, name: str, cls: type | None, args: tuple,
+                      kwargs: dict) -> Any:
     if not _interceptors.stack:
         return fn(self, *args, **kwargs)
     return run_interceptors(functools.partial(fn, self), name, self,
@@ -147,20 +188,21 @@ def _wrap_method(fn: Callable, name: str | None = None, cls: type | None = None)
     return method
 
 
-def _wrap_init(fn: Callable) -> Callable:
+def _wrap_init(fn: Callable, auto_repr: bool = True) -> Callable:
     @functools.wraps(fn)
     def init(self: "Module", *args: Any, **kwargs: Any) -> None:
         frames = _frames()
         if not frames:
-            raise ValueError(f"{type(self).__name__}: haiku modules must be created inside a "
-                             "transformed function (hk.transform)")
+            raise ValueError(f"{type(self).__name__}: all `hk.Module`s must be initialized inside an "
+                             "`hk.transform` (haiku modules are created inside a transformed function)")
         stack = frames[-1].module_stack
         pushed = not stack or stack[-1][0] is not self
         if pushed:
-            stack.append((self, "__init__", collections.Counter()))
+            stack.append((self, getattr(fn, "_hk_name_like", "__init__"), collections.Counter()))
         try:
             if pushed:  # as Haiku: the construction is intercepted once, as type(self)'s
-                if _config.get_config().module_auto_repr:
+                if (auto_repr and _config.get_config().module_auto_repr
+                        and getattr(type(self), "AUTO_REPR", True)):
                     self._auto_repr = _utils.auto_repr(type(self), *args, **kwargs)
                 _call(fn, self, "__init__", type(self), args, kwargs)
             else:
@@ -174,9 +216,37 @@ def _wrap_init(fn: Callable) -> Callable:
     return init
 
 
+FORCE_PREFIX = "FORCE:"  # as Haiku's OVERRIDE_PREFIX (':' is never part of a module name)
+OVERRIDE_PREFIX = FORCE_PREFIX
+
+
+def force_name(name: str) -> str:
+    """A ``name=`` value that makes a module take exactly ``name`` (``"foo"`` or ``"foo/bar"``),
+    whatever module or name scope it is created in; modules forced to one name share parameters.
+
+    Example::
+
+        a = hk.Linear(1)
+        b = hk.Linear(1, name=hk.force_name(a.module_name))   # the same weights as ``a``
+    """
+    return f"{FORCE_PREFIX}{name}"
+
+
 def _name_and_number(name: str) -> tuple[str, int | None]:
-    m = re.match(r"^(.*)_([0-9]+)$", name)
+    m = re.match(r"^(.*)_(0|[1-9][0-9]*)$", name)  # as Haiku: a zero-padded suffix is no number
     return (m.group(1), int(m.group(2))) if m else (name, None)
+
+
+def _check_name(component: str, name: str, *, allow_empty: bool = False) -> None:
+    if allow_empty and not component:
+        return  # "~" alone is a valid part of a forced name ("foo/~/bar")
+    if not component.isidentifier():
+        raise ValueError(f"'{name}' is not a valid module name (must be a valid Python identifier)")
+
+
+def _used_names(counter: collections.Counter) -> set:
+    """The full module names already taken in the scope that ``counter`` numbers."""
+    return counter.__dict__.setdefault("_hk_used", set())
 
 
 class Module:
@@ -204,9 +274,27 @@ class Module:
             elif isinstance(v, property) and v.fget is not None:
                 setattr(cls, k, property(_wrap_method(v.fget, k, cls), v.fset, v.fdel, v.__doc__))
 
+    _is_protocol = False  # as Haiku's Module (typing.Protocol reads it on subclasses)
+
     def __init__(self, name: str | None = None):
         frame = _frame("Module")
         entries = [e for e in frame.module_stack if e[0] is not self and hasattr(e[0], "module_name")]
+        if name is None and isinstance(getattr(self, "name", None), str):
+            name = self.name  # a dataclass module's ``name`` field
+        counter = entries[-1][2] if entries else frame.root_counter
+        if name is not None and name.startswith(FORCE_PREFIX):  # hk.force_name: taken as given
+            full = name[len(FORCE_PREFIX):]
+            for part in full.split("/"):
+                _check_name(part[1:] if part.startswith("~") else part, full, allow_empty=True)
+            stem, n = _name_and_number(full)
+            _used_names(counter).add(full)
+            counter[stem] = max(counter[stem], (n or 0) + 1)  # reserved where it is created
+            self.module_name = full
+            self.name = full.rsplit("/", 1)[-1]
+            self._submodules = set()
+            return
+        if name is not None:
+            _check_name(name, name)
         base = name if name is not None else _snake(type(self).__name__)
         if entries:
             parent, method, counter = entries[-1]
@@ -222,6 +310,10 @@ class Module:
         if n is None:
             n = counter[stem]
         full = f"{stem}_{n}" if explicit or n else stem
+        used = _used_names(counter)
+        if full in used:
+            raise ValueError(f"Module name '{full}' is not unique.")
+        used.add(full)
         counter[stem] = max(counter[stem], n + 1)
         self.module_name = full
         self.name = full.rsplit("/", 1)[-1]
@@ -246,6 +338,8 @@ class Module:
                 or k in self._submodules for n, v in p.items()}
 
 
+# @dataclass modules: the generated __init__ sets the fields, then names the module here, as Haiku
+Module.__post_init__ = _wrap_init(Module.__init__, auto_repr=False)  # type: ignore[attr-defined]
 Module.__init__ = _wrap_init(Module.__init__)  # type: ignore[method-assign]
 
 
@@ -314,7 +408,7 @@ class NameScope:
                              f"(hk.name_scope: got name={name!r})")
         module = None
         with contextlib.ExitStack() as stack:
-            for part in name.split("/"):
+            for part in ([name] if name.startswith(FORCE_PREFIX) else name.split("/")):
                 module = NameScopeModule(name=part)
                 stack.enter_context(_Simulated(module, method_name))
         self._module = module

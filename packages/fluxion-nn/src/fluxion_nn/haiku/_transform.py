@@ -164,13 +164,15 @@ def without_state(f: TransformedWithState) -> Transformed:
     def init(*args: Any, **kwargs: Any) -> Any:
         params, state = f.init(*args, **kwargs)
         if state:
-            raise ValueError("hk.without_state: the function has state")
+            raise ValueError("hk.without_state: the function has state; if your transformed function "
+                             "uses `hk.{get,set}_state` then use `hk.transform_with_state`")
         return params
 
     def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
         out, state = f.apply(params, {}, *args, **kwargs)
         if state:
-            raise ValueError("hk.without_state: the function has state")
+            raise ValueError("hk.without_state: the function has state; if your transformed function "
+                             "uses `hk.{get,set}_state` then use `hk.transform_with_state`")
         return out
 
     _tie_in_original_fn(f, init, apply)
