@@ -120,6 +120,13 @@ _LAZY = {
     "named_call": ("fluxion.naming", "named_call"),
     "ensure_compile_time_eval": ("fluxion.compile_time", "ensure_compile_time_eval"),
     "typeof": ("fluxion.shmap", "typeof"),
+    # mutable array references
+    "ref": ("fluxion.ref", None),
+    "Ref": ("fluxion.ref", "Ref"),
+    "new_ref": ("fluxion.ref", "new_ref"),
+    "empty_ref": ("fluxion.ref", "empty_ref"),
+    "free_ref": ("fluxion.ref", "free_ref"),
+    "freeze": ("fluxion.ref", "freeze"),
     "float0": ("fluxion.core.dtypes", "float0"),
     "clear_caches": ("fluxion.backend.runtime", "clear_caches"),
     "live_arrays": ("fluxion.backend.runtime", "live_arrays"),
@@ -229,4 +236,6 @@ __all__ = [
     "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device", "typeof", "typing", "image", "export", "dlpack", "profiler",
     "stages", "fwd_and_bwd", "print_environment_info", "monitoring",
+    # mutable array references
+    "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
 ]

@@ -47,6 +47,7 @@ from fluxion.backend.jit_caches import _BY_FUN as _BY_FUN
 from fluxion.backend.jit_caches import _BY_FUN_LOCK, _PROGRAM_ENTRIES, _FunCaches, _options_key
 from fluxion.backend.jit_dispatch import _FAST_SCALARS, _make_dispatcher
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _program_mesh
+from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
 from fluxion.backend.jit_stages import Compiled, Lowered, Traced, _eval_shape, _lower, _trace_fn
@@ -57,6 +58,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.errors import UnexpectedTracerError, user_source_line
 from fluxion.core.ir import Program, dce, eval_program, typecheck
+from fluxion.core.refs import ClosedRefs, Ref
 from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.call import closed_call, jit_p
 from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
@@ -211,6 +213,11 @@ class _Jitted:
         self.programs: OrderedDict[tuple, tuple] = OrderedDict()
         self.fast: dict[tuple, _Entry] = {}
         self.nbytes = 0  # estimated bytes of the executables in self.cache
+        # Calls with mutable references (backend/jit_refs.py): their staged bodies, and the
+        # references a signature reaches through closures.
+        self.ref_calls: dict[tuple, Callable] = {}
+        self.ref_closures: dict[tuple, list] = {}
+        self.ref_body = False  # this is such a staged body (its closure errors go up)
         # No static or donated arguments: calls skip the argument split.
         self.plain = not (sig.static_argnums or sig.static_argnames or sig.donate_argnums
                           or sig.donate_argnames)
@@ -274,10 +281,14 @@ class _Jitted:
         hit = self.programs.get(key)
         if hit is not None:
             return hit
+        closed = self.ref_closures.get((treedef, statics))
+        if closed is not None:  # this signature reaches references by closure (jit_refs)
+            raise ClosedRefs(closed)
         if config.jax_explain_cache_misses:
             _cache_miss.explain_miss(self, key, args, kwargs)
         program, consts, out_tree = trace_to_program(
-            self.bound_fun(statics), args, kwargs, in_avals=avals,
+            with_ref_frame(self, self.bound_fun(statics), (treedef, statics)), args, kwargs,
+            in_avals=avals,
             description=f"jit of {self.name} (defined at {self.source})")
         if not self.keep_unused:
             program = dce(program)
@@ -351,6 +362,18 @@ class _Jitted:
 
     # ------------------------------------------------------------ calls
     def call(self, args: tuple, kwargs: dict) -> Any:
+        try:
+            return self.call_values(args, kwargs)
+        except ClosedRefs as closed:  # the function reaches mutable references by closure
+            if self.ref_body:
+                raise
+            if not self.plain:
+                args, kwargs, statics, _ = self.split(args, kwargs)
+            else:
+                statics = ()
+            return call_with_refs(self, args, kwargs, statics, closed.refs)
+
+    def call_values(self, args: tuple, kwargs: dict) -> Any:
         if config.jax_disable_jit:
             if config.fluxion_debug_mode:  # backend/checks.py
                 return _checks.debug_mode_call(self.fun, args, kwargs, self.sig.static_argnums,
@@ -362,12 +385,16 @@ class _Jitted:
             args, kwargs, statics, donated = self.split(args, kwargs)
         leaves, treedef = _flatten((args, kwargs) if kwargs else args)
         if _STATE.interp is not _EVAL:
+            if any(type(x) is Ref for x in leaves):
+                return call_with_refs(self, args, kwargs, statics)
             if not kwargs:
                 treedef = _flatten((args, {}))[1]
             return self.call_traced(args, kwargs, statics, leaves, treedef, donated)
         arrays = leaves
         for x in leaves:
             if type(x) is not Array:
+                if any(type(a) is Ref for a in leaves):
+                    return call_with_refs(self, args, kwargs, statics)
                 arrays = [_arg_array(a, self.name) for a in leaves]
                 break
         key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))

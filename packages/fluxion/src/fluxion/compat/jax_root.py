@@ -25,8 +25,7 @@ __version_info__ = (0, 10, 2)
 __path__: list[str] = []  # a package: ``import jax.numpy`` looks for submodules under it
 __all__ = list(_fluxion.__all__)
 
-# jax.<name> that Fluxion provides outside its root namespace (mutable references: not
-# supported, the names raise NotImplementedError when used; see fluxion.ref).
+# jax.<name> of the mutable references (fluxion.ref; also fluxion's own root names).
 _REF_NAMES = ("Ref", "new_ref", "empty_ref", "free_ref", "freeze")
 
 # jax.<name> submodules that are not attributes of the fluxion package until imported.

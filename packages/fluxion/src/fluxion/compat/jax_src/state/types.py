@@ -1,13 +1,14 @@
 """``jax._src.state.types``: ``AbstractRef``, the abstract value of a mutable array reference.
 
-Fluxion has no mutable references (``jax.new_ref``/``jax.Ref`` are not provided, see
-docs/guide/coming-from-jax.md), so no value or abstract value is ever an ``AbstractRef``:
-``isinstance(x, AbstractRef)`` is False for everything, which is the right answer for code
-(flax.nnx) that asks whether a value is a reference.
+``fluxion.typeof`` of a reference (``fluxion.new_ref``) is an ``AbstractRef``; of an array it is
+its ``ShapedArray``. flax.nnx asks ``isinstance(jax.typeof(x), AbstractRef)`` to tell references
+from arrays.
 
 Example:
-    >>> import fluxion.numpy as jnp
-    >>> isinstance(jnp.ones(2), AbstractRef)
+    >>> import fluxion, fluxion.numpy as jnp
+    >>> isinstance(fluxion.typeof(fluxion.new_ref(jnp.ones(2))), AbstractRef)
+    True
+    >>> isinstance(fluxion.typeof(jnp.ones(2)), AbstractRef)
     False
 """
 
