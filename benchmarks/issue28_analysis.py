@@ -1,0 +1,284 @@
+"""The measured reasons behind issue 28's table: compile-time shares, optimized-HLO identity,
+the dispatch floor.
+
+Run in a process of its own per backend (``--x64`` for the float64 pyhpc kernels, without it for
+the float32 programs), it prints one JSON object: for every program, the seconds of
+``jit(f).lower(*args)`` (trace + lower) and of ``.compile()`` (XLA), the optimized HLO's opcode
+counts (:func:`benchmarks.hlo_compare.count_hlo_ops`) and its canonical fingerprint
+(:func:`canonical_hlo`: instruction and computation names, metadata and source locations left
+out, so two libraries that hand XLA the same program get the same fingerprint); the fusion
+bodies' fingerprints tell whether XLA emitted the same kernels. For fluxion it also times the
+floor of a jitted scalar call read as a float (the cached executable's ``execute_sharded`` +
+``consume_with_handlers`` + the host read, no Python dispatch) beside the full call.
+
+Usage::
+
+    python benchmarks/issue28_analysis.py --backend fluxion --x64 --programs eos,tke
+    python benchmarks/issue28_analysis.py --backend jax --programs mlp_grad,train_cnn
+
+Example:
+    >>> a = ("HloModule m\\n\\n%f (p: f32[]) -> f32[] {\\n  %p = f32[] parameter(0)\\n"
+    ...      "  ROOT %n = f32[] negate(%p), metadata={op_name=\\"x\\"}\\n}\\n\\n"
+    ...      "ENTRY %main (a: f32[]) -> f32[] {\\n  %a = f32[] parameter(0)\\n"
+    ...      "  ROOT %r = f32[] fusion(%a), kind=kLoop, calls=%f\\n}\\n")
+    >>> b = a.replace("%f", "%fused_computation.7").replace("%r", "%out")
+    >>> canonical_hlo(a)["module"] == canonical_hlo(b)["module"]
+    True
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from typing import Any, Callable
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "canonical_hlo", "analyze", "dispatch_floor", "main"]
+
+#: Float64 programs (the process enables x64): the pyhpc kernels at 2^18 elements.
+X64_PROGRAMS = ("eos", "isoneutral", "tke")
+#: Float32 programs: the MLP gradient and per-example gradients (b128), train_step's two steps,
+#: the md step (fluxion_md / jax_md, 10 FCC cells), the PPO update (fluxion_rl / rlax, and the
+#: same source written over both libraries' numpy/lax: ``ppo_generic``), 64 environments.
+F32_PROGRAMS = ("mlp_grad", "per_example_grads", "train_mlp", "train_cnn", "md_step",
+                "ppo_update", "ppo_generic")
+PYHPC_SIZE = 2 ** 18
+
+_META = re.compile(r",\s*(?:metadata|frontend_attributes)=\{[^{}]*\}")
+_COMP = re.compile(r"^(ENTRY\s+)?%([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
+_NAME = re.compile(r"%([\w.\-]+)")
+_CALLEE = re.compile(r"\b(calls|to_apply|body|condition|branch_computations|"
+                     r"called_computations)=(\{[^}]*\}|%[\w.\-]+)")
+
+
+def canonical_hlo(text: str) -> dict[str, Any]:
+    """Fingerprints of an optimized HLO module's text, independent of names and metadata.
+
+    Returns ``{"module": hex digest of the entry computation (callees folded in by their own
+    digests), "fusions": sorted digests of the fusion computations' bodies}``.
+    """
+    comps: dict[str, list[str]] = {}
+    entry, cur, body = None, None, []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if cur is None:
+            m = _COMP.match(stripped) if stripped.endswith("{") and not line[:1].isspace() else None
+            if m:
+                cur, body = m.group(2), []
+                if m.group(1):
+                    entry = cur
+            continue
+        if stripped == "}":
+            comps[cur] = body
+            cur = None
+            continue
+        body.append(_META.sub("", stripped))
+    memo: dict[str, str] = {}
+
+    def digest(name: str) -> str:
+        if name in memo:
+            return memo[name]
+        memo[name] = "cycle"
+        local: dict[str, str] = {}
+        out = []
+        for ins in comps.get(name, ()):
+            root = ins.startswith("ROOT ")
+            ins = ins[5:] if root else ins
+            lhs, _, rhs = ins.partition(" = ")
+            local[lhs.strip().lstrip("%")] = f"v{len(local)}"
+            rhs = _CALLEE.sub(lambda m: m.group(1) + "=" + ",".join(
+                digest(n)[:16] for n in _NAME.findall(m.group(2))), rhs)
+            rhs = _NAME.sub(lambda m: "%" + local.get(m.group(1), "?"), rhs)
+            out.append(("ROOT " if root else "") + rhs)
+        memo[name] = hashlib.sha256("\n".join(out).encode()).hexdigest()
+        return memo[name]
+
+    module = digest(entry) if entry else ""
+    fused = set()
+    for body_lines in comps.values():
+        for ins in body_lines:
+            m = re.search(r"\bfusion\(.*\bcalls=%([\w.\-]+)", ins)
+            if m:
+                fused.add(m.group(1))
+    return {"module": module, "fusions": sorted(digest(n) for n in fused)}
+
+
+def _pyhpc(mod: Any, kernel: str) -> tuple[Callable, tuple]:
+    import numpy as np
+
+    xnp = importlib.import_module(mod.__name__ + ".numpy")
+    lax = importlib.import_module(mod.__name__ + ".lax")
+    kmod = importlib.import_module(f"benchmarks.kernels.{kernel}")
+    args = tuple(mod.device_put(np.asarray(a)) for a in kmod.make_inputs(PYHPC_SIZE))
+    if kernel == "tke":
+        return (lambda *a: kmod.kernel(xnp, kmod.make_solve_scan(xnp, lax), *a)), args
+    return (lambda *a: kmod.kernel(xnp, *a)), args
+
+
+def _train(mod: Any, kind: str) -> tuple[Callable, tuple]:
+    import numpy as np
+
+    from benchmarks.workloads import train_step as ts
+
+    xnp = importlib.import_module(mod.__name__ + ".numpy")
+    lax = importlib.import_module(mod.__name__ + ".lax")
+    rng = np.random.default_rng(0)
+    params = [mod.device_put(p) for p in ts.make_params(kind, rng)]
+    x, y = (mod.device_put(a) for a in ts.make_batch(kind, rng))
+    loss_fn = ts.make_loss(kind, xnp, lax)
+
+    def step(params: list, x: Any, y: Any) -> Any:
+        loss, grads = mod.value_and_grad(loss_fn)(params, x, y)
+        return [p - ts.LR * g for p, g in zip(params, grads)], loss
+    return step, (params, x, y)
+
+
+def _md_step(mod: Any, cells: int) -> tuple[Callable, tuple]:
+    import numpy as np
+
+    from benchmarks.workloads.md_lj_neighbor import fcc
+
+    md = importlib.import_module("jax_md" if mod.__name__ == "jax" else "fluxion_md")
+    R_np, box = fcc(cells)
+    R = mod.numpy.asarray(R_np.astype(np.float32))
+    displacement, shift = md.space.periodic(box)
+    neighbor_fn, energy_fn = md.energy.lennard_jones_neighbor_list(displacement, box,
+                                                                   dr_threshold=0.3)
+    nbrs = neighbor_fn.allocate(R)
+    init_fn, apply_fn = md.simulate.nve(energy_fn, shift, 0.005)
+    state = init_fn(mod.random.PRNGKey(0), R, kT=1.5, neighbor=nbrs)
+
+    def one_step(st: Any, nb: Any) -> Any:
+        st = apply_fn(st, neighbor=nb)
+        return st, nb.update(st.position)
+    return one_step, (state, nbrs)
+
+
+def _prepare(mod: Any, name: str) -> Callable[[], Any]:
+    """A thunk returning ``jit(program).lower(args)`` of program ``name`` with ``mod`` (fluxion
+    or jax); building the arguments (eager work, an md neighbor list) happens here, outside the
+    thunk that is timed as trace + lower."""
+    import numpy as np
+
+    from benchmarks import backends, hlo_compare
+
+    if name in X64_PROGRAMS:
+        fn, args = _pyhpc(mod, name)
+    elif name in ("train_mlp", "train_cnn"):
+        fn, args = _train(mod, name[6:])
+    elif name == "md_step":
+        fn, args = _md_step(mod, 10)
+    elif name in ("ppo_update", "ppo_generic"):
+        from benchmarks.workloads import rl_ppo_update as ppo
+
+        b = backends.load(mod.__name__)
+        rl = (ppo.generic_rl(b) if name == "ppo_generic" else
+              importlib.import_module("fluxion_rl" if mod.__name__ == "fluxion" else "rlax"))
+        args = ppo.make_inputs(b, np.random.default_rng(0), 64)
+        return lambda: ppo.make_update(b, rl, 64).lower(*args)
+    else:
+        xnp = importlib.import_module(mod.__name__ + ".numpy")
+        return lambda: hlo_compare._lower_program(mod, xnp, name, hlo_compare.PROGRAM_SIZES[name])
+    return lambda: mod.jit(fn).lower(*args)
+
+
+def analyze(backend: str, programs: list[str]) -> dict[str, Any]:
+    """``program -> {trace_lower_s, compile_s, counts, module, fusions}`` or ``{error}``."""
+    from benchmarks.hlo_compare import count_hlo_ops
+
+    mod = importlib.import_module(backend)
+    # one throw-away compile first, so no program pays the process's first-compile set-up
+    mod.jit(lambda x: x + 1).lower(1.0).compile()
+    out: dict[str, Any] = {}
+    for name in programs:
+        try:
+            thunk = _prepare(mod, name)
+            t0 = time.perf_counter()
+            lowered = thunk()
+            t1 = time.perf_counter()
+            compiled = lowered.compile()
+            t2 = time.perf_counter()
+            text = compiled.as_text()
+            out[name] = {"trace_lower_s": t1 - t0, "compile_s": t2 - t1,
+                         "counts": count_hlo_ops(text), **canonical_hlo(text)}
+        except Exception as exc:  # a missing reference package (jax_md, rlax) or a failure
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+    return out
+
+
+def _median_call_us(call: Callable[[], Any], number: int = 2000, blocks: int = 7) -> float:
+    for _ in range(200):
+        call()
+    times = []
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            call()
+        times.append((time.perf_counter() - t0) / number)
+    return 1e6 * statistics.median(times)
+
+
+def dispatch_floor() -> dict[str, float]:
+    """Fluxion's ``float(jit(grad(tanh))(1.0))`` in µs beside its floor: the same cached
+    executable run straight through jaxlib (``execute_sharded`` + ``consume_with_handlers`` +
+    the host read), no argument conversion and no Python dispatch."""
+    import numpy as np
+
+    import fluxion
+    import fluxion.numpy as xnp
+
+    def tanh(x: Any) -> Any:
+        y = xnp.exp(-2.0 * x)
+        return (1.0 - y) / (1.0 + y)
+
+    g = fluxion.jit(fluxion.grad(tanh))
+    x = xnp.asarray(np.float32(1.0))
+    float(g(1.0)), float(g(x))
+    entries = list(g._fluxion_jit.cache.values())  # the benchmark (not the package) reads internals
+    entry = next(e for e in entries if getattr(e, "run", None) is not None)
+    args = tuple(entry.consts) + (x._a,)
+    read = entry.out0.host_read
+    run, handlers = entry.run, entry.handlers
+
+    def floor() -> float:
+        return float(read(run(args).consume_with_handlers(handlers)[0])[0])
+
+    return {"python_float_us": _median_call_us(lambda: float(g(1.0))),
+            "array_arg_us": _median_call_us(lambda: float(g(x))),
+            "floor_us": _median_call_us(floor) if read is not None else float("nan")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line (see the module docstring); prints one JSON object."""
+    p = argparse.ArgumentParser(prog="python benchmarks/issue28_analysis.py")
+    p.add_argument("--backend", choices=("fluxion", "jax"), required=True)
+    p.add_argument("--x64", action="store_true", help="enable x64 (the pyhpc kernels)")
+    p.add_argument("--programs", default="")
+    p.add_argument("--dispatch-floor", action="store_true")
+    args = p.parse_args(argv)
+    mod = importlib.import_module(args.backend)
+    if args.x64:
+        mod.config.update("jax_enable_x64", True)
+    result: dict[str, Any] = {"programs": analyze(args.backend,
+                                                  [n for n in args.programs.split(",") if n])}
+    if args.dispatch_floor and args.backend == "fluxion":
+        try:
+            result["dispatch"] = dispatch_floor()
+        except Exception as exc:
+            result["dispatch"] = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""benchmarks/issue28.py and issue28_analysis.py: the canonical HLO fingerprint, the rows built
+from records, and the PPO update's RL functions written over fluxion (vs NumPy formulas).
+
+No timing is asserted; nothing here runs the suite.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks import backends, issue28
+from benchmarks.issue28_analysis import canonical_hlo
+from benchmarks.workloads import rl_ppo_update
+
+_HLO = """HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+%fused_computation (param_0: f32[4]) -> f32[4] {
+  %param_0 = f32[4]{0} parameter(0)
+  %constant.1 = f32[] constant(2)
+  %broadcast.1 = f32[4]{0} broadcast(%constant.1), dimensions={}, metadata={op_name="a"}
+  ROOT %multiply.1 = f32[4]{0} multiply(%param_0, %broadcast.1)
+}
+
+ENTRY %main.5 (Arg_0.1: f32[4]) -> f32[4] {
+  %Arg_0.1 = f32[4]{0} parameter(0)
+  ROOT %fusion = f32[4]{0} fusion(%Arg_0.1), kind=kLoop, calls=%fused_computation
+}
+"""
+
+
+def test_canonical_hlo_ignores_names_and_metadata_but_not_ops():
+    renamed = (_HLO.replace("%fused_computation", "%fused_mul.3").replace("%fusion", "%fus.9")
+               .replace('metadata={op_name="a"}', 'metadata={op_name="b" source_line=3}')
+               .replace("Arg_0.1", "p0"))
+    other = _HLO.replace("multiply(", "add(")
+    a, b, c = canonical_hlo(_HLO), canonical_hlo(renamed), canonical_hlo(other)
+    assert a["module"] == b["module"] and a["fusions"] == b["fusions"] and len(a["fusions"]) == 1
+    assert a["module"] != c["module"] and a["fusions"] != c["fusions"]
+
+
+def _rec(workload, size, phase, variant, median, ratio=None, ci=None):
+    return {"workload": workload, "size": size, "phase": phase, "variant": variant,
+            "status": "ok", "median_s": median, "ratio_vs_jax": ratio, "ratio_vs_jax_ci": ci,
+            "jax_reference": "jax"}
+
+
+def test_rows_take_ratios_verdicts_and_reasons():
+    recs = [_rec("pyhpc_eos", 2 ** 18, "total", "fluxion", 1.0, 1.0, [0.9, 1.1]),
+            _rec("pyhpc_eos", 2 ** 18, "total", "jax", 1.0),
+            _rec("pyhpc_eos", 2 ** 18, "first_call", "fluxion", 0.5, 0.5, [0.4, 0.6]),
+            _rec("pyhpc_eos", 2 ** 18, "first_call", "jax", 1.0),
+            _rec("jit_scalar_float", 1.0, "total", "fluxion", 9e-6, 0.5, [0.4, 0.6])]
+    warm = [dict(_rec("pyhpc_eos", 2 ** 18, "first_call_warm", "fluxion", 0.1),
+                 cold_in_this_run_s=0.6)]
+    same = {"trace_lower_s": 0.1, "compile_s": 0.4, "counts": {"#fusions": 3},
+            "module": "m", "fusions": ["a", "b", "c"]}
+    analysis = {"fluxion": {"eos": same}, "jax": {"eos": dict(same, trace_lower_s=0.2)},
+                "dispatch": {"python_float_us": 9.0, "array_arg_us": 8.5, "floor_us": 8.0}}
+    rows = {r["row"]: r for r in issue28.build_rows(recs, warm, analysis)}
+    steady = rows["pyhpc steady, eos 2^18"]
+    assert steady["verdict"] == "missed (CI spans 1)" and "identical optimized HLO" in steady["reason"]
+    assert rows["pyhpc first call cold, eos 2^18"]["verdict"] == "met"
+    cached = rows["pyhpc first call, 2nd process with the cache, eos 2^18"]
+    assert cached["ratio"] == 0.1 and cached["verdict"] == "met"
+    disp = rows["dispatch: float(jit(grad(tanh))(1.0)), µs"]
+    assert disp["verdict"] == "missed" and "floor" in disp["reason"]
+    assert rows["train_step steady, mlp"]["verdict"] == "not measured"
+    text = issue28.format_markdown({"machine": {}, "created": "now", "config": {"rounds": 3},
+                                    "duration_s": 1.0, "rows": list(rows.values()), "demo": {}})
+    assert "| pyhpc steady, eos 2^18 |" in text
+
+
+def test_generic_rl_functions_match_numpy_formulas():
+    b = backends.load("fluxion")
+    rl = rl_ppo_update.generic_rl(b)
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((6, 2)).astype(np.float32)
+    actions = rng.integers(0, 2, 6).astype(np.int32)
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    got = rl.softmax().logprob(b.asarray(actions), b.asarray(logits))
+    assert got.shape == (6,) and got.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got), logp[np.arange(6), actions], rtol=1e-5)
+    np.testing.assert_allclose(float(rl.entropy_loss(b.asarray(logits), b.np.ones(6))),
+                               np.mean((np.exp(logp) * logp).sum(-1)), rtol=1e-5)
+    ratio = np.exp(0.3 * rng.standard_normal(6)).astype(np.float32)
+    adv = rng.standard_normal(6).astype(np.float32)
+    want = -np.mean(np.minimum(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv))
+    np.testing.assert_allclose(float(rl.clipped_surrogate_pg_loss(b.asarray(ratio),
+                                                                  b.asarray(adv), 0.2)), want,
+                               rtol=1e-5)
+    r, d = rng.standard_normal(7).astype(np.float32), rng.uniform(size=7).astype(np.float32)
+    v = rng.standard_normal(8).astype(np.float32)
+    acc, ref = 0.0, np.zeros(7)
+    for t in range(6, -1, -1):
+        acc = r[t] + d[t] * v[t + 1] - v[t] + d[t] * 0.95 * acc
+        ref[t] = acc
+    gae = rl.truncated_generalized_advantage_estimation(b.asarray(r), b.asarray(d), 0.95,
+                                                        b.asarray(v))
+    assert gae.shape == (7,) and gae.dtype == np.float32
+    np.testing.assert_allclose(np.asarray(gae), ref, rtol=1e-5, atol=1e-6)
