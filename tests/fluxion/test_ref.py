@@ -154,3 +154,9 @@ def test_bad_new_ref_arguments():
         fluxion.new_ref([1.0])
     with pytest.raises(TypeError, match="new_ref"):
         fluxion.new_ref(fluxion.new_ref(1.0))
+
+
+def test_grad_of_a_reference_argument_says_so():
+    r = fluxion.new_ref(jnp.ones(3))
+    with pytest.raises(TypeError, match="mutable array reference of type Ref"):
+        fluxion.grad(lambda q: q[...].sum())(r)

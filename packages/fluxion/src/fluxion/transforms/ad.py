@@ -281,7 +281,12 @@ def _check_output_leaf(fname: str, x: Any, what: str = "output") -> ShapedArray:
     try:
         return aval_of(x)
     except TypeError:
-        raise TypeError(f"{fname}: the function returned a value of type {type(x).__name__} as "
+        if type(x).__name__ == "Ref":  # fluxion.new_ref: a reference is not differentiable
+            raise TypeError(f"{fname}: a mutable array reference of type {x.aval} was given as "
+                            f"an {what}; differentiate with respect to its value instead "
+                            "(ref[...] or fluxion.freeze(ref))") from None
+        verb = "was given" if what == "argument" else "returned"
+        raise TypeError(f"{fname}: the function {verb} a value of type {type(x).__name__} as "
                         f"an {what}, which is not an array (expected arrays, NumPy arrays or "
                         "Python scalars)") from None
 
