@@ -451,8 +451,8 @@ def baseline_from_run(run: dict) -> dict[str, float]:
 # --------------------------------------------------------------------------------------------------
 
 
-def sample_ids(suite: Suite, mode: str, base_pass: dict[str, float], size: int, per_file: int = 3,
-               max_duration: float = 2.0) -> list[str]:
+def sample_ids(suite: Suite, mode: str, base_pass: dict[str, float], size: int, per_file: int = 2,
+               max_duration: float = 1.0) -> list[str]:
     """A deterministic subset of the baseline-passing ids: the same on every side and every run.
 
     Ids are ordered by a hash of their text, cheap ones (``max_duration`` seconds on the baseline)
@@ -578,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         if mode not in MODES:
             ap.error(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
     recorded = json.loads(RECORDED.read_text()) if RECORDED.exists() else {}
-    size = args.sample_size or recorded.get("sample_size", 24)
+    size = args.sample_size or recorded.get("sample_size", 12)
     test_timeout = args.timeout or (60.0 if args.sample else 180.0)
     process_timeout = args.process_timeout or (600.0 if args.sample else 4 * 3600.0)
     results = Path(args.results).resolve()  # the children run in the suite's folder
