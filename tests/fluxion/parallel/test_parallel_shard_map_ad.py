@@ -32,6 +32,18 @@ def _libs(meshes):
     return [(fluxion, fnp, fm, P), (jax, jnp, jm, JP)]
 
 
+def _both(meshes, compute):
+    """``compute(api, np_, mesh, PP, w, x)`` on Fluxion eagerly and on JAX under ``jax.jit``.
+
+    The reference runs jitted: JAX's eager shard_map compiles each operation of every transform
+    on its own (about 1.5 s a call here, 90% of this file's time), its jitted program gives the
+    same numbers in one compile. Fluxion's side stays eager, the path these tests are about."""
+    (fl, jx) = _libs(meshes)
+    ours = compute(*fl, W, X)
+    theirs = jax.jit(lambda w, x: compute(*jx, w, x))(W, X)
+    _close(ours, theirs)
+
+
 def _close(a, b):
     la, lb = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
     assert len(la) == len(lb)
@@ -81,14 +93,14 @@ _OUTSIDE_CASES = [pytest.param(name, vma, marks=pytest.mark.slow)
 
 @pytest.mark.parametrize("name, check_vma", _OUTSIDE_CASES)
 def test_grad_and_vjp_of_shard_map_like_jax(meshes, name, check_vma):
-    outs = []
-    for api, np_, mesh, PP in _libs(meshes):
+    def compute(api, np_, mesh, PP, w, x):
         f = api.shard_map(_bodies(api, np_)[name], mesh=mesh, in_specs=(PP(), PP("x", "y")),
                           out_specs=PP(), check_vma=check_vma)
-        g = api.grad(f, (0, 1))(W, X)
-        _, f_vjp = api.vjp(f, W, X)
-        outs.append((g, f_vjp(np.float32(1.5))))
-    _close(*outs)
+        g = api.grad(f, (0, 1))(w, x)
+        _, f_vjp = api.vjp(f, w, x)
+        return g, f_vjp(np.float32(1.5))
+
+    _both(meshes, compute)
 
 
 @pytest.mark.parametrize("check_vma", [True, False])
@@ -97,18 +109,17 @@ def test_grad_and_vjp_of_shard_map_like_jax(meshes, name, check_vma):
 def test_grad_inside_shard_map_like_jax(meshes, name, check_vma):
     # The gradient with respect to the replicated w inside the body: under check_vma=True JAX
     # sums it over the mesh (the transpose of the implicit pvary), under False it stays local.
-    outs = []
-    for api, np_, mesh, PP in _libs(meshes):
+    def compute(api, np_, mesh, PP, w, x):
         body = _bodies(api, np_)[name]
 
-        def inner(w, x, body=body, api=api):
+        def inner(w, x):
             gw, gx = api.grad(body, (0, 1))(w, x)
             return gw[None, None], gx
 
-        f = api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
-                          out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)
-        outs.append(f(W, X))
-    _close(*outs)
+        return api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
+                             out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)(w, x)
+
+    _both(meshes, compute)
 
 
 # grad inside a jit inside the body: the jitted program keeps the body's vma (its arguments'
@@ -120,11 +131,10 @@ _JITTED = ("jit(grad)", "jit(grad) closure", "jit(jit(grad))", "jit(vjp)", "grad
 @pytest.mark.parametrize("check_vma", [True, pytest.param(False, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("how", _JITTED)
 def test_grad_inside_jit_inside_shard_map_like_jax(meshes, how, check_vma):
-    outs = []
-    for api, np_, mesh, PP in _libs(meshes):
+    def compute(api, np_, mesh, PP, w, x):
         body = _bodies(api, np_)["psum_then_varying" if how == "jit(grad)" else "pmean"]
 
-        def inner(w, x, body=body, api=api, np_=np_):
+        def inner(w, x):
             if how == "jit(grad)":
                 gw, gx = api.jit(api.grad(body, (0, 1)))(w, x)
             elif how == "jit(grad) closure":
@@ -138,36 +148,35 @@ def test_grad_inside_jit_inside_shard_map_like_jax(meshes, how, check_vma):
                 gw, gx = api.grad(api.jit(body), (0, 1))(w, x)
             return gw[None, None], gx
 
-        f = api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
-                          out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)
-        outs.append(f(W, X))
-    _close(*outs)
+        return api.shard_map(inner, mesh=mesh, in_specs=(PP(), PP("x", "y")),
+                             out_specs=(PP("x", "y"), PP("x", "y")), check_vma=check_vma)(w, x)
+
+    _both(meshes, compute)
 
 
 @pytest.mark.parametrize("check_vma", [True, False])
 def test_jvp_and_vmap_of_shard_map_like_jax(meshes, check_vma):
-    outs = []
-    for api, np_, mesh, PP in _libs(meshes):
+    def compute(api, np_, mesh, PP, w, x):
         body = _bodies(api, np_)["psum"]
         f = api.shard_map(body, mesh=mesh, in_specs=(PP(), PP("x", "y")), out_specs=PP(),
                           check_vma=check_vma)
-        jv = api.jvp(f, (W, X), (W * 2, X + 1))
-        vm = api.vmap(lambda w: f(w, X))(np.stack([W, W * 3]))
+        jv = api.jvp(f, (w, x), (w * 2, x + 1))
+        vm = api.vmap(lambda v: f(v, x))(np_.stack([w, w * 3]))
         inner_vmap = api.shard_map(lambda w, x: api.vmap(lambda r: r * w)(x), mesh=mesh,
                                    in_specs=(PP(), PP("x", "y")), out_specs=PP("x", "y"),
-                                   check_vma=check_vma)(W, X)
+                                   check_vma=check_vma)(w, x)
         inner_jvp = api.shard_map(
             lambda w, x: api.jvp(lambda v: api.lax.psum(np_.sum(x * v), ("x", "y")), (w,),
                                  (w,))[1], mesh=mesh, in_specs=(PP(), PP("x", "y")),
-            out_specs=PP(), check_vma=check_vma)(W, X)
-        outs.append((jv, vm, inner_vmap, inner_jvp))
-    _close(*outs)
+            out_specs=PP(), check_vma=check_vma)(w, x)
+        return jv, vm, inner_vmap, inner_jvp
+
+    _both(meshes, compute)
 
 
 @pytest.mark.parametrize("check_vma", [True, False])
 def test_scan_and_while_inside_shard_map_under_grad_like_jax(meshes, check_vma):
-    outs = []
-    for api, np_, mesh, PP in _libs(meshes):
+    def compute(api, np_, mesh, PP, w, x):
         lax = api.lax
 
         def scanned(w, x, lax=lax, np_=np_):
@@ -184,6 +193,7 @@ def test_scan_and_while_inside_shard_map_under_grad_like_jax(meshes, check_vma):
         for body in (scanned, looped):
             f = api.shard_map(body, mesh=mesh, in_specs=(PP(), PP("x", "y")), out_specs=PP(),
                               check_vma=check_vma)
-            res.append(api.value_and_grad(f, (0, 1))(W, X))
-        outs.append(res)
-    _close(*outs)
+            res.append(api.value_and_grad(f, (0, 1))(w, x))
+        return res
+
+    _both(meshes, compute)
