@@ -77,8 +77,9 @@ def dice_loss(predictions: Any, targets: Any, *, class_weights: Any = None, smoo
     if not apply_softmax:
         sums = jnp.sum(predictions, axis=-1)
         if not bool(jnp.allclose(sums, 1.0, rtol=1e-5)):
-            raise ValueError("dice_loss: with apply_softmax=False, `predictions` must sum to 1 "
-                             f"over the class axis; sums range over [{float(jnp.min(sums)):.6f}, "
+            raise ValueError("dice_loss: with apply_softmax=False, `predictions` must be valid "
+                             "probability distributions (sum to 1 over the class axis); sums range "
+                             f"over [{float(jnp.min(sums)):.6f}, "
                              f"{float(jnp.max(sums)):.6f}]")
     probs = predictions
     if apply_softmax:
