@@ -36,6 +36,7 @@ from ._base import (
 from ._basic import BatchApply, expand_apply, multinomial, to_module
 from ._bias import Bias
 from ._deferred import Deferred
+from ._dot import to_dot
 from ._layer_stack import LayerStackTransparencyMapping, layer_stack
 from ._layers import (
     GRU,
@@ -133,7 +134,7 @@ __all__ = [
     "deep_rnn_with_skip_connections", "SeparableDepthwiseConv2D", "Deferred",
     "MultiTransformed", "MultiTransformedWithState", "multi_transform",
     "multi_transform_with_state", "Params", "State", "MutableParams", "MutableState",
-    "ModuleProtocol", "SupportsCall", "force_name",
+    "ModuleProtocol", "SupportsCall", "force_name", "to_dot",
 ]
 
 

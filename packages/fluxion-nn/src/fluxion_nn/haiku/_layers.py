@@ -57,7 +57,8 @@ class Linear(Module):
         w = get_parameter("w", [input_size, self.output_size], dtype, init=w_init)
         out = jnp.dot(inputs, w, precision=precision)
         if self.with_bias:
-            out = out + get_parameter("b", [self.output_size], dtype, init=self.b_init)
+            b = get_parameter("b", [self.output_size], dtype, init=self.b_init)
+            out = out + jnp.broadcast_to(b, out.shape)  # explicit, as Haiku (strict rank promotion)
         return out
 
 

@@ -10,6 +10,8 @@ import re
 import threading
 from typing import Any, Callable, Iterator, NamedTuple
 
+import fluxion
+
 from ._base import _frame, _frames
 from ._src import config as _config
 from ._src import utils as _utils
@@ -178,7 +180,13 @@ def _wrap_method(fn: Callable, name: str | None = None, cls: type | None = None)
         naming = getattr(fn, "_hk_name_like", fn.__name__)  # hk.name_like
         stack.append((self, naming, collections.Counter()))
         try:
-            out = _call(fn, self, name, cls, args, kwargs)
+            # as Haiku: the method's operations are named by the module (and the method, when it
+            # is not __call__: outside the module's name), e.g. for hk.experimental.jaxpr_info
+            with contextlib.ExitStack() as scopes:
+                if name != "__call__":
+                    scopes.enter_context(fluxion.named_scope(name))
+                scopes.enter_context(fluxion.named_scope(self.module_name.rsplit("/", 1)[-1]))
+                out = _call(fn, self, name, cls, args, kwargs)
         finally:
             stack.pop()
         _notify_parents(stack, self)

@@ -40,9 +40,7 @@ def _tie_in_original_fn(f: Callable, init_fn: Callable, apply_fn: Callable) -> N
     if isinstance(f, (Transformed, TransformedWithState)):
         f = getattr(f.init, "_original_fn", f)
     for fn in (init_fn, apply_fn):
-        fn._original_fn = f  # type: ignore[attr-defined]
-        fn.__name__ = getattr(f, "__name__", fn.__name__)
-        fn.__doc__ = getattr(f, "__doc__", None)
+        fn._original_fn = f  # type: ignore[attr-defined]  # (named init_fn/apply_fn, as Haiku's)
 
 
 def get_original_fn(f: Any) -> Callable:
@@ -143,17 +141,17 @@ def without_apply_rng(f: Any) -> Any:
 
         return type(f)(f.init, tree_util.tree_map(drop, f.apply))
     if isinstance(f, TransformedWithState):
-        def apply_s(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+        def apply_fn(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
             return f.apply(params, state, None, *args, **kwargs)
 
-        _tie_in_original_fn(f, f.init, apply_s)
-        return TransformedWithState(f.init, apply_s)
+        _tie_in_original_fn(f, f.init, apply_fn)
+        return TransformedWithState(f.init, apply_fn)
 
-    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
+    def apply_fn(params: Any, *args: Any, **kwargs: Any) -> Any:
         return f.apply(params, None, *args, **kwargs)
 
-    _tie_in_original_fn(f, f.init, apply)
-    return Transformed(f.init, apply)
+    _tie_in_original_fn(f, f.init, apply_fn)
+    return Transformed(f.init, apply_fn)
 
 
 def without_state(f: TransformedWithState) -> Transformed:
@@ -161,22 +159,22 @@ def without_state(f: TransformedWithState) -> Transformed:
 
     Example: ``f = hk.without_state(hk.transform_with_state(forward))``.
     """
-    def init(*args: Any, **kwargs: Any) -> Any:
+    def init_fn(*args: Any, **kwargs: Any) -> Any:
         params, state = f.init(*args, **kwargs)
         if state:
             raise ValueError("hk.without_state: the function has state; if your transformed function "
                              "uses `hk.{get,set}_state` then use `hk.transform_with_state`")
         return params
 
-    def apply(params: Any, *args: Any, **kwargs: Any) -> Any:
+    def apply_fn(params: Any, *args: Any, **kwargs: Any) -> Any:
         out, state = f.apply(params, {}, *args, **kwargs)
         if state:
             raise ValueError("hk.without_state: the function has state; if your transformed function "
                              "uses `hk.{get,set}_state` then use `hk.transform_with_state`")
         return out
 
-    _tie_in_original_fn(f, init, apply)
-    return Transformed(init, apply)
+    _tie_in_original_fn(f, init_fn, apply_fn)
+    return Transformed(init_fn, apply_fn)
 
 
 def with_empty_state(f: Transformed) -> TransformedWithState:
@@ -184,11 +182,11 @@ def with_empty_state(f: Transformed) -> TransformedWithState:
 
     Example: ``f = hk.with_empty_state(hk.transform(forward))``.
     """
-    def init(*args: Any, **kwargs: Any) -> Any:
+    def init_fn(*args: Any, **kwargs: Any) -> Any:
         return f.init(*args, **kwargs), {}
 
-    def apply(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
+    def apply_fn(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
         return f.apply(params, *args, **kwargs), state
 
-    _tie_in_original_fn(f, init, apply)
-    return TransformedWithState(init, apply)
+    _tie_in_original_fn(f, init_fn, apply_fn)
+    return TransformedWithState(init_fn, apply_fn)

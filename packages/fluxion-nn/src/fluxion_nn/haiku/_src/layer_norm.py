@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+import fluxion
 import fluxion.lax as lax
 import fluxion.numpy as jnp
 
@@ -100,6 +101,12 @@ class LayerNorm(Module):
             offset = get_parameter("offset", param_shape, inputs.dtype, init=self.offset_init)
         elif offset is None:
             offset = np.array(0.0, dtype=inputs.dtype)
+        if fluxion.config.jax_numpy_rank_promotion != "allow":
+            # as Haiku: explicit broadcasts, so strict rank promotion accepts it (Haiku skips
+            # them under "allow", where they cost memory on TPUs)
+            scale = jnp.broadcast_to(scale, inputs.shape)
+            offset = jnp.broadcast_to(offset, inputs.shape)
+            mean = jnp.broadcast_to(mean, inputs.shape)
         eps = lax.convert_element_type(self.eps, variance.dtype)
         inv = scale * lax.rsqrt(variance + eps)
         return inv * (inputs - mean) + offset
