@@ -73,6 +73,7 @@ from .graph_context import (
                         split_context,
                         update_context,
 )
+from .graphlib import with_vars
 from .module import (
                         Dict,
                         Module,
@@ -226,6 +227,7 @@ __all__ = [
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
     "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata", "PureState",
+    "with_vars",
     "update_context", "current_update_context", "split_context", "merge_context",
     "SplitContext", "MergeContext", "UpdateContext", "NodeStates", "to_tree", "from_tree",
     # sharding

@@ -64,7 +64,7 @@ __all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "updat
            "GraphState", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "RefMap",
            "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates", "PureState",
            "split_context", "merge_context", "update_context", "current_update_context",
-           "SplitContext", "MergeContext", "UpdateContext"]
+           "SplitContext", "MergeContext", "UpdateContext", "with_vars"]
 
 
 class RefMap(MutableMapping):
@@ -260,4 +260,52 @@ def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None =
     node = _unflatten_value(graphdef.root, (), ctx)
     if index_ref is not None:
         index_ref.update(ctx.built)
+    return node
+
+
+def with_vars(node: Any, /, *, hijax: bool | None = None, ref: bool | None = None,
+              mutable: bool | None = None, only: Any = ..., allow_duplicates: bool = False) -> Any:
+    """A copy of ``node`` whose Variables matching ``only`` (and differing in them) take the
+    given modes: ``ref=True`` puts each value in a mutable reference (``fluxion.new_ref``),
+    ``ref=False`` reads it back into an array. A Variable reached twice is an error unless
+    ``allow_duplicates`` (each copy would get its own reference). ``hijax=True`` is refused:
+    Fluxion has no hijax Variables.
+
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> vs = nnx.with_vars([nnx.Variable(1.0), nnx.Variable(2.0)], ref=True)
+        >>> isinstance(vs[0].get_raw_value(), fluxion.Ref), float(vs[1][...])
+        (True, 2.0)
+    """
+    from . import filterlib
+    from .graph import find_duplicates
+    from .graph import map as graph_map
+
+    new_attrs = {k: v for k, v in (("hijax", hijax), ("ref", ref), ("mutable", mutable))
+                 if v is not None}
+
+    def different(path: tuple, x: Any) -> bool:
+        return isinstance(x, Variable) and any(getattr(x, k, None) != v
+                                               for k, v in new_attrs.items())
+
+    predicate = filterlib.to_predicate(filterlib.All(different, only))
+    if not allow_duplicates:
+        groups = [g for g in find_duplicates(node) if predicate(g[0], _at_path(node, g[0]))]
+        if groups:
+            text = "\n  ---"
+            for g in groups:
+                for path in g:
+                    text += "\n  " + "/".join(str(p) for p in path)
+                text += "\n  ---"
+            raise ValueError(f"Found duplicate at paths:{text}")
+
+    def convert(path: tuple, x: Any) -> Any:
+        return x.copy(**new_attrs) if predicate(path, x) else x
+
+    return graph_map(convert, node, recreate_variables=False)
+
+
+def _at_path(node: Any, path: tuple) -> Any:
+    for p in path:
+        node = node[p] if isinstance(node, (list, tuple, dict)) else getattr(node, p)
     return node

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+import fluxion
 import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
@@ -150,6 +151,10 @@ class Variable:
         if eager_sharding and "out_sharding" in metadata:
             value = shard_value(value, metadata["out_sharding"],
                                 metadata.get("sharding_rules"), metadata.get("mesh"))
+        if any(isinstance(x, fluxion.Ref) for x in tree_util.tree_leaves(value)):
+            raise ValueError("Cannot pass a Ref directly into Variable constructor.")
+        if metadata["ref"]:  # ref mode: the value lives in a mutable reference (fluxion.new_ref)
+            value = fluxion.new_ref(value)
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_metadata", metadata)
 
@@ -192,16 +197,21 @@ class Variable:
     def get_value(self, *, index: Any = Ellipsis) -> Any:
         """Return the held value (``index``: the part ``value[index]``)."""
         raw = self._value
+        if type(raw) is fluxion.Ref:
+            return raw[index]
         return raw if index is Ellipsis else raw[index]
 
     def set_value(self, value: Any, *, index: Any = Ellipsis) -> None:
         """Replace the held value (``index``: only the part ``value[index]``)."""
         if isinstance(value, Variable):
             value = value.get_value()
+        raw = self._value
+        if type(raw) is fluxion.Ref:  # ref mode: written in place
+            raw[index] = value
+            return
         if index is Ellipsis:
             object.__setattr__(self, "_value", value)
             return
-        raw = self._value
         if hasattr(raw, "at"):
             object.__setattr__(self, "_value", raw.at[index].set(value))
         else:
@@ -306,18 +316,25 @@ class Variable:
         return new
 
     def copy(self, value: Any = _NO_DEFAULT, **updates: Any) -> "Variable":
-        """A copy of this Variable (``value`` and metadata entries replaced when given).
-        ``hijax=True``/``ref=True`` are refused: Fluxion has no hijax or ref Variables.
+        """A copy of this Variable (``value`` and metadata entries replaced when given). A
+        reference value is read (the copy never shares it); ``ref=True`` puts the copy's value in
+        a new reference (``fluxion.new_ref``). ``hijax=True`` is refused: Fluxion has no hijax
+        Variables.
 
-        Example: ``v2 = v.copy(out_sharding=("data",))``.
+        Example: ``v2 = v.copy(out_sharding=("data",))``; ``v.copy(ref=True).get_raw_value()``
+        is a ``fluxion.Ref``.
         """
-        for name in ("hijax", "ref"):
-            if updates.get(name, False) and not getattr(self, name):
-                raise NotImplementedError(f"Variable.copy({name}=True): Fluxion has no {name} "
-                                          "Variables (mutable references inside traces)")
+        if updates.get("hijax", False) and not self.hijax:
+            raise NotImplementedError("Variable.copy(hijax=True): Fluxion has no hijax "
+                                      "Variables (jax.experimental.hijax)")
         if value is _NO_DEFAULT:
             value = updates.pop("value", self._value)
-        return self.from_metadata(value, {**self._metadata, **updates})
+        if type(value) is fluxion.Ref:
+            value = value[...]
+        metadata = {**self._metadata, **updates}
+        if metadata.get("ref", False):
+            value = fluxion.new_ref(value)
+        return self.from_metadata(value, metadata)
 
     @classmethod
     def from_metadata(cls, value: Any, attributes: dict) -> "Variable":
