@@ -81,6 +81,7 @@ MODULES = [
     "fluxion_md.util",
     "fluxion_md.dataclasses",
     "fluxion_md.interpolate",
+    "fluxion_md.nn",
     "fluxion_md.test_util",
     "fluxion_scipy.ndimage",
     "fluxion_scipy.cluster.vq",

@@ -2,7 +2,8 @@
 
 ``import fluxion_md as jax_md`` runs jax_md programs over the modules below: ``space``,
 ``energy``, ``smap``, ``partition``, ``simulate``, ``minimize``, ``quantity``, ``util``,
-``dataclasses`` and ``interpolate``. Beyond jax_md, :func:`fluxion_md.simulate.run` drives a
+``dataclasses``, ``interpolate`` and ``nn`` (graph networks, built on
+:mod:`fluxion_nn` as jax_md's are on ``flax.nnx``). Beyond jax_md, :func:`fluxion_md.simulate.run` drives a
 simulation in jitted chunks and re-allocates overflowed neighbor lists by itself.
 """
 
@@ -13,6 +14,7 @@ from fluxion_md import (
     energy,
     interpolate,
     minimize,
+    nn,
     partition,
     quantity,
     simulate,
@@ -21,5 +23,5 @@ from fluxion_md import (
     util,
 )
 
-__all__ = ["dataclasses", "energy", "interpolate", "minimize", "partition", "quantity",
+__all__ = ["dataclasses", "energy", "interpolate", "minimize", "nn", "partition", "quantity",
            "simulate", "smap", "space", "util"]

@@ -26,7 +26,9 @@ __all__ = [
     "load_lammps_tersoff_parameters", "tersoff", "tersoff_neighbor_list",
     "tersoff_from_lammps_parameters", "tersoff_from_lammps_parameters_neighbor_list",
     "load_lammps_eam_parameters", "eam", "eam_from_lammps_parameters", "eam_neighbor_list",
-    "eam_from_lammps_parameters_neighbor_list",
+    "eam_from_lammps_parameters_neighbor_list", "EnergyGraphNet", "graph_network",
+    "graph_network_neighbor_list", "canonicalize_node_state", "node_state_or_default",
+    "dense_graph_input", "neighbor_graph_input",
 ]
 
 NeighborFn = partition.NeighborListFns
@@ -428,6 +430,15 @@ def bks_silica_neighbor_list(displacement_or_metric: Callable, box_size: Any, sp
     return neighbor_fn, energy_fn
 
 
+from fluxion_md._graph_energy import (  # noqa: E402  (learned potentials over fluxion_md.nn)
+    EnergyGraphNet,
+    canonicalize_node_state,
+    dense_graph_input,
+    graph_network,
+    graph_network_neighbor_list,
+    neighbor_graph_input,
+    node_state_or_default,
+)
 from fluxion_md._many_body import (  # noqa: E402  (many-body potentials use the pair helpers)
     GUPTA_GOLD55_DICT,
     eam,

@@ -11,7 +11,7 @@ import fluxion
 import fluxion.numpy as jnp
 from fluxion import grad, lax, ops, vmap
 from fluxion.tree_util import tree_map, tree_reduce
-from fluxion_md import partition, space, util
+from fluxion_md import dataclasses, partition, space, util
 from fluxion_md.util import Array, f32
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "angle_between_two_vectors", "pair_correlation", "box_size_at_number_density",
     "nball_unit_volume", "particle_volume", "volume_fraction", "box_size_at_volume_fraction",
     "box_from_parameters", "bulk_modulus", "average_pair_correlation_results",
-    "pair_correlation_neighbor_list", "is_integer",
+    "pair_correlation_neighbor_list", "is_integer", "PHopState", "phop",
 ]
 
 
@@ -439,3 +439,53 @@ def bulk_modulus(elastic_tensor: Array) -> Array:
         1.0
     """
     return jnp.einsum("iijj->", elastic_tensor) / elastic_tensor.shape[0] ** 2
+
+
+@dataclasses.dataclass
+class PHopState:
+    """The state of a :func:`phop` measurement: the last ``window_size`` (unwrapped) positions and
+    the latest phop value per particle.
+
+    Example:
+        >>> PHopState(jnp.zeros((4, 2, 3)), jnp.zeros(2)).phop.shape
+        (2,)
+    """
+
+    position_buffer: Array
+    phop: Array
+
+
+def phop(displacement: Callable[..., Array], window_size: int) -> tuple[Callable, Callable]:
+    """``(init_fn, update_fn)`` of the phop rearrangement indicator (Candelier et al. 2010), as
+    ``jax_md.quantity.phop``.
+
+    The state holds the last ``window_size`` positions; with ``A`` the older half and ``B`` the
+    newer one, ``update_fn(state, R)`` sets ``phop = sqrt(mean_t,d[(R_A - mean(R_B))**2 *
+    (R_B - mean(R_A))**2])`` per particle, then pushes ``R`` unwrapped next to the newest position
+    through ``displacement``.
+
+    Example:
+        >>> init_fn, update_fn = phop(lambda a, b: a - b, 4)
+        >>> state = update_fn(update_fn(init_fn(jnp.zeros((1, 2))), jnp.ones((1, 2))), jnp.ones((1, 2)))
+        >>> round(float(state.phop[0]), 4)
+        0.3536
+    """
+    half = window_size // 2
+    displacement = space.map_bond(displacement)
+
+    def init_fn(position: Array) -> PHopState:
+        buffer = jnp.tile(position, (window_size, 1, 1))
+        return PHopState(buffer, jnp.zeros((position.shape[0],)))
+
+    def update_fn(state: PHopState, position: Array) -> PHopState:
+        a_pos = state.position_buffer[:half]
+        b_pos = state.position_buffer[half:]
+        a_mean = jnp.mean(a_pos, axis=0)
+        b_mean = jnp.mean(b_pos, axis=0)
+        value = jnp.sqrt(jnp.mean((a_pos - b_mean) ** 2 * (b_pos - a_mean) ** 2, axis=(0, 2)))
+        buff = state.position_buffer
+        position = displacement(position, buff[-1]) + buff[-1]
+        buff = jnp.concatenate((buff, position[None, :, :]))[1:]
+        return PHopState(buff, value)
+
+    return init_fn, update_fn

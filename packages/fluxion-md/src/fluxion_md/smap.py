@@ -192,7 +192,7 @@ def torsion(fn: Callable[..., Array], displacement_or_metric: Callable,
 
 # ----------------------------------------------------------------------------- pair
 
-def _species_parameters(params: Any, species: Any) -> Any:
+def _get_species_parameters(params: Any, species: Any) -> Any:
     if util.is_array(params):
         if params.ndim == 2:
             return params[species]
@@ -210,7 +210,7 @@ def _species_parameters(params: Any, species: Any) -> Any:
     return params
 
 
-def _matrix_parameters(params: Any, combinator: Callable) -> Any:
+def _get_matrix_parameters(params: Any, combinator: Callable) -> Any:
     if util.is_array(params):
         if params.ndim == 1:
             return combinator(params[:, None], params[None, :])
@@ -232,11 +232,11 @@ def _kwargs_to_parameters(species: Any, kwargs: dict, combinators: dict) -> dict
     out = {}
     for k, v in kwargs.items():
         if species is None:
-            out[k] = _matrix_parameters(v, combinators.get(k, _mean))
+            out[k] = _get_matrix_parameters(v, combinators.get(k, _mean))
         else:
             if k in combinators:
                 raise ValueError("smap.pair: a custom combinator cannot be used with species.")
-            out[k] = _species_parameters(v, species)
+            out[k] = _get_species_parameters(v, species)
     return out
 
 

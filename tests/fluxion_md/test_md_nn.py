@@ -1,0 +1,93 @@
+"""fluxion_md.nn and the graph-network energies vs jax_md's (flax.nnx layers vs fluxion_nn ones:
+the same initial parameters, so the same numbers), plus quantity.phop and smap's parameter helpers.
+Tiny systems only."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jax_md = pytest.importorskip("jax_md")
+fnnx = pytest.importorskip("flax.nnx")
+
+import fluxion  # noqa: E402
+import fluxion.numpy as jnp  # noqa: E402
+import fluxion_nn  # noqa: E402
+from fluxion_md import energy, nn, partition, quantity, smap, space  # noqa: E402
+
+RS = np.random.RandomState(0)
+
+
+def _close(a, b, tol=1e-6):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_mlp_matches_jax_md():
+    x = RS.randn(5, 3).astype(np.float32)
+    _close(nn.MLP(3, (4, 2), rngs=fluxion_nn.Rngs(0))(jnp.asarray(x)),
+           jax_md.nn.MLP(3, (4, 2), rngs=fnnx.Rngs(0))(x))
+
+
+@pytest.mark.slow
+def test_graph_net_encoder_matches_jax_md():
+    idx = np.array([[1, 2, 4], [0, 4, 4], [3, 1, 4], [2, 4, 4]])
+    parts = (np.ones((4, 1), np.float32), RS.randn(4, 3, 3).astype(np.float32),
+             np.ones((1,), np.float32), idx)
+    enc = nn.GraphNetEncoder(1, 3, 1, 1, (4,), rngs=fluxion_nn.Rngs(3))
+    enc_ref = jax_md.nn.GraphNetEncoder(1, 3, 1, 1, (4,), rngs=fnnx.Rngs(3))
+    ours = fluxion.jit(lambda *p: enc(nn.GraphsTuple(*p)))(*[jnp.asarray(p) for p in parts])
+    ref = jax.jit(lambda *p: enc_ref(jax_md.nn.GraphsTuple(*p)))(*parts)
+    for f in ("nodes", "edges", "globals"):
+        _close(getattr(ours, f), getattr(ref, f))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["Dense", "Sparse"])
+def test_graph_network_energies_match_jax_md(fmt):
+    R = jax.numpy.asarray(RS.rand(8, 2).astype(np.float32))
+    d_ref, _ = jax_md.space.free()
+    d, _ = space.free()
+    kw = dict(spatial_dimension=2, mlp_sizes=(4,), n_recurrences=1)
+    e = energy.graph_network(d, 0.5, key=fluxion.random.PRNGKey(0), **kw)
+    e_ref = jax_md.energy.graph_network(d_ref, 0.5, key=jax.random.PRNGKey(0), **kw)
+    _close(fluxion.jit(e)(jnp.asarray(R)), jax.jit(e_ref)(R))
+    nf, en = energy.graph_network_neighbor_list(d, 1.0, 0.5, 0.1, key=fluxion.random.PRNGKey(0),
+                                                format=getattr(partition, fmt), **kw)
+    nf_ref, en_ref = jax_md.energy.graph_network_neighbor_list(
+        d_ref, 1.0, 0.5, 0.1, key=jax.random.PRNGKey(0), format=getattr(jax_md.partition, fmt), **kw)
+    nbrs, nbrs_ref = nf.allocate(jnp.asarray(R)), nf_ref.allocate(R)
+    _close(fluxion.jit(en)(jnp.asarray(R), nbrs), jax.jit(en_ref)(R, nbrs_ref))
+    _close(fluxion.jit(fluxion.grad(en))(jnp.asarray(R), nbrs),
+           jax.jit(jax.grad(en_ref))(R, nbrs_ref), 1e-5)
+
+
+def test_phop_matches_jax_md():
+    R0 = RS.rand(3, 2).astype(np.float32)
+    d_ref, _ = jax_md.space.periodic(1.0)
+    d, _ = space.periodic(1.0)
+    i_ref, u_ref = jax_md.quantity.phop(d_ref, 4)
+    i, u = quantity.phop(d, 4)
+    s_ref, s = i_ref(R0), i(jnp.asarray(R0))
+    for k in range(5):
+        R = (R0 + 0.13 * (k + 1)) % 1.0
+        s_ref, s = u_ref(s_ref, R), u(s, jnp.asarray(R))
+        _close(s.phop, s_ref.phop)
+        _close(s.position_buffer, s_ref.position_buffer)
+
+
+def test_parameter_helpers_match_jax_md():
+    mat = np.array([[2.0, 3.0], [3.0, 1.0]], np.float32)
+    for s in [(0, 0), (0, 1), (1, 1)]:
+        _close(smap._get_species_parameters(jnp.asarray(mat), s),
+               jax_md.smap._get_species_parameters(jax.numpy.asarray(mat), s))
+    vec = np.array([1.0, 2.0], np.float32)
+
+    def mean(x, y):
+        return 0.5 * (x + y)
+
+    _close(smap._get_matrix_parameters(jnp.asarray(vec), mean),
+           jax_md.smap._get_matrix_parameters(jax.numpy.asarray(vec), mean))
+    assert smap._get_matrix_parameters(1.5, None) == 1.5
