@@ -22,7 +22,8 @@ __all__ = ["grad", "value_and_grad", "vmap", "cond", "switch", "fori_loop", "whi
 
 def _frame(what: str) -> Any:
     if not _base._frames():
-        raise ValueError(f"hk.{what}() must be used inside an hk.transform()ed function; use "
+        raise ValueError(f"hk.{what}() must be used as part of an `hk.transform` (inside a "
+                         f"transformed function); use "
                          f"fluxion.{what if what != 'remat' else 'checkpoint'} outside")
     return _base._frame(what)
 
@@ -90,13 +91,26 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     return wrapper
 
 
+_NO_SPLIT_RNG: Any = object()
+
+
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
-         axis_size: int | None = None, *, split_rng: bool) -> Callable:
+         axis_size: int | None = None, *, split_rng: bool = _NO_SPLIT_RNG) -> Callable:
     """``fluxion.vmap`` inside a transformed function: parameters and state are shared by all
     elements (not mapped); with ``split_rng=True`` each element draws different random keys.
+    ``split_rng`` is required unless ``hk.vmap.require_split_rng = False`` (then False).
 
     Example: ``ys = hk.vmap(hk.Linear(4), split_rng=False)(xs)``.
     """
+    if split_rng is _NO_SPLIT_RNG:
+        if vmap.require_split_rng:  # type: ignore[attr-defined]
+            raise TypeError("hk.vmap() missing the required keyword argument 'split_rng' (True "
+                            "gives each element different random keys); code you cannot edit "
+                            "can set `hk.vmap.require_split_rng = False` to default it to False")
+        split_rng = False
+    if all(ax is None for ax in tree_util.tree_leaves(in_axes, is_leaf=lambda x: x is None)):
+        raise ValueError(f"{getattr(fun, '__name__', 'fun')} must have at least one non-None "
+                         f"value in in_axes (hk.vmap: in_axes={in_axes!r})")
     @functools.wraps(fun)
     def wrapper(*args: Any) -> Any:
         frame = _frame("vmap")
@@ -123,6 +137,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     return wrapper
 
 
+vmap.require_split_rng = True  # type: ignore[attr-defined]
+
+
 def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``lax.switch`` with the Haiku state threaded through the chosen branch. Parameters must
     already exist (at init, call every branch unconditionally, as Haiku recommends).
@@ -130,22 +147,60 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     Example: ``y = hk.switch(i, [f0, f1], x)``.
     """
     frame = _frame("switch")
+    return _branching(frame, lambda bs, carry: lax.switch(index, bs, carry, operands), branches)
+
+
+def _branching(frame: Any, run: Callable, branches: Sequence[Callable]) -> Any:
+    # at init, parameters a branch creates come out of the switch with the state (as Haiku's
+    # internal state), so every branch must create the same ones
+    thread_params = not frame.params_frozen
 
     def make(fn: Callable) -> Callable:
-        return lambda state, ops: _run(frame, fn, state, _COPY, ops, {})
+        def branch(carry: tuple, ops: tuple) -> tuple:
+            state, created = carry
+            old = frame.params, frame.initial_state
+            if thread_params:
+                frame.params, frame.initial_state = (_base._copy(c) for c in created)
+            try:
+                out, state = _run(frame, fn, state, _COPY, ops, {})
+                return out, (state, (frame.params, frame.initial_state) if thread_params else None)
+            finally:
+                frame.params, frame.initial_state = old
+        return branch
 
-    out, state = lax.switch(index, [make(fn) for fn in branches], frame.state, operands)
+    carry = (frame.state, (frame.params, frame.initial_state) if thread_params else None)
+    out, (state, created) = run([make(fn) for fn in branches], carry)
     frame.state = state
+    if thread_params:
+        frame.params, frame.initial_state = created
     return out
 
 
-def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any) -> Any:
-    """``lax.cond`` with the Haiku state threaded through (see :func:`switch`).
+_NO_OPERAND: Any = object()
+
+
+def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
+         operand: Any = _NO_OPERAND) -> Any:
+    """``lax.cond`` with the Haiku state threaded through (see :func:`switch`); one operand may
+    be given as ``operand=`` instead.
 
     Example: ``y = hk.cond(x.sum() > 0, f_pos, f_neg, x)``.
     """
-    _frame("cond")
-    return switch(fluxion.numpy.asarray(pred).astype("int32"), [false_fun, true_fun], *operands)
+    frame = _frame("cond")
+    if (not callable(true_fun) and callable(false_fun) and len(operands) == 2
+            and callable(operands[1]) and operand is _NO_OPERAND):
+        # the older form cond(pred, true_operand, true_fun, false_operand, false_fun)
+        t_op, t_fun, f_op, f_fun = true_fun, false_fun, *operands
+        true_fun = lambda ops, f=t_fun: f(ops[0])  # noqa: E731
+        false_fun = lambda ops, f=f_fun: f(ops[1])  # noqa: E731
+        operands = ((t_op, f_op),)
+    elif operand is not _NO_OPERAND:
+        if operands:
+            raise ValueError("hk.cond: when the operand keyword argument is used you cannot "
+                             "also pass operands positionally")
+        operands = (operand,)
+    return _branching(frame, lambda bs, carry: lax.cond(pred, bs[1], bs[0], carry, operands),
+                      [false_fun, true_fun])
 
 
 def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
@@ -181,7 +236,8 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     frame = _frame("while_loop")
     if not frame.params_frozen:
         raise ValueError(
-            "hk.while_loop: parameters cannot be created inside the loop (it may run zero "
+            "hk.while_loop does not support initialization: parameters cannot be created "
+            "inside the loop (it may run zero "
             "times); at init call the body unconditionally: `if hk.running_init(): val = "
             "body(val) else: val = hk.while_loop(cond, body, val)`")
 
