@@ -160,3 +160,47 @@ def test_grad_of_a_reference_argument_says_so():
     r = fluxion.new_ref(jnp.ones(3))
     with pytest.raises(TypeError, match="mutable array reference of type Ref"):
         fluxion.grad(lambda q: q[...].sum())(r)
+
+
+def _loops(lib, lax_, np_):
+    r = lib.new_ref(np_.arange(3.0))
+
+    def body(c, x):
+        r[...] += x
+        return c + 1, r[0]
+
+    c, ys = lax_.scan(body, 0, np_.ones(3))
+
+    def wbody(i):
+        r[1] += 1.0
+        return i + 1
+
+    n = lax_.while_loop(lambda i: i < 3, wbody, 0)
+    lax_.cond(True, lambda: r.__setitem__(0, 7.0), lambda: None)
+    lax_.fori_loop(0, 4, lambda i, a: (r.__setitem__(2, r[2] + a), a + 1.0)[1], 0.0)
+    return c, ys, n, lib.freeze(r)
+
+
+def test_loops_and_branches_thread_closed_over_references_like_jax():
+    ours = _loops(fluxion, fluxion.lax, jnp)
+    theirs = _loops(jax, jax.lax, jjnp)
+    for o, t in zip(ours, theirs):
+        _same(o, t)
+    jitted = fluxion.jit(lambda: _loops(fluxion, fluxion.lax, jnp))()
+    for o, t in zip(jitted, theirs):
+        _same(o, t)
+
+
+def test_grad_through_a_scan_writing_a_local_reference():
+    def f(x, lib, lax_, np_):
+        acc = lib.new_ref(np_.float32(1.0))
+
+        def body(c, y):
+            acc[...] = acc[...] * y
+            return c, None
+
+        lax_.scan(body, 0, np_.stack([x, x, x]))
+        return lib.freeze(acc)
+
+    _same(fluxion.grad(f)(jnp.float32(2.0), fluxion, fluxion.lax, jnp),
+          jax.grad(f)(jjnp.float32(2.0), jax, jax.lax, jjnp))

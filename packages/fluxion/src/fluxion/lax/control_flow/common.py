@@ -31,6 +31,7 @@ from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.ir import Program, Var
 from fluxion.core.trace import EVAL, STATE, Tracer
 from fluxion.lax._base import type_error
+from fluxion.lax.control_flow.refs import framed
 from fluxion.lax.conversions import convert_element_type
 from fluxion.transforms.array_ops import moveaxis
 from fluxion.transforms.staging import (
@@ -152,7 +153,9 @@ def stage(fun: Callable, args: tuple, avals: Sequence[ShapedArray]) -> tuple[Pro
                 hit = table.get(key)
                 if hit is not None and _same(hit[0], guard):
                     return hit[1]
-    program, consts, out_tree = trace_to_program(fun, args, {}, in_avals=list(avals))
+    # Traced inside a ref frame: a body reaching a mutable reference by closure raises
+    # ClosedRefs, and the op runs again with the reference threaded through it (refs.py).
+    program, consts, out_tree = trace_to_program(framed(fun), args, {}, in_avals=list(avals))
     result = close_program(program), consts, out_tree
     if key is not None and not any(isinstance(c, Tracer) for c in consts):
         if table is None:

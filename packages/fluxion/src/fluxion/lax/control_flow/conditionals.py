@@ -34,6 +34,7 @@ from fluxion.lax.control_flow.common import (
     split,
     stage,
 )
+from fluxion.lax.control_flow.refs import threads_refs_branches
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import clamp, ne, select_n
 from fluxion.lax.shape_ops import broadcast_in_dim
@@ -241,6 +242,7 @@ def _operands(api: str, operands: tuple, operand: Any) -> tuple:
     return (operand,)
 
 
+@threads_refs_branches
 def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Sequence[str],
                    operands: tuple) -> Any:
     leaves, in_tree = tree_util.tree_flatten(operands)

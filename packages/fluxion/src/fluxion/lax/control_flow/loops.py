@@ -45,6 +45,7 @@ from fluxion.lax.control_flow.common import (
     stage,
     typematch,
 )
+from fluxion.lax.control_flow.refs import threads_refs_scan, threads_refs_while
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.elementwise import add, lt, select_n
 from fluxion.lax.reductions import reduce_or
@@ -281,6 +282,7 @@ while_p.batch = _while_batch
 
 
 @api_boundary
+@threads_refs_while
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)`` is true; returns the last ``val``.
@@ -674,6 +676,7 @@ def _scan_length(xs_leaves: list, length: Any) -> int:
 
 
 @api_boundary
+@threads_refs_scan
 def scan(f: Callable[[Carry, X], tuple[Carry, Y]], init: Carry, xs: X = None,
          length: int | None = None, reverse: bool = False,
          unroll: int | bool = 1, _split_transpose: bool = False) -> tuple[Carry, Y]:
