@@ -27,3 +27,17 @@ def test_dice_loss_rejects_non_distributions_as_optax():
     want = optax.losses.dice_loss(probs, targets, apply_softmax=False)
     assert tuple(got.shape) == tuple(want.shape) and got.dtype == want.dtype
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+def test_convex_kl_divergence_is_deprecated_as_optax():
+    log_p = np.log(np.array([0.2, 0.3, 0.5], np.float32))
+    q = np.array([0.1, 0.6, 0.3], np.float32)
+    with pytest.warns(DeprecationWarning, match="use generalized_kl_divergence"):
+        want = optax.losses.convex_kl_divergence(log_p, q)
+    with pytest.warns(DeprecationWarning, match="use generalized_kl_divergence"):
+        got = fo.losses.convex_kl_divergence(jnp.asarray(log_p), jnp.asarray(q))
+    assert tuple(got.shape) == tuple(want.shape) and got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(fo.losses.generalized_kl_divergence(jnp.asarray(log_p),
+                                                                               jnp.asarray(q))),
+                               np.asarray(want), rtol=1e-5, atol=1e-6)

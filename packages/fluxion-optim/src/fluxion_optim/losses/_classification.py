@@ -3,6 +3,7 @@ sparsemax."""
 
 
 import operator
+import warnings
 from typing import Any
 
 import fluxion
@@ -266,15 +267,20 @@ def generalized_kl_divergence(log_predictions: Any, targets: Any,
 
 def convex_kl_divergence(log_predictions: Any, targets: Any,
                          axis: int | tuple[int, ...] | None = -1, where: Any = None) -> Any:
-    """Older name of :func:`generalized_kl_divergence`.
+    """Older name of :func:`generalized_kl_divergence` (deprecated: warns, as optax).
 
     Example:
         >>> import fluxion.numpy as jnp
         >>> import fluxion_optim as optax
         >>> t = jnp.array([1.0, 2.0])
-        >>> float(optax.convex_kl_divergence(jnp.log(t), t))
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     float(optax.convex_kl_divergence(jnp.log(t), t))
         0.0
     """
+    warnings.warn("convex_kl_divergence is deprecated (optax's name); use "
+                  "generalized_kl_divergence instead", DeprecationWarning, stacklevel=2)
     return generalized_kl_divergence(log_predictions, targets, axis=axis, where=where)
 
 
