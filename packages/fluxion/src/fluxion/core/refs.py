@@ -98,7 +98,11 @@ class ClosedRefs(Exception):
     the function again with them as hidden arguments (never seen by users)."""
 
     def __init__(self, refs: list["Ref"]) -> None:
-        super().__init__(f"{len(refs)} closed-over references")
+        super().__init__(
+            f"the function reads or writes {len(refs)} mutable array reference(s) "
+            f"({', '.join(str(r.aval) for r in refs[:3])}) reached through its closure, which "
+            "this entry point does not support (calling the jitted function does; pass the "
+            "references as arguments, or use their values)")
         self.refs = refs
 
 
