@@ -202,6 +202,29 @@ def test_nondiff_argnums_have_zero_derivative():
     assert_same(fluxion.grad(ours)(3.0), jax.grad(theirs)(3.0))
 
 
+def test_rule_calling_the_function_on_tangents_transposes_like_jax():
+    # jax_md's space.transform: the jvp rule applies the custom_jvp function to a tangent, so
+    # reverse mode transposes a custom_jvp call (JAX inlines it while linearizing).
+    def make(lib, np_, cd):
+        @lib.custom_jvp
+        def t(b, r):
+            return b * r
+
+        @t.defjvp
+        def t_jvp(primals, tangents):
+            (b, r), (db, dr) = primals, tangents
+            return t(b, r), dr + t(db, r)
+
+        return lambda b: np_.sum(t(b, np_.arange(3.0)) ** 2)
+
+    ours, theirs = both(make)
+    x = np.array([1.0, 2.0, 0.5], np.float32)
+    assert_same(fluxion.grad(ours)(jnp.asarray(x)), jax.grad(theirs)(x))
+    assert_same(fluxion.jit(fluxion.grad(ours))(jnp.asarray(x)), jax.jit(jax.grad(theirs))(x))
+    assert_same(fluxion.vmap(fluxion.grad(ours))(jnp.asarray(np.stack([x, 2 * x]))),
+                jax.vmap(jax.grad(theirs))(np.stack([x, 2 * x])))
+
+
 # ----------------------------------------------------------------------------- symbolic zeros
 
 def _sz_jvp(lib, np_, cd):

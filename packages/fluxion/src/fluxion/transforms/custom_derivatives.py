@@ -330,8 +330,18 @@ def _custom_call_printed_params(params: dict[str, Any], rules: Sequence[str]
     return [("name", params["name"])] + sorted(shown.items())
 
 
+def _custom_jvp_call_transpose(cts: list, *args: Any, call: Program, **params: Any) -> list:
+    # Reached when a custom_jvp function is applied to tangents (its own jvp rule calling it on
+    # them, as jax_md's space.transform does): the call is then linear in those inputs and is
+    # transposed as its function, the rule no longer needed (JAX inlines such calls while
+    # linearizing).
+    cts_in = iter(ad.backward_pass(call, [], list(args), cts))
+    return [next(cts_in) if ad.is_undefined(a) else None for a in args]
+
+
 custom_jvp_call_p.abstract_eval = _custom_jvp_call_abstract_eval
 custom_jvp_call_p.impl = _custom_jvp_call_impl
+custom_jvp_call_p.transpose = _custom_jvp_call_transpose
 custom_jvp_call_p.lowering = _custom_call_lowering
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
