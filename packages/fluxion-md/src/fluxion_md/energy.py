@@ -290,6 +290,15 @@ def morse_neighbor_list(displacement_or_metric: Callable, box_size: Any,
 
 # ----------------------------------------------------------------------------- electrostatics
 
+def _erfc(x: Any) -> Array:
+    # jax.scipy.special.erfc's promotion: a Python number stays weakly typed, so float32 energies
+    # stay float32 with x64 on; integers become floats.
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.inexact):
+        x = x * 1.0
+    return lax.erfc(x)
+
+
 def dsf_coulomb(r: Array, Q_sq: Array, alpha: Array = 0.25, cutoff: float = 8.0) -> Array:
     """Damped shifted-force Coulomb energy (kcal/mol, charges in e, distances in Angstrom).
 
@@ -299,7 +308,7 @@ def dsf_coulomb(r: Array, Q_sq: Array, alpha: Array = 0.25, cutoff: float = 8.0)
     """
     qqr2e = 332.06371
     cutoffsq = cutoff * cutoff
-    erfcc = lax.erfc(jnp.asarray(alpha * cutoff, dtype=jnp.result_type(float)))
+    erfcc = _erfc(alpha * cutoff)
     erfcd = jnp.exp(-alpha * alpha * cutoffsq)
     f_shift = -(erfcc / cutoffsq + 2 / jnp.sqrt(jnp.pi) * alpha * erfcd / cutoff)
     e_shift = erfcc / cutoff - f_shift * cutoff
@@ -379,7 +388,7 @@ BKS_SILICA_DICT: dict[str, Any] = {
 
 def _bks_silica_self(Q_sq: Any, alpha: float, cutoff: float) -> Array:
     cutoffsq = cutoff * cutoff
-    erfcc = lax.erfc(jnp.asarray(alpha * cutoff, dtype=jnp.result_type(float)))
+    erfcc = _erfc(alpha * cutoff)
     erfcd = jnp.exp(-alpha * alpha * cutoffsq)
     f_shift = -(erfcc / cutoffsq + 2.0 / jnp.sqrt(jnp.pi) * alpha * erfcd / cutoff)
     e_shift = erfcc / cutoff - f_shift * cutoff
