@@ -46,6 +46,7 @@ from fluxion.backend.jit_caches import _ALL as _ALL
 from fluxion.backend.jit_caches import _BY_FUN as _BY_FUN
 from fluxion.backend.jit_caches import _BY_FUN_LOCK, _PROGRAM_ENTRIES, _FunCaches, _options_key
 from fluxion.backend.jit_dispatch import _FAST_SCALARS, _make_dispatcher
+from fluxion.backend.jit_dispatch import tree_fast_key as _tree_fast_key
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _program_mesh
 from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
 from fluxion.backend.jit_sharding import Placement
@@ -503,10 +504,13 @@ class _Jitted:
         if len(self.cache) > 1024 or self.nbytes > config.fluxion_jit_cache_max_bytes:
             self.evict()
         if ((self.sig.simple and len(args) == self.sig.arity or self.sig.varargs)
-                and not kwargs and not _checks.ENABLED[0]
-                and all(type(a) is Array or type(a) in _FAST_SCALARS for a in args)):
-            e.fast_key = tuple(specs)
-            self.fast[e.fast_key] = e
+                and not kwargs and not _checks.ENABLED[0]):
+            if all(type(a) is Array or type(a) in _FAST_SCALARS for a in args):
+                e.fast_key = tuple(specs)
+            else:  # pytree arguments: keyed by jaxlib's treedef too (jit_dispatch.tree_fast_key)
+                e.fast_key = _tree_fast_key(args, _flatten(args)[0], specs)
+            if e.fast_key is not None:
+                self.fast[e.fast_key] = e
         return e
 
     def call_traced(self, args: tuple, kwargs: dict, statics: tuple, leaves: list, treedef: Any,

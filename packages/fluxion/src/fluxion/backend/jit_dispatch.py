@@ -22,6 +22,7 @@ from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
 from fluxion.core.config import config
 from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
+from fluxion.tree_util._nodes import _registered as _REGISTERED
 
 __all__: list[str] = []
 
@@ -36,7 +37,7 @@ _new = object.__new__
 # they would to the function itself. Its other names carry a prefix no parameter may use.
 _FAST_TEMPLATE = '''
 def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter,
-             _fx_SCALARS, _fx_to_array):
+             _fx_SCALARS, _fx_to_array, _fx_tree):
     def jitted({params}):
         try:
             if _fx_state.interp is _fx_EVAL:
@@ -48,6 +49,9 @@ def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _f
                     # a miss calls with the values as given
 {conversions}
 {scalar_lookup}
+                else:
+                    # pytrees of Arrays: the same table, keyed by the tree structure too
+                    return _fx_tree(({params},))
             return _fx_call(({params},), {{}})
         except Exception as _fx_exc:  # an API boundary (core/tracebacks.py)
             _fx_filter(_fx_exc)
@@ -93,6 +97,73 @@ def _scalar_arg(x: Any) -> Array:
     return _d.to_array(x)
 
 
+# jaxlib's C++ flatten over the builtin containers (tuple, list, dict, namedtuple, None), made on
+# first use (``import fluxion`` loads no jaxlib). A call whose pytree arguments it flattens into
+# Arrays only is looked up in the dispatcher's table under its C++ treedef and the leaves' Specs.
+_TREE_FLATTEN: list[Callable] = []
+
+
+def _tree_flatten() -> Callable:
+    if not _TREE_FLATTEN:
+        from jaxlib import _jax
+
+        reg = _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
+                                         enable_namedtuple=True, enable_list=True,
+                                         enable_dict=True)
+        _TREE_FLATTEN.append(reg.flatten)
+    return _TREE_FLATTEN[0]
+
+
+def _no_registered_namedtuple(x: Any) -> bool:
+    """Whether no namedtuple type in ``x`` has a flatten of its own registered with Fluxion
+    (the C++ flatten reads every namedtuple by its fields)."""
+    t = type(x)
+    if t is tuple or t is list:
+        return all(map(_no_registered_namedtuple, x))
+    if t is dict:
+        return all(map(_no_registered_namedtuple, x.values()))
+    if issubclass(t, tuple) and hasattr(t, "_fields"):
+        return t not in _REGISTERED and all(map(_no_registered_namedtuple, x))
+    return True
+
+
+def tree_fast_key(args: tuple, leaves: list, specs: list) -> tuple | None:
+    """The dispatcher's key for an entry compiled for positional pytree ``args``: ``(C++ treedef,
+    *specs)``, or None unless the C++ flatten gives exactly ``leaves`` (Fluxion's flatten of
+    ``args``, the same objects in the same order), all Arrays already under ``specs`` (placed
+    where the entry runs). A registered node type, a numpy or Python leaf, a namedtuple
+    flattened otherwise by a registration: None, and such calls keep the general path."""
+    try:
+        cleaves, ctree = _tree_flatten()(args)
+    except Exception:
+        return None
+    if (len(cleaves) != len(leaves) or len(leaves) != len(specs)
+            or not _no_registered_namedtuple(args)):
+        return None
+    for c, x, s in zip(cleaves, leaves, specs):
+        if c is not x or type(c) is not Array or c._k is not s:
+            return None
+    return (ctree, *specs)
+
+
+def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
+    """A dispatcher's route for positional pytree arguments (see :func:`tree_fast_key`)."""
+    def tree_call(args: tuple) -> Any:
+        if _TREE_FLATTEN:
+            try:
+                leaves, tree = _TREE_FLATTEN[0](args)
+            except Exception:
+                return call(args, {})
+            for x in leaves:
+                if type(x) is not Array:
+                    return call(args, {})
+            e = fast_get((tree, *map(_GET_K, leaves)))
+            if e is not None:
+                return e.call(tuple(map(_GET_A, leaves)))
+        return call(args, {})
+    return tree_call
+
+
 def _fast_maker(names: tuple[str, ...]) -> Callable:
     """The factory of dispatchers for functions with parameters ``names`` (generated once)."""
     make = _FAST_MAKERS.get(names)
@@ -123,6 +194,8 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     device constants) hit the table of entries keyed by the arguments' Specs alone (their count
     fixes the tree structure). One argument, the common case (``jit(grad(f))(x)``), takes a
     straight-line path with the single-output call inlined, as the generated dispatchers do."""
+    tree_call = _tree_caller(fast_get, call)
+
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
             if not kwargs and _STATE.interp is _EVAL:
@@ -130,7 +203,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                     a = args[0]
                     if type(a) is not Array:
                         if type(a) not in _FAST_SCALARS:
-                            return call(args, kwargs)
+                            return tree_call(args)
                         a = _scalar_arg(a)
                     e = fast_get((a._k,))
                     if e is not None:
@@ -147,7 +220,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                     if type(a) is not Array:
                         if any(type(b) is not Array and type(b) not in _FAST_SCALARS
                                for b in args):
-                            return call(args, kwargs)
+                            return tree_call(args)
                         arrays = tuple(b if type(b) is Array else _scalar_arg(b) for b in args)
                         break
                 e = fast_get(tuple(map(_GET_K, arrays)))
@@ -165,7 +238,7 @@ def _make_dispatcher(j: Any, fun: Callable) -> Callable:
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
         fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
-                                _FAST_SCALARS, _scalar_arg)
+                                _FAST_SCALARS, _scalar_arg, _tree_caller(j.fast.get, call))
     elif j.sig.varargs:
         fn = _varargs_dispatcher(j.fast.get, call)
     else:

@@ -1,0 +1,93 @@
+"""Cached jit calls with pytree arguments take the dispatcher's table (keyed by jaxlib's C++
+treedef and the leaves' Specs): same values as JAX, and never for a structure the C++ flatten
+would read differently (registered nodes, numpy leaves, a namedtuple with its own flatten)."""
+
+from __future__ import annotations
+
+import collections
+
+import jax
+import jax.numpy as jnp_ref
+import numpy as np
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion.tree_util import register_pytree_node
+
+
+def _tree_keys(f):
+    return [k for k in f._fluxion_jit.fast if k and type(k[0]).__name__ == "PyTreeDef"]
+
+
+def _step(p, s, r):
+    return {k: [(w + 1.0, b * 2.0) for w, b in v] for k, v in p.items()}, s[2] + r[0].sum(), None
+
+
+def test_pytree_call_hits_the_table_with_jax_values():
+    rng = np.random.default_rng(0)
+    host = {"b": [(rng.standard_normal((3, 2)).astype(np.float32), np.ones(2, np.float32))],
+            "a": [(np.ones((2, 2), np.float32), np.zeros(2, np.float32))] * 2}
+    roll = (np.arange(4, dtype=np.float32), None)
+    outs = {}
+    for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):
+        p = mod.tree_util.tree_map(xnp.asarray, host)
+        state = (p, p, xnp.asarray(np.int32(3)))
+        r = (xnp.asarray(roll[0]), None)
+        f = mod.jit(_step)
+        first = f(p, state, r)
+        second = f(p, state, r)  # fluxion: through the dispatcher's table
+        outs[mod.__name__] = (first, second)
+        if mod is fluxion:
+            assert len(_tree_keys(f)) == 1
+    for a, b in zip(outs["fluxion"], outs["jax"]):
+        la, lb = fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+        assert len(la) == len(lb)
+        for x, y in zip(la, lb):
+            assert x.shape == y.shape and x.dtype == y.dtype
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6)
+    f1, f2 = outs["fluxion"]
+    assert fluxion.tree_util.tree_structure(f1) == fluxion.tree_util.tree_structure(f2)
+
+
+class _Pair:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+register_pytree_node(_Pair, lambda p: ((p.b, p.a), None), lambda _, c: _Pair(c[1], c[0]))
+_NT = collections.namedtuple("_NT", "x y")
+
+
+class _Swapped(collections.namedtuple("_Swapped", "x y")):
+    pass
+
+
+register_pytree_node(_Swapped, lambda s: ((s.y, s.x), None), lambda _, c: _Swapped(c[1], c[0]))
+
+
+def test_structures_the_cpp_flatten_reads_otherwise_keep_the_general_path():
+    x, y = jnp.ones(2), jnp.arange(2.0)
+    f = fluxion.jit(lambda t: t[0].a - t[0].b + t[1])
+    assert f((_Pair(x, y), x)).tolist() == f((_Pair(x, y), x)).tolist() == [2.0, 1.0]
+    assert _tree_keys(f) == []  # a registered node is a leaf to the C++ flatten
+    g = fluxion.jit(lambda t: t.x - t.y)
+    assert g(_Swapped(x, y)).tolist() == g(_Swapped(x, y)).tolist() == [1.0, 0.0]
+    assert _tree_keys(g) == []  # its own flatten (y, x): the C++ order differs
+    assert g(_Swapped(x, x)).tolist() == [0.0, 0.0]  # the same leaf twice: still not keyed
+    assert _tree_keys(g) == [] and g(_Swapped(x, y)).tolist() == [1.0, 0.0]
+    h = fluxion.jit(lambda t: t.x - t.y)
+    assert h(_NT(x, y)).tolist() == h(_NT(x, y)).tolist() == [1.0, 0.0]
+    assert len(_tree_keys(h)) == 1
+    k = fluxion.jit(lambda t: t[0] + t[1])
+    assert k((x, np.ones(2, np.float32))).tolist() == k((x, np.ones(2, np.float32))).tolist()
+    assert _tree_keys(k) == []  # a numpy leaf: converted on the general path
+
+
+def test_pytree_table_follows_shapes_and_disable_jit():
+    f = fluxion.jit(lambda d: d["u"] * 2.0)
+    assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
+    assert f({"u": jnp.ones(3)}).shape == (3,)
+    assert len(_tree_keys(f)) == 2
+    with fluxion.disable_jit():
+        assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
+    assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
