@@ -71,3 +71,36 @@ def test_cond_and_vmap_argument_errors_like_haiku():
         hk.vmap.require_split_rng = True
     k = np.asarray(fr.key_data(keys))
     assert (k[0] == k[1]).all()  # split_rng=False implied
+
+
+def test_internal_state_difference_like_haiku():
+    from haiku._src import stateful as rstateful
+
+    from fluxion_nn.haiku._src import stateful
+
+    def run(mod, st, np_):
+        out = []
+
+        def f():
+            mod.get_parameter("a", [], init=np_.zeros)
+            mod.get_state("s", [], init=np_.zeros)
+            before = st.internal_state()
+            mod.get_parameter("b", [], init=np_.ones)
+            mod.set_state("s", np_.ones([]))
+            mod.next_rng_key()
+            diff = st.difference(before, st.internal_state())
+            out.append(({m: {n: None if v is None else float(v) for n, v in e.items()}
+                         for m, e in diff.params.items()},
+                        {m: {n: None if v is None else (float(v.initial), float(v.current))
+                             for n, v in e.items()} for m, e in diff.state.items()},
+                        diff.rng is not None,
+                        st.difference(before, before).rng is None))
+            with st.temporary_internal_state(st.internal_state()):
+                out.append(mod.Module(name="foo").module_name)
+            out.append(mod.Module(name="foo").module_name)
+            out.append(list(st.map(lambda x: x * 2, np_.arange(3.0))))
+        mod.transform_with_state(f).init(fr.key(0) if mod is hk else jax.random.key(0))
+        return out
+    ours, ref = run(hk, stateful, jnp), run(rhk, rstateful, jax.numpy)
+    assert ours[:3] == ref[:3]
+    np.testing.assert_allclose(np.asarray(ours[3], np.float32), np.asarray(ref[3], np.float32))

@@ -140,7 +140,7 @@ class VectorQuantizer(Module):
 
     def quantize(self, encoding_indices: Any) -> Any:
         """The embedding vectors of ``encoding_indices``."""
-        return self.embeddings.swapaxes(1, 0)[encoding_indices,]
+        return jnp.swapaxes(self.embeddings, 1, 0)[encoding_indices,]  # a numpy state array too
 
 
 class VectorQuantizerEMA(Module):
@@ -204,4 +204,4 @@ class VectorQuantizerEMA(Module):
 
     def quantize(self, encoding_indices: Any) -> Any:
         """The embedding vectors of ``encoding_indices``."""
-        return self.embeddings.swapaxes(1, 0)[encoding_indices,]
+        return jnp.swapaxes(self.embeddings, 1, 0)[encoding_indices,]  # a numpy state array too

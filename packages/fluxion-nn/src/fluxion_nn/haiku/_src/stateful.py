@@ -1,6 +1,13 @@
 """``haiku._src.stateful``: Haiku-aware transforms (implemented in
 ``fluxion_nn.haiku._lifted``)."""
 
+from .._internal_state import (  # noqa: F401
+    InternalState,
+    difference,
+    internal_state,
+    map,
+    temporary_internal_state,
+)
 from .._layers import scan  # noqa: F401
 from .._lifted import (  # noqa: F401
     cond,
