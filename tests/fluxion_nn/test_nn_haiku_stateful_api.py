@@ -104,3 +104,10 @@ def test_internal_state_difference_like_haiku():
     ours, ref = run(hk, stateful, jnp), run(rhk, rstateful, jax.numpy)
     assert ours[:3] == ref[:3]
     np.testing.assert_allclose(np.asarray(ours[3], np.float32), np.asarray(ref[3], np.float32))
+
+
+def test_init_with_a_non_key_says_where_the_rng_goes():
+    with pytest.raises(ValueError, match="Init must be called with an RNG as the first argument"):
+        hk.transform(hk.next_rng_key).init([1, 2])
+    with pytest.raises(ValueError, match="Init must be called with an RNG as the first argument"):
+        rhk.transform(rhk.next_rng_key).init([1, 2])

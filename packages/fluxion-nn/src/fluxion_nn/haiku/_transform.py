@@ -54,6 +54,15 @@ def get_original_fn(f: Any) -> Callable:
     return f._original_fn
 
 
+def _rng_seq(rng: Any, what: str, position: str, signature: str) -> Any:
+    try:
+        return _to_seq(rng)
+    except Exception as e:  # as Haiku: say where the key goes
+        raise ValueError(f"{what} must be called with an RNG as the {position} argument, the "
+                         f"required signature is: `{signature}`. The object was of type "
+                         f"{type(rng)}: {rng}") from e
+
+
 def transform_with_state(f: Callable) -> TransformedWithState:
     """Turn ``f`` (which may create modules, parameters and state) into a pure
     ``(init, apply)`` pair that threads parameters and state explicitly.
@@ -69,7 +78,8 @@ def transform_with_state(f: Callable) -> TransformedWithState:
     """
 
     def init_fn(rng: Any, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
-        frame = _Frame({}, {}, _to_seq(rng), init=True, params_frozen=False)
+        frame = _Frame({}, {}, _rng_seq(rng, "Init", "first", "init(rng, *a, **k)"), init=True,
+                       params_frozen=False)
         with frame:
             f(*args, **kwargs)
         return frame.params, frame.initial_state
