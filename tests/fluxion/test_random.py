@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from _compare import assert_bits_equal, assert_close, flags_both, x64_both
+from _compare import assert_bits_equal, assert_close, flags_both, platform_tol, x64_both
 
 import fluxion
 import fluxion.numpy as jnp
@@ -261,7 +261,9 @@ _PARAMS = [pytest.param(n, b, marks=[pytest.mark.slow] if (n in _SLOW or b and n
 @pytest.mark.parametrize("name,x64", _PARAMS)
 def test_sampler_matches_jax(name, x64):
     ours, theirs = _SAMPLERS[name]
-    tol = dict(rtol=1e-10, atol=1e-12) if x64 else dict(rtol=2e-5, atol=1e-6)
+    # (float32: widened to the platform's tolerance, e.g. a TPU's log in exponential/laplace/
+    # logistic differed from the CPU reference by up to 2e-4 relative; unchanged on the CPU)
+    tol = dict(rtol=1e-10, atol=1e-12) if x64 else platform_tol(2e-5, 1e-6)
     with x64_both(x64):
         close(ours(fr.key(21)), theirs(jax.random.key(21)), **tol)
 

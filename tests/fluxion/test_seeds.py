@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import jax
 import jax.numpy as jjnp
 import numpy as np
@@ -10,6 +12,8 @@ from _compare import assert_same, platform_tol
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import random as fr
+
+_PLATFORM = os.environ.get("FLUXION_TEST_PLATFORM", "cpu")
 
 
 def _tanh(np_):
@@ -90,9 +94,15 @@ def test_per_example_gradients_equal_a_loop():
         for (gw, gb), (ow, ob) in zip(got, one):
             np.testing.assert_allclose(np.asarray(gw)[i], np.asarray(ow), rtol=1e-5, atol=1e-6)
             np.testing.assert_allclose(np.asarray(gb)[i], np.asarray(ob), rtol=1e-5, atol=1e-6)
+    # On a TPU (tanh and float32 sums in its precision) small entries of a gradient whose entries
+    # reach ~5 differed from the CPU reference by up to 5e-4: atol there scales with the largest
+    # entry (unchanged on the CPU).
     for (gw, gb), (rw, rb) in zip(got, ref):
-        np.testing.assert_allclose(np.asarray(gw), np.asarray(rw), **platform_tol(1e-5, 1e-6))
-        np.testing.assert_allclose(np.asarray(gb), np.asarray(rb), **platform_tol(1e-5, 1e-6))
+        for g, r in ((gw, rw), (gb, rb)):
+            tol = platform_tol(1e-5, 1e-6)
+            if _PLATFORM != "cpu":
+                tol["atol"] = 1e-3 * float(np.abs(np.asarray(r)).max())
+            np.testing.assert_allclose(np.asarray(g), np.asarray(r), **tol)
 
 
 def test_ten_step_python_loop_jitted():

@@ -78,11 +78,17 @@ def test_reduce():
           X, rtol=1e-6)
     _both(lambda a: flax.reduce(a, -np.inf, flax.max, (0,)),
           lambda a: jlax.reduce(a, -np.inf, jlax.max, (0,)), X)
-    _both(lambda a: flax.reduce(a, 2.0, flax.add, (0, 1)),
-          lambda a: jlax.reduce(a, 2.0, jlax.add, (0, 1)), X, rtol=1e-6)
     _both(lambda a: flax.reduce(a, 0, lambda x, y: x * 2 + y, (1,)),
           lambda a: jlax.reduce(a, 0, lambda x, y: x * 2 + y, (1,)), XI)
     _both(lambda a, b: flax.reduce((a, b), (0.0, 0), lambda x, y: (x[0] + y[0], flax.max(x[1], y[1])),
                                    (0,)),
           lambda a, b: jlax.reduce((a, b), (0.0, 0), lambda x, y: (x[0] + y[0], jlax.max(x[1], y[1])),
                                    (0,)), X, XI, rtol=1e-6)
+
+
+def test_reduce_non_identity_init():
+    # XLA applies an init value that is not the reduction's identity an implementation-defined
+    # number of times: once on the CPU (jax's reference), once per partial reduction on a TPU
+    # (tests/conftest.py skips it there)
+    _both(lambda a: flax.reduce(a, 2.0, flax.add, (0, 1)),
+          lambda a: jlax.reduce(a, 2.0, jlax.add, (0, 1)), X, rtol=1e-6)
