@@ -141,7 +141,7 @@ def _timed_groups(args: argparse.Namespace, started: float) -> list[dict[str, An
             sizes |= {k: v for k, v in QUICK_SIZES.items() if k in workloads}
         rounds = args.rounds
         late = time.perf_counter() - started - mark * args.budget
-        if late > 0 and rounds > 1:
+        if late > 0.03 * args.budget and rounds > 1:
             # behind schedule: fewer rounds for this group (2: a bootstrap interval; 1 when far
             # behind, a loaded machine, where the run's length matters more than its intervals)
             rounds = max(1 if late > 0.25 * args.budget else 2,
