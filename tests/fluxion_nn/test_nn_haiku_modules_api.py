@@ -108,3 +108,13 @@ def test_mlp_reverse_matches_haiku():
     np.testing.assert_allclose(np.asarray(out), np.asarray(rout), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="only be passed when using dropout"):
         hk.transform(lambda x: hk.nets.MLP([2])(x, rng=fr.key(0))).init(fr.key(0), x)
+
+
+def test_private_modules_hk_namespace_like_haiku():
+    from haiku._src import basic as rbasic
+    from haiku._src.nets import mlp as rmlp
+
+    from fluxion_nn.haiku._src import basic
+    from fluxion_nn.haiku._src.nets import mlp
+    assert rbasic.hk.Module is rhk.Module and rmlp.hk.Linear is rhk.Linear
+    assert basic.hk.Module is hk.Module and mlp.hk.Linear is hk.Linear

@@ -138,6 +138,32 @@ __all__ = [
 ]
 
 
+# Haiku's implementation modules each hold an ``hk`` namespace of the public names they use
+# (``haiku._src.basic.hk.Module``); here that namespace is this public package itself. Importing
+# them also makes every private module an attribute of ``_src``, as in Haiku after ``import haiku``.
+_HK_SHIMMED = ("attention", "basic", "batch_norm", "bias", "conv", "deferred", "depthwise_conv",
+               "embed", "group_norm", "initializers", "layer_norm", "lift", "mixed_precision",
+               "moving_averages", "multi_transform", "nets.mlp", "nets.mobilenetv1", "nets.resnet",
+               "nets.vqvae", "pad", "pool", "recurrent", "reshape", "rms_norm", "spectral_norm",
+               "summarise", "transform")
+_PRIVATE_ONLY = ("base", "config", "data_structures", "dot", "eval_shape", "filtering",
+                 "jaxpr_info", "layer_stack", "module", "random", "stateful", "typing", "utils")
+
+
+def _load_private_modules() -> None:
+    import importlib
+    import sys
+
+    for name in _HK_SHIMMED + _PRIVATE_ONLY:
+        module = importlib.import_module(f"{__name__}._src.{name}")
+        if name in _HK_SHIMMED:
+            module.hk = sys.modules[__name__]
+
+
+_load_private_modules()
+del _load_private_modules
+
+
 def _hide_private_submodules() -> None:
     # as Haiku's package (``del _src``): the implementation modules are not attributes of
     # ``hk``, so tools walking hk's attributes (haiku's test_utils.find_subclasses) see only
