@@ -351,3 +351,21 @@ def test_jacobians_by_vmap():
             assert_close(u, v, 1e-5)
     assert_close(fluxion.jit(fluxion.hessian(lambda x: (x ** 3).sum()))(x),
            jax.hessian(lambda x: (x ** 3).sum())(x), 1e-5)
+
+
+def test_pow_grad_through_vmap_with_broadcast_operands_like_jax():
+    # vmap keeps an unbatched exponent at size 1 along the batch axis; pow's JVP rules broadcast
+    # both operands before their selects (jax_md's angular symmetry functions: (1 + l cos)**zeta).
+    z = np.array([1.0, 2.0, 4.0], np.float32)
+    x = np.random.RandomState(0).rand(4, 2).astype(np.float32) + 0.5
+
+    def make(lib, np_):
+        def f(a, zz):
+            return (1.0 + a[0]) ** zz * a[1] ** zz
+
+        return lambda xs: np_.sum(lib.vmap(lib.vmap(f, (None, 0)), (0, None))(xs, z))
+
+    ours, theirs = make(fluxion, jnp), make(jax, jjnp)
+    assert_close(fluxion.grad(ours)(jnp.asarray(x)), jax.grad(theirs)(x), rtol=1e-6)
+    assert_close(fluxion.jit(fluxion.grad(ours))(jnp.asarray(x)), jax.jit(jax.grad(theirs))(x),
+                 rtol=1e-6)

@@ -33,6 +33,7 @@ from fluxion.lax.elementwise import (
     select,
     sub,
 )
+from fluxion.lax.shape_ops import broadcast_in_dim
 
 # A weakly typed scalar of an operand's dtype (a literal when staged), for the JVP rules below.
 _c = _rules.const_like
@@ -111,7 +112,18 @@ def logistic(x: Any) -> Any:
 pow_p = binop_primitive("pow", _inexact, "stablehlo.power")
 
 
+def _same_shape(x: Any, y: Any) -> tuple[Any, Any]:
+    # Under vmap an elementwise operand may keep size-1 dimensions (the primitive broadcasts
+    # them); the selects below need both at the full shape, as JAX's integer-exponent rule does.
+    if np.shape(x) == np.shape(y):
+        return x, y
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    return (broadcast_in_dim(x, shape, tuple(range(len(shape)))),
+            broadcast_in_dim(y, shape, tuple(range(len(shape)))))
+
+
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    x, y = _same_shape(x, y)
     d = mul(y, pow(x, sub(y, _c(y, 1))))
     zero_y = eq(y, _c(y, 0))
     d = select(zero_y, mul(d, _c(d, 0)), d)
@@ -119,6 +131,7 @@ def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
 
 
 def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
+    x, y = _same_shape(x, y)
     zero_x = eq(x, _c(x, 0))
     safe = select(zero_x, add(mul(x, _c(x, 0)), _c(x, 1)), x)
     return mul(g, select(zero_x, mul(ans, _c(ans, 0)), mul(log(safe), ans)))
