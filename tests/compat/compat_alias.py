@@ -137,6 +137,18 @@ class _PublicView(types.ModuleType):
             return
         super().__setattr__(attr, value)
 
+    def __dir__(self):
+        # The reference's submodules that the mirror's same-named module has loaded are listed,
+        # as dir() of the reference package lists its loaded submodules (haiku's shim_hk_test
+        # walks dir(haiku._src)); reading one imports it under the reference's name.
+        names = set(self.__dict__)
+        same = self.__dict__.get("_compat_same")
+        if same is not None:
+            names.update(a for a, v in vars(same).items()
+                         if isinstance(v, types.ModuleType) and not a.startswith("_")
+                         and _reference_has_module(f"{self.__name__}.{a}"))
+        return sorted(names)
+
     def __getattr__(self, attr: str):
         public = self.__dict__["_compat_public"]
         same = self.__dict__["_compat_same"]
