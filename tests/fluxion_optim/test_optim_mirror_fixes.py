@@ -41,3 +41,31 @@ def test_convex_kl_divergence_is_deprecated_as_optax():
     np.testing.assert_allclose(np.asarray(fo.losses.generalized_kl_divergence(jnp.asarray(log_p),
                                                                                jnp.asarray(q))),
                                np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_multisteps_carries_noisy_sgd_key_as_optax(dtype):
+    import jax
+    import jax.numpy as rjnp
+
+    import fluxion
+
+    def run(lib, np_mod, jit):
+        opt = lib.MultiSteps(lib.noisy_sgd(learning_rate=1e-3, eta=1e-4, key=0), every_k_schedule=2)
+        params = np_mod.array([1.0, 2.0], dtype=dtype)
+        grads = 2 * params
+        state = jit(opt.init)(params)
+        outs = []
+        for _ in range(2):
+            updates, state = jit(opt.update)(grads, state, params)
+            outs.append(np.asarray(updates.astype(np_mod.float32)))
+        return outs, state
+
+    got, got_state = run(fo, jnp, fluxion.jit)
+    want, want_state = run(optax, rjnp, jax.jit)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-2, atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(got[0]), np.zeros(2, np.float32))
+    gk = jnp.issubdtype(got_state.inner_opt_state[0].rng_key.dtype, fluxion.dtypes.prng_key)
+    wk = rjnp.issubdtype(want_state.inner_opt_state[0].rng_key.dtype, jax.dtypes.prng_key)
+    assert gk == wk

@@ -141,6 +141,15 @@ def skip_large_updates(updates: Any, gradient_step: Any, params: Any,
     return should_skip, {"should_skip": should_skip, "norm_squared": norm_sq}
 
 
+def _select_like(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``where(pred, on_true, on_false)`` in ``on_false``'s dtype; a PRNG key leaf (noisy_sgd's
+    state) is already of its key dtype, so it is selected as is."""
+    out = jnp.where(pred, on_true, on_false)
+    if jnp.issubdtype(on_false.dtype, fluxion.dtypes.prng_key):
+        return out
+    return out.astype(on_false.dtype)
+
+
 class MultiStepsState(NamedTuple):
     """State of :class:`MultiSteps`."""
 
@@ -225,7 +234,7 @@ class MultiSteps:
                 gradient_step=emit * safe_increment(state.gradient_step)
                 + (1 - emit) * state.gradient_step,
                 inner_opt_state=fluxion.tree.map(
-                    lambda st, nst: jnp.where(emit, nst, st).astype(st.dtype),
+                    lambda st, nst: _select_like(emit, nst, st),
                     state.inner_opt_state, new_inner),
                 acc_grads=fluxion.tree.map(
                     lambda ga: ((1 - emit) * ga).astype(self._accumulator_dtype), acc_grads),
