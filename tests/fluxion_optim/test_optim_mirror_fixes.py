@@ -69,3 +69,28 @@ def test_multisteps_carries_noisy_sgd_key_as_optax(dtype):
     gk = jnp.issubdtype(got_state.inner_opt_state[0].rng_key.dtype, fluxion.dtypes.prng_key)
     wk = rjnp.issubdtype(want_state.inner_opt_state[0].rng_key.dtype, jax.dtypes.prng_key)
     assert gk == wk
+
+
+def test_inject_hyperparams_noisy_sgd_int_key_as_optax():
+    # inject_hyperparams makes the int key a traced int32 hyper-parameter: add_noise turns it into
+    # a key as optax's canonicalize_key does.
+    import jax
+    import jax.numpy as rjnp
+
+    import fluxion
+
+    def run(lib, np_mod, jit):
+        opt = lib.inject_hyperparams(lib.noisy_sgd)(learning_rate=1e-3, eta=1e-4, key=0)
+        params = [np_mod.ones((2, 3)), -np_mod.ones((2, 2))]
+        state = jit(opt.init)(params)
+        updates, state = jit(opt.update)(params, state, params)
+        return updates, state
+
+    got, got_state = run(fo, jnp, fluxion.jit)
+    want, want_state = run(optax, rjnp, jax.jit)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape) and g.dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-7)
+    gk = got_state.hyperparams["key"]
+    wk = want_state.hyperparams["key"]
+    assert gk.dtype == wk.dtype and int(gk) == int(wk)

@@ -9,6 +9,7 @@ import fluxion
 import fluxion.numpy as jnp
 from fluxion_optim import _base
 from fluxion_optim._numerics import safe_increment
+from fluxion_optim._utils import canonicalize_key
 from fluxion_optim.transforms._masking import masked
 from fluxion_optim.tree_utils import tree_add_scale, tree_random_like
 
@@ -63,12 +64,6 @@ class AddNoiseState(NamedTuple):
     rng_key: Any
 
 
-def _canonical_key(key: Any) -> Any:
-    if isinstance(key, int):
-        return fluxion.random.key(key)
-    return key
-
-
 def add_noise(eta: Any, gamma: Any, key: Any = None, *,
               seed: int | None = None) -> _base.GradientTransformation:
     """Adds Gaussian noise of variance ``eta / (1 + t) ** gamma`` to the updates.
@@ -93,7 +88,7 @@ def add_noise(eta: Any, gamma: Any, key: Any = None, *,
 
     def init_fn(params):
         del params
-        return AddNoiseState(count=jnp.zeros([], jnp.int32), rng_key=_canonical_key(key))
+        return AddNoiseState(count=jnp.zeros([], jnp.int32), rng_key=canonicalize_key(key))
 
     def update_fn(updates, state, params=None):
         del params
