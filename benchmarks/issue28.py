@@ -157,6 +157,10 @@ def _timed_groups(args: argparse.Namespace, started: float) -> list[dict[str, An
         for r in doc["results"]:
             r["rounds_planned"] = rounds
         records.extend(doc["results"])
+        if args.out:  # what is measured so far survives a run cut short
+            os.makedirs(args.out, exist_ok=True)
+            runner.write_json_atomic(os.path.join(args.out, "issue28.partial.json"),
+                                     {"records": records})
     return records
 
 
