@@ -82,6 +82,8 @@ MODULES = [
     "fluxion_md.dataclasses",
     "fluxion_md.interpolate",
     "fluxion_md.nn",
+    "fluxion_md._nn.behler_parrinello",
+    "fluxion_md._nn.util",
     "fluxion_md.test_util",
     "fluxion_scipy.ndimage",
     "fluxion_scipy.cluster.vq",

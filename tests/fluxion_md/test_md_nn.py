@@ -91,3 +91,70 @@ def test_parameter_helpers_match_jax_md():
     _close(smap._get_matrix_parameters(jnp.asarray(vec), mean),
            jax_md.smap._get_matrix_parameters(jax.numpy.asarray(vec), mean))
     assert smap._get_matrix_parameters(1.5, None) == 1.5
+
+
+def test_behler_parrinello_radial_symmetry_functions_match_jax_md():
+    from jax_md.nn import behler_parrinello as ref_bp
+
+    from fluxion_md.nn import behler_parrinello as bp
+
+    R = (RS.rand(5, 3) * 2.0).astype(np.float32)
+    species = np.array([0, 1, 1, 0, 1])
+    d_ref, _ = jax_md.space.periodic(2.0)
+    d, _ = space.periodic(2.0)
+    etas = np.array([0.5, 1.0], np.float32)
+    _close(fluxion.jit(bp.radial_symmetry_functions(d, jnp.asarray(species), etas, 0.9))(jnp.asarray(R)),
+           jax.jit(ref_bp.radial_symmetry_functions(d_ref, jax.numpy.asarray(species), etas, 0.9))(R))
+
+
+@pytest.mark.slow
+def test_behler_parrinello_angular_neighbor_list_matches_jax_md():
+    from jax_md.nn import behler_parrinello as ref_bp
+
+    from fluxion_md.nn import behler_parrinello as bp
+
+    R = (RS.rand(5, 3) * 2.0).astype(np.float32)
+    d_ref, _ = jax_md.space.periodic(2.0)
+    d, _ = space.periodic(2.0)
+    etas = np.array([0.5, 1.0], np.float32)
+    nbrs = partition.neighbor_list(d, 2.0, 0.9, 0.0, format=partition.Sparse).allocate(jnp.asarray(R))
+    nbrs_ref = jax_md.partition.neighbor_list(d_ref, 2.0, 0.9, 0.0,
+                                              format=jax_md.partition.Sparse).allocate(R)
+    ang = bp.angular_symmetry_functions_neighbor_list(d, None, etas, np.ones(2, np.float32),
+                                                      np.array([1.0, 2.0], np.float32), 0.9)
+    ang_ref = ref_bp.angular_symmetry_functions_neighbor_list(
+        d_ref, None, etas, np.ones(2, np.float32), np.array([1.0, 2.0], np.float32), 0.9)
+    _close(fluxion.jit(ang)(jnp.asarray(R), nbrs), jax.jit(ang_ref)(R, nbrs_ref), 1e-5)
+
+
+@pytest.mark.slow
+def test_behler_parrinello_energy_and_forces_match_jax_md():
+    R = (RS.rand(6, 3) * 2.0).astype(np.float32)
+    species = np.array([0, 1, 1, 0, 1, 0])
+    d_ref, _ = jax_md.space.periodic(2.0)
+    d, _ = space.periodic(2.0)
+    sym = dict(cutoff_distance=0.9)
+    e = energy.behler_parrinello(d, key=fluxion.random.PRNGKey(1), species=jnp.asarray(species),
+                                 mlp_sizes=(4,), sym_kwargs=sym)
+    e_ref = jax_md.energy.behler_parrinello(d_ref, key=jax.random.PRNGKey(1),
+                                            species=jax.numpy.asarray(species), mlp_sizes=(4,),
+                                            sym_kwargs=sym)
+    _close(fluxion.jit(e)(jnp.asarray(R)), jax.jit(e_ref)(R), 1e-5)
+    _close(fluxion.jit(fluxion.grad(e))(jnp.asarray(R)), jax.jit(jax.grad(e_ref))(R), 1e-4)
+
+
+def test_convert_checkpoint_to_params_matches_jax_md():
+    from jax_md._nn.util import convert_checkpoint_to_params as ref
+
+    from fluxion_md._nn.util import convert_checkpoint_to_params
+
+    ckpt = {"Energy/~/GraphNetEncoder/~/EdgeFunction_1/~/linear_1": {"w": np.ones((2, 3)),
+                                                                    "b": np.zeros(3)}}
+    template = {"GraphNetEncoder": {"edge_fns_1": {"layers_1": {
+        "kernel": np.empty((2, 3), np.float32), "bias": np.empty(3, np.float32)}}}}
+    ours, theirs = convert_checkpoint_to_params(ckpt, template), ref(ckpt, template)
+    leaf = ours["GraphNetEncoder"]["edge_fns_1"]["layers_1"]
+    _close(leaf["kernel"], theirs["GraphNetEncoder"]["edge_fns_1"]["layers_1"]["kernel"])
+    with pytest.raises(ValueError, match="different keys"):
+        convert_checkpoint_to_params({"Energy/~/m": {"w": np.ones(2)}}, {"m": {"kernel": np.ones(2),
+                                                                             "bias": np.ones(1)}})

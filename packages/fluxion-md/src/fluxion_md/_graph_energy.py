@@ -1,7 +1,7 @@
-"""Graph-network energies (``jax_md.energy.graph_network`` and friends), re-exported by
-:mod:`fluxion_md.energy`.
+"""Learned energies (``jax_md.energy.graph_network``, ``behler_parrinello`` and friends),
+re-exported by :mod:`fluxion_md.energy`.
 
-The model is a :mod:`fluxion_nn` module (``energy_fn.model``), so it trains with
+Each model is a :mod:`fluxion_nn` module (``energy_fn.model``), so it trains with
 ``fluxion_nn.split`` / ``merge`` as jax_md's trains with ``flax.nnx``.
 """
 
@@ -13,10 +13,13 @@ from typing import Any, Callable
 import fluxion
 import fluxion.numpy as jnp
 import fluxion_nn as nnx
+from fluxion import vmap
 from fluxion_md import nn, partition, space
+from fluxion_md._nn import behler_parrinello as bp
 from fluxion_md.util import Array
 
-__all__ = ["EnergyGraphNet", "canonicalize_node_state", "node_state_or_default",
+__all__ = ["BehlerParrinelloEnergy", "behler_parrinello", "behler_parrinello_neighbor_list",
+           "EnergyGraphNet", "canonicalize_node_state", "node_state_or_default",
            "dense_graph_input", "neighbor_graph_input", "graph_network",
            "graph_network_neighbor_list"]
 
@@ -207,6 +210,103 @@ def graph_network_neighbor_list(displacement_fn: Callable, box_size: Any, r_cuto
                            in_edge_features=spatial_dimension, n_recurrences=n_recurrences,
                            mlp_sizes=mlp_sizes, format=format, dr_threshold=dr_threshold,
                            nodes=nodes, **model_kwargs)
+
+    def energy_fn(R: Array, neighbor: Any = None, **kwargs: Any) -> Array:
+        return model(R, neighbor, **kwargs)
+
+    energy_fn.model = model
+    return neighbor_fn, energy_fn
+
+
+class BehlerParrinelloEnergy(nnx.Module):
+    """Behler-Parrinello energy: one MLP (``mlp``, a :class:`fluxion_md.nn.MLP` ending in one
+    output) maps each atom's symmetry functions ``sym_fn(R[, neighbor])`` to its energy; the total
+    is their sum (per-atom energies with ``per_particle``), as ``jax_md.energy``'s.
+
+    Example:
+        >>> import fluxion_nn
+        >>> sym = bp.symmetry_functions(space.free()[0])
+        >>> model = BehlerParrinelloEnergy(sym, 30, (4,), rngs=fluxion_nn.Rngs(0))
+        >>> model(jnp.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])).shape
+        ()
+    """
+
+    def __init__(self, sym_fn: Callable, in_features: int, mlp_sizes: tuple[int, ...], *,
+                 rngs: nnx.Rngs, per_particle: bool = False,
+                 activation: Callable = jnp.tanh) -> None:
+        self.sym_fn = sym_fn
+        self.per_particle = per_particle
+        self.mlp = nn.MLP(in_features, tuple(mlp_sizes) + (1,), rngs=rngs, activate_final=False,
+                          activation=activation)
+
+    def __call__(self, R: Array, neighbor: Any = None, **kwargs: Any) -> Array:
+        sym = self.sym_fn(R, neighbor, **kwargs) if neighbor is not None else self.sym_fn(R, **kwargs)
+        readout = vmap(self.mlp)(sym)
+        return readout if self.per_particle else jnp.sum(readout)
+
+
+def _probe_sym_dim(sym_fn: Callable, species: Any, spatial_dimension: int = 3) -> int:
+    # The number of symmetry functions, from a dummy system of the right size.
+    n = len(species) if species is not None else 3
+    return fluxion.eval_shape(sym_fn, jnp.zeros((n, spatial_dimension))).shape[-1]
+
+
+def behler_parrinello(displacement: Callable, *, key: Array, species: Array | None = None,
+                      mlp_sizes: tuple[int, ...] = (30, 30), sym_kwargs: dict | None = None,
+                      per_particle: bool = False, spatial_dimension: int = 3,
+                      activation: Callable = jnp.tanh) -> Callable:
+    """``energy_fn(R, **kwargs)`` of a fresh :class:`BehlerParrinelloEnergy` over all pairs
+    (symmetry functions of :func:`fluxion_md.nn.behler_parrinello.symmetry_functions` with
+    ``sym_kwargs``); the module is ``energy_fn.model``.
+
+    Example:
+        >>> import fluxion
+        >>> e = behler_parrinello(space.free()[0], key=fluxion.random.PRNGKey(0), mlp_sizes=(4,))
+        >>> e(jnp.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])).shape
+        ()
+    """
+    sym_kwargs = {} if sym_kwargs is None else sym_kwargs
+    sym_fn = bp.symmetry_functions(displacement, species, **sym_kwargs)
+    model = BehlerParrinelloEnergy(sym_fn, _probe_sym_dim(sym_fn, species, spatial_dimension),
+                                   mlp_sizes, rngs=nnx.Rngs(key), per_particle=per_particle,
+                                   activation=activation)
+
+    def energy_fn(R: Array, **kwargs: Any) -> Array:
+        return model(R, **kwargs)
+
+    energy_fn.model = model
+    return energy_fn
+
+
+def behler_parrinello_neighbor_list(displacement: Callable, box_size: Any, *, key: Array,
+                                    species: Array | None = None,
+                                    mlp_sizes: tuple[int, ...] = (30, 30),
+                                    sym_kwargs: dict | None = None, dr_threshold: float = 0.5,
+                                    fractional_coordinates: bool = False,
+                                    format: partition.NeighborListFormat = partition.Sparse,  # noqa: A002
+                                    neighbor_list_fn: Callable = partition.neighbor_list,
+                                    activation: Callable = jnp.tanh,
+                                    **neighbor_kwargs: Any) -> tuple[Any, Callable]:
+    """``(neighbor_fn, energy_fn)`` of a fresh :class:`BehlerParrinelloEnergy` over a ``Dense``
+    or ``Sparse`` neighbor list whose cutoff is the symmetry functions' (``sym_kwargs``'
+    ``cutoff_distance``, 8.0 by default).
+
+    Example:
+        >>> # neighbor_fn, e = behler_parrinello_neighbor_list(disp, 1.5, key=key, format=partition.Dense)
+        >>> # e(R, neighbor_fn.allocate(R))
+    """
+    sym_kwargs = {} if sym_kwargs is None else sym_kwargs
+    cutoff_distance = sym_kwargs.get("cutoff_distance", 8.0)
+    neighbor_fn = neighbor_list_fn(displacement, box_size, cutoff_distance, dr_threshold,
+                                   fractional_coordinates=fractional_coordinates, format=format,
+                                   **neighbor_kwargs)
+    box_arr = jnp.asarray(box_size)
+    spatial_dimension = box_arr.shape[-1] if box_arr.ndim >= 1 else 3
+    sym_fn = bp.symmetry_functions_neighbor_list(displacement, species, **sym_kwargs)
+    sym_dim = _probe_sym_dim(bp.symmetry_functions(displacement, species, **sym_kwargs), species,
+                             spatial_dimension)
+    model = BehlerParrinelloEnergy(sym_fn, sym_dim, mlp_sizes, rngs=nnx.Rngs(key),
+                                   activation=activation)
 
     def energy_fn(R: Array, neighbor: Any = None, **kwargs: Any) -> Array:
         return model(R, neighbor, **kwargs)

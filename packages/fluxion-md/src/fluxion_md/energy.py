@@ -26,7 +26,8 @@ __all__ = [
     "load_lammps_tersoff_parameters", "tersoff", "tersoff_neighbor_list",
     "tersoff_from_lammps_parameters", "tersoff_from_lammps_parameters_neighbor_list",
     "load_lammps_eam_parameters", "eam", "eam_from_lammps_parameters", "eam_neighbor_list",
-    "eam_from_lammps_parameters_neighbor_list", "EnergyGraphNet", "graph_network",
+    "eam_from_lammps_parameters_neighbor_list", "BehlerParrinelloEnergy", "behler_parrinello",
+    "behler_parrinello_neighbor_list", "EnergyGraphNet", "graph_network",
     "graph_network_neighbor_list", "canonicalize_node_state", "node_state_or_default",
     "dense_graph_input", "neighbor_graph_input",
 ]
@@ -440,7 +441,10 @@ def bks_silica_neighbor_list(displacement_or_metric: Callable, box_size: Any, sp
 
 
 from fluxion_md._graph_energy import (  # noqa: E402  (learned potentials over fluxion_md.nn)
+    BehlerParrinelloEnergy,
     EnergyGraphNet,
+    behler_parrinello,
+    behler_parrinello_neighbor_list,
     canonicalize_node_state,
     dense_graph_input,
     graph_network,
