@@ -369,3 +369,17 @@ def test_pow_grad_through_vmap_with_broadcast_operands_like_jax():
     assert_close(fluxion.grad(ours)(jnp.asarray(x)), jax.grad(theirs)(x), rtol=1e-6)
     assert_close(fluxion.jit(fluxion.grad(ours))(jnp.asarray(x)), jax.jit(jax.grad(theirs))(x),
                  rtol=1e-6)
+
+
+def test_pow_grad_with_a_scalar_array_exponent_like_jax():
+    # a rank-0 Array exponent with a vector base (jax_md's smooth_fn: dr ** f32(2)); the JVP rules
+    # broadcast the lower-rank operand along the trailing axes
+    x = np.random.RandomState(1).rand(5).astype(np.float32) + 0.5
+    two = np.float32(2.0)
+
+    def make(np_):
+        return lambda a: np_.sum(a ** np_.asarray(two) + np_.asarray(two) ** a)
+
+    assert_close(fluxion.grad(make(jnp))(jnp.asarray(x)), jax.grad(make(jjnp))(x), rtol=1e-6)
+    assert_close(fluxion.jit(fluxion.grad(make(jnp)))(jnp.asarray(x)),
+                 jax.jit(jax.grad(make(jjnp)))(x), rtol=1e-6)

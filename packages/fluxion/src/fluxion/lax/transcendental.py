@@ -115,11 +115,15 @@ pow_p = binop_primitive("pow", _inexact, "stablehlo.power")
 def _same_shape(x: Any, y: Any) -> tuple[Any, Any]:
     # Under vmap an elementwise operand may keep size-1 dimensions (the primitive broadcasts
     # them); the selects below need both at the full shape, as JAX's integer-exponent rule does.
+    # A lower-rank operand (a scalar exponent: ``dr ** f32(2)``) aligns with the trailing axes.
     if np.shape(x) == np.shape(y):
         return x, y
     shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    return (broadcast_in_dim(x, shape, tuple(range(len(shape)))),
-            broadcast_in_dim(y, shape, tuple(range(len(shape)))))
+
+    def full(v: Any) -> Any:
+        return broadcast_in_dim(v, shape, tuple(range(len(shape) - np.ndim(v), len(shape))))
+
+    return full(x), full(y)
 
 
 def _pow_dx(g: Any, ans: Any, x: Any, y: Any) -> Any:
