@@ -54,6 +54,15 @@ def _install() -> None:
 
 _install()
 
+if _LIB == "jax_md":
+    # jax-md's node ids depend on x64: its files parametrize float64 cases only when
+    # jax_enable_x64 is on, which tests/a2c_test.py (the first file of a whole-suite run) sets at
+    # import. Set it before collection, so that a run of some files (the sample, --files, a chunk)
+    # has the same ids as the whole suite.
+    import jax as _jax
+
+    _jax.config.update("jax_enable_x64", True)
+
 # absltest.main() parses the flags before running; module-level FLAGS reads need it under pytest.
 from absl import flags as _absl_flags  # noqa: E402
 
