@@ -67,7 +67,7 @@ def test_lift_with_state_updater():
 def test_lift_refuses_reuse():
     def f(x):
         inner = hk.transform(lambda x: hk.Linear(2, name="w")(x))
-        hk.Linear(2, name="lifted/w")(x)
+        hk.Linear(2, name=hk.force_name("lifted/w"))(x)  # ('/' needs force_name, as Haiku)
         return hk.lift(inner.init)(hk.next_rng_key(), x)
 
     with pytest.raises(ValueError, match="Key 'lifted/w' already exists"):
