@@ -23,3 +23,20 @@ def test_bks_silica_energy_is_float32_for_float32_positions(x64):
         ref = energy.bks_silica_pair(space.metric(disp), species=jnp.asarray(SPECIES))(
             jnp.asarray(R.astype(np.float64) if x64 else R))
     np.testing.assert_allclose(float(e), float(ref), rtol=1e-5)
+
+
+def test_spline_knots_are_float32_products_as_jax_md():
+    # jax_md fits scipy's not-a-knot spline on x = arange(n, float32) * float32(dx), a float32
+    # product; with x64 on, values inside (jax_md evaluates the end intervals its own way) then
+    # match scipy's fit on those knots to float64 rounding (a float64 product: ~1e-8 off).
+    interpolate = pytest.importorskip("fluxion_md.interpolate")
+    scipy_interp = pytest.importorskip("scipy.interpolate")
+    dx = 6.28721 / 21
+    y = np.exp(-np.arange(21) * 0.3) + 0.1 * np.sin(np.arange(21.0))
+    knots = (np.arange(21, dtype=np.float32) * np.float32(dx)).astype(np.float64)
+    r = np.array([1.7, 2.2, 3.3, 4.6])
+    expected = scipy_interp.splev(r, scipy_interp.splrep(knots, y, s=0, k=3))
+    with fluxion.enable_x64(True):
+        got = interpolate.spline(jnp.asarray(y), dx)(jnp.asarray(r))
+        assert got.dtype == jnp.float64
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-13, atol=1e-15)

@@ -87,7 +87,8 @@ def spline(y: Any, dx: float, degree: int = 3) -> Callable[[Array], Array]:
     if num_points < 4:
         raise ValueError(f"spline: needs at least 4 samples; got {num_points}.")
     dx = f32(dx)
-    x = onp.arange(num_points, dtype=onp.float32).astype(onp.float64) * float(dx)
+    # The knots as jax_md computes them: a float32 product, widened afterwards.
+    x = (onp.arange(num_points, dtype=onp.float32) * onp.float32(dx)).astype(onp.float64)
     M = _not_a_knot_second_derivatives(x, y_np)
     # Break points of the B-spline form: x0 (x4), x2..x_{n-3}, x_{n-1} (x4); a polynomial per
     # break point expanded there, as scipy's PPoly.from_spline lays them out.
