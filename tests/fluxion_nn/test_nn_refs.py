@@ -76,3 +76,24 @@ def test_ref_variables_in_jit_like_flax():
         t = jax.jit(linear)(theirs, jjnp.ones((1, 3)))
     np.testing.assert_allclose(np.asarray(o), np.asarray(t))
     assert int(ours.count[...]) == int(theirs.count[...]) == 2
+
+
+def test_nnx_jit_keeps_references_like_flax():
+    def run(lib, np_):
+        m = lib.with_vars(lib.Linear(2, 3, rngs=lib.Rngs(0)), ref=True)
+        raw = m.bias.get_raw_value()
+
+        @lib.jit
+        def step(m, x):
+            m.bias[...] += 1.0
+            return m(x)
+
+        for _ in range(3):
+            step(m, np_.ones((1, 2)))
+
+        return (np.asarray(m.bias[...]), m.bias.get_raw_value() is raw,
+                m.bias.get_raw_value().__class__.__name__)
+
+    ours, theirs = run(nnx, jnp), run(fnnx, jjnp)
+    np.testing.assert_allclose(ours[0], theirs[0])
+    assert ours[1:] == theirs[1:] == (True, "Ref")

@@ -57,7 +57,7 @@ def split_outputs(in_nodes: list, built: dict, out: Any, in_root: tuple | None =
     out_nodes = [leaves[i] for i in node_pos]
     gdef, gleaves, objs = _flatten_many(list(in_nodes) + out_nodes)
     origin = tuple(in_index.get(id(o)) for o in objs)
-    values = [leaf.value if isinstance(leaf, Variable) else leaf for _, leaf in gleaves]
+    values = [_leaf_value(leaf) for _, leaf in gleaves]
     pure = [leaf for i, leaf in enumerate(leaves) if i not in set(node_pos)]
     owner = tuple(p[0] for p, _ in gleaves)
     if leaves_out is not None:
@@ -71,13 +71,26 @@ def split_outputs(in_nodes: list, built: dict, out: Any, in_root: tuple | None =
 
 
 
+def _leaf_value(leaf: Any) -> Any:
+    """What a transformation carries for a graph leaf: a Variable's value (its reference, for a
+    ref-mode Variable: jit reads and writes it, and gives it back as itself)."""
+    if not isinstance(leaf, Variable):
+        return leaf
+    raw = leaf._value
+    return raw if type(raw) is fluxion.Ref else leaf.value
+
+
 def apply_outputs(static_out: tuple, values: list, pure: list, in_objs: list,
                   fast_leaves: list | None = None) -> Any:
     """Outside: write updated values into the original objects and build the output tree."""
     gdef, origin, treedef, node_pos, n_in, _, same = static_out
     if same and fast_leaves is not None:
         for var, value in zip(fast_leaves, values):
-            object.__setattr__(var, "_value", value)
+            raw = var._value
+            if type(raw) is fluxion.Ref and type(value) is not fluxion.Ref:
+                raw[...] = value  # a ref-mode Variable keeps its reference
+            else:
+                object.__setattr__(var, "_value", value)
         return tree_util.tree_unflatten(treedef, pure)
     existing = {i: in_objs[o] for i, o in enumerate(origin) if o is not None}
     nodes = _unflatten_value(gdef.root, (), _UnflattenCtx(_seq_lookup(values), existing=existing))

@@ -147,6 +147,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     snums = tuple(sorted(set(snums) | {positional.index(n) for n in snames if n in positional}))
     side: dict = {}
+    ref_plans: dict = {}  # per key: which results were references (_refs_out)
 
     def pure(key: tuple, values: list, other: list) -> tuple:
         static, static_pos, static_kw = key
@@ -157,7 +158,8 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
                 args[i] = v
             return fun(*args, **kwargs, **dict(static_kw))
 
-        return _call_pure(call, side, key, static, values, other, no_alias=no_alias)
+        return _refs_out(_call_pure(call, side, key, static, values, other, no_alias=no_alias),
+                         values, ref_plans, key, new_refs=no_alias is None)
 
     jitted = fluxion.jit(pure, static_argnums=(0,), keep_unused=keep_unused)
     # shardings are applied to the arguments before the call (per Variable, by filter)
@@ -193,6 +195,9 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         inp, key = prepare(args, kwargs)
         values2, pure_out = jitted(key, inp.values, inp.other)
+        plan = ref_plans.get(key)
+        if plan:
+            values2, pure_out = _refs_back((values2, pure_out), inp.values, plan)
         static_out = side[key]
         objs = inp.objs
         if not static_out[-1]:
@@ -292,3 +297,34 @@ def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
     bound.lower = lower  # type: ignore[attr-defined]
     return bound
 
+
+
+def _refs_out(out: Any, values: Any, plans: dict, key: Any, new_refs: bool) -> Any:
+    """``out`` with each mutable reference replaced by its value (a jitted function cannot
+    return references), remembering which input reference each was (or that it is new). A new
+    reference is returned only with graph updates (flax's ``compat.jit``); the simple jit leaves
+    it, so that returning it is jit's error, as in flax."""
+    leaves, tree = tree_util.tree_flatten(out)
+    if not any(isinstance(x, fluxion.Ref) for x in leaves):
+        plans.pop(key, None)
+        return out
+    inputs = {id(r): i for i, r in enumerate(tree_util.tree_leaves(values))
+              if isinstance(r, fluxion.Ref)}
+    plan = []
+    for j, x in enumerate(leaves):
+        if isinstance(x, fluxion.Ref) and (new_refs or id(x) in inputs):
+            plan.append((j, inputs.get(id(x))))
+            leaves[j] = x[...]
+    plans[key] = tuple(plan)
+    return tree_util.tree_unflatten(tree, leaves)
+
+
+def _refs_back(out: Any, values: Any, plan: tuple) -> Any:
+    """The references of ``_refs_out`` put back: an input reference is returned as itself
+    (its value was written back by the call), a reference made inside as a new one (flax's
+    ``NoUpdate``/``ArrayRefOutput``)."""
+    leaves, tree = tree_util.tree_flatten(out)
+    inputs = tree_util.tree_leaves(values)
+    for j, i in plan:
+        leaves[j] = inputs[i] if i is not None else fluxion.new_ref(leaves[j])
+    return tree_util.tree_unflatten(tree, leaves)
