@@ -83,9 +83,26 @@ def _other(tag, shape):
     return tag, tag
 
 
-@pytest.mark.parametrize("other", OTHERS, ids=str)
-@pytest.mark.parametrize("self_tag", ["f32", "i32", "bool"])
-@pytest.mark.parametrize("op", BIN_OPS, ids=lambda o: o.__name__)
+_BITWISE_OPS = (operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift)
+
+
+def _operator_cases():
+    """Every operator (and its reflection) with every kind of other operand, on the operand
+    dtype the operator is for (int32 for the bitwise ones, float32 else); the other two dtypes
+    with one array and the two kinds of Python scalar. All dunders are the same wrappers
+    (numpy/array_methods.py _defer/_rdefer) of the ufuncs, whose dtype promotion over all dtype
+    pairs test_ufuncs.py checks."""
+    cases = []
+    for op in BIN_OPS:
+        main = "i32" if op in _BITWISE_OPS else "f32"
+        cases += [(op, main, other) for other in OTHERS]
+        cases += [(op, tag, other) for tag in ("f32", "i32", "bool") if tag != main
+                  for other in ("f32", 2, 1.5)]
+    return cases
+
+
+@pytest.mark.parametrize("op,self_tag,other", _operator_cases(),
+                         ids=lambda v: v.__name__ if callable(v) else str(v))
 def test_binary_operators(op, self_tag, other):
     shape = (3,)
     xs, jxs = _other(self_tag, shape)
