@@ -33,6 +33,15 @@ if os.environ.get("FLUXION_TEST_PLATFORM", "cpu") != "cpu":
     jax.config.update("jax_default_matmul_precision", "highest")
 
 
+# A test worker compiles thousands of distinct eager operations (every op x dtype x shape of the
+# suite); the default budget of the eager executables (256 MiB, oldest compiled first out) was
+# full after ~1400 tests of tests/fluxion/numpy, and from then on about a third of the eager
+# compiles were of operations compiled before and evicted (the common conversions and
+# arithmetic of small shapes). A larger budget for the test processes (tests/fluxion/test_memory.py
+# checks the eviction itself with its own limits).
+fluxion.config.update("fluxion_eager_cache_max_bytes", 1 << 30)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # xdist registers this mark itself; register it too for runs with ``-p no:xdist``.
     config.addinivalue_line("markers", "xdist_group(name): run on one xdist worker under "
