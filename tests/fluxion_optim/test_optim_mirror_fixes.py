@@ -43,8 +43,8 @@ def test_convex_kl_divergence_is_deprecated_as_optax():
                                np.asarray(want), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_multisteps_carries_noisy_sgd_key_as_optax(dtype):
+def test_multisteps_carries_noisy_sgd_key_as_optax():
+    dtype = "bfloat16"  # optax's test runs both; the key leaf is the same for either
     import jax
     import jax.numpy as rjnp
 
