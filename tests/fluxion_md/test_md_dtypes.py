@@ -40,3 +40,11 @@ def test_spline_knots_are_float32_products_as_jax_md():
         got = interpolate.spline(jnp.asarray(y), dx)(jnp.asarray(r))
         assert got.dtype == jnp.float64
     np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-13, atol=1e-15)
+
+
+def test_util_array_is_the_array_class_as_jax_md():
+    # jax_md.util.Array is jnp.ndarray; its tests pick array leaves with isinstance(x, Array).
+    from fluxion_md import util
+
+    assert isinstance(jnp.ones(2), util.Array)
+    assert not isinstance(1.0, util.Array)

@@ -79,7 +79,8 @@ def get_backend() -> Any:
     """
     return SimpleNamespace(platform=fluxion.default_backend())
 
-Array = Any
+# The array class, as jax_md's (jnp.ndarray): a type hint and an isinstance target.
+Array = jnp.ndarray
 PyTree = Any
 f16 = jnp.float16
 f32 = jnp.float32
