@@ -194,3 +194,15 @@ def test_array_and_copy_give_a_new_buffer_like_jax():
         f(x, np_.copy(x))  # two buffers: donating both is fine
     assert str(fluxion.make_jaxpr(lambda v: fnp.array(v))(1.0)) == str(
         jax.make_jaxpr(lambda v: jjnp.array(v))(1.0))
+
+
+def test_numpy_integer_array_as_shape_like_jax():
+    # a 1-D NumPy integer array is a shape (jax_md's coulomb_recip_pme passes its grid that way);
+    # a tuple holding such an array is not
+    shape = np.array([2, 3])
+    for name in ("zeros", "ones", "empty"):
+        ours, theirs = getattr(fnp, name)(shape), getattr(jnp, name)(shape)
+        assert ours.shape == theirs.shape == (2, 3) and ours.dtype == theirs.dtype
+    assert_same(fnp.full(shape, 1.5), jnp.full(shape, 1.5))
+    with pytest.raises(TypeError, match="zeros: shape must be a sequence of integers"):
+        fnp.zeros((shape,))

@@ -183,8 +183,10 @@ def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool |
 
 
 def _shape(shape: Any, fun: str) -> tuple[int, ...]:
+    # (a NumPy array has __index__ too: only a 0-d one is a single dimension; a 1-D integer
+    # array is a shape, as in JAX)
     if isinstance(shape, (int, np.integer)) or (hasattr(shape, "__index__") and not isinstance(
-            shape, (list, tuple))):
+            shape, (list, tuple)) and np.ndim(shape) == 0):
         shape = (shape,)
     try:
         out = tuple(operator.index(d) for d in shape)
