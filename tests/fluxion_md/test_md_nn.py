@@ -158,3 +158,17 @@ def test_convert_checkpoint_to_params_matches_jax_md():
     with pytest.raises(ValueError, match="different keys"):
         convert_checkpoint_to_params({"Energy/~/m": {"w": np.ones(2)}}, {"m": {"kernel": np.ones(2),
                                                                              "bias": np.ones(1)}})
+
+
+def test_membrane_energies_match_jax_md():
+    R = np.array([[0.0, 0, 0], [1, 0.1, 0], [0.2, 1, 0], [0, 0.1, 1.2]], np.float32)
+    tri = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    d_ref, _ = jax_md.space.free()
+    d, _ = space.free()
+    Rj, Rf, tj, tf = jax.numpy.asarray(R), jnp.asarray(R), jax.numpy.asarray(tri), jnp.asarray(tri)
+    _close(energy._calc_triangle_areas(Rf, tf, d), jax_md.energy._calc_triangle_areas(Rj, tj, d_ref))
+    _close(energy.triangle_area_potential(Rf, tf, d, 0.4, 2.0),
+           jax_md.energy.triangle_area_potential(Rj, tj, d_ref, 0.4, 2.0))
+    _close(energy.volume_potential(Rf, tf, 0.2, 3.0), jax_md.energy.volume_potential(Rj, tj, 0.2, 3.0))
+    _close(fluxion.grad(lambda r: energy.bending_potential(r, tf, d, 1.5))(Rf),
+           jax.grad(lambda r: jax_md.energy.bending_potential(r, tj, d_ref, 1.5))(Rj), 1e-5)

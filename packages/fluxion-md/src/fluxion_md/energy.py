@@ -27,7 +27,8 @@ __all__ = [
     "tersoff_from_lammps_parameters", "tersoff_from_lammps_parameters_neighbor_list",
     "load_lammps_eam_parameters", "eam", "eam_from_lammps_parameters", "eam_neighbor_list",
     "eam_from_lammps_parameters_neighbor_list", "BehlerParrinelloEnergy", "behler_parrinello",
-    "behler_parrinello_neighbor_list", "EnergyGraphNet", "graph_network",
+    "behler_parrinello_neighbor_list", "triangle_area_potential", "volume_potential",
+    "bending_potential", "EnergyGraphNet", "graph_network",
     "graph_network_neighbor_list", "canonicalize_node_state", "node_state_or_default",
     "dense_graph_input", "neighbor_graph_input",
 ]
@@ -468,4 +469,11 @@ from fluxion_md._many_body import (  # noqa: E402  (many-body potentials use the
     tersoff_from_lammps_parameters,
     tersoff_from_lammps_parameters_neighbor_list,
     tersoff_neighbor_list,
+)
+from fluxion_md._membrane import (  # noqa: E402  (membrane energies)
+    _calc_triangle_areas,  # noqa: F401  (jax_md's private helpers; its tests call them)
+    _calc_volume,  # noqa: F401
+    bending_potential,
+    triangle_area_potential,
+    volume_potential,
 )
