@@ -172,3 +172,20 @@ def test_membrane_energies_match_jax_md():
     _close(energy.volume_potential(Rf, tf, 0.2, 3.0), jax_md.energy.volume_potential(Rj, tj, 0.2, 3.0))
     _close(fluxion.grad(lambda r: energy.bending_potential(r, tf, d, 1.5))(Rf),
            jax.grad(lambda r: jax_md.energy.bending_potential(r, tj, d_ref, 1.5))(Rj), 1e-5)
+
+
+def test_nvk_matches_jax_md():
+    from fluxion_md import simulate
+
+    R = (RS.rand(5, 2) * 3).astype(np.float32)
+    d_ref, s_ref = jax_md.space.periodic(3.0)
+    d, s = space.periodic(3.0)
+    i_ref, a_ref = jax_md.simulate.nvk(jax_md.energy.soft_sphere_pair(d_ref), s_ref, 1e-2, 0.5)
+    i, a = simulate.nvk(energy.soft_sphere_pair(d), s, 1e-2, 0.5)
+    st_ref, st = i_ref(jax.random.PRNGKey(0), jax.numpy.asarray(R)), i(fluxion.random.PRNGKey(0),
+                                                                      jnp.asarray(R))
+    step_ref, step = jax.jit(a_ref), fluxion.jit(a)
+    for _ in range(3):
+        st_ref, st = step_ref(st_ref), step(st)
+    _close(st.position, st_ref.position, 1e-5)
+    _close(st.momentum, st_ref.momentum, 1e-5)

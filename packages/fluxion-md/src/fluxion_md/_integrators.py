@@ -14,7 +14,7 @@ from typing import Any, Callable, TypeVar
 import fluxion.numpy as jnp
 from fluxion import jit, lax, random
 from fluxion.tree_util import tree_flatten, tree_map, tree_unflatten
-from fluxion_md import dataclasses, quantity
+from fluxion_md import dataclasses, quantity, util
 from fluxion_md.util import Array, f32, static_cast
 
 __all__ = [
@@ -407,3 +407,61 @@ def nvt_nose_hoover_invariant(energy_fn: Callable[..., Array], state: NVTNoseHoo
     for r, p, m in zip(c.position[1:], c.momentum[1:], c.mass[1:]):
         E += p ** 2 / (2 * m) + kT * r
     return E
+
+
+def nvk(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: float, kT: float,
+        **sim_kwargs: Any) -> Simulator:
+    """Isokinetic (NVK) simulation with the Gaussian thermostat (Minary, Martyna & Tuckerman
+    2003, eqs. 4.12-4.17; Zhang 1997), as ``jax_md.simulate.nvk``: half momentum updates that keep
+    the kinetic energy of the step's start, a full position step, new forces, another half update.
+
+    ``init_fn(key, R, mass=1.0, momenta=None, **kwargs)`` (momenta drawn at ``kT`` unless given;
+    ``kT=`` may be passed); ``apply_fn(state, **kwargs)``. The state is an :class:`NVEState`.
+
+    Example:
+        >>> # init_fn, apply_fn = nvk(energy_fn, shift_fn, 1e-3, kT=0.5)
+        >>> # state = apply_fn(init_fn(key, R))
+    """
+    force_fn = quantity.canonicalize_force(energy_or_force_fn)
+    dt = f32(dt)
+    dt_2 = f32(dt / 2)
+
+    def momentum_update(state: NVEState, KE: Array) -> NVEState:
+        eps = 1e-16  # zero forces
+
+        def weighted(f: Array, p: Array, m: Array) -> Array:
+            return f * p / m
+
+        a = (util.high_precision_sum(weighted(state.force, state.momentum, state.mass)) + eps) / (
+            2.0 * KE)
+        b = (util.high_precision_sum(weighted(state.force, state.force, state.mass)) + eps) / (
+            2.0 * KE)
+        b_sqrt = jnp.sqrt(b)
+        s_t = (a / b) * (jnp.cosh(dt_2 * b_sqrt) - 1.0) + jnp.sinh(dt_2 * b_sqrt) / b_sqrt
+        s_dot_t = b_sqrt * (a / b) * jnp.sinh(dt_2 * b_sqrt) + jnp.cosh(dt_2 * b_sqrt)
+        momentum = tree_map(lambda p, f: (p + f * s_t) / s_dot_t, state.momentum, state.force)
+        return state.set(momentum=momentum)
+
+    def position_update(state: NVEState) -> NVEState:
+        shifts = tree_map(lambda r: shift_fn, state.position) if callable(shift_fn) else shift_fn
+        position = tree_map(lambda s_fn, r, v: s_fn(r, dt * v), shifts, state.position,
+                            state.velocity)
+        return state.set(position=position)
+
+    def init_fn(key: Array, R: Array, mass: Any = f32(1.0), momenta: Array | None = None,
+                **kwargs: Any) -> NVEState:
+        _kT = kwargs.pop("kT", kT)
+        key, split = random.split(key)
+        state = canonicalize_mass(NVEState(R, None, force_fn(R, **kwargs), mass))
+        if momenta is None:
+            return initialize_momenta(state, split, _kT)
+        return canonicalize_momenta(state, momenta)
+
+    def apply_fn(state: NVEState, **kwargs: Any) -> NVEState:
+        KE = kinetic_energy(state)
+        state = momentum_update(state, KE)
+        state = position_update(state)
+        state = state.set(force=force_fn(state.position, **kwargs))
+        return momentum_update(state, KE)
+
+    return init_fn, apply_fn
