@@ -17,6 +17,7 @@ from typing import Any
 
 import fluxion.tree_util as tree_util
 
+from . import filterlib
 from ._config import resolve
 from .graph import (
     GraphDef,
@@ -33,6 +34,7 @@ from .graph import (
     _UnflattenCtx,
     check_tree_mode,
     clone,
+    find_duplicates,
     graphdef,
     is_graph_node,
     iter_children,
@@ -47,6 +49,7 @@ from .graph import (
     update,
 )
 from .graph import flatten as _flatten
+from .graph import map as graph_map
 from .graph_context import (
     MergeContext,
     SplitContext,
@@ -277,10 +280,6 @@ def with_vars(node: Any, /, *, hijax: bool | None = None, ref: bool | None = Non
         >>> isinstance(vs[0].get_raw_value(), fluxion.Ref), float(vs[1][...])
         (True, 2.0)
     """
-    from . import filterlib
-    from .graph import find_duplicates
-    from .graph import map as graph_map
-
     new_attrs = {k: v for k, v in (("hijax", hijax), ("ref", ref), ("mutable", mutable))
                  if v is not None}
 

@@ -34,6 +34,7 @@ from fluxion.core import dtypes as _dtypes
 from fluxion.core.refs import OPS, AbstractRef, Ref
 from fluxion.core.trace import Tracer
 from fluxion.lax.conversions import convert_element_type
+from fluxion.numpy.creation import asarray, zeros
 from fluxion.transforms.staging import abstractify
 
 __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze", "get",
@@ -41,7 +42,6 @@ __all__ = ["AbstractRef", "Ref", "addupdate", "empty_ref", "free_ref", "freeze",
 
 
 def _as_array(x: Any, fname: str) -> Any:
-    import fluxion.numpy as jnp  # the NumPy layer sits above ref's imports at package load
     if isinstance(x, Ref):
         raise TypeError(f"{fname}: expected an array, got a reference {x.aval}; read it with "
                         "ref[...] first")
@@ -52,7 +52,7 @@ def _as_array(x: Any, fname: str) -> Any:
     except TypeError:
         raise TypeError(f"{fname}: expected an array (an Array, a NumPy array or a Python "
                         f"scalar), got a value of type {type(x).__name__}: {x!r}") from None
-    return jnp.asarray(x)
+    return asarray(x)
 
 
 def new_ref(init_val: Any, *, memory_space: Any = None, kind: str | None = None) -> Ref:
@@ -83,10 +83,9 @@ def empty_ref(ty: Any, memory_space: Any = None) -> Ref:
         >>> r.shape, r.dtype.name
         ((2,), 'float32')
     """
-    import fluxion.numpy as jnp
     aval = abstractify(ty) if not hasattr(ty, "shape") else None
     shape, dtype = (aval.shape, aval.dtype) if aval is not None else (ty.shape, ty.dtype)
-    return new_ref(jnp.zeros(shape, dtype), memory_space=memory_space)
+    return new_ref(zeros(shape, dtype), memory_space=memory_space)
 
 
 def free_ref(ref: Ref) -> tuple:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 import types
 
 from fluxion.nn import one_hot
@@ -151,9 +153,6 @@ _PRIVATE_ONLY = ("base", "config", "data_structures", "dot", "eval_shape", "filt
 
 
 def _load_private_modules() -> None:
-    import importlib
-    import sys
-
     for name in _HK_SHIMMED + _PRIVATE_ONLY:
         module = importlib.import_module(f"{__name__}._src.{name}")
         if name in _HK_SHIMMED:

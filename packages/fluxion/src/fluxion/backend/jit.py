@@ -372,7 +372,7 @@ class _Jitted:
                 args, kwargs, statics, _ = self.split(args, kwargs)
             else:
                 statics = ()
-            return call_with_refs(self, args, kwargs, statics, closed.refs)
+            return call_with_refs(self, args, kwargs, statics, closed.refs, jit=jit)
 
     def call_values(self, args: tuple, kwargs: dict) -> Any:
         if config.jax_disable_jit:
@@ -387,7 +387,7 @@ class _Jitted:
         leaves, treedef = _flatten((args, kwargs) if kwargs else args)
         if _STATE.interp is not _EVAL:
             if any(type(x) is Ref for x in leaves):
-                return call_with_refs(self, args, kwargs, statics)
+                return call_with_refs(self, args, kwargs, statics, jit=jit)
             if not kwargs:
                 treedef = _flatten((args, {}))[1]
             return self.call_traced(args, kwargs, statics, leaves, treedef, donated)
@@ -395,7 +395,7 @@ class _Jitted:
         for x in leaves:
             if type(x) is not Array:
                 if any(type(a) is Ref for a in leaves):
-                    return call_with_refs(self, args, kwargs, statics)
+                    return call_with_refs(self, args, kwargs, statics, jit=jit)
                 arrays = [_arg_array(a, self.name) for a in leaves]
                 break
         key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))

@@ -105,6 +105,7 @@ _TREE_FLATTEN: list[Callable] = []
 
 def _tree_flatten() -> Callable:
     if not _TREE_FLATTEN:
+        # reason: importing fluxion must not load jaxlib; the first pytree-argument call does
         from jaxlib import _jax
 
         reg = _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,

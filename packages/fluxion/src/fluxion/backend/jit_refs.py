@@ -41,10 +41,12 @@ _CURRENT = _Current()  # the Ref objects of the call being traced (read only whi
 
 
 def call_with_refs(j: Any, args: tuple, kwargs: dict, statics: tuple,
-                   closed: list | None = None) -> Any:
-    """Call the jitted function ``j`` (a ``_Jitted``) on arguments holding references."""
-    from fluxion.backend.jit import jit
+                   closed: list | None = None, *, jit: Callable) -> Any:
+    """Call the jitted function ``j`` (a ``_Jitted``) on arguments holding references.
 
+    ``jit`` is ``fluxion.jit`` (passed by backend/jit.py, which imports this module), used to
+    stage the body that takes the references' values as extra inputs and outputs.
+    """
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
     pos = tuple(find_refs(leaves))
     seen: dict[int, int] = {}
@@ -76,7 +78,7 @@ def call_with_refs(j: Any, args: tuple, kwargs: dict, statics: tuple,
         out, finals = inner(dyn, vals)
     except ClosedRefs as more:  # the trace reached references by closure: stage again
         _CURRENT.refs = prev
-        return call_with_refs(j, args, kwargs, statics, closed + more.refs)
+        return call_with_refs(j, args, kwargs, statics, closed + more.refs, jit=jit)
     finally:
         _CURRENT.refs = prev
     if closed:
