@@ -48,3 +48,17 @@ def test_util_array_is_the_array_class_as_jax_md():
 
     assert isinstance(jnp.ones(2), util.Array)
     assert not isinstance(1.0, util.Array)
+
+
+def test_bond_reads_the_first_two_index_columns_as_jax_md():
+    jax_md = pytest.importorskip("jax_md")
+    from fluxion_md import energy as ours
+
+    R = np.random.RandomState(1).rand(6, 2).astype(np.float32)
+    bonds = np.stack([np.arange(6), np.roll(np.arange(6), 1)])  # [2, 6]: two bonds, as jax_md reads it
+    d_ref, _ = jax_md.space.free()
+    d, _ = space.free()
+    np.testing.assert_allclose(float(ours.simple_spring_bond(d, bonds)(jnp.asarray(R))),
+                               float(jax_md.energy.simple_spring_bond(d_ref, bonds)(R)), rtol=1e-6)
+    with pytest.raises(ValueError, match="indices must have shape"):
+        ours.simple_spring_bond(d, np.zeros((3, 1), int))(jnp.asarray(R))

@@ -106,9 +106,11 @@ def _indexed_map(n_points: int, what: str) -> Callable:
 
         def compute(R: Array, idx: Array, types: Array | None, dynamic: dict) -> Array:
             idx = jnp.asarray(idx)
-            if idx.ndim != 2 or idx.shape[1] != n_points:
-                raise ValueError(f"smap.{what}: indices must have shape [n, {n_points}]; "
-                                 f"got {idx.shape}.")
+            # jax_md reads columns 0..n_points-1 and ignores any others (its own simulate_test
+            # passes bonds of shape [2, N], i.e. two bonds): only too few columns is an error.
+            if idx.ndim != 2 or idx.shape[1] < n_points:
+                raise ValueError(f"smap.{what}: indices must have shape [n, {n_points}] (extra "
+                                 f"columns are ignored, as in jax_md); got {idx.shape}.")
             points = [R[idx[:, i]] for i in range(n_points)]
             params = _interaction_parameters(idx, types, merge(kwargs, dynamic), combinators, what)
             disp = vmap(partial(displacement_or_metric, **dynamic), 0, 0)
