@@ -124,6 +124,9 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion_md.dataclasses",
         "fluxion_md.interpolate",
         "fluxion_md.test_util",
+        "fluxion_md.nn",
+        "fluxion_md._nn.behler_parrinello",
+        "fluxion_md._nn.util",
     ]),
 }
 

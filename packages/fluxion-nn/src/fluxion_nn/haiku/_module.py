@@ -235,7 +235,7 @@ def force_name(name: str) -> str:
     Example::
 
         a = hk.Linear(1)
-        b = hk.Linear(1, name=hk.force_name(a.module_name))   # the same weights as ``a``
+        b = hk.Linear(1, name=hk.force_name(a.module_name))   # the same weights as a
     """
     return f"{FORCE_PREFIX}{name}"
 
