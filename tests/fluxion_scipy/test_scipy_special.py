@@ -261,3 +261,24 @@ def test_names_match_jax():
     assert not missing, sorted(missing)
     for n in fsp.__all__:
         assert getattr(fsp, n).__doc__, n
+
+
+@pytest.mark.parametrize("args", [(0.5,), (2,), (np.float32(0.5),), "weak-array", "mixed"],
+                         ids=["float", "int", "np-float32", "weak-array", "mixed"])
+def test_python_numbers_stay_weakly_typed_as_jax(args, x64):
+    """As jax.scipy.special's promote_args_inexact: all-weak arguments give a weakly typed result
+    (so ``erfc(2.0) * x`` keeps a float32 ``x`` float32 with x64 on); any strong one, a strong one."""
+    def make(lib):
+        if args == "weak-array":
+            return (lib.numpy.asarray(3) * 1, 0.5)
+        if args == "mixed":
+            return (lib.numpy.float32(3.0), 0.5)
+        return args if len(args) == 2 else args + (1.5,)
+    for name in ("erfc", "xlogy", "gammaln", "expit"):
+        n_args = 2 if name == "xlogy" else 1
+        ours = getattr(fsp, name)(*make(fluxion)[:n_args])
+        ref = getattr(jsp, name)(*make(jax)[:n_args])
+        assert (ours.dtype, ours.weak_type) == (ref.dtype, ref.weak_type), (name, args)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(ref), rtol=1e-6)
+    x = jnp.ones(3, jnp.float32)
+    assert (fsp.erfc(2.0) * x).dtype == jnp.float32
