@@ -141,8 +141,9 @@ def _lower_program(mod: Any, xnp: Any, name: str, batch: int) -> Any:
     return mod.jit(mod.grad(loss)).lower(params, x, y)
 
 
-def _lower_md_step(mod: Any, cells: int) -> Any:
-    """``md_lj_neighbor``'s jitted step (velocity Verlet + neighbor-list update), lowered."""
+def md_step(mod: Any, cells: int) -> tuple[Any, tuple]:
+    """``md_lj_neighbor``'s step (velocity Verlet + neighbor-list update) and its arguments,
+    with ``mod`` fluxion (fluxion_md) or jax (jax_md)."""
     import importlib
 
     import numpy as np
@@ -162,7 +163,13 @@ def _lower_md_step(mod: Any, cells: int) -> Any:
     def one_step(st: Any, nb: Any) -> Any:
         st = apply_fn(st, neighbor=nb)
         return st, nb.update(st.position)
-    return mod.jit(one_step).lower(state, nbrs)
+    return one_step, (state, nbrs)
+
+
+def _lower_md_step(mod: Any, cells: int) -> Any:
+    """``md_lj_neighbor``'s jitted step, lowered."""
+    one_step, args = md_step(mod, cells)
+    return mod.jit(one_step).lower(*args)
 
 
 def _lower_ppo_update(mod: Any, envs: int) -> Any:

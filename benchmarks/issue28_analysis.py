@@ -144,24 +144,9 @@ def _train(mod: Any, kind: str) -> tuple[Callable, tuple]:
 
 
 def _md_step(mod: Any, cells: int) -> tuple[Callable, tuple]:
-    import numpy as np
+    from benchmarks.hlo_compare import md_step
 
-    from benchmarks.workloads.md_lj_neighbor import fcc
-
-    md = importlib.import_module("jax_md" if mod.__name__ == "jax" else "fluxion_md")
-    R_np, box = fcc(cells)
-    R = mod.numpy.asarray(R_np.astype(np.float32))
-    displacement, shift = md.space.periodic(box)
-    neighbor_fn, energy_fn = md.energy.lennard_jones_neighbor_list(displacement, box,
-                                                                   dr_threshold=0.3)
-    nbrs = neighbor_fn.allocate(R)
-    init_fn, apply_fn = md.simulate.nve(energy_fn, shift, 0.005)
-    state = init_fn(mod.random.PRNGKey(0), R, kT=1.5, neighbor=nbrs)
-
-    def one_step(st: Any, nb: Any) -> Any:
-        st = apply_fn(st, neighbor=nb)
-        return st, nb.update(st.position)
-    return one_step, (state, nbrs)
+    return md_step(mod, cells)
 
 
 def _prepare(mod: Any, name: str) -> Callable[[], Any]:

@@ -27,7 +27,7 @@ import functools
 import threading
 from typing import Any, Callable
 
-from fluxion.core.refs import ClosedRefs, Ref, RefFrame, find_refs, pop_frame, push_frame
+from fluxion.core.refs import ClosedRefs, Ref, RefFrame, find_refs, pop_frame, push_frame, run_framed
 from fluxion.tree_util import physical as tree_util
 
 __all__ = ["call_with_refs", "with_ref_frame", "check_no_refs_out"]
@@ -129,14 +129,10 @@ def with_ref_frame(j: Any, fun: Callable, memo_key: Any) -> Callable:
 
     @functools.wraps(fun)
     def framed(*args: Any, **kwargs: Any) -> Any:
-        frame = push_frame(RefFrame())
-        try:
-            out = fun(*args, **kwargs)
-        finally:
-            pop_frame(frame)
-        if frame.closed:
-            j.ref_closures[memo_key] = frame.closed
-            raise ClosedRefs(frame.closed)
+        out, closed = run_framed(fun, args, kwargs)
+        if closed:
+            j.ref_closures[memo_key] = closed
+            raise ClosedRefs(closed)
         check_no_refs_out(j, out, [], args, kwargs)
         return out
 

@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from fluxion.core.avals import AbstractValue, ShapedArray
 from fluxion.core.trace import STATE, Tracer
@@ -134,6 +134,17 @@ def pop_frame(frame: RefFrame) -> None:
         stack.pop()
     for r in frame.closed:
         r._value, r._level = frame.saved[id(r)]
+
+
+def run_framed(fun: Callable, args: tuple, kwargs: dict) -> tuple[Any, list]:
+    """``fun(*args, **kwargs)`` run inside a new frame; returns its result and the references
+    it reached by closure (their values are restored when the frame is left)."""
+    frame = push_frame(RefFrame())
+    try:
+        out = fun(*args, **kwargs)
+    finally:
+        pop_frame(frame)
+    return out, frame.closed
 
 
 def find_refs(leaves: Any) -> list[int]:

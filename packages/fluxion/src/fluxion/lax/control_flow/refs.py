@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
-from fluxion.core.refs import ClosedRefs, Ref, RefFrame, pop_frame, push_frame
+from fluxion.core.refs import ClosedRefs, Ref, RefFrame, pop_frame, push_frame, run_framed
 
 __all__ = ["threads_refs_scan", "threads_refs_while", "threads_refs_branches", "framed"]
 
@@ -37,13 +37,9 @@ def framed(fun: Callable) -> Callable:
 
     @functools.wraps(fun)
     def run(*args: Any, **kwargs: Any) -> Any:
-        frame = push_frame(RefFrame())
-        try:
-            out = fun(*args, **kwargs)
-        finally:
-            pop_frame(frame)
-        if frame.closed:
-            raise ClosedRefs(frame.closed)
+        out, closed = run_framed(fun, args, kwargs)
+        if closed:
+            raise ClosedRefs(closed)
         return out
 
     return run
