@@ -9,7 +9,13 @@ import numpy as np
 import fluxion
 import fluxion.tree_util as tree_util
 
-from .graph import _flatten_many, _seq_lookup, _unflatten_value, _UnflattenCtx, is_graph_node
+from .graph_def import (
+    _flatten_many,
+    _seq_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    is_graph_node,
+)
 from .pytreelib import Pytree, has_data
 from .statelib import State
 from .variablelib import Variable

@@ -30,15 +30,14 @@ import threading
 from collections.abc import Hashable, Iterator
 from typing import Any, Callable
 
-from .graph import (
+from .graph import merge, split
+from .graph_def import (
     GraphDef,
     _flatten_value,
     _FlattenCtx,
     _path_lookup,
     _unflatten_value,
     _UnflattenCtx,
-    merge,
-    split,
 )
 from .statelib import FlatState, State
 from .variablelib import Variable

@@ -20,30 +20,16 @@ import fluxion.tree_util as tree_util
 from . import filterlib
 from ._config import resolve
 from .graph import (
-    GraphDef,
     GraphState,
-    NodeDef,
-    NodeRef,
     PureState,
-    TreeNodeDef,
-    VariableDef,
-    _flatten_value,
-    _FlattenCtx,
-    _path_lookup,
-    _unflatten_value,
-    _UnflattenCtx,
-    check_tree_mode,
     clone,
     find_duplicates,
     graphdef,
-    is_graph_node,
     iter_children,
     iter_graph,
     merge,
     pop,
     recursive_map,
-    set_graph_mode,
-    set_graph_updates,
     split,
     state,
     update,
@@ -58,6 +44,22 @@ from .graph_context import (
     merge_context,
     split_context,
     update_context,
+)
+from .graph_def import (
+    GraphDef,
+    NodeDef,
+    NodeRef,
+    TreeNodeDef,
+    VariableDef,
+    _flatten_value,
+    _FlattenCtx,
+    _path_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    check_tree_mode,
+    is_graph_node,
+    set_graph_mode,
+    set_graph_updates,
 )
 from .statelib import FlatState, State
 from .variablelib import Variable, _meta_key

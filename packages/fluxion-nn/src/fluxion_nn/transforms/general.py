@@ -16,7 +16,13 @@ from typing import Any, Callable
 
 import fluxion.tree_util as tree_util
 
-from ..graph import _flatten_many, _seq_lookup, _unflatten_value, _UnflattenCtx, is_graph_node
+from ..graph_def import (
+    _flatten_many,
+    _seq_lookup,
+    _unflatten_value,
+    _UnflattenCtx,
+    is_graph_node,
+)
 from ..variablelib import Variable
 
 __all__ = ["split_inputs", "merge_inputs", "NodeStates"]

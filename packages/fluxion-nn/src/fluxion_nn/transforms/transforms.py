@@ -14,7 +14,8 @@ import fluxion.tree_util as tree_util
 
 from .._config import resolve
 from .._lift import Inputs, apply_outputs, rebuild, split_outputs
-from ..graph import (
+from ..graph import state as graph_state
+from ..graph_def import (
     _seq_lookup,
     _unflatten_value,
     _UnflattenCtx,
@@ -23,7 +24,6 @@ from ..graph import (
     set_graph_mode,
     set_graph_updates,
 )
-from ..graph import state as graph_state
 from ..variablelib import Variable
 
 

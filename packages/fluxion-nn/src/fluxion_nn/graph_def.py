@@ -1,0 +1,473 @@
+"""The graph representation under the graph API: the graph/tree mode switches, ``GraphDef``
+and its node kinds, and the walks between a graph of objects and its structure spec plus leaves
+(``_flatten_value`` / ``_unflatten_value``). The public functions built on them (``split``,
+``merge``, ...) are in :mod:`fluxion_nn.graph`.
+
+A spec is a tuple whose first entry is its kind: ``"O"`` an object (index, type, attributes),
+``"V"`` a Variable (index, type, metadata), ``"R"`` a repeated reference to an earlier index,
+``"A"`` an array leaf, ``"S"`` a static value, ``"L"``/``"D"`` a sequence/mapping container and
+``"J"`` a tree-mode (``graph=False``) flatten.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import types
+from typing import Any, Callable
+
+import numpy as np
+
+import fluxion.tree_util as tree_util
+
+from ._config import ConfigContext
+from .pytreelib import _MARKS, Pytree, Static, _status, has_data
+from .statelib import State
+from .variablelib import Variable, _meta_key, _Unhashable, is_array
+
+__all__ = ["GraphDef", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "set_graph_mode",
+           "set_graph_updates", "check_tree_mode", "is_graph_node"]
+
+# ``merge``/``split`` of fluxion_nn.graph (which imports this module), installed by it at import
+_API: dict[str, Callable] = {}
+
+
+def install_api(merge: Callable, split: Callable) -> None:
+    """Receive ``merge`` and ``split`` from :mod:`fluxion_nn.graph` (for ``GraphDef.apply``)."""
+    _API["merge"], _API["split"] = merge, split
+
+
+
+class set_graph_mode(ConfigContext):
+    """Whether the graph API and the lifted transforms default to graph mode (``True``: shared
+    references between modules and Variables are kept) or tree mode (``False``: arguments are
+    plain trees, and a Variable reached twice is an error). A call sets it; ``with`` sets it for a
+    block; as a decorator it sets it for each call of the function. ``graph=`` arguments override it.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.set_graph_mode(False):
+        ...     nnx.set_graph_mode.current_value()
+        False
+        >>> nnx.set_graph_mode.current_value()
+        True
+    """
+
+    name = "nnx_graph_mode"
+    default = True
+
+
+class set_graph_updates(ConfigContext):
+    """Whether lifted transforms in graph mode propagate structural updates made inside them
+    (``graph_updates=`` overrides it). Same usage as :class:`set_graph_mode`.
+
+    Example::
+
+        >>> import fluxion_nn as nnx
+        >>> with nnx.set_graph_updates(False):
+        ...     nnx.set_graph_updates.current_value()
+        False
+    """
+
+    name = "nnx_graph_updates"
+    default = True
+
+
+def check_tree_mode(tree: Any, api: str) -> None:
+    """Tree mode (``graph=False``): raise ``ValueError`` when a Variable is reached twice in
+    ``tree`` (shared references are a graph-mode feature)."""
+    seen: dict[int, str] = {}
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, Pytree) and not type(v)._pytree__is_pytree:
+            _not_a_pytree(v, api, path)
+        if isinstance(v, Variable):
+            if id(v) in seen:
+                raise ValueError(
+                    f"Duplicate {v!r}\nfound at paths:\n\n  - {seen[id(v)]}\n  - {path}\n\n"
+                    f"Tree mode (graph=False) does not support shared references. "
+                    f"{api}: use graph=True (or nnx.set_graph_mode(True)) for graphs that share Variables.")
+            seen[id(v)] = path
+        elif isinstance(v, Pytree):
+            if id(v) in active:  # an object holding itself: a cycle, not a tree
+                raise ValueError(
+                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {active[id(v)]}\n"
+                    f"  - {path}\n\nTree mode (graph=False) does not support shared references "
+                    f"or cycles. {api}: use graph=True (or nnx.set_graph_mode(True)).")
+            # an object reached twice is walked again: its first Variable is the duplicate
+            # reported (flax flattens the tree and finds "Duplicate Param")
+            active[id(v)] = path
+            d = vars(v)
+            for k in sorted(d, key=str):
+                walk(d[k], f"{path}.{k}")
+            del active[id(v)]
+        elif isinstance(v, (list, tuple, dict)):
+            if id(v) in active:  # a container holding itself: a cycle
+                raise ValueError(
+                    f"Duplicate {type(v).__name__}\nfound at paths:\n\n  - {active[id(v)]}\n"
+                    f"  - {path}\n\nTree mode (graph=False) does not support cycles. {api}: use "
+                    "graph=True (or nnx.set_graph_mode(True)).")
+            active[id(v)] = path
+            items = v.items() if isinstance(v, dict) else enumerate(v)
+            for k, x in items:
+                walk(x, f"{path}[{k!r}]" if isinstance(v, dict) else f"{path}[{k}]")
+            del active[id(v)]
+
+    active: dict[int, str] = {}
+    walk(tree, "")
+
+
+def _not_a_pytree(node: Any, api: str, path: str = "") -> None:
+    where = f"Found at path: {path or '(root)'}. " if path or api != "nnx.iter_children" else ""
+    raise ValueError(
+        f"Cannot use '{api}' with graph=False on a '{type(node).__name__}' instance that has "
+        f"pytree=False. {where}Pytree subclasses with pytree=False are not registered as JAX "
+        f"pytrees and cannot be used in tree-mode. Use graph=True with {api}.")
+
+
+def is_graph_node(x: Any) -> bool:
+    """True for modules/objects and Variables (the nodes of a graph).
+
+    Example: ``is_graph_node(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))`` is True.
+    """
+    return isinstance(x, (Pytree, Variable))
+
+
+class GraphDef:
+    """The static structure of a graph: object types, static attributes, Variable types and
+    metadata, and shared references. Hashable, so it can be a static argument of ``jit``.
+
+    Example: ``graphdef, state = nnx.split(model); model2 = nnx.merge(graphdef, state)``.
+    """
+
+    __slots__ = ("root", "_hash", "_tree")
+
+    def __init__(self, root: tuple, tree: bool = False):
+        self.root = root
+        self._hash = hash(root)
+        self._tree = tree  # made in tree mode (graph=False)
+
+    @property
+    def nodes(self) -> list:
+        """The graph's nodes in pre-order, as flax's ``GraphDef.nodes``: a :class:`NodeDef` per
+        object or container, a :class:`VariableDef` per Variable, a :class:`NodeRef` per repeated
+        reference; a tree-mode GraphDef is one :class:`TreeNodeDef`.
+
+        Example: ``isinstance(nnx.graphdef(model).nodes[0], nnx.graphlib.NodeDef)``.
+        """
+        if self._tree:
+            return [TreeNodeDef(self.root)]
+        out: list = []
+        _collect_nodes(self.root, out)
+        return out
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, GraphDef) and self._hash == other._hash and self.root == other.root
+
+    def __repr__(self) -> str:
+        return f"GraphDef({_describe(self.root)})"
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        return types.GenericAlias(cls, item)
+
+    def apply(self, state: State, *states: State) -> Callable:
+        """Pure call: ``graphdef.apply(state)(*args)`` returns ``(out, (graphdef, new_state))``."""
+        merge, split = _API["merge"], _API["split"]
+
+        def caller(*args: Any, **kwargs: Any) -> Any:
+            node = merge(self, state, *states)
+            out = node(*args, **kwargs)
+            return out, split(node)
+
+        return caller
+
+
+class NodeDef:
+    """A graph object or container in :attr:`GraphDef.nodes` (its type and index)."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: type, index: int | None) -> None:
+        self.type, self.index = type, index
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(type={self.type.__name__}, index={self.index})"
+
+
+class VariableDef(NodeDef):
+    """A Variable in :attr:`GraphDef.nodes`."""
+
+    __slots__ = ()
+
+
+class NodeRef(NodeDef):
+    """A repeated reference to an earlier node in :attr:`GraphDef.nodes`."""
+
+    __slots__ = ()
+
+
+class TreeNodeDef:
+    """The single node of a tree-mode (``graph=False``) GraphDef."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: tuple) -> None:
+        self.root = root
+
+    @property
+    def path_index(self) -> tuple:
+        """``(path, position)`` of each leaf, sorted by path (as flax's)."""
+        if self.root[0] == "J":
+            return self.root[2]
+        paths: list = []
+        _leaf_paths(self.root, (), paths)
+        return tuple(sorted((p, i) for i, p in enumerate(paths)))
+
+    def __repr__(self) -> str:
+        return f"TreeNodeDef({_describe(self.root)})"
+
+
+def _leaf_paths(spec: tuple, path: tuple, out: list) -> None:
+    kind = spec[0]
+    if kind in ("A", "V"):
+        out.append(path)
+    elif kind == "O":
+        for k, sub in spec[3]:
+            _leaf_paths(sub, path + (k,), out)
+    elif kind == "L":
+        for i, sub in enumerate(spec[2]):
+            _leaf_paths(sub, path + (i,), out)
+    elif kind == "D":
+        for k, sub in zip(spec[2], spec[3]):
+            _leaf_paths(sub, path + (k,), out)
+
+
+def _collect_nodes(spec: tuple, out: list) -> None:
+    kind = spec[0]
+    if kind == "V":
+        out.append(VariableDef(spec[2], spec[1]))
+    elif kind == "R":
+        out.append(NodeRef(object, spec[1]))
+    elif kind == "O":
+        out.append(NodeDef(spec[2], spec[1]))
+        for _, sub in spec[3]:
+            _collect_nodes(sub, out)
+    elif kind == "L":
+        out.append(NodeDef(spec[1], None))
+        for sub in spec[2]:
+            _collect_nodes(sub, out)
+    elif kind == "D":
+        out.append(NodeDef(spec[1], None))
+        for sub in spec[3]:
+            _collect_nodes(sub, out)
+
+
+def _describe(spec: tuple) -> str:
+    kind = spec[0]
+    if kind == "O":
+        inner = ", ".join(f"{n}={_describe(s)}" for n, s in spec[3] if s[0] != "S")
+        return f"{spec[2].__name__}({inner})"
+    if kind == "V":
+        return spec[2].__name__
+    if kind in ("L", "T"):
+        return "[" + ", ".join(_describe(s) for s in spec[1]) + "]"
+    if kind == "D":
+        return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(spec[1], spec[2])) + "}"
+    if kind == "R":
+        return f"<ref {spec[1]}>"
+    return "array"
+
+
+class _FlattenCtx:
+    __slots__ = ("refmap", "nodes", "leaves", "assign")
+
+    def __init__(self, refmap: dict | None = None, assign: Callable[[Any], int] | None = None):
+        self.refmap = {} if refmap is None else refmap
+        self.nodes: list = []
+        self.leaves: list = []
+        self.assign = assign  # the index of a newly met object (graph contexts); None: in order
+
+
+_STATIC_TYPES = (int, float, bool, str, type(None), type, types.FunctionType,
+                 types.BuiltinFunctionType, functools.partial, np.dtype)
+_STATIC_CACHE: dict = {}
+
+
+def _static_spec(v: Any) -> tuple:
+    # interning the spec of common hashable statics saves allocations on every call
+    try:
+        key = (type(v), v)
+        spec = _STATIC_CACHE.get(key)
+    except TypeError:
+        return ("S", Static(v))
+    if spec is None:
+        spec = ("S", Static(v))
+        if len(_STATIC_CACHE) < 4096:
+            _STATIC_CACHE[key] = spec
+    return spec
+
+
+def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
+    if isinstance(v, _STATIC_TYPES):
+        return _static_spec(v)
+    if isinstance(v, (Pytree, Variable)):
+        idx = ctx.refmap.get(id(v))
+        if idx is not None:
+            return ("R", idx)
+        idx = len(ctx.refmap) if ctx.assign is None else ctx.assign(v)
+        ctx.refmap[id(v)] = idx
+        ctx.nodes.append(v)
+        if isinstance(v, Variable):
+            ctx.leaves.append((path, v))
+            return ("V", idx, type(v), _meta_key(v._metadata))
+        d = vars(v)
+        if _MARKS in d or type(v)._pytree__annotated:
+            attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in sorted(d))
+        else:
+            attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in sorted(d))
+        return ("O", idx, type(v), attrs)
+    if is_array(v):
+        ctx.leaves.append((path, v))
+        return ("A",)
+    if isinstance(v, State):  # a State attribute (EMA's params): its entries are graph data
+        keys = tuple(v._mapping)
+        return ("D", type(v), keys,
+                tuple(_flatten_value(v._mapping[k], path + (k,), ctx) for k in keys))
+    if isinstance(v, (list, tuple, dict)) and has_data(v):
+        if isinstance(v, dict):
+            keys = tuple(v)
+            return ("D", type(v), keys, tuple(_flatten_value(v[k], path + (k,), ctx) for k in keys))
+        if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a namedtuple: keyed by field
+            keys = tuple(type(v)._fields)
+            return ("D", type(v), keys,
+                    tuple(_flatten_value(x, path + (k,), ctx) for k, x in zip(keys, v)))
+        return ("L", type(v), tuple(_flatten_value(x, path + (i,), ctx) for i, x in enumerate(v)))
+    return ("S", Static(v))
+
+
+def _declared_spec(obj: Any, name: str, value: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
+    # an attribute marked nnx.static is structure; one marked nnx.data is a leaf even when its
+    # value is a plain Python value (``self.count = nnx.data(0)``)
+    status = _status(obj, name)
+    if status is False:
+        return _static_spec(value)
+    if status is True and value is not None and not has_data(value):
+        ctx.leaves.append((path, value))
+        return ("A",)
+    return _flatten_value(value, path, ctx)
+
+
+class _UnflattenCtx:
+    __slots__ = ("lookup", "built", "existing", "copy_vars", "raw")
+
+    def __init__(self, lookup: Callable[[tuple], Any], existing: dict | None = None,
+                 copy_vars: bool = False, raw: bool = False):
+        self.lookup = lookup
+        self.built: dict = {}
+        self.existing = existing or {}
+        self.copy_vars = copy_vars
+        self.raw = raw  # a state value that is no Variable goes in as it is (no new Variable)
+
+
+def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
+    kind = spec[0]
+    if kind == "S":
+        return spec[1].value
+    if kind == "A":
+        leaf = ctx.lookup(path)
+        return leaf.value if isinstance(leaf, Variable) else leaf
+    if kind == "R":
+        return ctx.built[spec[1]]
+    if kind == "V":
+        _, idx, cls, meta = spec
+        leaf = ctx.lookup(path)
+        target = ctx.existing.get(idx)
+        if target is not None:
+            target.value = leaf.value if isinstance(leaf, Variable) else leaf
+            var = target
+        elif isinstance(leaf, Variable) and not ctx.copy_vars:
+            var = leaf
+        elif ctx.raw and not isinstance(leaf, Variable):
+            var = leaf
+        else:
+            var = object.__new__(cls)
+            object.__setattr__(var, "_value", leaf.value if isinstance(leaf, Variable) else leaf)
+            object.__setattr__(
+                var, "_metadata",
+                {k: (m.value if isinstance(m, _Unhashable) else m) for k, m in meta},
+            )
+        ctx.built[idx] = var
+        return var
+    if kind == "O":
+        _, idx, cls, attrs = spec
+        obj = ctx.existing.get(idx)
+        if obj is None:
+            obj = object.__new__(cls)
+        ctx.built[idx] = obj
+        new_attrs = {k: _unflatten_value(s, path + (k,), ctx) for k, s in attrs}
+        d = vars(obj)
+        if d.keys() != new_attrs.keys():
+            d.clear()
+        d.update(new_attrs)
+        return obj
+    if kind == "L":
+        items = [_unflatten_value(s, path + (i,), ctx) for i, s in enumerate(spec[2])]
+        typ = spec[1]
+        if typ is list or typ is tuple:
+            return typ(items)
+        if hasattr(typ, "_fields"):
+            return typ(*items)
+        return typ(items)
+    if kind == "J":  # a tree-mode flatten (graphlib.flatten(graph=False)): jax leaves by path
+        _, treedef, path_index, vdefs = spec
+        variables = dict((j, (cls, meta)) for j, cls, meta in vdefs)
+        leaves: list = [None] * len(path_index)
+        for j, (p, i) in enumerate(path_index):
+            leaf = ctx.lookup(path + p)
+            if j in variables and not isinstance(leaf, Variable):
+                cls, meta = variables[j]
+                var = object.__new__(cls)
+                object.__setattr__(var, "_value", leaf)
+                object.__setattr__(var, "_metadata", {
+                    k: (m.value if isinstance(m, _Unhashable) else m) for k, m in meta})
+                leaf = var
+            leaves[i] = leaf
+        return tree_util.tree_unflatten(treedef, leaves)
+    if kind == "D":
+        _, typ, keys, specs = spec
+        pairs = [(k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs)]
+        if issubclass(typ, tuple):  # a namedtuple
+            return typ(**dict(pairs))
+        return typ(pairs)
+    raise AssertionError(kind)
+
+
+def _flatten_many(nodes: list, refmap: dict | None = None) -> tuple[GraphDef, list, list]:
+    ctx = _FlattenCtx(refmap)
+    root = ("L", tuple, tuple(_flatten_value(n, (i,), ctx) for i, n in enumerate(nodes)))
+    return GraphDef(root), ctx.leaves, ctx.nodes
+
+
+def _path_lookup(flat: dict) -> Callable[[tuple], Any]:
+    def lookup(path: tuple) -> Any:
+        try:
+            return flat[path]
+        except KeyError:
+            raise ValueError(
+                f"merge: the state has no value for the path {'/'.join(builtins.map(str, path))} "
+                "that the GraphDef expects") from None
+
+    return lookup
+
+
+def _seq_lookup(leaves: list) -> Callable[[tuple], Any]:
+    it = iter(leaves)
+
+    def lookup(path: tuple) -> Any:
+        return next(it)
+
+    return lookup
