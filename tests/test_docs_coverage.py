@@ -85,6 +85,7 @@ MODULES = [
     "fluxion_md._nn.behler_parrinello",
     "fluxion_md._nn.util",
     "fluxion_md.test_util",
+    "fluxion_md.rigid_body",
     "fluxion_scipy.ndimage",
     "fluxion_scipy.cluster.vq",
     "fluxion_scipy.signal",

@@ -2,7 +2,7 @@
 
 ``import fluxion_md as jax_md`` runs jax_md programs over the modules below: ``space``,
 ``energy``, ``smap``, ``partition``, ``simulate``, ``minimize``, ``quantity``, ``util``,
-``dataclasses``, ``interpolate`` and ``nn`` (graph networks, built on
+``dataclasses``, ``interpolate``, ``rigid_body`` and ``nn`` (graph networks, built on
 :mod:`fluxion_nn` as jax_md's are on ``flax.nnx``). Beyond jax_md, :func:`fluxion_md.simulate.run` drives a
 simulation in jitted chunks and re-allocates overflowed neighbor lists by itself.
 """
@@ -17,6 +17,7 @@ from fluxion_md import (
     nn,
     partition,
     quantity,
+    rigid_body,
     simulate,
     smap,
     space,
@@ -24,4 +25,4 @@ from fluxion_md import (
 )
 
 __all__ = ["dataclasses", "energy", "interpolate", "minimize", "nn", "partition", "quantity",
-           "simulate", "smap", "space", "util"]
+           "rigid_body", "simulate", "smap", "space", "util"]

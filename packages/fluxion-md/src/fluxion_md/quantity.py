@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any, Callable
 
@@ -78,13 +79,16 @@ def canonicalize_force(energy_or_force_fn: Callable[..., Any]) -> Callable[..., 
     return force_fn
 
 
+@functools.singledispatch
 def count_dof(position: Any) -> int:
-    """Degrees of freedom: the number of position entries.
+    """Degrees of freedom: the number of position entries (other position types register
+    their own count with ``count_dof.register``, as ``rigid_body.RigidBody`` does).
 
     Example:
         >>> count_dof(jnp.zeros((10, 3)))
         30
     """
+    util.check_custom_simulation_type(position)
     return tree_reduce(lambda acc, x: acc + x.size, position, 0)
 
 
