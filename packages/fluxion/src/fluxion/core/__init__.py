@@ -2,8 +2,8 @@
 
 Its submodules (``trace``, ``avals``, ``ir``, ...) are Fluxion's internals; the names below are
 the ones ``jax.core`` 0.10.2 makes public, loaded on first access: ``Tracer``, ``ShapedArray``,
-``AbstractValue``, ``Trace`` (Fluxion's interpreter base class), ``eval_jaxpr``,
-``eval_context``, ``ensure_compile_time_eval``, ``max_dim``/``min_dim`` and the type names
+``AbstractValue``, ``Trace`` (the base of user-defined traces; every interpreter is one),
+``eval_jaxpr``, ``eval_context``, ``ensure_compile_time_eval``, ``max_dim``/``min_dim`` and the type names
 ``Atom``, ``Value``, ``ParamDict``. ``jax.extend.core`` (``fluxion.extend.core``) has the rest.
 
 Example:
@@ -24,7 +24,7 @@ _JAX_CORE = {
     "AbstractValue": ("avals", "AbstractValue"),
     "ShapedArray": ("avals", "ShapedArray"),
     "Tracer": ("trace", "Tracer"),
-    "Trace": ("trace", "Interpreter"),
+    "Trace": ("trace", "Trace"),
     "eval_context": ("public", "eval_context"),
     "eval_jaxpr": ("public", "eval_jaxpr"),
     "max_dim": ("public", "max_dim"),

@@ -85,6 +85,22 @@ class Primitive:
         """Apply the primitive under the current interpreter."""
         return _trace.STATE.interp.process_primitive(self, args, params)
 
+    def bind_with_trace(self, trace: Any, args: Any, avals: Any, params: dict[str, Any]) -> Any:
+        """Apply the primitive under ``trace`` (an interpreter) rather than the current one, as
+        JAX's ``Primitive.bind_with_trace`` (``avals``, the operands' types, are not needed).
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> from fluxion.extend.core import primitives, take_current_trace
+            >>> with take_current_trace() as t:
+            ...     y = primitives.sin_p.bind_with_trace(t, [jnp.float32(0)], None, {})
+            >>> float(y)
+            0.0
+        """
+        del avals
+        with _trace.set_current(trace):
+            return trace.process_primitive(self, tuple(args), params)
+
     # JAX's spelling of the rule slots (``jax.extend.core.Primitive``), for primitives that
     # libraries define themselves; each returns the rule, so it can be used as a decorator.
     def def_impl(self, impl: Callable[..., Any]) -> Callable[..., Any]:

@@ -36,11 +36,12 @@ from fluxion.core.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from fluxion.core.ir import _JAX_PARAM_NAMES, JaxNamedParams
 
 __all__ = [
     "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
     "interpreter_scope", "set_eager_handler", "is_tracer", "leak_message", "check_live",
-    "VirtualArray",
+    "VirtualArray", "Trace",
 ]
 
 
@@ -79,6 +80,15 @@ class Interpreter:
         return (f"Abstract tracer value encountered where {what} is expected: {tracer.aval_str()} "
                 f"traced by {self.description}.")
 
+    # JAX's ``Trace`` methods, which every trace has: a trace is valid while it is active.
+    def invalidate(self) -> None:
+        """Marks this trace finished: its tracers raise UnexpectedTracerError when used."""
+        self.active = False
+
+    def is_valid(self) -> bool:
+        """Whether this trace's tracers may still be used."""
+        return self.active
+
     def owns(self, x: Any) -> bool:
         """True when ``x`` is a tracer of this interpreter (checking that foreign tracers are live)."""
         if not isinstance(x, Tracer):
@@ -111,6 +121,141 @@ def leak_message(x: "Tracer") -> str:
         f"Encountered an unexpected tracer: a value {x.aval_str()} traced by "
         f"{x._interp.description} {when} in a global, a closure or an object attribute).{where} "
         "Return values out of transformed functions instead of storing them as side effects.")
+
+
+class _TraceMeta(type):
+    """Every interpreter is a ``jax.core.Trace`` for ``isinstance``/``issubclass`` (as every JAX
+    trace is), while only classes deriving from :class:`Trace` get its user-trace behaviour."""
+
+    def __instancecheck__(cls, x: Any) -> bool:
+        return isinstance(x, Interpreter) if cls is Trace else type.__instancecheck__(cls, x)
+
+    def __subclasscheck__(cls, sub: type) -> bool:
+        return issubclass(sub, Interpreter) if cls is Trace else type.__subclasscheck__(cls, sub)
+
+
+class Trace(Interpreter, metaclass=_TraceMeta):
+    """JAX's ``jax.core.Trace``: the base class of traces that libraries define themselves.
+
+    A subclass implements ``process_primitive(primitive, tracers, params)``, where ``tracers``
+    are all of the primitive's operands (its own tracers and any other values), and wraps its
+    values in tracers made with ``Tracer(trace, aval)``. Operations on those tracers while the
+    trace is current (``jax.extend.core.set_current_trace``) come to ``process_primitive``; as
+    in JAX, it runs with no trace current (operations inside it evaluate eagerly), and it
+    passes work on with ``primitive.bind_with_trace(parent_trace, values, avals, params)``.
+    A call of a ``custom_jvp``/``custom_vjp`` function comes to ``process_custom_jvp_call`` /
+    ``process_custom_vjp_call``. The trace's tracers are usable while :meth:`is_valid`.
+
+    Its level (for Fluxion's leak checks) is that of its ``parent_trace`` attribute, JAX's
+    convention for the trace a trace passes work to: a transformation started inside it is
+    deeper than every trace outside it.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion.extend.core import set_current_trace, take_current_trace
+        >>> class Count(Trace):
+        ...     def __init__(self, parent):
+        ...         super().__init__()
+        ...         self.parent_trace, self.seen = parent, []
+        ...     def process_primitive(self, prim, tracers, params):
+        ...         self.seen.append(prim.name)
+        ...         vals = [t.val if isinstance(t, Box) else t for t in tracers]
+        ...         avals = [getattr(v, "aval", None) for v in vals]
+        ...         return prim.bind_with_trace(self.parent_trace, vals, avals, params)
+        >>> class Box(Tracer):
+        ...     def __init__(self, trace, val):
+        ...         super().__init__(trace, jnp.asarray(val).aval)
+        ...         self.val = val
+        >>> x = jnp.ones(2)
+        >>> with take_current_trace() as parent:
+        ...     t = Count(parent)
+        ...     with set_current_trace(t):
+        ...         b = Box(t, x)
+        ...         y = jnp.sin(b) * b
+        >>> t.seen, round(float(y[0]), 4)
+        (['sin', 'mul'], 0.8415)
+    """
+
+    def __init__(self) -> None:
+        self.active = True
+        self.requires_low = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        rule = cls.__dict__.get("process_primitive")
+        if rule is not None and not getattr(rule, "_runs_without_trace", False):
+            cls.process_primitive = _without_trace(rule)  # type: ignore[method-assign]
+
+    @property  # type: ignore[override]
+    def level(self) -> int:
+        pinned = self.__dict__.get("_level")
+        if pinned is not None:
+            return pinned
+        parent = getattr(self, "parent_trace", None)
+        return parent.level if isinstance(parent, Interpreter) else 0
+
+    @level.setter
+    def level(self, value: int) -> None:
+        self.__dict__["_level"] = value
+
+    def stage_value(self, val: Any) -> Any:
+        """Lifts ``val`` into this trace (a subclass defines it)."""
+        raise NotImplementedError("must override")
+
+    def process_primitive(self, prim: Any, tracers: Sequence[Any], params: dict[str, Any]) -> Any:
+        raise NotImplementedError("must override")
+
+    def process_call(self, call_primitive: Any, f: Any, tracers: Sequence[Any],
+                     params: dict[str, Any]) -> Any:
+        raise NotImplementedError(f"{type(self)} must override process_call to handle "
+                                  "call-like primitives")
+
+    def process_custom_jvp_call(self, primitive: Any, fun: Any, jvp: Any,
+                                tracers: Sequence[Any], *, symbolic_zeros: bool) -> Any:
+        raise NotImplementedError(f"{type(self)} must override process_custom_jvp_call to "
+                                  "handle custom_jvp primitives")
+
+    def process_custom_vjp_call(self, primitive: Any, fun: Any, fwd: Any, bwd: Any,
+                                tracers: Sequence[Any], *, out_trees: Any,
+                                symbolic_zeros: bool) -> Any:
+        raise NotImplementedError(f"{type(self)} must override process_custom_vjp_call to "
+                                  "handle custom_vjp primitives")
+
+    def full_raise(self, x: Any) -> Any:
+        return x
+
+    @property
+    def main(self) -> Any:
+        return getattr(self, "tag", None)
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return f"the trace {type(self).__name__}"
+
+    def __repr__(self) -> str:
+        return type(self).__name__
+
+
+def _without_trace(rule: Callable) -> Callable:
+    """``rule`` run with eager evaluation current, as JAX's ``bind`` runs a trace's rule; the
+    parameters also answer to JAX's names (``params["jaxpr"]`` of ``jit``)."""
+    def process_primitive(self: Trace, prim: Any, tracers: Sequence[Any],
+                          params: dict[str, Any]) -> Any:
+        jax_names = _JAX_PARAM_NAMES.get(prim.name)
+        if jax_names is not None and type(params) is not JaxNamedParams:
+            params = JaxNamedParams(params, jax_names)
+        prev = STATE.interp
+        STATE.interp = EVAL
+        try:
+            return rule(self, prim, tracers, params)
+        finally:
+            STATE.interp = prev
+
+    process_primitive.__name__ = rule.__name__
+    process_primitive.__qualname__ = getattr(rule, "__qualname__", rule.__name__)
+    process_primitive.__doc__ = rule.__doc__
+    process_primitive._runs_without_trace = True  # type: ignore[attr-defined]
+    return process_primitive
 
 
 class EvalInterpreter(Interpreter):
@@ -218,12 +363,34 @@ class Tracer(VirtualArray):
     concrete value and raise the matching ConcretizationTypeError when there is none.
     """
 
-    __slots__ = ("_interp", "__weakref__")
+    __slots__ = ("_interp", "_aval", "__weakref__")
     __array_priority__ = 1000
+
+    def __init__(self, trace: Interpreter, aval: ShapedArray) -> None:
+        """JAX's ``Tracer(trace, aval)``, for tracers of user-defined traces; Fluxion's own
+        tracers set their fields themselves."""
+        self._interp = trace
+        self._aval = aval
 
     @property
     def aval(self) -> ShapedArray:
-        raise NotImplementedError
+        return self._aval
+
+    @aval.setter
+    def aval(self, aval: ShapedArray) -> None:
+        self._aval = aval
+
+    @property
+    def _trace(self) -> Interpreter:
+        """The trace (interpreter) this tracer belongs to (JAX's name)."""
+        return self._interp
+
+    @_trace.setter
+    def _trace(self, trace: Interpreter) -> None:
+        self._interp = trace
+
+    def full_lower(self) -> "Tracer":
+        return self
 
     def aval_str(self) -> str:
         try:

@@ -36,6 +36,7 @@ import inspect
 from typing import Any, Callable, Sequence
 
 from fluxion.core import dtypes
+from fluxion.core import linear_util as lu
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import UnexpectedTracerError
@@ -46,6 +47,7 @@ from fluxion.core.trace import (
     STATE,
     EvalInterpreter,
     Interpreter,
+    Trace,
     Tracer,
     check_live,
     set_current,
@@ -208,10 +210,37 @@ def _linearize_handler(stage: Callable, handlers: Callable[[], dict]) -> Callabl
     return handle
 
 
+def _jvp_call_user(trace: Trace, call: _JVPCall, args: list) -> list:
+    """A user-defined trace gets the call as JAX hands it over: ``process_custom_jvp_call``
+    with the flat function and the flat rule (``jvp(*primals, *tangents)`` returns the primal
+    outputs then their tangents) as WrappedFuns, run with no trace current."""
+    n = len(args)
+
+    def fun(*xs: Any) -> list:
+        return call.fun(*xs)
+
+    def jvp(*xs: Any) -> list:
+        tangents = [_from_rule(t) for t in xs[n:]]
+        outs, t_outs = call.rule(list(xs[:n]), tangents)
+        return [*outs, *(instantiate(t) for t in t_outs)]
+
+    fun.__name__, jvp.__name__ = call.name, getattr(call.rule, "__name__", "jvp")
+    with set_current(EVAL):
+        outs = trace.process_custom_jvp_call(custom_jvp_call_p, lu.wrap_init(fun),
+                                             lu.wrap_init(jvp), list(args),
+                                             symbolic_zeros=call.symbolic_zeros)
+    return list(outs)
+
+
+def _from_rule(t: Any) -> Any:
+    """A tangent handed to a rule from outside: JAX's SymbolicZero as Fluxion's Zero."""
+    return Zero(t.aval) if type(t) is SymbolicZero else t
+
+
 _JVP_HANDLERS: dict[type, Callable] = {
     EvalInterpreter: _run, JVPInterpreter: _jvp_call_jvp,
     PartialEvalInterpreter: _linearize_handler(_jvp_call_stage, lambda: _JVP_HANDLERS),
-    Interpreter: _jvp_call_stage}
+    Trace: _jvp_call_user, Interpreter: _jvp_call_stage}
 _VJP_HANDLERS: dict[type, Callable] = {
     EvalInterpreter: _run, JVPInterpreter: _vjp_call_jvp,
     PartialEvalInterpreter: _linearize_handler(_vjp_call_stage, lambda: _VJP_HANDLERS),

@@ -31,9 +31,9 @@ from fluxion.core.primitive import Primitive
 from fluxion.core.public import eval_jaxpr
 from fluxion.transforms.staging import ClosedProgram as ClosedJaxpr
 
-__all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive", "Var",
-           "get_opaque_trace_state", "jaxpr_as_fun", "primitives",
-           "set_current_trace", "take_current_trace", "valid_jaxtype"]
+__all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive",
+           "TraceTag", "Var", "find_top_trace", "get_opaque_trace_state", "jaxpr_as_fun",
+           "primitives", "set_current_trace", "take_current_trace", "valid_jaxtype"]
 
 
 class Effect:
@@ -115,6 +115,35 @@ def set_current_trace(trace: Any, check_leaks: bool = False) -> Any:
     """
     del check_leaks
     return _trace.set_current(trace)
+
+
+def find_top_trace(xs: Any) -> Any:
+    """The current trace (JAX's ``find_top_trace``; ``xs`` is ignored, as in JAX 0.10).
+
+    Example:
+        >>> find_top_trace(()).description
+        'eager evaluation'
+    """
+    del xs
+    return _trace.current()
+
+
+class TraceTag:
+    """Identifies the values a user-defined trace owns (JAX's ``TraceTag``): compare tags with
+    ``is``; any two tags are ``==`` and hash alike, so a cached transformation keyed on a tag
+    is reused across tags, as in JAX.
+
+    Example:
+        >>> a, b = TraceTag(), TraceTag()
+        >>> a is b, a == b, hash(a) == hash(b)
+        (False, True, True)
+    """
+
+    def __hash__(self) -> int:
+        return hash(TraceTag)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TraceTag)
 
 
 def jaxpr_as_fun(closed_jaxpr: Any, *args: Any) -> Any:
