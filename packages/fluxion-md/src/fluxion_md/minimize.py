@@ -1,4 +1,8 @@
-"""Energy minimisers (mirrors ``jax_md.minimize``): ``(init_fn, apply_fn)`` pairs."""
+"""Energy minimisers (mirrors ``jax_md.minimize``): ``(init_fn, apply_fn)`` pairs.
+
+Gradient descent and FIRE live here; the graph preconditioners and preconditioned FIRE in
+``_precon``, FIRE with a relaxing box in ``_fire_box`` (both re-exported).
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,25 @@ from typing import Any, Callable
 import fluxion.numpy as jnp
 from fluxion.tree_util import tree_map, tree_reduce
 from fluxion_md import dataclasses, quantity, simulate, util
+from fluxion_md._fire_box import (
+    FireBoxDescentState,
+    PreconFireBoxDescentState,
+    fire_descent_box,
+    precon_fire_descent_box,
+)
+from fluxion_md._precon import (
+    PreconFireDescentState,
+    c1_preconditioner,
+    estimate_exp_mu,
+    exp_preconditioner,
+    precon_fire_descent,
+)
 from fluxion_md.util import Array
 
-__all__ = ["Minimizer", "gradient_descent", "FireDescentState", "fire_descent"]
+__all__ = ["Minimizer", "gradient_descent", "FireDescentState", "fire_descent",
+           "exp_preconditioner", "c1_preconditioner", "estimate_exp_mu",
+           "PreconFireDescentState", "precon_fire_descent", "FireBoxDescentState",
+           "fire_descent_box", "PreconFireBoxDescentState", "precon_fire_descent_box"]
 
 Minimizer = tuple[Callable[..., Any], Callable[..., Any]]
 
