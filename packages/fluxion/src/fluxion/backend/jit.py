@@ -47,7 +47,13 @@ from fluxion.backend.jit_caches import _BY_FUN as _BY_FUN
 from fluxion.backend.jit_caches import _BY_FUN_LOCK, _PROGRAM_ENTRIES, _FunCaches, _options_key
 from fluxion.backend.jit_dispatch import _FAST_SCALARS, _make_dispatcher
 from fluxion.backend.jit_dispatch import tree_fast_key as _tree_fast_key
-from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _program_mesh
+from fluxion.backend.jit_entry import (
+    _arg_array,
+    _embed_consts,
+    _Entry,
+    _program_mesh,
+    _prune_unused,
+)
 from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
 from fluxion.backend.jit_sharding import Placement
 from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
@@ -310,6 +316,8 @@ class _Jitted:
                     f"jit of {self.name}: the function closes over a traced value {c.aval_str()} "
                     "from a transformation that has finished; pass it as an argument instead.")
         typecheck(program)
+        program, consts, donated, kept = _prune_unused(program, consts, donated,
+                                                       self.keep_unused)
         full = Program([], list(program.constvars) + list(program.invars), program.outvars,
                        program.eqns)
         don = (False,) * len(consts) + tuple(donated)
@@ -352,14 +360,15 @@ class _Jitted:
             if tuple(c._k.sharding._internal_device_list) != devices:
                 c = _d.move_to(c, target)
             const_arrays.append(c)
-        in_shardings = [c._k.sharding for c in const_arrays] + [s.sharding for s in specs]
+        in_shardings = [c._k.sharding for c in const_arrays] + [
+            s.sharding for s in (specs if kept is None else [specs[i] for i in kept])]
         executable, out_shardings = _d.compile_program(
             full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
             mesh=_program_mesh(program) if len(devices) > 1 else None)
         committed = pl is not None or any(s.committed for s in specs) or len(devices) > 1
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree,
-                      executable.text, program)
+                      executable.text, program, kept)
 
     # ------------------------------------------------------------ calls
     def call(self, args: tuple, kwargs: dict) -> Any:

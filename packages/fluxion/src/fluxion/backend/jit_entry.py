@@ -31,7 +31,7 @@ from fluxion.backend.array import Array, Spec
 from fluxion.core import trace as _trace
 from fluxion.core.dtypes import float0 as _FLOAT0
 from fluxion.core.errors import UnexpectedTracerError
-from fluxion.core.ir import Equation, Literal, Program
+from fluxion.core.ir import Equation, Literal, Program, prune_unused_inputs
 from fluxion.tree_util import physical as tree_util
 
 __all__: list[str] = []
@@ -46,9 +46,11 @@ class _Entry:
                  "program", "executable", "float0", "fast_key")
 
     def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
-                 text: str, program: Program) -> None:
+                 text: str, program: Program, kept: Sequence[int] | None = None) -> None:
         self.executable = executable
         self.run = executable.exe.execute_sharded
+        if kept is not None:  # the program reads only these arguments (see _prune_unused)
+            self.run = _picking(self.run, [*range(len(consts)), *(len(consts) + i for i in kept)])
         self.out_specs = tuple(out_specs)
         self.handlers = _d.result_handlers(self.out_specs)
         self.out0 = self.out_specs[0] if self.out_specs else None
@@ -77,6 +79,32 @@ class _Entry:
 
 
 _SINGLE_LEAF = tree_util.tree_structure(0)
+
+
+def _picking(run: Any, positions: list[int]) -> Any:
+    """``run`` given only the buffers at ``positions`` of the ones it is called with."""
+    def run_kept(buffers: Sequence[Any]) -> Any:
+        return run([buffers[i] for i in positions])
+    return run_kept
+
+
+def _prune_unused(program: Program, consts: Sequence[Any], donated: Sequence[bool],
+                  keep_unused: bool) -> tuple[Program, list, tuple, list[int] | None]:
+    """Without ``keep_unused``, ``program`` compiles without the arguments and constants it
+    never reads, as JAX's ``jit(keep_unused=False)`` (its default): the executable's entry takes
+    fewer buffers (the dispatcher still receives every argument, and :class:`_Entry` passes on
+    those at ``kept``). Returns ``(program, consts, donated, kept)``, ``kept`` None when every
+    argument stays. A donated argument that is dropped is not donated, as in JAX."""
+    if keep_unused:
+        return program, list(consts), tuple(donated), None
+    pruned, kept_c, kept_i = prune_unused_inputs(program)
+    if pruned is program:
+        return program, list(consts), tuple(donated), None
+    consts = [consts[i] for i in kept_c]
+    kept = None if len(kept_i) == len(program.invars) else kept_i
+    if donated and kept is not None:
+        donated = tuple(donated[i] for i in kept)
+    return pruned, consts, tuple(donated), kept
 _EMBED_MAX_BYTES = 1 << 16
 
 

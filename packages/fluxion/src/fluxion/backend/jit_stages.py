@@ -21,7 +21,7 @@ from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
 from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
-from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry
+from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _prune_unused
 from fluxion.backend.lowering import lower_program, lowering_platform
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.ir import Program, typecheck
@@ -75,24 +75,27 @@ class Traced:
         full = Program([], list(self.program.constvars) + list(self.program.invars),
                        self.program.outvars, self.program.eqns)
         typecheck(full)
-        program, consts = _embed_consts(self.program, self.consts)
+        program, consts, donated, kept = _prune_unused(self.program, self.consts, self._donated,
+                                                       self._j.keep_unused)
+        program, consts = _embed_consts(program, consts)
         full = Program([], list(program.constvars) + list(program.invars), program.outvars,
                        program.eqns)
-        don = (False,) * len(consts) + tuple(self._donated)
+        don = (False,) * len(consts) + donated
         text = lower_program(full, f"jit_{self._j.name}", donated=don,
                              platform=lowering_platform(_d._no_argument_devices()))
-        return Lowered(self, text, consts=consts)
+        return Lowered(self, text, consts=consts, kept=kept)
 
 
 class Lowered:
     """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
 
     def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
-                 consts: Sequence[Any] | None = None) -> None:
+                 consts: Sequence[Any] | None = None, kept: Sequence[int] | None = None) -> None:
         self._traced = traced
         self._text = text
         self._entry = entry
         self._consts = traced.consts if consts is None else consts  # those still parameters
+        self._kept = kept  # the arguments the module takes (None: all)
 
     def as_text(self, dialect: str | None = None) -> str:
         return self._text
@@ -136,14 +139,15 @@ class Lowered:
                 "Fluxion (see docs/guide/coming-from-jax.md)")
         if self._entry is not None:
             return Compiled(self._traced, self._entry.executable, self._entry)
-        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts)
+        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts,
+                        kept=self._kept)
 
 
 class Compiled:
     """A compiled executable for one signature; call it with arguments of that signature."""
 
     def __init__(self, traced: Traced, executable: Any, entry: "_Entry | None" = None,
-                 consts: Sequence[Any] | None = None) -> None:
+                 consts: Sequence[Any] | None = None, kept: Sequence[int] | None = None) -> None:
         self._traced = traced
         self._executable = executable
         if entry is not None:
@@ -154,7 +158,7 @@ class Compiled:
         sharding = _d.default_sharding()
         out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
         self._entry = _Entry(executable, out_specs, tuple(c._a for c in consts), traced.out_tree,
-                             executable.text, traced.program)
+                             executable.text, traced.program, kept)
 
     def as_text(self) -> str:
         return self._executable.exe.hlo_modules()[0].to_string()

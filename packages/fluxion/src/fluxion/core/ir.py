@@ -30,7 +30,8 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.name_stack import pushed, rendered_entries
 
 __all__ = ["Var", "Literal", "Equation", "JaxNamedParams", "SourceInfo", "Program",
-           "ProgramTypeError", "typecheck", "dce", "eval_program", "format_program"]
+           "ProgramTypeError", "typecheck", "dce", "prune_unused_inputs", "eval_program",
+           "format_program"]
 
 _counter = itertools.count()
 
@@ -341,6 +342,31 @@ def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program
     if len(kept) == len(program.eqns) and used_outputs is None:
         return program
     return Program(program.constvars, program.invars, outvars, kept)
+
+
+def prune_unused_inputs(program: Program) -> tuple[Program, list[int], list[int]]:
+    """``program`` without the constvars and invars that no equation and no output reads, and
+    the positions of those kept: ``(program, kept_constvars, kept_invars)``. What ``jit`` compiles
+    when ``keep_unused`` is False (JAX's default): a call passes fewer buffers, and XLA's entry
+    signature is JAX's. Run :func:`dce` first, so that inputs read only by dead equations go too.
+
+    Example:
+        >>> import numpy as np
+        >>> from fluxion.core.avals import ShapedArray
+        >>> a, b = Var(ShapedArray((), np.dtype("float32"))), Var(ShapedArray((), np.dtype("int32")))
+        >>> pruned, kc, ki = prune_unused_inputs(Program([], [a, b], [b], []))
+        >>> kc, ki, pruned.invars == [b]
+        ([], [1], True)
+    """
+    used = {v.id for v in program.outvars if isinstance(v, Var)}
+    for eqn in program.eqns:
+        used.update(a.id for a in eqn.inputs if isinstance(a, Var))
+    kept_c = [i for i, v in enumerate(program.constvars) if v.id in used]
+    kept_i = [i for i, v in enumerate(program.invars) if v.id in used]
+    if len(kept_c) == len(program.constvars) and len(kept_i) == len(program.invars):
+        return program, kept_c, kept_i
+    return (Program([program.constvars[i] for i in kept_c], [program.invars[i] for i in kept_i],
+                    program.outvars, program.eqns), kept_c, kept_i)
 
 
 # ----------------------------------------------------------------------------- printing

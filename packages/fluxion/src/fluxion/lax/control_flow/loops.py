@@ -26,6 +26,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
+from fluxion.core.config import config
 from fluxion.core.ir import Program, Var, dce, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
@@ -69,6 +70,7 @@ X = TypeVar("X")
 Y = TypeVar("Y")
 
 _I32 = ShapedArray((), np.dtype(np.int32))
+_I64 = ShapedArray((), np.dtype(np.int64))
 _BOOL = ShapedArray((), np.dtype(np.bool_))
 
 
@@ -363,8 +365,8 @@ def _scan_abstract_eval(*avals: ShapedArray, jaxpr: Program, length: int, num_ca
     return list(carry_out) + [ShapedArray((length,) + y.shape, y.dtype, y.weak_type) for y in ys]
 
 
-def _index_operands(rctx: Any, idx: str, ndim: int) -> list[str]:
-    zero = rctx.constant(0, _I32)
+def _index_operands(rctx: Any, idx: str, ndim: int, ctr: ShapedArray) -> list[str]:
+    zero = rctx.constant(0, ctr)
     return [idx] + [zero] * (ndim - 1)
 
 
@@ -375,20 +377,23 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
     ys_avals = list(ctx.avals_out[num_carry:])
     consts, init, xs = split(list(args), [num_consts, num_carry])
     n_x = len(xs)
+    # The loop counter is a default-width integer, int64 with x64 on, as JAX's scan (whose
+    # counter is a Python int): the same XLA program, the same dynamic-slice index types.
+    ctr = _I64 if config.jax_enable_x64 else _I32
 
     def step(rctx: Any, pos: str, consts: list[str], carry: list[str], xs: list[str],
              ys: list[str]) -> tuple[list[str], list[str]]:
-        """One iteration at forward position ``pos`` (an i32 SSA scalar)."""
+        """One iteration at forward position ``pos`` (a ``ctr`` SSA scalar)."""
         if reverse:
-            last = rctx.constant(length - 1, _I32)
-            idx = rctx.op1("stablehlo.subtract", [last, pos], _I32, [_I32, _I32])
+            last = rctx.constant(length - 1, ctr)
+            idx = rctx.op1("stablehlo.subtract", [last, pos], ctr, [ctr, ctr])
         else:
             idx = pos
         x_vals = []
         for x, xa in zip(xs, xs_avals):
             sl_aval = xa.update(shape=(1,) + xa.shape[1:])
-            sl = rctx.op1("stablehlo.dynamic_slice", [x] + _index_operands(rctx, idx, xa.ndim),
-                          sl_aval, [xa] + [_I32] * xa.ndim,
+            sl = rctx.op1("stablehlo.dynamic_slice", [x] + _index_operands(rctx, idx, xa.ndim, ctr),
+                          sl_aval, [xa] + [ctr] * xa.ndim,
                           f"slice_sizes = {attr_i64_array(sl_aval.shape)}")
             el = xa.update(shape=xa.shape[1:])
             x_vals.append(rctx.op1("stablehlo.reshape", [sl], el, [sl_aval]))
@@ -400,8 +405,8 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
             up_aval = ya.update(shape=(1,) + ya.shape[1:])
             up = rctx.op1("stablehlo.reshape", [y], up_aval, [el])
             new_ys.append(rctx.op1("stablehlo.dynamic_update_slice",
-                                   [buf, up] + _index_operands(rctx, idx, ya.ndim), ya,
-                                   [ya, up_aval] + [_I32] * ya.ndim))
+                                   [buf, up] + _index_operands(rctx, idx, ya.ndim, ctr), ya,
+                                   [ya, up_aval] + [ctr] * ya.ndim))
         return list(new_carry), new_ys
 
     ys = [ctx.constant(0, a) for a in ys_avals]
@@ -411,25 +416,25 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
     if n_blocks <= 1 and rem == 0 and unroll == length:  # fully unrolled: no loop at all
         n_blocks, rem = 0, length
     if n_blocks:
-        state_avals = [_I32] + const_avals + carry_avals + xs_avals + ys_avals
+        state_avals = [ctr] + const_avals + carry_avals + xs_avals + ys_avals
         sizes = [1, num_consts, num_carry, n_x]
 
         def cond_region(rctx: Any, vals: list[str]) -> list[str]:
-            limit = rctx.constant(n_blocks * unroll, _I32)
-            return [rctx.op1("stablehlo.compare", [vals[0], limit], _BOOL, [_I32, _I32],
+            limit = rctx.constant(n_blocks * unroll, ctr)
+            return [rctx.op1("stablehlo.compare", [vals[0], limit], _BOOL, [ctr, ctr],
                              "comparison_direction = #stablehlo<comparison_direction LT>, "
                              "compare_type = #stablehlo<comparison_type SIGNED>")]
 
         def body_region(rctx: Any, vals: list[str]) -> list[str]:
             (i,), cs, cr, xv, yv = split(vals, sizes)
             pos = i
-            one = rctx.constant(1, _I32)
+            one = rctx.constant(1, ctr)
             for _ in range(unroll):
                 cr, yv = step(rctx, pos, cs, cr, xv, yv)
-                pos = rctx.op1("stablehlo.add", [pos, one], _I32, [_I32, _I32])
+                pos = rctx.op1("stablehlo.add", [pos, one], ctr, [ctr, ctr])
             return [pos] + cs + cr + xv + yv
 
-        start = ctx.constant(0, _I32)
+        start = ctx.constant(0, ctr)
         res = ctx.op("stablehlo.while", [start] + consts + carry + xs + ys,
                      result_avals=state_avals, operand_avals=state_avals,
                      regions=[ctx.region(state_avals, cond_region, [_BOOL]),
@@ -437,7 +442,7 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
         res = [res] if len(state_avals) == 1 else list(res)
         _, _, carry, _, ys = split(res, sizes)
     for p in range(n_blocks * unroll, length):
-        carry, ys = step(ctx, ctx.constant(p, _I32), consts, carry, xs, ys)
+        carry, ys = step(ctx, ctx.constant(p, ctr), consts, carry, xs, ys)
     return list(carry) + list(ys)
 
 
