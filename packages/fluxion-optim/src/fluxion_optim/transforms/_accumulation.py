@@ -141,15 +141,6 @@ def skip_large_updates(updates: Any, gradient_step: Any, params: Any,
     return should_skip, {"should_skip": should_skip, "norm_squared": norm_sq}
 
 
-def _select_like(pred: Any, on_true: Any, on_false: Any) -> Any:
-    """``where(pred, on_true, on_false)`` in ``on_false``'s dtype; a PRNG key leaf (noisy_sgd's
-    state) is already of its key dtype, so it is selected as is."""
-    out = jnp.where(pred, on_true, on_false)
-    if jnp.issubdtype(on_false.dtype, fluxion.dtypes.prng_key):
-        return out
-    return out.astype(on_false.dtype)
-
-
 class MultiStepsState(NamedTuple):
     """State of :class:`MultiSteps`."""
 
@@ -234,7 +225,7 @@ class MultiSteps:
                 gradient_step=emit * safe_increment(state.gradient_step)
                 + (1 - emit) * state.gradient_step,
                 inner_opt_state=fluxion.tree.map(
-                    lambda st, nst: _select_like(emit, nst, st),
+                    lambda st, nst: jnp.astype(jnp.where(emit, nst, st), st.dtype),
                     state.inner_opt_state, new_inner),
                 acc_grads=fluxion.tree.map(
                     lambda ga: ((1 - emit) * ga).astype(self._accumulator_dtype), acc_grads),

@@ -117,7 +117,16 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
         >>> import fluxion.numpy as jnp
         >>> lax.convert_element_type(jnp.array([1.7, -1.7]), jnp.int32).tolist()
         [1, -1]
+
+    A key array (an extended dtype such as ``key<fry>``) converts only to its own dtype, which
+    returns it unchanged, as in JAX; any other conversion to or from a key dtype is a ValueError.
     """
+    old = getattr(operand, "dtype", None)
+    if isinstance(old, dtypes.ExtendedDType) or isinstance(new_dtype, dtypes.ExtendedDType):
+        if old == new_dtype:
+            return operand
+        raise ValueError(f"Cannot convert_element_type from {dtypes.dtype(operand)} to "
+                         f"{dtypes.dtype(new_dtype)}")
     new = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.dtype == new and aval.weak_type == weak_type:

@@ -22,6 +22,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy._util import check_arraylike, ensure_array
 from fluxion.numpy.creation import asarray
+from fluxion.tree_util import physical as physical_tree
 
 __all__ = [
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -216,7 +217,12 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
         >>> import fluxion.numpy as jnp
         >>> jnp.astype(jnp.arange(2), jnp.float32).dtype
         dtype('float32')
+
+    A key array converts to its own key dtype only (no-op; with ``copy`` a copy), as in JAX.
     """
+    if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType):
+        out = lax.convert_element_type(x, dtype)  # raises for any other dtype
+        return physical_tree.tree_map(lax.copy, out) if copy else out
     check_arraylike("astype", x)
     dt = dtypes.check_and_canonicalize_user_dtype(dtype, "astype")
     return lax.convert_element_type(ensure_array(x), dt)
