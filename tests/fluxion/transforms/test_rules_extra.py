@@ -383,3 +383,28 @@ def test_pow_grad_with_a_scalar_array_exponent_like_jax():
     assert_close(fluxion.grad(make(jnp))(jnp.asarray(x)), jax.grad(make(jjnp))(x), rtol=1e-6)
     assert_close(fluxion.jit(fluxion.grad(make(jnp)))(jnp.asarray(x)),
                  jax.jit(jax.grad(make(jjnp)))(x), rtol=1e-6)
+
+
+def test_pow_grad_of_optax_lbfgs_test_losses_like_jax():
+    # The losses of optax's alias_test L-BFGS cases (test_lbfgs_complex, test_handling_pytrees),
+    # without optax: x ** <Python float> on a rank-1 |complex| and a rank-2 slice under grad.
+    # They failed in the optax mirror run of 2026-12-06 ('broadcast_dimensions (0,)' / '(0, 1)
+    # must have one entry per operand dimension, operand shape ()') because that test process
+    # imported fluxion while c2f1d92's pow JVP (fixed by e8217a4) was in the tree; fails there.
+    mat = np.array([[1, -2], [3, 4], [-4 + 2j, 5 - 3j], [-2 - 2j, 6]], np.complex64)
+    z0 = np.array([1 - 1j, 0 + 1j], np.complex64)
+    x0 = np.random.RandomState(0).randn(2, 4).astype(np.float32)
+
+    def f_complex(np_):
+        return lambda z: np_.sum(np_.abs(np_.asarray(mat) @ z) ** 1.5)
+
+    def rosenbrock(np_):
+        return lambda x: np_.sum(100.0 * (x[..., 1:] - x[..., :-1] ** 2.0) ** 2.0
+                                 + (1 - x[..., :-1]) ** 2.0)
+
+    for make, arg in ((f_complex, z0), (rosenbrock, x0)):
+        got = fluxion.value_and_grad(make(jnp))(jnp.asarray(arg))
+        want = jax.value_and_grad(make(jjnp))(arg)
+        assert_close(got, want, rtol=2e-6)
+        assert_close(fluxion.jit(fluxion.grad(make(jnp)))(jnp.asarray(arg)),
+                     jax.jit(jax.grad(make(jjnp)))(arg), rtol=2e-6)
