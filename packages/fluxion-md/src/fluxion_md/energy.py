@@ -30,7 +30,9 @@ __all__ = [
     "behler_parrinello_neighbor_list", "triangle_area_potential", "volume_potential",
     "bending_potential", "EnergyGraphNet", "graph_network",
     "graph_network_neighbor_list", "canonicalize_node_state", "node_state_or_default",
-    "dense_graph_input", "neighbor_graph_input",
+    "dense_graph_input", "neighbor_graph_input", "coulomb_direct_pair",
+    "coulomb_direct_neighbor_list", "coulomb_recip_ewald", "coulomb_recip_pme",
+    "coulomb_ewald_neighbor_list", "coulomb", "coulomb_neighbor_list",
 ]
 
 NeighborFn = partition.NeighborListFns
@@ -441,6 +443,15 @@ def bks_silica_neighbor_list(displacement_or_metric: Callable, box_size: Any, sp
     return neighbor_fn, energy_fn
 
 
+from fluxion_md._electrostatics import (  # noqa: E402  (Ewald / particle-mesh Ewald Coulomb)
+    coulomb,
+    coulomb_direct_neighbor_list,
+    coulomb_direct_pair,
+    coulomb_ewald_neighbor_list,
+    coulomb_neighbor_list,
+    coulomb_recip_ewald,
+    coulomb_recip_pme,
+)
 from fluxion_md._graph_energy import (  # noqa: E402  (learned potentials over fluxion_md.nn)
     BehlerParrinelloEnergy,
     EnergyGraphNet,
