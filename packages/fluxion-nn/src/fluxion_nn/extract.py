@@ -21,15 +21,17 @@ _MISSING: Any = object()
 
 
 class TreeState:
-    """A graph-mode prefix: a ``State`` holding, at each Variable's path, its prefix value.
+    """A graph-mode prefix: a ``State`` holding, at each Variable's path, its prefix value (for
+    a lone Variable, its prefix value itself).
 
     Example: ``nnx.prefix(model, {nnx.Param: 0}, graph=True).state["kernel"]`` is ``0``.
     """
 
-    __slots__ = ("state",)
+    __slots__ = ("state", "_flat")
 
-    def __init__(self, state: State) -> None:
+    def __init__(self, state: Any) -> None:
         self.state = state
+        self._flat = dict(state.flat_state()) if isinstance(state, State) else {(): state}
 
     def __repr__(self) -> str:
         return f"TreeState({self.state!r})"
@@ -73,7 +75,7 @@ def prefix(node: Any, filter_map: Any, /, *, graph: bool | None = None) -> Any:
 
     def one(x: Any) -> Any:
         if isinstance(x, Variable):
-            return TreeState(State.from_flat_path([((), choose((), x))]))
+            return TreeState(choose((), x))
         if is_graph_node(x):
             flat = [(p, choose(p, v)) for p, v in state(x).flat_state()]
             return TreeState(State.from_flat_path(flat))
@@ -91,7 +93,7 @@ def prefix_lookup(spec: Any, path: tuple) -> Any:
     int/None/str applies to everything; a :class:`TreeState` or a tree-mode prefix module is
     looked up along the path."""
     if isinstance(spec, TreeState):
-        flat = dict(spec.state.flat_state())
+        flat = spec._flat
         if path in flat:
             return flat[path]
         for k in range(len(path), -1, -1):  # a prefix of the path
@@ -103,7 +105,7 @@ def prefix_lookup(spec: Any, path: tuple) -> Any:
         if is_graph_node(cur) and not isinstance(cur, Variable):
             d = vars(cur)
             cur = d[part] if part in d else cur[part]
-        elif isinstance(cur, (dict, list)):
+        elif isinstance(cur, (dict, list)) or type(cur) is tuple:  # (a PartitionSpec is a value)
             cur = cur[part]
         else:  # a value (an axis, a sharding, a PartitionSpec) applies to everything below
             return cur

@@ -19,6 +19,7 @@ from .graph_def import (
     _FlattenCtx,
     _not_a_pytree,
     _path_lookup,
+    _ref_from_leaf,
     _seq_lookup,
     _unflatten_value,
     _UnflattenCtx,
@@ -81,7 +82,8 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     if tree:
         check_tree_mode(node, "nnx.split")
     gdef, flat = _flatten_unchecked(node, None, tree)
-    if gdef.root[0] in ("A", "S"):  # a lone leaf (array or static): its "state" is itself
+    if gdef.root[0] in ("A", "S", "F"):  # a lone leaf (array, static, reference): its "state"
+        # is itself
         if not filters:
             return gdef, node
         taken = False
@@ -131,11 +133,12 @@ def merge(graphdef: Any, /, *states: Any, copy: bool = False,
     if not states:
         raise TypeError("merge() missing 1 required positional argument: 'state' (nnx.merge needs "
                         "at least one State after the GraphDef)")
-    if graphdef.root[0] == "A":  # a lone array: the state is the array itself
+    if graphdef.root[0] in ("A", "F"):  # a lone array or reference: the state is itself
         leaf = next((s for s in states if not (isinstance(s, State) and not len(s))), states[0])
         if isinstance(leaf, (list, tuple)) and leaf and isinstance(leaf[0], tuple):
             leaf = leaf[0][1]  # a FlatState [((), x)]
-        return leaf.value if isinstance(leaf, Variable) else leaf
+        leaf = leaf.value if isinstance(leaf, Variable) else leaf
+        return _ref_from_leaf(leaf, None) if graphdef.root[0] == "F" else leaf
     if graphdef.root[0] == "S":
         return graphdef.root[1].value
     flat: dict = {}

@@ -32,6 +32,8 @@ from typing import Any, Callable
 
 from .graph import merge, split
 from .graph_def import (
+    NO_UPDATE,
+    ArrayRefOutput,
     GraphDef,
     _flatten_value,
     _FlattenCtx,
@@ -152,17 +154,26 @@ class SplitContext:
             return idx
 
         self._assign = assign
+        self._ref_leaf = None
+        if inner is not None:  # an inner split (after the inner merge) of an update_context
+
+            def ref_leaf(ref: Any) -> Any:
+                # a reference the caller passed in already holds its new value; one made inside
+                # carries its value out, for the caller's merge to put in a new reference
+                return NO_UPDATE if id(ref) in inner else ArrayRefOutput(ref[...])
+
+            self._ref_leaf = ref_leaf
 
     def flatten(self, node: Any) -> tuple[GraphDef, FlatState]:
         """``(GraphDef, FlatState)`` of ``node`` within this context."""
-        ctx = _FlattenCtx(self._seen, self._assign)
+        ctx = _FlattenCtx(self._seen, self._assign, self._ref_leaf)
         root = _flatten_value(node, (), ctx)
         return GraphDef(root), FlatState(ctx.leaves)
 
     def split(self, node: Any, *filters: Any) -> tuple:
         """As ``nnx.split``, within this context."""
         gdef, flat = self.flatten(node)
-        if gdef.root[0] in ("A", "S"):  # a lone array or static value: nothing to share
+        if gdef.root[0] in ("A", "S", "F"):  # a lone array, static value or reference
             return split(node, *filters)
         if gdef.root[0] == "V" and not filters:  # a lone Variable: its state is itself
             return gdef, flat.leaves[0]
@@ -202,7 +213,7 @@ class MergeContext:
 
     def merge(self, graphdef: GraphDef, state: Any, /, *states: Any) -> Any:
         """As ``nnx.merge``, within this context."""
-        if graphdef.root[0] in ("A", "S"):
+        if graphdef.root[0] in ("A", "S", "F"):
             return merge(graphdef, state, *states)
         flat: dict = {}
         for s in (state, *states):

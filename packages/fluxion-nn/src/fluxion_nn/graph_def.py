@@ -4,8 +4,9 @@ and its node kinds, and the walks between a graph of objects and its structure s
 ``merge``, ...) are in :mod:`fluxion_nn.graph`.
 
 A spec is a tuple whose first entry is its kind: ``"O"`` an object (index, type, attributes),
-``"V"`` a Variable (index, type, metadata), ``"R"`` a repeated reference to an earlier index,
-``"A"`` an array leaf, ``"S"`` a static value, ``"L"``/``"D"`` a sequence/mapping container and
+``"V"`` a Variable (index, type, metadata, the index of its mutable reference or None),
+``"F"`` a bare mutable reference (``fluxion.Ref``, index), ``"R"`` a repeated reference to an
+earlier index, ``"A"`` an array leaf, ``"S"`` a static value, ``"L"``/``"D"`` a sequence/mapping container and
 ``"J"`` a tree-mode (``graph=False``) flatten.
 """
 
@@ -18,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+import fluxion
 import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
@@ -25,8 +27,11 @@ from .pytreelib import _MARKS, Pytree, Static, _status, has_data
 from .statelib import State
 from .variablelib import Variable, _meta_key, _Unhashable, is_array
 
-__all__ = ["GraphDef", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "set_graph_mode",
-           "set_graph_updates", "check_tree_mode", "is_graph_node"]
+__all__ = ["GraphDef", "NodeDef", "VariableDef", "NodeRef", "ArrayRefDef", "TreeNodeDef",
+           "NoUpdate", "ArrayRefOutput", "NO_UPDATE", "set_graph_mode", "set_graph_updates",
+           "check_tree_mode", "is_graph_node"]
+
+_Ref = fluxion.Ref
 
 # ``merge``/``split`` of fluxion_nn.graph (which imports this module), installed by it at import
 _API: dict[str, Callable] = {}
@@ -82,7 +87,7 @@ def check_tree_mode(tree: Any, api: str) -> None:
     def walk(v: Any, path: str) -> None:
         if isinstance(v, Pytree) and not type(v)._pytree__is_pytree:
             _not_a_pytree(v, api, path)
-        if isinstance(v, Variable):
+        if isinstance(v, Variable) or type(v) is _Ref:
             if id(v) in seen:
                 raise ValueError(
                     f"Duplicate {v!r}\nfound at paths:\n\n  - {seen[id(v)]}\n  - {path}\n\n"
@@ -210,6 +215,56 @@ class NodeRef(NodeDef):
     __slots__ = ()
 
 
+class ArrayRefDef(NodeDef):
+    """A bare mutable reference (``fluxion.Ref``) in :attr:`GraphDef.nodes`."""
+
+    __slots__ = ()
+
+
+class NoUpdate:
+    """The state leaf of a mutable reference that a transformation received from its caller
+    (inside a graph context's inner split): the caller's reference already holds the new value,
+    so there is nothing to carry back. A pytree without leaves. ``NO_UPDATE`` is the instance.
+
+    Example: ``isinstance(state_out['kernel'].get_value(), nnx.graphlib.NoUpdate)``.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is NoUpdate
+
+    def __hash__(self) -> int:
+        return hash(NoUpdate)
+
+    def __repr__(self) -> str:
+        return "NoUpdate()"
+
+
+NO_UPDATE = NoUpdate()
+
+
+class ArrayRefOutput:
+    """The state leaf of a mutable reference created inside a transformation (inside a graph
+    context's inner split): its value, which the caller's merge puts in a new reference.
+
+    Example: ``nnx.graphlib.ArrayRefOutput(jnp.ones(2)).value``.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"ArrayRefOutput(value={self.value!r})"
+
+
+tree_util.register_static(NoUpdate)
+tree_util.register_pytree_node(ArrayRefOutput, lambda o: ((o.value,), None),
+                               lambda _, children: ArrayRefOutput(children[0]))
+
+
 class TreeNodeDef:
     """The single node of a tree-mode (``graph=False``) GraphDef."""
 
@@ -233,7 +288,7 @@ class TreeNodeDef:
 
 def _leaf_paths(spec: tuple, path: tuple, out: list) -> None:
     kind = spec[0]
-    if kind in ("A", "V"):
+    if kind in ("A", "V", "F"):
         out.append(path)
     elif kind == "O":
         for k, sub in spec[3]:
@@ -252,6 +307,8 @@ def _collect_nodes(spec: tuple, out: list) -> None:
         out.append(VariableDef(spec[2], spec[1]))
     elif kind == "R":
         out.append(NodeRef(object, spec[1]))
+    elif kind == "F":
+        out.append(ArrayRefDef(_Ref, spec[1]))
     elif kind == "O":
         out.append(NodeDef(spec[2], spec[1]))
         for _, sub in spec[3]:
@@ -273,23 +330,36 @@ def _describe(spec: tuple) -> str:
         return f"{spec[2].__name__}({inner})"
     if kind == "V":
         return spec[2].__name__
-    if kind in ("L", "T"):
-        return "[" + ", ".join(_describe(s) for s in spec[1]) + "]"
+    if kind == "L":
+        return "[" + ", ".join(_describe(s) for s in spec[2]) + "]"
     if kind == "D":
-        return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(spec[1], spec[2])) + "}"
+        return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(spec[2], spec[3])) + "}"
     if kind == "R":
         return f"<ref {spec[1]}>"
+    if kind == "F":
+        return "Ref"
     return "array"
 
 
 class _FlattenCtx:
-    __slots__ = ("refmap", "nodes", "leaves", "assign")
+    __slots__ = ("refmap", "nodes", "leaves", "assign", "ref_leaf")
 
-    def __init__(self, refmap: dict | None = None, assign: Callable[[Any], int] | None = None):
+    def __init__(self, refmap: dict | None = None, assign: Callable[[Any], int] | None = None,
+                 ref_leaf: Callable[[Any], Any] | None = None):
         self.refmap = {} if refmap is None else refmap
         self.nodes: list = []
         self.leaves: list = []
         self.assign = assign  # the index of a newly met object (graph contexts); None: in order
+        # the state leaf of a mutable reference (graph contexts' inner splits: NO_UPDATE or an
+        # ArrayRefOutput); None: the reference itself
+        self.ref_leaf = ref_leaf
+
+    def index(self, obj: Any) -> int:
+        """A new index for ``obj`` (an object, Variable or reference met for the first time)."""
+        idx = len(self.refmap) if self.assign is None else self.assign(obj)
+        self.refmap[id(obj)] = idx
+        self.nodes.append(obj)
+        return idx
 
 
 _STATIC_TYPES = (int, float, bool, str, type(None), type, types.FunctionType,
@@ -314,16 +384,24 @@ def _static_spec(v: Any) -> tuple:
 def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
     if isinstance(v, _STATIC_TYPES):
         return _static_spec(v)
-    if isinstance(v, (Pytree, Variable)):
+    if isinstance(v, (Pytree, Variable)) or type(v) is _Ref:
         idx = ctx.refmap.get(id(v))
         if idx is not None:
             return ("R", idx)
-        idx = len(ctx.refmap) if ctx.assign is None else ctx.assign(v)
-        ctx.refmap[id(v)] = idx
-        ctx.nodes.append(v)
+        idx = ctx.index(v)
+        if type(v) is _Ref:  # a bare reference: a node of its own (shared ones stay shared)
+            ctx.leaves.append((path, v if ctx.ref_leaf is None else ctx.ref_leaf(v)))
+            return ("F", idx)
         if isinstance(v, Variable):
-            ctx.leaves.append((path, v))
-            return ("V", idx, type(v), _meta_key(v._metadata))
+            raw, ref_idx, leaf = v._value, None, v
+            if type(raw) is _Ref:  # a ref-mode Variable: its reference has an index too
+                ref_idx = ctx.refmap.get(id(raw))
+                if ref_idx is None:
+                    ref_idx = ctx.index(raw)
+                if ctx.ref_leaf is not None:
+                    leaf = v.replace(ctx.ref_leaf(raw))
+            ctx.leaves.append((path, leaf))
+            return ("V", idx, type(v), _meta_key(v._metadata), ref_idx)
         d = vars(v)
         if _MARKS in d or type(v)._pytree__annotated:
             attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in sorted(d))
@@ -373,6 +451,24 @@ class _UnflattenCtx:
         self.raw = raw  # a state value that is no Variable goes in as it is (no new Variable)
 
 
+def _ref_from_leaf(leaf: Any, outer: Any) -> Any:
+    """The reference a merge puts where a reference was split: the caller's own (``outer``) for
+    NO_UPDATE, a new one for an ArrayRefOutput, the leaf itself for a reference; an array written
+    into the caller's reference, else (a frozen reference) kept as an array."""
+    if type(leaf) is NoUpdate:
+        if type(outer) is not _Ref:
+            raise ValueError(f"Expected a ArrayRefOutput type but got '{leaf}.' (a NoUpdate "
+                             "leaf needs the caller's reference: merge it with "
+                             "merge_context(tag, False) inside the update_context)")
+        return outer
+    if type(leaf) is ArrayRefOutput:
+        return fluxion.new_ref(leaf.value)
+    if type(leaf) is _Ref or type(outer) is not _Ref:
+        return leaf
+    outer[...] = leaf
+    return outer
+
+
 def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
     kind = spec[0]
     if kind == "S":
@@ -382,12 +478,20 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
         return leaf.value if isinstance(leaf, Variable) else leaf
     if kind == "R":
         return ctx.built[spec[1]]
+    if kind == "F":
+        ref = _ref_from_leaf(ctx.lookup(path), ctx.existing.get(spec[1]))
+        ctx.built[spec[1]] = ref
+        return ref
     if kind == "V":
-        _, idx, cls, meta = spec
+        _, idx, cls, meta, ref_idx = spec
         leaf = ctx.lookup(path)
+        raw = leaf._value if isinstance(leaf, Variable) else leaf
         target = ctx.existing.get(idx)
         if target is not None:
-            target.value = leaf.value if isinstance(leaf, Variable) else leaf
+            if type(raw) is ArrayRefOutput:  # a new reference for the caller's Variable
+                object.__setattr__(target, "_value", fluxion.new_ref(raw.value))
+            elif type(raw) is not NoUpdate:  # NO_UPDATE: its reference holds the value already
+                target.value = leaf.value if isinstance(leaf, Variable) else leaf
             var = target
         elif isinstance(leaf, Variable) and not ctx.copy_vars:
             var = leaf
@@ -400,7 +504,12 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
                 var, "_metadata",
                 {k: (m.value if isinstance(m, _Unhashable) else m) for k, m in meta},
             )
+        is_var = isinstance(var, Variable)  # not so for a raw value (map without recreating)
+        if is_var and var is not target and type(var._value) in (NoUpdate, ArrayRefOutput):
+            object.__setattr__(var, "_value", _ref_from_leaf(var._value, None))
         ctx.built[idx] = var
+        if ref_idx is not None and is_var and type(var._value) is _Ref:
+            ctx.built[ref_idx] = var._value
         return var
     if kind == "O":
         _, idx, cls, attrs = spec

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
+import fluxion
 import fluxion.tree_util as tree_util
 
 from . import filterlib
@@ -46,9 +47,13 @@ from .graph_context import (
     update_context,
 )
 from .graph_def import (
+    NO_UPDATE,
+    ArrayRefDef,
+    ArrayRefOutput,
     GraphDef,
     NodeDef,
     NodeRef,
+    NoUpdate,
     TreeNodeDef,
     VariableDef,
     _flatten_value,
@@ -69,7 +74,8 @@ __all__ = ["flatten", "unflatten", "split", "merge", "state", "graphdef", "updat
            "GraphState", "NodeDef", "VariableDef", "NodeRef", "TreeNodeDef", "RefMap",
            "IndexMap", "FlatState", "set_graph_mode", "set_graph_updates", "PureState",
            "split_context", "merge_context", "update_context", "current_update_context",
-           "SplitContext", "MergeContext", "UpdateContext", "with_vars"]
+           "SplitContext", "MergeContext", "UpdateContext", "with_vars", "ArrayRefDef",
+           "NoUpdate", "NO_UPDATE", "ArrayRefOutput"]
 
 
 class RefMap(MutableMapping):
@@ -203,11 +209,16 @@ def _collect_objects(v: Any, out: dict, depth: int = 0) -> None:
     # every graph object reachable from v (for ref_index), id -> object
     if depth > 1000:
         return
-    if is_graph_node(v):
+    if type(v) is fluxion.Ref:
+        out[id(v)] = v
+    elif is_graph_node(v):
         if id(v) in out and not isinstance(v, Variable):
             return
         out[id(v)] = v
         if isinstance(v, Variable):
+            raw = v.get_raw_value()
+            if type(raw) is fluxion.Ref:  # a ref-mode Variable's reference has an index too
+                out[id(raw)] = raw
             return
         for x in vars(v).values():
             _collect_objects(x, out, depth + 1)
@@ -221,7 +232,7 @@ def _collect_objects(v: Any, out: dict, depth: int = 0) -> None:
 
 def _count_leaves(spec: tuple) -> int:
     kind = spec[0]
-    if kind in ("A", "V"):
+    if kind in ("A", "V", "F"):
         return 1
     if kind == "J":
         return len(spec[2])

@@ -3,6 +3,7 @@ arrays, Variables and sub-objects form the data of a graph (as ``flax.nnx.Pytree
 
 from __future__ import annotations
 
+import abc
 import copy
 import dataclasses
 import typing
@@ -260,7 +261,22 @@ def install_clone(clone: Callable[[Any], Any]) -> None:
     _CLONE[:] = [clone]
 
 
-class Pytree:
+class PytreeMeta(abc.ABCMeta):
+    """The metaclass of :class:`Pytree`: after ``__init__`` returns, an attribute that was
+    static when assigned (a plain list, tuple or dict) must not hold data (arrays, Variables,
+    graph objects) put into it afterwards, as flax checks after construction.
+
+    Example: ``type(nnx.Module) is nnx.pytreelib.PytreeMeta``.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = super().__call__(*args, **kwargs)
+        if cls._pytree__is_pytree:
+            _check_after_init(obj)
+        return obj
+
+
+class Pytree(metaclass=PytreeMeta):
     """Base class of graph objects (``Module``, ``Rngs``, ``Optimizer``, metrics).
 
     Instances are ordinary mutable objects; ``nnx.split``/``nnx.merge`` move between them and
@@ -420,6 +436,23 @@ def _data_leaves(value: Any) -> list:
 
     walk(value)
     return found
+
+
+def _check_after_init(obj: Any) -> None:
+    for name, value in vars(obj).items():
+        if (name.startswith("__") or name == _MARKS or _status(obj, name) is not None
+                or type(value) not in (list, tuple, dict)):
+            continue
+        if _data_leaves(value):
+            raise ValueError(
+                f"Found unexpected data on value of type {type(value)} in static attribute "
+                f"'{name}' of Pytree type '{type(obj)}'. A plain {type(value).__name__} is "
+                f"static, and data was put into it after it was assigned. Consider one of the "
+                f"following options:\n\n1. If the attribute is meant to be static, either "
+                f"remove the data value or wrap it in a static container.\n2. Wrap the value "
+                f"with nnx.data on assignment:\n\n  _.{name} = nnx.data(...)\n\n3. If the "
+                f"container is a list or dict, try using nnx.List(...) or nnx.Dict(...) "
+                f"instead.")
 
 
 def _check_assignment(obj: Any, name: str, value: Any, status: bool | None) -> None:

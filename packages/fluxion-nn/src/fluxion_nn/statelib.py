@@ -176,6 +176,9 @@ def _unflatten(keys: tuple, children: Any) -> State:
 
 
 tree_util.register_pytree_with_keys(State, _flatten_with_keys, _unflatten, _flatten)
+# a FlatState is a pytree too (as flax's): its leaves' values are the children, the paths static
+tree_util.register_pytree_node(FlatState, lambda fs: ([v for _, v in fs], tuple(p for p, _ in fs)),
+                               lambda paths, leaves: FlatState(zip(paths, leaves)))
 
 
 def to_flat_state(state: State) -> FlatState:

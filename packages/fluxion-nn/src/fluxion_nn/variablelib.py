@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import operator
 import threading
 import types
@@ -104,6 +105,22 @@ def as_pure(tree: Any) -> Any:
 
 
 _NO_DEFAULT: Any = object()
+# the creation number of each Variable made by its constructor: a lifted transform tells a
+# Variable made before its body ran (captured from outside) from the ones made inside
+_SERIAL = itertools.count(1)
+
+
+def _serial_mark() -> int:
+    # a number larger than the ``_serial`` of every Variable constructed before the call and
+    # smaller than those constructed after (Variables rebuilt by a merge have no ``_serial``)
+    return next(_SERIAL)
+
+
+def _serial_of(v: Variable) -> int | None:
+    try:
+        return object.__getattribute__(v, "_serial")
+    except AttributeError:
+        return None
 
 
 class Variable:
@@ -119,7 +136,7 @@ class Variable:
         w.value = w.value * 2
     """
 
-    __slots__ = ("_value", "_metadata")
+    __slots__ = ("_value", "_metadata", "_serial")
 
     def __init__(self, value: Any, *, hijax: bool | None = None, ref: bool | None = None,
                  eager_sharding: bool | None = None, **metadata: Any):
@@ -157,6 +174,7 @@ class Variable:
             value = fluxion.new_ref(value)
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_metadata", metadata)
+        object.__setattr__(self, "_serial", next(_SERIAL))
 
     @property
     def hijax(self) -> bool:

@@ -73,12 +73,13 @@ def _key_name(k: Any) -> Any:
 def _to_opt_state(key_path: tuple, x: Any, by_path: dict) -> OptState:
     # a state leaf that mirrors a parameter (the moments of ``mu``/``nu``: same trailing path,
     # same shape) becomes an OptVariable with the parameter's metadata, as flax's
-    # ``to_opt_state``; ``optimizer_sharding`` metadata is its ``out_sharding``, so with eager
+    # ``to_opt_state`` (a parameter that is a plain array attribute gives OptArrays, as
+    # there); ``optimizer_sharding`` metadata is its ``out_sharding``, so with eager
     # sharding the moment is placed as annotated; other leaves (counts) are OptArrays
     names = tuple(_key_name(k) for k in key_path)
     for start in range(len(names)):
         var = by_path.get(names[start:])
-        if var is not None and tuple(getattr(var.value, "shape", ())) == tuple(
+        if isinstance(var, Variable) and tuple(getattr(var.value, "shape", ())) == tuple(
                 getattr(x, "shape", ())):
             meta = var.get_metadata()
             for name in ("hijax", "ref"):

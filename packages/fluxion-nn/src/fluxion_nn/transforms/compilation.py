@@ -159,7 +159,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
             return fun(*args, **kwargs, **dict(static_kw))
 
         return _refs_out(_call_pure(call, side, key, static, values, other, no_alias=no_alias),
-                         values, ref_plans, key, new_refs=no_alias is None)
+                         (values, other), ref_plans, key, new_refs=no_alias is None)
 
     jitted = fluxion.jit(pure, static_argnums=(0,), keep_unused=keep_unused)
     # shardings are applied to the arguments before the call (per Variable, by filter)
@@ -197,7 +197,7 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
         values2, pure_out = jitted(key, inp.values, inp.other)
         plan = ref_plans.get(key)
         if plan:
-            values2, pure_out = _refs_back((values2, pure_out), inp.values, plan)
+            values2, pure_out = _refs_back((values2, pure_out), (inp.values, inp.other), plan)
         static_out = side[key]
         objs = inp.objs
         if not static_out[-1]:

@@ -22,9 +22,10 @@ from ..graph import (
 )
 from ..spmd import PARTITION_NAME
 from ..statelib import State, create_path_filters
-from ..variablelib import Variable
+from ..variablelib import Variable, _serial_mark
 from .transforms import (
     _call_pure,
+    _check_captured_outputs,
     _check_output_aliases,
     _check_prefix,
     _flat_variables,
@@ -281,11 +282,14 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
         side: dict = {}
 
         def pure(values: list, other: list) -> Any:
+            mark = _serial_mark()
             tree, nodes, built = rebuild(inp.static, values, other)
             a, kw = tree
             if tm is not None:  # inside, the Variables lose the mapped axis' partition name
                 _axis_metadata(nodes, node_axes, tm, spmd.remove_axis)
             out = f(*a, **kw)
+            if resolve(graph, set_graph_mode):
+                _check_captured_outputs(out, mark, name, resolve(graph_updates, set_graph_updates))
             if _simple(graph, graph_updates):
                 _check_output_aliases(nodes, out, name)
             if tm is not None:  # and get it back (new ones at their out axis) on the way out
@@ -296,28 +300,30 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
             static_out, values2, pure_out = split_outputs(nodes, built, out, inp.static[0].root[2],
                                                           leaves_out=out_leaves)
             side["s"] = static_out
-            side["leaves"] = [(p, type(leaf), getattr(leaf, "_metadata", None))
-                              for p, leaf in out_leaves]
-            return values2, pure_out
+            leaves = [(p, type(leaf), getattr(leaf, "_metadata", None)) for p, leaf in out_leaves]
+            v_axes = _out_value_axes(static_out, leaves, node_axes, out_axes)
+            p_axes = _out_leaf_axes(out_axes, static_out)[1]
+            side["axes"], side["leaves"] = (v_axes, p_axes), leaves
+            # outputs whose out axis is None come back unmapped (so a batched one is vmap's
+            # error, naming its path), the others on axis 0
+            bcast: dict = {}
+            for (p, _, _), v, ax in zip(leaves, values2, v_axes):
+                if ax is None:
+                    _nest(bcast, p, v)
+            return ([v for v, ax in zip(values2, v_axes) if ax is not None], bcast,
+                    [v for v, ax in zip(pure_out, p_axes) if ax is not None],
+                    [v for v, ax in zip(pure_out, p_axes) if ax is None])
 
-        values2, pure_out = mapper(pure, in_axes=(value_axes, other_axes), out_axes=0)(
+        mapped_v, bcast_v, mapped_p, bcast_p = mapper(
+            pure, in_axes=(value_axes, other_axes), out_axes=(0, None, 0, None))(
             inp.values, inp.other)
         static_out = side["s"]
-        owner = static_out[5]
-        n_in = static_out[4]
-        fixed = []
+        v_axes, p_axes = side["axes"]
+        it_v, it_bp, it_p = iter(mapped_v), iter(bcast_p), iter(mapped_p)
+        fixed = [_place(next(it_v), ax) if ax is not None else _nested(bcast_v, p)
+                 for (p, _, _), ax in zip(side["leaves"], v_axes)]
+        pure_fixed = [_place(next(it_p), ax) if ax is not None else next(it_bp) for ax in p_axes]
         out_tree_axes = _out_leaf_axes(out_axes, static_out)
-        out_node_iter = iter(out_tree_axes[0])
-        node_out_axis: dict[int, Any] = {}
-        for v, own, (path, typ, meta) in zip(values2, owner, side["leaves"]):
-            if own < n_in:
-                spec = _input_node_axis(inp, own, node_axes)
-            else:
-                if own not in node_out_axis:
-                    node_out_axis[own] = next(out_node_iter)
-                spec = node_out_axis[own]
-            fixed.append(_place(v, _leaf_axis(spec, path[1:], _probe(typ, meta))))
-        pure_fixed = [_place(v, ax) for v, ax in zip(pure_out, out_tree_axes[1])]
         result = apply_outputs(static_out, fixed, pure_fixed, inp.objs)
         out_nodes = [leaf for leaf in tree_util.tree_leaves(result, is_leaf=is_graph_node)
                      if is_graph_node(leaf)]
@@ -335,6 +341,37 @@ def _mapped(f: Callable, in_axes: Any, out_axes: Any, graph: Any, name: str,
     return wrapper
 
 
+def _out_value_axes(static_out: tuple, leaves: list, node_axes: list, out_axes: Any) -> list:
+    """The out axis of each output graph leaf: an input object's leaves keep their in_axes
+    entry, a new object's take its out_axes entry (objects in order of first appearance)."""
+    owner, n_in = static_out[5], static_out[4]
+    out_node_iter = iter(_out_leaf_axes(out_axes, static_out)[0])
+    node_out_axis: dict[int, Any] = {}
+    axes = []
+    for own, (path, typ, meta) in zip(owner, leaves):
+        if own < n_in:
+            spec = node_axes[own]
+        else:
+            if own not in node_out_axis:
+                node_out_axis[own] = next(out_node_iter)
+            spec = node_out_axis[own]
+        axes.append(_leaf_axis(spec, path[1:], _probe(typ, meta)))
+    return axes
+
+
+def _nest(tree: dict, path: tuple, value: Any) -> None:
+    # ``value`` at ``path`` in nested dicts with string keys (so vmap's errors name the path)
+    for k in path[:-1]:
+        tree = tree.setdefault(str(k), {})
+    tree[str(path[-1])] = value
+
+
+def _nested(tree: dict, path: tuple) -> Any:
+    for k in path:
+        tree = tree[str(k)]
+    return tree
+
+
 def _probe(typ: type, meta: Any) -> Any:
     # a stand-in of an output Variable (its type and metadata, no value) for filters
     if meta is None or not issubclass(typ, Variable):
@@ -343,10 +380,6 @@ def _probe(typ: type, meta: Any) -> Any:
     object.__setattr__(obj, "_value", None)
     object.__setattr__(obj, "_metadata", dict(meta))
     return obj
-
-
-def _input_node_axis(inp: Inputs, node_index: int, node_axes: list) -> Any:
-    return node_axes[node_index]
 
 
 def _out_leaf_axes(out_axes: Any, static_out: tuple) -> tuple[list, list]:

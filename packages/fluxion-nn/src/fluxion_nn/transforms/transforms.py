@@ -14,6 +14,7 @@ import fluxion.tree_util as tree_util
 
 from .._config import resolve
 from .._lift import Inputs, apply_outputs, rebuild, split_outputs
+from ..graph import clone as graph_clone
 from ..graph import state as graph_state
 from ..graph_def import (
     _seq_lookup,
@@ -24,7 +25,7 @@ from ..graph_def import (
     set_graph_mode,
     set_graph_updates,
 )
-from ..variablelib import Variable
+from ..variablelib import Variable, _serial_of
 
 
 def _reject_bound_method(f: Any, name: str) -> None:
@@ -95,6 +96,21 @@ def _check_output_aliases(in_nodes: list, out: Any, api: str) -> None:
     for path, var in _node_variables(out):
         if id(var) in ins:
             raise _duplicate_error(var, "args" + ins[id(var)], "out" + path, api)
+
+
+def _check_captured_outputs(out: Any, mark: int, api: str, updates: bool) -> None:
+    """A Variable made outside a lifted transform (constructed before ``mark``, see
+    ``variablelib._serial_mark``) and not passed in cannot be returned from it (flax's trace
+    level checks)."""
+    for path, var in _node_variables(out):
+        serial = _serial_of(var)
+        if serial is None or serial > mark:
+            continue
+        if updates:
+            raise ValueError(f"Cannot extract graph node from different trace level, got {var!r}"
+                             f" ({api}: it was captured from outside, not passed in)")
+        raise ValueError(f"Cannot return captured Variable of type {type(var).__name__} from "
+                         f"{api}.\nFound at path: {path}")
 
 
 def _is_prefix_mapping(x: Any) -> bool:
@@ -255,7 +271,9 @@ def cached_partial(f: Callable, *cached_args: Any, graph: bool | None = None,
     """``f`` with its first arguments bound to ``cached_args`` (usually modules and optimizers
     passed to an ``nnx.jit`` train step on every call). Lifted transforms keep the split of
     unchanged argument graphs between calls, so the bound objects are not re-traversed while
-    their structure stays the same; their Variables are read afresh on each call.
+    their structure stays the same; their Variables are read afresh on each call. In graph mode
+    the bound objects are clones sharing the originals' Variables (as flax's), so ``f`` sees
+    (and may return) the clones, and the values it writes reach the originals.
 
     Example::
 
@@ -264,6 +282,11 @@ def cached_partial(f: Callable, *cached_args: Any, graph: bool | None = None,
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(cached_args, "nnx.cached_partial")
+    elif any(is_graph_node(x) for x in tree_util.tree_leaves(cached_args, is_leaf=is_graph_node)):
+        # as flax: the bound objects are cloned (together, so sharing between them is kept)
+        # with the originals' Variables, so the values a call writes reach the caller's
+        # Variables and the clones are the same stable inputs on every call
+        cached_args = tuple(graph_clone(list(cached_args), variables=False, graph=True))
 
     @functools.wraps(f)
     def bound(*args: Any, **kwargs: Any) -> Any:
