@@ -32,7 +32,8 @@ __all__ = [
     "graph_network_neighbor_list", "canonicalize_node_state", "node_state_or_default",
     "dense_graph_input", "neighbor_graph_input", "coulomb_direct_pair",
     "coulomb_direct_neighbor_list", "coulomb_recip_ewald", "coulomb_recip_pme",
-    "coulomb_ewald_neighbor_list", "coulomb", "coulomb_neighbor_list",
+    "coulomb_ewald_neighbor_list", "coulomb", "coulomb_neighbor_list", "edip",
+    "edip_neighbor_list",
 ]
 
 NeighborFn = partition.NeighborListFns
@@ -443,6 +444,7 @@ def bks_silica_neighbor_list(displacement_or_metric: Callable, box_size: Any, sp
     return neighbor_fn, energy_fn
 
 
+from fluxion_md._edip import edip, edip_neighbor_list  # noqa: E402  (bond-order silicon)
 from fluxion_md._electrostatics import (  # noqa: E402  (Ewald / particle-mesh Ewald Coulomb)
     coulomb,
     coulomb_direct_neighbor_list,
