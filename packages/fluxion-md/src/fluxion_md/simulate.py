@@ -55,6 +55,7 @@ from fluxion_md._integrators import (
     temperature,
     velocity_verlet,
 )
+from fluxion_md._swap_mc import SwapMCState, hybrid_swap_mc
 
 __all__ = [
     "Simulator",
@@ -96,4 +97,6 @@ __all__ = [
     "RunResult",
     "save_checkpoint",
     "load_checkpoint",
+    "SwapMCState",
+    "hybrid_swap_mc",
 ]
