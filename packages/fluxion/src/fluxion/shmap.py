@@ -53,6 +53,7 @@ from fluxion.backend.transfer import device_put
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_source_line
+from fluxion.core.hijax import HITYPES
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import STATE, set_current
@@ -453,6 +454,9 @@ def typeof(x: Any) -> Any:
     key_typeof = getattr(type(x), "_typeof", None)  # typed key arrays: their own abstract value
     if key_typeof is not None:
         return key_typeof(x)
+    hi_typeof = HITYPES.get(type(x))  # values of jax.experimental.hijax types
+    if hi_typeof is not None:
+        return hi_typeof(x)
     aval = abstractify(x)
     body = _vma.current(x)
     if body is None:

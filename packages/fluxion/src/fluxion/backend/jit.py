@@ -64,6 +64,7 @@ from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.errors import UnexpectedTracerError, user_source_line
+from fluxion.core.hijax import HITYPES
 from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.core.refs import ClosedRefs, Ref
 from fluxion.core.tracebacks import api_boundary
@@ -395,7 +396,7 @@ class _Jitted:
             args, kwargs, statics, donated = self.split(args, kwargs)
         leaves, treedef = _flatten((args, kwargs) if kwargs else args)
         if _STATE.interp is not _EVAL:
-            if any(type(x) is Ref for x in leaves):
+            if any(type(x) is Ref or type(x) in HITYPES for x in leaves):
                 return call_with_refs(self, args, kwargs, statics, jit=jit)
             if not kwargs:
                 treedef = _flatten((args, {}))[1]
@@ -403,7 +404,7 @@ class _Jitted:
         arrays = leaves
         for x in leaves:
             if type(x) is not Array:
-                if any(type(a) is Ref for a in leaves):
+                if any(type(a) is Ref or type(a) in HITYPES for a in leaves):
                     return call_with_refs(self, args, kwargs, statics, jit=jit)
                 arrays = [_arg_array(a, self.name) for a in leaves]
                 break

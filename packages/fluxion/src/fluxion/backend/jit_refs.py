@@ -27,6 +27,7 @@ import functools
 import threading
 from typing import Any, Callable
 
+from fluxion.core.hijax import HITYPES, BoxCell, cell_for, is_box
 from fluxion.core.refs import ClosedRefs, Ref, RefFrame, find_refs, pop_frame, push_frame, run_framed
 from fluxion.tree_util import physical as tree_util
 
@@ -49,9 +50,15 @@ def call_with_refs(j: Any, args: tuple, kwargs: dict, statics: tuple,
     """
     leaves, treedef = tree_util.tree_flatten((args, kwargs))
     pos = tuple(find_refs(leaves))
+    boxes = tuple(i for i, x in enumerate(leaves) if type(x) in HITYPES and is_box(x))
+    if boxes:  # boxes of mutable hi-types (core/hijax.py): their cells join the references
+        pos = tuple(sorted(pos + boxes))
+        leaves = [cell_for(x) if i in boxes else x for i, x in enumerate(leaves)]
     seen: dict[int, int] = {}
     for i in pos:
         r = leaves[i]
+        if id(r) in seen and type(r) is BoxCell:  # one box at two places: the same box inside
+            continue
         if id(r) in seen:
             names = j.names(args, kwargs)
             raise ValueError(
@@ -64,13 +71,14 @@ def call_with_refs(j: Any, args: tuple, kwargs: dict, statics: tuple,
     if closed is None:
         closed = j.ref_closures.get(memo_key, [])
     closed = [r for r in closed if id(r) not in seen]
-    refs = [leaves[i] for i in pos] + closed
-    dyn = [x for x in leaves if type(x) is not Ref]
+    refs = _unique([leaves[i] for i in pos]) + closed
+    dyn = [x for i, x in enumerate(leaves) if i not in pos]
     vals = [r._get_value() for r in refs]
-    key = (treedef, statics, pos, len(closed))
+    where = tuple(next(k for k, r in enumerate(refs) if r is leaves[i]) for i in pos)
+    key = (treedef, statics, pos, where, len(closed))
     inner = j.ref_calls.get(key)
     if inner is None:
-        body = _RefBody(j, treedef, statics, pos, len(closed))
+        body = _RefBody(j, treedef, statics, pos, where, len(closed))
         inner = j.ref_calls[key] = jit(body)
         inner._fluxion_jit.ref_body = True
     prev, _CURRENT.refs = _CURRENT.refs, refs
@@ -92,9 +100,11 @@ class _RefBody:
     """The function ``jit`` stages for a call with references: ``(dyn_leaves, ref_values) ->
     (out, final_ref_values)``."""
 
-    def __init__(self, j: Any, treedef: Any, statics: tuple, pos: tuple, n_closed: int) -> None:
+    def __init__(self, j: Any, treedef: Any, statics: tuple, pos: tuple, where: tuple,
+                 n_closed: int) -> None:
         self.j, self.treedef, self.statics, self.pos, self.n_closed = (j, treedef, statics, pos,
                                                                       n_closed)
+        self.where = where  # for each position in pos, the index of its reference in refs
         self.__name__ = j.name
 
     def __call__(self, dyn: list, vals: list) -> tuple:
@@ -108,8 +118,9 @@ class _RefBody:
             r._value, r._level = v, frame.level
         try:
             leaves = list(dyn)
-            for i, r in zip(self.pos, refs):
-                leaves.insert(i, r)
+            for i, k in zip(self.pos, self.where):
+                r = refs[k]
+                leaves.insert(i, r.box if type(r) is BoxCell else r)
             args, kwargs = tree_util.tree_unflatten(self.treedef, leaves)
             out = self.j.bound_fun(self.statics)(*args, **kwargs)
             finals = [r._value for r in refs]
@@ -119,8 +130,13 @@ class _RefBody:
                 r._value, r._level = v, lvl
         if frame.closed:
             raise ClosedRefs(frame.closed)
-        check_no_refs_out(self.j, out, refs[:len(self.pos)], args, kwargs)
+        check_no_refs_out(self.j, out, refs[:len(refs) - self.n_closed], args, kwargs)
         return out, finals
+
+
+def _unique(refs: list) -> list:
+    seen: set[int] = set()
+    return [r for r in refs if not (id(r) in seen or seen.add(id(r)))]
 
 
 def with_ref_frame(j: Any, fun: Callable, memo_key: Any) -> Callable:

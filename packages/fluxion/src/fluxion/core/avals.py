@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion.core import dtypes
 from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.errors import user_source_line
 
@@ -68,6 +69,25 @@ class AbstractValue:
     """
 
     __slots__ = ()
+
+    # How a high-level type (``jax.experimental.hijax``) sees an ordinary value: it lowers to
+    # itself (JAX's ``lo_ty``/``lower_val``/``raise_val``), and ``normalize`` drops what does not
+    # change the type's meaning.
+    def lo_ty(self) -> list:
+        """The low-level types of this type: itself."""
+        return [self]
+
+    def lower_val(self, val: Any) -> list:
+        """The low-level values of a value of this type: the value itself."""
+        return [val]
+
+    def raise_val(self, val: Any) -> Any:
+        """The value of this type made of low-level values: the one value itself."""
+        return val
+
+    def normalize(self) -> "AbstractValue":
+        """This type without weak typing."""
+        return self
 
 
 class ShapedArray(AbstractValue):
@@ -154,6 +174,24 @@ class ShapedArray(AbstractValue):
 
     def strip_weak_type(self) -> "ShapedArray":
         return self.update(weak_type=False) if self.weak_type else self
+
+    def normalize(self) -> "ShapedArray":
+        """This aval without weak typing (JAX's ``normalize``)."""
+        return self.strip_weak_type()
+
+    def to_tangent_aval(self) -> "ShapedArray":
+        """The aval of this aval's tangents: the same for inexact dtypes, ``float0`` otherwise.
+
+        Example:
+            >>> import numpy as np
+            >>> ShapedArray((2,), np.dtype("int32")).to_tangent_aval().dtype == dtypes.float0
+            True
+        """
+        dt = self.dtype
+        if dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
+                               and dtypes.issubdtype(dt, np.inexact)):
+            return self
+        return ShapedArray(self.shape, dtypes.float0, self.weak_type, self.sharding)
 
     def strip_sharding(self) -> "ShapedArray":
         """This aval without its sharding."""

@@ -1,6 +1,7 @@
 """``fluxion.experimental``: JAX's ``jax.experimental`` names that Fluxion provides.
 
-``io_callback`` (an impure host callback, optionally ordered) and the ``checkify`` submodule
+``io_callback`` (an impure host callback, optionally ordered), ``cur_qdd`` (what a box of a
+``hijax`` mutable type holds now) and the ``checkify`` submodule
 (``fluxion.experimental.checkify``). Other submodules are imported on first access.
 
 Example:
@@ -17,8 +18,9 @@ import importlib
 from typing import Any
 
 from fluxion.callback import io_callback
+from fluxion.experimental.hijax import cur_qdd
 
-__all__ = ["io_callback", "checkify"]
+__all__ = ["io_callback", "checkify", "cur_qdd"]
 
 # loaded on first access (below); listed so that dir() shows them, as dir(jax.experimental) does
 _SUBMODULES = ("array_serialization", "checkify", "colocated_python", "hijax", "layout",

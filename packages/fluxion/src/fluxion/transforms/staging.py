@@ -28,6 +28,7 @@ from fluxion.core.avals import ShapedArray, ShapeDtypeStruct
 from fluxion.core.avals import apply_sharding_rule as _apply_sharding_rule
 from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
+from fluxion.core.hijax import HITYPES, with_boxes
 from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.name_stack import NAME_STACK as _NAMES
 from fluxion.core.name_stack import render as _render_names
@@ -377,6 +378,9 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
         ShapeDtypeStruct(shape=(4,), dtype=float32)
     """
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    if any(type(x) in HITYPES for x in leaves):  # boxes of hi-types: traced holding tracers
+        run, dyn, states = with_boxes(fun, leaves, in_tree)
+        return eval_shape(run, dyn, states)
     avals = [_shape_abstractify(x) for x in leaves]
     program, _, out_tree = trace_to_program(fun, args, kwargs, in_avals=avals)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
