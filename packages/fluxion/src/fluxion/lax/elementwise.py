@@ -291,12 +291,18 @@ def rem(x: Any, y: Any) -> Any:
     return rem_p.bind(x, y)
 
 
+def _full_like(z: Any, value: float) -> Any:
+    """The constant ``value`` in ``z``'s dtype, broadcast to ``z``'s shape."""
+    c, shape = _c(z, value), _rules.aval_of(z).shape
+    return broadcast_in_dim_p.bind(c, shape=shape, broadcast_dimensions=()) if shape else c
+
+
 def _balanced(x: Any, z: Any, y: Any) -> Any:
     # The derivative of max/min (result z) in x: 1 where x alone is the result, 1/2 where x and
-    # y tie, 0 elsewhere.
-    one, half, zero = _c(z, 1), _c(z, 0.5), _c(z, 0)
-    return select(eq(x, z), select(eq(y, z), add(mul(z, zero), half),
-                                   add(mul(z, zero), one)), mul(z, zero))
+    # y tie, 0 elsewhere (also where z is NaN). Written as JAX's: (x == z ? 1 : 0) / (y == z ?
+    # 2 : 1), so that XLA gets the same program; finite at an infinite z (z * 0 would be NaN).
+    return div(select(eq(x, z), _full_like(z, 1), _full_like(z, 0)),
+               select(eq(y, z), _full_like(z, 2), _full_like(z, 1)))
 
 
 max_p = binop_primitive("max", _any, extremum_lowering("stablehlo.maximum"))
