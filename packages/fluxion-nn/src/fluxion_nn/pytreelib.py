@@ -3,9 +3,9 @@ arrays, Variables and sub-objects form the data of a graph (as ``flax.nnx.Pytree
 
 from __future__ import annotations
 
-import abc
 import copy
 import dataclasses
+import functools
 import typing
 from typing import Annotated, Any, Callable, TypeVar
 
@@ -261,22 +261,21 @@ def install_clone(clone: Callable[[Any], Any]) -> None:
     _CLONE[:] = [clone]
 
 
-class PytreeMeta(abc.ABCMeta):
-    """The metaclass of :class:`Pytree`: after ``__init__`` returns, an attribute that was
-    static when assigned (a plain list, tuple or dict) must not hold data (arrays, Variables,
-    graph objects) put into it afterwards, as flax checks after construction.
+def _checked_init(init: Callable) -> Callable:
+    # ``init`` followed, in the outermost ``__init__`` of a construction, by the post-init check
+    # (flax checks in its metaclass' __call__; a metaclass here would make every
+    # ``isinstance(x, Pytree)`` of the graph walks go through ABCMeta's slower check)
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+        init(self, *args, **kwargs)
+        if type(self).__init__ is __init__ and type(self)._pytree__is_pytree:
+            _check_after_init(self)
 
-    Example: ``type(nnx.Module) is nnx.pytreelib.PytreeMeta``.
-    """
-
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        obj = super().__call__(*args, **kwargs)
-        if cls._pytree__is_pytree:
-            _check_after_init(obj)
-        return obj
+    __init__._pytree__checked = True  # type: ignore[attr-defined]
+    return __init__
 
 
-class Pytree(metaclass=PytreeMeta):
+class Pytree:
     """Base class of graph objects (``Module``, ``Rngs``, ``Optimizer``, metrics).
 
     Instances are ordinary mutable objects; ``nnx.split``/``nnx.merge`` move between them and
@@ -297,6 +296,10 @@ class Pytree(metaclass=PytreeMeta):
         super().__init_subclass__(**kwargs)
         cls._pytree__is_pytree = pytree
         cls._pytree__annotated = _class_statuses(cls)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_pytree__checked", False):
+            # after construction, data put into a static attribute is an error (as flax)
+            cls.__init__ = _checked_init(init)
         if pytree:
             _register(cls)
 
