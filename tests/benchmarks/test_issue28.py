@@ -98,3 +98,13 @@ def test_generic_rl_functions_match_numpy_formulas():
                                                         b.asarray(v))
     assert gae.shape == (7,) and gae.dtype == np.float32
     np.testing.assert_allclose(np.asarray(gae), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_steady_summary_pairs_rounds():
+    from benchmarks.issue28_steady import summarize
+
+    s = summarize([2.0, 2.2, 1.8, 2.0], [1.0, 1.1, 0.9, 1.0])
+    assert s["ratio"] == 2.0 and s["rounds"] == 4
+    lo, hi = s["ci95"]
+    assert abs(lo - 2.0) < 1e-9 and abs(hi - 2.0) < 1e-9  # every paired ratio is exactly 2
+    assert summarize([1.0], [2.0])["ci95"] is None
