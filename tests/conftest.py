@@ -106,6 +106,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running; run with FLUXION_SLOW=1")
     config.addinivalue_line("markers", "tpu: needs Fluxion running on a TPU (skipped elsewhere)")
+    config.addinivalue_line("markers", "clears_caches: empties the test process's compile caches "
+                            "(fluxion.clear_caches, a one-byte cache budget); runs after the "
+                            "other tests")
     if TEST_PLATFORM != "cpu" and getattr(config.option, "numprocesses", None):
         raise pytest.UsageError(f"--platform {TEST_PLATFORM}: run the tests in one process "
                                 "(-p no:xdist or -n 0): one process at a time may hold the chip")
@@ -195,9 +198,23 @@ def _apply_xdist_groups(config: pytest.Config, items: list[pytest.Item]) -> None
             item._id = type(item._id).parse(tagged)
 
 
+def _clearing_tests_last(items: list[pytest.Item]) -> None:
+    """Move the ``clears_caches`` tests to the end of the collection, keeping both parts' order.
+
+    A test worker shares its compiled executables across tests (the common conversions and
+    arithmetic of small shapes, the library's jitted functions); a test that empties those caches
+    in the middle of a run made the tests after it compile them all again. xdist hands out the
+    tests in collection order (groups first), so these now run last on each worker."""
+    clearing = [it for it in items if it.get_closest_marker("clears_caches") is not None]
+    if clearing:
+        keep = [it for it in items if it.get_closest_marker("clears_caches") is None]
+        items[:] = keep + clearing
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     import re
+    _clearing_tests_last(items)
     for pattern, reason in PLATFORM_INAPPLICABLE.get(TEST_PLATFORM, []):
         rx = re.compile(pattern)
         for item in items:

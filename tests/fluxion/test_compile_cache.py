@@ -21,6 +21,10 @@ from fluxion.backend import compile_cache, dispatch
 from fluxion.core import monitoring
 from fluxion.core.config import config, flag_context
 
+# The in-memory caches are emptied around each test (a hit must come from the disk): these run
+# after the other tests of a worker (tests/conftest.py).
+pytestmark = pytest.mark.clears_caches
+
 
 @pytest.fixture
 def cache(tmp_path):

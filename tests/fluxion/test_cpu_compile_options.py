@@ -6,6 +6,7 @@ ordinary programs, and modules the loop emitters cannot compile fall back to the
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import fluxion
 import fluxion.numpy as jnp
@@ -49,6 +50,7 @@ def _mlp_grad(params, x):
     return fluxion.grad(loss)(params)
 
 
+@pytest.mark.clears_caches
 def test_same_results_either_way(monkeypatch):
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     rng = np.random.default_rng(0)
@@ -75,6 +77,7 @@ def test_same_results_either_way(monkeypatch):
         np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.clears_caches
 def test_unsupported_module_falls_back_to_default_emitters():
     # the loop emitters have no complex maximum; the module is compiled with XLA's default
     a = np.array([1 + 2j, -3 + 0.5j, 2 - 1j], np.complex64)

@@ -429,6 +429,7 @@ def test_explain_skips_fluxion_internal_functions(caplog):
     assert not [r for r in caplog.records if "TRACING CACHE MISS" in r.getMessage()]
 
 
+@pytest.mark.clears_caches
 def test_persistent_cache(tmp_path):
     code = textwrap.dedent(f"""
         import os, fluxion, fluxion.numpy as jnp

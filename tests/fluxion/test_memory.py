@@ -58,6 +58,7 @@ def test_executables_go_with_their_functions():
     assert recent["bytes"] <= limit + caches.executable_nbytes("x" * 10**4)
 
 
+@pytest.mark.clears_caches
 def test_live_functions_share_an_executable_until_both_are_gone():
     x = jnp.arange(5.0)
 
@@ -153,6 +154,7 @@ def test_same_arrays_calls_do_not_grow():
     assert grown < 16 << 10, grown  # jaxlib's deferred garbage was ~130 B per call
 
 
+@pytest.mark.clears_caches
 def test_eager_cache_is_bounded_in_bytes():
     with flag_context("fluxion_eager_cache_max_bytes", 1):
         for n in range(2, 7):
@@ -222,6 +224,7 @@ def test_byte_cache_owner_and_limit():
     assert len(c) == 0 and c.nbytes == 0
 
 
+@pytest.mark.clears_caches
 def test_clear_caches_empties_every_cache():
     x = jnp.arange(3.0)
     fluxion.jit(lambda y: y + 1)(x)

@@ -210,6 +210,7 @@ def test_threefry_form_follows_the_lowering_platform() -> None:
                                   np.asarray(jax.random.bits(jax.random.key(0), (8,))))
 
 
+@pytest.mark.clears_caches
 @pytest.mark.parametrize("shape,full,uv", [((2, 5, 3), False, True), ((3, 4), True, True),
                                            ((2, 4, 4), False, False)])
 def test_qdwh_svd_lowering_matches_numpy(shape, full, uv) -> None:

@@ -181,6 +181,7 @@ def test_ensure_compile_time_eval():
     assert_same(f(1.0), jf(1.0))
 
 
+@pytest.mark.clears_caches
 def test_clear_caches_and_live_arrays():
     x = jnp.arange(5.0) + 1
     live = fluxion.live_arrays()
