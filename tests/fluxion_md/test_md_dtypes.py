@@ -20,7 +20,9 @@ def test_bks_silica_energy_is_float32_for_float32_positions(x64):
         disp, _ = space.periodic(4.0)
         e = energy.bks_silica_pair(space.metric(disp), species=jnp.asarray(SPECIES))(jnp.asarray(R))
         assert e.dtype == jnp.float32
-        ref = energy.bks_silica_pair(space.metric(disp), species=jnp.asarray(SPECIES))(
+        # the value to compare with as one program (eagerly, its ~200 float64 operations were
+        # each compiled on their own: most of this test's time)
+        ref = fluxion.jit(energy.bks_silica_pair(space.metric(disp), species=jnp.asarray(SPECIES)))(
             jnp.asarray(R.astype(np.float64) if x64 else R))
     np.testing.assert_allclose(float(e), float(ref), rtol=1e-5)
 
