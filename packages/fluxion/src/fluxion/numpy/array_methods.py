@@ -226,3 +226,19 @@ Array.to_device = _to_device  # type: ignore[attr-defined]
 Array.__hash__ = None  # type: ignore[assignment]  # __eq__ is elementwise
 Tracer.__hash__ = None  # type: ignore[assignment]
 Tracer.item = _item_tracer  # type: ignore[attr-defined]
+
+
+def _copy_tracer(self: Any) -> Any:
+    """``copy.copy`` of a traced value: a traced copy (as JAX's tracers), not a clone of the tracer."""
+    return lax.copy(self)
+
+
+def _deepcopy_tracer(self: Any, memo: Any) -> Any:
+    """``copy.deepcopy`` of a traced value: a traced copy (as JAX's). Python's default would clone
+    the tracer's interpreter with it, and the clone's values then count as leaked tracers
+    (``dataclasses.astuple``/``asdict`` deep-copy their fields)."""
+    return lax.copy(self)
+
+
+Tracer.__copy__ = _copy_tracer  # type: ignore[attr-defined]
+Tracer.__deepcopy__ = _deepcopy_tracer  # type: ignore[attr-defined]
