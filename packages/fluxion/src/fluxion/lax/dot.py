@@ -149,21 +149,32 @@ def _list(xs: Sequence[int]) -> str:
     return "[" + ", ".join(str(x) for x in xs) + "]"
 
 
+# the float8 dtypes XLA multiplies without converting when the two operands differ
+_FP8 = frozenset(np.dtype(getattr(dtypes, n)) for n in (
+    "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e3m4",
+    "float8_e4m3", "float8_e8m0fnu") if hasattr(dtypes, n))
+
+
 def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tuple, precision: Any,
                           preferred_element_type: Any) -> str:
     (lc, rc), (lb, rb) = dimension_numbers
     la, ra = ctx.avals_in
-    # Mixed operand dtypes meet at the higher-precision one; the result type may differ
-    # (preferred_element_type) and is left to dot_general itself, as JAX emits it.
-    common = la.dtype if _dtype_rank(la.dtype) >= _dtype_rank(ra.dtype) else ra.dtype
-    if la.dtype != common:
-        la2 = la.update(dtype=common)
-        lhs = ctx.op1("stablehlo.convert", [lhs], la2, [la])
-        la = la2
-    if ra.dtype != common:
-        ra2 = ra.update(dtype=common)
-        rhs = ctx.op1("stablehlo.convert", [rhs], ra2, [ra])
-        ra = ra2
+    # Mixed operand dtypes, as JAX lowers them: on CPU/GPU both operands are converted to the
+    # result dtype, except two float8 operands (an fp8 matmul: XLA takes e4m3 x e5m2 as they
+    # are); on TPU only operands that are neither floating nor integer are converted.
+    if la.dtype != ra.dtype:
+        out = ctx.avals_out[0].dtype
+        if ctx.platform == "tpu":
+            handled = all(dtypes.issubdtype(d, np.floating) or dtypes.issubdtype(d, np.integer)
+                          for d in (la.dtype, ra.dtype))
+            convert = not handled
+        else:
+            convert = not (la.dtype in _FP8 and ra.dtype in _FP8)
+        if convert:
+            la2, ra2 = la.update(dtype=out), ra.update(dtype=out)
+            lhs = lhs if la.dtype == out else ctx.op1("stablehlo.convert", [lhs], la2, [la])
+            rhs = rhs if ra.dtype == out else ctx.op1("stablehlo.convert", [rhs], ra2, [ra])
+            la, ra = la2, ra2
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {_list(lb)}, "
              f"rhs_batching_dimensions = {_list(rb)}, lhs_contracting_dimensions = {_list(lc)}, "
              f"rhs_contracting_dimensions = {_list(rc)}>")
