@@ -556,3 +556,28 @@ def test_cond_forwards_untouched_operands_like_jax():
     with pytest.raises(ValueError):
         fluxion.vmap(lambda p: flax.cond(p > 0, lambda: x, lambda: x), out_axes=None)(
             fjnp.arange(3))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("which", ["cond", "switch"])
+def test_branch_given_twice_is_traced_once_like_jax(which, jit):
+    seen = []
+    for api, lax in ((fluxion, flax), (jax, jax.lax)):
+        calls: list[str] = []
+
+        def f(x, calls=calls):
+            calls.append("f")
+            return x * 2
+
+        def g(x, calls=calls):
+            calls.append("g")
+            return x * 3
+
+        def run(x, lax=lax, f=f, g=g):
+            if which == "cond":
+                return lax.cond(x > 0, f, f, x)
+            return lax.switch(1, [f, g] * 3, x)
+
+        out = (api.jit(run) if jit else run)(np.float32(2))
+        seen.append((calls, float(out)))
+    assert seen[0] == seen[1] == ((["f"], 4.0) if which == "cond" else (["f", "g"], 6.0))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import itertools
 import threading
 from typing import Any, Callable, NamedTuple
 
@@ -36,9 +37,30 @@ def _frames() -> list:
     return _local.frames
 
 
+_FRAME_IDS = itertools.count()  # frames are numbered in the order they are made
+
+
+def _closure_boundaries() -> list:
+    """This thread's stack of frame ids below which modules may not be used (transparent_lift)."""
+    if not hasattr(_local, "boundaries"):
+        _local.boundaries = []
+    return _local.boundaries
+
+
+def _check_not_closed_over(module: Any) -> None:
+    """Raise when ``module`` was created outside the function that a ``transparent_lift``
+    running now wraps (its parameters would land in the wrong transform)."""
+    boundaries = _closure_boundaries()
+    if boundaries and getattr(module, "_creation_frame_id", boundaries[-1]) < boundaries[-1]:
+        raise ValueError("You cannot close over a module created outside the function given to "
+                         f"hk.transparent_lift: '{module.module_name}' was; create it inside "
+                         "that function")
+
+
 class _Frame:
     def __init__(self, params: dict, state: dict, rng: "PRNGSequence | None", init: bool,
                  params_frozen: bool):
+        self.frame_id = next(_FRAME_IDS)
         self.params = params
         self.state = state
         self.rng = rng
@@ -492,7 +514,11 @@ def current_name() -> str:
 
 
 def _bundle(frame: _Frame) -> str:
-    return frame.module_stack[-1][0].module_name if frame.module_stack else "~"
+    if not frame.module_stack:
+        return "~"
+    module = frame.module_stack[-1][0]
+    _check_not_closed_over(module)
+    return module.module_name
 
 
 def _throw_if_run(shape: Any, dtype: Any) -> Any:

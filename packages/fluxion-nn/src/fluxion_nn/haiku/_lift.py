@@ -201,4 +201,14 @@ def transparent_lift(init_fn: Callable, *, allow_reuse: bool = False) -> Callabl
     """
     _base._frame("transparent_lift")
     lifted = LiftingModule(_params_only(init_fn), transparent=True, allow_reuse=allow_reuse)
-    return lambda *a, **k: lifted(*a, **k)[0]
+
+    def fn(*a: Any, **k: Any) -> dict:
+        # modules made before the frames the wrapped function runs in may not be used there
+        boundaries = _base._closure_boundaries()
+        boundaries.append(_base.current_frame().frame_id + 1)
+        try:
+            return lifted(*a, **k)[0]
+        finally:
+            boundaries.pop()
+
+    return fn

@@ -58,17 +58,29 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     """
     def stateful(*args: Any, hk_state: dict, **kwargs: Any) -> tuple:
         frame = _frame("value_and_grad")
-        out, state = _run(frame, fun, hk_state, _KEEP, args, kwargs)
+        # at init, parameters and state created inside come out as values with the state (they
+        # may depend on the differentiated arguments), never as the gradient's tracers
+        thread = not frame.params_frozen
+        old = frame.params, frame.initial_state
+        if thread:
+            frame.params, frame.initial_state = _base._copy(old[0]), _base._copy(old[1])
+        try:
+            out, state = _run(frame, fun, hk_state, _KEEP, args, kwargs)
+            created = (frame.params, frame.initial_state) if thread else None
+        finally:
+            frame.params, frame.initial_state = old
         out, aux = out if has_aux else (out, None)
-        return out, (aux, state)
+        return out, (aux, state, created)
 
     vg = fluxion.value_and_grad(stateful, argnums=argnums, has_aux=True, holomorphic=holomorphic)
 
     @functools.wraps(fun)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         frame = _frame("value_and_grad")
-        (value, (aux, state)), grads = vg(*args, hk_state=frame.state, **kwargs)
+        (value, (aux, state, created)), grads = vg(*args, hk_state=frame.state, **kwargs)
         frame.state = state
+        if created is not None:
+            frame.params, frame.initial_state = created
         return ((value, aux) if has_aux else value), grads
 
     return wrapper
@@ -124,14 +136,37 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
                     break
         split = split_rng and frame.rng is not None
         keys = random.split(_base.next_rng_key(), size) if split else None
+        # at init, parameters and state created inside come out unmapped (shared by all
+        # elements, as in Haiku): one that differs per element is an error
+        thread = not frame.params_frozen
 
-        def body(state: dict, k: Any, *xs: Any) -> Any:
-            return _run(frame, fun, state, k if split else _KEEP, xs, {})
+        def body(state: dict, k: Any, created: Any, *xs: Any) -> Any:
+            old = frame.params, frame.initial_state
+            if thread:
+                frame.params, frame.initial_state = (_base._copy(c) for c in created)
+            try:
+                out, state = _run(frame, fun, state, k if split else _KEEP, xs, {})
+                return out, state, (frame.params, frame.initial_state) if thread else None
+            finally:
+                frame.params, frame.initial_state = old
 
-        mapped = fluxion.vmap(body, in_axes=(None, 0 if split else None, *axes),
-                              out_axes=(out_axes, None), axis_name=axis_name, axis_size=size)
-        out, state = mapped(frame.state, keys, *args)
+        mapped = fluxion.vmap(body, in_axes=(None, 0 if split else None, None, *axes),
+                              out_axes=(out_axes, None, None), axis_name=axis_name,
+                              axis_size=size)
+        created = (frame.params, frame.initial_state) if thread else None
+        try:
+            out, state, created = mapped(frame.state, keys, created, *args)
+        except ValueError as err:
+            if split and thread and "out_axes" in str(err):
+                raise ValueError(
+                    "hk.vmap does not support setting split_rng to True during initialization "
+                    "because it assumes parameters are always shared along the mapped "
+                    "dimension; set split_rng=(not hk.running_init()) to switch it off during "
+                    f"initialization ({err})") from err
+            raise
         frame.state = state
+        if thread:
+            frame.params, frame.initial_state = created
         return out
 
     return wrapper
@@ -168,8 +203,17 @@ def _branching(frame: Any, run: Callable, branches: Sequence[Callable]) -> Any:
                 frame.params, frame.initial_state = old
         return branch
 
+    # one wrapper per distinct branch function, so that lax.cond/switch trace a function given
+    # twice only once (as Haiku, which memoizes its stateful branches by id)
+    made: dict[int, Callable] = {}
+
+    def made_once(fn: Callable) -> Callable:
+        if id(fn) not in made:
+            made[id(fn)] = make(fn)
+        return made[id(fn)]
+
     carry = (frame.state, (frame.params, frame.initial_state) if thread_params else None)
-    out, (state, created) = run([make(fn) for fn in branches], carry)
+    out, (state, created) = run([made_once(fn) for fn in branches], carry)
     frame.state = state
     if thread_params:
         frame.params, frame.initial_state = created
@@ -242,8 +286,25 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
             "body(val) else: val = hk.while_loop(cond, body, val)`")
 
     def c(carry: tuple) -> Any:
+        # the condition sees the state and the keys but may change neither (its outputs are
+        # only the predicate): a set_state or next_rng_key there is an error, as in Haiku
         val, state = carry
-        out, _ = _run(frame, cond_fun, state, None, (val,), {})
+        old_state, old_rng = frame.state, frame.rng
+        frame.state = _base._copy(state)
+        seq = frame.rng = (None if old_rng is None else
+                           _base.PRNGSequence((old_rng._key, tuple(old_rng._subkeys))))
+        key0, n0 = (None, 0) if seq is None else (seq._key, len(seq._subkeys))
+        try:
+            with _base._TraceLevelPushed():
+                out = cond_fun(val)
+            changed = not _same_values(frame.state, state) or (
+                seq is not None and (seq._key is not key0 or len(seq._subkeys) != n0))
+        finally:
+            frame.state, frame.rng = old_state, old_rng
+        if changed:
+            raise ValueError("hk.while_loop does not support hk.set_state, hk.next_rng_key (or "
+                             "any other change of the Haiku state) in `cond_fun`: the condition "
+                             "returns only the predicate; change state in `body_fun`")
         return out
 
     def body(carry: tuple) -> tuple:
@@ -253,6 +314,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     val, state = lax.while_loop(c, body, (init_val, frame.state))
     frame.state = state
     return val
+
+
+def _same_values(a: dict, b: dict) -> bool:
+    """Whether two ``{module: {name: value}}`` dicts hold the same objects."""
+    return a.keys() == b.keys() and all(
+        a[m].keys() == b[m].keys() and all(a[m][k] is b[m][k] for k in a[m]) for m in a)
 
 
 def remat(fun: Callable, prevent_cse: bool = True, static_argnums: int | tuple = (),

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, NamedTuple
 
 import fluxion
 
-from ._base import _frame, _frames
+from ._base import _check_not_closed_over, _frame, _frames
 from ._src import config as _config
 from ._src import utils as _utils
 
@@ -286,6 +286,7 @@ class Module:
 
     def __init__(self, name: str | None = None):
         frame = _frame("Module")
+        self._creation_frame_id = frame.frame_id
         entries = [e for e in frame.module_stack if e[0] is not self and hasattr(e[0], "module_name")]
         if name is None and isinstance(getattr(self, "name", None), str):
             name = self.name  # a dataclass module's ``name`` field
@@ -306,6 +307,7 @@ class Module:
         base = name if name is not None else _snake(type(self).__name__)
         if entries:
             parent, method, counter = entries[-1]
+            _check_not_closed_over(parent)
             if method == "__init__":
                 base = "~/" + base
             elif method != "__call__":

@@ -4,11 +4,14 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, NamedTuple
 
+import fluxion
 import fluxion.tree_util as tree_util
 
 from ._base import NonEmptyStateError, _copy, _Frame, _to_seq
+from ._src.typing import Params, State
 
 __all__ = ["Transformed", "TransformedWithState", "transform", "transform_with_state",
            "without_apply_rng", "without_state", "with_empty_state", "get_original_fn"]
@@ -41,6 +44,40 @@ def _tie_in_original_fn(f: Callable, init_fn: Callable, apply_fn: Callable) -> N
         f = getattr(f.init, "_original_fn", f)
     for fn in (init_fn, apply_fn):
         fn._original_fn = f  # type: ignore[attr-defined]  # (named init_fn/apply_fn, as Haiku's)
+
+
+# The signatures Haiku gives init and apply: the leading arguments it adds, annotated, then the
+# transformed function's own parameters (``inspect.signature(f.apply)`` shows what to pass).
+_KEY_TYPE = fluxion.Array | int | None
+
+
+def _own_parameters(f: Callable) -> tuple[list[inspect.Parameter], Any]:
+    """``f``'s parameters and return annotation (none when it has no readable signature)."""
+    try:
+        sig = inspect.signature(f)
+    except (TypeError, ValueError):
+        return [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD)], Any
+    ret = sig.return_annotation
+    return list(sig.parameters.values()), (Any if ret is inspect.Signature.empty else ret)
+
+
+def _signature(leading: list[tuple[str, Any]], rest: list[inspect.Parameter],
+               ret: Any) -> inspect.Signature:
+    first = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=a)
+             for n, a in leading]
+    return inspect.Signature(first + rest, return_annotation=ret, __validate_parameters__=False)
+
+
+def _replace_leading(fn: Callable, n: int, leading: list[tuple[str, Any]]) -> inspect.Signature:
+    """``fn``'s signature with its first ``n`` parameters replaced by ``leading``."""
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    k = 0
+    while k < n and k < len(params) and params[k].kind in positional:
+        k += 1
+    return _signature(leading, params[k:], sig.return_annotation)
 
 
 def get_original_fn(f: Any) -> Callable:
@@ -92,6 +129,12 @@ def transform_with_state(f: Callable) -> TransformedWithState:
             out = f(*args, **kwargs)
         return out, frame.state
 
+    rest, ret = _own_parameters(f)
+    init_fn.__signature__ = _signature(  # type: ignore[attr-defined]
+        [("rng", _KEY_TYPE)], rest, tuple[Params, State])
+    apply_fn.__signature__ = _signature(  # type: ignore[attr-defined]
+        [("params", Params | None), ("state", State | None), ("rng", _KEY_TYPE)], rest,
+        tuple[ret, State])
     _tie_in_original_fn(f, init_fn, apply_fn)
     return TransformedWithState(init_fn, apply_fn)
 
@@ -129,6 +172,11 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
                 f"{sorted(state)})")
         return out
 
+    rest, ret = _own_parameters(f)
+    init_fn.__signature__ = _signature(  # type: ignore[attr-defined]
+        [("rng", _KEY_TYPE)], rest, Params)
+    apply_fn.__signature__ = _signature(  # type: ignore[attr-defined]
+        [("params", Params | None), ("rng", _KEY_TYPE)], rest, ret)
     _tie_in_original_fn(f, init_fn, apply_fn)
     t = Transformed(init_fn, apply_fn)
     return t if apply_rng else without_apply_rng(t)
@@ -154,12 +202,16 @@ def without_apply_rng(f: Any) -> Any:
         def apply_fn(params: Any, state: Any, *args: Any, **kwargs: Any) -> Any:
             return f.apply(params, state, None, *args, **kwargs)
 
+        apply_fn.__signature__ = _replace_leading(  # type: ignore[attr-defined]
+            f.apply, 3, [("params", Params | None), ("state", State | None)])
         _tie_in_original_fn(f, f.init, apply_fn)
         return TransformedWithState(f.init, apply_fn)
 
     def apply_fn(params: Any, *args: Any, **kwargs: Any) -> Any:
         return f.apply(params, None, *args, **kwargs)
 
+    apply_fn.__signature__ = _replace_leading(  # type: ignore[attr-defined]
+        f.apply, 2, [("params", Params | None)])
     _tie_in_original_fn(f, f.init, apply_fn)
     return Transformed(f.init, apply_fn)
 

@@ -247,7 +247,10 @@ def _bind_branches(api: str, index: Any, branches: Sequence[Callable], names: Se
                    operands: tuple) -> Any:
     leaves, in_tree = tree_util.tree_flatten(operands)
     avals = avals_of(leaves)
-    staged = [stage(b, operands, avals) for b in branches]
+    # a function given as several branches is traced once (as JAX), also inside a trace
+    by_id: dict[int, Any] = {}
+    staged = [by_id[id(b)] if id(b) in by_id else by_id.setdefault(id(b), stage(b, operands, avals))
+              for b in branches]
     programs = [s[0] for s in staged]
     trees = [s[2] for s in staged]
     ref = len(branches) - 1 if api == "cond" else 0  # cond reports true_fun first, like JAX
