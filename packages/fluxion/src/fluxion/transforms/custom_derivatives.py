@@ -391,9 +391,22 @@ class _CustomRuleFunction:
         return functools.partial(self, obj)
 
     def _positional(self, args: tuple, kwargs: dict) -> tuple:
-        if not kwargs:
+        """The call's arguments by position, defaults filled in (JAX's ``resolve_kwargs``): a
+        defaulted argument is passed to the rules too, and counts for ``nondiff_argnums``."""
+        sig = self.__dict__.get("_signature", False)
+        if sig is False:
+            try:
+                sig = inspect.signature(self.fun)
+            except (TypeError, ValueError):  # no signature (a builtin): positions as given
+                sig = None
+            self.__dict__["_signature"] = sig
+        if sig is None:
             return args
-        return inspect.signature(self.fun).bind(*args, **kwargs).args
+        if not kwargs and len(args) >= len(sig.parameters):
+            return args
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return bound.args
 
     def _nondiff(self, args: tuple) -> tuple[int, ...]:
         return tuple(i % len(args) for i in self.nondiff_argnums)
