@@ -86,6 +86,7 @@ MODULES = [
     "fluxion_md._nn.util",
     "fluxion_md.test_util",
     "fluxion_md.rigid_body",
+    "fluxion_md.tpu",
     "fluxion_scipy.ndimage",
     "fluxion_scipy.cluster.vq",
     "fluxion_scipy.signal",
