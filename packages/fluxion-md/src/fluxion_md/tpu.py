@@ -265,8 +265,8 @@ def _neighbour_cells(data: Array, axis: int, grid: TPUGrid) -> Array:
     lead = (slice(None),) * (1 + axis)
     parts = []
     for o in _offsets(m):
-        bias = onp.zeros((channels,))
-        bias[axis] = grid.cell_size * o
+        bias = onp.zeros((1,) * (data.ndim - 1) + (channels,))
+        bias[..., axis] = grid.cell_size * o
         parts.append(data[lead + (slice(o + m, o + m + length),)] + bias)
     return jnp.stack(parts, axis=-2)
 
@@ -326,8 +326,8 @@ def compute_displacement(grid: TPUGrid) -> tuple[Array, Array]:
         neighbours = jnp.moveaxis(shifted, 1, -3)
         neighbours = jnp.reshape(neighbours, neighbours.shape[:-3] + (-1, neighbours.shape[-1]))
     neighbours = neighbours.reshape(grid.cell_data.shape[:-1] + (K ** nd, nd + 1))
-    first = onp.zeros((K ** nd,), bool)
-    first[0] = True  # the cell itself (offset 0 along every axis comes first)
+    first = onp.zeros((1,) * (neighbours.ndim - 2) + (K ** nd,), bool)
+    first[..., 0] = True  # the cell itself (offset 0 along every axis comes first)
     occupied = (neighbours[..., -1] > 0.5) & ~first & (grid.cell_data[..., -1:] > 0.5)
     return neighbours[..., :nd] - grid.cell_data[..., None, :nd], occupied[..., None]
 
