@@ -11,7 +11,8 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   module first, then the public one). The references' test-support modules (:data:`TEST_SUPPORT`:
   ``optax._src.test_utils``, ``haiku._src.integration.descriptors``, ...) that the mirror lacks run
   from the reference's own file, their imports resolved to the mirror. The parts of a reference that
-  bridge to an unmirrored library (:data:`BRIDGES`: haiku's flax.linen bridge) import as placeholders
+  bridge to an unmirrored library (:data:`BRIDGES`: haiku's flax.linen bridge, jax-md's linen
+  models) import as placeholders
   (below), and so does ``flax.linen`` in that library's mirror mode. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
   ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
   import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
@@ -52,6 +53,10 @@ MIRRORS: dict[str, str] = {
 # bridge): in mirror mode they import as placeholders, so the tests that use them are counted apart.
 BRIDGES: dict[str, tuple[str, ...]] = {
     "haiku": ("haiku._src.flax", "haiku.experimental.flax"),
+    # jax-md's NequIP, GNoME and UMA models are flax.linen modules (their API is linen's
+    # init/apply over linen parameter trees); fluxion_md.nn mirrors the flax.nnx-based ones
+    "jax_md": ("jax_md._nn.uma", "jax_md._nn.nequip", "jax_md._nn.gnome",
+               "jax_md._nn.e3nn_layer", "jax_md.nn.nequip", "jax_md.nn.gnome"),
 }
 
 
