@@ -54,6 +54,7 @@ def test_preconditioners_with_neighbor_lists_match():
     _close(*outs, 1e-4)
 
 
+@pytest.mark.slow
 def test_estimate_exp_mu_matches():
     outs = []
     for md, lib in MODS:
@@ -65,6 +66,7 @@ def test_estimate_exp_mu_matches():
     _close(*outs, 1e-4)
 
 
+@pytest.mark.slow
 def test_precon_fire_descent_matches():
     outs = []
     for md, lib in MODS:
