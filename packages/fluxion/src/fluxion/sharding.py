@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -47,7 +48,7 @@ from fluxion.tree_util import physical as tree_util
 
 __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
-           "get_mesh", "get_abstract_mesh", "use_mesh", "reshard",
+           "get_mesh", "get_abstract_mesh", "use_mesh", "reshard", "auto_axes",
            "visualize_array_sharding", "inspect_array_sharding", "ShardingTypeError"]
 
 P = PartitionSpec
@@ -173,6 +174,77 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         else:
             out.append(device_put(x, s))
     return tree_util.tree_unflatten(tree, out)
+
+
+def auto_axes(f: Callable | None = None, /, *, axes: str | Sequence[str] | None = None,
+              out_sharding: Any = None) -> Callable:
+    """``f`` run with the mesh axes ``axes`` (all of the context mesh's by default) left to the
+    compiler, its results resharded to ``out_sharding`` (given here or as the keyword
+    ``out_sharding=`` of each call), as JAX's ``jax.sharding.auto_axes``: for operations whose
+    sharding rules reject explicitly sharded operands. With no mesh set, ``f`` runs as it is.
+
+    Inside ``f`` the arguments' types drop those axes (Fluxion reshards them to specs without
+    the axes; the mesh stays as it is, where JAX's switches those axes to ``Auto``).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> with fluxion.set_mesh(mesh):
+        ...     y = auto_axes(lambda a: a * 2, out_sharding=fluxion.P("x"))(jnp.ones(2))
+        >>> str(fluxion.typeof(y))
+        'float32[2@x]'
+    """
+    if f is None:
+        return lambda g: auto_axes(g, axes=axes, out_sharding=out_sharding)
+
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        target = out_sharding
+        if target is None:
+            if "out_sharding" not in kwargs:
+                raise TypeError("Missing required keyword argument: 'out_sharding'")
+            target = kwargs.pop("out_sharding")
+        mesh = context_mesh()
+        if mesh is None:
+            for t in tree_util.tree_leaves(target, is_leaf=lambda v: isinstance(v, Sharding)):
+                if isinstance(t, NamedSharding):
+                    mesh = t.mesh
+                    break
+        if mesh is None:
+            return f(*args, **kwargs)
+        names = (tuple(mesh.axis_names) if axes is None else
+                 (axes,) if isinstance(axes, str) else tuple(axes))
+        for n in names:
+            if n not in mesh.axis_names:
+                raise ValueError(f"auto_axes: axis {n!r} is not an axis of the mesh "
+                                 f"{tuple(mesh.axis_names)}")
+        types = dict(zip(mesh.axis_names, mesh.axis_types))
+        if all(types[n] == AxisType.Auto for n in names):
+            return f(*args, **kwargs)
+        leaves, tree = tree_util.tree_flatten(args)
+        leaves = [_without_axes(x, names) for x in leaves]
+        out = f(*tree_util.tree_unflatten(tree, leaves), **kwargs)
+        return reshard(out, target)
+
+    return run
+
+
+def _without_axes(x: Any, names: tuple) -> Any:
+    """``x`` resharded so that its type's spec no longer names the axes ``names``."""
+    aval = getattr(x, "aval", None)
+    sh = getattr(aval, "sharding", None)
+    if not isinstance(sh, NamedSharding):
+        return x
+    entries = []
+    for e in sh.spec:
+        if isinstance(e, tuple):
+            kept = tuple(n for n in e if n not in names)
+            entries.append(kept if len(kept) > 1 else (kept[0] if kept else None))
+        else:
+            entries.append(None if e in names else e)
+    if tuple(entries) == tuple(sh.spec):
+        return x
+    return reshard(x, NamedSharding(sh.mesh, PartitionSpec(*entries)))
 
 
 def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> None:
