@@ -292,9 +292,11 @@ def rem(x: Any, y: Any) -> Any:
 
 
 def _full_like(z: Any, value: float) -> Any:
-    """The constant ``value`` in ``z``'s dtype, broadcast to ``z``'s shape."""
-    c, shape = _c(z, value), _rules.aval_of(z).shape
-    return broadcast_in_dim_p.bind(c, shape=shape, broadcast_dimensions=()) if shape else c
+    """The constant ``value`` in ``z``'s dtype and weak type, broadcast to ``z``'s shape (JAX's
+    ``full_like(z, value)``)."""
+    aval = _rules.aval_of(z)
+    c = _rules.ops().convert_element_type(value, aval.dtype, weak_type=aval.weak_type)
+    return broadcast_in_dim_p.bind(c, shape=aval.shape, broadcast_dimensions=()) if aval.shape else c
 
 
 def _balanced(x: Any, z: Any, y: Any) -> Any:
@@ -367,10 +369,14 @@ def _integer_pow_lowering(ctx: Any, x: str, *, y: int) -> str:
 
 
 def _integer_pow_jvp(g: Any, x: Any, *, y: int) -> Any:
+    # As JAX's rule (the same equations, so the same program reaches XLA): zeros for y = 0
+    # (not g * 0, NaN where g is), x itself rather than x ** 1 for y = 2.
     if y == 0:
-        return mul(g, _c(g, 0))
+        return _full_like(g, 0)
     if y == 1:
         return g
+    if y == 2:
+        return mul(g, mul(_c(x, y), x))
     return mul(g, mul(_c(x, y), integer_pow(x, y - 1)))
 
 
