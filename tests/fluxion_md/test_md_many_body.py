@@ -82,6 +82,31 @@ def test_tersoff_from_lammps_parameters():
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
 
 
+def test_tersoff_loader_gives_arrays_like_jax_md():
+    # jax-md's loader gives 0-d float64 arrays; its tests cast the Array entries to float32 for
+    # float32 runs (isinstance(x, util.Array)), so a float32 run must give a float32 energy
+    ours = fluxion_md.energy.load_lammps_tersoff_parameters(io.StringIO(TERSOFF_SI))[0]
+    theirs = jax_md.energy.load_lammps_tersoff_parameters(io.StringIO(TERSOFF_SI))[0]
+    assert ours.keys() == theirs.keys()
+    for k in ours:
+        if isinstance(theirs[k], str):
+            assert ours[k] == theirs[k]
+            continue
+        assert isinstance(ours[k], fluxion_md.util.Array)
+        assert ours[k].shape == theirs[k].shape == ()
+        assert ours[k].dtype == theirs[k].dtype == np.float64
+        assert float(ours[k]) == float(theirs[k])
+
+
+@pytest.mark.slow
+def test_tersoff_float32_parameters_give_float32_energy():
+    ours = fluxion_md.energy.load_lammps_tersoff_parameters(io.StringIO(TERSOFF_SI))[0]
+    f32 = {k: fnp.float32(v) if isinstance(v, fluxion_md.util.Array) else v
+           for k, v in ours.items()}
+    E = fluxion_md.energy.tersoff(fluxion_md.space.free()[0], [f32])
+    assert E(fnp.asarray(CLUSTER * 0.6, dtype=fnp.float32)).dtype == np.float32
+
+
 @pytest.mark.slow
 def test_eam_setfl_loader_and_neighbor_list():
     text = _setfl()

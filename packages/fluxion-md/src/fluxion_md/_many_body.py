@@ -6,8 +6,6 @@ import re
 from functools import partial
 from typing import Any, Callable, TextIO
 
-import numpy as onp
-
 import fluxion.numpy as jnp
 from fluxion import vmap
 from fluxion_md import interpolate, partition, quantity, smap, space, util
@@ -168,8 +166,11 @@ def load_lammps_tersoff_parameters(file: TextIO) -> list[dict[str, Any]]:
             raise ValueError("load_lammps_tersoff_parameters: expected 17 entries per parameter "
                              f"set; got {len(pending)}.")
         entry: dict[str, Any] = dict(zip(_TERSOFF_KEYS[:3], pending[:3]))
-        for k, v in zip(_TERSOFF_KEYS[3:], pending[3:]):
-            entry[k] = onp.float64(v)
+        # 0-d float64 arrays (float32 with x64 off), as jax-md: its tests cast the array
+        # entries (isinstance(x, Array)) to float32 for float32 runs
+        values = util.f64([float(v) for v in pending[3:]])
+        for i, k in enumerate(_TERSOFF_KEYS[3:]):
+            entry[k] = values[i]
         params.append(entry)
         pending = []
     return params
