@@ -4,6 +4,7 @@ prefix, vjp/jvp, jit_partial, TrainState, metrics), each compared with real flax
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from functools import partial
 
@@ -14,6 +15,7 @@ import fluxion
 import fluxion.numpy as jnp
 import fluxion_nn as nnx
 import fluxion_optim as optim
+from fluxion_nn import ids
 from fluxion_nn.transforms import general
 
 fnnx = pytest.importorskip("flax.nnx")
@@ -436,3 +438,13 @@ def test_set_metadata_matches_flax():
         lib.set_metadata(m, differentiable=False, only=lib.Param)
         assert m.kernel.get_metadata("differentiable") is False
         assert m.bias.get_metadata("differentiable") is False
+
+
+def test_ids_like_flax():
+    fids = pytest.importorskip("flax.nnx.ids")
+    for lib in (ids, fids):
+        a, b = lib.uuid(), lib.uuid()
+        assert a == a and a != b and hash(a) != hash(b)
+        assert b.id == a.id + 1 and repr(a) == f"UUID({a.id})"
+        for c in (copy.copy(a), copy.deepcopy(a)):  # a copy is a new identifier
+            assert c != a and hash(c) != hash(a) and type(c) is lib.UUID

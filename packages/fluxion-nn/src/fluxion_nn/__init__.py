@@ -35,7 +35,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import bridge, compat, extract, graphlib, spmd
+from . import bridge, compat, extract, graphlib, ids, spmd
 from .extract import NodeStates, from_tree, prefix, to_tree
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
@@ -226,7 +226,7 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "set_metadata", "PureState",
+    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "ids", "set_metadata", "PureState",
     "with_vars",
     "update_context", "current_update_context", "split_context", "merge_context",
     "SplitContext", "MergeContext", "UpdateContext", "NodeStates", "to_tree", "from_tree",
