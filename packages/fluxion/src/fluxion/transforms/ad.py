@@ -418,6 +418,13 @@ def _linearize_flat(fun: Callable, primals: list, diff: list, in_tree: Any, has_
 _NO_NAMES = contextlib.nullcontext()
 
 
+# Primitives whose transpose runs even when all their output cotangents are zero: custom_vjp's
+# bwd (custom_lin) is user code that may give nonzero input cotangents from zero ones (flax's
+# fp8 ops return new statistics as cotangents), and JAX calls it whenever the backward pass
+# runs at all. Filled in by custom_derivatives.py.
+TRANSPOSED_ON_ZEROS: set = set()
+
+
 def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
                   cts_out: Sequence[Any], *, transform_stack: bool = False) -> list[Any]:
     """Transpose ``program``: ``args`` are values, with linear inputs marked
@@ -470,9 +477,10 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
     for v, ct in zip(program.outvars, cts_out):
         if type(v) is Var and v.id in linear:
             accum(v, ct)
+    any_cts = any(ct is not None and type(ct) is not Zero for ct in cts_out)
     for eqn in reversed(lin_eqns):
         cts = [ct_env.pop(v.id, None) for v in eqn.outputs]
-        if all(c is None for c in cts):
+        if all(c is None for c in cts) and not (any_cts and eqn.prim in TRANSPOSED_ON_ZEROS):
             continue
         ins = [UndefinedPrimal(a.aval) if type(a) is Var and a.id in linear else read(a)
                for a in eqn.inputs]

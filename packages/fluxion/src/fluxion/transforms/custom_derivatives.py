@@ -660,6 +660,7 @@ def _custom_lin_no_rule(*args: Any, name: str, **params: Any) -> Any:
 custom_lin_p.abstract_eval = _custom_lin_abstract_eval
 custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.transpose = _custom_lin_transpose
+ad.TRANSPOSED_ON_ZEROS.add(custom_lin_p)  # bwd runs with zero cotangents too, as in JAX
 # As in JAX, the linearized custom_vjp (reached only inside a linear program being transposed)
 # has no forward-mode or batching rule: both raise a clear error.
 custom_lin_p.jvp = lambda primals, tangents, **params: _custom_lin_no_rule(**params)
