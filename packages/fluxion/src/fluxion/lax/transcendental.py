@@ -261,7 +261,9 @@ def cosh(x: Any) -> Any:
 
 
 tanh_p = unop_primitive("tanh", _inexact, "stablehlo.tanh")
-_rules.defjvp2(tanh_p, lambda g, ans, x: mul(g, sub(_c(ans, 1), mul(ans, ans))))
+# JAX's form, (g + g * tanh x) * (1 - tanh x), not g * (1 - tanh^2 x): the same bits as JAX's
+# gradients and the same program for XLA.
+_rules.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(ans, 1), ans)))
 
 
 def tanh(x: Any) -> Any:
