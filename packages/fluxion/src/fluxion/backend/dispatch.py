@@ -616,11 +616,15 @@ def _drop_eager(key: tuple, where: tuple) -> None:
     where[0].pop(where[1], None)
 
 
-# Every eager executable, whatever its table, under one budget (oldest compiled first out).
+# Every eager executable, whatever its table, under one budget (least recently used first out:
+# each hit touches its entry, so a long process keeps its hot executables). The entries of
+# backend/fused.py (jnp functions compiled as one program) count here too.
 _EAGER_BYTES = _caches.ByteCache(
     "eager executables", "fluxion_eager_cache_max_bytes",
-    "executables of primitives run outside jit, one per (primitive, parameters, argument types)",
-    on_evict=_drop_eager)
+    "executables of primitives and jnp functions run outside jit, one per (primitive or function, "
+    "parameters, argument types); least recently used first out",
+    lru=True, on_evict=_drop_eager)
+_touch = _EAGER_BYTES.touch
 
 
 def _new_eager_table(pkey: tuple) -> dict[tuple, ExecEntry]:
@@ -759,7 +763,9 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
             break
     specs = tuple(map(GET_K, args))
     e = table.get(specs)
-    if e is None:
+    if e is not None:
+        _touch((id(table), specs))
+    else:
         args = place(prim.name, args)  # follow committed operands; else the default device
         specs = tuple(map(GET_K, args))
         e = table.get(specs)

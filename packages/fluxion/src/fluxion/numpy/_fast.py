@@ -13,6 +13,7 @@ import numpy as np
 
 from fluxion.backend.array import Array
 from fluxion.core.trace import EVAL, STATE, Tracer
+from fluxion.numpy._eager import backend
 
 __all__ = ["binary_operands"]
 
@@ -39,10 +40,7 @@ def _scalar_like(v: Any, k: Any) -> Any:
     if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does
         return None
     if _dispatch is None:
-        # The backend loads jaxlib, which ``import fluxion.numpy`` must not (an Array existing
-        # means it is loaded already).
-        from fluxion.backend import dispatch  # reason: jaxlib is loaded lazily
-        _dispatch = dispatch
+        _dispatch = backend()[0]
     return _dispatch.scalar_constant(v, dt, k.weak_type)
 
 

@@ -18,6 +18,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
 from fluxion.lax.sharding_constraint import with_out_sharding
+from fluxion.numpy._eager import call_body
 from fluxion.numpy._util import (
     canonical_axes,
     canonical_axis,
@@ -451,9 +452,17 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if key_where is not None:
         return key_where(condition, x, y)
     check_arraylike("where", condition, x, y)
+    return call_body(_where, (condition, x, y))
+
+
+def _where(condition: Any, x: Any, y: Any) -> Any:
+    # where's body: eagerly one compiled program, as JAX's jitted where
     cond = ensure_array(condition)
     if cond.dtype != np.bool_:
         cond = lax.ne(cond, lax.convert_element_type(0, cond.dtype))
     x, y = promote_args("where", x, y)
     shp = broadcast_shapes(cond.shape, shape(x), shape(y))
     return lax.select(broadcast_to(cond, shp), broadcast_to(x, shp), broadcast_to(y, shp))
+
+
+_where.__name__ = "where"

@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from fluxion import lax
+from fluxion.backend.array import Array
 from fluxion.core import dtypes
+from fluxion.numpy._eager import call_body, one_program
 from fluxion.numpy._fast import binary_operands
 from fluxion.numpy._util import (
     check_arraylike,
@@ -43,11 +45,19 @@ __all__ = [
 ]
 
 
-def _unary_inexact(name: str, fn: Any) -> Any:
-    def ufunc(x: Any, /) -> Any:
+def _unary_inexact(name: str, fn: Any, one_op: bool = True) -> Any:
+    # Eagerly, the promotion and ``fn`` are one compiled program (an inexact Array operand of a
+    # one-primitive ``fn`` needs no promotion: that primitive alone).
+    def body(x: Any) -> Any:
         check_arraylike(name, x)
         (x,) = promote_args_inexact(name, x)
         return fn(x)
+    body.__name__ = name
+
+    def ufunc(x: Any, /) -> Any:
+        if one_op and type(x) is Array and x._k.dtype.kind in "fc":
+            return fn(x)
+        return call_body(body, (x,))
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` (integer inputs are promoted to floating point).\n\n"
                      f"Example:\n    >>> import fluxion.numpy as jnp\n"
@@ -79,7 +89,7 @@ cbrt = _unary_inexact("cbrt", lax.cbrt)
 def _log_base(base: float, name: str) -> Any:
     def f(x: Any) -> Any:
         return lax.div(lax.log(x), const_like(x, np.log(base)))
-    return _unary_inexact(name, f)
+    return _unary_inexact(name, f, one_op=False)
 
 
 log2 = _log_base(2.0, "log2")
@@ -87,10 +97,19 @@ log10 = _log_base(10.0, "log10")
 
 
 def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
+    def body(x: Any, y: Any) -> Any:
+        ops = promote_args(name, x, y)
+        if bool_fn is not None and ops[0].dtype == np.bool_:
+            return bool_fn(*ops)
+        return fn(*ops)
+    body.__name__ = name
+
     def ufunc(x: Any, y: Any, /) -> Any:
         ops = binary_operands(x, y)
         if ops is None:
-            ops = promote_args(name, x, y)
+            # Promotion needed: eagerly it and ``fn`` are one compiled program, as JAX's jitted
+            # ufuncs (``nan * False`` is 0, as under jit).
+            return call_body(body, (x, y))
         if bool_fn is not None and ops[0].dtype == np.bool_:
             return bool_fn(*ops)
         return fn(*ops)
@@ -171,10 +190,12 @@ right_shift = _binary("right_shift", _right_shift, _bool_as_int(_right_shift))
 
 
 def _logical(name: str, fn: Any) -> Any:
-    def ufunc(x: Any, y: Any, /) -> Any:
+    def body(x: Any, y: Any, /) -> Any:
         check_arraylike(name, x, y)
         x, y = promote_args(name, *(_to_bool(v) for v in (x, y)))
         return fn(x, y)
+    body.__name__ = name
+    ufunc = one_program(body)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` of the truth values of the inputs.\n\n"
                      f"Example:\n    >>> import fluxion.numpy as jnp\n"
@@ -193,6 +214,7 @@ logical_or = _logical("logical_or", lax.bitwise_or)
 logical_xor = _logical("logical_xor", lax.bitwise_xor)
 
 
+@one_program
 def logical_not(x: Any, /) -> Any:
     """Elementwise logical NOT of the truth value of ``x``.
 
@@ -221,6 +243,7 @@ def bitwise_not(x: Any, /) -> Any:
 invert = bitwise_not
 
 
+@one_program
 def true_divide(x: Any, y: Any, /) -> Any:
     """Elementwise true division ``x / y`` (integers are promoted to floating point).
 
@@ -236,6 +259,7 @@ def true_divide(x: Any, y: Any, /) -> Any:
 divide = true_divide
 
 
+@one_program
 def floor_divide(x: Any, y: Any, /) -> Any:
     """Elementwise floor division ``x // y``.
 
@@ -263,6 +287,7 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     return lax.floor(lax.div(x, y))
 
 
+@one_program
 def remainder(x: Any, y: Any, /) -> Any:
     """Elementwise remainder with the sign of the divisor (Python's ``%``).
 
@@ -286,6 +311,7 @@ def remainder(x: Any, y: Any, /) -> Any:
 mod = remainder
 
 
+@one_program
 def fmod(x: Any, y: Any, /) -> Any:
     """Elementwise C-style remainder (the sign of the dividend).
 
@@ -328,6 +354,10 @@ def power(x: Any, y: Any, /) -> Any:
             if int(y) < 0:
                 raise ValueError("Integers to negative integer powers are not allowed.")
         return lax.integer_pow(xp, int(y))
+    return call_body(_power, (x, y))
+
+
+def _power(x: Any, y: Any) -> Any:
     x, y = promote_args("power", x, y)
     x, y = _bool_to_int(x), _bool_to_int(y)
     dt = x.dtype
@@ -397,6 +427,7 @@ def absolute(x: Any, /) -> Any:
 abs = absolute
 
 
+@one_program
 def sign(x: Any, /) -> Any:
     """Elementwise sign: -1, 0 or 1.
 
@@ -412,6 +443,7 @@ def sign(x: Any, /) -> Any:
     return lax.sign(x)
 
 
+@one_program
 def square(x: Any, /) -> Any:
     """Elementwise ``x * x``.
 
@@ -426,6 +458,7 @@ def square(x: Any, /) -> Any:
     return lax.integer_pow(x, 2)
 
 
+@one_program
 def reciprocal(x: Any, /) -> Any:
     """Elementwise ``1 / x``.
 
@@ -438,6 +471,7 @@ def reciprocal(x: Any, /) -> Any:
     return lax.integer_pow(x, -1)
 
 
+@one_program
 def arctan2(x1: Any, x2: Any, /) -> Any:
     """Elementwise arc tangent of ``x1 / x2`` choosing the quadrant.
 
@@ -450,6 +484,7 @@ def arctan2(x1: Any, x2: Any, /) -> Any:
     return lax.atan2(x1, x2)
 
 
+@one_program
 def hypot(x1: Any, x2: Any, /) -> Any:
     """Elementwise ``sqrt(x1**2 + x2**2)`` without intermediate overflow.
 
@@ -472,6 +507,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
                                                                          lax.mul(r, r)))))
 
 
+@one_program
 def logaddexp(x1: Any, x2: Any, /) -> Any:
     """Elementwise ``log(exp(x1) + exp(x2))``, computed stably.
 
@@ -497,6 +533,7 @@ def logaddexp(x1: Any, x2: Any, /) -> Any:
     return lax.select(lax.ne(delta, delta), lax.add(x1, x2), out)
 
 
+@one_program
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
     """Elementwise ``log2(2**x1 + 2**x2)``, computed stably.
 
@@ -522,6 +559,7 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
                       lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
 
 
+@one_program
 def copysign(x1: Any, x2: Any, /) -> Any:
     """Elementwise magnitude of ``x1`` with the sign of ``x2`` (the sign bit, so -0.0 counts).
 
@@ -542,6 +580,7 @@ def copysign(x1: Any, x2: Any, /) -> Any:
     return lax.select(negative, lax.neg(magnitude), magnitude)
 
 
+@one_program
 def float_power(x: Any, y: Any, /) -> Any:
     """Elementwise ``x ** y`` in floating point.
 
@@ -553,6 +592,7 @@ def float_power(x: Any, y: Any, /) -> Any:
     return lax.pow(*promote_args_inexact("float_power", x, y))
 
 
+@one_program
 def fabs(x: Any, /) -> Any:
     """Elementwise absolute value in floating point (complex rejected).
 
@@ -567,6 +607,7 @@ def fabs(x: Any, /) -> Any:
     return lax.abs(*promote_args_inexact("fabs", x))
 
 
+@one_program
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
     """``(floor_divide(x1, x2), remainder(x1, x2))``.
 
@@ -593,6 +634,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
     return rounded, mod
 
 
+@one_program
 def heaviside(x1: Any, x2: Any, /) -> Any:
     """Heaviside step: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0``.
 
@@ -608,6 +650,7 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
                   where(lax.gt(x1, zero), const_like(x1, 1), where(isnan(x1), x1, x2)))
 
 
+@one_program
 def fmax(x1: Any, x2: Any) -> Any:
     """Elementwise maximum that ignores NaNs (NaN only when both are NaN).
 
@@ -619,6 +662,7 @@ def fmax(x1: Any, x2: Any) -> Any:
     return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
+@one_program
 def fmin(x1: Any, x2: Any) -> Any:
     """Elementwise minimum that ignores NaNs.
 
@@ -664,6 +708,7 @@ def ceil(x: Any, /) -> Any:
     return x if x.dtype.kind in "biu" else lax.ceil(x)
 
 
+@one_program
 def trunc(x: Any, /) -> Any:
     """Elementwise rounding toward zero.
 
@@ -678,6 +723,7 @@ def trunc(x: Any, /) -> Any:
     return lax.select(lax.lt(x, const_like(x, 0)), lax.ceil(x), lax.floor(x))
 
 
+@one_program
 def rint(x: Any, /) -> Any:
     """Elementwise rounding to the nearest integer, ties to even.
 
@@ -709,13 +755,23 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
     x = a if arr is None else arr
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
-    if lo is not None:
-        x = maximum(x, lo)
-    if hi is not None:
-        x = minimum(x, hi)
-    return ensure_array(x)
+    if lo is None and hi is None:
+        return ensure_array(x)
+    bounds = tuple(v for v in (lo, hi) if v is not None)
+    return call_body(_clip, (x, *bounds), (lo is not None, hi is not None))
 
 
+def _clip(x: Any, *bounds_and_flags: Any) -> Any:
+    # the bounds given, then whether min and max were given
+    *bounds, has_lo, has_hi = bounds_and_flags
+    x = maximum(x, bounds[0]) if has_lo else x
+    return minimum(x, bounds[-1]) if has_hi else x
+
+
+_clip.__name__, _power.__name__ = "clip", "power"  # the names of their compiled programs
+
+
+@one_program
 def isfinite(x: Any, /) -> Any:
     """Elementwise: neither infinite nor NaN.
 
@@ -733,6 +789,7 @@ def isfinite(x: Any, /) -> Any:
     return lax.is_finite(x)
 
 
+@one_program
 def isnan(x: Any, /) -> Any:
     """Elementwise NaN test.
 
@@ -748,6 +805,7 @@ def isnan(x: Any, /) -> Any:
     return lax.ne(x, x)
 
 
+@one_program
 def isinf(x: Any, /) -> Any:
     """Elementwise infinity test.
 
@@ -825,6 +883,7 @@ def angle(z: Any, deg: bool = False) -> Any:
     return degrees(out) if deg else out
 
 
+@one_program
 def iscomplex(x: Any) -> Any:
     """Elementwise: imaginary part non-zero.
 
@@ -837,6 +896,7 @@ def iscomplex(x: Any) -> Any:
     return lax.ne(i, const_like(i, 0))
 
 
+@one_program
 def isreal(x: Any) -> Any:
     """Elementwise: imaginary part zero.
 
@@ -849,6 +909,7 @@ def isreal(x: Any) -> Any:
     return lax.eq(i, const_like(i, 0))
 
 
+@one_program
 def sinc(x: Any, /) -> Any:
     """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) = 1``.
 
@@ -865,6 +926,7 @@ def sinc(x: Any, /) -> Any:
                       lax.div(lax.sin(pix), pix))
 
 
+@one_program
 def i0(x: Any) -> Any:
     """Modified Bessel function of the first kind, order 0.
 
@@ -880,6 +942,7 @@ def i0(x: Any) -> Any:
     return lax.mul(lax.exp(ax), lax.bessel_i0e(ax))
 
 
+@one_program
 def deg2rad(x: Any, /) -> Any:
     """Degrees to radians.
 
@@ -892,6 +955,7 @@ def deg2rad(x: Any, /) -> Any:
     return lax.mul(x, const_like(x, np.pi / 180))
 
 
+@one_program
 def rad2deg(x: Any, /) -> Any:
     """Radians to degrees.
 
