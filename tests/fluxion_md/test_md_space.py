@@ -20,9 +20,10 @@ def x64():
 
 
 def _both(build, *arrays):
-    """Run ``build(module, xnp)(*arrays)`` with fluxion_md and jax_md; return both as numpy."""
+    """Run ``build(module, xnp)(*arrays)`` with fluxion_md (eagerly) and jax_md (as one jax.jit
+    program: eager jax_md compiles every operation on its own); return both as numpy."""
     ours = build(space, fnp)(*[fnp.asarray(a) for a in arrays])
-    ref = build(jax_md.space, jax.numpy)(*[jax.numpy.asarray(a) for a in arrays])
+    ref = jax.jit(build(jax_md.space, jax.numpy))(*[jax.numpy.asarray(a) for a in arrays])
     return np.asarray(ours), np.asarray(ref)
 
 
