@@ -195,8 +195,9 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     arr = ensure_array(a)
     if axis is None:
         return reshape(roll(ravel(arr), shift, 0), arr.shape)
+    # one integer, or any sequence of them (a tuple, list, range, 1-D integer array), as JAX's
     axes = tuple(canonical_axis(x, arr.ndim, "roll") for x in (
-        axis if isinstance(axis, (tuple, list)) else (axis,)))
+        (axis,) if isinstance(axis, (int, np.integer)) or np.ndim(axis) == 0 else axis))
     try:
         shifts = tuple(operator.index(s) for s in (shift if isinstance(shift, (tuple, list))
                                                    else (shift,)))
