@@ -19,15 +19,15 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
+from fluxion.shmap import shard_map as _shard_map
+
 __all__: list[str] = []
 
 
 def _legacy_shard_map(f: Callable, mesh: Any, in_specs: Any, out_specs: Any,
                       check_rep: bool = True) -> Callable:
     """``shard_map`` over every axis of ``mesh`` (the legacy positional signature)."""
-    from fluxion.shmap import shard_map
-
-    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_rep)
+    return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_rep)
 
 
 def __getattr__(name: str) -> Any:
