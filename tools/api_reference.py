@@ -117,6 +117,8 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion_md.energy",
         "fluxion_md.simulate",
         "fluxion_md.minimize",
+        "fluxion_md.rigid_body",
+        "fluxion_md.tpu",
         "fluxion_md.partition",
         "fluxion_md.smap",
         "fluxion_md.quantity",

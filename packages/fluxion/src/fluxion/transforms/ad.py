@@ -494,11 +494,13 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
         else:
             ct_arg = cts[0]
         names = transposed + rendered_names(eqn.name_stack)
+        # the sums of cotangents (add_any) are recorded under the transposed equation's names, as
+        # JAX's: transpose(jvp(model))/dense, not a bare stack
         with pushed_names(names) if names else _NO_NAMES:
             cts_in = rule(ct_arg, *ins, **eqn.params)
-        for a, x, c in zip(eqn.inputs, ins, cts_in):
-            if type(x) is UndefinedPrimal:
-                accum(a, c)
+            for a, x, c in zip(eqn.inputs, ins, cts_in):
+                if type(x) is UndefinedPrimal:
+                    accum(a, c)
     return [ct_env.get(v.id) for v, a in zip(program.invars, args) if type(a) is UndefinedPrimal]
 
 
