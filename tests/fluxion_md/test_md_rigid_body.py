@@ -69,6 +69,9 @@ def test_shapes_and_masses_match(name):
     fm, jm = fluxion.jit(lambda s: s.mass())(f), jax.jit(lambda s: s.mass())(j)
     _close(fm.center, jm.center)
     _close(fm.orientation, jm.orientation)
+    # built on first access (not at import: test_md_import), then the same object every time
+    assert getattr(fluxion_md.rigid_body, name) is f
+    assert getattr(__import__("fluxion_md.rigid_body", fromlist=[name]), name) is f
 
 
 @pytest.mark.slow

@@ -788,16 +788,42 @@ def point_energy_neighbor_list(energy_fn: Callable[..., Array], neighbor_fn: Any
     return partition.NeighborListFns(neighbor_allocate_fn, neighbor_update_fn), wrapped_energy_fn
 
 
-# Predefined shapes (2-d, then 3-d).
-monomer = point_union_shape(onp.array([[0.0, 0.0]], f32), f32(1.0))
-dimer = point_union_shape(onp.array([[0.0, 0.5], [0.0, -0.5]], f32), f32(1.0))
-trimer = point_union_shape(
-    onp.array([[0, onp.sqrt(1 - 0.5 ** 2) - 0.5], [0.5, -0.5], [-0.5, -0.5]], f32), f32(1.0))
-square = point_union_shape(
-    onp.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]], f32), f32(1.0))
-tetrahedron = point_union_shape(
-    onp.array([[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0], [-1.0, -1.0, 1.0]], f32)
-    * f32(0.5), f32(1.0))
-octohedron = point_union_shape(
-    onp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0],
-               [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]], f32) * f32(0.5), f32(1.0))
+# Predefined shapes (2-d, then 3-d), built on first use: building one runs eager array code
+# (an eigendecomposition in 3-d), which must not compile programs at ``import fluxion_md``.
+_SHAPE_POINTS: dict[str, Any] = {
+    "monomer": lambda: onp.array([[0.0, 0.0]], f32),
+    "dimer": lambda: onp.array([[0.0, 0.5], [0.0, -0.5]], f32),
+    "trimer": lambda: onp.array([[0, onp.sqrt(1 - 0.5 ** 2) - 0.5], [0.5, -0.5], [-0.5, -0.5]],
+                                f32),
+    "square": lambda: onp.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]], f32),
+    "tetrahedron": lambda: onp.array([[1.0, 1.0, 1.0], [1.0, -1.0, -1.0], [-1.0, 1.0, -1.0],
+                                      [-1.0, -1.0, 1.0]], f32) * f32(0.5),
+    "octohedron": lambda: onp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0],
+                                     [0.0, -1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, -1.0]],
+                                    f32) * f32(0.5),
+}
+
+
+monomer: RigidPointUnion
+dimer: RigidPointUnion
+trimer: RigidPointUnion
+square: RigidPointUnion
+tetrahedron: RigidPointUnion
+octohedron: RigidPointUnion
+
+
+def __getattr__(name: str) -> RigidPointUnion:
+    """The predefined shapes ``monomer``, ``dimer``, ``trimer``, ``square`` (2-d) and
+    ``tetrahedron``, ``octohedron`` (3-d), unit point masses, built once on first access.
+
+    Example:
+        >>> from fluxion_md import rigid_body
+        >>> rigid_body.dimer.points.shape
+        (2, 2)
+    """
+    points = _SHAPE_POINTS.get(name)
+    if points is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    shape = point_union_shape(points(), f32(1.0))
+    globals()[name] = shape  # later accesses find it without calling __getattr__
+    return shape
