@@ -574,7 +574,25 @@ def shards_of(x: Array) -> list:
 
 
 def to_numpy(x: Array) -> np.ndarray:
-    """Copy ``x`` to the host as a NumPy array (blocks until it is computed)."""
+    """``x``'s value on the host as a read-only NumPy array (blocks until it is computed)."""
+    k = x._k
+    view = k.host_view
+    if view is None:
+        view = _array.host_viewable(k)
+    if view:  # one CPU device: a read-only view of the buffer (see array.host_viewable)
+        try:
+            v = np.asarray(memoryview(x._a))
+        except Exception:  # deleted, say: the path below says why (or copies)
+            pass
+        else:
+            if v.dtype == k.dtype and v.shape == k.shape:
+                return v
+    v = _copy_to_numpy(x)
+    v.flags.writeable = False
+    return v
+
+
+def _copy_to_numpy(x: Array) -> np.ndarray:
     if x._a.is_deleted():  # else jaxlib hands back an object array (or jax's patched method)
         raise RuntimeError(f"Array has been deleted (donated or .delete()d) with shape="
                            f"{x._k.aval.str_short()}; it cannot be read any more")
