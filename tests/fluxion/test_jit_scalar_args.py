@@ -50,6 +50,16 @@ def test_transfer_guard_still_refuses_scalar_arguments() -> None:
                                                             match="Disallowed host-to-device"):
         fx(1.5)
     assert fx(1.5).item() == 3.0
+    # the one-argument varargs dispatcher (jit(grad(f))) looks its constants up inline
+    fg, jg = fluxion.jit(fluxion.grad(lambda x: x * x)), jax.jit(jax.grad(lambda x: x * x))
+    for _ in range(3):
+        assert_same(fg(1.5), jg(1.5))
+        assert_same(fluxion.jit(lambda *a: a[0] + 1)(7), jax.jit(lambda *a: a[0] + 1)(7))
+    with fluxion.transfer_guard("disallow"), pytest.raises(RuntimeError,
+                                                            match="Disallowed host-to-device"):
+        fg(1.5)
+    with fluxion.transfer_guard("log"):
+        assert_same(fg(1.5), jg(1.5))
 
 
 

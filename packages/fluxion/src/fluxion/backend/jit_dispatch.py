@@ -196,16 +196,24 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     fixes the tree structure). One argument, the common case (``jit(grad(f))(x)``), takes a
     straight-line path with the single-output call inlined, as the generated dispatchers do."""
     tree_call = _tree_caller(fast_get, call)
+    scalars_get = _SCALARS.get
 
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
             if not kwargs and _STATE.interp is _EVAL:
                 if len(args) == 1:
                     a = args[0]
-                    if type(a) is not Array:
-                        if type(a) not in _FAST_SCALARS:
+                    t = type(a)
+                    if t is not Array:
+                        if t not in _FAST_SCALARS:
                             return tree_call(args)
-                        a = _scalar_arg(a)
+                        # _scalar_arg inlined for a non-zero number (a zero's key has its sign)
+                        if a and (config.jax_transfer_guard_host_to_device
+                                  or config.jax_transfer_guard) is None:
+                            hit = scalars_get((t, a, config.jax_enable_x64, None, None))
+                            a = _scalar_arg(a) if hit is None else hit
+                        else:
+                            a = _scalar_arg(a)
                     e = fast_get((a._k,))
                     if e is not None:
                         if not e.single:
