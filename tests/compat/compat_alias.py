@@ -12,11 +12,18 @@ never in the test process itself: an alias changes ``sys.modules`` for the whole
   ``optax._src.test_utils``, ``haiku._src.integration.descriptors``, ...) that the mirror lacks run
   from the reference's own file, their imports resolved to the mirror. The parts of a reference that
   bridge to an unmirrored library (:data:`BRIDGES`: haiku's flax.linen bridge, jax-md's linen
-  models) import as placeholders
-  (below), and so does ``flax.linen`` in that library's mirror mode. For ``flax`` only ``flax.nnx`` (and the names ``fluxion_nn`` has, such as
-  ``flax.typing`` when it exists) is mirrored; ``flax.linen``, ``flax.struct``, ``flax.training``, ...
-  import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose text carries
-  :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
+  models) import as placeholders whose every name raises :class:`UnmirroredModuleError`, whose
+  text carries :data:`UNMIRRORED_TAG` so the runner counts the tests that use them apart.
+* ``install_mirror_alias("flax")``: only ``flax.nnx`` is mirrored (it resolves to ``fluxion_nn``);
+  the rest of flax (``flax.linen``, ``flax.struct``, ``flax.core``, ``flax.typing``, ...) is the
+  REAL flax, running on ``jax`` -> Fluxion. flax's nnx tests compare nnx layers with linen's, so
+  real linen is the reference oracle there while the thing under test is still ``fluxion_nn``.
+  Real flax outside ``flax/nnx`` never imports ``flax.nnx`` (checked by
+  :func:`real_flax_imports_nnx`), so the comparison is not circular. The test-visible parts
+  (:data:`REAL_FLAX_PARTS`) are tracked: a test that reads one of their names is recorded in
+  :data:`REAL_FLAX_USED`, so the runner lists those ids as "vs real flax.linen on Fluxion".
+  ``flax.config`` reads and sets nnx's flags (``nnx_graph_mode``, ...) on ``fluxion_nn.config``
+  (and on the real config too), the rest on the real config.
 * ``install_jax_alias_fallback()``: ``jax`` and ``jax.X`` resolve to ``fluxion`` and ``fluxion.X``,
   used only when ``fluxion.compat.install_jax_alias`` does not exist.
 
@@ -34,6 +41,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import types
 
@@ -45,7 +53,7 @@ MIRRORS: dict[str, str] = {
     "haiku": "fluxion_nn.haiku",
     "rlax": "fluxion_rl",
     "jax_md": "fluxion_md",
-    "flax": "fluxion_nn",  # only flax.nnx (and names fluxion_nn has); see _FlaxRoot
+    "flax": "fluxion_nn",  # only flax.nnx; the rest of flax is real (see _install_flax_mirror)
 }
 
 
@@ -287,10 +295,137 @@ def install_mirror_alias(lib: str) -> None:
     if lib not in MIRRORS:
         raise ValueError(f"install_mirror_alias: no mirror for {lib!r}; known: {sorted(MIRRORS)}")
     _refuse_if_imported(lib)
+    if lib == "flax":
+        _install_flax_mirror()
+        return
     sys.meta_path.insert(0, _AliasFinder(lib, MIRRORS[lib], private_fallback=True))
     if lib in BRIDGES and not any(m == "flax" or m.startswith("flax.") for m in sys.modules):
         # the bridge's other side: flax.linen is unmirrored (a placeholder), flax.nnx is fluxion_nn
         sys.meta_path.insert(0, _AliasFinder("flax", MIRRORS["flax"], private_fallback=True))
+
+
+# ---- flax's own mirror mode: flax.nnx -> fluxion_nn, the rest of flax real --------------------
+
+# The parts of real flax that nnx tests use as a reference (test-visible names tracked per test).
+REAL_FLAX_PARTS = ("linen", "struct", "core", "traverse_util", "serialization", "jax_utils")
+# Names of the tracked parts read since the plugin last cleared it (one test, or one file's import).
+REAL_FLAX_USED: set[str] = set()
+
+
+# an import of flax.nnx (absolute, or relative inside the flax package)
+IMPORTS_NNX = re.compile(r"^\s*(from\s+(flax|\.+)(\s*\.?nnx\b|\s+import\s+[^#\n]*\bnnx\b)"
+                         r"|import\s+flax\.nnx\b)", re.MULTILINE)
+
+
+def real_flax_imports_nnx() -> list[str]:
+    """The installed flax's source files outside ``flax/nnx`` that import ``flax.nnx`` (read as
+    text, nothing imported), other than ``flax/experimental/nnx.py``, which only re-exports it.
+
+    The flax mirror relies on this list being empty: real linen/core/struct must never reach the
+    mirror through ``flax.nnx``. Example: ``real_flax_imports_nnx()`` is ``[]`` for flax 0.12.8.
+    """
+    spec = importlib.machinery.PathFinder.find_spec("flax")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    root = list(spec.submodule_search_locations)[0]
+    found = []
+    for dirpath, _dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        if rel == "nnx" or rel.startswith("nnx" + os.sep):
+            continue
+        for fn in filenames:
+            if not fn.endswith(".py"):
+                continue
+            path = os.path.join(dirpath, fn)
+            if os.path.relpath(path, root) == os.path.join("experimental", "nnx.py"):
+                continue
+            with open(path, encoding="utf-8") as f:
+                if IMPORTS_NNX.search(f.read()):
+                    found.append(os.path.relpath(path, root))
+    return sorted(found)
+
+
+class _RealFlaxPart(types.ModuleType):
+    """A real flax module as the test files see it: reads go to the real module and are recorded
+    in :data:`REAL_FLAX_USED` (the real flax's own code holds the real module, untracked)."""
+
+    def __init__(self, real: types.ModuleType) -> None:
+        super().__init__(real.__name__, real.__doc__)
+        self.__dict__["_compat_real"] = real
+        self.__spec__ = real.__spec__
+        self.__file__ = getattr(real, "__file__", None)
+        if hasattr(real, "__path__"):
+            self.__path__ = list(real.__path__)
+
+    def __getattr__(self, attr: str):
+        value = getattr(self.__dict__["_compat_real"], attr)
+        if not (attr.startswith("__") and attr.endswith("__")):
+            REAL_FLAX_USED.add(self.__name__)
+        return value
+
+    def __dir__(self):
+        return sorted(set(dir(self.__dict__["_compat_real"])) | set(self.__dict__))
+
+
+class _FlaxConfigView:
+    """``flax.config`` in the flax mirror: nnx's flags live in ``fluxion_nn.config`` (set on both
+    sides, so real linen sees the same value), every other flag in the real config."""
+
+    def __init__(self, real, mirror: types.ModuleType) -> None:
+        self._real = real
+        self._mirror = mirror
+
+    def _knows(self, name: str) -> bool:
+        try:
+            self._mirror.read(name)
+        except LookupError:
+            return False
+        return True
+
+    def update(self, name: str, value) -> None:
+        if self._knows(name):
+            self._mirror.update(name, value)
+        self._real.update(name, value)
+
+    def _read(self, name: str):
+        return self._mirror.read(name) if self._knows(name) else self._real._read(name)
+
+    def __getattr__(self, attr: str):
+        if not attr.startswith("_") and self._knows(attr):
+            return self._mirror.read(attr)
+        return getattr(self._real, attr)
+
+
+class _NnxFinder(importlib.abc.MetaPathFinder):
+    """``flax.nnx`` and ``flax.nnx.X`` resolve to ``fluxion_nn`` and ``fluxion_nn.X``; any other
+    name is left to the normal import system (the real flax)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "flax.nnx" and not fullname.startswith("flax.nnx."):
+            return None
+        target_name = "fluxion_nn" + fullname[len("flax.nnx"):]
+        if not _has_module(target_name):
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: Fluxion has no {target_name} (compat mirror flax.nnx -> "
+                "fluxion_nn)", name=fullname)
+        return importlib.machinery.ModuleSpec(
+            fullname, _Loader(lambda: importlib.import_module(target_name)), is_package=True)
+
+
+def _install_flax_mirror() -> None:
+    circular = real_flax_imports_nnx()
+    if circular:
+        raise RuntimeError("compat flax mirror: real flax imports flax.nnx outside flax/nnx in "
+                           f"{circular}; real linen would reach the mirror (a circular comparison)")
+    sys.meta_path.insert(0, _NnxFinder())
+    flax = importlib.import_module("flax")  # the real package: linen, core, ... on jax -> Fluxion
+    for part in REAL_FLAX_PARTS:
+        real = importlib.import_module(f"flax.{part}")
+        view = _RealFlaxPart(real)
+        sys.modules[f"flax.{part}"] = view
+        setattr(flax, part, view)
+    flax.config = _FlaxConfigView(flax.config, importlib.import_module("fluxion_nn.config"))
+    REAL_FLAX_USED.clear()
 
 
 def install_jax_alias_fallback() -> None:

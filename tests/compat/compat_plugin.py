@@ -5,7 +5,9 @@ entry points (``absltest.main``) do, and the same way on both sides:
 
 * the mode (``FLUXION_COMPAT_MODE``): ``real`` leaves ``jax`` alone; ``alias`` resolves ``jax`` to
   Fluxion (``fluxion.compat.install_jax_alias`` when it exists, else ``compat_alias``'s fallback);
-  ``mirror`` also resolves the library (``FLUXION_COMPAT_LIB``) to its Fluxion mirror;
+  ``mirror`` also resolves the library (``FLUXION_COMPAT_LIB``) to its Fluxion mirror (for flax:
+  ``flax.nnx`` only, the rest real; each test's event lists the real flax parts it read, under
+  ``real_flax``);
 * absl flags parsed once (``FLAGS(["pytest"])``), a derandomized hypothesis profile;
 * an optional keep-list / skip-list of node ids (``FLUXION_COMPAT_ONLY`` / ``FLUXION_COMPAT_SKIP``:
   files with one node id a line), so the runner can run a sample or resume after a crash;
@@ -129,7 +131,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
+def _real_flax_used() -> set[str] | None:
+    """The flax mirror's record of real flax parts read (None in every other mode/library)."""
+    if _MODE != "mirror" or _LIB != "flax":
+        return None
+    return sys.modules["compat_alias"].REAL_FLAX_USED
+
+
+# test file -> the real flax parts its import (module-level code) read: its tests use them too
+_FILE_USES: dict[str, set[str]] = {}
+
+
+def pytest_collectstart(collector: pytest.Collector) -> None:
+    used = _real_flax_used()
+    if used is not None and isinstance(collector, pytest.Module):
+        used.clear()
+
+
 def pytest_collectreport(report: pytest.CollectReport) -> None:
+    used = _real_flax_used()
+    if used is not None and "::" not in report.nodeid and report.nodeid.endswith(".py"):
+        _FILE_USES[report.nodeid] = set(used)
+        used.clear()
     if report.failed:
         text = str(report.longrepr)
         lines = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("E ")]
@@ -165,6 +188,9 @@ def pytest_runtest_logstart(nodeid: str, location) -> None:
             _release_memory()
         _LAST_FILE[0] = fileid
     _STATE[nodeid] = {"outcome": "passed", "cause": None, "t0": time.time()}
+    used = _real_flax_used()
+    if used is not None:
+        used.clear()
     _write({"kind": "start", "nodeid": nodeid})
 
 
@@ -189,5 +215,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def pytest_runtest_logfinish(nodeid: str, location) -> None:
     st = _STATE.pop(nodeid, {"outcome": "passed", "cause": None, "t0": time.time()})
-    _write({"kind": "test", "nodeid": nodeid, "outcome": st["outcome"], "cause": st["cause"],
-            "duration": round(time.time() - st["t0"], 3), "t": round(time.time(), 1)})
+    rec = {"kind": "test", "nodeid": nodeid, "outcome": st["outcome"], "cause": st["cause"],
+           "duration": round(time.time() - st["t0"], 3), "t": round(time.time(), 1)}
+    used = _real_flax_used()
+    if used is not None:
+        # flax mirror: the real flax parts (linen, struct, ...) this test or its file's import read
+        parts = used | _FILE_USES.get(nodeid.split("::", 1)[0], set())
+        if parts:
+            rec["real_flax"] = sorted(parts)
+    _write(rec)

@@ -27,8 +27,11 @@ Modes:
 * ``alias``  ``jax`` resolved to Fluxion, the library itself unchanged.
 * ``mirror`` ``jax`` resolved to Fluxion and the library to its Fluxion mirror (optax ->
   fluxion_optim, flax.nnx -> fluxion_nn, haiku -> fluxion_nn.haiku, rlax -> fluxion_rl, jax_md ->
-  fluxion_md). Tests that need an unmirrored library (flax.linen, flax.struct, ...) are counted
-  apart and listed. For flax, mirror mode runs ``tests/nnx`` only.
+  fluxion_md). Tests that need an unmirrored library (haiku's flax bridge, jax-md's linen models)
+  are counted apart and listed. For flax, mirror mode runs ``tests/nnx`` only, and only ``flax.nnx``
+  is mirrored: ``flax.linen``, ``flax.struct``, ... are the real flax on ``jax`` -> Fluxion (the
+  reference those tests compare nnx layers with); the ids that used them are counted and listed
+  as "vs real flax.linen on Fluxion".
 
 When ``real`` is not among the modes, the recorded baseline pass-list (``baseline/<lib>.json``,
 written by ``--record-baseline``) stands in for it. Results (JSON + markdown) go to ``--results``
@@ -415,6 +418,8 @@ def compare(suite: Suite, mode: str, base_pass: dict[str, float], run: dict) -> 
     if run.get("partial"):  # a run still going (or stopped): only the tests it reached count
         base = {n for n in base if n in tests or n.split("::", 1)[0] in collect}
     passing, apart, causes = [], [], defaultdict(list)
+    # flax mirror: counted ids whose test read real flax parts (linen, struct, ...) as its reference
+    vs_real = sorted(n for n in base if (tests.get(n) or {}).get("real_flax"))
     for nodeid in sorted(base):
         rec = tests.get(nodeid)
         if rec is not None and rec["outcome"] == "passed":
@@ -445,6 +450,8 @@ def compare(suite: Suite, mode: str, base_pass: dict[str, float], run: dict) -> 
         "wall_s": run["wall_s"], "crashes": run["crashes"], "alias": run.get("alias"),
         "causes": [{"cause": c, "count": len(ids), "examples": ids[:3]} for c, ids in grouped],
         "apart_tests": apart, "passing_ids": passing,
+        "vs_real_flax": len(vs_real), "vs_real_flax_passing": len(set(vs_real) & set(passing)),
+        "vs_real_flax_tests": vs_real,
     }
 
 
@@ -525,6 +532,12 @@ def markdown(summary: dict, top: int = 8) -> str:
             if r["apart"]:
                 files = Counter(n.split("::", 1)[0] for n in r["apart_tests"])
                 lines.append(f"- counted apart (need an unmirrored library): {r['apart']} tests: "
+                             + ", ".join(f"`{f}` ({k})" for f, k in sorted(files.items())))
+            if r.get("vs_real_flax"):
+                files = Counter(n.split("::", 1)[0] for n in r["vs_real_flax_tests"])
+                lines.append(f"- vs real flax.linen on Fluxion (counted; real flax.linen/struct/core read "
+                             f"by the test as its reference): {r['vs_real_flax']} tests, "
+                             f"{r['vs_real_flax_passing']} pass: "
                              + ", ".join(f"`{f}` ({k})" for f, k in sorted(files.items())))
             for d, part in r.get("parts", {}).items():
                 lines.append(f"- {d}: {part['passing']}/{part['baseline_passing']} pass")

@@ -56,3 +56,64 @@ def test_private_view_writes_through_to_the_mirror_module():
     assert view.sub is sub and not hasattr(same, "sub")
     view.fresh = 3                      # a name the mirror lacks stays on the view
     assert view.fresh == 3 and not hasattr(same, "fresh")
+
+
+def test_real_flax_outside_nnx_never_imports_nnx():
+    # the flax mirror runs real linen as the reference: it must never reach flax.nnx (the mirror)
+    assert compat_alias.real_flax_imports_nnx() == []
+    for line in ("from flax import linen, nnx", "from flax.nnx import bridge", "import flax.nnx",
+                 "  from .. import nnx", "from .nnx import Module"):
+        assert compat_alias.IMPORTS_NNX.search("x = 1\n" + line + "\n"), line
+    for line in ("from flax import linen", "import flax", "# from flax import nnx",
+                 "from flax.nnx_compat import x"):
+        assert not compat_alias.IMPORTS_NNX.search(line + "\n"), line
+
+
+def test_real_flax_part_forwards_and_records_reads():
+    import types
+
+    real = types.ModuleType("flax.fake_part")
+    real.Dense = object()
+    real.__path__ = ["/nowhere"]
+    view = compat_alias._RealFlaxPart(real)
+    compat_alias.REAL_FLAX_USED.clear()
+    assert view.__name__ == "flax.fake_part" and view.__path__ == ["/nowhere"]
+    assert compat_alias.REAL_FLAX_USED == set()
+    assert view.Dense is real.Dense
+    assert compat_alias.REAL_FLAX_USED == {"flax.fake_part"}
+    with pytest.raises(AttributeError):
+        view.Missing  # noqa: B018
+    compat_alias.REAL_FLAX_USED.clear()
+
+
+def test_flax_config_view_sets_nnx_flags_on_the_mirror_and_both_sides():
+    import types
+
+    class RealConfig:
+        def __init__(self):
+            self.flags = {"nnx_graph_mode": True, "flax_return_frozendict": False}
+
+        def update(self, name, value):
+            self.flags[name] = value
+
+        def _read(self, name):
+            return self.flags[name]
+
+    mirror_flags = {"nnx_graph_mode": True}
+    mirror = types.ModuleType("mirror_config")
+
+    def read(name):
+        try:
+            return mirror_flags[name]
+        except KeyError:
+            raise LookupError(name) from None
+
+    mirror.read = read
+    mirror.update = lambda name, value: (read(name), mirror_flags.__setitem__(name, value))
+    real = RealConfig()
+    view = compat_alias._FlaxConfigView(real, mirror)
+    view.update("nnx_graph_mode", False)
+    assert mirror_flags["nnx_graph_mode"] is False and real.flags["nnx_graph_mode"] is False
+    assert view._read("nnx_graph_mode") is False and view.nnx_graph_mode is False
+    view.update("flax_return_frozendict", True)
+    assert "flax_return_frozendict" not in mirror_flags and view._read("flax_return_frozendict")
