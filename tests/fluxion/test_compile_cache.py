@@ -179,6 +179,50 @@ def test_size_bound_evicts_least_recently_used(tmp_path):
     assert sum(os.path.getsize(os.path.join(d, f)) for f in _entries(d)) <= 3 * size
 
 
+def test_first_write_scans_on_a_thread_of_its_own(tmp_path, monkeypatch):
+    # a process's first write scans for what other processes wrote, off the caller's thread;
+    # the entries over the bound go, least recently used first
+    import threading
+
+    d = str(tmp_path)
+    blob = os.urandom(100)
+    old = [f"{i:064x}" for i in range(200)]
+    for i, k in enumerate(old):
+        compile_cache.store(d, k, blob, max_size=-1)
+        os.utime(os.path.join(d, k + ".fxe"), (1000 + i, 1000 + i))
+    size = os.path.getsize(os.path.join(d, old[0] + ".fxe"))
+    monkeypatch.setattr(compile_cache, "_scanned", [])
+    monkeypatch.setattr(compile_cache, "_written", 0)
+    real, scans = compile_cache.evict, []
+
+    def evict(directory, max_size):
+        scans.append(threading.current_thread())
+        return real(directory, max_size)
+    monkeypatch.setattr(compile_cache, "evict", evict)
+    compile_cache.store(d, "f" * 64, blob, max_size=150 * size)  # 1/64 of the bound not reached
+    for t in threading.enumerate():
+        if t.name == "fluxion-compilation-cache-evict":
+            t.join(30)
+    assert len(scans) == 1 and scans[0] is not threading.main_thread()
+    left = {f[:-4] for f in _entries(d)}
+    assert left == set(old[51:]) | {"f" * 64}
+    compile_cache.store(d, "e" * 64, blob, max_size=150 * size)
+    assert len(scans) == 1  # once per process (and per max_size/64 bytes it writes)
+    monkeypatch.setattr(compile_cache, "_scanned", [])  # another process, minutes later
+    monkeypatch.setattr(compile_cache, "_written", 0)
+    compile_cache.store(d, "d" * 64, blob, max_size=150 * size)
+    assert len(scans) == 1  # a scan less than ten minutes old: none
+    stamp = os.path.join(d, compile_cache._STAMP)
+    os.utime(stamp, (os.stat(stamp).st_mtime - 700,) * 2)
+    monkeypatch.setattr(compile_cache, "_scanned", [])
+    monkeypatch.setattr(compile_cache, "_written", 0)
+    compile_cache.store(d, "c" * 64, blob, max_size=150 * size)
+    for t in threading.enumerate():
+        if t.name == "fluxion-compilation-cache-evict":
+            t.join(30)
+    assert len(scans) == 2
+
+
 def test_size_bound_flag(cache):
     args = _args()
     with flag_context("jax_compilation_cache_max_size", 0):
