@@ -210,6 +210,31 @@ def test_scan_body_closure_over_a_box():
     _both(program)
 
 
+def test_scan_closure_over_a_box_whose_contents_lose_their_weak_type():
+    # scan carries a box by its normalized QDD (weak types dropped), as JAX's: the body's
+    # strongly typed write into a box holding a weakly typed value is the same carry;
+    # while_loop refuses that change on both
+    def program(jx, jnp, Box, get, set_):
+        b = Box(jnp.array(3.0))
+
+        def body(c, x):
+            set_(b, get(b) + x)
+            return c + get(b), None
+
+        c, _ = jx.lax.scan(body, jnp.float32(0), jnp.arange(4.0))
+        assert not jx.typeof(get(b)).weak_type
+        w = Box(jnp.array(1.0))
+
+        def grow(i):
+            set_(w, get(w) * jnp.float32(2))
+            return i + 1
+
+        with pytest.raises(TypeError):
+            jx.lax.while_loop(lambda i: i < 3, grow, 0)
+        return c, get(b)
+    _both(program)
+
+
 def test_eval_shape_leaves_the_box_alone():
     def program(jx, jnp, Box, get, set_):
         b = Box(jnp.int32(5))

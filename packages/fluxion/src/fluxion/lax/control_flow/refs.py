@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable
 
+from fluxion.core.hijax import LoState
 from fluxion.core.refs import ClosedRefs, Ref, RefFrame, pop_frame, push_frame, run_framed
 
 __all__ = ["threads_refs_scan", "threads_refs_while", "threads_refs_branches", "framed"]
@@ -101,6 +102,18 @@ def _unique(refs: list) -> list:
     return [r for r in refs if not (id(r) in seen or seen.add(id(r)))]
 
 
+def _carried(states: list) -> list:
+    """The references' values as ``scan`` carries them: a hijax box's state with its QDD's
+    ``normalize()`` (weak types dropped), as JAX's scan carries a box, so that a box whose
+    contents go from weakly to strongly typed in the body is still the same carry (JAX's
+    ``while_loop`` refuses that change: so does Fluxion's)."""
+    out = []
+    for v in states:
+        norm = getattr(v.qdd, "normalize", None) if type(v) is LoState else None
+        out.append(LoState(norm(), v.vals) if norm is not None else v)
+    return out
+
+
 def _scan_threaded(scan: Callable, refs: list, vals: list, f: Callable, init: Any,
                    xs: Any = None, *args: Any, **kwargs: Any) -> tuple:
     body = _with_refs(f, refs)
@@ -108,9 +121,9 @@ def _scan_threaded(scan: Callable, refs: list, vals: list, f: Callable, init: An
     def step(carry: tuple, x: Any) -> tuple:
         c, rv = carry
         (c2, y), finals = body((c, x), rv)
-        return (c2, finals), y
+        return (c2, _carried(finals)), y
 
-    (c, finals), ys = scan(step, (init, vals), xs, *args, **kwargs)
+    (c, finals), ys = scan(step, (init, _carried(vals)), xs, *args, **kwargs)
     return (c, ys), finals
 
 
