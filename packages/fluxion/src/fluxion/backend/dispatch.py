@@ -796,7 +796,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
                 e = table[specs] = _compile_eager(prim, specs, params)
                 _EAGER_BYTES.put((id(table), specs), (table, specs), e.executable.nbytes)
     outs = e.run(tuple(map(GET_A, args))).consume_with_handlers(e.handlers)
-    if e.single:
+    if e.single:  # _wrap inlined (a call per eager op; see fused.call)
         w = _new(Array)
         w._a = outs[0]
         w._k = e.out_specs[0]

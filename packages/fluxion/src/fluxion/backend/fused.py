@@ -157,6 +157,8 @@ def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
     _touch(e.key)
     outs = e.run(e.consts + tuple(map(_GET_A, ops))).consume_with_handlers(e.handlers)
     if e.single:
+        # dispatch._wrap inlined, as on dispatch.py's eager path: the call cost 26 ns per eager
+        # op (221 vs 196 ns thread time, p10; an eager op is ~9 us)
         w = _new(Array)
         w._a = outs[0]
         w._k = e.out_specs[0]
