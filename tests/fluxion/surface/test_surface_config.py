@@ -108,7 +108,11 @@ def test_default_matmul_precision_reaches_the_program():
 def test_default_prng_impl():
     assert fluxion.default_prng_impl.value == jax.default_prng_impl.value == "threefry2x32"
     with pytest.raises(ValueError, match="jax_default_prng_impl"):
-        fluxion.config.update("jax_default_prng_impl", "rbg")
+        fluxion.config.update("jax_default_prng_impl", "no_such_prng")
+    with fluxion.default_prng_impl("rbg"), jax.default_prng_impl("rbg"):
+        assert fluxion.config.jax_default_prng_impl == jax.config.jax_default_prng_impl == "rbg"
+        assert fluxion.random.PRNGKey(0).shape == jax.random.PRNGKey(0).shape == (4,)
+    assert fluxion.config.jax_default_prng_impl == "threefry2x32"
 
 
 def test_x64_enabled_follows_the_flag_as_jax():

@@ -362,8 +362,9 @@ for _direction in ("host_to_device", "device_to_host", "device_to_device"):
                   "(None), 'log' or 'disallow' implicit transfers, or also explicit ones "
                   "('log_explicit', 'disallow_explicit').", choices=_GUARD_LEVELS)
 config.define("jax_default_prng_impl", "threefry2x32",
-              "The PRNG of new keys; Fluxion implements JAX's default, 'threefry2x32'.",
-              choices=("threefry2x32",), trace=True)
+              "The PRNG of new keys and of raw uint32 key data: 'threefry2x32' (JAX's default), "
+              "'rbg' or 'unsafe_rbg' (XLA's RngBitGenerator; fluxion/random/_impls.py).",
+              choices=("threefry2x32", "rbg", "unsafe_rbg"), trace=True)
 config.define("jax_traceback_filtering",
               os.environ.get("FLUXION_TRACEBACK_FILTERING",
                              os.environ.get("JAX_TRACEBACK_FILTERING", "auto")),

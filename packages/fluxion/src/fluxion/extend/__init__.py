@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["backend", "core", "ifrt_programs", "linear_util", "source_info_util"]
+__all__ = ["backend", "core", "ifrt_programs", "linear_util", "random", "source_info_util"]
 
 
 def __getattr__(name: str) -> Any:

@@ -90,7 +90,31 @@ def _rbg_lowering(ctx: Any, key: str, *, shape: tuple[int, ...], dtype: np.dtype
 
 rng_bit_generator_p.abstract_eval = _rbg_abstract_eval
 rng_bit_generator_p.lowering = _rbg_lowering
-rng_bit_generator_p.batch = _rules.loop_batch_rule(rng_bit_generator_p)
+def _rbg_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
+               shape: tuple[int, ...], dtype: np.dtype, algorithm: RandomAlgorithm) -> tuple:
+    """JAX's rule: a batch of keys draws ``(batch, *shape)`` bits from its FIRST key in one
+    call, and only that key is advanced (so ``vmap`` over rbg keys gives JAX's bits)."""
+    (key,), (d,) = args, dims
+    if d is None:
+        return list(rng_bit_generator_p.bind(key, shape=shape, dtype=dtype,
+                                             algorithm=algorithm)), [None, None]
+    keys = _rules.moveaxis(key, d, 0)
+    kshape = tuple(keys.shape)
+    n = kshape[0]
+    lax = _rules.ops()
+    first = _rules._member(keys, 0, 0)
+    new_key, bits = rng_bit_generator_p.bind(first, shape=(n, *shape), dtype=dtype,
+                                             algorithm=algorithm)
+    new_key = lax.broadcast_in_dim_p.bind(new_key, shape=(1, *kshape[1:]),
+                                          broadcast_dimensions=tuple(range(1, len(kshape))))
+    if n > 1:
+        rest = lax.slice_p.bind(keys, start_indices=(1,) + (0,) * (len(kshape) - 1),
+                                limit_indices=kshape, strides=None)
+        new_key = lax.concatenate_p.bind(new_key, rest, dimension=0)
+    return [new_key, bits], [0, 0]
+
+
+rng_bit_generator_p.batch = _rbg_batch
 
 
 def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = np.uint32,

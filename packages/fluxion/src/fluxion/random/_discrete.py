@@ -19,6 +19,7 @@ import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.sharding_constraint import with_out_sharding
+from fluxion.random import _impls
 from fluxion.random._continuous import _gumbel_impl, _gumbel_raw
 from fluxion.random._uniform import _uniform_raw
 from fluxion.random._util import (
@@ -253,7 +254,10 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
         >>> fluxion.random.poisson(fluxion.random.key(0), 3.0, (4,)).dtype
         dtype('int32')
     """
-    kd, _, _ = use_key("poisson", key)
+    kd, _, impl = use_key("poisson", key)
+    if impl is not _impls.THREEFRY:
+        raise NotImplementedError(f"fluxion.random.poisson is only implemented for the "
+                                  f"threefry2x32 PRNG, not {impl.name} (as JAX's)")
     dt = dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype)
     shape = shape_of(lam) if shape is None else shape_tuple("poisson", shape)
     lam = lax.convert_element_type(jnp.broadcast_to(lam, shape), np.float32)

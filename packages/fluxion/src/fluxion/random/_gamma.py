@@ -23,11 +23,14 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.random import _impls
 from fluxion.random._continuous import _exponential_raw
 from fluxion.random._discrete import _rademacher_raw
+from fluxion.random._keys import PRNGKeyArray
 from fluxion.random._normal import _normal_any, _normal_real
 from fluxion.random._uniform import _uniform_raw
 from fluxion.random._util import (
+    as_typed,
     broadcast_shapes_or_check,
     check_safe_cast,
     check_shape,
@@ -46,7 +49,10 @@ __all__ = ["gamma", "loggamma", "beta", "dirichlet", "chisquare", "t", "f", "gen
 
 
 def _select(pred: Any, a: Any, b: Any) -> Any:
-    """Elementwise select with ``pred`` broadcast over trailing dimensions of ``a``."""
+    """Elementwise select with ``pred`` broadcast over trailing dimensions of ``a`` (key arrays:
+    over their key data)."""
+    if isinstance(a, PRNGKeyArray):
+        return as_typed(a._impl, _select(pred, a._base_array, b._base_array))
     pshape = tuple(pred.shape)
     if tuple(a.shape) != pshape:
         pred = lax.broadcast_in_dim(pred, tuple(a.shape), tuple(range(len(pshape))))
@@ -122,8 +128,16 @@ def _gamma_sample_fn(kd: Any, a: Any, log_space: bool) -> Any:
     """Gamma(a) samples (or their logs) of ``a``'s shape, one split key per element."""
     shape = tuple(a.shape)
     n = math.prod(shape)
-    keys = lax.reshape(split_keys(kd, n), (n, 2))
-    out = _gamma_batch(keys, lax.reshape(a, (n,)), log_space)
+    keys = split_keys(kd, n)
+    alphas = lax.reshape(a, (n,))
+    if kd._impl is _impls.THREEFRY:
+        out = _gamma_batch(keys, alphas, log_space)
+    else:
+        # Other implementations draw element by element (JAX's lax.map): an rbg key batch
+        # would draw every element's bits from its first key.
+        out = lax.map(lambda ka: lax.reshape(
+            _gamma_batch(ka[0].reshape(1), lax.reshape(ka[1], (1,)), log_space), ()),
+            (keys, alphas))
     return lax.reshape(out, shape)
 
 

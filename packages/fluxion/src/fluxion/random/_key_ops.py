@@ -16,20 +16,24 @@ import numpy as np
 
 import fluxion.numpy as jnp
 from fluxion import lax
+from fluxion.random import _impls
 from fluxion.random import _threefry as _tf
-from fluxion.random._keys import THREEFRY, KeyDtype, PRNGImpl, PRNGKeyArray, resolve_impl
+from fluxion.random._keys import KeyDtype, PRNGImpl, PRNGKeyArray, PRNGSpec, prngs, resolve_impl
 from fluxion.random._util import check_key, shape_tuple, use_key
 
 __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "key_impl", "key_dtype", "clone",
            "split", "fold_in", "threefry_2x32"]
 
 
-def _return_keys(wrapped: bool, data: Any, impl: PRNGImpl = THREEFRY) -> Any:
+def _return_keys(wrapped: bool, data: Any, impl: PRNGImpl) -> Any:
     return data if wrapped else PRNGKeyArray(impl, data)
 
 
 def key(seed: int | Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
-    """A typed PRNG key (dtype ``key<fry>``, shape ``()``) from an integer seed.
+    """A typed PRNG key (shape ``()``) from an integer seed, of the implementation ``impl``
+    (or ``dtype``): a name (``'threefry2x32'``, ``'rbg'``, ``'unsafe_rbg'``), a key dtype or a
+    ``define_prng_impl`` result; by default the one ``jax_default_prng_impl`` names (threefry2x32,
+    dtype ``key<fry>``).
 
     Example:
         >>> import fluxion
@@ -41,32 +45,34 @@ def key(seed: int | Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray
             raise ValueError("Cannot specify both `impl` and `dtype` arguments to "
                              "fluxion.random.key")
         impl = dtype
-    return PRNGKeyArray(resolve_impl(impl), _seed("key", seed))
+    impl_obj = resolve_impl(impl)
+    return PRNGKeyArray(impl_obj, _seed("key", seed, impl_obj))
 
 
-def _seed(name: str, seed: Any) -> Any:
+def _seed(name: str, seed: Any, impl: PRNGImpl) -> Any:
     if isinstance(seed, PRNGKeyArray):
         raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
     if np.ndim(seed) if not hasattr(seed, "shape") else len(seed.shape):
         raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape "
                         f"{np.shape(seed)} != (). Use fluxion.vmap for batching")
-    return _tf.seed_data(seed)
+    return _impls.seed(impl, seed)
 
 
 def PRNGKey(seed: int | Any, *, impl: Any = None) -> Any:
-    """A legacy PRNG key: raw ``uint32[2]`` key data from an integer seed.
+    """A legacy PRNG key: raw key data from an integer seed (``uint32[2]`` for threefry2x32, the
+    default; ``uint32[4]`` for ``'rbg'``). The data carries no implementation: samplers take raw
+    data for a key of the default implementation (``jax_default_prng_impl``).
 
     Example:
         >>> import fluxion
         >>> fluxion.random.PRNGKey(42).tolist()
         [0, 42]
     """
-    resolve_impl(impl)
-    return _seed("PRNGKey", seed)
+    return _seed("PRNGKey", seed, resolve_impl(impl))
 
 
 def key_data(keys: Any) -> Any:
-    """The ``uint32[..., 2]`` data of a key array (raw key data is returned as is).
+    """The ``uint32[..., *key_shape]`` data of a key array (raw key data is returned as is).
 
     Example:
         >>> import fluxion
@@ -78,7 +84,8 @@ def key_data(keys: Any) -> Any:
 
 
 def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
-    """A typed key array over ``uint32[..., 2]`` key data.
+    """A typed key array over ``uint32[..., *key_shape]`` key data (``impl``/``dtype`` as for
+    :func:`key`; by default ``jax_default_prng_impl``).
 
     Example:
         >>> import fluxion
@@ -98,14 +105,16 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None, dtype: Any = None) -
     data = key_bits_array if hasattr(key_bits_array, "aval") else jnp.asarray(key_bits_array)
     if np.dtype(data.dtype) != np.uint32:
         raise TypeError(f"wrap_key_data: key data must have dtype uint32, got {data.dtype}")
-    if tuple(data.shape[-1:]) != impl_obj.key_shape:
+    ks = impl_obj.key_shape
+    if len(data.shape) < len(ks) or tuple(data.shape[len(data.shape) - len(ks):]) != ks:
         raise TypeError(f"wrap_key_data: key data must have trailing shape "
                         f"{impl_obj.key_shape} for {impl_obj.name}, got shape {tuple(data.shape)}")
     return PRNGKeyArray(impl_obj, data)
 
 
-def key_impl(keys: Any) -> str:
-    """The name of a key array's PRNG implementation (``'threefry2x32'``).
+def key_impl(keys: Any) -> str | PRNGSpec:
+    """A key array's PRNG implementation: its name if registered (``'threefry2x32'``,
+    ``'rbg'``, ...), else a :class:`PRNGSpec` (``define_prng_impl``'s implementations), as JAX's.
 
     Example:
         >>> import fluxion
@@ -113,7 +122,7 @@ def key_impl(keys: Any) -> str:
         'threefry2x32'
     """
     _, _, impl = check_key("key_impl", keys, allow_batched=True)
-    return impl.name
+    return impl.name if prngs.get(impl.name) is impl else PRNGSpec(impl)
 
 
 def key_dtype(impl: Any = None) -> KeyDtype:
@@ -151,8 +160,9 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
         (3,)
     """
     data, wrapped, impl = use_key("split", key)
+    data = data._base_array
     shape = shape_tuple("split", num) if isinstance(num, Sequence) else (int(num),)
-    return _return_keys(wrapped, _tf.split_data(data, shape), impl)
+    return _return_keys(wrapped, _impls.split(impl, data, shape), impl)
 
 
 def fold_in(key: Any, data: Any) -> Any:
@@ -165,6 +175,7 @@ def fold_in(key: Any, data: Any) -> Any:
         ()
     """
     kd, wrapped, impl = use_key("fold_in", key)
+    kd = kd._base_array
     if np.ndim(data) if not hasattr(data, "shape") else len(data.shape):
         raise TypeError("fold_in accepts a scalar, but was given an array of shape "
                         f"{np.shape(data)} != (). Use fluxion.vmap for batching.")
@@ -173,7 +184,7 @@ def fold_in(key: Any, data: Any) -> Any:
                                         else data).astype(np.uint32))
     else:
         msg = lax.convert_element_type(data, np.uint32)
-    return _return_keys(wrapped, _tf.fold_in_data(kd, msg), impl)
+    return _return_keys(wrapped, _impls.fold_in(impl, kd, msg), impl)
 
 
 def threefry_2x32(keypair: Any, count: Any) -> Any:

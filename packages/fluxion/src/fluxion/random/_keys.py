@@ -24,7 +24,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -38,27 +38,90 @@ from fluxion.core.errors import KeyReuseError, user_source_line
 from fluxion.core.trace import Tracer, VirtualArray
 from fluxion.tree_util import physical
 
-__all__ = ["PRNGImpl", "KeyDtype", "PRNGKeyArray", "THREEFRY", "resolve_impl", "consume",
-           "is_key_array"]
+__all__ = ["PRNGImpl", "PRNGSpec", "KeyDtype", "PRNGKeyArray", "prngs", "register_prng",
+           "default_impl", "resolve_impl", "consume", "is_key_array"]
 
 
-class PRNGImpl:
-    """A PRNG implementation: its name, dtype tag and key data shape."""
+class PRNGImpl(NamedTuple):
+    """A PRNG implementation, as JAX's: the shape of one key's ``uint32`` data and four
+    functions on ONE key's data (``seed(int scalar) -> key``, ``split(key, shape) ->
+    keys[*shape]``, ``random_bits(key, bit_width, shape) -> uint<bit_width>[*shape]``,
+    ``fold_in(key, uint32 scalar) -> key``), a name and the dtype tag (``key<tag>``).
+    Batches of keys are handled by ``vmap`` of these functions (see ``_impls``).
 
-    __slots__ = ("name", "tag", "key_shape")
+    Example:
+        >>> import fluxion
+        >>> fluxion.random.key_dtype("rbg").impl.key_shape
+        (4,)
+    """
 
-    def __init__(self, name: str, tag: str, key_shape: tuple[int, ...]) -> None:
-        self.name, self.tag, self.key_shape = name, tag, key_shape
+    key_shape: tuple[int, ...]
+    seed: Callable[..., Any]
+    split: Callable[..., Any]
+    random_bits: Callable[..., Any]
+    fold_in: Callable[..., Any]
+    name: str = "<unnamed>"
+    tag: str = "?"
+
+    def __hash__(self) -> int:
+        return hash(self.tag)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, PRNGImpl) and tuple(self) == tuple(other))
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
 
     def __repr__(self) -> str:
         return f"PRNGImpl({self.name!r})"
 
     def __str__(self) -> str:
-        return self.name
+        return self.tag
 
 
-THREEFRY = PRNGImpl("threefry2x32", "fry", (2,))
-_IMPLS = {THREEFRY.name: THREEFRY}
+# The registered implementations by name (filled by fluxion.random._impls).
+prngs: dict[str, PRNGImpl] = {}
+
+
+def register_prng(impl: PRNGImpl) -> None:
+    """Register ``impl`` under its name (what ``key(..., impl=name)`` and
+    ``jax_default_prng_impl`` look up)."""
+    if impl.name in prngs:
+        raise ValueError(f"PRNG with name {impl.name} already registered: {impl!r}")
+    prngs[impl.name] = impl
+
+
+class PRNGSpec:
+    """A PRNG implementation as the public API hands it out (``define_prng_impl``'s result,
+    ``key_impl`` of a key of an unregistered implementation); pass it as ``impl=``.
+
+    Example:
+        >>> import fluxion
+        >>> PRNGSpec(fluxion.random.key_dtype("rbg").impl)
+        PRNGSpec('rbg')
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, impl: PRNGImpl) -> None:
+        self._impl = impl
+
+    def __repr__(self) -> str:
+        return f"PRNGSpec({self._impl.name!r})"
+
+    def __str__(self) -> str:
+        return str(self._impl)
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PRNGSpec) and self._impl == other._impl
+
+
+def default_impl() -> PRNGImpl:
+    """The implementation named by ``jax_default_prng_impl`` (threefry2x32 unless changed)."""
+    return prngs[config.jax_default_prng_impl]
 
 
 class KeyDtype(ExtendedDType):
@@ -108,21 +171,24 @@ class KeyDtype(ExtendedDType):
         return isinstance(other, KeyDtype) and other._impl is self._impl
 
     def __hash__(self) -> int:
-        return hash(("KeyDtype", self._impl.name))
+        return hash(("KeyDtype", self._impl.tag))
 
 
 def resolve_impl(impl: Any) -> PRNGImpl:
-    """The implementation named by ``impl`` (None: the default, threefry2x32)."""
+    """The implementation named by ``impl``: None (the default, ``jax_default_prng_impl``), a
+    registered name, a :class:`PRNGSpec`, a :class:`PRNGImpl` or a key dtype."""
     if impl is None:
-        return THREEFRY
+        return default_impl()
     if isinstance(impl, PRNGImpl):
         return impl
+    if isinstance(impl, PRNGSpec):
+        return impl._impl
     if isinstance(impl, KeyDtype):
         return impl.impl
     if isinstance(impl, str):
-        if impl in _IMPLS:
-            return _IMPLS[impl]
-        known = ", ".join(f'"{s}"' for s in _IMPLS)
+        if impl in prngs:
+            return prngs[impl]
+        known = ", ".join(f'"{s}"' for s in prngs)
         raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: '
                          f"{known}?")
     raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")

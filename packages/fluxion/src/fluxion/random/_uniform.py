@@ -56,7 +56,7 @@ def bits(key: Any, shape: Shape = (), dtype: Any = None, *, out_sharding: Any = 
 
 def _uniform_raw(kd: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any,
                  maxval: Any) -> Any:
-    full = tuple(kd.shape[:-1]) + tuple(shape)
+    full = tuple(kd.shape) + tuple(shape)  # kd: a typed key (array)
     minval = to_rank(lax.convert_element_type(minval, dtype), len(full))
     maxval = to_rank(lax.convert_element_type(maxval, dtype), len(full))
     fi = dtypes.finfo(dtype)

@@ -16,13 +16,14 @@ import numpy as np
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.random import _threefry as _tf
-from fluxion.random._keys import THREEFRY, PRNGImpl, PRNGKeyArray
+from fluxion.random import _impls
+from fluxion.random._keys import PRNGImpl, PRNGKeyArray, default_impl
 from fluxion.random._keys import consume as _consume
 
 __all__ = ["Shape", "UINT_DTYPES", "sampler_jit", "check_key", "use_key", "shape_tuple",
            "random_bits", "split_keys", "split_pair", "float_dtype", "int_dtype", "shape_of",
-           "check_shape", "broadcast_shapes_or_check", "to_rank", "const", "check_safe_cast"]
+           "check_shape", "broadcast_shapes_or_check", "to_rank", "const", "check_safe_cast",
+           "as_typed"]
 
 Shape = Sequence[int]
 
@@ -59,30 +60,44 @@ def _is_arraylike(x: Any) -> bool:
 
 
 def check_key(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool, PRNGImpl]:
-    """(key data uint32[..., 2], whether the key was raw data, implementation)."""
+    """(key data ``uint32[..., *key_shape]``, whether the key was raw data, implementation).
+    Raw key data is taken for a key of the default implementation (``jax_default_prng_impl``)."""
     if isinstance(key, PRNGKeyArray):
         data, wrapped, impl = key._base_array, False, key._impl
     elif _is_arraylike(key) or isinstance(key, (list, tuple)):
         data = key if hasattr(key, "aval") else jnp.asarray(key)
-        if np.dtype(data.dtype) != np.uint32 or tuple(data.shape[-1:]) != (2,):
+        impl = default_impl()
+        kshape = impl.key_shape
+        if (np.dtype(data.dtype) != np.uint32 or len(data.shape) < len(kshape)
+                or tuple(data.shape[len(data.shape) - len(kshape):]) != kshape):
             raise TypeError(
                 f"fluxion.random.{name}: expected a PRNG key (from fluxion.random.key) or legacy "
-                f"uint32[..., 2] key data, got an array of dtype {data.dtype} and shape "
+                f"uint32[..., {', '.join(map(str, kshape))}] key data of the default PRNG "
+                f"implementation {impl.name!r}, got an array of dtype {data.dtype} and shape "
                 f"{tuple(data.shape)}")
-        wrapped, impl = True, THREEFRY
+        wrapped = True
     else:
         raise TypeError(f"fluxion.random.{name}: unexpected PRNG key type {type(key)}")
-    if not allow_batched and tuple(data.shape) != (2,):
+    if not allow_batched and tuple(data.shape) != impl.key_shape:
         raise ValueError(f"{name} accepts a single key, but was given a key array of shape "
-                         f"{tuple(data.shape[:-1])} != (). Use fluxion.vmap for batching.")
+                         f"{tuple(data.shape[:len(data.shape) - len(impl.key_shape)])} != (). "
+                         "Use fluxion.vmap for batching.")
     return data, wrapped, impl
 
 
-def use_key(name: str, key: Any) -> tuple[Any, bool, PRNGImpl]:
-    """Check a single key and mark it consumed by ``name``."""
-    out = check_key(name, key)
+def use_key(name: str, key: Any) -> tuple[PRNGKeyArray, bool, PRNGImpl]:
+    """Check a single key and mark it consumed by ``name``: (the key as a typed key array, raw
+    data wrapped with the default implementation; whether it was raw; its implementation)."""
+    data, wrapped, impl = check_key(name, key)
     _consume(key, name)
-    return out
+    return (as_typed(impl, data) if wrapped else key), wrapped, impl
+
+
+def as_typed(impl: PRNGImpl, data: Any) -> PRNGKeyArray:
+    """A typed key array over key data (no key-reuse record: the samplers' internal keys)."""
+    obj = object.__new__(PRNGKeyArray)
+    obj._impl, obj._base_array, obj._track = impl, data, None
+    return obj
 
 
 def shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
@@ -98,20 +113,25 @@ def shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
     return out
 
 
-def random_bits(kd: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
-    return _tf.random_bits_data(kd, bit_width, shape)
+def random_bits(key: PRNGKeyArray, bit_width: int, shape: tuple[int, ...]) -> Any:
+    """``uint<bit_width>[*key.shape, *shape]`` bits from each key, by its implementation."""
+    return _impls.random_bits(key._impl, key._base_array, bit_width, tuple(shape))
 
 
-def split_keys(kd: Any, num: int | tuple[int, ...] = 2) -> Any:
+def split_keys(key: PRNGKeyArray, num: int | tuple[int, ...] = 2) -> PRNGKeyArray:
+    """Keys of shape ``(*key.shape, *num)``: ``num`` new keys from each key."""
     shape = tuple(num) if isinstance(num, tuple) else (num,)
-    return _tf.split_data(kd, shape)
+    return as_typed(key._impl, _impls.split(key._impl, key._base_array, shape))
 
 
-def split_pair(kd: Any, num: int = 2) -> list[Any]:
-    """``num`` keys split from each key of ``uint32[*B, 2]``, each ``uint32[*B, 2]``."""
-    keys = split_keys(kd, num)
-    batch = tuple(kd.shape[:-1])
-    return [lax.reshape(lax.slice_in_dim(keys, i, i + 1, axis=len(batch)), (*batch, 2))
+def split_pair(key: PRNGKeyArray, num: int = 2) -> list[PRNGKeyArray]:
+    """``num`` keys split from each key of ``key`` (of any shape ``B``), each of shape ``B``."""
+    keys = split_keys(key, num)
+    nb = len(key.shape)
+    data, kshape = keys._base_array, key._impl.key_shape
+    batch = tuple(data.shape[:nb])
+    return [as_typed(key._impl, lax.reshape(lax.slice_in_dim(data, i, i + 1, axis=nb),
+                                            (*batch, *kshape)))
             for i in range(num)]
 
 
