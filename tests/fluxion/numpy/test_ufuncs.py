@@ -169,6 +169,23 @@ def test_clip(dtype, kw):
     assert_same(fnp.asarray(x).clip(**kw), jnp.asarray(x).clip(**kw))
 
 
+def test_clip_hands_xla_jaxs_operand_order():
+    # maximum(min, x) then minimum(max, x), as JAX's clip: the order reaches XLA (issue 28's HLO
+    # comparison); gradients at the bounds (balanced ties) equal JAX's
+    import re
+
+    x = np.array([0.5, 0.8, 1.0, 1.2, 2.0], np.float32)
+    ours = fluxion.jit(lambda a: fnp.clip(a, 0.8, 1.2)).lower(fnp.asarray(x)).as_text()
+    theirs = jax.jit(lambda a: jnp.clip(a, 0.8, 1.2)).lower(jnp.asarray(x)).as_text()
+    pat = r"stablehlo\.(maximum|minimum)\"?\(?\s*(%\w+), (%\w+)"
+    for text in (ours, theirs):
+        ops = re.findall(pat, text)
+        assert [o[0] for o in ops] == ["maximum", "minimum"], text
+        assert ops[0][2] == "%arg0" and ops[1][1] != ops[0][1], text  # the bound first
+    assert_same(fluxion.grad(lambda a: fnp.clip(a, 0.8, 1.2).sum())(fnp.asarray(x)),
+                jax.grad(lambda a: jnp.clip(a, 0.8, 1.2).sum())(jnp.asarray(x)))
+
+
 @pytest.mark.parametrize("decimals", [0, 1, 2, -1])
 @pytest.mark.parametrize("dtype", [F32, I32, F16, BF16], ids=lambda d: d.name)
 def test_round(dtype, decimals):

@@ -764,8 +764,9 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
 def _clip(x: Any, *bounds_and_flags: Any) -> Any:
     # the bounds given, then whether min and max were given
     *bounds, has_lo, has_hi = bounds_and_flags
-    x = maximum(x, bounds[0]) if has_lo else x
-    return minimum(x, bounds[-1]) if has_hi else x
+    # the bound first, as JAX's: the operands' order reaches XLA (its clamp, fusion bodies)
+    x = maximum(bounds[0], x) if has_lo else x
+    return minimum(bounds[-1], x) if has_hi else x
 
 
 _clip.__name__, _power.__name__ = "clip", "power"  # the names of their compiled programs
