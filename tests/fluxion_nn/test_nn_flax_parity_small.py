@@ -86,8 +86,9 @@ def test_variable_copy_and_from_metadata_as_flax():
         assert float(p.copy(np_.zeros(2))[0]) == 0.0
         r = lib.Param.from_metadata(np_.ones(1), p.get_metadata())
         assert r.get_metadata() == p.get_metadata() and r.shape == (1,)
-    with pytest.raises(NotImplementedError, match="Fluxion has no hijax Variables"):
-        nnx.Param(jnp.ones(2)).copy(hijax=True)
+        h = p.copy(hijax=True)  # a hijax Variable (flax's HijaxVariable): still a Param
+        assert type(h) is lib.variablelib.HijaxVariable and isinstance(h, lib.Param)
+        assert h.hijax and h.tag == 1 and not h.copy(hijax=False).hijax
 
 
 def test_rnn_broadcast_rngs_draw_once_per_call_as_flax():

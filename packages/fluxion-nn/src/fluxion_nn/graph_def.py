@@ -401,7 +401,8 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
                 if ctx.ref_leaf is not None:
                     leaf = v.replace(ctx.ref_leaf(raw))
             ctx.leaves.append((path, leaf))
-            return ("V", idx, type(v), _meta_key(v._metadata), ref_idx)
+            # __class__: a hijax Variable's is the Variable type it holds (rebuilt as one)
+            return ("V", idx, v.__class__, _meta_key(v._metadata), ref_idx)
         d = vars(v)
         if _MARKS in d or type(v)._pytree__annotated:
             attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in sorted(d))

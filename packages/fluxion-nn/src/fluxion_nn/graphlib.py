@@ -284,8 +284,8 @@ def with_vars(node: Any, /, *, hijax: bool | None = None, ref: bool | None = Non
     """A copy of ``node`` whose Variables matching ``only`` (and differing in them) take the
     given modes: ``ref=True`` puts each value in a mutable reference (``fluxion.new_ref``),
     ``ref=False`` reads it back into an array. A Variable reached twice is an error unless
-    ``allow_duplicates`` (each copy would get its own reference). ``hijax=True`` is refused:
-    Fluxion has no hijax Variables.
+    ``allow_duplicates`` (each copy would get its own reference). ``hijax=True`` puts each
+    Variable in a hijax box (``fluxion_nn.hijax.HijaxVariable``), ``hijax=False`` takes it out.
 
     Example:
         >>> import fluxion, fluxion_nn as nnx

@@ -138,6 +138,24 @@ class Variable:
 
     __slots__ = ("_value", "_metadata", "_serial")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # hijax mode (the argument, the VariableMetadata's entry, else var_defaults): the
+        # Variable is built as usual, then put in a hijax box (fluxion_nn.hijax)
+        hijax = kwargs.get("hijax")
+        if not args and not kwargs:  # copy/pickle making an empty object to fill
+            return object.__new__(cls)
+        if hijax is None:
+            value = args[0] if args else kwargs.get("value")
+            if isinstance(value, VariableMetadata) and "hijax" in value.metadata:
+                hijax = value.metadata["hijax"]
+            else:
+                hijax = _VAR_STACKS.hijax[-1] if _VAR_STACKS.hijax else False
+        variable = object.__new__(cls)
+        if not hijax:
+            return variable
+        variable.__init__(*args, **kwargs)
+        return _hijax.to_hijax(variable)
+
     def __init__(self, value: Any, *, hijax: bool | None = None, ref: bool | None = None,
                  eager_sharding: bool | None = None, **metadata: Any):
         if isinstance(value, VariableMetadata):
@@ -336,15 +354,12 @@ class Variable:
     def copy(self, value: Any = _NO_DEFAULT, **updates: Any) -> "Variable":
         """A copy of this Variable (``value`` and metadata entries replaced when given). A
         reference value is read (the copy never shares it); ``ref=True`` puts the copy's value in
-        a new reference (``fluxion.new_ref``). ``hijax=True`` is refused: Fluxion has no hijax
-        Variables.
+        a new reference (``fluxion.new_ref``). ``hijax=True`` gives a hijax Variable
+        (``fluxion_nn.hijax.HijaxVariable``).
 
         Example: ``v2 = v.copy(out_sharding=("data",))``; ``v.copy(ref=True).get_raw_value()``
         is a ``fluxion.Ref``.
         """
-        if updates.get("hijax", False) and not self.hijax:
-            raise NotImplementedError("Variable.copy(hijax=True): Fluxion has no hijax "
-                                      "Variables (jax.experimental.hijax)")
         if value is _NO_DEFAULT:
             value = updates.pop("value", self._value)
         if type(value) is fluxion.Ref:
@@ -364,6 +379,8 @@ class Variable:
         new = object.__new__(cls)
         object.__setattr__(new, "_value", value)
         object.__setattr__(new, "_metadata", dict(attributes))
+        if attributes.get("hijax", False):
+            return _hijax.to_hijax(new)
         return new
 
     # -- array-like behaviour -------------------------------------------------------------------
@@ -747,3 +764,8 @@ def using_eager_sharding() -> bool:
     Example: ``nnx.using_eager_sharding()`` is ``True`` by default.
     """
     return bool(use_eager_sharding.current_value())
+
+
+# hijax Variables build on Variable (imported last: fluxion_nn.hijax imports this module)
+from . import hijax as _hijax  # noqa: E402
+from .hijax import HijaxVariable  # noqa: E402,F401
