@@ -199,8 +199,10 @@ class Einsum(Module):
         inputs, kernel, bias = self.promote_dtype(
             (inputs, self.kernel.value, self.bias.value if self.bias is not None else None),
             dtype=self.dtype)
-        y = self.einsum_op(einsum_str, inputs, kernel, precision=self.precision,
-                           **_sharding_kw(out_sharding))
+        kw = _sharding_kw(out_sharding)
+        if self.preferred_element_type is not None:  # (a custom einsum_op may not take it)
+            kw["preferred_element_type"] = self.preferred_element_type
+        y = self.einsum_op(einsum_str, inputs, kernel, precision=self.precision, **kw)
         if bias is not None:
             y = y + jnp.reshape(bias, self._bias_shape(einsum_str, inputs, kernel))
         return y
@@ -208,14 +210,16 @@ class Einsum(Module):
     def _bias_shape(self, einsum_str: str, lhs: Any, rhs: Any) -> tuple:
         ins, out = einsum_str.split("->")
         lhs_s, rhs_s = ins.split(",")
-        # expand ellipses into unused letters so positions line up
+        # expand ellipses into unused letters so positions line up: each operand's ellipsis
+        # covers its own number of axes, the output's their broadcast (aligned on the right)
         used = set(einsum_str)
         free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
-        if "..." in lhs_s:
-            n = lhs.ndim - (len(lhs_s) - 3)
-            fill = "".join(free[:n])
-            lhs_s = lhs_s.replace("...", fill)
-            out = out.replace("...", fill)
+        n_l = lhs.ndim - (len(lhs_s) - 3) if "..." in lhs_s else 0
+        n_r = rhs.ndim - (len(rhs_s) - 3) if "..." in rhs_s else 0
+        fill = "".join(free[:max(n_l, n_r)])
+        lhs_s = lhs_s.replace("...", fill[len(fill) - n_l:])
+        rhs_s = rhs_s.replace("...", fill[len(fill) - n_r:])
+        out = out.replace("...", fill)
         rhs_dims = {c: rhs.shape[i] for i, c in enumerate(rhs_s)}
         return tuple(rhs_dims[c] if c in rhs_dims else 1 for c in out)
 
