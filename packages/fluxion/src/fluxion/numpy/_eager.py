@@ -11,11 +11,21 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable
 
+import numpy as np
+
+from fluxion.backend.array import Array
+from fluxion.core.errors import (
+    ConcretizationTypeError,
+    NonConcreteBooleanIndexError,
+    TracerArrayConversionError,
+    TracerIntegerConversionError,
+)
 from fluxion.core.trace import EVAL, STATE
 
-__all__ = ["one_program", "run_fused", "call_body", "backend"]
+__all__ = ["one_program", "one_program_static", "run_fused", "call_body", "backend"]
 
 _call: Any = None
 _BACKEND: list = []
@@ -95,3 +105,97 @@ def call_body(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any
         if out is not None:
             return out
     return body(*args, *statics)
+
+
+# The operand types a one-program call traces (everything else in a traced slot: op by op).
+_OPERAND_SCALARS = (float, int, complex, bool)
+_OPERAND_ARRAYS = (np.ndarray, np.generic)
+# What tracing a body that needs concrete values raises: that call pattern then runs op by op.
+_NEEDS_CONCRETE = (ConcretizationTypeError, TracerIntegerConversionError,
+                   TracerArrayConversionError, NonConcreteBooleanIndexError)
+
+
+def one_program_static(*, static_argnames: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Decorator: the function runs as one compiled program per call pattern when called eagerly,
+    as JAX's ``jit(fn, static_argnames=...)``-decorated ``jnp`` functions.
+
+    The arguments named in ``static_argnames`` and those given as ``None`` are static (part of
+    the cache key, with their types: ``1`` and ``1.0`` differ); every other argument given is an
+    operand (an Array, a NumPy value or a Python number, which becomes a weakly typed scalar as
+    under ``jit``). Outside every transformation the body is traced once per (static arguments,
+    operand types) and compiled (see :func:`run_fused`); under a transformation it is inlined.
+    A call runs op by op instead when an operand slot holds anything else (a list, a tuple), a
+    static value is unhashable, ``jax_disable_jit`` or a runtime check is on, or the body needs
+    concrete operand values (then that pattern of static arguments stays op by op).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> @one_program_static(static_argnames=("axis",))
+        ... def centred(x, axis=None):
+        ...     return lax.sub(x, jnp.mean(x, axis=axis, keepdims=True))
+        >>> centred(jnp.array([[1.0, 3.0]]), axis=1).tolist()
+        [[-1.0, 1.0]]
+    """
+    statics = frozenset(static_argnames)
+
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        kinds = {p.kind for p in sig.parameters.values()}
+        if kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD,
+                    inspect.Parameter.POSITIONAL_ONLY}:
+            raise TypeError(f"one_program_static: {fn.__name__} has positional-only or variadic "
+                            "parameters; every parameter must be nameable")
+        unknown = statics - set(sig.parameters)
+        if unknown:
+            raise TypeError(f"one_program_static: {fn.__name__} has no parameters {sorted(unknown)}")
+        op_by_op: set = set()
+
+        def body(*xs: Any) -> Any:
+            names, static_items = xs[-1]
+            kwargs = {name: value for name, _, value in static_items}
+            kwargs.update(zip(names, xs[:-1]))
+            return fn(**kwargs)
+        body.__name__ = body.__qualname__ = fn.__name__
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if STATE.interp is EVAL:
+                out = _run_static(sig, statics, op_by_op, body, args, kwargs)
+                if out is not None:
+                    return out
+            return fn(*args, **kwargs)
+        wrapper.__wrapped_body__ = fn  # type: ignore[attr-defined]
+        return wrapper
+    return decorate
+
+
+def _run_static(sig: inspect.Signature, statics: frozenset, op_by_op: set, body: Callable,
+                args: tuple, kwargs: dict) -> Any:
+    """One eager call of a :func:`one_program_static` function: its result, or None to run the
+    function op by op."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        return None  # the function's own call raises Python's error
+    names, ops, static_items = [], [], []
+    for name, value in bound.arguments.items():
+        if name in statics or value is None:
+            static_items.append((name, type(value), value))
+        elif type(value) is Array or type(value) in _OPERAND_SCALARS or isinstance(
+                value, _OPERAND_ARRAYS):
+            names.append(name)
+            ops.append(value)
+        else:
+            return None
+    layout = (tuple(names), tuple(static_items))
+    try:
+        if layout in op_by_op:
+            return None
+    except TypeError:  # an unhashable static value
+        return None
+    try:
+        return run_fused(body, tuple(ops), (layout,))
+    except _NEEDS_CONCRETE:
+        op_by_op.add(layout)
+        return None

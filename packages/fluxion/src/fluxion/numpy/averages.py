@@ -18,6 +18,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     canonical_axes,
     canonical_axis,
@@ -34,6 +35,7 @@ from fluxion.numpy.shape import atleast_2d, broadcast_to, concatenate, squeeze, 
 __all__ = ["average", "cov", "corrcoef"]
 
 
+@one_program_static(static_argnames=("axis", "returned", "keepdims"))
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False,
             keepdims: bool = False) -> Any:
     """Weighted average along ``axis`` (``returned`` also gives the sum of weights).
@@ -75,6 +77,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return avg
 
 
+@one_program_static(static_argnames=("rowvar", "bias", "ddof", "dtype"))
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
     """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``.
@@ -149,6 +152,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     return squeeze(uf.true_divide(dot(X, uf.conj(XT)), f))
 
 
+@one_program_static(static_argnames=("rowvar", "dtype"))
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
     """Pearson correlation coefficients.
 

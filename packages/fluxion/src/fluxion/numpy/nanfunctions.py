@@ -18,6 +18,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import check_arraylike, check_no_out, const_like, ensure_array
 
 # ``where`` is also the name of the reductions' mask parameter.
@@ -52,6 +53,7 @@ def _nan_reduction(a: Any, name: str, fn: Callable, init: float, nan_if_all_nan:
     return out
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """Minimum ignoring NaNs (NaN where every element is NaN).
@@ -66,6 +68,7 @@ def nanmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
                           keepdims=keepdims, initial=initial, where=where)
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """Maximum ignoring NaNs.
@@ -80,6 +83,7 @@ def nanmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False,
                           keepdims=keepdims, initial=initial, where=where)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
     """Sum treating NaNs as zero.
@@ -96,6 +100,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdi
                           keepdims=keepdims, initial=initial, where=where)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, initial: Any = None, where: Any = None) -> Any:
     """Product treating NaNs as one.
@@ -112,6 +117,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
                           keepdims=keepdims, initial=initial, where=where)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None,
             keepdims: bool = False, where: Any = None) -> Any:
     """Mean of the non-NaN elements.
@@ -151,6 +157,7 @@ def _var_types(a_dt: np.dtype, dtype: Any) -> tuple[np.dtype, np.dtype]:
     return comp, dt
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN elements.
@@ -185,6 +192,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     return lax.convert_element_type(result, dt, weak_type=result.weak_type)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
            keepdims: bool = False, where: Any = None, mean: Any = None) -> Any:
     """Standard deviation of the non-NaN elements.
@@ -213,6 +221,7 @@ def _nanarg(name: str, a: Any, axis: Any, out: Any, keepdims: bool, is_max: bool
     return _where(red.all(mask, axis=axis, keepdims=keepdims), -1, res)
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def nanargmax(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
               ) -> Any:
     """Index of the maximum ignoring NaNs (-1 where all are NaN).
@@ -225,6 +234,7 @@ def nanargmax(a: Any, axis: int | None = None, out: None = None, keepdims: bool 
     return _nanarg("nanargmax", a, axis, out, bool(keepdims), True)
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def nanargmin(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None
               ) -> Any:
     """Index of the minimum ignoring NaNs (-1 where all are NaN).

@@ -18,6 +18,7 @@ from fluxion.core import dtypes
 from fluxion.lax import sorting as lax_sorting
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._gather_util import take_along_last
 from fluxion.numpy._util import (
     canonical_axes,
@@ -111,6 +112,7 @@ def _quantile(name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool,
     return res
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "method", "keepdims"))
 def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """The ``q``-th quantiles (``q`` in [0, 1], scalar or 1-D) along ``axis``.
@@ -127,6 +129,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
     return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "method", "keepdims"))
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
                 overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                 *, weights: Any = None) -> Any:
@@ -144,6 +147,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None,
     return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "method", "keepdims"))
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
                overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                *, weights: Any = None) -> Any:
@@ -160,6 +164,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: None = None,
                     method=method, keepdims=keepdims, weights=weights)
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "method", "keepdims"))
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
                   overwrite_input: bool = False, method: str = "linear", keepdims: bool = False,
                   *, weights: Any = None) -> Any:
@@ -177,6 +182,7 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None,
                        weights=weights)
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "keepdims"))
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
            keepdims: bool = False) -> Any:
     """Median along ``axis``.
@@ -191,6 +197,7 @@ def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = F
                     keepdims=keepdims, method="midpoint")
 
 
+@one_program_static(static_argnames=("axis", "out", "overwrite_input", "keepdims"))
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
     """Median ignoring NaNs.

@@ -16,6 +16,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.reductions import _identity as lax_identity
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, ensure_array
 from fluxion.numpy.shape import broadcast_to, ravel
 
@@ -178,6 +179,7 @@ def _count(a: Any, axes: tuple[int, ...], where: Any, dtype: np.dtype) -> Any:
     return lax.reduce_sum(lax.convert_element_type(w, dtype), axes)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False, *,
          where: Any = None) -> Any:
     """Arithmetic mean over ``axis`` (integers are averaged in floating point).
@@ -210,6 +212,7 @@ def _upcast_f16(dt: Any) -> Any:
     return np.dtype(np.float32) if dt in (np.float16, dtypes.bfloat16) else dt
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
     """Variance over ``axis`` (``ddof``/``correction`` delta degrees of freedom).
@@ -238,11 +241,15 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         count = _keep(count, axes, a.shape)
     denom = lax.sub(count, lax.convert_element_type(ddof, total.dtype))
     out = lax.div(total, lax.convert_element_type(denom, total.dtype, weak_type=total.weak_type))
-    if out_dt == dt or dt.kind == "c":
-        return out
-    return lax.convert_element_type(out, np.dtype(out_dt), weak_type=out.weak_type)
+    if out_dt != dt and dt.kind != "c":
+        out = lax.convert_element_type(out, np.dtype(out_dt), weak_type=out.weak_type)
+    # as JAX: NaN where no degrees of freedom are left (ddof >= count), not a division by <= 0
+    positive = broadcast_to(lax.gt(denom, lax.convert_element_type(0, denom.dtype)), out.shape)
+    nan = lax.convert_element_type(np.nan, out.dtype, weak_type=out.weak_type)
+    return lax.select(positive, out, lax.broadcast_in_dim(nan, out.shape, ()))
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
         keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
     """Standard deviation over ``axis``.
@@ -255,6 +262,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Peak to peak (max - min) over ``axis``.
 
@@ -266,6 +274,7 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
     return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
+@one_program_static(static_argnames=("axis", "keepdims"))
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements along ``axis``.
 
