@@ -35,7 +35,7 @@ from fluxion.nn import (
 )
 from fluxion.nn.initializers import Initializer
 
-from . import bridge, compat, extract, graphlib, ids, spmd
+from . import bridge, compat, extract, graphlib, ids, spmd, traversals
 from .extract import NodeStates, from_tree, prefix, to_tree
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (
@@ -111,6 +111,7 @@ from .nn.recurrent import (
 )
 from .nn.sequential import Sequential
 from .nn.stochastic import Dropout
+from .nn.weight_norms import SpectralNorm, WeightNorm
 from .pytreelib import (
                         Data,
                         List,
@@ -226,7 +227,7 @@ __all__ = [
     "All", "Any", "Not", "Everything", "Nothing", "OfType", "PathContains", "WithTag",
     "Rngs", "RngStream", "RngState", "RngKey", "RngCount", "reseed", "split_rngs",
     "fork_rngs", "restore_rngs", "with_rngs", "recursive_map",
-    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "ids", "set_metadata", "PureState",
+    "GraphState", "unpack", "map", "prefix", "extract", "graphlib", "ids", "traversals", "set_metadata", "PureState",
     "with_vars",
     "update_context", "current_update_context", "split_context", "merge_context",
     "SplitContext", "MergeContext", "UpdateContext", "NodeStates", "to_tree", "from_tree",
@@ -239,7 +240,7 @@ __all__ = [
     "vjp", "jvp", "pmap", "checkify", "make_jaxpr", "shard_map",
     # layers
     "Linear", "LinearGeneral", "Einsum", "Embed", "Conv", "ConvTranspose",
-    "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "Dropout",
+    "BatchNorm", "LayerNorm", "RMSNorm", "GroupNorm", "InstanceNorm", "WeightNorm", "SpectralNorm", "Dropout",
     "MultiHeadAttention", "dot_product_attention", "dot_product_attention_weights",
     "make_attention_mask", "make_causal_mask", "combine_masks", "LoRA", "LoRALinear", "LoRAParam",
     "pool", "avg_pool", "max_pool", "min_pool", "RNNCellBase", "LSTMCell", "GRUCell",
