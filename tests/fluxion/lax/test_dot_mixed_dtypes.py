@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
+from _compare import assert_bits_equal
 
 import fluxion
 import fluxion.numpy as fjnp
@@ -40,4 +41,4 @@ def test_mixed_operand_dtypes_like_jax(lt, rt, pref):
                  preferred_element_type=pref)
         assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
         assert ours.weak_type == theirs.weak_type
-        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+        assert_bits_equal(ours, theirs)
