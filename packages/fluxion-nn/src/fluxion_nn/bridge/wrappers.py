@@ -176,11 +176,14 @@ class ToNNX(Module):
     def __call__(self, *args: Any, rngs: Any = None, method: Any = None, mutable: Any = None,
                  **kwargs: Any) -> Any:
         rng_dict = _rng_dict(self.to_nnx__rngs if rngs is None else rngs)
-        if id(self) in _INITIALIZING.ids:
+        # initializing: lazy_init marked this object, or it is the copy of one made by a lifted
+        # transform inside lazy_init (the copy keeps the graph's initializing flag)
+        if id(self) in _INITIALIZING.ids or vars(self).get(_INITIALIZING_ATTR, False):
             out, updates = self.to_nnx__module.init_with_output(rng_dict, *args, method=method,
                                                                 **kwargs)
         else:
-            attrs = {k: v for k, v in vars(self).items() if not k.startswith("to_nnx__")}
+            attrs = {k: v for k, v in vars(self).items()
+                     if not k.startswith("to_nnx__") and k != _INITIALIZING_ATTR}
             variables = bv.nnx_attrs_to_linen_vars(attrs)
             mutable = False if mutable is None else mutable
             out = self.to_nnx__module.apply(variables, *args, rngs=rng_dict, method=method,
