@@ -38,8 +38,11 @@ __all__ = [
 Axis = Any
 
 
-def _jit(static_argnames: Sequence[str] = ()) -> Callable[[Callable], Callable]:
-    """``fluxion.jit(fun, inline=True)``, built on first call (jaxlib loads lazily)."""
+def _jit(static_argnames: Sequence[str] = (), inline: bool = True
+         ) -> Callable[[Callable], Callable]:
+    """``fluxion.jit(fun, inline=inline)``, built on first call (jaxlib loads lazily). Not
+    inlined, a call stays a nested jit in the caller's program, as JAX's ``jax.nn`` functions
+    (XLA then sees JAX's program: its fusions and the order of cotangent sums)."""
 
     def deco(fun: Callable) -> Callable:
         cell: list[Callable] = []
@@ -48,7 +51,7 @@ def _jit(static_argnames: Sequence[str] = ()) -> Callable[[Callable], Callable]:
             if not cell:
                 # reason: the backend loads jaxlib, which importing fluxion.nn must not.
                 from fluxion.backend.jit import jit
-                cell.append(jit(fun, inline=True, static_argnames=tuple(static_argnames)))
+                cell.append(jit(fun, inline=inline, static_argnames=tuple(static_argnames)))
             return cell[0](*args, **kwargs)
 
         call.__name__ = fun.__name__
@@ -515,7 +518,7 @@ def _max_init(initial: Any) -> Any:
     return -np.inf if initial is None else initial
 
 
-@_jit(static_argnames=("axis",))
+@_jit(static_argnames=("axis",), inline=False)
 def log_softmax(x: Any, axis: Axis = -1, where: Any = None, initial: Any = None) -> Any:
     """``x - logsumexp(x, axis, keepdims=True)``: log-probabilities along ``axis`` (an int, a
     tuple, or ``None`` for all axes), computed stably.

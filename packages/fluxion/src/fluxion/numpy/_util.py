@@ -22,7 +22,7 @@ from fluxion.core.trace import Tracer
 
 __all__ = ["is_array", "check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
            "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes",
-           "const_like", "check_no_out", "concrete_scalar", "concrete_array"]
+           "const_like", "check_no_out", "concrete_scalar", "concrete_array", "lazy_jit"]
 
 _PY = (bool, int, float, complex)
 
@@ -217,3 +217,24 @@ def concrete_array(x: Any, fun: str, what: str) -> np.ndarray:
                 f"{fun}: {what} must be concrete, got a traced value {x.aval_str()}; mark it "
                 "static (jit's static_argnums).") from None
     return np.asarray(x)
+
+
+def lazy_jit(fun: Callable, **kw: Any) -> Callable:
+    """``fluxion.jit(fun, **kw)``, made on the first call (importing ``fluxion.numpy`` loads no
+    jaxlib, which the backend does).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> lazy_jit(lambda x: x * 2)(jnp.ones(2)).tolist()
+        [2.0, 2.0]
+    """
+    cell: list[Callable] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not cell:
+            # reason: the backend loads jaxlib, which importing fluxion.numpy must not.
+            from fluxion.backend.jit import jit
+            cell.append(jit(fun, **kw))
+        return cell[0](*args, **kwargs)
+
+    return call

@@ -17,12 +17,14 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
+from fluxion.core.trace import EVAL, STATE
 from fluxion.numpy._eager import call_body, one_program
 from fluxion.numpy._fast import binary_operands
 from fluxion.numpy._util import (
     check_arraylike,
     const_like,
     ensure_array,
+    lazy_jit,
     promote_args,
     promote_args_inexact,
     promote_dtypes_inexact,
@@ -758,7 +760,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
     if lo is None and hi is None:
         return ensure_array(x)
     bounds = tuple(v for v in (lo, hi) if v is not None)
-    return call_body(_clip, (x, *bounds), (lo is not None, hi is not None))
+    flags = (lo is not None, hi is not None)
+    if STATE.interp is EVAL:
+        return call_body(_clip, (x, *bounds), flags)
+    # Traced: a nested jit, as JAX's clip. Its bounds are the call's arguments, so XLA sees the
+    # program JAX hands it (its fusions, operand order and cotangent sums).
+    return _CLIP_JITS[len(bounds)](x, *bounds, *flags)
 
 
 def _clip(x: Any, *bounds_and_flags: Any) -> Any:
@@ -770,6 +777,8 @@ def _clip(x: Any, *bounds_and_flags: Any) -> Any:
 
 
 _clip.__name__, _power.__name__ = "clip", "power"  # the names of their compiled programs
+# number of bounds -> the nested jit of _clip (its two flags static)
+_CLIP_JITS = {n: lazy_jit(_clip, static_argnums=(n + 1, n + 2)) for n in (1, 2)}
 
 
 @one_program

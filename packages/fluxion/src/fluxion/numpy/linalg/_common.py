@@ -12,7 +12,7 @@ import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
-from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes_inexact
+from fluxion.numpy._util import check_arraylike, ensure_array, lazy_jit, promote_dtypes_inexact
 
 Array = Any
 
@@ -96,17 +96,7 @@ def _jit(**kw: Any) -> Callable[[Callable], Callable]:
     compiled call when used eagerly, inlined when traced."""
 
     def deco(fun: Callable) -> Callable:
-        cell: list[Callable] = []
-
-        @functools.wraps(fun)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            if not cell:
-                # reason: the backend loads jaxlib, which importing this module must not.
-                from fluxion.backend.jit import jit
-                cell.append(jit(fun, inline=True, **kw))
-            return cell[0](*args, **kwargs)
-
-        return call
+        return functools.wraps(fun)(lazy_jit(fun, inline=True, **kw))
 
     return deco
 
