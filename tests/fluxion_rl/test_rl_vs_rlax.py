@@ -64,7 +64,8 @@ def test_matches_rlax(case):
     args = make(np.random.default_rng(zlib.crc32(name.encode())))
     # The reference jitted once for its four calls (rlax eagerly compiles each operation per
     # call shape: twice the time); test_eager_matches_rlax compares with eager rlax.
-    ref_fn = jax.jit(lambda *a: getattr(rlax, name)(*a, **_resolve(rlax, static)))
+    ref_fn = jax.jit(lambda *a: getattr(rlax, name)(*a, **_resolve(rlax, static)),
+                     compiler_options=rl_cases.REFERENCE_COMPILE_OPTIONS)
     ref = ref_fn(*args)
     rtol = RTOL.get(name, 2e-5)
 
