@@ -6,7 +6,8 @@ and its node kinds, and the walks between a graph of objects and its structure s
 A spec is a tuple whose first entry is its kind: ``"O"`` an object (index, type, attributes),
 ``"V"`` a Variable (index, type, metadata, the index of its mutable reference or None),
 ``"F"`` a bare mutable reference (``fluxion.Ref``, index), ``"R"`` a repeated reference to an
-earlier index, ``"A"`` an array leaf, ``"S"`` a static value, ``"L"``/``"D"`` a sequence/mapping container and
+earlier index, ``"A"`` an array leaf, ``"S"`` a static value, ``"L"``/``"D"`` a sequence/mapping container,
+``"P"`` a registered pytree node held as ``nnx.data`` (its tree structure, child keys, children) and
 ``"J"`` a tree-mode (``graph=False``) flatten.
 """
 
@@ -296,7 +297,7 @@ def _leaf_paths(spec: tuple, path: tuple, out: list) -> None:
     elif kind == "L":
         for i, sub in enumerate(spec[2]):
             _leaf_paths(sub, path + (i,), out)
-    elif kind == "D":
+    elif kind in ("D", "P"):
         for k, sub in zip(spec[2], spec[3]):
             _leaf_paths(sub, path + (k,), out)
 
@@ -317,8 +318,8 @@ def _collect_nodes(spec: tuple, out: list) -> None:
         out.append(NodeDef(spec[1], None))
         for sub in spec[2]:
             _collect_nodes(sub, out)
-    elif kind == "D":
-        out.append(NodeDef(spec[1], None))
+    elif kind in ("D", "P"):
+        out.append(NodeDef(spec[1] if kind == "D" else object, None))
         for sub in spec[3]:
             _collect_nodes(sub, out)
 
@@ -334,6 +335,8 @@ def _describe(spec: tuple) -> str:
         return "[" + ", ".join(_describe(s) for s in spec[2]) + "]"
     if kind == "D":
         return "{" + ", ".join(f"{k!r}: {_describe(s)}" for k, s in zip(spec[2], spec[3])) + "}"
+    if kind == "P":
+        return "pytree(" + ", ".join(f"{k}={_describe(s)}" for k, s in zip(spec[2], spec[3])) + ")"
     if kind == "R":
         return f"<ref {spec[1]}>"
     if kind == "F":
@@ -434,10 +437,43 @@ def _declared_spec(obj: Any, name: str, value: Any, path: tuple, ctx: _FlattenCt
     status = _status(obj, name)
     if status is False:
         return _static_spec(value)
-    if status is True and value is not None and not has_data(value):
+    if status is True:
+        return _data_spec(value, path, ctx)
+    return _flatten_value(value, path, ctx)
+
+
+def _data_spec(value: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
+    # a value marked as data: a registered pytree node (a struct dataclass holding Params) is a
+    # node whose children are data in turn, keyed by their key-path names (as flax's graph);
+    # any other leaf is one state leaf
+    if value is None or has_data(value):
+        return _flatten_value(value, path, ctx)
+    children = pytree_children(value)
+    if children is None:
         ctx.leaves.append((path, value))
         return ("A",)
-    return _flatten_value(value, path, ctx)
+    pairs, treedef = children
+    keys = tuple(k for k, _ in pairs)
+    return ("P", treedef, keys, tuple(_data_spec(c, path + (k,), ctx) for k, c in pairs))
+
+
+def _key_name(entry: Any) -> Any:
+    for attr in ("name", "key", "idx"):  # GetAttrKey, DictKey/FlattenedIndexKey, SequenceKey
+        if hasattr(entry, attr):
+            return getattr(entry, attr)
+    return entry
+
+
+def pytree_children(value: Any) -> tuple[list, Any] | None:
+    """One level of a registered pytree node: its ``(key, child)`` pairs (keys: attribute names,
+    dict keys or indices) and its tree structure; None for a leaf.
+
+    Example: ``pytree_children(SomeStructDataclass(a=1))`` is ``([("a", 1)], treedef)``.
+    """
+    flat, treedef = tree_util.tree_flatten_with_path(value, is_leaf=lambda x: x is not value)
+    if tree_util.treedef_is_leaf(treedef):
+        return None
+    return [(_key_name(p[0]), c) for p, c in flat], treedef
 
 
 class _UnflattenCtx:
@@ -547,6 +583,10 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
                 leaf = var
             leaves[i] = leaf
         return tree_util.tree_unflatten(treedef, leaves)
+    if kind == "P":
+        _, treedef, keys, specs = spec
+        return tree_util.tree_unflatten(
+            treedef, [_unflatten_value(s, path + (k,), ctx) for k, s in zip(keys, specs)])
     if kind == "D":
         _, typ, keys, specs = spec
         pairs = [(k, _unflatten_value(s, path + (k,), ctx)) for k, s in zip(keys, specs)]

@@ -63,6 +63,7 @@ from .graph_def import (
     _UnflattenCtx,
     check_tree_mode,
     is_graph_node,
+    pytree_children,
     set_graph_mode,
     set_graph_updates,
 )
@@ -321,3 +322,23 @@ def _at_path(node: Any, path: tuple) -> Any:
     for p in path:
         node = node[p] if isinstance(node, (list, tuple, dict)) else getattr(node, p)
     return node
+
+
+def _flatten_pytree(pytree: Any) -> tuple[list, Any]:
+    """One level of a registered pytree node as the graph sees it: ``(key, child)`` pairs and
+    its tree structure (flax's private ``graphlib._flatten_pytree``).
+
+    Example: ``pairs, treedef = _flatten_pytree(node); dict(pairs)["a"]``.
+    """
+    out = pytree_children(pytree)
+    if out is None:
+        raise TypeError(f"_flatten_pytree: {type(pytree).__name__} is a pytree leaf, not a node")
+    return out
+
+
+def _unflatten_pytree(nodes: Any, treedef: Any) -> Any:
+    """The pytree node of ``treedef`` with the children of the ``(key, child)`` pairs ``nodes``.
+
+    Example: ``_unflatten_pytree(*_flatten_pytree(node)) == node``.
+    """
+    return tree_util.tree_unflatten(treedef, [child for _, child in nodes])
