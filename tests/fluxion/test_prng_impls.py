@@ -15,7 +15,8 @@ from fluxion import random as fr
 from fluxion.extend import random as xr
 
 jr = jax.random
-IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
+IMPLS = ["threefry2x32", pytest.param("rbg", marks=pytest.mark.slow),
+         pytest.param("unsafe_rbg", marks=pytest.mark.slow)]
 
 
 def same(ours, theirs):
@@ -48,6 +49,7 @@ def test_samplers_match_jax(impl):
     same(fr.gamma(fk, a), jr.gamma(jk, a))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl", ["rbg", "unsafe_rbg"])
 def test_rbg_under_jit_vmap_grad_like_jax(impl):
     fk, jk = fr.key(1, impl=impl), jr.key(1, impl=impl)
@@ -62,6 +64,15 @@ def test_rbg_under_jit_vmap_grad_like_jax(impl):
     same(g, jax.grad(lambda x: jax.numpy.sum(x * jr.normal(jk, (2,))))(1.0))
     out = fluxion.jit(lambda k: fr.split(k))(fk)
     assert str(out.dtype) == str(jr.split(jk).dtype) and out.shape == (2,)
+
+
+def test_rbg_keys_and_a_key_batch_like_jax():
+    fk, jk = fr.key(11, impl="rbg"), jr.key(11, impl="rbg")
+    assert str(fk.dtype) == str(jk.dtype) == "key<rbg>" and fr.key_impl(fk) == "rbg"
+    fks, jks = fr.split(fk, 2), jr.split(jk, 2)
+    same(fr.key_data(fks), jr.key_data(jks))
+    same(fr.key_data(fr.fold_in(fk, 2)), jr.key_data(jr.fold_in(jk, 2)))
+    same(fluxion.vmap(lambda k: fr.bits(k, (2,)))(fks), jax.vmap(lambda k: jr.bits(k, (2,)))(jks))
 
 
 def test_rng_bit_generator_vmap_like_jax():
