@@ -20,10 +20,12 @@ X = np.random.RandomState(0).randn(2, 5, 5, 4).astype(np.float32)
 
 # XLA options for the reference's one program per test. dm-haiku run eagerly compiles one small
 # program per op and shape (most of these tests' time); init and apply jitted together and compiled
-# without LLVM's optimisations take about a third of that. Given per compile, the options are part
-# of jax's executable cache key, so no other test's reference reuses these executables.
+# without LLVM's optimisations and with XLA's loop emitters (as fluxion_cpu_fast_compile) take
+# about a quarter of that. Given per compile, the options are part of jax's executable cache key,
+# so no other test's reference reuses these executables.
 REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
-                             "xla_llvm_disable_expensive_passes": True}
+                             "xla_llvm_disable_expensive_passes": True,
+                             "xla_cpu_use_fusion_emitters": False}
 
 
 def reference_jit_call(fn, *args):

@@ -3,6 +3,8 @@ second-order helpers and tree utilities: same numbers as optax, through jit."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,14 @@ import fluxion_optim
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
+
+# The reference's programs compiled with XLA's cheapest CPU settings (no LLVM optimisation, XLA's
+# loop emitters as fluxion_cpu_fast_compile): the same optax program in under half the compile
+# time. Options are part of jax's executable cache key, so no other test reuses these executables.
+REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
+                             "xla_llvm_disable_expensive_passes": True,
+                             "xla_cpu_use_fusion_emitters": False}
+ref_jit = functools.partial(jax.jit, compiler_options=REFERENCE_COMPILE_OPTIONS)
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
 # case through both libraries, is computed once instead of once per worker.
@@ -100,7 +110,7 @@ def _run_all(lib, np_mod, scan, jit, table=CONTRIB):
 @pytest.fixture(scope="module")
 def contrib_runs():
     return (_run_all(fluxion_optim, fnp, fluxion.lax.scan, fluxion.jit),
-            _run_all(optax, jnp, jax.lax.scan, jax.jit))
+            _run_all(optax, jnp, jax.lax.scan, ref_jit))
 
 
 @pytest.mark.parametrize("index", range(len(CONTRIB) + 1),
@@ -112,7 +122,7 @@ def test_contrib_matches_optax(contrib_runs, index: int) -> None:
 @pytest.mark.slow
 def test_contrib_extra_matches_optax() -> None:
     runs = (_run_all(fluxion_optim, fnp, fluxion.lax.scan, fluxion.jit, CONTRIB_EXTRA),
-            _run_all(optax, jnp, jax.lax.scan, jax.jit, CONTRIB_EXTRA))
+            _run_all(optax, jnp, jax.lax.scan, ref_jit, CONTRIB_EXTRA))
     for index in range(len(CONTRIB_EXTRA)):
         _compare(runs, index)
 
@@ -147,7 +157,7 @@ def test_schedule_free_eval_params_and_sam_opaque() -> None:
         return [np.asarray(v) for v in jax.tree_util.tree_leaves(out[0])] + [
             np.asarray(v) for v in fluxion.tree_util.tree_leaves(out[1])]
 
-    for a, b in zip(run(fluxion_optim, fnp, fluxion.jit), run(optax, jnp, jax.jit)):
+    for a, b in zip(run(fluxion_optim, fnp, fluxion.jit), run(optax, jnp, ref_jit)):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
 
 
@@ -180,7 +190,7 @@ PROJECTIONS = [
 
 def test_projections_match_optax() -> None:
     ours = fluxion.jit(lambda: [f(fluxion_optim.projections) for _, f in PROJECTIONS])()
-    ref = jax.jit(lambda: [f(optax.projections) for _, f in PROJECTIONS])()
+    ref = ref_jit(lambda: [f(optax.projections) for _, f in PROJECTIONS])()
     for (name, _), a, b in zip(PROJECTIONS, ours, ref):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6,
                                    err_msg=name)
@@ -212,7 +222,7 @@ def test_second_order_matches_optax() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         a = all_three(fluxion_optim.second_order, fnp, fluxion.jit)
-        b = all_three(optax.second_order, jnp, jax.jit)
+        b = all_three(optax.second_order, jnp, ref_jit)
     for x, y in zip(fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5, atol=1e-6)
 
@@ -232,7 +242,7 @@ def test_tree_utilities_match_optax() -> None:
         ("cast", (x, np.float16)), ("cast_like", (x, y)),
     ]
     ours = fluxion.jit(lambda: [getattr(fluxion_optim.tree, n)(*a) for n, a in cases])()
-    refs = jax.jit(lambda: [getattr(optax.tree, n)(*a) for n, a in cases])()
+    refs = ref_jit(lambda: [getattr(optax.tree, n)(*a) for n, a in cases])()
     for (name, _), a, b in zip(cases, ours, refs):
         for u, v in zip(fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
             assert np.asarray(u).dtype == np.asarray(v).dtype, name
@@ -264,5 +274,5 @@ def test_linear_algebra_matches_optax() -> None:
         return jit(lambda: (lib.nnls(a, b, iters=30), lib.power_iteration(spd)[0],
                             lib.matrix_inverse_pth_root(spd, 2)[0]))()
 
-    for x, y in zip(run(fluxion_optim, fluxion.jit), run(optax, jax.jit)):
+    for x, y in zip(run(fluxion_optim, fluxion.jit), run(optax, ref_jit)):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-4, atol=1e-5)

@@ -3,6 +3,8 @@ library), plus the behaviours that need special inputs (NaNs, lookahead params, 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,14 @@ import fluxion_optim
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
+
+# The reference's programs compiled with XLA's cheapest CPU settings (no LLVM optimisation, XLA's
+# loop emitters as fluxion_cpu_fast_compile): the same optax program in under half the compile
+# time. Options are part of jax's executable cache key, so no other test reuses these executables.
+REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
+                             "xla_llvm_disable_expensive_passes": True,
+                             "xla_cpu_use_fusion_emitters": False}
+ref_jit = functools.partial(jax.jit, compiler_options=REFERENCE_COMPILE_OPTIONS)
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
 # case through both libraries, is computed once instead of once per worker.
@@ -127,7 +137,7 @@ def _run_all(lib, np_mod, scan, jit):
 @pytest.fixture(scope="module")
 def all_runs():
     ours = _run_all(fluxion_optim, fnp, fluxion.lax.scan, fluxion.jit)
-    ref = _run_all(optax, jnp, jax.lax.scan, jax.jit)
+    ref = _run_all(optax, jnp, jax.lax.scan, ref_jit)
     return ours, ref
 
 
@@ -169,7 +179,7 @@ def test_lookahead_matches_optax() -> None:
         return out
 
     for (af, as_), (bf, bs) in zip(run(fluxion_optim, fnp, fluxion.jit),
-                                   run(optax, jnp, jax.jit)):
+                                   run(optax, jnp, ref_jit)):
         np.testing.assert_allclose(af, bf, rtol=2e-5, atol=1e-6)
         np.testing.assert_allclose(as_, bs, rtol=2e-5, atol=1e-6)
 
@@ -232,7 +242,7 @@ def test_monitor_matches_optax() -> None:
             params = lib.apply_updates(params, updates)
         return state[0].measurements
 
-    ours, ref = run(fluxion_optim, fnp, fluxion.jit), run(optax, jnp, jax.jit)
+    ours, ref = run(fluxion_optim, fnp, fluxion.jit), run(optax, jnp, ref_jit)
     assert sorted(ours) == sorted(ref) == ["ema", "norm"]
     for k in ref:
         np.testing.assert_allclose(np.asarray(ours[k]), np.asarray(ref[k]), rtol=1e-5)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 # XLA options for the reference's jitted programs (``jax.jit(..., compiler_options=...)``): the
-# same program compiled without LLVM's optimisations, in about half the compile time (the tests
-# compile each reference once and run it a few times). Options are part of jax's executable cache
-# key, so no other test's reference reuses these executables.
+# same program compiled without LLVM's optimisations and with XLA's loop emitters (as
+# fluxion_cpu_fast_compile), in less than half the compile time (the tests compile each reference
+# once and run it a few times). Options are part of jax's executable cache key, so no other test's
+# reference reuses these executables.
 REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
-                             "xla_llvm_disable_expensive_passes": True}
+                             "xla_llvm_disable_expensive_passes": True,
+                             "xla_cpu_use_fusion_emitters": False}
 
 T, A, K, N, D = 5, 3, 7, 4, 2
 f32 = np.float32
