@@ -102,13 +102,20 @@ def to_linen_var(v: Variable) -> Any:
 
     Example: ``to_linen_var(nnx.Param(x))`` is ``x``.
     """
+    metadata = v.get_metadata()
+    linen_type = metadata.get("linen_meta_type")
+    if linen_type is not None:  # it came from a Linen metadata box: that box again
+        if hasattr(linen_type, "from_nnx_metadata"):
+            return linen_type.from_nnx_metadata({"value": v.get_value(), **metadata})
+        return linen_type(v.get_value(), **metadata)
     if is_vanilla_variable(v):
         return v.get_value()
-    return NNXMeta(type(v), v.get_value(), v.get_metadata())
+    return NNXMeta(type(v), v.get_value(), metadata)
 
 
 def to_nnx_var(col: str, x: Any) -> Variable:
-    """The Variable of collection ``col`` for a Linen value (unboxing an :class:`NNXMeta`).
+    """The Variable of collection ``col`` for a Linen value (unboxing an :class:`NNXMeta`, or a
+    Linen metadata box: any object with ``unbox`` and ``to_nnx_metadata``).
 
     Example: ``to_nnx_var("params", x)`` is ``nnx.Param(x)``.
     """
@@ -118,6 +125,13 @@ def to_nnx_var(col: str, x: Any) -> Variable:
             raise ValueError(f"to_nnx_var: type stored in NNXMeta {x.var_type.__name__} != type "
                              f"inferred from collection name {vtype.__name__}")
         return x.to_nnx_variable()
+    if hasattr(x, "to_nnx_metadata") and hasattr(x, "unbox"):
+        # a Linen metadata box (nn.Partitioned, nn.LogicallyPartitioned): its value and its
+        # metadata (out_sharding, mesh, sharding_rules, ...) as the Variable's, the box's type
+        # kept so that to_linen_var gives the box back (as flax's bridge)
+        meta = dict(x.to_nnx_metadata())
+        value = meta.pop("value")
+        return vtype(value, linen_meta_type=type(x), **meta)
     return vtype(x, eager_sharding=False)
 
 
