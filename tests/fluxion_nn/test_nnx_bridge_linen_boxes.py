@@ -36,3 +36,12 @@ def test_linen_box_to_variable_and_back_as_flax(box):
     assert (o_type, o_sh, o_rules, o_lt, o_back, o_names) == (
         theirs_[0], theirs_[1], theirs_[2], theirs_[3], theirs_[5], theirs_[6])
     np.testing.assert_array_equal(o_val, theirs_[4])
+
+
+def test_plain_linen_value_becomes_a_default_variable_as_flax():
+    # the same metadata flags (eager_sharding the default): the state trees of a ToNNX match
+    value = np.ones((2,), np.float32)
+    o = ours.to_nnx_var("batch_stats", fjnp.asarray(value))
+    t = theirs.to_nnx_var("batch_stats", jjnp.asarray(value))
+    assert type(o).__name__ == type(t).__name__ == "BatchStat"
+    assert o.get_metadata() == t.get_metadata()

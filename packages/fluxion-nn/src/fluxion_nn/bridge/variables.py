@@ -132,7 +132,7 @@ def to_nnx_var(col: str, x: Any) -> Variable:
         meta = dict(x.to_nnx_metadata())
         value = meta.pop("value")
         return vtype(value, linen_meta_type=type(x), **meta)
-    return vtype(x, eager_sharding=False)
+    return vtype(x)  # no sharding metadata: nothing to place (eager_sharding the default, as flax)
 
 
 def _flatten(mapping: Any, prefix: tuple = ()) -> dict:
