@@ -1,5 +1,7 @@
 """Eager reductions with static arguments (mean/var/std, the nan* family, average, cov,
-corrcoef, quantiles, ptp, count_nonzero) run as one compiled program per call pattern, as JAX's
+corrcoef, quantiles, ptp, count_nonzero) and other jnp functions JAX jits (diff, cumsum, digitize,
+isclose, trace, convolve, tril, roll, argmax, searchsorted, repeat's gather, ...) run as one
+compiled program per call pattern, as JAX's
 ``jit(..., static_argnames=...)``-decorated ``jnp`` functions: values, dtypes, shapes and weak
 types against jax, one compile on the first call and none on a repeated one, ``ddof``/``q``/
 ``where`` as operands (a new value compiles nothing), jit(f) == f, op by op under disable_jit
@@ -83,17 +85,67 @@ CASES = {
     "median": lambda m, a: m.median(a["x"], axis=2),
     "nanmedian": lambda m, a: m.nanmedian(a["xn"], axis=0),
     "nanquantile": lambda m, a: m.nanquantile(a["xn"], 0.25, axis=1),
+    # other jnp functions JAX jits with static arguments
+    "diff": lambda m, a: m.diff(a["x"], axis=0),
+    "diff_n2_prepend": lambda m, a: m.diff(a["pos"], n=2, prepend=0.0),
+    "ediff1d": lambda m, a: m.ediff1d(a["w"], to_end=m.asarray([9.0])),
+    "trapezoid_dx": lambda m, a: m.trapezoid(a["pos"], dx=0.5, axis=0),
+    "trapezoid_x": lambda m, a: m.trapezoid(a["pos"], x=a["w"]),
+    "unwrap": lambda m, a: m.unwrap(a["x3"], axis=1),
+    "digitize_right": lambda m, a: m.digitize(a["x"], a["w"], right=True),
+    "polyval": lambda m, a: m.polyval(a["w"], a["pos"]),
+    "vander": lambda m, a: m.vander(a["w"], 4),
+    "cumsum_int": lambda m, a: m.cumsum(a["i"], axis=1),
+    "cumprod_dtype": lambda m, a: m.cumprod(a["pos"], axis=0, dtype=np.float32),
+    "nancumsum": lambda m, a: m.nancumsum(a["xn"]),
+    "nancumprod": lambda m, a: m.nancumprod(a["xn"], axis=1),
+    "kron": lambda m, a: m.kron(a["w"], a["i0"]),
+    "trace_offset": lambda m, a: m.trace(a["pos"], offset=1),
+    "cross": lambda m, a: m.cross(a["pos"], a["x1"]),
+    "isclose_rtol": lambda m, a: m.isclose(a["x"], a["x_eps"], rtol=1e-4),
+    "isclose_equal_nan": lambda m, a: m.isclose(a["xn"], a["xn"], equal_nan=True),
+    "allclose": lambda m, a: m.allclose(a["pos"], 1.0),
+    "nan_to_num": lambda m, a: m.nan_to_num(a["xn"], nan=-1.0, posinf=9.0),
+    "round_decimals": lambda m, a: m.round(a["x"], 2),
+    "outer": lambda m, a: m.outer(a["w"], a["i00"]),
+    "inner": lambda m, a: m.inner(a["pos"], a["pos"]),
+    "convolve": lambda m, a: m.convolve(a["w"], a["pos0"]),
+    "correlate_same": lambda m, a: m.correlate(a["pos0"], a["w"], mode="same"),
+    "tril": lambda m, a: m.tril(a["pos"], k=-1),
+    "triu": lambda m, a: m.triu(a["x"], 1),
+    "diagonal_offset": lambda m, a: m.diagonal(a["x"], offset=1, axis1=1, axis2=2),
+    "diag_k": lambda m, a: m.diag(a["w"], 1),
+    "roll_axes": lambda m, a: m.roll(a["x"], (1, -2), axis=(0, 1)),
+    "roll_flat": lambda m, a: m.roll(a["pos"], -3),
+    "rot90": lambda m, a: m.rot90(a["pos"], 3),
+    "append_scalar": lambda m, a: m.append(a["w"], 3.0),
+    "searchsorted_right": lambda m, a: m.searchsorted(a["w"], a["pos"], side="right"),
+    "argmax": lambda m, a: m.argmax(a["x"], axis=1),
+    "argmin_keepdims": lambda m, a: m.argmin(a["x"], axis=0, keepdims=True),
+    "gcd": lambda m, a: m.gcd(a["i"], a["i_rev"]),
+    "lcm_scalar": lambda m, a: m.lcm(a["i"], 6),
+    "packbits": lambda m, a: m.packbits(a["mask"], axis=1),
+    "unpackbits_little": lambda m, a: m.unpackbits(a["u8"], axis=0, bitorder="little"),
+    # repeat's scatter/cumsum/gather core (array repeats with a total_repeat_length)
+    "repeat_total": lambda m, a: m.repeat(a["pos"], a["reps"], axis=0, total_repeat_length=9),
+    "repeat_total_short": lambda m, a: m.repeat(a["pos"], a["reps"], axis=0,
+                                                total_repeat_length=5),
 }
 # Variances: XLA's CPU reductions round the fused sum of squares differently from program to
 # program (jax.jit(lambda x: jnp.var(x, ddof=1)) and eager jnp.var differ in the last bit too).
 TOL = {"cov": 1e-5, "cov_aweights_ddof": 1e-5, "corrcoef": 1e-5, "mean_f16": 1e-3,
+       "convolve": 1e-6, "correlate_same": 1e-6,
        **dict.fromkeys(("var_ddof", "var_where", "std_correction", "std_int", "nanvar", "nanstd"),
                        1e-6)}
 
 
 def _inputs(m):
     return {"x": m.asarray(X), "xn": m.asarray(XN), "pos": m.asarray(POS), "mask": m.asarray(MASK),
-            "w": m.asarray(W), "i": m.asarray(I), "h": m.asarray(H)}
+            "w": m.asarray(W), "i": m.asarray(I), "h": m.asarray(H), "x3": m.asarray(X * 3),
+            "x1": m.asarray(X[:, :, 1]), "x_eps": m.asarray(X + np.float32(1e-6)),
+            "i0": m.asarray(I[0]), "i00": m.asarray(I[0, 0]), "pos0": m.asarray(POS[:, 0]),
+            "i_rev": m.asarray(I[::-1] * 3), "u8": m.asarray((np.abs(I) * 29).astype(np.uint8)),
+            "reps": m.asarray(np.array([1, 0, 2, 1, 3, 1, 1], np.int32))}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -139,6 +191,9 @@ def test_op_by_op_fallbacks_give_the_same_results():
     assert_same(fnp.std(x, axis=[0, 1], ddof=1), jnp.std(jx, axis=(0, 1), ddof=1))
     # Python numbers alone are not an eager program's operands
     assert_same(fnp.mean(3.0), jnp.mean(3.0))
+    # typed PRNG keys run op by op (key equality)
+    assert_same(fnp.isclose(fluxion.random.key(1), fluxion.random.key(1)),
+                jnp.isclose(jax.random.key(1), jax.random.key(1)))
     with flags_both("jax_disable_jit", True):
         assert_same(fnp.var(x, axis=0, ddof=1), jnp.var(jx, axis=0, ddof=1), rtol=1e-6,
                     atol=1e-6)

@@ -184,6 +184,8 @@ def _run_static(sig: inspect.Signature, statics: frozenset, op_by_op: set, body:
             static_items.append((name, type(value), value))
         elif type(value) is Array or type(value) in _OPERAND_SCALARS or isinstance(
                 value, _OPERAND_ARRAYS):
+            if type(value) is Array and not isinstance(value.dtype, np.dtype):
+                return None  # typed PRNG keys: op by op
             names.append(name)
             ops.append(value)
         else:

@@ -18,6 +18,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     canonical_axis,
     check_arraylike,
@@ -36,6 +37,7 @@ def _sl(a: Any, start: int | None, stop: int | None, axis: int) -> Any:
     return lax.slice_in_dim(a, start, stop, axis=axis)
 
 
+@one_program_static(static_argnames=("n", "axis"))
 def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """The ``n``-th discrete difference along ``axis`` (``!=`` for bool).
 
@@ -80,6 +82,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     return arr
 
 
+@one_program_static(static_argnames=())
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive elements of the flattened array, with optional ends.
 
@@ -167,6 +170,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = N
     return out[0] if len(axes) == 1 else out
 
 
+@one_program_static(static_argnames=("axis",))
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """Integral of ``y`` along ``axis`` by the trapezoidal rule.
 
@@ -198,6 +202,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
                                                              _sl(ya, 0, n - 1, last))), -1))
 
 
+@one_program_static(static_argnames=("axis",))
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
     """Unwrap phase angles by replacing jumps larger than ``discont`` with their
     ``period``-complement.

@@ -16,6 +16,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core.dtypes import ExtendedDType
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_args, promote_args_inexact
 from fluxion.numpy.creation import array
 from fluxion.numpy.reductions import all as _all
@@ -23,6 +24,7 @@ from fluxion.numpy.reductions import all as _all
 __all__ = ["isclose", "allclose", "array_equal", "array_equiv"]
 
 
+@one_program_static(static_argnames=("equal_nan",))
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (infinities equal when of the same sign).
 
@@ -51,6 +53,7 @@ def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: boo
     return out
 
 
+@one_program_static(static_argnames=("equal_nan",))
 def allclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False) -> Any:
     """Whether :func:`isclose` holds everywhere.
 

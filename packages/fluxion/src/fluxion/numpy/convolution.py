@@ -13,6 +13,7 @@ from typing import Any
 
 from fluxion import lax
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes, promote_dtypes_inexact
 from fluxion.numpy.shape import stack
 
@@ -66,6 +67,7 @@ def _conv(name: str, x: Any, y: Any, mode: str, precision: Any,
     return lax.rev(out, (0,)) if flip_out else out
 
 
+@one_program_static(static_argnames=("mode", "precision", "preferred_element_type"))
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
              preferred_element_type: Any = None) -> Any:
     """Discrete linear convolution of two 1-D arrays.
@@ -78,6 +80,7 @@ def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None,
     return _conv("convolve", a, v, mode, precision, preferred_element_type)
 
 
+@one_program_static(static_argnames=("mode", "precision", "preferred_element_type"))
 def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """Cross-correlation of two 1-D arrays (``v`` conjugated).

@@ -16,6 +16,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     canonical_axis,
     check_arraylike,
@@ -67,6 +68,7 @@ def _cumulative(name: str, fn: Callable, a: Any, axis: Any, dtype: Any, out: Any
     return lax.convert_element_type(fn(a, ax), res_t, weak_type=a.weak_type and dtype is None)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out"))
 def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Cumulative sum along ``axis`` (of the flattened array when None; bool sums as int).
 
@@ -78,6 +80,7 @@ def cumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None)
     return _cumulative("cumsum", lax.cumsum, a, axis, dtype, out)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out"))
 def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Cumulative product along ``axis``.
 
@@ -89,6 +92,7 @@ def cumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None
     return _cumulative("cumprod", lax.cumprod, a, axis, dtype, out)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out"))
 def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Cumulative sum treating NaNs as zero.
 
@@ -101,6 +105,7 @@ def nancumsum(a: Any, axis: int | None = None, dtype: Any = None, out: None = No
                        fill_value=0)
 
 
+@one_program_static(static_argnames=("axis", "dtype", "out"))
 def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
     """Cumulative product treating NaNs as one.
 

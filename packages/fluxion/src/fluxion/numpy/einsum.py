@@ -22,6 +22,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.matrices import diagonal
 from fluxion.numpy.reductions import sum as _sum
@@ -185,6 +186,7 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     return res
 
 
+@one_program_static(static_argnames=())
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product of two arrays.
 
@@ -208,6 +210,7 @@ def kron(a: Any, b: Any) -> Any:
     return lax.reshape(uf.multiply(ab, bb), tuple(da * db for da, db in zip(a.shape, b.shape)))
 
 
+@one_program_static(static_argnames=("offset", "axis1", "axis2", "dtype", "out"))
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: None = None) -> Any:
     """Sum along the ``offset`` diagonal over ``axis1``/``axis2``.
@@ -227,6 +230,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     return _sum(d, axis=-1, dtype=dtype)
 
 
+@one_program_static(static_argnames=("axisa", "axisb", "axisc", "axis"))
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
           axis: int | None = None) -> Any:
     """Cross product of 2- or 3-vectors along the given axes.

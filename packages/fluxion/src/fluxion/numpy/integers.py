@@ -16,6 +16,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import check_arraylike, const_like, ensure_array, promote_args, promote_dtypes
 from fluxion.numpy.reductions import sum as _sum
 from fluxion.numpy.shape import broadcast_arrays, ravel, reshape, swapaxes, where
@@ -29,6 +30,7 @@ def _gcd_steps(dt: np.dtype) -> int:
     return int(bits * 1.4405) + 3
 
 
+@one_program_static()
 def gcd(x1: Any, x2: Any) -> Any:
     """Elementwise greatest common divisor of integers (non-negative).
 
@@ -51,6 +53,7 @@ def gcd(x1: Any, x2: Any) -> Any:
     return a
 
 
+@one_program_static()
 def lcm(x1: Any, x2: Any) -> Any:
     """Elementwise least common multiple of integers.
 
@@ -83,6 +86,7 @@ def bitwise_count(x: Any, /) -> Any:
     return lax.convert_element_type(lax.population_count(uf.abs(x)), np.uint8)
 
 
+@one_program_static(static_argnames=("axis", "bitorder"))
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     """Pack the truth values of ``a`` into uint8 bytes along ``axis``.
 
@@ -115,6 +119,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     return swapaxes(packed, axis, -1)
 
 
+@one_program_static(static_argnames=("axis", "count", "bitorder"))
 def unpackbits(a: Any, axis: int | None = None, count: int | None = None,
                bitorder: str = "big") -> Any:
     """Unpack uint8 bytes into bits (0/1 uint8) along ``axis``.

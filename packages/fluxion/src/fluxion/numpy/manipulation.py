@@ -20,6 +20,7 @@ from fluxion.core import dtypes
 from fluxion.lax.slicing import dynamic_slice_in_dim
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._advanced_indexing import gather_along_axis
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     canonical_axes,
     canonical_axis,
@@ -122,13 +123,11 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
         if arr.ndim != 0:
             reps = np.broadcast_to(reps, (arr.shape[ax],))
         total_repeat_length = int(np.sum(reps))
-        reps_arr = asarray(reps.astype(np.int32))
+        reps_arr = reps.astype(np.int32)
     else:
-        reps_arr = ravel(ensure_array(repeats))
-        if arr.ndim != 0:
-            reps_arr = broadcast_to(reps_arr, (arr.shape[ax],))
+        reps_arr = repeats
     if arr.ndim == 0:
-        if reps_arr.shape == (1,):
+        if np.size(reps_arr) == 1:
             return lax.broadcast_in_dim(arr, (total_repeat_length,), ())
         raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar "
                          "values of the parameter `repeats`.")
@@ -138,13 +137,19 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
         return lax.reshape(lax.slice_in_dim(arr, 0, 0, axis=ax), tuple(shp))
     if arr.shape[ax] == 0:
         return arr
-    excl = roll(reps_arr, 1).at[0].set(0)
+    return _repeat_gather(arr, reps_arr, axis=ax, total=total_repeat_length)
+
+
+@one_program_static(static_argnames=("axis", "total"))
+def _repeat_gather(arr: Any, repeats: Any, axis: int, total: int) -> Any:
+    """Entry i of ``arr`` along ``axis`` ``repeats[i]`` times (``total`` in all), one program."""
+    reps = broadcast_to(ravel(ensure_array(repeats)), (arr.shape[axis],))
+    excl = roll(reps, 1).at[0].set(0)
     starts = cumsum(excl)
-    marks = lax.broadcast_in_dim(lax.convert_element_type(0, np.int32), (total_repeat_length,),
-                                 ())
+    marks = lax.broadcast_in_dim(lax.convert_element_type(0, np.int32), (total,), ())
     marks = marks.at[starts].add(1)
     gidx = uf.subtract(cumsum(marks), 1)
-    return take(arr, gidx, axis=ax)
+    return take(arr, gidx, axis=axis)
 
 
 def flip(m: Any, axis: Any = None) -> Any:
@@ -183,6 +188,7 @@ def flipud(m: Any) -> Any:
     return flip(m, 0)
 
 
+@one_program_static(static_argnames=("shift", "axis"))
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Roll elements of ``a`` by ``shift`` along ``axis`` (the flattened array when None).
 
@@ -247,6 +253,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     return moveaxis(arr, ax, start)
 
 
+@one_program_static(static_argnames=("k", "axes"))
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate ``m`` by 90 degrees ``k`` times in the plane of ``axes``.
 
@@ -386,6 +393,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     return a[pre + (asarray(keep.astype(np.int32)),)]
 
 
+@one_program_static(static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``values`` appended to ``arr`` (both flattened when ``axis`` is None).
 

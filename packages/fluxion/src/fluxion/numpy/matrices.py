@@ -17,6 +17,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axis, check_arraylike, concrete_scalar, ensure_array
 from fluxion.numpy.shape import moveaxis, ravel, reshape
 
@@ -57,6 +58,7 @@ def _tri_select(name: str, m: Any, k: int, lower: bool) -> Any:
     return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
 
 
+@one_program_static(static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """``m`` with the elements above the ``k``-th diagonal zeroed (over the last two axes).
 
@@ -68,6 +70,7 @@ def tril(m: Any, k: int = 0) -> Any:
     return _tri_select("tril", m, operator.index(k), True)
 
 
+@one_program_static(static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """``m`` with the elements below the ``k``-th diagonal zeroed.
 
@@ -79,6 +82,7 @@ def triu(m: Any, k: int = 0) -> Any:
     return _tri_select("triu", m, operator.index(k), False)
 
 
+@one_program_static(static_argnames=("offset", "axis1", "axis2"))
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal over ``axis1``/``axis2`` (moved to the last axis of the result).
 
@@ -110,6 +114,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return lax.slice_in_dim(flat, start, start + (size - 1) * (m + 1) + 1, m + 1, len(batch))
 
 
+@one_program_static(static_argnames=("k",))
 def diag(v: Any, k: int = 0) -> Any:
     """The ``k``-th diagonal of a 2-D array, or a 2-D array with 1-D ``v`` on that diagonal.
 
@@ -155,6 +160,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return lax.convert_element_type(out, out.dtype, weak_type=False)
 
 
+@one_program_static(static_argnames=("N", "increasing"))
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     """The Vandermonde matrix: columns are powers of ``x``.
 

@@ -19,6 +19,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     check_arraylike,
     concrete_array,
@@ -39,6 +40,7 @@ __all__ = ["polyval", "polyadd", "polysub", "polymul", "polydiv", "polyder", "po
            "polyfit", "roots"]
 
 
+@one_program_static(static_argnames=("unroll",))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """The polynomial with coefficients ``p`` evaluated at ``x`` (Horner's scheme).
 
@@ -207,6 +209,7 @@ def poly(seq_of_zeros: Any) -> Any:
     return a
 
 
+@one_program_static(static_argnames=("deg", "rcond", "full", "cov"))
 def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False,
             w: Any = None, cov: bool = False) -> Any:
     """Least-squares polynomial fit of degree ``deg`` (solved through the normal equations of

@@ -15,6 +15,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core.errors import user_source_line
 from fluxion.lax.sharding_constraint import with_out_sharding
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.reductions import sum as _sum
 from fluxion.numpy.ufuncs import conj, multiply
@@ -111,6 +112,7 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
                preferred_element_type=preferred_element_type)
 
 
+@one_program_static(static_argnames=("precision", "preferred_element_type"))
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Inner product over the last axes of ``a`` and ``b``.
 
@@ -126,6 +128,7 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
                            preferred_element_type)
 
 
+@one_program_static(static_argnames=("out",))
 def outer(a: Any, b: Any, out: None = None) -> Any:
     """Outer product of the flattened inputs.
 

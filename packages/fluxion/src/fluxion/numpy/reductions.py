@@ -319,6 +319,7 @@ def _arg_reduce(name: str, a: Any, axis: Any, keepdims: bool, is_max: bool) -> A
     return out
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def argmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Index of the maximum along ``axis`` (of the flattened array when ``axis`` is None).
 
@@ -331,6 +332,7 @@ def argmax(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -
     return _arg_reduce("argmax", a, axis, keepdims, True)
 
 
+@one_program_static(static_argnames=("axis", "out", "keepdims"))
 def argmin(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Index of the minimum along ``axis``.
 

@@ -13,11 +13,13 @@ from typing import Any
 import numpy as np
 
 from fluxion import lax
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import ensure_array
 
 __all__ = ["round", "around"]
 
 
+@one_program_static(static_argnames=("decimals", "out"))
 def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     """Round to ``decimals`` decimal places, ties to even (as NumPy).
 

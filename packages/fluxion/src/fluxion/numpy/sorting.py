@@ -18,6 +18,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._gather_util import take_along_last
 from fluxion.numpy._util import canonical_axis, check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.shape import ravel, swapaxes, where
@@ -218,6 +219,7 @@ def _total_lt(x: Any, y: Any, or_equal: bool) -> Any:
     return p
 
 
+@one_program_static(static_argnames=("side", "method"))
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
                  method: str = "scan") -> Any:
     """Indices where the elements of ``v`` would be inserted into sorted 1-D ``a`` (int32).
@@ -255,6 +257,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
     return lax.reduce_sum(lax.convert_element_type(cmp, out_dt), (0,))
 
 
+@one_program_static(static_argnames=("right", "method"))
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Indices of the bins (increasing or decreasing ``bins``) that the values fall into.
 
