@@ -150,7 +150,8 @@ def pow(x: Any, y: Any) -> Any:
 
 
 sqrt_p = unop_primitive("sqrt", _inexact, "stablehlo.sqrt")
-_rules.defjvp2(sqrt_p, lambda g, ans, x: div(g, mul(_c(ans, 2), ans)))
+# JAX's rule, g * (0.5 / sqrt x) (not g / (2 sqrt x)): the rounding then matches.
+_rules.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_c(x, 0.5), ans)))
 
 
 def sqrt(x: Any) -> Any:
