@@ -36,6 +36,7 @@ from fluxion.nn import (
 from fluxion.nn.initializers import Initializer
 
 from . import bridge, compat, extract, graphlib, ids, spmd, traversals
+from . import hijax as _hijax  # noqa: F401  (registers hijax Variables in variablelib)
 from .extract import NodeStates, from_tree, prefix, to_tree
 from .filterlib import All, Any, Everything, Not, Nothing, OfType, PathContains, WithTag
 from .graph import (

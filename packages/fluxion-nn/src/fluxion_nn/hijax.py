@@ -34,6 +34,7 @@ import fluxion
 import fluxion.tree_util as tree_util
 from fluxion.experimental import hijax as hjx
 
+from . import variablelib
 from .variablelib import Variable
 
 __all__ = ["HijaxVariable", "AbstractVariable", "VariableQDD", "to_hijax"]
@@ -333,3 +334,4 @@ class AbstractVariable(hjx.MutableHiType):
 
 
 hjx.register_hitype(HijaxVariable, lambda hv: AbstractVariable(hv.var_type, hv.ref))
+variablelib._register_hijax(to_hijax, HijaxVariable)

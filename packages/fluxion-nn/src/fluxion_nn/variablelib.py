@@ -154,7 +154,7 @@ class Variable:
         if not hijax:
             return variable
         variable.__init__(*args, **kwargs)
-        return _hijax.to_hijax(variable)
+        return _make_hijax(variable)
 
     def __init__(self, value: Any, *, hijax: bool | None = None, ref: bool | None = None,
                  eager_sharding: bool | None = None, **metadata: Any):
@@ -380,7 +380,7 @@ class Variable:
         object.__setattr__(new, "_value", value)
         object.__setattr__(new, "_metadata", dict(attributes))
         if attributes.get("hijax", False):
-            return _hijax.to_hijax(new)
+            return _make_hijax(new)
         return new
 
     # -- array-like behaviour -------------------------------------------------------------------
@@ -766,6 +766,24 @@ def using_eager_sharding() -> bool:
     return bool(use_eager_sharding.current_value())
 
 
-# hijax Variables build on Variable (imported last: fluxion_nn.hijax imports this module)
-from . import hijax as _hijax  # noqa: E402
-from .hijax import HijaxVariable  # noqa: E402,F401
+# Hijax Variables (fluxion_nn.hijax) build on Variable, so this module does not import them:
+# fluxion_nn.hijax registers its constructor and type here when it is imported (the package's
+# __init__ imports it right after this module), keeping the import graph one-way.
+_to_hijax: Callable[[Variable], Any] | None = None
+HijaxVariable: type | None = None
+
+
+def _register_hijax(to_hijax: Callable[[Variable], Any], hijax_type: type) -> None:
+    """Called once by ``fluxion_nn.hijax`` at import: how ``hijax=True`` Variables are made.
+
+    Example: ``fluxion_nn.variablelib.HijaxVariable is fluxion_nn.hijax.HijaxVariable``.
+    """
+    global _to_hijax, HijaxVariable
+    _to_hijax = to_hijax
+    HijaxVariable = hijax_type
+
+
+def _make_hijax(variable: Variable) -> Any:
+    if _to_hijax is None:  # only if fluxion_nn.variablelib was loaded without its package
+        raise RuntimeError("hijax Variables need fluxion_nn.hijax imported (import fluxion_nn)")
+    return _to_hijax(variable)
