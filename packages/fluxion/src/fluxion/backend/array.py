@@ -28,11 +28,12 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import ShapedArray, physical_aval
+from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.trace import VirtualArray
 from fluxion.lax.sharding_rules import explicit_part
 
-__all__ = ["Array", "Spec", "Shard", "install_device_services"]
+__all__ = ["Array", "Spec", "Shard", "install_device_services", "with_aval"]
 
 # What an Array needs from the dispatcher above it: reading its value and its shards back,
 # starting host copies, and placing a host value (unpickling). ``fluxion.backend.dispatch``
@@ -308,8 +309,17 @@ class Array(metaclass=_ArrayMeta):
     def _value(self) -> np.ndarray:
         v = self._np
         if v is None:  # read-only (the device services' to_numpy)
+            if isinstance(self._k.dtype, ExtendedDType):
+                raise NotImplementedError(
+                    f"reading an array of the extended dtype {self._k.dtype} on the host "
+                    f"({self._k.aval.str_short()}): convert it to its representation dtype "
+                    f"first (lax.convert_element_type), as in JAX")
             v = self._np = _to_numpy(self)
         return v
+
+    def _physical(self) -> "Array":
+        """The same buffer viewed as its physical aval (an extended dtype's representation)."""
+        return with_aval(self, physical_aval(self._k.aval))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         v = self._value()
@@ -403,6 +413,9 @@ class Array(metaclass=_ArrayMeta):
     def __repr__(self) -> str:
         if self.is_deleted():
             return f"Array(<deleted>, dtype={self.dtype.name})"
+        if isinstance(self._k.dtype, ExtendedDType):
+            # JAX's EArray repr: the physical data and its dtype
+            return "E" + repr(self._physical())
         prefix = "Array("
         val = self._value()
         dtype_str = f"dtype={self.dtype.name}"
@@ -421,7 +434,32 @@ class Array(metaclass=_ArrayMeta):
         return f"{prefix}{s},{sep}{dtype_str})"
 
     def __str__(self) -> str:
+        if isinstance(self._k.dtype, ExtendedDType):
+            return repr(self)
         return str(self._value())
+
+
+def with_aval(data: Array, aval: ShapedArray) -> Array:
+    """``data``'s buffer as an Array of ``aval``, which must be stored as ``data`` is: an array
+    of a user-defined extended dtype over its physical data (JAX's ``EArray(aval, data)``), or
+    the physical view of one. Same placement and commitment.
+
+    Example:
+        >>> import numpy as np, fluxion.numpy as jnp
+        >>> x = jnp.arange(3.0)
+        >>> with_aval(x, x.aval) is not x
+        True
+    """
+    if not isinstance(data, Array):
+        raise TypeError(f"with_aval: data must be a fluxion Array, got {type(data).__name__}")
+    if physical_aval(aval).strip_sharding() != physical_aval(data._k.aval).strip_sharding():
+        raise ValueError(f"with_aval: {aval.str_short()} is stored as "
+                         f"{physical_aval(aval).str_short()}, not as the data's "
+                         f"{data._k.aval.str_short()}")
+    out = object.__new__(Array)
+    out._a, out._np = data._a, None
+    out._k = Spec(aval, data._k.sharding, data._k.committed)
+    return out
 
 
 class Shard:

@@ -219,11 +219,18 @@ def _keep_recent(key: tuple, exe: Executable) -> None:
         _EXE_RECENT.put(key, exe, exe.nbytes)
 
 
+def _buffer_spec(s: Spec) -> Spec:
+    """The Spec jaxlib reads an output buffer as: bool for float0, the physical aval for a
+    user-defined extended dtype (the Array made from it keeps ``s``, the logical aval)."""
+    if isinstance(s.dtype, _dtypes.ExtendedDType):
+        return Spec(_avals.physical_aval(s.aval), s.sharding)
+    if s.dtype == _dtypes.float0:
+        return Spec(s.aval.update(dtype=np.dtype(np.bool_), weak_type=False), s.sharding)
+    return s
+
+
 def result_handlers(specs: Sequence[Spec]) -> list:
-    return [_jax.array_result_handler(
-        s if s.dtype != _dtypes.float0 else Spec(s.aval.update(dtype=np.dtype(np.bool_),
-                                                               weak_type=False), s.sharding),
-        s.sharding, True, True) for s in specs]
+    return [_jax.array_result_handler(_buffer_spec(s), s.sharding, True, True) for s in specs]
 
 
 class ExecEntry:

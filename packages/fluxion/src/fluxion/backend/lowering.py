@@ -22,7 +22,8 @@ from typing import Any, Callable, Sequence
 import ml_dtypes
 import numpy as np
 
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import ShapedArray, physical_aval
+from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.ir import Literal, Program
 
 __all__ = ["mlir_type", "mlir_element_type", "lower_program", "RuleContext", "ModuleContext",
@@ -114,6 +115,9 @@ def mlir_type(aval: ShapedArray) -> str:
     """``tensor<2x3xf32>`` for a ShapedArray."""
     t = _type_cache.get(aval)
     if t is None:
+        if isinstance(aval.dtype, ExtendedDType):  # a user-defined extended dtype: its physical type
+            t = _type_cache[aval] = mlir_type(physical_aval(aval))
+            return t
         el = mlir_element_type(aval.dtype)
         dims = "x".join(map(str, aval.shape))
         t = _type_cache[aval] = f"tensor<{dims}x{el}>" if dims else f"tensor<{el}>"
@@ -284,6 +288,8 @@ class _FunctionContext:
         return [f"{res}#{i}" for i in range(n)]
 
     def constant(self, value: Any, aval: ShapedArray) -> str:
+        if isinstance(aval.dtype, ExtendedDType):  # a user-defined extended dtype's physical value
+            aval = physical_aval(aval)
         arr = np.asarray(value)
         key = None
         if arr.size == 1:

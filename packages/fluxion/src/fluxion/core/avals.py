@@ -24,7 +24,7 @@ from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.errors import user_source_line
 
 __all__ = ["AbstractValue", "ShapedArray", "ShapeDtypeStruct", "ExtendedShapeDtypeStruct",
-           "short_dtype_name", "raise_to_shaped",
+           "short_dtype_name", "physical_aval", "raise_to_shaped",
            "ShardingTypeError", "DuplicateSpecError", "apply_sharding_rule",
            "keep_sharding_rule", "DEFAULT_SHARDING_RULE"]
 
@@ -121,11 +121,16 @@ class ShapedArray(AbstractValue):
             if d < 0:
                 raise ValueError(f"ShapedArray: negative dimension in shape {shape_t}")
         if isinstance(dtype, ExtendedDType):
-            # The aval of an extended dtype is its own (a typed key's KeyAval), as JAX's
-            # ShapedArray(shape, key<fry>) is the key's.
-            return dtype._aval(shape_t)
-        dt = np.dtype(dtype)
-        weak = bool(weak_type)
+            make = getattr(dtype, "_aval", None)
+            if make is not None:
+                # A typed key's aval is its own (KeyAval), as JAX's ShapedArray(shape, key<fry>)
+                return make(shape_t)
+            # A user-defined extended dtype (flax's fp8 meta dtype): a ShapedArray whose dtype
+            # is the dtype object, lowered as its rules' physical element (physical_aval).
+            dt, weak = dtype, False
+        else:
+            dt = np.dtype(dtype)
+            weak = bool(weak_type)
         canon = (shape_t, dt, weak) if sharding is None else (shape_t, dt, weak, sharding)
         obj = cls._table.get(canon)
         if obj is None:
@@ -188,6 +193,8 @@ class ShapedArray(AbstractValue):
             True
         """
         dt = self.dtype
+        if isinstance(dt, ExtendedDType):
+            return self.update(dtype=dt._rules.tangent_dtype(dt))
         if dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
                                and dtypes.issubdtype(dt, np.inexact)):
             return self
@@ -201,7 +208,8 @@ class ShapedArray(AbstractValue):
     def str_short(self, short_dtypes: bool = True) -> str:
         """``f32[2,3]``: the dtype and the shape, as in printed programs (``f32[8@x,3]`` for a
         dimension split over the mesh axis ``x``)."""
-        name = short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        name = (short_dtype_name(self.dtype) if short_dtypes else self.dtype.name) \
+            if not isinstance(self.dtype, ExtendedDType) else str(self.dtype)
         if self.sharding is None:
             return f"{name}[{','.join(map(str, self.shape))}]"
         spec = tuple(self.sharding.spec) + (None,) * (len(self.shape) - len(self.sharding.spec))
@@ -285,6 +293,24 @@ def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
     if prim.multiple_results:
         return [o.update(sharding=s) if s is not o.sharding else o for o, s in zip(out, shs)]
     return out.update(sharding=shs) if shs is not out.sharding else out
+
+
+def physical_aval(aval: ShapedArray) -> ShapedArray:
+    """The aval an array of ``aval`` is stored and lowered as: itself for NumPy dtypes; for a
+    user-defined extended dtype, ``aval``'s shape followed by the shape of its rules'
+    ``physical_element_aval``, of that element's dtype (JAX's ``core.physical_aval``).
+
+    Example:
+        >>> physical_aval(ShapedArray((2,), np.float32)).str_short()
+        'f32[2]'
+    """
+    dt = aval.dtype
+    if not isinstance(dt, ExtendedDType):
+        return aval
+    if hasattr(aval, "physical_aval"):
+        return aval.physical_aval()
+    el = dt._rules.physical_element_aval(dt)
+    return ShapedArray((*aval.shape, *el.shape), el.dtype, sharding=None)
 
 
 def raise_to_shaped(aval: ShapedArray) -> ShapedArray:

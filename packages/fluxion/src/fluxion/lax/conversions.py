@@ -125,6 +125,16 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
     if isinstance(old, dtypes.ExtendedDType) or isinstance(new_dtype, dtypes.ExtendedDType):
         if old == new_dtype:
             return operand
+        if _user_extended(old) and _user_extended(new_dtype):
+            raise ValueError(f"Cannot convert_element_type directly between extended dtypes "
+                             f"{old} and {new_dtype}: convert through their representation "
+                             f"dtypes")
+        if _user_extended(new_dtype) and old is not None and not isinstance(
+                old, dtypes.ExtendedDType):
+            return to_edtype_p.bind(operand, edtype=new_dtype)
+        if _user_extended(old) and not isinstance(new_dtype, dtypes.ExtendedDType):
+            return from_edtype_p.bind(operand, dtype=dtypes.canonicalize_dtype(
+                dtypes.dtype(new_dtype)))
         raise ValueError(f"Cannot convert_element_type from {dtypes.dtype(operand)} to "
                          f"{dtypes.dtype(new_dtype)}")
     new = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
@@ -132,6 +142,91 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
     if aval is not None and aval.dtype == new and aval.weak_type == weak_type:
         return operand
     return convert_element_type_p.bind(operand, new_dtype=new, weak_type=bool(weak_type))
+
+
+# ------------------------------------------- user-defined extended dtypes (to_edtype, from_edtype)
+# convert_element_type between an array of a user-defined extended dtype (one whose ``_rules``
+# give its physical element, such as flax's fp8 meta dtype) and an array of its representation
+# dtype, as JAX's: the rules' convert_to/convert_from allow it, and the program does nothing (both
+# sides are the same physical array).
+
+
+def _user_extended(dt: Any) -> bool:
+    return isinstance(dt, dtypes.ExtendedDType) and getattr(dt, "_aval", None) is None
+
+
+def _rep_aval(edtype: Any) -> ShapedArray:
+    return edtype._rules.physical_element_aval(edtype)
+
+
+def _allowed(rules: Any, method: str, *args: Any) -> bool:
+    check = getattr(rules, method, None)
+    return bool(check(*args)) if check is not None else bool(getattr(rules, "allow_conversion",
+                                                                      False))
+
+
+to_edtype_p = Primitive("to_edtype")
+
+
+def _to_edtype_abstract_eval(x: ShapedArray, *, edtype: Any) -> ShapedArray:
+    if not _allowed(edtype._rules, "convert_to", x.dtype, edtype):
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {edtype}")
+    rep = _rep_aval(edtype)
+    n = x.ndim - rep.ndim
+    if x.dtype != rep.dtype or n < 0 or x.shape[n:] != rep.shape:
+        raise ValueError(f"convert_element_type to {edtype}: the operand {x.str_short()} is not "
+                         f"an array of its representation {rep.str_short()} (dtype "
+                         f"{rep.dtype}, trailing shape {rep.shape})")
+    return ShapedArray(x.shape[:n], edtype)
+
+
+def _edtype_batch(prim: Any) -> Any:
+    def rule(axis_data: Any, args: Any, dims: Any, **params: Any) -> tuple:
+        x, d = args[0], dims[0]
+        if d is not None and d != 0:
+            x, d = _rules.bdim_to_front(x, d, axis_data.size), 0
+        return prim.bind(x, **params), d
+    return rule
+
+
+to_edtype_p.abstract_eval = _to_edtype_abstract_eval
+to_edtype_p.lowering = lambda ctx, x, *, edtype: x
+def _to_edtype_jvp(primals: list, tangents: list, *, edtype: Any) -> tuple:
+    out = to_edtype_p.bind(primals[0], edtype=edtype)
+    if type(tangents[0]) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, convert_element_type(tangents[0], edtype._rules.tangent_dtype(edtype))
+
+
+to_edtype_p.jvp = _to_edtype_jvp
+to_edtype_p.transpose = lambda ct, x, *, edtype: [from_edtype_p.bind(ct, dtype=x.aval.dtype)]
+to_edtype_p.batch = _edtype_batch(to_edtype_p)
+
+from_edtype_p = Primitive("from_edtype")
+
+
+def _from_edtype_abstract_eval(x: ShapedArray, *, dtype: np.dtype) -> ShapedArray:
+    if not _allowed(x.dtype._rules, "convert_from", x.dtype, dtype):
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {dtype}")
+    rep = _rep_aval(x.dtype)
+    if rep.dtype != dtype:
+        raise ValueError(f"convert_element_type from {x.dtype}: only to its representation "
+                         f"dtype {rep.dtype}, not {dtype}")
+    return ShapedArray((*x.shape, *rep.shape), dtype)
+
+
+from_edtype_p.abstract_eval = _from_edtype_abstract_eval
+from_edtype_p.lowering = lambda ctx, x, *, dtype: x
+def _from_edtype_jvp(primals: list, tangents: list, *, dtype: np.dtype) -> tuple:
+    out = from_edtype_p.bind(primals[0], dtype=dtype)
+    if type(tangents[0]) is ad.Zero:
+        return out, ad.Zero(ad.tangent_aval(_rules.aval_of(out)))
+    return out, convert_element_type(tangents[0], dtype)
+
+
+from_edtype_p.jvp = _from_edtype_jvp
+from_edtype_p.transpose = lambda ct, x, *, dtype: [to_edtype_p.bind(ct, edtype=x.aval.dtype)]
+from_edtype_p.batch = _edtype_batch(from_edtype_p)
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")

@@ -39,6 +39,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
+from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.ir import Literal, Program, Var, dce, eval_program, literal_value
 from fluxion.core.name_stack import Transform
 from fluxion.core.name_stack import pushed as pushed_names
@@ -76,7 +77,10 @@ __all__ = [
 # ----------------------------------------------------------------------------- tangent values
 
 def is_float(dt: np.dtype) -> bool:
-    """True for dtypes whose tangents are themselves (floating and complex dtypes)."""
+    """True for dtypes whose tangents are themselves (floating and complex dtypes, and a
+    user-defined extended dtype whose rules' ``tangent_dtype`` is itself)."""
+    if isinstance(dt, ExtendedDType):
+        return getattr(dt, "_aval", None) is None and dt._rules.tangent_dtype(dt) == dt
     return dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
                                and dtypes.issubdtype(dt, np.inexact))
 
@@ -86,6 +90,8 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     ``float0`` for integers and booleans."""
     if is_float(aval.dtype):
         return aval
+    if isinstance(aval.dtype, ExtendedDType) and getattr(aval.dtype, "_aval", None) is None:
+        return aval.to_tangent_aval()
     return ShapedArray(aval.shape, dtypes.float0)
 
 
@@ -126,7 +132,12 @@ def is_undefined(x: Any) -> bool:
 
 
 def zeros_like_aval(aval: ShapedArray) -> Any:
-    """A concrete (or staged) array of zeros of ``aval``; NumPy zeros for ``float0``."""
+    """A concrete (or staged) array of zeros of ``aval``; NumPy zeros for ``float0``; for a
+    user-defined extended dtype, its rules' ``zero`` broadcast to the shape (JAX's)."""
+    dt = aval.dtype
+    if isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None:
+        z = dt._rules.zero(dt)
+        return array_ops.broadcast_in_dim(z, aval.shape, ()) if aval.shape else z
     return array_ops.zeros(aval)
 
 
@@ -188,7 +199,11 @@ add_any_p.batch = _add_any_batch
 
 
 def add_any(x: Any, y: Any) -> Any:
-    """The sum of two tangents (or cotangents) of the same aval."""
+    """The sum of two tangents (or cotangents) of the same aval; a user-defined extended dtype
+    sums with its rules' ``add`` (flax's fp32_max_grad takes the maximum), as JAX's add_any."""
+    dt = getattr(x, "dtype", None)
+    if isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None:
+        return dt._rules.add(dt, x, y)
     return add_any_p.bind(x, y)
 
 
