@@ -139,6 +139,13 @@ TOL = {"cov": 1e-5, "cov_aweights_ddof": 1e-5, "corrcoef": 1e-5, "mean_f16": 1e-
                        1e-6)}
 
 
+JIT_CHECKED = {"mean_where_keepdims", "var_where", "nanvar", "nanargmax", "average_returned",
+               "cov_aweights_ddof", "quantile_vector_nearest", "diff_n2_prepend", "cumsum_int",
+               "isclose_equal_nan", "nan_to_num", "roll_axes", "searchsorted_right", "gcd",
+               "repeat_total"}
+assert JIT_CHECKED <= set(CASES), sorted(JIT_CHECKED - set(CASES))
+
+
 def _inputs(m):
     return {"x": m.asarray(X), "xn": m.asarray(XN), "pos": m.asarray(POS), "mask": m.asarray(MASK),
             "w": m.asarray(W), "i": m.asarray(I), "h": m.asarray(H), "x3": m.asarray(X * 3),
@@ -162,9 +169,9 @@ def test_one_program_per_call_pattern_matches_jax(name):
     assert_same(repeat, ours, rtol=0, atol=0)
     assert first.n == 1, f"{name}: {first.n} compiles on the first eager call (one program)"
     assert again.n == 0, f"{name}: a repeated eager call compiled {again.n} programs"
-    # the identity jit(f) == f: the eager program is the function's jitted body
-    jitted = fluxion.jit(lambda a: f(fnp, a))(ours_in)
-    assert_same(jitted, ours, **(tols or {"rtol": 0, "atol": 0}))
+    if name in JIT_CHECKED:  # the identity jit(f) == f (one case per kind: each is a compile)
+        jitted = fluxion.jit(lambda a: f(fnp, a))(ours_in)
+        assert_same(jitted, ours, **(tols or {"rtol": 0, "atol": 0}))
 
 
 def test_traced_arguments_are_operands_as_in_jax():
