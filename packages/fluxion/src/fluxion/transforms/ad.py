@@ -137,7 +137,14 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     dt = aval.dtype
     if isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None:
         z = dt._rules.zero(dt)
-        return array_ops.broadcast_in_dim(z, aval.shape, ()) if aval.shape else z
+        if not aval.shape:
+            return z
+        # broadcast the physical zero (its element may have dimensions of its own), then view it
+        el = dt._rules.physical_element_aval(dt)
+        n = len(aval.shape)
+        p = array_ops.broadcast_in_dim(array_ops.convert(z, el.dtype), (*aval.shape, *el.shape),
+                                       tuple(range(n, n + len(el.shape))))
+        return array_ops.convert(p, dt)
     return array_ops.zeros(aval)
 
 
