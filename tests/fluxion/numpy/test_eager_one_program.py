@@ -193,3 +193,22 @@ def test_eager_executables_are_evicted_least_recently_used_first():
     with flag_context("fluxion_eager_cache_max_bytes", a + b + max(a, b) - 1):
         fnp.cos(xs[31])  # over the budget: the least recently used go (29, not 23)
         assert cached_sizes() == [23, 31]
+
+
+def test_constant_operands_under_grad_and_vmap_run_as_one_program_like_jax():
+    """Under jvp/grad/vmap a jnp function none of whose operands is traced runs as one program,
+    as JAX's jitted jnp functions reach the device through bind's parent trace: ``bool_mask *
+    inf`` is 0 there (XLA's select), so jax_md's PME force is finite (was NaN everywhere)."""
+    def f(np_, x):
+        m2 = np_.array([0.0, 1.0, 2.0])
+        return np_.sum((m2 != 0) * (np_.exp(-m2) / m2) * x ** 2)
+
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    got = fluxion.grad(lambda x: f(fnp, x))(x)
+    want = jax.grad(lambda x: f(jnp, x))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+    assert got.dtype == want.dtype and got.shape == want.shape and np.isfinite(got).all()
+    got_v = fluxion.vmap(lambda x: f(fnp, x))(np.stack([x, 2 * x]))
+    want_v = jax.vmap(lambda x: f(jnp, x))(np.stack([x, 2 * x]))
+    np.testing.assert_allclose(np.asarray(got_v), np.asarray(want_v), rtol=1e-6)
+    assert got_v.dtype == want_v.dtype and got_v.shape == want_v.shape

@@ -1,6 +1,7 @@
 """Eager ``fluxion.numpy`` functions as one compiled program (see
 :mod:`fluxion.backend.fused`): the hook the functions of this package call first when no
-transformation is active.
+transformation is active, or when none of their operands is traced by the active ones (jvp,
+grad, vmap forward such calls to the device, as JAX's bind does).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -23,7 +24,10 @@ from fluxion.core.errors import (
     TracerArrayConversionError,
     TracerIntegerConversionError,
 )
-from fluxion.core.trace import EVAL, STATE
+from fluxion.core.trace import EVAL, STATE, Tracer, set_current
+from fluxion.transforms.ad import JVPInterpreter
+from fluxion.transforms.batching import BatchInterpreter
+from fluxion.transforms.partial_eval import PartialEvalInterpreter
 
 __all__ = ["one_program", "one_program_static", "run_fused", "call_body", "backend"]
 
@@ -46,10 +50,40 @@ def backend() -> tuple[Any, Any]:
     return _BACKEND[0], _BACKEND[1]
 
 
+# Interpreters that hand an operation none of whose operands is their tracer to their parent.
+_FORWARDING = (JVPInterpreter, BatchInterpreter, PartialEvalInterpreter)
+
+
+def _reaches_eval(args: tuple) -> bool:
+    """Whether a call with operands ``args`` runs on concrete values now: outside every
+    transformation, or with no traced operand under transformations that forward such calls to
+    their parent (jvp, grad's linearization, vmap), as JAX's bind does. JAX's jitted ``jnp``
+    functions then run as one compiled program too (``bool_mask * inf`` is 0 there under grad).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> _reaches_eval((jnp.ones(2),))
+        True
+        >>> fluxion.grad(lambda x: x * float(_reaches_eval((jnp.ones(2),))))(1.0).tolist()
+        1.0
+    """
+    interp = STATE.interp
+    if interp is EVAL:
+        return True
+    for a in args:
+        if isinstance(a, Tracer):
+            return False
+    while interp is not EVAL:
+        if type(interp) not in _FORWARDING:
+            return False
+        interp = interp.parent
+    return True
+
+
 def run_fused(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
     """``body(*args, *statics)`` compiled as one program when every operand is concrete, else None
-    (then the caller runs ``body`` itself). Call it only outside every
-    transformation (``STATE.interp is EVAL``).
+    (then the caller runs ``body`` itself). Call it only where :func:`_reaches_eval` holds,
+    with the eager interpreter current.
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -81,8 +115,9 @@ def one_program(body: Callable[..., Any]) -> Callable[..., Any]:
     """
     @functools.wraps(body)
     def fn(*args: Any, **kwargs: Any) -> Any:
-        if STATE.interp is EVAL and not kwargs:
-            out = run_fused(body, args)
+        if not kwargs and _reaches_eval(args):
+            with set_current(EVAL):
+                out = run_fused(body, args)
             if out is not None:
                 return out
         return body(*args, **kwargs)
@@ -100,8 +135,9 @@ def call_body(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any
         >>> call_body(lax.sub, (jnp.ones(2), jnp.ones(2))).tolist()
         [0.0, 0.0]
     """
-    if STATE.interp is EVAL:
-        out = run_fused(body, args, statics)
+    if _reaches_eval(args):
+        with set_current(EVAL):
+            out = run_fused(body, args, statics)
         if out is not None:
             return out
     return body(*args, *statics)
@@ -160,8 +196,9 @@ def one_program_static(*, static_argnames: tuple[str, ...] = ()) -> Callable[[Ca
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if STATE.interp is EVAL:
-                out = _run_static(sig, statics, op_by_op, body, args, kwargs)
+            if _reaches_eval(args + tuple(kwargs.values())):
+                with set_current(EVAL):
+                    out = _run_static(sig, statics, op_by_op, body, args, kwargs)
                 if out is not None:
                     return out
             return fn(*args, **kwargs)
