@@ -3,8 +3,6 @@ second-order helpers and tree utilities: same numbers as optax, through jit."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pytest
 
@@ -14,15 +12,9 @@ import fluxion_optim
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
+from _optim_reference import ref_jit  # (imports jax: after the skip above)
 
-# The reference's programs compiled with XLA's cheapest CPU settings (no LLVM optimisation, XLA's
-# loop emitters as fluxion_cpu_fast_compile): the same optax program in under half the compile
-# time. Options are part of jax's executable cache key, so no other test reuses these executables.
-REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
-                             "xla_llvm_disable_expensive_passes": True,
-                             "xla_cpu_use_fusion_emitters": False}
-ref_jit = functools.partial(jax.jit, compiler_options=REFERENCE_COMPILE_OPTIONS)
+jnp = pytest.importorskip("jax.numpy")
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
 # case through both libraries, is computed once instead of once per worker.

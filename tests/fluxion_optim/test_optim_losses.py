@@ -12,6 +12,8 @@ import fluxion_optim
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
+from _optim_reference import ref_jit  # (imports jax: after the skip above)
+
 jnp = pytest.importorskip("jax.numpy")
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
@@ -94,7 +96,7 @@ def _to(np_mod, tree):
 @pytest.fixture(scope="module")
 def loss_values():
     ours = fluxion.jit(lambda: [f(fluxion_optim.losses) for _, f in LOSSES])()
-    ref = jax.jit(lambda: [f(optax.losses) for _, f in LOSSES])()
+    ref = ref_jit(lambda: [f(optax.losses) for _, f in LOSSES])()
     return ours, ref
 
 
@@ -125,7 +127,7 @@ def test_loss_gradients_match_optax() -> None:
         return lambda x: sum(sum_fn(f(L, x)) for _, f in GRAD_LOSSES)
 
     ours = fluxion.jit(fluxion.grad(total(fluxion_optim.losses, fnp.sum)))(fnp.asarray(LOGITS))
-    ref = jax.jit(jax.grad(total(optax.losses, jnp.sum)))(jnp.asarray(LOGITS))
+    ref = ref_jit(jax.grad(total(optax.losses, jnp.sum)))(jnp.asarray(LOGITS))
     np.testing.assert_allclose(np.asarray(ours), np.asarray(ref), rtol=1e-4, atol=1e-5)
 
 

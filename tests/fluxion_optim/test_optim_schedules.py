@@ -12,6 +12,8 @@ import fluxion_optim
 
 optax = pytest.importorskip("optax")
 jax = pytest.importorskip("jax")
+from _optim_reference import ref_jit  # (imports jax: after the skip above)
+
 jnp = pytest.importorskip("jax.numpy")
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
@@ -60,7 +62,7 @@ def _all(lib, np_mod, jit, vmap):
 @pytest.fixture(scope="module")
 def schedule_values():
     return (_all(fluxion_optim, fnp, fluxion.jit, fluxion.vmap),
-            _all(optax, jnp, jax.jit, jax.vmap))
+            _all(optax, jnp, ref_jit, jax.vmap))
 
 
 @pytest.mark.parametrize("index", range(len(SCHEDULES)),
@@ -124,7 +126,7 @@ def _injected_run(lib, np_mod, jit, lr_changes):
 def test_inject_hyperparams_matches_optax() -> None:
     changes = {2: 0.5}
     ours, our_state = _injected_run(fluxion_optim, fnp, fluxion.jit, changes)
-    ref, ref_state = _injected_run(optax, jnp, jax.jit, changes)
+    ref, ref_state = _injected_run(optax, jnp, ref_jit, changes)
     np.testing.assert_allclose(np.stack(ours), np.stack(ref), rtol=2e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(our_state.hyperparams["learning_rate"]),
                                np.asarray(ref_state.hyperparams["learning_rate"]), rtol=1e-6)
