@@ -298,3 +298,15 @@ def test_non_scalar_physical_element():
     g = fluxion.jit(fluxion.grad(build(fluxion, fjnp, fdt)))(x)
     assert g.shape == x.shape and g.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(g), np.full(x.shape, 5.0, F32))
+
+
+@pytest.mark.parametrize("op", ["add", "neg", "mul"])
+def test_arithmetic_on_extended_arrays_is_a_type_error(op):
+    for lib, _, dt in (_lib("jax"), _lib("fluxion")):
+        fn = getattr(lib.lax, op)
+
+        def f(x, lib=lib, dt=dt, fn=fn):
+            e = lib.lax.convert_element_type(x, dt)
+            return fn(e) if op == "neg" else fn(e, e)
+        with pytest.raises(TypeError, match=f"{op}.*does not accept dtype maxgrad32"):
+            lib.jit(f)(np.ones(2, F32))

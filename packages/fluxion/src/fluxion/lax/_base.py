@@ -76,6 +76,8 @@ class DtypeSet:
 
 
 def _kind(dtype: np.dtype) -> str:
+    if isinstance(dtype, dtypes.ExtendedDType):  # keys, user-defined: no arithmetic of their own
+        return "?"
     if dtype.kind in "biufc" and dtype.isbuiltin:
         return dtype.kind
     if dtypes.issubdtype(dtype, np.floating):
