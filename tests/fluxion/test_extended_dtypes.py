@@ -310,3 +310,17 @@ def test_arithmetic_on_extended_arrays_is_a_type_error(op):
             return fn(e) if op == "neg" else fn(e, e)
         with pytest.raises(TypeError, match=f"{op}.*does not accept dtype maxgrad32"):
             lib.jit(f)(np.ones(2, F32))
+
+
+def test_eager_extended_arrays_through_common_apis():
+    results = {}
+    for name, (lib, jnp, dt) in (("jax", _lib("jax")), ("fluxion", _lib("fluxion"))):
+        e = lib.lax.convert_element_type(jnp.arange(2.0, dtype=F32), dt)
+        outs = [lib.device_put(e), lib.block_until_ready(e),
+                lib.vmap(lambda a, lib=lib: lib.lax.convert_element_type(a, np.float32))(e),
+                lib.eval_shape(lambda a: a, e), jnp.asarray(e),
+                lib.lax.cond(True, lambda a: a, lambda a: a, e)]
+        results[name] = [(o.shape, str(o.dtype)) for o in outs]
+        back = lib.jit(lambda a, lib=lib: lib.lax.convert_element_type(a, np.float32))(outs[-1])
+        np.testing.assert_array_equal(np.asarray(back), [0.0, 1.0])
+    assert results["fluxion"] == results["jax"]
