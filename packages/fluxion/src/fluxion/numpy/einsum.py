@@ -119,12 +119,17 @@ def _contract_pair(lhs: Any, ln: str, rhs: Any, rn: str, out: str, precision: An
                 shp = list(rhs.shape)
                 shp[j] = lhs.shape[i]
                 rhs = lax.broadcast_in_dim(rhs, tuple(shp), tuple(range(rhs.ndim)))
-    dn = ((tuple(ln.index(c) for c in contract), tuple(rn.index(c) for c in contract)),
-          (tuple(ln.index(c) for c in batch), tuple(rn.index(c) for c in batch)))
-    res = lax.dot_general(lhs, rhs, dn, precision, pet)
-    names = "".join(batch) + "".join(c for c in ln if c not in batch and c not in contract) + \
-        "".join(c for c in rn if c not in batch and c not in contract)
-    return _transpose_to(res, names, out)
+    l_cont, r_cont = tuple(ln.index(c) for c in contract), tuple(rn.index(c) for c in contract)
+    l_batch, r_batch = tuple(ln.index(c) for c in batch), tuple(rn.index(c) for c in batch)
+    l_free = "".join(c for c in ln if c not in batch and c not in contract)
+    r_free = "".join(c for c in rn if c not in batch and c not in contract)
+    # As JAX's einsum: (rhs, lhs) first when that order needs no transpose (opt_einsum contracts
+    # right to left), else (lhs, rhs). The operand order decides the dot's layout, so under
+    # vmap the results' layouts, and XLA's summation order after them, are JAX's.
+    if "".join(batch) + r_free + l_free == out:
+        return lax.dot_general(rhs, lhs, ((r_cont, l_cont), (r_batch, l_batch)), precision, pet)
+    res = lax.dot_general(lhs, rhs, ((l_cont, r_cont), (l_batch, r_batch)), precision, pet)
+    return _transpose_to(res, "".join(batch) + l_free + r_free, out)
 
 
 def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any = "auto",
