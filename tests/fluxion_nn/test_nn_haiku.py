@@ -12,13 +12,20 @@ import fluxion_nn.haiku as hk
 rhk = pytest.importorskip("haiku")
 jax = pytest.importorskip("jax")
 
+_REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
+                              "xla_llvm_disable_expensive_passes": True,
+                              "xla_cpu_use_fusion_emitters": False}
+
 
 def _both(build, *args, with_state=False, rng=42):
     ours = (hk.transform_with_state if with_state else hk.transform)(build(hk, jnp))
     theirs = (rhk.transform_with_state if with_state else rhk.transform)(build(rhk, jax.numpy))
     a_o = [jnp.asarray(a) for a in args]
     po = ours.init(fr.PRNGKey(rng), *a_o)
-    pt = theirs.init(jax.random.PRNGKey(rng), *args)
+    # dm-haiku's init as one jax.jit program compiled with XLA's cheapest CPU settings (the
+    # options of test_nn_haiku_compat's reference; eagerly it compiles each op on its own)
+    pt = jax.jit(theirs.init, compiler_options=_REFERENCE_COMPILE_OPTIONS)(
+        jax.random.PRNGKey(rng), *args)
     return ours, theirs, po, pt, a_o
 
 
