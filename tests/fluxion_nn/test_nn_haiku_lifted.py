@@ -17,15 +17,30 @@ jax = pytest.importorskip("jax")
 X = np.random.RandomState(0).randn(4, 5).astype(np.float32)
 
 
+# XLA options for the reference's program: dm-haiku's init + apply as one jax.jit program compiled
+# with XLA's cheapest CPU settings (eagerly it compiles each op on its own). Given per compile, the
+# options are part of jax's executable cache key, so no other test reuses these executables.
+_REFERENCE_COMPILE_OPTIONS = {"xla_backend_optimization_level": 0,
+                              "xla_llvm_disable_expensive_passes": True,
+                              "xla_cpu_use_fusion_emitters": False}
+
+
 def _run(build, *args, with_state=False, rng=42):
-    """init + apply of ``build(h, np_)`` in both libraries: ((params, out, state) ours, theirs)."""
+    """init + apply of ``build(h, np_)`` in both libraries: ((params, out, state) ours, theirs);
+    Fluxion's eagerly (the code under test), dm-haiku's as one jitted program (the reference)."""
     res = []
     for h, np_, key in ((hk, jnp, fr.PRNGKey(rng)), (rhk, jax.numpy, jax.random.PRNGKey(rng))):
         t = h.transform_with_state(build(h, np_))
+
+        def init_apply(key, *a, t=t):
+            params, state = t.init(key, *a)
+            out, state2 = t.apply(params, state, key, *a)
+            return params, out, state2
+
         a = [np_.asarray(x) for x in args]
-        params, state = t.init(key, *a)
-        out, state2 = t.apply(params, state, key, *a)
-        res.append((params, out, state2))
+        if h is rhk:
+            init_apply = jax.jit(init_apply, compiler_options=_REFERENCE_COMPILE_OPTIONS)
+        res.append(init_apply(key, *a))
     return res
 
 
