@@ -317,3 +317,24 @@ def check_vmap_like_loop(f: Any, xs: tuple, in_axes: Any = 0, tol: float = 1e-5)
             assert_close(g, np.stack([np.asarray(p[k]) for p in per]), tol)
     else:
         assert_close(got, np.stack([np.asarray(p) for p in per]), tol)
+
+
+class CountCompiles:
+    """Counts Fluxion's XLA compiles inside a ``with`` block (``.n``), by wrapping the one hook
+    every Fluxion compile goes through (``fluxion.backend.compile_hook``).
+
+    Example: ``with CountCompiles() as c: f(x)`` then ``assert c.n == 0`` for a cached call.
+    """
+
+    def __enter__(self) -> "CountCompiles":
+        from fluxion.backend import compile_hook
+        self.n, self._hook, self._inner = 0, compile_hook, compile_hook.backend_compile_and_load
+
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            self.n += 1
+            return self._inner(*args, **kwargs)
+        compile_hook.backend_compile_and_load = spy
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._hook.backend_compile_and_load = self._inner

@@ -13,30 +13,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _compare import assert_same, flags_both, x64_both
+from _compare import CountCompiles, assert_same, flags_both, x64_both
 
 import fluxion
 import fluxion.numpy as fnp
-from fluxion.backend import compile_hook, dispatch
+from fluxion.backend import dispatch
 from fluxion.core.config import flag_context
 
 THIS_FILE = __file__
 
 
-class _Compiles:
-    """Counts Fluxion's XLA compiles inside a ``with`` block."""
-
-    def __enter__(self):
-        self.n, self._inner = 0, compile_hook.backend_compile_and_load
-
-        def spy(*args, **kwargs):
-            self.n += 1
-            return self._inner(*args, **kwargs)
-        compile_hook.backend_compile_and_load = spy
-        return self
-
-    def __exit__(self, *exc):
-        compile_hook.backend_compile_and_load = self._inner
 
 
 def _mask_product(lib, dtype):
@@ -124,16 +110,16 @@ def test_one_compile_per_signature():
     x = fnp.asarray(np.arange(35, dtype=np.float32).reshape(7, 5))  # shapes no other test uses
     m = fnp.asarray(np.arange(35).reshape(7, 5) % 3 == 0)
     i = fnp.asarray(np.arange(35, dtype=np.int32).reshape(7, 5) - 17)
-    with _Compiles() as c:
+    with CountCompiles() as c:
         fnp.multiply(x, m)
     assert c.n == 1  # convert and multiply: one program (was two)
-    with _Compiles() as c:
+    with CountCompiles() as c:
         fnp.floor_divide(i, 3)
     assert c.n == 1  # div, rem, compares, select: one program (was eight)
-    with _Compiles() as c:
+    with CountCompiles() as c:
         fnp.where(m, x, 0.0)
     assert c.n == 1  # broadcast, select: one program
-    with _Compiles() as c:
+    with CountCompiles() as c:
         for _ in range(3):
             x * m, fnp.floor_divide(i, 3), fnp.floor_divide(i, 4), fnp.where(m, x, -1.0)
     assert c.n == 0  # the same signatures: cached (a Python number is an operand)

@@ -14,29 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _compare import assert_same, flags_both
+from _compare import CountCompiles, assert_same, flags_both
 
 import fluxion
 import fluxion.numpy as fnp
-from fluxion.backend import compile_hook
 from fluxion.numpy._eager import one_program_static
-
-
-class _Compiles:
-    """Counts Fluxion's XLA compiles inside a ``with`` block."""
-
-    def __enter__(self):
-        self.n, self._inner = 0, compile_hook.backend_compile_and_load
-
-        def spy(*args, **kwargs):
-            self.n += 1
-            return self._inner(*args, **kwargs)
-        compile_hook.backend_compile_and_load = spy
-        return self
-
-    def __exit__(self, *exc):
-        compile_hook.backend_compile_and_load = self._inner
-
 
 # Shapes no other test uses (7 x 3 x 2), so the first call's compile is this file's own.
 _RNG = np.random.default_rng(11)
@@ -159,9 +141,9 @@ def _inputs(m):
 def test_one_program_per_call_pattern_matches_jax(name):
     f = CASES[name]
     ours_in, theirs_in = _inputs(fnp), _inputs(jnp)
-    with _Compiles() as first:
+    with CountCompiles() as first:
         ours = f(fnp, ours_in)
-    with _Compiles() as again:
+    with CountCompiles() as again:
         repeat = f(fnp, ours_in)
     tol = TOL.get(name)
     tols = {"rtol": tol, "atol": tol} if tol else {}
@@ -180,7 +162,7 @@ def test_traced_arguments_are_operands_as_in_jax():
     x, jx = fnp.asarray(X[:, :, 1]), jnp.asarray(X[:, :, 1])
     fnp.var(x, axis=1, ddof=0)
     fnp.quantile(x, 0.5, axis=0)
-    with _Compiles() as c:
+    with CountCompiles() as c:
         for ddof in (1, 2, 3):  # 3: no degrees of freedom left, NaN as JAX's
             assert_same(fnp.var(x, axis=1, ddof=ddof), jnp.var(jx, axis=1, ddof=ddof),
                         rtol=1e-6, atol=1e-6)
