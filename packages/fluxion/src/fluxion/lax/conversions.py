@@ -125,14 +125,14 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
     if isinstance(old, dtypes.ExtendedDType) or isinstance(new_dtype, dtypes.ExtendedDType):
         if old == new_dtype:
             return operand
-        if _user_extended(old) and _user_extended(new_dtype):
+        if dtypes.is_user_extended(old) and dtypes.is_user_extended(new_dtype):
             raise ValueError(f"Cannot convert_element_type directly between extended dtypes "
                              f"{old} and {new_dtype}: convert through their representation "
                              f"dtypes")
-        if _user_extended(new_dtype) and old is not None and not isinstance(
+        if dtypes.is_user_extended(new_dtype) and old is not None and not isinstance(
                 old, dtypes.ExtendedDType):
             return to_edtype_p.bind(operand, edtype=new_dtype)
-        if _user_extended(old) and not isinstance(new_dtype, dtypes.ExtendedDType):
+        if dtypes.is_user_extended(old) and not isinstance(new_dtype, dtypes.ExtendedDType):
             return from_edtype_p.bind(operand, dtype=dtypes.canonicalize_dtype(
                 dtypes.dtype(new_dtype)))
         raise ValueError(f"Cannot convert_element_type from {dtypes.dtype(operand)} to "
@@ -149,10 +149,6 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
 # give its physical element, such as flax's fp8 meta dtype) and an array of its representation
 # dtype, as JAX's: the rules' convert_to/convert_from allow it, and the program does nothing (both
 # sides are the same physical array).
-
-
-def _user_extended(dt: Any) -> bool:
-    return isinstance(dt, dtypes.ExtendedDType) and getattr(dt, "_aval", None) is None
 
 
 def _rep_aval(edtype: Any) -> ShapedArray:

@@ -80,7 +80,7 @@ def is_float(dt: np.dtype) -> bool:
     """True for dtypes whose tangents are themselves (floating and complex dtypes, and a
     user-defined extended dtype whose rules' ``tangent_dtype`` is itself)."""
     if isinstance(dt, ExtendedDType):
-        return getattr(dt, "_aval", None) is None and dt._rules.tangent_dtype(dt) == dt
+        return dtypes.is_user_extended(dt) and dt._rules.tangent_dtype(dt) == dt
     return dt.kind in "fc" or (dt.kind == "V" and dt != dtypes.float0
                                and dtypes.issubdtype(dt, np.inexact))
 
@@ -90,7 +90,7 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     ``float0`` for integers and booleans."""
     if is_float(aval.dtype):
         return aval
-    if isinstance(aval.dtype, ExtendedDType) and getattr(aval.dtype, "_aval", None) is None:
+    if dtypes.is_user_extended(aval.dtype):
         return aval.to_tangent_aval()
     return ShapedArray(aval.shape, dtypes.float0)
 
@@ -135,7 +135,7 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     """A concrete (or staged) array of zeros of ``aval``; NumPy zeros for ``float0``; for a
     user-defined extended dtype, its rules' ``zero`` broadcast to the shape (JAX's)."""
     dt = aval.dtype
-    if isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None:
+    if dtypes.is_user_extended(dt):
         z = dt._rules.zero(dt)
         if not aval.shape:
             return z
@@ -209,7 +209,7 @@ def add_any(x: Any, y: Any) -> Any:
     """The sum of two tangents (or cotangents) of the same aval; a user-defined extended dtype
     sums with its rules' ``add`` (flax's fp32_max_grad takes the maximum), as JAX's add_any."""
     dt = getattr(x, "dtype", None)
-    if isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None:
+    if dtypes.is_user_extended(dt):
         return dt._rules.add(dt, x, y)
     return add_any_p.bind(x, y)
 

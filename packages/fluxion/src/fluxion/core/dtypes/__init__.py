@@ -102,6 +102,7 @@ from fluxion.core.dtypes._scalars import (
     int4,
     int_types,
     intn_dtypes,
+    is_user_extended,
     prng_key,
     python_scalar_types,
     signed_types,
@@ -116,7 +117,7 @@ __all__ = [
     "bfloat16", "float16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "float8_e3m4",
     "float8_e4m3", "float8_e8m0fnu", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
     "float8_e5m2", "float8_e5m2fnuz", "int1", "uint1", "int2", "uint2", "int4", "uint4", "float0",
-    "extended", "prng_key", "ExtendedDType",
+    "extended", "prng_key", "ExtendedDType", "is_user_extended",
     # dtype lists
     "bool_types", "signed_types", "unsigned_types", "int_types", "float_types", "complex_types",
     "custom_float_dtypes", "float8_dtypes", "intn_dtypes", "python_scalar_types",

@@ -45,6 +45,19 @@ class ExtendedDType(abc.ABC):
         """The scalar class, a subclass of :class:`extended`."""
 
 
+def is_user_extended(dt: Any) -> bool:
+    """True for a user-defined extended dtype: one whose ``_rules`` say how it behaves (physical
+    element, conversions, tangent add and zero; e.g. flax's fp8 meta dtype), as opposed to
+    Fluxion's own extended dtypes such as typed PRNG keys, which carry their own aval (``_aval``).
+
+    Example:
+        >>> from fluxion.core import dtypes
+        >>> dtypes.is_user_extended(dtypes.canonicalize_dtype("float32"))
+        False
+    """
+    return isinstance(dt, ExtendedDType) and getattr(dt, "_aval", None) is None
+
+
 bfloat16: type[np.generic] = ml_dtypes.bfloat16
 float16: type[np.generic] = np.float16
 float4_e2m1fn: type[np.generic] = ml_dtypes.float4_e2m1fn
