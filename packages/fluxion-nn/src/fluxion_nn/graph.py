@@ -186,16 +186,33 @@ def graphdef(node: Any, /, *, graph: bool | None = None) -> GraphDef:
 def _navigate(node: Any, key: Any) -> Any:
     if isinstance(node, (list, tuple)) and isinstance(key, int):
         return node[key]
-    if isinstance(node, dict):
+    if isinstance(node, (dict, State)):
         return node[key]
     return getattr(node, key)
 
 
 def _assign(node: Any, key: Any, value: Any) -> None:
-    if isinstance(node, (list, dict)) and not isinstance(node, Pytree):
+    if isinstance(node, (list, dict, State)) and not isinstance(node, Pytree):
         node[key] = value
     else:
         setattr(node, key, value)
+
+
+def _parent_or_add(node: Any, s: Any, path: tuple, added: set) -> Any:
+    # the object holding ``path``'s leaf; where the graph lacks a prefix of the path, that
+    # prefix's sub-State is set there whole (recorded in ``added``) and None is returned
+    parent = node
+    for i, k in enumerate(path[:-1]):
+        try:
+            parent = _navigate(parent, k)
+        except (AttributeError, KeyError, IndexError, TypeError):
+            sub = s
+            for key in path[:i + 1]:
+                sub = sub[key]
+            _assign(parent, k, sub)
+            added.add(path[:i + 1])
+            return None
+    return parent
 
 
 def update(node: Any, state: Any, /, *states: Any) -> None:
@@ -212,10 +229,13 @@ def update(node: Any, state: Any, /, *states: Any) -> None:
             continue
         if isinstance(s, dict) and not isinstance(s, State):
             s = State(s)
+        added: set = set()  # prefixes the graph lacked, set whole from the State (as flax)
         for path, leaf in s.flat_state():
-            parent = node
-            for k in path[:-1]:
-                parent = _navigate(parent, k)
+            if added and any(path[:i] in added for i in range(1, len(path))):
+                continue
+            parent = _parent_or_add(node, s, path, added)
+            if parent is None:
+                continue
             try:
                 cur = _navigate(parent, path[-1])
             except (AttributeError, KeyError, IndexError):
@@ -292,7 +312,8 @@ def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tup
     def entries(v: Any) -> list:
         if isinstance(v, Pytree):
             d = vars(v)
-            keys = sorted(k for k in d if k != _MARKS)
+            order = type(v)._pytree__attr_order
+            keys = [k for k in (sorted(d) if order is None else order(v, d)) if k != _MARKS]
             if tree:
                 keys = [k for k in keys if _attr_is_data(v, k, d[k])]
             return [(k, d[k]) for k in keys]

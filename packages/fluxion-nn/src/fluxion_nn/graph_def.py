@@ -407,10 +407,12 @@ def _flatten_value(v: Any, path: tuple, ctx: _FlattenCtx) -> tuple:
             # __class__: a hijax Variable's is the Variable type it holds (rebuilt as one)
             return ("V", idx, v.__class__, _meta_key(v._metadata), ref_idx)
         d = vars(v)
+        order = type(v)._pytree__attr_order
+        keys = sorted(d) if order is None else order(v, d)
         if _MARKS in d or type(v)._pytree__annotated:
-            attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in sorted(d))
+            attrs = tuple((k, _declared_spec(v, k, d[k], path + (k,), ctx)) for k in keys)
         else:
-            attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in sorted(d))
+            attrs = tuple((k, _flatten_value(d[k], path + (k,), ctx)) for k in keys)
         return ("O", idx, type(v), attrs)
     if is_array(v):
         ctx.leaves.append((path, v))

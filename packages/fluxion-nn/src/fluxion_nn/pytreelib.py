@@ -291,6 +291,10 @@ class Pytree:
 
     _pytree__is_pytree = True
     _pytree__annotated: dict = {}
+    # ``None``: a graph walk visits the attributes in sorted order; a subclass may give a
+    # function ``(obj, vars(obj)) -> names`` instead (``nnx.bridge.Module``'s attribute
+    # priorities decide which path a shared object is found at)
+    _pytree__attr_order = None
 
     def __init_subclass__(cls, *, pytree: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -305,7 +309,8 @@ class Pytree:
 
     def __setattr__(self, name: str, value: Any) -> None:
         value, status = _unmark(value)
-        _check_assignment(self, name, value, status)
+        if type(self)._pytree__is_pytree:  # as flax: pytree=False objects take any value
+            _check_assignment(self, name, value, status)
         if status is not None and _status(self, name) is not status:
             marks = dict(vars(self).get(_MARKS, {}))
             marks[name] = status

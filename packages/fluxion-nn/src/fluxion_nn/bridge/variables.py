@@ -4,6 +4,8 @@ every Variable has travels as an :class:`NNXMeta` box."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import Any, Callable
 
 import fluxion.tree_util as tree_util
@@ -138,7 +140,7 @@ def to_nnx_var(col: str, x: Any) -> Variable:
 def _flatten(mapping: Any, prefix: tuple = ()) -> dict:
     flat: dict = {}
     for k, v in mapping.items():
-        if isinstance(v, dict):
+        if isinstance(v, (dict, Mapping)):  # dicts, States, Linen's FrozenDicts
             flat.update(_flatten(v, prefix + (k,)))
         else:
             flat[prefix + (k,)] = v
@@ -188,7 +190,12 @@ def nnx_attrs_to_linen_vars(nnx_attrs: Any, metadata_fn: Callable[[Variable], An
 
 def with_partitioning(fn: Callable, names: Any, mesh: Any = None) -> Callable:
     """Linen's ``with_partitioning`` signature over :func:`fluxion_nn.with_partitioning`.
+    When flax's Linen is loaded, the Variable's Linen form is Linen's ``Partitioned`` box (as
+    flax's bridge); otherwise an :class:`NNXMeta` box.
 
     Example: ``init = nnx.bridge.with_partitioning(nnx.initializers.ones, ("in", "out"))``.
     """
+    linen_meta = sys.modules.get("flax.core.meta")  # never imported here: only if in use
+    if linen_meta is not None and hasattr(linen_meta, "Partitioned"):
+        return spmd.with_partitioning(fn, names, mesh, linen_meta_type=linen_meta.Partitioned)
     return spmd.with_partitioning(fn, names, mesh)

@@ -26,6 +26,7 @@ from ..pytreelib import Pytree, data, has_data, is_data
 from ..rnglib import Rngs, RngState
 from ..statelib import State
 from ..variablelib import Variable, variable_name_from_type
+from . import module as _bridge_module
 from . import variables as bv
 
 __all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen", "to_linen"]
@@ -185,7 +186,10 @@ class ToNNX(Module):
             attrs = {k: v for k, v in vars(self).items()
                      if not k.startswith("to_nnx__") and k != _INITIALIZING_ATTR}
             variables = bv.nnx_attrs_to_linen_vars(attrs)
-            mutable = False if mutable is None else mutable
+            if mutable is None:  # inside a bridge Module: the collections its apply may change
+                parent = _bridge_module.current_module()
+                scope = None if parent is None else vars(parent).get("scope")
+                mutable = False if scope is None else scope.mutable
             out = self.to_nnx__module.apply(variables, *args, rngs=rng_dict, method=method,
                                             mutable=mutable, **kwargs)
             updates = None

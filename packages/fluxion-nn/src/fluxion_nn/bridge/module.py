@@ -1,0 +1,447 @@
+"""``nnx.bridge.Module``: Linen-style modules built on NNX objects (as ``flax.nnx.bridge.module``).
+
+A bridge Module is a dataclass (its annotated fields are the constructor's arguments) and an NNX
+Module at once. Submodules and parameters are made lazily, as in Linen: in ``setup()`` or inside a
+method decorated with :func:`compact`, where ``self.param``/``self.variable`` create them and a
+submodule built there is named ``<Class>_<n>`` (or by its ``name=``). ``init``/``apply`` work on
+Linen-style variables (``{collection: {path...: value}}``): ``apply`` clones the module, loads the
+variables into the clone, runs the method and (with ``mutable``) returns the variables after it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import inspect
+import threading
+import weakref
+from collections import defaultdict
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+import fluxion
+import fluxion.tree_util as tree_util
+
+from .. import graph as _graph
+from ..module import Module as _NnxModule
+from ..pytreelib import _INITIALIZING, Pytree, register_data_type
+from ..rnglib import Rngs, RngState
+from ..statelib import State
+from ..variablelib import Param, Variable, VariableMetadata, variable_name_from_type, variable_type_from_name
+from . import variables as bv
+
+__all__ = ["Module", "Scope", "AttrPriority", "ModuleState", "ModuleStackEntry", "MODULE_CONTEXT",
+           "compact", "current_context", "current_module"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclasses.dataclass
+class ModuleStackEntry:
+    """One frame of the bridge module stack: the module whose ``setup``/method runs, whether
+    that method is ``@compact``, and how many submodules of each type it has named so far."""
+
+    module: Any
+    in_compact: bool
+    type_counter: defaultdict = dataclasses.field(default_factory=lambda: defaultdict(int))
+
+
+class ModuleContext(threading.local):
+    """The per-thread bridge module stack; ``module_stack[-1]`` is None outside any module."""
+
+    def __init__(self) -> None:
+        self.module_stack: list[ModuleStackEntry | None] = [None]
+
+
+MODULE_CONTEXT = ModuleContext()
+
+
+@register_data_type
+class ModuleState(State):
+    """The variables ``apply`` loaded for a submodule that does not exist yet: an attribute
+    holding one is invisible (``getattr`` raises AttributeError) until the submodule is built
+    and assigned there, which loads them into it."""
+
+    __slots__ = ()
+
+
+class Scope(Pytree):
+    """What a bound bridge module draws on during ``init``/``apply``: the ``Rngs`` and the
+    ``mutable`` collections filter.
+
+    Example: ``module.scope.rngs['params']()`` is a new key while ``module.apply`` runs.
+    """
+
+    def __init__(self, rngs: Rngs, mutable: Any):
+        self.rngs = rngs
+        self.mutable = mutable
+
+    def copy(self) -> "Scope":
+        """A new Scope sharing these Rngs and ``mutable``."""
+        return Scope(self.rngs, self.mutable)
+
+
+class AttrPriority(enum.IntEnum):
+    """Where an attribute comes in a graph walk (lower first; ties by name). A submodule
+    reachable from several attributes is stored under the first one."""
+
+    HIGH = 0
+    INIT_PARENT = 20
+    DEFAULT = 50
+    LOW = 100
+
+
+# bridge modules whose setup() has run (by identity: a clone is set up again, as in flax)
+_SET_UP: dict[int, weakref.ref] = {}
+
+
+def _is_set_up(module: Any) -> bool:
+    ref = _SET_UP.get(id(module))
+    return ref is not None and ref() is module
+
+
+def _mark_set_up(module: Any) -> None:
+    key = id(module)
+    _SET_UP[key] = weakref.ref(module, lambda _r, key=key: _SET_UP.pop(key, None))
+
+
+def _set_initializing(node: Any, initializing: bool) -> None:
+    if initializing:
+        vars(node)[_INITIALIZING] = True
+    else:
+        vars(node).pop(_INITIALIZING, None)
+
+
+def _maybe_call_setup(module: Any) -> None:
+    if isinstance(module, Module) and hasattr(module, "setup") and not _is_set_up(module):
+        MODULE_CONTEXT.module_stack.append(ModuleStackEntry(module, in_compact=False))
+        try:
+            module.setup()
+            _mark_set_up(module)
+        finally:
+            MODULE_CONTEXT.module_stack.pop()
+
+
+def _bind_module(parent: "Module", module: "Module") -> "Module":
+    # root first: the root takes a copy of the parent's scope, then every bridge module of the
+    # new subgraph runs its setup() (as flax, only a scope-less root is given one)
+    for _, value in reversed(list(_graph.iter_graph(module, graph=True))):
+        if isinstance(value, Module):
+            if vars(module).get("scope") is None:
+                value.scope = vars(parent)["scope"].copy()
+            _maybe_call_setup(value)
+    return module
+
+
+def current_context() -> ModuleStackEntry | None:
+    """The innermost bridge module frame (None outside any bridge module's setup or method).
+
+    Example: inside a ``@bridge.compact`` method, ``bridge.current_context().in_compact`` is True.
+    """
+    return MODULE_CONTEXT.module_stack[-1]
+
+
+def current_module() -> "Module | None":
+    """The bridge module whose setup or method is running (None outside one).
+
+    Example: ``bridge.current_module().is_initializing()`` inside a submodule's call.
+    """
+    ctx = current_context()
+    return None if ctx is None else ctx.module
+
+
+def _auto_submodule_name(parent_ctx: ModuleStackEntry, cls: type) -> str:
+    index = parent_ctx.type_counter[cls]
+    parent_ctx.type_counter[cls] += 1
+    return f"{cls.__name__}_{index}"
+
+
+class _ModuleMeta(type):
+    # Linen's construction rules: inside a parent's setup or compact method the new module gets
+    # that parent; inside a compact method (or with ``name=``) it is set on the parent at once
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        parent_ctx = MODULE_CONTEXT.module_stack[-1]
+        parent = None
+        name = None
+        if parent_ctx is not None:
+            if "parent" in kwargs:
+                parent = kwargs.pop("parent")
+                if parent_ctx.in_compact and parent is not None:
+                    raise ValueError(f"'parent' can only be set to None, got "
+                                     f"{type(parent).__name__}")
+            else:
+                parent = parent_ctx.module
+            if "name" in kwargs:
+                name = kwargs["name"]
+                if "name" not in inspect.get_annotations(cls):
+                    kwargs.pop("name")
+                if not isinstance(name, str):
+                    raise ValueError(f"'name' must be a 'str', got {type(name).__name__}")
+            elif parent_ctx.in_compact:
+                name = _auto_submodule_name(parent_ctx, cls)
+        module = cls.__new__(cls)
+        vars(module)["scope"] = None
+        vars(module)["attr_priorities"] = {}
+        module.__init__(*args, **kwargs)
+        if parent is not None and name is not None:
+            if vars(parent).get("scope") is None:
+                raise ValueError(f"{cls.__name__}(name={name!r}): the parent "
+                                 f"{type(parent).__name__} is not bound (no scope)")
+            setattr(parent, name, module)
+            parent.set_attr_priority(name, AttrPriority.INIT_PARENT)
+        return module
+
+
+def _attr_order(obj: Any, attrs: dict) -> list:
+    priorities = attrs.get("attr_priorities") or {}
+    return sorted(attrs, key=lambda k: (priorities.get(k, AttrPriority.DEFAULT), k))
+
+
+def _module_state(flat: dict) -> ModuleState:
+    root = ModuleState()
+    for path, value in flat.items():
+        node = root
+        for k in path[:-1]:
+            nxt = node._mapping.get(k)
+            if nxt is None:
+                nxt = node._mapping[k] = ModuleState()
+            node = nxt
+        node._mapping[path[-1]] = value
+    return root
+
+
+def _as_rngs(rngs: Any) -> Rngs:
+    if rngs is None:
+        return Rngs()
+    if isinstance(rngs, Rngs):
+        return rngs
+    if isinstance(rngs, dict):
+        return Rngs(**rngs)
+    return Rngs(rngs)
+
+
+def _check_shapes(name: str, value: Any, abstract: Any) -> None:
+    for val, abs_val in zip(tree_util.tree_leaves(value), tree_util.tree_leaves(abstract)):
+        if np.shape(val) != np.shape(abs_val):
+            raise ValueError(f"Module.param/variable {name!r}: the stored value has shape "
+                             f"{np.shape(val)}, the initializer gives {np.shape(abs_val)}")
+
+
+class Module(_NnxModule, metaclass=_ModuleMeta):
+    """A Linen-style NNX module: annotated fields, ``setup()`` or ``@bridge.compact`` methods,
+    ``self.param``/``self.variable``, and ``init``/``apply`` on Linen variables.
+
+    Example::
+
+        class Dense(nnx.bridge.Module):
+            features: int
+
+            @nnx.bridge.compact
+            def __call__(self, x):
+                w = self.param('w', nnx.initializers.lecun_normal(), (x.shape[-1], self.features))
+                return x @ w
+
+        variables = Dense(3).init(0, x)           # {'params': {'w': ...}}
+        y = Dense(3).apply(variables, x)
+    """
+
+    _pytree__attr_order = _attr_order
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(pytree=False, **kwargs)
+        dataclasses.dataclass(repr=False)(cls)
+        cls.__hash__ = object.__hash__  # type: ignore[method-assign]
+
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if isinstance(value, ModuleState):
+            raise AttributeError(f"{type(self).__name__}.{name} is not built yet")
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if vars(self).get("scope") is not None:
+            pending = vars(self).get(name)
+            if isinstance(pending, ModuleState):
+                _graph.update(value, pending)
+            initializing = self.is_initializing()
+            for leaf in tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Pytree)):
+                if isinstance(leaf, Module):
+                    _set_initializing(leaf, initializing)
+                    _bind_module(self, leaf)
+        super().__setattr__(name, value)
+
+    def set_attr_priority(self, name: str, value: AttrPriority) -> None:
+        """Set where attribute ``name`` comes in graph walks (see :class:`AttrPriority`)."""
+        vars(self)["attr_priorities"] = {**vars(self).get("attr_priorities", {}), name: value}
+
+    def is_initializing(self) -> bool:
+        """True while ``init``/``init_with_output`` runs this module."""
+        return bool(vars(self).get(_INITIALIZING, False))
+
+    def make_rng(self, name: str = "default") -> Any:
+        """A new key from the bound scope's Rngs stream ``name``."""
+        scope = vars(self).get("scope")
+        if scope is None:
+            raise ValueError("Can't use RNGs on unbound modules")
+        return scope.rngs[name]()
+
+    def param(self, name: str, init_fn: Callable[..., Any], *init_args: Any, unbox: bool = True,
+              **init_kwargs: Any) -> Param:
+        """The Param ``name``: the existing one, else a new one from
+        ``init_fn(self.make_rng('params'), *init_args, **init_kwargs)``."""
+        if vars(self).get("scope") is None:
+            raise ValueError("Parameters must be initialized in `setup()` or in a method "
+                             "wrapped in `@compact`")
+        if hasattr(self, name):
+            value = getattr(self, name)
+            if isinstance(value, Variable):
+                if not isinstance(value, Param):
+                    raise ValueError(f"Expected '{name}' to be a Param, got {type(value).__name__}")
+                return value
+            abstract = fluxion.eval_shape(
+                lambda: init_fn(fluxion.random.key(0), *init_args, **init_kwargs))
+            _check_shapes(name, value, abstract)
+            if isinstance(abstract, VariableMetadata):
+                abstract.raw_value = value
+                value = abstract
+            variable = Param(value)
+        else:
+            variable = Param(init_fn(self.make_rng("params"), *init_args, **init_kwargs))
+        setattr(self, name, variable)
+        return variable
+
+    def variable(self, col: str, name: str, init_fn: Callable[..., Any] | None = None,
+                 *init_args: Any, unbox: bool = True, **init_kwargs: Any) -> Variable:
+        """The Variable ``name`` of collection ``col``: the existing one, else a new one from
+        ``init_fn(*init_args, **init_kwargs)``."""
+        variable_type = variable_type_from_name(col, allow_register=True)
+        if vars(self).get("scope") is None:
+            raise ValueError("Variables must be initialized in `setup()` or in a method "
+                             "wrapped in `@compact`")
+        if hasattr(self, name):
+            value = getattr(self, name)
+            if isinstance(value, Variable):
+                return value
+            if init_fn is None:
+                raise ValueError("Expected 'init_fn' to be a callable, got None")
+            abstract = fluxion.eval_shape(lambda: init_fn(*init_args, **init_kwargs))
+            _check_shapes(name, value, abstract)
+            if isinstance(abstract, VariableMetadata):
+                abstract.raw_value = value
+                value = abstract
+            variable = variable_type(value)
+        else:
+            if init_fn is None:
+                raise ValueError("Expected 'init_fn' to be a callable, got None")
+            variable = variable_type(init_fn(*init_args, **init_kwargs))
+        setattr(self, name, variable)
+        return variable
+
+    def _get_variables(self) -> dict:
+        by_col: dict = {}
+        for path, var in _graph.state(self, graph=True).flat_state():
+            if isinstance(var, RngState) or not isinstance(var, Variable):
+                continue  # Linen has no RNG state
+            try:
+                col = variable_name_from_type(type(var))
+            except ValueError:
+                col = type(var).__name__
+            leaf = var.get_value() if bv.is_vanilla_variable(var) else bv.to_linen_var(var)
+            by_col.setdefault(col, {})[path] = leaf
+        return {col: bv._unflatten(flat) for col, flat in by_col.items()}
+
+    @property
+    def variables(self) -> dict:
+        """The module's variables as Linen's ``{collection: tree}`` (RNG state left out)."""
+        return self._get_variables()
+
+    def apply(self, variables: Any, *args: Any, rngs: Any = None, method: Any = "__call__",
+              mutable: Any = False, _initialize: bool = False, **kwargs: Any) -> Any:
+        """Run ``method`` (default ``__call__``) of a clone of this module with ``variables``
+        loaded; returns its output, or ``(output, variables after the call)`` when ``mutable``
+        is not False."""
+        module = _graph.clone(self, graph=True)
+        flat: dict = {}
+        for col, tree in dict(variables).items():
+            for path, x in bv._flatten(tree).items():
+                flat[path] = bv.to_nnx_var(col, x)
+        _graph.update(module, _module_state(flat))
+        rngs = _as_rngs(rngs)
+        fn = _method_fn(module, method)
+        nodes = [v for _, v in _graph.iter_graph(module, graph=True)]
+        for value in nodes:
+            if isinstance(value, Pytree):
+                _set_initializing(value, _initialize)
+            if isinstance(value, Module):
+                value.scope = Scope(rngs, mutable)
+                _maybe_call_setup(value)
+        MODULE_CONTEXT.module_stack.append(ModuleStackEntry(module, in_compact=False))
+        try:
+            out = fn(module, *args, **kwargs)
+        finally:
+            MODULE_CONTEXT.module_stack.pop()
+            for _, value in _graph.iter_graph(module, graph=True):
+                if isinstance(value, Pytree):
+                    _set_initializing(value, False)
+                if isinstance(value, Module):
+                    value.scope = None
+        if mutable is False:
+            return out
+        return out, module._get_variables()
+
+    def init(self, rngs: Any = None, *args: Any, method: Any = "__call__", **kwargs: Any) -> dict:
+        """The variables made by running ``method`` once in initializing mode."""
+        return self.apply({}, *args, _initialize=True, mutable=True, rngs=rngs, method=method,
+                          **kwargs)[1]
+
+    def init_with_output(self, rngs: Any = None, *args: Any, method: Any = "__call__",
+                         mutable: Any = False, **kwargs: Any) -> tuple:
+        """``(output, variables)`` of running ``method`` once in initializing mode."""
+        return self.apply({}, *args, rngs=rngs, method=method, mutable=True, _initialize=True,
+                          **kwargs)
+
+
+def _method_fn(module: Module, method: Any) -> Callable:
+    if isinstance(method, str):
+        attribute = method
+        fn = getattr(module, attribute)
+        if not callable(fn):
+            raise TypeError(f"'{type(module).__name__}.{attribute}' must be a callable, got "
+                            f"{type(fn)}.")
+        if isinstance(fn, Module):  # a submodule's name: call that submodule
+            def fn(m: Any, *args: Any, **kwargs: Any) -> Any:
+                return getattr(m, attribute)(*args, **kwargs)
+    else:
+        fn = method
+    if inspect.ismethod(fn) and isinstance(fn.__self__, Module):
+        fn = fn.__func__
+    if not callable(fn) or len(inspect.signature(fn).parameters) < 1:
+        raise TypeError(f"Module.apply: the method {fn!r} must be a callable taking the module "
+                        f"as its first argument")
+    return fn
+
+
+def compact(f: F) -> F:
+    """Mark a bridge module method as compact: submodules built in it are named and attached
+    automatically, and ``self.param``/``self.variable`` may create state there.
+
+    Example::
+
+        @nnx.bridge.compact
+        def __call__(self, x):
+            return Dense(4)(x)   # becomes attribute 'Dense_0'
+    """
+    @functools.wraps(f)
+    def compact_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not isinstance(self, Module):
+            raise ValueError(f"Expected 'self' to be a nnx.bridge.Module, got "
+                             f"{type(self).__name__}")
+        MODULE_CONTEXT.module_stack.append(ModuleStackEntry(self, in_compact=True))
+        try:
+            return f(self, *args, **kwargs)
+        finally:
+            MODULE_CONTEXT.module_stack.pop()
+
+    return compact_wrapper  # type: ignore[return-value]
