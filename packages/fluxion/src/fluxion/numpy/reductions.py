@@ -212,10 +212,42 @@ def _upcast_f16(dt: Any) -> Any:
     return np.dtype(np.float32) if dt in (np.float16, dtypes.bfloat16) else dt
 
 
-@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
+def _ddof(ddof: Any, correction: Any, name: str) -> Any:
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError(f"jnp.{name}: give ddof or correction, not both (got ddof={ddof!r}, "
+                         f"correction={correction!r})")
+    return correction
+
+
+def _var_dtypes(a_dt: np.dtype, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype) of a variance of ``a_dt`` asked for as ``dtype``.
+
+    As JAX: a given ``dtype`` is both, integers included (the variance is then computed in
+    integer arithmetic); a complex input needs a complex ``dtype``.
+    """
+    if dtype is not None:
+        if dtypes.issubdtype(a_dt, np.complexfloating) and not dtypes.issubdtype(
+                dtype, np.complexfloating):
+            raise ValueError(f"jnp.var: a real dtype ({np.dtype(dtype)}) for the variance of a "
+                             f"complex array ({a_dt}) is not supported")
+        comp, out = np.dtype(dtype), np.dtype(dtype)
+    elif not dtypes.issubdtype(a_dt, np.inexact):
+        comp = out = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(a_dt))
+    else:
+        comp, out = a_dt, np.dtype(np.finfo(a_dt).dtype) if a_dt.kind == "c" else a_dt
+    return _upcast_f16(comp), out
+
+
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
     """Variance over ``axis`` (``ddof``/``correction`` delta degrees of freedom).
+
+    ``mean`` (broadcastable to ``a``, e.g. from ``keepdims=True``) is used instead of computing
+    it. An integer ``dtype`` computes in integer arithmetic, as JAX; the result is then a weakly
+    typed float (NaN where no degrees of freedom are left).
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -223,43 +255,80 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         1.0
     """
     _no_out("var", out)
-    if correction is not None:
-        ddof = correction
+    ddof = _ddof(ddof, correction, "var")
+    check_arraylike("var", a)
+    return _var(a, axis, dtype, ddof, keepdims, where, mean)
+
+
+@one_program_static(static_argnames=("axis", "dtype", "keepdims"))
+def _var(a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where: Any, mean: Any) -> Any:
     a = ensure_array(a)
     axes = canonical_axes(axis, a.ndim, "var")
-    dt = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(a.dtype)) if dtype is None else (
-        dtypes.check_and_canonicalize_user_dtype(dtype, "var"))
-    out_dt = dt
-    dt = _upcast_f16(dt)  # as JAX: float16/bfloat16 are computed in float32
+    if dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "var")
+    dt, out_dt = _var_dtypes(a.dtype, dtype)
     a = lax.convert_element_type(a, dt, weak_type=a.weak_type)
-    mu = mean(a, axes, keepdims=True, where=where)
-    centered = lax.sub(a, mu)
-    sq = lax.real(lax.mul(centered, lax.conj(centered))) if dt.kind == "c" else lax.mul(centered, centered)
+    mu = (_mean_in(a, axes, dt, where) if mean is None
+          else lax.convert_element_type(ensure_array(mean), dt))
+    centered = _sub_broadcast(a, mu)
+    if dt.kind == "c":
+        sq = lax.real(lax.mul(centered, lax.conj(centered)))
+    else:
+        sq = lax.mul(centered, centered)
     total = sum(sq, axis=axes, keepdims=keepdims, where=where, promote_integers=False)
     count = _count(a, axes, where, total.dtype)
     if keepdims and where is not None:
         count = _keep(count, axes, a.shape)
     denom = lax.sub(count, lax.convert_element_type(ddof, total.dtype))
     out = lax.div(total, lax.convert_element_type(denom, total.dtype, weak_type=total.weak_type))
-    if out_dt != dt and dt.kind != "c":
-        out = lax.convert_element_type(out, np.dtype(out_dt), weak_type=out.weak_type)
+    if out_dt != out.dtype:
+        out = lax.convert_element_type(out, out_dt, weak_type=out.weak_type)
+    if not dtypes.issubdtype(out_dt, np.inexact):
+        # as JAX: the NaN of "no degrees of freedom left" promotes an integer result to the
+        # weakly typed default float
+        out = lax.convert_element_type(out, dtypes.default_float_dtype(), weak_type=True)
     # as JAX: NaN where no degrees of freedom are left (ddof >= count), not a division by <= 0
     positive = broadcast_to(lax.gt(denom, lax.convert_element_type(0, denom.dtype)), out.shape)
     nan = lax.convert_element_type(np.nan, out.dtype, weak_type=out.weak_type)
     return lax.select(positive, out, lax.broadcast_in_dim(nan, out.shape, ()))
 
 
-@one_program_static(static_argnames=("axis", "dtype", "out", "keepdims"))
+def _mean_in(a: Any, axes: tuple[int, ...], dt: np.dtype, where: Any) -> Any:
+    """The mean over ``axes`` (kept) computed and returned in ``dt``, integers included."""
+    total = sum(a, axis=axes, keepdims=True, where=where, promote_integers=False)
+    count = _keep(_count(a, axes, where, dt), axes, a.shape) if where is not None else (
+        _count(a, axes, where, dt))
+    return lax.div(total, lax.convert_element_type(count, dt, weak_type=total.weak_type))
+
+
+def _sub_broadcast(a: Any, mu: Any) -> Any:
+    shape = np.broadcast_shapes(a.shape, mu.shape)
+    return lax.sub(broadcast_to(a, shape), broadcast_to(mu, shape))
+
+
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0,
-        keepdims: bool = False, *, where: Any = None, correction: Any = None) -> Any:
-    """Standard deviation over ``axis``.
+        keepdims: bool = False, *, where: Any = None, mean: Any = None,
+        correction: Any = None) -> Any:
+    """Standard deviation over ``axis`` (``dtype``, if given, must be inexact, as JAX's).
 
     Example:
         >>> import fluxion.numpy as jnp
         >>> float(jnp.std(jnp.array([1.0, 3.0])))
         1.0
     """
-    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, correction=correction))
+    _no_out("std", out)
+    ddof = _ddof(ddof, correction, "std")
+    check_arraylike("std", a)
+    if dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "std")
+        if not dtypes.issubdtype(dtype, np.inexact):
+            raise ValueError(f"jnp.std: the dtype argument must be inexact; got {dtype}")
+    return _std(a, axis, dtype, ddof, keepdims, where, mean)
+
+
+@one_program_static(static_argnames=("axis", "dtype", "keepdims"))
+def _std(a: Any, axis: Any, dtype: Any, ddof: Any, keepdims: bool, where: Any, mean: Any) -> Any:
+    return lax.sqrt(_var(a, axis, dtype, ddof, keepdims, where, mean))
 
 
 @one_program_static(static_argnames=("axis", "out", "keepdims"))

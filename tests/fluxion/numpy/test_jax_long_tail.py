@@ -1,0 +1,61 @@
+"""Behaviours of fluxion.numpy that once differed from jax 0.10.2 (issues 23/24's long tail),
+each checked against real jax: values, shapes, dtypes, weak types and error classes/words.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _compare import check_like_jax
+
+import fluxion.numpy as fnp
+
+X = (np.arange(6, dtype=np.float32).reshape(2, 3) * 1.7)
+XI = np.arange(6, dtype=np.int32).reshape(2, 3)
+
+
+@pytest.mark.parametrize("kw", [{}, {"axis": 0}, {"ddof": 1}, {"axis": 1, "keepdims": True},
+                                {"axis": 1, "where": X > 2, "keepdims": True}], ids=str)
+@pytest.mark.parametrize("dtype", ["int32", "uint8"])
+@pytest.mark.parametrize("x", [X, XI], ids=["f32", "i32"])
+def test_var_integer_dtype(x, dtype, kw):
+    # JAX computes in integer arithmetic, then the NaN of "no degrees of freedom" makes the
+    # result a weakly typed float
+    out = check_like_jax(fnp.var, jnp.var, x, dtype=dtype, **kw)
+    assert out.dtype == np.float32 and out.weak_type
+
+
+def test_var_integer_dtype_no_degrees_left():
+    out = check_like_jax(fnp.var, jnp.var, XI, dtype="int32", axis=0, ddof=2)
+    assert np.isnan(np.asarray(out)).all()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool", "uint8"])
+def test_std_refuses_integer_dtype(dtype):
+    check_like_jax(fnp.std, jnp.std, X, dtype=dtype, err_contains=("jnp.std", "inexact", dtype))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_mean_argument(name):
+    for axis in (0, 1):
+        mu = np.mean(X, axis, keepdims=True)
+        check_like_jax(getattr(fnp, name), getattr(jnp, name), X, axis=axis, mean=mu, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_ddof_and_correction(name):
+    check_like_jax(getattr(fnp, name), getattr(jnp, name), X, ddof=1, correction=1,
+                   err_contains=(f"jnp.{name}", "ddof", "correction"))
+    check_like_jax(getattr(fnp, name), getattr(jnp, name), X, correction=1)
+
+
+def test_var_complex_dtypes():
+    xc = X.astype(np.complex64) * (1 + 2j)
+    check_like_jax(fnp.var, jnp.var, xc, dtype="complex64", rtol=1e-6)  # complex64, as JAX
+    check_like_jax(fnp.var, jnp.var, xc, rtol=1e-6)  # the real dtype
+    check_like_jax(fnp.var, jnp.var, xc, dtype="float32", err_contains=("jnp.var", "complex"))
+
+
+def test_var_bool_dtype_refused():
+    check_like_jax(fnp.var, jnp.var, X, dtype=bool, err_contains=("bool",))
