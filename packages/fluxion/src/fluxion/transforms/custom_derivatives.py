@@ -50,6 +50,7 @@ from fluxion.core.trace import (
     Trace,
     Tracer,
     check_live,
+    interpreter_scope,
     set_current,
 )
 from fluxion.core.tracebacks import api_boundary
@@ -301,49 +302,81 @@ def _per_example(aval: ShapedArray, d: int | None) -> ShapedArray:
     return aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
 
 
-def _batch_inputs(args: Sequence[Any], dims: Sequence[Any]) -> tuple[list, list]:
-    xs = [x if d is None else array_ops.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    return xs, [None if d is None else 0 for d in dims]
+def _run_batched(axis: batching.AxisData, fun: Callable, args: list, dims: Sequence[Any]
+                 ) -> tuple[list, list]:
+    """``fun(args)`` (a list to a list) run on a batch whose arguments are batched at ``dims``:
+    the batched outputs and each one's batch dimension where the body put it (``None`` when
+    unbatched), as JAX's ``batch_subtrace``. A ``Zero`` output stays as it is, unbatched."""
+    with interpreter_scope(batching.BatchInterpreter(axis)) as it:
+        ins = [x if d is None else batching.BatchTracer(it, x, d) for x, d in zip(args, dims)]
+        vals, out_dims = [], []
+        for o in fun(ins):
+            if type(o) is batching.BatchTracer and o._interp is it:
+                vals.append(o.val)
+                out_dims.append(o.bdim)
+            else:
+                if isinstance(o, Tracer):
+                    check_live(o, it)
+                vals.append(o)
+                out_dims.append(None)
+    return vals, out_dims
+
+
+def _batch_call(call: Program, dims: Sequence[Any], axis: batching.AxisData
+                ) -> tuple[Program, list, list]:
+    """The staged function of a custom call batched as JAX batches it: the inputs stay at their
+    batch dimensions and each output keeps the one its body gave it. An output the body leaves
+    unbatched is broadcast at 0 (JAX leaves it unbatched): the rules, run later, may batch it,
+    and the call's outputs must have their type."""
+    bcall, bconsts, out_dims = batching.batch_program(call, dims, axis)
+    if any(d is None for d in out_dims):
+        bcall, bconsts, out_dims = batching.batch_program(
+            call, dims, axis, instantiate=[d is None for d in out_dims])
+    return bcall, bconsts, list(out_dims)
 
 
 def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
                            call: Program, jvp: Callable, num_consts: int, name: str,
                            symbolic_zeros: bool) -> tuple:
     """vmap of a custom_jvp call: a custom_jvp call of the batched program whose rule is the
-    user's rule under a vmap of the same axis (so grad(vmap(f)) uses the rule)."""
+    user's rule batched along the same axis (so grad(vmap(f)) uses the rule). As in JAX, the
+    inputs keep their batch dimensions and the outputs get those the function's body gives
+    them; the rule's outputs are moved to the same."""
     params = dict(num_consts=num_consts, name=name, symbolic_zeros=symbolic_zeros)
     if all(d is None for d in dims) and (
             axis.name is None or not batching._uses_axis(call, axis.name)):
         outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, **params)
         return outs, [None] * len(outs)
-    xs, in_dims = _batch_inputs(args, dims)
-    bcall, bconsts, _ = batching.batch_program(call, in_dims, axis, instantiate=True)
-    rule_dims = in_dims[num_consts:]
-    per_avals = [_per_example(aval_of(x), d) for x, d in zip(xs[num_consts:], rule_dims)]
+    bcall, bconsts, out_dims = _batch_call(call, dims, axis)
+    rule_dims = list(dims[num_consts:])
+    per_avals = [_per_example(aval_of(x), d) for x, d in zip(args[num_consts:], rule_dims)]
 
     def batched_jvp(primals: list, tangents: list) -> tuple:
         # A tangent is batched like its primal; zero tangents stay symbolic inside the vmap.
         nz = [type(t) is not Zero for t in tangents]
-        out_zero: list[bool] = []
+        n = len(primals)
 
-        def one(ps: list, ts: list) -> tuple:
-            it = iter(ts)
+        def one(xs: list) -> list:
+            it = iter(xs[n:])
             full = [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(nz, per_avals)]
-            p_out, t_out = jvp(list(ps), full)
-            out_zero[:] = [type(t) is Zero for t in t_out]
-            return list(p_out), [instantiate(t) for t in t_out]
+            p_out, t_out = jvp(list(xs[:n]), full)
+            return [*p_out, *t_out]
 
-        p_out, t_out = batching.vmap(one, in_axes=(list(rule_dims),
-                                                   [d for d, z in zip(rule_dims, nz) if z]),
-                                     out_axes=0, axis_name=axis.name, axis_size=axis.size)(
-            list(primals), [t for t in tangents if type(t) is not Zero])
-        return list(p_out), [Zero(tangent_aval(aval_of(p))) if z else t
-                             for p, t, z in zip(p_out, t_out, out_zero)]
+        vals, got = _run_batched(
+            axis, one, [*primals, *(t for t in tangents if type(t) is not Zero)],
+            [*rule_dims, *(d for d, z in zip(rule_dims, nz) if z)])
+        k = len(vals) // 2
+        p_out = [array_ops.matchaxis(v, d, dst, axis.size)
+                 for v, d, dst in zip(vals[:k], got[:k], out_dims)]
+        t_out = [Zero(tangent_aval(aval_of(p))) if type(t) is Zero
+                 else array_ops.matchaxis(t, d, dst, axis.size)
+                 for p, t, d, dst in zip(p_out, vals[k:], got[k:], out_dims)]
+        return p_out, t_out
 
     batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
-    outs = custom_jvp_call_p.bind(*bconsts, *xs, call=bcall, jvp=batched_jvp,
+    outs = custom_jvp_call_p.bind(*bconsts, *args, call=bcall, jvp=batched_jvp,
                                   **dict(params, num_consts=len(bconsts) + num_consts))
-    return outs, [0] * len(outs)
+    return outs, out_dims
 
 
 def _custom_call_printed_params(params: dict[str, Any], rules: Sequence[str]
@@ -563,13 +596,13 @@ def _custom_vjp_call_jvp(primals: list, tangents: list, *, call: Program, fwd: C
     return _linearize_vjp_call(fwd, bwd, name, primals[num_consts:], tangents[num_consts:])
 
 
-def _sum_leading(x: Any) -> Any:
-    """``x`` summed over its leading axis: the transpose of broadcasting along it (the
+def _sum_batch(x: Any, d: int) -> Any:
+    """``x`` summed over its batch dimension ``d``: the transpose of broadcasting along it (the
     machinery cannot import lax's reduce_sum)."""
     aval = aval_of(x)
-    one = aval.update(shape=aval.shape[1:])
+    one = aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
     program, consts, _ = trace_to_program(
-        lambda y: array_ops.broadcast_batch(y, aval.shape[0], 0), (x,), {}, in_avals=[one])
+        lambda y: array_ops.broadcast_batch(y, aval.shape[d], d), (x,), {}, in_avals=[one])
     return ad.backward_pass(program, consts, [UndefinedPrimal(one)], [x])[0]
 
 
@@ -577,48 +610,64 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
                            call: Program, fwd: Callable, bwd: Callable, num_consts: int,
                            name: str, symbolic_zeros: bool) -> tuple:
     """vmap of a custom_vjp call: a custom_vjp call of the batched program whose rules are the
-    user's under a vmap of the same axis."""
+    user's batched along the same axis. As in JAX, the inputs keep their batch dimensions, the
+    outputs and residuals get those the bodies give them, and ``bwd``'s cotangents are moved to
+    their inputs' batch dimensions (summed where an input is unbatched)."""
     params = dict(num_consts=num_consts, name=name, symbolic_zeros=symbolic_zeros)
     if all(d is None for d in dims) and (
             axis.name is None or not batching._uses_axis(call, axis.name)):
         outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, **params)
         return outs, [None] * len(outs)
-    xs, in_dims = _batch_inputs(args, dims)
-    bcall, bconsts, _ = batching.batch_program(call, in_dims, axis, instantiate=True)
-    rule_dims = list(in_dims[num_consts:])
-    vmap = functools.partial(batching.vmap, out_axes=0, axis_name=axis.name,
-                             axis_size=axis.size)
+    bcall, bconsts, out_dims = _batch_call(call, dims, axis)
+    rule_dims = list(dims[num_consts:])
+    # The residuals' batch dimensions, from the last fwd for the bwd that follows it (as the
+    # user rules' residual structure in custom_vjp.__call__).
+    res_dims: list = []
 
     def batched_fwd(primals: list, perturbed: list) -> tuple:
-        def one(ps: list) -> tuple:
+        n_res: list[int] = []
+
+        def one(ps: list) -> list:
             res, outs = fwd(list(ps), perturbed)
-            return list(res), list(outs)
-        res, outs = vmap(one, in_axes=(rule_dims,))(list(primals))
-        return list(res), list(outs)
+            n_res[:] = [len(res)]
+            return [*res, *outs]
+
+        vals, got = _run_batched(axis, one, list(primals), rule_dims)
+        k = n_res[0]
+        res_dims[:] = got[:k]
+        outs = [array_ops.matchaxis(v, d, dst, axis.size)
+                for v, d, dst in zip(vals[k:], got[k:], out_dims)]
+        return list(vals[:k]), outs
 
     def batched_bwd(res: list, cts: list) -> list:
         live = [type(c) is not Zero for c in cts]
-        zeros = [Zero(_per_example(c.aval, 0)) if type(c) is Zero else None for c in cts]
-        none: list[bool] = []
+        zeros = [Zero(_per_example(c.aval, d)) if type(c) is Zero else None
+                 for c, d in zip(cts, out_dims)]
+        k = len(res)
 
-        def one(r: list, c: list) -> list:
-            it = iter(c)
-            got = bwd(list(r), [next(it) if lv else z for lv, z in zip(live, zeros)])
-            none[:] = [_is_zero(g) for g in got]
-            return [g for g in got if not _is_zero(g)]
+        def one(xs: list) -> list:
+            it = iter(xs[k:])
+            got = bwd(list(xs[:k]), [next(it) if lv else z for lv, z in zip(live, zeros)])
+            return [None if _is_zero(g) else g for g in got]
 
-        got = iter(vmap(one, in_axes=(0, 0))(list(res), [c for c in cts if type(c) is not Zero]))
+        vals, got = _run_batched(
+            axis, one, [*res, *(c for c in cts if type(c) is not Zero)],
+            [*res_dims, *(d for d, lv in zip(out_dims, live) if lv)])
         out: list = []
-        for is_none, d in zip(none, rule_dims):
-            g = None if is_none else next(got)
-            out.append(g if g is None or d is not None else _sum_leading(g))
+        for g, src, dst in zip(vals, got, rule_dims):
+            if g is None:
+                out.append(None)
+            elif dst is None:
+                out.append(g if src is None else _sum_batch(g, src))
+            else:
+                out.append(array_ops.matchaxis(g, src, dst, axis.size))
         return out
 
     batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
     batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
-    outs = custom_vjp_call_p.bind(*bconsts, *xs, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
+    outs = custom_vjp_call_p.bind(*bconsts, *args, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
                                   **dict(params, num_consts=len(bconsts) + num_consts))
-    return outs, [0] * len(outs)
+    return outs, out_dims
 
 
 custom_vjp_call_p.abstract_eval = _custom_jvp_call_abstract_eval
