@@ -59,3 +59,33 @@ def test_var_complex_dtypes():
 
 def test_var_bool_dtype_refused():
     check_like_jax(fnp.var, jnp.var, X, dtype=bool, err_contains=("bool",))
+
+
+ROUND_CASES = [
+    (np.array([15, 25, -35], np.int32), 1),
+    (np.array([15, 25, -35], np.int32), -1),  # NotImplementedError in jax 0.10.2 as well
+    (np.array([True, False]), 0),  # jax: bool is refused (ValueError), whatever the decimals
+    (np.array([True, False]), -1),
+    (np.array([1.25, 3.5], np.float32), 39),  # beyond float32's range: unchanged
+    (np.array([1.25, 3.5], np.float32), 38),
+    (np.array([125.0, 350.0, -0.5], np.float32), -2),
+    (np.array([1.55 + 2.35j, 1.25 - 0.35j], np.complex64), 1),  # real and imaginary parts
+    (np.array([1.5 + 2.5j, 0.5 - 1.5j], np.complex64), 0),
+    (np.array([1.5 + 2.5j], np.complex64), 39),
+    (np.array([1.2345, 6.5], np.float16), 2),
+    (np.array([1.2345, 6.5], np.float16), 6),  # beyond float16's range: unchanged
+    (np.array([1.5, 2.345], np.float64), 400),  # float32 without x64: unchanged, no overflow
+    (np.float32(3.14159), 2),
+]
+
+
+@pytest.mark.parametrize("name", ["round", "around"])
+@pytest.mark.parametrize("case", ROUND_CASES, ids=lambda c: f"{np.asarray(c[0]).dtype}-{c[1]}")
+def test_round_like_jax(case, name):
+    x, decimals = case
+    check_like_jax(getattr(fnp, name), getattr(jnp, name), x, decimals,
+                   err_contains=(("jnp.round",), ("decimals < 0", "bool")))
+
+
+def test_round_decimals_must_be_an_integer():
+    check_like_jax(fnp.round, jnp.round, X, 2.0, err_contains=("integer",))
