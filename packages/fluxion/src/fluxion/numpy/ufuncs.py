@@ -18,7 +18,8 @@ from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.trace import EVAL, STATE
-from fluxion.numpy._eager import call_body, one_program
+from fluxion.lax import elementwise as _lax_ew
+from fluxion.numpy._eager import backend, call_body, one_program
 from fluxion.numpy._fast import binary_operands
 from fluxion.numpy._util import (
     check_arraylike,
@@ -98,13 +99,16 @@ log2 = _log_base(2.0, "log2")
 log10 = _log_base(10.0, "log10")
 
 
-def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
+def _binary(name: str, fn: Any, bool_fn: Any = None, prim: Any = None) -> Any:
+    # ``prim``: the primitive ``fn`` binds (``fn(x, y)`` is ``prim.bind(x, y)`` for operands
+    # that are not bool): two such Arrays take the dispatcher's shortest eager path.
     def body(x: Any, y: Any) -> Any:
         ops = promote_args(name, x, y)
         if bool_fn is not None and ops[0].dtype == np.bool_:
             return bool_fn(*ops)
         return fn(*ops)
     body.__name__ = name
+    direct = [fn]  # the dispatcher's eager_binary(prim), fetched once an Array exists
 
     def ufunc(x: Any, y: Any, /) -> Any:
         ops = binary_operands(x, y)
@@ -112,9 +116,15 @@ def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
             # Promotion needed: eagerly it and ``fn`` are one compiled program, as JAX's jitted
             # ufuncs (``nan * False`` is 0, as under jit).
             return call_body(body, (x, y))
-        if bool_fn is not None and ops[0].dtype == np.bool_:
-            return bool_fn(*ops)
-        return fn(*ops)
+        a, b = ops
+        if type(a) is Array and type(b) is Array and a._k.dtype.kind != "b":
+            run = direct[0]
+            if run is fn and prim is not None:
+                run = direct[0] = backend()[0].eager_binary(prim)
+            return run(a, b)
+        if bool_fn is not None and a.dtype == np.bool_:
+            return bool_fn(a, b)
+        return fn(a, b)
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` with NumPy broadcasting and dtype promotion.\n\n"
                      f"Example:\n    >>> import fluxion.numpy as jnp\n"
@@ -122,12 +132,12 @@ def _binary(name: str, fn: Any, bool_fn: Any = None) -> Any:
     return ufunc
 
 
-add = _binary("add", lax.add, lax.bitwise_or)
-multiply = _binary("multiply", lax.mul, lax.bitwise_and)
-maximum = _binary("maximum", lax.max)
-minimum = _binary("minimum", lax.min)
-equal = _binary("equal", lax.eq)
-not_equal = _binary("not_equal", lax.ne)
+add = _binary("add", lax.add, lax.bitwise_or, _lax_ew.add_p)
+multiply = _binary("multiply", lax.mul, lax.bitwise_and, _lax_ew.mul_p)
+maximum = _binary("maximum", lax.max, prim=_lax_ew.max_p)
+minimum = _binary("minimum", lax.min, prim=_lax_ew.min_p)
+equal = _binary("equal", lax.eq, prim=_lax_ew.eq_p)
+not_equal = _binary("not_equal", lax.ne, prim=_lax_ew.ne_p)
 
 
 def _with_keys(ufunc: Any, on_keys: Any) -> Any:
@@ -179,7 +189,7 @@ def _sub(x: Any, y: Any) -> Any:
     return lax.sub(x, y)
 
 
-subtract = _binary("subtract", _sub)
+subtract = _binary("subtract", _sub, prim=_lax_ew.sub_p)
 
 
 def _right_shift(x: Any, y: Any) -> Any:
