@@ -15,6 +15,10 @@ MLP 784-512-512-10 with tanh hidden layers, squared-error loss, batch 128, float
                  On a TPU (one process at a time may hold a chip) these fresh processes run in
                  ``setup`` before the worker opens the chip, ``QUICK_REPS`` of them, and the
                  repetitions take their figures in turn.
+``first_call_fresh_trace_lower``, ``first_call_fresh_compile``, ``first_call_fresh_run``
+                 that fresh first call split at XLA's compile: wall seconds up to it, in it, and
+                 after it until the result is ready (the first execution, with the runtime's
+                 once-per-process start-up).
 ``first_result_fresh``
                  in that fresh interpreter, the library's import, the arguments' transfer and the
                  first call together (wall). ``first_call_fresh`` alone compares unequal work
@@ -46,7 +50,8 @@ DESCRIPTION = "grad of an MLP 784-512-512-10 squared loss, batch 128: jitted ste
 VARIANTS = ("jax", "fluxion")
 SIZES = (128,)
 PHASES = ("jit_step", "eager_grad", "first_call", "first_call_cpu", "first_call_fresh",
-          "first_call_fresh_cpu", "first_result_fresh")
+          "first_call_fresh_cpu", "first_result_fresh", "first_call_fresh_trace_lower",
+          "first_call_fresh_compile", "first_call_fresh_run")
 DEFAULT_REPS = 10
 QUICK_REPS = 3
 LAYERS = (784, 512, 512, 10)
@@ -84,19 +89,56 @@ def _inputs(b: Any, size: int) -> tuple:
     return params, x, y
 
 
+def _compile_spans(variant: str) -> tuple[Any, Callable[[], None]]:
+    """Wrap the library's one XLA-compile function (fluxion's ``compile_hook``, jax's
+    ``jax._src.compiler``, both looked up as module attributes at every compile) to record
+    ``(start, end)`` perf_counter pairs; returns the list and the function that unwraps it."""
+    import importlib
+
+    hook = importlib.import_module("fluxion.backend.compile_hook" if variant == "fluxion"
+                                   else "jax._src.compiler")
+    inner = hook.backend_compile_and_load
+    spans: list[tuple[float, float]] = []
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            spans.append((t, time.perf_counter()))
+
+    hook.backend_compile_and_load = timed
+
+    def restore() -> None:
+        hook.backend_compile_and_load = inner
+    return spans, restore
+
+
 def first_call_in_this_process(variant: str, size: int) -> dict[str, float]:
     """Time the first call of a fresh ``jit(grad(loss))`` (wall and CPU seconds) and, as
     ``total``, the library's import, the arguments' transfer and that call together; meant to
-    run first thing in a fresh interpreter (see :func:`first_call_in_fresh_process`)."""
+    run first thing in a fresh interpreter (see :func:`first_call_in_fresh_process`).
+
+    The call's wall time is also split where XLA compiles: ``trace_lower`` (up to the first
+    compile), ``compile`` (XLA's compiles) and ``run`` (after the last compile until the result
+    is ready: the first execution, with the runtime's once-per-process start-up)."""
     start = time.perf_counter()
     b = backends.load(variant)
     params, x, y = _inputs(b, size)
     b.module.block_until_ready((params, x, y))
     step = b.jit(b.module.grad(make_loss(b.np)))
-    t0, c0 = time.perf_counter(), time.process_time()
-    b.module.block_until_ready(step(params, x, y))
-    t1 = time.perf_counter()
-    return {"wall": t1 - t0, "cpu": time.process_time() - c0, "total": t1 - start}
+    spans, restore = _compile_spans(variant)
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        b.module.block_until_ready(step(params, x, y))
+        t1 = time.perf_counter()
+        cpu = time.process_time() - c0
+    finally:
+        restore()
+    compile_s = sum(e - s for s, e in spans)
+    first, last = (spans[0][0], spans[-1][1]) if spans else (t1, t1)
+    return {"wall": t1 - t0, "cpu": cpu, "total": t1 - start, "trace_lower": first - t0,
+            "compile": compile_s, "run": t1 - last}
 
 
 def first_call_in_fresh_process(variant: str, size: int, timeout: float = 600.0) -> dict[str, float]:
@@ -172,6 +214,9 @@ def setup(variant: str, size: int) -> Callable[[], dict[str, float]]:
         return {"first_call": t1 - t0, "first_call_cpu": c1 - c0, "eager_grad": t3 - t2,
                 "jit_step": (t4 - t3) / 10,
                 "first_call_fresh": fresh["wall"], "first_call_fresh_cpu": fresh["cpu"],
-                "first_result_fresh": fresh["total"]}
+                "first_result_fresh": fresh["total"],
+                "first_call_fresh_trace_lower": fresh["trace_lower"],
+                "first_call_fresh_compile": fresh["compile"],
+                "first_call_fresh_run": fresh["run"]}
 
     return run

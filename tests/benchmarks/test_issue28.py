@@ -70,6 +70,28 @@ def test_rows_take_ratios_verdicts_and_reasons():
     assert "| pyhpc steady, eos 2^18 |" in text
 
 
+def test_first_call_reasons_name_compile_and_first_execution():
+    recs = [_rec("mlp_grad", 128, "first_call_fresh", "fluxion", 0.2, 0.8, [0.75, 0.85]),
+            _rec("mlp_grad", 128, "first_call_fresh", "jax", 0.25)]
+    for variant, parts in (("fluxion", (0.01, 0.12, 0.07)), ("jax", (0.05, 0.13, 0.07))):
+        for part, sec in zip(("trace_lower", "compile", "run"), parts):
+            recs.append(_rec("mlp_grad", 128, f"first_call_fresh_{part}", variant, sec))
+    recs += [_rec("pyhpc_tke", 2 ** 22, "first_call", "fluxion", 1.5, 0.9, [0.85, 0.95]),
+             _rec("pyhpc_tke", 2 ** 22, "first_call", "jax", 1.7),
+             _rec("pyhpc_tke", 2 ** 22, "total", "fluxion", 0.41, 1.0, [0.98, 1.02]),
+             _rec("pyhpc_tke", 2 ** 22, "total", "jax", 0.41)]
+    prog = {"trace_lower_s": 0.05, "compile_s": 0.9, "counts": {}, "module": "m", "fusions": []}
+    analysis = {"fluxion": {"tke": prog}, "jax": {"tke": dict(prog, trace_lower_s=0.08)}}
+    rows = {r["row"]: r for r in issue28.build_rows(recs, [], analysis)}
+    mlp = rows["MLP grad, first call in a fresh process (cold)"]
+    assert mlp["verdict"] == "missed"
+    assert "XLA compile 120 vs 130 ms" in mlp["reason"] and "first execution" in mlp["reason"]
+    assert "0.76x jax's first call" in mlp["reason"]  # (0.12 + 0.07) / 0.25
+    tke = rows["pyhpc first call cold, tke 2^22"]["reason"]
+    assert "one steady execution at this size (410 ms, jax's 410 ms)" in tke
+    assert "0.77x jax's first call" in tke  # (0.9 + 0.41) / 1.7
+
+
 def test_generic_rl_functions_match_numpy_formulas():
     b = backends.load("fluxion")
     rl = rl_ppo_update.generic_rl(b)
