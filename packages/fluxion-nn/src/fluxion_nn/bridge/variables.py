@@ -13,7 +13,7 @@ import fluxion.tree_util as tree_util
 from .. import spmd
 from ..variablelib import Variable, variable_name_from_type, variable_type_from_name
 
-__all__ = ["NNXMeta", "is_vanilla_variable", "to_linen_var", "to_nnx_var",
+__all__ = ["NNXMeta", "flax_on_fluxion", "is_vanilla_variable", "to_linen_var", "to_nnx_var",
            "linen_vars_to_nnx_attrs", "nnx_attrs_to_linen_vars", "with_partitioning",
            "sort_variable_types"]
 
@@ -188,14 +188,28 @@ def nnx_attrs_to_linen_vars(nnx_attrs: Any, metadata_fn: Callable[[Variable], An
     return _unflatten(flat)
 
 
+def flax_on_fluxion(module_name: str) -> Any:
+    """The loaded flax module ``module_name`` when the program's flax runs on Fluxion (its
+    ``jax`` is Fluxion's ``jax`` alias, :func:`fluxion.compat.install_jax_alias`), else None.
+    Never imports flax: a flax on real jax cannot run Fluxion arrays, so it is left alone.
+
+    Example: ``flax_on_fluxion("flax.linen")`` is None in a program that does not use flax.
+    """
+    core = sys.modules.get("flax.core.meta")
+    jax_seen = getattr(core, "jax", None)
+    if not getattr(jax_seen, "__name__", "").startswith("fluxion"):
+        return None
+    return sys.modules.get(module_name)
+
+
 def with_partitioning(fn: Callable, names: Any, mesh: Any = None) -> Callable:
     """Linen's ``with_partitioning`` signature over :func:`fluxion_nn.with_partitioning`.
-    When flax's Linen is loaded, the Variable's Linen form is Linen's ``Partitioned`` box (as
-    flax's bridge); otherwise an :class:`NNXMeta` box.
+    When flax's Linen is loaded and runs on Fluxion, the Variable's Linen form is Linen's
+    ``Partitioned`` box (as flax's bridge); otherwise an :class:`NNXMeta` box.
 
     Example: ``init = nnx.bridge.with_partitioning(nnx.initializers.ones, ("in", "out"))``.
     """
-    linen_meta = sys.modules.get("flax.core.meta")  # never imported here: only if in use
+    linen_meta = flax_on_fluxion("flax.core.meta")
     if linen_meta is not None and hasattr(linen_meta, "Partitioned"):
         return spmd.with_partitioning(fn, names, mesh, linen_meta_type=linen_meta.Partitioned)
     return spmd.with_partitioning(fn, names, mesh)

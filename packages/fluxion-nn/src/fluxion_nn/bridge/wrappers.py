@@ -184,7 +184,7 @@ class ToNNX(Module):
                                                                 **kwargs)
         else:
             attrs = {k: v for k, v in vars(self).items()
-                     if not k.startswith("to_nnx__") and k != _INITIALIZING_ATTR}
+                     if not k.startswith(("to_nnx__", "_pytree__"))}
             variables = bv.nnx_attrs_to_linen_vars(attrs)
             if mutable is None:  # inside a bridge Module: the collections its apply may change
                 parent = _bridge_module.current_module()
@@ -340,10 +340,17 @@ class ToLinen:
 def to_linen(nnx_class: Callable[..., Module], *args: Any,
              metadata_fn: Callable[[Variable], Any] | None = bv.to_linen_var,
              name: str | None = None, skip_rng: bool = False, abstract_init: bool = True,
-             **kwargs: Any) -> ToLinen:
-    """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``.
+             **kwargs: Any) -> Any:
+    """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``: a ``flax.linen.Module`` when
+    flax's Linen is loaded (see :mod:`fluxion_nn.bridge.linen`), else the protocol class.
 
     Example: ``model = nnx.bridge.to_linen(nnx.Linear, 32, out_features=64)``.
     """
+    from . import linen as _linen  # imports this module
+
+    cls = _linen.to_linen_type()
+    if cls is not ToLinen:
+        return cls(nnx_class, args=args, kwargs=_linen.frozen(kwargs), metadata_fn=metadata_fn,
+                   skip_rng=skip_rng, name=name)
     return ToLinen(nnx_class, args=args, kwargs=kwargs, metadata_fn=metadata_fn,
                    skip_rng=skip_rng, name=name)
