@@ -132,6 +132,9 @@ def _dtype_rank(dt: np.dtype) -> tuple:
 
 
 def _dot_result_dtype(name: str, a: np.dtype, b: np.dtype, preferred: Any) -> np.dtype:
+    for dt in (a, b):
+        if isinstance(dt, dtypes.ExtendedDType):
+            raise type_error(name, f"does not accept dtype {dt}; it accepts numeric dtypes")
     ra, rb = _dtype_rank(a), _dtype_rank(b)
     if ra == rb and a != b:
         raise type_error(name, f"argument type error: {a.name}, {b.name}")

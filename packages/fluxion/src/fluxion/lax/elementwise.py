@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray
+from fluxion.core.avals import ShapedArray, physical_aval
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import (
@@ -585,14 +585,22 @@ def _compare_primitive(name: str, direction: str, accepted: DtypeSet) -> Primiti
         full = a.update(shape=out.shape)
         return ctx.op("stablehlo.compare", [x, y], operand_avals=[full, full],
                       attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-                            f"compare_type = #stablehlo<comparison_type {_compare_type(a.dtype)}>")
+                            f"compare_type = #stablehlo<comparison_type "
+                            f"{_compare_type(physical_aval(a).dtype)}>")
 
     p = binop_primitive(name, accepted, lowering, np.bool_)
     _rules.defjvp_zero(p)
     return p
 
 
-eq_p = _compare_primitive("eq", "EQ", _any)
+def _scalar_user_extended(dt: Any) -> bool:
+    # as JAX: equality of a user-defined extended dtype compares its physical values (one per
+    # element here; a multi-dimensional physical element stays refused)
+    return dtypes.is_user_extended(dt) and dt._rules.physical_element_aval(dt).shape == ()
+
+
+_any_or_extended = DtypeSet("any", "biufc", _scalar_user_extended)
+eq_p = _compare_primitive("eq", "EQ", _any_or_extended)
 
 
 def eq(x: Any, y: Any) -> Any:
@@ -600,7 +608,7 @@ def eq(x: Any, y: Any) -> Any:
     return eq_p.bind(x, y)
 
 
-ne_p = _compare_primitive("ne", "NE", _any)
+ne_p = _compare_primitive("ne", "NE", _any_or_extended)
 
 
 def ne(x: Any, y: Any) -> Any:

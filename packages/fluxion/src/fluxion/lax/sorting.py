@@ -49,6 +49,10 @@ def _sort_abstract_eval(*avals: ShapedArray, dimension: int, is_stable: bool, nu
                           f"operands {len(avals)}")
     if not 0 <= dimension < max(len(shape), 1) or not shape:
         raise value_error("lax.sort", f"dimension {dimension} out of range for shape {shape}")
+    for a in avals[:num_keys]:  # values of any dtype ride along; keys must be ordered numbers
+        if isinstance(a.dtype, dtypes.ExtendedDType):
+            raise type_error("lax.sort", f"does not accept dtype {a.dtype} for a sort key (shape "
+                             f"{a.shape}); keys must be boolean, integer, floating or complex")
     return list(avals)
 
 

@@ -34,7 +34,7 @@ def _fits(v: int, dt: Any) -> bool:
 def _scalar_like(v: Any, k: Any) -> Any:
     global _dispatch
     dt = k.dtype
-    kind = dt.kind
+    kind = getattr(dt, "kind", "?")  # extended dtypes have none: the general path refuses them
     if not ((kind == "f" or kind == "c") and dt.isbuiltin or (kind in "iu" and type(v) is int)):
         return None
     if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does

@@ -22,7 +22,8 @@ from fluxion.core.trace import Tracer
 
 __all__ = ["is_array", "check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
            "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes",
-           "const_like", "check_no_out", "concrete_scalar", "concrete_array", "lazy_jit"]
+           "const_like", "check_no_out", "concrete_scalar", "concrete_array", "lazy_jit",
+           "check_numeric"]
 
 _PY = (bool, int, float, complex)
 
@@ -43,10 +44,27 @@ def check_arraylike(fun_name: str, *args: Any) -> None:
     rejected, as in JAX, to avoid silent slow conversions)."""
     for i, a in enumerate(args):
         if not is_arraylike(a):
+            check_numeric(fun_name, a)  # typed PRNG keys: JAX's words
             extra = (" Use fluxion.numpy.array(...) to convert a list or tuple first."
                      if isinstance(a, (list, tuple)) else "")
             raise TypeError(f"{fun_name} requires ndarray or scalar arguments, but got "
                             f"{type(a).__name__} at position {i}.{extra} (at {user_source_line()})")
+
+
+def check_numeric(fun_name: str, *args: Any) -> None:
+    """Raise JAX's TypeError ("Cannot interpret '<dtype>' as a data type") naming ``fun_name``
+    when an argument is an array of an extended dtype (a typed PRNG key or a user-defined
+    dtype), which has no numeric kind for the function to compute with.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> check_numeric("sum", jnp.ones(2))  # numbers pass
+    """
+    for a in args:
+        dt = getattr(a, "dtype", None)
+        if isinstance(dt, dtypes.ExtendedDType):
+            raise TypeError(f"{fun_name}: Cannot interpret '{dt}' as a data type: an array of an "
+                            f"extended dtype (shape {np.shape(a)}) has no arithmetic of its own")
 
 
 def _to_dtype(x: Any, dtype: np.dtype, weak: bool) -> Any:

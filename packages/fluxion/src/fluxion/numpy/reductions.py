@@ -17,7 +17,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.lax.reductions import _identity as lax_identity
 from fluxion.numpy._eager import one_program_static
-from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, ensure_array
+from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, check_numeric, ensure_array
 from fluxion.numpy.shape import broadcast_to, ravel
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "mean", "any", "all", "argmax", "argmin",
@@ -34,6 +34,7 @@ def _reduce(name: str, a: Any, axis: Any, dtype: Any, keepdims: bool, initial: A
             lax_fn: Any, identity_kind: str, upcast: bool) -> Any:
     check_arraylike(name, a)
     a = ensure_array(a)
+    check_numeric(name, a)
     if dtype is not None:
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, name)
     elif upcast and (a.dtype == np.bool_ or (a.dtype.kind in "iu" and a.dtype.itemsize <
@@ -353,6 +354,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
         2
     """
     a = ensure_array(a)
+    check_numeric("count_nonzero", a)
     nz = lax.ne(a, lax.convert_element_type(0, a.dtype)) if a.dtype != np.bool_ else a
     return sum(nz, axis=axis, keepdims=keepdims, dtype=dtypes.default_int_dtype())
 

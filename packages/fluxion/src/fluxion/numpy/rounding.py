@@ -16,7 +16,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy._eager import one_program_static
-from fluxion.numpy._util import check_arraylike, ensure_array
+from fluxion.numpy._util import check_arraylike, check_numeric, ensure_array
 
 __all__ = ["round", "around"]
 
@@ -40,6 +40,7 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     check_arraylike("round", a)
     decimals = operator.index(decimals)
     x = ensure_array(a)
+    check_numeric("round", x)
     if x.dtype == np.bool_:
         raise ValueError(f"jnp.round: bool arrays (shape {x.shape}) cannot be rounded; the dtype "
                          "must be inexact or integer")

@@ -58,7 +58,7 @@ def _unary_inexact(name: str, fn: Any, one_op: bool = True) -> Any:
     body.__name__ = name
 
     def ufunc(x: Any, /) -> Any:
-        if one_op and type(x) is Array and x._k.dtype.kind in "fc":
+        if one_op and type(x) is Array and getattr(x._k.dtype, "kind", "") in ("f", "c"):
             return fn(x)
         return call_body(body, (x,))
     ufunc.__name__ = ufunc.__qualname__ = name
@@ -117,7 +117,7 @@ def _binary(name: str, fn: Any, bool_fn: Any = None, prim: Any = None) -> Any:
             # ufuncs (``nan * False`` is 0, as under jit).
             return call_body(body, (x, y))
         a, b = ops
-        if type(a) is Array and type(b) is Array and a._k.dtype.kind != "b":
+        if type(a) is Array and type(b) is Array and getattr(a._k.dtype, "kind", "b") != "b":
             run = direct[0]
             if run is fn and prim is not None:
                 run = direct[0] = backend()[0].eager_binary(prim)
@@ -141,10 +141,10 @@ not_equal = _binary("not_equal", lax.ne, prim=_lax_ew.ne_p)
 
 
 def _with_keys(ufunc: Any, on_keys: Any) -> Any:
-    # typed PRNG key arrays (extended dtypes) compare key by key, through their own == and !=
+    # typed PRNG keys compare through their own == and != (user-defined: lax.eq/ne, as JAX)
     def f(x: Any, y: Any, /) -> Any:
-        if (isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType)
-                or isinstance(getattr(y, "dtype", None), dtypes.ExtendedDType)):
+        if (isinstance(getattr(x, "dtype", None), dtypes.ExtendedDType) and hasattr(x, "_impl")
+                or isinstance(getattr(y, "dtype", None), dtypes.ExtendedDType) and hasattr(y, "_impl")):
             return on_keys(x, y)
         return ufunc(x, y)
     f.__name__ = f.__qualname__ = ufunc.__name__
@@ -157,7 +157,7 @@ not_equal = _with_keys(not_equal, lambda x, y: x != y if hasattr(x, "_impl") els
 def _ordered_compare(op: Any) -> Any:
     # Complex numbers compare lexicographically (real part, then imaginary part), as in JAX.
     def fn(x: Any, y: Any) -> Any:
-        if x.dtype.kind != "c":
+        if getattr(x.dtype, "kind", "") != "c":  # extended dtypes: the lax op refuses them
             return op(x, y)
         rx, ry, ix, iy = lax.real(x), lax.real(y), lax.imag(x), lax.imag(y)
         return lax.select(lax.eq(rx, ry), op(ix, iy), op(rx, ry))
@@ -705,7 +705,7 @@ def floor(x: Any, /) -> Any:
         [-2.0, 1.0]
     """
     (x,) = promote_args("floor", x)
-    return x if x.dtype.kind in "biu" else lax.floor(x)
+    return x if getattr(x.dtype, "kind", "?") in "biu" else lax.floor(x)
 
 
 def ceil(x: Any, /) -> Any:
@@ -717,7 +717,7 @@ def ceil(x: Any, /) -> Any:
         [-1.0, 2.0]
     """
     (x,) = promote_args("ceil", x)
-    return x if x.dtype.kind in "biu" else lax.ceil(x)
+    return x if getattr(x.dtype, "kind", "?") in "biu" else lax.ceil(x)
 
 
 @one_program
@@ -730,7 +730,7 @@ def trunc(x: Any, /) -> Any:
         [-1.0, 1.0]
     """
     (x,) = promote_args("trunc", x)
-    if x.dtype.kind in "biu":
+    if getattr(x.dtype, "kind", "?") in "biu":
         return x
     return lax.select(lax.lt(x, const_like(x, 0)), lax.ceil(x), lax.floor(x))
 
@@ -801,7 +801,7 @@ def isfinite(x: Any, /) -> Any:
         [True, False]
     """
     (x,) = promote_args("isfinite", x)
-    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+    if getattr(x.dtype, "kind", "b") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(True, np.bool_, weak_type=x.weak_type),
                                     x.shape, ())
     if x.dtype.kind == "c":
@@ -819,7 +819,7 @@ def isnan(x: Any, /) -> Any:
         [False, True]
     """
     (x,) = promote_args("isnan", x)
-    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+    if getattr(x.dtype, "kind", "?") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),
                                     x.shape, ())
     return lax.ne(x, x)
@@ -835,7 +835,7 @@ def isinf(x: Any, /) -> Any:
         [False, True]
     """
     (x,) = promote_args("isinf", x)
-    if x.dtype.kind in "biu":  # weak like its input, as JAX's full_like gives
+    if getattr(x.dtype, "kind", "b") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),
                                     x.shape, ())
     if x.dtype.kind == "c":
