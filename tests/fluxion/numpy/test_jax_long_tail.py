@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _compare import check_like_jax
+from _compare import check_like_jax, x64_both
 
 import fluxion.numpy as fnp
 
@@ -160,3 +160,24 @@ def test_key_arrays_in_numeric_functions_raise_type_error(name):
     check_like_jax(lambda k: getattr(fnp, name)(fluxion.random.split(fluxion.random.key(k), 3)),
                    lambda k: getattr(jnp, name)(jax.random.split(jax.random.key(k), 3)), 0,
                    err_contains=(name, "Cannot interpret 'key<fry>' as a data type"))
+
+
+# --- Python ints out of the default integer type's range ---------------------------------------
+
+_TARGETS = {"f32": lambda m: m.float32(1.5), "u32": lambda m: m.uint32(1),
+            "f16_array": lambda m: m.ones(2, m.float16), "c64": lambda m: m.complex64(1)}
+_OPS = {"add": lambda m, t, v: m.add(t, v), "radd": lambda m, t, v: v + t,
+        "less": lambda m, t, v: t < v}
+
+
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+@pytest.mark.parametrize("v", [2 ** 31, -2 ** 31 - 1, 2 ** 40, 2 ** 63, -2 ** 63 - 1])
+@pytest.mark.parametrize("target", sorted(_TARGETS))
+def test_python_int_out_of_default_int_range(target, v, x64):
+    # as JAX: a Python int operand must fit int32 (int64 with x64) whatever the other operand's
+    # dtype (float32 included): OverflowError, on the eager fast path too
+    with x64_both(x64):
+        for op in _OPS.values():
+            check_like_jax(lambda w: op(fnp, _TARGETS[target](fnp), w),
+                           lambda w: op(jnp, _TARGETS[target](jnp), w), v,
+                           err_contains=(str(v), "too large"))

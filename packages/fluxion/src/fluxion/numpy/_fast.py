@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from fluxion.backend.array import Array
+from fluxion.core import dtypes
 from fluxion.core.trace import EVAL, STATE, Tracer
 from fluxion.numpy._eager import backend
 
@@ -21,6 +22,7 @@ _dispatch: Any = None
 
 
 _INT_RANGES: dict = {}
+_I32 = 2 ** 31
 
 
 def _fits(v: int, dt: Any) -> bool:
@@ -39,6 +41,8 @@ def _scalar_like(v: Any, k: Any) -> Any:
         return None
     if kind in "iu" and not _fits(v, dt):  # the general path wraps or raises, as JAX does
         return None
+    if type(v) is int and not -_I32 <= v < _I32 and not _fits(v, dtypes.default_int_dtype()):
+        return None  # as JAX: a Python int must fit the default integer type (OverflowError)
     if _dispatch is None:
         _dispatch = backend()[0]
     return _dispatch.scalar_constant(v, dt, k.weak_type)
