@@ -117,7 +117,7 @@ def _embed_consts(program: Program, consts: Sequence[Any]) -> tuple[Program, lis
     for v, c in zip(program.constvars, consts):
         dt = v.aval.dtype
         lit = None
-        if (isinstance(c, (Array, np.ndarray)) and isinstance(dt, np.dtype) and dt.kind in "iuf"
+        if (isinstance(c, (Array, np.ndarray)) and isinstance(dt, np.dtype) and dt.kind in "biuf"
                 and dt.itemsize in (1, 2, 4, 8)
                 and int(np.prod(v.aval.shape)) * dt.itemsize <= _EMBED_MAX_BYTES):
             val = np.asarray(c)

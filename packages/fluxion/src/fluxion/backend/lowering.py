@@ -109,6 +109,8 @@ def mlir_element_type(dtype: np.dtype) -> str:
 
 
 _type_cache: dict[ShapedArray, str] = {}
+# Constants up to this size are emitted once per function and value (a larger one each time)
+_DEDUP_MAX_BYTES = 1 << 16
 
 
 def mlir_type(aval: ShapedArray) -> str:
@@ -219,6 +221,19 @@ class RuleContext:
         """A constant tensor of ``aval`` holding ``value`` (a scalar is broadcast)."""
         return self.fn.constant(value, aval)
 
+    def known_constant(self, name: str) -> tuple[np.ndarray, ShapedArray] | None:
+        """``(value, aval)`` when SSA value ``name`` of this function (or region) is a constant
+        emitted by :meth:`constant`, else None. A loop lowering writes such an operand into its
+        body again instead of carrying it through every iteration. A region (a ``case`` branch)
+        also sees the constants of the functions around it, which it captures."""
+        fn = self.fn
+        while fn is not None:
+            hit = fn.known.get(name)
+            if hit is not None:
+                return hit
+            fn = getattr(fn, "_fx_parent", None)
+        return None
+
     def region(self, arg_avals: Sequence[ShapedArray],
                body: Callable[["RuleContext", list[str]], Sequence[str]],
                result_avals: Sequence[ShapedArray]) -> str:
@@ -263,6 +278,8 @@ class _FunctionContext:
         self.counter = counter if counter is not None else [0]  # shared with nested regions
         self.indent = indent
         self._consts: dict[tuple, str] = {}
+        # SSA name -> (value, aval) of each constant emitted here (see RuleContext.known_constant)
+        self.known: dict[str, tuple[np.ndarray, ShapedArray]] = {}
 
     def fresh(self) -> str:
         c = self.counter
@@ -292,12 +309,13 @@ class _FunctionContext:
             aval = physical_aval(aval)
         arr = np.asarray(value)
         key = None
-        if arr.size == 1:
-            key = (arr.dtype, arr.reshape(()).item() if arr.dtype != np.bool_ else bool(arr), aval)
+        if arr.nbytes <= _DEDUP_MAX_BYTES:  # one constant per value (bits: 0.0 is not -0.0)
+            key = (arr.dtype, arr.shape, arr.tobytes(), aval)
+        if key is not None:
             hit = self._consts.get(key)
             if hit is not None:
                 return hit
-        if key is not None and aval.shape and math.prod(aval.shape) > 1:
+        if arr.size == 1 and aval.shape and math.prod(aval.shape) > 1:
             # A splat as broadcast_in_dim of a scalar, as JAX emits it: XLA turns a splat
             # constant into a full literal (copied into loop state, embedded in the executable),
             # while a broadcast fuses into its consumer.
@@ -310,6 +328,7 @@ class _FunctionContext:
                               f"{{value = {dense_attr(arr, aval)}}} : () -> {mlir_type(aval)}")
         if key is not None and self.indent == "    ":
             self._consts[key] = res
+        self.known[res] = (arr, aval)
         return res
 
     def region(self, arg_avals, body, result_avals) -> str:

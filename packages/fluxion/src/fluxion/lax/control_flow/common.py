@@ -45,7 +45,8 @@ from fluxion.tree_util import physical as tree_util
 
 __all__ = ["stage", "typematch", "avals_of", "is_concrete", "concrete_value",
            "promote_weak_carry", "check_same_outputs", "check_carry", "check_program_inputs",
-           "split", "merge_consts", "permute_program", "batch_to_front"]
+           "split", "merge_consts", "permute_program", "batch_to_front", "loop_consts",
+           "with_consts"]
 
 
 # ------------------------------------------------------------------------------- staging bodies
@@ -408,3 +409,33 @@ def permute_program(program: Program, in_order: Sequence[int] | None = None,
 def batch_to_front(x: Any, d: int | None) -> Any:
     """``x`` with its batch dimension ``d`` first (unmapped values stay as they are)."""
     return x if d is None else moveaxis(x, d, 0)
+
+
+# ------------------------------------------------------------------------------- loop lowerings
+
+# A constant loop operand of at most this many bytes (or a splat) is written into the body again;
+# a larger one is carried, as JAX carries its non-scalar constants (one copy in the module).
+_INLINE_CONST_BYTES = 256
+
+
+def _small_constant(ctx: Any, name: str) -> tuple | None:
+    k = ctx.known_constant(name)
+    return k if k is not None and (k[0].size == 1 or k[0].nbytes <= _INLINE_CONST_BYTES) else None
+
+
+def loop_consts(ctx: Any, consts: Sequence[str]) -> tuple[list, list[str], list[ShapedArray]]:
+    """Split the const operands of a loop being lowered (``ctx`` its lowering rule's context):
+    ``known[i]`` is ``(value, aval)`` for a small constant, which :func:`with_consts` writes into
+    the loop's body again, None for one the loop carries; then the carried names and avals."""
+    avals = ctx.avals_in
+    known = [_small_constant(ctx, c) for c in consts]
+    carried = [i for i, k in enumerate(known) if k is None]
+    return known, [consts[i] for i in carried], [avals[i] for i in carried]
+
+
+def with_consts(rctx: Any, known: list, carried: Sequence[str]) -> list[str]:
+    """A loop body's const values (``rctx`` the body region's context): the ``carried`` ones in
+    order, and the constants of ``known`` emitted in the body, as JAX keeps a literal inside its
+    loop bodies (an operand would be passed through every iteration)."""
+    it = iter(carried)
+    return [next(it) if k is None else rctx.constant(*k) for k in known]

@@ -40,11 +40,13 @@ from fluxion.lax.control_flow.common import (
     check_program_inputs,
     concrete_value,
     is_concrete,
+    loop_consts,
     permute_program,
     promote_weak_carry,
     split,
     stage,
     typematch,
+    with_consts,
 )
 from fluxion.lax.control_flow.refs import threads_refs_scan, threads_refs_while
 from fluxion.lax.conversions import convert_element_type
@@ -112,23 +114,25 @@ def _while_abstract_eval(*avals: ShapedArray, body_jaxpr: Program, body_nconsts:
 
 def _while_lowering(ctx: Any, *args: str, body_jaxpr: Program, body_nconsts: int,
                     cond_jaxpr: Program, cond_nconsts: int) -> list[str]:
-    state_avals = list(ctx.avals_in)
     nc = cond_nconsts + body_nconsts
+    known, consts, const_avals = loop_consts(ctx, args[:nc])  # small constants stay inside
+    ncarried, ncc = len(consts), sum(k is None for k in known[:cond_nconsts])
+    state_avals = const_avals + list(ctx.avals_in[nc:])
 
     def cond_region(rctx: Any, vals: list[str]) -> list[str]:
-        cc, _, carry = split(vals, [cond_nconsts, body_nconsts])
-        return rctx.lower_program_inline(cond_jaxpr, cc + carry)
+        cc = with_consts(rctx, known[:cond_nconsts], vals[:ncc])
+        return rctx.lower_program_inline(cond_jaxpr, cc + list(vals[ncarried:]))
 
     def body_region(rctx: Any, vals: list[str]) -> list[str]:
-        _, bc, carry = split(vals, [cond_nconsts, body_nconsts])
-        return list(vals[:nc]) + list(rctx.lower_program_inline(body_jaxpr, bc + carry))
+        bc = with_consts(rctx, known[cond_nconsts:], vals[ncc:ncarried])
+        return list(vals[:ncarried]) + list(
+            rctx.lower_program_inline(body_jaxpr, bc + list(vals[ncarried:])))
 
-    res = ctx.op("stablehlo.while", list(args), result_avals=state_avals,
-                 operand_avals=state_avals,
+    res = ctx.op("stablehlo.while", consts + list(args[nc:]), state_avals, operand_avals=state_avals,
                  regions=[ctx.region(state_avals, cond_region, [_BOOL]),
                           ctx.region(state_avals, body_region, state_avals)])
     res = [res] if len(state_avals) == 1 else list(res)
-    return res[nc:]
+    return res[ncarried:]
 
 
 def _while_jvp(primals: list, tangents: list, *, body_jaxpr: Program, body_nconsts: int,
@@ -373,9 +377,11 @@ def _index_operands(rctx: Any, idx: str, ndim: int, ctr: ShapedArray) -> list[st
 def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry: int,
                    num_consts: int, reverse: bool, unroll: int) -> list[str]:
     in_avals = list(ctx.avals_in)
-    const_avals, carry_avals, xs_avals = split(in_avals, [num_consts, num_carry])
+    _, carry_avals, xs_avals = split(in_avals, [num_consts, num_carry])
     ys_avals = list(ctx.avals_out[num_carry:])
-    consts, init, xs = split(list(args), [num_consts, num_carry])
+    all_consts, init, xs = split(list(args), [num_consts, num_carry])
+    known, consts, const_avals = loop_consts(ctx, all_consts)
+    ncarried = len(consts)
     n_x = len(xs)
     # The loop counter is a default-width integer, int64 with x64 on, as JAX's scan (whose
     # counter is a Python int): the same XLA program, the same dynamic-slice index types.
@@ -417,7 +423,7 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
         n_blocks, rem = 0, length
     if n_blocks:
         state_avals = [ctr] + const_avals + carry_avals + xs_avals + ys_avals
-        sizes = [1, num_consts, num_carry, n_x]
+        sizes = [1, ncarried, num_carry, n_x]
 
         def cond_region(rctx: Any, vals: list[str]) -> list[str]:
             limit = rctx.constant(n_blocks * unroll, ctr)
@@ -429,8 +435,9 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
             (i,), cs, cr, xv, yv = split(vals, sizes)
             pos = i
             one = rctx.constant(1, ctr)
+            body_consts = with_consts(rctx, known, cs)
             for _ in range(unroll):
-                cr, yv = step(rctx, pos, cs, cr, xv, yv)
+                cr, yv = step(rctx, pos, body_consts, cr, xv, yv)
                 pos = rctx.op1("stablehlo.add", [pos, one], ctr, [ctr, ctr])
             return [pos] + cs + cr + xv + yv
 
@@ -442,7 +449,7 @@ def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry:
         res = [res] if len(state_avals) == 1 else list(res)
         _, _, carry, _, ys = split(res, sizes)
     for p in range(n_blocks * unroll, length):
-        carry, ys = step(ctx, ctx.constant(p, ctr), consts, carry, xs, ys)
+        carry, ys = step(ctx, ctx.constant(p, ctr), all_consts, carry, xs, ys)
     return list(carry) + list(ys)
 
 

@@ -74,6 +74,8 @@ def _pivots_to_perm_impl(piv: Any, m: int) -> Any:
         return _so.broadcast_in_dim(v, out_shape, tuple(range(nd)))
 
     def body(i: Any, perm: Any) -> Any:
+        # the body's own iota: one op, where the outer one would be carried by every iteration
+        iota = _so.broadcasted_iota(np.int32, out_shape, nd - 1)
         j = bcast(_sc.dynamic_slice_in_dim(piv, i, 1, nd - 1))
         ib = _so.broadcast_in_dim(cast(i, INT32), out_shape, ())
         p_i = bcast(_sc.dynamic_slice_in_dim(perm, i, 1, nd - 1))
