@@ -181,3 +181,46 @@ def test_python_int_out_of_default_int_range(target, v, x64):
             check_like_jax(lambda w: op(fnp, _TARGETS[target](fnp), w),
                            lambda w: op(jnp, _TARGETS[target](jnp), w), v,
                            err_contains=(str(v), "too large"))
+
+
+# --- lax.full / lax.full_like with sharding= ----------------------------------------------------
+
+def _lax_sharding_cases():
+    import jax
+    from jax.sharding import NamedSharding as JNS
+    from jax.sharding import PartitionSpec as JP
+
+    import fluxion
+    from fluxion.sharding import NamedSharding, PartitionSpec
+
+    if fluxion.device_count() < 4:
+        pytest.skip("needs 4 devices (tests/conftest.py forces 8 host devices)")
+    m, jm = fluxion.make_mesh((2, 2), ("row", "col")), jax.make_mesh((2, 2), ("row", "col"))
+
+    def side(lib, ns, p, mesh):
+        x = lib.device_put(np.arange(8, dtype=np.float32).reshape(4, 2), ns(mesh, p("row", "col")))
+        plain = lib.numpy.ones((4, 2), np.int32)
+        row = ns(mesh, p("row"))
+        return {
+            "given": lib.lax.full_like(plain, 3, sharding=row),
+            "given_dtype": lib.lax.full_like(plain, 2.5, dtype=np.float32, sharding=row),
+            "like_committed": lib.lax.full_like(x, 7.0),
+            "reshaped": lib.lax.full_like(x, 7.0, shape=(8,)),
+            "full": lib.lax.full((4, 2), 1.5, np.float32, sharding=row),
+        }
+    return side(fluxion, NamedSharding, PartitionSpec, m), side(jax, JNS, JP, jm)
+
+
+def test_lax_full_like_sharding_like_jax():
+    from _compare import assert_same
+
+    ours, theirs = _lax_sharding_cases()
+    for name in theirs:
+        a, b = ours[name], theirs[name]
+        assert_same(a, b)
+        spec_b = getattr(b.sharding, "spec", None)
+        spec_a = getattr(a.sharding, "spec", None)
+        assert (spec_a is None) == (spec_b is None), (name, a.sharding, b.sharding)
+        if spec_b is not None:  # P("row") and P("row", None) place alike
+            pad = lambda spec: tuple(spec) + (None,) * (a.ndim - len(spec))  # noqa: E731
+            assert pad(spec_a) == pad(spec_b), (name, a.sharding, b.sharding)

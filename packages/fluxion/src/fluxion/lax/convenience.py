@@ -22,6 +22,7 @@ import numpy as np
 
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
+from fluxion.core.trace import Tracer
 from fluxion.lax import conversions as cv
 from fluxion.lax import elementwise as ew
 from fluxion.lax import shape_ops as so
@@ -30,6 +31,7 @@ from fluxion.lax._rules import shape_of
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.gather_scatter import GatherDimensionNumbers, gather
 from fluxion.lax.shape_ops import broadcast, reshape
+from fluxion.lax.sharding_constraint import with_out_sharding
 
 __all__ = ["full", "full_like", "collapse", "broadcast_to_rank", "dtype", "tile", "split", "stack",
            "unstack", "broadcast_like", "broadcast_shapes", "index_take", "empty", "mulhi"]
@@ -61,7 +63,10 @@ def _canon_shape(fun: str, shape: Any) -> tuple[int, ...]:
 
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: Any = None) -> Any:
     """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype``, or of the fill
-    value's own dtype, weakly typed for a Python scalar).
+    value's own dtype, weakly typed for a Python scalar), placed with ``sharding`` when given.
+
+    As JAX's: a ``sharding`` on concrete devices places an eagerly built array and is ignored
+    under tracing; one over an abstract mesh is the traced result's sharding.
 
     Example:
         >>> from fluxion import lax
@@ -77,12 +82,33 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: 
     else:
         weak = False
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
-    return broadcast(convert_element_type(fill_value, dt, weak), shp)
+    out = broadcast(convert_element_type(fill_value, dt, weak), shp)
+    if sharding is None or (isinstance(out, Tracer) and not _abstract_mesh(sharding)):
+        return out
+    return with_out_sharding("lax.full", sharding, lambda: out)
+
+
+def _abstract_mesh(sharding: Any) -> bool:
+    return type(getattr(sharding, "mesh", None)).__name__ == "AbstractMesh"
+
+
+def _sharding_of_example(x: Any, shape: tuple[int, ...], weak: bool) -> Any:
+    """JAX's full_like rule: a traced example's type sharding; a concrete, committed, strongly
+    typed example's sharding when the shape is kept (or the sharding replicates)."""
+    if isinstance(x, Tracer):
+        return getattr(x.aval, "sharding", None) if shape == x.aval.shape else None
+    sharding = getattr(x, "sharding", None)
+    if sharding is None or weak or not getattr(x, "committed", True) or _abstract_mesh(sharding):
+        return None
+    if shape != tuple(np.shape(x)) and not getattr(sharding, "is_fully_replicated", False):
+        return None
+    return sharding
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None,
               sharding: Any = None) -> Any:
-    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``.
+    """An array like ``x`` (its shape and dtype unless given) filled with ``fill_value``, with
+    ``sharding``, or else the sharding of a committed ``x`` whose shape is kept (as JAX's).
 
     Example:
         >>> from fluxion import lax
@@ -94,7 +120,10 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     weak = dtype is None and dtypes.is_weakly_typed(x)
     dt = dtypes.dtype(x, canonicalize=True) if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
-    return _vma.vary_like(x, broadcast(convert_element_type(fill_value, dt, weak), shp))
+    if sharding is None and shape is None:  # as JAX: the example's sharding (see above)
+        sharding = _sharding_of_example(x, shp, weak)
+    fill = convert_element_type(fill_value, dt, weak)
+    return _vma.vary_like(x, full(shp, fill, sharding=sharding))
 
 
 def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
