@@ -131,3 +131,29 @@ def test_canonicalize_and_errors():
     d, s = space.periodic(2.0)
     with pytest.raises(space.UnexpectedBoxException):
         d(fnp.zeros(3), fnp.ones(3), box=2.0)
+
+
+def test_transform_under_vmap_keeps_jax_md_layout():
+    # vmap of the custom_jvp transform leaves its output batched at 1 ([3, N]) as in JAX, so
+    # float32 sums over the spatial axis add in jax_md's order (energy_test mic_mi float32).
+    R = RS.uniform(0, 1, (16, 3)).astype(np.float32)
+    box = TRICLINIC.astype(np.float32)
+
+    def shapes(jaxpr):
+        return [(e.primitive.name, [tuple(v.aval.shape) for v in e.outvars])
+                for e in jaxpr.jaxpr.eqns]
+
+    ours = fluxion.make_jaxpr(fluxion.vmap(lambda r: space.transform(fnp.asarray(box), r)))(R)
+    ref = jax.make_jaxpr(jax.vmap(lambda r: jax_md.space.transform(jax.numpy.asarray(box),
+                                                                   r)))(R)
+    assert shapes(ours) == shapes(ref) == [("custom_jvp_call", [(3, 16)]),
+                                           ("transpose", [(16, 3)])]
+
+    def build(m, xnp):
+        d, _ = m.periodic_general(xnp.asarray(box), fractional_coordinates=True)
+        return lambda a, b: xnp.sum(m.map_bond(d)(a, b) ** 2, axis=-1)
+
+    a = np.asarray(fluxion.jit(build(space, fnp))(R, R[::-1]))
+    b = np.asarray(jax.jit(build(jax_md.space, jax.numpy))(R, R[::-1]))
+    assert a.dtype == b.dtype == np.float32 and a.shape == b.shape == (16,)
+    np.testing.assert_array_equal(a, b)
