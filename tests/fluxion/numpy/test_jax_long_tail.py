@@ -224,3 +224,50 @@ def test_lax_full_like_sharding_like_jax():
         if spec_b is not None:  # P("row") and P("row", None) place alike
             pad = lambda spec: tuple(spec) + (None,) * (a.ndim - len(spec))  # noqa: E731
             assert pad(spec_a) == pad(spec_b), (name, a.sharding, b.sharding)
+
+
+# --- mutable array references as vmap arguments ---------------------------------------------------
+
+def _ref_cases(lib, m):
+    def bump(r, x):
+        r[...] = r[...] * 2.0 + x
+        return r[0] + r.shape[0]  # the per-example type: shape without the mapped axis
+
+    def grow_row(r):
+        r[1] = r[0] + 1.0
+
+    out = {}
+    r = lib.new_ref(m.arange(6.0).reshape(2, 3))
+    out["mapped_out"] = lib.vmap(bump)(r, m.ones((2, 3)))
+    out["mapped_ref"] = r[...]
+    r1 = lib.new_ref(m.arange(6.0).reshape(3, 2))
+    lib.vmap(grow_row, in_axes=1)(r1)
+    out["axis1_ref"] = r1[...]
+    r2 = lib.new_ref(m.arange(12.0).reshape(2, 2, 3))
+    lib.vmap(lib.vmap(lambda q: q.addupdate(m.full(q.shape, 10.0))))(r2)
+    out["nested_ref"] = r2[...]
+    r3 = lib.new_ref(m.arange(4.0).reshape(2, 2))
+    lib.jit(lib.vmap(grow_row))(r3)
+    out["jit_vmap_ref"] = r3[...]
+    return out
+
+
+def test_vmap_maps_mutable_array_references_like_jax():
+    import jax
+
+    import fluxion
+    ours, theirs = _ref_cases(fluxion, fnp), _ref_cases(jax, jnp)
+    for name in theirs:
+        check_like_jax(lambda k: ours[k], lambda k: theirs[k], name)
+
+
+def test_vmap_ref_is_restored_when_the_function_raises():
+    import fluxion
+    r = fluxion.new_ref(fnp.zeros((2, 3)))
+
+    def bad(q):
+        q[...] = q[...] + 1.0
+        raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"):
+        fluxion.vmap(bad)(r)
+    assert r.shape == (2, 3) and np.asarray(r[...]).tolist() == [[0.0] * 3] * 2

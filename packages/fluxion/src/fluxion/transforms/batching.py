@@ -32,6 +32,7 @@ import numpy as np
 from fluxion.core.avals import ShapedArray
 from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program, eval_program
+from fluxion.core.refs import AbstractRef, Ref
 from fluxion.core.trace import (
     STATE,
     Interpreter,
@@ -226,6 +227,27 @@ def _leaf_ok(x: Any) -> bool:
             or getattr(x, "__jax_array__", None) is not None)
 
 
+def _map_ref(r: Ref, axis: int, it: Any) -> tuple:
+    """Inside ``vmap`` a mapped reference holds its value batched along ``axis`` and has the
+    per-example type, as JAX's; its old (value, type, level) are returned for the way out."""
+    old = (r._value, r._aval, r._level)
+    inner = r._aval.inner_aval
+    r._aval = AbstractRef(inner.update(shape=inner.shape[:axis] + inner.shape[axis + 1:]))
+    r._value, r._level = BatchTracer(it, r._value, axis), it.level
+    return old
+
+
+def _unmap_ref(r: Ref, axis: int, it: Any, size: int, old: tuple) -> None:
+    """The reference's final value, batched back along its ``axis`` (every example's row)."""
+    v = r._value
+    val, d = (v.val, v.bdim) if type(v) is BatchTracer and v._interp is it else (v, None)
+    if isinstance(val, Tracer):
+        check_live(val, it)
+    with set_current(it.parent):
+        r._value = matchaxis(val, d, axis, size)
+    r._aval, r._level = old[1], old[2]
+
+
 def _is_none(x: Any) -> bool:
     return x is None
 
@@ -312,7 +334,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
             if ax is None:
                 norm_axes.append(None)
                 continue
-            if not _leaf_ok(x):
+            if not _leaf_ok(x) and type(x) is not Ref:
                 names = names or _path_names(fun, args, kwargs)
                 raise TypeError(f"vmap of {fname}: argument {names[i]} of type "
                                 f"{type(x).__name__} is not an array and cannot be mapped "
@@ -352,10 +374,19 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
         axis = AxisData(axis_name, size, spmd_axis_name)
         interp = BatchInterpreter(axis, f"vmap of {fname} (defined at {fun_source(fun)})")
         with interpreter_scope(interp) as it:
-            tracers = [x if a is None else BatchTracer(it, x, a)
+            tracers = [x if a is None or type(x) is Ref else BatchTracer(it, x, a)
                        for x, a in zip(leaves, norm_axes)]
+            refs = [(x, a) for x, a in zip(leaves, norm_axes) if a is not None and type(x) is Ref]
+            saved = [_map_ref(r, a, it) for r, a in refs]
             t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
-            out = fun(*t_args, **t_kwargs)
+            try:
+                out = fun(*t_args, **t_kwargs)
+            except BaseException:
+                for (r, _), old in zip(refs, saved):
+                    r._value, r._aval, r._level = old
+                raise
+            for (r, a), old in zip(refs, saved):
+                _unmap_ref(r, a, it, size, old)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             try:
                 oaxes = tree_util.broadcast_prefix(out_axes, out, is_leaf=_is_none)
