@@ -24,7 +24,7 @@ import fluxion
 import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
-from .pytreelib import _MARKS, Pytree, Static, _status, has_data
+from .pytreelib import _MARKS, Pytree, Static, _status, has_data, record_trace
 from .statelib import State
 from .variablelib import Variable, _meta_key, _Unhashable, is_array
 
@@ -555,6 +555,7 @@ def _unflatten_value(spec: tuple, path: tuple, ctx: _UnflattenCtx) -> Any:
         obj = ctx.existing.get(idx)
         if obj is None:
             obj = object.__new__(cls)
+            record_trace(obj)
         ctx.built[idx] = obj
         new_attrs = {k: _unflatten_value(s, path + (k,), ctx) for k, s in attrs}
         d = vars(obj)

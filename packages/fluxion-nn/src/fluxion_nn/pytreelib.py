@@ -7,13 +7,16 @@ import copy
 import dataclasses
 import functools
 import typing
+import weakref
 from typing import Annotated, Any, Callable, TypeVar
 
 import numpy as np
 
 import fluxion.tree_util as tree_util
 
+from .errors import trace_context_error
 from .statelib import State
+from .tracers import TraceState
 from .variablelib import Variable, is_array
 
 __all__ = ["Static", "Data", "Pytree", "Object", "has_data", "is_data", "data", "static", "List",
@@ -308,6 +311,7 @@ class Pytree:
             _register(cls)
 
     def __setattr__(self, name: str, value: Any) -> None:
+        _check_trace(self)
         value, status = _unmark(value)
         if type(self)._pytree__is_pytree:  # as flax: pytree=False objects take any value
             _check_assignment(self, name, value, status)
@@ -336,6 +340,33 @@ class Pytree:
 
 
 Object = Pytree
+
+# id(obj) -> (weakref to obj, TraceState): the trace each graph object was made at (its first
+# attribute assignment, or its rebuilding by merge/unflatten), kept beside the object so that
+# graph walks over ``vars(obj)`` never see it
+_TRACES: dict[int, tuple] = {}
+
+
+def record_trace(obj: Any) -> None:
+    """Remember the current trace as the one ``obj`` (a graph object) belongs to."""
+    key = id(obj)
+    _TRACES[key] = (weakref.ref(obj, lambda _r, key=key: _TRACES.pop(key, None)), TraceState())
+
+
+def trace_state_of(obj: Any) -> TraceState | None:
+    """The :class:`TraceState` recorded for a graph object (None before its first assignment)."""
+    rec = _TRACES.get(id(obj))
+    return rec[1] if rec is not None and rec[0]() is obj else None
+
+
+def _check_trace(obj: Any) -> None:
+    # flax's check: a graph object is mutated only at the trace it was made at
+    rec = _TRACES.get(id(obj))
+    if rec is None or rec[0]() is not obj:
+        record_trace(obj)
+    elif not rec[1].is_valid():
+        raise trace_context_error(f"Cannot mutate '{type(obj).__name__}' from different trace "
+                                  f"level")
 
 
 def _deepcopy_static(obj: Any, memo: dict, seen: set) -> None:
@@ -530,6 +561,7 @@ def _register(cls: type) -> None:
     def unflatten(aux: tuple, children: Any) -> Pytree:
         names, static_items = aux
         obj = object.__new__(cls)
+        record_trace(obj)
         d = vars(obj)
         for k, s in static_items:
             d[k] = s.value

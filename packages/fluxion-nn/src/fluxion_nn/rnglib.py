@@ -69,6 +69,7 @@ class RngStream(Pytree):
         self.count = RngCount(jnp.zeros(key.shape, dtype=jnp.uint32), tag=tag)
 
     def __call__(self) -> Any:
+        self.count._check_can_update()
         key = random.fold_in(self.key.value, self.count.value)
         self.count.value = self.count.value + 1
         return key

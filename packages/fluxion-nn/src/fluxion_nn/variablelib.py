@@ -19,6 +19,8 @@ import fluxion.tree_util as tree_util
 
 from ._config import ConfigContext
 from ._spmd_core import shard_value
+from .errors import trace_context_error
+from .tracers import TraceState
 
 __all__ = [
     "Variable",
@@ -136,7 +138,7 @@ class Variable:
         w.value = w.value * 2
     """
 
-    __slots__ = ("_value", "_metadata", "_serial")
+    __slots__ = ("_value", "_metadata", "_serial", "_trace_state")
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # hijax mode (the argument, the VariableMetadata's entry, else var_defaults): the
@@ -193,6 +195,26 @@ class Variable:
         object.__setattr__(self, "_value", value)
         object.__setattr__(self, "_metadata", metadata)
         object.__setattr__(self, "_serial", next(_SERIAL))
+        # the trace it was made at (copies and Variables rebuilt by merge have none: no check)
+        object.__setattr__(self, "_trace_state", TraceState())
+
+    @property
+    def _can_update(self) -> bool:
+        """Whether this Variable may be updated in the current trace (as flax's): hijax
+        Variables always; others only at the trace they were created at."""
+        if self._metadata.get("hijax", False):
+            return True
+        try:
+            state = object.__getattribute__(self, "_trace_state")
+        except AttributeError:
+            return True
+        return state.is_valid()
+
+    def _check_can_update(self) -> None:
+        """Raise :class:`~fluxion_nn.errors.TraceContextError` unless ``_can_update``."""
+        if not self._can_update:
+            raise trace_context_error(f"Cannot mutate {type(self).__name__} from a different "
+                                      f"trace level")
 
     @property
     def hijax(self) -> bool:
