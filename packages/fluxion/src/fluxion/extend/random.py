@@ -23,13 +23,22 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
+from fluxion.core.avals import ShapedArray
+from fluxion.core.primitive import Primitive
+from fluxion.interpreters.mlir import lower_fun, register_lowering
+from fluxion.lax import _rules
+from fluxion.lax import shape_ops as _so
+from fluxion.lax._base import broadcasting_shape, type_error
 from fluxion.random import _impls
 from fluxion.random._key_ops import threefry_2x32
 from fluxion.random._keys import PRNGImpl, PRNGKeyArray, PRNGSpec, resolve_impl
+from fluxion.random._threefry import threefry2x32
 from fluxion.transforms.batching import vmap
 
 __all__ = ["define_prng_impl", "random_seed", "seed_with_impl", "rbg_prng_impl",
-           "unsafe_rbg_prng_impl", "threefry_prng_impl", "threefry_2x32"]
+           "unsafe_rbg_prng_impl", "threefry_prng_impl", "threefry_2x32", "threefry2x32_p"]
 
 threefry_prng_impl = _impls.THREEFRY
 rbg_prng_impl = _impls.RBG
@@ -104,3 +113,40 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'fluxion.extend.random' has no attribute {name!r}: "
                          f"jax.extend.random.{name} is not provided by Fluxion (see "
                          "docs/guide/coming-from-jax.md)")
+
+
+# -- threefry2x32_p: JAX's Threefry-2x32 block primitive, as jax.extend.random exports it ------
+# Fluxion's own samplers run the same block function (fluxion.random._threefry) inside a jit;
+# this primitive gives it JAX's name and rules for code that binds or lowers it directly.
+threefry2x32_p = Primitive("threefry2x32", multiple_results=True)
+_U32 = np.dtype(np.uint32)
+
+
+def _threefry2x32_abstract_eval(*avals: ShapedArray) -> list[ShapedArray]:
+    if len(avals) != 4:
+        raise type_error("threefry2x32", f"takes 4 operands (key1, key2, x1, x2), got {len(avals)}")
+    if any(a.dtype != _U32 for a in avals):
+        raise type_error("threefry2x32", "requires uint32 operands, got "
+                         + ", ".join(a.str_short() for a in avals))
+    shape = broadcasting_shape("threefry2x32", *avals)
+    return [ShapedArray(shape, _U32)] * 2
+
+
+def _threefry2x32_lowered(k1: Any, k2: Any, x1: Any, x2: Any) -> list[Any]:
+    ops = (k1, k2, x1, x2)
+    shape = broadcasting_shape("threefry2x32", *(a.aval for a in ops))
+    full = [a if a.shape == shape else _so.broadcast_in_dim(
+        a, shape, tuple(range(len(shape))) if a.shape else ()) for a in ops]
+    return list(threefry2x32(*full))
+
+
+def _threefry2x32_batch(axis_data: Any, args: Any, dims: Any) -> tuple[list, list]:
+    out, d = _elementwise_batch(axis_data, args, dims)
+    return list(out), [d, d]
+
+
+threefry2x32_p.def_abstract_eval(_threefry2x32_abstract_eval)
+register_lowering(threefry2x32_p, lower_fun(_threefry2x32_lowered, multiple_results=True))
+_elementwise_batch = _rules.elementwise_batch_rule(threefry2x32_p)
+threefry2x32_p.batch = _threefry2x32_batch
+_rules.defjvp_zero(threefry2x32_p)  # integer operands: no derivative, as JAX's
