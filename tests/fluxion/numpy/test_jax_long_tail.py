@@ -271,3 +271,24 @@ def test_vmap_ref_is_restored_when_the_function_raises():
     with pytest.raises(RuntimeError, match="boom"):
         fluxion.vmap(bad)(r)
     assert r.shape == (2, 3) and np.asarray(r[...]).tolist() == [[0.0] * 3] * 2
+
+
+def _eval_shape_ref_case(lib, m):
+    def step(r, x):
+        r[...] = r[...] + x
+        return (r[...] * 2).astype(m.int32), r[1:]
+
+    r = lib.new_ref(m.arange(3.0))
+    out = lib.eval_shape(step, r, m.ones(3))
+    return out, r[...]
+
+
+def test_eval_shape_of_a_function_writing_a_ref_like_jax():
+    import jax
+
+    import fluxion
+    (o_struct, o_shape), o_ref = _eval_shape_ref_case(fluxion, fnp)
+    (j_struct, j_shape), j_ref = _eval_shape_ref_case(jax, jnp)
+    for o, j in ((o_struct, j_struct), (o_shape, j_shape)):
+        assert (o.shape, o.dtype, o.weak_type) == (j.shape, j.dtype, j.weak_type)
+    check_like_jax(lambda _: o_ref, lambda _: j_ref, 0)  # the reference is left as it was

@@ -33,6 +33,7 @@ from fluxion.core.ir import Equation, Literal, Program, Var
 from fluxion.core.name_stack import NAME_STACK as _NAMES
 from fluxion.core.name_stack import render as _render_names
 from fluxion.core.primitive import Primitive
+from fluxion.core.refs import Ref
 from fluxion.core.trace import Interpreter, Tracer, check_live, interpreter_scope
 from fluxion.core.tracebacks import api_boundary
 from fluxion.tree_util import physical as tree_util
@@ -370,7 +371,8 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     """The shapes and dtypes of ``fun(*args, **kwargs)`` without running it.
 
     Arguments may be arrays, :class:`ShapeDtypeStruct` s, abstract values (``ShapedArray``) or
-    any object with ``shape`` and ``dtype`` attributes, as JAX's ``eval_shape`` accepts.
+    any object with ``shape`` and ``dtype`` attributes, as JAX's ``eval_shape`` accepts; a
+    mutable array reference may be read and written by ``fun`` and keeps its value.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -381,12 +383,36 @@ def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     if any(type(x) in HITYPES for x in leaves):  # boxes of hi-types: traced holding tracers
         run, dyn, states = with_boxes(fun, leaves, in_tree)
         return eval_shape(run, dyn, states)
+    if any(type(x) is Ref for x in leaves):
+        return eval_shape(_with_traced_refs(fun, leaves, in_tree),
+                          *[x._value if type(x) is Ref else x for x in leaves])
     avals = [_shape_abstractify(x) for x in leaves]
     program, _, out_tree = trace_to_program(fun, args, kwargs, in_avals=avals)
     outs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type,
                              sharding=_typed_sharding(a.sharding))
             for a in program.out_avals]
     return tree_util.tree_unflatten(out_tree, outs)
+
+
+def _with_traced_refs(fun: Callable, leaves: list, in_tree: Any) -> Callable:
+    """``fun`` of the flat leaves, where each mutable reference among ``leaves`` is passed as
+    itself holding its leaf's tracer for the trace (so the function may read and write it, as
+    under JAX's ``eval_shape``) and gets its own value back afterwards."""
+    refs = [(i, x) for i, x in enumerate(leaves) if type(x) is Ref]
+
+    def run(*flat: Any) -> Any:
+        flat = list(flat)
+        saved = [(r._value, r._level) for _, r in refs]
+        try:
+            for i, r in refs:
+                r._value, r._level = flat[i], flat[i]._interp.level
+                flat[i] = r
+            args, kwargs = tree_util.tree_unflatten(in_tree, flat)
+            return fun(*args, **kwargs)
+        finally:
+            for (_, r), (value, level) in zip(refs, saved):
+                r._value, r._level = value, level
+    return run
 
 
 def _typed_sharding(sharding: Any) -> Any:
