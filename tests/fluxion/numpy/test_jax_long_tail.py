@@ -295,3 +295,24 @@ def test_eval_shape_of_a_function_writing_a_ref_like_jax():
     for o, j in ((o_struct, j_struct), (o_shape, j_shape)):
         assert (o.shape, o.dtype, o.weak_type) == (j.shape, j.dtype, j.weak_type)
     check_like_jax(lambda _: o_ref, lambda _: j_ref, 0)  # the reference is left as it was
+
+
+def test_lax_full_like_of_a_traced_explicit_example_like_jax():
+    import jax
+    from jax.sharding import AxisType as JT
+    from jax.sharding import NamedSharding as JNS
+    from jax.sharding import PartitionSpec as JP
+
+    import fluxion
+    from fluxion.sharding import AxisType, NamedSharding, PartitionSpec
+
+    if fluxion.device_count() < 4:
+        pytest.skip("needs 4 devices (tests/conftest.py forces 8 host devices)")
+    specs = []
+    for lib, t, ns, p in ((fluxion, AxisType, NamedSharding, PartitionSpec), (jax, JT, JNS, JP)):
+        mesh = lib.make_mesh((2, 2), ("a", "b"), axis_types=(t.Explicit, t.Explicit))
+        with lib.set_mesh(mesh):
+            x = lib.device_put(np.ones((4, 2), np.float32), ns(mesh, p("a", "b")))
+            out = lib.jit(lambda v, lib=lib: lib.lax.full_like(v, 2.0))(x)
+            specs.append((tuple(out.sharding.spec), np.asarray(out).tolist()))
+    assert specs[0] == specs[1]

@@ -93,10 +93,8 @@ def _abstract_mesh(sharding: Any) -> bool:
 
 
 def _sharding_of_example(x: Any, shape: tuple[int, ...], weak: bool) -> Any:
-    """JAX's full_like rule: a traced example's type sharding; a concrete, committed, strongly
-    typed example's sharding when the shape is kept (or the sharding replicates)."""
-    if isinstance(x, Tracer):
-        return getattr(x.aval, "sharding", None) if shape == x.aval.shape else None
+    """JAX's full_like rule for a concrete example: a committed, strongly typed example's
+    sharding when the shape is kept (or the sharding replicates)."""
     sharding = getattr(x, "sharding", None)
     if sharding is None or weak or not getattr(x, "committed", True) or _abstract_mesh(sharding):
         return None
@@ -120,9 +118,16 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     weak = dtype is None and dtypes.is_weakly_typed(x)
     dt = dtypes.dtype(x, canonicalize=True) if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
-    if sharding is None and shape is None:  # as JAX: the example's sharding (see above)
-        sharding = _sharding_of_example(x, shp, weak)
     fill = convert_element_type(fill_value, dt, weak)
+    if sharding is None and shape is None and isinstance(x, Tracer):
+        # as JAX: a traced example's type sharding (Explicit mesh axes) is the result's
+        out = full(shp, fill)
+        typed = getattr(x.aval, "sharding", None)
+        if typed is not None:
+            out = with_out_sharding("lax.full_like", typed, lambda: out)
+        return _vma.vary_like(x, out)
+    if sharding is None and shape is None:  # as JAX: a committed example's sharding
+        sharding = _sharding_of_example(x, shp, weak)
     return _vma.vary_like(x, full(shp, fill, sharding=sharding))
 
 
