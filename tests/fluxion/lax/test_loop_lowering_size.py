@@ -1,8 +1,9 @@
 """The StableHLO of loops is no larger than JAX's for the same function (issue 28: a first call's
 compile time grows with the program): each ``stablehlo.while`` carries at most the operands of
 JAX's, a constant the loop reads stays a constant inside its body (JAX keeps a literal there; a
-value Fluxion computed eagerly while tracing is a known constant too), and a closed-over array
-read by several loops is one constant. Both modules are parsed with JAX's MLIR bindings."""
+value Fluxion computed eagerly while tracing is a known constant too), a closed-over array read
+by several loops is one constant, and results no one reads are not computed (loop_dce.py, JAX's
+DCE rules). Both modules are parsed with JAX's MLIR bindings."""
 
 from __future__ import annotations
 
@@ -185,6 +186,48 @@ def test_loop_in_a_cond_branch_keeps_the_captured_constant():
         return g
     sf, sj = _compare(f(fnp, flax_), f(jnp, jlax), np.float32(1.0), np.ones(3, np.float32))
     assert sf["whiles"] == [3] and sj["whiles"] == [4]  # (counter, i, a); JAX also carries s
+
+
+def _dead_parts(np_, lax):
+    """Loops with results no one reads (JAX's DCE rules drop them)."""
+    def fori_index_unused(x):
+        return lax.fori_loop(0, 3, lambda i, v: np_.tanh(v) * 2.0, x)
+
+    def scan_ys_unused(x):
+        return lax.scan(lambda c, xi: (c + xi, np_.sin(xi) * c), x[0], x)[0]
+
+    def scan_carry_unused(x):
+        return lax.scan(lambda c, xi: (c + xi, xi * 2.0), 0.0, x)[1]
+
+    def while_dead_carry(x):
+        def body(v):
+            k, acc, junk = v
+            return k + 1, acc * 1.5, junk + np_.cos(acc)
+        return lax.while_loop(lambda v: v[0] < 4, body, (0, x, x))[1]
+
+    def nested_ys_unused(x):
+        return lax.fori_loop(0, 2, lambda i, v: lax.scan(
+            lambda c, xi: (c * 0.5 + xi, c + xi), v, x)[0], x)
+    return {f.__name__: f for f in (fori_index_unused, scan_ys_unused, scan_carry_unused,
+                                    while_dead_carry, nested_ys_unused)}
+
+
+@pytest.mark.parametrize("name", list(_dead_parts(np, None)))
+def test_loops_drop_what_no_one_reads(name):
+    x = np.linspace(0.1, 1.0, 4).astype(np.float32)
+    sf, sj = _compare(_dead_parts(fnp, flax_)[name], _dead_parts(jnp, jlax)[name], x)
+    assert len(sf["whiles"]) == len(sj["whiles"])
+    assert all(a <= b for a, b in zip(sf["whiles"], sj["whiles"])), (sf, sj)
+    assert sf["ops"] <= sj["ops"]
+
+
+def test_reverse_mode_through_a_pruned_scan_matches_jax():
+    x = np.linspace(0.1, 1.0, 4).astype(np.float32)
+    f, g = _dead_parts(fnp, flax_)["scan_ys_unused"], _dead_parts(jnp, jlax)["scan_ys_unused"]
+    ours = fluxion.jit(fluxion.grad(lambda v: f(v).sum()))(x)
+    ref = jax.jit(jax.grad(lambda v: g(v).sum()))(x)
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(ref), rtol=1e-6)
 
 
 @pytest.mark.slow  # jnp.linalg.solve traced and lowered by both (~3 s of CPU)

@@ -323,8 +323,15 @@ def _eqn_effectful(eqn: Equation) -> bool:
     return bool(eqn.params) and any(p.effectful for p in _programs_in(eqn.params))
 
 
+# primitive -> ``rule(eqn, used_outputs) -> Equation | None``: an equation of which only some
+# outputs are used, rewritten to compute just those, from just the inputs they need (JAX's
+# ``dce_rules``; a scan drops the ``ys`` and carries nothing reads). None keeps the equation.
+DCE_RULES: dict[Any, Any] = {}
+
+
 def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program:
-    """Drop equations whose outputs are unused (effectful equations are always kept).
+    """Drop equations whose outputs are unused (effectful equations are always kept), and let
+    the equations with a rule in ``DCE_RULES`` drop the part of their work no one reads.
 
     ``used_outputs`` selects outputs to keep (all by default). Inputs are kept, even if unused.
     """
@@ -332,14 +339,21 @@ def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program
         v for v, keep in zip(program.outvars, used_outputs) if keep]
     live: set[int] = {v.id for v in outvars if isinstance(v, Var)}
     kept: list[Equation] = []
+    changed = False
     for eqn in reversed(program.eqns):
-        if _eqn_effectful(eqn) or any(v.id in live for v in eqn.outputs):
+        used = [v.id in live for v in eqn.outputs]
+        if _eqn_effectful(eqn) or any(used):
+            rule = DCE_RULES.get(eqn.prim)
+            if rule is not None and not all(used):
+                smaller = rule(eqn, used)
+                if smaller is not None:
+                    eqn, changed = smaller, True
             kept.append(eqn)
             for a in eqn.inputs:
                 if isinstance(a, Var):
                     live.add(a.id)
     kept.reverse()
-    if len(kept) == len(program.eqns) and used_outputs is None:
+    if len(kept) == len(program.eqns) and used_outputs is None and not changed:
         return program
     return Program(program.constvars, program.invars, outvars, kept)
 

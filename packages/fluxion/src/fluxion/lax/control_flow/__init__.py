@@ -8,6 +8,7 @@ Example:
     6
 """
 
+from fluxion.lax.control_flow import loop_dce  # noqa: F401  (registers the loops' DCE rules)
 from fluxion.lax.control_flow.conditionals import cond, cond_p, switch
 from fluxion.lax.control_flow.loops import (
     associative_scan,

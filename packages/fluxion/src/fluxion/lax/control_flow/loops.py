@@ -370,8 +370,7 @@ def _scan_abstract_eval(*avals: ShapedArray, jaxpr: Program, length: int, num_ca
 
 
 def _index_operands(rctx: Any, idx: str, ndim: int, ctr: ShapedArray) -> list[str]:
-    zero = rctx.constant(0, ctr)
-    return [idx] + [zero] * (ndim - 1)
+    return [idx] + [rctx.constant(0, ctr)] * (ndim - 1) if ndim > 1 else [idx]
 
 
 def _scan_lowering(ctx: Any, *args: str, jaxpr: Program, length: int, num_carry: int,
