@@ -31,6 +31,7 @@ from fluxion.numpy._util import (
     promote_dtypes_inexact,
 )
 from fluxion.numpy.shape import where
+from fluxion.numpy.special_functions import deg2rad, degrees, i0, rad2deg, radians, sinc
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod",
@@ -927,69 +928,6 @@ def isreal(x: Any) -> Any:
     """
     i = imag(x)
     return lax.eq(i, const_like(i, 0))
-
-
-@one_program
-def sinc(x: Any, /) -> Any:
-    """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` with ``sinc(0) = 1``.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> float(jnp.sinc(0.0))
-        1.0
-    """
-    (x,) = promote_args_inexact("sinc", x)
-    zero = lax.eq(x, const_like(x, 0))
-    safe = lax.select(zero, lax.add(x, const_like(x, 1)), x)
-    pix = lax.mul(safe, const_like(x, np.pi))
-    return lax.select(zero, lax.add(lax.mul(x, const_like(x, 0)), const_like(x, 1)),
-                      lax.div(lax.sin(pix), pix))
-
-
-@one_program
-def i0(x: Any) -> Any:
-    """Modified Bessel function of the first kind, order 0.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> round(float(jnp.i0(0.0)), 5)
-        1.0
-    """
-    (x,) = promote_args_inexact("i0", x)
-    if not dtypes.issubdtype(x.dtype, np.floating):
-        raise ValueError(f"Unsupported input type to fluxion.numpy.i0: {x.dtype}")
-    ax = lax.abs(x)
-    return lax.mul(lax.exp(ax), lax.bessel_i0e(ax))
-
-
-@one_program
-def deg2rad(x: Any, /) -> Any:
-    """Degrees to radians.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> round(float(jnp.deg2rad(180.0)), 5)
-        3.14159
-    """
-    (x,) = promote_args_inexact("deg2rad", x)
-    return lax.mul(x, const_like(x, np.pi / 180))
-
-
-@one_program
-def rad2deg(x: Any, /) -> Any:
-    """Radians to degrees.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> round(float(jnp.rad2deg(jnp.pi)), 3)
-        180.0
-    """
-    (x,) = promote_args_inexact("rad2deg", x)
-    return lax.mul(x, const_like(x, 180 / np.pi))
-
-
-radians = deg2rad
-degrees = rad2deg
 
 
 # The array API's names for the functions above.
