@@ -575,6 +575,12 @@ CASES: list[Case] = [
     # rule does the same, checked against jax.vmap in tests/fluxion/test_prng_impls.py.
     Case("rng_bit_generator", lambda ns, k: ns.lax.rng_bit_generator(k, (2, 3))[1],
          (Int(4, lo=0, hi=1000, dtype="uint32"),), batch=False),
+    # jax.extend.random's Threefry-2x32 block (6679f4f): integer bits, no derivative; elementwise,
+    # so vmap equals a loop. tests/fluxion/test_threefry2x32_p.py checks partly batched operands.
+    Case("threefry2x32", lambda ns, k1, k2, x1, x2: ns.lax.bitwise_xor(
+        *importlib.import_module(_lib(ns).__name__ + ".extend.random").threefry2x32_p.bind(
+            k1, k2, x1, x2)),
+         tuple(Int(2, 3, lo=0, hi=2 ** 31, dtype="uint32") for _ in range(4)), deriv=False),
     # JAX defines no derivative of zeta.
     _binary("zeta", Pos(2, 3, diff=False), Pos(2, 3, diff=False), deriv=False),
     # Differentiable in x only (as in JAX).
