@@ -176,3 +176,23 @@ def test_metric_sq_of_a_displacement_takes_no_square_root():
     nbrs = neighbor_fn.allocate(R)
     jaxpr = fluxion.make_jaxpr(lambda r, nb: neighbor_fn.update(r, nb))(R, nbrs)
     assert "sqrt" not in str(jaxpr)
+
+
+def test_box_matrix_in_real_coordinates_uses_no_cell_list_like_jax_md():
+    # jax_md tests every entry of the box against 3 cell sizes: a box matrix's off-diagonal zeros
+    # fail, so it takes all pairs (N^2 candidates), as simulate_test's NPT LAMMPS case does.
+    jax = pytest.importorskip("jax")
+    jax_md = pytest.importorskip("jax_md")
+    box = np.diag([L, L, L])
+    R = R_NP[:40]
+    disp = space.periodic_general(fnp.asarray(box), fractional_coordinates=False)[0]
+    nbrs = partition.neighbor_list(disp, fnp.asarray(box), CUTOFF, fractional_coordinates=False,
+                                   format=partition.Sparse).allocate(fnp.asarray(R))
+    jdisp = jax_md.space.periodic_general(jax.numpy.asarray(box), fractional_coordinates=False)[0]
+    jnbrs = jax_md.partition.neighbor_list(
+        jdisp, jax.numpy.asarray(box), CUTOFF, fractional_coordinates=False,
+        format=jax_md.partition.Sparse).allocate(jax.numpy.asarray(R))
+    assert nbrs.cell_list_fn is None and jnbrs.cell_list_fn is None
+    assert nbrs.idx.shape == jnbrs.idx.shape and nbrs.idx.dtype == jnbrs.idx.dtype
+    assert _pairs(nbrs, 40) == _brute_pairs(R, L, CUTOFF)
+    np.testing.assert_array_equal(np.asarray(nbrs.idx), np.asarray(jnbrs.idx))

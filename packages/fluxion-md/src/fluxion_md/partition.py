@@ -584,9 +584,10 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                     err = err.update(PEC.MALFORMED_BOX, ~jnp.asarray(is_box_valid(_box)))
                     cell_size = _fractional_cell_size(_box, cutoff)
                     _box = 1.0
+                # As jax_md: every entry of the box, so a box matrix (real coordinates, whose
+                # off-diagonal zeros fail the test) gets no cell list (all pairs, N^2).
                 if position.shape[1] in (2, 3) and onp.all(
-                        onp.asarray(cell_size) < onp.asarray(_box if onp.ndim(_box) < 2
-                                                             else onp.diag(_box)) / 3.0):
+                        onp.asarray(cell_size) < onp.asarray(_box) / 3.0):
                     cl_fn = cell_list(_box, cell_size, capacity_multiplier)
                     if cell_capacity is None:
                         cl = cl_fn.allocate(position, extra_capacity=extra_capacity)
