@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from ._flax_link import flax_on_fluxion
+
 __all__ = ["TraceContextError", "trace_context_error"]
 
 _LOCK = threading.Lock()
@@ -32,8 +34,6 @@ def trace_context_error(message: str) -> TraceContextError:
 
     Example: ``raise trace_context_error("Cannot mutate 'Dict' from different trace level")``.
     """
-    from .bridge.variables import flax_on_fluxion  # the bridge imports fluxion_nn's core
-
     flax_errors = flax_on_fluxion("flax.errors")
     theirs = getattr(flax_errors, "TraceContextError", None)
     if theirs is None:

@@ -7,10 +7,10 @@ from typing import Any
 
 from ..nn import initializers
 from .interop import linen_in_bridge_mdl, nnx_in_bridge_mdl
-from .linen import to_linen_type
+from .linen import to_linen, to_linen_type
 from .module import AttrPriority, Module, Scope, compact, current_context, current_module
 from .variables import NNXMeta, with_partitioning
-from .wrappers import Functional, ToNNX, functional, lazy_init, to_linen
+from .wrappers import Functional, ToNNX, functional, lazy_init
 
 __all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen", "to_linen", "NNXMeta",
            "with_partitioning", "initializers", "Module", "Scope", "AttrPriority", "compact",

@@ -16,18 +16,19 @@ import functools
 import sys
 import threading
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 from ..filterlib import Not
 from ..graph import state as graph_state
 from ..graph import update as graph_update
+from ..module import Module
 from ..rnglib import Rngs, RngState
 from ..statelib import State
 from ..variablelib import Variable, variable_name_from_type
 from . import variables as bv
 from . import wrappers
 
-__all__ = ["to_linen_type", "linen_module", "register_linen_boxes"]
+__all__ = ["to_linen_type", "to_linen", "linen_module", "register_linen_boxes"]
 
 _LOCK = threading.RLock()
 _CACHE: dict[str, Any] = {}
@@ -185,3 +186,20 @@ def _make_linen_to_linen(linen: Any) -> type:
     ToLinen.__module__ = "fluxion_nn.bridge"
     ToLinen.__qualname__ = "ToLinen"
     return ToLinen
+
+
+def to_linen(nnx_class: Callable[..., Module], *args: Any,
+             metadata_fn: Callable[[Variable], Any] | None = bv.to_linen_var,
+             name: str | None = None, skip_rng: bool = False, abstract_init: bool = True,
+             **kwargs: Any) -> Any:
+    """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``: a ``flax.linen.Module`` when
+    flax's Linen is loaded (see :func:`to_linen_type`), else the protocol class.
+
+    Example: ``model = nnx.bridge.to_linen(nnx.Linear, 32, out_features=64)``.
+    """
+    cls = to_linen_type()
+    if cls is not wrappers.ToLinen:
+        return cls(nnx_class, args=args, kwargs=frozen(kwargs), metadata_fn=metadata_fn,
+                   skip_rng=skip_rng, name=name)
+    return wrappers.ToLinen(nnx_class, args=args, kwargs=kwargs, metadata_fn=metadata_fn,
+                            skip_rng=skip_rng, name=name)

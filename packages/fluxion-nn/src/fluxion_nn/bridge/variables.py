@@ -4,13 +4,13 @@ every Variable has travels as an :class:`NNXMeta` box."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Any, Callable
 
 import fluxion.tree_util as tree_util
 
 from .. import spmd
+from .._flax_link import flax_on_fluxion
 from ..variablelib import Variable, variable_name_from_type, variable_type_from_name
 
 __all__ = ["NNXMeta", "flax_on_fluxion", "is_vanilla_variable", "to_linen_var", "to_nnx_var",
@@ -186,20 +186,6 @@ def nnx_attrs_to_linen_vars(nnx_attrs: Any, metadata_fn: Callable[[Variable], An
         col = variable_name_from_type(type(v), allow_register=True)
         flat[(col, *path)] = metadata_fn(v) if metadata_fn is not None else v.get_value()
     return _unflatten(flat)
-
-
-def flax_on_fluxion(module_name: str) -> Any:
-    """The loaded flax module ``module_name`` when the program's flax runs on Fluxion (its
-    ``jax`` is Fluxion's ``jax`` alias, :func:`fluxion.compat.install_jax_alias`), else None.
-    Never imports flax: a flax on real jax cannot run Fluxion arrays, so it is left alone.
-
-    Example: ``flax_on_fluxion("flax.linen")`` is None in a program that does not use flax.
-    """
-    core = sys.modules.get("flax.core.meta")
-    jax_seen = getattr(core, "jax", None)
-    if not getattr(jax_seen, "__name__", "").startswith("fluxion"):
-        return None
-    return sys.modules.get(module_name)
 
 
 def with_partitioning(fn: Callable, names: Any, mesh: Any = None) -> Callable:

@@ -29,7 +29,7 @@ from ..variablelib import Variable, variable_name_from_type
 from . import module as _bridge_module
 from . import variables as bv
 
-__all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen", "to_linen"]
+__all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen"]
 
 
 @dataclasses.dataclass
@@ -335,22 +335,3 @@ class ToLinen:
         after = self._variables(module, lambda c: True)
         keep = _mutable_collections(mutable, after)
         return out, {c: t for c, t in after.items() if c in keep}
-
-
-def to_linen(nnx_class: Callable[..., Module], *args: Any,
-             metadata_fn: Callable[[Variable], Any] | None = bv.to_linen_var,
-             name: str | None = None, skip_rng: bool = False, abstract_init: bool = True,
-             **kwargs: Any) -> Any:
-    """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``: a ``flax.linen.Module`` when
-    flax's Linen is loaded (see :mod:`fluxion_nn.bridge.linen`), else the protocol class.
-
-    Example: ``model = nnx.bridge.to_linen(nnx.Linear, 32, out_features=64)``.
-    """
-    from . import linen as _linen  # imports this module
-
-    cls = _linen.to_linen_type()
-    if cls is not ToLinen:
-        return cls(nnx_class, args=args, kwargs=_linen.frozen(kwargs), metadata_fn=metadata_fn,
-                   skip_rng=skip_rng, name=name)
-    return ToLinen(nnx_class, args=args, kwargs=kwargs, metadata_fn=metadata_fn,
-                   skip_rng=skip_rng, name=name)
