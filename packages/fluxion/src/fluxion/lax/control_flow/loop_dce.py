@@ -40,20 +40,28 @@ def _pick(seq: Sequence[Any], keep: Sequence[bool]) -> list:
     return [x for x, k in zip(seq, keep) if k]
 
 
+def _needed_carries(body: Program, nconsts: int, carry: list[bool],
+                    ys: list[bool]) -> tuple[list[bool], Program, set[int]]:
+    """Grow the needed carries to a fixed point: a carry is needed when a needed output of
+    the body (a needed carry, or a needed ``ys`` entry after the carries) reads it. Returns the
+    carries, the body pruned to them and the ids that pruned body reads."""
+    while True:
+        pruned = dce(body, carry + ys)
+        read = _read(pruned)
+        grown = [u or body.invars[nconsts + i].id in read for i, u in enumerate(carry)]
+        if grown == carry:
+            return carry, pruned, read
+        carry = grown
+
+
 def _scan_dce(eqn: Equation, used: list[bool]) -> Equation | None:
     p = eqn.params
     body: Program = p["jaxpr"]
     if body.effectful:
         return None
     nc, ncar = p["num_consts"], p["num_carry"]
-    carry, ys = list(used[:ncar]), list(used[ncar:])
-    while True:  # a carry is needed when a needed output (of this iteration) reads it
-        pruned = dce(body, carry + ys)
-        read = _read(pruned)
-        grown = [u or body.invars[nc + i].id in read for i, u in enumerate(carry)]
-        if grown == carry:
-            break
-        carry = grown
+    ys = list(used[ncar:])
+    carry, pruned, read = _needed_carries(body, nc, list(used[:ncar]), ys)
     consts = [v.id in read for v in body.invars[:nc]]
     xs = [v.id in read for v in body.invars[nc + ncar:]]
     if all(carry) and all(ys) and all(consts) and all(xs):
@@ -74,13 +82,7 @@ def _while_dce(eqn: Equation, used: list[bool]) -> Equation | None:
     ncc, nbc = p["cond_nconsts"], p["body_nconsts"]
     cond_read = _read(cond)
     carry = [u or v.id in cond_read for u, v in zip(used, cond.invars[ncc:])]
-    while True:
-        pruned = dce(body, carry)
-        read = _read(pruned)
-        grown = [u or body.invars[nbc + i].id in read for i, u in enumerate(carry)]
-        if grown == carry:
-            break
-        carry = grown
+    carry, pruned, read = _needed_carries(body, nbc, carry, [])
     cconsts = [v.id in cond_read for v in cond.invars[:ncc]]
     bconsts = [v.id in read for v in body.invars[:nbc]]
     if all(carry) and all(cconsts) and all(bconsts):
