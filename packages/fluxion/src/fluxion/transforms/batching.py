@@ -54,7 +54,7 @@ from fluxion.transforms.staging import (
 )
 from fluxion.tree_util import physical as tree_util
 
-__all__ = ["vmap", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "bound_axis_names",
+__all__ = ["vmap", "batch_subtrace", "not_mapped", "BatchTracer", "BatchInterpreter", "AxisData", "bound_axis_names",
            "batch_program", "is_unbatched"]
 
 not_mapped = None
@@ -150,6 +150,35 @@ def bound_axis_names() -> list[Any]:
 
 # ------------------------------------------------------------------ batching a Program
 
+def batch_subtrace(axis: AxisData, fun: Callable[[list], Sequence[Any]], args: Sequence[Any],
+                   dims: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    """``fun(inputs)`` (a list to a sequence) traced along ``axis`` with ``args`` batched at
+    ``dims`` (``None``: unmapped); returns the outputs' values and each one's batch dimension
+    where the batching rules put it (``None``: unbatched), as JAX's ``batch_subtrace``.
+
+    Example:
+        >>> import numpy as np
+        >>> from fluxion import lax
+        >>> vals, dims = batch_subtrace(AxisData(None, 3, None), lambda xs: [lax.neg(xs[0])],
+        ...                             [np.ones((2, 3), np.float32)], [1])
+        >>> (vals[0].shape, dims)
+        ((2, 3), [1])
+    """
+    with interpreter_scope(BatchInterpreter(axis)) as it:
+        ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(args, dims)]
+        vals, out_dims = [], []
+        for o in fun(ins):
+            if type(o) is BatchTracer and o._interp is it:
+                vals.append(o.val)
+                out_dims.append(o.bdim)
+            else:
+                if isinstance(o, Tracer):
+                    check_live(o, it)
+                vals.append(o)
+                out_dims.append(None)
+    return vals, out_dims
+
+
 def batch_program(program: Program, dims: Sequence[Any], axis: AxisData, *, to_front: bool = False,
                   instantiate: bool | Sequence[bool] = False) -> tuple[Program, list[Any], list[Any]]:
     """The batched version of a closed ``program`` whose inputs are batched at ``dims``
@@ -174,20 +203,13 @@ def batch_program(program: Program, dims: Sequence[Any], axis: AxisData, *, to_f
         out_dims: list[Any] = []
 
         def batched(*xs: Any) -> list[Any]:
-            with interpreter_scope(BatchInterpreter(axis)) as it:
-                ins = [x if d is None else BatchTracer(it, x, d) for x, d in zip(xs, dims)]
-                outs = eval_program(program, [], ins)
-                res = []
-                for o, force in zip(outs, inst):
-                    if type(o) is BatchTracer and o._interp is it:
-                        val, d = o.val, o.bdim
-                    else:
-                        val, d = o, None
-                    if force or (to_front and d is not None):
-                        with set_current(it.parent):
-                            val, d = matchaxis(val, d, 0, axis.size), 0
-                    res.append(val)
-                    out_dims.append(d)
+            vals, ds = batch_subtrace(axis, lambda ins: eval_program(program, [], ins), xs, dims)
+            res = []
+            for val, d, force in zip(vals, ds, inst):
+                if force or (to_front and d is not None):
+                    val, d = matchaxis(val, d, 0, axis.size), 0
+                res.append(val)
+                out_dims.append(d)
             return res
 
         batched.__name__ = "batched"

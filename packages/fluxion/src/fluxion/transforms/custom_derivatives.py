@@ -50,7 +50,6 @@ from fluxion.core.trace import (
     Trace,
     Tracer,
     check_live,
-    interpreter_scope,
     set_current,
 )
 from fluxion.core.tracebacks import api_boundary
@@ -302,26 +301,6 @@ def _per_example(aval: ShapedArray, d: int | None) -> ShapedArray:
     return aval if d is None else aval.update(shape=aval.shape[:d] + aval.shape[d + 1:])
 
 
-def _run_batched(axis: batching.AxisData, fun: Callable, args: list, dims: Sequence[Any]
-                 ) -> tuple[list, list]:
-    """``fun(args)`` (a list to a list) run on a batch whose arguments are batched at ``dims``:
-    the batched outputs and each one's batch dimension where the body put it (``None`` when
-    unbatched), as JAX's ``batch_subtrace``. A ``Zero`` output stays as it is, unbatched."""
-    with interpreter_scope(batching.BatchInterpreter(axis)) as it:
-        ins = [x if d is None else batching.BatchTracer(it, x, d) for x, d in zip(args, dims)]
-        vals, out_dims = [], []
-        for o in fun(ins):
-            if type(o) is batching.BatchTracer and o._interp is it:
-                vals.append(o.val)
-                out_dims.append(o.bdim)
-            else:
-                if isinstance(o, Tracer):
-                    check_live(o, it)
-                vals.append(o)
-                out_dims.append(None)
-    return vals, out_dims
-
-
 def _batch_call(call: Program, dims: Sequence[Any], axis: batching.AxisData
                 ) -> tuple[Program, list, list]:
     """The staged function of a custom call batched as JAX batches it: the inputs stay at their
@@ -362,7 +341,7 @@ def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             p_out, t_out = jvp(list(xs[:n]), full)
             return [*p_out, *t_out]
 
-        vals, got = _run_batched(
+        vals, got = batching.batch_subtrace(
             axis, one, [*primals, *(t for t in tangents if type(t) is not Zero)],
             [*rule_dims, *(d for d, z in zip(rule_dims, nz) if z)])
         k = len(vals) // 2
@@ -632,7 +611,7 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             n_res[:] = [len(res)]
             return [*res, *outs]
 
-        vals, got = _run_batched(axis, one, list(primals), rule_dims)
+        vals, got = batching.batch_subtrace(axis, one, list(primals), rule_dims)
         k = n_res[0]
         res_dims[:] = got[:k]
         outs = [array_ops.matchaxis(v, d, dst, axis.size)
@@ -650,7 +629,7 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             got = bwd(list(xs[:k]), [next(it) if lv else z for lv, z in zip(live, zeros)])
             return [None if _is_zero(g) else g for g in got]
 
-        vals, got = _run_batched(
+        vals, got = batching.batch_subtrace(
             axis, one, [*res, *(c for c in cts if type(c) is not Zero)],
             [*res_dims, *(d for d, lv in zip(out_dims, live) if lv)])
         out: list = []
