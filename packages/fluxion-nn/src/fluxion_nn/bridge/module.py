@@ -222,6 +222,17 @@ def _as_rngs(rngs: Any) -> Rngs:
     return Rngs(rngs)
 
 
+def _adopt(name: str, value: Any, init: Callable[[], Any]) -> Any:
+    """A value given for ``name`` (a plain array from ``apply``'s variables): its shape checked
+    against what ``init`` would make, and put in ``init``'s metadata box when it makes one."""
+    abstract = fluxion.eval_shape(init)
+    _check_shapes(name, value, abstract)
+    if isinstance(abstract, VariableMetadata):
+        abstract.raw_value = value
+        return abstract
+    return value
+
+
 def _check_shapes(name: str, value: Any, abstract: Any) -> None:
     for val, abs_val in zip(tree_util.tree_leaves(value), tree_util.tree_leaves(abstract)):
         if np.shape(val) != np.shape(abs_val):
@@ -300,13 +311,8 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
                 if not isinstance(value, Param):
                     raise ValueError(f"Expected '{name}' to be a Param, got {type(value).__name__}")
                 return value
-            abstract = fluxion.eval_shape(
-                lambda: init_fn(fluxion.random.key(0), *init_args, **init_kwargs))
-            _check_shapes(name, value, abstract)
-            if isinstance(abstract, VariableMetadata):
-                abstract.raw_value = value
-                value = abstract
-            variable = Param(value)
+            variable = Param(_adopt(name, value, lambda: init_fn(
+                fluxion.random.key(0), *init_args, **init_kwargs)))
         else:
             variable = Param(init_fn(self.make_rng("params"), *init_args, **init_kwargs))
         setattr(self, name, variable)
@@ -326,12 +332,7 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
                 return value
             if init_fn is None:
                 raise ValueError("Expected 'init_fn' to be a callable, got None")
-            abstract = fluxion.eval_shape(lambda: init_fn(*init_args, **init_kwargs))
-            _check_shapes(name, value, abstract)
-            if isinstance(abstract, VariableMetadata):
-                abstract.raw_value = value
-                value = abstract
-            variable = variable_type(value)
+            variable = variable_type(_adopt(name, value, lambda: init_fn(*init_args, **init_kwargs)))
         else:
             if init_fn is None:
                 raise ValueError("Expected 'init_fn' to be a callable, got None")
