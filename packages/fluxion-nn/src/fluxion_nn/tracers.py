@@ -12,7 +12,9 @@ from fluxion.extend import core as _core
 
 __all__ = ["TraceState", "current_fluxion_trace"]
 
-_LAST: list = [None, None]  # (interpreter, its opaque state): the state taken last, reused
+# (weakref to an interpreter, its opaque state): the state taken last, reused; one tuple,
+# replaced whole, so a thread never pairs one thread's interpreter with another's state
+_LAST: tuple = (lambda: None, None)
 
 
 def current_fluxion_trace() -> Any:
@@ -21,11 +23,13 @@ def current_fluxion_trace() -> Any:
 
     Example: ``current_fluxion_trace() == current_fluxion_trace()`` is True.
     """
+    global _LAST
     interp = _core.find_top_trace(())
-    if _LAST[0] is not None and _LAST[0]() is interp:
-        return _LAST[1]
+    ref, state = _LAST
+    if ref() is interp:
+        return state
     state = _core.get_opaque_trace_state(convention="nnx")
-    _LAST[0], _LAST[1] = weakref.ref(interp), state
+    _LAST = (weakref.ref(interp), state)
     return state
 
 
