@@ -118,7 +118,8 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
         >>> lax.convert_element_type(jnp.array([1.7, -1.7]), jnp.int32).tolist()
         [1, -1]
 
-    A key array (an extended dtype such as ``key<fry>``) converts only to its own dtype, which
+    A Python int converts as NumPy's ``astype`` does (an int32 target wraps 2**40 to 0), as in
+    JAX. A key array (an extended dtype such as ``key<fry>``) converts only to its own dtype, which
     returns it unchanged, as in JAX; any other conversion to or from a key dtype is a ValueError.
     """
     old = getattr(operand, "dtype", None)
@@ -138,6 +139,11 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
         raise ValueError(f"Cannot convert_element_type from {dtypes.dtype(operand)} to "
                          f"{dtypes.dtype(new_dtype)}")
     new = dtypes.canonicalize_dtype(dtypes.dtype(new_dtype))
+    if type(operand) is int and not dtypes.is_float0(new):
+        # As JAX: a Python int goes through NumPy's conversion to the target dtype rather than
+        # through the default integer type, so 2**40 -> float32 is exact and -> int32 wraps; only
+        # an int NumPy cannot hold (>= 2**64 or < -2**63) raises, and only for integer targets.
+        operand = np.asarray(operand).astype(new)
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.dtype == new and aval.weak_type == weak_type:
         return operand

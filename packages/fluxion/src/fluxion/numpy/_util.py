@@ -71,6 +71,10 @@ def _to_dtype(x: Any, dtype: np.dtype, weak: bool) -> Any:
     aval = getattr(x, "aval", None)
     if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
         return x
+    if type(x) is int:
+        # As JAX, where a jnp function is jitted: a Python int operand must fit the default
+        # integer type before it is promoted (lax.convert_element_type alone would wrap it).
+        dtypes.scalar_type_to_dtype(int, x)
     return lax.convert_element_type(x, dtype, weak_type=weak)
 
 

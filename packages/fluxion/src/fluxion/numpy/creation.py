@@ -211,6 +211,8 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None,
         return with_out_sharding("full", out_sharding, full, shape, fill_value, dtype)
     shp = _shape(shape, "full")
     dt = _user_dtype(dtype, "full")
+    if np.ndim(fill_value) == 0:  # as JAX: lax.full, so a Python int converts as NumPy casts it
+        return lax.full(shp, fill_value, dt)
     fill = asarray(fill_value) if dt is None else lax.convert_element_type(fill_value, dt)
     if not is_array(fill):
         fill = asarray(fill)
