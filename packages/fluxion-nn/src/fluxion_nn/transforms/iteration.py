@@ -430,7 +430,9 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     """``lax.scan`` over functions taking modules. ``in_axes`` has one entry per argument:
     ``nnx.Carry`` (threaded through), an int (scanned over that axis, e.g. stacked layers) or
     ``None`` (broadcast; its updates are carried). ``out_axes`` is ``Carry``, an int, or a
-    tuple like ``(Carry, 0)`` matching the output.
+    tuple like ``(Carry, 0)`` matching the output. The body may create Variables in a module
+    argument: under a scanned axis they come back stacked on that axis (as flax's); under a
+    carried or broadcast axis it is an error naming the path.
 
     Example::
 
@@ -486,7 +488,7 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         if trace is None:
             trace = _ScanTrace(f, inp.static, in_carry, o_carry, o_bcast, bcast_arr,
                                bcast_static, len(inp.values), node_axes, tm, out_axes, simple,
-                               vaxes)
+                               vaxes, [p for p, _ in gleaves])
             if tm is None and _hashable(key):
                 if len(traces) >= 8:
                     traces.pop(next(iter(traces)))
@@ -503,7 +505,10 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
         scanned_axes = [ax for ax in vaxes if ax not in ("C", None)]
         ysv = [_from_front(v, ax) for v, ax in zip(ysv, scanned_axes)]
         ys_axes = _ys_axes(out_spec)
-        values2 = _interleave(in_carry, cv, ysv) + [_from_front(v, ys_axes) for v in ys_new]
+        in_values = _interleave(in_carry, cv, ysv)
+        values2 = [in_values[e[1]] if e[0] == "in"
+                   else _from_front(ys_new[e[1]], ys_axes if e[2] is None else e[2])
+                   for e in side["layout"]]
         yso = [_from_front(v, ax) for v, ax in zip(yso, side["ys_axes"])]
         res = apply_outputs(static_out, values2, list(co) + list(yso), inp.objs)
         carry_out, ys_out = res
@@ -533,11 +538,12 @@ class _ScanTrace:
 
     def __init__(self, f: Callable, static: tuple, in_carry: list, o_carry: list, o_bcast: list,
                  bcast_arr: list, bcast_static: tuple, n_values: int, node_axes: list, tm: Any,
-                 out_spec: Any, simple: bool, vaxes: list) -> None:
+                 out_spec: Any, simple: bool, vaxes: list, in_paths: list) -> None:
         self.f, self.static, self.in_carry = f, static, in_carry
         self.o_carry, self.o_bcast, self.bcast_arr = o_carry, o_bcast, bcast_arr
         self.bcast_static, self.n_values, self.node_axes = bcast_static, n_values, node_axes
         self.tm, self.out_spec, self.simple = tm, out_spec, simple
+        self.in_paths = in_paths
         self.side: dict = {}
         # with graph updates (flax's graph scan) a Variable broadcast into the scan (axis None)
         # is not carried: each iteration reads the input value and its updates are dropped
@@ -573,11 +579,12 @@ def _scan_body(t: _ScanTrace) -> Callable:
                            seen=seen)
         if t.simple:
             _check_output_aliases(nodes, ys_out, "nnx.scan")
-        static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out))
-        if static_out[0].root[2][: len(nodes)] != t.static[0].root[2]:
-            raise ValueError("nnx.scan: the structure of a module argument changed in the body")
-        n_inleaves = t.n_values
-        in_vals, new_vals = values2[:n_inleaves], values2[n_inleaves:]
+        out_leaves: list = []
+        static_out, values2, pure = split_outputs(nodes, built, (carry_out, ys_out),
+                                                  leaves_out=out_leaves)
+        in_vals, new_vals, layout = _scan_layout(t, len(nodes), out_leaves, values2,
+                                                 static_out[0].root[2][: len(nodes)])
+        t.side["layout"] = layout
         known = {id(o) for o in built.values()}
         for leaf in tree_util.tree_leaves(carry_out, is_leaf=_is_node):
             if _is_node(leaf) and id(leaf) not in known:
@@ -593,10 +600,64 @@ def _scan_body(t: _ScanTrace) -> Callable:
         if t.keep_in:  # broadcast state: every iteration sees the input, updates are dropped
             new_cv = [old if k else v for old, v, k in zip(cv, new_cv, t.keep_in)]
         ys_v = [v for v, c in zip(in_vals, t.in_carry) if not c]
-        # new objects made in the body (in the stacked outputs): their leaves are stacked too
+        # new state made in the body (new objects in the outputs, new Variables in scanned
+        # module arguments): stacked like the scanned outputs
         return (new_cv, pure[:n_carry_pure], bo), (ys_v, pure[n_carry_pure:], list(new_vals))
 
     return body
+
+
+def _scan_layout(t: _ScanTrace, n_nodes: int, out_leaves: list, values: list,
+                 in_root: tuple) -> tuple[list, list, list]:
+    """Inside the body: the output values of the input leaves (input order), the values of new
+    state (each with the axis it is stacked on outside) and, per output graph leaf, where its
+    value comes from: ``("in", k)`` the k-th input leaf, ``("new", j, axis)`` the j-th new one.
+
+    The module arguments may gain state in the body (as a linen-style module creating its
+    parameters on first call): as in flax's graph scan, state created under a scanned axis is
+    stacked on that axis; state created under a carried or broadcast axis cannot be (the carry
+    keeps one structure across iterations) and is an error naming its path."""
+    if in_root == t.static[0].root[2]:  # the input structure is unchanged: leaves in order
+        n = t.n_values
+        layout = [("in", k) for k in range(n)]
+        layout += [("new", j, None) for j in range(len(values) - n)]
+        return values[:n], values[n:], layout
+    where = {path: j for j, (path, _) in enumerate(out_leaves) if path[0] < n_nodes}
+    in_vals = []
+    for path in t.in_paths:
+        j = where.get(path)
+        if j is None:
+            raise ValueError(f"nnx.scan: the body removed the state at {_path_str(path)}; "
+                             "scan's state keeps its structure across iterations")
+        in_vals.append(values[j])
+    new_vals: list = []
+    layout = []
+    k_of = {path: k for k, path in enumerate(t.in_paths)}
+    for j, (path, leaf) in enumerate(out_leaves):
+        if path[0] < n_nodes and path in k_of:
+            layout.append(("in", k_of[path]))
+            continue
+        axis = None
+        if path[0] < n_nodes:  # new state in a module argument: its argument's axis
+            axis = _scan_leaf_axis(t.node_axes[path[0]], path[1:], leaf)
+            if axis == "C" or axis is None:
+                # carried: the carry's structure changes (jax's scan raises a TypeError for
+                # it, as it does in flax); broadcast: flax's merge finds no value for it
+                err = TypeError if axis == "C" else ValueError
+                kind = "carried" if axis == "C" else "broadcast"
+                raise err(
+                    f"nnx.scan: the body created {type(leaf).__name__} state at "
+                    f"{_path_str(path)} whose in_axes entry makes it {kind}; the scan carry "
+                    "keeps one structure across iterations, so new state can only be created "
+                    "in scanned (integer-axis) state, which is stacked")
+        layout.append(("new", len(new_vals), axis))
+        new_vals.append(values[j])
+    return in_vals, new_vals, layout
+
+
+def _path_str(path: tuple) -> str:
+    # (graph argument index, attribute path...) as "'a/b' of module argument 0"
+    return f"'{'/'.join(map(str, path[1:]))}' of module argument {path[0]}"
 
 
 def _is_node(x: Any) -> bool:
