@@ -172,3 +172,55 @@ def test_update_adds_missing_substate_like_flax():
         assert foo.a == 1
         assert not hasattr(foo, "b") or not isinstance(getattr(foo, "b", None), lib.Module)
         assert [p for p, _ in lib.to_flat_state(lib.state(foo))] == [("b", "c")]
+
+
+def test_variables_property_is_a_frozen_dict_like_flax():
+    import flax.core
+
+    from fluxion_nn.bridge.frozen_dict import FrozenDict
+
+    seen = []
+    for lib, jnp, fd_type in ((nnx, fjnp, FrozenDict), (fnnx, jjnp, flax.core.FrozenDict)):
+        class Foo(lib.bridge.Module):
+            @lib.bridge.compact
+            def __call__(self, x):
+                return x * self.param("w", lib.initializers.ones_init(), (2,))
+
+        x = jnp.ones((2,))
+        v = Foo().init(0, x)
+        assert type(v) is dict  # init/apply give plain dicts, .variables a FrozenDict
+        fv = Foo().apply(v, method=lambda m: (m(x), m.variables)[1])
+        assert type(fv) is fd_type and type(fv["params"]) is fd_type
+        with pytest.raises(ValueError, match="FrozenDict is immutable"):
+            fv["params"] = {}
+        assert fv.unfreeze() == {"params": {"w": v["params"]["w"]}}
+        assert fv == {"params": {"w": v["params"]["w"]}}
+        w = fv["params"]["w"]
+        assert w.shape == (2,) and w.dtype == jnp.float32
+        paths = [tuple(k.key for k in p) for p, _ in
+                 (fluxion if lib is nnx else jax).tree_util.tree_flatten_with_path(fv)[0]]
+        seen.append((repr(fv.keys()), paths))
+    assert seen[0] == seen[1] == ("frozen_dict_keys(['params'])", [("params", "w")])
+
+
+def test_frozen_dict_behaves_as_flax_core():
+    import flax.core
+
+    from fluxion_nn.bridge.frozen_dict import FrozenDict, freeze, unfreeze
+
+    d = {"params": {"w": 1, "b": {"c": 2}}, "stats": {}}
+    ours, theirs = freeze(d), flax.core.freeze(d)
+    assert repr(ours) == repr(theirs) and ours.pretty_repr(2) == theirs.pretty_repr(2)
+    assert repr(ours.values()) == repr(theirs.values()) and hash(ours) == hash(theirs)
+    assert ours.copy({"z": {"q": 3}}).unfreeze() == theirs.copy({"z": {"q": 3}}).unfreeze()
+    rest, params = ours.pop("params")
+    rest2, params2 = theirs.pop("params")
+    assert type(rest) is type(params) is FrozenDict and rest == rest2 and params == params2
+    assert unfreeze(ours) == flax.core.unfreeze(theirs) == d
+    d["params"]["w"] = 7  # frozen: a copy of the dict levels
+    assert ours["params"]["w"] == 1
+    mapped = fluxion.tree_util.tree_map(lambda v: v + 1, ours)
+    assert type(mapped) is FrozenDict and mapped == jax.tree_util.tree_map(lambda v: v + 1, theirs)
+    import pickle
+
+    assert pickle.loads(pickle.dumps(ours)) == ours

@@ -17,6 +17,7 @@ import inspect
 import threading
 import weakref
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any, Callable, TypeVar
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..rnglib import Rngs, RngState
 from ..statelib import State
 from ..variablelib import Param, Variable, VariableMetadata, variable_name_from_type, variable_type_from_name
 from . import variables as bv
+from .frozen_dict import frozen_dict_type
 
 __all__ = ["Module", "Scope", "AttrPriority", "ModuleState", "ModuleStackEntry", "MODULE_CONTEXT",
            "compact", "current_context", "current_module"]
@@ -354,9 +356,11 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
         return {col: bv._unflatten(flat) for col, flat in by_col.items()}
 
     @property
-    def variables(self) -> dict:
-        """The module's variables as Linen's ``{collection: tree}`` (RNG state left out)."""
-        return self._get_variables()
+    def variables(self) -> Mapping:
+        """The module's variables as Linen's ``{collection: tree}`` (RNG state left out), in a
+        FrozenDict as flax's (:mod:`fluxion_nn.bridge.frozen_dict`); ``init``/``apply`` give
+        plain dicts."""
+        return frozen_dict_type()(self._get_variables())
 
     def apply(self, variables: Any, *args: Any, rngs: Any = None, method: Any = "__call__",
               mutable: Any = False, _initialize: bool = False, **kwargs: Any) -> Any:
