@@ -33,7 +33,7 @@ __all__ = [
     "dense_graph_input", "neighbor_graph_input", "coulomb_direct_pair",
     "coulomb_direct_neighbor_list", "coulomb_recip_ewald", "coulomb_recip_pme",
     "coulomb_ewald_neighbor_list", "coulomb", "coulomb_neighbor_list", "edip",
-    "edip_neighbor_list",
+    "edip_neighbor_list", "nequip_neighbor_list", "load_gnome_model_neighbor_list",
 ]
 
 NeighborFn = partition.NeighborListFns
@@ -454,6 +454,10 @@ from fluxion_md._electrostatics import (  # noqa: E402  (Ewald / particle-mesh E
     coulomb_recip_ewald,
     coulomb_recip_pme,
 )
+from fluxion_md._gnome_energy import (  # noqa: E402  (NequIP / GNoME over fluxion_md.nn)
+    load_gnome_model_neighbor_list,
+    nequip_neighbor_list,
+)
 from fluxion_md._graph_energy import (  # noqa: E402  (learned potentials over fluxion_md.nn)
     BehlerParrinelloEnergy,
     EnergyGraphNet,
@@ -490,3 +494,4 @@ from fluxion_md._membrane import (  # noqa: E402  (membrane energies)
     triangle_area_potential,
     volume_potential,
 )
+from fluxion_md._nn import gnome, nequip  # noqa: E402, F401  (jax_md.energy.gnome / .nequip)

@@ -24,7 +24,7 @@ import fluxion_nn as nnx
 from fluxion import tree_util, vmap
 from fluxion_md import dataclasses, partition
 from fluxion_md import util as jmd_util
-from fluxion_md._nn import behler_parrinello, util  # noqa: F401  (jax_md.nn's submodules)
+from fluxion_md._nn import behler_parrinello, gnome, nequip, util  # noqa: F401  (jax_md.nn's submodules)
 
 __all__ = [
     "MLP", "GraphsTuple", "concatenate_graph_features", "GraphMapFeatures", "apply_node_fn",
