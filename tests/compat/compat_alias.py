@@ -61,11 +61,18 @@ MIRRORS: dict[str, str] = {
 # bridge): in mirror mode they import as placeholders, so the tests that use them are counted apart.
 BRIDGES: dict[str, tuple[str, ...]] = {
     "haiku": ("haiku._src.flax", "haiku.experimental.flax"),
-    # jax-md's NequIP, GNoME and UMA models are flax.linen modules (their API is linen's
-    # init/apply over linen parameter trees); fluxion_md.nn mirrors the flax.nnx-based ones
-    "jax_md": ("jax_md._nn.uma", "jax_md._nn.nequip", "jax_md._nn.gnome",
-               "jax_md._nn.e3nn_layer", "jax_md.nn.nequip", "jax_md.nn.gnome"),
+    # jax-md's UMA model (flax.linen, with its own e3nn-style layers and pretrained weights) is
+    # not mirrored; its NequIP/GNoME linen models are (fluxion_md._nn.nequip/gnome on
+    # fluxion_nn.bridge.Module)
+    "jax_md": ("jax_md._nn.uma",),
 }
+
+
+# Mirror modes that run the real flax.linen (on jax -> Fluxion) rather than a placeholder: jax-md's
+# tests import e3nn_jax (a test-side helper: rand_matrix), whose flax layers subclass linen's
+# Module at import. jax-md's own linen models are mirrored (fluxion_md), so real linen is never
+# the thing under test there.
+REAL_LINEN = frozenset({"jax_md"})
 
 
 def _is_bridge(fullname: str) -> bool:
@@ -300,8 +307,12 @@ def install_mirror_alias(lib: str) -> None:
         return
     sys.meta_path.insert(0, _AliasFinder(lib, MIRRORS[lib], private_fallback=True))
     if lib in BRIDGES and not any(m == "flax" or m.startswith("flax.") for m in sys.modules):
-        # the bridge's other side: flax.linen is unmirrored (a placeholder), flax.nnx is fluxion_nn
-        sys.meta_path.insert(0, _AliasFinder("flax", MIRRORS["flax"], private_fallback=True))
+        if lib in REAL_LINEN:
+            # flax.nnx is fluxion_nn; the rest of flax is the real one on jax -> Fluxion
+            sys.meta_path.insert(0, _NnxFinder())
+        else:
+            # the bridge's other side: flax.linen is unmirrored (a placeholder), flax.nnx is fluxion_nn
+            sys.meta_path.insert(0, _AliasFinder("flax", MIRRORS["flax"], private_fallback=True))
 
 
 # ---- flax's own mirror mode: flax.nnx -> fluxion_nn, the rest of flax real --------------------
