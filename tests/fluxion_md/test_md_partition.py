@@ -196,3 +196,27 @@ def test_box_matrix_in_real_coordinates_uses_no_cell_list_like_jax_md():
     assert nbrs.idx.shape == jnbrs.idx.shape and nbrs.idx.dtype == jnbrs.idx.dtype
     assert _pairs(nbrs, 40) == _brute_pairs(R, L, CUTOFF)
     np.testing.assert_array_equal(np.asarray(nbrs.idx), np.asarray(jnbrs.idx))
+
+
+
+def test_cell_list_rebuild_holds_no_pairwise_intermediate():
+    # A particle's slot within its cell came from a searchsorted of the sorted cell hashes, which
+    # compares every pair (an N x N intermediate: 16M elements at N = 4000, the md_lj_neighbor
+    # benchmark's rebuild); now from the cells' running filling, as jax_md's cell_list (issue 28).
+    N = len(R_NP)
+    disp, _ = space.periodic(L)
+    fn = partition.neighbor_list(disp, L, CUTOFF, dr_threshold=0.2, format=partition.Sparse)
+    nbrs = fn.allocate(fnp.asarray(R_NP))
+    assert nbrs.cell_list_fn is not None
+    R_moved = (R_NP + 0.31) % L  # every particle moved past dr_threshold / 2: a rebuild
+    jaxpr = str(fluxion.make_jaxpr(lambda r, nb: fn.update(r, nb))(fnp.asarray(R_moved), nbrs))
+    assert f"[{N},{N}]" not in jaxpr.replace(" ", "")
+    # the binning itself, eagerly: every particle in its own cell's slots, as brute force bins
+    cl = partition.cell_list(L, CUTOFF + 0.2).update(fnp.asarray(R_moved), nbrs.cell_list_capacity)
+    ids = np.asarray(cl.id_buffer)[..., 0]
+    assert ids.dtype == np.int32 and sorted(ids[ids < N].tolist()) == list(range(N))
+    side = ids.shape[0]
+    for cz, cy, cx, k in zip(*np.nonzero(ids < N)):
+        cell = np.floor(R_moved[ids[cz, cy, cx, k]] / (L / side)).astype(int) % side
+        assert tuple(cell) == (cx, cy, cz)
+    assert not bool(cl.did_buffer_overflow)
