@@ -65,3 +65,65 @@ def test_python_int_conversion_in_a_staged_program_is_a_literal():
     (o,), (t,) = ours.jaxpr.eqns[0].invars, theirs.jaxpr.eqns[0].invars
     assert type(o).__name__ == type(t).__name__ == "Literal"
     assert (int(o.val), o.aval.dtype) == (int(t.val), t.aval.dtype)
+
+
+# --- key arrays through structural jnp functions (JAX's key arrays are Arrays of a key dtype) ----
+
+_KEY_OPS = {
+    "reshape": lambda m, k, k1: m.reshape(k, (2, 3)),
+    "ravel": lambda m, k, k1: m.ravel(k.reshape(3, 2)),
+    "expand_dims": lambda m, k, k1: m.expand_dims(k, (0, 2)),
+    "squeeze": lambda m, k, k1: m.squeeze(k[None]),
+    "transpose": lambda m, k, k1: m.transpose(k.reshape(2, 3)),
+    "swapaxes": lambda m, k, k1: k.reshape(2, 3).swapaxes(0, 1),
+    "moveaxis": lambda m, k, k1: m.moveaxis(k.reshape(2, 3, 1), 0, -1),
+    "atleast_2d": lambda m, k, k1: m.atleast_2d(k),
+    "stacks": lambda m, k, k1: (m.vstack([k, k]), m.hstack([k, k]), m.column_stack([k, k])),
+    "concatenate": lambda m, k, k1: m.concatenate([k, k[:2]]),
+    "take": lambda m, k, k1: (m.take(k, m.array([0, 5, 7])), k.take(m.array([1]))),
+    "take_along_axis": lambda m, k, k1: m.take_along_axis(k, m.array([2, 0]), 0),
+    "tile_repeat": lambda m, k, k1: (m.tile(k, 2), m.repeat(k, 2)),
+    "flip_roll_rot90": lambda m, k, k1: (m.flip(k), m.roll(k, 1), m.rot90(k.reshape(2, 3))),
+    "splits": lambda m, k, k1: (m.split(k, [1, 3]), m.array_split(k, 4), m.unstack(k[:2])),
+    "insert_delete_append": lambda m, k, k1: (m.insert(k, 1, k1), m.delete(k, 1),
+                                              m.append(k, k1[None])),
+    "tril_diagonal": lambda m, k, k1: (m.tril(k.reshape(2, 3)), m.diagonal(k.reshape(2, 3))),
+    "where_select": lambda m, k, k1: (m.where(m.arange(6) % 2 == 0, k, k[::-1]),
+                                      m.select([m.arange(6) > 2], [k], k1)),
+    "compress_extract": lambda m, k, k1: m.compress(np.arange(6) % 2 == 0, k),
+    "broadcast": lambda m, k, k1: (m.broadcast_to(k1, (2, 2)), m.broadcast_arrays(k, k1)[1]),
+    "meshgrid": lambda m, k, k1: m.meshgrid(k[:2], k[:3])[0],
+    "like": lambda m, k, k1: (m.zeros_like(k), m.ones_like(k), m.full_like(k, -1),
+                              m.full_like(k, k1), m.zeros_like(k, dtype=m.float32),
+                              m.zeros(2, k.dtype)),
+    "isnan_isfinite": lambda m, k, k1: (m.isnan(k), m.isfinite(k), m.isinf(k1)),
+    "mixed_refused": lambda m, k, k1: m.concatenate([k, m.zeros(6, m.uint32)]),
+}
+
+
+def _key_case(lib, name, jit):
+    """(each result's kind: the key dtype and shape, or "array"; the results, key data for keys)"""
+    k = lib.random.split(lib.random.key(0), 6)
+    k1 = lib.random.key(3)
+    fn = (lambda k, k1: _KEY_OPS[name](lib.numpy, k, k1))
+    out = (lib.jit(fn) if jit else fn)(k, k1)
+    is_key = lambda x: hasattr(x, "dtype") and str(x.dtype).startswith("key<")  # noqa: E731
+    leaves = lib.tree_util.tree_leaves(out, is_leaf=is_key)
+    kinds = [(str(x.dtype), x.shape) if is_key(x) else "array" for x in leaves]
+    return kinds, [lib.random.key_data(x) if is_key(x) else x for x in leaves]
+
+
+_EAGER_KEY_OPS = ("reshape", "concatenate", "take", "like", "isnan_isfinite", "mixed_refused",
+                  "compress_extract")  # jax's compress of keys fails under jit
+
+
+@pytest.mark.parametrize("name,jit", [(n, True) for n in sorted(_KEY_OPS) if n != "compress_extract"]
+                         + [(n, False) for n in _EAGER_KEY_OPS])  # eager: one compile per op
+def test_key_arrays_through_structural_functions_like_jax(name, jit):
+    kinds = {}
+
+    def side(lib):
+        kinds[lib.__name__], values = _key_case(lib, name, jit)
+        return values
+    check_like_jax(lambda _: side(fluxion), lambda _: side(jax), 0, err_contains=("key<fry>",))
+    assert kinds.get("fluxion") == kinds.get("jax")

@@ -82,6 +82,8 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: 
     else:
         weak = False
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
+    if hasattr(dt, "_full"):  # a key dtype: keys over filled key data, as JAX's
+        return dt._full(shp, fill_value)
     out = broadcast(convert_element_type(fill_value, dt, weak), shp)
     if sharding is None or (isinstance(out, Tracer) and not _abstract_mesh(sharding)):
         return out
@@ -118,6 +120,8 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] |
     weak = dtype is None and dtypes.is_weakly_typed(x)
     dt = dtypes.dtype(x, canonicalize=True) if dtype is None else \
         dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
+    if hasattr(dt, "_full"):  # a key dtype: keys over filled key data, as JAX's
+        return dt._full(shp, fill_value)
     fill = convert_element_type(fill_value, dt, weak)
     if sharding is None and shape is None and isinstance(x, Tracer):
         # as JAX: a traced example's type sharding (Explicit mesh axes) is the result's

@@ -52,20 +52,17 @@ from fluxion.numpy.cumulative import cumprod, cumsum, cumulative_prod, cumulativ
 from fluxion.numpy.einsum import cross, einsum, einsum_path, kron, trace
 from fluxion.numpy.manipulation import (
     append,
-    array_split,
     block,
     choose,
     column_stack,
     compress,
     delete,
-    dsplit,
     dstack,
     extract,
     fill_diagonal,
     flip,
     fliplr,
     flipud,
-    hsplit,
     insert,
     matrix_transpose,
     piecewise,
@@ -78,13 +75,11 @@ from fluxion.numpy.manipulation import (
     rollaxis,
     rot90,
     select,
-    split,
     take,
     take_along_axis,
     tile,
     trim_zeros,
     unstack,
-    vsplit,
 )
 from fluxion.numpy.matrices import diag, diagflat, diagonal, tri, tril, triu, vander
 from fluxion.numpy.products import dot, inner, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat
@@ -168,6 +163,7 @@ from fluxion.numpy.sorting import (
     sort,
     sort_complex,
 )
+from fluxion.numpy.splitting import array_split, dsplit, hsplit, split, vsplit
 from fluxion.numpy.ufuncs import (
     abs,
     absolute,

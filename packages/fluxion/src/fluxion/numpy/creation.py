@@ -20,6 +20,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.trace import Tracer
+from fluxion.lax._keywise import keywise
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
@@ -233,6 +234,8 @@ def zeros(shape: Any, dtype: Any = None, *, device: Any = None,
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
         return with_out_sharding("zeros", out_sharding, zeros, shape, dtype)
     dt = _user_dtype(dtype, "zeros") or dtypes.default_float_dtype()
+    if hasattr(dt, "_full"):  # a key dtype: keys over filled key data, as JAX's
+        return dt._full(_shape(shape, "zeros"), 0)
     return lax.broadcast_in_dim(lax.convert_element_type(0, dt), _shape(shape, "zeros"), ())
 
 
@@ -248,6 +251,8 @@ def ones(shape: Any, dtype: Any = None, *, device: Any = None,
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
         return with_out_sharding("ones", out_sharding, ones, shape, dtype)
     dt = _user_dtype(dtype, "ones") or dtypes.default_float_dtype()
+    if hasattr(dt, "_full"):  # a key dtype: keys over filled key data, as JAX's
+        return dt._full(_shape(shape, "ones"), 1)
     return lax.broadcast_in_dim(lax.convert_element_type(1, dt), _shape(shape, "ones"), ())
 
 
@@ -283,12 +288,14 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *,
         >>> jnp.full_like(jnp.zeros(2, jnp.int32), 3).tolist()
         [3, 3]
     """
+    dt, weak = _like_dtype(a, dtype, "full_like")
+    shp = _like_shape(a, shape, "full_like")
+    if hasattr(dt, "_full"):  # a key dtype: keys over filled key data, as JAX's
+        return dt._full(shp, fill_value)
     if hasattr(a, "shape") and hasattr(a, "dtype"):  # duck typing (ShapeDtypeStruct), as JAX
         check_arraylike("full_like", fill_value)
     else:
         check_arraylike("full_like", a)
-    dt, weak = _like_dtype(a, dtype, "full_like")
-    shp = _like_shape(a, shape, "full_like")
     placed = None
     if out_sharding is None and shape is None:  # like ``a``: its sharding on Explicit axes too
         out_sharding = getattr(getattr(a, "aval", None), "sharding", None)
@@ -505,6 +512,7 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
 
+@keywise("a")
 def copy(a: Any, order: str | None = None) -> Any:
     """A copy of ``a``.
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax._keywise import keywise
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.creation import arange, array, linspace
 from fluxion.numpy.shape import stack
@@ -22,6 +23,7 @@ from fluxion.numpy.shape import stack
 __all__ = ["meshgrid", "indices", "mgrid", "ogrid"]
 
 
+@keywise("xi")
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
     """Coordinate grids from 1-D coordinate vectors (``indexing`` 'xy' or 'ij').
 

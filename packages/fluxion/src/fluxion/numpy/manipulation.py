@@ -1,5 +1,6 @@
-"""Array manipulation: tiling and repeating, flips and rolls, insert/delete/append, splits and
-stacks, and index-based selection (take, take_along_axis, choose, compress, select, ...).
+"""Array manipulation: tiling and repeating, flips and rolls, insert/delete/append, stacks, and
+index-based selection (take, take_along_axis, choose, compress, select, ...). Splits are in
+:mod:`fluxion.numpy.splitting`.
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -17,6 +18,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax._keywise import keywise
 from fluxion.lax.slicing import dynamic_slice_in_dim
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._advanced_indexing import gather_along_axis
@@ -26,7 +28,6 @@ from fluxion.numpy._util import (
     canonical_axis,
     check_arraylike,
     concrete_array,
-    concrete_scalar,
     ensure_array,
     promote_dtypes,
 )
@@ -52,13 +53,13 @@ from fluxion.numpy.sorting import argsort, sort
 
 __all__ = [
     "tile", "repeat", "flip", "fliplr", "flipud", "roll", "rollaxis", "rot90", "insert",
-    "delete", "append", "resize", "trim_zeros", "split", "array_split", "hsplit", "vsplit",
-    "dsplit", "column_stack", "dstack", "block", "unstack", "matrix_transpose", "take",
+    "delete", "append", "resize", "trim_zeros", "column_stack", "dstack", "block", "unstack", "matrix_transpose", "take",
     "take_along_axis", "put_along_axis", "choose", "compress", "extract", "select",
     "piecewise", "place", "put", "fill_diagonal",
 ]
 
 
+@keywise("A")
 def tile(A: Any, reps: Any) -> Any:
     """``A`` repeated ``reps`` times along each axis.
 
@@ -86,6 +87,7 @@ def tile(A: Any, reps: Any) -> Any:
     return lax.reshape(out, tuple(r * d for r, d in zip(reps_t, a.shape)))
 
 
+@keywise("a")
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None, out_sharding: Any = None) -> Any:
     """Repeat each element of ``a`` ``repeats`` times along ``axis`` (flattened when None).
@@ -152,6 +154,7 @@ def _repeat_gather(arr: Any, repeats: Any, axis: int, total: int) -> Any:
     return take(arr, gidx, axis=axis)
 
 
+@keywise("m")
 def flip(m: Any, axis: Any = None) -> Any:
     """``m`` with the order of elements reversed along ``axis`` (all axes by default).
 
@@ -166,6 +169,7 @@ def flip(m: Any, axis: Any = None) -> Any:
     return lax.rev(arr, axes) if axes else arr
 
 
+@keywise("m")
 def fliplr(m: Any) -> Any:
     """``m`` reversed along axis 1.
 
@@ -177,6 +181,7 @@ def fliplr(m: Any) -> Any:
     return flip(m, 1)
 
 
+@keywise("m")
 def flipud(m: Any) -> Any:
     """``m`` reversed along axis 0.
 
@@ -188,6 +193,7 @@ def flipud(m: Any) -> Any:
     return flip(m, 0)
 
 
+@keywise("a")
 @one_program_static(static_argnames=("shift", "axis"))
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Roll elements of ``a`` by ``shift`` along ``axis`` (the flattened array when None).
@@ -233,6 +239,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return arr
 
 
+@keywise("a")
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """Move ``axis`` so that it lies before position ``start``.
 
@@ -253,6 +260,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     return moveaxis(arr, ax, start)
 
 
+@keywise("m")
 @one_program_static(static_argnames=("k", "axes"))
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate ``m`` by 90 degrees ``k`` times in the plane of ``axes``.
@@ -283,6 +291,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     return flip(transpose(arr, perm), a2)
 
 
+@keywise("arr", "values")
 def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis``.
 
@@ -338,6 +347,7 @@ def _zero(x: Any) -> Any:
     return lax.convert_element_type(0, x.dtype)
 
 
+@keywise("arr")
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
            assume_unique_indices: bool = False) -> Any:
     """``arr`` without the entries ``obj`` (an int, slice, int array or bool mask) along
@@ -393,6 +403,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     return a[pre + (asarray(keep.astype(np.int32)),)]
 
 
+@keywise("arr", "values")
 @one_program_static(static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``values`` appended to ``arr`` (both flattened when ``axis`` is None).
@@ -408,6 +419,7 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     return concatenate([arr, values], axis=axis)
 
 
+@keywise("a")
 def resize(a: Any, new_shape: Any) -> Any:
     """``a`` flattened, repeated as needed and reshaped to ``new_shape``.
 
@@ -462,96 +474,7 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
     return arr[tuple(sl)]
 
 
-def _split(op: str, ary: Any, ios: Any, axis: int) -> list:
-    check_arraylike(op, ary)
-    a = ensure_array(ary)
-    ax = canonical_axis(axis, a.ndim, op)
-    size = a.shape[ax]
-    if isinstance(ios, (tuple, list)) or (hasattr(ios, "ndim") and ios.ndim > 0):
-        pts = [0] + [operator.index(int(concrete_scalar(i, op, "indices"))) for i in ios] + [size]
-        bounds = []
-        for lo, hi in zip(pts[:-1], pts[1:]):
-            lo = min(max(lo if lo >= 0 else lo + size, 0), size)
-            hi = min(max(hi if hi >= 0 else hi + size, 0), size)
-            bounds.append((lo, max(lo, hi)))
-    else:
-        n = int(concrete_scalar(ios, op, "number of sections"))
-        if n <= 0:
-            raise ValueError("number sections must be larger than 0.")
-        part, r = divmod(size, n)
-        if r == 0:
-            sizes = [part] * n
-        elif op == "array_split":
-            sizes = [part + 1] * r + [part] * (n - r)
-        else:
-            raise ValueError(f"array split does not result in an equal division: rest is {r}")
-        starts = np.cumsum([0] + sizes[:-1])
-        bounds = [(int(s), int(s) + z) for s, z in zip(starts, sizes)]
-    return [lax.slice_in_dim(a, lo, hi, axis=ax) for lo, hi in bounds]
-
-
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
-    """Split ``ary`` into equal sections, or at the given indices, along ``axis``.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> [p.tolist() for p in jnp.split(jnp.arange(4), 2)]
-        [[0, 1], [2, 3]]
-    """
-    return _split("split", ary, indices_or_sections, axis)
-
-
-def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
-    """Like :func:`split`, allowing sections of unequal size.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> [p.tolist() for p in jnp.array_split(jnp.arange(3), 2)]
-        [[0, 1], [2]]
-    """
-    return _split("array_split", ary, indices_or_sections, axis)
-
-
-def hsplit(ary: Any, indices_or_sections: Any) -> list:
-    """Split along axis 1 (axis 0 for 1-D arrays).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> len(jnp.hsplit(jnp.zeros((2, 4)), 2))
-        2
-    """
-    a = ensure_array(ary)
-    return _split("hsplit", a, indices_or_sections, 0 if a.ndim == 1 else 1)
-
-
-def vsplit(ary: Any, indices_or_sections: Any) -> list:
-    """Split along axis 0 (arrays of at least 2 dimensions).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> len(jnp.vsplit(jnp.zeros((4, 2)), 2))
-        2
-    """
-    a = ensure_array(ary)
-    if a.ndim < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
-    return _split("vsplit", a, indices_or_sections, 0)
-
-
-def dsplit(ary: Any, indices_or_sections: Any) -> list:
-    """Split along axis 2 (arrays of at least 3 dimensions).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> len(jnp.dsplit(jnp.zeros((1, 1, 4)), 2))
-        2
-    """
-    a = ensure_array(ary)
-    if a.ndim < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
-    return _split("dsplit", a, indices_or_sections, 2)
-
-
+@keywise("tup")
 def column_stack(tup: Any) -> Any:
     """Stack 1-D arrays as columns (2-D arrays as they are) into a 2-D array.
 
@@ -570,6 +493,7 @@ def column_stack(tup: Any) -> Any:
     return concatenate(arrs, axis=1)
 
 
+@keywise("tup")
 def dstack(tup: Any, dtype: Any = None) -> Any:
     """Stack arrays along the third axis (after making them at least 3-D).
 
@@ -603,6 +527,7 @@ def _block(xs: Any) -> tuple[Any, int]:
     return ensure_array(xs), 1
 
 
+@keywise("arrays")
 def block(arrays: Any) -> Any:
     """Assemble an array from nested lists of blocks.
 
@@ -614,6 +539,7 @@ def block(arrays: Any) -> Any:
     return _block(arrays)[0]
 
 
+@keywise("x")
 def unstack(x: Any, /, *, axis: int = 0) -> tuple:
     """The slices of ``x`` along ``axis``, as a tuple.
 
@@ -631,6 +557,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
     return tuple(lax.index_in_dim(a, i, ax, keepdims=False) for i in range(a.shape[ax]))
 
 
+@keywise("x")
 def matrix_transpose(x: Any, /) -> Any:
     """Swap the last two axes of ``x``.
 
@@ -647,6 +574,7 @@ def matrix_transpose(x: Any, /) -> Any:
     return swapaxes(a, -1, -2)
 
 
+@keywise("a")
 def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None,
          unique_indices: bool = False, indices_are_sorted: bool = False,
          fill_value: Any = None) -> Any:
@@ -699,6 +627,7 @@ def _along_axis_index(shape: tuple[int, ...], indices: Any, axis: int) -> tuple:
     return tuple(idx)
 
 
+@keywise("arr")
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
                     fill_value: Any = None) -> Any:
     """``arr`` indexed by ``indices`` along ``axis`` (other axes broadcast against each other).
@@ -759,6 +688,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplac
     return reshape(out, orig_shape) if orig_axis is None else out
 
 
+@keywise("choices")
 def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise") -> Any:
     """Elementwise pick from ``choices`` by the integer array ``a``.
 
@@ -791,6 +721,7 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
     return stacked[(arr,) + tuple(grids.indices(arr.shape, sparse=True))]
 
 
+@keywise("a")
 def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
              fill_value: Any = 0, out: None = None) -> Any:
     """The slices of ``a`` along ``axis`` where the 1-D ``condition`` is true (``size`` pads or
@@ -835,6 +766,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     return moveaxis(res, 0, axis)
 
 
+@keywise("arr")
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
     """The elements of the flattened ``arr`` where the flattened ``condition`` is true.
 
@@ -847,6 +779,7 @@ def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: An
     return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
 
 
+@keywise("choicelist", "default")
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
     """Elementwise the choice of the first true condition (``default`` where none is).
 
@@ -965,6 +898,7 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
     return arr.at[idx].set(v if v.ndim == 0 else _tile_to_size(ravel(v), n))
 
 
+@keywise("a", "v")
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
     """A copy of ``a`` with the flat positions ``ind`` set to ``v`` (cycled); pass
     ``inplace=False``.

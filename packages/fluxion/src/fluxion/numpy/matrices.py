@@ -16,6 +16,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.lax._keywise import keywise
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axis, check_arraylike, concrete_scalar, ensure_array
@@ -58,6 +59,7 @@ def _tri_select(name: str, m: Any, k: int, lower: bool) -> Any:
     return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
 
 
+@keywise("m")
 @one_program_static(static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """``m`` with the elements above the ``k``-th diagonal zeroed (over the last two axes).
@@ -70,6 +72,7 @@ def tril(m: Any, k: int = 0) -> Any:
     return _tri_select("tril", m, operator.index(k), True)
 
 
+@keywise("m")
 @one_program_static(static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """``m`` with the elements below the ``k``-th diagonal zeroed.
@@ -82,6 +85,7 @@ def triu(m: Any, k: int = 0) -> Any:
     return _tri_select("triu", m, operator.index(k), False)
 
 
+@keywise("a")
 @one_program_static(static_argnames=("offset", "axis1", "axis2"))
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal over ``axis1``/``axis2`` (moved to the last axis of the result).
@@ -147,6 +151,7 @@ def diag(v: Any, k: int = 0) -> Any:
                       lax.broadcast_in_dim(zero, (n, n), ()))
 
 
+@keywise("v")
 def diagflat(v: Any, k: int = 0) -> Any:
     """A 2-D array with the flattened ``v`` on the ``k``-th diagonal.
 

@@ -17,6 +17,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
+from fluxion.lax._keywise import keywise
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy._eager import call_body
 from fluxion.numpy._util import (
@@ -88,6 +89,7 @@ def _resolve_shape(newshape: Any, total: int, fun: str) -> tuple[int, ...]:
     return tuple(dims)
 
 
+@keywise("a")
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None, out_sharding: Any = None) -> Any:
     """``a`` with a new shape (one dimension may be -1).
@@ -110,6 +112,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     return lax.reshape(a, dims)
 
 
+@keywise("a")
 def ravel(a: Any, order: str = "C") -> Any:
     """``a`` flattened to one dimension.
 
@@ -122,6 +125,7 @@ def ravel(a: Any, order: str = "C") -> Any:
     return reshape(a, (a.size,), order)
 
 
+@keywise("a")
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     """Permute the axes of ``a`` (reverse them by default).
 
@@ -143,6 +147,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 permute_dims = transpose
 
 
+@keywise("a")
 def squeeze(a: Any, axis: Any = None) -> Any:
     """Remove size-1 axes (all of them, or those in ``axis``).
 
@@ -163,6 +168,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     return lax.squeeze(a, axes)
 
 
+@keywise("a")
 def expand_dims(a: Any, axis: Any) -> Any:
     """Insert size-1 axes at ``axis`` (positions in the result).
 
@@ -181,6 +187,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
     return lax.expand_dims(a, canon)
 
 
+@keywise("a")
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     """Move axes of ``a`` from ``source`` to ``destination`` positions.
 
@@ -202,6 +209,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     return lax.transpose(a, tuple(perm))
 
 
+@keywise("a")
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     """Exchange two axes of ``a``.
 
@@ -217,16 +225,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return lax.transpose(a, tuple(perm))
 
 
-def _key_hook(values: Sequence[Any], name: str) -> Callable | None:
-    """The ``name`` hook of the first typed key array among ``values`` (None if there is none):
-    key arrays join and select over their key data (fluxion.random defines them)."""
-    for v in values:
-        hook = getattr(type(v), name, None)
-        if hook is not None:
-            return hook
-    return None
-
-
+@keywise("arrays")
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
     """Join arrays along an existing axis (flattened first when ``axis`` is None).
 
@@ -240,9 +239,6 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
-    key_join = _key_hook(arrays, "_jnp_concatenate")  # typed key arrays
-    if key_join is not None:
-        return key_join(arrays, axis)
     check_arraylike("concatenate", *arrays)
     arrs = [ensure_array(a) for a in arrays]
     if axis is None:
@@ -272,6 +268,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 concat = concatenate
 
 
+@keywise("arrays")
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
     """Join arrays of equal shape along a new axis.
 
@@ -283,9 +280,6 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to stack.")
-    key_stack = _key_hook(arrays, "_jnp_stack")  # typed key arrays
-    if key_stack is not None:
-        return key_stack(arrays, axis)
     check_arraylike("stack", *arrays)
     arrs = [ensure_array(a) for a in arrays]
     shp = arrs[0].shape
@@ -297,6 +291,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     return concatenate([lax.expand_dims(a, (ax,)) for a in arrs], ax, dtype)
 
 
+@keywise("tup")
 def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """Stack horizontally (along axis 1, or 0 for 1-D arrays).
 
@@ -309,6 +304,7 @@ def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype)
 
 
+@keywise("tup")
 def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """Stack vertically (along axis 0, after making inputs at least 2-D).
 
@@ -320,6 +316,7 @@ def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
+@keywise("arys")
 def atleast_1d(*arys: Any) -> Any:
     """Inputs viewed with at least one dimension.
 
@@ -332,6 +329,7 @@ def atleast_1d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+@keywise("arys")
 def atleast_2d(*arys: Any) -> Any:
     """Inputs viewed with at least two dimensions.
 
@@ -347,6 +345,7 @@ def atleast_2d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+@keywise("arys")
 def atleast_3d(*arys: Any) -> Any:
     """Inputs viewed with at least three dimensions.
 
@@ -383,6 +382,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                          ) from None
 
 
+@keywise("array")
 def broadcast_to(array: Any, shape: Any) -> Any:
     """``array`` broadcast to ``shape``.
 
@@ -391,9 +391,6 @@ def broadcast_to(array: Any, shape: Any) -> Any:
         >>> jnp.broadcast_to(jnp.arange(3), (2, 3)).shape
         (2, 3)
     """
-    key_broadcast = getattr(type(array), "_jnp_broadcast_to", None)  # typed key arrays
-    if key_broadcast is not None:
-        return key_broadcast(array, (shape,) if isinstance(shape, int) else shape)
     a = ensure_array(array)
     shp = (shape,) if isinstance(shape, int) else tuple(operator.index(d) for d in shape)
     if a.shape == shp:
@@ -410,6 +407,7 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     return lax.broadcast_in_dim(a, shp, tuple(range(lead, nd)))
 
 
+@keywise("args")
 def broadcast_arrays(*args: Any) -> list[Any]:
     """The arguments broadcast against each other.
 
@@ -432,6 +430,7 @@ def install_nonzero(nonzero: Callable[..., tuple]) -> None:
     _NONZERO[:] = [nonzero]
 
 
+@keywise("x", "y")
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
           fill_value: Any = None) -> Any:
     """Elementwise ``x if condition else y`` (both broadcast and promoted).
@@ -448,9 +447,6 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
                          "jax.numpy.where, got {x} and {y}.")
-    key_where = _key_hook((x, y), "_jnp_where")  # typed key arrays
-    if key_where is not None:
-        return key_where(condition, x, y)
     check_arraylike("where", condition, x, y)
     return call_body(_where, (condition, x, y))
 

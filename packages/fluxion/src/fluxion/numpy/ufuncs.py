@@ -801,6 +801,8 @@ def isfinite(x: Any, /) -> Any:
         >>> jnp.isfinite(jnp.array([1.0, jnp.inf])).tolist()
         [True, False]
     """
+    if dtypes.issubdtype(getattr(x, "dtype", None), dtypes.prng_key):  # keys: as integers
+        return lax.full(x.shape, True, np.bool_)
     (x,) = promote_args("isfinite", x)
     if getattr(x.dtype, "kind", "b") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(True, np.bool_, weak_type=x.weak_type),
@@ -819,6 +821,8 @@ def isnan(x: Any, /) -> Any:
         >>> jnp.isnan(jnp.array([1.0, jnp.nan])).tolist()
         [False, True]
     """
+    if dtypes.issubdtype(getattr(x, "dtype", None), dtypes.prng_key):  # keys: as integers
+        return lax.full(x.shape, False, np.bool_)
     (x,) = promote_args("isnan", x)
     if getattr(x.dtype, "kind", "?") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),
@@ -835,6 +839,8 @@ def isinf(x: Any, /) -> Any:
         >>> jnp.isinf(jnp.array([1.0, -jnp.inf])).tolist()
         [False, True]
     """
+    if dtypes.issubdtype(getattr(x, "dtype", None), dtypes.prng_key):  # keys: as integers
+        return lax.full(x.shape, False, np.bool_)
     (x,) = promote_args("isinf", x)
     if getattr(x.dtype, "kind", "b") in "biu":  # weak like its input, as JAX's full_like gives
         return lax.broadcast_in_dim(lax.convert_element_type(False, np.bool_, weak_type=x.weak_type),

@@ -29,13 +29,14 @@ from typing import Any, Callable, Iterator, NamedTuple
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import lax
+from fluxion import lax, tree_util
 from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, is_float0, prng_key
 from fluxion.core.dtypes import float0 as dtypes_float0
 from fluxion.core.errors import KeyReuseError, user_source_line
 from fluxion.core.trace import Tracer, VirtualArray
+from fluxion.transforms.batching import vmap
 from fluxion.tree_util import physical
 
 __all__ = ["PRNGImpl", "PRNGSpec", "KeyDtype", "PRNGKeyArray", "prngs", "register_prng",
@@ -159,6 +160,19 @@ class KeyDtype(ExtendedDType):
     def itemsize(self) -> int:
         """Bytes per key (8 for threefry2x32's two uint32 words)."""
         return 4 * int(np.prod(self._impl.key_shape))
+
+    def _full(self, shape: tuple[int, ...], fill_value: Any) -> "PRNGKeyArray":
+        """Keys of ``shape`` (``full``/``zeros``/``*_like`` of this dtype, as JAX's): each data
+        word holds ``fill_value`` (a Python scalar, converted to uint32 as a cast does), or the
+        keys hold the data of ``fill_value`` (a key array of this dtype, broadcast)."""
+        shape = tuple(shape)
+        full_shape = (*shape, *self._impl.key_shape)
+        if isinstance(fill_value, PRNGKeyArray) and fill_value._impl is self._impl:
+            return PRNGKeyArray(self._impl, jnp.broadcast_to(fill_value._base_array, full_shape))
+        if type(fill_value) not in (bool, int, float):
+            raise ValueError(f"Cannot convert_element_type from "
+                             f"{getattr(fill_value, 'dtype', type(fill_value).__name__)} to {self}")
+        return PRNGKeyArray(self._impl, lax.full(full_shape, fill_value, np.uint32))
 
     def __repr__(self) -> str:
         return self.name
@@ -390,44 +404,35 @@ class PRNGKeyArray(VirtualArray):
         track = self._track.reshaped(shape) if self._track is not None else None
         return self._wrap(data, track)
 
-    def _jnp_broadcast_to(self, shape: Any) -> "PRNGKeyArray":
-        """``jnp.broadcast_to`` of a key array (the key data broadcast, its key axes kept)."""
-        shape = tuple(int(d) for d in shape)
-        data = jnp.broadcast_to(self._base_array, (*shape, *self._impl.key_shape))
-        return self._wrap(data, None)
-
     @staticmethod
-    def _jnp_concatenate(arrays: list, axis: Any) -> "PRNGKeyArray":
-        """``jnp.concatenate`` of key arrays (their key data joined, key axes kept)."""
-        keys = _same_impl_keys("concatenate", arrays)
-        if axis is None:
-            keys = [k.ravel() for k in keys]
-            axis = 0
-        nd = keys[0].ndim
-        if nd == 0:
-            raise ValueError("Zero-dimensional arrays cannot be concatenated.")
-        if not -nd <= axis < nd:
-            raise ValueError(f"concatenate: axis {axis} is out of bounds for key arrays of rank "
-                             f"{nd}")
-        data = jnp.concatenate([k._base_array for k in keys], axis=axis % nd)
-        return PRNGKeyArray(keys[0]._impl, data)
+    def _keywise_apply(fun: Callable, args: tuple, kwargs: dict, data: list) -> Any:
+        """``fun`` (a structural function, see :mod:`fluxion.lax._keywise`) of arguments holding
+        key arrays: it runs on every word of the key data (``vmap`` over the words), and each
+        result is the key array over its words. ``data`` (the function's data arguments) must
+        hold key arrays of one dtype, as JAX's type promotion refuses keys beside anything else."""
+        values = [v for d in data if d is not None
+                  for v in (d if isinstance(d, (list, tuple)) else (d,))]
+        impl = next(v._impl for v in values if isinstance(v, PRNGKeyArray))
+        for v in values:
+            if not isinstance(v, PRNGKeyArray) or v._impl is not impl:
+                raise ValueError(f"{fun.__name__}: key arrays of dtype {KeyDtype(impl)} combine "
+                                 f"only with key arrays of that dtype, got "
+                                 f"{getattr(v, 'dtype', type(v).__name__)}")
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        at = [i for i, v in enumerate(leaves) if isinstance(v, PRNGKeyArray)]
+        words = int(np.prod(impl.key_shape))
 
-    @staticmethod
-    def _jnp_stack(arrays: list, axis: int) -> "PRNGKeyArray":
-        """``jnp.stack`` of key arrays (along a new key axis)."""
-        keys = _same_impl_keys("stack", arrays)
-        nd = keys[0].ndim + 1
-        if not -nd <= axis < nd:
-            raise ValueError(f"stack: axis {axis} is out of bounds for key arrays of rank {nd - 1}")
-        data = jnp.stack([k._base_array for k in keys], axis=axis % nd)
-        return PRNGKeyArray(keys[0]._impl, data)
+        def on_words(*planes: Any) -> Any:
+            new = list(leaves)
+            for i, plane in zip(at, planes):
+                new[i] = plane
+            a, kw = tree_util.tree_unflatten(tree, new)
+            return fun(*a, **kw)
 
-    @staticmethod
-    def _jnp_where(condition: Any, x: Any, y: Any) -> "PRNGKeyArray":
-        """``jnp.where(condition, x, y)`` of key arrays (the condition spans whole keys)."""
-        x, y = _same_impl_keys("where", [x, y])
-        cond = jnp.expand_dims(jnp.asarray(condition), -1)
-        return PRNGKeyArray(x._impl, jnp.where(cond, x._base_array, y._base_array))
+        planes = [lax.reshape(leaves[i]._base_array, (*leaves[i].shape, words)) for i in at]
+        out = vmap(on_words, in_axes=-1, out_axes=-1)(*planes)
+        return tree_util.tree_map(
+            lambda o: PRNGKeyArray(impl, lax.reshape(o, (*o.shape[:-1], *impl.key_shape))), out)
 
     def ravel(self) -> "PRNGKeyArray":
         return self.reshape(self.size)
@@ -448,6 +453,12 @@ class PRNGKeyArray(VirtualArray):
         perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
         data = lax.transpose(self._base_array, (*perm, self.ndim))
         return self._wrap(data, None)
+
+    def swapaxes(self, axis1: int, axis2: int) -> "PRNGKeyArray":
+        return jnp.swapaxes(self, axis1, axis2)
+
+    def take(self, indices: Any, axis: int | None = None, **kwargs: Any) -> "PRNGKeyArray":
+        return jnp.take(self, indices, axis, **kwargs)
 
     @property
     def T(self) -> "PRNGKeyArray":
@@ -489,16 +500,6 @@ class PRNGKeyArray(VirtualArray):
 
     def __str__(self) -> str:
         return repr(self)
-
-
-def _same_impl_keys(fun: str, values: Any) -> list:
-    values = list(values)
-    impl = next(v._impl for v in values if isinstance(v, PRNGKeyArray))
-    for v in values:
-        if not isinstance(v, PRNGKeyArray) or v._impl is not impl:
-            raise TypeError(f"{fun}: key arrays combine only with key arrays of dtype "
-                            f"{KeyDtype(impl)}, got {getattr(v, 'dtype', type(v).__name__)}")
-    return values
 
 
 class _KeyIndexUpdates:
