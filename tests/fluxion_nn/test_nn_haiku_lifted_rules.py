@@ -163,9 +163,18 @@ def test_transform_signatures_like_haiku(with_state):
         assert _shape(ours) == _shape(theirs)
 
 
-def test_experimental_flax_raises_import_error_like_haikus_shim():
+def test_experimental_flax_names_like_haiku_and_its_no_flax_shim():
+    import haiku
     from haiku._src import no_flax
+
+    from fluxion_nn.haiku._src import no_flax as our_no_flax
+
+    # with flax installed haiku's module has the bridge; so has ours (docs: Module needs flax's
+    # Linen on Fluxion, tested in test_nn_haiku_flax_bridge.py)
+    assert sorted(hk.experimental.flax.__all__) == sorted(haiku.experimental.flax.__all__)
+    assert callable(hk.experimental.flax.lift)
+    ours = our_no_flax.FlaxNotInstalled("haiku.experimental.flax")
     shim = no_flax.FlaxNotInstalled("haiku.experimental.flax")
-    for mod in (hk.experimental.flax, shim):
+    for mod in (ours, shim):
         with pytest.raises(ImportError, match=r"lift.*require `flax`"):
             mod.lift  # noqa: B018
