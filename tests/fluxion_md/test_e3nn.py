@@ -5,6 +5,7 @@ NequIP differentiates; equivariance under e3nn_jax's rotation matrices. Small ir
 from __future__ import annotations
 
 import doctest
+import functools
 import importlib
 
 import numpy as np
@@ -40,6 +41,28 @@ def _close(ours, ref, tol=TOL):
 def _both(irreps, shape):
     x = RS.randn(*shape, e3nn.Irreps(irreps).dim).astype(np.float32)
     return e3nn.IrrepsArray(irreps, fnp.asarray(x)), e3nn_jax.IrrepsArray(irreps, rjnp.asarray(x))
+
+
+def _jit_compare(build, *arrays, tol=TOL):
+    """``build(e, xp, *arrays)`` -> list of IrrepsArray / arrays, run under each library's jit
+    (one compile per side); the irreps and zero flags seen while tracing are compared too (a jit
+    output forgets its zero flags, as a pytree does)."""
+    def run(e, xp, jit):
+        seen = []
+
+        def traced(*a):
+            outs = build(e, xp, *a)
+            seen.extend((str(o.irreps), o.zero_flags) if hasattr(o, "zero_flags") else None
+                        for o in outs)
+            return outs
+
+        return jit(traced)(*[xp.asarray(a) for a in arrays]), seen
+
+    ours, seen_ours = run(e3nn, fnp, fluxion.jit)
+    refs, seen_refs = run(e3nn_jax, rjnp, jax.jit)
+    assert seen_ours == seen_refs
+    assert len(ours) == len(refs)
+    return max(_close(a, b, tol) for a, b in zip(ours, refs))
 
 
 IRREPS = ["", "0e", "2x0e+1x1o", "1o+0e+1o", "3x1e+0x2e+2x1e", "4x0e+2x0o+1x2e+1x3o",
@@ -95,25 +118,24 @@ def test_clebsch_gordan_matches_every_triple_to_l4():
 
 
 def test_irreps_array_views_match():
-    ours, ref = _both("2x0e+1x1o+1x0e+2x1o", (3,))
-    _close(ours[..., "1x1o+1x0e"], ref[..., "1x1o+1x0e"])
-    _close(ours[..., 2:9], ref[..., 2:9])  # cuts inside the 2x1o entry
+    irreps = "2x0e+1x1o+1x0e+2x1o"
+
+    def views(e, xp, data, index):
+        x = e.from_chunks(irreps, [data[:, :2].reshape(3, 2, 1), None, data[:, 5:6, None],
+                                   data[:, 6:].reshape(3, 2, 3)], (3,))
+        return [x, x[..., "1x1o+1x0e"], x[..., 2:9], x[..., 6:], x[1:, :], x[index],
+                x.rechunk("1x0e+1x0e+1x1o+1x0e+1x1o+1x1o"), x.sort(), x.regroup(),
+                x.filter(keep="1o"), x.filter(drop=["0e"]), x.slice_by_mul[1:4],
+                x.slice_by_chunk[1:3], x.mul_to_axis(1), x.mul_to_axis(1).axis_to_mul(),
+                x.remove_zero_chunks(), x.simplify(), x.broadcast_to((2, 3, -1)),
+                x.reshape((1, 3, -1))]
+
+    _jit_compare(views, RS.randn(3, 12).astype(np.float32), np.array([2, 0]))
+    ours, ref = _both(irreps, (3,))
     for x in (ours, ref):
         with pytest.raises(IndexError, match="unable to slice"):
             x[..., 2:8]  # would cut a 1o apart
-    _close(ours[..., 5:], ref[..., 5:])
-    _close(ours[1:, :], ref[1:, :])
-    _close(ours[rjnp.array([2, 0]).tolist()], ref[rjnp.array([2, 0])])
-    _close(ours.rechunk("1x0e+1x0e+1x1o+1x0e+1x1o+1x1o"),
-           ref.rechunk("1x0e+1x0e+1x1o+1x0e+1x1o+1x1o"))
-    _close(ours.sort(), ref.sort())
-    _close(ours.regroup(), ref.regroup())
-    _close(ours.filter(keep="1o"), ref.filter(keep="1o"))
-    _close(ours.slice_by_mul[1:4], ref.slice_by_mul[1:4])
-    _close(ours.slice_by_chunk[1:3], ref.slice_by_chunk[1:3])
-    _close(ours.mul_to_axis(1), ref.mul_to_axis(1))
-    _close(ours.mul_to_axis(1).axis_to_mul(), ref.mul_to_axis(1).axis_to_mul())
-    assert [np.asarray(c).shape for c in ours.chunks] == [c.shape for c in ref.chunks]
+    assert [tuple(c.shape) for c in ours.chunks] == [c.shape for c in ref.chunks]
     with pytest.raises(IndexError, match="irreps dimension"):
         ours[..., 3]
     with pytest.raises(ValueError, match="incompatible"):
@@ -121,18 +143,17 @@ def test_irreps_array_views_match():
 
 
 def test_zero_chunks_arithmetic_and_concatenate_match():
-    def build(e, xp):
-        a = e.from_chunks("1x0e+1x1o+2x0e", [xp.ones((2, 1, 1)), None, 2 * xp.ones((2, 2, 1))],
-                          (2,))
-        b = e.IrrepsArray("1x0e+1x1o+2x0e", xp.arange(12.0, dtype=xp.float32).reshape(2, 6))
-        s = e.IrrepsArray("3x0e", xp.arange(6.0, dtype=xp.float32).reshape(2, 3))
-        return [a, a.remove_zero_chunks(), a.simplify(), a + b, a - b, -a, 2.0 * a, a / 4.0,
-                a * xp.array([1.0, 2.0, 3.0, 4.0]), e.concatenate([a, b]),
-                e.concatenate([a, b], axis=0), e.stack([a, b], axis=0), s + 1.0, s ** 2,
-                e.norm(b), e.zeros("1x1o", (2,)), e.as_irreps_array(xp.ones((2, 3)))]
+    def build(e, xp, data, scalars):
+        a = e.from_chunks("1x0e+1x1o+2x0e", [data[:, :1, None], None, data[:, 4:, None]], (2,))
+        b = e.IrrepsArray("1x0e+1x1o+2x0e", data)
+        s = e.IrrepsArray("3x0e", scalars)
+        return [a, a + b, a - b, b - a, -a, 2.0 * a, a / 4.0, a * xp.array([1.0, 2.0, 3.0, 4.0]),
+                a / xp.array([1.0, 2.0, 3.0, 4.0]), e.concatenate([a, b]),
+                e.concatenate([a, b], axis=0), e.stack([a, b], axis=0), s + 1.0, s - 1.0,
+                s ** 2, 1.0 / s, e.norm(b), e.norm(a, squared=True), e.zeros("1x1o", (2,)),
+                e.ones("1x1o", (2,)), e.as_irreps_array(scalars)]
 
-    for ours, ref in zip(build(e3nn, fnp), build(e3nn_jax, rjnp)):
-        _close(ours, ref)
+    _jit_compare(build, RS.randn(2, 6).astype(np.float32), RS.rand(2, 3).astype(np.float32) + 1)
     with pytest.raises(ValueError, match="not equivariant"):
         e3nn.IrrepsArray("1x1o", fnp.ones(3)) + 1.0
 
@@ -147,26 +168,28 @@ def test_irreps_array_is_a_pytree_that_forgets_zero_flags():
     assert isinstance(y, e3nn.IrrepsArray) and y.shape == (2, 4)
 
 
-SH_IRREPS = ["1x0e+1x1o+1x2e", "0e+1e+2e", "1x0e+1x1o+1x2e+1x3o+1x4e+1x5o+1x6e", "2x1o+1x3o"]
+SH_IRREPS = ["1x0e+1x1o+1x2e+1x3o+1x4e", "0e+1e+2e", "2x1o+1x3o"]
 
 
-@pytest.mark.parametrize("normalization", ["component", "norm", "integral"])
-def test_spherical_harmonics_match(normalization):
+def _spherical_harmonics_compare(irreps_list):
     x = RS.randn(5, 3).astype(np.float32)
     x[0] = 0.0  # the zero vector stays finite
 
-    def every(e, v):
-        return [e.spherical_harmonics(irreps, v, normalize=normalize, normalization=normalization)
-                for irreps in SH_IRREPS for normalize in (True, False)]
+    def every(e, xp, v):
+        return [e.spherical_harmonics(irreps, v, normalize=normalize, normalization=norm)
+                for norm in ("component", "norm", "integral") for irreps in irreps_list
+                for normalize in (True, False)]
 
-    ours = fluxion.jit(lambda v: every(e3nn, v))(fnp.asarray(x))
-    refs = jax.jit(lambda v: every(e3nn_jax, v))(rjnp.asarray(x))
-    for i, (a, b) in enumerate(zip(ours, refs)):
-        _close(a, b, tol=5e-5 if i % 2 == 0 else 2e-4)
-    # eagerly, the output knows its chunks
-    eager = e3nn.spherical_harmonics("2x1o+1x3o", fnp.asarray(x), True, normalization)
-    _close(eager, e3nn_jax.spherical_harmonics("2x1o+1x3o", rjnp.asarray(x), True,
-                                               normalization), tol=5e-5)
+    return _jit_compare(every, x, tol=2e-4)
+
+
+def test_spherical_harmonics_match():
+    _spherical_harmonics_compare(SH_IRREPS)
+
+
+@pytest.mark.slow
+def test_spherical_harmonics_match_to_l6():
+    _spherical_harmonics_compare(["1x0e+1x1o+1x2e+1x3o+1x4e+1x5o+1x6e", "1x5e+1x6e"])
 
 
 def test_spherical_harmonics_gradients_match():
@@ -208,51 +231,74 @@ def test_spherical_harmonics_integer_degrees_and_errors():
         e3nn.spherical_harmonics("1x1o", fnp.ones((2, 4)), True)
 
 
+@pytest.fixture
+def memoized_reference_normalization(monkeypatch):
+    """e3nn_jax re-estimates an activation's normalization (a million evaluations) and parity on
+    every call; memoize them per function for speed. Same values: both are deterministic."""
+    from e3nn_jax._src import activation
+
+    for name in ("normalize_function", "parity_function", "is_zero_in_zero"):
+        monkeypatch.setattr(activation, name, functools.cache(getattr(activation, name)))
+
+
 def _acts(library):
     nn = fluxion.nn if library is e3nn else jax.nn
     return dict(even_act=nn.silu, odd_act=nn.tanh, even_gate_act=nn.silu, odd_gate_act=nn.tanh)
 
 
-GATE_IRREPS = ["4x0e+2x0e+1x1o+1x2e", "3x0e+2x0o+2x1e", "2x0e+1x0o", "1x0o+1x1e"]
+GATE_IRREPS = ["4x0e+2x0e+1x1o+1x2e", "3x0e+2x0o+2x1e", "1x0o+1x1e"]
 
 
-def test_gate_and_scalar_activation_match():
+def _gate_compare(with_defaults):
     xs = [RS.randn(3, e3nn.Irreps(i).dim).astype(np.float32) for i in GATE_IRREPS]
 
-    def every(e, xp, arrays):
+    def every(e, xp, *arrays):
         out = []
         for irreps, a in zip(GATE_IRREPS, arrays):
             x = e.IrrepsArray(irreps, a)
-            out += [e.gate(x, **_acts(e)), e.gate(x), e.scalar_activation(x),
-                    e.scalar_activation(x, normalize_act=False)]
-        return out
+            out.append(e.gate(x) if with_defaults else e.gate(x, **_acts(e)))
+        acts = _acts(e)
+        scalars = e.IrrepsArray("2x0e+1x0o+1x1e", arrays[1][:, :6])
+        if with_defaults:
+            return out + [e.scalar_activation(scalars)]
+        return out + [e.scalar_activation(scalars, [acts["even_act"], acts["odd_act"], None]),
+                      e.scalar_activation(scalars, even_act=acts["even_act"],
+                                          odd_act=acts["odd_act"], normalize_act=False)]
 
-    ours = fluxion.jit(lambda a: every(e3nn, fnp, a))([fnp.asarray(x) for x in xs])
-    refs = jax.jit(lambda a: every(e3nn_jax, rjnp, a))([rjnp.asarray(x) for x in xs])
-    for a, b in zip(ours, refs):
-        _close(a, b)
+    _jit_compare(every, *xs)
 
 
-def test_gate_keeps_zero_chunks_and_refuses_too_few_gates():
-    ours = e3nn.from_chunks("2x0e+1x1o", [fnp.ones((2, 1)), None], ())
-    ref = e3nn_jax.from_chunks("2x0e+1x1o", [rjnp.ones((2, 1)), None], ())
-    _close(e3nn.gate(ours), e3nn_jax.gate(ref))
+def test_gate_and_scalar_activation_match(memoized_reference_normalization):
+    _gate_compare(with_defaults=False)
+
+
+@pytest.mark.slow
+def test_gate_default_activations_match(memoized_reference_normalization):
+    _gate_compare(with_defaults=True)
+
+
+def test_gate_keeps_zero_chunks_and_refuses_too_few_gates(memoized_reference_normalization):
+    def build(e, xp, data):
+        x = e.from_chunks("2x0e+1x1o+1x0o", [data, None, None], ())
+        return [e.gate(x), e.gate(x.filter(keep="0e+0o"))]
+
+    _jit_compare(build, RS.randn(2, 1).astype(np.float32))
     with pytest.raises(ValueError, match="as many scalars"):
         e3nn.gate(e3nn.IrrepsArray("1x1o", fnp.ones(3)))
 
 
 def test_index_add_and_scatter_sum_match():
-    ours, ref = _both("2x0e+1x1o", (6,))
     dst = np.array([0, 2, 2, 1, 0, 2])
-    _close(e3nn.index_add(fnp.asarray(dst), ours, out_dim=4),
-           e3nn_jax.index_add(rjnp.asarray(dst), ref, out_dim=4))
-    nel = np.array([2, 0, 4])
-    _close(e3nn.scatter_sum(ours, nel=fnp.asarray(nel)),
-           e3nn_jax.scatter_sum(ref, nel=rjnp.asarray(nel)))
-    _close(e3nn.scatter_sum(ours, dst=fnp.asarray(dst * 5), map_back=True),
-           e3nn_jax.scatter_sum(ref, dst=rjnp.asarray(dst * 5), map_back=True))
+
+    def build(e, xp, data, dst, nel):
+        x = e.IrrepsArray("2x0e+1x1o", data)
+        return [e.index_add(dst, x, out_dim=4), e.scatter_sum(x, nel=nel),
+                e.scatter_sum(x, dst=dst * 5, map_back=True), e.scatter_sum(data, dst=dst,
+                                                                            output_size=3)]
+
+    _jit_compare(build, RS.randn(6, 5).astype(np.float32), dst, np.array([2, 0, 4]))
     with pytest.raises(ValueError, match="dst.shape"):
-        e3nn.index_add(fnp.asarray(dst[:3]), ours, out_dim=4)
+        e3nn.index_add(fnp.asarray(dst[:3]), e3nn.zeros("1x0e", (6,)), out_dim=4)
 
 
 def _instruction_table(tp):
@@ -294,7 +340,7 @@ def test_functional_linear_matches():
         _close(a, b)
 
 
-def test_fully_connected_tensor_product_matches_with_gradients():
+def _fully_connected_setup():
     irreps1, irreps2, irreps_out = "3x0e+2x1o+1x2e", "2x0e+1x1e", "2x0e+3x1o+1x1e+1x2o"
     ours_tp = e3nn.legacy.FunctionalFullyConnectedTensorProduct(irreps1, irreps2, irreps_out)
     ref_tp = rlegacy.FunctionalFullyConnectedTensorProduct(irreps1, irreps2, irreps_out)
@@ -308,8 +354,18 @@ def test_fully_connected_tensor_product_matches_with_gradients():
         return e.utils.vmap(lambda u, v: tp.left_right(weights, u, v))(a, b)
 
     wo, wr = [fnp.asarray(w) for w in ws], [rjnp.asarray(w) for w in ws]
+    return run, (ours_tp, wo, x1o, x2o), (ref_tp, wr, x1r, x2r)
+
+
+def test_fully_connected_tensor_product_matches():
+    run, (ours_tp, wo, x1o, x2o), (ref_tp, wr, x1r, x2r) = _fully_connected_setup()
     _close(fluxion.jit(lambda w: run(e3nn, fnp, ours_tp, w, x1o, x2o))(wo),
            jax.jit(lambda w: run(e3nn_jax, rjnp, ref_tp, w, x1r, x2r))(wr))
+
+
+@pytest.mark.slow
+def test_fully_connected_tensor_product_gradients_match():
+    run, (ours_tp, wo, x1o, x2o), (ref_tp, wr, x1r, x2r) = _fully_connected_setup()
 
     def loss(e, xp, tp, weights, a, b):
         return xp.sum(run(e, xp, tp, weights, a, b).array ** 2)
@@ -353,7 +409,7 @@ def test_tensor_product_connection_modes_match():
         _close(a, b)
 
 
-def test_nequip_convolution_pipeline_matches():
+def test_nequip_convolution_pipeline_matches(memoized_reference_normalization):
     """jax_md's NequIPConvolution, step by step, written once and run on both libraries."""
     hidden, sh_irreps = "4x0e+2x1o+1x2e", "1x0e+1x1o+1x2e"
     n_nodes, src, dst = 3, np.array([0, 1, 2, 0]), np.array([1, 2, 0, 2])
@@ -400,38 +456,51 @@ def test_nequip_convolution_pipeline_matches():
     _close(ours, ref, tol=1e-4)
 
 
-def test_tensor_products_are_equivariant_under_e3nn_rotations():
+def _wigner_d(irreps, blocks):
+    """e3nn_jax's D matrix of ``irreps``, assembled in NumPy from its per-irrep ``blocks``."""
+    out = np.zeros((e3nn.Irreps(irreps).dim,) * 2, np.float32)
+    start = 0
+    for mul, ir in e3nn.Irreps(irreps):
+        for _ in range(mul):
+            out[start:start + ir.dim, start:start + ir.dim] = blocks[str(ir)]
+            start += ir.dim
+    return out
+
+
+def test_layers_are_equivariant_under_e3nn_rotations():
     irreps1, irreps2, irreps_out = "2x0e+1x1o+1x2e", "1x0e+1x1o+1x2e", "7x0e+2x1o+1x2e+1x3o"
     tp = e3nn.legacy.FunctionalFullyConnectedTensorProduct(irreps1, irreps2, irreps_out)
     ws = [fnp.asarray(RS.randn(*i.path_shape).astype(np.float32)) for i in tp.instructions]
     x1 = RS.randn(e3nn.Irreps(irreps1).dim).astype(np.float32)
     vec = RS.randn(3).astype(np.float32)
-    for seed in range(2):
-        rot = e3nn_jax.rand_matrix(jax.random.PRNGKey(seed), ())
-        rot = rot * (-1.0 if seed else 1.0)  # one proper rotation, one with the inversion
-        d1, d_out = (np.asarray(e3nn_jax.Irreps(i).D_from_matrix(rot)) for i in (irreps1,
-                                                                                irreps_out))
+    # a rotation composed with the inversion: checks the parities as well
+    rot = -np.asarray(jax.jit(lambda k: e3nn_jax.rand_matrix(k, ()))(jax.random.PRNGKey(3)))
+    names = ["0e", "1o", "2e", "3o"]
+    blocks = dict(zip(names, map(np.asarray, jax.jit(
+        lambda r: [e3nn_jax.Irrep(n).D_from_matrix(r) for n in names])(rot))))
 
-        @fluxion.jit
-        def model(a, v):
-            edge = e3nn.spherical_harmonics(irreps2, fnp.asarray(v), normalize=True)
-            return tp.left_right(ws, e3nn.IrrepsArray(irreps1, fnp.asarray(a)), edge).array
+    @fluxion.jit
+    def model(a, v):
+        edge = e3nn.spherical_harmonics(irreps2, v, normalize=True)
+        out = tp.left_right(ws, e3nn.IrrepsArray(irreps1, a), edge)
+        return out.array, e3nn.gate(out).array
 
-        rotated = model(d1 @ x1, np.asarray(rot) @ vec)
-        np.testing.assert_allclose(np.asarray(rotated), d_out @ np.asarray(model(x1, vec)),
-                                   rtol=1e-4, atol=1e-4)
-        gate = fluxion.jit(lambda a: e3nn.gate(e3nn.IrrepsArray(irreps_out, a)))
-        gated, plain = gate(rotated), gate(model(x1, vec))
-        d_gate = np.asarray(e3nn_jax.Irreps(str(gated.irreps)).D_from_matrix(rot))
-        np.testing.assert_allclose(np.asarray(gated.array), d_gate @ np.asarray(plain.array),
-                                   rtol=1e-4, atol=1e-4)
+    plain, plain_gated = model(x1, vec)
+    turned, turned_gated = model(_wigner_d(irreps1, blocks) @ x1, rot @ vec)
+    np.testing.assert_allclose(np.asarray(turned), _wigner_d(irreps_out, blocks) @ np.asarray(plain),
+                               rtol=1e-4, atol=1e-4)
+    gated_irreps = "3x0e+2x1o+1x2e+1x3o"  # e3nn_jax.gate's output irreps for irreps_out
+    np.testing.assert_allclose(np.asarray(turned_gated),
+                               _wigner_d(gated_irreps, blocks) @ np.asarray(plain_gated),
+                               rtol=1e-4, atol=1e-4)
 
 
-def test_vmap_keeps_zero_flags_like_e3nn():
-    ours = e3nn.from_chunks("0e+1o", [fnp.ones((5, 1, 1)), None], (5,))
-    ref = e3nn_jax.from_chunks("0e+1o", [rjnp.ones((5, 1, 1)), None], (5,))
-    _close(e3nn.utils.vmap(e3nn.scalar_activation)(ours),
-           e3nn_jax.utils.vmap(e3nn_jax.scalar_activation)(ref))
+def test_vmap_keeps_zero_flags_like_e3nn(memoized_reference_normalization):
+    def build(e, xp, data):
+        x = e.from_chunks("0e+1o", [data, None], (5,))
+        return [e.utils.vmap(e.scalar_activation)(x), e.utils.vmap(lambda v: v * 2.0)(x)]
+
+    _jit_compare(build, RS.randn(5, 1, 1).astype(np.float32))
     with pytest.raises(ValueError, match="in_axes=-1"):
         e3nn.utils.vmap(lambda v: v, in_axes=-1)
 
