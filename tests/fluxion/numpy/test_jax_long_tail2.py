@@ -127,3 +127,25 @@ def test_key_arrays_through_structural_functions_like_jax(name, jit):
         return values
     check_like_jax(lambda _: side(fluxion), lambda _: side(jax), 0, err_contains=("key<fry>",))
     assert kinds.get("fluxion") == kinds.get("jax")
+
+
+# --- eager arrays of a user-defined extended dtype have no array methods (JAX's EArray) ---------
+
+_EXT_METHODS = {"getitem": lambda e: e[1], "slice": lambda e: e[1:3], "iter": lambda e: list(e),
+                "eq": lambda e: e == e, "T": lambda e: e.T, "reshape": lambda e: e.reshape(2, 2),
+                "ravel": lambda e: e.ravel(), "astype": lambda e: e.astype(np.float32),
+                "at": lambda e: e.at[0].get(), "sum": lambda e: e.sum(), "len": lambda e: len(e),
+                "copy": lambda e: e.copy().shape, "shape": lambda e: (e.shape, e.ndim, e.size)}
+
+
+@pytest.mark.parametrize("name", sorted(_EXT_METHODS))
+def test_eager_extended_dtype_arrays_refuse_methods_like_jax(name):
+    from test_extended_dtypes import FMAX, JMAX
+
+    def side(lib, dt):
+        return lambda x: _EXT_METHODS[name](lib.lax.convert_element_type(x, dt))
+    out = check_like_jax(side(fluxion, FMAX), side(jax, JMAX), np.arange(4, dtype=np.float32),
+                         err_contains=(("abstract method",),))
+    if isinstance(out, NotImplementedError) and name != "sum":  # traced, the method works
+        jitted = fluxion.jit(side(fluxion, FMAX))(np.arange(4, dtype=np.float32))
+        assert jitted is not None

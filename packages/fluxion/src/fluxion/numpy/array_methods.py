@@ -204,6 +204,28 @@ def attach(cls: type) -> None:
         setattr(cls, name, property(fn))
 
 
+# The arithmetic operators, which refuse an extended dtype on their own (a TypeError), and the
+# methods JAX's eager EArray keeps; every other method of a concrete array is refused for it.
+_EXTENDED_KEEPS = {"copy", "__setitem__"} | {
+    n for n in _METHODS if n.startswith("__") and n not in ("__getitem__", "__eq__", "__ne__")}
+
+
+def _refused_for_extended(name: str, fn: Any) -> Any:
+    """``fn`` as a method of concrete arrays that raises NotImplementedError for an array of a
+    user-defined extended dtype, as the methods of JAX's eager ``EArray`` are abstract (traced
+    such arrays keep the method: jit lowers them as their physical element)."""
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        dt = self._k.dtype
+        if not isinstance(dt, np.dtype) and dtypes.is_user_extended(dt):
+            raise NotImplementedError(f"Cannot call abstract method {name} of an eager array of "
+                                      f"the extended dtype {dt} (shape {self.shape}), as JAX's "
+                                      f"EArray: use it inside jit, or convert it to its "
+                                      f"representation dtype first")
+        return fn(self, *args, **kwargs)
+    method.__name__, method.__doc__ = getattr(fn, "__name__", name), fn.__doc__
+    return method
+
+
 def _array_namespace(self: Any, *, api_version: str | None = None) -> Any:
     """The array API namespace of Fluxion arrays: ``fluxion.numpy``."""
     return sys.modules["fluxion.numpy"]
@@ -211,6 +233,11 @@ def _array_namespace(self: Any, *, api_version: str | None = None) -> Any:
 
 attach(Array)
 attach(Tracer)
+for _name, _fn in _METHODS.items():
+    if _name not in _EXTENDED_KEEPS:
+        setattr(Array, _name, _refused_for_extended(_name, _fn))
+for _name, _fn in _PROPERTIES.items():
+    setattr(Array, _name, property(_refused_for_extended(_name, _fn)))
 Array.__array_namespace__ = _array_namespace  # type: ignore[attr-defined]
 
 
