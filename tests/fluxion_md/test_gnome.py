@@ -175,6 +175,12 @@ def _write_checkpoint(directory):
 def test_load_model_of_a_flax_checkpoint_matches_jax_md(tmp_path):
     directory = _write_checkpoint(tmp_path)
     _compare_params(directory)
+    _, _, params = gnome.load_model(directory)
+    (tmp_path / "config.json").write_text(json.dumps(_SMALL_CFG))  # a plain object reads too
+    cfg, _, again = gnome.load_model(directory)
+    assert cfg == _SMALL_CFG
+    _leaves_equal(jax.tree_util.tree_map(np.asarray, again),
+                  jax.tree_util.tree_map(np.asarray, params))
     (tmp_path / "checkpoint_8").write_bytes(b"")
     with pytest.raises(ValueError, match="exactly one checkpoint"):
         gnome.load_model(directory)

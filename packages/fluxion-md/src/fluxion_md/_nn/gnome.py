@@ -288,14 +288,18 @@ def restore_state(target: Any, state: Any, path: str = "") -> Any:
 def load_model(directory: str) -> tuple[ConfigDict, nequip.NequIPEnergyModel, PyTree]:
     """``(config, model, params)`` of the GNoME checkpoint in ``directory`` (``config.json`` and
     one file whose name contains ``'checkpoint'``), params cast to float32, as
-    ``jax_md._nn.gnome.load_model``.
+    ``jax_md._nn.gnome.load_model``. ``config.json`` may hold the config as a JSON string (as
+    GNoME's files do, the only form jax_md reads) or as a plain JSON object.
 
     Example:
         >>> # cfg, model, params = load_model("tests/data/nequip_silicon_test/")
         >>> # energy = model.apply(params, graph)[0, 0]
     """
     with open(os.path.join(directory, "config.json")) as f:
-        cfg = ConfigDict(json.loads(json.loads(f.read())))
+        cfg = json.loads(f.read())
+    if isinstance(cfg, str):  # GNoME's files hold the config's JSON text as a JSON string
+        cfg = json.loads(cfg)
+    cfg = ConfigDict(cfg)
     model = model_from_config(cfg)
     opt_init, _ = optimizer(cfg)
     shape = fluxion.ShapeDtypeStruct
