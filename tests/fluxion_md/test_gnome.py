@@ -164,9 +164,13 @@ def _write_checkpoint(directory):
                                         sds((1,), np.int32), sds((1,), np.int32),
                                         sds((1, 1), np.float32), sds((1,), np.int32),
                                         sds((1,), np.int32))
+    def fill(a):
+        return np.asarray(RS.randn(*a.shape) * 4).astype(a.dtype)
+
     abstract = jax.eval_shape(lambda g: model.init(jax.random.PRNGKey(0), g), graph)
-    params = jax.tree_util.tree_map(lambda a: RS.randn(*a.shape).astype(a.dtype), abstract)
-    opt_state = jax.tree_util.tree_map(np.asarray, jax_md.nn.gnome.optimizer(ref_cfg).init(params))
+    params = jax.tree_util.tree_map(fill, abstract)
+    opt_state = jax.tree_util.tree_map(
+        fill, jax.eval_shape(jax_md.nn.gnome.optimizer(ref_cfg).init, abstract))
     (directory / "config.json").write_text(json.dumps(json.dumps(_SMALL_CFG)))
     (directory / "checkpoint_7").write_bytes(serialization.to_bytes((7, params, opt_state)))
     return str(directory)
