@@ -236,7 +236,7 @@ def result_handlers(specs: Sequence[Spec]) -> list:
 class ExecEntry:
     """A cached executable with its result handlers and output Specs."""
 
-    __slots__ = ("exe", "handlers", "out_specs", "single", "run", "executable")
+    __slots__ = ("exe", "handlers", "out_specs", "single", "run", "executable", "out0", "lru")
 
     def __init__(self, executable: Executable, out_specs: Sequence[Spec], single: bool) -> None:
         self.executable = executable  # holds it in the shared index (_EXE_CACHE is weak)
@@ -245,6 +245,8 @@ class ExecEntry:
         self.handlers = result_handlers(self.out_specs)
         self.single = single
         self.run = self.exe.execute_sharded
+        self.out0 = self.out_specs[0] if self.out_specs else None
+        self.lru = None  # its key in _EAGER_BYTES, once an eager table holds it
 
 
 def execute(entry: ExecEntry, arrays: Sequence[Array]) -> list[Array]:
@@ -789,7 +791,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     specs = tuple(map(GET_K, args))
     e = table.get(specs)
     if e is not None:
-        _touch((id(table), specs))
+        _touch(e.lru)
     else:
         args = place(prim.name, args)  # follow committed operands; else the default device
         specs = tuple(map(GET_K, args))
@@ -801,7 +803,8 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
                 e = table.get(specs)
             if e is None:
                 e = table[specs] = _compile_eager(prim, specs, params)
-                _EAGER_BYTES.put((id(table), specs), (table, specs), e.executable.nbytes)
+                e.lru = (id(table), specs)
+                _EAGER_BYTES.put(e.lru, (table, specs), e.executable.nbytes)
     outs = e.run(tuple(map(GET_A, args))).consume_with_handlers(e.handlers)
     if e.single:  # _wrap inlined (a call per eager op; see fused.call)
         w = _new(Array)
@@ -832,18 +835,21 @@ def eager_binary(prim: Any) -> Any:
         return bind
     pkey = (prim,)
     state, ev = _trace.STATE, _trace.EVAL
+    touch = _EAGER_BYTES.toucher()  # the LRU touch without a call of its own (issue 28)
 
     def run(x: Array, y: Array) -> Any:
         if state.interp is ev and ev.process_primitive is _eager:
             table = _EAGER.get(pkey)
             if table is not None:
-                specs = (x._k, y._k)
-                e = table.get(specs)
+                e = table.get((x._k, y._k))
                 if e is not None:
-                    _touch((id(table), specs))
+                    try:
+                        touch(e.lru)
+                    except KeyError:  # evicted meanwhile: it runs once more all the same
+                        pass
                     w = _new(Array)
                     w._a = e.run((x._a, y._a)).consume_with_handlers(e.handlers)[0]
-                    w._k = e.out_specs[0]
+                    w._k = e.out0
                     w._np = None
                     return w
         return bind(x, y)
