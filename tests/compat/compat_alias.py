@@ -57,10 +57,11 @@ MIRRORS: dict[str, str] = {
 }
 
 
-# Parts of a reference that bridge to a library no Fluxion package mirrors (haiku's flax.linen
-# bridge): in mirror mode they import as placeholders, so the tests that use them are counted apart.
+# Parts of a reference that bridge to a library no Fluxion package mirrors (jax-md's UMA, a
+# flax.linen model): in mirror mode they import as placeholders, so the tests that use them are
+# counted apart. Haiku's flax.linen bridge (haiku._src.flax) is mirrored by
+# fluxion_nn.haiku._src.flax, with the real flax.linen on Fluxion as its other side (REAL_LINEN).
 BRIDGES: dict[str, tuple[str, ...]] = {
-    "haiku": ("haiku._src.flax", "haiku.experimental.flax"),
     # jax-md's UMA model (flax.linen, with its own e3nn-style layers and pretrained weights) is
     # not mirrored; its NequIP/GNoME linen models are (fluxion_md._nn.nequip/gnome on
     # fluxion_nn.bridge.Module)
@@ -70,9 +71,10 @@ BRIDGES: dict[str, tuple[str, ...]] = {
 
 # Mirror modes that run the real flax.linen (on jax -> Fluxion) rather than a placeholder: jax-md's
 # tests import e3nn_jax (a test-side helper: rand_matrix), whose flax layers subclass linen's
-# Module at import. jax-md's own linen models are mirrored (fluxion_md), so real linen is never
-# the thing under test there.
-REAL_LINEN = frozenset({"jax_md"})
+# Module at import; haiku's flax bridge tests build linen modules to lift into Haiku (and Haiku
+# transforms to run as linen modules). jax-md's linen models and haiku's bridge are mirrored
+# (fluxion_md, fluxion_nn.haiku), so real linen is never the thing under test there.
+REAL_LINEN = frozenset({"jax_md", "haiku"})
 
 
 def _is_bridge(fullname: str) -> bool:
@@ -306,7 +308,8 @@ def install_mirror_alias(lib: str) -> None:
         _install_flax_mirror()
         return
     sys.meta_path.insert(0, _AliasFinder(lib, MIRRORS[lib], private_fallback=True))
-    if lib in BRIDGES and not any(m == "flax" or m.startswith("flax.") for m in sys.modules):
+    if (lib in BRIDGES or lib in REAL_LINEN) and not any(
+            m == "flax" or m.startswith("flax.") for m in sys.modules):
         if lib in REAL_LINEN:
             # flax.nnx is fluxion_nn; the rest of flax is the real one on jax -> Fluxion
             sys.meta_path.insert(0, _NnxFinder())

@@ -1,5 +1,6 @@
 """The compat runner's mirror-mode bookkeeping: ids parametrized by module names read as the
-reference's, and haiku's flax bridge resolves to placeholders that mark its tests as apart."""
+reference's, and unmirrored bridges (jax-md's UMA) resolve to placeholders that mark their tests
+as apart."""
 
 from __future__ import annotations
 
@@ -24,14 +25,15 @@ def test_mirror_nodeid(lib, raw, want):
     assert run_suites.mirror_nodeid(lib, raw) == want
 
 
-def test_haiku_flax_bridge_is_unmirrored():
-    assert compat_alias._is_bridge("haiku._src.flax")
-    assert compat_alias._is_bridge("haiku._src.flax.flax_module")
-    assert not compat_alias._is_bridge("haiku._src.flax_like")
-    assert not compat_alias._is_bridge("haiku._src.base")
-    placeholder = compat_alias._raise_unmirrored("haiku._src.flax")()
+def test_haiku_flax_bridge_is_mirrored_and_unmirrored_parts_are_placeholders():
+    # haiku's flax bridge resolves to fluxion_nn.haiku._src.flax (real linen on its other side)
+    for name in ("haiku._src.flax", "haiku._src.flax.flax_module", "haiku.experimental.flax",
+                 "haiku._src.base"):
+        assert not compat_alias._is_bridge(name)
+    assert "haiku" in compat_alias.REAL_LINEN
+    placeholder = compat_alias._raise_unmirrored("jax_md._nn.uma")()
     with pytest.raises(compat_alias.UnmirroredModuleError, match=r"\[compat:unmirrored\]"):
-        placeholder.flax_module  # noqa: B018
+        placeholder.model  # noqa: B018
 
 
 def test_jax_md_uma_is_unmirrored_and_nequip_gnome_are_mirrored():
@@ -41,8 +43,8 @@ def test_jax_md_uma_is_unmirrored_and_nequip_gnome_are_mirrored():
                  "jax_md.nn.util", "jax_md.energy", "jax_md.nn.nequip", "jax_md.nn.gnome",
                  "jax_md._nn.nequip", "jax_md._nn.gnome", "jax_md._nn.e3nn_layer"):
         assert not compat_alias._is_bridge(name)
-    # jax-md's mirror runs real linen (its tests' e3nn_jax needs it); haiku's keeps a placeholder
-    assert "jax_md" in compat_alias.REAL_LINEN and "haiku" not in compat_alias.REAL_LINEN
+    # jax-md's mirror runs real linen (its tests' e3nn_jax needs it)
+    assert "jax_md" in compat_alias.REAL_LINEN
 
 
 def test_private_view_writes_through_to_the_mirror_module():

@@ -8,6 +8,8 @@
   (``fluxion.compat.install_jax_alias()`` before importing flax).
 - ``flatten_flax_to_haiku(collection)``: a Linen collection as a Haiku dict.
 
+As Haiku's, these need flax installed; without it each name raises ImportError when read.
+
 Example:
     >>> import fluxion_nn.haiku as hk
     >>> hk.experimental.flax.flatten_flax_to_haiku({'mod': {'w': 0}, 'b': 1})
@@ -16,17 +18,38 @@ Example:
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from typing import Any
 
-from .._src.flax import flax_module
-from .._src.flax.transform_flax import lift
-from .._src.flax.utils import flatten_flax_to_haiku
+from .._src.flax.flax_module import module_type as _module_type
+from .._src.flax.transform_flax import lift as _lift
+from .._src.flax.utils import flatten_flax_to_haiku as _flatten
+from .._src.no_flax import FlaxNotInstalled
 
-# Module is made by the module-level __getattr__ (below) when first read
-__all__ = ["flatten_flax_to_haiku", "Module", "lift"]  # noqa: F822
+__all__ = ["flatten_flax_to_haiku", "Module", "lift"]  # noqa: F822 (read through __getattr__)
+
+_NAMES = {"flatten_flax_to_haiku": lambda: _flatten, "lift": lambda: _lift,
+          "Module": _module_type}
+
+
+def _flax_installed() -> bool:
+    # Haiku offers its flax bridge only when flax imports; a FlaxNotInstalled stand-in in
+    # sys.modules (haiku's own no-flax test puts one there) counts as flax missing
+    module = sys.modules.get("flax")
+    if module is not None:
+        return not isinstance(module, FlaxNotInstalled)
+    try:
+        return importlib.util.find_spec("flax") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def __getattr__(name: str) -> Any:
-    if name == "Module":  # a flax.linen.Module subclass, made once flax's Linen is imported
-        return flax_module.module_type()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # read at each access: flax may be imported (or stood in for) after this module
+    make = _NAMES.get(name)
+    if make is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not _flax_installed():
+        return getattr(FlaxNotInstalled(__name__), name)  # haiku's ImportError
+    return make()
