@@ -149,3 +149,16 @@ def test_eager_extended_dtype_arrays_refuse_methods_like_jax(name):
     if isinstance(out, NotImplementedError) and name != "sum":  # traced, the method works
         jitted = fluxion.jit(side(fluxion, FMAX))(np.arange(4, dtype=np.float32))
         assert jitted is not None
+
+
+# --- eager jnp functions of Python numbers alone run as the compiled program, as JAX's jitted ones
+
+@pytest.mark.parametrize("args", [(3.14159, 2), (2.675, 2), (3.14159, 5), (1234.5678, -2)],
+                         ids=str)
+def test_round_of_python_scalars_bit_equal_to_jax_and_jit(args):
+    from _compare import assert_bits_equal
+    eager, theirs = fnp.round(*args), jnp.round(*args)
+    jitted = fluxion.jit(lambda x: fnp.round(x, args[1]))(args[0])
+    assert_bits_equal(eager, theirs)
+    assert_bits_equal(jitted, theirs)
+    assert eager.weak_type and theirs.weak_type

@@ -102,8 +102,9 @@ class _Entry:
 
 def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
     """``body(*args, *statics)`` as one compiled program, or None when the caller must run it
-    op by op (an operand that is not concrete, no array among the operands, a Python int beyond
-    the default integer type). A signature that runs op by op after all (one primitive, several
+    op by op (an operand that is not concrete, no operand at all, a Python int beyond the
+    default integer type). Python numbers alone are operands too, as JAX's jitted functions
+    take them: ``jnp.round(3.14159, 2)`` is the compiled program's 3.1399999. A signature that runs op by op after all (one primitive, several
     devices, a sharded type) runs ``body`` here on the operands converted to Arrays.
 
     ``body`` must be a function of its operands' types and the hashable ``statics`` alone (the
@@ -119,11 +120,10 @@ def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
     if not ACTIVE[0] or _avals.EXPLICIT[0]:
         return None
     ops = []
-    concrete = False
     for a in args:
         t = type(a)
         if t is Array:
-            concrete = True
+            pass
         elif t is float or t is bool or t is complex:
             a = _put_scalar(a, share_constant=True)
         elif t is int:
@@ -133,11 +133,10 @@ def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
             a = _put_scalar(a, share_constant=True)
         elif isinstance(a, _NP_TYPES) and a.dtype.kind in "biufc":
             a = _d.to_array(a)
-            concrete = True
         else:
             return None
         ops.append(a)
-    if not concrete:
+    if not ops:
         return None
     specs = tuple(map(_GET_K, ops))
     table = _TABLES.get(body)
