@@ -58,6 +58,28 @@ def test_radial_mlp_matches_jax_md_and_maps_zero_to_zero():
         ref_bias)
 
 
+def test_mlp_of_concatenated_args_matches_jax_md():
+    import flax.linen as linen
+
+    from fluxion_nn import bridge
+
+    a, b = RS.randn(3, 2).astype(np.float32), RS.randn(3, 1).astype(np.float32)
+
+    class Ours(bridge.Module):
+        @bridge.compact
+        def __call__(self, a, b):
+            return nn_util.mlp((4, 2), "none", scalar_mlp_std=2.0)(a, {"b": b})
+
+    class Ref(linen.Module):
+        @linen.compact
+        def __call__(self, a, b):
+            return jax_md.nn.util.mlp((4, 2), "none", scalar_mlp_std=2.0)(a, {"b": b})
+
+    ref_vars = jax.jit(Ref().init)(jax.random.PRNGKey(0), a, b)
+    _close(fluxion.jit(Ours().apply)(_numpy_tree(ref_vars), jnp.asarray(a), jnp.asarray(b)),
+           jax.jit(Ref().apply)(ref_vars, a, b))
+
+
 def test_bessel_embedding_matches_jax_md_and_vanishes_past_the_cutoff():
     rs = np.array([0.0, 0.7, 2.0, 3.6, 3.9, 4.0, 4.1], np.float32)
     ref = jax_md.nn.util.BesselEmbedding(count=8, inner_cutoff=3.5, outer_cutoff=4.0)

@@ -179,8 +179,9 @@ class MLP(bridge.Module):
 
 def mlp(hidden_features: int | tuple[int, ...], nonlinearity: str,
         **kwargs: Any) -> Callable[..., Array]:
-    """A function of any number of arrays that concatenates them on the last axis and applies
-    an :class:`MLP` (built inside the calling compact module), as ``jax_md._nn.util.mlp``.
+    """A function of any number of arrays (or trees of them) that concatenates their leaves on
+    the last axis and applies an :class:`MLP` (built inside the calling compact module), as
+    ``jax_md._nn.util.mlp`` (with jraph's ``concatenated_args``).
 
     Example:
         >>> fn = mlp(4, "relu")   # call fn(a, b) inside a @bridge.compact method
@@ -188,9 +189,10 @@ def mlp(hidden_features: int | tuple[int, ...], nonlinearity: str,
     if isinstance(hidden_features, int):
         hidden_features = (hidden_features,)
 
-    def mlp_fn(*args: Array) -> Array:
+    def mlp_fn(*args: Any) -> Array:
+        leaves = fluxion.tree_util.tree_leaves(args)
         return MLP(tuple(hidden_features), nonlinearity, **kwargs)(
-            jnp.concatenate([jnp.asarray(a) for a in args], axis=-1))
+            jnp.concatenate(leaves, axis=-1))
 
     return mlp_fn
 
