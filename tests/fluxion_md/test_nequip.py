@@ -56,6 +56,11 @@ def test_radial_mlp_matches_jax_md_and_maps_zero_to_zero():
     ref_bias = jax.eval_shape(jax_md.nn.util.MLP((4,), "tanh").init, jax.random.PRNGKey(0), x)
     assert _paths(fluxion.eval_shape(with_bias.init, fluxion.random.PRNGKey(0), x)) == _paths(
         ref_bias)
+    # 'swish' is the learned BetaSwish: one 'Beta' vector per hidden layer, named as linen names it
+    beta = nn_util.MLP((4, 4, 1), "swish", scalar_mlp_std=1.0)
+    ref_beta = jax.eval_shape(jax_md.nn.util.MLP((4, 4, 1), "swish", scalar_mlp_std=1.0).init,
+                              jax.random.PRNGKey(0), x)
+    assert _paths(fluxion.eval_shape(beta.init, fluxion.random.PRNGKey(0), x)) == _paths(ref_beta)
 
 
 def test_mlp_of_concatenated_args_matches_jax_md():
