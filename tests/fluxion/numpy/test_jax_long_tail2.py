@@ -162,3 +162,21 @@ def test_round_of_python_scalars_bit_equal_to_jax_and_jit(args):
     assert_bits_equal(eager, theirs)
     assert_bits_equal(jitted, theirs)
     assert eager.weak_type and theirs.weak_type
+
+
+@pytest.mark.parametrize("how", ["traced", "array"])
+def test_round_decimals_given_as_an_array_is_a_value_error_like_jax(how):
+    def side(lib, m):
+        if how == "traced":
+            return lambda x: lib.jit(lambda v, d: m.round(v, d))(x, 2)
+        return lambda x: m.round(x, m.array(2))
+    check_like_jax(side(fluxion, fnp), side(jax, jnp), 1.234, err_contains=("decimals",))
+
+
+def test_trunc_of_an_extended_dtype_is_a_type_error_like_jax():
+    from test_extended_dtypes import FMAX, JMAX
+
+    def side(lib, m, dt):
+        return lambda x: lib.jit(lambda v: m.trunc(lib.lax.convert_element_type(v, dt)))(x)
+    check_like_jax(side(fluxion, fnp, FMAX), side(jax, jnp, JMAX), np.ones(2, np.float32),
+                   err_contains=("Cannot interpret 'maxgrad32' as a data type",))

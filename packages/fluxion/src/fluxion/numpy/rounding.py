@@ -38,6 +38,12 @@ def round(a: Any, decimals: int = 0, out: None = None) -> Any:
         raise NotImplementedError("The 'out' argument to jnp.round is not supported: arrays are "
                                   "immutable.")
     check_arraylike("round", a)
+    try:  # as JAX, where decimals is a static argument of the jitted function
+        hash(decimals)
+    except TypeError:
+        raise ValueError(f"jnp.round: decimals must be a static (hashable) integer, got "
+                         f"{type(decimals).__name__} {np.shape(decimals)}; pass a Python int "
+                         f"(under jit, mark it static)") from None
     decimals = operator.index(decimals)
     x = ensure_array(a)
     check_numeric("round", x)

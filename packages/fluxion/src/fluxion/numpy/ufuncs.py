@@ -23,6 +23,7 @@ from fluxion.numpy._eager import backend, call_body, one_program
 from fluxion.numpy._fast import binary_operands
 from fluxion.numpy._util import (
     check_arraylike,
+    check_numeric,
     const_like,
     ensure_array,
     lazy_jit,
@@ -730,6 +731,7 @@ def trunc(x: Any, /) -> Any:
         >>> jnp.trunc(jnp.array([-1.5, 1.5])).tolist()
         [-1.0, 1.0]
     """
+    check_numeric("trunc", x)  # JAX's TypeError for extended dtypes
     (x,) = promote_args("trunc", x)
     if getattr(x.dtype, "kind", "?") in "biu":
         return x
