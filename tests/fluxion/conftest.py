@@ -21,18 +21,6 @@ from _compare import x64_both
 
 import fluxion
 
-# On a TPU, float32 matmuls and convolutions at default precision run in bf16 passes (about 3
-# digits): the suite compares them with the CPU reference under "highest" precision (about 7),
-# so that a difference shows the lowering, not the chip's default (docs/guide/platforms.md).
-# Tests that check the flag itself set it. The reference jax gets the same setting (on its CPU it
-# changes no value), so that jaxprs, which record the default precision, and flags compare equal.
-if os.environ.get("FLUXION_TEST_PLATFORM", "cpu") != "cpu":
-    import jax
-
-    fluxion.config.update("jax_default_matmul_precision", "highest")
-    jax.config.update("jax_default_matmul_precision", "highest")
-
-
 # A test worker compiles thousands of distinct eager operations (every op x dtype x shape of the
 # suite); the default budget of the eager executables (256 MiB, oldest compiled first out) was
 # full after ~1400 tests of tests/fluxion/numpy, and from then on about a third of the eager

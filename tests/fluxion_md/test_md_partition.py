@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 import fluxion.numpy as fnp
@@ -167,7 +168,9 @@ def test_metric_sq_of_a_displacement_takes_no_square_root():
         jdisp, _ = jax_md.space.periodic(L)
         ref = jax.vmap(jax_md.partition._displacement_or_metric_to_metric_sq(jdisp))(
             jax.numpy.asarray(R_NP[:5]), jax.numpy.asarray(R_NP[5:10]))
-        np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref))
+        # bit-equal on the CPU; a TPU emulates float64 arithmetic (not IEEE: 1e-14 apart there)
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(ref),
+                                   **platform_tol(0.0, dtype=np.float64))
     assert ours.dtype == ref.dtype and ours.shape == ref.shape == (5,)
     metric = space.metric(disp)  # a metric is squared, as before
     np.testing.assert_allclose(np.asarray(partition._metric_sq(metric)(R[0], R[1])),

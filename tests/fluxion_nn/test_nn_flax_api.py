@@ -10,6 +10,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 import fluxion.numpy as jnp
@@ -79,7 +80,7 @@ def test_split_merge_inputs_write_updates_back():
     y = forward(m, jnp.ones((2, 3)))
     assert y.shape == (2, 4) and int(m.count[...]) == 1
     fm = fnnx.Linear(3, 4, rngs=fnnx.Rngs(0))
-    np.testing.assert_allclose(y, fm(jjnp.ones((2, 3))), rtol=1e-6)
+    np.testing.assert_allclose(y, fm(jjnp.ones((2, 3))), **platform_tol(1e-6))
 
     # vmap with per-argument out axes, and a cond inside (flax's own example)
     class Env(nnx.Pytree):
@@ -230,7 +231,7 @@ def test_train_state_matches_flax_sgd_step():
     y2, s2, k2 = run(fnnx, optax.sgd(0.5), jjnp)
     np.testing.assert_allclose(y1, y2, rtol=1e-5)
     assert int(s1) == int(s2) == 1
-    np.testing.assert_allclose(k1, k2, rtol=1e-6)
+    np.testing.assert_allclose(k1, k2, **platform_tol(1e-6))
 
 
 def test_metrics_match_flax():
@@ -249,7 +250,7 @@ def test_metrics_match_flax():
         w.update(values=jnp.asarray(batch))
         fw.update(values=jjnp.asarray(batch))
     for a, b in zip(fluxion.tree_util.tree_leaves(w.compute()), jax.tree_util.tree_leaves(fw.compute())):
-        np.testing.assert_allclose(a, b, rtol=1e-6)
+        np.testing.assert_allclose(a, b, **platform_tol(1e-6))  # x ** 0.5: a TPU's power
     gdef, st = w.split()
     assert isinstance(st, nnx.State)
     acc = nnx.metrics.Accuracy()
@@ -283,7 +284,7 @@ def test_ema_matches_flax():
         ema.update(model)
         return np.asarray(ema_model.kernel[...])
 
-    np.testing.assert_allclose(run(nnx, jnp), run(fnnx, jjnp), rtol=1e-6)
+    np.testing.assert_allclose(run(nnx, jnp), run(fnnx, jjnp), **platform_tol(1e-6))
 
     model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
     ema = nnx.EMA(model, decay=0.5)
@@ -406,7 +407,10 @@ def test_scan_creates_stacked_modules_and_checks_carry_identity():
     keys = fluxion.random.split(fluxion.random.fold_in(fluxion.random.key(0), 0), 5)
     for i in (0, 4):
         ref = nnx.Linear(3, 3, rngs=nnx.Rngs(keys[i]))
-        np.testing.assert_allclose(module.linear.kernel[...][i], ref.kernel[...], rtol=1e-6)
+        # two programs on the chip (the scan's body, one layer's init): a TPU's erf_inv differs
+        # between them in the last digit
+        np.testing.assert_allclose(module.linear.kernel[...][i], ref.kernel[...],
+                                   **platform_tol(1e-6))
     count = nnx.Variable(jnp.array(0))
 
     @nnx.scan

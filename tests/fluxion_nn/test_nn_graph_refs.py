@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
+from _compare import platform_tol
 from flax import nnx as fnnx
 
 import fluxion
@@ -92,7 +93,7 @@ def test_update_context_no_update_and_new_refs_like_flax(with_flatten):
         (1, "bias"): "ArrayRefOutput", (1, "kernel"): "ArrayRefOutput"}
     # NoUpdate has no leaves; each ArrayRefOutput one (its value)
     assert ours[1:7] == theirs[1:7] == (2, True, True, False, True, True)
-    np.testing.assert_allclose(ours[7], theirs[7])
+    np.testing.assert_allclose(ours[7], theirs[7], **platform_tol(1e-7))  # a TPU's initializer
     assert ours[7].dtype == theirs[7].dtype and ours[7].shape == theirs[7].shape
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 import fluxion.numpy as fnp
@@ -112,7 +113,7 @@ def _compare(f_flx, f_jax, *args, values=True):
     for a, b in zip(jax.tree_util.tree_leaves(out_f), jax.tree_util.tree_leaves(out_j)):
         assert np.shape(a) == np.shape(b) and np.asarray(a).dtype == np.asarray(b).dtype
         assert getattr(a, "weak_type", False) == getattr(b, "weak_type", False)
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), **platform_tol(1e-6))
     return module_stats(tf), module_stats(tj)
 
 

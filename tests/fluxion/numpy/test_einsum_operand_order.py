@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 import fluxion
 
@@ -36,4 +37,6 @@ def test_einsum_dot_operand_order_like_jax_under_vmap(spec, shapes):
     assert _dots(ours) == _dots(theirs)
     got, want = fluxion.jit(f(fluxion))(b), jax.jit(f(jax))(b)
     assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # bit-equal on the CPU; on a TPU (the reference jax still on the CPU) the same dot_general
+    # runs as the chip's bf16 passes, not IEEE float32 sums: the platform's tolerance there
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), **platform_tol(0.0))
