@@ -497,6 +497,36 @@ def test_layers_are_equivariant_under_e3nn_rotations():
                                rtol=1e-4, atol=1e-4)
 
 
+def _rotation_compare(names, irreps, batched):
+    key = RS.randint(1000)
+    ours_rot = fluxion.jit(lambda k: e3nn.rand_matrix(k, (2,)))(fluxion.random.PRNGKey(key))
+    ref_rot = jax.jit(lambda k: e3nn_jax.rand_matrix(k, (2,)))(jax.random.PRNGKey(key))
+    _close(ours_rot, ref_rot, tol=1e-6)
+    rots = np.asarray(ref_rot) * np.array([1.0, -1.0], np.float32)[:, None, None]  # inversion
+    rots = rots if batched else rots[1]
+    x = RS.randn(3, e3nn.Irreps(irreps).dim).astype(np.float32)
+
+    def build(e, xp, r, data):
+        single = r[-1] if batched else r
+        return ([e.Irrep(ir).D_from_matrix(r) for ir in names]
+                + [e.Irreps(irreps).D_from_matrix(single),
+                   e.IrrepsArray(irreps, data).transform_by_matrix(single)])
+
+    _jit_compare(build, rots, x, tol=1e-5)
+
+
+def test_rotations_and_d_matrices_match():
+    _rotation_compare(["2e"], "2x0e+1x1o", batched=False)
+    with pytest.raises(ValueError, match="3, 3"):
+        e3nn.Irrep("1o").D_from_matrix(fnp.ones((3, 4)))
+
+
+@pytest.mark.slow
+def test_batched_d_matrices_match_to_l4():
+    _rotation_compare(["0o", "1o", "1e", "2e", "3o", "4e"], "1x0e+1x0o+1x1o+1x1e+1x2e+1x3o",
+                      batched=True)
+
+
 def test_vmap_keeps_zero_flags_like_e3nn(memoized_reference_normalization):
     def build(e, xp, data):
         x = e.from_chunks("0e+1o", [data, None], (5,))
@@ -509,7 +539,8 @@ def test_vmap_keeps_zero_flags_like_e3nn(memoized_reference_normalization):
 
 @pytest.mark.parametrize("module", ["_irreps", "_so3", "_irreps_array", "_basic",
                                     "_tensor_products", "_config", "_spherical_harmonics",
-                                    "_activation", "_scatter", "_linear", "legacy", "utils"])
+                                    "_activation", "_scatter", "_linear", "_rotation", "legacy",
+                                    "utils"])
 def test_docstring_examples_run(module):
     mod = importlib.import_module(f"fluxion_md._nn.e3nn.{module}")
     names = {n: getattr(e3nn, n) for n in e3nn.__all__}

@@ -33,6 +33,14 @@ from fluxion_md._nn.e3nn._config import config
 from fluxion_md._nn.e3nn._irreps import Irrep, Irreps, MulIrrep
 from fluxion_md._nn.e3nn._irreps_array import IrrepsArray
 from fluxion_md._nn.e3nn._linear import FunctionalLinear
+from fluxion_md._nn.e3nn._rotation import (
+    angles_to_matrix,
+    matrix_x,
+    matrix_y,
+    matrix_z,
+    rand_angles,
+    rand_matrix,
+)
 from fluxion_md._nn.e3nn._scatter import index_add, scatter_sum
 from fluxion_md._nn.e3nn._so3 import clebsch_gordan
 from fluxion_md._nn.e3nn._spherical_harmonics import sh, spherical_harmonics
@@ -44,5 +52,6 @@ __all__ = [
     "from_chunks", "as_irreps_array", "zeros", "zeros_like", "ones", "ones_like", "concatenate",
     "stack", "norm", "spherical_harmonics", "sh", "elementwise_tensor_product", "tensor_product",
     "soft_odd", "normalize_function", "parity_function", "scalar_activation", "gate",
-    "scatter_sum", "index_add", "FunctionalLinear", "legacy", "utils", "vmap",
+    "scatter_sum", "index_add", "FunctionalLinear", "legacy", "utils", "vmap", "rand_matrix",
+    "rand_angles", "angles_to_matrix", "matrix_x", "matrix_y", "matrix_z",
 ]

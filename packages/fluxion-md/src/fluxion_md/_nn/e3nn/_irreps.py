@@ -72,6 +72,19 @@ class Irrep:
         """True for ``0e``."""
         return self.l == 0 and self.p == 1
 
+    def D_from_matrix(self, R: Any) -> Any:  # noqa: N802 - e3nn_jax's name
+        """The representation matrices ``[..., 2l+1, 2l+1]`` of ``R[..., 3, 3]`` (rotations,
+        possibly times the inversion, which contributes the parity ``p``).
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> [round(v, 4) + 0.0 for v in Irrep("1o").D_from_matrix(-jnp.eye(3)).tolist()[0]]
+            [-1.0, 0.0, 0.0]
+        """
+        from fluxion_md._nn.e3nn._rotation import irrep_d_from_matrix
+
+        return irrep_d_from_matrix(self.l, self.p, R)
+
     def __mul__(self, other: Any) -> Iterator[Irrep]:
         """The irreps in the tensor product of two irreps: ``|l1-l2| .. l1+l2``, parity ``p1 p2``."""
         other = Irrep(other)
@@ -400,6 +413,26 @@ class Irreps(tuple):
         if len(self) == 0:
             raise ValueError("Irreps.lmax: the Irreps is empty")
         return max(self.ls)
+
+    def D_from_matrix(self, R: Any) -> Any:  # noqa: N802 - e3nn_jax's name
+        """The block-diagonal representation matrices ``[..., dim, dim]`` of ``R[..., 3, 3]``.
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> Irreps("2x0e+1x1o").D_from_matrix(jnp.eye(3)).shape
+            (5, 5)
+        """
+        import fluxion.numpy as fnp
+
+        R = fnp.asarray(R)
+        blocks = {ir: ir.D_from_matrix(R) for _, ir in self}
+        out = fnp.zeros(R.shape[:-2] + (self.dim, self.dim), R.dtype)
+        start = 0
+        for mul, ir in self:
+            for _ in range(mul):
+                out = out.at[..., start:start + ir.dim, start:start + ir.dim].set(blocks[ir])
+                start += ir.dim
+        return out
 
     def __repr__(self) -> str:
         if len(self) == 0:

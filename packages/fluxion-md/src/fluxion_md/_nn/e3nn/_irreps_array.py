@@ -482,6 +482,14 @@ class IrrepsArray:
                   for (mul, ir), c in zip(irreps, self.chunks)]
         return self._from_chunks(irreps, chunks, lead)
 
+    def transform_by_matrix(self, R: Any) -> IrrepsArray:
+        """The data rotated by the matrix ``R[3, 3]`` (times the parity when ``det R < 0``)."""
+        blocks = {ir: ir.D_from_matrix(fnp.asarray(R).astype(self.dtype))
+                  for ir in {ir for _, ir in self.irreps}}
+        chunks = [None if c is None else fnp.einsum("ij,...uj->...ui", blocks[ir], c)
+                  for (_, ir), c in zip(self.irreps, self.chunks)]
+        return self._from_chunks(self.irreps, chunks)
+
     def rechunk(self, irreps: Any) -> IrrepsArray:
         """The same data described by equivalent ``irreps`` (same ``simplify()``)."""
         irreps = Irreps(irreps)
