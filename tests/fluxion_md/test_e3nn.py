@@ -409,6 +409,19 @@ def test_tensor_product_connection_modes_match():
     for a, b in zip(fluxion.jit(lambda: every(e3nn, fnp, 2))(),
                     jax.jit(lambda: every(e3nn_jax, rjnp, 3))()):
         _close(a, b)
+    irreps1, irreps2, ours_tp, _, (w, a, b) = cases[0]
+    with pytest.raises(NotImplementedError, match="fused"):
+        ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
+                           e3nn.IrrepsArray(irreps2, fnp.asarray(b)), fused=True)
+
+
+def test_config_defaults_match():
+    for name in ("irrep_normalization", "path_normalization", "gradient_normalization",
+                 "spherical_harmonics_normalization", "spherical_harmonics_algorithm",
+                 "custom_einsum_jvp", "fused", "sparse_tp"):
+        assert e3nn.config(name) == e3nn_jax.config(name), name
+    with pytest.raises(ValueError, match="unknown configuration option"):
+        e3nn.config("no_such_option")
 
 
 def test_nequip_convolution_pipeline_matches(memoized_reference_normalization):

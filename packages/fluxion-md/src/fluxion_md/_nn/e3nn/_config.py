@@ -11,6 +11,10 @@ _DEFAULTS = {
     "path_normalization": "element",
     "gradient_normalization": "path",
     "spherical_harmonics_normalization": "component",
+    "spherical_harmonics_algorithm": "automatic",
+    "custom_einsum_jvp": False,
+    "fused": False,
+    "sparse_tp": False,
 }
 _current = dict(_DEFAULTS)
 
@@ -18,7 +22,10 @@ _current = dict(_DEFAULTS)
 def config(name: str, value: Any = None) -> Any:
     """Reads (``value=None``) or sets one of e3nn's defaults: ``irrep_normalization``
     (``"component"``), ``path_normalization`` (``"element"``), ``gradient_normalization``
-    (``"path"``) and ``spherical_harmonics_normalization`` (``"component"``).
+    (``"path"``), ``spherical_harmonics_normalization`` (``"component"``), and the evaluation
+    strategies ``spherical_harmonics_algorithm``, ``custom_einsum_jvp``, ``fused`` and
+    ``sparse_tp`` (only the defaults' strategies exist here: the recursive spherical harmonics,
+    and the block tensor product, which raises if ``fused`` or ``sparse_tp`` is set).
 
     Example:
         >>> config("gradient_normalization")

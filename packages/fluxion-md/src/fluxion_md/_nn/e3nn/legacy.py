@@ -165,6 +165,8 @@ class FunctionalTensorProduct:
         weights. ``custom_einsum_jvp`` changes only how e3nn_jax differentiates (same values);
         ``fused`` and ``sparse`` are not provided."""
         del custom_einsum_jvp
+        fused = config("fused") if fused is None else fused
+        sparse = config("sparse_tp") if sparse is None else sparse
         if fused or sparse:
             raise NotImplementedError("FunctionalTensorProduct.left_right: the fused and sparse "
                                       "variants are not provided; use the default block form")
