@@ -65,6 +65,27 @@ def test_odeint_values_and_gradients_vs_jax(x64):
         np.testing.assert_allclose(np.asarray(o), np.asarray(r), rtol=1e-5, atol=1e-7)
 
 
+def test_odeint_takes_jaxs_steps():
+    # jax's odeint never shortens a step to land on an output time (it reads the solution there
+    # from the step's dense output): the same right-hand-side evaluations, the same values
+    def rhs(mod, calls):
+        def f(y, t, k):
+            mod.debug.callback(lambda: calls.append(1))
+            return mod.numpy.stack([y[1], -k * mod.numpy.sin(y[0]) - 0.1 * y[1]])
+        return f
+
+    y0 = np.array([1.0, 0.0], np.float32)
+    ts = np.linspace(0.0, 4.0, 9).astype(np.float32)
+    ours_calls, ref_calls = [], []
+    ours = fluxion.jit(lambda y, t: fint.odeint(rhs(fluxion, ours_calls), y, t, 2.0, rtol=1e-5,
+                                                atol=1e-5))(y0, ts)
+    ref = jax.jit(lambda y, t: jode.odeint(rhs(jax, ref_calls), y, t, 2.0, rtol=1e-5,
+                                           atol=1e-5))(y0, ts)
+    assert ours.shape == ref.shape == (9, 2) and ours.dtype == ref.dtype == np.float32
+    assert len(ours_calls) == len(ref_calls) > 9
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(ref), rtol=1e-5, atol=1e-6)
+
+
 def test_odeint_pytree_closure_jit_vmap(x64):
     scale = 0.7
 
