@@ -133,3 +133,67 @@ def test_nested_vmap_of_custom_vjp_like_jax():
         return f(x, w), lib.grad(lambda a, b: jnp.sum(f(a, b) ** 2), argnums=(0, 1))(x, w)
 
     _same(run(fluxion, fluxion.numpy), run(jax, jax.numpy))
+
+
+def _pair(lib, kind):
+    """(x, c) -> (2x, c + 1) as a custom_jvp or custom_vjp function: the second output does not
+    depend on the mapped x."""
+    if kind == "jvp":
+        @lib.custom_jvp
+        def f(x, c):
+            return x * 2.0, c + 1.0
+
+        f.defjvp(lambda p, t: (f(*p), (t[0] * 2.0, t[1])))
+        return f
+
+    @lib.custom_vjp
+    def g(x, c):
+        return x * 2.0, c + 1.0
+
+    g.defvjp(lambda x, c: (g(x, c), None), lambda _, ct: (ct[0] * 2.0, ct[1]))
+    return g
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_custom_call_output_the_body_leaves_unbatched_stays_unbatched_like_jax(kind):
+    xs = np.arange(3.0, dtype=np.float32)
+
+    def run(lib):
+        c = lib.numpy.asarray(np.float32(1.5))  # a NumPy scalar would come back as one from jax
+        f = _pair(lib, kind)
+        g = lib.vmap(f, (0, None), out_axes=(0, None))  # JAX: the second output is unbatched
+        jaxpr = lib.make_jaxpr(lib.vmap(f, (0, None)))(xs, c)
+        return ([tuple(v.aval.shape) for v in jaxpr.jaxpr.outvars],
+                (g(xs, c), lib.jit(g)(xs, c), lib.grad(lambda x: g(x, c)[0].sum())(xs)))
+
+    ours, theirs = run(fluxion), run(jax)
+    assert ours[0] == theirs[0]
+    _same(ours[1], theirs[1])
+
+
+def test_straight_through_rule_batches_the_output_under_grad_like_jax():
+    # the value ignores x, the rule's tangent passes dx: JAX batches the output where the rule
+    # runs with the call (grad, jvp of vmap), and refuses it once staged under jit
+    xs = np.arange(3.0, dtype=np.float32)
+
+    def run(lib):
+        c = lib.numpy.asarray(np.float32(2.0))
+        v = lib.vmap(_st_like(lib), (0, None))
+        return (lib.grad(lambda x: v(x, c).sum())(xs), lib.jvp(lambda x: v(x, c), (xs,), (xs,)),
+                lib.vmap(_st_like(lib), (0, None), out_axes=None)(xs, c))
+
+    _same(run(fluxion), run(jax))
+    with pytest.raises(TypeError):
+        jax.grad(lambda x: jax.jit(jax.vmap(_st_like(jax), (0, None)))(x, 2.0).sum())(xs)
+    with pytest.raises(TypeError, match="leaves unbatched"):
+        fluxion.grad(lambda x: fluxion.jit(fluxion.vmap(_st_like(fluxion), (0, None)))(
+            x, 2.0).sum())(xs)
+
+
+def _st_like(lib):
+    @lib.custom_jvp
+    def st(x, c):
+        return c * 1.0
+
+    st.defjvp(lambda p, t: (st(*p), t[0] + t[1]))
+    return st

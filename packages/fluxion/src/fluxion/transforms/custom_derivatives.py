@@ -304,14 +304,41 @@ def _per_example(aval: ShapedArray, d: int | None) -> ShapedArray:
 def _batch_call(call: Program, dims: Sequence[Any], axis: batching.AxisData
                 ) -> tuple[Program, list, list]:
     """The staged function of a custom call batched as JAX batches it: the inputs stay at their
-    batch dimensions and each output keeps the one its body gave it. An output the body leaves
-    unbatched is broadcast at 0 (JAX leaves it unbatched): the rules, run later, may batch it,
-    and the call's outputs must have their type."""
+    batch dimensions and each output keeps the one its body gave it (None: unbatched)."""
     bcall, bconsts, out_dims = batching.batch_program(call, dims, axis)
-    if any(d is None for d in out_dims):
-        bcall, bconsts, out_dims = batching.batch_program(
-            call, dims, axis, instantiate=[d is None for d in out_dims])
     return bcall, bconsts, list(out_dims)
+
+
+class _RuleDims:
+    """The outputs' batch dimensions of one batched custom call, as JAX settles them: the
+    body's, unless a rule runs while the call is bound (an enclosing jvp or grad): then the
+    rule's, merged over primal and tangent (an output the body leaves unbatched is batched where
+    the rule batches it). A rule run later (the call staged under jit) must keep the body's."""
+
+    __slots__ = ("dims", "binding", "name")
+
+    def __init__(self, body_dims: list, name: str) -> None:
+        self.dims, self.binding, self.name = list(body_dims), False, name
+
+    def settle(self, i: int, got: Any) -> Any:
+        """The batch dimension of output ``i`` given the rule's ``got``."""
+        if self.dims[i] is None and got is not None:
+            if not self.binding:
+                raise TypeError(
+                    f"vmap of {self.name}: its rule batches output {i}, which the function itself "
+                    f"leaves unbatched, after the call was staged with the function's type (under "
+                    f"jit); make the rule's output independent of the mapped inputs as the "
+                    f"function's is")
+            self.dims[i] = got
+        return self.dims[i]
+
+    def bind(self, prim: Primitive, *args: Any, **params: Any) -> tuple[list, list]:
+        self.binding = True
+        try:
+            outs = prim.bind(*args, **params)
+        finally:
+            self.binding = False
+        return outs, list(self.dims)
 
 
 def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
@@ -326,7 +353,8 @@ def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             axis.name is None or not batching._uses_axis(call, axis.name)):
         outs = custom_jvp_call_p.bind(*args, call=call, jvp=jvp, **params)
         return outs, [None] * len(outs)
-    bcall, bconsts, out_dims = _batch_call(call, dims, axis)
+    bcall, bconsts, body_dims = _batch_call(call, dims, axis)
+    settled = _RuleDims(body_dims, name)
     rule_dims = list(dims[num_consts:])
     per_avals = [_per_example(aval_of(x), d) for x, d in zip(args[num_consts:], rule_dims)]
 
@@ -345,17 +373,23 @@ def _custom_jvp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             axis, one, [*primals, *(t for t in tangents if type(t) is not Zero)],
             [*rule_dims, *(d for d, z in zip(rule_dims, nz) if z)])
         k = len(vals) // 2
-        p_out = [array_ops.matchaxis(v, d, dst, axis.size)
-                 for v, d, dst in zip(vals[:k], got[:k], out_dims)]
-        t_out = [Zero(tangent_aval(aval_of(p))) if type(t) is Zero
+        # JAX's merge of the primal's and the tangent's batch dimensions (a symbolic zero
+        # tangent has none), then the dimension the call settles on
+        dsts = [settled.settle(i, got[i] if got[i] is not None else
+                               None if type(vals[k + i]) is Zero else got[k + i])
+                for i in range(k)]
+        p_out = [v if d is None and dst is None else array_ops.matchaxis(v, d, dst, axis.size)
+                 for v, d, dst in zip(vals[:k], got[:k], dsts)]
+        t_out = [t if type(t) is Zero or (d is None and dst is None)
                  else array_ops.matchaxis(t, d, dst, axis.size)
-                 for p, t, d, dst in zip(p_out, vals[k:], got[k:], out_dims)]
+                 for t, d, dst in zip(vals[k:], got[k:], dsts)]
+        t_out = [Zero(tangent_aval(aval_of(p))) if type(t) is Zero else t
+                 for p, t in zip(p_out, t_out)]
         return p_out, t_out
 
     batched_jvp.__name__ = getattr(jvp, "__name__", "jvp")
-    outs = custom_jvp_call_p.bind(*bconsts, *args, call=bcall, jvp=batched_jvp,
-                                  **dict(params, num_consts=len(bconsts) + num_consts))
-    return outs, out_dims
+    return settled.bind(custom_jvp_call_p, *bconsts, *args, call=bcall, jvp=batched_jvp,
+                        **dict(params, num_consts=len(bconsts) + num_consts))
 
 
 def _custom_call_printed_params(params: dict[str, Any], rules: Sequence[str]
@@ -597,7 +631,9 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
             axis.name is None or not batching._uses_axis(call, axis.name)):
         outs = custom_vjp_call_p.bind(*args, call=call, fwd=fwd, bwd=bwd, **params)
         return outs, [None] * len(outs)
-    bcall, bconsts, out_dims = _batch_call(call, dims, axis)
+    bcall, bconsts, body_dims = _batch_call(call, dims, axis)
+    settled = _RuleDims(body_dims, name)
+    out_dims = settled.dims  # settled in place by fwd; bwd reads its cotangents' dimensions there
     rule_dims = list(dims[num_consts:])
     # The residuals' batch dimensions, from the last fwd for the bwd that follows it (as the
     # user rules' residual structure in custom_vjp.__call__).
@@ -614,8 +650,9 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
         vals, got = batching.batch_subtrace(axis, one, list(primals), rule_dims)
         k = n_res[0]
         res_dims[:] = got[:k]
-        outs = [array_ops.matchaxis(v, d, dst, axis.size)
-                for v, d, dst in zip(vals[k:], got[k:], out_dims)]
+        dsts = [settled.settle(i, d) for i, d in enumerate(got[k:])]
+        outs = [v if d is None and dst is None else array_ops.matchaxis(v, d, dst, axis.size)
+                for v, d, dst in zip(vals[k:], got[k:], dsts)]
         return list(vals[:k]), outs
 
     def batched_bwd(res: list, cts: list) -> list:
@@ -644,9 +681,8 @@ def _custom_vjp_call_batch(axis: batching.AxisData, args: Sequence[Any], dims: S
 
     batched_fwd.__name__ = getattr(fwd, "__name__", "fwd")
     batched_bwd.__name__ = getattr(bwd, "__name__", "bwd")
-    outs = custom_vjp_call_p.bind(*bconsts, *args, call=bcall, fwd=batched_fwd, bwd=batched_bwd,
-                                  **dict(params, num_consts=len(bconsts) + num_consts))
-    return outs, out_dims
+    return settled.bind(custom_vjp_call_p, *bconsts, *args, call=bcall, fwd=batched_fwd,
+                        bwd=batched_bwd, **dict(params, num_consts=len(bconsts) + num_consts))
 
 
 custom_vjp_call_p.abstract_eval = _custom_jvp_call_abstract_eval
