@@ -415,6 +415,19 @@ def test_tensor_product_connection_modes_match():
                            e3nn.IrrepsArray(irreps2, fnp.asarray(b)), fused=True)
 
 
+def test_float64_matches(memoized_reference_normalization):
+    """With x64 on (jax_md's f64 tests), tables and the activation normalization are float64."""
+    vectors, features = RS.randn(4, 3), RS.randn(4, 6)
+
+    def build(e, xp, v, f):
+        x = e.IrrepsArray("2x0e+1x0e+1x1o", f)
+        return [e.spherical_harmonics("1x0e+1x1o+1x2e", v, normalize=True),
+                e.gate(x, **_acts(e)), e.scalar_activation(x)]
+
+    with fluxion.enable_x64(True), jax.enable_x64(True):
+        assert _jit_compare(build, vectors, features, tol=1e-12) <= 1e-12
+
+
 def test_config_defaults_match():
     for name in ("irrep_normalization", "path_normalization", "gradient_normalization",
                  "spherical_harmonics_normalization", "spherical_harmonics_algorithm",

@@ -40,19 +40,21 @@ def _normal_quantiles(n: int) -> Any:
     return math.sqrt(2) * fsp.erfinv(fnp.linspace(-1.0, 1.0, n + 2)[1:-1])
 
 
-_SCALE_CACHE: "weakref.WeakKeyDictionary[Any, float]" = weakref.WeakKeyDictionary()
+# per activation, per precision (the estimate is float64 when x64 is on, as e3nn_jax's)
+_SCALE_CACHE: "weakref.WeakKeyDictionary[Any, dict[bool, float]]" = weakref.WeakKeyDictionary()
 
 
 def _second_moment_root(phi: Activation) -> float:
+    x64 = bool(fluxion.config.jax_enable_x64)
     try:
-        return _SCALE_CACHE[phi]
+        return _SCALE_CACHE[phi][x64]
     except (KeyError, TypeError):
         pass
     with fluxion.ensure_compile_time_eval():
         c = float(fnp.mean(phi(_normal_quantiles(1_000_001)) ** 2) ** 0.5)
     try:
-        _SCALE_CACHE[phi] = c
-    except TypeError:
+        _SCALE_CACHE.setdefault(phi, {})[x64] = c
+    except TypeError:  # an activation that cannot be weakly referenced is not cached
         pass
     return c
 
