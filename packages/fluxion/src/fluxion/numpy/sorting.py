@@ -224,8 +224,10 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
                  method: str = "scan") -> Any:
     """Indices where the elements of ``v`` would be inserted into sorted 1-D ``a`` (int32).
 
-    Every ``method`` ('scan', 'scan_unrolled', 'sort', 'compare_all') gives the same result;
-    Fluxion compares every pair.
+    Every ``method`` gives the same result for a sorted ``a``. 'scan' (the default) and
+    'scan_unrolled' are JAX's binary search: ``ceil(log2(len(a) + 1))`` steps over all of
+    ``v`` at once, as a loop or unrolled; 'sort' and 'compare_all' compare every pair (an
+    ``[len(a), *v.shape]`` intermediate).
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -250,11 +252,37 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *,
         a = take_along_last(a, ensure_array(sorter))
     n = a.shape[0]
     out_dt = np.dtype(np.int32) if n < 2**31 else np.dtype(np.int64)
+    if method in ("scan", "scan_unrolled") and n > 0:
+        return _binary_search(a, v, side, out_dt, unrolled=method == "scan_unrolled")
     shp = (n,) + v.shape
     ab = lax.broadcast_in_dim(a, shp, (0,))
     vb = lax.broadcast_in_dim(v, shp, tuple(range(1, v.ndim + 1)))
     cmp = _total_lt(ab, vb, or_equal=(side == "right"))
     return lax.reduce_sum(lax.convert_element_type(cmp, out_dt), (0,))
+
+
+def _binary_search(a: Any, v: Any, side: str, out_dt: np.dtype, unrolled: bool) -> Any:
+    # JAX's search: (low, high] brackets the answer from (0, n]; each step halves it, going
+    # left where v <= a[mid] ('left') or v < a[mid] ('right') in lax.sort's total order.
+    n = a.shape[0]
+    levels = int(np.ceil(np.log2(n + 1)))
+    size = int(np.prod(v.shape, dtype=np.int64))
+    udt = np.dtype(np.uint64) if out_dt == np.dtype(np.int64) else np.dtype(np.uint32)
+
+    def step(_: Any, bounds: tuple) -> tuple:
+        low, high = bounds
+        mid = lax.add(low, lax.div(lax.sub(high, low), lax.full_like(low, 2)))
+        at_mid = lax.reshape(take_along_last(a, lax.reshape(mid, (size,))), v.shape)
+        left = _total_lt(v, at_mid, or_equal=(side == "left"))
+        return lax.select(left, low, mid), lax.select(left, mid, high)
+
+    bounds = (lax.full(v.shape, 0, udt), lax.full(v.shape, n, udt))
+    if unrolled:
+        for i in range(levels):
+            bounds = step(i, bounds)
+    else:
+        bounds = lax.fori_loop(0, levels, step, bounds)
+    return lax.convert_element_type(bounds[1], out_dt)
 
 
 @one_program_static(static_argnames=("right", "method"))
