@@ -384,6 +384,16 @@ def test_fully_connected_tensor_product_gradients_match():
 MODES = ["uvw", "uvu", "uvv", "uuw", "uuu", "uvuv"]
 
 
+def _split(tp, flat):
+    out, start = [], 0
+    for ins in tp.instructions:
+        if ins.has_weight:
+            n = int(np.prod(ins.path_shape))
+            out.append(flat[start:start + n].reshape(ins.path_shape))
+            start += n
+    return out
+
+
 def test_tensor_product_connection_modes_match():
     cases = []
     for mode in MODES:
@@ -402,13 +412,20 @@ def test_tensor_product_connection_modes_match():
         cases.append((irreps1, irreps2, ours_tp, ref_tp, arrays))
 
     def every(e, xp, which):
-        return [tp.left_right(xp.asarray(w), e.IrrepsArray(i1, xp.asarray(a)),
-                              e.IrrepsArray(i2, xp.asarray(b)))
-                for i1, i2, tp, (w, a, b) in [(c[0], c[1], c[which], c[4]) for c in cases]]
+        out = []
+        for i1, i2, tp, (w, a, b) in [(c[0], c[1], c[which], c[4]) for c in cases]:
+            split = [xp.asarray(x) for x in _split(tp, w)]
+            x1, x2 = e.IrrepsArray(i1, xp.asarray(a)), e.IrrepsArray(i2, xp.asarray(b))
+            out += [tp.left_right(xp.asarray(w), x1, x2), tp.right(split, x2),
+                    x1.array @ tp.right(split, x2)]
+        return out
 
-    for a, b in zip(fluxion.jit(lambda: every(e3nn, fnp, 2))(),
-                    jax.jit(lambda: every(e3nn_jax, rjnp, 3))()):
+    ours = fluxion.jit(lambda: every(e3nn, fnp, 2))()
+    for a, b in zip(ours, jax.jit(lambda: every(e3nn_jax, rjnp, 3))()):
         _close(a, b)
+    for product, through_right in zip(ours[0::3], ours[2::3]):  # x1 @ right(x2) = left_right
+        np.testing.assert_allclose(np.asarray(product.array), np.asarray(through_right),
+                                   rtol=1e-5, atol=1e-5)
     irreps1, irreps2, ours_tp, _, (w, a, b) = cases[0]
     with pytest.raises(NotImplementedError, match="fused"):
         ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),

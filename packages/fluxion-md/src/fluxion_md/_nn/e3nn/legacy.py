@@ -178,25 +178,65 @@ class FunctionalTensorProduct:
             dtype = fnp.dtype(fnp.float32)
         if 0 in (self.irreps_in1.dim, self.irreps_in2.dim, self.irreps_out.dim):
             return zeros(self.irreps_out, (), dtype)
-        weighted = [ins for ins in self.instructions if ins.has_weight]
-        if isinstance(weights, list):
-            if len(weights) != len(weighted):
-                raise ValueError(f"FunctionalTensorProduct.left_right: {len(weights)} weights "
-                                 f"for {len(weighted)} weighted instructions")
-            weight_list = weights
-        else:
-            weight_list, cursor = [], 0
-            for ins in weighted:
-                n = prod(ins.path_shape)
-                weight_list.append(weights[cursor:cursor + n].reshape(ins.path_shape))
-                cursor += n
-            if cursor != weights.size:
-                raise ValueError(f"FunctionalTensorProduct.left_right: {weights.size} flat "
-                                 f"weights for {cursor} weight entries")
+        weight_list = self._weight_list(weights, "left_right")
         if input1.ndim != 1 or input2.ndim != 1:
             raise ValueError(f"FunctionalTensorProduct.left_right: inputs must be unbatched, got "
                              f"shapes {input1.shape} and {input2.shape}; use e3nn.utils.vmap")
         return self._block_products(weight_list, input1, input2, dtype)
+
+    def _weight_list(self, weights: Any, name: str) -> list[Any]:
+        weighted = [ins for ins in self.instructions if ins.has_weight]
+        if isinstance(weights, list):
+            if len(weights) != len(weighted):
+                raise ValueError(f"FunctionalTensorProduct.{name}: {len(weights)} weights for "
+                                 f"{len(weighted)} weighted instructions")
+            return weights
+        out, cursor = [], 0
+        for ins in weighted:
+            n = prod(ins.path_shape)
+            out.append(weights[cursor:cursor + n].reshape(ins.path_shape))
+            cursor += n
+        if cursor != weights.size:
+            raise ValueError(f"FunctionalTensorProduct.{name}: {weights.size} flat weights for "
+                             f"{cursor} weight entries")
+        return out
+
+    def right(self, weights: Any, input2: IrrepsArray | None = None, *,
+              custom_einsum_jvp: bool | None = None) -> Any:
+        """The product with ``input2`` (unbatched) fixed, as a matrix
+        ``[irreps_in1.dim, irreps_out.dim]``: ``x1 @ tp.right(w, x2) == tp.left_right(w, x1,
+        x2).array``; ``right(x2)`` when no instruction has weights."""
+        del custom_einsum_jvp
+        if input2 is None:
+            weights, input2 = [], weights
+        input2 = input2.rechunk(self.irreps_in2)
+        dtype = pytree_dtype(weights, input2)
+        if dtype.kind == "i":
+            dtype = fnp.dtype(fnp.float32)
+        if 0 in (self.irreps_in1.dim, self.irreps_in2.dim, self.irreps_out.dim):
+            return fnp.zeros((self.irreps_in1.dim, self.irreps_out.dim), dtype)
+        if input2.ndim != 1:
+            raise ValueError(f"FunctionalTensorProduct.right: input2 must be unbatched, got shape "
+                             f"{input2.shape}; use e3nn.utils.vmap")
+        remaining = iter(self._weight_list(weights, "right"))
+        blocks = {}
+        for ins in self.instructions:
+            w = next(remaining) if ins.has_weight else None
+            mul_ir1, mul_ir2 = self.irreps_in1[ins.i_in1], self.irreps_in2[ins.i_in2]
+            mul_ir_out = self.irreps_out[ins.i_out]
+            x2 = input2.chunks[ins.i_in2]
+            if 0 in (mul_ir1.dim, mul_ir2.dim, mul_ir_out.dim) or x2 is None:
+                continue
+            cg = fnp.asarray(clebsch_gordan(mul_ir1.ir.l, mul_ir2.ir.l, mul_ir_out.ir.l),
+                             dtype=dtype)
+            block = ins.path_weight * _right_block(ins, w, cg, x2, dtype)
+            blocks.setdefault((ins.i_in1, ins.i_out), []).append(
+                block.reshape(mul_ir1.dim, mul_ir_out.dim))
+        rows = [fnp.concatenate([sum_tensors(blocks.get((i1, io), []), (m1.dim, mo.dim),
+                                             dtype=dtype)
+                                 for io, mo in enumerate(self.irreps_out) if mo.mul > 0], axis=1)
+                for i1, m1 in enumerate(self.irreps_in1) if m1.mul > 0]
+        return fnp.concatenate(rows, axis=0)
 
     def _block_products(self, weight_list: list[Any], input1: IrrepsArray,
                         input2: IrrepsArray, dtype: Any) -> IrrepsArray:
@@ -264,6 +304,35 @@ def _contract(ins: Instruction, w: Any, cg: Any, x1: Any, x2: Any) -> Any:
                 else fnp.einsum("ijk,wij->wk", cg, pairs))
     _require(weighted, ins)
     return fnp.einsum("qw,ijk,qij->wk", w, cg, pairs)
+
+
+def _right_block(ins: Instruction, w: Any, cg: Any, x2: Any, dtype: Any) -> Any:
+    # [mul1, 2l1+1, (mul_out, 2l_out+1)]: the map from the first input's entry to the output's
+    mode, weighted = ins.connection_mode, ins.has_weight
+    m1, mo = ins.first_input_multiplicity, ins.output_multiplicity
+    eye = fnp.eye(m1, dtype=dtype)
+    if mode == "uvw":
+        return fnp.einsum("uvw,ijk,vj->uiwk", w, cg, x2)
+    if mode == "uvu":
+        _require(m1 == mo, ins)
+        return (fnp.einsum("uv,ijk,vj,uw->uiwk", w, cg, x2, eye) if weighted
+                else fnp.einsum("ijk,vj,uw->uiwk", cg, x2, eye))
+    if mode == "uvv":
+        _require(ins.second_input_multiplicity == mo, ins)
+        return (fnp.einsum("uv,ijk,vj->uivk", w, cg, x2) if weighted
+                else fnp.einsum("ijk,vj,u->uivk", cg, x2, fnp.ones((m1,), dtype)))
+    if mode == "uuw":
+        _require(weighted or mo == 1, ins)
+        return (fnp.einsum("uw,ijk,uj->uiwk", w, cg, x2) if weighted
+                else fnp.einsum("ijk,uj->uik", cg, x2))
+    if mode == "uuu":
+        return (fnp.einsum("u,ijk,uj,uw->uiwk", w, cg, x2, eye) if weighted
+                else fnp.einsum("ijk,uj,uw->uiwk", cg, x2, eye))
+    if mode == "uvuv":
+        return (fnp.einsum("uv,ijk,vj,uw->uiwvk", w, cg, x2, eye) if weighted
+                else fnp.einsum("ijk,vj,uw->uiwvk", cg, x2, eye))
+    raise NotImplementedError(f"FunctionalTensorProduct.right: connection mode {mode!r} is not "
+                              "supported (as in e3nn_jax)")
 
 
 def _require(condition: bool, ins: Instruction) -> None:
