@@ -261,8 +261,17 @@ def _hlo_reason(analysis: dict[str, Any], program: str) -> str | None:
     diff = sorted((k for k in set(fc) | set(jc) if fc.get(k, 0) != jc.get(k, 0)),
                   key=lambda k: -abs(fc.get(k, 0) - jc.get(k, 0)))[:5]
     what = ", ".join(f"{k} {fc.get(k, 0)}/{jc.get(k, 0)}" for k in diff) or "same opcode counts"
+    same_s = ""
+    if "fusions_structural" in f and "fusions_structural" in j:  # up to operand order
+        left = list(j["fusions_structural"])
+        n = 0
+        for h in f["fusions_structural"]:
+            if h in left:
+                left.remove(h)
+                n += 1
+        same_s = f" ({n} up to operand order)"
     return (f"optimized HLO differs: {len(f['fusions'])}/{len(j['fusions'])} fusions "
-            f"(fluxion/jax), {same_k} fusion bodies identical; {what}")
+            f"(fluxion/jax), {same_k} fusion bodies identical{same_s}; {what}")
 
 
 def _compile_reason(analysis: dict[str, Any], program: str, jax_first_s: float | None,

@@ -43,7 +43,7 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "canonical_hlo", "analyze", "dispatch_floor", "main"]
+__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "canonical_hlo", "structural_fusions", "analyze", "dispatch_floor", "main"]
 
 #: Float64 programs (the process enables x64): the pyhpc kernels at 2^18 elements.
 X64_PROGRAMS = ("eos", "isoneutral", "tke")
@@ -111,6 +111,81 @@ def canonical_hlo(text: str) -> dict[str, Any]:
             if m:
                 fused.add(m.group(1))
     return {"module": module, "fusions": sorted(digest(n) for n in fused)}
+
+
+
+_COMMUTATIVE = frozenset({"add", "multiply", "and", "or", "xor", "maximum", "minimum"})
+_INSTR = re.compile(r"^(?:ROOT )?%([\w.\-]+) = (.+?) ([a-z][a-z0-9-]*)\((.*?)\)(.*)$")
+
+
+def structural_fusions(text: str) -> list[str]:
+    """Sorted fingerprints of an optimized HLO module's fusion bodies as expressions: each
+    instruction is hashed from its opcode, shape (layout left out), attributes and its operands'
+    hashes, those of commutative ops (add, multiply, and, or, xor, maximum, minimum, compare
+    EQ/NE) sorted and parameters known by shape alone. Two fusions that compute the same
+    expression with their operands or parameters in another order get the same fingerprint,
+    where :func:`canonical_hlo`'s positional ones differ.
+
+    Example:
+        >>> f = ("%f (p: f32[2], q: f32[2]) -> f32[2] {{\\n  %p = f32[2]{{0}} parameter(0)\\n"
+        ...      "  %q = f32[2]{{0}} parameter(1)\\n  ROOT %s = f32[2]{{0}} add({})\\n}}\\n\\n"
+        ...      "ENTRY %main (a: f32[2], b: f32[2]) -> f32[2] {{\\n  %a = f32[2]{{0}} parameter(0)\\n"
+        ...      "  %b = f32[2]{{0}} parameter(1)\\n"
+        ...      "  ROOT %r = f32[2]{{0}} fusion(%a, %b), kind=kLoop, calls=%f\\n}}\\n")
+        >>> structural_fusions(f.format("%p, %q")) == structural_fusions(f.format("%q, %p"))
+        True
+        >>> canonical_hlo(f.format("%p, %q"))["fusions"] == canonical_hlo(f.format("%q, %p"))["fusions"]
+        False
+    """
+    comps: dict[str, list[str]] = {}
+    cur: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if cur is None:
+            m = _COMP.match(stripped) if stripped.endswith("{") and not line[:1].isspace() else None
+            if m:
+                cur, comps[m.group(2)] = m.group(2), []
+            continue
+        if stripped == "}":
+            cur = None
+            continue
+        comps[cur].append(_META.sub("", stripped))
+    memo: dict[str, str] = {}
+
+    def digest(name: str) -> str:
+        if name in memo:
+            return memo[name]
+        memo[name] = "cycle"
+        seen: dict[str, str] = {}
+        root = "none"
+        for ins in comps.get(name, ()):
+            m = _INSTR.match(ins)
+            if not m:
+                continue
+            lhs, shape, op, args, rest = m.groups()
+            shape = re.sub(r"\{[^{}]*\}", "", shape)
+            rest = re.sub(r",\s*backend_config=.*", "", rest)
+            rest = _CALLEE.sub(lambda c: c.group(1) + "=" + ",".join(
+                digest(n)[:16] for n in _NAME.findall(c.group(2))), rest)
+            if op == "parameter":
+                key = f"parameter {shape}"
+            elif op == "constant":
+                key = f"constant {shape} {args}"
+            else:
+                ops = [seen.get(a, "?") for a in _NAME.findall(args)]
+                if op in _COMMUTATIVE or (op == "compare" and re.search(r"direction=(EQ|NE)\b",
+                                                                         rest)):
+                    ops = sorted(ops)
+                key = f"{op} {shape} {ops} {rest}"
+            seen[lhs] = hashlib.sha256(key.encode()).hexdigest()
+            if ins.startswith("ROOT "):
+                root = seen[lhs]
+        memo[name] = root
+        return root
+
+    fused = [m.group(1) for body in comps.values() for ins in body
+             for m in [re.search(r"\bfusion\(.*\bcalls=%([\w.\-]+)", ins)] if m]
+    return sorted(digest(n) for n in fused)
 
 
 def _pyhpc(mod: Any, kernel: str) -> tuple[Callable, tuple]:
@@ -205,7 +280,8 @@ def _mlp(mod: Any, name: str, batch: int) -> tuple[Callable, tuple]:
 
 
 def analyze(backend: str, programs: list[str]) -> dict[str, Any]:
-    """``program -> {trace_lower_s, compile_s, counts, module, fusions}`` or ``{error}``."""
+    """``program -> {trace_lower_s, compile_s, counts, module, fusions, fusions_structural}``
+    or ``{error}``."""
     from benchmarks.hlo_compare import count_hlo_ops
 
     mod = importlib.import_module(backend)
@@ -222,7 +298,8 @@ def analyze(backend: str, programs: list[str]) -> dict[str, Any]:
             t2 = time.perf_counter()
             text = compiled.as_text()
             out[name] = {"trace_lower_s": t1 - t0, "compile_s": t2 - t1,
-                         "counts": count_hlo_ops(text), **canonical_hlo(text)}
+                         "counts": count_hlo_ops(text), **canonical_hlo(text),
+                         "fusions_structural": structural_fusions(text)}
         except Exception as exc:  # a missing reference package (jax_md, rlax) or a failure
             out[name] = {"error": f"{type(exc).__name__}: {exc}"[:400]}
     return out

@@ -130,3 +130,32 @@ def test_steady_summary_pairs_rounds():
     lo, hi = s["ci95"]
     assert abs(lo - 2.0) < 1e-9 and abs(hi - 2.0) < 1e-9  # every paired ratio is exactly 2
     assert summarize([1.0], [2.0])["ci95"] is None
+
+
+def test_differing_hlo_reason_counts_fusions_equal_up_to_operand_order():
+    recs = [_rec("pyhpc_eos", 2 ** 18, "total", "fluxion", 1.0, 1.0, [0.9, 1.1]),
+            _rec("pyhpc_eos", 2 ** 18, "total", "jax", 1.0)]
+    ours = {"trace_lower_s": 0.1, "compile_s": 0.4, "counts": {"#fusions": 3}, "module": "m",
+            "fusions": ["a", "b", "c"], "fusions_structural": ["x", "y", "z"]}
+    theirs = dict(ours, module="n", fusions=["a", "d", "e"], fusions_structural=["x", "y", "w"])
+    analysis = {"fluxion": {"eos": ours}, "jax": {"eos": theirs}, "dispatch": {}}
+    rows = {r["row"]: r for r in issue28.build_rows(recs, [], analysis)}
+    reason = rows["pyhpc steady, eos 2^18"]["reason"]
+    assert "1 fusion bodies identical (2 up to operand order)" in reason
+
+
+def test_structural_fusions_ignore_operand_order_but_not_ops():
+    from benchmarks.issue28_analysis import structural_fusions
+
+    def module(body):
+        return ("%f (p: f32[2], q: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n"
+                f"  %q = f32[2]{{0}} parameter(1)\n  ROOT %s = f32[2]{{0}} {body}\n}}\n\n"
+                "ENTRY %main (a: f32[2], b: f32[2]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n"
+                "  %b = f32[2]{0} parameter(1)\n"
+                "  ROOT %r = f32[2]{0} fusion(%a, %b), kind=kLoop, calls=%f\n}\n")
+    add_pq, add_qp = structural_fusions(module("add(%p, %q)")), structural_fusions(module("add(%q, %p)"))
+    assert add_pq == add_qp and len(add_pq) == 1
+    assert structural_fusions(module("multiply(%p, %q)")) != add_pq
+    # attributes count: a compare LT is not a compare GT
+    assert structural_fusions(module("compare(%p, %q), direction=LT")) != structural_fusions(
+        module("compare(%p, %q), direction=GT"))
