@@ -14,7 +14,10 @@ Steps (each backend in its own processes, as :mod:`benchmarks.runner` runs them)
 3. the reasons (:mod:`benchmarks.issue28_analysis`): per program and library, trace + lower and
    XLA compile seconds, the optimized HLO's canonical fingerprint, fusions and opcode counts;
    the floor of a jitted scalar call read as a float;
-4. the demo (``examples/quickstart.py``) and its table.
+4. the md step, PPO and eager-add rows once more with both libraries in one process
+   (:mod:`benchmarks.issue28_steady`, 8 interleaved rounds, wall and process CPU): on a loaded
+   machine separate worker processes see different loads; these ratios go into the rows' reasons;
+5. the demo (``examples/quickstart.py``) and its table.
 
 It writes ``issue28.json`` (everything, the suite's records included) and ``issue28.md`` (the
 table) under ``--out`` (default ``benchmarks/results/issue28``) and prints the table. Rows whose
@@ -102,6 +105,12 @@ ROWS: list[tuple[str, str, Any, str, str, float, str | None]] = [
     *[(f"eager x + y, shape {s}", "eager_dispatch", s, "total", "fluxion", 1.0, None)
       for s in ([], [100], [1000], [1_000_000])],
 ]
+#: Rows also measured with both libraries in one process (benchmarks/issue28_steady.py,
+#: interleaved blocks, wall and process CPU): row label -> its program there.
+SAME_PROCESS = {"md_lj_neighbor step (fluxion_md vs jax_md)": "md_step",
+                "PPO update step (fluxion_rl vs rlax)": "ppo_update",
+                "PPO update step (same source on both)": "ppo_generic",
+                "eager x + y, shape []": "eager_add", "eager x + y, shape [100]": "eager_add_100"}
 #: Programs the analysis compiles: float64 (x64 process) and float32.
 X64_PROGRAMS = ("eos", "isoneutral", "tke")
 F32_PROGRAMS = ("mlp_grad", "per_example_grads", "train_mlp", "train_cnn", "md_step",
@@ -212,6 +221,36 @@ def _analysis(args: argparse.Namespace) -> dict[str, Any]:
             if "dispatch" in res:
                 out["dispatch"] = res["dispatch"]
     return out
+
+
+def _same_process(args: argparse.Namespace) -> dict[str, Any]:
+    """issue28_steady's same-process ratios for :data:`SAME_PROCESS`' programs (those whose
+    reference library is importable), ``{}`` when it fails."""
+    env = runner._worker_env(runner.RunConfig(platform="cpu"))
+    programs = [p for p in SAME_PROCESS.values()
+                if (p != "md_step" or _have("jax_md")) and (p != "ppo_update" or _have("rlax"))]
+    cmd = [args.python, os.path.join(_REPO_ROOT, "benchmarks", "issue28_steady.py"),
+           "--programs", ",".join(programs), "--rounds", "2" if args.quick else "8"]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=_REPO_ROOT, env=env, capture_output=True, text=True,
+                              timeout=args.timeout)
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        out = {}
+    _log(f"issue28: same-process ratios {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def _same_process_reason(same: dict[str, Any], label: str) -> str | None:
+    s = same.get(SAME_PROCESS.get(label, ""))
+    if not s or s.get("ratio") is None:
+        return None
+
+    def ci(c: list[float] | None) -> str:
+        return f" [{c[0]:.2f}-{c[1]:.2f}]" if c else ""
+    return (f"same process, {s['rounds']} interleaved rounds: wall {s['ratio']:.2f}x"
+            f"{ci(s.get('ci95'))}, CPU {s['ratio_cpu']:.2f}x{ci(s.get('ci95_cpu'))}")
 
 
 _DEMO_ROW = re.compile(r"^(?P<name>.+?)\s+(?P<fx>\d+\.\d+)\s+(?P<np>\d+\.\d+)\s+"
@@ -345,8 +384,10 @@ def _steady_jax_ms(records: list[dict[str, Any]], workload: str, size: Any) -> s
 
 
 def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
-               analysis: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 28's rows from the suite's records, the warm-cache records and the analysis."""
+               analysis: dict[str, Any], same: dict[str, Any] | None = None
+               ) -> list[dict[str, Any]]:
+    """Issue 28's rows from the suite's records, the warm-cache records, the analysis and the
+    same-process ratios (:func:`_same_process`, appended to those rows' reasons)."""
     rows = []
     have = {"md_lj_neighbor": ("jax_md", _have("jax_md")), "rl_ppo_update": ("rlax", _have("rlax"))}
     for label, workload, size, phase, variant, target, program in ROWS:
@@ -396,6 +437,9 @@ def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
                 reason = f"{reason}; {extra}" if reason and extra else (extra or reason)
             if reason:
                 row["reason"] = reason
+        extra = _same_process_reason(same or {}, label)
+        if extra:
+            row["reason"] = f"{row['reason']}; {extra}" if row["reason"] else extra
         rows.append(row)
     return rows
 
@@ -447,6 +491,7 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
     records = _timed_groups(args, started)
     warm = _warm_cache(args)
     analysis = _analysis(args) if not args.skip_analysis else {}
+    same = _same_process(args) if not args.skip_same_process else {}
     demo = {}
     if not args.skip_demo:
         left = args.budget - (time.perf_counter() - started)
@@ -456,7 +501,8 @@ def run_all(args: argparse.Namespace) -> dict[str, Any]:
            "machine": machine,
            "config": {"rounds": args.rounds, "quick": args.quick, "python": args.python,
                       "JAX_PLATFORMS": os.environ.get("JAX_PLATFORMS")},
-           "rows": build_rows(records, warm, analysis), "analysis": analysis, "demo": demo,
+           "rows": build_rows(records, warm, analysis, same), "analysis": analysis,
+           "same_process": same, "demo": demo,
            "records": records, "warm_cache": warm}
     doc["duration_s"] = time.perf_counter() - started
     return doc
@@ -470,6 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="small sizes, one round (smoke run)")
     p.add_argument("--skip-demo", action="store_true")
     p.add_argument("--skip-analysis", action="store_true")
+    p.add_argument("--skip-same-process", action="store_true",
+                   help="leave out the same-process ratios (benchmarks/issue28_steady.py)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per worker process")
     p.add_argument("--budget", type=float, default=540.0,
                    help="seconds the whole run should take: a group that starts behind its share "

@@ -159,3 +159,12 @@ def test_structural_fusions_ignore_operand_order_but_not_ops():
     # attributes count: a compare LT is not a compare GT
     assert structural_fusions(module("compare(%p, %q), direction=LT")) != structural_fusions(
         module("compare(%p, %q), direction=GT"))
+
+
+def test_same_process_ratios_join_their_rows_reasons():
+    same = {"eager_add": {"ratio": 0.9, "ci95": [0.8, 1.0], "ratio_cpu": 0.85,
+                          "ci95_cpu": [0.8, 0.9], "rounds": 8}}
+    rows = {r["row"]: r for r in issue28.build_rows([], [], {}, same)}
+    assert rows["eager x + y, shape []"]["reason"] == (
+        "same process, 8 interleaved rounds: wall 0.90x [0.80-1.00], CPU 0.85x [0.80-0.90]")
+    assert rows["eager x + y, shape [100]"]["reason"] is None
