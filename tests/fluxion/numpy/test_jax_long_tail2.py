@@ -180,3 +180,34 @@ def test_trunc_of_an_extended_dtype_is_a_type_error_like_jax():
         return lambda x: lib.jit(lambda v: m.trunc(lib.lax.convert_element_type(v, dt)))(x)
     check_like_jax(side(fluxion, fnp, FMAX), side(jax, jnp, JMAX), np.ones(2, np.float32),
                    err_contains=("Cannot interpret 'maxgrad32' as a data type",))
+
+
+# --- jnp products give dot_general JAX's preferred_element_type (the printed program shows it) ---
+
+_PRODUCTS = {
+    "dot": lambda m, a, b: m.dot(a, b), "matmul": lambda m, a, b: a @ b,
+    "matmul_vec": lambda m, a, b: a @ b[:, 0], "vdot": lambda m, a, b: m.vdot(a[0], b[:, 0]),
+    "inner": lambda m, a, b: m.inner(a, b.T), "tensordot": lambda m, a, b: m.tensordot(a, b, 1),
+    "einsum": lambda m, a, b: m.einsum("ij,jk->ik", a, b),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bfloat16", "bool"])
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_products_preferred_element_type_like_jax(name, dtype):
+    a = (np.arange(6).reshape(2, 3) % 3).astype(dtype)
+    b = (np.arange(12).reshape(3, 4) % 2).astype(dtype)
+
+    def pets(lib, m):
+        jaxpr = lib.make_jaxpr(lambda x, y: _PRODUCTS[name](m, x, y))(a, b)
+        return [str(e.params.get("preferred_element_type")) for e in jaxpr.jaxpr.eqns
+                if e.primitive.name == "dot_general"]
+    assert pets(fluxion, fnp) == pets(jax, jnp)
+    check_like_jax(lambda _: _PRODUCTS[name](fnp, a, b), lambda _: _PRODUCTS[name](jnp, a, b), 0)
+
+
+def test_products_of_weak_operands_stay_weak_like_jax():
+    for f in (lambda m: m.dot(m.full(3, 2.0), m.full(3, 1.5)),
+              lambda m: m.einsum("i,i->", m.full(3, 2.0), m.full(3, 1.5)),
+              lambda m: m.matmul(m.full((2, 3), 2.0), m.full(3, 1.5))):
+        check_like_jax(lambda _: f(fnp), lambda _: f(jnp), 0)

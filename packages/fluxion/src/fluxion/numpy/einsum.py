@@ -158,10 +158,13 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
     _, contractions = _opt_einsum().contract_path(*shaped, einsum_call=True, use_blas=True,
                                                optimize=_path_arg(optimize, n))
     arrs = list(promote_dtypes(*arrs))
+    # as JAX's: the contractions prefer the result dtype, and weak operands give a weak result
+    weak = preferred_element_type is None and bool(arrs) and all(a.weak_type for a in arrs)
     pet = None
     if preferred_element_type is not None:
         pet = dtypes.check_and_canonicalize_user_dtype(preferred_element_type, "einsum")
     result_dtype = pet if pet is not None else (arrs[0].dtype if arrs else None)
+    pet = result_dtype if isinstance(result_dtype, np.dtype) else None  # extended: refused later
     for inds, _idx_rm, einsum_str, *_ in contractions:
         ins, out_names = einsum_str.split("->")
         in_names = ins.split(",")
@@ -177,17 +180,11 @@ def einsum(subscripts: Any, /, *operands: Any, out: None = None, optimize: Any =
             keep_b = set(an) | set(out_names)
             a, an = _sum_out(a, an, keep_a)
             b, bn = _sum_out(b, bn, keep_b)
-            if a.dtype == np.bool_:
-                a2 = lax.convert_element_type(a, np.int32)
-                b2 = lax.convert_element_type(b, np.int32)
-                res = lax.ne(_contract_pair(a2, an, b2, bn, out_names, precision, None),
-                             lax.convert_element_type(0, np.int32))
-            else:
-                res = _contract_pair(a, an, b, bn, out_names, precision, pet)
+            res = _contract_pair(a, an, b, bn, out_names, precision, pet)  # bool too, as JAX
         arrs.append(res)
     res = arrs[0]
-    if result_dtype is not None and res.dtype != result_dtype:
-        res = lax.convert_element_type(res, result_dtype)
+    if result_dtype is not None and (res.dtype != result_dtype or res.weak_type != weak):
+        res = lax.convert_element_type(res, result_dtype, weak_type=weak)
     return res
 
 

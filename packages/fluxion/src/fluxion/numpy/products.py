@@ -29,6 +29,17 @@ def _prep(name: str, a: Any, b: Any, precision: Any, preferred_element_type: Any
     return a, b
 
 
+def _dot_general(a: Any, b: Any, dims: Any, precision: Any, preferred_element_type: Any) -> Any:
+    """``lax.dot_general`` as JAX's ``jnp`` products call it: the preferred element type is the
+    (promoted) operands' dtype unless given, and two weakly typed operands give a weak result."""
+    if preferred_element_type is not None or not isinstance(a.dtype, np.dtype):
+        return lax.dot_general(a, b, dims, precision, preferred_element_type)  # (extended: refused)
+    out = lax.dot_general(a, b, dims, precision, a.dtype)
+    if a.weak_type and b.weak_type:
+        out = lax.convert_element_type(out, out.dtype, weak_type=True)
+    return out
+
+
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
         out_sharding: Any = None) -> Any:
     """NumPy ``dot``: scalar product for 0-d inputs, matrix product contracting the last axis of
@@ -50,7 +61,7 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
         raise TypeError(f"dot: shapes {a.shape} and {b.shape} are not aligned: {a.shape[-1]} "
                         f"(dim {a.ndim - 1}) != {b.shape[contract_b]} (dim {contract_b}) "
                         f"(at {user_source_line()})")
-    return lax.dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())), precision,
+    return _dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())), precision,
                            preferred_element_type)
 
 
@@ -78,7 +89,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
         if a.shape[ca] != b.shape[cb]:
             raise TypeError(f"matmul: contracting dimensions must match: a has shape {a.shape} and "
                             f"b {b.shape} ({a.shape[ca]} != {b.shape[cb]}) (at {user_source_line()})")
-        return lax.dot_general(a, b, (((ca,), (cb,)), ((), ())), precision, preferred_element_type)
+        return _dot_general(a, b, (((ca,), (cb,)), ((), ())), precision, preferred_element_type)
     if a.shape[-1] != b.shape[-2]:
         raise TypeError(f"matmul: contracting dimensions must match: a has shape {a.shape} and b "
                         f"{b.shape} ({a.shape[-1]} != {b.shape[-2]}) (at {user_source_line()})")
@@ -94,7 +105,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     if batch_b != batch:
         b = lax.broadcast_in_dim(b, batch + b.shape[-2:], tuple(range(nb - len(batch_b), nb + 2)))
     bd = tuple(range(nb))
-    return lax.dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision, preferred_element_type)
+    return _dot_general(a, b, (((nb + 1,), (nb,)), (bd, bd)), precision, preferred_element_type)
 
 
 def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -124,7 +135,7 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     a, b = _prep("inner", a, b, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
         return lax.mul(a, b)
-    return lax.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), precision,
+    return _dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), precision,
                            preferred_element_type)
 
 
@@ -166,7 +177,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
             raise TypeError(f"tensordot: axes lists must have equal lengths, got {ax_a} and {ax_b}")
         ca = tuple(x % a.ndim for x in ax_a)
         cb = tuple(x % b.ndim for x in ax_b)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())), precision, preferred_element_type)
+    return _dot_general(a, b, ((ca, cb), ((), ())), precision, preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
