@@ -1,0 +1,44 @@
+"""Linen-style building blocks shared by the UMA modules: :class:`Dense` (Linen's ``Dense``,
+parameters ``kernel``/``bias``) and :class:`LayerNorm` (Linen's ``LayerNorm``, parameters
+``scale``/``bias``), both :class:`fluxion_nn.bridge.Module`."""
+
+from __future__ import annotations
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion_md._nn.util import Dense
+from fluxion_md.util import Array
+from fluxion_nn import bridge
+
+__all__ = ["Dense", "LayerNorm"]
+
+
+class LayerNorm(bridge.Module):
+    """Normalise the last axis to zero mean and unit variance (variance ``E[x^2] - E[x]^2``
+    clipped at 0, plus ``epsilon``), then scale and shift by learned ``scale`` (ones) and
+    ``bias`` (zeros), as ``flax.linen.LayerNorm``.
+
+    Example:
+        >>> ln = LayerNorm()
+        >>> v = ln.init(fluxion.random.PRNGKey(0), jnp.arange(4.0)[None])
+        >>> sorted(v["params"])
+        ['bias', 'scale']
+    """
+
+    epsilon: float = 1e-6
+    use_bias: bool = True
+    use_scale: bool = True
+
+    @bridge.compact
+    def __call__(self, x: Array) -> Array:
+        x = jnp.asarray(x)
+        width = x.shape[-1]
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.maximum(jnp.mean(x * x, axis=-1, keepdims=True) - mean * mean, 0.0)
+        factor = fluxion.lax.rsqrt(var + self.epsilon)
+        if self.use_scale:
+            factor = factor * self.param("scale", fluxion.nn.initializers.ones, (width,))[...]
+        y = (x - mean) * factor
+        if self.use_bias:
+            y = y + self.param("bias", fluxion.nn.initializers.zeros, (width,))[...]
+        return y
