@@ -252,9 +252,34 @@ def test_activations():
 
 @pytest.mark.parametrize("module", ["common.so3", "common.rotation", "kernels", "_layers",
                                     "nn.radial", "nn.so3_layers", "nn.so2_layers",
-                                    "nn.layer_norm", "nn.activation"])
+                                    "nn.layer_norm", "nn.activation", "nn.mole"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
                              optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+@pytest.mark.slow
+def test_mole_linear_and_routing():
+    from jax_md._nn.uma.nn import mole as r_mole
+
+    from fluxion_md._nn.uma.nn import mole
+
+    def softmax(a):
+        return (np.exp(a) / np.exp(a).sum(-1, keepdims=True)).astype(np.float32)
+
+    cases = [(_arr((7, 5)), softmax(RS.randn(1, 4)), np.zeros(7, np.int32), True, {}),
+             (_arr((8, 2, 5)), softmax(RS.randn(2, 4)), np.repeat([0, 1], 4).astype(np.int32),
+              False, {"assume_equal_contiguous_batches": True}),
+             (_arr((6, 5)), softmax(RS.randn(3, 4)), np.array([0, 1, 0, 2, 1, 2], np.int32), True,
+              {"use_segment_mm_pallas": True, "max_segment_size": 2})]
+    for x, coef, rows, use_bias, kwargs in cases:
+        _same_module(mole.MOLELinear(4, 5, 6, use_bias=use_bias, **kwargs),
+                     r_mole.MOLELinear(4, 5, 6, use_bias=use_bias, **kwargs), x, coef, rows)
+    _same_module(mole.RoutingMLP(8, 3), r_mole.RoutingMLP(8, 3), _arr((2, 5)))
+    weights = mole.MOLEWeights(2, 3, 4, merged=True).init(fluxion.random.PRNGKey(0))
+    assert weights["params"]["weights"].shape == (4, 3)
+    with pytest.raises(ValueError, match="MOLELinear"):
+        mole.MOLELinear(4, 5, 6).init(fluxion.random.PRNGKey(0), fnp.ones((2, 3)),
+                                      fnp.ones((1, 4)), fnp.zeros(2, fnp.int32))
