@@ -43,7 +43,7 @@ class _Entry:
     """One compiled signature of a jitted function."""
 
     __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
-                 "program", "executable", "float0", "fast_key")
+                 "program", "executable", "float0", "fast_key", "call")
 
     def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
                  text: str, program: Program, kept: Sequence[int] | None = None) -> None:
@@ -65,20 +65,96 @@ class _Entry:
         # The input Specs under which the arity-specialised dispatcher may call this entry
         # directly (set by _Jitted.miss for plain positional Array calls), else None.
         self.fast_key: tuple | None = None
+        #: ``call(impls)``: runs the executable on the argument buffers and returns the output
+        #: pytree; generated for this entry (see _output_caller) where its outputs allow
+        self.call = _output_caller(self) or self._call
 
-    def call(self, impls: tuple) -> Any:
+    def _call(self, impls: tuple) -> Any:
         outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
         if self.single:
             w = _new(Array)
             w._a, w._k, w._np = outs[0], self.out0, None
             return w
-        leaves = list(map(_d._wrap, outs, self.out_specs))
-        for i in self.float0:
-            leaves[i] = np.zeros(self.out_specs[i].aval.shape, _FLOAT0)
+        # the wrap inlined in a loop (not map over _d._wrap: a Python call per output)
+        leaves = []
+        push = leaves.append
+        for a, k in zip(outs, self.out_specs):
+            w = _new(Array)
+            w._a, w._k, w._np = a, k, None
+            push(w)
+        if self.float0:
+            for i in self.float0:
+                leaves[i] = np.zeros(self.out_specs[i].aval.shape, _FLOAT0)
         return self.out_tree.unflatten(leaves)
 
 
 _SINGLE_LEAF = tree_util.tree_structure(0)
+
+# Output callers: a cached call's cost beyond the executable grows with its outputs (each one
+# wrapped as an Array, then the pytree rebuilt). For outputs in tuples, lists, dicts and None
+# (what jitted functions mostly return) the caller is generated code that unpacks the results,
+# wraps each inline and writes the output pytree as one display expression: no Python call per
+# output, no unflatten. Made once per output structure (the factories are cached by source).
+_MAX_GENERATED_OUTPUTS = 64
+_CALLER_MAKERS: dict[str, Any] = {}
+
+
+def _display(x: Any, names: list[str]) -> str | None:
+    """Python source building pytree ``x`` whose leaves are the ints ``0..n-1`` (leaf ``i``
+    written as ``names[i]``), or None where a node is not a plain tuple, list, dict or None."""
+    t = type(x)
+    if t is int:
+        return names[x]
+    if x is None:
+        return "None"
+    if t is tuple or t is list:
+        parts = [_display(c, names) for c in x]
+        if any(p is None for p in parts):
+            return None
+        body = ", ".join(parts) + ("," if t is tuple and len(parts) == 1 else "")
+        return f"({body})" if t is tuple else f"[{body}]"
+    if t is dict:
+        items = []
+        for k, v in x.items():
+            if type(k) not in (str, int) or type(k) is bool:
+                return None
+            p = _display(v, names)
+            if p is None:
+                return None
+            items.append(f"{k!r}: {p}")
+        return "{" + ", ".join(items) + "}"
+    return None
+
+
+def _output_caller(entry: "_Entry") -> Any:
+    """A generated ``call(impls)`` for ``entry`` (see above), or None (one output, float0
+    outputs, more than 64 outputs, or a structure with other node types: the general call)."""
+    n = len(entry.out_specs)
+    if entry.single or entry.float0 or not 0 < n <= _MAX_GENERATED_OUTPUTS:
+        return None
+    try:
+        sample = entry.out_tree.unflatten(list(range(n)))
+    except Exception:  # a custom node whose unflatten needs real leaves
+        return None
+    names = [f"_w{i}" for i in range(n)]
+    display = _display(sample, names)
+    if display is None:
+        return None
+    make = _CALLER_MAKERS.get(display)
+    if make is None:
+        outs = ", ".join(f"_o{i}" for i in range(n))
+        specs = ", ".join(f"_k{i}" for i in range(n))
+        lines = [f"def _make(_run, _consts, _handlers, _new, _Array, {specs}):",
+                 "    def call(impls):",
+                 f"        {outs}, = _run(_consts + impls).consume_with_handlers(_handlers)"]
+        for i in range(n):
+            lines.append(f"        _w{i} = _new(_Array); _w{i}._a = _o{i}; _w{i}._k = _k{i}; "
+                         f"_w{i}._np = None")
+        lines += [f"        return {display}", "    return call"]
+        ns: dict[str, Any] = {}
+        exec(compile("\n".join(lines), f"{__file__}<output caller of {n} outputs>", "exec"), ns)
+        make = _CALLER_MAKERS.setdefault(display, ns["_make"])
+    return make(entry.run, entry.consts, entry.handlers, _new, Array, *entry.out_specs)
 
 
 def _picking(run: Any, positions: list[int]) -> Any:
