@@ -252,7 +252,7 @@ def test_activations():
 
 @pytest.mark.parametrize("module", ["common.so3", "common.rotation", "kernels", "_layers",
                                     "nn.radial", "nn.so3_layers", "nn.so2_layers",
-                                    "nn.layer_norm", "nn.activation", "nn.mole"])
+                                    "nn.layer_norm", "nn.activation", "nn.mole", "nn.embedding", "heads"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
@@ -283,3 +283,38 @@ def test_mole_linear_and_routing():
     with pytest.raises(ValueError, match="MOLELinear"):
         mole.MOLELinear(4, 5, 6).init(fluxion.random.PRNGKey(0), fnp.ones((2, 3)),
                                       fnp.ones((1, 4)), fnp.zeros(2, fnp.int32))
+
+
+@pytest.mark.slow
+def test_embeddings_and_heads():
+    from jax_md._nn.uma import heads as r_heads
+    from jax_md._nn.uma.nn import embedding as r_emb
+
+    from fluxion_md._nn.uma import heads
+    from fluxion_md._nn.uma.nn import embedding
+
+    _same_module(embedding.AtomicEmbedding(10, 4), r_emb.AtomicEmbedding(10, 4),
+                 np.array([1, 6, 8], np.int32))
+    for kind in ("pos_emb", "lin_emb", "rand_emb"):
+        for target in ("charge", "spin"):
+            values = np.array([0.0, 1.0, -2.0 if target == "charge" else 2.0, 3.0], np.float32)
+            _same_module(embedding.ChgSpinEmbedding(kind, target, 8),
+                         r_emb.ChgSpinEmbedding(kind, target, 8), values)
+    _same_module(embedding.DatasetEmbedding(4, 5), r_emb.DatasetEmbedding(4, 5),
+                 np.array([0, 2, 4], np.int32))
+    edges = np.array([[0, 1, 2, 3, 0, 1], [1, 2, 3, 0, 2, 3]], np.int32)
+    _same_module(embedding.EdgeDegreeEmbedding(3, 2, 2, [5, 8], 2.5, [3, 4, 2]),
+                 r_emb.EdgeDegreeEmbedding(3, 2, 2, [5, 8], 2.5, [3, 4, 2]),
+                 _arr((4, 9, 3)), _arr((6, 5)), edges, _arr((6, 9, 9)),
+                 RS.rand(6, 1, 1).astype(np.float32))
+    names = ["omat", "mptrj", "oc20", "unknown"]
+    _close(embedding.dataset_names_to_indices(names, embedding.DEFAULT_DATASET_LIST),
+           r_emb.dataset_names_to_indices(names, r_emb.DEFAULT_DATASET_LIST), 0)
+    node, batch = _arr((5, 9, 4)), np.array([0, 0, 1, 1, 1], np.int32)
+    _same_module(heads.MLPEnergyHead(4, 8), r_heads.MLPEnergyHead(4, 8), node, batch, 2)
+    _same_module(heads.MLPEnergyHead(4, 8, "mean"), r_heads.MLPEnergyHead(4, 8, "mean"), node,
+                 batch, 2, np.array([2.0, 3.0], np.float32))
+    _same_module(heads.LinearEnergyHead(4), r_heads.LinearEnergyHead(4), node, batch, 2)
+    _same_module(heads.LinearForceHead(4), r_heads.LinearForceHead(4), node)
+    with pytest.raises(ValueError, match="Unknown embedding type"):
+        embedding.ChgSpinEmbedding("x", "spin", 4).init(fluxion.random.PRNGKey(0), fnp.ones(2))

@@ -1,6 +1,7 @@
 """Linen-style building blocks shared by the UMA modules: :class:`Dense` (Linen's ``Dense``,
-parameters ``kernel``/``bias``) and :class:`LayerNorm` (Linen's ``LayerNorm``, parameters
-``scale``/``bias``), both :class:`fluxion_nn.bridge.Module`."""
+parameters ``kernel``/``bias``), :class:`LayerNorm` (Linen's ``LayerNorm``, parameters
+``scale``/``bias``) and :class:`Embed` (Linen's ``Embed``, parameter ``embedding``), all
+:class:`fluxion_nn.bridge.Module`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fluxion_md._nn.util import Dense
 from fluxion_md.util import Array
 from fluxion_nn import bridge
 
-__all__ = ["Dense", "LayerNorm"]
+__all__ = ["Dense", "LayerNorm", "Embed"]
 
 
 class LayerNorm(bridge.Module):
@@ -42,3 +43,28 @@ class LayerNorm(bridge.Module):
         if self.use_bias:
             y = y + self.param("bias", fluxion.nn.initializers.zeros, (width,))[...]
         return y
+
+
+class Embed(bridge.Module):
+    """Rows of a learned ``embedding`` table (``[num_embeddings, features]``, drawn as Linen's
+    default: variance 1 normal) picked by integer ``inputs``, as ``flax.linen.Embed``.
+
+    Example:
+        >>> emb = Embed(num_embeddings=5, features=3)
+        >>> idx = jnp.array([0, 4])
+        >>> emb.apply(emb.init(fluxion.random.PRNGKey(0), idx), idx).shape
+        (2, 3)
+    """
+
+    num_embeddings: int
+    features: int
+
+    @bridge.compact
+    def __call__(self, inputs: Array) -> Array:
+        inputs = jnp.asarray(inputs)
+        if not jnp.issubdtype(inputs.dtype, jnp.integer):
+            raise ValueError(f"Embed: input type must be an integer or unsigned integer, got "
+                             f"{inputs.dtype}")
+        init = fluxion.nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0)
+        table = self.param("embedding", init, (self.num_embeddings, self.features))[...]
+        return jnp.take(table, inputs, axis=0)
