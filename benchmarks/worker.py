@@ -185,12 +185,16 @@ def main(argv: list[str] | None = None) -> int:
                 except Exception as exc:
                     error_records(variant, size, _short_error(exc), only=expected)
                     continue
+                # what the timed calls did (e.g. an optimizer's iterations), where the
+                # workload's callable says so in a ``work`` dict of numbers
+                work = getattr(fn, "work", None)
+                extra = {"work": dict(work)} if isinstance(work, dict) else {}
                 for phase, ts in times.items():
                     _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
                                 "phase": phase, "status": "ok", "error": None,
                                 "number": 1 if phase == FIRST_CALL else number,
                                 "warmup": 0 if phase == FIRST_CALL else max(1, args.warmup),
-                                **summarize(ts)})
+                                **summarize(ts), **extra})
                 missing = tuple(ph for ph in expected if ph not in times)
                 if missing:
                     error_records(variant, size, "the workload did not report this phase",
