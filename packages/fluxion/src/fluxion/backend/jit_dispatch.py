@@ -155,12 +155,19 @@ def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
                 leaves, tree = _TREE_FLATTEN[0](args)
             except Exception:
                 return call(args, {})
+            # one pass: each leaf checked, its Spec into the key and its buffer for the call
+            key = [tree]
+            impls = []
+            push_k = key.append
+            push_a = impls.append
             for x in leaves:
                 if type(x) is not Array:
                     return call(args, {})
-            e = fast_get((tree, *map(_GET_K, leaves)))
+                push_k(x._k)
+                push_a(x._a)
+            e = fast_get(tuple(key))
             if e is not None:
-                return e.call(tuple(map(_GET_A, leaves)))
+                return e.call(tuple(impls))
         return call(args, {})
     return tree_call
 
