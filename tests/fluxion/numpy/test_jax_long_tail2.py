@@ -211,3 +211,32 @@ def test_products_of_weak_operands_stay_weak_like_jax():
               lambda m: m.einsum("i,i->", m.full(3, 2.0), m.full(3, 1.5)),
               lambda m: m.matmul(m.full((2, 3), 2.0), m.full(3, 1.5))):
         check_like_jax(lambda _: f(fnp), lambda _: f(jnp), 0)
+
+
+# --- found by differential probes over edge dtypes and shapes -----------------------------------
+
+_LOG_X = np.array([0, 1, -2, 3.7, 1e-3, 1e20, -0.0, 7, 1000, 0.1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "complex64"])
+@pytest.mark.parametrize("name", ["log2", "log10"])
+def test_log2_log10_bit_equal_to_jax(name, dtype):
+    # log2 divides by XLA's log(2), log10 multiplies by 1/log(10); complex parts each over a real
+    # number (log(0) is -inf+0j, where a complex division gave NaN); strongly typed results
+    from _compare import assert_bits_equal
+    x = np.asarray(jnp.asarray(_LOG_X * (1 + 1j) if dtype == "complex64" else _LOG_X).astype(dtype))
+    assert_bits_equal(getattr(fnp, name)(x), getattr(jnp, name)(x))
+    assert_bits_equal(fluxion.jit(getattr(fnp, name))(x), getattr(jnp, name)(x))
+    check_like_jax(getattr(fnp, name), getattr(jnp, name), 2.0)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "nanargmax", "nanargmin"])
+def test_arg_reductions_refuse_complex_like_jax(name):
+    check_like_jax(getattr(fnp, name), getattr(jnp, name), np.array([1 + 2j, 3 - 1j], np.complex64))
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 0), (1,)])
+@pytest.mark.parametrize("n", [1, 2])
+def test_diff_of_an_empty_axis_like_jax(shape, n):
+    check_like_jax(lambda x: fnp.diff(x, n), lambda x: jnp.diff(x, n), np.ones(shape, np.float32))
+    check_like_jax(lambda x: fnp.diff(x, n), lambda x: jnp.diff(x, n), np.ones(shape, bool))

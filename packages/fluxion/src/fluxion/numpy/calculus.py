@@ -77,7 +77,7 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         arr = concatenate(parts, ax)
     for _ in range(n):
         m = arr.shape[ax]
-        hi, lo = _sl(arr, 1, m, ax), _sl(arr, 0, max(m - 1, 0), ax)
+        hi, lo = _sl(arr, min(1, m), m, ax), _sl(arr, 0, max(m - 1, 0), ax)  # m = 0: empty
         arr = uf.not_equal(hi, lo) if arr.dtype == np.bool_ else uf.subtract(hi, lo)
     return arr
 

@@ -362,6 +362,9 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 def _arg_reduce(name: str, a: Any, axis: Any, keepdims: bool, is_max: bool) -> Any:
     check_arraylike(name, a)
     a = ensure_array(a)
+    if a.dtype.kind == "c":  # as JAX's comparisons: complex numbers have no order
+        raise TypeError(f"jnp.{name}: an array of dtype {a.dtype} (shape {a.shape}) has no "
+                        f"order; take the {name} of its real part or its abs")
     if axis is None:
         flat = ravel(a)
         out = _arg_reduce(name, flat, 0, False, is_max)

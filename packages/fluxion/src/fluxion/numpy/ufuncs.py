@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -91,14 +91,28 @@ sqrt = _unary_inexact("sqrt", lax.sqrt)
 cbrt = _unary_inexact("cbrt", lax.cbrt)
 
 
-def _log_base(base: float, name: str) -> Any:
+def _log_base(name: str, scale: Callable[[Any, Any], Any]) -> Any:
+    # As JAX's: ``scale(log(x) or a part of it, a real array of the dtype)``, for complex each
+    # part (so log(0) is -inf+0j, not a complex division's NaN).
     def f(x: Any) -> Any:
-        return lax.div(lax.log(x), const_like(x, np.log(base)))
+        r = lax.log(x)
+        if x.dtype.kind == "c":
+            re, im = lax.real(r), lax.imag(r)
+            return lax.complex(scale(re, re), scale(im, re))
+        return scale(r, r)
     return _unary_inexact(name, f, one_op=False)
 
 
-log2 = _log_base(2.0, "log2")
-log10 = _log_base(10.0, "log10")
+def _strong(like: Any, value: float) -> Any:
+    """``value`` as a NumPy array of ``like``'s dtype: as JAX's constants here, not weakly typed,
+    so log2/log10 of a Python float are not weakly typed either."""
+    return lax.convert_element_type(np.array(value, like.dtype), like.dtype)
+
+
+# log2 divides by log(2) computed by the program (XLA's log, to the bit); log10 multiplies by the
+# exact 1/log(10) rounded to the dtype: each as JAX computes it.
+log2 = _log_base("log2", lambda v, like: lax.div(v, lax.log(_strong(like, 2.0))))
+log10 = _log_base("log10", lambda v, like: lax.mul(v, _strong(like, 0.4342944819032518)))
 
 
 def _binary(name: str, fn: Any, bool_fn: Any = None, prim: Any = None) -> Any:
