@@ -5,6 +5,8 @@ parameters ``kernel``/``bias``), :class:`LayerNorm` (Linen's ``LayerNorm``, para
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import fluxion
 import fluxion.numpy as jnp
 from fluxion_md._nn.util import Dense
@@ -46,8 +48,9 @@ class LayerNorm(bridge.Module):
 
 
 class Embed(bridge.Module):
-    """Rows of a learned ``embedding`` table (``[num_embeddings, features]``, drawn as Linen's
-    default: variance 1 normal) picked by integer ``inputs``, as ``flax.linen.Embed``.
+    """Rows of a learned ``embedding`` table (``[num_embeddings, features]``, drawn by
+    ``embedding_init``, by default as Linen's: variance 1 normal) picked by integer
+    ``inputs``, as ``flax.linen.Embed``.
 
     Example:
         >>> emb = Embed(num_embeddings=5, features=3)
@@ -58,6 +61,7 @@ class Embed(bridge.Module):
 
     num_embeddings: int
     features: int
+    embedding_init: Callable[..., Any] | None = None
 
     @bridge.compact
     def __call__(self, inputs: Array) -> Array:
@@ -65,6 +69,8 @@ class Embed(bridge.Module):
         if not jnp.issubdtype(inputs.dtype, jnp.integer):
             raise ValueError(f"Embed: input type must be an integer or unsigned integer, got "
                              f"{inputs.dtype}")
-        init = fluxion.nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0)
+        init = self.embedding_init
+        if init is None:
+            init = fluxion.nn.initializers.variance_scaling(1.0, "fan_in", "normal", out_axis=0)
         table = self.param("embedding", init, (self.num_embeddings, self.features))[...]
         return jnp.take(table, inputs, axis=0)
