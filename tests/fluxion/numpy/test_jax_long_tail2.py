@@ -240,3 +240,11 @@ def test_arg_reductions_refuse_complex_like_jax(name):
 def test_diff_of_an_empty_axis_like_jax(shape, n):
     check_like_jax(lambda x: fnp.diff(x, n), lambda x: jnp.diff(x, n), np.ones(shape, np.float32))
     check_like_jax(lambda x: fnp.diff(x, n), lambda x: jnp.diff(x, n), np.ones(shape, bool))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32"])
+def test_products_with_a_scalar_or_outer_take_bool_like_jax(dtype):
+    x = (np.arange(3) % 2).astype(dtype)
+    for fn in (lambda m, u: m.outer(u, u), lambda m, u: m.dot(u, u[0]),
+               lambda m, u: m.inner(u[0], u), lambda m, u: m.outer(u, 2.5)):
+        check_like_jax(lambda u: fn(fnp, u), lambda u: fn(jnp, u), x)

@@ -55,7 +55,7 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
                                  preferred_element_type=preferred_element_type)
     a, b = _prep("dot", a, b, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
-        return lax.mul(a, b)
+        return multiply(a, b)  # bool too, as JAX
     contract_b = 0 if b.ndim == 1 else b.ndim - 2
     if a.shape[-1] != b.shape[contract_b]:
         raise TypeError(f"dot: shapes {a.shape} and {b.shape} are not aligned: {a.shape[-1]} "
@@ -134,7 +134,7 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
     """
     a, b = _prep("inner", a, b, precision, preferred_element_type)
     if a.ndim == 0 or b.ndim == 0:
-        return lax.mul(a, b)
+        return multiply(a, b)  # bool too, as JAX
     return _dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), precision,
                            preferred_element_type)
 
@@ -151,7 +151,7 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
     a, b = _prep("outer", a, b, None, None)
     a = lax.reshape(a, (a.size, 1))
     b = lax.reshape(b, (1, b.size))
-    return lax.mul(a, b)
+    return multiply(a, b)  # bool too, as JAX
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
