@@ -234,8 +234,10 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                 arrays = args
                 for a in args:
                     if type(a) is not Array:
-                        if any(type(b) is not Array and type(b) not in _FAST_SCALARS
-                               for b in args):
+                        # a container (the pytree route) decides without scanning the rest
+                        if type(a) not in _FAST_SCALARS or any(
+                                type(b) is not Array and type(b) not in _FAST_SCALARS
+                                for b in args):
                             return tree_call(args)
                         arrays = tuple(b if type(b) is Array else _scalar_arg(b) for b in args)
                         break
