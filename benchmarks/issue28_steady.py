@@ -13,8 +13,11 @@ Programs: the pyhpc kernels (``eos``, ``isoneutral``, ``tke``; with ``--x64``), 
 ``train_cnn``, ``mlp_grad``, ``md_step`` (fluxion_md vs jax_md: the md_lj_neighbor step from its
 first state, so no neighbor-list rebuild: the call the suite's median times), ``md_rebuild``
 (that step's neighbor-list update forced to rebuild), ``ppo_update`` (fluxion_rl vs rlax),
-``ppo_generic`` (the same source on both) and ``eager_add`` / ``eager_add_100`` (``jnp.add(x, y)``
-on float32 ``[]`` / ``[100]``, not jitted). Besides wall time, each block's process CPU time is
+``ppo_generic`` (the same source on both), ``eager_add`` / ``eager_add_100`` (``jnp.add(x, y)``
+on float32 ``[]`` / ``[100]``, not jitted) and the jit dispatch cost by arity: ``call_tree_<n>``
+(a jitted function of one list of ``n`` float32 ``[4]`` arrays returning a tuple of ``n``) and
+``call_pos_<n>`` (the same with ``n`` positional arguments); their thunk makes 10 pipelined calls
+and blocks on the last result only, so their times are per 10 calls. Besides wall time, each block's process CPU time is
 kept (``*_cpu_ms``, ``ratio_cpu``): on a loaded machine wall time also counts the waits for a core.
 
 Usage::
@@ -75,6 +78,8 @@ def _caller(backend: str, name: str) -> Callable[[], Any]:
     mod = importlib.import_module(backend)
     if name.startswith("eager_add"):
         return _eager_add(mod, name)
+    if name.startswith(("call_tree_", "call_pos_")):
+        return _arity_calls(mod, name)
     if name in _analysis.X64_PROGRAMS:
         fn, args = _analysis._pyhpc(mod, name)
     elif name in ("train_mlp", "train_cnn"):
@@ -125,6 +130,28 @@ def _eager_add(mod: Any, name: str) -> Callable[[], Any]:
 
     def call() -> Any:
         return add(x, y).block_until_ready()
+    call()
+    return call
+
+
+def _arity_calls(mod: Any, name: str) -> Callable[[], Any]:
+    """10 pipelined calls of a cached jitted function with ``n`` array arguments and ``n``
+    outputs (``call_tree_<n>``: one list argument; ``call_pos_<n>``: positional), one block."""
+    import numpy as np
+
+    n = int(name.rsplit("_", 1)[1])
+    xs = [mod.numpy.asarray(np.full((4,), i, np.float32)) for i in range(n)]
+    if name.startswith("call_tree_"):
+        jitted = mod.jit(lambda p: tuple(x * 2.0 for x in p))
+        args: tuple = (xs,)
+    else:
+        jitted = mod.jit(lambda *p: tuple(x * 2.0 for x in p))
+        args = tuple(xs)
+
+    def call() -> Any:
+        for _ in range(9):
+            jitted(*args)
+        return mod.block_until_ready(jitted(*args))
     call()
     return call
 

@@ -168,3 +168,18 @@ def test_same_process_ratios_join_their_rows_reasons():
     assert rows["eager x + y, shape []"]["reason"] == (
         "same process, 8 interleaved rounds: wall 0.90x [0.80-1.00], CPU 0.85x [0.80-0.90]")
     assert rows["eager x + y, shape [100]"]["reason"] is None
+
+
+def test_arity_call_programs_return_jax_values_and_time_both():
+    from benchmarks import issue28_steady
+
+    for name in ("call_tree_3", "call_pos_3"):
+        got = issue28_steady._caller("fluxion", name)()
+        want = issue28_steady._caller("jax", name)()
+        assert type(got) is tuple and len(got) == len(want) == 3
+        for g, w in zip(got, want):
+            assert g.shape == w.shape == (4,) and str(g.dtype) == str(w.dtype) == "float32"
+            assert g.weak_type == w.weak_type
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    res = issue28_steady.measure("call_pos_2", rounds=2, block=1)
+    assert res["rounds"] == 2 and res["fluxion_ms"] > 0 and res["jax_ms"] > 0
