@@ -228,3 +228,102 @@ def test_frozen_dict_behaves_as_flax_core():
     import pickle
 
     assert pickle.loads(pickle.dumps(ours)) == ours
+
+
+def _remat_models():
+    class Block(nnx.bridge.Module):
+        features: int
+
+        @nnx.bridge.compact
+        def __call__(self, x, train=False):
+            w = self.param("w", nnx.initializers.lecun_normal(), (x.shape[-1], self.features))
+            count = self.variable("counts", "n", lambda: fjnp.zeros((), fjnp.int32))
+            if train:  # Python control flow: static under remat
+                count[...] = count[...] + 1
+            return fjnp.tanh(x @ w)
+
+    def model(block_cls):
+        class Model(nnx.bridge.Module):
+            @nnx.bridge.compact
+            def __call__(self, x):
+                return block_cls(3, name="head")(block_cls(4)(x), True)
+
+        return Model()
+
+    return Block, model
+
+
+def test_remat_keeps_variables_and_outputs_and_recomputes_in_grad():
+    import flax.linen as nn
+
+    Block, model = _remat_models()
+    RBlock = nnx.bridge.remat(Block, static_argnums=(2,))
+
+    class LinenBlock(nn.Module):
+        pass
+
+    # named as Linen's lifted class: auto-named instances are CheckpointBlock_<n>
+    assert RBlock.__name__ == "CheckpointBlock" == nn.remat(LinenBlock).__name__.replace(
+        "LinenBlock", "Block")
+    assert issubclass(RBlock, Block)
+    x = fjnp.linspace(-1.0, 1.0, 10).reshape(2, 5)
+    v0 = model(Block).init(0, x)
+    v1 = model(RBlock).init(0, x)
+    assert sorted(v0["params"]) == ["Block_0", "head"]
+    assert sorted(v1["params"]) == ["CheckpointBlock_0", "head"]
+    rename = {"Block_0": "CheckpointBlock_0", "head": "head"}
+    for col in ("params", "counts"):
+        for name, sub in v0[col].items():
+            for k, a in sub.items():
+                b = v1[col][rename[name]][k]
+                assert a.shape == b.shape and a.dtype == b.dtype
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    def loss(m, variables):
+        def f(p):
+            y, _ = m.apply({**variables, "params": p}, x, mutable=["counts"])
+            return (y ** 2).sum()
+
+        return f
+
+    y0, s0 = model(Block).apply(v0, x, mutable=["counts"])
+    y1, s1 = model(RBlock).apply(v1, x, mutable=["counts"])
+    np.testing.assert_array_equal(np.asarray(y0), np.asarray(y1))
+    assert y1.shape == (2, 3) and y1.dtype == fjnp.float32
+    # init counted once (train=True), apply once more
+    assert int(s1["counts"]["head"]["n"]) == int(s0["counts"]["head"]["n"]) == 2
+    f0, f1 = loss(model(Block), v0), loss(model(RBlock), v1)
+    g0, g1 = fluxion.grad(f0)(v0["params"]), fluxion.grad(f1)(v1["params"])
+    for name, sub in g0.items():
+        np.testing.assert_allclose(np.asarray(sub["w"]), np.asarray(g1[rename[name]]["w"]),
+                                   rtol=1e-6, atol=1e-7)
+    # the gradient recomputes the blocks' forward pass (one more tanh per block)
+    tanh = [sum(e.primitive.name == "tanh" for e in fluxion.make_jaxpr(fluxion.grad(f))(
+        v["params"]).jaxpr.eqns) for f, v in ((f0, v0), (f1, v1))]
+    assert tanh == [2, 4]
+
+
+def test_remat_static_argnums_function_targets_and_errors():
+    Block, model = _remat_models()
+    x = fjnp.ones((2, 5))
+    # without static_argnums the Python bool is traced, as with Linen's remat
+    with pytest.raises(fluxion.errors.TracerBoolConversionError):
+        model(nnx.bridge.remat(Block)).init(0, x)
+    with pytest.raises(ValueError, match="static_argnums"):
+        nnx.bridge.remat(Block, static_argnums=(0,))
+    with pytest.raises(NotImplementedError, match="variables=True"):
+        nnx.bridge.remat(Block, variables="params")
+    with pytest.raises(TypeError, match="nnx.bridge.Module class"):
+        nnx.bridge.remat(nnx.Linear)
+
+    class Twice(nnx.bridge.Module):
+        @nnx.bridge.compact
+        def __call__(self, x):
+            apply = nnx.bridge.checkpoint(lambda m, x: m(x))
+            block = Block(2, name="b")
+            return apply(block, x) + apply(block, x)
+
+    v = Twice().init(0, x)
+    y = Twice().apply(v, x)
+    w = np.asarray(v["params"]["b"]["w"])
+    np.testing.assert_allclose(np.asarray(y), 2 * np.tanh(np.asarray(x) @ w), rtol=1e-6)

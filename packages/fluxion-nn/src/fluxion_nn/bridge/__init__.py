@@ -7,6 +7,7 @@ from typing import Any
 
 from ..nn import initializers
 from .interop import linen_in_bridge_mdl, nnx_in_bridge_mdl
+from .lifted import checkpoint, remat
 from .linen import to_linen, to_linen_type
 from .module import AttrPriority, Module, Scope, compact, current_context, current_module
 from .variables import NNXMeta, with_partitioning
@@ -14,7 +15,8 @@ from .wrappers import Functional, ToNNX, functional, lazy_init
 
 __all__ = ["Functional", "functional", "lazy_init", "ToNNX", "ToLinen", "to_linen", "NNXMeta",
            "with_partitioning", "initializers", "Module", "Scope", "AttrPriority", "compact",
-           "current_context", "current_module", "nnx_in_bridge_mdl", "linen_in_bridge_mdl"]
+           "current_context", "current_module", "nnx_in_bridge_mdl", "linen_in_bridge_mdl",
+           "remat", "checkpoint"]
 
 
 def __getattr__(name: str) -> Any:
