@@ -261,3 +261,27 @@ def test_tree_mode_module_passed_twice_reports_its_variable_as_flax():
         f = lib.vmap(lambda m1, m2: None, in_axes=(0, 1), graph=False, graph_updates=False)
         with pytest.raises(ValueError, match="Duplicate Param"):
             f(m, m)
+
+
+def test_remat_static_argnums_like_flax():
+    # a static positional argument stays a Python value inside the checkpoint (Python control
+    # flow may read it); without static_argnums it is traced, as in flax
+    results = []
+    for lib, np_mod in ((nnx, jnp), (fnnx, jax.numpy)):
+        m = lib.Linear(2, 3, rngs=lib.Rngs(0))
+
+        def f(m, x, double):
+            y = m(x)
+            return y * 2 if double else y
+
+        x = np_mod.ones((1, 2))
+        y = lib.remat(f, static_argnums=(2,))(m, x, True)
+        y_neg = lib.remat(f, static_argnums=-1)(m, x, False)
+        g = lib.grad(lambda m: lib.remat(f, static_argnums=(2,))(m, x, True).sum())(m)
+        with pytest.raises(Exception, match="concrete") as info:
+            lib.remat(f)(m, x, True)
+        assert type(info.value).__name__ == "TracerBoolConversionError"
+        assert y.shape == (1, 3) and y.dtype == np_mod.float32
+        results.append([np.asarray(a) for a in (y, y_neg, g.kernel[...], g.bias[...])])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)

@@ -14,31 +14,28 @@ from .module import Module
 __all__ = ["remat", "checkpoint"]
 
 
-def _static_positions(static_argnums: int | Sequence[int]) -> frozenset:
-    # Linen counts the module as argument 0; the method's own arguments start at 1
+def _static_argnums(static_argnums: int | Sequence[int]) -> tuple:
+    # Linen counts the module as argument 0, as nnx.remat does
     nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
     for n in nums:
         if not isinstance(n, int) or isinstance(n, bool) or n < 1:
             raise ValueError(f"bridge.remat: static_argnums entries must be ints >= 1 (0 is the "
                              f"module itself), got {static_argnums!r}")
-    return frozenset(n - 1 for n in nums)
+    return nums
 
 
-def _rematted(fn: Callable, static: frozenset, prevent_cse: bool, policy: Any) -> Callable:
+def _rematted(fn: Callable, static: tuple, prevent_cse: bool, policy: Any) -> Callable:
     """``fn(module, *args, **kwargs)`` run under ``nnx.remat``: the module's Variables (and any
     it creates, as during ``init``) go through the checkpoint; keyword arguments and the static
     positional ones stay Python values inside it, as in Linen."""
 
     @functools.wraps(fn)
     def call(module: Any, *args: Any, **kwargs: Any) -> Any:
-        dynamic = [a for i, a in enumerate(args) if i not in static]
+        def body(inner: Any, *rest: Any) -> Any:
+            return fn(inner, *rest, **kwargs)
 
-        def body(inner: Any, *dyn: Any) -> Any:
-            it = iter(dyn)
-            full = [args[i] if i in static else next(it) for i in range(len(args))]
-            return fn(inner, *full, **kwargs)
-
-        return _nnx_remat(body, prevent_cse=prevent_cse, policy=policy)(module, *dynamic)
+        return _nnx_remat(body, prevent_cse=prevent_cse, policy=policy,
+                          static_argnums=static)(module, *args)
 
     return call
 
@@ -69,7 +66,7 @@ def remat(target: Any, variables: Any = True, rngs: Any = True, concrete: bool =
     if concrete:
         raise NotImplementedError("bridge.remat: concrete=True is not supported (use "
                                   "static_argnums for values that Python control flow reads)")
-    static = _static_positions(static_argnums)
+    static = _static_argnums(static_argnums)
     if isinstance(target, type):
         if not issubclass(target, Module):
             raise TypeError(f"bridge.remat: expected a nnx.bridge.Module class or a function, "

@@ -255,7 +255,9 @@ def _build_grads(args: tuple, specs: tuple, inp: Inputs, gleaves: list, node_arg
 
 def remat(f: Callable | None = None, *, prevent_cse: bool = True, static_argnums: Any = (),
           policy: Any = None, graph: bool | None = None, graph_updates: bool | None = None) -> Any:
-    """Rematerialise ``f`` (``fluxion.checkpoint``) with module arguments.
+    """Rematerialise ``f`` (``fluxion.checkpoint``) with module arguments; the positional
+    arguments in ``static_argnums`` stay Python values inside (so Python control flow may read
+    them), as flax's.
 
     Example: ``y = nnx.remat(lambda m, x: m(x))(block, x)``.
     """
@@ -263,15 +265,26 @@ def remat(f: Callable | None = None, *, prevent_cse: bool = True, static_argnums
         return functools.partial(remat, prevent_cse=prevent_cse, static_argnums=static_argnums,
                                  policy=policy, graph=graph, graph_updates=graph_updates)
     _reject_bound_method(f, "remat")
+    nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         _tree_mode_check(graph, (args, kwargs), "nnx.remat")
+        fn = f
+        if nums:  # static positional arguments stay Python values inside the checkpoint
+            fixed = {i % len(args): args[i] for i in nums if -len(args) <= i < len(args)}
+            n_args = len(args)
+            args = tuple(a for i, a in enumerate(args) if i not in fixed)
+
+            def fn(*dyn: Any, **kw: Any) -> Any:
+                it = iter(dyn)
+                return f(*[fixed[i] if i in fixed else next(it) for i in range(n_args)], **kw)
+
         inp = Inputs((args, kwargs))
         side: dict = {}
 
         def pure(values: list, other: list) -> Any:
-            return _call_pure(f, side, "s", inp.static, values, other)
+            return _call_pure(fn, side, "s", inp.static, values, other)
 
         values2, out = fluxion.checkpoint(pure, prevent_cse=prevent_cse, policy=policy)(
             inp.values, inp.other)
