@@ -111,9 +111,204 @@ def test_edgewise_node_offset_and_empty():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", ["blocks"])
+@pytest.mark.parametrize("module", ["blocks", "model", "featurizer", "pretrained"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
                              optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def _system(num_atoms=5, num_systems=2, cutoff=3.0):
+    pos = (RS.randn(num_atoms, 3) * 1.2).astype(np.float32)
+    z = RS.choice([1, 6, 7, 8], size=num_atoms).astype(np.int32)
+    batch = np.minimum(np.arange(num_atoms) * num_systems // num_atoms, num_systems - 1).astype(np.int32)
+    pairs = [(i, j) for i in range(num_atoms) for j in range(num_atoms)
+             if i != j and np.linalg.norm(pos[i] - pos[j]) < cutoff]
+    ei = np.asarray(pairs, np.int32).T
+    vec = (pos[ei[0]] - pos[ei[1]]).astype(np.float32)
+    charge = np.asarray([0.0, 1.0][:num_systems], np.float32)
+    spin = np.asarray([1.0, 2.0][:num_systems], np.float32)
+    return pos, z, batch, ei, vec, charge, spin, np.arange(num_systems, dtype=np.int32)
+
+
+def _configs(r_model, ours, **kw):
+    base = dict(sphere_channels=4, lmax=2, mmax=2, num_layers=1, hidden_channels=4, cutoff=3.0,
+                edge_channels=4, num_distance_basis=8)
+    base.update(kw)
+    return r_model.UMAConfig(**base), ours.UMAConfig(**base)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kw", [
+    dict(dataset_list=["oc20", "omol", "omat"], use_dataset_embedding=True),
+    dict(mmax=1, num_layers=2, ff_type="spectral", norm_type="layer_norm_sh",
+         use_dataset_embedding=False, chg_spin_emb_type="lin_emb"),
+])
+def test_backbone_matches_jax_md(kw):
+    from jax_md._nn.uma import model as r_model
+
+    from fluxion_md._nn.uma import model
+    rcfg, cfg = _configs(r_model, model, **kw)
+    data = _system()
+    if not kw.get("use_dataset_embedding"):
+        data = data[:-1] + (None,)
+    _same(model.UMABackbone(config=cfg), r_model.UMABackbone(config=rcfg), data, tol=1e-4)
+
+
+@pytest.mark.slow
+def test_backbone_energy_gradient_matches_jax_md():
+    from jax_md._nn.uma import heads as r_heads
+    from jax_md._nn.uma import model as r_model
+
+    from fluxion_md._nn.uma import heads, model
+    rcfg, cfg = _configs(r_model, model, use_dataset_embedding=False)
+    pos, z, batch, ei, vec, q, s, _ = _system(num_atoms=4, num_systems=1)
+    rm, rh = r_model.UMABackbone(config=rcfg), r_heads.MLPEnergyHead(4, 4)
+    rp = rm.init(jax.random.PRNGKey(3), pos, z, batch, ei, vec, q, s)
+    rhp = rh.init(jax.random.PRNGKey(4), rjnp.ones((4, 9, 4)), batch, 1)
+
+    def ref_energy(p):
+        out = rm.apply(rp, p, z, batch, ei, p[ei[0]] - p[ei[1]], q, s)
+        return rh.apply(rhp, out["node_embedding"], batch, 1)["energy"].sum()
+
+    fm, fh = model.UMABackbone(config=cfg), heads.MLPEnergyHead(4, 4)
+    fp = jax.tree_util.tree_map(lambda a: fnp.asarray(np.asarray(a)), rp)
+    fhp = jax.tree_util.tree_map(lambda a: fnp.asarray(np.asarray(a)), rhp)
+    fz, fb, fei, fq, fs = (fnp.asarray(a) for a in (z, batch, ei, q, s))
+
+    def our_energy(p):
+        out = fm.apply(fp, p, fz, fb, fei, p[fei[0]] - p[fei[1]], fq, fs)
+        return fh.apply(fhp, out["node_embedding"], fb, 1)["energy"].sum()
+
+    e, g = fluxion.value_and_grad(our_energy)(fnp.asarray(pos))
+    re, rg = jax.value_and_grad(ref_energy)(rjnp.asarray(pos))
+    np.testing.assert_allclose(np.asarray(e), np.asarray(re), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(g), np.asarray(rg), rtol=1e-3, atol=1e-4)
+    assert g.shape == (4, 3) and g.dtype == fnp.float32
+
+
+def test_config_defaults_match_jax_md():
+    from jax_md._nn.uma import model as r_model
+
+    from fluxion_md._nn.uma import model
+    assert vars(model.UMAConfig()) == vars(r_model.UMAConfig())
+    assert vars(model.default_config()) == vars(r_model.default_config())
+    with pytest.raises(NotImplementedError, match="UMABackbone: activation_checkpointing"):
+        cfg = model.UMAConfig(sphere_channels=4, lmax=1, mmax=1, activation_checkpointing=True)
+        data = [fnp.asarray(a) for a in _system(num_atoms=2, num_systems=1)[:-1]]
+        model.UMABackbone(config=cfg).init(fluxion.random.PRNGKey(0), *data)
+
+
+@pytest.mark.slow
+def test_featurizer_matches_jax_md():
+    from jax_md import partition as r_partition
+    from jax_md import space as r_space
+    from jax_md._nn.uma import featurizer as r_feat
+
+    from fluxion_md import partition, space
+    from fluxion_md._nn.uma import featurizer
+    box = 4.0
+    pos = np.asarray([[0.1, 0.2, 0.3], [1.0, 0.2, 0.3], [3.8, 0.1, 0.2], [2.0, 2.0, 2.0]],
+                     np.float32)
+    z = np.asarray([1, 6, 8, 1], np.int32)
+    rd, _ = r_space.periodic(box)
+    fd, _ = space.periodic(box)
+    rn = r_partition.neighbor_list(rd, box, 1.6, format=r_partition.Sparse,
+                                   disable_cell_list=True).allocate(rjnp.asarray(pos))
+    fn = partition.neighbor_list(fd, box, 1.6, format=partition.Sparse,
+                                 disable_cell_list=True).allocate(fnp.asarray(pos))
+    want = r_feat.uma_featurizer(rd, cutoff=1.5)(rjnp.asarray(z), rjnp.asarray(pos), rn)
+    got = featurizer.uma_featurizer(fd, cutoff=1.5)(fnp.asarray(z), fnp.asarray(pos), fn,
+                                                    charge=None)
+    assert sorted(got) == sorted(want)
+    for key in want:
+        a, b = np.asarray(got[key]), np.asarray(want[key])
+        assert a.shape == b.shape and a.dtype == b.dtype, key
+        assert got[key].weak_type == want[key].weak_type, key
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg=key)
+    assert int(np.asarray(got["edge_mask"]).sum()) == 6  # 0-1, 0-2, 1-2 both ways (periodic)
+    with pytest.raises(ValueError, match="Unsupported neighbor list format"):
+        featurizer.uma_featurizer(fd)(fnp.asarray(z), fnp.asarray(pos), object())
+
+
+@pytest.mark.slow
+def test_multi_image_featurizer_matches_jax_md():
+    from jax_md import custom_partition as r_cp
+    from jax_md import space as r_space
+    from jax_md._nn.uma import featurizer as r_feat
+
+    from fluxion_md import custom_partition, space
+    from fluxion_md._nn.uma import featurizer
+    box = np.eye(3, dtype=np.float32) * 2.5
+    pos = np.asarray([[0.1, 0.2, 0.3], [1.0, 0.2, 0.3]], np.float32)
+    z = np.asarray([1, 8], np.int32)
+    rd, _ = r_space.periodic_general(rjnp.asarray(box), fractional_coordinates=False)
+    fd, _ = space.periodic_general(fnp.asarray(box), fractional_coordinates=False)
+    rn = r_cp.neighbor_list_multi_image(rd, rjnp.asarray(box), 2.6,
+                                        fractional_coordinates=False).allocate(rjnp.asarray(pos))
+    fn = custom_partition.neighbor_list_multi_image(fd, fnp.asarray(box), 2.6,
+                                                    fractional_coordinates=False).allocate(
+        fnp.asarray(pos))
+    want = r_feat.uma_multi_image_featurizer(cutoff=2.6)(rjnp.asarray(z), rjnp.asarray(pos), rn)
+    got = featurizer.uma_multi_image_featurizer(cutoff=2.6)(fnp.asarray(z), fnp.asarray(pos), fn)
+    assert sorted(got) == sorted(want)
+    for key in want:
+        a, b = np.asarray(got[key]), np.asarray(want[key])
+        assert a.shape == b.shape and a.dtype == b.dtype, key
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6, err_msg=key)
+    assert int(np.asarray(got["edge_mask"]).sum()) > 2  # periodic self images are edges
+
+
+def test_extract_energy_correction_matches_jax_md():
+    from jax_md._nn.uma import pretrained as r_pre
+
+    from fluxion_md._nn.uma import pretrained
+
+    class Attr:
+        def __init__(self, **kw):
+            self.__dict__.update(kw)
+
+    tasks = [
+        {"name": "omol_energy", "property": "energy", "datasets": ["omol"],
+         "normalizer": {"mean": 0.5, "rmsd": 2.0}},
+        Attr(name="x", property="energy", datasets="omat",
+             normalizer=Attr(mean=np.asarray([1.25]), rmsd=None),
+             element_references={"element_references": np.asarray([0.0, -1.0, 2.0])}),
+    ]
+    for dataset in ("omol", "omat"):
+        got = pretrained.extract_energy_correction(tasks, dataset)
+        want = r_pre.extract_energy_correction(tasks, dataset)
+        assert sorted(got) == sorted(want)
+        for key in want:
+            if want[key] is None:
+                assert got[key] is None
+                continue
+            assert got[key].dtype == want[key].dtype and got[key].shape == want[key].shape
+            assert got[key].weak_type == want[key].weak_type
+            np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(want[key]))
+    with pytest.raises(ValueError, match="No energy task found for dataset 'odac'"):
+        pretrained.extract_energy_correction(tasks, "odac")
+    assert pretrained.PRETRAINED_MODELS == r_pre.PRETRAINED_MODELS
+
+
+@pytest.mark.slow
+def test_featurizer_dense_list_refused_as_jax_md():
+    from jax_md import partition as r_partition
+    from jax_md import space as r_space
+    from jax_md._nn.uma import featurizer as r_feat
+
+    from fluxion_md import partition, space
+    from fluxion_md._nn.uma import featurizer
+    pos = np.asarray([[0.1, 0.2, 0.3], [1.0, 0.2, 0.3]], np.float32)
+    z = np.asarray([1, 6], np.int32)
+    rd, _ = r_space.free()
+    fd, _ = space.free()
+    rn = r_partition.neighbor_list(rd, 10.0, 1.5, format=r_partition.Dense,
+                                   disable_cell_list=True).allocate(rjnp.asarray(pos))
+    fn = partition.neighbor_list(fd, 10.0, 1.5, format=partition.Dense,
+                                 disable_cell_list=True).allocate(fnp.asarray(pos))
+    with pytest.raises(ValueError, match="dense neighbor list"):
+        r_feat.uma_featurizer(rd)(rjnp.asarray(z), rjnp.asarray(pos), rn)
+    with pytest.raises(ValueError, match="dense neighbor list"):
+        featurizer.uma_featurizer(fd)(fnp.asarray(z), fnp.asarray(pos), fn)
