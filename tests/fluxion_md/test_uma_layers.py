@@ -252,7 +252,7 @@ def test_activations():
 
 @pytest.mark.parametrize("module", ["common.so3", "common.rotation", "kernels", "_layers",
                                     "nn.radial", "nn.so3_layers", "nn.so2_layers",
-                                    "nn.layer_norm", "nn.activation", "nn.mole", "nn.embedding", "heads"])
+                                    "nn.layer_norm", "nn.activation", "nn.mole", "nn.embedding", "heads", "model_moe_layers"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
@@ -318,3 +318,49 @@ def test_embeddings_and_heads():
     _same_module(heads.LinearForceHead(4), r_heads.LinearForceHead(4), node)
     with pytest.raises(ValueError, match="Unknown embedding type"):
         embedding.ChgSpinEmbedding("x", "spin", 4).init(fluxion.random.PRNGKey(0), fnp.ones(2))
+
+
+@pytest.mark.slow
+def test_moe_layers():
+    from jax_md._nn.uma import model_moe as r_moe
+
+    from fluxion_md._nn.uma import model_moe_layers as moe
+
+    def softmax(a):
+        return (np.exp(a) / np.exp(a).sum(-1, keepdims=True)).astype(np.float32)
+
+    one, two = softmax(RS.randn(1, 2)), softmax(RS.randn(2, 2))
+    rows_one, rows_two = np.zeros(5, np.int32), np.array([0, 0, 1, 1, 1], np.int32)
+    for block in (False, True):
+        for coef, rows in ((one, rows_one), (two, rows_two)):
+            _same_module(moe.SO2MConvMoE(1, 3, 4, 2, 2, so2_block_gemm=block),
+                         r_moe.SO2MConvMoE(1, 3, 4, 2, 2, so2_block_gemm=block),
+                         _arr((5, 2, 6)), coef, rows)
+    conv = moe.SO2MConvMoE(1, 3, 4, 2, 2, so2_block_gemm=True)
+    x = fnp.asarray(_arr((5, 2, 6)))
+    params = conv.init(fluxion.random.PRNGKey(0), x, fnp.asarray(one), fnp.asarray(rows_one))
+    merged = moe.SO2MConvMoE(1, 3, 4, 2, 2, so2_block_gemm=True, merged_mole=True).apply(
+        moe.merge_mole_params(params, fnp.asarray(one)), x, fnp.asarray(one), fnp.asarray(rows_one))
+    plain = conv.apply(params, x, fnp.asarray(one), fnp.asarray(rows_one))
+    for a, b in zip(merged, plain):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-5)
+    m_size = [3, 4, 2]
+    _same_module(moe.SO2ConvolutionMoE(3, 4, 2, 2, m_size, 2, False, [6, 8], 5),
+                 r_moe.SO2ConvolutionMoE(3, 4, 2, 2, m_size, 2, False, [6, 8], 5),
+                 _arr((5, 9, 3)), _arr((5, 6)), two, rows_two)
+    edges = np.array([[0, 1, 2, 3, -1, 1], [1, 2, 3, 0, 2, -1]], np.int32)
+    wig = _arr((6, 9, 9))
+    args = (_arr((4, 9, 3)), _arr((6, 5)), edges, wig, wig.transpose(0, 2, 1).copy(), wig, wig,
+            RS.rand(6, 1, 1).astype(np.float32), two, np.array([0, 0, 0, 1, 1, 1], np.int32))
+    _same_module(moe.EdgewiseMoE(3, 4, 2, 2, [5], m_size, 2),
+                 r_moe.EdgewiseMoE(3, 4, 2, 2, [5], m_size, 2), *args)
+    _same_module(moe.UMABlockMoE(3, 4, 2, 2, m_size, [5], 2),
+                 r_moe.UMABlockMoE(3, 4, 2, 2, m_size, [5], 2), *args, tol=5e-5)
+    assert moe.channel_range((3, 1, 2)) == r_moe.channel_range((3, 1, 2))
+    with pytest.raises(ValueError, match="contiguous"):
+        moe.channel_range((1, 3))
+    emb, target = _arr((5, 9, 4)), np.array([1.0, -2.0], np.float32)
+    _close(moe.balance_channels(fnp.asarray(emb), fnp.asarray(target), fnp.asarray(rows_two), 1, 3,
+                                0.5),
+           r_moe.balance_channels(rjnp.asarray(emb), rjnp.asarray(target), rjnp.asarray(rows_two),
+                                  1, 3, 0.5))
