@@ -111,7 +111,7 @@ def test_edgewise_node_offset_and_empty():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("module", ["blocks", "model", "featurizer", "pretrained"])
+@pytest.mark.parametrize("module", ["blocks", "model", "model_moe", "featurizer", "pretrained"])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
@@ -312,3 +312,43 @@ def test_featurizer_dense_list_refused_as_jax_md():
         r_feat.uma_featurizer(rd)(rjnp.asarray(z), rjnp.asarray(pos), rn)
     with pytest.raises(ValueError, match="dense neighbor list"):
         featurizer.uma_featurizer(fd)(fnp.asarray(z), fnp.asarray(pos), fn)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kw", [
+    dict(dataset_list=["oc20", "omat"], charge_balanced_channels=(0, 1),
+         spin_balanced_channels=(2,), use_segment_mm_pallas=False),
+    dict(mmax=1, model_version=1.0, ff_type="spectral"),
+])
+def test_moe_backbone_matches_jax_md(kw):
+    from jax_md._nn.uma import model_moe as r_moe
+
+    from fluxion_md._nn.uma import model_moe
+    base = dict(sphere_channels=4, lmax=2, mmax=2, num_layers=1, hidden_channels=4, cutoff=3.0,
+                edge_channels=4, num_distance_basis=8, num_experts=3, routing_hidden_channels=4)
+    base.update(kw)
+    rcfg, cfg = r_moe.UMAMoEConfig(**base), model_moe.UMAMoEConfig(**base)
+    assert vars(rcfg) == vars(cfg)
+    data = _system()
+    if not kw.get("dataset_list"):
+        data = data[:-1] + (None,)
+    _same(model_moe.UMAMoEBackbone(config=cfg), r_moe.UMAMoEBackbone(config=rcfg), data,
+          tol=1e-4)
+
+
+@pytest.mark.slow
+def test_moe_backbone_merged_matches_unmerged():
+    from fluxion_md._nn.uma import model_moe
+    base = dict(sphere_channels=4, lmax=1, mmax=1, num_layers=1, hidden_channels=4, cutoff=3.0,
+                edge_channels=4, num_distance_basis=8, num_experts=2, routing_hidden_channels=4,
+                use_dataset_embedding=False)
+    data = [fnp.asarray(a) for a in _system(num_systems=1)[:-1]]
+    model = model_moe.UMAMoEBackbone(config=model_moe.UMAMoEConfig(**base))
+    params = model.init(fluxion.random.PRNGKey(2), *data)
+    out = model.apply(params, *data)
+    merged = model_moe.merge_mole_params(params, out["expert_coefficients"])
+    merged_model = model_moe.UMAMoEBackbone(config=model_moe.UMAMoEConfig(**base, merged_mole=True))
+    got = merged_model.apply(merged, *data)
+    np.testing.assert_allclose(np.asarray(got["node_embedding"]), np.asarray(out["node_embedding"]),
+                               rtol=1e-5, atol=1e-5)
+    assert got["expert_coefficients"].shape == (1, 2)
