@@ -62,10 +62,8 @@ MIRRORS: dict[str, str] = {
 # counted apart. Haiku's flax.linen bridge (haiku._src.flax) is mirrored by
 # fluxion_nn.haiku._src.flax, with the real flax.linen on Fluxion as its other side (REAL_LINEN).
 BRIDGES: dict[str, tuple[str, ...]] = {
-    # jax-md's UMA model (flax.linen, with its own e3nn-style layers and pretrained weights) is
-    # not mirrored; its NequIP/GNoME linen models are (fluxion_md._nn.nequip/gnome on
-    # fluxion_nn.bridge.Module)
-    "jax_md": ("jax_md._nn.uma",),
+    # none at present: jax-md's linen models (NequIP, GNoME, UMA) are mirrored by
+    # fluxion_md._nn.{nequip,gnome,uma} on fluxion_nn.bridge.Module
 }
 
 

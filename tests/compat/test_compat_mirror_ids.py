@@ -1,6 +1,6 @@
 """The compat runner's mirror-mode bookkeeping: ids parametrized by module names read as the
-reference's, and unmirrored bridges (jax-md's UMA) resolve to placeholders that mark their tests
-as apart."""
+reference's, and unmirrored bridges (none at present: jax-md's UMA is mirrored) would resolve to
+placeholders that mark their tests as apart."""
 
 from __future__ import annotations
 
@@ -36,10 +36,11 @@ def test_haiku_flax_bridge_is_mirrored_and_unmirrored_parts_are_placeholders():
         placeholder.model  # noqa: B018
 
 
-def test_jax_md_uma_is_unmirrored_and_nequip_gnome_are_mirrored():
-    for name in ("jax_md._nn.uma", "jax_md._nn.uma.model"):
-        assert compat_alias._is_bridge(name)
-    for name in ("jax_md.nn", "jax_md._nn.behler_parrinello", "jax_md._nn.util",
+def test_jax_md_linen_models_are_mirrored():
+    # UMA, NequIP and GNoME resolve to fluxion_md._nn.{uma,nequip,gnome}: no bridges are left
+    assert compat_alias.BRIDGES == {}
+    for name in ("jax_md._nn.uma", "jax_md._nn.uma.model", "jax_md._nn.uma.nn.mole",
+                 "jax_md.nn", "jax_md._nn.behler_parrinello", "jax_md._nn.util",
                  "jax_md.nn.util", "jax_md.energy", "jax_md.nn.nequip", "jax_md.nn.gnome",
                  "jax_md._nn.nequip", "jax_md._nn.gnome", "jax_md._nn.e3nn_layer"):
         assert not compat_alias._is_bridge(name)
