@@ -364,3 +364,42 @@ def test_moe_layers():
                                 0.5),
            r_moe.balance_channels(rjnp.asarray(emb), rjnp.asarray(target), rjnp.asarray(rows_two),
                                   1, 3, 0.5))
+
+
+@pytest.mark.slow
+def test_uma_neighbor_list_energy():
+    from jax_md import energy as r_energy
+    from jax_md import space as r_space
+    from jax_md._nn.uma.model import UMAConfig as RefConfig
+
+    from fluxion_md import energy, space
+    from fluxion_md._nn.uma.model import UMAConfig
+
+    fields = dict(sphere_channels=4, lmax=1, mmax=1, num_layers=1, hidden_channels=4, cutoff=2.0,
+                  edge_channels=4, num_distance_basis=4, use_dataset_embedding=False)
+    pos = np.array([[0.1, 0.1, 0.1], [0.8, 0.1, 0.1], [0.1, 0.9, 0.1], [4.8, 0.3, 0.2]], np.float32)
+    species = np.array([1, 6, 8, 6], np.int32)
+    refs = {"element_refs": np.linspace(-1, 1, 100).astype(np.float32), "mean": 0.3, "rmsd": 2.0}
+    ref_disp, _ = r_space.periodic(rjnp.array([5.0, 5.0, 5.0]))
+    ref_nbr, ref_init, ref_energy = r_energy.uma_neighbor_list(
+        ref_disp, rjnp.array([5.0, 5.0, 5.0]), cfg=RefConfig(**fields), atoms=rjnp.asarray(species),
+        atom_refs=refs, disable_cell_list=True)
+    ref_nb = ref_nbr.allocate(rjnp.asarray(pos))
+    ref_params = ref_init(jax.random.PRNGKey(1), rjnp.asarray(pos), ref_nb)
+    disp, _ = space.periodic(fnp.array([5.0, 5.0, 5.0]))
+    nbr, init, energy_fn = energy.uma_neighbor_list(
+        disp, fnp.array([5.0, 5.0, 5.0]), cfg=UMAConfig(**fields), atoms=fnp.asarray(species),
+        atom_refs=refs, disable_cell_list=True)
+    nb = nbr.allocate(fnp.asarray(pos))
+    ours = init(fluxion.random.PRNGKey(1), fnp.asarray(pos), nb)
+    params = jax.tree_util.tree_map(lambda a: fnp.asarray(np.asarray(a)), ref_params)
+    assert fluxion.tree_util.tree_structure(ours) == fluxion.tree_util.tree_structure(params)
+    _close(energy_fn(params, fnp.asarray(pos), nb), ref_energy(ref_params, rjnp.asarray(pos), ref_nb),
+           1e-5)
+    _close(fluxion.grad(energy_fn, 1)(params, fnp.asarray(pos), nb),
+           jax.grad(ref_energy, 1)(ref_params, rjnp.asarray(pos), ref_nb), 1e-5)
+    with pytest.raises(ValueError, match="checkpoint_path"):
+        energy.uma_neighbor_list(disp, fnp.array([5.0, 5.0, 5.0]), checkpoint_path="x.pt")
+    with pytest.raises(ValueError, match="MoE"):
+        energy.uma_neighbor_list(disp, fnp.array([5.0, 5.0, 5.0]), cfg=UMAConfig(**fields),
+                                 merge_mole=True)

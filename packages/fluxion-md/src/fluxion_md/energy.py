@@ -34,6 +34,7 @@ __all__ = [
     "coulomb_direct_neighbor_list", "coulomb_recip_ewald", "coulomb_recip_pme",
     "coulomb_ewald_neighbor_list", "coulomb", "coulomb_neighbor_list", "edip",
     "edip_neighbor_list", "nequip_neighbor_list", "load_gnome_model_neighbor_list",
+    "uma_neighbor_list",
 ]
 
 NeighborFn = partition.NeighborListFns
@@ -495,3 +496,4 @@ from fluxion_md._membrane import (  # noqa: E402  (membrane energies)
     volume_potential,
 )
 from fluxion_md._nn import gnome, nequip  # noqa: E402, F401  (jax_md.energy.gnome / .nequip)
+from fluxion_md._uma_energy import uma_neighbor_list  # noqa: E402, F401  (UMA over fluxion_md._nn.uma)
