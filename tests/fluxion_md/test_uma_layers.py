@@ -250,9 +250,15 @@ def test_activations():
                      _arr((4, 3)), _arr((4, 9, 3)))
 
 
-@pytest.mark.parametrize("module", ["common.so3", "common.rotation", "kernels", "_layers",
-                                    "nn.radial", "nn.so3_layers", "nn.so2_layers",
-                                    "nn.layer_norm", "nn.activation", "nn.mole", "nn.embedding", "heads", "model_moe_layers"])
+_SLOW_DOCS = pytest.mark.slow  # several seconds of eager dispatch each under load
+
+
+@pytest.mark.parametrize("module", [
+    "common.so3", "_layers", "nn.so3_layers", "nn.layer_norm", "nn.activation", "nn.mole",
+    "nn.embedding", "heads", pytest.param("common.rotation", marks=_SLOW_DOCS),
+    pytest.param("kernels", marks=_SLOW_DOCS), pytest.param("nn.radial", marks=_SLOW_DOCS),
+    pytest.param("nn.so2_layers", marks=_SLOW_DOCS),
+    pytest.param("model_moe_layers", marks=_SLOW_DOCS)])
 def test_docstring_examples(module):
     mod = importlib.import_module(f"fluxion_md._nn.uma.{module}")
     result = doctest.testmod(mod, extraglobs={"jnp": fnp, "fluxion": fluxion},
