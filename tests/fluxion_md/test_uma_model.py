@@ -163,6 +163,9 @@ def test_backbone_energy_gradient_matches_jax_md():
 
     from fluxion_md._nn.uma import heads, model
     rcfg, cfg = _configs(r_model, model, use_dataset_embedding=False)
+    # ours rematerialises each block (bridge.remat): values and gradients are unchanged. (jax_md's
+    # own activation_checkpointing path raises in 0.2.29: its nn.remat call passes `name` twice.)
+    cfg.activation_checkpointing = True
     pos, z, batch, ei, vec, q, s, _ = _system(num_atoms=4, num_systems=1)
     rm, rh = r_model.UMABackbone(config=rcfg), r_heads.MLPEnergyHead(4, 4)
     rp = rm.init(jax.random.PRNGKey(3), pos, z, batch, ei, vec, q, s)
@@ -194,10 +197,6 @@ def test_config_defaults_match_jax_md():
     from fluxion_md._nn.uma import model
     assert vars(model.UMAConfig()) == vars(r_model.UMAConfig())
     assert vars(model.default_config()) == vars(r_model.default_config())
-    with pytest.raises(NotImplementedError, match="UMABackbone: activation_checkpointing"):
-        cfg = model.UMAConfig(sphere_channels=4, lmax=1, mmax=1, activation_checkpointing=True)
-        data = [fnp.asarray(a) for a in _system(num_atoms=2, num_systems=1)[:-1]]
-        model.UMABackbone(config=cfg).init(fluxion.random.PRNGKey(0), *data)
 
 
 @pytest.mark.slow

@@ -37,10 +37,9 @@ __all__ = ["UMAConfig", "default_config", "UMABackbone"]
 @dataclass
 class UMAConfig:
     """Hyperparameters of :class:`UMABackbone` (jax_md's ``UMAConfig``: same fields, same
-    defaults). ``activation_checkpointing`` (``nn.remat`` of each block in jax_md) is not
-    available here: fluxion_nn.bridge has no ``remat`` of a module class yet, and the backbone
-    refuses it; ``use_kernels`` selects jax_md's fused GPU kernels, which never run off GPUs, so
-    it changes nothing here.
+    defaults). ``activation_checkpointing`` rematerialises each block in the backward pass
+    (``fluxion_nn.bridge.remat``, jax_md's ``nn.remat``); ``use_kernels`` selects jax_md's fused
+    GPU kernels, which never run off GPUs, so it changes nothing here.
 
     Example:
         >>> cfg = UMAConfig(sphere_channels=8, lmax=1, mmax=1)
@@ -137,10 +136,6 @@ class UMABackbone(bridge.Module):
                  edge_distance_vec: Array, charge: Array, spin: Array,
                  dataset_idx: Array | None = None) -> dict[str, Array]:
         cfg = self.config
-        if cfg.activation_checkpointing:
-            raise NotImplementedError(
-                "UMABackbone: activation_checkpointing=True needs a remat of a bridge module "
-                "class, which fluxion_nn.bridge does not have yet; use False (same values)")
         positions, atomic_numbers = jnp.asarray(positions), jnp.asarray(atomic_numbers)
         batch, edge_index = jnp.asarray(batch), jnp.asarray(edge_index)
         edge_distance_vec = jnp.asarray(edge_distance_vec)
@@ -196,15 +191,17 @@ class UMABackbone(bridge.Module):
                                 rescale_factor=5.0, m_size=mapping.m_size,
                                 name="edge_degree_embedding")(x, x_edge, edge_index, rotate_inv,
                                                               envelope, node_offset=0)
+        # With activation_checkpointing each block is rematerialised in the backward pass (Linen's
+        # nn.remat of the class in jax_md): same parameters and values, less memory kept.
+        block_cls = bridge.remat(UMABlock) if cfg.activation_checkpointing else UMABlock
         for i in range(cfg.num_layers):
-            x = UMABlock(sphere_channels=cfg.sphere_channels, hidden_channels=cfg.hidden_channels,
+            x = block_cls(sphere_channels=cfg.sphere_channels, hidden_channels=cfg.hidden_channels,
                          lmax=cfg.lmax, mmax=cfg.mmax, m_size=mapping.m_size,
                          edge_channels_list=edge_channels_list, norm_type=cfg.norm_type,
                          act_type=cfg.act_type, ff_type=cfg.ff_type,
                          to_grid_mat=grid.to_grid_mat, from_grid_mat=grid.from_grid_mat,
                          mapping_to_m=to_m, use_kernels=cfg.use_kernels, name=f"blocks_{i}")(
-                x, x_edge, edge_index, rotate, rotate_inv, wigner, wigner_inv, envelope,
-                sys_node_embedding=sys_node, node_offset=0)
+                x, x_edge, edge_index, rotate, rotate_inv, wigner, wigner_inv, envelope, sys_node)
         x = get_normalization_layer(cfg.norm_type, lmax=cfg.lmax,
                                     num_channels=cfg.sphere_channels, name="norm")(x)
         return {"node_embedding": x, "batch": batch}
