@@ -583,7 +583,7 @@ def test_vmap_keeps_zero_flags_like_e3nn(memoized_reference_normalization):
 
 @pytest.mark.parametrize("module", ["_irreps", "_so3", "_irreps_array", "_basic",
                                     "_tensor_products", "_config", "_spherical_harmonics",
-                                    "_activation", "_scatter", "_linear", "_rotation", "legacy",
+                                    "_activation", "_scatter", "_linear", "_rotation", "_upper", "legacy",
                                     "utils"])
 def test_docstring_examples_run(module):
     mod = importlib.import_module(f"fluxion_md._nn.e3nn.{module}")

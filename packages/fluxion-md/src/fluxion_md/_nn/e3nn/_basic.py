@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import fluxion.numpy as fnp
+from fluxion_md._nn.e3nn import _upper
 from fluxion_md._nn.e3nn._irreps import Irreps
 from fluxion_md._nn.e3nn._irreps_array import IrrepsArray, infer_backend, standardize_axis
 
@@ -198,3 +199,6 @@ def norm(array: IrrepsArray, *, squared: bool = False, per_irrep: bool = True) -
         return from_chunks([(mul, "0e") for mul, _ in array.irreps],
                            [reduce(c) for c in array.chunks], array.shape[:-1], array.dtype)
     return IrrepsArray("0e", reduce(array.array))
+
+
+_upper.register("from_chunks", from_chunks)

@@ -15,7 +15,9 @@ import math
 from collections import namedtuple
 from typing import Any, Callable, Iterator
 
+import fluxion.numpy as fnp
 from fluxion import tree_util
+from fluxion_md._nn.e3nn import _upper
 
 __all__ = ["Irrep", "MulIrrep", "Irreps"]
 
@@ -81,9 +83,7 @@ class Irrep:
             >>> [round(v, 4) + 0.0 for v in Irrep("1o").D_from_matrix(-jnp.eye(3)).tolist()[0]]
             [-1.0, 0.0, 0.0]
         """
-        from fluxion_md._nn.e3nn._rotation import irrep_d_from_matrix
-
-        return irrep_d_from_matrix(self.l, self.p, R)
+        return _upper.get("irrep_d_from_matrix")(self.l, self.p, R)
 
     def __mul__(self, other: Any) -> Iterator[Irrep]:
         """The irreps in the tensor product of two irreps: ``|l1-l2| .. l1+l2``, parity ``p1 p2``."""
@@ -422,8 +422,6 @@ class Irreps(tuple):
             >>> Irreps("2x0e+1x1o").D_from_matrix(jnp.eye(3)).shape
             (5, 5)
         """
-        import fluxion.numpy as fnp
-
         R = fnp.asarray(R)
         blocks = {ir: ir.D_from_matrix(R) for _, ir in self}
         out = fnp.zeros(R.shape[:-2] + (self.dim, self.dim), R.dtype)

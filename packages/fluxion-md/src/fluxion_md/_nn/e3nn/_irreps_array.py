@@ -9,6 +9,7 @@ irreps the static part; like e3nn_jax, flattening forgets the zero flags.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Sequence
 
@@ -17,6 +18,7 @@ import numpy as np
 import fluxion
 import fluxion.numpy as fnp
 from fluxion import tree_util
+from fluxion_md._nn.e3nn import _upper
 from fluxion_md._nn.e3nn._irreps import Irrep, Irreps, MulIrrep
 
 __all__ = ["IrrepsArray", "infer_backend", "standardize_axis"]
@@ -212,8 +214,7 @@ class IrrepsArray:
         return -self + other
 
     def _scale(self, other: Any, divide: bool) -> IrrepsArray:
-        from fluxion_md._nn.e3nn._tensor_products import elementwise_tensor_product
-
+        elementwise_tensor_product = _upper.get("elementwise_tensor_product")
         symbol = "/" if divide else "*"
         xp = infer_backend(self.array)
         if isinstance(other, IrrepsArray):
@@ -391,8 +392,7 @@ class IrrepsArray:
     # -- irreps bookkeeping -----------------------------------------------------------------
 
     def _from_chunks(self, irreps: Any, chunks: list, lead: tuple | None = None) -> IrrepsArray:
-        from fluxion_md._nn.e3nn._basic import from_chunks
-
+        from_chunks = _upper.get("from_chunks")
         lead = self.shape[:-1] if lead is None else lead
         return from_chunks(irreps, chunks, lead, self.dtype, backend=infer_backend(self.array))
 
@@ -449,8 +449,6 @@ class IrrepsArray:
 
     def mul_to_axis(self, factor: int | None = None, axis: int = -2) -> IrrepsArray:
         """Splits every multiplicity by ``factor`` into a new axis before the irreps axis."""
-        import math
-
         axis = standardize_axis(axis, self.ndim + 1)[0]
         if axis == self.ndim:
             raise ValueError("axis cannot be the last axis. The last axis is reserved for the "

@@ -18,6 +18,8 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as fnp
+from fluxion_md._nn.e3nn import _upper
+from fluxion_md._nn.e3nn._spherical_harmonics import _recursion_table, spherical_harmonics
 
 __all__ = ["matrix_x", "matrix_y", "matrix_z", "angles_to_matrix", "rand_angles", "rand_matrix",
            "irrep_d_from_matrix"]
@@ -83,8 +85,6 @@ def rand_matrix(key: Any, shape: tuple[int, ...] = (), dtype: Any = fnp.float32)
 @functools.cache
 def _fit(l: int) -> tuple[np.ndarray, np.ndarray]:
     """Directions ``v[n, 3]`` and ``pinv(Y^l(v))[2l+1, n]`` (float64)."""
-    from fluxion_md._nn.e3nn._spherical_harmonics import _recursion_table
-
     count = 2 * (2 * l + 1) + 1
     directions = np.random.RandomState(l).normal(size=(count, 3))
     directions /= np.linalg.norm(directions, axis=1, keepdims=True)
@@ -106,8 +106,6 @@ def _harmonics_numpy(l: int, x: np.ndarray, table: Any) -> np.ndarray:
 
 def irrep_d_from_matrix(l: int, p: int, rotation: Any) -> Any:
     """``D[..., 2l+1, 2l+1]`` of the irrep ``(l, p)`` for matrices ``rotation[..., 3, 3]``."""
-    from fluxion_md._nn.e3nn._spherical_harmonics import spherical_harmonics
-
     rotation = fnp.asarray(rotation)
     if rotation.shape[-2:] != (3, 3):
         raise ValueError(f"D_from_matrix: rotation must have shape [..., 3, 3], got "
@@ -121,3 +119,6 @@ def irrep_d_from_matrix(l: int, p: int, rotation: Any) -> Any:
     d = fnp.einsum("bn,...na->...ab", fnp.asarray(inverse, dtype=rotation.dtype), values)
     parity = fnp.where(det_sign < 0, float(p), 1.0).astype(rotation.dtype)
     return d * parity[..., None, None]
+
+
+_upper.register("irrep_d_from_matrix", irrep_d_from_matrix)

@@ -9,6 +9,7 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as fnp
+from fluxion_md._nn.e3nn import _upper
 from fluxion_md._nn.e3nn._basic import as_irreps_array, from_chunks
 from fluxion_md._nn.e3nn._config import config
 from fluxion_md._nn.e3nn._irreps import Irrep, Irreps
@@ -133,3 +134,6 @@ def tensor_product(input1: Any, input2: Any, *, filter_ir_out: Any = None,
                 chunks.append(out.reshape(out.shape[:-3] + (mul1 * mul2, ir_out.dim)))
     output = from_chunks(irreps_out, chunks, lead, input1.dtype).sort()
     return output.regroup() if regroup_output else output
+
+
+_upper.register("elementwise_tensor_product", elementwise_tensor_product)
