@@ -7,6 +7,10 @@ from typing import Any, Callable
 
 import fluxion.numpy as jnp
 from fluxion_md import custom_partition, partition
+from fluxion_md._nn.uma.featurizer import uma_multi_image_featurizer
+from fluxion_md._nn.uma.heads import LinearEnergyHead, MLPEnergyHead
+from fluxion_md._nn.uma.model import UMABackbone, default_config
+from fluxion_md._nn.uma.model_moe import UMAMoEBackbone, merge_mole_params
 from fluxion_md.util import Array
 from fluxion_nn import bridge
 
@@ -26,12 +30,9 @@ class _UMAEnergyModel(bridge.Module):
 
     @bridge.compact
     def __call__(self, features: dict) -> Array:
-        from fluxion_md._nn.uma.heads import LinearEnergyHead, MLPEnergyHead
         if self.use_moe:
-            from fluxion_md._nn.uma.model_moe import UMAMoEBackbone
             backbone = UMAMoEBackbone(config=self.config, name="backbone")
         else:
-            from fluxion_md._nn.uma.model import UMABackbone
             backbone = UMABackbone(config=self.config, name="backbone")
         emb = backbone(features["positions"], features["atomic_numbers"], features["batch"],
                        features["edge_index"], features["edge_distance_vec"], features["charge"],
@@ -86,7 +87,6 @@ def uma_neighbor_list(displacement_fn: Callable, box: Array, cfg: Any = None, at
                          "is not supported by fluxion_md (it needs torch); build the parameters "
                          "with init_fn or convert them beforehand")
     if cfg is None:
-        from fluxion_md._nn.uma.model import default_config
         cfg = default_config()
     is_moe = hasattr(cfg, "num_experts")
     merge_mole = bool(merge_mole) if merge_mole is not None else False
@@ -121,7 +121,6 @@ def uma_neighbor_list(displacement_fn: Callable, box: Array, cfg: Any = None, at
     neighbor_fn = neighbor_list_fn(displacement_fn, neighbor_box, cfg.cutoff,
                                    format=partition.Sparse, **nl_kwargs)
     if featurizer_fn is None:
-        from fluxion_md._nn.uma.featurizer import uma_multi_image_featurizer
         featurizer_fn = uma_multi_image_featurizer
     featurizer = featurizer_fn(displacement_fn, cutoff=cfg.cutoff)
 
@@ -145,7 +144,6 @@ def uma_neighbor_list(displacement_fn: Callable, box: Array, cfg: Any = None, at
         if merge_mole:
             if features["charge"].shape[0] != 1:
                 raise ValueError("merge_mole=True supports only one system.")
-            from fluxion_md._nn.uma.model_moe import UMAMoEBackbone, merge_mole_params
             routed = UMAMoEBackbone(config=cfg).apply(
                 {"params": params["params"]["backbone"]}, features["positions"],
                 features["atomic_numbers"], features["batch"], features["edge_index"],

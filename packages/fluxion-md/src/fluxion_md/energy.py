@@ -8,12 +8,13 @@ Tersoff, Gupta) follow the same pattern.
 
 from __future__ import annotations
 
-from functools import partial, wraps
+from functools import partial
 from typing import Any, Callable
 
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion_md import partition, smap, space, util
+from fluxion_md._cutoff import multiplicative_isotropic_cutoff
 from fluxion_md.util import Array, f32, maybe_downcast
 
 __all__ = [
@@ -154,30 +155,6 @@ def lennard_jones(dr: Array, sigma: Array = 1, epsilon: Array = 1, **unused_kwar
     idr6 = idr * idr * idr
     idr12 = idr6 * idr6
     return jnp.nan_to_num(f32(4) * epsilon * (idr12 - idr6))
-
-
-def multiplicative_isotropic_cutoff(fn: Callable[..., Array], r_onset: Any,
-                                    r_cutoff: Any) -> Callable[..., Array]:
-    """Multiply ``fn(dr)`` by a C1 switch: 1 below ``r_onset``, 0 beyond ``r_cutoff``.
-
-    Example:
-        >>> f = multiplicative_isotropic_cutoff(lambda dr: 1.0 + 0 * dr, 1.0, 2.0)
-        >>> [float(f(jnp.array(r))) for r in (0.5, 1.5, 2.5)]
-        [1.0, 0.5, 0.0]
-    """
-    r_c = r_cutoff ** f32(2)
-    r_o = r_onset ** f32(2)
-
-    def smooth_fn(dr: Array) -> Array:
-        r = dr ** f32(2)
-        inner = jnp.where(dr < r_cutoff,
-                          (r_c - r) ** 2 * (r_c + 2 * r - 3 * r_o) / (r_c - r_o) ** 3, 0)
-        return jnp.where(dr < r_onset, 1, inner)
-
-    @wraps(fn)
-    def cutoff_fn(dr: Array, *args: Any, **kwargs: Any) -> Array:
-        return smooth_fn(dr) * fn(dr, *args, **kwargs)
-    return cutoff_fn
 
 
 def lennard_jones_pair(displacement_or_metric: Callable, species: Array | None = None,

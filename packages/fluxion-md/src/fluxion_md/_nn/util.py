@@ -19,6 +19,7 @@ import fluxion
 import fluxion.numpy as jnp
 from fluxion import lax, vmap
 from fluxion_md import partition
+from fluxion_md._cutoff import multiplicative_isotropic_cutoff
 from fluxion_md.util import Array, f32
 from fluxion_nn import bridge
 
@@ -255,8 +256,6 @@ class BesselEmbedding(bridge.Module):
 
     @bridge.compact
     def __call__(self, rs: Array) -> Array:
-        from fluxion_md import energy  # energy imports fluxion_md.nn, which imports this module
-
         def init_fn(key: Any, shape: tuple[int, ...]) -> Array:
             del key
             if len(shape) != 1:
@@ -265,7 +264,7 @@ class BesselEmbedding(bridge.Module):
 
         frequencies = self.param("frequencies", init_fn, (self.count,))[...]
         bessel_fn = partial(bessel, self.outer_cutoff, frequencies)
-        cut = energy.multiplicative_isotropic_cutoff(bessel_fn, self.inner_cutoff,
+        cut = multiplicative_isotropic_cutoff(bessel_fn, self.inner_cutoff,
                                                      self.outer_cutoff)
         return vmap(cut)(rs)
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import fluxion
 import fluxion.numpy as jnp
 from fluxion_md import partition
+from fluxion_md.custom_partition import neighbor_list_multi_image_mask
 from fluxion_md.util import Array
 
 __all__ = ["uma_featurizer", "uma_multi_image_featurizer"]
@@ -113,8 +114,6 @@ def uma_multi_image_featurizer(displacement_fn: Callable | None = None,
     def featurize(atomic_numbers: Array, position: Array, neighbor: Any,
                   charge: Array | None = None, spin: Array | None = None,
                   dataset_idx: Array | None = None, **kwargs: Any) -> dict[str, Array]:
-        from fluxion_md.custom_partition import neighbor_list_multi_image_mask
-
         position, atomic_numbers = _check_position("uma_multi_image_featurizer", position,
                                                    atomic_numbers)
         receivers, senders = neighbor.idx[0], neighbor.idx[1]
