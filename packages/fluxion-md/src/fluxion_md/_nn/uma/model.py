@@ -104,6 +104,38 @@ def _check_inputs(positions: Array, atomic_numbers: Array, batch: Array, edge_in
                          f"{tuple(edge_distance_vec.shape)}")
 
 
+def _edge_inputs(cfg: UMAConfig, atomic_numbers: Array, edge_index: Array,
+                 edge_distance_vec: Array, mapping: object, jacobi: object,
+                 index: Array) -> tuple[Array, ...]:
+    """The per-edge inputs both backbones share: the distance envelope, the edge features
+    (Gaussian distance basis + source/target element embeddings), the Wigner matrices into and out
+    of each edge's frame and their products with ``mapping.to_m``. Called inside a backbone's
+    compact ``__call__``, so the submodules it makes (``envelope``, ``distance_expansion``,
+    ``source_embedding``, ``target_embedding``) are the backbone's, with jax_md's names."""
+    distance = jnp.linalg.norm(edge_distance_vec, axis=-1)
+    envelope = PolynomialEnvelope(exponent=5, name="envelope")(distance / cfg.cutoff)
+    envelope = envelope.reshape(-1, 1, 1)
+    basis = GaussianSmearing(start=0.0, stop=cfg.cutoff, num_gaussians=cfg.num_distance_basis,
+                             basis_width_scalar=2.0, name="distance_expansion")(distance)
+    small = symmetric_uniform(0.001)
+    source = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
+                   embedding_init=small, name="source_embedding")(atomic_numbers[edge_index[0]])
+    target = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
+                   embedding_init=small, name="target_embedding")(atomic_numbers[edge_index[1]])
+    x_edge = jnp.concatenate([basis, source, target], axis=1)
+
+    wigner = eulers_to_wigner(init_edge_rot_euler_angles(edge_distance_vec), 0, cfg.lmax,
+                              jacobi)
+    wigner_inv = jnp.transpose(wigner, (0, 2, 1))
+    if cfg.mmax != cfg.lmax:
+        wigner = wigner[:, index, :]
+        wigner_inv = wigner_inv[:, :, index]
+    to_m = mapping.to_m
+    rotate = jnp.einsum("mk,nkj->nmj", to_m, wigner)
+    rotate_inv = jnp.einsum("njk,mk->njm", wigner_inv, to_m)
+    return envelope, x_edge, wigner, wigner_inv, rotate, rotate_inv
+
+
 class UMABackbone(bridge.Module):
     """UMA's feature extractor: ``apply(params, positions, atomic_numbers, batch, edge_index,
     edge_distance_vec, charge, spin, dataset_idx=None)`` returns ``{'node_embedding':
@@ -160,27 +192,9 @@ class UMABackbone(bridge.Module):
         csd = fluxion.nn.silu(Dense(cfg.sphere_channels, name="mix_csd")(
             jnp.concatenate(parts, axis=1)))
 
-        distance = jnp.linalg.norm(edge_distance_vec, axis=-1)
-        envelope = PolynomialEnvelope(exponent=5, name="envelope")(distance / cfg.cutoff)
-        envelope = envelope.reshape(-1, 1, 1)
-        basis = GaussianSmearing(start=0.0, stop=cfg.cutoff, num_gaussians=cfg.num_distance_basis,
-                                 basis_width_scalar=2.0, name="distance_expansion")(distance)
-        small = symmetric_uniform(0.001)
-        source = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
-                       embedding_init=small, name="source_embedding")(atomic_numbers[edge_index[0]])
-        target = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
-                       embedding_init=small, name="target_embedding")(atomic_numbers[edge_index[1]])
-        x_edge = jnp.concatenate([basis, source, target], axis=1)
-
-        wigner = eulers_to_wigner(init_edge_rot_euler_angles(edge_distance_vec), 0, cfg.lmax,
-                                  jacobi)
-        wigner_inv = jnp.transpose(wigner, (0, 2, 1))
-        if cfg.mmax != cfg.lmax:
-            wigner = wigner[:, index, :]
-            wigner_inv = wigner_inv[:, :, index]
+        envelope, x_edge, wigner, wigner_inv, rotate, rotate_inv = _edge_inputs(
+            cfg, atomic_numbers, edge_index, edge_distance_vec, mapping, jacobi, index)
         to_m = mapping.to_m
-        rotate = jnp.einsum("mk,nkj->nmj", to_m, wigner)
-        rotate_inv = jnp.einsum("njk,mk->njm", wigner_inv, to_m)
 
         sys_node = csd[batch]
         x = jnp.zeros((positions.shape[0], (cfg.lmax + 1) ** 2, cfg.sphere_channels),

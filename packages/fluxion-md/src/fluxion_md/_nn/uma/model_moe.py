@@ -15,8 +15,7 @@ from dataclasses import dataclass
 import fluxion
 import fluxion.numpy as jnp
 from fluxion_md._nn.uma._layers import Dense, Embed
-from fluxion_md._nn.uma.common.rotation import eulers_to_wigner, init_edge_rot_euler_angles
-from fluxion_md._nn.uma.model import UMAConfig, _check_inputs, _tables
+from fluxion_md._nn.uma.model import UMAConfig, _check_inputs, _edge_inputs, _tables
 from fluxion_md._nn.uma.model_moe_layers import (
     EdgewiseMoE,
     SO2ConvolutionMoE,
@@ -30,11 +29,9 @@ from fluxion_md._nn.uma.nn.embedding import (
     ChgSpinEmbedding,
     DatasetEmbedding,
     EdgeDegreeEmbedding,
-    symmetric_uniform,
 )
 from fluxion_md._nn.uma.nn.layer_norm import get_normalization_layer
 from fluxion_md._nn.uma.nn.mole import RoutingMLP
-from fluxion_md._nn.uma.nn.radial import GaussianSmearing, PolynomialEnvelope
 from fluxion_md.util import Array
 from fluxion_nn import bridge
 
@@ -150,27 +147,9 @@ class UMAMoEBackbone(bridge.Module):
                                       name="routing_mlp")(jnp.concatenate(routing, axis=-1),
                                                           deterministic=True)
 
-        distance = jnp.linalg.norm(edge_distance_vec, axis=-1)
-        envelope = PolynomialEnvelope(exponent=5, name="envelope")(distance / cfg.cutoff)
-        envelope = envelope.reshape(-1, 1, 1)
-        basis = GaussianSmearing(start=0.0, stop=cfg.cutoff, num_gaussians=cfg.num_distance_basis,
-                                 basis_width_scalar=2.0, name="distance_expansion")(distance)
-        small = symmetric_uniform(0.001)
-        source = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
-                       embedding_init=small, name="source_embedding")(atomic_numbers[edge_index[0]])
-        target = Embed(num_embeddings=cfg.max_num_elements, features=cfg.edge_channels,
-                       embedding_init=small, name="target_embedding")(atomic_numbers[edge_index[1]])
-        x_edge = jnp.concatenate([basis, source, target], axis=1)
-
-        wigner = eulers_to_wigner(init_edge_rot_euler_angles(edge_distance_vec), 0, cfg.lmax,
-                                  jacobi)
-        wigner_inv = jnp.transpose(wigner, (0, 2, 1))
-        if cfg.mmax != cfg.lmax:
-            wigner = wigner[:, index, :]
-            wigner_inv = wigner_inv[:, :, index]
+        envelope, x_edge, wigner, wigner_inv, rotate, rotate_inv = _edge_inputs(
+            cfg, atomic_numbers, edge_index, edge_distance_vec, mapping, jacobi, index)
         to_m = mapping.to_m
-        rotate = jnp.einsum("mk,nkj->nmj", to_m, wigner)
-        rotate_inv = jnp.einsum("njk,mk->njm", wigner_inv, to_m)
 
         sys_node = csd[batch]
         x = jnp.zeros((positions.shape[0], (cfg.lmax + 1) ** 2, cfg.sphere_channels),
