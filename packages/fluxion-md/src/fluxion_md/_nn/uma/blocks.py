@@ -7,7 +7,7 @@ here the rotations are the einsum path jax_md takes elsewhere."""
 
 from __future__ import annotations
 
-from typing import Literal, Sequence
+from typing import Any, Literal, Sequence
 
 import fluxion
 import fluxion.numpy as jnp
@@ -28,6 +28,36 @@ def _check_nodes(name: str, x: Array, lmax: int, channels: int) -> Array:
         raise ValueError(f"{name}: x must be [num_nodes, coefficients, {channels}] "
                          f"(lmax={lmax}), got shape {tuple(x.shape)}")
     return x
+
+
+def _edge_activation(block: Any) -> bridge.Module:
+    """The activation of an edgewise block (``Edgewise``, ``EdgewiseMoE``) from its fields, named
+    ``act`` as jax_md's: the gate, or the separable S2 activation with ``act_type='s2'``. Called
+    inside the block's compact ``__call__``, so it is the block's submodule."""
+    if block.act_type == "gate":
+        return GateActivation(lmax=block.lmax, mmax=block.mmax,
+                              num_channels=block.hidden_channels, m_prime=True, name="act")
+    return SeparableS2Activation(lmax=block.lmax, mmax=block.mmax,
+                                 to_grid_mat=block.to_grid_mat, from_grid_mat=block.from_grid_mat,
+                                 mapping_to_m=block.mapping_to_m, name="act")
+
+
+def _edge_pairs(x: Array, edge_index: Array) -> Array:
+    """``[edges, coefficients, 2 * channels]``: each edge's sender and receiver features side by
+    side. A negative index (padding) points one past the end, where the gather fills zeros."""
+    nodes = x.shape[0]
+    sender = jnp.where(edge_index[0] >= 0, edge_index[0], nodes)
+    receiver = jnp.where(edge_index[1] >= 0, edge_index[1], nodes)
+    return jnp.concatenate([jnp.take(x, sender, axis=0, mode="fill", fill_value=0.0),
+                            jnp.take(x, receiver, axis=0, mode="fill", fill_value=0.0)], axis=2)
+
+
+def _add_to_targets(x: Array, message: Array, edge_index: Array, node_offset: int) -> Array:
+    """Zeros like ``x`` with each edge's message added at its receiver (less ``node_offset``);
+    padded edges (negative targets) are dropped."""
+    target = edge_index[1] - node_offset
+    target = jnp.where(target >= 0, target, x.shape[0])
+    return jnp.zeros_like(x).at[target].add(message, mode="drop")
 
 
 class Edgewise(bridge.Module):
@@ -83,31 +113,15 @@ class Edgewise(bridge.Module):
                                 mmax=self.mmax, m_size=self.m_size, internal_weights=True,
                                 edge_channels_list=None, extra_m0_output_channels=None,
                                 name="so2_conv_2")
-        if self.act_type == "gate":
-            act = GateActivation(lmax=self.lmax, mmax=self.mmax,
-                                 num_channels=self.hidden_channels, m_prime=True, name="act")
-        else:
-            act = SeparableS2Activation(lmax=self.lmax, mmax=self.mmax,
-                                        to_grid_mat=self.to_grid_mat,
-                                        from_grid_mat=self.from_grid_mat,
-                                        mapping_to_m=self.mapping_to_m, name="act")
-        num_nodes = x.shape[0]
-        if num_nodes == 0:
+        act = _edge_activation(self)
+        if x.shape[0] == 0:
             return jnp.zeros_like(x)
-        # A negative index (padding) points one past the end, where the gather fills zeros.
-        sender = jnp.where(edge_index[0] >= 0, edge_index[0], num_nodes)
-        receiver = jnp.where(edge_index[1] >= 0, edge_index[1], num_nodes)
-        pair = jnp.concatenate([jnp.take(x, sender, axis=0, mode="fill", fill_value=0.0),
-                                jnp.take(x, receiver, axis=0, mode="fill", fill_value=0.0)],
-                               axis=2)
-        message = jnp.einsum("nmj,njc->nmc", wigner_and_M_mapping, pair)
+        message = jnp.einsum("nmj,njc->nmc", wigner_and_M_mapping, _edge_pairs(x, edge_index))
         message, gating = conv_1(message, x_edge)
         message = act(gating, message)
         message = conv_2(message, x_edge) * edge_envelope
         message = jnp.einsum("njm,nmc->njc", wigner_and_M_mapping_inv, message)
-        target = edge_index[1] - node_offset
-        target = jnp.where(target >= 0, target, num_nodes)
-        return jnp.zeros_like(x).at[target].add(message, mode="drop")
+        return _add_to_targets(x, message, edge_index, node_offset)
 
 
 class SpectralAtomwise(bridge.Module):

@@ -12,8 +12,13 @@ from typing import Any, Sequence
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion_md._nn.uma.blocks import GridAtomwise, SpectralAtomwise
-from fluxion_md._nn.uma.nn.activation import GateActivation, SeparableS2Activation
+from fluxion_md._nn.uma.blocks import (
+    GridAtomwise,
+    SpectralAtomwise,
+    _add_to_targets,
+    _edge_activation,
+    _edge_pairs,
+)
 from fluxion_md._nn.uma.nn.layer_norm import get_normalization_layer
 from fluxion_md._nn.uma.nn.mole import MOLELinear, MOLEWeights
 from fluxion_md._nn.uma.nn.radial import RadialMLP
@@ -284,30 +289,15 @@ class EdgewiseMoE(bridge.Module):
         conv_2 = SO2ConvolutionMoE(sphere_channels=self.hidden_channels,
                                    m_output_channels=self.sphere_channels, internal_weights=True,
                                    name="so2_conv_2", **shared)
-        if self.act_type == "gate":
-            act = GateActivation(lmax=self.lmax, mmax=self.mmax, num_channels=self.hidden_channels,
-                                 m_prime=True, name="act")
-        else:
-            act = SeparableS2Activation(lmax=self.lmax, mmax=self.mmax,
-                                        to_grid_mat=self.to_grid_mat,
-                                        from_grid_mat=self.from_grid_mat,
-                                        mapping_to_m=self.mapping_to_m, name="act")
-        nodes = x.shape[0]
-        if nodes == 0:
+        act = _edge_activation(self)
+        if x.shape[0] == 0:
             return jnp.zeros_like(x)
-        sender = jnp.where(edge_index[0] >= 0, edge_index[0], nodes)
-        receiver = jnp.where(edge_index[1] >= 0, edge_index[1], nodes)
-        pair = jnp.concatenate([jnp.take(x, sender, axis=0, mode="fill", fill_value=0.0),
-                                jnp.take(x, receiver, axis=0, mode="fill", fill_value=0.0)],
-                               axis=2)
-        message = jnp.einsum("nmj,njc->nmc", wigner_and_M_mapping, pair)
+        message = jnp.einsum("nmj,njc->nmc", wigner_and_M_mapping, _edge_pairs(x, edge_index))
         message, gating = conv_1(message, x_edge, expert_coefficients, edge_batch)
         message = act(gating, message)
         message = conv_2(message, x_edge, expert_coefficients, edge_batch) * edge_envelope
         message = jnp.einsum("njm,nmc->njc", wigner_and_M_mapping_inv, message)
-        target = edge_index[1] - node_offset
-        target = jnp.where(target >= 0, target, nodes)
-        return jnp.zeros_like(x).at[target].add(message, mode="drop")
+        return _add_to_targets(x, message, edge_index, node_offset)
 
 
 class UMABlockMoE(bridge.Module):
