@@ -109,3 +109,47 @@ def test_one_argument_varargs_dispatcher_matches_jax() -> None:
     r.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         float(r)
+
+
+def test_scalar_hits_follow_the_constant_cache() -> None:
+    # dispatch.scalar_hits (type -> value -> constant) is the dispatchers' first lookup: 1, True
+    # and 1.0 are equal keys in one dict, so each type has its own; an x64 switch, a transfer
+    # guard or an eviction from the constant cache drops its entries
+    fg, jg = fluxion.jit(fluxion.grad(lambda x: x * x)), jax.jit(jax.grad(lambda x: x * x))
+    fm, jm = fluxion.jit(lambda x: x + 1), jax.jit(lambda x: x + 1)
+    for _ in range(3):
+        for v in (1, True, 1.0, 2.5):
+            assert_same(fm(v), jm(v))
+        assert_same(fg(2.5), jg(2.5))
+    hits = dispatch.scalar_hits
+    assert hits[float][2.5] is dispatch.to_array(2.5) and hits[bool][True].dtype == np.bool_
+    assert hits[int][1].dtype == np.int32 and hits[float][1.0].dtype == np.float32
+    with fluxion.enable_x64(True), jax.enable_x64(True):
+        assert 2.5 not in hits[float]
+        for _ in range(3):
+            assert_same(fg(2.5), jg(2.5))
+            assert_same(fm(1), jm(1))
+        assert hits[int][1].dtype == np.int64
+    assert 2.5 not in hits[float] and 1 not in hits[int]
+    for _ in range(3):
+        assert_same(fg(2.5), jg(2.5))
+    with fluxion.transfer_guard("log"):
+        assert not hits[float]
+        for _ in range(3):
+            assert_same(fg(2.5), jg(2.5))
+        assert not hits[float]  # not filled while a guard is set
+    for _ in range(3):
+        fm(2.5)
+    assert 2.5 in hits[float]
+    limit = fluxion.config.fluxion_constant_cache_max_bytes
+    try:
+        fluxion.config.update("fluxion_constant_cache_max_bytes", 1)  # one entry is kept
+        for v in (3.5, 3.5, 4.5, 4.5):
+            fm(v)
+        assert 2.5 not in hits[float] and 3.5 not in hits[float]
+        assert all(dispatch._scalar_cache.get((float, k, False, None, None)) is c
+                   for k, c in hits[float].items())
+    finally:
+        fluxion.config.update("fluxion_constant_cache_max_bytes", limit)
+    for _ in range(3):
+        assert_same(fm(2.5), jm(2.5))

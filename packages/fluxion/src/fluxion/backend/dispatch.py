@@ -258,8 +258,22 @@ def execute(entry: ExecEntry, arrays: Sequence[Array]) -> list[Array]:
 
 _CONSTANTS_DOC = ("device scalars of Python numbers used as operands (cached from their second "
                   "use on)")
+#: jit's dispatchers' one-level view of ``_scalar_cache``: Python type -> non-zero value -> the
+#: cached Array under device_put_value's default key (weak type, this x64 state). Filled only from
+#: that cache's hits while no transfer guard is set (fluxion.backend.jit_dispatch), emptied of
+#: whatever that cache drops, and cleared when a transfer guard changes: a lookup here stands
+#: for the whole key build and guard check.
+scalar_hits: dict[type, dict] = {float: {}, int: {}, bool: {}}
+
+
+def _drop_scalar_hit(key: Any, value: Any) -> None:
+    d = scalar_hits.get(key[0]) if type(key) is tuple and key else None
+    if d is not None and d.get(key[1]) is value:
+        d.pop(key[1], None)
+
+
 _scalar_cache = _caches.ByteCache("device scalars (device_put)", "fluxion_constant_cache_max_bytes",
-                                  _CONSTANTS_DOC)
+                                  _CONSTANTS_DOC, on_evict=_drop_scalar_hit)
 _PY_SCALAR_TYPES = (bool, int, float, complex)  # exact types: NumPy scalars are not weak
 
 
@@ -380,6 +394,7 @@ def unshare_donated(arrays: list, donated: tuple) -> list:
     """
     shared = {id(v._a) for c in (_scalar_cache, _const_cache, _literal_cache)
               for v in c.values()}
+    shared.update(id(v._a) for d in scalar_hits.values() for v in list(d.values()))
     if not shared:
         return arrays
     out = list(arrays)
@@ -865,6 +880,8 @@ def clear_caches() -> None:
     for table in list(_EAGER_BY_CONTEXT.values()):
         table.clear()
     _scalar_cache.clear()
+    for d in scalar_hits.values():
+        d.clear()
     _literal_cache.clear()
     _const_cache.clear()
     _seen_once.clear()
@@ -882,6 +899,10 @@ def _on_flag_change(name: str, value: Any) -> None:
         _literal_cache.clear()
         _const_cache.clear()
         _seen_once.clear()
+    if name in ("jax_enable_x64", "jax_default_device", "jax_transfer_guard",
+                "jax_transfer_guard_host_to_device"):
+        for d in scalar_hits.values():
+            d.clear()
 
 
 def _constrain(x: Any, sharding: Any) -> Array:

@@ -78,21 +78,30 @@ _FAST_MAKERS: dict[tuple[str, ...], Callable] = {}
 #: Python scalar types the dispatcher turns into (cached) device constants before its lookup.
 _FAST_SCALARS = frozenset({float, int, bool})
 _SCALARS = _d._scalar_cache
+#: type -> value -> cached device constant (dispatch.scalar_hits: the hits below, by value).
+_SCALAR_HITS = _d.scalar_hits
 
 
 def _scalar_arg(x: Any) -> Array:
     """``dispatch.to_array(x)`` for a Python scalar argument (float, int, bool): its cached
     device constant, looked up under device_put_value's key, when no transfer guard is set;
     anything else (a value not cached yet, a guard) takes ``to_array``. Saves to_array's checks
-    for tracers, ``__jax_array__`` and guards, which are for other kinds of values."""
+    for tracers, ``__jax_array__`` and guards, which are for other kinds of values. A non-zero
+    value found is also kept in ``dispatch.scalar_hits``, which the next call reads first."""
+    t = type(x)
+    hits = _SCALAR_HITS[t]
+    hit = hits.get(x)
+    if hit is not None:
+        return hit
     guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
     if guard is None or guard == "allow":
         # the key of device_put_value's cache; a float zero carries its sign (dispatch._zero_sign
         # inlined: of the types here only a float zero has one)
-        t = type(x)
         hit = _SCALARS.get((t, x, config.jax_enable_x64, None,
                             repr(x) if t is float and not x else None))
         if hit is not None:
+            if x and guard is None:  # a zero's sign is not in the value (0.0 == -0.0)
+                hits[x] = hit
             return hit
     return _d.to_array(x)
 
@@ -203,7 +212,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     fixes the tree structure). One argument, the common case (``jit(grad(f))(x)``), takes a
     straight-line path with the single-output call inlined, as the generated dispatchers do."""
     tree_call = _tree_caller(fast_get, call)
-    scalars_get = _SCALARS.get
+    hits_of = _SCALAR_HITS.get
 
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -212,15 +221,11 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                     a = args[0]
                     t = type(a)
                     if t is not Array:
-                        if t not in _FAST_SCALARS:
+                        hits = hits_of(t)  # float, int, bool: their device constants
+                        if hits is None:
                             return tree_call(args)
-                        # _scalar_arg inlined for a non-zero number (a zero's key has its sign)
-                        if a and (config.jax_transfer_guard_host_to_device
-                                  or config.jax_transfer_guard) is None:
-                            hit = scalars_get((t, a, config.jax_enable_x64, None, None))
-                            a = _scalar_arg(a) if hit is None else hit
-                        else:
-                            a = _scalar_arg(a)
+                        hit = hits.get(a)  # _scalar_arg's first step, inlined
+                        a = _scalar_arg(a) if hit is None else hit
                     e = fast_get((a._k,))
                     if e is not None:
                         if not e.single:
