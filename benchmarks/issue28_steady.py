@@ -17,7 +17,9 @@ first state, so no neighbor-list rebuild: the call the suite's median times), ``
 on float32 ``[]`` / ``[100]``, not jitted) and the jit dispatch cost by arity: ``call_tree_<n>``
 (a jitted function of one list of ``n`` float32 ``[4]`` arrays returning a tuple of ``n``) and
 ``call_pos_<n>`` (the same with ``n`` positional arguments); their thunk makes 10 pipelined calls
-and blocks on the last result only, so their times are per 10 calls. Besides wall time, each block's process CPU time is
+and blocks on the last result only, so their times are per 10 calls. ``jit_tiny`` (the suite's
+``jit_tiny_call``: ``jit(lambda x: x + 1)`` on a float32 ``[]`` array, blocked) and
+``jit_scalar_float`` (``float(jit(grad(tanh))(1.0))``, the dispatch row) time one cached call. Besides wall time, each block's process CPU time is
 kept (``*_cpu_ms``, ``ratio_cpu``): on a loaded machine wall time also counts the waits for a core.
 
 Usage::
@@ -55,7 +57,7 @@ from benchmarks.stats import t_interval_log  # noqa: E402
 __all__ = ["BLOCKS", "summarize", "measure", "main"]
 
 #: Calls per block when ``--block`` is not given (about 10-100 ms of calls each).
-BLOCKS = {"eager_add": 2000, "eager_add_100": 2000, "md_rebuild": 2, "md_step": 10,
+BLOCKS = {"eager_add": 2000, "eager_add_100": 2000, "jit_tiny": 2000, "jit_scalar_float": 2000, "md_rebuild": 2, "md_step": 10,
           "ppo_update": 10, "ppo_generic": 10}
 
 
@@ -80,6 +82,8 @@ def _caller(backend: str, name: str) -> Callable[[], Any]:
         return _eager_add(mod, name)
     if name.startswith(("call_tree_", "call_pos_")):
         return _arity_calls(mod, name)
+    if name in ("jit_tiny", "jit_scalar_float"):
+        return _dispatch_call(backend, name)
     if name in _analysis.X64_PROGRAMS:
         fn, args = _analysis._pyhpc(mod, name)
     elif name in ("train_mlp", "train_cnn"):
@@ -130,6 +134,15 @@ def _eager_add(mod: Any, name: str) -> Callable[[], Any]:
 
     def call() -> Any:
         return add(x, y).block_until_ready()
+    call()
+    return call
+
+
+def _dispatch_call(backend: str, name: str) -> Callable[[], Any]:
+    """One cached call of the suite's ``jit_tiny_call`` (``jit_tiny``) or ``jit_scalar_float``
+    workload on ``backend``: the same thunk the suite's worker times."""
+    wl = "jit_tiny_call" if name == "jit_tiny" else name
+    call = importlib.import_module(f"benchmarks.workloads.{wl}").setup(backend, [] if name == "jit_tiny" else 1.0)
     call()
     return call
 

@@ -7,6 +7,7 @@ No timing is asserted; nothing here runs the suite.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from benchmarks import backends, issue28
 from benchmarks.issue28_analysis import canonical_hlo
@@ -168,6 +169,13 @@ def test_same_process_ratios_join_their_rows_reasons():
     assert rows["eager x + y, shape []"]["reason"] == (
         "same process, 8 interleaved rounds: wall 0.90x [0.80-1.00], CPU 0.85x [0.80-0.90]")
     assert rows["eager x + y, shape [100]"]["reason"] is None
+    same = {"jit_scalar_float": {"ratio": 0.5, "ci95": [0.4, 0.6], "ratio_cpu": 0.45,
+                                 "ci95_cpu": [0.4, 0.5], "rounds": 8, "fluxion_ms": 7.5e-3,
+                                 "fluxion_cpu_ms": 7.25e-3}}
+    rows = {r["row"]: r for r in issue28.build_rows([], [], {}, same)}
+    assert rows["dispatch: float(jit(grad(tanh))(1.0)), µs"]["reason"] == (
+        "same process, 8 interleaved rounds: wall 0.50x [0.40-0.60], CPU 0.45x [0.40-0.50] "
+        "(fluxion wall 7.50 µs, CPU 7.25 µs)")
 
 
 def test_arity_call_programs_return_jax_values_and_time_both():
@@ -183,3 +191,19 @@ def test_arity_call_programs_return_jax_values_and_time_both():
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
     res = issue28_steady.measure("call_pos_2", rounds=2, block=1)
     assert res["rounds"] == 2 and res["fluxion_ms"] > 0 and res["jax_ms"] > 0
+
+
+def test_dispatch_programs_are_the_suites_thunks():
+    # jit_tiny / jit_scalar_float: the suite's jit_tiny_call and jit_scalar_float thunks, timed
+    # in one process (the dispatch rows' same-process figures)
+    from benchmarks import issue28_steady
+
+    got = issue28_steady._caller("fluxion", "jit_tiny")()
+    want = issue28_steady._caller("jax", "jit_tiny")()
+    assert got.shape == want.shape == () and str(got.dtype) == str(want.dtype) == "float32"
+    assert got.weak_type == want.weak_type and float(got) == float(want) == 2.0
+    got = issue28_steady._caller("fluxion", "jit_scalar_float")()
+    want = issue28_steady._caller("jax", "jit_scalar_float")()
+    assert type(got) is type(want) is float
+    assert got == pytest.approx(want, rel=1e-6)
+    assert got == pytest.approx(1 - np.tanh(1.0) ** 2, rel=1e-6)
