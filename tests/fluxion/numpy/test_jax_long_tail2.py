@@ -153,21 +153,13 @@ def test_eager_extended_dtype_arrays_refuse_methods_like_jax(name):
 
 # --- eager jnp functions of Python numbers alone run as the compiled program, as JAX's jitted ones
 
-def _eager_is_one_program():
-    """Whether eager jnp calls run as one compiled program in this process: once a type with a
-    sharding exists (an Explicit-mesh test ran in this worker), backend.fused runs them op by op."""
-    from fluxion.core import avals
-    return not avals.EXPLICIT[0]
-
-
 @pytest.mark.parametrize("args", [(3.14159, 2), (2.675, 2), (3.14159, 5), (1234.5678, -2)],
                          ids=str)
 def test_round_of_python_scalars_bit_equal_to_jax_and_jit(args):
     from _compare import assert_bits_equal
     eager, theirs = fnp.round(*args), jnp.round(*args)
     jitted = fluxion.jit(lambda x: fnp.round(x, args[1]))(args[0])
-    if _eager_is_one_program():
-        assert_bits_equal(eager, theirs)
+    assert_bits_equal(eager, theirs)
     assert_bits_equal(jitted, theirs)
     assert eager.weak_type and theirs.weak_type
 
@@ -233,8 +225,7 @@ def test_log2_log10_bit_equal_to_jax(name, dtype):
     # number (log(0) is -inf+0j, where a complex division gave NaN); strongly typed results
     from _compare import assert_bits_equal
     x = np.asarray(jnp.asarray(_LOG_X * (1 + 1j) if dtype == "complex64" else _LOG_X).astype(dtype))
-    if _eager_is_one_program() or dtype != "float16":  # op by op, float16 rounds in between
-        assert_bits_equal(getattr(fnp, name)(x), getattr(jnp, name)(x))
+    assert_bits_equal(getattr(fnp, name)(x), getattr(jnp, name)(x))
     assert_bits_equal(fluxion.jit(getattr(fnp, name))(x), getattr(jnp, name)(x))
     check_like_jax(getattr(fnp, name), getattr(jnp, name), 2.0)
 

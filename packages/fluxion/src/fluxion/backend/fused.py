@@ -17,7 +17,8 @@ inlined into the trace.
 The executables share the eager executable cache's budget (``fluxion_eager_cache_max_bytes``,
 least recently used out) with the primitives' (``dispatch._eager``). Signatures that are not
 compiled as one program (multi-device operands, types carrying shardings) are remembered, and
-their calls go op by op at once.
+their calls go op by op at once; so do all calls while a ``set_mesh`` mesh with Explicit axes is
+active (JAX types untyped operands' results on it).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -117,7 +118,11 @@ def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
         ...      (jnp.ones(2), True)).tolist()
         [1.0, 1.0]
     """
-    if not ACTIVE[0] or _avals.EXPLICIT[0]:
+    # Sharding in types: under a set_mesh mesh with Explicit axes JAX types the results of
+    # untyped operands on it, so such calls run op by op; sharded operands' Specs are refused
+    # per signature (_compile), and elsewhere the one program is JAX's (EXPLICIT only says that
+    # some sharded type exists in the process: the context test runs only then).
+    if not ACTIVE[0] or (_avals.EXPLICIT[0] and _avals.CONTEXT_EXPLICIT[0]()):
         return None
     ops = []
     for a in args:
@@ -188,6 +193,12 @@ def _compile(table: dict, key: tuple, body: Callable[..., Any], specs: tuple,
     program, consts, out_tree = trace_to_program(fn, tuple(avals), {}, in_avals=avals,
                                                  description=f"{name} (eager, one program)")
     if any(isinstance(c, Tracer) for c in consts):  # a leaked tracer: op by op raises
+        return _OP_BY_OP
+    if any(a.sharding is not None for a in program.out_avals):
+        # a result typed on a mesh (a static out_sharding, say): its placement is the mesh's,
+        # not this one device's
+        table[key] = _OP_BY_OP
+        _d._EAGER_BYTES.put(budget_key, (table, key), 256)
         return _OP_BY_OP
     if len(program.eqns) <= 1 and not consts:
         # One primitive (or none): op by op is the same computation, and its executable is the
