@@ -11,10 +11,16 @@ bodies' fingerprints tell whether XLA emitted the same kernels. For fluxion it a
 floor of a jitted scalar call read as a float (the cached executable's ``execute_sharded`` +
 ``consume_with_handlers`` + the host read, no Python dispatch) beside the full call.
 
+``--module-swap`` asks which part of a compile-time difference is the module and which the
+compile options or the client (:func:`module_swap`): both libraries in one process, each
+program's StableHLO from each library compiled afresh ``--reps`` times, the variants
+interleaved, the minimum wall and process-CPU time of each kept.
+
 Usage::
 
     python benchmarks/issue28_analysis.py --backend fluxion --x64 --programs eos,tke
     python benchmarks/issue28_analysis.py --backend jax --programs mlp_grad,train_cnn
+    python benchmarks/issue28_analysis.py --module-swap --programs train_mlp,mlp_grad --reps 7
 
 Example:
     >>> a = ("HloModule m\\n\\n%f (p: f32[]) -> f32[] {\\n  %p = f32[] parameter(0)\\n"
@@ -43,7 +49,8 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "canonical_hlo", "structural_fusions", "analyze", "dispatch_floor", "main"]
+__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "SWAP_VARIANTS", "canonical_hlo", "structural_fusions",
+           "analyze", "dispatch_floor", "summarize_swap", "module_swap", "main"]
 
 #: Float64 programs (the process enables x64): the pyhpc kernels at 2^18 elements.
 X64_PROGRAMS = ("eos", "isoneutral", "tke")
@@ -305,6 +312,122 @@ def analyze(backend: str, programs: list[str]) -> dict[str, Any]:
     return out
 
 
+#: The compiles :func:`module_swap` times per program: ``ours`` (Fluxion's StableHLO text on
+#: Fluxion's client with Fluxion's compile options: what ``fluxion.jit`` runs), ``jax_module``
+#: (jax's module, as the bytecode jax hands to XLA, locations included, on Fluxion's client and
+#: options), ``jax_text`` (jax's ``as_text()``, the same way), ``ours_jax_options`` (our text on
+#: jax's client with the options jax compiled its own module with) and ``jax_own`` (jax's
+#: ``Lowered.compile()`` of a fresh lowering: jax's module, client and options; only its
+#: ``backend_compile_and_load`` is timed, as for the others).
+SWAP_VARIANTS = ("ours", "jax_module", "jax_text", "ours_jax_options", "jax_own")
+
+
+def summarize_swap(samples: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
+    """``{variant: [(wall_s, cpu_s), ...]}`` -> the minimum wall and CPU ms of each variant, and
+    the ratios of ``ours`` to ``jax_module`` (the module alone differs), to
+    ``ours_jax_options`` (the options and the client alone differ) and to ``jax_own``.
+
+    Example:
+        >>> s = summarize_swap({"ours": [(0.2, 0.3), (0.1, 0.25)], "jax_module": [(0.125, 0.2)],
+        ...                     "ours_jax_options": [(0.1, 0.3)], "jax_own": [(0.2, 0.4)]})
+        >>> s["ours"], s["ours_vs_jax_module"], s["ours_vs_jax_options"], s["ours_vs_jax_own"]
+        ({'wall_ms': 100.0, 'cpu_ms': 250.0}, 0.8, 1.0, 0.5)
+    """
+    out: dict[str, Any] = {}
+    for name, rows in samples.items():
+        if rows:
+            out[name] = {"wall_ms": round(1e3 * min(w for w, _ in rows), 2),
+                         "cpu_ms": round(1e3 * min(c for _, c in rows), 2)}
+    if "ours" in out:
+        for other, key in (("jax_module", "ours_vs_jax_module"),
+                           ("ours_jax_options", "ours_vs_jax_options"),
+                           ("jax_own", "ours_vs_jax_own")):
+            if other in out:
+                out[key] = round(out["ours"]["wall_ms"] / out[other]["wall_ms"], 3)
+    return out
+
+
+def module_swap(programs: list[str], reps: int = 5) -> dict[str, Any]:
+    """For each program, times the XLA compile of our module and of jax's through the same
+    client and options, and jax's own compile (:data:`SWAP_VARIANTS`), ``reps`` fresh compiles
+    each, the variants interleaved in a rotating order; returns ``program ->``
+    :func:`summarize_swap` ``+ {"text_chars": (ours, jax's)}`` or ``{error}``. Both libraries
+    run in this process (x64 as the caller set it on both); persistent caches are off."""
+    import jax
+    import jax._src.compiler as jax_compiler
+
+    import fluxion
+    from fluxion.backend import client as fclient
+    from fluxion.backend import dispatch as fdispatch
+
+    jax.config.update("jax_enable_compilation_cache", False)
+    fluxion.config.update("jax_enable_compilation_cache", False)
+    inner = jax_compiler.backend_compile_and_load
+    seen: dict[str, Any] = {}
+
+    def timed(backend: Any, module: Any, devices: Any, options: Any, *rest: Any) -> Any:
+        w, c = time.perf_counter(), time.process_time()
+        exe = inner(backend, module, devices, options, *rest)
+        seen.update(wall=time.perf_counter() - w, cpu=time.process_time() - c,
+                    backend=backend, devices=devices, options=options)
+        return exe
+
+    jax_compiler.backend_compile_and_load = timed
+    try:
+        # one throw-away compile per library, so no variant pays the first-compile set-up
+        fluxion.jit(lambda x: x + 1).lower(1.0).compile()
+        jax.jit(lambda x: x + 1).lower(1.0).compile()
+        dev = fclient.default_device()
+        f_devices = fclient.jaxlib_ext().DeviceList((dev,))
+        f_options = fdispatch._compile_options((dev,))
+        out: dict[str, Any] = {}
+        for name in programs:
+            try:
+                out[name] = _swap_one(name, reps, seen, dev, f_devices, f_options)
+            except Exception as exc:  # a missing reference package (jax_md, rlax) or a failure
+                out[name] = {"error": f"{type(exc).__name__}: {exc}"[:400]}
+        return out
+    finally:
+        jax_compiler.backend_compile_and_load = inner
+
+
+def _swap_one(name: str, reps: int, seen: dict[str, Any], dev: Any, f_devices: Any,
+              f_options: Any) -> dict[str, Any]:
+    """:func:`module_swap` for one program; ``seen`` is filled by the wrapper of jax's
+    ``backend_compile_and_load`` (its client, devices, options and the compile's times)."""
+    import jax
+    from jax._src.interpreters import mlir as jax_mlir
+
+    import fluxion
+
+    ours = _prepare(fluxion, name)().as_text()
+    lowered = _prepare(jax, name)()
+    jax_text = lowered.as_text()
+    sources = {"ours": ours, "jax_module": jax_mlir.module_to_bytecode(
+        lowered.compiler_ir("stablehlo")), "jax_text": jax_text}
+    lowered.compile()  # records jax's client, devices and options in `seen`
+    j_backend, j_devices, j_options = seen["backend"], seen["devices"], seen["options"]
+
+    def run(variant: str) -> tuple[float, float]:
+        if variant == "jax_own":
+            jax.clear_caches()
+            _prepare(jax, name)().compile()
+            return seen["wall"], seen["cpu"]
+        w, c = time.perf_counter(), time.process_time()
+        if variant == "ours_jax_options":
+            j_backend.compile_and_load(ours, j_devices, j_options)
+        else:
+            dev.client.compile_and_load(sources[variant], f_devices, f_options)
+        return time.perf_counter() - w, time.process_time() - c
+
+    samples: dict[str, list[tuple[float, float]]] = {v: [] for v in SWAP_VARIANTS}
+    for r in range(reps):
+        k = r % len(SWAP_VARIANTS)
+        for variant in SWAP_VARIANTS[k:] + SWAP_VARIANTS[:k]:
+            samples[variant].append(run(variant))
+    return dict(summarize_swap(samples), text_chars=(len(ours), len(jax_text)))
+
+
 def _median_call_us(call: Callable[[], Any], number: int = 2000, blocks: int = 7) -> float:
     for _ in range(200):
         call()
@@ -350,16 +473,27 @@ def dispatch_floor() -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     """Command line (see the module docstring); prints one JSON object."""
     p = argparse.ArgumentParser(prog="python benchmarks/issue28_analysis.py")
-    p.add_argument("--backend", choices=("fluxion", "jax"), required=True)
+    p.add_argument("--backend", choices=("fluxion", "jax"))
     p.add_argument("--x64", action="store_true", help="enable x64 (the pyhpc kernels)")
     p.add_argument("--programs", default="")
     p.add_argument("--dispatch-floor", action="store_true")
+    p.add_argument("--module-swap", action="store_true",
+                   help="compile both libraries' modules through one client and options")
+    p.add_argument("--reps", type=int, default=5, help="fresh compiles per --module-swap variant")
     args = p.parse_args(argv)
+    programs = [n for n in args.programs.split(",") if n]
+    if args.module_swap:
+        for name in ("fluxion", "jax"):
+            if args.x64:
+                importlib.import_module(name).config.update("jax_enable_x64", True)
+        print(json.dumps({"module_swap": module_swap(programs, args.reps)}))
+        return 0
+    if args.backend is None:
+        p.error("--backend is required (or --module-swap)")
     mod = importlib.import_module(args.backend)
     if args.x64:
         mod.config.update("jax_enable_x64", True)
-    result: dict[str, Any] = {"programs": analyze(args.backend,
-                                                  [n for n in args.programs.split(",") if n])}
+    result: dict[str, Any] = {"programs": analyze(args.backend, programs)}
     if args.dispatch_floor and args.backend == "fluxion":
         try:
             result["dispatch"] = dispatch_floor()

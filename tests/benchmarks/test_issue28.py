@@ -207,3 +207,19 @@ def test_dispatch_programs_are_the_suites_thunks():
     assert type(got) is type(want) is float
     assert got == pytest.approx(want, rel=1e-6)
     assert got == pytest.approx(1 - np.tanh(1.0) ** 2, rel=1e-6)
+
+
+def test_module_swap_summary_takes_minimums_and_ratios_of_ours():
+    from benchmarks.issue28_analysis import SWAP_VARIANTS, summarize_swap
+
+    samples = {"ours": [(0.30, 0.50), (0.20, 0.60)], "jax_module": [(0.25, 0.40), (0.40, 0.30)],
+               "jax_text": [], "ours_jax_options": [(0.20, 0.45)], "jax_own": [(0.16, 0.32)]}
+    s = summarize_swap(samples)
+    assert set(samples) == set(SWAP_VARIANTS)
+    assert s["ours"] == {"wall_ms": 200.0, "cpu_ms": 500.0}
+    assert s["jax_module"] == {"wall_ms": 250.0, "cpu_ms": 300.0}  # each minimum on its own
+    assert "jax_text" not in s  # no samples, no entry
+    assert (s["ours_vs_jax_module"], s["ours_vs_jax_options"], s["ours_vs_jax_own"]) == (
+        0.8, 1.0, 1.25)
+    assert summarize_swap({"jax_own": [(0.1, 0.1)]}) == {"jax_own": {"wall_ms": 100.0,
+                                                                       "cpu_ms": 100.0}}
