@@ -224,3 +224,23 @@ def test_worker_env_thread_modes_and_torch_cache(tmp_path):
     assert "FLUXION_BENCH_THREADS" not in multi
     assert multi["TORCHINDUCTOR_CACHE_DIR"] == os.path.join(str(tmp_path), "torchinductor")
     assert multi["FLUXION_BENCH_TORCH_CACHE"] == "dir"
+
+
+def test_byte_compile_checkout_writes_fresh_byte_code(tmp_path):
+    import importlib.util
+
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text("x = 1\n")
+    assert runner.byte_compile_checkout([str(tmp_path)]) is True
+    pyc = importlib.util.cache_from_source(str(good))
+    assert os.path.exists(pyc)
+    good.write_text("x = 22\n")  # changed source: stale byte code is rewritten
+    os.utime(good, (os.path.getmtime(pyc) + 5,) * 2)
+    before = open(pyc, "rb").read()
+    assert runner.byte_compile_checkout([str(tmp_path)]) is True
+    assert open(pyc, "rb").read() != before
+    bad.write_text("def f(:\n")
+    assert runner.byte_compile_checkout([str(tmp_path)]) is False
+    srcs = runner._checkout_sources()
+    assert os.path.join(runner.REPO_ROOT, "packages", "fluxion", "src") in srcs
+    assert os.path.join(runner.REPO_ROOT, "benchmarks") in srcs
