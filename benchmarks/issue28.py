@@ -13,7 +13,9 @@ Steps (each backend in its own processes, as :mod:`benchmarks.runner` runs them)
    fills a fresh cache folder, a second one reads it), as a ratio to jax's cold first call;
 3. the reasons (:mod:`benchmarks.issue28_analysis`): per program and library, trace + lower and
    XLA compile seconds, the optimized HLO's canonical fingerprint, fusions and opcode counts;
-   the floor of a jitted scalar call read as a float;
+   the floor of a jitted scalar call read as a float; for the first-call rows' programs, XLA's
+   compile of our module and of jax's through one client and options (``--module-swap``,
+   ``--swap-reps`` fresh compiles each; ``--skip-module-swap`` leaves it out);
 4. the md step, PPO and eager-add rows once more with both libraries in one process
    (:mod:`benchmarks.issue28_steady`, 8 interleaved rounds, wall and process CPU): on a loaded
    machine separate worker processes see different loads; these ratios go into the rows' reasons;
@@ -117,6 +119,9 @@ SAME_PROCESS = {"md_lj_neighbor step (fluxion_md vs jax_md)": "md_step",
 X64_PROGRAMS = ("eos", "isoneutral", "tke")
 F32_PROGRAMS = ("mlp_grad", "per_example_grads", "train_mlp", "train_cnn", "md_step",
                 "ppo_update", "ppo_generic")
+#: Programs of the first-call rows whose compile :func:`_analysis` also times with the modules
+#: swapped (``issue28_analysis.py --module-swap``): float64, float32.
+SWAP_PROGRAMS = (("eos", "isoneutral", "tke"), ("mlp_grad", "train_mlp", "train_cnn"))
 
 
 def _log(msg: str) -> None:
@@ -222,6 +227,21 @@ def _analysis(args: argparse.Namespace) -> dict[str, Any]:
             out.setdefault(backend, {}).update(res["programs"])
             if "dispatch" in res:
                 out["dispatch"] = res["dispatch"]
+    if getattr(args, "skip_module_swap", False):
+        return out
+    for x64, programs in zip((True, False), SWAP_PROGRAMS):
+        cmd = [args.python, script, "--module-swap", "--reps", str(args.swap_reps),
+               "--programs", ",".join(programs)] + (["--x64"] if x64 else [])
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, cwd=_REPO_ROOT, env=env, capture_output=True, text=True,
+                                  timeout=args.timeout)
+            swap = json.loads(proc.stdout.strip().splitlines()[-1])["module_swap"]
+        except (subprocess.TimeoutExpired, ValueError, IndexError, KeyError):
+            swap = {}
+        _log(f"issue28: module swap {'x64' if x64 else 'f32'} {time.perf_counter() - t0:.0f} s")
+        out.setdefault("module_swap", {}).update(swap)
+    out["module_swap_reps"] = args.swap_reps
     return out
 
 
@@ -340,6 +360,20 @@ def _compile_reason(analysis: dict[str, Any], program: str, jax_first_s: float |
     return text
 
 
+def _swap_reason(analysis: dict[str, Any], program: str) -> str | None:
+    """XLA's compile of our module and of jax's through one client and one set of options
+    (``issue28_analysis.py --module-swap``: the minimum process-CPU ms over its fresh
+    compiles), beside jax's own compile: whether a compile-time difference is the module's."""
+    s = (analysis.get("module_swap") or {}).get(program) or {}
+    if not all(k in s for k in ("ours", "jax_module", "jax_own")):
+        return None
+    n = analysis.get("module_swap_reps")
+    return (f"XLA compile with the modules swapped (same client and options, process CPU, min of "
+            f"{n if n else 'several'} fresh compiles): our module {s['ours']['cpu_ms']:.0f} ms, "
+            f"jax's {s['jax_module']['cpu_ms']:.0f} ms; jax's own compile "
+            f"{s['jax_own']['cpu_ms']:.0f} ms")
+
+
 def _fresh_split_reason(records: list[dict[str, Any]], workload: str, size: Any,
                         target: float) -> str | None:
     """The fresh-process first call split at XLA's compile (mlp_grad's
@@ -443,6 +477,10 @@ def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
                 extra = _first_run_reason(records, analysis, program, workload, size, jax_first,
                                           target)
                 reason = f"{reason}; {extra}" if reason and extra else (extra or reason)
+            swap = (_swap_reason(analysis, program)
+                    if phase in ("first_call", "first_call_fresh") else None)
+            if swap:
+                reason = f"{reason}; {swap}" if reason else swap
             if reason:
                 row["reason"] = reason
         extra = _same_process_reason(same or {}, label)
@@ -526,6 +564,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-analysis", action="store_true")
     p.add_argument("--skip-same-process", action="store_true",
                    help="leave out the same-process ratios (benchmarks/issue28_steady.py)")
+    p.add_argument("--skip-module-swap", action="store_true",
+                   help="leave out the compiles with the modules swapped (issue28_analysis.py "
+                        "--module-swap) from the first-call reasons")
+    p.add_argument("--swap-reps", type=int, default=3,
+                   help="fresh compiles per variant in the module swap")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per worker process")
     p.add_argument("--budget", type=float, default=540.0,
                    help="seconds the whole run should take: a group that starts behind its share "
