@@ -70,7 +70,15 @@ def npt_box(state: NPTNoseHooverState) -> Array:
     """The box of an NPT state.
 
     Example:
-        >>> # box = npt_box(state)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic_general(3.0)   # fractional coordinates
+        >>> energy_fn = energy.soft_sphere_pair(displacement, sigma=2.0)
+        >>> init_fn, apply_fn = simulate.npt_nose_hoover(energy_fn, shift, 1e-3, pressure=0.1,
+        ...                                              kT=0.5)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.1, 0.1], [0.6, 0.5]]), 3.0)
+        >>> simulate.npt_box(state).tolist()
+        [[3.0, 0.0], [0.0, 3.0]]
     """
     V, box_fn = _npt_box_info(state)
     return box_fn(V)
@@ -89,7 +97,20 @@ def npt_nose_hoover(energy_fn: Callable[..., Array], shift_fn: Callable, dt: flo
     fractional coordinates). ``init_fn(key, R, box, mass=1.0, momenta=None, **kwargs)``.
 
     Example:
-        >>> # init_fn, apply_fn = npt_nose_hoover(energy_fn, shift_fn, 1e-3, pressure=0.1, kT=1.0)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic_general(3.0)   # fractional coordinates
+        >>> energy_fn = energy.soft_sphere_pair(displacement, sigma=2.0)
+        >>> init_fn, apply_fn = simulate.npt_nose_hoover(energy_fn, shift, 1e-3, pressure=0.1,
+        ...                                              kT=0.5)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.1, 0.1], [0.6, 0.5]]), 3.0)
+        >>> H0 = simulate.npt_nose_hoover_invariant(energy_fn, state, 0.1, 0.5)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(10):
+        ...     state = step(state)
+        >>> H1 = simulate.npt_nose_hoover_invariant(energy_fn, state, 0.1, 0.5)
+        >>> round(float(H1 - H0), 3)   # conserved
+        0.0
     """
     dt_2 = f32(dt / 2)
     force_fn = quantity.force(energy_fn)
@@ -194,7 +215,15 @@ def npt_nose_hoover_invariant(energy_fn: Callable[..., Array], state: NPTNoseHoo
     """The conserved quantity of :func:`npt_nose_hoover`.
 
     Example:
-        >>> # H = npt_nose_hoover_invariant(energy_fn, state, pressure, kT)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic_general(3.0)   # fractional coordinates
+        >>> energy_fn = energy.soft_sphere_pair(displacement, sigma=2.0)
+        >>> init_fn, apply_fn = simulate.npt_nose_hoover(energy_fn, shift, 1e-3, pressure=0.1,
+        ...                                              kT=0.5)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.1, 0.1], [0.6, 0.5]]), 3.0)
+        >>> round(float(simulate.npt_nose_hoover_invariant(energy_fn, state, 0.1, 0.5)), 4)
+        1.2933
     """
     volume, box_fn = _npt_box_info(state)
     E = energy_fn(state.position, box=box_fn(volume), **kwargs) + kinetic_energy(state)

@@ -545,6 +545,7 @@ class RigidPointUnion:
     the disk (2-d) or sphere (3-d) each point is taken to be for its moment of inertia.
 
     Example:
+        >>> from fluxion_md.rigid_body import square
         >>> square.mass().center.tolist()
         [4.0]
     """
@@ -587,6 +588,7 @@ class RigidPointUnion:
         per body when ``shape_species`` gives each body's shape.
 
         Example:
+            >>> from fluxion_md.rigid_body import square
             >>> square.mass().orientation.tolist()
             [2.5]
         """
@@ -649,6 +651,7 @@ def concatenate_shapes(*shapes: RigidPointUnion) -> RigidPointUnion:
     """Pack several RigidPointUnions into one (shape ``i`` is shape species ``i``).
 
     Example:
+        >>> from fluxion_md.rigid_body import square, trimer
         >>> concatenate_shapes(square, trimer).point_offset.tolist()
         [0, 4]
     """
@@ -686,6 +689,7 @@ def transform(body: RigidBody, shape: RigidPointUnion) -> Array:
     """The world-frame positions of ``shape``'s points for one body.
 
     Example:
+        >>> from fluxion_md.rigid_body import dimer
         >>> transform(RigidBody(jnp.array([1.0, 0.0]), jnp.array(0.0)), dimer).tolist()
         [[1.0, 0.5], [1.0, -0.5]]
     """
@@ -709,6 +713,7 @@ def union_to_points(body: RigidBody, shape: RigidPointUnion, shape_species: Any 
     ``shape_species`` (a NumPy array, known before tracing) gives each body's shape index.
 
     Example:
+        >>> from fluxion_md.rigid_body import square
         >>> body = RigidBody(jnp.zeros((2, 2)), jnp.zeros(2))
         >>> union_to_points(body, square)[0].shape
         (8, 2)
@@ -744,6 +749,7 @@ def point_energy(energy_fn: Callable[..., Array], shape: RigidPointUnion,
 
     Example:
         >>> from fluxion_md import energy, space
+        >>> from fluxion_md.rigid_body import square
         >>> displacement, _ = space.free()
         >>> fn = point_energy(energy.soft_sphere_pair(displacement), square)
         >>> float(fn(RigidBody(jnp.array([[0.0, 0.0], [5.0, 0.0]]), jnp.zeros(2))))
@@ -765,6 +771,7 @@ def point_energy_neighbor_list(energy_fn: Callable[..., Array], neighbor_fn: Any
 
     Example:
         >>> from fluxion_md import energy, space
+        >>> from fluxion_md.rigid_body import square
         >>> displacement, _ = space.periodic(10.0)
         >>> nfn, efn = energy.soft_sphere_neighbor_list(displacement, 10.0)
         >>> nfn, efn = point_energy_neighbor_list(efn, nfn, square)

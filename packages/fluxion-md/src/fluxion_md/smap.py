@@ -162,9 +162,9 @@ def angle(fn: Callable[..., Array], displacement_or_metric: Callable,
 
     Example:
         >>> disp = space.free()[0]
-        >>> E = angle(lambda a, b: jnp.dot(a, b), disp, jnp.array([[0, 1, 2]]))
-        >>> float(E(jnp.array([[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]])))
-        0.0
+        >>> E = angle(lambda a, b: jnp.sum(a * b, axis=-1), disp, jnp.array([[0, 1, 2]]))
+        >>> float(E(jnp.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]])))
+        1.0
     """
     inner = _indexed_map(3, "angle")(fn, displacement_or_metric, static_angles,
                                      static_angle_types, ignore_unused_parameters, kwargs)

@@ -259,9 +259,9 @@ def visualize_array_sharding(arr: Any, *, use_color: bool = False, scale: float 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
         >>> fluxion.sharding.visualize_array_sharding(jnp.ones((2, 2)))
-        ┌───────┐
-        │ CPU 0 │
-        └───────┘
+        ┌─────────┐
+        │  CPU 0  │
+        └─────────┘
     """
     print(_sharding_grid(arr), end="")
 

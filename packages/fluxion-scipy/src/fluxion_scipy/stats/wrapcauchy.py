@@ -16,7 +16,7 @@ def logpdf(x: Any, c: Any) -> Any:
 
     Example:
         >>> round(float(logpdf(0.0, 0.5)), 4)
-        -0.6582
+        -0.7393
     """
     x, c = promote("wrapcauchy.logpdf", x, c)
     value = (jnp.log1p(-c * c) - math.log(2.0 * math.pi)
@@ -30,6 +30,6 @@ def pdf(x: Any, c: Any) -> Any:
 
     Example:
         >>> round(float(pdf(0.0, 0.5)), 4)
-        0.5178
+        0.4775
     """
     return jnp.exp(logpdf(x, c))

@@ -1,8 +1,8 @@
 """Moving values between host and devices: ``device_put``, ``device_get``, ``block_until_ready``.
 
 Example:
-    >>> import fluxion
-    >>> x = fluxion.device_put([1.0, 2.0])
+    >>> import fluxion, numpy as np
+    >>> x = fluxion.device_put(np.array([1.0, 2.0]))
     >>> fluxion.device_get(x).tolist()
     [1.0, 2.0]
 """

@@ -8,7 +8,7 @@ Fluxion does not (listed in docs/guide/coming-from-jax.md), which changes only p
 Example:
     >>> import fluxion
     >>> from fluxion.experimental import mesh_utils
-    >>> mesh_utils.create_device_mesh((1,)).shape
+    >>> mesh_utils.create_device_mesh((1,), devices=fluxion.devices()[:1]).shape
     (1,)
 """
 

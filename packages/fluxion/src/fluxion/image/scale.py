@@ -172,7 +172,7 @@ def scale_and_translate(image: Any, shape: Sequence[int], spatial_dims: Sequence
         >>> out = scale_and_translate(jnp.arange(4.0), (4,), (0,), jnp.array([1.0]),
         ...                           jnp.array([1.0]), "linear")
         >>> out.tolist()
-        [0.0, 0.5, 1.5, 2.5]
+        [0.0, 0.0, 1.0, 2.0]
     """
     shape = _shape("scale_and_translate", image, shape)
     method = _method(method)

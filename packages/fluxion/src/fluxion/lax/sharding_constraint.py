@@ -118,7 +118,8 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     Example:
         >>> import fluxion, fluxion.numpy as jnp
         >>> from fluxion import lax
-        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> mesh = fluxion.make_mesh((1,), ("x",), axis_types=(fluxion.sharding.AxisType.Auto,),
+        ...                          devices=fluxion.devices()[:1])
         >>> s = fluxion.NamedSharding(mesh, fluxion.P("x"))
         >>> fluxion.jit(lambda a: lax.with_sharding_constraint(a * 2, s))(jnp.ones(2)).tolist()
         [2.0, 2.0]

@@ -460,6 +460,7 @@ def scalar_type_of(x: Any) -> type:
     """The Python scalar type (bool, int, float or complex) matching the dtype of ``x``.
 
     Example:
+        >>> from ml_dtypes import bfloat16
         >>> scalar_type_of(np.zeros(2, bfloat16))
         <class 'float'>
     """

@@ -101,6 +101,7 @@ def issubdtype(a: Any, b: Any) -> bool:
     ``np.signedinteger``; uint4 of ``np.unsignedinteger``. NumPy alone says neither.
 
     Example:
+        >>> from ml_dtypes import bfloat16, int4
         >>> issubdtype(bfloat16, np.floating), issubdtype(np.dtype(int4), np.integer)
         (True, True)
         >>> issubdtype(np.int8, np.floating)
@@ -141,6 +142,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     'complex floating', 'numeric'. The ml_dtypes types belong to their natural kinds.
 
     Example:
+        >>> from ml_dtypes import bfloat16
         >>> isdtype(np.float32, "real floating"), isdtype(bfloat16, ("integral", "bool"))
         (True, False)
     """
@@ -183,6 +185,7 @@ def is_inexact(x: Any) -> bool:
     """Whether a dtype-like is floating or complex (ml_dtypes floats included).
 
     Example:
+        >>> from ml_dtypes import bfloat16
         >>> is_inexact(bfloat16), is_inexact("int32")
         (True, False)
     """
@@ -253,6 +256,7 @@ def to_inexact_dtype(dtype: Any) -> np.dtype:
     as in JAX, the caller canonicalises).
 
     Example:
+        >>> from ml_dtypes import bfloat16
         >>> to_inexact_dtype(np.int16), to_inexact_dtype(bfloat16)
         (dtype('float32'), dtype(bfloat16))
     """

@@ -17,6 +17,7 @@ class extended(np.generic):
     """Abstract scalar class of extended dtypes (PRNG keys ...); only for ``issubdtype``.
 
     Example:
+        >>> from fluxion.dtypes import issubdtype
         >>> issubdtype(np.float32, extended)
         False
     """
@@ -26,6 +27,7 @@ class prng_key(extended):
     """Abstract scalar class of PRNG-key dtypes; only for ``issubdtype``.
 
     Example:
+        >>> from fluxion.dtypes import issubdtype
         >>> issubdtype(prng_key, extended)
         True
     """
