@@ -24,7 +24,10 @@ def maybe_stop_gradient(flag: Any, x: Any) -> Any:
 def batched_index(values: Array, indices: Array, keepdims: bool = False) -> Array:
     """Index the last axis of ``values`` [..., D] with ``indices`` [...], keeping the other axes.
 
-    Example: ``batched_index(q_values, actions)`` picks ``q[t, a_t]`` for every t.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.batched_index(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1, 0])).tolist()
+        [2.0, 3.0]
     """
     values = jnp.asarray(values)
     indices = jnp.asarray(indices)
@@ -39,7 +42,10 @@ def batched_index(values: Array, indices: Array, keepdims: bool = False) -> Arra
 def one_hot(indices: Array, num_classes: int, dtype: Any = jnp.float32) -> Array:
     """One-hot encoding of integer ``indices`` along a new last axis of size ``num_classes``.
 
-    Example: ``one_hot(jnp.array([0, 2]), 3)`` is ``[[1, 0, 0], [0, 0, 1]]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.one_hot(jnp.array([0, 2]), 3).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
     """
     indices = jnp.asarray(indices)
     labels = jnp.arange(num_classes).reshape((1,) * indices.ndim + (num_classes,))
@@ -49,7 +55,10 @@ def one_hot(indices: Array, num_classes: int, dtype: Any = jnp.float32) -> Array
 def lhs_broadcast(source: Array, target: Array) -> Array:
     """Reshape ``source`` by appending unit axes so it broadcasts against ``target`` from the left.
 
-    Example: a mask of shape [T] against data [T, B, D] becomes shape [T, 1, 1].
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.lhs_broadcast(jnp.ones(4), jnp.zeros((4, 2, 3))).shape
+        (4, 1, 1)
     """
     s_shape = tuple(np.shape(source))
     t_shape = tuple(np.shape(target))
@@ -65,7 +74,11 @@ def lhs_broadcast(source: Array, target: Array) -> Array:
 def replace_masked(data: Array, replacement: Array | None, mask: Array) -> Array:
     """Where ``mask`` (a prefix of ``data``'s shape) is 1, take ``replacement`` (zeros if None).
 
-    Example: ``replace_masked(x, None, done)`` zeroes the rows of ``x`` where ``done``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> rlax.replace_masked(x, None, jnp.array([True, False])).tolist()
+        [[0.0, 0.0], [3.0, 4.0]]
     """
     if replacement is None:
         replacement = jnp.zeros_like(data)

@@ -17,7 +17,10 @@ __all__ = ["huber_loss", "clip_gradient"]
 def huber_loss(x: Array, delta: float = 1.0) -> Array:
     """Elementwise Huber loss: ``0.5 x^2`` for ``|x| <= delta``, linear with slope ``delta`` beyond.
 
-    Example: ``huber_loss(jnp.array([0.5, 3.0]))`` is ``[0.125, 2.5]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.huber_loss(jnp.array([0.5, 3.0])).tolist()
+        [0.125, 2.5]
     """
     _checks.kinds("huber_loss", x=(x, "float"))
     abs_x = jnp.abs(x)
@@ -39,7 +42,11 @@ def clip_gradient(x: Any, gradient_min: float, gradient_max: float) -> Any:
     """Identity in the forward pass; the backward pass clips the gradient to ``[min, max]``.
 
     ``grad(lambda x: 0.5 * clip_gradient(x, -1, 1) ** 2)`` equals ``grad(huber_loss)``.
-    Example: ``fluxion.grad(lambda x: 3 * clip_gradient(x, -1., 1.))(2.)`` is ``1.0``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> float(fluxion.grad(lambda x: 3 * rlax.clip_gradient(x, -1.0, 1.0))(2.0))
+        1.0
     """
     _checks.kinds("clip_gradient", x=(x, "float"))
     return _clip_gradient(x, gradient_min, gradient_max)

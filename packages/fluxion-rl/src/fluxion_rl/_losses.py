@@ -18,7 +18,10 @@ __all__ = ["l2_loss", "likelihood", "log_loss", "expectile_loss", "pixel_control
 def l2_loss(predictions: Array, targets: Array | None = None) -> Array:
     """Elementwise ``0.5 * (predictions - targets)^2`` (targets default to zero).
 
-    Example: ``l2_loss(jnp.array([1., 2.]))`` is ``[0.5, 2.0]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.l2_loss(jnp.array([1.0, 2.0])).tolist()
+        [0.5, 2.0]
     """
     if targets is None:
         targets = jnp.zeros_like(predictions)
@@ -29,7 +32,10 @@ def l2_loss(predictions: Array, targets: Array | None = None) -> Array:
 def likelihood(predictions: Array, targets: Array) -> Array:
     """Bernoulli likelihood ``p^t (1 - p)^(1 - t)``, with ``0^0 = 1``.
 
-    Example: ``likelihood(jnp.array([0.9]), jnp.array([1.]))`` is ``[0.9]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.likelihood(jnp.array([0.9]), jnp.array([1.0])).tolist()
+        [0.9]
     """
     _checks.kinds("likelihood", predictions=(predictions, "float"), targets=(targets, "float"))
     values = predictions**targets * (1.0 - predictions) ** (1.0 - targets)
@@ -41,7 +47,10 @@ def likelihood(predictions: Array, targets: Array) -> Array:
 def log_loss(predictions: Array, targets: Array) -> Array:
     """Negative log-likelihood ``-log likelihood(predictions, targets)``.
 
-    Example: ``log_loss(jnp.array([0.5]), jnp.array([1.]))`` is ``[log 2]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.log_loss(jnp.array([0.5]), jnp.array([1.0])).tolist()
+        [0.693147]
     """
     _checks.kinds("log_loss", predictions=(predictions, "float"), targets=(targets, "float"))
     return -jnp.log(likelihood(predictions, targets))
@@ -50,7 +59,10 @@ def log_loss(predictions: Array, targets: Array) -> Array:
 def expectile_loss(predictions: Array, targets: Array, expectile: float) -> Array:
     """Asymmetric squared loss: weight ``expectile`` on over-, ``1 - expectile`` on under-estimates.
 
-    Example: ``expectile_loss(v, targets, 0.7)`` (implicit Q-learning).
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.expectile_loss(jnp.array([1.0, 2.0]), jnp.array([2.0, 1.0]), 0.7).tolist()
+        [0.7, 0.3]
     """
     _checks.same_shape("expectile_loss", {"predictions": predictions, "targets": targets})
     diff = targets - predictions
@@ -62,7 +74,13 @@ def pixel_control_rewards(observations: Array, cell_size: int) -> Array:
     """Mean absolute pixel change per ``cell_size`` x ``cell_size`` cell between frames.
 
     ``observations`` is [T+1, H, W, C]; returns [T, H // cell_size, W // cell_size].
-    Example: ``pixel_control_rewards(frames, 4)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> frames = jnp.arange(3 * 4 * 4 * 1, dtype=jnp.float32).reshape(3, 4, 4, 1) ** 2
+        >>> rlax.pixel_control_rewards(frames, 2).shape
+        (2, 2, 2)
+        >>> rlax.pixel_control_rewards(frames, 2)[0].tolist()
+        [[336.0, 400.0], [592.0, 656.0]]
     """
     _checks.ranks("pixel_control_rewards", observations=(observations, 4))
     _checks.kinds("pixel_control_rewards", observations=(observations, "float"))
@@ -78,7 +96,10 @@ def feature_control_rewards(features: Array, cumulant_type: str = "absolute_chan
     """Pseudo-rewards from a [T+1, D] feature sequence: ``feature``, ``absolute_change``,
     ``increase``, ``decrease`` or ``potential`` (``discount * f_{t+1} - f_t``).
 
-    Example: ``feature_control_rewards(features, "increase")``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.feature_control_rewards(jnp.array([[1.0, 2.0], [3.0, 1.0], [2.0, 2.0]]), 'increase').tolist()
+        [[2.0, -1.0], [-1.0, 1.0]]
     """
     _checks.ranks("feature_control_rewards", features=(features, 2))
     _checks.kinds("feature_control_rewards", features=(features, "float"))

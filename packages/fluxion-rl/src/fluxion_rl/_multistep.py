@@ -27,7 +27,11 @@ def lambda_returns(r_t: Array, discount_t: Array, v_t: Array, lambda_: Any = 1.0
     """Lambda-returns ``G_t = r_t + d_t ((1 - l) v_t + l G_{t+1})``, bootstrapped from ``v_t[-1]``.
 
     Shapes: ``r_t, discount_t, v_t`` are [T]; ``lambda_`` a scalar or [T]. Returns [T].
-    Example: ``lambda_returns(r, 0.9 * jnp.ones(T), v, 0.95)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rlax.lambda_returns(r, d, v, 0.95).tolist()
+        [2.52302, 1.755, 2.0]
     """
     fn = "lambda_returns"
     _checks.ranks(fn, r_t=(r_t, 1), discount_t=(discount_t, 1), v_t=(v_t, 1), lambda_=(lambda_, {0, 1}))
@@ -50,7 +54,11 @@ def n_step_bootstrapped_returns(r_t: Array, discount_t: Array, v_t: Array, n: in
     """Strided n-step returns (mixed with lambda), bootstrapped from ``v_t`` n steps ahead.
 
     Shapes: ``r_t, discount_t, v_t`` are [T]. Returns [T].
-    Example: ``n_step_bootstrapped_returns(r, d, v, n=3)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rlax.n_step_bootstrapped_returns(r, d, v, n=2).tolist()
+        [1.81, 1.8, 2.0]
     """
     fn = "n_step_bootstrapped_returns"
     _checks.ranks(fn, r_t=(r_t, 1), discount_t=(discount_t, 1), v_t=(v_t, 1), lambda_t=(lambda_t, {0, 1}))
@@ -79,7 +87,11 @@ def discounted_returns(r_t: Array, discount_t: Array, v_t: Array,
                        stop_target_gradients: bool = False) -> Array:
     """Discounted returns bootstrapped from ``v_t`` (a scalar or [T], only the last one is used).
 
-    Example: ``discounted_returns(r, 0.99 * jnp.ones(T), 0.0)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rlax.discounted_returns(r, d, v).tolist()
+        [2.62, 1.8, 2.0]
     """
     fn = "discounted_returns"
     _checks.ranks(fn, r_t=(r_t, 1), discount_t=(discount_t, 1), v_t=(v_t, {0, 1}))
@@ -93,7 +105,13 @@ def importance_corrected_td_errors(r_t: Array, discount_t: Array, rho_tm1: Array
                                    values: Array, stop_target_gradients: bool = False) -> Array:
     """Off-policy importance-corrected TD errors (``values`` is [T+1], the others [T]).
 
-    Example: ``importance_corrected_td_errors(r, d, rho, 0.9, v)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> from fluxion_rl._src import multistep
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rho = jnp.array([1.0, 0.5, 2.0])
+        >>> multistep.importance_corrected_td_errors(r, d, rho, jnp.full(3, 0.9), jnp.array([0.2, 0.5, 1.0, 1.5])).tolist()
+        [2.0681, 1.01, 2.0]
     """
     fn = "importance_corrected_td_errors"
     _checks.ranks(fn, r_t=(r_t, 1), discount_t=(discount_t, 1), rho_tm1=(rho_tm1, 1), values=(values, 1))
@@ -125,7 +143,11 @@ def truncated_generalized_advantage_estimation(r_t: Array, discount_t: Array, la
                                                stop_target_gradients: bool = False) -> Array:
     """Generalised advantage estimates over a truncated trajectory (``values`` is [T+1]).
 
-    Example: ``truncated_generalized_advantage_estimation(r, 0.99 * jnp.ones(T), 0.95, v)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rlax.truncated_generalized_advantage_estimation(r, d, 0.95, jnp.array([0.2, 0.5, 1.0, 1.5])).tolist()
+        [2.32302, 1.255, 1.0]
     """
     fn = "truncated_generalized_advantage_estimation"
     _checks.ranks(fn, r_t=(r_t, 1), values=(values, 1), discount_t=(discount_t, 1))
@@ -148,7 +170,13 @@ def general_off_policy_returns_from_action_values(q_t: Array, a_t: Array, r_t: A
                                                   stop_target_gradients: bool = False) -> Array:
     """General off-policy returns from action values ``q_t`` [T, A] and target policy ``pi_t``.
 
-    Example: ``general_off_policy_returns_from_action_values(q, a, r, d, c, pi)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> q = jnp.array([[1.0, 2.0], [0.5, 1.5], [2.0, 0.0]])
+        >>> pi = jnp.array([[0.5, 0.5], [0.2, 0.8], [1.0, 0.0]])
+        >>> rlax.general_off_policy_returns_from_action_values(q, jnp.array([0, 1, 0]), r, d, jnp.ones(3), pi).tolist()
+        [2.908, 1.62, 2.0]
     """
     fn = "general_off_policy_returns_from_action_values"
     _checks.ranks(fn, q_t=(q_t, 2), a_t=(a_t, 1), r_t=(r_t, 1), discount_t=(discount_t, 1),
@@ -166,7 +194,11 @@ def general_off_policy_returns_from_q_and_v(q_t: Array, v_t: Array, r_t: Array, 
                                             c_t: Array, stop_target_gradients: bool = False) -> Array:
     """General off-policy returns from ``q_t`` [T-1], ``v_t`` [T], traces ``c_t`` [T-1].
 
-    Example: ``general_off_policy_returns_from_q_and_v(q, v, r, d, c)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rlax.general_off_policy_returns_from_q_and_v(jnp.array([1.0, 2.0]), v, r, d, jnp.ones(2)).tolist()
+        [1.36, 0.9, 2.0]
     """
     fn = "general_off_policy_returns_from_q_and_v"
     _checks.ranks(fn, q_t=(q_t, 1), v_t=(v_t, 1), r_t=(r_t, 1), discount_t=(discount_t, 1), c_t=(c_t, 1))

@@ -34,7 +34,10 @@ def dpg_loss(a_t: Array, dqda_t: Array, dqda_clipping: float | None = None,
              use_stop_gradient: bool = True) -> Array:
     """Deterministic policy-gradient loss ``0.5 * ||stop(dqda_t + a_t) - a_t||^2`` per dimension.
 
-    Example: ``dpg_loss(actions, fluxion.grad(q_fn)(actions))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.dpg_loss(jnp.array([0.5, -1.0]), jnp.array([2.0, 1.0])).tolist()
+        [2.0, 0.5]
     """
     _check("dpg_loss", dict(a_t=(a_t, 1, F), dqda_t=(dqda_t, 1, F)))
     if dqda_clipping is not None:
@@ -47,8 +50,14 @@ def policy_gradient_loss(logits_t: Array, a_t: Array, adv_t: Array, w_t: Array,
                          use_stop_gradient: bool = True) -> Array:
     """Mean over time of ``-log softmax(logits_t)[a_t] * adv_t * w_t``.
 
-    Shapes: ``logits_t`` [T, A]; ``a_t, adv_t, w_t`` [T]. Example:
-    ``policy_gradient_loss(logits, actions, advantages, jnp.ones(T))``.
+    Shapes: ``logits_t`` [T, A]; ``a_t, adv_t, w_t`` [T].
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> logits = jnp.array([[1.0, 0.0], [0.0, 2.0]])
+        >>> a, adv = jnp.array([0, 1]), jnp.array([1.0, -0.5])
+        >>> float(rlax.policy_gradient_loss(logits, a, adv, jnp.ones(2)))
+        0.124899
     """
     _check("policy_gradient_loss", dict(logits_t=(logits_t, 2, F), a_t=(a_t, 1, I), adv_t=(adv_t, 1, F),
                                         w_t=(w_t, 1, F)))
@@ -60,7 +69,10 @@ def policy_gradient_loss(logits_t: Array, a_t: Array, adv_t: Array, w_t: Array,
 def entropy_loss(logits_t: Array, w_t: Array) -> Array:
     """Negative weighted mean entropy of ``softmax(logits_t)`` ([T, A]; weights [T]).
 
-    Example: ``entropy_loss(logits, jnp.ones(T))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> float(rlax.entropy_loss(jnp.array([[1.0, 0.0], [0.0, 0.0]]), jnp.ones(2)))
+        -0.637675
     """
     _check("entropy_loss", dict(logits_t=(logits_t, 2, F), w_t=(w_t, 1, F)))
     return -jnp.mean(softmax().entropy(logits_t) * w_t)
@@ -76,7 +88,12 @@ def _compute_advantages(logits_t: Array, q_t: Array, use_stop_gradient: bool = T
 def qpg_loss(logits_t: Array, q_t: Array, use_stop_gradient: bool = True) -> Array:
     """Q-based policy-gradient loss (all-actions advantage actor-critic); ``[T, A]`` inputs.
 
-    Example: ``qpg_loss(logits, q_values)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> logits, q = jnp.array([[1.0, 0.0], [0.0, 2.0]]), jnp.array([[1.0, 0.0], [0.0, 3.0]])
+        >>> fluxion.grad(rlax.qpg_loss)(logits, q).tolist()
+        [[-0.098306, 0.098306], [0.15749, -0.15749]]
     """
     _check("qpg_loss", dict(logits_t=(logits_t, 2, F), q_t=(q_t, 2, F)))
     policy_t, advantage_t = _compute_advantages(logits_t, q_t)
@@ -87,7 +104,10 @@ def qpg_loss(logits_t: Array, q_t: Array, use_stop_gradient: bool = True) -> Arr
 def rm_loss(logits_t: Array, q_t: Array, use_stop_gradient: bool = True) -> Array:
     """Regret-matching policy-gradient loss; ``[T, A]`` inputs.
 
-    Example: ``rm_loss(logits, q_values)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.rm_loss(jnp.array([[1.0, 0.0], [0.0, 2.0]]), jnp.array([[1.0, 0.5], [0.0, 1.0]])).tolist()
+        -0.10165
     """
     _check("rm_loss", dict(logits_t=(logits_t, 2, F), q_t=(q_t, 2, F)))
     policy_t, advantage_t = _compute_advantages(logits_t, q_t)
@@ -98,7 +118,10 @@ def rm_loss(logits_t: Array, q_t: Array, use_stop_gradient: bool = True) -> Arra
 def rpg_loss(logits_t: Array, q_t: Array, use_stop_gradient: bool = True) -> Array:
     """Regret policy-gradient loss: mean total positive advantage; ``[T, A]`` inputs.
 
-    Example: ``rpg_loss(logits, q_values)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.rpg_loss(jnp.array([[1.0, 0.0], [0.0, 2.0]]), jnp.array([[1.0, 0.5], [0.0, 1.0]])).tolist()
+        0.126837
     """
     _check("rpg_loss", dict(logits_t=(logits_t, 2, F), q_t=(q_t, 2, F)))
     _, adv_t = _compute_advantages(logits_t, q_t, use_stop_gradient)
@@ -109,7 +132,10 @@ def clipped_surrogate_pg_loss(prob_ratios_t: Array, adv_t: Array, epsilon: float
                               use_stop_gradient: bool = True) -> Array:
     """PPO's clipped surrogate loss ``-mean(min(r A, clip(r, 1 - eps, 1 + eps) A))``.
 
-    Example: ``clipped_surrogate_pg_loss(jnp.exp(logp - old_logp), advantages, 0.2)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> float(rlax.clipped_surrogate_pg_loss(jnp.array([0.5, 1.5]), jnp.array([1.0, 2.0]), 0.2))
+        -1.45
     """
     _check("clipped_surrogate_pg_loss", dict(prob_ratios_t=(prob_ratios_t, 1, F), adv_t=(adv_t, 1, F)))
     adv_t = _stop(use_stop_gradient, adv_t)

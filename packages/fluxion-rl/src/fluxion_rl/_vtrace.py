@@ -48,7 +48,12 @@ def vtrace(v_tm1: Array, v_t: Array, r_t: Array, discount_t: Array, rho_tm1: Arr
            sample_mask: Array | None = None) -> Array:
     """V-trace errors ``v_s - v_tm1`` for a trajectory of length T (all inputs [T]).
 
-    Example: ``vtrace(v_tm1, v_t, r, d, jnp.exp(log_pi - log_mu))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rho = jnp.array([1.0, 0.5, 2.0])
+        >>> rlax.vtrace(jnp.array([0.2, 0.5, 1.0]), v, r, d, rho).tolist()
+        [1.835, 0.65, 1.0]
     """
     sample_mask = _check("vtrace", v_tm1, v_t, r_t, discount_t, rho_tm1, lambda_, sample_mask)
     c_tm1 = jnp.minimum(1.0, rho_tm1) * lambda_
@@ -61,7 +66,12 @@ def leaky_vtrace(v_tm1: Array, v_t: Array, r_t: Array, discount_t: Array, rho_tm
                  stop_target_gradients: bool = True, sample_mask: Array | None = None) -> Array:
     """Leaky V-trace errors: clipped ratios mixed with unclipped ones by ``1 - alpha_``.
 
-    Example: ``leaky_vtrace(v_tm1, v_t, r, d, rho, alpha_=0.9)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rho = jnp.array([1.0, 0.5, 2.0])
+        >>> rlax.leaky_vtrace(jnp.array([0.2, 0.5, 1.0]), v, r, d, rho, alpha_=0.9).tolist()
+        [1.8755, 0.695, 1.1]
     """
     sample_mask = _check("leaky_vtrace", v_tm1, v_t, r_t, discount_t, rho_tm1, lambda_, sample_mask)
     c_tm1 = ((1 - alpha_) * rho_tm1 + alpha_ * jnp.minimum(1.0, rho_tm1)) * lambda_
@@ -85,7 +95,13 @@ def vtrace_td_error_and_advantage(v_tm1: Array, v_t: Array, r_t: Array, discount
                                   sample_mask: Array | None = None) -> VTraceOutput:
     """V-trace errors plus the policy-gradient advantages and Q estimates (IMPALA's actor loss).
 
-    Example: ``out = vtrace_td_error_and_advantage(v_tm1, v_t, r, d, rho); out.pg_advantage``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rho = jnp.array([1.0, 0.5, 2.0])
+        >>> out = rlax.vtrace_td_error_and_advantage(jnp.array([0.2, 0.5, 1.0]), v, r, d, rho)
+        >>> out.pg_advantage.tolist()
+        [1.835, 0.65, 1.0]
     """
     fn = "vtrace_td_error_and_advantage"
     sample_mask = _check(fn, v_tm1, v_t, r_t, discount_t, rho_tm1, lambda_, sample_mask)
@@ -104,7 +120,13 @@ def leaky_vtrace_td_error_and_advantage(v_tm1: Array, v_t: Array, r_t: Array, di
                                         sample_mask: Array | None = None) -> VTraceOutput:
     """Leaky V-trace errors plus policy-gradient advantages and Q estimates.
 
-    Example: ``leaky_vtrace_td_error_and_advantage(v_tm1, v_t, r, d, rho, alpha=0.9)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 1.0, 1.5])
+        >>> rho = jnp.array([1.0, 0.5, 2.0])
+        >>> out = rlax.leaky_vtrace_td_error_and_advantage(jnp.array([0.2, 0.5, 1.0]), v, r, d, rho, alpha=0.9)
+        >>> out.errors.tolist()
+        [1.8755, 0.695, 1.1]
     """
     fn = "leaky_vtrace_td_error_and_advantage"
     sample_mask = _check(fn, v_tm1, v_t, r_t, discount_t, rho_tm1, lambda_, sample_mask)
