@@ -91,3 +91,82 @@ def test_pytree_table_follows_shapes_and_disable_jit():
     with fluxion.disable_jit():
         assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
     assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
+
+
+def _shallow_keys(f):
+    return [k for k in f._fluxion_jit.fast if any(x is list or x is tuple for x in k)]
+
+
+def test_lists_and_tuples_of_arrays_key_without_the_cpp_flatten():
+    # arguments that are Arrays and lists/tuples of Arrays: keyed by (type, length, Specs) per
+    # container; a list and a tuple of the same Arrays are two entries, as in JAX
+    def body(p, x, q):
+        return type(p)(v * x for v in p), x + sum(q), len(p)
+    rng = np.random.default_rng(1)
+    host = [rng.standard_normal(3).astype(np.float32) for _ in range(4)]
+    for build in (list, tuple):
+        got, want = [], []
+        for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):
+            f = mod.jit(lambda p, x, q: body(p, x, q))  # a new function: its own table
+            ps = build(xnp.asarray(h) for h in host[:3])
+            x, q = xnp.asarray(host[3]), [xnp.asarray(host[0])]
+            outs = [f(ps, x, q) for _ in range(3)]
+            outs.append(f(build(ps[:1]), x, []))  # another length: another entry
+            outs.append(f(build(ps[:1]), x, []))
+            (got if mod is fluxion else want).append(outs)
+            if mod is fluxion:
+                assert len(_shallow_keys(f)) == 2 and _tree_keys(f) == []
+        for a, b in zip(got[0], want[0]):
+            la, lb = fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+            assert (fluxion.tree_util.tree_structure(a).num_leaves
+                    == jax.tree_util.tree_structure(b).num_leaves) and type(a[0]) is build
+            for u, v in zip(la, lb):
+                assert u.shape == v.shape and u.dtype == v.dtype and u.weak_type == v.weak_type
+                np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-6)
+    x = jnp.ones(2)
+    g = fluxion.jit(lambda t: t[0] + t[1][0][0])
+    for _ in range(2):  # three containers deep: the C++ flatten's key
+        assert g([x, [(x,)]]).tolist() == [2.0, 2.0]
+    assert len(_tree_keys(g)) == 1 and _shallow_keys(g) == []
+    d = fluxion.jit(lambda t: t["a"] * 2.0)
+    for _ in range(2):  # a dict: the C++ flatten's key
+        assert d({"a": x}).tolist() == [2.0, 2.0]
+    assert len(_tree_keys(d)) == 1 and _shallow_keys(d) == []
+    h = fluxion.jit(lambda t: t[0] + t[1])
+    for _ in range(2):  # a Python number in the list: the general path
+        assert h([x, 1.0]).tolist() == [2.0, 2.0]
+    assert _tree_keys(h) == [] and _shallow_keys(h) == []
+    assert h([x, x]).tolist() == [2.0, 2.0] and h([x, x]).weak_type is False
+    assert len(_shallow_keys(h)) == 1
+    k = fluxion.jit(lambda *a: a[0][0] * a[1])  # the varargs dispatcher's route
+    for _ in range(2):
+        assert k([x], x).tolist() == [1.0, 1.0]
+    assert len(_shallow_keys(k)) == 1
+
+
+def test_a_parameter_list_of_pairs_keys_without_the_cpp_flatten():
+    # an MLP step's arguments: a list of (w, b) tuples, then x and y (two containers deep)
+    def step(params, x, y):
+        h = x
+        for w, b in params:
+            h = h @ w + b
+        return [(w * ((h - y) ** 2).mean(), b - 1.0) for w, b in params], h.sum()
+    rng = np.random.default_rng(2)
+    host = [(rng.standard_normal((3, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32))
+            for _ in range(3)]
+    hx, hy = rng.standard_normal((2, 3)).astype(np.float32), np.ones((2, 3), np.float32)
+    outs = {}
+    for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):
+        params = [(xnp.asarray(w), xnp.asarray(b)) for w, b in host]
+        f = mod.jit(step)
+        outs[mod.__name__] = [f(params, xnp.asarray(hx), xnp.asarray(hy)) for _ in range(3)]
+        if mod is fluxion:
+            keys = _shallow_keys(f)
+            assert len(keys) == 1 and _tree_keys(f) == []
+            assert keys[0][:4] == (list, 3, tuple, 2)
+    for a, b in zip(outs["fluxion"], outs["jax"]):
+        assert type(a[0]) is list and all(type(p) is tuple for p in a[0])
+        la, lb = fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+        for u, v in zip(la, lb):
+            assert u.shape == v.shape and u.dtype == v.dtype and u.weak_type == v.weak_type
+            np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-5)

@@ -153,12 +153,78 @@ def tree_fast_key(args: tuple, leaves: list, specs: list) -> tuple | None:
     for c, x, s in zip(cleaves, leaves, specs):
         if c is not x or type(c) is not Array or c._k is not s:
             return None
-    return (ctree, *specs)
+    return _shallow_key(args, specs) or (ctree, *specs)
+
+
+def _shallow_key(args: tuple, specs: list) -> tuple | None:
+    """The key of ``args`` built of Arrays, lists and tuples (exactly those types) at most two
+    containers deep (a parameter list of ``(w, b)`` tuples): an Array is its Spec, a container
+    its type, its length and then its items' keys, in order (what :func:`_tree_caller` builds
+    without the C++ flatten); else None. ``specs`` are the leaves' Specs in flatten order. A
+    Spec is never a type or an int, so the key says the structure unambiguously."""
+    key: list = []
+    it = iter(specs)
+
+    def add(x: Any, depth: int) -> bool:
+        t = type(x)
+        if t is Array:
+            key.append(next(it, None))
+            return True
+        if (t is list or t is tuple) and depth < 2:
+            key.extend((t, len(x)))
+            return all(add(v, depth + 1) for v in x)
+        return False
+
+    if not all(add(a, 0) for a in args) or next(it, None) is not None or None in key:
+        return None
+    return tuple(key)
 
 
 def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
-    """A dispatcher's route for positional pytree arguments (see :func:`tree_fast_key`)."""
+    """A dispatcher's route for positional pytree arguments (see :func:`tree_fast_key`).
+    Arguments built of Arrays, lists and tuples at most two containers deep build their key in
+    one pass (:func:`_shallow_key`'s); other structures go through jaxlib's C++ flatten."""
     def tree_call(args: tuple) -> Any:
+        key: list = []
+        impls: list = []
+        push_k = key.append
+        push_a = impls.append
+        for a in args:
+            t = type(a)
+            if t is Array:
+                push_k(a._k)
+                push_a(a._a)
+            elif t is list or t is tuple:
+                push_k(t)
+                push_k(len(a))
+                for v in a:
+                    tv = type(v)
+                    if tv is Array:
+                        push_k(v._k)
+                        push_a(v._a)
+                    elif tv is tuple or tv is list:  # a second level: (w, b) pairs
+                        push_k(tv)
+                        push_k(len(v))
+                        for w in v:
+                            if type(w) is not Array:
+                                break
+                            push_k(w._k)
+                            push_a(w._a)
+                        else:
+                            continue
+                        break
+                    else:
+                        break
+                else:
+                    continue
+                break
+            else:
+                break
+        else:
+            e = fast_get(tuple(key))
+            if e is not None:
+                return e.call(tuple(impls))
+            return call(args, {})
         if _TREE_FLATTEN:
             try:
                 leaves, tree = _TREE_FLATTEN[0](args)
