@@ -31,6 +31,12 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
 - ``vma(eqn, in_vmas) -> out_vmas``: which ``shard_map`` mesh axes the outputs vary over
   (``check_vma``; see :mod:`fluxion.core.vma`); None: the union of the inputs'.
 
+- ``extended(*args, **params)``: the rule for operands of an extended dtype held as physical
+  data (:class:`~fluxion.core.trace.ExtendedArray`, e.g. typed PRNG keys): ``bind`` calls it
+  instead of the interpreter when an operand is one. Structural primitives set it (see
+  ``fluxion.lax._rules.extended_operands``): the primitive applied to the physical data with the
+  element's trailing dimensions kept whole. A primitive without it refuses such operands.
+
 Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
 collectives and primitives with sub-programs that may use the axis name).
@@ -50,6 +56,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from fluxion.core import trace as _trace
+from fluxion.core.trace import ExtendedArray as _ExtendedArray
 
 __all__ = ["Primitive"]
 
@@ -59,7 +66,8 @@ class Primitive:
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "__weakref__")
+                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended",
+                 "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
                  batch_unmapped: bool = False):
@@ -80,9 +88,15 @@ class Primitive:
         self.print_params: Callable[..., Any] | None = None
         self.sharding: Callable[..., Any] | None = None
         self.vma: Callable[..., Any] | None = None
+        self.extended: Callable[..., Any] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        """Apply the primitive under the current interpreter."""
+        """Apply the primitive under the current interpreter (operands of an extended dtype go
+        to the ``extended`` rule, which binds the primitive on their physical data)."""
+        if self.extended is not None:
+            for a in args:
+                if isinstance(a, _ExtendedArray):
+                    return self.extended(*args, **params)
         return _trace.STATE.interp.process_primitive(self, args, params)
 
     def bind_with_trace(self, trace: Any, args: Any, avals: Any, params: dict[str, Any]) -> Any:

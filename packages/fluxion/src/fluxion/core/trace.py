@@ -41,7 +41,7 @@ from fluxion.core.ir import _JAX_PARAM_NAMES, JaxNamedParams
 __all__ = [
     "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
     "interpreter_scope", "set_eager_handler", "is_tracer", "leak_message", "check_live",
-    "VirtualArray", "Trace",
+    "VirtualArray", "ExtendedArray", "Trace",
 ]
 
 
@@ -353,6 +353,33 @@ class VirtualArray:
     """
 
     __slots__ = ()
+
+
+class ExtendedArray(VirtualArray):
+    """Base of the arrays of an extended dtype that are held as their physical data (typed PRNG
+    key arrays): ``_base_array`` is that data (an Array or a tracer) of shape
+    ``(*shape, *_element_shape)``, the element's own dimensions trailing. Transformations see
+    only the data. The structural primitives (reshape, concatenate, slicing, gather, select, ...)
+    take these arrays through their ``extended`` rule (:mod:`fluxion.core.primitive`), which
+    applies the primitive to the data with the trailing element dimensions kept whole, as
+    JAX's extended-dtype rules do.
+
+    A subclass provides ``_element_shape`` (a tuple) and ``_with_data(data)`` (an array of the
+    same dtype over other data).
+
+    Example:
+        >>> import fluxion
+        >>> keys = fluxion.random.split(fluxion.random.key(0), 3)
+        >>> isinstance(keys, ExtendedArray), keys._element_shape, keys._base_array.shape
+        (True, (2,), (3, 2))
+    """
+
+    __slots__ = ()
+
+    _element_shape: tuple[int, ...]
+
+    def _with_data(self, data: Any) -> "ExtendedArray":
+        raise NotImplementedError(f"{type(self).__name__} must define _with_data")
 
 
 class Tracer(VirtualArray):

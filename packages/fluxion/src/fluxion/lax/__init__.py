@@ -353,7 +353,8 @@ _LAZY_FAMILIES = {
 _rules.install_ops(
     convert_element_type=convert_element_type, broadcast_in_dim=broadcast_in_dim,
     broadcast_in_dim_p=broadcast_in_dim_p, reshape=reshape, reshape_p=reshape_p, slice_p=slice_p,
-    squeeze_p=squeeze_p, concatenate_p=concatenate_p, reduce_sum=reduce_sum, pad=_padding.pad)
+    squeeze_p=squeeze_p, concatenate_p=concatenate_p, reduce_sum=reduce_sum, pad=_padding.pad,
+    reduce_and=reduce_and, reduce_or=reduce_or)
 # ``lax.linalg`` (jax.lax.linalg) is a submodule reached as an attribute, like the families.
 __getattr__, __dir__ = _lazy_namespace("fluxion.lax", globals(), _LAZY_FAMILIES,
                                        submodules=("linalg",))

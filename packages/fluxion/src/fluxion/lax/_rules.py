@@ -8,7 +8,9 @@ most primitives follow a few patterns, built here:
 - ``unary_batch_rule`` / ``elementwise_batch_rule`` / ``axis_param_batch_rule`` /
   ``per_dim_param_batch_rule`` / ``loop_batch_rule``: batching rules;
 - ``unbroadcast``, ``broadcast_to_aval``, ``const_like``, ``moveaxis``, ``bdim_to_front``, ...:
-  the array manipulations those rules need.
+  the array manipulations those rules need;
+- ``extended_operands``: the shared part of the structural primitives' ``extended`` rules
+  (operands of an extended dtype, such as key arrays, checked and taken to their physical data).
 
 These helpers call lax operations defined in the family modules that import this module:
 ``fluxion.lax`` hands them over once its families are imported (:func:`install_ops`), and the
@@ -28,6 +30,7 @@ from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 from fluxion.core.avals import ShapedArray
+from fluxion.core.trace import ExtendedArray
 from fluxion.transforms.ad import Zero, add_any, aval_of, is_float, tangent_aval
 from fluxion.transforms.array_ops import (
     bdim_to_front,
@@ -42,7 +45,7 @@ __all__ = [
     "const_like", "aval_of", "is_float", "shape_of", "moveaxis", "broadcast_batch", "matchaxis",
     "bdim_to_front", "batch_size", "unary_batch_rule", "elementwise_batch_rule",
     "loop_batch_rule", "axis_param_batch_rule", "per_dim_param_batch_rule", "install_ops",
-    "ops",
+    "ops", "extended_operands",
 ]
 
 _OPS = SimpleNamespace()
@@ -282,3 +285,40 @@ def per_dim_param_batch_rule(prim: Any, fills: dict[str, Any]) -> Callable[..., 
 
     return rule
 
+
+
+# ----------------------------------------------------------------------------- extended dtypes
+
+def extended_operands(prim: Any, args: Sequence[Any], data: Sequence[int],
+                      params: dict) -> tuple[ExtendedArray, list]:
+    """The shared part of a structural primitive's ``extended`` rule (see
+    :mod:`fluxion.core.primitive`): checks that the data operands (positions ``data``) are
+    arrays of one extended dtype and that no other operand is, runs ``prim``'s shape rule on
+    the logical shapes (so shape errors name them), and returns the first data operand (its
+    ``_with_data`` makes the result) and ``args`` with each data operand replaced by its
+    physical data, whose element dimensions trail.
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion.lax.shape_ops import rev_p
+        >>> keys = fluxion.random.split(fluxion.random.key(0), 3)
+        >>> like, phys = extended_operands(rev_p, [keys], (0,), {"dimensions": (0,)})
+        >>> phys[0].shape, like._element_shape
+        ((3, 2), (2,))
+    """
+    like = next(args[i] for i in data if isinstance(args[i], ExtendedArray))
+    dtype = like.dtype
+    name = f"lax.{prim.name}"
+    for i, a in enumerate(args):
+        if i in data:
+            if not isinstance(a, ExtendedArray) or a.dtype != dtype:
+                got = getattr(a, "dtype", type(a).__name__)
+                raise TypeError(f"{name}: operands of dtype {dtype} combine only with operands "
+                                f"of that dtype, got {got} at position {i}")
+        elif isinstance(a, ExtendedArray):
+            raise TypeError(f"{name} does not accept dtype {a.dtype} at position {i}")
+    phys_dtype = like._base_array.dtype
+    logical = [ShapedArray(tuple(a.shape), phys_dtype) if i in data else aval_of(a)
+               for i, a in enumerate(args)]
+    prim.abstract_eval(*logical, **params)
+    return like, [a._base_array if i in data else a for i, a in enumerate(args)]

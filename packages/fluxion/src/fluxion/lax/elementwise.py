@@ -603,12 +603,36 @@ _any_or_extended = DtypeSet("any", "biufc", _scalar_user_extended)
 eq_p = _compare_primitive("eq", "EQ", _any_or_extended)
 
 
+
+
+def _compare_extended(prim: Primitive, reduce: str) -> Any:
+    """Equality of extended-dtype arrays (key arrays), as JAX's: the element's physical words
+    compared, then all of them (``eq``) or any (``ne``) per element."""
+
+    def rule(x: Any, y: Any) -> Any:
+        like, (a, b) = _rules.extended_operands(prim, (x, y), (0, 1), {})
+        n = len(like._element_shape)
+        shape = a.shape if a.ndim >= b.ndim else b.shape
+        a = _rules.ops().broadcast_in_dim(a, shape, tuple(range(len(shape) - a.ndim, len(shape))))
+        b = _rules.ops().broadcast_in_dim(b, shape, tuple(range(len(shape) - b.ndim, len(shape))))
+        words = prim.bind(a, b)
+        return getattr(_rules.ops(), reduce)(words, tuple(range(len(shape) - n, len(shape))))
+
+    return rule
+
+
+eq_p.extended = _compare_extended(eq_p, "reduce_and")
+
+
 def eq(x: Any, y: Any) -> Any:
     """Elementwise ``x == y`` (bool result)."""
     return eq_p.bind(x, y)
 
 
 ne_p = _compare_primitive("ne", "NE", _any_or_extended)
+
+
+ne_p.extended = _compare_extended(ne_p, "reduce_or")
 
 
 def ne(x: Any, y: Any) -> Any:
@@ -749,6 +773,19 @@ select_n_p.transpose = _select_n_transpose
 select_n_p.batch = _select_n_batch
 
 
+def _select_n_extended(which: Any, *cases: Any) -> Any:
+    like, (which, *data) = _rules.extended_operands(select_n_p, (which, *cases),
+                                                    range(1, len(cases) + 1), {})
+    shape = data[0].shape
+    w_ndim = _rules.aval_of(which).ndim
+    if w_ndim:  # the choice per element, repeated over the element's words
+        which = _rules.ops().broadcast_in_dim(which, shape, tuple(range(w_ndim)))
+    return like._with_data(select_n_p.bind(which, *data))
+
+
+select_n_p.extended = _select_n_extended
+
+
 def select_n(which: Any, *cases: Any) -> Any:
     """Elementwise choice among ``cases`` by ``which`` (bool: False->cases[0], True->cases[1];
     int32: the index).
@@ -845,6 +882,7 @@ copy_p.abstract_eval = lambda x: x
 copy_p.lowering = lambda ctx, x: x  # a fresh buffer; XLA's outputs never alias inputs here
 _rules.deflinear(copy_p, lambda ct, x: [ct])
 copy_p.batch = _rules.unary_batch_rule(copy_p)
+copy_p.extended = lambda x: x._with_data(copy_p.bind(x._base_array))
 
 
 def copy(x: Any) -> Any:

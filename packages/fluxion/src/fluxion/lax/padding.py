@@ -13,12 +13,14 @@ from __future__ import annotations
 import operator
 from typing import Any, Sequence
 
+import numpy as np
+
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error, value_error
-from fluxion.lax.elementwise import sub
+from fluxion.lax.elementwise import select_n_p, sub
 from fluxion.lax.shape_ops import slice as lax_slice
 from fluxion.transforms import ad
 
@@ -107,6 +109,25 @@ def _pad_batch(axis_data: Any, args: Any, dims: Any, *, padding_config: tuple) -
 pad_p.jvp = _pad_jvp
 pad_p.transpose = _pad_transpose
 pad_p.batch = _pad_batch
+
+
+def _pad_extended(x: Any, padding_value: Any, *, padding_config: tuple) -> Any:
+    like, (data, value) = _rules.extended_operands(pad_p, (x, padding_value), (0, 1),
+                                                   dict(padding_config=padding_config))
+    elem = like._element_shape
+    n = len(elem)
+    full = padding_config + ((0, 0, 0),) * n
+    padded = pad_p.bind(data, np.zeros((), data.dtype), padding_config=full)
+    shape = tuple(padded.shape)
+    # where the pad put new elements, each of their words is the padding key's word
+    inside = pad_p.bind(_rules.ops().broadcast_in_dim(np.bool_(True), tuple(x.shape), ()),
+                        np.bool_(False), padding_config=padding_config)
+    inside = _rules.ops().broadcast_in_dim(inside, shape, tuple(range(len(shape) - n)))
+    fill = _rules.ops().broadcast_in_dim(value, shape, tuple(range(len(shape) - n, len(shape))))
+    return like._with_data(select_n_p.bind(inside, fill, padded))
+
+
+pad_p.extended = _pad_extended
 
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:

@@ -180,6 +180,20 @@ _rules.deflinear(broadcast_in_dim_p, _broadcast_in_dim_transpose)
 broadcast_in_dim_p.batch = _broadcast_in_dim_batch
 
 
+def _broadcast_in_dim_extended(x: Any, *, shape: tuple[int, ...],
+                               broadcast_dimensions: tuple[int, ...]) -> Any:
+    params = dict(shape=shape, broadcast_dimensions=broadcast_dimensions)
+    like, (data,) = _rules.extended_operands(broadcast_in_dim_p, (x,), (0,), params)
+    elem = like._element_shape
+    n = len(shape)
+    return like._with_data(broadcast_in_dim_p.bind(
+        data, shape=shape + elem,
+        broadcast_dimensions=broadcast_dimensions + tuple(range(n, n + len(elem)))))
+
+
+broadcast_in_dim_p.extended = _broadcast_in_dim_extended
+
+
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
     """Broadcast ``operand`` to ``shape``; operand dimension i goes to result dimension
     ``broadcast_dimensions[i]``.
@@ -336,6 +350,14 @@ _rules.deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shap
 reshape_p.batch = _reshape_batch
 
 
+def _reshape_extended(x: Any, *, new_sizes: tuple[int, ...]) -> Any:
+    like, (data,) = _rules.extended_operands(reshape_p, (x,), (0,), dict(new_sizes=new_sizes))
+    return like._with_data(reshape_p.bind(data, new_sizes=new_sizes + like._element_shape))
+
+
+reshape_p.extended = _reshape_extended
+
+
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
     """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given)."""
     shp = _shape_tuple("lax.reshape", new_sizes)
@@ -396,6 +418,17 @@ _rules.deflinear(transpose_p, lambda ct, x, *, permutation: [
 transpose_p.batch = _transpose_batch
 
 
+def _transpose_extended(x: Any, *, permutation: tuple[int, ...]) -> Any:
+    like, (data,) = _rules.extended_operands(transpose_p, (x,), (0,),
+                                             dict(permutation=permutation))
+    n = len(permutation)
+    trailing = tuple(range(n, n + len(like._element_shape)))
+    return like._with_data(transpose_p.bind(data, permutation=permutation + trailing))
+
+
+transpose_p.extended = _transpose_extended
+
+
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
     """Permute the dimensions of ``operand``."""
     perm = tuple(int(p) for p in permutation)
@@ -439,6 +472,14 @@ def _squeeze_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[in
 
 _rules.deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 squeeze_p.batch = _squeeze_batch
+
+
+def _squeeze_extended(x: Any, *, dimensions: tuple[int, ...]) -> Any:
+    like, (data,) = _rules.extended_operands(squeeze_p, (x,), (0,), dict(dimensions=dimensions))
+    return like._with_data(squeeze_p.bind(data, dimensions=dimensions))
+
+
+squeeze_p.extended = _squeeze_extended
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
@@ -533,6 +574,19 @@ def _slice_batch(axis_data: Any, args: Any, dims: Any, *, start_indices: tuple[i
 
 _rules.deflinear(slice_p, _slice_transpose)
 slice_p.batch = _slice_batch
+
+
+def _slice_extended(x: Any, *, start_indices: tuple[int, ...], limit_indices: tuple[int, ...],
+                    strides: tuple[int, ...] | None) -> Any:
+    params = dict(start_indices=start_indices, limit_indices=limit_indices, strides=strides)
+    like, (data,) = _rules.extended_operands(slice_p, (x,), (0,), params)
+    elem = like._element_shape
+    return like._with_data(slice_p.bind(
+        data, start_indices=start_indices + (0,) * len(elem), limit_indices=limit_indices + elem,
+        strides=None if strides is None else strides + (1,) * len(elem)))
+
+
+slice_p.extended = _slice_extended
 
 
 def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
@@ -633,6 +687,15 @@ concatenate_p.transpose = _concatenate_transpose
 concatenate_p.batch = _concatenate_batch
 
 
+def _concatenate_extended(*xs: Any, dimension: int) -> Any:
+    like, data = _rules.extended_operands(concatenate_p, xs, range(len(xs)),
+                                          dict(dimension=dimension))
+    return like._with_data(concatenate_p.bind(*data, dimension=dimension))
+
+
+concatenate_p.extended = _concatenate_extended
+
+
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     """Join ``operands`` along ``dimension``."""
     ops = list(operands)
@@ -670,6 +733,14 @@ def _rev_batch(axis_data: Any, args: Any, dims: Any, *, dimensions: tuple[int, .
 
 _rules.deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 rev_p.batch = _rev_batch
+
+
+def _rev_extended(x: Any, *, dimensions: tuple[int, ...]) -> Any:
+    like, (data,) = _rules.extended_operands(rev_p, (x,), (0,), dict(dimensions=dimensions))
+    return like._with_data(rev_p.bind(data, dimensions=dimensions))
+
+
+rev_p.extended = _rev_extended
 
 
 def rev(operand: Any, dimensions: Sequence[int]) -> Any:

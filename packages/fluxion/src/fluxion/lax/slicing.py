@@ -186,6 +186,24 @@ dynamic_slice_p.transpose = _dynamic_slice_transpose
 dynamic_slice_p.batch = _dynamic_slice_batch
 
 
+def _element_starts(idx: Sequence[Any], n: int) -> list:
+    """Zero start indices for the ``n`` trailing element dimensions of an extended operand's
+    data, of the dtype of the other start indices."""
+    dt = _rules.aval_of(idx[0]).dtype if idx else np.dtype(np.int32)
+    return [np.zeros((), dt)] * n
+
+
+def _dynamic_slice_extended(x: Any, *idx: Any, slice_sizes: tuple[int, ...]) -> Any:
+    like, (data, *idx) = _rules.extended_operands(dynamic_slice_p, (x, *idx), (0,),
+                                                  dict(slice_sizes=slice_sizes))
+    elem = like._element_shape
+    return like._with_data(dynamic_slice_p.bind(data, *idx, *_element_starts(idx, len(elem)),
+                                                slice_sizes=slice_sizes + elem))
+
+
+dynamic_slice_p.extended = _dynamic_slice_extended
+
+
 def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], *,
                   allow_negative_indices: bool | Sequence[bool] = True) -> Any:
     """The slice of ``operand`` of shape ``slice_sizes`` starting at ``start_indices`` (which may
@@ -281,6 +299,16 @@ def _dynamic_update_slice_batch(axis_data: Any, args: Any, dims: Any) -> Any:
 dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
 dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+
+
+def _dynamic_update_slice_extended(x: Any, update: Any, *idx: Any) -> Any:
+    like, (data, upd, *idx) = _rules.extended_operands(dynamic_update_slice_p, (x, update, *idx),
+                                                       (0, 1), {})
+    starts = _element_starts(idx, len(like._element_shape))
+    return like._with_data(dynamic_update_slice_p.bind(data, upd, *idx, *starts))
+
+
+dynamic_update_slice_p.extended = _dynamic_update_slice_extended
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *,

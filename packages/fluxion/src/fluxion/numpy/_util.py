@@ -18,7 +18,7 @@ from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.config import config
 from fluxion.core.errors import ConcretizationTypeError, user_source_line
-from fluxion.core.trace import Tracer
+from fluxion.core.trace import ExtendedArray, Tracer
 
 __all__ = ["is_array", "check_arraylike", "promote_args", "promote_args_inexact", "promote_dtypes",
            "promote_shapes", "is_arraylike", "ensure_array", "canonical_axis", "canonical_axes",
@@ -39,11 +39,15 @@ def is_arraylike(x: Any) -> bool:
             or hasattr(x, "__jax_array__"))
 
 
-def check_arraylike(fun_name: str, *args: Any) -> None:
+def check_arraylike(fun_name: str, *args: Any, extended: bool = False) -> None:
     """Raise a TypeError naming ``fun_name`` when an argument is not array-like (lists are
-    rejected, as in JAX, to avoid silent slow conversions)."""
+    rejected, as in JAX, to avoid silent slow conversions). Arrays of an extended dtype (key
+    arrays) are refused too unless ``extended`` (the structural functions, whose lax
+    primitives move key arrays' data)."""
     for i, a in enumerate(args):
         if not is_arraylike(a):
+            if extended and isinstance(a, ExtendedArray):
+                continue
             check_numeric(fun_name, a)  # typed PRNG keys: JAX's words
             extra = (" Use fluxion.numpy.array(...) to convert a list or tuple first."
                      if isinstance(a, (list, tuple)) else "")
@@ -68,6 +72,8 @@ def check_numeric(fun_name: str, *args: Any) -> None:
 
 
 def _to_dtype(x: Any, dtype: np.dtype, weak: bool) -> Any:
+    if isinstance(x, ExtendedArray):  # result_type promotes an extended dtype only to itself
+        return x
     aval = getattr(x, "aval", None)
     if aval is not None and aval.dtype == dtype and aval.weak_type == weak:
         return x
@@ -142,9 +148,10 @@ def _check_broadcastable(fun_name: str, shapes: Sequence[tuple[int, ...]]) -> No
                          f"{' '.join(str(s) for s in shapes)} (at {user_source_line()})") from None
 
 
-def promote_args(fun_name: str, *args: Any) -> list[Any]:
-    """Check, promote dtypes and promote ranks: the preamble of every binary ufunc."""
-    check_arraylike(fun_name, *args)
+def promote_args(fun_name: str, *args: Any, extended: bool = False) -> list[Any]:
+    """Check, promote dtypes and promote ranks: the preamble of every binary ufunc
+    (``extended``: arrays of one extended dtype pass, see :func:`check_arraylike`)."""
+    check_arraylike(fun_name, *args, extended=extended)
     if len(args) >= 2:
         shapes = [_shape(a) for a in args]
         nonscalar = [s for s in shapes if s]

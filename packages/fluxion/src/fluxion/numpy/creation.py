@@ -19,8 +19,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
-from fluxion.core.trace import Tracer
-from fluxion.lax._keywise import keywise
+from fluxion.core.trace import ExtendedArray, Tracer
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
@@ -58,7 +57,7 @@ def _place(x: Any, where: Any) -> Any:
 
 
 def _contains_arrays(obj: Any) -> bool:
-    if is_array(obj):
+    if is_array(obj) or isinstance(obj, ExtendedArray):  # key arrays stack as JAX's
         return True
     if isinstance(obj, (list, tuple)):
         return any(_contains_arrays(o) for o in obj)
@@ -512,7 +511,6 @@ def identity(n: int, dtype: Any = None) -> Any:
     return eye(n, dtype=dtype)
 
 
-@keywise("a")
 def copy(a: Any, order: str | None = None) -> Any:
     """A copy of ``a``.
 
@@ -521,7 +519,7 @@ def copy(a: Any, order: str | None = None) -> Any:
         >>> jnp.copy(jnp.arange(2)).tolist()
         [0, 1]
     """
-    check_arraylike("copy", a)
+    check_arraylike("copy", a, extended=True)
     return array(a, copy=True, order=order)
 
 

@@ -15,7 +15,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax._keywise import keywise
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
@@ -196,7 +195,6 @@ def isneginf(x: Any, /, out: None = None) -> Any:
     return _posneg_inf("isneginf", x, -np.inf, out)
 
 
-@keywise("x")
 @one_program_static(static_argnames=("copy",))
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
                neginf: Any = None) -> Any:

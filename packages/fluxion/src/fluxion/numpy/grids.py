@@ -15,7 +15,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax._keywise import keywise
 from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
 from fluxion.numpy.creation import arange, array, linspace
 from fluxion.numpy.shape import stack
@@ -23,7 +22,6 @@ from fluxion.numpy.shape import stack
 __all__ = ["meshgrid", "indices", "mgrid", "ogrid"]
 
 
-@keywise("xi")
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
     """Coordinate grids from 1-D coordinate vectors (``indexing`` 'xy' or 'ij').
 
@@ -32,7 +30,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         >>> [g.shape for g in jnp.meshgrid(jnp.arange(2), jnp.arange(3))]
         [(3, 2), (3, 2)]
     """
-    check_arraylike("meshgrid", *xi)
+    check_arraylike("meshgrid", *xi, extended=True)
     args = [ensure_array(a) for a in xi]
     if not copy:
         raise ValueError("fluxion.numpy.meshgrid only supports copy=True")

@@ -18,7 +18,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax._keywise import keywise
 from fluxion.lax.slicing import dynamic_slice_in_dim
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._advanced_indexing import gather_along_axis
@@ -59,7 +58,6 @@ __all__ = [
 ]
 
 
-@keywise("A")
 def tile(A: Any, reps: Any) -> Any:
     """``A`` repeated ``reps`` times along each axis.
 
@@ -68,7 +66,7 @@ def tile(A: Any, reps: Any) -> Any:
         >>> jnp.tile(jnp.array([[1, 2]]), (2, 1)).tolist()
         [[1, 2], [1, 2]]
     """
-    check_arraylike("tile", A)
+    check_arraylike("tile", A, extended=True)
     a = ensure_array(A)
     try:
         reps_t = tuple(operator.index(r) for r in reps)
@@ -87,7 +85,6 @@ def tile(A: Any, reps: Any) -> Any:
     return lax.reshape(out, tuple(r * d for r, d in zip(reps_t, a.shape)))
 
 
-@keywise("a")
 def repeat(a: Any, repeats: Any, axis: int | None = None, *,
            total_repeat_length: int | None = None, out_sharding: Any = None) -> Any:
     """Repeat each element of ``a`` ``repeats`` times along ``axis`` (flattened when None).
@@ -100,9 +97,9 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *,
         [1, 2, 2]
     """
     if isinstance(repeats, (int, np.integer)):
-        check_arraylike("repeat", a)
+        check_arraylike("repeat", a, extended=True)
     else:
-        check_arraylike("repeat", a, repeats)
+        check_arraylike("repeat", a, repeats, extended=True)
     arr = ensure_array(a)
     if axis is None:
         arr, axis = ravel(arr), 0
@@ -154,7 +151,6 @@ def _repeat_gather(arr: Any, repeats: Any, axis: int, total: int) -> Any:
     return take(arr, gidx, axis=axis)
 
 
-@keywise("m")
 def flip(m: Any, axis: Any = None) -> Any:
     """``m`` with the order of elements reversed along ``axis`` (all axes by default).
 
@@ -163,13 +159,12 @@ def flip(m: Any, axis: Any = None) -> Any:
         >>> jnp.flip(jnp.array([1, 2, 3])).tolist()
         [3, 2, 1]
     """
-    check_arraylike("flip", m)
+    check_arraylike("flip", m, extended=True)
     arr = ensure_array(m)
     axes = canonical_axes(axis, arr.ndim, "flip")
     return lax.rev(arr, axes) if axes else arr
 
 
-@keywise("m")
 def fliplr(m: Any) -> Any:
     """``m`` reversed along axis 1.
 
@@ -181,7 +176,6 @@ def fliplr(m: Any) -> Any:
     return flip(m, 1)
 
 
-@keywise("m")
 def flipud(m: Any) -> Any:
     """``m`` reversed along axis 0.
 
@@ -193,7 +187,6 @@ def flipud(m: Any) -> Any:
     return flip(m, 0)
 
 
-@keywise("a")
 @one_program_static(static_argnames=("shift", "axis"))
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Roll elements of ``a`` by ``shift`` along ``axis`` (the flattened array when None).
@@ -203,7 +196,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         >>> jnp.roll(jnp.array([1, 2, 3]), 1).tolist()
         [3, 1, 2]
     """
-    check_arraylike("roll", a)
+    check_arraylike("roll", a, extended=True)
     arr = ensure_array(a)
     if axis is None:
         return reshape(roll(ravel(arr), shift, 0), arr.shape)
@@ -239,7 +232,6 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     return arr
 
 
-@keywise("a")
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """Move ``axis`` so that it lies before position ``start``.
 
@@ -248,7 +240,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
         >>> jnp.rollaxis(jnp.zeros((2, 3, 4)), 2).shape
         (4, 2, 3)
     """
-    check_arraylike("rollaxis", a)
+    check_arraylike("rollaxis", a, extended=True)
     arr = ensure_array(a)
     ax = canonical_axis(axis, arr.ndim, "rollaxis")
     if not -arr.ndim <= start <= arr.ndim:
@@ -260,7 +252,6 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     return moveaxis(arr, ax, start)
 
 
-@keywise("m")
 @one_program_static(static_argnames=("k", "axes"))
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate ``m`` by 90 degrees ``k`` times in the plane of ``axes``.
@@ -270,7 +261,7 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
         >>> jnp.rot90(jnp.array([[1, 2], [3, 4]])).tolist()
         [[2, 4], [1, 3]]
     """
-    check_arraylike("rot90", m)
+    check_arraylike("rot90", m, extended=True)
     arr = ensure_array(m)
     if arr.ndim < 2:
         raise ValueError(f"rot90 requires its first argument to have ndim at least two, but got "
@@ -291,7 +282,6 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     return flip(transpose(arr, perm), a2)
 
 
-@keywise("arr", "values")
 def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis``.
 
@@ -300,7 +290,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
         >>> jnp.insert(jnp.array([1, 2, 3]), 1, 9).tolist()
         [1, 9, 2, 3]
     """
-    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values)
+    check_arraylike("insert", arr, 0 if isinstance(obj, slice) else obj, values, extended=True)
     a = ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0
@@ -328,8 +318,7 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
     n_ins = np.broadcast_shapes(idx.shape, (vals.shape[ax],))[0]
     out_shape = list(a.shape)
     out_shape[ax] += n_ins
-    out = lax.broadcast_in_dim(lax.convert_element_type(0, a.dtype, weak_type=a.weak_type),
-                               tuple(out_shape), ())
+    out = lax.full_like(a, 0, shape=tuple(out_shape))  # key arrays: keys of zero data
     idx = uf.add(idx, lax.mul(lax.convert_element_type(lax.lt(idx, _zero(idx)), idx.dtype),
                               lax.convert_element_type(n_in, idx.dtype)))
     idx = uf.clip(idx, 0, n_in)
@@ -347,7 +336,6 @@ def _zero(x: Any) -> Any:
     return lax.convert_element_type(0, x.dtype)
 
 
-@keywise("arr")
 def delete(arr: Any, obj: Any, axis: int | None = None, *,
            assume_unique_indices: bool = False) -> Any:
     """``arr`` without the entries ``obj`` (an int, slice, int array or bool mask) along
@@ -358,7 +346,7 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
         >>> jnp.delete(jnp.array([1, 2, 3]), 1).tolist()
         [1, 3]
     """
-    check_arraylike("delete", arr)
+    check_arraylike("delete", arr, extended=True)
     a = ensure_array(arr)
     if axis is None:
         a, axis = ravel(a), 0
@@ -403,7 +391,6 @@ def delete(arr: Any, obj: Any, axis: int | None = None, *,
     return a[pre + (asarray(keep.astype(np.int32)),)]
 
 
-@keywise("arr", "values")
 @one_program_static(static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``values`` appended to ``arr`` (both flattened when ``axis`` is None).
@@ -413,13 +400,12 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
         >>> jnp.append(jnp.array([1, 2]), 3).tolist()
         [1, 2, 3]
     """
-    check_arraylike("append", arr, values)
+    check_arraylike("append", arr, values, extended=True)
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], 0)
     return concatenate([arr, values], axis=axis)
 
 
-@keywise("a")
 def resize(a: Any, new_shape: Any) -> Any:
     """``a`` flattened, repeated as needed and reshaped to ``new_shape``.
 
@@ -428,7 +414,7 @@ def resize(a: Any, new_shape: Any) -> Any:
         >>> jnp.resize(jnp.array([1, 2, 3]), (2, 2)).tolist()
         [[1, 2], [3, 1]]
     """
-    check_arraylike("resize", a)
+    check_arraylike("resize", a, extended=True)
     shp = (new_shape,) if isinstance(new_shape, (int, np.integer)) else tuple(
         operator.index(d) for d in new_shape)
     if any(d < 0 for d in shp):
@@ -436,8 +422,7 @@ def resize(a: Any, new_shape: Any) -> Any:
     arr = ravel(ensure_array(a))
     size = math.prod(shp)
     if arr.size == 0 or size == 0:
-        return lax.broadcast_in_dim(lax.convert_element_type(0, arr.dtype,
-                                                             weak_type=arr.weak_type), shp, ())
+        return lax.full_like(arr, 0, shape=shp)
     reps = -(-size // arr.size)
     return reshape(lax.slice_in_dim(tile(arr, reps), 0, size, axis=0), shp)
 
@@ -474,7 +459,6 @@ def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:
     return arr[tuple(sl)]
 
 
-@keywise("tup")
 def column_stack(tup: Any) -> Any:
     """Stack 1-D arrays as columns (2-D arrays as they are) into a 2-D array.
 
@@ -487,13 +471,12 @@ def column_stack(tup: Any) -> Any:
         tup = list(tup) if tup.ndim < 3 else tup
         if not isinstance(tup, list):
             return tup
-    check_arraylike("column_stack", *tup)
+    check_arraylike("column_stack", *tup, extended=True)
     arrs = [transpose(atleast_2d(x)) if ensure_array(x).ndim < 2 else ensure_array(x)
             for x in tup]
     return concatenate(arrs, axis=1)
 
 
-@keywise("tup")
 def dstack(tup: Any, dtype: Any = None) -> Any:
     """Stack arrays along the third axis (after making them at least 3-D).
 
@@ -504,7 +487,7 @@ def dstack(tup: Any, dtype: Any = None) -> Any:
     """
     if hasattr(tup, "ndim") and not isinstance(tup, (list, tuple)):
         tup = list(tup)
-    check_arraylike("dstack", *tup)
+    check_arraylike("dstack", *tup, extended=True)
     return concatenate([atleast_3d(m) for m in tup], axis=2, dtype=dtype)
 
 
@@ -527,7 +510,6 @@ def _block(xs: Any) -> tuple[Any, int]:
     return ensure_array(xs), 1
 
 
-@keywise("arrays")
 def block(arrays: Any) -> Any:
     """Assemble an array from nested lists of blocks.
 
@@ -539,7 +521,6 @@ def block(arrays: Any) -> Any:
     return _block(arrays)[0]
 
 
-@keywise("x")
 def unstack(x: Any, /, *, axis: int = 0) -> tuple:
     """The slices of ``x`` along ``axis``, as a tuple.
 
@@ -548,7 +529,7 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
         >>> [v.tolist() for v in jnp.unstack(jnp.array([[1, 2], [3, 4]]))]
         [[1, 2], [3, 4]]
     """
-    check_arraylike("unstack", x)
+    check_arraylike("unstack", x, extended=True)
     a = ensure_array(x)
     if a.ndim == 0:
         raise ValueError("Unstack requires arrays with rank > 0, however a scalar array was "
@@ -557,7 +538,6 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple:
     return tuple(lax.index_in_dim(a, i, ax, keepdims=False) for i in range(a.shape[ax]))
 
 
-@keywise("x")
 def matrix_transpose(x: Any, /) -> Any:
     """Swap the last two axes of ``x``.
 
@@ -566,7 +546,7 @@ def matrix_transpose(x: Any, /) -> Any:
         >>> jnp.matrix_transpose(jnp.zeros((3, 1, 2))).shape
         (3, 2, 1)
     """
-    check_arraylike("matrix_transpose", x)
+    check_arraylike("matrix_transpose", x, extended=True)
     a = ensure_array(x)
     if a.ndim < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got "
@@ -574,7 +554,6 @@ def matrix_transpose(x: Any, /) -> Any:
     return swapaxes(a, -1, -2)
 
 
-@keywise("a")
 def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None,
          unique_indices: bool = False, indices_are_sorted: bool = False,
          fill_value: Any = None) -> Any:
@@ -588,7 +567,7 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.take is not supported.")
-    check_arraylike("take", a, indices)
+    check_arraylike("take", a, indices, extended=True)
     arr, idx = ensure_array(a), ensure_array(indices)
     if axis is None:
         arr, ax = ravel(arr), 0
@@ -627,7 +606,6 @@ def _along_axis_index(shape: tuple[int, ...], indices: Any, axis: int) -> tuple:
     return tuple(idx)
 
 
-@keywise("arr")
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
                     fill_value: Any = None) -> Any:
     """``arr`` indexed by ``indices`` along ``axis`` (other axes broadcast against each other).
@@ -638,7 +616,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
         >>> jnp.take_along_axis(x, jnp.argsort(x, axis=1), axis=1).tolist()
         [[1, 3], [0, 2]]
     """
-    check_arraylike("take_along_axis", arr, indices)
+    check_arraylike("take_along_axis", arr, indices, extended=True)
     a, idx = ensure_array(arr), ensure_array(indices)
     if not dtypes.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"take_along_axis indices must be of integer type, got {idx.dtype}")
@@ -688,7 +666,6 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplac
     return reshape(out, orig_shape) if orig_axis is None else out
 
 
-@keywise("choices")
 def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise") -> Any:
     """Elementwise pick from ``choices`` by the integer array ``a``.
 
@@ -699,7 +676,7 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.choose is not supported.")
-    check_arraylike("choose", a, *choices)
+    check_arraylike("choose", a, *choices, extended=True)
     arr = ensure_array(a)
     if not dtypes.issubdtype(arr.dtype, np.integer):
         raise ValueError("`a` array must be integer typed")
@@ -717,11 +694,10 @@ def choose(a: Any, choices: Sequence[Any], out: None = None, mode: str = "raise"
     from fluxion.numpy import grids  # reason: a rarely used family, loaded on first use
 
     arr, *chs = broadcast_arrays(arr, *choices)
-    stacked = array(chs)
+    stacked = stack(chs)
     return stacked[(arr,) + tuple(grids.indices(arr.shape, sparse=True))]
 
 
-@keywise("a")
 def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | None = None,
              fill_value: Any = 0, out: None = None) -> Any:
     """The slices of ``a`` along ``axis`` where the 1-D ``condition`` is true (``size`` pads or
@@ -732,7 +708,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
         >>> jnp.compress(jnp.array([True, False, True]), jnp.array([1, 2, 3])).tolist()
         [1, 3]
     """
-    check_arraylike("compress", condition, a, fill_value)
+    check_arraylike("compress", condition, a, fill_value, extended=True)
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.compress is not "
                                   "supported.")
@@ -766,7 +742,6 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
     return moveaxis(res, 0, axis)
 
 
-@keywise("arr")
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
     """The elements of the flattened ``arr`` where the flattened ``condition`` is true.
 
@@ -775,11 +750,10 @@ def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: An
         >>> jnp.extract(jnp.array([1, 0, 1]), jnp.array([4, 5, 6])).tolist()
         [4, 6]
     """
-    check_arraylike("extract", condition, arr, fill_value)
+    check_arraylike("extract", condition, arr, fill_value, extended=True)
     return compress(ravel(condition), ravel(arr), size=size, fill_value=fill_value)
 
 
-@keywise("choicelist", "default")
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
     """Elementwise the choice of the first true condition (``default`` where none is).
 
@@ -794,7 +768,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
                          f"{len(choicelist)})")
     if not condlist:
         raise ValueError("condlist must be non-empty")
-    check_arraylike("select", *condlist, *choicelist, default)
+    check_arraylike("select", *condlist, *choicelist, default, extended=True)
     conds = [ensure_array(c) for c in condlist]
     chs = promote_dtypes(ensure_array(default), *[ensure_array(c) for c in choicelist])
     conds = broadcast_arrays(False, *conds)
@@ -898,7 +872,6 @@ def fill_diagonal(a: Any, val: Any, wrap: bool = False, *, inplace: bool = True)
     return arr.at[idx].set(v if v.ndim == 0 else _tile_to_size(ravel(v), n))
 
 
-@keywise("a", "v")
 def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = True) -> Any:
     """A copy of ``a`` with the flat positions ``ind`` set to ``v`` (cycled); pass
     ``inplace=False``.
@@ -911,7 +884,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     if inplace:
         raise ValueError("fluxion.numpy.put cannot modify arrays in-place, because arrays are "
                          "immutable. Pass inplace=False to instead return an updated array.")
-    check_arraylike("put", a, ind, v)
+    check_arraylike("put", a, ind, v, extended=True)
     arr, idx, vv = ensure_array(a), ravel(ensure_array(ind)), ravel(ensure_array(v))
     if not arr.size or not idx.size or not vv.size:
         return arr

@@ -16,7 +16,6 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
-from fluxion.lax._keywise import keywise
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axis, check_arraylike, concrete_scalar, ensure_array
@@ -47,19 +46,17 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 
 
 def _tri_select(name: str, m: Any, k: int, lower: bool) -> Any:
-    check_arraylike(name, m)
+    check_arraylike(name, m, extended=True)
     m = ensure_array(m)
     if m.ndim < 2:
         raise ValueError(f"Argument to fluxion.numpy.{name} must be at least 2D")
     n, mm = m.shape[-2:]
     mask = _tri_mask(n, mm, k if lower else k - 1)
     mask = lax.broadcast_in_dim(mask, m.shape, (m.ndim - 2, m.ndim - 1))
-    zero = lax.broadcast_in_dim(lax.convert_element_type(0, m.dtype, weak_type=m.weak_type),
-                                m.shape, ())
+    zero = lax.full_like(m, 0)  # key arrays: keys of zero data, as JAX's
     return lax.select(mask, m, zero) if lower else lax.select(mask, zero, m)
 
 
-@keywise("m")
 @one_program_static(static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """``m`` with the elements above the ``k``-th diagonal zeroed (over the last two axes).
@@ -72,7 +69,6 @@ def tril(m: Any, k: int = 0) -> Any:
     return _tri_select("tril", m, operator.index(k), True)
 
 
-@keywise("m")
 @one_program_static(static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """``m`` with the elements below the ``k``-th diagonal zeroed.
@@ -85,7 +81,6 @@ def triu(m: Any, k: int = 0) -> Any:
     return _tri_select("triu", m, operator.index(k), False)
 
 
-@keywise("a")
 @one_program_static(static_argnames=("offset", "axis1", "axis2"))
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal over ``axis1``/``axis2`` (moved to the last axis of the result).
@@ -95,7 +90,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         >>> jnp.diagonal(jnp.arange(9).reshape(3, 3)).tolist()
         [0, 4, 8]
     """
-    check_arraylike("diagonal", a)
+    check_arraylike("diagonal", a, extended=True)
     a = ensure_array(a)
     if a.ndim < 2:
         raise ValueError("diagonal requires an array of at least two dimensions.")
@@ -127,7 +122,7 @@ def diag(v: Any, k: int = 0) -> Any:
         >>> jnp.diag(jnp.array([1, 2])).tolist()
         [[1, 0], [0, 2]]
     """
-    check_arraylike("diag", v)
+    check_arraylike("diag", v, extended=True)
     v = ensure_array(v)
     k = operator.index(k)
     if v.ndim == 2:
@@ -136,7 +131,7 @@ def diag(v: Any, k: int = 0) -> Any:
         raise ValueError("diag input must be 1d or 2d")
     L = v.shape[0]
     n = L + abs(k)
-    zero = lax.convert_element_type(0, v.dtype, weak_type=v.weak_type)
+    zero = lax.full_like(v, 0, shape=())  # key arrays: a key of zero data
     parts = []
     if k < 0:
         parts.append(lax.broadcast_in_dim(zero, (-k,), ()))
@@ -151,7 +146,6 @@ def diag(v: Any, k: int = 0) -> Any:
                       lax.broadcast_in_dim(zero, (n, n), ()))
 
 
-@keywise("v")
 def diagflat(v: Any, k: int = 0) -> Any:
     """A 2-D array with the flattened ``v`` on the ``k``-th diagonal.
 
@@ -160,7 +154,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
         >>> jnp.diagflat(jnp.array([[1, 2]])).tolist()
         [[1, 0], [0, 2]]
     """
-    check_arraylike("diagflat", v)
+    check_arraylike("diagflat", v, extended=True)
     out = diag(ravel(ensure_array(v)), k)
     return lax.convert_element_type(out, out.dtype, weak_type=False)
 

@@ -238,7 +238,7 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
         >>> jnp.pad(jnp.array([1, 2, 3]), 2, mode="edge").tolist()
         [1, 1, 1, 2, 3, 3, 3]
     """
-    check_arraylike("pad", array)
+    check_arraylike("pad", array, extended=True)  # key arrays: JAX's errors, or keys padded
     x = asarray(array)
     nd = x.ndim
     widths = _pairs(pad_width, nd, "pad_width")

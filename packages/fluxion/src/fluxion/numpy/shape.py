@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any, Callable, Sequence
 
@@ -17,7 +18,6 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.errors import user_source_line
-from fluxion.lax._keywise import keywise
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy._eager import call_body
 from fluxion.numpy._util import (
@@ -78,18 +78,17 @@ def _resolve_shape(newshape: Any, total: int, fun: str) -> tuple[int, ...]:
     if len(neg) > 1:
         raise ValueError(f"{fun}: can only specify one unknown dimension, got {tuple(dims)}")
     if neg:
-        known = int(np.prod([d for d in dims if d != -1], dtype=np.int64))
+        known = math.prod(d for d in dims if d != -1)
         if known == 0 or total % known:
             raise ValueError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
                             f"(at {user_source_line()})")
         dims[neg[0]] = total // known
-    if int(np.prod(dims, dtype=np.int64)) != total:
+    if math.prod(dims) != total:
         raise ValueError(f"{fun}: cannot reshape array of size {total} into shape {tuple(dims)} "
                         f"(at {user_source_line()})")
     return tuple(dims)
 
 
-@keywise("a")
 def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None,
             copy: bool | None = None, out_sharding: Any = None) -> Any:
     """``a`` with a new shape (one dimension may be -1).
@@ -104,7 +103,7 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
         return with_out_sharding("reshape", out_sharding, reshape, a, shape, order)
     a = ensure_array(a)
-    dims = _resolve_shape(shape, a.size, "reshape")
+    dims = _resolve_shape(shape, math.prod(a.shape), "reshape")  # math.prod: a fast int product
     if order == "F":
         return transpose(lax.reshape(transpose(a), dims[::-1]))
     if order not in ("C", "A"):
@@ -112,7 +111,6 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     return lax.reshape(a, dims)
 
 
-@keywise("a")
 def ravel(a: Any, order: str = "C") -> Any:
     """``a`` flattened to one dimension.
 
@@ -125,7 +123,6 @@ def ravel(a: Any, order: str = "C") -> Any:
     return reshape(a, (a.size,), order)
 
 
-@keywise("a")
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     """Permute the axes of ``a`` (reverse them by default).
 
@@ -147,7 +144,6 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 permute_dims = transpose
 
 
-@keywise("a")
 def squeeze(a: Any, axis: Any = None) -> Any:
     """Remove size-1 axes (all of them, or those in ``axis``).
 
@@ -168,7 +164,6 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     return lax.squeeze(a, axes)
 
 
-@keywise("a")
 def expand_dims(a: Any, axis: Any) -> Any:
     """Insert size-1 axes at ``axis`` (positions in the result).
 
@@ -187,7 +182,6 @@ def expand_dims(a: Any, axis: Any) -> Any:
     return lax.expand_dims(a, canon)
 
 
-@keywise("a")
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     """Move axes of ``a`` from ``source`` to ``destination`` positions.
 
@@ -209,7 +203,6 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     return lax.transpose(a, tuple(perm))
 
 
-@keywise("a")
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     """Exchange two axes of ``a``.
 
@@ -225,7 +218,6 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return lax.transpose(a, tuple(perm))
 
 
-@keywise("arrays")
 def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
     """Join arrays along an existing axis (flattened first when ``axis`` is None).
 
@@ -239,7 +231,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to concatenate.")
-    check_arraylike("concatenate", *arrays)
+    check_arraylike("concatenate", *arrays, extended=True)
     arrs = [ensure_array(a) for a in arrays]
     if axis is None:
         arrs = [ravel(a) for a in arrs]
@@ -268,7 +260,6 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
 concat = concatenate
 
 
-@keywise("arrays")
 def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
     """Join arrays of equal shape along a new axis.
 
@@ -280,7 +271,7 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     arrays = list(arrays)
     if not arrays:
         raise ValueError("Need at least one array to stack.")
-    check_arraylike("stack", *arrays)
+    check_arraylike("stack", *arrays, extended=True)
     arrs = [ensure_array(a) for a in arrays]
     shp = arrs[0].shape
     for a in arrs[1:]:
@@ -291,7 +282,6 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     return concatenate([lax.expand_dims(a, (ax,)) for a in arrs], ax, dtype)
 
 
-@keywise("tup")
 def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """Stack horizontally (along axis 1, or 0 for 1-D arrays).
 
@@ -304,7 +294,6 @@ def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype)
 
 
-@keywise("tup")
 def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """Stack vertically (along axis 0, after making inputs at least 2-D).
 
@@ -316,7 +305,6 @@ def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     return concatenate([atleast_2d(a) for a in tup], 0, dtype)
 
 
-@keywise("arys")
 def atleast_1d(*arys: Any) -> Any:
     """Inputs viewed with at least one dimension.
 
@@ -329,7 +317,6 @@ def atleast_1d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
-@keywise("arys")
 def atleast_2d(*arys: Any) -> Any:
     """Inputs viewed with at least two dimensions.
 
@@ -345,7 +332,6 @@ def atleast_2d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
-@keywise("arys")
 def atleast_3d(*arys: Any) -> Any:
     """Inputs viewed with at least three dimensions.
 
@@ -382,7 +368,6 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                          ) from None
 
 
-@keywise("array")
 def broadcast_to(array: Any, shape: Any) -> Any:
     """``array`` broadcast to ``shape``.
 
@@ -407,7 +392,6 @@ def broadcast_to(array: Any, shape: Any) -> Any:
     return lax.broadcast_in_dim(a, shp, tuple(range(lead, nd)))
 
 
-@keywise("args")
 def broadcast_arrays(*args: Any) -> list[Any]:
     """The arguments broadcast against each other.
 
@@ -430,7 +414,6 @@ def install_nonzero(nonzero: Callable[..., tuple]) -> None:
     _NONZERO[:] = [nonzero]
 
 
-@keywise("x", "y")
 def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None = None,
           fill_value: Any = None) -> Any:
     """Elementwise ``x if condition else y`` (both broadcast and promoted).
@@ -447,7 +430,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     if x is None or y is None:
         raise ValueError("Either both or neither of the x and y arguments should be provided to "
                          "jax.numpy.where, got {x} and {y}.")
-    check_arraylike("where", condition, x, y)
+    check_arraylike("where", condition, x, y, extended=True)
     return call_body(_where, (condition, x, y))
 
 
@@ -456,7 +439,7 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
     cond = ensure_array(condition)
     if cond.dtype != np.bool_:
         cond = lax.ne(cond, lax.convert_element_type(0, cond.dtype))
-    x, y = promote_args("where", x, y)
+    x, y = promote_args("where", x, y, extended=True)
     shp = broadcast_shapes(cond.shape, shape(x), shape(y))
     return lax.select(broadcast_to(cond, shp), broadcast_to(x, shp), broadcast_to(y, shp))
 

@@ -1,6 +1,6 @@
 """Splitting arrays into pieces: ``split`` (equal sections or at indices), ``array_split``
 (sections of unequal size allowed) and the axis-fixed ``hsplit``/``vsplit``/``dsplit``. Each
-accepts key arrays, as JAX's (see :mod:`fluxion.lax._keywise`).
+accepts key arrays, as JAX's (the slicing primitives move the keys' data).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from fluxion import lax
-from fluxion.lax._keywise import keywise
 from fluxion.numpy._util import canonical_axis, check_arraylike, concrete_scalar, ensure_array
 
 __all__ = ["split", "array_split", "hsplit", "vsplit", "dsplit"]
 
 
 def _split(op: str, ary: Any, ios: Any, axis: int) -> list:
-    check_arraylike(op, ary)
+    check_arraylike(op, ary, extended=True)
     a = ensure_array(ary)
     ax = canonical_axis(axis, a.ndim, op)
     size = a.shape[ax]
@@ -50,7 +49,6 @@ def _split(op: str, ary: Any, ios: Any, axis: int) -> list:
     return [lax.slice_in_dim(a, lo, hi, axis=ax) for lo, hi in bounds]
 
 
-@keywise("ary")
 def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """Split ``ary`` into equal sections, or at the given indices, along ``axis``.
 
@@ -62,7 +60,6 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     return _split("split", ary, indices_or_sections, axis)
 
 
-@keywise("ary")
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     """Like :func:`split`, allowing sections of unequal size.
 
@@ -74,7 +71,6 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list:
     return _split("array_split", ary, indices_or_sections, axis)
 
 
-@keywise("ary")
 def hsplit(ary: Any, indices_or_sections: Any) -> list:
     """Split along axis 1 (axis 0 for 1-D arrays).
 
@@ -87,7 +83,6 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list:
     return _split("hsplit", a, indices_or_sections, 0 if a.ndim == 1 else 1)
 
 
-@keywise("ary")
 def vsplit(ary: Any, indices_or_sections: Any) -> list:
     """Split along axis 0 (arrays of at least 2 dimensions).
 
@@ -102,7 +97,6 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list:
     return _split("vsplit", a, indices_or_sections, 0)
 
 
-@keywise("ary")
 def dsplit(ary: Any, indices_or_sections: Any) -> list:
     """Split along axis 2 (arrays of at least 3 dimensions).
 

@@ -29,14 +29,14 @@ from typing import Any, Callable, Iterator, NamedTuple
 import numpy as np
 
 import fluxion.numpy as jnp
-from fluxion import lax, tree_util
+from fluxion import lax
 from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, is_float0, prng_key
 from fluxion.core.dtypes import float0 as dtypes_float0
 from fluxion.core.errors import KeyReuseError, user_source_line
-from fluxion.core.trace import Tracer, VirtualArray
-from fluxion.transforms.batching import vmap
+from fluxion.core.trace import ExtendedArray, Tracer
+from fluxion.numpy.indexing import at_property
 from fluxion.tree_util import physical
 
 __all__ = ["PRNGImpl", "PRNGSpec", "KeyDtype", "PRNGKeyArray", "prngs", "register_prng",
@@ -297,7 +297,7 @@ def _short(key: "PRNGKeyArray") -> str:
 
 # ------------------------------------------------------------------------------ the key array
 
-class PRNGKeyArray(VirtualArray):
+class PRNGKeyArray(ExtendedArray):
     """An array of PRNG keys with dtype ``key<impl>`` (here ``key<fry>``).
 
     Holds the key data, ``uint32[*shape, 2]``; a pytree node whose single child is that data.
@@ -347,6 +347,8 @@ class PRNGKeyArray(VirtualArray):
     def itemsize(self) -> int:
         return 4 * int(np.prod(self._impl.key_shape))
 
+    weak_type = False  # key arrays are never weakly typed
+
     @property
     def nbytes(self) -> int:
         return self.size * self.itemsize
@@ -364,6 +366,15 @@ class PRNGKeyArray(VirtualArray):
 
     def _wrap(self, data: Any, track: Any) -> "PRNGKeyArray":
         return PRNGKeyArray(self._impl, data, track)
+
+    @property
+    def _element_shape(self) -> tuple[int, ...]:
+        """The shape of one key's data (``(2,)`` for threefry2x32), trailing in the data."""
+        return self._impl.key_shape
+
+    def _with_data(self, data: Any) -> "PRNGKeyArray":
+        """Keys of this implementation over ``data`` (the structural primitives' results)."""
+        return PRNGKeyArray(self._impl, data)
 
     def _index(self, idx: Any) -> tuple[tuple, tuple]:
         """(the index over the key axes, the index of the key data)."""
@@ -387,9 +398,10 @@ class PRNGKeyArray(VirtualArray):
         return self._wrap(data, track)
 
     @property
-    def at(self) -> "_KeyIndexUpdates":
-        """Indexed updates, as for arrays: ``keys.at[i].set(other_keys)``, ``keys.at[i].get()``."""
-        return _KeyIndexUpdates(self)
+    def at(self) -> Any:
+        """Indexed updates, as for arrays: ``keys.at[i].set(other_keys)``,
+        ``keys.at[i].get(mode="fill")`` (the gather and scatter primitives move the key data)."""
+        return at_property(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> "PRNGKeyArray":
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
@@ -403,36 +415,6 @@ class PRNGKeyArray(VirtualArray):
         data = lax.reshape(self._base_array, (*shape, *self._impl.key_shape))
         track = self._track.reshaped(shape) if self._track is not None else None
         return self._wrap(data, track)
-
-    @staticmethod
-    def _keywise_apply(fun: Callable, args: tuple, kwargs: dict, data: list) -> Any:
-        """``fun`` (a structural function, see :mod:`fluxion.lax._keywise`) of arguments holding
-        key arrays: it runs on every word of the key data (``vmap`` over the words), and each
-        result is the key array over its words. ``data`` (the function's data arguments) must
-        hold key arrays of one dtype, as JAX's type promotion refuses keys beside anything else."""
-        values = [v for d in data if d is not None
-                  for v in (d if isinstance(d, (list, tuple)) else (d,))]
-        impl = next(v._impl for v in values if isinstance(v, PRNGKeyArray))
-        for v in values:
-            if not isinstance(v, PRNGKeyArray) or v._impl is not impl:
-                raise ValueError(f"{fun.__name__}: key arrays of dtype {KeyDtype(impl)} combine "
-                                 f"only with key arrays of that dtype, got "
-                                 f"{getattr(v, 'dtype', type(v).__name__)}")
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
-        at = [i for i, v in enumerate(leaves) if isinstance(v, PRNGKeyArray)]
-        words = int(np.prod(impl.key_shape))
-
-        def on_words(*planes: Any) -> Any:
-            new = list(leaves)
-            for i, plane in zip(at, planes):
-                new[i] = plane
-            a, kw = tree_util.tree_unflatten(tree, new)
-            return fun(*a, **kw)
-
-        planes = [lax.reshape(leaves[i]._base_array, (*leaves[i].shape, words)) for i in at]
-        out = vmap(on_words, in_axes=-1, out_axes=-1)(*planes)
-        return tree_util.tree_map(
-            lambda o: PRNGKeyArray(impl, lax.reshape(o, (*o.shape[:-1], *impl.key_shape))), out)
 
     def ravel(self) -> "PRNGKeyArray":
         return self.reshape(self.size)
@@ -500,36 +482,6 @@ class PRNGKeyArray(VirtualArray):
 
     def __str__(self) -> str:
         return repr(self)
-
-
-class _KeyIndexUpdates:
-    """``keys.at``: indexed functional updates of a key array (``set`` and ``get``)."""
-
-    __slots__ = ("_keys",)
-
-    def __init__(self, keys: PRNGKeyArray) -> None:
-        self._keys = keys
-
-    def __getitem__(self, idx: Any) -> "_KeyIndexRef":
-        return _KeyIndexRef(self._keys, idx)
-
-
-class _KeyIndexRef:
-    __slots__ = ("_keys", "_idx")
-
-    def __init__(self, keys: PRNGKeyArray, idx: Any) -> None:
-        self._keys, self._idx = keys, idx
-
-    def get(self, **kwargs: Any) -> PRNGKeyArray:
-        return self._keys[self._idx]
-
-    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
-        keys = self._keys
-        if not isinstance(values, PRNGKeyArray) or values._impl is not keys._impl:
-            raise TypeError(f"keys.at[...].set: expected a key array of dtype {keys.dtype}, got "
-                            f"{getattr(values, 'dtype', type(values).__name__)}")
-        _, full = keys._index(self._idx)
-        return keys._wrap(keys._base_array.at[full].set(values._base_array, **kwargs), None)
 
 
 class KeyAval(AbstractValue):

@@ -10,7 +10,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
-from fluxion.core.trace import Tracer
+from fluxion.core.trace import ExtendedArray, Tracer
 from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error
@@ -268,6 +268,23 @@ gather_p.jvp = _gather_jvp
 gather_p.batch = _gather_batch
 
 
+def _gather_extended(x: Any, idx: Any, *, dimension_numbers: GatherDimensionNumbers,
+                     slice_sizes: tuple[int, ...], **params: Any) -> Any:
+    like, (data, idx) = _rules.extended_operands(
+        gather_p, (x, idx), (0,),
+        dict(dimension_numbers=dimension_numbers, slice_sizes=slice_sizes, **params))
+    elem = like._element_shape
+    # the element's dimensions become the last offset dimensions of the result
+    out_rank = _rules.aval_of(idx).ndim - 1 + len(dimension_numbers.offset_dims)
+    dn = dimension_numbers._replace(offset_dims=dimension_numbers.offset_dims + tuple(
+        range(out_rank, out_rank + len(elem))))
+    return like._with_data(gather_p.bind(data, idx, dimension_numbers=dn,
+                                         slice_sizes=slice_sizes + elem, **params))
+
+
+gather_p.extended = _gather_extended
+
+
 def _default_fill_value(dtype: np.dtype) -> Any:
     if dtypes.issubdtype(dtype, np.inexact):
         return np.nan
@@ -314,7 +331,9 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     parsed = GatherScatterMode.from_any(
         GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode)
     if parsed == GatherScatterMode.FILL_OR_DROP:
-        fill_value = (_default_fill_value(_dtype_of(operand)) if fill_value is None
+        # key arrays fill each word of their data (the maximum uint32 by default), as JAX's
+        data = operand._base_array if isinstance(operand, ExtendedArray) else operand
+        fill_value = (_default_fill_value(_dtype_of(data)) if fill_value is None
                       else _concrete_scalar("gather", fill_value))
     else:
         fill_value = None

@@ -299,6 +299,20 @@ scatter_p.transpose = _scatter_transpose
 scatter_p.batch = _scatter_batch(scatter_p)
 
 
+def _scatter_extended(x: Any, idx: Any, upd: Any, *, dimension_numbers: ScatterDimensionNumbers,
+                      **params: Any) -> Any:
+    like, (data, idx, upd_data) = _rules.extended_operands(
+        scatter_p, (x, idx, upd), (0, 2), dict(dimension_numbers=dimension_numbers, **params))
+    # the element's dimensions are the last window dimensions of the updates
+    rank = len(upd.shape)
+    dn = dimension_numbers._replace(update_window_dims=dimension_numbers.update_window_dims + tuple(
+        range(rank, rank + len(like._element_shape))))
+    return like._with_data(scatter_p.bind(data, idx, upd_data, dimension_numbers=dn, **params))
+
+
+scatter_p.extended = _scatter_extended
+
+
 def scatter(operand: Any, scatter_indices: Any, updates: Any,
             dimension_numbers: ScatterDimensionNumbers, *, indices_are_sorted: bool = False,
             unique_indices: bool = False, mode: str | GatherScatterMode | None = None) -> Any:
