@@ -76,7 +76,15 @@ def split(node: Any, *filters: Any, graph: bool | None = None) -> tuple:
     """Split a graph into its ``GraphDef`` and one ``State`` per filter (default: one State
     holding everything). The filters must cover every leaf (end with ``...`` if needed).
 
-    Example: ``graphdef, params, rest = nnx.split(model, nnx.Param, ...)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> graphdef, params = nnx.split(model)
+        >>> sorted(params.keys())
+        ['bias', 'kernel']
+        >>> graphdef, params, rest = nnx.split(model, nnx.Param, ...)
+        >>> len(rest)
+        0
     """
     tree = not resolve(graph, set_graph_mode)
     if tree:
@@ -118,7 +126,13 @@ def merge(graphdef: Any, /, *states: Any, copy: bool = False,
     """Rebuild a graph from ``graphdef`` and States (the inverse of ``split``), or from the
     ``GraphState``s that ``unpack`` returns.
 
-    Example: ``model = nnx.merge(graphdef, params, rest)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> graphdef, state = nnx.split(model)
+        >>> copy = nnx.merge(graphdef, state)
+        >>> copy(jnp.ones((1, 2))).shape, copy is model
+        ((1, 3), False)
     """
     if isinstance(graphdef, GraphState):
         gstates = (graphdef, *states)
@@ -160,7 +174,12 @@ def state(node: Any, *filters: Any, graph: bool | None = None) -> Any:
     """The State of a graph (its Variables and arrays by path), optionally filtered; several
     filters return one State each.
 
-    Example: ``params = nnx.state(model, nnx.Param)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> params = nnx.state(model, nnx.Param)
+        >>> params['kernel'].value.shape
+        (2, 3)
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(node, "nnx.state")
@@ -218,7 +237,14 @@ def _parent_or_add(node: Any, s: Any, path: tuple, added: set) -> Any:
 def update(node: Any, state: Any, /, *states: Any) -> None:
     """Write the values of States into the graph in place (Variables keep their identity).
 
-    Example: ``nnx.update(model, new_params)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> params = nnx.state(model, nnx.Param)
+        >>> params['bias'].value = jnp.ones(3)
+        >>> nnx.update(model, params)
+        >>> model.bias.value.tolist()
+        [1.0, 1.0, 1.0]
     """
     for s in (state, *states):
         if isinstance(s, Variable):  # the state of a lone Variable (nnx.split(variable))

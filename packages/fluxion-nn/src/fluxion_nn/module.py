@@ -29,14 +29,19 @@ class Module(Pytree):
     """Base class of layers and models: write ``__init__`` (create Variables and submodules,
     taking ``rngs``) and ``__call__``.
 
-    Example::
-
-        class MLP(nnx.Module):
-            def __init__(self, din, dout, *, rngs):
-                self.linear = nnx.Linear(din, dout, rngs=rngs)
-
-            def __call__(self, x):
-                return nnx.relu(self.linear(x))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class MLP(nnx.Module):
+        ...     def __init__(self, din, dout, *, rngs):
+        ...         self.linear = nnx.Linear(din, dout, rngs=rngs)
+        ...
+        ...     def __call__(self, x):
+        ...         return nnx.relu(self.linear(x))
+        >>> model = MLP(2, 3, rngs=nnx.Rngs(0))
+        >>> model(jnp.ones((4, 2))).shape
+        (4, 3)
+        >>> [type(v).__name__ for _, v in nnx.iter_graph(model) if isinstance(v, nnx.Variable)]
+        ['Param', 'Param']
     """
 
     def sow(self, variable_type: Any, name: str, value: Any,

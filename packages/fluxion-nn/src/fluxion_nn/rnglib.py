@@ -122,11 +122,14 @@ class Rngs(Pytree):
     ``default``), ``rngs()`` from ``default``. Keys and counts are Variables, so streams advance
     inside ``nnx.jit`` and the updates are kept.
 
-    Example::
-
-        rngs = nnx.Rngs(0)
-        w = fluxion.random.normal(rngs.params(), (3,))
-        x = rngs.normal((2,))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> import fluxion
+        >>> rngs = nnx.Rngs(0, dropout=1)
+        >>> fluxion.random.normal(rngs.params(), (3,)).shape
+        (3,)
+        >>> rngs.dropout.count.value.tolist(), rngs.params.count.value.tolist()
+        (0, 1)
     """
 
     def __init__(self, default: Any = None, **rngs: Any):

@@ -132,10 +132,12 @@ class Variable:
     ``v.value = x`` or ``v[...] = x``. Subclasses (``Param``, ``BatchStat``, ...) tag the role of the
     value so filters can select it. Variables are pytrees whose single leaf is the value.
 
-    Example::
-
-        w = Param(fluxion.numpy.ones((2, 3)))
-        w.value = w.value * 2
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.Param(jnp.ones((2, 3)))
+        >>> w.value = w.value * 2
+        >>> w.value.sum().tolist(), w.shape
+        (12.0, (2, 3))
     """
 
     __slots__ = ("_value", "_metadata", "_serial", "_trace_state")
@@ -585,7 +587,18 @@ _register_pytree(Variable)
 class Param(Variable):
     """A trainable parameter (what ``nnx.grad`` and ``Optimizer`` differentiate by default).
 
-    Example: ``self.w = Param(fluxion.numpy.zeros((3,)))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Scale(nnx.Module):
+        ...     def __init__(self):
+        ...         self.w = nnx.Param(jnp.full((2,), 3.0))
+        ...
+        ...     def __call__(self, x):
+        ...         return self.w * x
+        >>> Scale()(jnp.array([1.0, 2.0])).tolist()
+        [3.0, 6.0]
+        >>> list(nnx.state(Scale(), nnx.Param).keys())
+        ['w']
     """
 
 

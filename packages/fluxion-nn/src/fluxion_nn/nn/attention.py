@@ -152,10 +152,11 @@ class MultiHeadAttention(Module):
     ``decode=True`` after ``init_cache(input_shape)`` runs one token at a time with a ``Cache``
     of keys and values.
 
-    Example::
-
-        mha = nnx.MultiHeadAttention(num_heads=4, in_features=16, decode=False, rngs=nnx.Rngs(0))
-        y = mha(fluxion.numpy.ones((2, 5, 16)))   # (2, 5, 16)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> mha = nnx.MultiHeadAttention(num_heads=4, in_features=16, decode=False, rngs=nnx.Rngs(0))
+        >>> mha(jnp.ones((2, 5, 16))).shape
+        (2, 5, 16)
     """
 
     def __init__(self, num_heads: int, in_features: int, qkv_features: int | None = None,

@@ -28,10 +28,13 @@ class Linear(Module):
     """``y = x @ kernel + bias`` over the last axis; ``kernel`` has shape
     ``(in_features, out_features)`` (lecun-normal), ``bias`` ``(out_features,)`` (zeros).
 
-    Example::
-
-        layer = nnx.Linear(784, 10, rngs=nnx.Rngs(0))
-        y = layer(fluxion.numpy.ones((32, 784)))   # (32, 10)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.Linear(3, 4, rngs=nnx.Rngs(0))
+        >>> layer(jnp.ones((2, 3))).shape
+        (2, 4)
+        >>> layer.kernel.value.shape, layer.bias.value.tolist()
+        ((3, 4), [0.0, 0.0, 0.0, 0.0])
     """
 
     def __init__(self, in_features: int, out_features: int, *, use_bias: bool = True,
@@ -85,10 +88,11 @@ class LinearGeneral(Module):
     """A linear map over several axes: ``kernel`` has shape ``(*batch, *in_features,
     *out_features)`` for the input axes ``axis``.
 
-    Example::
-
-        layer = nnx.LinearGeneral((8, 4), (2, 3), axis=(-2, -1), rngs=nnx.Rngs(0))
-        y = layer(fluxion.numpy.ones((5, 8, 4)))   # (5, 2, 3)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.LinearGeneral((8, 4), (2, 3), axis=(-2, -1), rngs=nnx.Rngs(0))
+        >>> layer(jnp.ones((5, 8, 4))).shape
+        (5, 2, 3)
     """
 
     def __init__(self, in_features: Any, out_features: Any, *, axis: Any = -1,
@@ -155,10 +159,11 @@ class Einsum(Module):
     """``y = einsum(einsum_str, x, kernel) + bias`` with a learnable ``kernel`` of
     ``kernel_shape`` (and ``bias`` of ``bias_shape``).
 
-    Example::
-
-        layer = nnx.Einsum("nta,hab->nthb", (8, 2, 4), (8, 4), rngs=nnx.Rngs(0))
-        y = layer(fluxion.numpy.ones((16, 11, 2)))   # (16, 11, 8, 4)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.Einsum("nta,hab->nthb", (8, 2, 4), (8, 4), rngs=nnx.Rngs(0))
+        >>> layer(jnp.ones((16, 11, 2))).shape
+        (16, 11, 8, 4)
     """
 
     def __init__(self, einsum_str: str, kernel_shape: Any, bias_shape: Any = None, *,
@@ -228,10 +233,11 @@ class Embed(Module):
     """A lookup table ``embedding`` of shape ``(num_embeddings, features)``; ``attend`` maps
     features back to logits over the vocabulary.
 
-    Example::
-
-        embed = nnx.Embed(100, 16, rngs=nnx.Rngs(0))
-        h = embed(fluxion.numpy.array([1, 2, 3]))   # (3, 16)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> embed = nnx.Embed(100, 16, rngs=nnx.Rngs(0))
+        >>> embed(jnp.array([1, 2, 3])).shape
+        (3, 16)
     """
 
     def __init__(self, num_embeddings: int, features: int, *, dtype: Any = None,
@@ -307,10 +313,13 @@ class Conv(Module):
     ``padding`` is ``'SAME'``, ``'VALID'``, ``'CIRCULAR'``, ``'REFLECT'``, ``'CAUSAL'`` (1-D),
     an int or ``(low, high)`` pairs.
 
-    Example::
-
-        conv = nnx.Conv(1, 8, kernel_size=(3, 3), rngs=nnx.Rngs(0))
-        y = conv(fluxion.numpy.ones((4, 28, 28, 1)))   # (4, 28, 28, 8)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> conv = nnx.Conv(1, 8, kernel_size=(3, 3), rngs=nnx.Rngs(0))
+        >>> conv(jnp.ones((4, 6, 6, 1))).shape
+        (4, 6, 6, 8)
+        >>> conv.kernel.value.shape
+        (3, 3, 1, 8)
     """
 
     def __init__(self, in_features: int, out_features: int, kernel_size: int | Sequence[int],

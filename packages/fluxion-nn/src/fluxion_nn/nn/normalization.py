@@ -64,10 +64,14 @@ class BatchNorm(Module):
     batch statistics and updates ``mean``/``var`` as ``momentum * old + (1 - momentum) * new``;
     in evaluation it uses them.
 
-    Example::
-
-        bn = nnx.BatchNorm(8, rngs=nnx.Rngs(0))
-        y = bn(fluxion.numpy.ones((4, 8)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> bn = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 6.0]])
+        >>> bn(x).round(4).tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
+        >>> bn.mean.value.tolist()   # running mean, momentum 0.99
+        [0.02, 0.04]
     """
 
     def __init__(self, num_features: int, *, use_running_average: bool = False, axis: int = -1,
@@ -129,10 +133,11 @@ class LayerNorm(Module):
     """Layer normalisation over ``reduction_axes`` (default the last) with learned ``scale``
     and ``bias`` over ``feature_axes``.
 
-    Example::
-
-        ln = nnx.LayerNorm(16, rngs=nnx.Rngs(0))
-        y = ln(fluxion.numpy.ones((2, 16)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> ln = nnx.LayerNorm(3, rngs=nnx.Rngs(0))
+        >>> ln(jnp.array([[1.0, 2.0, 3.0]])).round(4).tolist()
+        [[-1.2247, 0.0, 1.2247]]
     """
 
     def __init__(self, num_features: int, *, epsilon: float = 1e-6, dtype: Any = None,
@@ -171,10 +176,11 @@ class LayerNorm(Module):
 class RMSNorm(Module):
     """Root-mean-square normalisation ``x / sqrt(mean(x**2) + epsilon) * scale``.
 
-    Example::
-
-        norm = nnx.RMSNorm(16, rngs=nnx.Rngs(0))
-        y = norm(fluxion.numpy.ones((2, 16)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> norm = nnx.RMSNorm(2, rngs=nnx.Rngs(0))
+        >>> norm(jnp.array([[3.0, 4.0]])).round(4).tolist()
+        [[0.8485, 1.1314]]
     """
 
     def __init__(self, num_features: int, *, epsilon: float = 1e-6, dtype: Any = None,
@@ -209,10 +215,11 @@ class GroupNorm(Module):
     """Group normalisation: channels split into ``num_groups`` groups (or groups of
     ``group_size``), each normalised over the non-batch axes.
 
-    Example::
-
-        gn = nnx.GroupNorm(8, num_groups=4, rngs=nnx.Rngs(0))
-        y = gn(fluxion.numpy.ones((2, 5, 8)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> gn = nnx.GroupNorm(4, num_groups=2, rngs=nnx.Rngs(0))
+        >>> gn(jnp.array([[1.0, 3.0, 0.0, 4.0]])).round(4).tolist()
+        [[-1.0, 1.0, -1.0, 1.0]]
     """
 
     def __init__(self, num_features: int, num_groups: int | None = 32, group_size: int | None = None,

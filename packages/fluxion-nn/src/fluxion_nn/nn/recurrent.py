@@ -58,11 +58,13 @@ class LSTMCell(RNNCellBase):
     """LSTM cell: input gates ``ii if_ ig io`` (Linear, no bias), hidden gates
     ``hi hf hg ho`` (Linear with bias); carry ``(c, h)``.
 
-    Example::
-
-        cell = nnx.LSTMCell(3, 8, rngs=nnx.Rngs(0))
-        carry = cell.initialize_carry((2, 3), nnx.Rngs(0))
-        carry, y = cell(carry, fluxion.numpy.ones((2, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> cell = nnx.LSTMCell(3, 8, rngs=nnx.Rngs(0))
+        >>> carry = cell.initialize_carry((2, 3), nnx.Rngs(0))
+        >>> carry, y = cell(carry, jnp.ones((2, 3)))
+        >>> y.shape, [c.shape for c in carry]
+        ((2, 8), [(2, 8), (2, 8)])
     """
 
     def __init__(self, in_features: int, hidden_features: int, *, gate_fn: Callable = sigmoid,
@@ -289,10 +291,11 @@ class RNN(Module):
     """Run a cell over the time axis with ``lax.scan`` (``time_major=False``: inputs
     ``(batch..., time, features)``).
 
-    Example::
-
-        rnn = nnx.RNN(nnx.LSTMCell(3, 8, rngs=nnx.Rngs(0)))
-        y = rnn(fluxion.numpy.ones((2, 10, 3)))   # (2, 10, 8)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> rnn = nnx.RNN(nnx.LSTMCell(3, 8, rngs=nnx.Rngs(0)))
+        >>> rnn(jnp.ones((2, 10, 3))).shape
+        (2, 10, 8)
     """
 
     def __init__(self, cell: RNNCellBase, *, time_major: bool = False, return_carry: bool = False,

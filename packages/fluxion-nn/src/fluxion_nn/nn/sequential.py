@@ -15,9 +15,12 @@ class Sequential(Module):
     """Apply ``layers`` in order; the output of one is the input of the next (tuples are
     splatted).
 
-    Example::
-
-        model = nnx.Sequential(nnx.Linear(4, 8, rngs=rngs), nnx.relu, nnx.Linear(8, 2, rngs=rngs))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(0)
+        >>> model = nnx.Sequential(nnx.Linear(4, 8, rngs=rngs), nnx.relu, nnx.Linear(8, 2, rngs=rngs))
+        >>> model(jnp.ones((3, 4))).shape
+        (3, 2)
     """
 
     def __init__(self, *fns: Callable[..., Any]):

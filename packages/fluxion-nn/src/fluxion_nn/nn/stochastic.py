@@ -18,10 +18,14 @@ class Dropout(Module):
     """Zero each element with probability ``rate`` and scale the rest by ``1/(1 - rate)``
     when ``deterministic`` is False (``model.train()``); identity in ``model.eval()``.
 
-    Example::
-
-        drop = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=0))
-        y = drop(fluxion.numpy.ones((4, 4)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> drop = nnx.Dropout(0.5, rngs=nnx.Rngs(dropout=0))
+        >>> y = drop(jnp.ones((4, 4)))
+        >>> set(y.ravel().tolist()) <= {0.0, 2.0}   # kept values scaled by 1 / (1 - rate)
+        True
+        >>> drop(jnp.ones(3), deterministic=True).tolist()
+        [1.0, 1.0, 1.0]
     """
 
     def __init__(self, rate: float, *, broadcast_dims: Sequence[int] = (),

@@ -95,11 +95,15 @@ class Optimizer(Pytree):
     transformation ``tx`` (any object with ``init``/``update``, e.g. ``fluxion_optim.adam``).
     ``update(model, grads)`` applies one step to the model in place and increments ``step``.
 
-    Example::
-
-        optimizer = nnx.Optimizer(model, fluxion_optim.adam(1e-3), wrt=nnx.Param)
-        grads = nnx.grad(loss_fn)(model, x, y)
-        optimizer.update(model, grads)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> import fluxion_optim as optax
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> optimizer = nnx.Optimizer(model, optax.sgd(0.5), wrt=nnx.Param)
+        >>> grads = nnx.grad(lambda m: m(jnp.ones((1, 2))).sum())(model)
+        >>> _ = optimizer.update(model, grads)   # returns the updates
+        >>> model.bias.value.tolist(), optimizer.step.value.tolist()
+        ([-0.5], 1)
     """
 
     def __init__(self, model: Any, tx: Any, *, wrt: Any = Param):

@@ -68,7 +68,13 @@ def value_and_grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool
     """``(value, grads)`` of ``f``; for module arguments the gradient is a ``State`` of the
     ``Param`` Variables (or those matching a ``DiffState`` filter).
 
-    Example: ``loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> x = jnp.array([[1.0, 2.0]])
+        >>> loss, grads = nnx.value_and_grad(lambda m: m(x).sum())(model)
+        >>> bool(loss == model(x).sum()), grads['kernel'].value.tolist()
+        (True, [[1.0], [2.0]])
     """
     if f is None:
         return functools.partial(value_and_grad, argnums=argnums, has_aux=has_aux,
@@ -144,7 +150,13 @@ def grad(f: Callable | None = None, *, argnums: Any = 0, has_aux: bool = False,
          holomorphic: bool = False, allow_int: bool = False, reduce_axes: Any = (), graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """Gradient of ``f``; for module arguments a ``State`` of ``Param`` gradients.
 
-    Example: ``grads = nnx.grad(loss_fn)(model, x, y)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> x = jnp.array([[1.0, 2.0]])
+        >>> grads = nnx.grad(lambda m: m(x).sum())(model)
+        >>> grads['kernel'].value.tolist(), grads['bias'].value.tolist()
+        ([[1.0], [2.0]], [1.0])
     """
     if f is None:
         return functools.partial(grad, argnums=argnums, has_aux=has_aux,
@@ -259,7 +271,12 @@ def remat(f: Callable | None = None, *, prevent_cse: bool = True, static_argnums
     arguments in ``static_argnums`` stay Python values inside (so Python control flow may read
     them), as flax's.
 
-    Example: ``y = nnx.remat(lambda m, x: m(x))(block, x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> block = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> y = nnx.remat(lambda m, x: m(x))(block, jnp.ones((1, 2)))
+        >>> bool((y == block(jnp.ones((1, 2)))).all())
+        True
     """
     if f is None:
         return functools.partial(remat, prevent_cse=prevent_cse, static_argnums=static_argnums,

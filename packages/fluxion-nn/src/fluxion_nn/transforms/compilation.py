@@ -120,12 +120,20 @@ def jit(fun: Callable | None = None, *, in_shardings: Any = None, out_shardings:
     inside (Variables set, attributes changed) are applied to the caller's objects. Donation
     arguments are accepted for compatibility and have no effect.
 
-    Example::
-
-        @nnx.jit
-        def train_step(model, optimizer, x, y):
-            grads = nnx.grad(loss_fn)(model, x, y)
-            optimizer.update(model, grads)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> import fluxion_optim as optax
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+        >>> x, y = jnp.ones((4, 2)), jnp.zeros((4, 1))
+        >>> @nnx.jit
+        ... def train_step(model, optimizer):
+        ...     loss, grads = nnx.value_and_grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+        ...     optimizer.update(model, grads)
+        ...     return loss
+        >>> losses = [float(train_step(model, optimizer)) for _ in range(3)]
+        >>> losses[2] < losses[1] < losses[0]
+        True
     """
     kw = dict(in_shardings=in_shardings, out_shardings=out_shardings, static_argnums=static_argnums,
               static_argnames=static_argnames, donate_argnums=donate_argnums,

@@ -152,12 +152,15 @@ def vmap(f: Callable | None = None, *, in_axes: Any = 0, out_axes: Any = 0,
     have all their Variables mapped over it (for ensembles created by a vmapped constructor),
     with ``None`` they are broadcast.
 
-    Example::
-
-        @nnx.split_rngs(splits=4)
-        @nnx.vmap(in_axes=0, out_axes=0)
-        def make_ensemble(rngs):
-            return nnx.Linear(2, 3, rngs=rngs)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> @nnx.split_rngs(splits=4)
+        ... @nnx.vmap(in_axes=0, out_axes=0)
+        ... def make_ensemble(rngs):
+        ...     return nnx.Linear(2, 3, rngs=rngs)
+        >>> ensemble = make_ensemble(nnx.Rngs(0))
+        >>> ensemble.kernel.value.shape
+        (4, 2, 3)
     """
     if f is None:
         return functools.partial(vmap, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
@@ -434,11 +437,18 @@ def scan(f: Callable | None = None, *, length: int | None = None, reverse: bool 
     argument: under a scanned axis they come back stacked on that axis (as flax's); under a
     carried or broadcast axis it is an error naming the path.
 
-    Example::
-
-        @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
-        def forward(layer, x):
-            return layer(x)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> @nnx.split_rngs(splits=5)
+        ... @nnx.vmap(in_axes=0, out_axes=0)
+        ... def make_stack(rngs):
+        ...     return nnx.Linear(3, 3, rngs=rngs)
+        >>> stack = make_stack(nnx.Rngs(0))
+        >>> @nnx.scan(in_axes=(0, nnx.Carry), out_axes=nnx.Carry)
+        ... def forward(layer, x):
+        ...     return layer(x)
+        >>> forward(stack, jnp.ones((2, 3))).shape
+        (2, 3)
     """
     if f is None:
         return functools.partial(scan, length=length, reverse=reverse, unroll=unroll,
