@@ -272,7 +272,15 @@ bitcast_convert_type_p.batch = _bitcast_batch
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
     """Reinterpret the bits of ``operand`` as ``new_dtype`` (a trailing dimension is added or
-    removed when the widths differ)."""
+    removed when the widths differ).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.bitcast_convert_type(jnp.array([1.0], jnp.float32), jnp.int32).tolist()
+        [1065353216]
+        >>> lax.bitcast_convert_type(jnp.array([1.0], jnp.float32), jnp.uint8).shape
+        (1, 4)
+    """
     return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(np.dtype(new_dtype)))
 
 

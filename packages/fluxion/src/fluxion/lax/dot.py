@@ -356,7 +356,13 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
 
 
 def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Vector/matrix products: vector·vector, matrix·vector, matrix·matrix."""
+    """Vector/matrix products: vector·vector, matrix·vector, matrix·matrix.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.dot(jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.array([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+    """
     ln, rn = np.ndim(lhs) if not hasattr(lhs, "ndim") else lhs.ndim, (
         np.ndim(rhs) if not hasattr(rhs, "ndim") else rhs.ndim)
     ls = lhs.shape if hasattr(lhs, "shape") else np.shape(lhs)
@@ -369,7 +375,13 @@ def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any =
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
-    """Batched matrix product over leading dimensions (``[..., m, k] @ [..., k, n]``)."""
+    """Batched matrix product over leading dimensions (``[..., m, k] @ [..., k, n]``).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.batch_matmul(jnp.ones((5, 2, 3)), jnp.ones((5, 3, 4))).shape
+        (5, 2, 4)
+    """
     if lhs.ndim < 2 or lhs.ndim != rhs.ndim:
         raise type_error("lax.batch_matmul", f"needs operands of equal rank >= 2, got {lhs.shape}, "
                          f"{rhs.shape}")

@@ -88,7 +88,13 @@ def iota(dtype: Any, size: int) -> Any:
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
-    """An array of ``shape`` whose values count along ``dimension``."""
+    """An array of ``shape`` whose values count along ``dimension``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.broadcasted_iota(jnp.int32, (2, 3), 1).tolist()
+        [[0, 1, 2], [0, 1, 2]]
+    """
     dt = _iota_dtype("lax.broadcasted_iota", dtype)
     shp = _shape_tuple("lax.broadcasted_iota", shape)
     dim = operator.index(dimension)
@@ -213,7 +219,13 @@ def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: S
 
 
 def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
-    """Add leading dimensions of ``sizes`` to ``operand``."""
+    """Add leading dimensions of ``sizes`` to ``operand``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.broadcast(jnp.array([1.0, 2.0]), (3,)).shape
+        (3, 2)
+    """
     nd = np.ndim(operand) if not hasattr(operand, "ndim") else operand.ndim
     shape = tuple(sizes) + tuple(np.shape(operand) if not hasattr(operand, "shape") else operand.shape)
     return broadcast_in_dim(operand, shape, tuple(range(len(sizes), len(sizes) + nd)))
@@ -359,7 +371,15 @@ reshape_p.extended = _reshape_extended
 
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
-    """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given)."""
+    """Reshape ``operand`` to ``new_sizes`` (after transposing by ``dimensions`` if given).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reshape(jnp.arange(6), (2, 3)).tolist()
+        [[0, 1, 2], [3, 4, 5]]
+        >>> lax.reshape(jnp.arange(6).reshape(2, 3), (3, 2), dimensions=(1, 0)).tolist()
+        [[0, 3], [1, 4], [2, 5]]
+    """
     shp = _shape_tuple("lax.reshape", new_sizes)
     if dimensions is not None:
         dims = tuple(operator.index(d) for d in dimensions)
@@ -430,7 +450,13 @@ transpose_p.extended = _transpose_extended
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
-    """Permute the dimensions of ``operand``."""
+    """Permute the dimensions of ``operand``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.transpose(jnp.ones((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     perm = tuple(int(p) for p in permutation)
     if perm == tuple(range(len(perm))):
         aval = getattr(operand, "aval", None)
@@ -483,7 +509,13 @@ squeeze_p.extended = _squeeze_extended
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
-    """Remove the size-1 ``dimensions`` of ``array``."""
+    """Remove the size-1 ``dimensions`` of ``array``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.squeeze(jnp.ones((1, 3, 1)), (0, 2)).shape
+        (3,)
+    """
     nd = array.ndim if hasattr(array, "ndim") else np.ndim(array)
     dims = tuple(sorted({_canonical_axis("lax.squeeze", d, nd) for d in dimensions}))
     if not dims and hasattr(array, "aval"):
@@ -499,7 +531,13 @@ def _canonical_axis(name: str, axis: Any, ndim: int) -> int:
 
 
 def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
-    """Insert size-1 dimensions at ``dimensions`` (positions in the result)."""
+    """Insert size-1 dimensions at ``dimensions`` (positions in the result).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.expand_dims(jnp.ones((2, 3)), (0, 3)).shape
+        (1, 2, 3, 1)
+    """
     shape = list(array.shape if hasattr(array, "shape") else np.shape(array))
     nd = len(shape) + len(dimensions)
     dims = sorted(_canonical_axis("lax.expand_dims", d, nd) for d in dimensions)
@@ -591,7 +629,13 @@ slice_p.extended = _slice_extended
 
 def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
-    """The static slice ``operand[start:limit:stride]`` along every dimension."""
+    """The static slice ``operand[start:limit:stride]`` along every dimension.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.slice(jnp.arange(10), (1,), (8,), (3,)).tolist()
+        [1, 4, 7]
+    """
     st = tuple(int(s) for s in start_indices)
     lim = tuple(int(s) for s in limit_indices)
     strd = None if strides is None or all(s == 1 for s in strides) else tuple(int(s) for s in strides)
@@ -600,7 +644,13 @@ def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[in
 
 def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1,
                  axis: int = 0) -> Any:
-    """``operand[start:limit:stride]`` along ``axis`` only."""
+    """``operand[start:limit:stride]`` along ``axis`` only.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.slice_in_dim(jnp.arange(12).reshape(3, 4), 1, 3, axis=1).tolist()
+        [[1, 2], [5, 6], [9, 10]]
+    """
     shape = operand.shape
     axis = int(axis) % len(shape)
     start = [0] * len(shape)
@@ -614,7 +664,15 @@ def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None,
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
-    """The ``index``-th slice of ``operand`` along ``axis``."""
+    """The ``index``-th slice of ``operand`` along ``axis``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.index_in_dim(jnp.arange(6).reshape(2, 3), 1, axis=1).tolist()
+        [[1], [4]]
+        >>> lax.index_in_dim(jnp.arange(6).reshape(2, 3), 1, axis=1, keepdims=False).tolist()
+        [1, 4]
+    """
     n = operand.shape[axis]
     i = index + n if index < 0 else index
     if not 0 <= i < n:
@@ -697,7 +755,13 @@ concatenate_p.extended = _concatenate_extended
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
-    """Join ``operands`` along ``dimension``."""
+    """Join ``operands`` along ``dimension``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.concatenate([jnp.ones((1, 2)), jnp.zeros((2, 2))], 0).tolist()
+        [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    """
     ops = list(operands)
     if not ops:
         raise value_error("lax.concatenate", "needs a non-empty sequence of operands")

@@ -93,7 +93,13 @@ _rules.defjvp(erf_p, lambda g, x: ew.mul(g, ew.mul(_c(x, 2.0 / np.sqrt(np.pi)),
 
 
 def erf(x: Any) -> Any:
-    """Elementwise error function."""
+    """Elementwise error function.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.erf(jnp.array([0.5, 2.0])).tolist()
+        [0.5205, 0.995322]
+    """
     return erf_p.bind(x)
 
 
@@ -103,7 +109,13 @@ _rules.defjvp(erfc_p, lambda g, x: ew.mul(g, ew.mul(_c(x, -2.0 / np.sqrt(np.pi))
 
 
 def erfc(x: Any) -> Any:
-    """Elementwise complementary error function."""
+    """Elementwise complementary error function.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.erfc(jnp.array([0.5, 2.0])).tolist()
+        [0.4795, 0.00467773]
+    """
     return erfc_p.bind(x)
 
 
@@ -113,7 +125,13 @@ _rules.defjvp2(erf_inv_p, lambda g, ans, x: ew.mul(g, ew.mul(_c(x, np.sqrt(np.pi
 
 
 def erf_inv(x: Any) -> Any:
-    """Elementwise inverse error function."""
+    """Elementwise inverse error function.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.erf_inv(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.476936]
+    """
     return erf_inv_p.bind(x)
 
 
@@ -124,7 +142,13 @@ _rules.defjvp(lgamma_p, lambda g, x: ew.mul(g, digamma(x)))
 
 
 def lgamma(x: Any) -> Any:
-    """Elementwise log of the absolute value of the gamma function."""
+    """Elementwise log of the absolute value of the gamma function.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.lgamma(jnp.array([0.5, 2.0])).tolist()
+        [0.572365, 0.0]
+    """
     return lgamma_p.bind(x)
 
 
@@ -133,7 +157,13 @@ _rules.defjvp(digamma_p, lambda g, x: ew.mul(g, polygamma(_c(x, 1), x)))
 
 
 def digamma(x: Any) -> Any:
-    """Elementwise digamma function (derivative of lgamma)."""
+    """Elementwise digamma function (derivative of lgamma).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.digamma(jnp.array([0.5, 2.0])).tolist()
+        [-1.96351, 0.422785]
+    """
     return digamma_p.bind(x)
 
 
@@ -209,7 +239,13 @@ _rules.defjvp2(bessel_i0e_p,
 
 
 def bessel_i0e(x: Any) -> Any:
-    """Elementwise exponentially scaled modified Bessel function of order 0."""
+    """Elementwise exponentially scaled modified Bessel function of order 0.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.bessel_i0e(jnp.array([0.5, 2.0])).tolist()
+        [0.645035, 0.308508]
+    """
     return bessel_i0e_p.bind(x)
 
 
@@ -228,7 +264,13 @@ _rules.defjvp2(bessel_i1e_p, _i1e_jvp)
 
 
 def bessel_i1e(x: Any) -> Any:
-    """Elementwise exponentially scaled modified Bessel function of order 1."""
+    """Elementwise exponentially scaled modified Bessel function of order 1.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.bessel_i1e(jnp.array([0.5, 2.0])).tolist()
+        [0.156421, 0.215269]
+    """
     return bessel_i1e_p.bind(x)
 
 

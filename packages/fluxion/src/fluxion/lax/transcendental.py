@@ -69,7 +69,13 @@ _rules.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, _c(x, float(np.log(2.0)
 
 
 def exp2(x: Any) -> Any:
-    """Elementwise base-2 exponential."""
+    """Elementwise base-2 exponential.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.exp2(jnp.array([0.0, 0.5])).tolist()
+        [1.0, 1.41421]
+    """
     return exp2_p.bind(x)
 
 
@@ -78,7 +84,13 @@ _rules.defjvp(log_p, lambda g, x: div(g, x))
 
 
 def log(x: Any) -> Any:
-    """Elementwise natural logarithm."""
+    """Elementwise natural logarithm.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.log(jnp.array([1.0, 2.0])).tolist()
+        [0.0, 0.693147]
+    """
     return log_p.bind(x)
 
 
@@ -87,7 +99,13 @@ _rules.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _c(ans, 1))))
 
 
 def expm1(x: Any) -> Any:
-    """Elementwise ``exp(x) - 1``, accurate near 0."""
+    """Elementwise ``exp(x) - 1``, accurate near 0.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.expm1(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.648721]
+    """
     return expm1_p.bind(x)
 
 
@@ -96,7 +114,13 @@ _rules.defjvp(log1p_p, lambda g, x: div(g, add(x, _c(x, 1))))
 
 
 def log1p(x: Any) -> Any:
-    """Elementwise ``log(1 + x)``, accurate near 0."""
+    """Elementwise ``log(1 + x)``, accurate near 0.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.log1p(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.405465]
+    """
     return log1p_p.bind(x)
 
 
@@ -105,7 +129,13 @@ _rules.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(ans, 1), ans
 
 
 def logistic(x: Any) -> Any:
-    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``."""
+    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.logistic(jnp.array([0.0, 0.5])).tolist()
+        [0.5, 0.622459]
+    """
     return logistic_p.bind(x)
 
 
@@ -145,7 +175,13 @@ _rules.defjvp2(pow_p, _pow_dx, _pow_dy)
 
 
 def pow(x: Any, y: Any) -> Any:
-    """Elementwise power ``x ** y`` for floating or complex operands."""
+    """Elementwise power ``x ** y`` for floating or complex operands.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.pow(jnp.array([2.0, 9.0]), jnp.array([3.0, 0.5])).tolist()
+        [8.0, 3.0]
+    """
     return pow_p.bind(x, y)
 
 
@@ -155,7 +191,13 @@ _rules.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_c(x, 0.5), ans)))
 
 
 def sqrt(x: Any) -> Any:
-    """Elementwise square root."""
+    """Elementwise square root.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.sqrt(jnp.array([4.0, 2.0])).tolist()
+        [2.0, 1.41421]
+    """
     return sqrt_p.bind(x)
 
 
@@ -164,7 +206,13 @@ _rules.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
 
 
 def rsqrt(x: Any) -> Any:
-    """Elementwise reciprocal square root, ``1 / sqrt(x)``."""
+    """Elementwise reciprocal square root, ``1 / sqrt(x)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.rsqrt(jnp.array([4.0, 0.25])).tolist()
+        [0.5, 2.0]
+    """
     return rsqrt_p.bind(x)
 
 
@@ -173,7 +221,13 @@ _rules.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_c(x, 1.0 / 3.0), integer_po
 
 
 def cbrt(x: Any) -> Any:
-    """Elementwise cube root."""
+    """Elementwise cube root.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.cbrt(jnp.array([8.0, -27.0])).tolist()
+        [2.0, -3.0]
+    """
     return cbrt_p.bind(x)
 
 
@@ -184,7 +238,13 @@ _rules.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 
 
 def sin(x: Any) -> Any:
-    """Elementwise sine."""
+    """Elementwise sine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.sin(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.479426]
+    """
     return sin_p.bind(x)
 
 
@@ -193,7 +253,13 @@ _rules.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
 
 
 def cos(x: Any) -> Any:
-    """Elementwise cosine."""
+    """Elementwise cosine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.cos(jnp.array([0.0, 0.5])).tolist()
+        [1.0, 0.877583]
+    """
     return cos_p.bind(x)
 
 
@@ -202,7 +268,13 @@ _rules.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(ans, 1), mul(ans, ans))))
 
 
 def tan(x: Any) -> Any:
-    """Elementwise tangent."""
+    """Elementwise tangent.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.tan(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.546302]
+    """
     return tan_p.bind(x)
 
 
@@ -211,7 +283,13 @@ _rules.defjvp(asin_p, lambda g, x: mul(g, rsqrt(sub(_c(x, 1), mul(x, x)))))
 
 
 def asin(x: Any) -> Any:
-    """Elementwise arc sine."""
+    """Elementwise arc sine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.asin(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.523599]
+    """
     return asin_p.bind(x)
 
 
@@ -220,7 +298,13 @@ _rules.defjvp(acos_p, lambda g, x: neg(mul(g, rsqrt(sub(_c(x, 1), mul(x, x))))))
 
 
 def acos(x: Any) -> Any:
-    """Elementwise arc cosine."""
+    """Elementwise arc cosine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.acos(jnp.array([0.0, 0.5])).tolist()
+        [1.5708, 1.0472]
+    """
     return acos_p.bind(x)
 
 
@@ -229,7 +313,13 @@ _rules.defjvp(atan_p, lambda g, x: div(g, add(_c(x, 1), mul(x, x))))
 
 
 def atan(x: Any) -> Any:
-    """Elementwise arc tangent."""
+    """Elementwise arc tangent.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.atan(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.463648]
+    """
     return atan_p.bind(x)
 
 
@@ -239,7 +329,13 @@ _rules.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y))))
 
 
 def atan2(x: Any, y: Any) -> Any:
-    """Elementwise arc tangent of ``x / y`` using the signs of both."""
+    """Elementwise arc tangent of ``x / y`` using the signs of both.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.atan2(jnp.array([1.0, -1.0]), jnp.array([1.0, 1.0])).tolist()
+        [0.785398, -0.785398]
+    """
     return atan2_p.bind(x, y)
 
 
@@ -248,7 +344,13 @@ _rules.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
 
 
 def sinh(x: Any) -> Any:
-    """Elementwise hyperbolic sine."""
+    """Elementwise hyperbolic sine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.sinh(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.521095]
+    """
     return sinh_p.bind(x)
 
 
@@ -257,7 +359,13 @@ _rules.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
 
 
 def cosh(x: Any) -> Any:
-    """Elementwise hyperbolic cosine."""
+    """Elementwise hyperbolic cosine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.cosh(jnp.array([0.0, 0.5])).tolist()
+        [1.0, 1.12763]
+    """
     return cosh_p.bind(x)
 
 
@@ -268,7 +376,13 @@ _rules.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(ans, 1)
 
 
 def tanh(x: Any) -> Any:
-    """Elementwise hyperbolic tangent."""
+    """Elementwise hyperbolic tangent.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.tanh(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.462117]
+    """
     return tanh_p.bind(x)
 
 
@@ -277,7 +391,13 @@ _rules.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1)))))
 
 
 def asinh(x: Any) -> Any:
-    """Elementwise inverse hyperbolic sine."""
+    """Elementwise inverse hyperbolic sine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.asinh(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.481212]
+    """
     return asinh_p.bind(x)
 
 
@@ -286,7 +406,13 @@ _rules.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)), add(x, _c
 
 
 def acosh(x: Any) -> Any:
-    """Elementwise inverse hyperbolic cosine."""
+    """Elementwise inverse hyperbolic cosine.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.acosh(jnp.array([1.0, 2.0])).tolist()
+        [0.0, 1.31696]
+    """
     return acosh_p.bind(x)
 
 
@@ -295,5 +421,11 @@ _rules.defjvp(atanh_p, lambda g, x: div(g, mul(add(_c(x, 1), x), sub(_c(x, 1), x
 
 
 def atanh(x: Any) -> Any:
-    """Elementwise inverse hyperbolic tangent."""
+    """Elementwise inverse hyperbolic tangent.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.atanh(jnp.array([0.0, 0.5])).tolist()
+        [0.0, 0.549306]
+    """
     return atanh_p.bind(x)
