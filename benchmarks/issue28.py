@@ -229,8 +229,9 @@ def _analysis(args: argparse.Namespace) -> dict[str, Any]:
                 out["dispatch"] = res["dispatch"]
     if getattr(args, "skip_module_swap", False):
         return out
+    reps = getattr(args, "swap_reps", 3)
     for x64, programs in zip((True, False), SWAP_PROGRAMS):
-        cmd = [args.python, script, "--module-swap", "--reps", str(args.swap_reps),
+        cmd = [args.python, script, "--module-swap", "--reps", str(reps),
                "--programs", ",".join(programs)] + (["--x64"] if x64 else [])
         t0 = time.perf_counter()
         try:
@@ -241,7 +242,7 @@ def _analysis(args: argparse.Namespace) -> dict[str, Any]:
             swap = {}
         _log(f"issue28: module swap {'x64' if x64 else 'f32'} {time.perf_counter() - t0:.0f} s")
         out.setdefault("module_swap", {}).update(swap)
-    out["module_swap_reps"] = args.swap_reps
+    out["module_swap_reps"] = reps
     return out
 
 
