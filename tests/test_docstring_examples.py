@@ -69,7 +69,7 @@ SLOW = {
     "fluxion.nn.initializers", "fluxion.numpy.integers", "fluxion.numpy.polynomial",
     "fluxion.random._discrete", "fluxion.random._gamma", "fluxion.random._multinomial",
     "fluxion.random._multivariate",
-    "fluxion_md._edip", "fluxion_md._electrostatics", "fluxion_md._ensembles",
+    "fluxion_md._edip", "fluxion_md._electrostatics", "fluxion_md._ensembles", "fluxion_md._integrators",
     "fluxion_md._graph_energy", "fluxion_md._membrane", "fluxion_md._nn.util", "fluxion_md.nn",
     "fluxion_md.partition", "fluxion_md.quantity", "fluxion_md.rigid_body",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",

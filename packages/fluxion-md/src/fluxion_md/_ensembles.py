@@ -291,7 +291,18 @@ def nvt_langevin(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, d
     """Canonical (NVT) Langevin dynamics with the BAOAB splitting (friction ``gamma``).
 
     Example:
-        >>> # init_fn, apply_fn = nvt_langevin(energy_fn, shift_fn, 5e-3, kT=1.0)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.nvt_langevin(energy_fn, shift, 1e-3, kT=0.1, gamma=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> state.position.round(4).tolist()
+        [[0.0189, -0.0083], [0.779, 0.0114]]
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
 
@@ -332,7 +343,18 @@ def brownian(energy_or_force: Callable[..., Array], shift: Callable, dt: float, 
     """Overdamped Brownian dynamics: ``dR = F dt / (m gamma) + sqrt(2 kT dt / (m gamma)) xi``.
 
     Example:
-        >>> # init_fn, apply_fn = brownian(energy_fn, shift_fn, 1e-3, kT=0.1)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.brownian(energy_fn, shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> state.position.round(4).tolist()
+        [[-0.335, -0.8924], [0.5962, 1.0276]]
     """
     force_fn = quantity.canonicalize_force(energy_or_force)
 
@@ -368,7 +390,18 @@ def temp_rescale(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, d
     """Velocity rescaling: when ``|T - kT| > window``, move ``T`` a ``fraction`` towards ``kT``.
 
     Example:
-        >>> # init_fn, apply_fn = temp_rescale(energy_fn, shift_fn, 1e-3, 1.0, 0.1, 0.5)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.temp_rescale(energy_fn, shift, 1e-3, kT=0.1, window=0.01, fraction=0.5)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(10):
+        ...     state = step(state)
+        >>> state.position.round(4).tolist()
+        [[0.0042, 0.0006], [0.7958, -0.0006]]
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
     dt = f32(dt)
@@ -387,7 +420,18 @@ def temp_berendsen(energy_or_force_fn: Callable[..., Array], shift_fn: Callable,
     """Berendsen weak-coupling thermostat with time constant ``tau``.
 
     Example:
-        >>> # init_fn, apply_fn = temp_berendsen(energy_fn, shift_fn, 1e-3, 1.0, 0.1)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.temp_berendsen(energy_fn, shift, 1e-3, kT=0.1, tau=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(10):
+        ...     state = step(state)
+        >>> state.position.round(4).tolist()
+        [[0.0029, 0.0004], [0.7971, -0.0004]]
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
     dt = f32(dt)
@@ -404,7 +448,18 @@ def temp_csvr(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: 
     """Canonical sampling through velocity rescaling (Bussi-Donadio-Parrinello), time ``tau``.
 
     Example:
-        >>> # init_fn, apply_fn = temp_csvr(energy_fn, shift_fn, 1e-3, 1.0, 0.1)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.temp_csvr(energy_fn, shift, 1e-3, kT=0.1, tau=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(10):
+        ...     state = step(state)
+        >>> state.position.round(4).tolist()
+        [[0.0017, -0.0004], [0.7983, 0.0004]]
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
     dt = f32(dt)

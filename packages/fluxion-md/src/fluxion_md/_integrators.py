@@ -76,7 +76,14 @@ def canonicalize_mass(state: T) -> T:
     """Reshape ``state.mass`` so it broadcasts against ``[N, dim]`` momenta (``[N]`` -> ``[N, 1]``).
 
     Example:
-        >>> # state = canonicalize_mass(NVEState(R, P, F, jnp.ones(N)))
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.zeros_like(R), -fluxion.grad(energy_fn)(R), jnp.ones(2))
+        >>> simulate.canonicalize_mass(state).mass.shape
+        (2, 1)
     """
     def canonicalize_fn(mass: Any) -> Any:
         if isinstance(mass, float):
@@ -97,7 +104,15 @@ def initialize_momenta(state: T, key: Array, kT: float) -> T:
     """Draw Maxwell-Boltzmann momenta at temperature ``kT`` (zero total momentum).
 
     Example:
-        >>> # state = initialize_momenta(state, random.PRNGKey(0), 1.0)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.zeros_like(R), jnp.zeros_like(R), jnp.ones((2, 1)))
+        >>> state = simulate.initialize_momenta(state, fluxion.random.PRNGKey(0), 0.5)
+        >>> state.momentum.sum(axis=0).round(6).tolist()   # no net momentum
+        [0.0, 0.0]
     """
     R, treedef = tree_flatten(state.position)
     mass, _ = tree_flatten(state.mass)
@@ -116,7 +131,14 @@ def canonicalize_momenta(state: T, momenta: Array | None) -> T:
     """Use the given ``momenta`` (when not ``None``).
 
     Example:
-        >>> # state = canonicalize_momenta(state, P0)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.zeros_like(R), jnp.zeros_like(R), jnp.ones((2, 1)))
+        >>> simulate.canonicalize_momenta(state, jnp.ones((2, 2))).momentum.tolist()
+        [[1.0, 1.0], [1.0, 1.0]]
     """
     return state if momenta is None else state.set(momentum=momenta)
 
@@ -126,7 +148,15 @@ def momentum_step(state: T, dt: float) -> T:
     """``p += dt * F``.
 
     Example:
-        >>> # state = momentum_step(state, 0.5 * dt)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> F = -fluxion.grad(energy_fn)(R)
+        >>> state = simulate.NVEState(R, jnp.zeros_like(R), F, jnp.ones((2, 1)))
+        >>> simulate.momentum_step(state, 0.5).momentum.round(4).tolist()   # P + dt F
+        [[-0.1, 0.0], [0.1, 0.0]]
     """
     return state.set(momentum=tree_map(lambda p, f: p + dt * f, state.momentum, state.force))
 
@@ -136,7 +166,14 @@ def position_step(state: T, shift_fn: Callable, dt: float, **kwargs: Any) -> T:
     """``R = shift_fn(R, dt * p / m)``.
 
     Example:
-        >>> # state = position_step(state, shift_fn, dt)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.ones_like(R), jnp.zeros_like(R), 2.0 * jnp.ones((2, 1)))
+        >>> simulate.position_step(state, shift, 0.1).position.round(4).tolist()   # R + dt P / m
+        [[0.05, 0.05], [0.85, 0.05]]
     """
     if callable(shift_fn):
         shift_fn = tree_map(lambda r: shift_fn, state.position)
@@ -150,7 +187,14 @@ def kinetic_energy(state: T) -> Array:
     """Kinetic energy of a state with ``momentum`` and ``mass``.
 
     Example:
-        >>> # KE = kinetic_energy(state)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.array([[1.0, 0.0], [0.0, 2.0]]), jnp.zeros_like(R), jnp.ones((2, 1)))
+        >>> float(simulate.kinetic_energy(state))   # sum of |p|^2 / 2m
+        2.5
     """
     return quantity.kinetic_energy(momentum=state.momentum, mass=state.mass)
 
@@ -160,7 +204,14 @@ def temperature(state: T) -> Array:
     """Instantaneous temperature of a state with ``momentum`` and ``mass``.
 
     Example:
-        >>> # kT = temperature(state)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> state = simulate.NVEState(R, jnp.array([[1.0, 0.0], [0.0, 2.0]]), jnp.zeros_like(R), jnp.ones((2, 1)))
+        >>> float(simulate.temperature(state))   # 2 KE / (degrees of freedom)
+        1.25
     """
     return quantity.temperature(momentum=state.momentum, mass=state.mass)
 
@@ -170,7 +221,16 @@ def velocity_verlet(force_fn: Callable[..., Array], shift_fn: Callable, dt: floa
     """One velocity-Verlet step (half kick, drift, force, half kick).
 
     Example:
-        >>> # state = velocity_verlet(force_fn, shift_fn, 1e-3, state)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> force_fn = lambda R: -fluxion.grad(energy_fn)(R)
+        >>> state = simulate.NVEState(R, jnp.zeros_like(R), force_fn(R), jnp.ones((2, 1)))
+        >>> state = simulate.velocity_verlet(force_fn, shift, 0.01, state)
+        >>> state.position.round(5).tolist()
+        [[-1e-05, 0.0], [0.80001, 0.0]]
     """
     dt = f32(dt)
     dt_2 = f32(dt / 2)
@@ -202,8 +262,22 @@ def nve(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: float 
     (``dt=`` may be overridden per call).
 
     Example:
-        >>> # init_fn, apply_fn = nve(energy_fn, shift_fn, 1e-3)
-        >>> # state = init_fn(random.PRNGKey(0), R, kT=0.1); state = apply_fn(state)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.nve(energy_fn, shift, 1e-3)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R, kT=0.1)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(0):
+        ...     state = step(state)
+        >>> total = lambda s: float(energy_fn(s.position) + simulate.kinetic_energy(s))
+        >>> E0 = total(state)
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> abs(total(state) - E0) < 1e-4   # energy is conserved
+        True
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
 
@@ -361,7 +435,18 @@ def nvt_nose_hoover(energy_or_force_fn: Callable[..., Array], shift_fn: Callable
     ``init_fn(key, R, mass=1.0, momenta=None, **kwargs)``; ``kT=`` may be passed per call.
 
     Example:
-        >>> # init_fn, apply_fn = nvt_nose_hoover(energy_fn, shift_fn, 1e-3, kT=1.0)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.nvt_nose_hoover(energy_fn, shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> state.position.shape, state.chain.position.shape
+        ((2, 2), (5,))
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
     dt = f32(dt)
@@ -398,7 +483,22 @@ def nvt_nose_hoover_invariant(energy_fn: Callable[..., Array], state: NVTNoseHoo
     """The conserved quantity of :func:`nvt_nose_hoover` (energy plus thermostat terms).
 
     Example:
-        >>> # H = nvt_nose_hoover_invariant(energy_fn, state, kT)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.nvt_nose_hoover(energy_fn, shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(0):
+        ...     state = step(state)
+        >>> H0 = simulate.nvt_nose_hoover_invariant(energy_fn, state, 0.1)
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> H1 = simulate.nvt_nose_hoover_invariant(energy_fn, state, 0.1)
+        >>> abs(float(H1 - H0)) < 1e-4   # conserved
+        True
     """
     E = energy_fn(state.position, **kwargs) + kinetic_energy(state)
     DOF = quantity.count_dof(state.position)
@@ -419,8 +519,21 @@ def nvk(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, dt: float,
     ``kT=`` may be passed); ``apply_fn(state, **kwargs)``. The state is an :class:`NVEState`.
 
     Example:
-        >>> # init_fn, apply_fn = nvk(energy_fn, shift_fn, 1e-3, kT=0.5)
-        >>> # state = apply_fn(init_fn(key, R))
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.0, 0.0], [0.8, 0.0]])
+        >>> init_fn, apply_fn = simulate.nvk(energy_fn, shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R)
+        >>> step = fluxion.jit(apply_fn)
+        >>> for _ in range(0):
+        ...     state = step(state)
+        >>> T0 = float(simulate.temperature(state))
+        >>> for _ in range(100):
+        ...     state = step(state)
+        >>> abs(float(simulate.temperature(state)) - T0) < 1e-5   # the kinetic energy is held
+        True
     """
     force_fn = quantity.canonicalize_force(energy_or_force_fn)
     dt = f32(dt)
