@@ -69,7 +69,8 @@ def test_structures_the_cpp_flatten_reads_otherwise_keep_the_general_path():
     x, y = jnp.ones(2), jnp.arange(2.0)
     f = fluxion.jit(lambda t: t[0].a - t[0].b + t[1])
     assert f((_Pair(x, y), x)).tolist() == f((_Pair(x, y), x)).tolist() == [2.0, 1.0]
-    assert _tree_keys(f) == []  # a registered node is a leaf to the C++ flatten
+    # a registered node is one to the C++ flatten too (its own flatten, called from there)
+    assert len(_tree_keys(f)) == 1
     g = fluxion.jit(lambda t: t.x - t.y)
     assert g(_Swapped(x, y)).tolist() == g(_Swapped(x, y)).tolist() == [1.0, 0.0]
     assert _tree_keys(g) == []  # its own flatten (y, x): the C++ order differs
@@ -170,3 +171,51 @@ def test_a_parameter_list_of_pairs_keys_without_the_cpp_flatten():
         for u, v in zip(la, lb):
             assert u.shape == v.shape and u.dtype == v.dtype and u.weak_type == v.weak_type
             np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-5)
+
+
+def test_registered_nodes_key_through_the_cpp_flatten_with_jax_values():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class State:
+        pos: object
+        vel: object
+        n: int = 1
+
+    fluxion.tree_util.register_dataclass(State, data_fields=["pos", "vel"], meta_fields=["n"])
+    jax.tree_util.register_dataclass(State, data_fields=["pos", "vel"], meta_fields=["n"])
+
+    class Box:  # aux data that is a list: jaxlib's treedef compares it with ==
+        def __init__(self, v, aux):
+            self.v, self.aux = v, aux
+
+    fluxion.tree_util.register_pytree_node(Box, lambda b: ((b.v,), b.aux),
+                                           lambda aux, c: Box(c[0], aux))
+
+    def step(s):
+        return State(s.pos + s.vel * s.n, s.vel * 0.5, s.n)
+    got, want = [], []
+    for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):
+        f = mod.jit(step)
+        for n in (1, 1, 2, 2):  # the meta field is in the key: another n, another entry
+            s = State(xnp.arange(3.0), xnp.ones(3), n)
+            (got if mod is fluxion else want).append(f(s))
+        if mod is fluxion:
+            assert len(_tree_keys(f)) == 2
+    for a, b in zip(got, want):
+        assert type(a) is State and a.n == b.n
+        for u, v in ((a.pos, b.pos), (a.vel, b.vel)):
+            assert u.shape == v.shape and u.dtype == v.dtype and u.weak_type == v.weak_type
+            np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
+    g = fluxion.jit(lambda b: b.v * b.aux[0])
+    for _ in range(2):
+        assert g(Box(jnp.ones(2), [2.0])).tolist() == [2.0, 2.0]
+        assert g(Box(jnp.ones(2), [3.0])).tolist() == [3.0, 3.0]
+    assert len(_tree_keys(g)) == 2
+    k = fluxion.jit(lambda key: fluxion.random.uniform(key, (2,)))
+    key = fluxion.random.key(0)
+    first = k(key)
+    assert np.array_equal(np.asarray(k(key)), np.asarray(first))  # a typed key argument
+    np.testing.assert_allclose(np.asarray(first),
+                               np.asarray(jax.jit(lambda q: jax.random.uniform(q, (2,)))(
+                                   jax.random.key(0))), rtol=1e-6)

@@ -22,6 +22,8 @@ from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
 from fluxion.core.config import config
 from fluxion.core.tracebacks import api_boundary, filter_exception, register_boundary
+from fluxion.tree_util import _nodes
+from fluxion.tree_util import physical as _physical
 from fluxion.tree_util._nodes import _registered as _REGISTERED
 
 __all__: list[str] = []
@@ -120,8 +122,26 @@ def _tree_flatten() -> Callable:
         reg = _jax.pytree.PyTreeRegistry(enable_none=True, enable_tuple=True,
                                          enable_namedtuple=True, enable_list=True,
                                          enable_dict=True)
+        # Fluxion's registered node types are nodes there too (their own flatten, called from
+        # C++), so calls with dataclass states or registered containers key here instead of
+        # taking the general path; tree_fast_key checks that both flattens agree.
+        for t, kind in list(_physical._registered.items()):
+            _mirror_node(reg, t, kind)
+        _nodes._register_hooks.append(lambda t, kind: _mirror_node(reg, t, kind))
         _TREE_FLATTEN.append(reg.flatten)
     return _TREE_FLATTEN[0]
+
+
+def _mirror_node(reg: Any, t: type, kind: Any) -> None:
+    """Register Fluxion's node type ``t`` (a custom kind) with jaxlib's registry ``reg``."""
+    if isinstance(kind, _nodes._CustomKind):
+        try:
+            if kind.is_dataclass:  # flattened in C++ by its field names
+                reg.register_dataclass_node(t, list(kind.data_fields), list(kind.meta_fields))
+            else:
+                reg.register_node(t, kind.flatten, kind.unflatten)
+        except Exception:  # already there, or refused: its values stay leaves (general path)
+            pass
 
 
 def _no_registered_namedtuple(x: Any) -> bool:
@@ -153,7 +173,12 @@ def tree_fast_key(args: tuple, leaves: list, specs: list) -> tuple | None:
     for c, x, s in zip(cleaves, leaves, specs):
         if c is not x or type(c) is not Array or c._k is not s:
             return None
-    return _shallow_key(args, specs) or (ctree, *specs)
+    key = _shallow_key(args, specs) or (ctree, *specs)
+    try:
+        hash(key)
+    except TypeError:  # a registered node's unhashable aux data
+        return None
+    return key
 
 
 def _shallow_key(args: tuple, specs: list) -> tuple | None:
@@ -240,7 +265,10 @@ def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
                     return call(args, {})
                 push_k(x._k)
                 push_a(x._a)
-            e = fast_get(tuple(key))
+            try:
+                e = fast_get(tuple(key))
+            except TypeError:  # a registered node's unhashable aux data: the general path says
+                return call(args, {})
             if e is not None:
                 return e.call(tuple(impls))
         return call(args, {})
