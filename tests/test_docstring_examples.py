@@ -72,6 +72,7 @@ SLOW = {
     "fluxion_md._edip", "fluxion_md._electrostatics", "fluxion_md._ensembles", "fluxion_md._integrators",
     "fluxion_md._graph_energy", "fluxion_md._membrane", "fluxion_md._nn.util", "fluxion_md.nn",
     "fluxion_md.partition", "fluxion_md.quantity", "fluxion_md.rigid_body",
+    "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",
     "fluxion_scipy.optimize._minimize", "fluxion_scipy.signal", "fluxion_scipy.spatial.transform",
     "fluxion_scipy.special._error", "fluxion_scipy.stats._kde", "fluxion_scipy.stats.poisson",

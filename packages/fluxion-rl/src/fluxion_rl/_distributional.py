@@ -32,7 +32,11 @@ def categorical_l2_project(z_p: Array, probs: Array, z_q: Array) -> Array:
     """Project the distribution ``(z_p, probs)`` onto the support ``z_q`` (Cramer / L2 projection).
 
     Shapes: ``z_p, probs`` [Kp]; ``z_q`` [Kq], increasing. Returns [Kq] probabilities.
-    Example: ``categorical_l2_project(r + gamma * atoms, probs, atoms)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> atoms = jnp.array([0.0, 1.0, 2.0])
+        >>> rlax.categorical_l2_project(atoms + 0.5, jnp.array([0.2, 0.5, 0.3]), atoms).round(4).tolist()
+        [0.1, 0.35, 0.55]
     """
     _check("categorical_l2_project", dict(z_p=(z_p, 1, F), probs=(probs, 1, F), z_q=(z_q, 1, F)))
     d_pos = jnp.roll(z_q, shift=-1)
@@ -53,7 +57,12 @@ def categorical_td_learning(v_atoms_tm1: Array, v_logits_tm1: Array, r_t: Any, d
                             v_atoms_t: Array, v_logits_t: Array, stop_target_gradients: bool = True) -> Any:
     """Categorical TD loss: cross-entropy to the projected distributional Bellman target.
 
-    Example: ``categorical_td_learning(atoms, logits_tm1, r, 0.99, atoms, logits_t)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> atoms = jnp.array([0.0, 1.0, 2.0])
+        >>> loss = rlax.categorical_td_learning(atoms, jnp.zeros(3), 0.5, 0.9, atoms, jnp.zeros(3))
+        >>> round(float(loss), 4)
+        1.0986
     """
     _check("categorical_td_learning", dict(
         v_atoms_tm1=(v_atoms_tm1, 1, F), v_logits_tm1=(v_logits_tm1, 1, F), r_t=(r_t, 0, F),
@@ -68,7 +77,12 @@ def categorical_q_learning(q_atoms_tm1: Array, q_logits_tm1: Array, a_tm1: Any, 
                            stop_target_gradients: bool = True) -> Any:
     """Categorical (C51) Q-learning loss; ``q_logits_*`` are [A, K], atoms [K].
 
-    Example: ``categorical_q_learning(atoms, logits_tm1, a, r, 0.99, atoms, logits_t)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> atoms = jnp.array([0.0, 1.0, 2.0])
+        >>> logits_tm1, logits_t = jnp.zeros((2, 3)), jnp.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+        >>> round(float(rlax.categorical_q_learning(atoms, logits_tm1, 0, 0.5, 0.9, atoms, logits_t)), 4)
+        1.0986
     """
     _check("categorical_q_learning", dict(
         q_atoms_tm1=(q_atoms_tm1, 1, F), q_logits_tm1=(q_logits_tm1, 2, F), a_tm1=(a_tm1, 0, I),
@@ -88,7 +102,12 @@ def categorical_double_q_learning(q_atoms_tm1: Array, q_logits_tm1: Array, a_tm1
                                   q_t_selector: Array, stop_target_gradients: bool = True) -> Any:
     """Categorical double Q-learning loss: the bootstrap action is ``argmax(q_t_selector)``.
 
-    Example: ``categorical_double_q_learning(atoms, lg_tm1, a, r, 0.99, atoms, lg_t, q_sel)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> atoms = jnp.array([0.0, 1.0, 2.0])
+        >>> logits_tm1, logits_t = jnp.zeros((2, 3)), jnp.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+        >>> round(float(rlax.categorical_double_q_learning(atoms, logits_tm1, 0, 0.5, 0.9, atoms, logits_t, jnp.array([0.0, 1.0]))), 4)
+        1.0986
     """
     _check("categorical_double_q_learning", dict(
         q_atoms_tm1=(q_atoms_tm1, 1, F), q_logits_tm1=(q_logits_tm1, 2, F), a_tm1=(a_tm1, 0, I),
@@ -105,8 +124,15 @@ def quantile_regression_loss(dist_src: Array, tau_src: Array, dist_target: Array
                              huber_param: float = 0.0, stop_target_gradients: bool = True) -> Any:
     """Quantile regression loss of quantiles ``dist_src`` at levels ``tau_src`` vs target samples.
 
-    With ``huber_param > 0`` this is the quantile Huber loss. Example:
-    ``quantile_regression_loss(q, (jnp.arange(N) + 0.5) / N, target)``.
+    With ``huber_param > 0`` this is the quantile Huber loss.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> taus = jnp.array([0.25, 0.75])
+        >>> round(float(rlax.quantile_regression_loss(jnp.array([0.0, 1.0]), taus, jnp.array([0.5, 2.0]))), 4)
+        0.75
+        >>> round(float(rlax.quantile_regression_loss(jnp.array([0.0, 1.0]), taus, jnp.array([0.5, 2.0]), huber_param=1.0)), 4)
+        0.4062
     """
     _check("quantile_regression_loss", dict(dist_src=(dist_src, 1, F), tau_src=(tau_src, 1, F),
                                             dist_target=(dist_target, 1, F)))
@@ -122,7 +148,12 @@ def quantile_q_learning(dist_q_tm1: Array, tau_q_tm1: Array, a_tm1: Any, r_t: An
                         stop_target_gradients: bool = True) -> Any:
     """QR-DQN loss; ``dist_q_*`` are [N, A] quantiles, the greedy action from the selector's means.
 
-    Example: ``quantile_q_learning(q_tm1, taus, a, r, 0.99, q_sel, q_t)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> taus = jnp.array([0.25, 0.75])
+        >>> q_tm1, q_t = jnp.array([[0.0, 1.0], [1.0, 2.0]]), jnp.array([[1.0, 3.0], [0.0, 0.5]])
+        >>> round(float(rlax.quantile_q_learning(q_tm1, taus, 0, 1.0, 0.9, q_t, q_t)), 4)
+        1.825
     """
     _check("quantile_q_learning", dict(
         dist_q_tm1=(dist_q_tm1, 2, F), tau_q_tm1=(tau_q_tm1, 1, F), a_tm1=(a_tm1, 0, I),
@@ -139,7 +170,12 @@ def quantile_expected_sarsa(dist_q_tm1: Array, tau_q_tm1: Array, a_tm1: Any, r_t
                             huber_param: float = 0.0, stop_target_gradients: bool = True) -> Any:
     """Quantile expected-SARSA loss: per-action quantile losses weighted by ``probs_a_t``.
 
-    Example: ``quantile_expected_sarsa(q_tm1, taus, a, r, 0.99, q_t, pi_t)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> taus = jnp.array([0.25, 0.75])
+        >>> q_tm1, q_t = jnp.array([[0.0, 1.0], [1.0, 2.0]]), jnp.array([[1.0, 3.0], [0.0, 0.5]])
+        >>> round(float(rlax.quantile_expected_sarsa(q_tm1, taus, 0, 1.0, 0.9, q_t, jnp.array([0.5, 0.5]))), 4)
+        1.2625
     """
     _check("quantile_expected_sarsa", dict(
         dist_q_tm1=(dist_q_tm1, 2, F), tau_q_tm1=(tau_q_tm1, 1, F), a_tm1=(a_tm1, 0, I),

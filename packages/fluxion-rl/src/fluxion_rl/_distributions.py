@@ -109,8 +109,14 @@ def _epsilon_greedy_probs(preferences: Array, epsilon: Any) -> Array:
 def categorical_sample(key: Array, probs: Array) -> Array:
     """Sample an index from the categorical with (unnormalised) probabilities ``probs`` [..., A].
 
-    Returns -1 where ``probs`` is not a valid distribution. Example:
-    ``categorical_sample(fluxion.random.PRNGKey(0), jnp.array([0.2, 0.8]))``.
+    Returns -1 where ``probs`` is not a valid distribution.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> probs = jnp.array([[0.0, 1.0, 0.0], [0.5, 0.5, 0.5]])
+        >>> rlax.categorical_sample(fluxion.random.PRNGKey(0), probs).tolist()   # -1: not a distribution
+        [1, 1]
     """
     log_p, p = _cat_from_probs(probs)
     return _cat_sample(key, log_p, p)
@@ -138,7 +144,17 @@ def _softmax_parts(temperature: Any):
 def softmax(temperature: float = 1.0) -> DiscreteDistribution:
     """The softmax (Boltzmann) distribution over logits divided by ``temperature``.
 
-    Example: ``a = softmax().sample(key, logits); lp = softmax().logprob(a, logits)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> logits = jnp.array([1.0, 2.0, 0.0])
+        >>> dist = rlax.softmax(temperature=1.0)
+        >>> dist.probs(logits).round(4).tolist()
+        [0.2447, 0.6652, 0.09]
+        >>> round(float(dist.entropy(logits)), 4)
+        0.8324
+        >>> round(float(dist.logprob(jnp.array(1), logits)), 4)
+        -0.4076
     """
     parts, sample_fn, probs_fn, logprob_fn, kl_fn = _softmax_parts(temperature)
 
@@ -160,7 +176,11 @@ def softmax(temperature: float = 1.0) -> DiscreteDistribution:
 def clipped_entropy_softmax(temperature: float = 1.0, entropy_clip: float = 1.0) -> DiscreteDistribution:
     """A softmax distribution whose entropy is capped at ``entropy_clip * log(num_actions)``.
 
-    Example: ``clipped_entropy_softmax(entropy_clip=0.5).entropy(logits)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> logits = jnp.array([1.0, 2.0, 0.0])
+        >>> round(float(rlax.clipped_entropy_softmax(entropy_clip=0.5).entropy(logits)), 4)
+        0.5493
     """
     parts, sample_fn, probs_fn, logprob_fn, kl_fn = _softmax_parts(temperature)
 
@@ -174,7 +194,10 @@ def clipped_entropy_softmax(temperature: float = 1.0, entropy_clip: float = 1.0)
 def greedy() -> DiscreteDistribution:
     """The greedy distribution: uniform over the maximising actions of ``preferences``.
 
-    Example: ``greedy().probs(jnp.array([1., 3., 3.]))`` is ``[0, 0.5, 0.5]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.greedy().probs(jnp.array([1.0, 3.0, 3.0])).tolist()
+        [0.0, 0.5, 0.5]
     """
 
     def parts(preferences: Array) -> tuple[Array, Array]:
@@ -198,7 +221,10 @@ def greedy() -> DiscreteDistribution:
 def epsilon_greedy(epsilon: Any = None) -> DiscreteDistribution:
     """Greedy with probability ``1 - epsilon``, uniform with probability ``epsilon``.
 
-    Example: ``epsilon_greedy(0.1).sample(key, q_values)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.epsilon_greedy(0.1).probs(jnp.array([1.0, 3.0, 2.0])).round(4).tolist()
+        [0.0333, 0.9333, 0.0333]
     """
 
     def parts(preferences: Array, eps: Any) -> tuple[Array, Array]:
@@ -256,7 +282,11 @@ def _diag(mu: Array, sigma: Any) -> tuple[Array, Array]:
 def gaussian_diagonal(sigma: Any = None) -> ContinuousDistribution:
     """A Gaussian with mean ``mu`` [..., D] and diagonal standard deviation ``sigma``.
 
-    Example: ``gaussian_diagonal().logprob(x, mu, sigma)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> dist = rlax.gaussian_diagonal()
+        >>> round(float(dist.logprob(jnp.zeros(2), jnp.zeros(2), jnp.ones(2))), 4)
+        -1.8379
     """
 
     def sample(key: Array, mu: Array, sigma: Array = sigma) -> Array:
@@ -289,7 +319,15 @@ def squashed_gaussian(sigma_min: float = -4, sigma_max: float = 0.0) -> Continuo
     """A diagonal Gaussian squashed by ``tanh`` (and rescaled to ``action_spec``'s bounds if given).
 
     ``mu`` goes through ``tanh`` and ``sigma`` through ``exp(min + (max - min)(tanh(s) + 1) / 2)``.
-    Example: ``squashed_gaussian().sample(key, mu, sigma, None)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> import types
+        >>> spec = types.SimpleNamespace(minimum=-1.0, maximum=1.0)
+        >>> dist = rlax.squashed_gaussian()
+        >>> a = dist.sample(fluxion.random.PRNGKey(0), jnp.zeros(2), jnp.zeros(2), spec)
+        >>> a.shape, bool(((a >= -1.0) & (a <= 1.0)).all())
+        ((2,), True)
     """
 
     def base(mu: Array, sigma: Array) -> tuple[Array, Array]:
@@ -342,7 +380,11 @@ def squashed_gaussian(sigma_min: float = -4, sigma_max: float = 0.0) -> Continuo
 def categorical_importance_sampling_ratios(pi_logits_t: Array, mu_logits_t: Array, a_t: Array) -> Array:
     """Importance ratios ``pi(a_t) / mu(a_t)`` of two categoricals given by logits.
 
-    Example: ``categorical_importance_sampling_ratios(pi_logits, mu_logits, actions)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> pi, mu = jnp.array([[1.0, 0.0], [0.0, 0.0]]), jnp.zeros((2, 2))
+        >>> rlax.categorical_importance_sampling_ratios(pi, mu, jnp.array([0, 1])).round(4).tolist()
+        [1.4621, 1.0]
     """
     log_pi = _cat_logprob(_cat_from_logits(pi_logits_t)[0], a_t)
     log_mu = _cat_logprob(_cat_from_logits(mu_logits_t)[0], a_t)
@@ -352,7 +394,10 @@ def categorical_importance_sampling_ratios(pi_logits_t: Array, mu_logits_t: Arra
 def categorical_cross_entropy(labels: Array, logits: Array) -> Array:
     """Cross-entropy ``H(labels, softmax(logits))`` between a probability vector and logits.
 
-    Example: ``categorical_cross_entropy(jnp.array([0., 1.]), jnp.array([1., 2.]))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> round(float(rlax.categorical_cross_entropy(jnp.array([0.0, 1.0]), jnp.array([1.0, 2.0]))), 4)
+        0.3133
     """
     log_p, _ = _cat_from_probs(labels)
     return _cat_kl(log_p, jnp.asarray(logits)) + _cat_entropy(log_p)
@@ -361,7 +406,10 @@ def categorical_cross_entropy(labels: Array, logits: Array) -> Array:
 def categorical_kl_divergence(p_logits: Array, q_logits: Array, temperature: float = 1.0) -> Array:
     """``KL(softmax(p_logits / T) || softmax(q_logits / T))`` over the last axis.
 
-    Example: ``categorical_kl_divergence(jnp.zeros(3), jnp.array([1., 0., 0.]))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> round(float(rlax.categorical_kl_divergence(jnp.zeros(3), jnp.array([1.0, 0.0, 0.0]))), 4)
+        0.1195
     """
     p = fnn.log_softmax(jnp.asarray(p_logits) / temperature, axis=-1)
     q = fnn.log_softmax(jnp.asarray(q_logits) / temperature, axis=-1)
@@ -371,6 +419,9 @@ def categorical_kl_divergence(p_logits: Array, q_logits: Array, temperature: flo
 def multivariate_normal_kl_divergence(mu_0: Array, sigma_0: Any, mu_1: Array, sigma_1: Any) -> Array:
     """``KL(N(mu_0, diag sigma_0^2) || N(mu_1, diag sigma_1^2))`` over the last axis.
 
-    Example: ``multivariate_normal_kl_divergence(jnp.zeros(2), 1., jnp.ones(2), 2.)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> round(float(rlax.multivariate_normal_kl_divergence(jnp.zeros(2), jnp.ones(2), jnp.ones(2), 2.0 * jnp.ones(2))), 4)
+        0.8863
     """
     return _mvn_kl(*_diag(mu_0, sigma_0), *_diag(mu_1, sigma_1))

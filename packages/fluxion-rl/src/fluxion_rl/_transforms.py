@@ -23,31 +23,61 @@ def _float(fn: str, x: Any) -> None:
 
 
 def identity(x: Array) -> Array:
-    """Returns ``x`` (checked to be floating point). Example: ``identity(jnp.ones(2))``."""
+    """Returns ``x`` (checked to be floating point).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.identity(jnp.array([1.0, -2.0])).tolist()
+        [1.0, -2.0]
+    """
     _float("identity", x)
     return x
 
 
 def sigmoid(x: Array) -> Array:
-    """The logistic function ``1 / (1 + exp(-x))``. Example: ``sigmoid(0.0)`` is ``0.5``."""
+    """The logistic function ``1 / (1 + exp(-x))``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.sigmoid(jnp.array([0.0, 2.0])).tolist()
+        [0.5, 0.880797]
+    """
     _float("sigmoid", x)
     return fnn.sigmoid(x)
 
 
 def logit(x: Array) -> Array:
-    """Inverse of ``sigmoid``: ``-log(1 / x - 1)``. Example: ``logit(0.5)`` is ``0.0``."""
+    """Inverse of ``sigmoid``: ``-log(1 / x - 1)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.logit(jnp.array([0.5, 0.880797])).tolist()
+        [-0.0, 2.0]
+    """
     _float("logit", x)
     return -jnp.log(1.0 / x - 1.0)
 
 
 def signed_logp1(x: Array) -> Array:
-    """``sign(x) * log(1 + |x|)``. Example: ``signed_logp1(-(jnp.e - 1))`` is ``-1``."""
+    """``sign(x) * log(1 + |x|)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.signed_logp1(jnp.array([-(jnp.e - 1), 0.0, 3.0])).tolist()
+        [-1.0, 0.0, 1.38629]
+    """
     _float("signed_logp1", x)
     return jnp.sign(x) * jnp.log1p(jnp.abs(x))
 
 
 def signed_expm1(x: Array) -> Array:
-    """Inverse of ``signed_logp1``: ``sign(x) * (exp(|x|) - 1)``. Example: ``signed_expm1(0.0)``."""
+    """Inverse of ``signed_logp1``: ``sign(x) * (exp(|x|) - 1)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.signed_expm1(jnp.array([-1.0, 0.0, 1.386294])).tolist()
+        [-1.71828, 0.0, 3.0]
+    """
     _float("signed_expm1", x)
     return jnp.sign(x) * jnp.expm1(jnp.abs(x))
 
@@ -55,7 +85,10 @@ def signed_expm1(x: Array) -> Array:
 def signed_hyperbolic(x: Array, eps: float = 1e-3) -> Array:
     """The R2D2 value transform ``sign(x)(sqrt(|x| + 1) - 1) + eps x``.
 
-    Example: ``signed_hyperbolic(jnp.array([3.0]))`` is about ``[1.003]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.signed_hyperbolic(jnp.array([3.0, -8.0])).tolist()
+        [1.003, -2.008]
     """
     _float("signed_hyperbolic", x)
     return jnp.sign(x) * (jnp.sqrt(jnp.abs(x) + 1) - 1) + eps * x
@@ -76,7 +109,11 @@ def hyperbolic_arcsin(x: Array) -> Array:
 def signed_parabolic(x: Array, eps: float = 1e-3) -> Array:
     """Inverse of ``signed_hyperbolic`` for the same ``eps``.
 
-    Example: ``signed_parabolic(signed_hyperbolic(x))`` is ``x``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> x = jnp.array([3.0, -8.0])
+        >>> rlax.signed_parabolic(rlax.signed_hyperbolic(x)).tolist()
+        [2.99976, -8.0]
     """
     _float("signed_parabolic", x)
     z = jnp.sqrt(1 + 4 * eps * (eps + 1 + jnp.abs(x))) / 2 / eps - 1 / 2 / eps
@@ -86,7 +123,10 @@ def signed_parabolic(x: Array, eps: float = 1e-3) -> Array:
 def power(x: Array, p: float) -> Array:
     """A signed power transform ``sign(x)((|x| / sqrt(p) + 1)^p - 1) / sqrt(p)``.
 
-    Example: ``power(jnp.array([1.0]), 2.0)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.power(jnp.array([2.0, -3.0]), 2.0).tolist()
+        [3.41421, -6.18198]
     """
     _float("power", x)
     q = jnp.sqrt(p)
@@ -96,7 +136,12 @@ def power(x: Array, p: float) -> Array:
 def transform_to_2hot(scalar: Array, min_value: float, max_value: float, num_bins: int) -> Array:
     """Two-hot encoding of ``scalar`` over ``num_bins`` evenly spaced bins in ``[min, max]``.
 
-    Returns shape ``scalar.shape + (num_bins,)``. Example: ``transform_to_2hot(0.5, 0., 1., 3)``.
+    Returns shape ``scalar.shape + (num_bins,)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.transform_to_2hot(jnp.array([0.25, 1.0]), 0.0, 1.0, 3).tolist()
+        [[0.49999, 0.50001, 0.0], [0.0, 0.0, 1.0]]
     """
     scalar = jnp.clip(jnp.asarray(scalar), min_value, max_value)
     scalar_bin = (scalar - min_value) / (max_value - min_value) * (num_bins - 1)
@@ -113,7 +158,11 @@ def transform_to_2hot(scalar: Array, min_value: float, max_value: float, num_bin
 def transform_from_2hot(probs: Array, min_value: float, max_value: float, num_bins: int) -> Array:
     """Expected value of ``probs`` [..., num_bins] over evenly spaced bins in ``[min, max]``.
 
-    Example: ``transform_from_2hot(transform_to_2hot(x, -1., 1., 11), -1., 1., 11)`` is about ``x``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> probs = rlax.transform_to_2hot(jnp.array([0.3, -0.75]), -1.0, 1.0, 11)
+        >>> rlax.transform_from_2hot(probs, -1.0, 1.0, 11).tolist()
+        [0.300005, -0.749992]
     """
     probs = jnp.asarray(probs)
     support = jnp.linspace(min_value, max_value, num_bins).astype(probs.dtype)

@@ -20,7 +20,10 @@ __all__ = ["tree_select", "tree_map_zipped", "tree_split_key", "tree_split_leave
 def tree_select(pred: Any, on_true: Any, on_false: Any) -> Any:
     """Leafwise ``lax.select(pred, on_true, on_false)`` for two trees of the same structure.
 
-    Example: ``tree_select(done, reset_state, state)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.tree_select(jnp.array(True), {'a': jnp.ones(2)}, {'a': jnp.zeros(2)})['a'].tolist()
+        [1.0, 1.0]
     """
     if tree_structure(on_true) != tree_structure(on_false):
         raise ValueError("The two branches must have the same structure. (tree_select: "
@@ -31,7 +34,10 @@ def tree_select(pred: Any, on_true: Any, on_false: Any) -> Any:
 def tree_map_zipped(fn: Callable[..., Any], nests: Sequence[Any]) -> Any:
     """Map ``fn`` over the zipped leaves of several trees with one structure.
 
-    Example: ``tree_map_zipped(lambda a, b: a + b, [t1, t2])``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.tree_map_zipped(lambda a, b: a + b, [{'x': 1.0}, {'x': 2.0}])
+        {'x': 3.0}
     """
     if not nests:
         return nests
@@ -45,7 +51,12 @@ def tree_map_zipped(fn: Callable[..., Any], nests: Sequence[Any]) -> Any:
 def tree_split_key(rng_key: Any, tree_like: Any) -> tuple[Any, Any]:
     """Split ``rng_key`` into a new key and a tree of keys shaped like ``tree_like``.
 
-    Example: ``key, keys = tree_split_key(key, params)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> key, keys = rlax.tree_split_key(fluxion.random.PRNGKey(0), {'a': 0, 'b': 0})
+        >>> sorted(keys.keys())
+        ['a', 'b']
     """
     leaves, treedef = tree_flatten(tree_like)
     rng_key, *keys = jrandom.split(rng_key, num=len(leaves) + 1)
@@ -55,7 +66,11 @@ def tree_split_key(rng_key: Any, tree_like: Any) -> tuple[Any, Any]:
 def tree_split_leaves(tree_like: Any, axis: int = 0, keepdim: bool = False) -> Any:
     """Split every leaf along ``axis`` into a tuple of trees (NumPy, host side).
 
-    Example: ``tree_split_leaves({'a': np.ones((2, 3))})`` is two trees with leaves of shape (3,).
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> trees = rlax.tree_split_leaves({'a': jnp.ones((2, 3))})
+        >>> len(trees), trees[0]['a'].shape
+        (2, (3,))
     """
     if len(tree_like) == 0:
         return tree_like
@@ -72,7 +87,11 @@ def tree_split_leaves(tree_like: Any, axis: int = 0, keepdim: bool = False) -> A
 def tree_replace_masked(tree_data: Any, tree_replacement: Any, mask: Any) -> Any:
     """``replace_masked`` leaf by leaf (zeros when ``tree_replacement`` is None).
 
-    Example: ``tree_replace_masked(state, initial_state, done)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> state, initial = {'h': jnp.ones((2, 3))}, {'h': jnp.zeros((2, 3))}
+        >>> rlax.tree_replace_masked(state, initial, jnp.array([True, False]))['h'].tolist()
+        [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
     """
     if tree_replacement is None:
         tree_replacement = tree_map(jnp.zeros_like, tree_data)
@@ -82,7 +101,11 @@ def tree_replace_masked(tree_data: Any, tree_replacement: Any, mask: Any) -> Any
 def tree_fn(fn: Callable[..., Any], **unmapped_kwargs: Any) -> Callable[..., Any]:
     """Lift ``fn`` to apply leafwise to tree arguments (keyword arguments are passed unmapped).
 
-    Example: ``tree_fn(jnp.clip, min=0.)(params)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> clip = rlax.tree_fn(jnp.clip, min=0.0)
+        >>> clip({'w': jnp.array([-1.0, 2.0])})['w'].tolist()
+        [0.0, 2.0]
     """
     pfn = functools.partial(fn, **unmapped_kwargs)
 
@@ -93,10 +116,22 @@ def tree_fn(fn: Callable[..., Any], **unmapped_kwargs: Any) -> Callable[..., Any
 
 
 def transpose_last_axis_to_first(tree: Any) -> Any:
-    """Move the last axis of every leaf to the front. Example: [T, B, A] -> [A, T, B]."""
+    """Move the last axis of every leaf to the front.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.transpose_last_axis_to_first({'q': jnp.zeros((5, 4, 3))})['q'].shape
+        (3, 5, 4)
+    """
     return tree_fn(lambda x: jnp.transpose(x, [x.ndim - 1] + list(range(x.ndim - 1))))(tree)
 
 
 def transpose_first_axis_to_last(tree: Any) -> Any:
-    """Move the first axis of every leaf to the end. Example: [A, T, B] -> [T, B, A]."""
+    """Move the first axis of every leaf to the end.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> rlax.transpose_first_axis_to_last({'q': jnp.zeros((3, 5, 4))})['q'].shape
+        (5, 4, 3)
+    """
     return tree_fn(lambda x: jnp.transpose(x, list(range(1, x.ndim)) + [0]))(tree)
