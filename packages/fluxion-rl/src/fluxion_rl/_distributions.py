@@ -114,9 +114,9 @@ def categorical_sample(key: Array, probs: Array) -> Array:
     Example:
         >>> import fluxion.numpy as jnp, fluxion_rl as rlax
         >>> import fluxion
-        >>> probs = jnp.array([[0.0, 1.0, 0.0], [0.5, 0.5, 0.5]])
+        >>> probs = jnp.array([[0.0, 1.0, 0.0], [0.5, -0.5, 1.0]])
         >>> rlax.categorical_sample(fluxion.random.PRNGKey(0), probs).tolist()   # -1: not a distribution
-        [1, 1]
+        [1, -1]
     """
     log_p, p = _cat_from_probs(probs)
     return _cat_sample(key, log_p, p)
