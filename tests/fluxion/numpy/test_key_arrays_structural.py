@@ -35,6 +35,11 @@ _OPS = {
                                   k[::-2]),
     "broadcast_to_where": lambda m, k, k1: m.where(np.array([True, False]), k1, k[:2]),
     "copy_array": lambda m, k, k1: (m.copy(k), m.array(k), m.asarray(k)),
+    # numeric functions that are the identity (or zeros, or False) for non-complex input
+    "real_conj_positive": lambda m, k, k1: (m.real(k), m.conj(k), m.conjugate(k), m.positive(k),
+                                            m.nan_to_num(k), m.imag(k)),
+    "isposinf_isneginf": lambda m, k, k1: (m.isposinf(k), m.isneginf(k.reshape(2, 3))),
+    "ix_isin": lambda m, k, k1: (m.ix_(k, k[:2]), m.isin(k, k[::2]), m.isin(k, k1, invert=True)),
 }
 
 
@@ -73,6 +78,20 @@ _REFUSED = {  # jax: TypeError / ValueError; ours the same class
     "mixed_stack": lambda m, k: m.stack([k, m.zeros(6, m.uint32)]),
     "mixed_where": lambda m, k: m.where(True, k, m.zeros(6, m.uint32)),
     "pad_zero": lambda m, k: m.pad(k, 1),
+    # ValueError in jax (a cast to bool or float, an unordered dtype, type promotion)
+    "all_any": lambda m, k: (m.all(k), m.any(k)),
+    "angle": lambda m, k: m.angle(k),
+    "argmax": lambda m, k: m.argmax(k),
+    "argmin": lambda m, k: m.argmin(k.reshape(2, 3), axis=1),
+    "nanargmax": lambda m, k: m.nanargmax(k),
+    "nanargmin": lambda m, k: m.nanargmin(k),
+    "lax_reduce_max": lambda m, k: (jax if m is jax.numpy else fluxion).lax.reduce_max(k, (0,)),
+    "signbit": lambda m, k: m.signbit(k),
+    "polyint": lambda m, k: m.polyint(k),
+    "unwrap": lambda m, k: m.unwrap(k),
+    # TypeError in jax
+    "iscomplex_isreal": lambda m, k: (m.iscomplex(k), m.isreal(k)),
+    "where_missing_y": lambda m, k: m.where(True, k),
 }
 
 

@@ -204,6 +204,17 @@ reduce_max_p.sharding = _sh.drop_dims("axes")
 reduce_max_p.jvp = _extremum_jvp(reduce_max_p)
 
 
+def _unordered_extended(what: str) -> Any:
+    """The ``extended`` rule of an extremum reduction: an extended dtype (key arrays) has no
+    order, JAX's ValueError."""
+    def rule(x: Any, **params: Any) -> Any:
+        raise ValueError(f"lax.reduce_{what}: Unsupported dtype for {what}: {x.dtype}")
+    return rule
+
+
+reduce_max_p.extended = _unordered_extended("max")
+
+
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
     """Maximum of ``operand`` over ``axes``."""
     return reduce_max_p.bind(operand, axes=_axes(axes))
@@ -212,6 +223,7 @@ def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
 reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or_complex)
 reduce_min_p.sharding = _sh.drop_dims("axes")
 reduce_min_p.jvp = _extremum_jvp(reduce_min_p)
+reduce_min_p.extended = _unordered_extended("min")
 
 
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:

@@ -212,7 +212,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
         >>> [round(v, 3) for v in jnp.unwrap(jnp.array([0.0, 6.0])).tolist()]
         [0.0, -0.283]
     """
-    check_arraylike("unwrap", p)
+    check_arraylike("unwrap", p, extended=True)  # key arrays: promotion's ValueError
     p, period = promote_dtypes(ensure_array(p), ensure_array(period) if not isinstance(
         period, (int, float)) else period)
     if p.dtype.kind == "c":

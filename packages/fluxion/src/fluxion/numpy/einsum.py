@@ -224,7 +224,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     """
     if out is not None:
         raise NotImplementedError("The 'out' argument to fluxion.numpy.trace is not supported.")
-    check_arraylike("trace", a)
+    check_arraylike("trace", a, extended=True)  # key arrays: the sum refuses them
     arr = ensure_array(a)
     if arr.ndim < 2:
         raise ValueError("trace requires an array of at least two dimensions")

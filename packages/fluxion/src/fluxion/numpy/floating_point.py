@@ -148,7 +148,7 @@ def signbit(x: Any, /) -> Any:
         >>> jnp.signbit(jnp.array([-0.0, 1.0])).tolist()
         [True, False]
     """
-    (x,) = promote_args("signbit", x)
+    (x,) = promote_args("signbit", x, extended=True)
     dt = x.dtype
     if dtypes.issubdtype(dt, np.integer):
         return lax.lt(x, const_like(x, 0))
@@ -164,11 +164,11 @@ def signbit(x: Any, /) -> Any:
 def _posneg_inf(name: str, x: Any, inf: float, out: Any) -> Any:
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to {name} is not supported.")
-    check_arraylike(name, x)
+    check_arraylike(name, x, extended=True)
     x = ensure_array(x)
     if dtypes.issubdtype(x.dtype, np.floating):
         return lax.eq(x, const_like(x, inf))
-    if x.dtype.kind == "c":
+    if dtypes.issubdtype(x.dtype, np.complexfloating):
         raise ValueError("isposinf/isneginf are not well defined for complex types")
     return lax.broadcast_in_dim(False, x.shape, ())
 
@@ -206,7 +206,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None,
         >>> jnp.nan_to_num(jnp.array([jnp.nan, 1.0])).tolist()
         [0.0, 1.0]
     """
-    check_arraylike("nan_to_num", x)
+    check_arraylike("nan_to_num", x, extended=True)
     x = ensure_array(x)
     dt = x.dtype
     if not dtypes.issubdtype(dt, np.inexact):

@@ -209,7 +209,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 
 def _nanarg(name: str, a: Any, axis: Any, out: Any, keepdims: bool, is_max: bool) -> Any:
     check_no_out(name, out)
-    check_arraylike(name, a)
+    check_arraylike(name, a, extended=True)  # key arrays: argmax's ValueError, as JAX
     a = ensure_array(a)
     fn = red.argmax if is_max else red.argmin
     axis = None if axis is None else operator.index(axis)

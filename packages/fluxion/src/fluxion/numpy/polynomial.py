@@ -164,7 +164,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     """
     m = operator.index(m)
     k = 0 if k is None else k
-    check_arraylike("polyint", p, k)
+    check_arraylike("polyint", p, k, extended=True)  # key arrays: promotion's ValueError
     pa, ka = promote_dtypes_inexact(ensure_array(p), ensure_array(k))
     if m < 0:
         raise ValueError("Order of integral must be positive (see polyder)")

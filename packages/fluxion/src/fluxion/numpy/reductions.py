@@ -15,6 +15,7 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.core.trace import ExtendedArray
 from fluxion.lax.reductions import _identity as lax_identity
 from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import canonical_axes, canonical_axis, check_arraylike, check_numeric, ensure_array
@@ -137,8 +138,10 @@ amin = min
 
 def _bool_reduce(name: str, a: Any, axis: Any, keepdims: bool, where: Any, fn: Any,
                  kind: str) -> Any:
-    check_arraylike(name, a)
+    check_arraylike(name, a, extended=True)
     a = ensure_array(a)
+    if isinstance(a, ExtendedArray):  # as JAX's: the operand converted to bool (a ValueError)
+        a = lax.convert_element_type(a, np.bool_)
     if a.dtype != np.bool_:
         a = lax.ne(a, lax.convert_element_type(0, a.dtype, weak_type=a.weak_type))
     return _reduce(name, a, axis, None, keepdims, None, where, fn, kind, False)
@@ -360,9 +363,9 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def _arg_reduce(name: str, a: Any, axis: Any, keepdims: bool, is_max: bool) -> Any:
-    check_arraylike(name, a)
+    check_arraylike(name, a, extended=True)  # key arrays: lax.reduce_max's ValueError, as JAX
     a = ensure_array(a)
-    if a.dtype.kind == "c":  # as JAX's comparisons: complex numbers have no order
+    if dtypes.issubdtype(a.dtype, np.complexfloating):  # as JAX's comparisons: complex numbers have no order
         raise TypeError(f"jnp.{name}: an array of dtype {a.dtype} (shape {a.shape}) has no "
                         f"order; take the {name} of its real part or its abs")
     if axis is None:

@@ -321,7 +321,7 @@ def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: 
         >>> jnp.isin(jnp.array([1, 2, 3]), jnp.array([2])).tolist()
         [False, True, False]
     """
-    check_arraylike("isin", element, test_elements)
+    check_arraylike("isin", element, test_elements, extended=True)  # keys: equality of keys
     if method not in ("auto", "compare_all", "binary_search", "sort"):
         raise ValueError(f"method={method!r} is not implemented; options are 'compare_all', "
                          "'binary_search', 'sort', and 'auto'")
@@ -439,7 +439,7 @@ def ix_(*args: Any) -> tuple:
         >>> [i.shape for i in jnp.ix_(jnp.array([0, 1]), jnp.array([2, 3, 4]))]
         [(2, 1), (1, 3)]
     """
-    check_arraylike("ix_", *args)
+    check_arraylike("ix_", *args, extended=True)
     n = len(args)
     out = []
     for i, a in enumerate(args):

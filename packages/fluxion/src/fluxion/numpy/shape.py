@@ -427,9 +427,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     """
     if x is None and y is None:
         return _NONZERO[0](condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError("Either both or neither of the x and y arguments should be provided to "
-                         "jax.numpy.where, got {x} and {y}.")
+    # one of x, y missing: check_arraylike's TypeError naming its position, as JAX's
     check_arraylike("where", condition, x, y, extended=True)
     return call_body(_where, (condition, x, y))
 

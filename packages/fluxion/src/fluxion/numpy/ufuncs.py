@@ -17,7 +17,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
-from fluxion.core.trace import EVAL, STATE
+from fluxion.core.trace import EVAL, STATE, ExtendedArray
 from fluxion.lax import elementwise as _lax_ew
 from fluxion.numpy._eager import backend, call_body, one_program
 from fluxion.numpy._fast import binary_operands
@@ -433,7 +433,7 @@ def positive(x: Any, /) -> Any:
         >>> jnp.positive(jnp.array([1, -2])).tolist()
         [1, -2]
     """
-    (x,) = promote_args("positive", x)
+    (x,) = promote_args("positive", x, extended=True)
     return x
 
 
@@ -874,8 +874,8 @@ def real(x: Any, /) -> Any:
         >>> float(jnp.real(1 + 2j))
         1.0
     """
-    (x,) = promote_args("real", x)
-    return lax.real(x) if x.dtype.kind == "c" else x
+    (x,) = promote_args("real", x, extended=True)
+    return lax.real(x) if dtypes.issubdtype(x.dtype, np.complexfloating) else x
 
 
 def imag(x: Any, /) -> Any:
@@ -886,7 +886,9 @@ def imag(x: Any, /) -> Any:
         >>> float(jnp.imag(1 + 2j))
         2.0
     """
-    (x,) = promote_args("imag", x)
+    (x,) = promote_args("imag", x, extended=True)
+    if isinstance(x, ExtendedArray):  # as JAX's: keys of zero data
+        return lax.full_like(x, 0)
     return lax.imag(x) if x.dtype.kind == "c" else lax.broadcast_in_dim(const_like(x, 0), x.shape, ())
 
 
@@ -898,8 +900,8 @@ def conjugate(x: Any, /) -> Any:
         >>> complex(jnp.conj(1 + 2j))
         (1-2j)
     """
-    (x,) = promote_args("conjugate", x)
-    return lax.conj(x) if x.dtype.kind == "c" else x
+    (x,) = promote_args("conjugate", x, extended=True)
+    return lax.conj(x) if dtypes.issubdtype(x.dtype, np.complexfloating) else x
 
 
 conj = conjugate
@@ -913,7 +915,7 @@ def angle(z: Any, deg: bool = False) -> Any:
         >>> round(float(jnp.angle(1j)), 4)
         1.5708
     """
-    check_arraylike("angle", z)
+    check_arraylike("angle", z, extended=True)  # key arrays: JAX's ValueError (no float cast)
     z = ensure_array(z)
     re, im = real(z), imag(z)
     dt = re.dtype
@@ -935,6 +937,7 @@ def iscomplex(x: Any) -> Any:
         >>> jnp.iscomplex(jnp.array([1 + 1j, 2])).tolist()
         [True, False]
     """
+    check_arraylike("iscomplex", x)  # key arrays: JAX's TypeError (imag would give keys)
     i = imag(x)
     return lax.ne(i, const_like(i, 0))
 
@@ -948,6 +951,7 @@ def isreal(x: Any) -> Any:
         >>> jnp.isreal(jnp.array([1 + 1j, 2])).tolist()
         [False, True]
     """
+    check_arraylike("isreal", x)
     i = imag(x)
     return lax.eq(i, const_like(i, 0))
 
