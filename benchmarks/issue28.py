@@ -462,10 +462,17 @@ def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
             row["verdict"] = ("not measured" if row["fluxion_s"] is None else
                               "met" if row["fluxion_s"] <= target else "missed")
             d = analysis.get("dispatch") or {}
+            parts = []
+            if rec is not None and rec.get("cpu_median_s") is not None:
+                # the worker's wall time counts its waits for a core on a loaded machine
+                parts.append(f"suite worker: wall {rec['median_s'] * 1e6:.2f} µs, process CPU "
+                             f"{rec['cpu_median_s'] * 1e6:.2f} µs")
             if "floor_us" in d:
-                row["reason"] = (f"this process: float(g(1.0)) {d['python_float_us']:.2f} µs, "
-                                 f"float(g(device array)) {d['array_arg_us']:.2f} µs, floor "
-                                 f"(execute_sharded + consume + host read) {d['floor_us']:.2f} µs")
+                parts.append(f"this process: float(g(1.0)) {d['python_float_us']:.2f} µs, "
+                             f"float(g(device array)) {d['array_arg_us']:.2f} µs, floor "
+                             f"(execute_sharded + consume + host read) {d['floor_us']:.2f} µs")
+            if parts:
+                row["reason"] = "; ".join(parts)
         else:
             row["verdict"] = verdict(row["ratio"], row["ci"], target)
         if row["verdict"] != "met" and program and row["ratio"] is not None:

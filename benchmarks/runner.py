@@ -374,6 +374,12 @@ def merge_rounds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         times = [t for r in ok for t in r["times_s"]]
         out = dict(ok[0], **summarize(times), rounds=len(ok))
         out["number"] = max(r.get("number") or 1 for r in ok)
+        if all(r.get("cpu_times_s") for r in ok):  # looped reps' process CPU, pooled alike
+            out["cpu_times_s"] = [t for r in ok for t in r["cpu_times_s"]]
+            out["cpu_median_s"] = statistics.median(out["cpu_times_s"])
+        else:
+            out.pop("cpu_times_s", None)
+            out.pop("cpu_median_s", None)
         merged.append(out)
     return merged
 
@@ -647,7 +653,7 @@ def run(cfg: RunConfig) -> dict[str, Any]:
                    "mean_s",
                    "stdev_s", "ratio_vs_jax", "ratio_vs_jax_ci", "ratio_vs_numpy",
                    "ratio_vs_numpy_ci", "ci_method", "jax_reference", "numpy_reference",
-                   "round_medians_s", "times_s"]
+                   "round_medians_s", "times_s", "cpu_median_s"]
     records = [{k: r.get(k) for k in field_order} for r in records]
 
     run_id = now.strftime("%Y%m%d-%H%M%S")

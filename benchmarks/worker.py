@@ -78,8 +78,8 @@ def _calibrate(fn: Callable[[], Any], min_rep_time: float) -> int:
 
 
 def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: float,
-            phases: tuple[str, ...] = ("total",), first_call: dict[str, float] | None = None
-            ) -> tuple[int, dict[str, list[float]]]:
+            phases: tuple[str, ...] = ("total",), first_call: dict[str, float] | None = None,
+            cpu: dict[str, list[float]] | None = None) -> tuple[int, dict[str, list[float]]]:
     """Time ``fn`` and return ``(number, {phase: per-call seconds for each rep})``.
 
     The first call (part of warmup, which is at least one call) decides the mode: if it returns
@@ -88,6 +88,9 @@ def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: floa
     calibrated so a repetition lasts at least ``min_rep_time``) and records the mean per call
     as phase ``phases[0]``. Warmup calls are never timed into the repetitions; when
     ``first_call`` is a dict, the duration of the very first call is stored in it as ``"s"``.
+    When ``cpu`` is a dict, a looped phase's per-call process CPU seconds for each repetition
+    go in it under the phase's name (on a loaded machine wall time also counts the waits for a
+    core; CPU time does not).
 
     Example:
         >>> number, times = measure(lambda: None, reps=3, warmup=1, min_rep_time=1e-4)
@@ -109,7 +112,13 @@ def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: floa
         return 1, out
     number = _calibrate(fn, min_rep_time)
     gc.collect()
-    times = [_timed_loop(fn, number) / number for _ in range(reps)]
+    times, cpu_times = [], []
+    for _ in range(reps):
+        c0 = time.process_time()
+        times.append(_timed_loop(fn, number) / number)
+        cpu_times.append((time.process_time() - c0) / number)
+    if cpu is not None:
+        cpu[phases[0]] = cpu_times
     return number, {phases[0]: times}
 
 
@@ -177,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
                     # first warmup call. The other phase is the steady state.
                     steady = tuple(ph for ph in expected if ph != FIRST_CALL) or expected
                     first: dict[str, float] | None = {} if FIRST_CALL in expected else None
+                    cpu: dict[str, list[float]] = {}
                     number, times = measure(fn, reps=args.reps, warmup=args.warmup,
                                             min_rep_time=args.min_rep_time, phases=steady,
-                                            first_call=first)
+                                            first_call=first, cpu=cpu)
                     if first is not None and FIRST_CALL not in times:
                         times[FIRST_CALL] = [float(getattr(fn, "first_call_s", first["s"]))]
                 except Exception as exc:
@@ -190,11 +200,14 @@ def main(argv: list[str] | None = None) -> int:
                 work = getattr(fn, "work", None)
                 extra = {"work": dict(work)} if isinstance(work, dict) else {}
                 for phase, ts in times.items():
+                    cpu_extra = ({"cpu_times_s": cpu[phase],
+                                  "cpu_median_s": statistics.median(cpu[phase])}
+                                 if phase in cpu else {})
                     _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
                                 "phase": phase, "status": "ok", "error": None,
                                 "number": 1 if phase == FIRST_CALL else number,
                                 "warmup": 0 if phase == FIRST_CALL else max(1, args.warmup),
-                                **summarize(ts), **extra})
+                                **summarize(ts), **extra, **cpu_extra})
                 missing = tuple(ph for ph in expected if ph not in times)
                 if missing:
                     error_records(variant, size, "the workload did not report this phase",

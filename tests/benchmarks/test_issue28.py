@@ -193,6 +193,15 @@ def test_arity_call_programs_return_jax_values_and_time_both():
     assert res["rounds"] == 2 and res["fluxion_ms"] > 0 and res["jax_ms"] > 0
 
 
+def test_dispatch_row_gives_the_workers_wall_and_cpu():
+    rec = {"workload": "jit_scalar_float", "size": 1.0, "phase": "total", "variant": "fluxion",
+           "status": "ok", "median_s": 12.5e-6, "cpu_median_s": 7.25e-6, "ratio_vs_jax": 0.5}
+    rows = {r["row"]: r for r in issue28.build_rows([rec], [], {}, {})}
+    row = rows["dispatch: float(jit(grad(tanh))(1.0)), µs"]
+    assert row["reason"] == "suite worker: wall 12.50 µs, process CPU 7.25 µs"
+    assert row["verdict"] == "missed"
+
+
 def test_dispatch_programs_are_the_suites_thunks():
     # jit_tiny / jit_scalar_float: the suite's jit_tiny_call and jit_scalar_float thunks, timed
     # in one process (the dispatch rows' same-process figures)

@@ -72,7 +72,8 @@ CRASH = textwrap.dedent('''
 RECORD_KEYS = {"workload", "size", "size_label", "phase", "backend", "variant", "status", "error",
                "rounds", "reps", "number", "warmup", "median_s", "min_s", "max_s", "mean_s",
                "stdev_s", "ratio_vs_jax", "ratio_vs_numpy", "jax_reference", "numpy_reference",
-               "times_s", "ratio_vs_jax_ci", "ratio_vs_numpy_ci", "ci_method", "round_medians_s"}
+               "times_s", "ratio_vs_jax_ci", "ratio_vs_numpy_ci", "ci_method", "round_medians_s",
+               "cpu_median_s"}
 
 
 def _run(tmp_path, source: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -118,9 +119,11 @@ def test_quick_run_schema(tmp_path):
         assert r["rounds"] == 1 and r["number"] >= 1 and r["warmup"] >= 1
         assert r["min_s"] <= r["median_s"] <= r["max_s"]
         assert r["ratio_vs_numpy"] == 1.0
+        # looped repetitions also give their process CPU per call (waits for a core left out)
+        assert 0 < r["cpu_median_s"] < 10 * r["max_s"]
     for r in bad:
         assert r["status"] == "error" and "this variant always fails" in r["error"]
-        assert r["median_s"] is None and r["ratio_vs_numpy"] is None
+        assert r["median_s"] is None and r["ratio_vs_numpy"] is None and r["cpu_median_s"] is None
 
     # the timestamped file and latest.json hold the same document; no temp files are left
     files = sorted(os.listdir(tmp_path / "results"))
@@ -244,3 +247,15 @@ def test_byte_compile_checkout_writes_fresh_byte_code(tmp_path):
     srcs = runner._checkout_sources()
     assert os.path.join(runner.REPO_ROOT, "packages", "fluxion", "src") in srcs
     assert os.path.join(runner.REPO_ROOT, "benchmarks") in srcs
+
+
+def test_merge_rounds_pools_process_cpu_times():
+    a = {"workload": "w", "variant": "numpy", "size": 1, "phase": "total", "status": "ok",
+         "number": 10, "times_s": [2.0, 4.0], "cpu_times_s": [1.0, 3.0], "cpu_median_s": 2.0}
+    merged = runner.merge_rounds([a, dict(a, times_s=[6.0], cpu_times_s=[5.0])])
+    assert merged[0]["cpu_times_s"] == [1.0, 3.0, 5.0] and merged[0]["cpu_median_s"] == 3.0
+    assert merged[0]["median_s"] == 4.0
+    # a round without CPU times (a self-timed workload): no CPU figure for the pooled record
+    b = {k: v for k, v in a.items() if not k.startswith("cpu")}
+    merged = runner.merge_rounds([a, b])
+    assert "cpu_median_s" not in merged[0] and "cpu_times_s" not in merged[0]
