@@ -20,10 +20,14 @@ class MultiHeadAttention(Module):
     """Multi-head attention with ``query``/``key``/``value`` projections and a final
     ``linear`` (as ``hk.MultiHeadAttention``).
 
-    Example::
-
-        mha = hk.MultiHeadAttention(num_heads=4, key_size=8, w_init=hk.initializers.VarianceScaling())
-        y = mha(x, x, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.MultiHeadAttention(num_heads=4, key_size=8, w_init=hk.initializers.VarianceScaling())(x, x, x))
+        >>> x = jnp.ones((5, 16))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (5, 32)
     """
 
     def __init__(self, num_heads: int, key_size: int, w_init_scale: float | None = None, *,

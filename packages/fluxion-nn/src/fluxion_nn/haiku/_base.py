@@ -415,10 +415,12 @@ def _assert_is_prng_key(key: Any) -> None:
 class PRNGSequence:
     """An iterator of PRNG keys: ``next(seq)`` splits the internal key (as ``hk.PRNGSequence``).
 
-    Example::
-
-        seq = hk.PRNGSequence(42)
-        k1, k2 = next(seq), next(seq)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> seq = hk.PRNGSequence(42)
+        >>> k1, k2 = next(seq), next(seq)
+        >>> bool((k1 != k2).any())
+        True
     """
 
     __slots__ = ("_key", "_subkeys")
@@ -529,7 +531,16 @@ def get_parameter(name: str, shape: Any, dtype: Any = None, init: Callable | Non
     """The parameter ``name`` of the current module, created by ``init(shape, dtype)`` during
     ``init`` (custom creators and getters run as in Haiku).
 
-    Example: ``w = hk.get_parameter("w", [3, 4], init=hk.initializers.TruncatedNormal())``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: x @ hk.get_parameter('w', [3, 2], init=jnp.ones))
+        >>> x = jnp.ones((1, 3))
+        >>> params = f.init(key, x)
+        >>> params['~']['w'].shape
+        (3, 2)
+        >>> f.apply(params, None, x).tolist()
+        [[3.0, 3.0]]
     """
     frame = _frame("get_parameter")
     _assert_jax_usage("get_parameter")
@@ -594,7 +605,17 @@ def get_state(name: str, shape: Any = None, dtype: Any = jnp.float32,
     """The state ``name`` of the current module (created by ``init(shape, dtype)`` if missing;
     custom creators/getters registered with ``state=True`` run as in Haiku).
 
-    Example: ``count = hk.get_state("count", [], jnp.int32, init=jnp.zeros)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def counter():
+        ...     count = hk.get_state('count', [], jnp.int32, init=jnp.zeros)
+        ...     hk.set_state('count', count + 1)
+        ...     return count
+        >>> f = hk.transform_with_state(counter)
+        >>> params, state = f.init(None)
+        >>> out, state = f.apply(params, state, None)
+        >>> out.tolist(), state['~']['count'].tolist()
+        (0, 1)
     """
     frame = _frame("get_state")
     _assert_jax_usage("get_state")
@@ -628,7 +649,18 @@ def get_state(name: str, shape: Any = None, dtype: Any = jnp.float32,
 def set_state(name: str, value: Any) -> None:
     """Set the state ``name`` of the current module (custom setters run first).
 
-    Example: ``hk.set_state("count", count + 1)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def counter():
+        ...     count = hk.get_state('count', [], jnp.int32, init=jnp.zeros)
+        ...     hk.set_state('count', count + 1)
+        ...     return count
+        >>> f = hk.transform_with_state(counter)
+        >>> params, state = f.init(None)
+        >>> for _ in range(3):
+        ...     _, state = f.apply(params, state, None)
+        >>> state['~']['count'].tolist()
+        3
     """
     frame = _frame("set_state")
     _assert_jax_usage("set_state")
@@ -675,7 +707,13 @@ def _rng_seq(what: str) -> PRNGSequence:
 def next_rng_key() -> Any:
     """A fresh PRNG key from the ``rng`` given to ``init``/``apply``.
 
-    Example: ``mask = jax.random.bernoulli(hk.next_rng_key(), 0.5, x.shape)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda: fluxion.random.uniform(hk.next_rng_key(), (2,)))
+        >>> a, b = f.apply({}, key), f.apply({}, key)
+        >>> bool((a == b).all())   # the same key gives the same draws
+        True
     """
     return next(_rng_seq("next_rng_key"))
 

@@ -36,7 +36,16 @@ class Linear(Module):
     """``y = x @ w + b`` with ``w`` ``[input_size, output_size]`` (truncated normal,
     stddev ``1/sqrt(input_size)``) and ``b`` zeros.
 
-    Example: ``y = hk.Linear(10)(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Linear(10)(x))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> params['linear']['w'].shape, params['linear']['b'].tolist() == [0.0] * 10
+        ((3, 10), True)
+        >>> f.apply(params, None, x).shape
+        (2, 10)
     """
 
     def __init__(self, output_size: int, with_bias: bool = True, w_init: Callable | None = None,
@@ -72,7 +81,14 @@ def _abs_axes(axis: Any, ndim: int) -> tuple:
 class RMSNorm(Module):
     """RMS normalisation over ``axis`` with a ``scale`` parameter.
 
-    Example: ``y = hk.RMSNorm(axis=-1)(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.RMSNorm(axis=-1)(x))
+        >>> x = jnp.array([[3.0, 4.0]])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).round(4).tolist()
+        [[0.8485, 1.1314]]
     """
 
     def __init__(self, axis: Any, eps: float = 1e-5, scale_init: Callable | None = None,
@@ -164,9 +180,14 @@ class ExponentialMovingAverage(Module):
 class BatchNorm(Module):
     """Batch normalisation; running statistics in ``mean_ema``/``var_ema`` state.
 
-    Example::
-
-        y = hk.BatchNorm(True, True, decay_rate=0.9)(x, is_training=True)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform_with_state(lambda x: hk.BatchNorm(True, True, decay_rate=0.9)(x, is_training=True))
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 6.0]])
+        >>> params, state = f.init(key, x)
+        >>> f.apply(params, state, None, x)[0].round(4).tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
     """
 
     def __init__(self, create_scale: bool, create_offset: bool, decay_rate: float,
@@ -240,7 +261,14 @@ class EmbedLookupStyle(enum.Enum):
 class Embed(Module):
     """Embedding lookup; parameter ``embeddings`` ``[vocab_size, embed_dim]`` (truncated normal).
 
-    Example: ``h = hk.Embed(vocab_size=100, embed_dim=16)(ids)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda ids: hk.Embed(vocab_size=100, embed_dim=16)(ids))
+        >>> x = jnp.array([1, 2, 3])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (3, 16)
     """
 
     def __init__(self, vocab_size: int | None = None, embed_dim: int | None = None,
@@ -319,10 +347,15 @@ class LSTM(RNNCore):
     """LSTM core: one ``Linear`` of ``4 * hidden_size`` on ``[inputs, hidden]`` (gates
     ``i, g, f, o``; forget bias +1).
 
-    Example::
-
-        core = hk.LSTM(32)
-        out, state = core(x, core.initial_state(batch_size))
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.LSTM(8)(x, hk.LSTM(8).initial_state(2)))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> out, state = f.apply(params, None, x)
+        >>> out.shape, state.hidden.shape, state.cell.shape
+        ((2, 8), (2, 8), (2, 8))
     """
 
     def __init__(self, hidden_size: int, name: str | None = None):
@@ -349,7 +382,15 @@ class LSTM(RNNCore):
 class GRU(RNNCore):
     """GRU core with parameters ``w_i`` ``[in, 3h]``, ``w_h`` ``[h, 3h]``, ``b`` ``[3h]``.
 
-    Example: ``out, h = hk.GRU(16)(x, h)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.GRU(16)(x, jnp.zeros((2, 16))))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> out, h = f.apply(params, None, x)
+        >>> out.shape, h.shape
+        ((2, 16), (2, 16))
     """
 
     def __init__(self, hidden_size: int, w_i_init: Callable | None = None,
@@ -415,7 +456,16 @@ class VanillaRNN(RNNCore):
 class Sequential(Module):
     """Call ``layers`` in order (extra arguments go to the first).
 
-    Example: ``hk.Sequential([hk.Linear(32), jax.nn.relu, hk.Linear(10)])(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Sequential([hk.Linear(32), fluxion.nn.relu, hk.Linear(10)])(x))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 10)
+        >>> sorted(params)
+        ['linear', 'linear_1']
     """
 
     def __init__(self, layers: Sequence[Callable], name: str | None = None):
@@ -455,7 +505,14 @@ class Reshape(Module):
 class Flatten(Reshape):
     """Flatten all axes after ``preserve_dims``.
 
-    Example: ``hk.Flatten()(images)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Flatten()(x))
+        >>> x = jnp.ones((2, 4, 4, 3))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 48)
     """
 
     def __init__(self, preserve_dims: int = 1, name: str | None = None):
@@ -466,7 +523,13 @@ def dropout(rng: Any, rate: float, x: Any, broadcast_dims: Sequence[int] = ()) -
     """Zero entries with probability ``rate`` and scale the rest by ``1 / (1 - rate)``;
     ``rate`` may be traced (under ``jit``), as in Haiku.
 
-    Example: ``x = hk.dropout(hk.next_rng_key(), 0.5, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.dropout(hk.next_rng_key(), 0.5, x))
+        >>> y = f.apply({}, key, jnp.ones((4, 4)))
+        >>> set(y.ravel().tolist()) <= {0.0, 2.0}
+        True
     """
     if rng is None:
         raise ValueError("You must provide a RNG key to use dropout.")
@@ -502,7 +565,11 @@ def max_pool(value: Any, window_shape: Any, strides: Any, padding: str,
              channel_axis: int | None = -1) -> Any:
     """Max pooling (``lax.reduce_window``); int sizes pool every non-batch, non-channel axis.
 
-    Example: ``hk.max_pool(x, window_shape=2, strides=2, padding="VALID")``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> hk.max_pool(x, window_shape=2, strides=2, padding='VALID')[0, :, :, 0].tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
     """
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"max_pool: padding must be 'SAME' or 'VALID', got {padding!r}")
@@ -621,7 +688,18 @@ def dynamic_unroll(core: Callable, input_sequence: Any, initial_state: Any, time
                    reverse: bool = False, return_all_states: bool = False, unroll: int = 1) -> tuple:
     """Run ``core`` over a sequence with ``hk.scan``; returns ``(outputs, final_state)``.
 
-    Example: ``outs, state = hk.dynamic_unroll(hk.LSTM(8), xs, core.initial_state(batch))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def unroll(xs):
+        ...     core = hk.LSTM(8)
+        ...     return hk.dynamic_unroll(core, xs, core.initial_state(2))
+        >>> f = hk.transform(unroll)
+        >>> xs = jnp.ones((5, 2, 3))   # [time, batch, features]
+        >>> params = f.init(key, xs)
+        >>> outs, state = f.apply(params, None, xs)
+        >>> outs.shape, state.hidden.shape
+        ((5, 2, 8), (2, 8))
     """
     def step(prev_state: Any, inputs: Any) -> tuple:
         out, next_state = core(inputs, prev_state)

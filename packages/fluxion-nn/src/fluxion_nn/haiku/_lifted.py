@@ -112,7 +112,16 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     elements (not mapped); with ``split_rng=True`` each element draws different random keys.
     ``split_rng`` is required unless ``hk.vmap.require_split_rng = False`` (then False).
 
-    Example: ``ys = hk.vmap(hk.Linear(4), split_rng=False)(xs)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda xs: hk.vmap(hk.Linear(4), split_rng=False)(xs))
+        >>> x = jnp.ones((3, 2))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (3, 4)
+        >>> params['linear']['w'].shape   # one set of weights for every row
+        (2, 4)
     """
     if split_rng is _NO_SPLIT_RNG:
         if vmap.require_split_rng:  # type: ignore[attr-defined]

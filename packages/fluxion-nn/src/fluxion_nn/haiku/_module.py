@@ -261,12 +261,18 @@ class Module:
     """Base class of Haiku-style modules: parameters created with ``hk.get_parameter`` inside
     its methods belong to the module's unique name (``"mlp/~/linear_0"``).
 
-    Example::
-
-        class Scale(hk.Module):
-            def __call__(self, x):
-                s = hk.get_parameter("s", [], init=hk.initializers.Constant(2.0))
-                return s * x
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Scale(hk.Module):
+        ...     def __call__(self, x):
+        ...         s = hk.get_parameter('s', [], init=hk.initializers.Constant(2.0))
+        ...         return s * x
+        >>> f = hk.transform(lambda x: Scale()(x))
+        >>> params = f.init(None, jnp.ones(2))
+        >>> params
+        {'scale': {'s': Array(2.0, dtype=float32)}}
+        >>> f.apply(params, None, jnp.array([1.0, 3.0])).tolist()
+        [2.0, 6.0]
     """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

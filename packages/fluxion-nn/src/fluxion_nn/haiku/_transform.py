@@ -104,14 +104,19 @@ def transform_with_state(f: Callable) -> TransformedWithState:
     """Turn ``f`` (which may create modules, parameters and state) into a pure
     ``(init, apply)`` pair that threads parameters and state explicitly.
 
-    Example::
-
-        def forward(x, is_training):
-            return hk.BatchNorm(True, True, 0.9)(x, is_training)
-
-        f = hk.transform_with_state(forward)
-        params, state = f.init(rng, x, True)
-        y, state = f.apply(params, state, rng, x, True)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def forward(x, is_training):
+        ...     return hk.BatchNorm(True, True, 0.9)(x, is_training)
+        >>> f = hk.transform_with_state(forward)
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 6.0]])
+        >>> params, state = f.init(key, x, is_training=True)
+        >>> y, state = f.apply(params, state, None, x, is_training=True)
+        >>> y.round(4).tolist()
+        [[-1.0, -1.0], [1.0, 1.0]]
+        >>> state['batch_norm/~/mean_ema']['average'].round(4).tolist()
+        [[2.0, 4.0]]
     """
 
     def init_fn(rng: Any, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
@@ -143,14 +148,18 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
     """Turn ``f`` into ``Transformed(init, apply)``; ``f`` may not use state (see
     ``transform_with_state``).
 
-    Example::
-
-        def forward(x):
-            return hk.nets.MLP([32, 10])(x)
-
-        f = hk.transform(forward)
-        params = f.init(jax_key, x)
-        logits = f.apply(params, None, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def forward(x):
+        ...     return hk.nets.MLP([8, 2])(x)
+        >>> f = hk.transform(forward)
+        >>> x = jnp.ones((4, 3))
+        >>> params = f.init(key, x)
+        >>> {name: [p.shape for p in v.values()] for name, v in sorted(params.items())}
+        {'mlp/~/linear_0': [(3, 8), (8,)], 'mlp/~/linear_1': [(8, 2), (2,)]}
+        >>> f.apply(params, key, x).shape
+        (4, 2)
     """
     tws = transform_with_state(f)
 
@@ -185,7 +194,13 @@ def transform(f: Callable, *, apply_rng: bool = True) -> Transformed:
 def without_apply_rng(f: Any) -> Any:
     """Drop the ``rng`` argument of ``apply`` (for functions that draw no random numbers).
 
-    Example: ``f = hk.without_apply_rng(hk.transform(forward)); y = f.apply(params, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.without_apply_rng(hk.transform(lambda x: hk.Linear(2)(x)))
+        >>> params = f.init(key, jnp.ones((1, 3)))
+        >>> f.apply(params, jnp.ones((1, 3))).shape   # no rng argument
+        (1, 2)
     """
     multi = type(f).__name__ in ("MultiTransformed", "MultiTransformedWithState")
     if multi:

@@ -153,7 +153,16 @@ class Conv1D(_fixed_rank(1, "NWC", "")):  # type: ignore[misc]
 class Conv2D(_fixed_rank(2, "NHWC", "")):  # type: ignore[misc]
     """2-D convolution (``NHWC`` by default).
 
-    Example: ``y = hk.Conv2D(8, 3)(jnp.ones([2, 10, 10, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Conv2D(8, 3)(x))
+        >>> x = jnp.ones([2, 10, 10, 4])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 10, 10, 8)
+        >>> params['conv2_d']['w'].shape
+        (3, 3, 4, 8)
     """
 
 

@@ -49,7 +49,14 @@ def to_abs_axes(axis: Any, ndim: int) -> tuple:
 class LayerNorm(Module):
     """Layer normalisation over ``axis`` with ``scale``/``offset`` parameters.
 
-    Example: ``y = hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.LayerNorm(axis=-1, create_scale=True, create_offset=True)(x))
+        >>> x = jnp.array([[1.0, 2.0, 3.0]])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).round(4).tolist()
+        [[-1.2247, 0.0, 1.2247]]
     """
 
     def __init__(self, axis: Any, create_scale: bool, create_offset: bool, eps: float = 1e-5,
