@@ -106,3 +106,10 @@ def test_dot_errors(case):
                            lambda x, y: jlax.dot_general(x, y, dn), a, b,
                            err_contains=("dot_general",))
     assert isinstance(e, Exception)
+
+
+@pytest.mark.parametrize("shapes", [((6,), (6,)), ((2, 3), (1, 3, 2))], ids=str)
+def test_batch_matmul_rank_errors_are_value_errors_like_jax(shapes):
+    a, b = (np.ones(s, np.float32) for s in shapes)
+    e = check_like_jax(flax.batch_matmul, jlax.batch_matmul, a, b, err_contains=("batch_matmul",))
+    assert isinstance(e, ValueError)

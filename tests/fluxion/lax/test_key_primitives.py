@@ -129,7 +129,7 @@ def test_reshape_with_dimensions_of_keys_is_transpose_then_reshape():
         np.testing.assert_array_equal(fluxion.random.key_data(out), fluxion.random.key_data(want))
 
 
-_REFUSED = {  # jax: TypeError for these (its own messages)
+_REFUSED = {  # jax: TypeError for these (its own messages) unless marked
     "add": lambda lib, k: lib.lax.add(k, k),
     "neg": lambda lib, k: lib.lax.neg(k),
     "sort": lambda lib, k: lib.lax.sort(k),
@@ -139,6 +139,10 @@ _REFUSED = {  # jax: TypeError for these (its own messages)
     "rev_dimension": lambda lib, k: lib.lax.rev(k, (1,)),
     "transpose_permutation": lambda lib, k: lib.lax.transpose(k, (1, 0)),
     "pad_uint32_value": lambda lib, k: lib.lax.pad(k, np.uint32(0), ((1, 1, 0),)),
+    "select_n_no_case": lambda lib, k: lib.lax.select_n(k),  # ValueError
+    "mulhi": lambda lib, k: lib.lax.mulhi(k, k),
+    "reduce_max": lambda lib, k: lib.lax.reduce_max(k, (0,)),  # ValueError
+    "jit_reduce_min": lambda lib, k: lib.jit(lambda k: lib.lax.reduce_min(k, (0,)))(k),
 }
 
 

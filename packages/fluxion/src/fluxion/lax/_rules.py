@@ -306,9 +306,12 @@ def extended_operands(prim: Any, args: Sequence[Any], data: Sequence[int],
         >>> phys[0].shape, like._element_shape
         ((3, 2), (2,))
     """
-    like = next(args[i] for i in data if isinstance(args[i], ExtendedArray))
-    dtype = like.dtype
     name = f"lax.{prim.name}"
+    like = next((args[i] for i in data if isinstance(args[i], ExtendedArray)), None)
+    if like is None:
+        i, a = next((i, a) for i, a in enumerate(args) if isinstance(a, ExtendedArray))
+        raise TypeError(f"{name} does not accept dtype {a.dtype} at position {i}")
+    dtype = like.dtype
     for i, a in enumerate(args):
         if i in data:
             if not isinstance(a, ExtendedArray) or a.dtype != dtype:

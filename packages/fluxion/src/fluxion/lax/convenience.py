@@ -345,7 +345,7 @@ def mulhi(x: Any, y: Any, /) -> Any:
         1
     """
     dx, dy = dtypes.dtype(x), dtypes.dtype(y)
-    if dx != dy or dx.kind not in "iu":
+    if dx != dy or getattr(dx, "kind", None) not in tuple("iu"):  # key dtypes have no kind
         raise type_error("lax.mulhi", f"takes two integer arrays of one dtype, got {dx.name} and "
                          f"{dy.name}")
     bits = dx.itemsize * 8

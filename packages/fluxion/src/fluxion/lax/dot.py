@@ -382,8 +382,8 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
         >>> lax.batch_matmul(jnp.ones((5, 2, 3)), jnp.ones((5, 3, 4))).shape
         (5, 2, 4)
     """
-    if lhs.ndim < 2 or lhs.ndim != rhs.ndim:
-        raise type_error("lax.batch_matmul", f"needs operands of equal rank >= 2, got {lhs.shape}, "
-                         f"{rhs.shape}")
+    if lhs.ndim < 2 or lhs.ndim != rhs.ndim:  # JAX's ValueError
+        raise value_error("lax.batch_matmul", f"needs operands of equal rank >= 2, got "
+                          f"{lhs.shape}, {rhs.shape}")
     b = tuple(range(lhs.ndim - 2))
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (rhs.ndim - 2,)), (b, b)), precision)

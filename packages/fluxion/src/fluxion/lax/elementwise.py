@@ -796,6 +796,8 @@ def select_n(which: Any, *cases: Any) -> Any:
         >>> lax.select_n(jnp.array([True, False]), jnp.zeros(2), jnp.ones(2)).tolist()
         [1.0, 0.0]
     """
+    if not cases:  # JAX's ValueError (checked before which's dtype)
+        raise ValueError("lax.select_n: needs at least one case")
     return select_n_p.bind(which, *cases)
 
 
