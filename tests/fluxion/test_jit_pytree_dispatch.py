@@ -9,6 +9,7 @@ import collections
 import jax
 import jax.numpy as jnp_ref
 import numpy as np
+import pytest
 
 import fluxion
 import fluxion.numpy as jnp
@@ -212,6 +213,14 @@ def test_registered_nodes_key_through_the_cpp_flatten_with_jax_values():
         assert g(Box(jnp.ones(2), [2.0])).tolist() == [2.0, 2.0]
         assert g(Box(jnp.ones(2), [3.0])).tolist() == [3.0, 3.0]
     assert len(_tree_keys(g)) == 2
+    for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):  # array aux data: jax's error, 2nd call
+        if mod is jax:
+            jax.tree_util.register_pytree_node(Box, lambda b: ((b.v,), b.aux),
+                                               lambda aux, c: Box(c[0], aux))
+        f = mod.jit(lambda b: b.v * 2.0)
+        assert np.asarray(f(Box(xnp.ones(2), np.arange(2.0)))).tolist() == [2.0, 2.0]
+        with pytest.raises(ValueError, match="metadata fields"):
+            f(Box(xnp.ones(2), np.arange(2.0)))
     k = fluxion.jit(lambda key: fluxion.random.uniform(key, (2,)))
     key = fluxion.random.key(0)
     first = k(key)

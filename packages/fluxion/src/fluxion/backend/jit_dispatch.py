@@ -267,8 +267,8 @@ def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
                 push_a(x._a)
             try:
                 e = fast_get(tuple(key))
-            except TypeError:  # a registered node's unhashable aux data: the general path says
-                return call(args, {})
+            except (TypeError, ValueError):  # a registered node's aux data that cannot be
+                return call(args, {})        # hashed or compared: the general path says why
             if e is not None:
                 return e.call(tuple(impls))
         return call(args, {})
