@@ -73,6 +73,8 @@ SLOW = {
     "fluxion_md._graph_energy", "fluxion_md._membrane", "fluxion_md._nn.util", "fluxion_md.nn",
     "fluxion_md.partition", "fluxion_md.quantity", "fluxion_md.rigid_body",
     "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms",
+    "fluxion_rl._memory_and_exploration", "fluxion_rl._moving_averages_popart",
+    "fluxion_rl._nonlinear_bellman", "fluxion_rl._trajectories",
     "fluxion_nn.haiku._attention", "fluxion_nn.haiku._layers", "fluxion_nn.nn.linear",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",
     "fluxion_scipy.optimize._minimize", "fluxion_scipy.signal", "fluxion_scipy.spatial.transform",

@@ -21,7 +21,12 @@ __all__ = ["add_gaussian_noise", "add_ornstein_uhlenbeck_noise", "add_dirichlet_
 def add_gaussian_noise(key: Array, action: Array, stddev: float) -> Array:
     """``action + stddev * N(0, 1)`` noise of the action's shape.
 
-    Example: ``add_gaussian_noise(key, jnp.zeros(2), 0.1)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> a = rlax.add_gaussian_noise(fluxion.random.PRNGKey(0), jnp.zeros(2), 0.1)
+        >>> a.shape, a.dtype
+        ((2,), dtype('float32'))
     """
     _checks.kinds("add_gaussian_noise", action=(action, "float"))
     return action + jrandom.normal(key, shape=action.shape) * stddev
@@ -31,7 +36,12 @@ def add_ornstein_uhlenbeck_noise(key: Array, action: Array, noise_tm1: Array, da
                                  stddev: float) -> Array:
     """``action + noise_t`` with ``noise_t = (1 - damping) noise_tm1 + stddev * N(0, 1)``; rank-1 inputs.
 
-    Example: ``add_ornstein_uhlenbeck_noise(key, a, previous_noise, 0.15, 0.2)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> noise = rlax.add_ornstein_uhlenbeck_noise(fluxion.random.PRNGKey(0), jnp.zeros(2), jnp.ones(2), 0.15, 0.0)
+        >>> noise.tolist()   # stddev 0: the previous noise, damped
+        [0.85, 0.85]
     """
     fn = "add_ornstein_uhlenbeck_noise"
     _checks.ranks(fn, action=(action, 1), noise_tm1=(noise_tm1, 1))
@@ -44,7 +54,12 @@ def add_dirichlet_noise(key: Array, prior: Array, dirichlet_alpha: float,
                         dirichlet_fraction: float) -> Array:
     """Mix a [B, A] prior with Dirichlet(``dirichlet_alpha``) noise (AlphaZero's root exploration).
 
-    Example: ``add_dirichlet_noise(key, priors, 0.3, 0.25)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> import fluxion
+        >>> p = rlax.add_dirichlet_noise(fluxion.random.PRNGKey(0), jnp.full((1, 4), 0.25), 0.3, 0.25)
+        >>> p.shape, round(float(p.sum()), 5)
+        ((1, 4), 1.0)
     """
     fn = "add_dirichlet_noise"
     _checks.ranks(fn, prior=(prior, 2))
@@ -76,7 +91,12 @@ def knn_query(data: Array, query_points: Array, num_neighbors: int,
               metric: Callable[[Array, Array], Array] = _sqeuclidean) -> KNNQueryResult:
     """The ``num_neighbors`` nearest rows of ``data`` [N, D] for each query [Q, D] (squared L2).
 
-    Example: ``knn_query(memory, queries, 10).neighbor_indices`` has shape [Q, 10].
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> memory = jnp.array([[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]])
+        >>> out = rlax.knn_query(memory, jnp.array([[0.9, 0.1]]), 2)
+        >>> out.neighbor_indices.tolist(), out.neighbor_neg_distances.round(4).tolist()
+        ([[1, 0]], [[-0.02, -0.82]])
     """
     _checks.ranks("knn_query", data=(data, 2), query_points=(query_points, 2))
     if data.shape[-1] != query_points.shape[-1]:

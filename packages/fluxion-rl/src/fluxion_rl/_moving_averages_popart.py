@@ -46,7 +46,13 @@ class EmaState:
 def create_ema(decay: float = 0.999, pmean_axis_name: str | None = None) -> tuple[Any, Any]:
     """``(init_state, update_moments)`` tracking the mean and second moment of each leaf's mean.
 
-    Example: ``init, update = create_ema(0.99); s = init(tree); moments, s = update(tree, s)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init, update = rlax.create_ema(0.5)
+        >>> state = init(jnp.zeros(2))
+        >>> moments, state = update(jnp.array([2.0, 4.0]), state)
+        >>> moments.mean.tolist(), moments.variance.tolist()
+        (3.0, 1.0)
     """
 
     def init_state(template_tree: Any) -> EmaState:
@@ -92,19 +98,38 @@ def _scatter_add(source: Array, indices: Array, updates: Array, axis_name: Any) 
 
 
 def normalize(state: PopArtState, unnormalized: Array, indices: Array) -> Array:
-    """``(x - shift[i]) / scale[i]``. Example: ``normalize(state, returns, task_ids)``."""
+    """``(x - shift[i]) / scale[i]``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> state = rlax.PopArtState(shift=jnp.array([1.0, -2.0]), scale=jnp.array([2.0, 4.0]), second_moment=jnp.ones(2))
+        >>> rlax.normalize(state, jnp.array([5.0, 6.0]), jnp.array([0, 1])).tolist()
+        [2.0, 2.0]
+    """
     return (unnormalized - state.shift[indices]) / state.scale[indices]
 
 
 def unnormalize(state: PopArtState, normalized: Array, indices: Array) -> Array:
-    """``scale[i] * x + shift[i]``. Example: ``unnormalize(state, values, task_ids)``."""
+    """``scale[i] * x + shift[i]``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> state = rlax.PopArtState(shift=jnp.array([1.0, -2.0]), scale=jnp.array([2.0, 4.0]), second_moment=jnp.ones(2))
+        >>> rlax.unnormalize(state, jnp.array([2.0, 2.0]), jnp.array([0, 1])).tolist()
+        [5.0, 6.0]
+    """
     return state.scale[indices] * normalized + state.shift[indices]
 
 
 def unnormalize_linear(state: PopArtState, inputs: Array, indices: Array) -> PopArtOutput:
     """Select output ``indices`` of ``inputs`` [..., N] and return it normalised and unnormalised.
 
-    Example: ``out = unnormalize_linear(state, linear_outputs, task_ids); out.unnormalized``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> state = rlax.PopArtState(shift=jnp.array([1.0, -2.0]), scale=jnp.array([2.0, 4.0]), second_moment=jnp.ones(2))
+        >>> out = rlax.unnormalize_linear(state, jnp.array([[0.5, 1.0]]), jnp.array([1]))
+        >>> out.normalized.tolist(), out.unnormalized.tolist()
+        ([1.0], [2.0])
     """
     _check_indices("unnormalize_linear", indices)
     if tuple(indices.shape) != tuple(inputs.shape[:-1]):
@@ -118,7 +143,12 @@ def art(state: PopArtState, targets: Array, indices: Array, step_size: float, sc
         scale_ub: float, axis_name: Any = None) -> PopArtState:
     """ART: update the running first and second moments towards ``targets`` of outputs ``indices``.
 
-    Example: ``new_state = art(state, returns, task_ids, 1e-3, 1e-4, 1e4)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init, _ = rlax.popart(2, step_size=0.1, scale_lb=1e-4, scale_ub=1e4)
+        >>> state = rlax.art(init(), jnp.array([5.0, 1.0]), jnp.array([0, 1]), 0.1, 1e-4, 1e4)
+        >>> state.shift.round(4).tolist(), state.scale.round(4).tolist()
+        ([0.5, 0.1], [1.7748, 0.995])
     """
     _check_indices("art", indices)
     if tuple(jnp.shape(targets)) != tuple(jnp.shape(indices)):
@@ -135,7 +165,14 @@ def art(state: PopArtState, targets: Array, indices: Array, step_size: float, sc
 def pop(params: Mapping[str, Array], old: PopArtState, new: PopArtState) -> dict[str, Array]:
     """POP: rescale a linear layer ``{'w', 'b'}`` so its unnormalised outputs are preserved.
 
-    Example: ``params = pop(params, old_state, new_state)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init, _ = rlax.popart(2, step_size=0.1, scale_lb=1e-4, scale_ub=1e4)
+        >>> old = init()
+        >>> new = rlax.art(old, jnp.array([5.0, 1.0]), jnp.array([0, 1]), 0.1, 1e-4, 1e4)
+        >>> params = rlax.pop({'w': jnp.ones((3, 2)), 'b': jnp.zeros(2)}, old, new)
+        >>> params['b'].round(4).tolist()
+        [-0.2817, -0.1005]
     """
     w_new = params["w"] * jnp.broadcast_to(old.scale / new.scale, params["w"].shape)
     b_new = (old.scale * params["b"] + old.shift - new.shift) / new.scale
@@ -146,7 +183,14 @@ def popart(num_outputs: int, step_size: float, scale_lb: float, scale_ub: float,
            axis_name: Any = None) -> tuple[Any, Any]:
     """``(initial_state, popart_update)`` for PopArt over ``num_outputs`` outputs.
 
-    Example: ``init, update = popart(3, 1e-3, 1e-4, 1e4); params, s = update(params, init(), y, idx)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init, update = rlax.popart(2, step_size=0.1, scale_lb=1e-4, scale_ub=1e4)
+        >>> state = init()
+        >>> params = {'w': jnp.ones((3, 2)), 'b': jnp.zeros(2)}
+        >>> params, state = update(params, state, jnp.array([5.0, 1.0]), jnp.array([0, 1]))
+        >>> state.shift.round(4).tolist(), params['b'].round(4).tolist()
+        ([0.5, 0.1], [-0.2817, -0.1005])
     """
 
     def initial_state() -> PopArtState:

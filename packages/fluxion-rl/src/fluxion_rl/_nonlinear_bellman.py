@@ -35,7 +35,12 @@ DISCOUNT_TRANSFORM_PAIR = TxPair(lambda x: -jnp.log(1 - x), lambda x: 1 - jnp.ex
 def twohot_pair(min_value: float, max_value: float, num_bins: int) -> TxPair:
     """The two-hot encoding over evenly spaced bins and its expectation, as a ``TxPair``.
 
-    Example: ``twohot_pair(-10., 10., 21).apply(x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> pair = rlax.twohot_pair(-10.0, 10.0, 21)
+        >>> probs = pair.apply(jnp.array([2.5]))
+        >>> probs.shape, pair.apply_inv(probs).tolist()
+        ((1, 21), [2.50001])
     """
     return TxPair(
         functools.partial(_tf.transform_to_2hot, min_value=min_value, max_value=max_value, num_bins=num_bins),
@@ -45,7 +50,12 @@ def twohot_pair(min_value: float, max_value: float, num_bins: int) -> TxPair:
 def compose_tx(*tx_list: TxPair) -> TxPair:
     """Compose transforms: ``apply`` runs them in order, ``apply_inv`` inverts in reverse order.
 
-    Example: ``compose_tx(SIGNED_HYPERBOLIC_PAIR, twohot_pair(-5., 5., 11))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> pair = rlax.compose_tx(rlax.SIGNED_HYPERBOLIC_PAIR, rlax.twohot_pair(-5.0, 5.0, 11))
+        >>> x = jnp.array([10.0])
+        >>> round(float(pair.apply_inv(pair.apply(x))[0]), 3)
+        10.0
     """
 
     def apply_fn(x: Array) -> Array:
@@ -64,7 +74,12 @@ def compose_tx(*tx_list: TxPair) -> TxPair:
 def muzero_pair(min_value: float, max_value: float, num_bins: int, tx: TxPair) -> TxPair:
     """MuZero's value encoding: ``tx`` then a two-hot code over ``num_bins`` bins.
 
-    Example: ``muzero_pair(-300., 300., 601, SIGNED_HYPERBOLIC_PAIR)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> pair = rlax.muzero_pair(-300.0, 300.0, 601, rlax.SIGNED_HYPERBOLIC_PAIR)
+        >>> logits = pair.apply(jnp.array([42.0]))
+        >>> logits.shape
+        (1, 601)
     """
     return compose_tx(tx, twohot_pair(min_value, max_value, num_bins))
 
@@ -72,7 +87,11 @@ def muzero_pair(min_value: float, max_value: float, num_bins: int, tx: TxPair) -
 def unbiased_transform_pair(min_value: float, max_value: float, num_bins: int, tx: TxPair) -> TxPair:
     """Two-hot code over bins that are evenly spaced in ``tx``'s space (an unbiased encoding).
 
-    Example: ``unbiased_transform_pair(-10., 10., 21, SIGNED_HYPERBOLIC_PAIR)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> pair = rlax.unbiased_transform_pair(-10.0, 10.0, 21, rlax.SIGNED_HYPERBOLIC_PAIR)
+        >>> pair.apply(jnp.array([3.0])).shape
+        (1, 21)
     """
     bins = tx.apply_inv(jnp.linspace(min_value, max_value, num_bins))
     nonlinear = TxPair(functools.partial(_tf.transform_to_2hot_nonlinear, bins=bins),
@@ -119,7 +138,13 @@ def transformed_q_lambda(q_tm1: Array, a_tm1: Array, r_t: Array, discount_t: Arr
                          tx_pair: TxPair = IDENTITY_PAIR) -> Array:
     """Q(lambda) errors with targets built in ``tx_pair``'s transformed space.
 
-    Example: ``transformed_q_lambda(q_tm1, a_tm1, r, d, q_t, 0.9, tx_pair=SIGNED_HYPERBOLIC_PAIR)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0])
+        >>> q_tm1, q_t = jnp.array([[1.0, 2.0], [0.5, 1.5], [2.0, 0.0]]), jnp.array([[0.5, 1.5], [2.0, 0.0], [1.0, 1.0]])
+        >>> rlax.transformed_q_lambda(q_tm1, jnp.array([0, 1, 1]), r, d, q_t, jnp.full(3, 0.9),
+        ...                           tx_pair=rlax.SIGNED_HYPERBOLIC_PAIR).round(4).tolist()
+        [0.0919, -0.6713, 0.7341]
     """
     _check("transformed_q_lambda", dict(q_tm1=(q_tm1, 2, F), a_tm1=(a_tm1, 1, I), r_t=(r_t, 1, F),
                                         discount_t=(discount_t, 1, F), q_t=(q_t, 2, F),
@@ -135,7 +160,15 @@ def transformed_retrace(q_tm1: Array, q_t: Array, a_tm1: Array, a_t: Array, r_t:
                         stop_target_gradients: bool = True, tx_pair: TxPair = IDENTITY_PAIR) -> Array:
     """Retrace errors with targets built in ``tx_pair``'s transformed space.
 
-    Example: ``transformed_retrace(q_tm1, q_t, a_tm1, a_t, r, d, pi_t, mu_t, 0.9, tx_pair=...)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0])
+        >>> q_tm1, q_t = jnp.array([[1.0, 2.0], [0.5, 1.5], [2.0, 0.0]]), jnp.array([[0.5, 1.5], [2.0, 0.0], [1.0, 1.0]])
+        >>> a = jnp.array([0, 1, 1])
+        >>> pi, mu = jnp.full((3, 2), 0.5), jnp.array([0.6, 0.7, 0.5])
+        >>> rlax.transformed_retrace(q_tm1, q_t, a, a, r, d, pi, mu, 0.9,
+        ...                          tx_pair=rlax.SIGNED_HYPERBOLIC_PAIR).round(4).tolist()
+        [0.702, -0.1004, 0.7341]
     """
     _check("transformed_retrace", dict(q_tm1=(q_tm1, 2, F), q_t=(q_t, 2, F), a_tm1=(a_tm1, 1, I),
                                        a_t=(a_t, 1, I), r_t=(r_t, 1, F), discount_t=(discount_t, 1, F),
@@ -153,7 +186,14 @@ def transformed_n_step_q_learning(q_tm1: Array, a_tm1: Array, target_q_t: Array,
                                   tx_pair: TxPair = IDENTITY_PAIR) -> Array:
     """n-step Q-learning errors with targets built in ``tx_pair``'s transformed space.
 
-    Example: ``transformed_n_step_q_learning(q_tm1, a_tm1, q_target, a_t, r, d, 5, tx_pair=...)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> r, d = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0])
+        >>> q_tm1, q_t = jnp.array([[1.0, 2.0], [0.5, 1.5], [2.0, 0.0]]), jnp.array([[0.5, 1.5], [2.0, 0.0], [1.0, 1.0]])
+        >>> a = jnp.array([0, 1, 1])
+        >>> rlax.transformed_n_step_q_learning(q_tm1, a, q_t, a, r, d, 2,
+        ...                                    tx_pair=rlax.SIGNED_HYPERBOLIC_PAIR).round(4).tolist()
+        [-0.5848, -0.8249, 0.7341]
     """
     _check("transformed_n_step_q_learning", dict(
         q_tm1=(q_tm1, 2, F), target_q_t=(target_q_t, 2, F), a_tm1=(a_tm1, 1, I), a_t=(a_t, 1, I),
