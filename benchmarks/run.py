@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -128,5 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (``timeout``, a job scheduler) unwinds like Ctrl-C, so the running worker, which sits
+    in a session of its own, is killed with us instead of holding its device (a TPU chip) after."""
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     sys.exit(main())

@@ -259,3 +259,47 @@ def test_merge_rounds_pools_process_cpu_times():
     b = {k: v for k, v in a.items() if not k.startswith("cpu")}
     merged = runner.merge_rounds([a, b])
     assert "cpu_median_s" not in merged[0] and "cpu_times_s" not in merged[0]
+
+
+HANG = textwrap.dedent('''
+    import os, time
+
+    NAME = "hang"
+    DESCRIPTION = "the worker writes its pid, then sleeps"
+    VARIANTS = ("numpy",)
+    SIZES = (1,)
+
+    def setup(variant, size):
+        with open(os.environ["HANG_PID_FILE"], "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+''')
+
+
+def test_sigterm_kills_the_running_worker(tmp_path):
+    """``timeout`` or a scheduler stopping run.py must not leave its worker (in a session of its
+    own) running: on a TPU that orphan kept the chip and every later run failed to open it."""
+    import signal
+    import time
+
+    wl = tmp_path / "hang.py"
+    wl.write_text(HANG)
+    pid_file = tmp_path / "worker.pid"
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(REPO_ROOT, "benchmarks", "run.py"), "--quick",
+         "--backends", "numpy", "--workloads", str(wl), "--no-save", "--no-plot"],
+        env={**os.environ, "HANG_PID_FILE": str(pid_file)}, cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.05)
+        worker = int(pid_file.read_text())
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        with pytest.raises(ProcessLookupError):
+            os.kill(worker, 0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
