@@ -432,9 +432,7 @@ class PRNGKeyArray(ExtendedArray):
     def transpose(self, *axes: Any) -> "PRNGKeyArray":
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
             axes = tuple(axes[0])
-        perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
-        data = lax.transpose(self._base_array, (*perm, self.ndim))
-        return self._wrap(data, None)
+        return jnp.transpose(self, tuple(axes) if axes else None)
 
     def swapaxes(self, axis1: int, axis2: int) -> "PRNGKeyArray":
         return jnp.swapaxes(self, axis1, axis2)
