@@ -248,27 +248,57 @@ def local_devices(process_index: int | None = None, backend: str | None = None,
 
 
 def device_count(backend: str | None = None) -> int:
-    """The number of devices (all processes)."""
+    """The number of devices (all processes).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.device_count() == len(fluxion.devices())
+        True
+    """
     return len(get_client(backend).devices())
 
 
 def local_device_count(backend: str | None = None) -> int:
-    """The number of devices attached to this process."""
+    """The number of devices attached to this process.
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.local_device_count() == len(fluxion.local_devices())
+        True
+    """
     return len(get_client(backend).local_devices())
 
 
 def process_indices(backend: str | None = None) -> list[int]:
-    """The indices of every process of a multi-process run (``[0]`` in a single process)."""
+    """The indices of every process of a multi-process run (``[0]`` in a single process).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.process_indices()
+        [0]
+    """
     return sorted({d.process_index for d in get_client(backend).devices()})
 
 
 def process_index(backend: str | None = None) -> int:
-    """The index of this process among the processes of a multi-host run (0 here)."""
+    """The index of this process among the processes of a multi-host run (0 here).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.process_index()
+        0
+    """
     return get_client(backend).process_index()
 
 
 def process_count(backend: str | None = None) -> int:
-    """The number of processes in a multi-host run."""
+    """The number of processes in a multi-host run.
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.process_count()
+        1
+    """
     return len({d.process_index for d in get_client(backend).devices()})
 
 
@@ -300,15 +330,33 @@ def on_reset(hook: Callable[[], None]) -> None:
 
 
 def host_id(backend: str | None = None) -> int:
-    """Same as :func:`process_index` (JAX's older name)."""
+    """Same as :func:`process_index` (JAX's older name).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.host_id()
+        0
+    """
     return process_index(backend)
 
 
 def host_count(backend: str | None = None) -> int:
-    """Same as :func:`process_count` (JAX's older name)."""
+    """Same as :func:`process_count` (JAX's older name).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.host_count() == fluxion.process_count()
+        True
+    """
     return process_count(backend)
 
 
 def host_ids(backend: str | None = None) -> list[int]:
-    """Same as :func:`process_indices` (JAX's older name)."""
+    """Same as :func:`process_indices` (JAX's older name).
+
+    Example:
+        >>> import fluxion
+        >>> fluxion.host_ids()
+        [0]
+    """
     return process_indices(backend)
