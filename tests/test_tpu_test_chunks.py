@@ -32,6 +32,10 @@ def test_order_ids_first_then_round_robin_without_done_and_excluded():
     assert t.order_ids(ids[:4], first=["t/b.py"]) == ["t/b.py::y1", "t/a.py::x1", "t/a.py::x2",
                                                        "t/a.py::x3"]
     assert t.order_ids(["t/ab.py::1", "t/a.py::1"], first=["t/a"]) == ["t/ab.py::1", "t/a.py::1"]
+    # float64 programs (slow TPU compiles) after every other id, round-robin among themselves
+    assert t.order_ids(ids, first=["t/sub"], last=t.SLOW_ON_TPU) == [
+        "t/sub/c.py::z1", "t/sub/c.py::z2", "t/a.py::x1", "t/b.py::y1", "t/d.py::w",
+        "t/a.py::x2", "t/a.py::x3", "t/d.py::f64"]
 
 
 def test_logged_ids_reads_every_outcome_and_skips_notes(tmp_path):
@@ -50,12 +54,15 @@ def test_ids_subcommand_collects_orders_and_writes(tmp_path):
     tests.mkdir()
     (tests / "test_one.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
     (tests / "test_two.py").write_text("def test_c():\n    pass\n")
-    done = tmp_path / "done.txt"
+    (tests / "test_three.py").write_text("def test_x64():\n    pass\n\ndef test_d():\n    pass\n")
+    done = tmp_path / "done-1.txt"
     done.write_text("0\tcall\tpassed\t0.01\tsuite/test_two.py::test_c\n")
+    (tmp_path / "done-2.txt").write_text("0\tcall\tpassed\t0.01\tsuite/test_three.py::test_d\n")
     out = tmp_path / "ids.txt"
-    res = subprocess.run([sys.executable, str(TOOL), "ids", "--out", str(out), "--done", str(done),
+    res = subprocess.run([sys.executable, str(TOOL), "ids", "--out", str(out), "--done", str(tmp_path / "done-*.txt"),
                           "--", "suite"], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120, env=dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
     assert res.returncode == 0, res.stdout + res.stderr
-    assert out.read_text().splitlines() == ["suite/test_one.py::test_a", "suite/test_one.py::test_b"]
-    assert "2 of 3 collected ids" in res.stdout
+    assert out.read_text().splitlines() == ["suite/test_one.py::test_a", "suite/test_one.py::test_b",
+                                            "suite/test_three.py::test_x64"]
+    assert "3 of 5 collected ids" in res.stdout

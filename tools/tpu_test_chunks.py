@@ -30,6 +30,7 @@ watchdog)::
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -120,31 +121,45 @@ def _last_index(log: str) -> int:
     return last
 
 
+# Ids of float64 programs: the TPU emulates float64, and XLA's TPU compile of such a program
+# can outlast the per-test watchdog (each overrun also costs a pytest restart), so they go last.
+SLOW_ON_TPU = r"x64|float64|f64|complex128"
+
+
+def _round_robin(ids: list[str]) -> list[str]:
+    by_file: dict[str, list[str]] = {}
+    for i in ids:
+        by_file.setdefault(i.split("::", 1)[0], []).append(i)
+    out, queues = [], [list(reversed(q)) for q in by_file.values()]
+    while queues:
+        out.extend(q.pop() for q in queues)
+        queues = [q for q in queues if q]
+    return out
+
+
 def order_ids(ids: list[str], first: list[str] = (), done: set[str] = frozenset(),
-              exclude: str = "") -> list[str]:
+              exclude: str = "", last: str = "") -> list[str]:
     """The order to run ``ids`` in on a time budget: every id under a ``first`` prefix (a file or
     folder path, in the order given), then round-robin over the other files (one id of each file
-    per round, files in collection order), without the ``done`` ids and those ``exclude`` (a
-    regular expression) matches.
+    per round, files in collection order), then, round-robin too, the ids the ``last`` regular
+    expression matches; without the ``done`` ids and those ``exclude`` (a regular expression)
+    matches.
 
     Example:
         >>> order_ids(["a.py::1", "a.py::2", "b.py::1", "c.py::1", "c.py::2"], first=["c.py"])
         ['c.py::1', 'c.py::2', 'a.py::1', 'b.py::1', 'a.py::2']
+        >>> order_ids(["a.py::x64", "a.py::2", "b.py::1"], last="x64")
+        ['a.py::2', 'b.py::1', 'a.py::x64']
     """
     rx = re.compile(exclude) if exclude else None
     todo = [i for i in ids if i not in done and not (rx and rx.search(i))]
     head = [i for pre in first for i in todo
             if i.split("::", 1)[0] == pre or i.startswith(pre.rstrip("/") + "/")]
     taken = set(head)
-    by_file: dict[str, list[str]] = {}
-    for i in todo:
-        if i not in taken:
-            by_file.setdefault(i.split("::", 1)[0], []).append(i)
-    rest, queues = [], [list(reversed(q)) for q in by_file.values()]
-    while queues:
-        rest.extend(q.pop() for q in queues)
-        queues = [q for q in queues if q]
-    return head + rest
+    lx = re.compile(last) if last else None
+    tail = [i for i in todo if i not in taken and lx and lx.search(i)]
+    taken.update(tail)
+    return head + _round_robin([i for i in todo if i not in taken]) + _round_robin(tail)
 
 
 def _logged_ids(log: str) -> set[str]:
@@ -160,8 +175,12 @@ def ids_main(argv: list[str]) -> int:
                                  description="write the id list for a time-boxed chip run")
     ap.add_argument("--out", required=True, help="file to write the ordered ids to")
     ap.add_argument("--first", action="append", default=[], help="file/folder to run first")
-    ap.add_argument("--done", action="append", default=[], help="progress log of earlier runs")
+    ap.add_argument("--done", action="append", default=[],
+                    help="progress log of earlier runs (a glob pattern may name several)")
     ap.add_argument("--exclude", default="", help="regular expression of ids to leave out")
+    ap.add_argument("--last", default=SLOW_ON_TPU,
+                    help=f"regular expression of ids to run after all others (default: {SLOW_ON_TPU!r}, "
+                    "float64 programs, slow to compile for a TPU)")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args(argv)
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",  # noqa: S603
@@ -171,8 +190,9 @@ def ids_main(argv: list[str]) -> int:
     if not ids:
         sys.stderr.write(out.stdout[-2000:] + out.stderr[-2000:])
         return 1
-    done = set().union(*(_logged_ids(p) for p in a.done)) if a.done else set()
-    ordered = order_ids(ids, a.first, done, a.exclude)
+    logs = [p for pat in a.done for p in (sorted(glob.glob(pat)) or [pat])]
+    done = set().union(*(_logged_ids(p) for p in logs)) if logs else set()
+    ordered = order_ids(ids, a.first, done, a.exclude, a.last)
     with open(a.out, "w") as f:
         f.write("".join(i + "\n" for i in ordered))
     print(f"{len(ordered)} of {len(ids)} collected ids written to {a.out}")
