@@ -229,7 +229,7 @@ def _analysis(args: argparse.Namespace) -> dict[str, Any]:
                 out["dispatch"] = res["dispatch"]
     if getattr(args, "skip_module_swap", False):
         return out
-    reps = getattr(args, "swap_reps", 3)
+    reps = getattr(args, "swap_reps", 5)
     for x64, programs in zip((True, False), SWAP_PROGRAMS):
         cmd = [args.python, script, "--module-swap", "--reps", str(reps),
                "--programs", ",".join(programs)] + (["--x64"] if x64 else [])
@@ -575,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-module-swap", action="store_true",
                    help="leave out the compiles with the modules swapped (issue28_analysis.py "
                         "--module-swap) from the first-call reasons")
-    p.add_argument("--swap-reps", type=int, default=3,
+    p.add_argument("--swap-reps", type=int, default=5,
                    help="fresh compiles per variant in the module swap")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per worker process")
     p.add_argument("--budget", type=float, default=540.0,
