@@ -35,6 +35,14 @@ _OPS = {
                                   k[::-2]),
     "broadcast_to_where": lambda m, k, k1: m.where(np.array([True, False]), k1, k[:2]),
     "copy_array": lambda m, k, k1: (m.copy(k), m.array(k), m.asarray(k)),
+    "last_axis": lambda m, k, k1: (
+        m.concatenate([k.reshape(2, 3)] * 2, axis=-1), m.stack([k, k], axis=-1),
+        m.take(k.reshape(2, 3), m.array([0, 2]), axis=-1), m.roll(k.reshape(2, 3), 2, axis=-1),
+        m.insert(k.reshape(2, 3), 1, k[:2], axis=-1), m.delete(k.reshape(2, 3), 1, axis=-1)),
+    "index_forms": lambda m, k, k1: (
+        k.reshape(2, 3)[np.array([[True, False, True], [False, True, False]])],
+        k.reshape(2, 3)[..., 1], k.reshape(2, 3)[None, :, None, 1], k.reshape(2, 3)[-1, -2],
+        k.reshape(2, 3).at[:, 1:].set(k[:4].reshape(2, 2))),
     # numeric functions that are the identity (or zeros, or False) for non-complex input
     "real_conj_positive": lambda m, k, k1: (m.real(k), m.conj(k), m.conjugate(k), m.positive(k),
                                             m.nan_to_num(k), m.imag(k)),
@@ -58,7 +66,8 @@ def _run(lib, name, jit):
 
 
 @pytest.mark.parametrize("name,jit", [(n, True) for n in sorted(_OPS)]
-                         + [(n, False) for n in ("at_set_get", "indexing", "put", "array_of_keys")])
+                         + [(n, False) for n in ("at_set_get", "indexing", "put", "array_of_keys",
+                                                 "index_forms")])
 def test_more_structural_functions_take_key_arrays_like_jax(name, jit):
     kinds = {}
 

@@ -382,9 +382,9 @@ class PRNGKeyArray(ExtendedArray):
             idx = (idx,)
         if any(i is Ellipsis for i in idx):
             k = next(n for n, i in enumerate(idx) if i is Ellipsis)
-            used = sum(1 for i in idx if i is not None and i is not Ellipsis)
+            used = sum(_dims_indexed(i) for i in idx if i is not Ellipsis)
             idx = idx[:k] + (slice(None),) * (self.ndim - used) + idx[k + 1:]
-        used = sum(1 for i in idx if i is not None)
+        used = sum(_dims_indexed(i) for i in idx)
         if used > self.ndim:
             raise IndexError(f"Too many indices for a key array: key array is {self.ndim}-"
                              f"dimensional, but {used} were indexed")
@@ -480,6 +480,15 @@ class PRNGKeyArray(ExtendedArray):
 
     def __str__(self) -> str:
         return repr(self)
+
+
+def _dims_indexed(i: Any) -> int:
+    """How many key dimensions one entry of an index consumes (a boolean mask: its rank)."""
+    if i is None:
+        return 0
+    if getattr(i, "dtype", None) == np.bool_ and not isinstance(i, (bool, np.bool_)):
+        return len(i.shape)
+    return 1
 
 
 class KeyAval(AbstractValue):
