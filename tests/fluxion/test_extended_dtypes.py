@@ -324,3 +324,21 @@ def test_eager_extended_arrays_through_common_apis():
         back = lib.jit(lambda a, lib=lib: lib.lax.convert_element_type(a, np.float32))(outs[-1])
         np.testing.assert_array_equal(np.asarray(back), [0.0, 1.0])
     assert results["fluxion"] == results["jax"]
+
+
+_OPERATORS = {"add": lambda e: e + e, "radd": lambda e: 1 + e, "neg": lambda e: -e,
+              "mul": lambda e: e * 2, "lt": lambda e: e < e, "abs": lambda e: abs(e),
+              "pow": lambda e: e ** 2, "matmul": lambda e: e @ e, "invert": lambda e: ~e,
+              "round": lambda e: round(e)}
+
+
+@pytest.mark.parametrize("name", sorted(_OPERATORS))
+def test_operators_of_eager_extended_arrays_are_abstract_like_jax(name):
+    # JAX's eager EArray: "Cannot call abstract method __add__" (NotImplementedError)
+    raised = {}
+    for lib_name, (lib, jnp, dt) in (("jax", _lib("jax")), ("fluxion", _lib("fluxion"))):
+        e = lib.lax.convert_element_type(jnp.arange(4.0, dtype=F32), dt)
+        with pytest.raises(NotImplementedError, match="abstract method") as info:
+            _OPERATORS[name](e)
+        raised[lib_name] = type(info.value)
+    assert raised["fluxion"] is NotImplementedError

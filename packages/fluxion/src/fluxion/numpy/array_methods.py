@@ -204,10 +204,10 @@ def attach(cls: type) -> None:
         setattr(cls, name, property(fn))
 
 
-# The arithmetic operators, which refuse an extended dtype on their own (a TypeError), and the
-# methods JAX's eager EArray keeps; every other method of a concrete array is refused for it.
-_EXTENDED_KEEPS = {"copy", "__setitem__"} | {
-    n for n in _METHODS if n.startswith("__") and n not in ("__getitem__", "__eq__", "__ne__")}
+# The methods JAX's eager EArray keeps; every other method of a concrete array, the operators
+# included (``e + e`` is JAX's NotImplementedError "Cannot call abstract method __add__"), is
+# refused for an array of a user-defined extended dtype.
+_EXTENDED_KEEPS = {"copy", "__setitem__"}
 
 
 def _refused_for_extended(name: str, fn: Any) -> Any:
