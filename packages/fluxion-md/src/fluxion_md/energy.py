@@ -339,7 +339,14 @@ def bks_neighbor_list(displacement_or_metric: Callable, box_size: Any, species: 
     """``(neighbor_fn, energy_fn)`` for the BKS potential.
 
     Example:
-        >>> # neighbor_fn, E = bks_neighbor_list(disp, box, species, **BKS_SILICA_DICT, cutoff=8.0)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> displacement, shift = space.periodic(10.0)
+        >>> R = jnp.array([[0.5, 0.5], [2.5, 0.5], [6.0, 6.0]])
+        >>> neighbor_fn, energy_fn = energy.bks_neighbor_list(displacement, 10.0, jnp.array([0, 1, 1]),
+        ...                                                     **energy.BKS_SILICA_DICT, cutoff=3.0)
+        >>> round(float(energy_fn(R, neighbor_fn.allocate(R))), 2)
+        -56.45
     """
     _check_species_arg("bks_neighbor_list", species)
     neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, cutoff,
@@ -405,7 +412,14 @@ def bks_silica_neighbor_list(displacement_or_metric: Callable, box_size: Any, sp
     """``(neighbor_fn, energy_fn)`` for BKS silica with a neighbor list.
 
     Example:
-        >>> # neighbor_fn, E = bks_silica_neighbor_list(disp, box, species)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> displacement, shift = space.periodic(10.0)
+        >>> R = jnp.array([[0.5, 0.5], [2.5, 0.5], [6.0, 6.0]])
+        >>> neighbor_fn, energy_fn = energy.bks_silica_neighbor_list(displacement, 10.0, jnp.array([0, 1, 1]),
+        ...                                                            cutoff=3.0)
+        >>> round(float(energy_fn(R, neighbor_fn.allocate(R))), 2)
+        -661.23
     """
     neighbor_fn, pair_fn = bks_neighbor_list(
         displacement_or_metric, box_size, species, cutoff=cutoff, dr_threshold=dr_threshold,

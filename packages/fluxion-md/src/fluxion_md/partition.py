@@ -684,7 +684,14 @@ def neighbor_list_mask(neighbor: NeighborList, mask_self: bool = False) -> Array
     """Boolean mask of the occupied slots of ``neighbor.idx`` (optionally without self pairs).
 
     Example:
-        >>> # mask = neighbor_list_mask(nbrs); energy = jnp.sum(pair_energy * mask)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, smap, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.5)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> partition.neighbor_list_mask(nbrs).sum().tolist()   # both directions of the one close pair
+        2
     """
     N = len(neighbor.reference_position)
     if is_sparse(neighbor.format):
@@ -702,7 +709,16 @@ def to_dense(neighbor: NeighborList) -> Array:
     """Convert a ``Sparse`` neighbor list to a dense ``[N, max_neighbors]`` index array (eager).
 
     Example:
-        >>> # dense_idx = to_dense(sparse_nbrs)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, smap, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.5,
+        ...                                      format=partition.Sparse)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> dense = partition.to_dense(nbrs)
+        >>> dense.shape[0], dense[0, 0].tolist()
+        (3, 1)
     """
     if neighbor.format is not Sparse:
         raise ValueError("to_dense: can only convert Sparse neighbor lists; "

@@ -152,7 +152,16 @@ def pressure(energy_fn: Callable[..., Array], position: Array, box: Any,
     """Pressure from the virial: ``(2 KE - dU/d(eps)) / (d V)`` under a uniform strain ``1 + eps``.
 
     Example:
-        >>> # P = pressure(energy_fn, R, box, kinetic_energy=KE)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, smap, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
+        >>> from fluxion_md import quantity
+        >>> displacement, shift = space.periodic_general(4.0)
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.1, 0.1], [0.3, 0.1]])   # fractional coordinates
+        >>> round(float(quantity.pressure(energy_fn, R, 4.0)), 4)
+        0.005
     """
     dim = position.shape[1]
 
@@ -169,7 +178,16 @@ def stress(energy_fn: Callable[..., Array], position: Array, box: Any, mass: Any
     """The ``[dim, dim]`` stress tensor (virial plus kinetic part when ``velocity`` is given).
 
     Example:
-        >>> # sigma = stress(energy_fn, R, box)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, smap, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
+        >>> from fluxion_md import quantity
+        >>> displacement, shift = space.periodic_general(4.0)
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> R = jnp.array([[0.1, 0.1], [0.3, 0.1]])   # fractional coordinates
+        >>> quantity.stress(energy_fn, R, 4.0).round(4).tolist()
+        [[0.01, 0.0], [0.0, 0.0]]
     """
     dim = position.shape[1]
     zero = jnp.zeros((dim, dim), position.dtype)

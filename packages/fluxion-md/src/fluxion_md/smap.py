@@ -422,7 +422,18 @@ def pair_neighbor_list(fn: Callable[..., Array], displacement_or_metric: Callabl
     outside ``jit`` and makes the result NaN inside it (never silently wrong).
 
     Example:
-        >>> # energy_fn = pair_neighbor_list(energy.lennard_jones, metric); energy_fn(R, nbrs)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, smap, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
+        >>> metric = space.metric(displacement)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.5)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> energy_fn = smap.pair_neighbor_list(energy.soft_sphere, metric)
+        >>> round(float(energy_fn(R, nbrs)), 4)
+        0.02
+        >>> round(float(smap.pair(energy.soft_sphere, metric)(R)), 4)   # the same, over all pairs
+        0.02
     """
     kwargs, combinators = _split_params_and_combinators(kwargs)
     merge = partial(util.merge_dicts, ignore_unused_parameters=ignore_unused_parameters)
