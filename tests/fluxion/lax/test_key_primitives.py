@@ -98,6 +98,38 @@ def test_structural_primitives_take_key_arrays_like_jax(name, mode):
     assert kinds["fluxion"] == kinds["jax"]
 
 
+_MIXED = {  # vmap with keys or indices unbatched, loops carrying keys
+    "dynamic_slice_index_batched": lambda lib: lib.vmap(
+        lambda i, k: lib.lax.dynamic_slice(k, (i,), (2,)), in_axes=(0, None))(
+            lib.numpy.array([0, 3, 5]), lib.random.split(lib.random.key(0), 6)),
+    "update_batched": lambda lib: lib.vmap(
+        lambda u, k: lib.lax.dynamic_update_slice(k, u[None], (2,)), in_axes=(0, None))(
+            lib.random.split(lib.random.key(1), 3), lib.random.split(lib.random.key(0), 6)),
+    "select_predicate_batched": lambda lib: lib.vmap(
+        lambda p, a, b: lib.lax.select(p, a, b), in_axes=(0, None, None))(
+            lib.numpy.array([True, False]), lib.random.key(0), lib.random.key(1)),
+    "concatenate_one_batched": lambda lib: lib.vmap(
+        lambda a, b: lib.lax.concatenate([a, b], 0), in_axes=(0, None))(
+            lib.random.split(lib.random.key(0), 6).reshape(2, 3),
+            lib.random.split(lib.random.key(1), 2)),
+    "fori_loop_updates": lambda lib: lib.lax.fori_loop(
+        0, 3, lambda i, k: lib.lax.dynamic_update_index_in_dim(
+            k, lib.random.fold_in(k[i], i), i, 0), lib.random.split(lib.random.key(0), 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MIXED))
+def test_keys_through_mixed_batching_and_loops_like_jax(name):
+    kinds = {}
+
+    def side(lib):
+        out = lib.jit(lambda: _MIXED[name](lib))()
+        kinds[lib.__name__] = (str(out.dtype), out.shape)
+        return lib.random.key_data(out)
+    check_like_jax(lambda _: side(fluxion), lambda _: side(jax), 0)
+    assert kinds["fluxion"] == kinds["jax"]
+
+
 def test_grad_through_key_moving_primitives_like_jax():
     def f(lib):
         def loss(x, k):
