@@ -89,3 +89,9 @@ CONCATENATE_CASES = [
 @pytest.mark.parametrize("case", range(len(CONCATENATE_CASES)))
 def test_concatenate_lists(case):
     _both(CONCATENATE_CASES[case])
+
+
+def test_permute_dims_requires_axes_like_jax():
+    x = np.zeros((2, 3, 4), np.float32)
+    check_like_jax(lambda a: fnp.permute_dims(a, (2, 0, 1)), lambda a: jnp.permute_dims(a, (2, 0, 1)), x)
+    check_like_jax(fnp.permute_dims, jnp.permute_dims, x, err_contains=("axes",))

@@ -141,7 +141,15 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     return lax.transpose(a, perm)
 
 
-permute_dims = transpose
+def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
+    """The array API's ``transpose``, whose ``axes`` are required (as JAX's).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> jnp.permute_dims(jnp.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
+    return transpose(a, axes)
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
