@@ -60,26 +60,29 @@ COVERED = {
     "fluxion_md._nn.uma._layers": "tests/fluxion_md/test_uma_layers.py",
 }
 
-# Modules whose examples take 1.2 s of CPU or more (XLA compiles; measured one after another in one
+# Modules whose examples take 1 s of CPU or more (XLA compiles; measured one after another in one
 # process, under load; fluxion.compat's start a Python subprocess): nightly only, so that the
-# per-commit cases stay near 55 CPU-seconds (3500 of 4170 examples). fluxion.numpy's ufuncs and
-# manipulation (1.7 s each, 221 examples of the most used functions) stay per-commit.
+# per-commit cases stay near 50 CPU-seconds. fluxion.numpy's ufuncs and manipulation (1.7 s each,
+# 221 examples of the most used functions) stay per-commit.
 SLOW = {
     "fluxion.compat", "fluxion.example_libraries.stax", "fluxion.lax.special", "fluxion.nn.functions",
-    "fluxion.nn.initializers", "fluxion.numpy.integers", "fluxion.numpy.polynomial",
-    "fluxion.random._discrete", "fluxion.random._gamma", "fluxion.random._multinomial",
-    "fluxion.random._multivariate",
+    "fluxion.nn.initializers", "fluxion.numpy.floating_point", "fluxion.numpy.histograms",
+    "fluxion.numpy.integers", "fluxion.numpy.polynomial", "fluxion.numpy.setops",
+    "fluxion.random._continuous", "fluxion.random._discrete", "fluxion.random._gamma",
+    "fluxion.random._multinomial", "fluxion.random._multivariate", "fluxion.random._normal",
     "fluxion_md._edip", "fluxion_md._electrostatics", "fluxion_md._ensembles", "fluxion_md._integrators",
-    "fluxion_md._graph_energy", "fluxion_md._membrane", "fluxion_md._nn.util", "fluxion_md.nn",
-    "fluxion_md.energy", "fluxion_md.partition", "fluxion_md.quantity", "fluxion_md.rigid_body",
-    "fluxion_md.smap",
+    "fluxion_md._graph_energy", "fluxion_md._membrane", "fluxion_md._nn.behler_parrinello",
+    "fluxion_md._nn.util", "fluxion_md.nn", "fluxion_md.energy", "fluxion_md.partition",
+    "fluxion_md.quantity", "fluxion_md.rigid_body", "fluxion_md.smap",
+    "fluxion_nn.haiku._attention", "fluxion_nn.haiku._layers", "fluxion_nn.nn.attention",
+    "fluxion_nn.nn.linear", "fluxion_nn.nn.recurrent", "fluxion_nn.transforms.iteration",
     "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms",
     "fluxion_rl._memory_and_exploration", "fluxion_rl._moving_averages_popart",
     "fluxion_rl._nonlinear_bellman", "fluxion_rl._trajectories",
-    "fluxion_nn.haiku._attention", "fluxion_nn.haiku._layers", "fluxion_nn.nn.linear",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",
     "fluxion_scipy.optimize._minimize", "fluxion_scipy.signal", "fluxion_scipy.spatial.transform",
-    "fluxion_scipy.special._error", "fluxion_scipy.stats._kde", "fluxion_scipy.stats.poisson",
+    "fluxion_scipy.special._error", "fluxion_scipy.special._gamma", "fluxion_scipy.stats._kde",
+    "fluxion_scipy.stats.beta", "fluxion_scipy.stats.dirichlet", "fluxion_scipy.stats.poisson",
 }
 
 

@@ -42,7 +42,11 @@ def to_predicate(filter: Filter) -> Callable[[tuple, tp.Any], bool]:
 class OfType:
     """Matches values that are instances of ``type`` (or Variables of that type).
 
-    Example: ``OfType(Param)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> list(nnx.state(model, nnx.OfType(nnx.Param)).keys())
+        ['bias', 'kernel']
     """
 
     def __init__(self, type: type):
@@ -93,7 +97,12 @@ Any_.__qualname__ = "Any"
 class All:
     """Matches if all of the filters match.
 
-    Example: ``All(Param, PathContains("kernel"))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> params = nnx.state(model, nnx.All(nnx.Param, nnx.PathContains('kernel')))
+        >>> list(params.keys())
+        ['kernel']
     """
 
     def __init__(self, *filters: Filter):
@@ -113,7 +122,11 @@ class All:
 class Not:
     """Matches what ``filter`` does not.
 
-    Example: ``Not(Param)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> len(nnx.state(model, nnx.Not(nnx.Param)))
+        0
     """
 
     def __init__(self, filter: Filter):
@@ -165,7 +178,11 @@ class Nothing:
 class PathContains:
     """Matches values whose path contains ``key``.
 
-    Example: ``PathContains("kernel")``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> list(nnx.state(model, nnx.PathContains('bias')).keys())
+        ['bias']
     """
 
     def __init__(self, key: tp.Any, *, exact: bool = True):

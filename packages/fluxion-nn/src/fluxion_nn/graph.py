@@ -49,7 +49,12 @@ def flatten(node: Any, /, *, refmap: dict | None = None,
             graph: bool | None = None) -> tuple[GraphDef, FlatState]:
     """``(GraphDef, FlatState)`` of a graph; leaves are the graph's Variables and raw arrays.
 
-    Example: ``graphdef, flat = nnx.flatten(model)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> graphdef, flat = nnx.flatten(model)
+        >>> sorted(path for path, _ in flat)
+        [('bias',), ('kernel',)]
     """
     tree = not resolve(graph, set_graph_mode)
     if tree:
@@ -66,7 +71,12 @@ def _flatten_unchecked(node: Any, refmap: dict | None, tree: bool) -> tuple[Grap
 def unflatten(graphdef: GraphDef, state: Any, /) -> Any:
     """Rebuild a graph from ``graphdef`` and a State or FlatState.
 
-    Example: ``model = nnx.unflatten(*nnx.flatten(model))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> copy = nnx.unflatten(*nnx.flatten(model))
+        >>> copy(jnp.ones((1, 2))).shape
+        (1, 3)
     """
     flat = dict(state.flat_state() if isinstance(state, State) else state)
     return _unflatten_value(graphdef.root, (), _UnflattenCtx(_path_lookup(flat)))
@@ -195,7 +205,11 @@ def state(node: Any, *filters: Any, graph: bool | None = None) -> Any:
 def graphdef(node: Any, /, *, graph: bool | None = None) -> GraphDef:
     """The GraphDef of a graph.
 
-    Example: ``nnx.graphdef(model) == nnx.split(model)[0]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> nnx.graphdef(model) == nnx.split(model)[0]
+        True
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(node, "nnx.graphdef")
@@ -277,7 +291,12 @@ def clone(node: Any, variables: bool = True, *, arrays: bool = False,
     """A deep copy of a graph (new objects, sharing kept). ``variables=False`` shares the
     Variables with the original; ``arrays=True`` also copies the array buffers.
 
-    Example: ``model2 = nnx.clone(model)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> copy = nnx.clone(model)
+        >>> copy is model, bool((copy.kernel.value == model.kernel.value).all())
+        (False, True)
     """
     if arrays and not variables:
         raise ValueError("nnx.clone: if arrays is True, variables should be also True")
@@ -299,7 +318,21 @@ install_api(merge, split)  # GraphDef.apply
 def pop(node: Any, filter: Any, /, *filters: Any) -> Any:
     """Remove the Variables matching the filters from the graph and return them as States.
 
-    Example: ``intermediates = nnx.pop(model, nnx.Intermediate)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Block(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.linear = nnx.Linear(2, 3, rngs=rngs)
+        ...
+        ...     def __call__(self, x):
+        ...         y = self.linear(x)
+        ...         self.sow(nnx.Intermediate, 'features', y)
+        ...         return y
+        >>> model = Block(nnx.Rngs(0))
+        >>> _ = model(jnp.ones((1, 2)))
+        >>> intermediates = nnx.pop(model, nnx.Intermediate)
+        >>> intermediates['features'].value[0].shape
+        (1, 3)
     """
     fs = (filter, *filters)
     preds = [filterlib.to_predicate(f) for f in fs]
@@ -328,7 +361,11 @@ def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tup
     (``graph=False``) yields the objects, Variables, containers and data leaves, and refuses
     shared Variables and cycles.
 
-    Example: ``[p for p, m in nnx.iter_graph(model) if isinstance(m, nnx.Linear)]``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Sequential(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), nnx.relu, nnx.Linear(3, 1, rngs=nnx.Rngs(1)))
+        >>> [path for path, m in nnx.iter_graph(model) if isinstance(m, nnx.Linear)]
+        [('layers', 0), ('layers', 2)]
     """
     tree = not resolve(graph, set_graph_mode)
     if tree:

@@ -16,10 +16,11 @@ __all__ = ["PReLU"]
 class PReLU(Module):
     """``where(x >= 0, x, negative_slope * x)`` with a learned scalar ``negative_slope``.
 
-    Example::
-
-        act = nnx.PReLU(negative_slope_init=0.1)
-        y = act(fluxion.numpy.array([-1.0, 2.0]))   # [-0.1, 2.0]
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> act = nnx.PReLU(negative_slope_init=0.1)
+        >>> act(jnp.array([-1.0, 2.0])).tolist()
+        [-0.1, 2.0]
     """
 
     def __init__(self, negative_slope_init: float = 0.01, *, dtype: Any = None,

@@ -94,7 +94,11 @@ def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, ma
     """Attention output ``[batch..., q_len, heads, depth]`` from query/key/value
     ``[batch..., len, heads, depth]``.
 
-    Example: ``y = nnx.dot_product_attention(q, k, v, mask=mask)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> q = k = v = jnp.ones((2, 4, 3, 8))   # [batch, length, heads, features]
+        >>> nnx.dot_product_attention(q, k, v).shape
+        (2, 4, 3, 8)
     """
     query, key, value = promote_dtype((query, key, value), dtype=dtype)
     _check_qkv_shapes("dot_product_attention", query, key, value)
@@ -114,7 +118,11 @@ def make_attention_mask(query_input: Any, key_input: Any, pairwise_fn: Callable 
                         extra_batch_dims: int = 0, dtype: Any = jnp.float32) -> Any:
     """Mask ``[batch..., 1, q_len, kv_len]`` from ``pairwise_fn(query_input, key_input)``.
 
-    Example: ``mask = nnx.make_attention_mask(tokens > 0, tokens > 0)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> tokens = jnp.array([[5, 7, 0]])
+        >>> nnx.make_attention_mask(tokens > 0, tokens > 0)[0, 0].tolist()
+        [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
     """
     mask = pairwise_fn(jnp.expand_dims(query_input, -1), jnp.expand_dims(key_input, -2))
     mask = jnp.expand_dims(mask, -3)
@@ -125,7 +133,10 @@ def make_attention_mask(query_input: Any, key_input: Any, pairwise_fn: Callable 
 def make_causal_mask(x: Any, extra_batch_dims: int = 0, dtype: Any = jnp.float32) -> Any:
     """Causal mask ``[batch..., 1, len, len]`` for inputs ``x`` of shape ``[batch..., len]``.
 
-    Example: ``mask = nnx.make_causal_mask(tokens)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> nnx.make_causal_mask(jnp.ones((1, 3)))[0, 0].tolist()
+        [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]
     """
     idxs = jnp.broadcast_to(jnp.arange(x.shape[-1], dtype=jnp.int32), x.shape)
     return make_attention_mask(idxs, idxs, jnp.greater_equal, extra_batch_dims, dtype)

@@ -45,7 +45,11 @@ def avg_pool(inputs: Any, window_shape: Sequence[int], strides: Sequence[int] | 
              padding: Any = "VALID", count_include_pad: bool = True) -> Any:
     """Average over windows.
 
-    Example: ``y = nnx.avg_pool(x, (2, 2), strides=(2, 2))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> nnx.avg_pool(x, (2, 2), strides=(2, 2))[0, :, :, 0].tolist()
+        [[2.5, 4.5], [10.5, 12.5]]
     """
     y = pool(inputs, 0.0, lax.add, window_shape, strides, padding)
     if count_include_pad:
@@ -60,7 +64,11 @@ def max_pool(inputs: Any, window_shape: Sequence[int], strides: Sequence[int] | 
              padding: Any = "VALID") -> Any:
     """Maximum over windows.
 
-    Example: ``y = nnx.max_pool(x, (2, 2), strides=(2, 2))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> nnx.max_pool(x, (2, 2), strides=(2, 2))[0, :, :, 0].tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
     """
     return pool(inputs, -jnp.inf, lax.max, window_shape, strides, padding)
 

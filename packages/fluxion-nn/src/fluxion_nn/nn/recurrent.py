@@ -169,10 +169,12 @@ class GRUCell(RNNCellBase):
     """GRU cell with fused ``dense_i`` (``3 * hidden``, bias) and ``dense_h`` (``3 * hidden``,
     no bias) Linears; gates ``r, z, n``.
 
-    Example::
-
-        cell = nnx.GRUCell(3, 8, rngs=nnx.Rngs(0))
-        h, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), fluxion.numpy.ones((2, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> cell = nnx.GRUCell(3, 8, rngs=nnx.Rngs(0))
+        >>> h, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), jnp.ones((2, 3)))
+        >>> h.shape, y.shape
+        ((2, 8), (2, 8))
     """
 
     def __init__(self, in_features: int, hidden_features: int, *, gate_fn: Callable = sigmoid,
@@ -221,10 +223,12 @@ class GRUCell(RNNCellBase):
 class SimpleCell(RNNCellBase):
     """Elman cell ``h' = activation(dense_i(x) + dense_h(h) [+ h])``.
 
-    Example::
-
-        cell = nnx.SimpleCell(3, 8, rngs=nnx.Rngs(0))
-        h, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), fluxion.numpy.ones((2, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> cell = nnx.SimpleCell(3, 8, rngs=nnx.Rngs(0))
+        >>> h, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), jnp.ones((2, 3)))
+        >>> h.shape, y.shape
+        ((2, 8), (2, 8))
     """
 
     def __init__(self, in_features: int, hidden_features: int, *, dtype: Any = jnp.float32,

@@ -803,7 +803,17 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any, *, unro
               graph: bool | None = None, graph_updates: bool | None = None) -> Any:
     """``lax.fori_loop`` whose loop value may contain modules (updated in place).
 
-    Example: ``model = nnx.fori_loop(0, 3, lambda i, m: step(m), model)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Counter(nnx.Module):
+        ...     def __init__(self):
+        ...         self.count = nnx.BatchStat(jnp.array(0))
+        >>> def step(i, m):
+        ...     m.count.value += i
+        ...     return m
+        >>> counter = nnx.fori_loop(0, 4, step, Counter())
+        >>> counter.count.value.tolist()
+        6
     """
     _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
     inp = Inputs(((init_val,), {}))
@@ -823,7 +833,17 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, graph: 
                graph_updates: bool | None = None) -> Any:
     """``lax.while_loop`` whose loop value may contain modules.
 
-    Example: ``m = nnx.while_loop(lambda m: m.count.value < 3, step, m)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Counter(nnx.Module):
+        ...     def __init__(self):
+        ...         self.count = nnx.BatchStat(jnp.array(0))
+        >>> def step(m):
+        ...     m.count.value += 1
+        ...     return m
+        >>> counter = nnx.while_loop(lambda m: m.count.value < 3, step, Counter())
+        >>> counter.count.value.tolist()
+        3
     """
     _tree_mode_check(graph, init_val, "nnx.fori_loop/while_loop")
     inp = Inputs(((init_val,), {}))

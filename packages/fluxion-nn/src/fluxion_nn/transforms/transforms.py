@@ -214,7 +214,13 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
          graph: bool | None = None, graph_updates: bool | None = None, **kwargs: Any) -> Any:
     """``lax.cond`` whose operands may be modules (both branches' updates are merged).
 
-    Example: ``y = nnx.cond(flag, lambda m, x: m(x), lambda m, x: x, model, x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> x = jnp.ones((1, 2))
+        >>> y = nnx.cond(jnp.array(False), lambda m, x: m(x), lambda m, x: jnp.zeros((1, 3)), model, x)
+        >>> y.tolist()
+        [[0.0, 0.0, 0.0]]
     """
     _tree_mode_check(graph, (operands, kwargs), "nnx.cond")
     inp = Inputs((operands, kwargs))
@@ -228,7 +234,13 @@ def switch(index: Any, branches: Any, *operands: Any, graph: bool | None = None,
            graph_updates: bool | None = None) -> Any:
     """``lax.switch`` whose operands may be modules.
 
-    Example: ``y = nnx.switch(i, [f0, f1], model, x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> x = jnp.ones((1, 2))
+        >>> branches = [lambda m, x: m(x) * 0.0, lambda m, x: jnp.full((1, 3), 7.0)]
+        >>> nnx.switch(jnp.array(1), branches, model, x).tolist()
+        [[7.0, 7.0, 7.0]]
     """
     _tree_mode_check(graph, operands, "nnx.switch")
     inp = Inputs((operands, {}))
@@ -243,7 +255,11 @@ def eval_shape(f: Callable, *args: Any, graph: bool | None = None, graph_updates
     """Shapes of ``f``'s outputs (modules in the output hold ``ShapeDtypeStruct`` values);
     nothing is computed and the inputs are not changed.
 
-    Example: ``abstract = nnx.eval_shape(lambda: Model(rngs=nnx.Rngs(0)))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> abstract = nnx.eval_shape(lambda: nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+        >>> abstract.kernel.value.shape, abstract.kernel.value.dtype
+        ((2, 3), dtype('float32'))
     """
     _reject_bound_method(f, "eval_shape")
     _tree_mode_check(graph, (args, kwargs), "nnx.eval_shape", graph_updates)
