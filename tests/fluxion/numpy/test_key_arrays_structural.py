@@ -101,6 +101,12 @@ _REFUSED = {  # jax: TypeError / ValueError; ours the same class
     # TypeError in jax
     "iscomplex_isreal": lambda m, k: (m.iscomplex(k), m.isreal(k)),
     "where_missing_y": lambda m, k: m.where(True, k),
+    # rank checks before the dtype's: ValueError for these, TypeError for the 1-D ones
+    "cumulative_sum_rank": lambda m, k: m.cumulative_sum(k.reshape(2, 3)),
+    "cumulative_prod_scalar": lambda m, k: m.cumulative_prod(k[0]),
+    "cumulative_sum": lambda m, k: m.cumulative_sum(k),
+    "vander_rank": lambda m, k: m.vander(k.reshape(2, 3)),
+    "vander": lambda m, k: m.vander(k),
 }
 
 

@@ -120,7 +120,7 @@ def nancumprod(a: Any, axis: int | None = None, dtype: Any = None, out: None = N
 
 def _cumulative_api(name: str, fn: Callable, ident: int, x: Any, axis: Any, dtype: Any,
                     include_initial: bool) -> Any:
-    check_arraylike(name, x)
+    check_arraylike(name, x, extended=True)  # as JAX: the rank checks come before the dtype's
     x = ensure_array(x)
     if x.ndim == 0:
         raise ValueError(f"{name}: the input must be non-scalar to take a cumulative "

@@ -18,7 +18,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._eager import one_program_static
-from fluxion.numpy._util import canonical_axis, check_arraylike, concrete_scalar, ensure_array
+from fluxion.numpy._util import canonical_axis, check_arraylike, check_numeric, concrete_scalar, ensure_array
 from fluxion.numpy.shape import moveaxis, ravel, reshape
 
 __all__ = ["tri", "tril", "triu", "diag", "diagflat", "diagonal", "vander"]
@@ -168,10 +168,11 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
         >>> jnp.vander(jnp.array([2, 3]), 3).tolist()
         [[4, 2, 1], [9, 3, 1]]
     """
-    check_arraylike("vander", x)
+    check_arraylike("vander", x, extended=True)
     x = ensure_array(x)
-    if x.ndim != 1:
+    if x.ndim != 1:  # as JAX: checked before the dtype
         raise ValueError("x must be a one-dimensional array")
+    check_numeric("vander", x)
     n = x.shape[0] if N is None else operator.index(N)
     if n < 0:
         raise ValueError("N must be nonnegative")
