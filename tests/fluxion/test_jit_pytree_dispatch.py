@@ -89,14 +89,14 @@ def test_pytree_table_follows_shapes_and_disable_jit():
     f = fluxion.jit(lambda d: d["u"] * 2.0)
     assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
     assert f({"u": jnp.ones(3)}).shape == (3,)
-    assert len(_tree_keys(f)) == 2
+    assert len(_shallow_keys(f)) == 2  # a string-keyed dict: one entry per shape
     with fluxion.disable_jit():
         assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
     assert f({"u": jnp.ones(2)}).tolist() == [2.0, 2.0]
 
 
 def _shallow_keys(f):
-    return [k for k in f._fluxion_jit.fast if any(x is list or x is tuple for x in k)]
+    return [k for k in f._fluxion_jit.fast if any(x is list or x is tuple or x is dict for x in k)]
 
 
 def test_lists_and_tuples_of_arrays_key_without_the_cpp_flatten():
@@ -130,9 +130,9 @@ def test_lists_and_tuples_of_arrays_key_without_the_cpp_flatten():
     for _ in range(2):  # three containers deep: the C++ flatten's key
         assert g([x, [(x,)]]).tolist() == [2.0, 2.0]
     assert len(_tree_keys(g)) == 1 and _shallow_keys(g) == []
-    d = fluxion.jit(lambda t: t["a"] * 2.0)
-    for _ in range(2):  # a dict: the C++ flatten's key
-        assert d({"a": x}).tolist() == [2.0, 2.0]
+    d = fluxion.jit(lambda t: t["a"] * 2.0 - t["b"])
+    for _ in range(2):  # a dict inserted out of key order: the C++ flatten's key
+        assert d({"b": x, "a": x}).tolist() == [1.0, 1.0]
     assert len(_tree_keys(d)) == 1 and _shallow_keys(d) == []
     h = fluxion.jit(lambda t: t[0] + t[1])
     for _ in range(2):  # a Python number in the list: the general path
@@ -228,3 +228,37 @@ def test_registered_nodes_key_through_the_cpp_flatten_with_jax_values():
     np.testing.assert_allclose(np.asarray(first),
                                np.asarray(jax.jit(lambda q: jax.random.uniform(q, (2,)))(
                                    jax.random.key(0))), rtol=1e-6)
+
+
+def test_dicts_of_layer_dicts_key_without_the_cpp_flatten():
+    # haiku-style parameters: {module: {"b": ..., "w": ...}}; a dict inserted in sorted key
+    # order keys in one pass, one inserted otherwise keeps the C++ route (leaves by sorted key)
+    def step(params, x):
+        h = x
+        for name in sorted(params):
+            h = h @ params[name]["w"] + params[name]["b"]
+        return {k: {"w": v["w"] * h.sum(), "b": v["b"] - 1.0} for k, v in params.items()}, h
+    rng = np.random.default_rng(3)
+    host = {f"linear_{i}": {"b": rng.standard_normal(3).astype(np.float32),
+                            "w": rng.standard_normal((3, 3)).astype(np.float32)} for i in range(3)}
+    hx = rng.standard_normal((2, 3)).astype(np.float32)
+    for order in (sorted, lambda ks: sorted(ks, reverse=True)):
+        outs = {}
+        for mod, xnp in ((fluxion, jnp), (jax, jnp_ref)):
+            params = {k: {n: xnp.asarray(host[k][n]) for n in order(host[k])} for k in order(host)}
+            f = mod.jit(lambda p, x: step(p, x))
+            outs[mod.__name__] = [f(params, xnp.asarray(hx)) for _ in range(3)]
+            if mod is fluxion:
+                assert len(_shallow_keys(f)) == (1 if order is sorted else 0)
+                assert len(_tree_keys(f)) == (0 if order is sorted else 1)
+        for a, b in zip(outs["fluxion"], outs["jax"]):
+            la, lb = fluxion.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+            assert len(la) == len(lb) == 7
+            for u, v in zip(la, lb):
+                assert u.shape == v.shape and u.dtype == v.dtype and u.weak_type == v.weak_type
+                np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-5, atol=1e-5)
+    g = fluxion.jit(lambda t: t[1] - t[0])  # non-string keys: the C++ route
+    x = jnp.ones(2)
+    for _ in range(2):
+        assert g({0: x, 1: x * 3}).tolist() == [2.0, 2.0]
+    assert len(_tree_keys(g)) == 1 and _shallow_keys(g) == []

@@ -182,11 +182,14 @@ def tree_fast_key(args: tuple, leaves: list, specs: list) -> tuple | None:
 
 
 def _shallow_key(args: tuple, specs: list) -> tuple | None:
-    """The key of ``args`` built of Arrays, lists and tuples (exactly those types) at most two
-    containers deep (a parameter list of ``(w, b)`` tuples): an Array is its Spec, a container
-    its type, its length and then its items' keys, in order (what :func:`_tree_caller` builds
-    without the C++ flatten); else None. ``specs`` are the leaves' Specs in flatten order. A
-    Spec is never a type or an int, so the key says the structure unambiguously."""
+    """The key of ``args`` built of Arrays, lists, tuples and dicts with string keys in sorted
+    insertion order (exactly those types) at most two containers deep (a parameter list of
+    ``(w, b)`` tuples, a dict of per-layer dicts): an Array is its Spec, a list or tuple its
+    type, its length and then its items' keys, a dict ``dict``, its key tuple and then its
+    values' keys, in order (what :func:`_tree_caller` builds without the C++ flatten); else
+    None. ``specs`` are the leaves' Specs in flatten order (a dict's by sorted key, so only a
+    dict inserted in that order keys here). A Spec is never a type, an int or a tuple, so the
+    key says the structure unambiguously."""
     key: list = []
     it = iter(specs)
 
@@ -195,9 +198,17 @@ def _shallow_key(args: tuple, specs: list) -> tuple | None:
         if t is Array:
             key.append(next(it, None))
             return True
-        if (t is list or t is tuple) and depth < 2:
+        if depth >= 2:
+            return False
+        if t is list or t is tuple:
             key.extend((t, len(x)))
             return all(add(v, depth + 1) for v in x)
+        if t is dict:
+            names = tuple(x)
+            if not all(type(k) is str for k in names) or list(names) != sorted(names):
+                return False
+            key.extend((t, names))
+            return all(add(v, depth + 1) for v in x.values())
         return False
 
     if not all(add(a, 0) for a in args) or next(it, None) is not None or None in key:
@@ -207,8 +218,9 @@ def _shallow_key(args: tuple, specs: list) -> tuple | None:
 
 def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
     """A dispatcher's route for positional pytree arguments (see :func:`tree_fast_key`).
-    Arguments built of Arrays, lists and tuples at most two containers deep build their key in
-    one pass (:func:`_shallow_key`'s); other structures go through jaxlib's C++ flatten."""
+    Arguments built of Arrays, lists, tuples and string-keyed dicts at most two containers deep
+    build their key in one pass (:func:`_shallow_key`'s); other structures, and such calls not
+    filed under that key, go through jaxlib's C++ flatten."""
     def tree_call(args: tuple) -> Any:
         key: list = []
         impls: list = []
@@ -219,37 +231,50 @@ def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
             if t is Array:
                 push_k(a._k)
                 push_a(a._a)
-            elif t is list or t is tuple:
+                continue
+            if t is list or t is tuple:
                 push_k(t)
                 push_k(len(a))
-                for v in a:
-                    tv = type(v)
-                    if tv is Array:
-                        push_k(v._k)
-                        push_a(v._a)
-                    elif tv is tuple or tv is list:  # a second level: (w, b) pairs
-                        push_k(tv)
-                        push_k(len(v))
-                        for w in v:
-                            if type(w) is not Array:
-                                break
-                            push_k(w._k)
-                            push_a(w._a)
-                        else:
-                            continue
+                items = a
+            elif t is dict:
+                push_k(t)
+                push_k(tuple(a))
+                items = a.values()
+            else:
+                break
+            for v in items:
+                tv = type(v)
+                if tv is Array:
+                    push_k(v._k)
+                    push_a(v._a)
+                    continue
+                if tv is tuple or tv is list:  # a second level: (w, b) pairs, layer dicts
+                    push_k(tv)
+                    push_k(len(v))
+                    sub = v
+                elif tv is dict:
+                    push_k(tv)
+                    push_k(tuple(v))
+                    sub = v.values()
+                else:
+                    break
+                for w in sub:
+                    if type(w) is not Array:
                         break
-                    else:
-                        break
+                    push_k(w._k)
+                    push_a(w._a)
                 else:
                     continue
                 break
             else:
-                break
+                continue
+            break
         else:
             e = fast_get(tuple(key))
             if e is not None:
                 return e.call(tuple(impls))
-            return call(args, {})
+            # not filed under this key (a dict inserted out of key order, a first call): the
+            # C++ route's key, then the general path
         if _TREE_FLATTEN:
             try:
                 leaves, tree = _TREE_FLATTEN[0](args)
