@@ -255,7 +255,13 @@ def reseed(node: Any, /, *, graph: bool | None = None, policy: str = "scalars_on
            **stream_keys: Any) -> None:
     """Reset the named streams found anywhere in ``node`` to new keys (counts back to 0).
 
-    Example: ``nnx.reseed(model, dropout=42)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(params=0, dropout=1)
+        >>> _ = rngs.dropout()
+        >>> nnx.reseed(rngs, dropout=5)
+        >>> rngs.dropout.count.value.tolist()
+        0
     """
     # as flax: each reseeded stream takes the next key of a fresh Rngs(**stream_keys) stream
     fresh = {tag: RngStream(_as_key(k), tag=tag) for tag, k in stream_keys.items()}

@@ -605,21 +605,40 @@ class Param(Variable):
 class BatchStat(Variable):
     """Running statistics (BatchNorm's ``mean``/``var``): state that is not trained by gradients.
 
-    Example: ``self.mean = BatchStat(fluxion.numpy.zeros((3,)))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Stats(nnx.Module):
+        ...     def __init__(self):
+        ...         self.mean = nnx.BatchStat(jnp.zeros((3,)))
+        >>> list(nnx.state(Stats(), nnx.BatchStat).keys()), len(nnx.state(Stats(), nnx.Param))
+        (['mean'], 0)
     """
 
 
 class Cache(Variable):
     """Cached values such as an attention decode cache.
 
-    Example: ``self.cached_key = Cache(fluxion.numpy.zeros((1, 8, 2, 4)))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> c = nnx.Cache(jnp.zeros((1, 8, 2, 4)))
+        >>> c.value.shape, isinstance(c, nnx.Variable)
+        ((1, 8, 2, 4), True)
     """
 
 
 class Intermediate(Variable):
     """Values recorded with ``Module.sow`` for inspection.
 
-    Example: ``model.sow(Intermediate, "features", x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Block(nnx.Module):
+        ...     def __call__(self, x):
+        ...         self.sow(nnx.Intermediate, 'features', x * 2)
+        ...         return x
+        >>> block = Block()
+        >>> _ = block(jnp.ones(2))
+        >>> nnx.pop(block, nnx.Intermediate)['features'].value[0].tolist()
+        [2.0, 2.0]
     """
 
 

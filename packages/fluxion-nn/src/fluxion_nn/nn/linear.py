@@ -414,10 +414,11 @@ class ConvTranspose(Module):
     """Transposed convolution (``lax.conv_transpose``) over channels-last inputs; ``kernel``
     has shape ``kernel_size + (in_features, out_features)`` (swapped if ``transpose_kernel``).
 
-    Example::
-
-        up = nnx.ConvTranspose(8, 3, kernel_size=(3, 3), strides=2, rngs=nnx.Rngs(0))
-        y = up(fluxion.numpy.ones((4, 7, 7, 8)))   # (4, 14, 14, 3)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> up = nnx.ConvTranspose(8, 3, kernel_size=(3, 3), strides=2, rngs=nnx.Rngs(0))
+        >>> up(jnp.ones((1, 4, 4, 8))).shape
+        (1, 8, 8, 3)
     """
 
     def __init__(self, in_features: int, out_features: int, kernel_size: int | Sequence[int],

@@ -27,10 +27,13 @@ class LoRA(Module):
     """``y = x @ lora_a @ lora_b (+ base_module(x))`` with ``lora_a`` ``(in, rank)``
     (he-uniform) and ``lora_b`` ``(rank, out)`` (zeros).
 
-    Example::
-
-        lora = nnx.LoRA(3, 2, 4, rngs=nnx.Rngs(0))
-        y = lora(fluxion.numpy.ones((1, 3)))   # (1, 4)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> lora = nnx.LoRA(3, 2, 4, rngs=nnx.Rngs(0))
+        >>> bool((lora(jnp.ones((1, 3))) == 0).all())   # lora_b starts at zero
+        True
+        >>> lora.lora_a.value.shape, lora.lora_b.value.shape
+        ((3, 2), (2, 4))
     """
 
     def __init__(self, in_features: int, lora_rank: int, out_features: int, *,
@@ -67,10 +70,11 @@ class LoRA(Module):
 class LoRALinear(Linear):
     """A ``Linear`` plus a ``LoRA`` adapter in ``self.lora``.
 
-    Example::
-
-        layer = nnx.LoRALinear(3, 4, lora_rank=2, rngs=nnx.Rngs(0))
-        y = layer(fluxion.numpy.ones((1, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.LoRALinear(3, 4, lora_rank=2, rngs=nnx.Rngs(0))
+        >>> layer(jnp.ones((1, 3))).shape, layer.lora.lora_a.value.shape
+        ((1, 4), (3, 2))
     """
 
     def __init__(self, in_features: int, out_features: int, *, lora_rank: int,

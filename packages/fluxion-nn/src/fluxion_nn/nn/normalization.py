@@ -278,10 +278,11 @@ class InstanceNorm(Module):
     """Instance normalisation: every channel of every example normalised over the other
     (spatial) axes.
 
-    Example::
-
-        norm = nnx.InstanceNorm(3, rngs=nnx.Rngs(0))
-        y = norm(fluxion.numpy.ones((2, 8, 8, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> norm = nnx.InstanceNorm(2, rngs=nnx.Rngs(0))
+        >>> norm(jnp.array([[[1.0, 2.0], [3.0, 6.0]]])).round(4).tolist()
+        [[[-1.0, -1.0], [1.0, 1.0]]]
     """
 
     def __init__(self, num_features: int, *, epsilon: float = 1e-6, dtype: Any = None,

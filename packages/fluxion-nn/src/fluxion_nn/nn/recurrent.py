@@ -124,10 +124,12 @@ class OptimizedLSTMCell(RNNCellBase):
     """LSTM cell computing all gates with two fused Linears: ``dense_i`` (``4 * hidden``, no
     bias) and ``dense_h`` (``4 * hidden``, bias); gate order ``i, f, g, o``.
 
-    Example::
-
-        cell = nnx.OptimizedLSTMCell(3, 8, rngs=nnx.Rngs(0))
-        carry, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), fluxion.numpy.ones((2, 3)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> cell = nnx.OptimizedLSTMCell(3, 8, rngs=nnx.Rngs(0))
+        >>> carry, y = cell(cell.initialize_carry((2, 3), nnx.Rngs(0)), jnp.ones((2, 3)))
+        >>> y.shape
+        (2, 8)
     """
 
     def __init__(self, in_features: int, hidden_features: int, *, gate_fn: Callable = sigmoid,
@@ -383,11 +385,13 @@ def _take_last(carries: Any, last: Any, time_axis: int) -> Any:
 class Bidirectional(Module):
     """Run a forward and a backward RNN and merge their outputs (default: concatenate).
 
-    Example::
-
-        bi = nnx.Bidirectional(nnx.RNN(nnx.GRUCell(3, 4, rngs=nnx.Rngs(0))),
-                               nnx.RNN(nnx.GRUCell(3, 4, rngs=nnx.Rngs(1))))
-        y = bi(fluxion.numpy.ones((2, 5, 3)))   # (2, 5, 8)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> forward = nnx.RNN(nnx.GRUCell(3, 4, rngs=nnx.Rngs(0)))
+        >>> backward = nnx.RNN(nnx.GRUCell(3, 4, rngs=nnx.Rngs(1)))
+        >>> bi = nnx.Bidirectional(forward, backward)
+        >>> bi(jnp.ones((2, 5, 3))).shape
+        (2, 5, 8)
     """
 
     def __init__(self, forward_rnn: RNN, backward_rnn: RNN, *,

@@ -48,10 +48,11 @@ class WeightNorm(Module):
     ``w / ||w|| * scale``, the norm taken over the axes other than ``feature_axes`` (all axes
     when ``None``); ``scales`` holds one learnt scale per weight, keyed by the weight's path.
 
-    Example::
-
-        layer = nnx.WeightNorm(nnx.Linear(8, 4, rngs=nnx.Rngs(0)), rngs=nnx.Rngs(1))
-        y = layer(fluxion.numpy.ones((5, 8)))   # the kernel's columns now have norm 1
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.WeightNorm(nnx.Linear(8, 4, rngs=nnx.Rngs(0)), rngs=nnx.Rngs(1))
+        >>> layer(jnp.ones((2, 8))).shape
+        (2, 4)
     """
 
     def __init__(self, layer_instance: Module, *, feature_axes: Any = -1, use_scale: bool = True,
@@ -110,10 +111,11 @@ class SpectralNorm(Module):
     per weight (BatchStats keyed by ``path + ("u",)`` / ``path + ("sigma",)``), updated when
     ``update_stats``.
 
-    Example::
-
-        layer = nnx.SpectralNorm(nnx.Linear(8, 4, rngs=nnx.Rngs(0)), rngs=nnx.Rngs(1))
-        y = layer(fluxion.numpy.ones((5, 8)))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> layer = nnx.SpectralNorm(nnx.Linear(8, 4, rngs=nnx.Rngs(0)), rngs=nnx.Rngs(1))
+        >>> layer(jnp.ones((2, 8))).shape
+        (2, 4)
     """
 
     def __init__(self, layer_instance: Module, *, n_steps: int = 1, epsilon: float = 1e-12,

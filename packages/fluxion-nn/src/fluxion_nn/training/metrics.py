@@ -196,11 +196,13 @@ class MultiMetric(Metric):
     """Several named metrics updated together: ``update(**kwargs)`` passes all keyword
     arguments to each; ``compute()`` returns a dict.
 
-    Example::
-
-        metrics = nnx.MultiMetric(accuracy=nnx.metrics.Accuracy(),
-                                  loss=nnx.metrics.Average("loss"))
-        metrics.update(logits=logits, labels=labels, loss=loss)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> metrics = nnx.MultiMetric(accuracy=nnx.metrics.Accuracy(), loss=nnx.metrics.Average('loss'))
+        >>> logits, labels = jnp.array([[0.1, 0.9], [0.8, 0.2]]), jnp.array([1, 1])
+        >>> metrics.update(logits=logits, labels=labels, loss=jnp.array(0.5))
+        >>> {k: float(v) for k, v in metrics.compute().items()}
+        {'accuracy': 0.5, 'loss': 0.5}
     """
 
     def __init__(self, **metrics: Metric):

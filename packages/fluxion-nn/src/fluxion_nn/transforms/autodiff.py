@@ -318,10 +318,14 @@ def vjp(f: Callable | None = None, *primals: Any, has_aux: bool = False,
     gradients in its Variables. Updates ``f`` makes to the modules are kept. Without primals
     it is a decorator.
 
-    Example::
-
-        out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), model, x)
-        m_grad, x_grad = vjp_fn(jnp.ones_like(out))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> x = jnp.ones((1, 2))
+        >>> out, vjp_fn = nnx.vjp(lambda m, x: jnp.sum(m(x)), model, x, graph_updates=False)
+        >>> m_grad, x_grad = vjp_fn(jnp.ones(()))
+        >>> m_grad.bias.value.tolist(), x_grad.shape
+        ([1.0, 1.0, 1.0], (1, 2))
     """
     if f is None:
         return functools.partial(_vjp_decorator, has_aux=has_aux, graph=graph,
@@ -358,9 +362,15 @@ def jvp(f: Callable | None = None, primals: Any = None, tangents: Any = None, *,
     (``(out, tangent_out, aux)`` with ``has_aux``); updates ``f`` makes to the modules are kept.
     Without primals it is a decorator ``g(primals, tangents)``.
 
-    Example::
-
-        out, t = nnx.jvp(f, (model, x), (fluxion.tree.map(jnp.ones_like, model), dx))
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> import fluxion
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> x = jnp.ones((1, 2))
+        >>> tangent = fluxion.tree.map(jnp.zeros_like, model)
+        >>> out, t = nnx.jvp(lambda m, x: m(x), (model, x), (tangent, jnp.ones((1, 2))), graph_updates=False)
+        >>> bool((t == jnp.ones((1, 2)) @ model.kernel.value).all())
+        True
     """
     if f is None or primals is None:
         def decorator(g: Callable) -> Callable:
