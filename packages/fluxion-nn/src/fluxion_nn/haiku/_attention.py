@@ -76,7 +76,18 @@ class DeepRNN(RNNCore):
     """Stack cores (and plain functions) into one core; the state is a tuple of the cores'
     states.
 
-    Example: ``core = hk.DeepRNN([hk.LSTM(8), jax.nn.relu, hk.LSTM(4)])``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def step(x):
+        ...     core = hk.DeepRNN([hk.LSTM(8), fluxion.nn.relu, hk.LSTM(4)])
+        ...     return core(x, core.initial_state(2))
+        >>> f = hk.transform(step)
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> out, state = f.apply(params, None, x)
+        >>> out.shape, len(state)
+        ((2, 4), 2)
     """
 
     def __init__(self, layers: Sequence[Any], name: str | None = None):

@@ -501,7 +501,12 @@ def _copy(d: dict) -> dict:
 def running_init() -> bool:
     """True inside ``init`` (parameters not frozen).
 
-    Example: ``if hk.running_init(): ...``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda: hk.running_init())
+        >>> f.init(key), f.apply({}, key)
+        ({}, False)
     """
     return not _frame("running_init").params_frozen
 
@@ -721,7 +726,12 @@ def next_rng_key() -> Any:
 def next_rng_keys(num: int) -> Any:
     """``num`` fresh keys stacked in one array.
 
-    Example: ``keys = hk.next_rng_keys(3)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda: hk.next_rng_keys(3))
+        >>> f.apply({}, key).shape
+        (3, 2)
     """
     return jnp.stack(_rng_seq("next_rng_keys").take(num))
 
@@ -729,7 +739,12 @@ def next_rng_keys(num: int) -> Any:
 def maybe_next_rng_key() -> Any:
     """``next_rng_key()`` or None when no rng was given.
 
-    Example: ``key = hk.maybe_next_rng_key()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda: hk.maybe_next_rng_key())
+        >>> f.apply({}, None) is None, f.apply({}, key).shape
+        (True, (2,))
     """
     frame = _frame("maybe_next_rng_key")
     return None if frame.rng is None else next(frame.rng)
@@ -738,7 +753,15 @@ def maybe_next_rng_key() -> Any:
 def reserve_rng_keys(num: int) -> None:
     """Pre-split ``num`` keys.
 
-    Example: ``hk.reserve_rng_keys(2)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def draw():
+        ...     hk.reserve_rng_keys(2)
+        ...     return hk.next_rng_key()
+        >>> f = hk.transform(draw)
+        >>> f.apply({}, key).shape
+        (2,)
     """
     _rng_seq("reserve_rng_keys").reserve(num)
 
@@ -769,10 +792,15 @@ def replace_rng_sequence_state(state: Any) -> None:
 class with_rng:  # noqa: N801 (Haiku's name)
     """Use ``key`` for ``next_rng_key`` inside the block.
 
-    Example::
-
-        with hk.with_rng(jax.random.PRNGKey(0)):
-            k = hk.next_rng_key()
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def draw():
+        ...     with hk.with_rng(fluxion.random.PRNGKey(1)):
+        ...         return hk.next_rng_key()
+        >>> f = hk.without_apply_rng(hk.transform(draw))
+        >>> f.apply({}).shape
+        (2,)
     """
 
     def __init__(self, key: Any):

@@ -61,7 +61,14 @@ class BatchApply:
     """Call ``f`` with the leading ``num_dims`` dimensions of its array inputs merged, then
     split the outputs back (as ``hk.BatchApply``).
 
-    Example: ``y = hk.BatchApply(hk.Linear(4))(jnp.ones([5, 3, 2]))``  # shape (5, 3, 4)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.BatchApply(hk.Linear(4))(x))
+        >>> x = jnp.ones([5, 3, 2])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (5, 3, 4)
     """
 
     def __init__(self, f: Callable, num_dims: int = 2):
@@ -112,10 +119,15 @@ class CallableModule(Module):
 def to_module(f: Callable) -> type:
     """A module class whose ``__call__`` runs ``f`` (its default name is ``f.__name__``).
 
-    Example::
-
-        Bias = hk.to_module(lambda x: x + hk.get_parameter("b", [], init=jnp.ones))
-        y = Bias(name="my_bias")(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> AddB = hk.to_module(lambda x: x + hk.get_parameter('b', [], init=jnp.ones))
+        >>> f = hk.transform(lambda x: AddB(name='add_b')(x))
+        >>> params = f.init(None, jnp.zeros(2))
+        >>> params
+        {'add_b': {'b': Array(1.0, dtype=float32)}}
+        >>> f.apply(params, None, jnp.zeros(2)).tolist()
+        [1.0, 1.0]
     """
     class ToModuleWrapper(CallableModule):
         """Module produced by `hk.to_module`."""

@@ -37,7 +37,16 @@ class Bias(Module):
     """Add a learned bias ``b`` (zeros by default) to ``inputs``; ``bias_dims`` chooses the input
     dimensions it varies over (default: all but the batch dimension), the rest broadcast.
 
-    Example: ``y = hk.Bias(bias_dims=[-1])(x)``  # one bias per channel.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Bias(bias_dims=[-1])(x))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> params['bias']['b'].shape   # one bias per channel
+        (3,)
+        >>> f.apply(params, None, x).tolist()
+        [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
 
     def __init__(self, output_size: Sequence[int] | None = None,

@@ -126,7 +126,14 @@ class ExponentialMovingAverage(Module):
     """Exponential moving average kept in state (``counter``, ``hidden``, ``average``), with
     zero-debiasing.
 
-    Example: ``avg = hk.ExponentialMovingAverage(0.99)(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform_with_state(lambda x: hk.ExponentialMovingAverage(0.5)(x))
+        >>> params, state = f.init(None, jnp.array(2.0))
+        >>> avg, state = f.apply(params, state, None, jnp.array(2.0))
+        >>> avg, state = f.apply(params, state, None, jnp.array(4.0))
+        >>> float(avg)
+        3.33333
     """
 
     def __init__(self, decay: float, zero_debias: bool = True, warmup_length: int = 0,
@@ -431,7 +438,15 @@ class GRU(RNNCore):
 class VanillaRNN(RNNCore):
     """``h' = relu(Linear(x) + Linear(h))`` (Linears ``linear`` and ``linear_1``).
 
-    Example: ``out, h = hk.VanillaRNN(16)(x, h)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.VanillaRNN(16)(x, jnp.zeros((2, 16))))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> out, h = f.apply(params, None, x)
+        >>> out.shape, h.shape
+        ((2, 16), (2, 16))
     """
 
     def __init__(self, hidden_size: int, double_bias: bool = True, name: str | None = None):
@@ -482,7 +497,14 @@ class Sequential(Module):
 class Reshape(Module):
     """Reshape the trailing axes (after ``preserve_dims``) to ``output_shape``.
 
-    Example: ``hk.Reshape((7, 7, 64))(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Reshape((7, 7, 64))(x))
+        >>> x = jnp.ones((2, 3136))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 7, 7, 64)
     """
 
     def __init__(self, output_shape: Sequence[int], preserve_dims: int = 1, name: str | None = None):
@@ -582,7 +604,11 @@ def avg_pool(value: Any, window_shape: Any, strides: Any, padding: str,
              channel_axis: int | None = -1) -> Any:
     """Average pooling (``SAME`` divides by the number of valid entries).
 
-    Example: ``hk.avg_pool(x, window_shape=2, strides=2, padding="VALID")``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> hk.avg_pool(x, window_shape=2, strides=2, padding='VALID')[0, :, :, 0].tolist()
+        [[2.5, 4.5], [10.5, 12.5]]
     """
     if padding not in ("SAME", "VALID"):
         raise ValueError(f"avg_pool: padding must be 'SAME' or 'VALID', got {padding!r}")
@@ -599,7 +625,14 @@ def avg_pool(value: Any, window_shape: Any, strides: Any, padding: str,
 class MaxPool(Module):
     """Module form of ``max_pool``.
 
-    Example: ``hk.MaxPool(2, 2, "VALID")(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.MaxPool(2, 2, 'VALID')(x))
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x)[0, :, :, 0].tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
     """
 
     def __init__(self, window_shape: Any, strides: Any, padding: str, channel_axis: int | None = -1,
@@ -614,7 +647,14 @@ class MaxPool(Module):
 class AvgPool(Module):
     """Module form of ``avg_pool``.
 
-    Example: ``hk.AvgPool(2, 2, "VALID")(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.AvgPool(2, 2, 'VALID')(x))
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x)[0, :, :, 0].tolist()
+        [[2.5, 4.5], [10.5, 12.5]]
     """
 
     def __init__(self, window_shape: Any, strides: Any, padding: str, channel_axis: int | None = -1,
@@ -631,7 +671,15 @@ def scan(f: Callable, init: Any, xs: Any, length: int | None = None, reverse: bo
     """``lax.scan`` inside a transformed function: parameters are created on the first step
     during ``init``; state and rng are threaded through the loop.
 
-    Example: ``carry, ys = hk.scan(step, carry, xs)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda xs: hk.scan(lambda c, x: (c + x, c * x), jnp.zeros(()), xs))
+        >>> x = jnp.arange(1.0, 4.0)
+        >>> params = f.init(key, x)
+        >>> carry, ys = f.apply(params, None, x)
+        >>> float(carry), ys.tolist()
+        (6.0, [0.0, 2.0, 9.0])
     """
     frame = _base._frame("scan")
     leaves = tree_util.tree_leaves(xs)
@@ -724,7 +772,18 @@ def static_unroll(core: Callable, input_sequence: Any, initial_state: Any, time_
                   return_all_states: bool = False) -> tuple:
     """Run ``core`` over a sequence with a Python loop; returns ``(outputs, final_state)``.
 
-    Example: ``outs, state = hk.static_unroll(core, xs, state)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def unroll(xs):
+        ...     core = hk.VanillaRNN(4)
+        ...     return hk.static_unroll(core, xs, core.initial_state(2))
+        >>> f = hk.transform(unroll)
+        >>> xs = jnp.ones((3, 2, 5))   # [time, batch, features]
+        >>> params = f.init(key, xs)
+        >>> outs, state = f.apply(params, None, xs)
+        >>> outs.shape, state.shape
+        ((3, 2, 4), (2, 4))
     """
     if not time_major:
         input_sequence = tree_util.tree_map(lambda x: jnp.swapaxes(x, 0, 1), input_sequence)

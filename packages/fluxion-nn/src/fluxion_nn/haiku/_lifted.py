@@ -54,7 +54,15 @@ def value_and_grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: boo
     """``fluxion.value_and_grad`` of ``fun`` inside a transformed function; state set by
     ``fun`` is kept (as ``hk.value_and_grad``).
 
-    Example: ``loss, g = hk.value_and_grad(lambda x: hk.Linear(1)(x).sum())(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.value_and_grad(lambda x: (x ** 2).sum())(x))
+        >>> x = jnp.array([1.0, 3.0])
+        >>> params = f.init(key, x)
+        >>> loss, g = f.apply(params, None, x)
+        >>> float(loss), g.tolist()
+        (10.0, [2.0, 6.0])
     """
     def stateful(*args: Any, hk_state: dict, **kwargs: Any) -> tuple:
         frame = _frame("value_and_grad")
@@ -90,7 +98,14 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
          holomorphic: bool = False) -> Callable:
     """``fluxion.grad`` of ``fun`` inside a transformed function (as ``hk.grad``).
 
-    Example: ``g = hk.grad(lambda x: hk.Linear(1)(x).sum())(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.grad(lambda x: (2.0 * x ** 2).sum())(x))
+        >>> x = jnp.array([1.0, 3.0])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).tolist()
+        [4.0, 12.0]
     """
     vg = value_and_grad(fun, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic)
 
@@ -188,7 +203,14 @@ def switch(index: Any, branches: Sequence[Callable], *operands: Any) -> Any:
     """``lax.switch`` with the Haiku state threaded through the chosen branch. Parameters must
     already exist (at init, call every branch unconditionally, as Haiku recommends).
 
-    Example: ``y = hk.switch(i, [f0, f1], x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.switch(1, [lambda x: x, lambda x: x + 10.0], x))
+        >>> x = jnp.array([1.0, 2.0])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).tolist()
+        [11.0, 12.0]
     """
     frame = _frame("switch")
     return _branching(frame, lambda bs, carry: lax.switch(index, bs, carry, operands), branches)
@@ -237,7 +259,14 @@ def cond(pred: Any, true_fun: Callable, false_fun: Callable, *operands: Any,
     """``lax.cond`` with the Haiku state threaded through (see :func:`switch`); one operand may
     be given as ``operand=`` instead.
 
-    Example: ``y = hk.cond(x.sum() > 0, f_pos, f_neg, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.cond(x.sum() > 0, lambda x: x * 2, lambda x: -x, x))
+        >>> x = jnp.array([1.0, 2.0])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).tolist()
+        [2.0, 4.0]
     """
     frame = _frame("cond")
     if (not callable(true_fun) and callable(false_fun) and len(operands) == 2
@@ -260,7 +289,14 @@ def fori_loop(lower: int, upper: int, body_fun: Callable, init_val: Any) -> Any:
     """``lax.fori_loop`` with the Haiku state carried through the loop (parameters must already
     exist; at init the body runs once eagerly to create them, as ``hk.fori_loop`` does).
 
-    Example: ``x = hk.fori_loop(0, 3, lambda i, x: mod(x), x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.fori_loop(0, 3, lambda i, x: x * 2, x))
+        >>> x = jnp.array([1.0, 2.0])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).tolist()
+        [8.0, 16.0]
     """
     frame = _frame("fori_loop")
     if not frame.params_frozen:
@@ -284,7 +320,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     """``lax.while_loop`` with the Haiku state carried through the body (parameters must already
     exist).
 
-    Example: ``x = hk.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.while_loop(lambda x: x.sum() < 10, lambda x: x + 1, x))
+        >>> f.apply({}, None, jnp.array([1.0, 2.0])).tolist()   # no init: the loop may not run
+        [5.0, 6.0]
     """
     frame = _frame("while_loop")
     if not frame.params_frozen:
@@ -336,7 +376,14 @@ def remat(fun: Callable, prevent_cse: bool = True, static_argnums: int | tuple =
     """``fluxion.checkpoint`` (rematerialisation) of ``fun`` inside a transformed function.
     At init the function runs plainly (to create parameters).
 
-    Example: ``y = hk.remat(hk.nets.MLP([8, 8]))(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.remat(hk.nets.MLP([8, 8]))(x))
+        >>> x = jnp.ones((2, 3))
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 8)
     """
     @functools.wraps(fun)
     def wrapper(*args: Any) -> Any:

@@ -450,10 +450,15 @@ def name_scope(name: str, *, method_name: str = "__call__") -> NameScope:
     (``"foo"`` or ``"foo/bar"``), as if the code ran in method ``method_name`` of a module of
     that name. Single use; the same name twice gives ``foo`` then ``foo_1``.
 
-    Example::
-
-        with hk.name_scope("encoder"):
-            y = hk.Linear(3)(x)   # parameters under "encoder/linear"
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def f(x):
+        ...     with hk.name_scope('encoder'):
+        ...         return hk.Linear(3)(x)
+        >>> params = hk.transform(f).init(key, jnp.ones((1, 2)))
+        >>> list(params)
+        ['encoder/linear']
     """
     _frame("name_scope")
     return NameScope(name, method_name)

@@ -76,12 +76,20 @@ def multi_transform(f: Callable[[], tuple[Callable, Any]]) -> MultiTransformed:
     """``multi_transform_with_state`` for functions without state: ``init(rng, *args) ->
     params`` and ``apply(params, rng, *args) -> out`` functions.
 
-    Example::
-
-        model = hk.multi_transform(f)
-        params = model.init(rng, x)
-        enc_apply, dec_apply = model.apply
-        z = enc_apply(params, None, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> def f():
+        ...     encoder, decoder = hk.Linear(2, name='encoder'), hk.Linear(3, name='decoder')
+        ...     def init(x):
+        ...         return decoder(encoder(x))
+        ...     return init, (encoder, decoder)
+        >>> model = hk.multi_transform(f)
+        >>> params = model.init(key, jnp.ones((1, 4)))
+        >>> encode, decode = model.apply
+        >>> z = encode(params, None, jnp.ones((1, 4)))
+        >>> z.shape, decode(params, None, z).shape, sorted(params)
+        ((1, 2), (1, 3), ['decoder', 'encoder'])
     """
     g = multi_transform_with_state(f)
 

@@ -146,7 +146,14 @@ def _fixed_rank(n: int, default_format: str, doc: str) -> type:
 class Conv1D(_fixed_rank(1, "NWC", "")):  # type: ignore[misc]
     """1-D convolution (``ConvND`` with one spatial axis, ``NWC`` by default).
 
-    Example: ``y = hk.Conv1D(8, 3)(jnp.ones([2, 10, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Conv1D(8, 3)(x))
+        >>> x = jnp.ones([2, 10, 4])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (2, 10, 8)
     """
 
 
@@ -308,7 +315,14 @@ class Conv1DTranspose(_fixed_rank_t(1, "NWC")):  # type: ignore[misc]
 class Conv2DTranspose(_fixed_rank_t(2, "NHWC")):  # type: ignore[misc]
     """2-D transposed convolution (``NHWC`` by default).
 
-    Example: ``y = hk.Conv2DTranspose(8, 3, stride=2)(jnp.ones([1, 5, 5, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> f = hk.transform(lambda x: hk.Conv2DTranspose(8, 3, stride=2)(x))
+        >>> x = jnp.ones([1, 5, 5, 4])
+        >>> params = f.init(key, x)
+        >>> f.apply(params, None, x).shape
+        (1, 10, 10, 8)
     """
 
 
