@@ -183,8 +183,13 @@ def main(argv: list[str] | None = None) -> int:
                     fn = workloads.make_callable(module, variant, size)
                     # A "first_call" phase of a callable that does not time itself is its
                     # first call: ``fn.first_call_s`` when setup made (and timed) it, else the
-                    # first warmup call. The other phase is the steady state.
-                    steady = tuple(ph for ph in expected if ph != FIRST_CALL) or expected
+                    # first warmup call. Phases in ``fn.once_s`` (``{phase: seconds}``, e.g.
+                    # an eager ``setup`` timed once in the workload's setup) are recorded as
+                    # one repetition each. The other phase is the steady state.
+                    once = {str(k): float(v) for k, v in
+                            (getattr(fn, "once_s", None) or {}).items() if k in expected}
+                    steady = tuple(ph for ph in expected
+                                   if ph != FIRST_CALL and ph not in once) or expected
                     first: dict[str, float] | None = {} if FIRST_CALL in expected else None
                     cpu: dict[str, list[float]] = {}
                     number, times = measure(fn, reps=args.reps, warmup=args.warmup,
@@ -192,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                                             first_call=first, cpu=cpu)
                     if first is not None and FIRST_CALL not in times:
                         times[FIRST_CALL] = [float(getattr(fn, "first_call_s", first["s"]))]
+                    for ph, seconds in once.items():
+                        times.setdefault(ph, [seconds])
                 except Exception as exc:
                     error_records(variant, size, _short_error(exc), only=expected)
                     continue
@@ -205,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                                  if phase in cpu else {})
                     _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
                                 "phase": phase, "status": "ok", "error": None,
-                                "number": 1 if phase == FIRST_CALL else number,
-                                "warmup": 0 if phase == FIRST_CALL else max(1, args.warmup),
+                                "number": 1 if phase == FIRST_CALL or phase in once else number,
+                                "warmup": (0 if phase == FIRST_CALL or phase in once
+                                           else max(1, args.warmup)),
                                 **summarize(ts), **extra, **cpu_extra})
                 missing = tuple(ph for ph in expected if ph not in times)
                 if missing:

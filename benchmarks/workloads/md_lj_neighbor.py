@@ -5,6 +5,13 @@ jax_md defaults (cutoff 2.5 sigma, smoothed from 2.0), ``dr_threshold`` 0.3, flo
 
 ``step``        a cached call of one jitted velocity-Verlet step plus the neighbor-list update.
 ``first_call``  trace + compile + run of that jitted step (its first call).
+``setup``       the eager setup before it, timed once: positions to the device,
+                ``space.periodic``, ``energy.lennard_jones_neighbor_list``,
+                ``neighbor_fn.allocate`` and ``simulate.nve``'s ``init_fn`` (blocked on the
+                state), the md library's import excluded (jax_md compiles ~120 programs at
+                import; fluxion_md none). Each eager op there is one XLA compile the first time,
+                so on the TPU (~50-150 ms a compile) this phase can exceed the first call;
+                ``python -m benchmarks.compile_count`` counts those compiles per step.
 numpy           one velocity-Verlet step with ASE's pure-NumPy ``LennardJones`` calculator
                 (same cutoff function, ``smooth=True``), its neighbor list included.
 """
@@ -23,7 +30,7 @@ DESCRIPTION = "LJ NVE step with a neighbor list (4*cells^3 atoms): fluxion_md, j
 VARIANTS = ("numpy", "jax", "fluxion")
 SIZES = (10,)
 QUICK_SIZES = (5,)
-PHASES = ("step", "first_call")
+PHASES = ("step", "first_call", "setup")
 VARIANT_PHASES = {"numpy": ("step",)}
 DEFAULT_REPS = 20
 QUICK_REPS = 5
@@ -67,12 +74,14 @@ def _ase_step(size: int) -> Callable[[], Any]:
 
 
 def setup(variant: str, size: int) -> Callable[[], Any]:
-    """One cached step for ``variant`` (``first_call_s`` set from the timed first call)."""
+    """One cached step for ``variant`` (``first_call_s`` set from the timed first call,
+    ``once_s["setup"]`` from the timed eager setup)."""
     if variant == "numpy":
         return _ase_step(size)
     b = backends.load(variant)
     md = __import__("jax_md" if variant == "jax" else "fluxion_md")
     R_np, box = fcc(size)
+    t_setup = time.perf_counter()
     R = b.asarray(R_np.astype(np.float32))
     displacement, shift = md.space.periodic(box)
     neighbor_fn, energy_fn = md.energy.lennard_jones_neighbor_list(displacement, box,
@@ -80,6 +89,8 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
     nbrs = neighbor_fn.allocate(R)
     init_fn, apply_fn = md.simulate.nve(energy_fn, shift, 0.005)
     state = init_fn(b.module.random.PRNGKey(0), R, kT=1.5, neighbor=nbrs)
+    b.block(state.position)
+    setup_s = time.perf_counter() - t_setup
 
     def one_step(st: Any, nb: Any) -> Any:
         st = apply_fn(st, neighbor=nb)
@@ -95,4 +106,5 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
         holder["state"], holder["nbrs"] = step_fn(holder["state"], holder["nbrs"])
         return b.block(holder["state"].position)
     run.first_call_s = first
+    run.once_s = {"setup": setup_s}
     return run
