@@ -18,6 +18,7 @@ it found it.
 from __future__ import annotations
 
 import doctest
+import importlib
 import math
 import re
 from pathlib import Path
@@ -163,8 +164,6 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 def _run_examples(name: str) -> tuple[int, int, str]:
     """(examples, failures, report) for one module, with the numeric checker."""
-    import importlib
-
     module = importlib.import_module(name)
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(checker=NumericOutputChecker(), optionflags=FLAGS)
