@@ -53,7 +53,13 @@ _LEFT = "fluxion/left/"  # key set by a process that shuts down cleanly
 
 
 def is_initialized() -> bool:
-    """Whether :func:`initialize` has run in this process (and :func:`shutdown` has not)."""
+    """Whether :func:`initialize` has run in this process (and :func:`shutdown` has not).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> fluxion.distributed.is_initialized()   # no multi-process initialize() here
+        False
+    """
     return bool(_state)
 
 

@@ -120,7 +120,15 @@ use_mesh = set_mesh
 
 
 def get_mesh() -> Mesh | None:
-    """The mesh set by :func:`set_mesh` in this thread (None if none)."""
+    """The mesh set by :func:`set_mesh` in this thread (None if none).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ('x',), devices=fluxion.devices()[:1])
+        >>> with fluxion.sharding.set_mesh(mesh):
+        ...     print(fluxion.sharding.get_mesh().axis_names)
+        ('x',)
+    """
     return context_mesh()
 
 
@@ -248,7 +256,15 @@ def _without_axes(x: Any, names: tuple) -> Any:
 
 
 def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> None:
-    """Call ``callback`` with the sharding of ``value`` (a concrete array here)."""
+    """Call ``callback`` with the sharding of ``value`` (a concrete array here).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> seen = []
+        >>> fluxion.sharding.inspect_array_sharding(jnp.ones(2), callback=seen.append)
+        >>> type(seen[0]).__name__
+        'SingleDeviceSharding'
+    """
     callback(value.sharding)
 
 

@@ -84,7 +84,18 @@ def _inner(a: Any, b: Any) -> complex:
 
 def check_jvp(f: Callable, f_jvp: Callable, args: Sequence[Any], atol: float | None = None,
               rtol: float | None = None, eps: float | None = None, err_msg: str = "") -> None:
-    """Compare ``f_jvp(args, tangents)`` with a central finite difference of ``f``."""
+    """Compare ``f_jvp(args, tangents)`` with a central finite difference of ``f``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import test_util
+        >>> test_util.check_jvp(jnp.sin, lambda p, t: fluxion.jvp(jnp.sin, p, t), (jnp.array([0.5, 1.0]),))
+        >>> try:
+        ...     test_util.check_jvp(jnp.sin, lambda p, t: fluxion.jvp(jnp.cos, p, t), (jnp.array([0.5, 1.0]),))
+        ... except AssertionError:
+        ...     print('wrong jvp caught')
+        wrong jvp caught
+    """
     rng = np.random.RandomState(0)
     args = [tree_util.tree_map(np.asarray, a) for a in args]
     e = eps or _EPS
@@ -96,7 +107,18 @@ def check_jvp(f: Callable, f_jvp: Callable, args: Sequence[Any], atol: float | N
 
 def check_vjp(f: Callable, f_vjp: Callable, args: Sequence[Any], atol: float | None = None,
               rtol: float | None = None, eps: float | None = None, err_msg: str = "") -> None:
-    """Check ``<vjp(ct), t> == <ct, jvp(t)>`` with the JVP by finite differences."""
+    """Check ``<vjp(ct), t> == <ct, jvp(t)>`` with the JVP by finite differences.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import test_util
+        >>> test_util.check_vjp(jnp.sin, lambda x: fluxion.vjp(jnp.sin, x), (jnp.array([0.5, 1.0]),))
+        >>> try:
+        ...     test_util.check_vjp(jnp.sin, lambda x: fluxion.vjp(jnp.cos, x), (jnp.array([0.5, 1.0]),))
+        ... except AssertionError:
+        ...     print('wrong vjp caught')
+        wrong vjp caught
+    """
     rng = np.random.RandomState(1)
     args = [tree_util.tree_map(np.asarray, a) for a in args]
     e = eps or _EPS
