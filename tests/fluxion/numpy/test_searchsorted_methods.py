@@ -1,7 +1,7 @@
 """jnp.searchsorted's methods against jax: 'scan' (the default) and 'scan_unrolled' are JAX's
 binary search, with no [len(a), len(v)] intermediate (issue 28: a compare-all searchsorted put a
-4000 x 4000 intermediate into fluxion_md's cell-list rebuild); 'sort' and 'compare_all' compare
-every pair. Values, dtypes, shapes and weak types equal jax's for every method and side, on
+4000 x 4000 intermediate into fluxion_md's cell-list rebuild); 'sort' sorts a and the queries
+together (no such intermediate either); 'compare_all' compares every pair. Values, dtypes, shapes and weak types equal jax's for every method and side, on
 sorted input with ties, NaN, signed zeros, complex and bool keys, on unsorted input (where the
 methods differ, as in jax), eagerly, under jit and under vmap.
 """
@@ -44,7 +44,7 @@ def test_default_scan_equals_jax(case):
                     err_msg=f"{case} {side}")
 
 
-@pytest.mark.parametrize("case", ["unsorted", "nan_zero"])
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_every_method_equals_jax(case):
     a, v = CASES[case]
     for side in ("left", "right"):
@@ -60,14 +60,17 @@ def test_every_method_equals_jax(case):
 def test_scan_holds_no_pairwise_intermediate_and_equals_compare_all():
     a = np.sort(_RNG.standard_normal(300).astype(np.float32))
     v = _RNG.standard_normal(200).astype(np.float32)
-    for method in ("scan", "scan_unrolled"):
+    for method in ("scan", "scan_unrolled", "sort"):
         text = str(fluxion.make_jaxpr(lambda a, v, m=method: fnp.searchsorted(a, v, method=m))(
             fnp.asarray(a), fnp.asarray(v))).replace(" ", "")
         assert "[300,200]" not in text and "[200,300]" not in text
     assert "[300,200]" in str(fluxion.make_jaxpr(lambda a, v: fnp.searchsorted(
         a, v, method="compare_all"))(fnp.asarray(a), fnp.asarray(v))).replace(" ", "")
-    assert_same(fnp.searchsorted(fnp.asarray(a), fnp.asarray(v)),
-                fnp.searchsorted(fnp.asarray(a), fnp.asarray(v), method="compare_all"))
+    for side in ("left", "right"):
+        for method in ("scan", "sort"):
+            assert_same(fnp.searchsorted(fnp.asarray(a), fnp.asarray(v), side=side, method=method),
+                        fnp.searchsorted(fnp.asarray(a), fnp.asarray(v), side=side,
+                                         method="compare_all"))
 
 
 def test_vmap_over_queries_and_sorted_rows_equals_jax():
@@ -80,4 +83,18 @@ def test_vmap_over_queries_and_sorted_rows_equals_jax():
         fnp.asarray(v))
     ref = jax.vmap(lambda v: jnp.searchsorted(jnp.asarray(a[0]), v, side="right"))(
         jnp.asarray(v))
+    assert_same(ours, ref)
+
+
+def test_sort_method_under_jit_and_vmap_equals_jax():
+    a = np.sort(_RNG.integers(0, 6, 12).astype(np.int32))
+    v = _RNG.integers(-1, 8, (2, 7)).astype(np.int32)
+    for side in ("left", "right"):
+        ours = fluxion.jit(lambda a, v, s=side: fnp.searchsorted(a, v, side=s, method="sort"))(
+            fnp.asarray(a), fnp.asarray(v))
+        assert_same(ours, jnp.searchsorted(jnp.asarray(a), jnp.asarray(v), side=side,
+                                           method="sort"))
+    ours = fluxion.vmap(lambda v: fnp.searchsorted(fnp.asarray(a), v, method="sort"))(
+        fnp.asarray(v))
+    ref = jax.vmap(lambda v: jnp.searchsorted(jnp.asarray(a), v, method="sort"))(jnp.asarray(v))
     assert_same(ours, ref)
