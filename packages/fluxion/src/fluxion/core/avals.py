@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -164,7 +165,7 @@ class ShapedArray(AbstractValue):
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))  # Python ints: ~20x cheaper than np.prod
 
     def update(self, shape: Sequence[int] | None = None, dtype: Any = None,
                weak_type: bool | None = None, sharding: Any = _KEEP) -> "ShapedArray":
@@ -351,7 +352,7 @@ class ShapeDtypeStruct:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(math.prod(self.shape))  # Python ints: ~20x cheaper than np.prod
 
     def __len__(self) -> int:
         if not self.shape:
