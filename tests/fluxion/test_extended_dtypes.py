@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from typing import Any
 
 import jax
@@ -342,3 +343,29 @@ def test_operators_of_eager_extended_arrays_are_abstract_like_jax(name):
             _OPERATORS[name](e)
         raised[lib_name] = type(info.value)
     assert raised["fluxion"] is NotImplementedError
+
+
+_CONVERSIONS = {"float": float, "int": int, "complex": complex, "bool": bool,
+                "index": operator.index, "range": range, "len": len,
+                "format": lambda e: format(e, ""), "format_spec": lambda e: format(e, ">5")}
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2,), (0, 3), (2, 2)])
+def test_python_conversions_of_eager_extended_arrays_as_jax(shape):
+    # JAX's EArray defines none of them: float/int/complex/index raise Python's TypeError, bool
+    # is its length's (a TypeError when 0-d), format(e, "") is str(e) and a spec is refused.
+    for name, fn in _CONVERSIONS.items():
+        out = {}
+        for lib_name, (lib, jnp, dt) in (("jax", _lib("jax")), ("fluxion", _lib("fluxion"))):
+            e = lib.lax.convert_element_type(jnp.ones(shape, dtype=F32), dt)
+            try:
+                out[lib_name] = (type(fn(e)), fn(e))
+            except Exception as ex:  # noqa: BLE001 - the raised type is what is compared
+                out[lib_name] = (type(ex), str(ex))
+        assert out["fluxion"][0] is out["jax"][0], (name, out)
+        if out["jax"][0] is not TypeError:
+            assert out["fluxion"] == out["jax"], (name, out)
+        elif name in ("index", "range"):
+            assert all("cannot be interpreted as an integer" in m for _, m in out.values()), out
+        else:  # the same message up to what names the type (EArray / Array of maxgrad32)
+            assert out["fluxion"][1][:20] == out["jax"][1][:20], (name, out)

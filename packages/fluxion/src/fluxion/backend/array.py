@@ -365,6 +365,9 @@ class Array(metaclass=_ArrayMeta):
         v = self._scalar()
         if v is not None:
             return bool(v)
+        if isinstance(self._k.dtype, ExtendedDType):
+            # JAX's EArray has no __bool__: Python takes its length (a TypeError when 0-d)
+            return len(self) != 0
         if self.size != 1:
             raise ValueError(f"The truth value of an array with {self.size} elements is ambiguous. "
                              "Use a.any() or a.all().")
@@ -372,7 +375,11 @@ class Array(metaclass=_ArrayMeta):
 
     def __int__(self) -> int:
         v = self._scalar()
-        return int(self._value()) if v is None else int(v)
+        if v is None:
+            _refuse_extended(self, "int() argument must be a string, a bytes-like object or a "
+                                   "real number")
+            return int(self._value())
+        return int(v)
 
     def __float__(self) -> float:
         # _scalar() inlined: float(jit(f)(x)) is a hot path (issue 28)
@@ -383,13 +390,21 @@ class Array(metaclass=_ArrayMeta):
             except Exception:  # deleted, say: the host copy's path raises the clear error
                 pass
         v = self._scalar()
-        return float(self._value()) if v is None else float(v)
+        if v is None:
+            _refuse_extended(self, "float() argument must be a string or a real number")
+            return float(self._value())
+        return float(v)
 
     def __complex__(self) -> complex:
+        _refuse_extended(self, "complex() first argument must be a string or a number")
         return complex(self._value())
 
     def __index__(self) -> int:
-        if not np.issubdtype(self.dtype, np.integer):
+        dt = self._k.dtype
+        if isinstance(dt, ExtendedDType):
+            raise TypeError(f"an Array of the extended dtype {dt} (shape {self.shape}) cannot be "
+                            f"interpreted as an integer, as JAX's EArray")
+        if not np.issubdtype(dt, np.integer):
             raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
         return int(self._value())
 
@@ -406,6 +421,12 @@ class Array(metaclass=_ArrayMeta):
         return (functools.partial(_device_put_value, weak_type=self.weak_type), (self._value(),))
 
     def __format__(self, spec: str) -> str:
+        if isinstance(self._k.dtype, ExtendedDType):
+            # JAX's EArray has no __format__: object's, str() for an empty spec
+            if spec:
+                raise TypeError(f"unsupported format string {spec!r} passed to an Array of the "
+                                f"extended dtype {self._k.dtype}, as JAX's EArray.__format__")
+            return str(self)
         if self.ndim == 0:
             return format(self._value()[()], spec)
         return format(self._value(), spec)
@@ -437,6 +458,16 @@ class Array(metaclass=_ArrayMeta):
         if isinstance(self._k.dtype, ExtendedDType):
             return repr(self)
         return str(self._value())
+
+
+def _refuse_extended(x: Array, what: str) -> None:
+    """Raise the TypeError Python gives JAX's EArray, which has no numeric conversions, when
+    ``x`` is of a user-defined extended dtype; ``what`` begins the message."""
+    dt = x._k.dtype
+    if isinstance(dt, ExtendedDType):
+        raise TypeError(f"{what}, not an Array of the extended dtype {dt} (shape {x.shape}), "
+                        f"as JAX's EArray: convert it to its representation dtype first "
+                        f"(lax.convert_element_type)")
 
 
 def with_aval(data: Array, aval: ShapedArray) -> Array:
