@@ -1,4 +1,4 @@
-"""Elementwise primitives: arithmetic, complex parts, bitwise ops, comparisons and selection.
+"""Elementwise primitives: arithmetic, complex parts, selection, copy and gradient stops.
 
 Each primitive is defined with its abstract evaluation and lowering (most through the builders
 ``unop_primitive`` / ``binop_primitive``, which also set the batching rule), then its JVP (and
@@ -6,7 +6,8 @@ transpose, for the linear ones) on the lines right after it, then its public fun
 exponentials, logarithms, powers, roots, trigonometric and hyperbolic functions are in
 :mod:`fluxion.lax.transcendental`, the conversions in :mod:`fluxion.lax.conversions`, the special
 functions (``erf``, ``lgamma``, Bessel, incomplete
-gamma, ...) in :mod:`fluxion.lax.special`.
+gamma, ...) in :mod:`fluxion.lax.special`. The bitwise ops are defined in :mod:`fluxion.lax.bitwise`
+and the comparisons in :mod:`fluxion.lax.comparisons`; this module exports their names too.
 
 Operands must have equal dtypes (``jnp`` functions promote first); rank-0 operands and size-1
 dimensions broadcast.
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from fluxion.core import dtypes
-from fluxion.core.avals import ShapedArray, physical_aval
+from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import (
@@ -38,14 +39,47 @@ from fluxion.lax._base import (
     type_error,
     unop_primitive,
 )
+from fluxion.lax.bitwise import (  # noqa: F401 (defined there, exported here as before the split)
+    and_p,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    clz,
+    clz_p,
+    not_p,
+    or_p,
+    population_count,
+    population_count_p,
+    shift_left,
+    shift_left_p,
+    shift_right_arithmetic,
+    shift_right_arithmetic_p,
+    shift_right_logical,
+    shift_right_logical_p,
+    xor_p,
+)
+from fluxion.lax.comparisons import (  # noqa: F401 (defined there, exported here as before the split)
+    _compare_type,
+    eq,
+    eq_p,
+    ge,
+    ge_p,
+    gt,
+    gt_p,
+    le,
+    le_p,
+    lt,
+    lt_p,
+    ne,
+    ne_p,
+)
 from fluxion.lax.shape_ops import broadcast_in_dim_p
 from fluxion.transforms import ad
 from fluxion.tree_util import physical as tree_util
 
 _any = DtypeSet("any", "biufc")
 _num = DtypeSet("numeric", "iufc")
-_int = DtypeSet("integer", "iu")
-_bool_or_int = DtypeSet("boolean or integer", "biu")
 _signed = DtypeSet("signed integer, floating or complex", "ifc")
 _float = DtypeSet("floating", "f")
 _inexact = DtypeSet("floating or complex", "fc")
@@ -78,7 +112,13 @@ _rules.deflinear(neg_p, lambda ct, x: [neg(ct)])
 
 
 def neg(x: Any) -> Any:
-    """Elementwise negation, ``-x``."""
+    """Elementwise negation, ``-x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.neg(jnp.array([1.0, -2.0])).tolist()
+        [-1.0, 2.0]
+    """
     return neg_p.bind(x)
 
 
@@ -102,7 +142,13 @@ _rules.defjvp_zero(sign_p)
 
 
 def sign(x: Any) -> Any:
-    """Elementwise sign: -1, 0 or 1 (NaN stays NaN)."""
+    """Elementwise sign: -1, 0 or 1 (NaN stays NaN).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.sign(jnp.array([-3.0, 0.0, 2.0])).tolist()
+        [-1.0, 0.0, 1.0]
+    """
     return sign_p.bind(x)
 
 
@@ -111,7 +157,13 @@ _rules.defjvp_zero(floor_p)
 
 
 def floor(x: Any) -> Any:
-    """Elementwise floor."""
+    """Elementwise floor.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.floor(jnp.array([-1.5, 1.5])).tolist()
+        [-2.0, 1.0]
+    """
     return floor_p.bind(x)
 
 
@@ -120,7 +172,13 @@ _rules.defjvp_zero(ceil_p)
 
 
 def ceil(x: Any) -> Any:
-    """Elementwise ceiling."""
+    """Elementwise ceiling.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.ceil(jnp.array([-1.5, 1.5])).tolist()
+        [-1.0, 2.0]
+    """
     return ceil_p.bind(x)
 
 
@@ -140,7 +198,15 @@ _rules.defjvp_zero(round_p)
 
 
 def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
-    """Elementwise rounding to the nearest integer; ties per ``rounding_method``."""
+    """Elementwise rounding to the nearest integer; ties per ``rounding_method``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.round(jnp.array([0.5, 1.5, 2.5])).tolist()
+        [1.0, 2.0, 3.0]
+        >>> lax.round(jnp.array([0.5, 1.5, 2.5]), lax.RoundingMethod.TO_NEAREST_EVEN).tolist()
+        [0.0, 2.0, 2.0]
+    """
     return round_p.bind(x, rounding_method=int(rounding_method))
 
 
@@ -149,7 +215,13 @@ _rules.defjvp_zero(is_finite_p)
 
 
 def is_finite(x: Any) -> Any:
-    """Elementwise: True where ``x`` is neither infinite nor NaN."""
+    """Elementwise: True where ``x`` is neither infinite nor NaN.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.is_finite(jnp.array([1.0, jnp.inf, jnp.nan])).tolist()
+        [True, False, False]
+    """
     return is_finite_p.bind(x)
 
 
@@ -167,7 +239,15 @@ _rules.defjvp2(abs_p, _abs_jvp)
 
 
 def abs(x: Any) -> Any:
-    """Elementwise absolute value (the magnitude, for complex inputs)."""
+    """Elementwise absolute value (the magnitude, for complex inputs).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.abs(jnp.array([-1.5, 2.0])).tolist()
+        [1.5, 2.0]
+        >>> lax.abs(jnp.array([3 + 4j]))
+        Array([5.], dtype=float32)
+    """
     return abs_p.bind(x)
 
 
@@ -230,7 +310,13 @@ sub_p.transpose = _sub_transpose
 
 
 def sub(x: Any, y: Any) -> Any:
-    """Elementwise subtraction, ``x - y``."""
+    """Elementwise subtraction, ``x - y``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> float(lax.sub(5.0, 2.0))
+        3.0
+    """
     return sub_p.bind(x, y)
 
 
@@ -251,7 +337,13 @@ mul_p.transpose = _mul_transpose
 
 
 def mul(x: Any, y: Any) -> Any:
-    """Elementwise multiplication, ``x * y``."""
+    """Elementwise multiplication, ``x * y``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.mul(jnp.arange(3), 4).tolist()
+        [0, 4, 8]
+    """
     return mul_p.bind(x, y)
 
 
@@ -272,7 +364,15 @@ div_p.transpose = _div_transpose
 
 
 def div(x: Any, y: Any) -> Any:
-    """Elementwise division; integer division rounds toward zero (C semantics)."""
+    """Elementwise division; integer division rounds toward zero (C semantics).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.div(jnp.array([7, -7]), 2).tolist()
+        [3, -3]
+        >>> float(lax.div(1.0, 4.0))
+        0.25
+    """
     return div_p.bind(x, y)
 
 
@@ -288,7 +388,13 @@ _rules.defjvp(rem_p, lambda g, x, y: g, _rem_dy)
 
 
 def rem(x: Any, y: Any) -> Any:
-    """Elementwise remainder with the sign of the dividend (C ``fmod`` semantics)."""
+    """Elementwise remainder with the sign of the dividend (C ``fmod`` semantics).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.rem(jnp.array([7, -7]), 3).tolist()
+        [1, -1]
+    """
     return rem_p.bind(x, y)
 
 
@@ -314,7 +420,13 @@ _rules.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
 
 
 def max(x: Any, y: Any) -> Any:
-    """Elementwise maximum (NaN-propagating)."""
+    """Elementwise maximum (NaN-propagating).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.max(jnp.array([1.0, 5.0]), jnp.array([3.0, 2.0])).tolist()
+        [3.0, 5.0]
+    """
     return max_p.bind(x, y)
 
 
@@ -324,7 +436,13 @@ _rules.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
 
 
 def min(x: Any, y: Any) -> Any:
-    """Elementwise minimum (NaN-propagating)."""
+    """Elementwise minimum (NaN-propagating).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.min(jnp.array([1.0, 5.0]), jnp.array([3.0, 2.0])).tolist()
+        [1.0, 2.0]
+    """
     return min_p.bind(x, y)
 
 
@@ -335,7 +453,13 @@ _rules.defjvp(nextafter_p, lambda g, x, y: g, None)
 
 
 def nextafter(x1: Any, x2: Any) -> Any:
-    """Elementwise next representable value after ``x1`` in the direction of ``x2``."""
+    """Elementwise next representable value after ``x1`` in the direction of ``x2``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> float(lax.nextafter(jnp.float32(1.0), jnp.float32(2.0))) - 1.0
+        1.1920928955078125e-07
+    """
     return nextafter_p.bind(x1, x2)
 
 
@@ -388,17 +512,35 @@ integer_pow_p.batch = _rules.unary_batch_rule(integer_pow_p)
 
 
 def integer_pow(x: Any, y: int) -> Any:
-    """Elementwise ``x ** y`` for a static Python integer ``y`` (by repeated multiplication)."""
+    """Elementwise ``x ** y`` for a static Python integer ``y`` (by repeated multiplication).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.integer_pow(jnp.array([2.0, 3.0]), 3).tolist()
+        [8.0, 27.0]
+    """
     return integer_pow_p.bind(x, y=int(y))
 
 
 def square(x: Any) -> Any:
-    """Elementwise square, ``x * x``."""
+    """Elementwise square, ``x * x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.square(jnp.array([-2.0, 3.0])).tolist()
+        [4.0, 9.0]
+    """
     return mul(x, x)
 
 
 def reciprocal(x: Any) -> Any:
-    """Elementwise reciprocal, ``1 / x``."""
+    """Elementwise reciprocal, ``1 / x``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reciprocal(jnp.array([2.0, 4.0])).tolist()
+        [0.5, 0.25]
+    """
     return integer_pow(x, -1)
 
 
@@ -414,7 +556,13 @@ _rules.deflinear(real_p, lambda ct, x: [complex(ct, _zero_part(ct))])
 
 
 def real(x: Any) -> Any:
-    """Elementwise real part of a complex array."""
+    """Elementwise real part of a complex array.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.real(jnp.array([1 + 2j]))
+        Array([1.], dtype=float32)
+    """
     return real_p.bind(x)
 
 
@@ -423,7 +571,13 @@ _rules.deflinear(imag_p, lambda ct, x: [complex(_zero_part(ct), neg(ct))])
 
 
 def imag(x: Any) -> Any:
-    """Elementwise imaginary part of a complex array."""
+    """Elementwise imaginary part of a complex array.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.imag(jnp.array([1 + 2j]))
+        Array([2.], dtype=float32)
+    """
     return imag_p.bind(x)
 
 
@@ -440,7 +594,13 @@ _rules.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" els
 
 
 def conj(x: Any) -> Any:
-    """Elementwise complex conjugate."""
+    """Elementwise complex conjugate.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.conj(jnp.array([1 + 2j])).tolist()
+        [(1-2j)]
+    """
     return conj_p.bind(x)
 
 
@@ -469,207 +629,14 @@ complex_p.transpose = _complex_transpose
 
 
 def complex(x: Any, y: Any) -> Any:
-    """Elementwise ``x + 1j * y`` from two real arrays."""
+    """Elementwise ``x + 1j * y`` from two real arrays.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.complex(jnp.array([1.0]), jnp.array([2.0]))
+        Array([1.+2.j], dtype=complex64)
+    """
     return complex_p.bind(x, y)
-
-
-# ------------------------------------------------------------------ bitwise
-
-not_p = unop_primitive("not", _bool_or_int, "stablehlo.not")
-_rules.defjvp_zero(not_p)
-
-
-def bitwise_not(x: Any) -> Any:
-    """Elementwise bitwise (or logical, for bool) NOT."""
-    return not_p.bind(x)
-
-
-and_p = binop_primitive("and", _bool_or_int, "stablehlo.and")
-_rules.defjvp_zero(and_p)
-
-
-def bitwise_and(x: Any, y: Any) -> Any:
-    """Elementwise bitwise (logical, for bool) AND."""
-    return and_p.bind(x, y)
-
-
-or_p = binop_primitive("or", _bool_or_int, "stablehlo.or")
-_rules.defjvp_zero(or_p)
-
-
-def bitwise_or(x: Any, y: Any) -> Any:
-    """Elementwise bitwise (logical, for bool) OR."""
-    return or_p.bind(x, y)
-
-
-xor_p = binop_primitive("xor", _bool_or_int, "stablehlo.xor")
-_rules.defjvp_zero(xor_p)
-
-
-def bitwise_xor(x: Any, y: Any) -> Any:
-    """Elementwise bitwise (logical, for bool) XOR."""
-    return xor_p.bind(x, y)
-
-
-shift_left_p = binop_primitive("shift_left", _int, "stablehlo.shift_left")
-_rules.defjvp_zero(shift_left_p)
-
-
-def shift_left(x: Any, y: Any) -> Any:
-    """Elementwise left shift."""
-    return shift_left_p.bind(x, y)
-
-
-shift_right_arithmetic_p = binop_primitive("shift_right_arithmetic", _int,
-                                           "stablehlo.shift_right_arithmetic")
-_rules.defjvp_zero(shift_right_arithmetic_p)
-
-
-def shift_right_arithmetic(x: Any, y: Any) -> Any:
-    """Elementwise arithmetic (sign-extending) right shift."""
-    return shift_right_arithmetic_p.bind(x, y)
-
-
-shift_right_logical_p = binop_primitive("shift_right_logical", _int, "stablehlo.shift_right_logical")
-_rules.defjvp_zero(shift_right_logical_p)
-
-
-def shift_right_logical(x: Any, y: Any) -> Any:
-    """Elementwise logical (zero-filling) right shift."""
-    return shift_right_logical_p.bind(x, y)
-
-
-population_count_p = unop_primitive("population_count", _int, "stablehlo.popcnt")
-_rules.defjvp_zero(population_count_p)
-
-
-def population_count(x: Any) -> Any:
-    """Elementwise number of set bits."""
-    return population_count_p.bind(x)
-
-
-clz_p = unop_primitive("clz", _int, "stablehlo.count_leading_zeros")
-_rules.defjvp_zero(clz_p)
-
-
-def clz(x: Any) -> Any:
-    """Elementwise number of leading zero bits."""
-    return clz_p.bind(x)
-
-
-# ------------------------------------------------------------------ comparisons
-
-def _compare_type(dt: np.dtype) -> str:
-    k = dt.kind
-    if k == "b" or k == "u":
-        return "UNSIGNED"
-    if k == "i":
-        return "SIGNED"
-    if k == "c":
-        return "FLOAT"
-    if dtypes.issubdtype(dt, np.floating):
-        return "FLOAT"
-    if dtypes.issubdtype(dt, np.unsignedinteger):
-        return "UNSIGNED"
-    return "SIGNED"
-
-
-def _compare_primitive(name: str, direction: str, accepted: DtypeSet) -> Primitive:
-    """A comparison primitive (bool result) with a zero derivative."""
-
-    def lowering(ctx: Any, x: str, y: str) -> str:
-        out = ctx.avals_out[0]
-        a, b = ctx.avals_in
-        x = broadcast_operand(ctx, x, a, out.shape)
-        y = broadcast_operand(ctx, y, b, out.shape)
-        full = a.update(shape=out.shape)
-        return ctx.op("stablehlo.compare", [x, y], operand_avals=[full, full],
-                      attrs=f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
-                            f"compare_type = #stablehlo<comparison_type "
-                            f"{_compare_type(physical_aval(a).dtype)}>")
-
-    p = binop_primitive(name, accepted, lowering, np.bool_)
-    _rules.defjvp_zero(p)
-    return p
-
-
-def _scalar_user_extended(dt: Any) -> bool:
-    # as JAX: equality of a user-defined extended dtype compares its physical values (one per
-    # element here; a multi-dimensional physical element stays refused)
-    return dtypes.is_user_extended(dt) and dt._rules.physical_element_aval(dt).shape == ()
-
-
-_any_or_extended = DtypeSet("any", "biufc", _scalar_user_extended)
-eq_p = _compare_primitive("eq", "EQ", _any_or_extended)
-
-
-
-
-def _compare_extended(prim: Primitive, reduce: str) -> Any:
-    """Equality of extended-dtype arrays (key arrays), as JAX's: the element's physical words
-    compared, then all of them (``eq``) or any (``ne``) per element."""
-
-    def rule(x: Any, y: Any) -> Any:
-        like, (a, b) = _rules.extended_operands(prim, (x, y), (0, 1), {})
-        n = len(like._element_shape)
-        shape = a.shape if a.ndim >= b.ndim else b.shape
-        a = _rules.ops().broadcast_in_dim(a, shape, tuple(range(len(shape) - a.ndim, len(shape))))
-        b = _rules.ops().broadcast_in_dim(b, shape, tuple(range(len(shape) - b.ndim, len(shape))))
-        words = prim.bind(a, b)
-        return getattr(_rules.ops(), reduce)(words, tuple(range(len(shape) - n, len(shape))))
-
-    return rule
-
-
-eq_p.extended = _compare_extended(eq_p, "reduce_and")
-
-
-def eq(x: Any, y: Any) -> Any:
-    """Elementwise ``x == y`` (bool result)."""
-    return eq_p.bind(x, y)
-
-
-ne_p = _compare_primitive("ne", "NE", _any_or_extended)
-
-
-ne_p.extended = _compare_extended(ne_p, "reduce_or")
-
-
-def ne(x: Any, y: Any) -> Any:
-    """Elementwise ``x != y`` (bool result)."""
-    return ne_p.bind(x, y)
-
-
-lt_p = _compare_primitive("lt", "LT", _ordered)
-
-
-def lt(x: Any, y: Any) -> Any:
-    """Elementwise ``x < y`` (bool result)."""
-    return lt_p.bind(x, y)
-
-
-le_p = _compare_primitive("le", "LE", _ordered)
-
-
-def le(x: Any, y: Any) -> Any:
-    """Elementwise ``x <= y`` (bool result)."""
-    return le_p.bind(x, y)
-
-
-gt_p = _compare_primitive("gt", "GT", _ordered)
-
-
-def gt(x: Any, y: Any) -> Any:
-    """Elementwise ``x > y`` (bool result)."""
-    return gt_p.bind(x, y)
-
-
-ge_p = _compare_primitive("ge", "GE", _ordered)
-
-
-def ge(x: Any, y: Any) -> Any:
-    """Elementwise ``x >= y`` (bool result)."""
-    return ge_p.bind(x, y)
 
 
 # ------------------------------------------------------------------ selection
@@ -802,7 +769,13 @@ def select_n(which: Any, *cases: Any) -> Any:
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
-    """``on_true`` where ``pred`` else ``on_false`` (elementwise)."""
+    """``on_true`` where ``pred`` else ``on_false`` (elementwise).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.select(jnp.array([True, False]), jnp.array([1, 2]), jnp.array([10, 20])).tolist()
+        [1, 20]
+    """
     return select_n_p.bind(pred, on_false, on_true)
 
 
@@ -873,7 +846,13 @@ clamp_p.batch = _clamp_batch
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:
-    """Elementwise ``min(max(x, min), max)`` with scalar or matching-shape bounds."""
+    """Elementwise ``min(max(x, min), max)`` with scalar or matching-shape bounds.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.clamp(0.0, jnp.array([-1.0, 0.5, 2.0]), 1.0).tolist()
+        [0.0, 0.5, 1.0]
+    """
     return clamp_p.bind(min, x, max)
 
 
