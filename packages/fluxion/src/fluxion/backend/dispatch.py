@@ -39,6 +39,7 @@ from fluxion.backend import checks as _checks
 from fluxion.backend import client as _client
 from fluxion.backend import compile_cache as _disk
 from fluxion.backend import compile_hook as _compile_hook
+from fluxion.backend import host_fill as _host_fill
 from fluxion.backend import lapack as _lapack
 from fluxion.backend import spmd
 from fluxion.backend.array import Array, Shard, Spec
@@ -811,6 +812,11 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         args = place(prim.name, args)  # follow committed operands; else the default device
         specs = tuple(map(GET_K, args))
         e = table.get(specs)
+        if e is None and prim.name == "broadcast_in_dim" and len(args) == 1:
+            # a new fill of a scalar: on the host for its first uses (backend/host_fill.py)
+            out = _host_fill.try_fill(specs[0], args[0], params, default_sharding(), _put)
+            if out is not None:
+                return out
         if e is None:
             mode = _avals.EXPLICIT[0] and _rules_mode()
             if mode:  # inside out_sharding= / reshard the sharding rules answer otherwise
@@ -886,6 +892,7 @@ def clear_caches() -> None:
     _const_cache.clear()
     _seen_once.clear()
     _REPLICATED.clear()
+    _host_fill.clear()
 
 
 def _on_flag_change(name: str, value: Any) -> None:
