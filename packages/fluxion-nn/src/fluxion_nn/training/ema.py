@@ -26,11 +26,14 @@ class EMA(Pytree):
     ``apply_to(model)`` is a model of the same structure using the averaged Variables (shared
     with ``ema.params``, so it follows later updates).
 
-    Example::
-
-        ema = nnx.EMA(model, decay=0.9)
-        ema_model = ema.apply_to(model)
-        ema.update(model)          # after each optimizer step
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(1, 1, rngs=nnx.Rngs(0))
+        >>> ema = nnx.EMA(model, decay=0.5)
+        >>> model.bias.value = jnp.array([2.0])  # as an optimizer step would
+        >>> ema.update(model)
+        >>> ema.params["bias"].value.tolist(), ema.apply_to(model).bias.value.tolist()
+        ([1.0], [1.0])
     """
 
     def __init__(self, params: Any, decay: float, *, only: Any = ..., graph: bool | None = None):

@@ -19,14 +19,32 @@ __all__ = ["MetricState", "Metric", "Average", "Accuracy", "Welford", "Statistic
 class MetricState(Variable):
     """Variable type of metric accumulators.
 
-    Example: ``nnx.state(metrics, MetricState)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> avg = nnx.metrics.Average()
+        >>> sorted(nnx.state(avg, nnx.metrics.MetricState).keys())
+        ['count', 'total']
     """
 
 
 class Metric(Pytree):
     """Base class: ``update(**kwargs)``, ``compute()``, ``reset()``.
 
-    Example: ``class MyMetric(nnx.metrics.Metric): ...``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Total(nnx.metrics.Metric):
+        ...     def __init__(self):
+        ...         self.total = nnx.metrics.MetricState(jnp.array(0.0))
+        ...     def reset(self):
+        ...         self.total.value = jnp.array(0.0)
+        ...     def update(self, *, values):
+        ...         self.total.value = self.total.value + values.sum()
+        ...     def compute(self):
+        ...         return self.total.value
+        >>> t = Total()
+        >>> t.update(values=jnp.array([1.0, 2.0]))
+        >>> float(t.compute())
+        3.0
     """
 
     def reset(self) -> None:
@@ -41,7 +59,11 @@ class Metric(Pytree):
     def split(self, *filters: Any) -> tuple:
         """``nnx.split(self, *filters)``: the metric's GraphDef and State(s).
 
-        Example: ``graphdef, state = metric.split()``.
+        Example:
+            >>> import fluxion_nn as nnx
+            >>> graphdef, state = nnx.metrics.Average().split()
+            >>> sorted(state.keys())
+            ['count', 'total']
         """
 
         return split(self, *filters)
@@ -50,11 +72,13 @@ class Metric(Pytree):
 class Average(Metric):
     """Running mean of the values passed as ``argname`` (default ``values``).
 
-    Example::
-
-        avg = nnx.metrics.Average("loss")
-        avg.update(loss=fluxion.numpy.array([1.0, 3.0]))
-        avg.compute()   # 2.0
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> avg = nnx.metrics.Average("loss")
+        >>> avg.update(loss=jnp.array([1.0, 3.0]))
+        >>> avg.update(loss=jnp.array(5.0))
+        >>> float(avg.compute())
+        3.0
     """
 
     def __init__(self, argname: str = "values"):
@@ -98,7 +122,13 @@ class Average(Metric):
 class Statistics:
     """What ``Welford.compute()`` returns (a pytree of three arrays).
 
-    Example: ``stats = welford.compute(); stats.mean, stats.standard_deviation``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.metrics.Welford()
+        >>> w.update(values=jnp.array([1.0, 2.0, 3.0, 4.0]))
+        >>> stats = w.compute()
+        >>> float(stats.mean), float(stats.standard_deviation), float(stats.standard_error_of_mean)
+        (2.5, 1.118034, 0.559017)
     """
 
     mean: Any
@@ -112,7 +142,12 @@ tree_util.register_dataclass(Statistics, ["mean", "standard_error_of_mean", "sta
 class Welford(Metric):
     """Running mean, standard error and variance (Welford's algorithm).
 
-    Example: ``w = nnx.metrics.Welford(); w.update(values=x); w.compute().mean``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.metrics.Welford()
+        >>> w.update(values=jnp.array([1.0, 2.0, 3.0, 4.0]))
+        >>> float(w.compute().mean)
+        2.5
     """
 
     def __init__(self, argname: str = "values"):
@@ -157,10 +192,16 @@ class Accuracy(Average):
     """Fraction of correct predictions: ``update(logits=..., labels=...)`` (argmax of logits,
     or ``logits > threshold`` for binary predictions with the same rank as labels).
 
-    Example::
-
-        acc = nnx.metrics.Accuracy()
-        acc.update(logits=logits, labels=labels)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> acc = nnx.metrics.Accuracy()
+        >>> acc.update(logits=jnp.array([[0.1, 0.9], [0.8, 0.2]]), labels=jnp.array([1, 1]))
+        >>> float(acc.compute())
+        0.5
+        >>> binary = nnx.metrics.Accuracy(threshold=0.5)
+        >>> binary.update(logits=jnp.array([0.2, 0.9]), labels=jnp.array([0, 0]))
+        >>> float(binary.compute())
+        0.5
     """
 
     def __init__(self, threshold: float | None = None, argname: str = "values"):

@@ -46,12 +46,17 @@ class TrainState(Generic[M]):
     a pytree (``graphdef`` and ``tx`` are static). Subclasses add fields by annotation (they become
     frozen dataclasses and pytrees too), e.g. ``batch_stats: nnx.State``.
 
-    Example::
-
-        graphdef, params, stats = nnx.split(model, nnx.Param, nnx.BatchStat)
-        state = TrainState.create(graphdef, params=params, tx=optax.sgd(0.1))
-        y, _ = state.apply("params")(x)          # pure call of the model
-        state = state.apply_gradients(grads)     # step + 1, params updated
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.tree_util as tree_util, fluxion_nn as nnx
+        >>> import fluxion_optim as optax
+        >>> graphdef, params = nnx.split(nnx.Linear(2, 1, rngs=nnx.Rngs(0)), nnx.Param)
+        >>> state = nnx.TrainState.create(graphdef, params=params, tx=optax.sgd(0.5))
+        >>> y, _ = state.apply("params")(jnp.ones((1, 2)))  # a pure call of the model
+        >>> y.shape
+        (1, 1)
+        >>> state = state.apply_gradients(tree_util.tree_map(jnp.ones_like, state.params))
+        >>> int(state.step), state.params["bias"].value.tolist()
+        (1, [-0.5])
     """
 
     graphdef: GraphDef
