@@ -181,13 +181,57 @@ def test_platform_dependent_and_composite():
     assert_same(ours, theirs if here == "cpu" else theirs / 10)
     assert float(lax.platform_dependent(x, **{other: lambda t: t}, default=lambda t: -t)) == -2.0
     assert float(lax.platform_dependent(x, **{here: lambda t: t}, default=lambda t: -t)) == 2.0
-    with pytest.raises(ValueError, match="platform_dependent"):  # (an identity branch would be
+    for lib in (jax, fluxion):  # JAX's NotImplementedError (an identity branch would be
         # forwarded around the cond, as in jax, and never lowered)
-        fluxion.jit(lambda v: lax.platform_dependent(v, **{other: lambda t: t * 3}))(x)
+        with pytest.raises(NotImplementedError, match="platform"):
+            lib.jit(lambda v, lib=lib: lib.lax.platform_dependent(v, **{other: lambda t: t * 3}))(x)
     tangent = lax.composite(lambda v: lax.sin(v) / lax.cos(v), name="my.tangent")
     jtangent = jax.lax.composite(lambda v: jax.lax.sin(v) / jax.lax.cos(v), name="my.tangent")
     v = np.array([0.0, 0.5, 1.0], np.float32)
     assert_close(fluxion.jit(tangent)(v), jax.jit(jtangent)(v))
+
+
+_PLATFORM_CASES = {
+    "no_branches": lambda pd: pd(1.0), "no_branches_no_args": lambda pd: pd(),
+    "only_default": lambda pd: pd(1.0, default=lambda x: x + 1),
+    "other_platform": lambda pd: pd(1.0, foo=lambda x: x * 2, bar=lambda x: x * 3),
+    "upper_case": lambda pd: pd(1.0, CPU=lambda x: x * 2, TPU=lambda x: x * 3),
+    "gpu": lambda pd: pd(1.0, gpu=lambda x: x),
+    "not_callable": lambda pd: pd(1.0, cpu=3), "default_not_callable": lambda pd: pd(
+        1.0, cpu=lambda x: x, default=3),
+    "arg_as_keyword": lambda pd: pd(x=1.0, cpu=lambda x: x),
+    # eagerly only the chosen branch runs: the other's mismatch and error go unseen
+    "mismatch": lambda pd: pd(np.float32(1.0), cpu=lambda x: x, tpu=lambda x: (x, x)),
+    "other_raises": lambda pd: pd(np.float32(1.0), cpu=lambda x: x, tpu=lambda x: 1 / 0),
+    "pytree": lambda pd: pd({"a": 1.0}, cpu=lambda d: d["a"] * 2, tpu=lambda d: d["a"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PLATFORM_CASES))
+@pytest.mark.parametrize("jit", [False, True])
+def test_platform_dependent_arguments_as_jax(name, jit):
+    if fluxion.default_backend() != "cpu":
+        pytest.skip("the reference jax runs on the CPU")
+    if jit and name in ("no_branches", "no_branches_no_args"):
+        pytest.skip("jax 0.10.2 fails inside its own switch (safe_zip TypeError) under jit")
+    out = {}
+    for lib in (jax, fluxion):
+        fn = _PLATFORM_CASES[name]
+        try:
+            r = (lib.jit(lambda: fn(lib.lax.platform_dependent))() if jit
+                 else fn(lib.lax.platform_dependent))
+            out[lib.__name__] = ("Array" if isinstance(r, lib.Array) else type(r),
+                                 np.asarray(r).dtype, getattr(r, "weak_type", None),
+                                 np.asarray(r).tolist())
+        except Exception as ex:  # noqa: BLE001 - the raised type is what is compared
+            out[lib.__name__] = (type(ex), str(ex))
+    theirs, ours = out["jax"], out["fluxion"]
+    assert (ours[0] is theirs[0] if isinstance(ours[1], str) else ours == theirs), out
+    if ours[0] in (NotImplementedError, ValueError, TypeError):
+        assert "platform_dependent" in ours[1], out
+        if "callable" in theirs[1]:  # the branch that is not callable is named, as jax's
+            assert theirs[1].split(" must")[0] == ours[1].split(" must")[0], out
+
 
 
 def test_dot_algorithm_preset_and_default_precision():
