@@ -55,7 +55,18 @@ _NP_DTYPES = {v: k for k, v in _DTYPES.items()}
 class CheckpointError(ValueError):
     """A checkpoint file is missing, truncated or corrupted, or does not match the target.
 
-    Example: ``except CheckpointError as e: print(e)``.
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "linear.safetensors")
+        >>> checkpoint.save(path, nnx.state(nnx.Linear(2, 1, rngs=nnx.Rngs(0))))
+        >>> try:
+        ...     checkpoint.restore(path, target=nnx.Linear(3, 1, rngs=nnx.Rngs(0)))
+        ... except checkpoint.CheckpointError as e:
+        ...     print(e)
+        checkpoint.restore: leaf 'kernel' has shape (2, 1) in the checkpoint but (3, 1) in the target
+        >>> tmp.cleanup()
     """
 
 
@@ -365,9 +376,16 @@ def save(path: str | os.PathLike, tree: Any, *, metadata: dict | None = None,
     """Write ``tree`` (a pytree of arrays, a ``State``, or a module: its state) to ``path``
     atomically. ``metadata`` (JSON-able) is stored alongside.
 
-    Example::
-
-        checkpoint.save("/tmp/model.safetensors", nnx.state(model))
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "params.safetensors")
+        >>> checkpoint.save(path, {"w": jnp.ones((2, 3)), "step": jnp.array(7)}, metadata={"epoch": 1})
+        >>> tree = checkpoint.restore(path)
+        >>> sorted(tree), tree["w"].shape, tree["w"].dtype, int(tree["step"])
+        (['step', 'w'], (2, 3), dtype('float32'), 7)
+        >>> tmp.cleanup()
     """
     path = os.fspath(path)
     header, chunks, struct_json = _prepare(tree, metadata)
@@ -385,10 +403,16 @@ def save_async(path: str | os.PathLike, tree: Any, *,
     """Like ``save`` but the file is written on a background thread; the arrays are copied to
     host memory first, so training may go on changing the model. Returns a Future.
 
-    Example::
-
-        fut = checkpoint.save_async("/tmp/model.safetensors", nnx.state(model))
-        fut.result()
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "x.safetensors")
+        >>> future = checkpoint.save_async(path, {"x": jnp.arange(3)})
+        >>> future.result()  # written
+        >>> checkpoint.restore(path)["x"].tolist()
+        [0, 1, 2]
+        >>> tmp.cleanup()
     """
     global _EXECUTOR
     path = os.fspath(path)
@@ -407,7 +431,16 @@ def save_async(path: str | os.PathLike, tree: Any, *,
 def read_structure(path: str | os.PathLike) -> dict:
     """The structure (JSON) and user metadata stored in a checkpoint, without loading arrays.
 
-    Example: ``checkpoint.read_structure(path)["metadata"]``.
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "params.safetensors")
+        >>> checkpoint.save(path, {"w": jnp.ones((2, 3)), "step": jnp.array(7)}, metadata={"epoch": 1})
+        >>> info = checkpoint.read_structure(path)
+        >>> info["metadata"], info["tensors"]
+        ({'epoch': 1}, {'step': ('I32', ()), 'w': ('F32', (2, 3))})
+        >>> tmp.cleanup()
     """
     header, meta, _ = _read(os.fspath(path))
     return {"structure": json.loads(meta.get("structure", "null")),
@@ -429,9 +462,17 @@ def restore(path: str | os.PathLike, target: Any = None, *, sharding: Any = None
     ``CheckpointError`` naming the leaf path. A module target is updated in place and returned.
     ``sharding`` (a device or sharding) places the arrays.
 
-    Example::
-
-        state = checkpoint.restore("/tmp/model.safetensors", target=nnx.state(model))
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "linear.safetensors")
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> checkpoint.save(path, nnx.state(model))
+        >>> other = checkpoint.restore(path, target=nnx.Linear(2, 1, rngs=nnx.Rngs(1)))
+        >>> bool((other.kernel.value == model.kernel.value).all())
+        True
+        >>> tmp.cleanup()
     """
     path = os.fspath(path)
     header, meta, data = _read(path)
@@ -575,11 +616,18 @@ class CheckpointManager:
     ``best_metric``, the best ``keep_best`` by that metric (``best_mode`` ``"max"`` or ``"min"``).
     ``async_save=True`` writes on a background thread (``wait_until_finished`` blocks).
 
-    Example::
-
-        mgr = CheckpointManager("/tmp/run", max_to_keep=3, best_metric="accuracy")
-        mgr.save(step, nnx.state(model), metrics={"accuracy": 0.97})
-        state = mgr.restore(mgr.best_step(), target=nnx.state(model))
+    Example:
+        >>> import os, tempfile, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import checkpoint
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> mgr = checkpoint.CheckpointManager(tmp.name, max_to_keep=2, best_metric="accuracy")
+        >>> for step, accuracy in [(1, 0.9), (2, 0.7), (3, 0.8)]:
+        ...     mgr.save(step, {"x": jnp.full(2, step)}, metrics={"accuracy": accuracy})
+        >>> mgr.all_steps(), mgr.latest_step(), mgr.best_step(), mgr.metrics(1)
+        ([1, 2, 3], 3, 1, {'accuracy': 0.9})
+        >>> mgr.restore()["x"].tolist(), mgr.restore(mgr.best_step())["x"].tolist()
+        ([3, 3], [1, 1])
+        >>> tmp.cleanup()
     """
 
     def __init__(self, directory: str | os.PathLike, *, max_to_keep: int | None = 3,
