@@ -31,7 +31,14 @@ def dot_product_attention_weights(query: Any, key: Any, bias: Any = None, mask: 
     """Softmax attention weights ``[batch..., heads, q_len, kv_len]`` from query/key
     ``[batch..., len, heads, depth]`` (grouped-query when key has fewer heads).
 
-    Example: ``w = nnx.dot_product_attention_weights(q, k)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.dot_product_attention_weights(jnp.ones((1, 3, 2, 4)), jnp.ones((1, 5, 2, 4)))
+        >>> w.shape, w[0, 0, 0].tolist()
+        ((1, 2, 3, 5), [0.2, 0.2, 0.2, 0.2, 0.2])
+        >>> x = jnp.ones((1, 3, 1, 4))
+        >>> nnx.dot_product_attention_weights(x, x, is_causal=True)[0, 0].tolist()
+        [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.333333, 0.333333, 0.333333]]
     """
     query, key = promote_dtype((query, key), dtype=dtype)
     dtype = query.dtype
@@ -145,7 +152,12 @@ def make_causal_mask(x: Any, extra_batch_dims: int = 0, dtype: Any = jnp.float32
 def combine_masks(*masks: Any, dtype: Any = jnp.float32) -> Any:
     """Logical AND of the non-None masks (None if there are none).
 
-    Example: ``mask = nnx.combine_masks(padding_mask, causal_mask)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> nnx.combine_masks(jnp.array([[True, True, False]]), jnp.array([[True, False, True]]))
+        Array([[1., 0., 0.]], dtype=float32)
+        >>> nnx.combine_masks(None, None) is None
+        True
     """
     masks = [m for m in masks if m is not None]
     if not masks:

@@ -13,7 +13,10 @@ __all__ = [*_fluxion_all, "zeros_init", "ones_init"]
 def zeros_init() -> Initializer:
     """An initializer returning zeros of the requested shape and dtype.
 
-    Example: ``nnx.initializers.zeros_init()(key, (2, 3))`` is a (2, 3) array of zeros.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> nnx.initializers.zeros_init()(fluxion.random.key(0), (2, 3)).tolist()
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
     """
     return zeros
 
@@ -21,6 +24,9 @@ def zeros_init() -> Initializer:
 def ones_init() -> Initializer:
     """An initializer returning ones of the requested shape and dtype.
 
-    Example: ``nnx.initializers.ones_init()(key, (2,))`` is ``[1., 1.]``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> nnx.initializers.ones_init()(fluxion.random.key(0), (2,), jnp.int32).tolist()
+        [1, 1]
     """
     return ones

@@ -17,7 +17,11 @@ def pool(inputs: Any, init: Any, reduce_fn: Callable, window_shape: Sequence[int
          strides: Sequence[int] | None, padding: Any) -> Any:
     """Reduce windows of ``window_shape`` with ``reduce_fn`` (``lax.reduce_window``).
 
-    Example: ``nnx.pool(x, -fluxion.numpy.inf, fluxion.lax.max, (2, 2), (2, 2), "VALID")``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax, fluxion_nn as nnx
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> nnx.pool(x, -jnp.inf, lax.max, (2, 2), (2, 2), "VALID")[0, :, :, 0].tolist()
+        [[5.0, 7.0], [13.0, 15.0]]
     """
     window_shape = tuple(window_shape)
     strides = tuple(strides) if strides is not None else (1,) * len(window_shape)
@@ -77,6 +81,10 @@ def min_pool(inputs: Any, window_shape: Sequence[int], strides: Sequence[int] | 
              padding: Any = "VALID") -> Any:
     """Minimum over windows.
 
-    Example: ``y = nnx.min_pool(x, (2, 2), strides=(2, 2))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> x = jnp.arange(16.0).reshape(1, 4, 4, 1)
+        >>> nnx.min_pool(x, (2, 2), strides=(2, 2))[0, :, :, 0].tolist()
+        [[0.0, 2.0], [8.0, 10.0]]
     """
     return pool(inputs, jnp.inf, lax.min, window_shape, strides, padding)

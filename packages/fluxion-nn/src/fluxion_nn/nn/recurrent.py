@@ -24,7 +24,12 @@ __all__ = ["RNNCellBase", "LSTMCell", "OptimizedLSTMCell", "GRUCell", "SimpleCel
 def modified_orthogonal(key: Any, shape: tuple, dtype: Any = jnp.float32) -> Any:
     """Orthogonal initialiser computed in float32 then cast (half-precision friendly).
 
-    Example: ``w = modified_orthogonal(fluxion.random.key(0), (4, 4))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_nn.nn.recurrent import modified_orthogonal
+        >>> w = modified_orthogonal(fluxion.random.key(0), (3, 3))
+        >>> w.shape, w.dtype, bool(jnp.allclose(w @ w.T, jnp.eye(3), atol=1e-5))
+        ((3, 3), dtype('float32'), True)
     """
     return initializers.orthogonal()(key, shape).astype(dtype)
 
@@ -33,7 +38,15 @@ class RNNCellBase(Module):
     """Base class of recurrent cells: ``cell(carry, x) -> (carry, y)`` and
     ``initialize_carry(input_shape, rngs)``.
 
-    Example: ``carry = cell.initialize_carry((batch, features), nnx.Rngs(0))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> cell = nnx.LSTMCell(2, 3, rngs=nnx.Rngs(0))
+        >>> isinstance(cell, nnx.RNNCellBase)
+        True
+        >>> carry = cell.initialize_carry((4, 2), nnx.Rngs(0))
+        >>> carry, y = cell(carry, jnp.ones((4, 2)))
+        >>> [c.shape for c in carry], y.shape
+        ([(4, 3), (4, 3)], (4, 3))
     """
 
     num_feature_axes = 1
@@ -276,7 +289,12 @@ class SimpleCell(RNNCellBase):
 def flip_sequences(inputs: Any, seq_lengths: Any, num_batch_dims: int, time_major: bool) -> Any:
     """Reverse sequences along time, keeping padding (beyond ``seq_lengths``) at the end.
 
-    Example: ``flip_sequences(x, jnp.array([1, 2, 3]), 1, False)``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.nn.recurrent import flip_sequences
+        >>> xs = jnp.array([[1, 2, 3], [4, 5, 0]])  # the second sequence has length 2
+        >>> flip_sequences(xs, jnp.array([3, 2]), 1, False).tolist()
+        [[3, 2, 1], [5, 4, 0]]
     """
     time_axis = 0 if time_major else num_batch_dims
     steps = inputs.shape[time_axis]
