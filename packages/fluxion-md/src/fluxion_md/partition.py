@@ -463,6 +463,13 @@ def _perpendicular_widths(box: Any, dim: int) -> onp.ndarray:
     return 1.0 / onp.linalg.norm(onp.linalg.inv(box), axis=1)
 
 
+@partial(jit, static_argnums=0)
+def _all_pairs(n: int) -> Array:
+    """Every particle a candidate neighbor of every particle (no cell list): ``(n, n)`` column
+    ids, one program (as jax_md's jitted ``candidate_fn``; eagerly it was three)."""
+    return jnp.broadcast_to(jnp.arange(n, dtype=i32)[None, :], (n, n))
+
+
 def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bool) -> None:
     """Raise for a non-positive box; warn when ``r_cutoff`` exceeds half the box along a
     periodic direction (the minimum-image list then misses interactions, as jax_md's does)."""
@@ -548,7 +555,7 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
     def candidates(position: Array, cl: CellList | None) -> tuple[Array, Array | None]:
         N = position.shape[0]
         if cl is None:
-            return jnp.broadcast_to(jnp.arange(N, dtype=i32)[None, :], (N, N)), None
+            return _all_pairs(N), None
         return _cell_candidates(cl.id_buffer, cl.position_buffer, cl.particle_cell_id)
 
     def prune(position: Array, idx: Array, neigh: Array | None, capacity: int | None,
