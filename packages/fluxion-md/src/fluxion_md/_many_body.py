@@ -117,7 +117,15 @@ def stillinger_weber_neighbor_list(displacement: Callable, box_size: Any, sigma:
     """``(neighbor_fn, energy_fn)`` for Stillinger-Weber (Dense neighbor lists only).
 
     Example:
-        >>> # neighbor_fn, E = stillinger_weber_neighbor_list(disp, box)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> displacement, _ = space.periodic(10.0)
+        >>> neighbor_fn, E = energy.stillinger_weber_neighbor_list(
+        ...     displacement, 10.0, fractional_coordinates=False)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> round(float(E(R, neighbor=nbrs)), 4), round(float(energy.stillinger_weber(space.free()[0])(R)), 4)
+        (-5.8793, -5.8793)
     """
     if format is not partition.Dense:
         raise ValueError("stillinger_weber_neighbor_list: only format=Dense is supported; "
@@ -148,10 +156,16 @@ _TERSOFF_KEYS = ("element1", "element2", "element3", "mTf", "gamma", "lam3", "cT
 
 
 def load_lammps_tersoff_parameters(file: TextIO) -> list[dict[str, Any]]:
-    """Read a LAMMPS ``.tersoff`` file into a list of parameter dictionaries (one per triplet).
+    r"""Read a LAMMPS ``.tersoff`` file into a list of parameter dictionaries (one per triplet).
 
     Example:
-        >>> # params = load_lammps_tersoff_parameters(open("Si.tersoff"))
+        >>> import io
+        >>> SI = ("Si Si Si 3.0 1.0 0.0 1.0039e5 16.217 -0.59825 0.78734\n"
+        ...       "    1.1e-6 1.7322 471.18 2.85 0.15 2.4799 1830.8\n")  # Tersoff's silicon
+        >>> from fluxion_md import energy
+        >>> params = energy.load_lammps_tersoff_parameters(io.StringIO(SI))
+        >>> len(params), params[0]["element1"], params[0]["R"], params[0]["D"]
+        (1, 'Si', Array(2.85, dtype=float32), Array(0.15, dtype=float32))
     """
     params: list[dict[str, Any]] = []
     pending: list[str] = []
@@ -213,10 +227,18 @@ def _tersoff_terms(params: dict[str, Any]) -> tuple[Callable, Callable]:
 
 
 def tersoff(displacement: Callable, params: Any, species: Array | None = None) -> Callable:
-    """Tersoff energy ``energy_fn(R)`` for one species (``params`` from the LAMMPS loader).
+    r"""Tersoff energy ``energy_fn(R)`` for one species (``params`` from the LAMMPS loader).
 
     Example:
-        >>> # E = tersoff(disp, load_lammps_tersoff_parameters(open("Si.tersoff")))
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> import io
+        >>> SI = ("Si Si Si 3.0 1.0 0.0 1.0039e5 16.217 -0.59825 0.78734\n"
+        ...       "    1.1e-6 1.7322 471.18 2.85 0.15 2.4799 1830.8\n")  # Tersoff's silicon
+        >>> E = energy.tersoff(space.free()[0], energy.load_lammps_tersoff_parameters(io.StringIO(SI)))
+        >>> round(float(E(R)), 4)
+        -6.9163
     """
     if species is not None:
         raise NotImplementedError("tersoff: multiple species are not supported (as in jax_md).")
@@ -236,10 +258,18 @@ def tersoff(displacement: Callable, params: Any, species: Array | None = None) -
 
 
 def tersoff_from_lammps_parameters(displacement: Callable, f: TextIO) -> Callable:
-    """:func:`tersoff` with parameters read from a LAMMPS file object.
+    r""":func:`tersoff` with parameters read from a LAMMPS file object.
 
     Example:
-        >>> # E = tersoff_from_lammps_parameters(disp, open("Si.tersoff"))
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> import io
+        >>> SI = ("Si Si Si 3.0 1.0 0.0 1.0039e5 16.217 -0.59825 0.78734\n"
+        ...       "    1.1e-6 1.7322 471.18 2.85 0.15 2.4799 1830.8\n")  # Tersoff's silicon
+        >>> E = energy.tersoff_from_lammps_parameters(space.free()[0], io.StringIO(SI))
+        >>> round(float(E(R)), 4)
+        -6.9163
     """
     return tersoff(displacement, load_lammps_tersoff_parameters(f))
 
@@ -250,10 +280,21 @@ def tersoff_neighbor_list(displacement: Callable, box_size: Any, params: Any,
                           format: Any = partition.Dense,
                           neighbor_list_fn: Callable = partition.neighbor_list,
                           **neighbor_kwargs: Any) -> tuple[Any, Callable]:
-    """``(neighbor_fn, energy_fn)`` for Tersoff (Dense neighbor lists, one species).
+    r"""``(neighbor_fn, energy_fn)`` for Tersoff (Dense neighbor lists, one species).
 
     Example:
-        >>> # neighbor_fn, E = tersoff_neighbor_list(disp, box, params)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> import io
+        >>> SI = ("Si Si Si 3.0 1.0 0.0 1.0039e5 16.217 -0.59825 0.78734\n"
+        ...       "    1.1e-6 1.7322 471.18 2.85 0.15 2.4799 1830.8\n")  # Tersoff's silicon
+        >>> params = energy.load_lammps_tersoff_parameters(io.StringIO(SI))
+        >>> displacement, _ = space.periodic_general(10.0)  # fractional coordinates
+        >>> neighbor_fn, E = energy.tersoff_neighbor_list(displacement, 10.0, params)
+        >>> nbrs = neighbor_fn.allocate(R / 10.0)
+        >>> round(float(E(R / 10.0, neighbor=nbrs)), 4)
+        -6.9163
     """
     if species is not None:
         raise NotImplementedError("tersoff_neighbor_list: multiple species are not supported.")
@@ -283,10 +324,21 @@ def tersoff_from_lammps_parameters_neighbor_list(displacement: Callable, box_siz
                                                  fractional_coordinates: bool = True,
                                                  neighbor_list_fn: Callable = partition.neighbor_list,
                                                  **neighbor_kwargs: Any) -> tuple[Any, Callable]:
-    """:func:`tersoff_neighbor_list` with parameters read from a LAMMPS file object.
+    r""":func:`tersoff_neighbor_list` with parameters read from a LAMMPS file object.
 
     Example:
-        >>> # neighbor_fn, E = tersoff_from_lammps_parameters_neighbor_list(disp, box, f)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> import io
+        >>> SI = ("Si Si Si 3.0 1.0 0.0 1.0039e5 16.217 -0.59825 0.78734\n"
+        ...       "    1.1e-6 1.7322 471.18 2.85 0.15 2.4799 1830.8\n")  # Tersoff's silicon
+        >>> displacement, _ = space.periodic_general(10.0)  # fractional coordinates
+        >>> neighbor_fn, E = energy.tersoff_from_lammps_parameters_neighbor_list(
+        ...     displacement, 10.0, io.StringIO(SI))
+        >>> nbrs = neighbor_fn.allocate(R / 10.0)
+        >>> round(float(E(R / 10.0, neighbor=nbrs)), 4)
+        -6.9163
     """
     return tersoff_neighbor_list(displacement, box_size, load_lammps_tersoff_parameters(f),
                                  dr_threshold=dr_threshold,
@@ -365,7 +417,17 @@ def eam_neighbor_list(displacement_or_metric: Callable, box_size: Any, charge_fn
     """``(neighbor_fn, energy_fn)`` for EAM with a Dense or Sparse neighbor list.
 
     Example:
-        >>> # neighbor_fn, E = eam_neighbor_list(disp, box, rho, F, phi, cutoff)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> charge_fn, embedding_fn = lambda r: jnp.exp(-r), lambda rho: -jnp.sqrt(rho)
+        >>> pairwise_fn = lambda r: jnp.exp(-2 * r)
+        >>> displacement, _ = space.periodic(10.0)
+        >>> neighbor_fn, E = energy.eam_neighbor_list(displacement, 10.0, charge_fn, embedding_fn,
+        ...                                           pairwise_fn, 3.0)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> round(float(E(R, neighbor=nbrs)), 4)
+        -4.4158
     """
     if format is partition.OrderedSparse:
         raise ValueError("eam_neighbor_list: OrderedSparse lists are not supported; use Dense or "
