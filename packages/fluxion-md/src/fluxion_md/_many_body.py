@@ -349,14 +349,26 @@ def tersoff_from_lammps_parameters_neighbor_list(displacement: Callable, box_siz
 # ----------------------------------------------------------------------------- EAM
 
 def load_lammps_eam_parameters(file: TextIO) -> tuple[Callable, Callable, Callable, float]:
-    """Read a single-element LAMMPS ``setfl`` (``eam/alloy``) file.
+    r"""Read a single-element LAMMPS ``setfl`` (``eam/alloy``) file.
 
     Returns ``(charge_fn, embedding_fn, pairwise_fn, cutoff)``: the electron density ``rho(r)``,
     the embedding energy ``F(rho)``, the pair energy ``phi(r)`` (the file tabulates ``r phi``) as
     cubic splines, and the cutoff radius.
 
     Example:
-        >>> # charge_fn, embedding_fn, pairwise_fn, cutoff = load_lammps_eam_parameters(open(p))
+        >>> import io, math
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> n, step, cutoff = 50, 0.1, 4.9  # a made-up element: rho = exp(-r), F = -sqrt(rho)
+        >>> F = [-math.sqrt(i * step) for i in range(n)]
+        >>> rho = [math.exp(-i * step) for i in range(n)]
+        >>> r_phi = [i * step * math.exp(-2 * i * step) for i in range(n)]  # r * phi(r)
+        >>> SETFL = "\n".join(["setfl: exp(-r) density, exp(-2r) pairs", "", "", "1 X",
+        ...                    f"{n} {step} {n} {step} {cutoff}", "1 1.0 1.0 fcc",
+        ...                    " ".join(f"{v:.8f}" for v in F + rho + r_phi)])
+        >>> fns = energy.load_lammps_eam_parameters(io.StringIO(SETFL))
+        >>> fns[3], [round(float(f(jnp.array(1.0))), 4) for f in fns[:3]]
+        (4.9, [0.3679, -1.0, 0.1353])
     """
     lines = file.read().split("\n")
     if "setfl" not in lines[0]:
@@ -400,10 +412,23 @@ def eam(displacement_or_metric: Callable, charge_fn: Callable, embedding_fn: Cal
 
 
 def eam_from_lammps_parameters(displacement: Callable, f: TextIO) -> Callable:
-    """:func:`eam` with the functions read from a LAMMPS setfl file object.
+    r""":func:`eam` with the functions read from a LAMMPS setfl file object.
 
     Example:
-        >>> # E = eam_from_lammps_parameters(disp, open("Cu.eam.alloy"))
+        >>> import io, math
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> n, step, cutoff = 50, 0.1, 4.9  # a made-up element: rho = exp(-r), F = -sqrt(rho)
+        >>> F = [-math.sqrt(i * step) for i in range(n)]
+        >>> rho = [math.exp(-i * step) for i in range(n)]
+        >>> r_phi = [i * step * math.exp(-2 * i * step) for i in range(n)]  # r * phi(r)
+        >>> SETFL = "\n".join(["setfl: exp(-r) density, exp(-2r) pairs", "", "", "1 X",
+        ...                    f"{n} {step} {n} {step} {cutoff}", "1 1.0 1.0 fcc",
+        ...                    " ".join(f"{v:.8f}" for v in F + rho + r_phi)])
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> E = energy.eam_from_lammps_parameters(space.free()[0], io.StringIO(SETFL))
+        >>> round(float(E(R)), 4)
+        -4.4158
     """
     return eam(displacement, *load_lammps_eam_parameters(f)[:-1])
 
@@ -463,10 +488,26 @@ def eam_from_lammps_parameters_neighbor_list(displacement: Callable, box_size: A
                                              fractional_coordinates: bool = True,
                                              neighbor_list_fn: Callable = partition.neighbor_list,
                                              **neighbor_kwargs: Any) -> tuple[Any, Callable]:
-    """:func:`eam_neighbor_list` with the functions read from a LAMMPS setfl file object.
+    r""":func:`eam_neighbor_list` with the functions read from a LAMMPS setfl file object.
 
     Example:
-        >>> # neighbor_fn, E = eam_from_lammps_parameters_neighbor_list(disp, box, f)
+        >>> import io, math
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> n, step, cutoff = 50, 0.1, 4.9  # a made-up element: rho = exp(-r), F = -sqrt(rho)
+        >>> F = [-math.sqrt(i * step) for i in range(n)]
+        >>> rho = [math.exp(-i * step) for i in range(n)]
+        >>> r_phi = [i * step * math.exp(-2 * i * step) for i in range(n)]  # r * phi(r)
+        >>> SETFL = "\n".join(["setfl: exp(-r) density, exp(-2r) pairs", "", "", "1 X",
+        ...                    f"{n} {step} {n} {step} {cutoff}", "1 1.0 1.0 fcc",
+        ...                    " ".join(f"{v:.8f}" for v in F + rho + r_phi)])
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [2.35, 0.0, 0.0], [0.0, 2.35, 0.0], [1.2, 1.2, 1.8]])
+        >>> displacement, _ = space.periodic(10.0)
+        >>> neighbor_fn, E = energy.eam_from_lammps_parameters_neighbor_list(
+        ...     displacement, 10.0, io.StringIO(SETFL))
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> round(float(E(R, neighbor=nbrs)), 4)
+        -4.4158
     """
     return eam_neighbor_list(displacement, box_size, *load_lammps_eam_parameters(f),
                              dr_threshold=dr_threshold, axis=axis,
