@@ -190,9 +190,13 @@ def lennard_jones_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     """``(neighbor_fn, energy_fn)`` for Lennard-Jones with a neighbor list.
 
     Example:
+        >>> import fluxion.numpy as jnp
+        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
         >>> disp, _ = space.periodic(10.0)
         >>> neighbor_fn, E = lennard_jones_neighbor_list(disp, 10.0)
-        >>> # nbrs = neighbor_fn.allocate(R); E(R, nbrs)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> round(float(E(R, nbrs)), 4), round(float(lennard_jones_pair(disp)(R)), 4)
+        (-1.1474, -1.1474)
     """
     _check_species_arg("lennard_jones_neighbor_list", species)
     sigma = maybe_downcast(sigma)

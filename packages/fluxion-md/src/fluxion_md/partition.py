@@ -404,7 +404,23 @@ def check_neighbor_list(neighbor: NeighborList, where: str = "energy") -> Array:
     wrong numbers.
 
     Example:
-        >>> # energy = energy * check_neighbor_list(nbrs)
+        >>> import fluxion
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
+        >>> displacement, _ = space.periodic(10.0)
+        >>> nbrs = partition.neighbor_list(displacement, 10.0, 1.5).allocate(R)
+        >>> partition.check_neighbor_list(nbrs) is None  # concrete and complete
+        True
+        >>> crowded = nbrs.update(jnp.array([[1.0, 1.0], [1.1, 1.0], [1.0, 1.1], [1.1, 1.1]]))
+        >>> try:
+        ...     partition.check_neighbor_list(crowded)
+        ... except partition.NeighborListOverflowError:
+        ...     print("overflowed")
+        overflowed
+        >>> check = fluxion.jit(partition.check_neighbor_list)  # under jit: a factor
+        >>> float(check(nbrs)), float(check(crowded))
+        (1.0, nan)
     """
     code = neighbor.error.code
     bad = (code & jnp.array(int(PEC.NEIGHBOR_LIST_OVERFLOW | PEC.CELL_LIST_OVERFLOW), jnp.uint8)) != 0
@@ -755,7 +771,14 @@ class GraphsTuple(NamedTuple):
     :func:`to_jraph`. Fluxion does not depend on jraph; ``jraph.GraphsTuple(*graph)`` converts.
 
     Example:
-        >>> # graph = to_jraph(nbrs); graph.senders, graph.receivers, graph.n_edge
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
+        >>> displacement, _ = space.periodic(10.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 10.0, 1.5, format=partition.Sparse)
+        >>> graph = partition.to_jraph(neighbor_fn.allocate(R))
+        >>> type(graph).__name__, graph.n_node.tolist(), graph.n_edge.tolist()
+        ('GraphsTuple', [4, 1], [4, 1])
     """
 
     nodes: Any
@@ -778,7 +801,16 @@ def to_jraph(neighbor: NeighborList, mask: Array | None = None, nodes: Any = Non
     ``edges`` (a tree of per-slot arrays) follows them.
 
     Example:
-        >>> # graph = to_jraph(nbrs); int(graph.n_node[0]) == len(positions)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
+        >>> displacement, _ = space.periodic(10.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 10.0, 1.5, format=partition.Sparse)
+        >>> graph = partition.to_jraph(neighbor_fn.allocate(R))
+        >>> graph.n_node.tolist(), graph.n_edge.tolist(), graph.senders.shape
+        ([4, 1], [4, 1], (5,))
+        >>> graph.senders[:4].tolist(), graph.receivers[:4].tolist()
+        ([0, 0, 1, 2], [2, 1, 0, 0])
     """
     if not is_sparse(neighbor.format):
         raise ValueError("to_jraph: cannot convert a dense neighbor list to jraph format; use "
