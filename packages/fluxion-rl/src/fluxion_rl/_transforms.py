@@ -95,13 +95,27 @@ def signed_hyperbolic(x: Array, eps: float = 1e-3) -> Array:
 
 
 def hyperbolic_sin(x: Array) -> Array:
-    """``sinh(x)``. Example: ``hyperbolic_sin(0.0)`` is ``0.0``."""
+    """``sinh(x)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_rl._transforms import hyperbolic_sin
+        >>> hyperbolic_sin(jnp.array([0.0, 1.0])).tolist()
+        [0.0, 1.175201177597046]
+    """
     _float("hyperbolic_sin", x)
     return jnp.sinh(x)
 
 
 def hyperbolic_arcsin(x: Array) -> Array:
-    """``arcsinh(x)``, the inverse of ``hyperbolic_sin``. Example: ``hyperbolic_arcsin(0.0)``."""
+    """``arcsinh(x)``, the inverse of ``hyperbolic_sin``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_rl._transforms import hyperbolic_arcsin
+        >>> hyperbolic_arcsin(jnp.array([0.0, 1.0])).tolist()
+        [0.0, 0.8813736438751221]
+    """
     _float("hyperbolic_arcsin", x)
     return jnp.arcsinh(x)
 
@@ -172,7 +186,11 @@ def transform_from_2hot(probs: Array, min_value: float, max_value: float, num_bi
 def transform_to_2hot_nonlinear(scalar: Array, bins: Array) -> Array:
     """Two-hot encoding of ``scalar`` over an increasing, arbitrary ``bins`` [K].
 
-    Example: ``transform_to_2hot_nonlinear(jnp.array([0.5]), jnp.array([0., 1., 4.]))``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_rl._transforms import transform_to_2hot_nonlinear
+        >>> transform_to_2hot_nonlinear(jnp.array([0.5, 2.5]), jnp.array([0.0, 1.0, 4.0])).tolist()
+        [[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]]
     """
     bins = jnp.asarray(bins)
     num_bins = bins.shape[0]
@@ -190,6 +208,11 @@ def transform_to_2hot_nonlinear(scalar: Array, bins: Array) -> Array:
 def transform_from_2hot_nonlinear(probs: Array, bins: Array) -> Array:
     """Expected value of ``probs`` [..., K] over ``bins`` [K].
 
-    Example: ``transform_from_2hot_nonlinear(p, bins)``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_rl._transforms import transform_from_2hot_nonlinear
+        >>> probs = jnp.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+        >>> transform_from_2hot_nonlinear(probs, jnp.array([0.0, 1.0, 4.0])).tolist()
+        [0.5, 2.5]
     """
     return jnp.sum(jnp.asarray(probs) * jnp.asarray(bins)[None], -1)
