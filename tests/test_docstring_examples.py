@@ -78,7 +78,7 @@ SLOW = {
     "fluxion_nn.haiku._attention", "fluxion_nn.haiku._layers", "fluxion_nn.haiku._lifted",
     "fluxion_nn.haiku._src.conv", "fluxion_nn.nn.attention",
     "fluxion_nn.nn.linear", "fluxion_nn.nn.recurrent", "fluxion_nn.transforms.iteration",
-    "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms",
+    "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms", "fluxion_rl.envs._classic",
     "fluxion_rl._memory_and_exploration", "fluxion_rl._moving_averages_popart",
     "fluxion_rl._nonlinear_bellman", "fluxion_rl._trajectories",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",

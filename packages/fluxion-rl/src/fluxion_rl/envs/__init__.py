@@ -29,7 +29,13 @@ _REGISTRY: dict[str, Callable[..., Environment]] = {
 
 
 def registered() -> list[str]:
-    """The names ``make`` knows. Example: ``"CartPole-v1" in registered()``."""
+    """The names ``make`` knows.
+
+    Example:
+        >>> from fluxion_rl import envs
+        >>> envs.registered()
+        ['Acrobot-v1', 'CartPole-v0', 'CartPole-v1', 'CliffWalking-v1', 'MountainCar-v0', 'Pendulum-v1']
+    """
     return sorted(_REGISTRY)
 
 
@@ -39,6 +45,16 @@ def make(name: str, **kwargs: Any) -> Environment:
     Keyword arguments go to the environment's constructor (``max_episode_steps=...``), except
     ``autoreset_mode`` (``"next_step"``, gymnasium's default, or ``"same_step"``), which sets how
     ``step_autoreset`` starts new episodes.
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion_rl import envs
+        >>> env = envs.make("CartPole-v0")
+        >>> type(env).__name__, env.max_episode_steps, env.autoreset_mode
+        ('CartPole', 200, 'next_step')
+        >>> states, obs = fluxion.vmap(env.reset)(fluxion.random.split(fluxion.random.key(0), 8))
+        >>> obs.shape
+        (8, 4)
     """
     if name not in _REGISTRY:
         raise ValueError(f"envs.make: unknown environment {name!r}; known environments: "

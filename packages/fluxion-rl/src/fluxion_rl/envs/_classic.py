@@ -22,8 +22,22 @@ class CartPole(Environment):
     """Balance a pole on a cart (``CartPole-v1``): 2 actions (push left / right), reward 1 per step.
 
     Observation ``[x, x_dot, theta, theta_dot]``; terminates when ``|x| > 2.4`` or
-    ``|theta| > 12 degrees``; truncated after 500 steps. Example:
-    ``env = CartPole(); s, o = env.reset(key); s, o, r, term, trunc = env.step(s, 1)``.
+    ``|theta| > 12 degrees``; truncated after 500 steps.
+
+    Example (the numbers gymnasium's ``CartPole-v1`` gives from the same state):
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import CartPole
+        >>> env = CartPole()
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> obs.shape, env.num_actions, int(state.t)
+        ((4,), 2, 0)
+        >>> state = state._replace(physics=jnp.array([0.0, 0.0, 0.1, 0.0]))
+        >>> state, obs, reward, terminated, truncated = env.step(state, 1)  # push right
+        >>> [round(float(v), 6) for v in obs], float(reward), bool(terminated), int(state.t)
+        ([0.0, 0.193556, 0.1, -0.259533], 1.0, False, 1)
+        >>> state = state._replace(physics=jnp.array([0.0, 0.0, 0.25, 0.0]))  # past 12 degrees
+        >>> bool(env.step(state, 0)[3])
+        True
     """
 
     name = "CartPole"
@@ -71,7 +85,16 @@ class Pendulum(Environment):
 
     Physics ``[theta, theta_dot]``; observation ``[cos theta, sin theta, theta_dot]``; reward
     ``-(theta^2 + 0.1 theta_dot^2 + 0.001 u^2)``; truncated after 200 steps.
-    Example: ``s, o, r, term, trunc = Pendulum().step(s, jnp.array([0.5]))``.
+
+    Example (the numbers gymnasium's ``Pendulum-v1`` gives from the same state):
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import Pendulum
+        >>> env = Pendulum()
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> state = state._replace(physics=jnp.array([0.5, 0.0]))
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array([1.0]))
+        >>> [round(float(v), 6) for v in obs], round(float(reward), 6), bool(terminated)
+        ([0.865084, 0.501627, 0.509569], -0.251, False)
     """
 
     name = "Pendulum"
