@@ -21,21 +21,36 @@ __all__ = ["Optimizer", "OptState", "OptArray", "OptVariable", "ModelAndOptimize
 class OptState(Variable):
     """Base Variable type of optimizer state (the step count, moments, ...).
 
-    Example: ``nnx.state(optimizer, nnx.OptState)``.
+    Example:
+        >>> import fluxion_optim as optax, fluxion_nn as nnx
+        >>> optimizer = nnx.Optimizer(nnx.Linear(2, 1, rngs=nnx.Rngs(0)), optax.adam(1e-3), wrt=nnx.Param)
+        >>> sorted(nnx.state(optimizer, nnx.OptState).keys())
+        ['opt_state', 'step']
+        >>> type(optimizer.step).__name__, isinstance(optimizer.opt_state[0].mu["kernel"], nnx.OptState)
+        ('OptState', True)
     """
 
 
 class OptArray(OptState):
     """An optimizer-state array.
 
-    Example: ``optimizer.opt_state[0].mu["kernel"]`` is an OptArray.
+    Example:
+        >>> import fluxion_optim as optax, fluxion_nn as nnx
+        >>> optimizer = nnx.Optimizer(nnx.Linear(2, 1, rngs=nnx.Rngs(0)), optax.adam(1e-3), wrt=nnx.Param)
+        >>> type(optimizer.opt_state[0].count).__name__  # adam's step count
+        'OptArray'
     """
 
 
 class OptVariable(OptState):
     """Optimizer state that mirrors a Variable (keeps its metadata).
 
-    Example: ``OptVariable(x, sharding=None)``.
+    Example:
+        >>> import fluxion_optim as optax, fluxion_nn as nnx
+        >>> optimizer = nnx.Optimizer(nnx.Linear(2, 1, rngs=nnx.Rngs(0)), optax.adam(1e-3), wrt=nnx.Param)
+        >>> mu = optimizer.opt_state[0].mu["kernel"]  # adam's first moment of the kernel Param
+        >>> type(mu).__name__, mu.value.shape
+        ('OptVariable', (2, 1))
     """
 
 
@@ -164,7 +179,14 @@ class Optimizer(Pytree):
 class ModelAndOptimizer(Optimizer):
     """An Optimizer that also holds the model (``update(grads)``), flax's deprecated form.
 
-    Example: ``opt = nnx.ModelAndOptimizer(model, tx); opt.update(grads)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.tree_util as tree_util, fluxion_nn as nnx
+        >>> import fluxion_optim as optax
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> optimizer = nnx.ModelAndOptimizer(model, optax.sgd(0.5))
+        >>> _ = optimizer.update(tree_util.tree_map(jnp.ones_like, nnx.state(model, nnx.Param)))
+        >>> optimizer.model.bias.value.tolist(), int(optimizer.step.value)
+        ([-0.5], 1)
     """
 
     def __init__(self, model: Any, tx: Any, *, wrt: Any = Param):
