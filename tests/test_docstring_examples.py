@@ -75,7 +75,7 @@ SLOW = {
     "fluxion_md._graph_energy", "fluxion_md._many_body", "fluxion_md._membrane", "fluxion_md._nn.behler_parrinello",
     "fluxion_md._nn.util", "fluxion_md.nn", "fluxion_md.energy", "fluxion_md.partition",
     "fluxion_md.quantity", "fluxion_md.rigid_body", "fluxion_md.smap",
-    "fluxion_nn.haiku._attention", "fluxion_nn.haiku._layers", "fluxion_nn.haiku._lifted",
+    "fluxion_nn.haiku._attention", "fluxion_nn.haiku._basic", "fluxion_nn.haiku._layers", "fluxion_nn.haiku._lifted",
     "fluxion_nn.haiku._src.conv", "fluxion_nn.nn.attention",
     "fluxion_nn.nn.linear", "fluxion_nn.nn.recurrent", "fluxion_nn.transforms.iteration",
     "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms", "fluxion_rl.envs._classic",

@@ -23,7 +23,13 @@ def multinomial(rng: Any, logits: Any, num_samples: int) -> Any:
     """``num_samples`` category draws per row of ``logits``, shape
     ``logits.shape[:-1] + (num_samples,)`` (as ``hk.multinomial``).
 
-    Example: ``s = hk.multinomial(key, jnp.zeros([2, 5]), 3)``  # shape (2, 3)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> key = fluxion.random.PRNGKey(0)
+        >>> hk.multinomial(key, jnp.zeros([2, 5]), 3).shape
+        (2, 3)
+        >>> hk.multinomial(key, jnp.array([[-jnp.inf, 0.0, -jnp.inf]]), 4).tolist()
+        [[1, 1, 1, 1]]
     """
     shape = (num_samples,) + tuple(logits.shape[:-1]) if num_samples != 1 else None
     samples = random.categorical(rng, logits, shape=shape)
@@ -42,7 +48,11 @@ def merge_leading_dims(x: Any, num_dims: int) -> Any:
     """Merge the first ``num_dims`` dimensions of ``x`` into one (arrays of lower rank are
     returned unchanged; NumPy arrays stay NumPy arrays).
 
-    Example: ``merge_leading_dims(jnp.ones([2, 3, 4]), 2).shape == (6, 4)``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku._basic import merge_leading_dims
+        >>> merge_leading_dims(jnp.ones([2, 3, 4]), 2).shape, merge_leading_dims(jnp.ones([4]), 2).shape
+        ((6, 4), (4,))
     """
     if not _ndim_at_least(x, num_dims):
         return x
@@ -52,7 +62,11 @@ def merge_leading_dims(x: Any, num_dims: int) -> Any:
 def split_leading_dim(x: Any, to_dim: Any) -> Any:
     """Split the first dimension of ``x`` into ``to_dim``.
 
-    Example: ``split_leading_dim(jnp.ones([6, 4]), (2, 3)).shape == (2, 3, 4)``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku._basic import split_leading_dim
+        >>> split_leading_dim(jnp.ones([6, 4]), (2, 3)).shape
+        (2, 3, 4)
     """
     return x.reshape(tuple(to_dim) + tuple(x.shape[1:]))
 
@@ -94,7 +108,12 @@ class BatchApply:
 def expand_apply(f: Callable, axis: int = 0) -> Callable:
     """Wrap ``f`` to add a size-1 ``axis`` to its inputs and remove it from its outputs.
 
-    Example: ``y = hk.expand_apply(core)(x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.without_apply_rng(hk.transform(lambda x: hk.expand_apply(lambda v: v * v.ndim)(x)))
+        >>> y = f.apply(f.init(None, jnp.ones(3)), jnp.ones(3))  # the inner function sees (1, 3)
+        >>> y.shape, y.tolist()
+        ((3,), [2.0, 2.0, 2.0])
     """
     if axis not in (0, -1):
         raise ValueError("expand_apply currently only supports axis=0 or axis=-1.")

@@ -803,7 +803,14 @@ class MLP(Module):
     """A stack of ``Linear`` layers (``linear_0``, ``linear_1``, ...) with ``activation``
     between them; optional dropout.
 
-    Example: ``logits = hk.nets.MLP([64, 64, 10])(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> mlp = hk.without_apply_rng(hk.transform(lambda x: hk.nets.MLP([8, 3])(x)))
+        >>> params = mlp.init(fluxion.random.PRNGKey(0), jnp.ones([2, 5]))
+        >>> mlp.apply(params, jnp.ones([2, 5])).shape
+        (2, 3)
+        >>> {k: {n: a.shape for n, a in v.items()} for k, v in params.items()}
+        {'mlp/~/linear_0': {'w': (5, 8), 'b': (8,)}, 'mlp/~/linear_1': {'w': (8, 3), 'b': (3,)}}
     """
 
     def __init__(self, output_sizes: Sequence[int], w_init: Callable | None = None,

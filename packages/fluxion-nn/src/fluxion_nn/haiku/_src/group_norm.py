@@ -19,7 +19,15 @@ __all__ = ["GroupNorm"]
 class GroupNorm(Module):
     """Group normalisation (https://arxiv.org/abs/1803.08494) as ``hk.GroupNorm``.
 
-    Example: ``y = hk.GroupNorm(groups=2)(jnp.ones([1, 4, 4, 6]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.without_apply_rng(hk.transform(lambda x: hk.GroupNorm(groups=2)(x)))
+        >>> x = jnp.arange(24.0).reshape(1, 2, 2, 6)
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> {k: {n: a.shape for n, a in v.items()} for k, v in params.items()}
+        {'group_norm': {'scale': (6,), 'offset': (6,)}}
+        >>> [round(float(v), 4) for v in f.apply(params, x)[0, 0, 0]]
+        [-1.4798, -1.3318, -1.1838, -1.4798, -1.3318, -1.1838]
     """
 
     def __init__(self, groups: int, axis: Any = slice(1, None), create_scale: bool = True,
