@@ -210,3 +210,34 @@ def test_pad_of_keys_with_a_key_fills_with_that_key():
     kd, pd = np.asarray(fluxion.random.key_data(k)), np.asarray(fluxion.random.key_data(pv))
     np.testing.assert_array_equal(data[[1, 3, 5]], kd)
     np.testing.assert_array_equal(data[[0, 2, 4, 6, 7]], np.broadcast_to(pd, (5, 2)))
+
+
+# Primitives without an extended rule refuse key operands with JAX's TypeError naming the
+# primitive, the key dtype and (for several operands) the position.
+_ARITHMETIC = {
+    "add": lambda lax, k: lax.add(k, k), "mul": lambda lax, k: lax.mul(k, k),
+    "sub_float": lambda lax, k: lax.sub(k, 1.0), "add_at_1": lambda lax, k: lax.add(1.0, k),
+    "neg": lambda lax, k: lax.neg(k), "sin": lambda lax, k: lax.sin(k),
+    "max": lambda lax, k: lax.max(k, k), "lt": lambda lax, k: lax.lt(k, k),
+    "and": lambda lax, k: lax.bitwise_and(k, k), "integer_pow": lambda lax, k: lax.integer_pow(k, 2),
+    "clamp": lambda lax, k: lax.clamp(k, k, k), "reduce_sum": lambda lax, k: lax.reduce_sum(k, (0,)),
+}
+
+
+@pytest.mark.parametrize("name,mode", [(n, m) for n in sorted(_ARITHMETIC)
+                                       for m in ("eager", "jit", "vmap")
+                                       if (n, m) != ("reduce_sum", "vmap")])
+def test_arithmetic_primitives_refuse_keys_as_jax(name, mode):
+    msgs = {}
+    for lib in (jax, fluxion):
+        keys = lib.random.split(lib.random.key(0), 3)
+        fn = _ARITHMETIC[name]
+        run = {"eager": lambda f: f(keys), "jit": lambda f: lib.jit(f)(keys),
+               "vmap": lambda f: lib.vmap(f)(keys)}[mode]
+        with pytest.raises(TypeError) as info:
+            run(lambda k, lib=lib, fn=fn: fn(lib.lax, k))
+        msgs[lib.__name__] = str(info.value)
+    # jax: "add does not accept dtype key<fry> at position 0. Accepted dtypes ..."
+    gist = msgs["jax"].split(".")[0]
+    assert "does not accept dtype key<fry>" in gist, msgs
+    assert msgs["fluxion"].startswith(gist), msgs

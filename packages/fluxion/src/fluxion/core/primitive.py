@@ -35,7 +35,8 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
   data (:class:`~fluxion.core.trace.ExtendedArray`, e.g. typed PRNG keys): ``bind`` calls it
   instead of the interpreter when an operand is one. Structural primitives set it (see
   ``fluxion.lax._rules.extended_operands``): the primitive applied to the physical data with the
-  element's trailing dimensions kept whole. A primitive without it refuses such operands.
+  element's trailing dimensions kept whole. A primitive without it refuses such operands with
+  JAX's TypeError (``add does not accept dtype key<fry> at position 0``).
 
 Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
@@ -59,6 +60,20 @@ from fluxion.core import trace as _trace
 from fluxion.core.trace import ExtendedArray as _ExtendedArray
 
 __all__ = ["Primitive"]
+
+
+def _refuse_extended(prim: "Primitive", args: tuple) -> None:
+    """JAX's TypeError when ``prim``, which has no ``extended`` rule, failed on an operand of
+    an extended dtype held as physical data (a key array): ``add does not accept dtype
+    key<fry> at position 0``."""
+    if prim.extended is not None:
+        return
+    for i, a in enumerate(args):
+        if isinstance(a, _ExtendedArray):
+            at = f" at position {i}" if len(args) > 1 else ""
+            raise TypeError(f"{prim.name} does not accept dtype {a.dtype}{at} (shape "
+                            f"{tuple(a.shape)}): it has no rule for extended dtypes, as in "
+                            f"JAX") from None
 
 
 class Primitive:
@@ -97,7 +112,11 @@ class Primitive:
             for a in args:
                 if isinstance(a, _ExtendedArray):
                     return self.extended(*args, **params)
-        return _trace.STATE.interp.process_primitive(self, args, params)
+        try:  # no cost on success: operands are looked at only when the primitive fails
+            return _trace.STATE.interp.process_primitive(self, args, params)
+        except Exception:
+            _refuse_extended(self, args)
+            raise
 
     def bind_with_trace(self, trace: Any, args: Any, avals: Any, params: dict[str, Any]) -> Any:
         """Apply the primitive under ``trace`` (an interpreter) rather than the current one, as
