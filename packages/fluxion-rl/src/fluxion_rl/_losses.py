@@ -122,7 +122,14 @@ def pixel_control_loss(observations: Array, actions: Array, action_values: Array
     """Q(1) loss for the pixel-control auxiliary task, per cell: returns [T, H, W].
 
     Shapes: ``observations`` [T+1, ...], ``actions`` [T], ``action_values`` [T+1, H, W, N].
-    Example: ``pixel_control_loss(frames, actions, q_cells, 0.9, 4)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> frames = jnp.arange(48.0).reshape(3, 4, 4, 1) / 10.0  # T = 2, 4x4 pixels
+        >>> q_cells = jnp.zeros((3, 2, 2, 2))  # 2x2 cells of 2x2 pixels, 2 actions
+        >>> loss = rlax.pixel_control_loss(frames, jnp.array([0, 1]), q_cells, 0.9, 2)
+        >>> loss.shape, [round(float(v), 4) for v in loss[0].ravel()]
+        ((2, 2, 2), [4.6208, 4.6208, 4.6208, 4.6208])
     """
     fn = "pixel_control_loss"
     _checks.ranks(fn, actions=(actions, 1), action_values=(action_values, 4))

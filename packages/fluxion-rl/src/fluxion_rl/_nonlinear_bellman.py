@@ -23,7 +23,17 @@ __all__ = [
 ]
 
 TxPair = collections.namedtuple("TxPair", ["apply", "apply_inv"])
-TxPair.__doc__ = "A transform ``apply`` (h) and its inverse ``apply_inv`` (h^-1)."
+TxPair.__doc__ = """A transform ``apply`` (h) and its inverse ``apply_inv`` (h^-1).
+
+Example:
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> pair = rlax.TxPair(jnp.log1p, jnp.expm1)
+    >>> pair._fields, float(pair.apply_inv(pair.apply(jnp.array(2.0))))
+    (('apply', 'apply_inv'), 2.0)
+    >>> x = rlax.SIGNED_HYPERBOLIC_PAIR.apply(jnp.array([1.0, 10.0]))
+    >>> [round(float(v), 5) for v in x], [round(float(v), 5) for v in rlax.SIGNED_HYPERBOLIC_PAIR.apply_inv(x)]
+    ([0.41521, 2.32662], [0.99983, 9.99997])
+"""
 
 IDENTITY_PAIR = TxPair(_tf.identity, _tf.identity)
 SIGNED_LOGP1_PAIR = TxPair(_tf.signed_logp1, _tf.signed_expm1)
