@@ -79,7 +79,7 @@ SLOW = {
     "fluxion_nn.haiku._src.conv", "fluxion_nn.nn.attention",
     "fluxion_nn.nn.linear", "fluxion_nn.nn.recurrent", "fluxion_nn.transforms.iteration",
     "fluxion_rl._distributional", "fluxion_rl._distributions", "fluxion_rl._transforms", "fluxion_rl.envs._classic",
-    "fluxion_rl._memory_and_exploration", "fluxion_rl._moving_averages_popart",
+    "fluxion_rl._memory_and_exploration", "fluxion_rl._moving_averages_popart", "fluxion_rl._mpo",
     "fluxion_rl._nonlinear_bellman", "fluxion_rl._trajectories",
     "fluxion_scipy.linalg._decomp", "fluxion_scipy.linalg._matfuncs", "fluxion_scipy.optimize",
     "fluxion_scipy.optimize._minimize", "fluxion_scipy.signal", "fluxion_scipy.spatial.transform",

@@ -22,7 +22,14 @@ _INFINITY = 1e6
 
 
 class LagrangePenalty(NamedTuple):
-    """A constraint ``value <= epsilon`` enforced by the Lagrange multiplier ``alpha``."""
+    """A constraint ``value <= epsilon`` enforced by the Lagrange multiplier ``alpha``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> penalty = rlax.LagrangePenalty(alpha=jnp.array(1.0), epsilon=0.1)
+        >>> float(penalty.alpha), penalty.epsilon, penalty.per_dimension
+        (1.0, 0.1, False)
+    """
 
     alpha: Array
     epsilon: Any
@@ -97,7 +104,16 @@ def mpo_compute_weights_and_temperature_loss(
         projection_operator: Callable[[Array], Array], sample_axis: int = 0) -> tuple[Array, Array, Any]:
     """MPO's E-step: softmax weights of ``Q / temperature`` over samples, and the temperature loss.
 
-    Example: ``t_loss, w, n = mpo_compute_weights_and_temperature_loss(q, penalty, proj)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> penalty = rlax.LagrangePenalty(alpha=jnp.array(1.0), epsilon=0.1)
+        >>> q = jnp.array([[1.0, 2.0], [3.0, 0.0], [2.0, 2.0]])  # 3 samples x 2 states
+        >>> t_loss, weights, n = rlax.mpo_compute_weights_and_temperature_loss(
+        ...     q, penalty, fluxion.nn.softplus)
+        >>> [round(float(v), 5) for v in t_loss], n
+        ([2.37382, 1.73476], 3)
+        >>> [[round(float(v), 5) for v in row] for row in weights]
+        [[0.12942, 0.45084], [0.59345, 0.09832], [0.27713, 0.45084]]
     """
     fn = "mpo_compute_weights_and_temperature_loss"
     _check_penalty(fn, "temperature_constraint", temperature_constraint)
@@ -131,7 +147,14 @@ def compute_parametric_kl_penalty_and_dual_loss(
         use_stop_gradient: bool = True) -> tuple[Array, Array]:
     """Sum over constraints of the KL penalty ``alpha * kl`` and the dual loss ``alpha (eps - kl)``.
 
-    Example: ``kl_loss, alpha_loss = compute_parametric_kl_penalty_and_dual_loss([(kl, pen)], proj)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> penalty = rlax.LagrangePenalty(alpha=jnp.array(1.0), epsilon=0.1)
+        >>> kl = jnp.array([0.05, 0.3])
+        >>> kl_loss, alpha_loss = rlax.compute_parametric_kl_penalty_and_dual_loss(
+        ...     [(kl, penalty)], fluxion.nn.softplus)
+        >>> [round(float(v), 5) for v in kl_loss], [round(float(v), 5) for v in alpha_loss]
+        ([0.06566, 0.39398], [0.06566, -0.26265])
     """
     kl_losses, alpha_losses = [], []
     for kl, penalty in kl_constraints:
@@ -210,7 +233,14 @@ def vmpo_compute_weights_and_temperature_loss(
         use_stop_gradient: bool = True) -> tuple[Array, Array, Array]:
     """V-MPO's E-step: normalised weights of the top-k advantages and the temperature loss.
 
-    Example: ``t_loss, w, n = vmpo_compute_weights_and_temperature_loss(adv, rw, iw, pen, proj, 0.5)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> penalty = rlax.LagrangePenalty(alpha=jnp.array(1.0), epsilon=0.1)
+        >>> advantages = jnp.array([1.0, -1.0, 2.0, 0.5])
+        >>> t_loss, weights, threshold = rlax.vmpo_compute_weights_and_temperature_loss(
+        ...     advantages, jnp.ones(4), jnp.ones(4), penalty, fluxion.nn.softplus, 0.5)
+        >>> round(float(t_loss), 5), [round(float(v), 5) for v in weights]
+        (1.72429, [0.31833, 0.0, 0.68167, 0.0])
     """
     fn = "vmpo_compute_weights_and_temperature_loss"
     _checks.same_shape(fn, {"advantages": advantages, "restarting_weights": restarting_weights,
