@@ -16,6 +16,7 @@ from fluxion.backend.array import Array
 from fluxion.core import dtypes
 from fluxion.core.trace import Tracer
 from fluxion.numpy import (
+    _util,
     cumulative,
     einsum,
     indexing,
@@ -132,6 +133,22 @@ def _setitem(self: Any, index: Any, value: Any) -> None:
                     "(x[idx] = y); use x = x.at[idx].set(y) or another .at[] method instead.")
 
 
+def _contains(self: Any, value: Any) -> Any:
+    """Python's ``value in self``, as JAX's arrays define it (not NumPy's): ``self`` must be
+    1-D and ``value`` a scalar; whether some element equals it."""
+    if value is None or isinstance(value, str):
+        raise TypeError(f"Array.__contains__: cannot look for a {type(value).__name__} in an "
+                        f"array")
+    _util.check_arraylike("Array.__contains__", value)
+    if self.ndim != 1:
+        raise ValueError(f"Array.__contains__: the array searched must be 1-D, got shape "
+                         f"{self.shape}")
+    if np.ndim(value) != 0:
+        raise ValueError(f"Array.__contains__: the value looked for must be a scalar, got shape "
+                         f"{np.shape(value)}")
+    return reductions.any(ufuncs.equal(self, value))
+
+
 def _item_tracer(self: Any, *args: Any) -> Any:
     return self._concrete("a concrete Python scalar (the item method)", TypeError)
 
@@ -157,7 +174,7 @@ _METHODS = {
     "__rdivmod__": _rdefer(lambda a, b: (ufuncs.floor_divide(a, b), ufuncs.remainder(a, b))),
     "__neg__": ufuncs.negative, "__pos__": ufuncs.positive, "__abs__": ufuncs.absolute,
     "__invert__": ufuncs.bitwise_not, "__round__": _operator_round,
-    "__getitem__": indexing.getitem, "__setitem__": _setitem,
+    "__getitem__": indexing.getitem, "__setitem__": _setitem, "__contains__": _contains,
     "astype": _astype, "reshape": _reshape, "transpose": _transpose, "ravel": shape.ravel,
     "flatten": _flatten, "squeeze": shape.squeeze, "swapaxes": shape.swapaxes,
     "sum": reductions.sum, "prod": reductions.prod, "mean": reductions.mean,
