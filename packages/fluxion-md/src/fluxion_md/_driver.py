@@ -140,7 +140,18 @@ def save_checkpoint(path: str, state: Any, neighbor: Any = None, step: int = 0) 
     """Save ``state`` (and the neighbor list) to ``path`` (``.npz``), atomically.
 
     Example:
-        >>> # save_checkpoint("run.npz", state, nbrs, step=1000)
+        >>> import os, tempfile, fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic(5.0)
+        >>> init_fn, apply_fn = simulate.nve(energy.soft_sphere_pair(displacement), shift, 1e-3)
+        >>> state = init_fn(fluxion.random.key(0), jnp.array([[1.0, 1.0], [1.8, 1.2]]), kT=0.1)
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "run.npz")
+        >>> simulate.save_checkpoint(path, state, step=1000)
+        >>> restored, nbrs, step = simulate.load_checkpoint(path, state)
+        >>> bool((restored.position == state.position).all()), nbrs, step
+        (True, None, 1000)
+        >>> tmp.cleanup()
     """
     leaves, _ = tree_flatten(state)
     arrays = {f"state_{i}": onp.asarray(x) for i, x in enumerate(leaves)}
@@ -173,7 +184,22 @@ def load_checkpoint(path: str, like_state: Any, neighbor_fn: Any = None) -> Any:
     needed to rebuild a neighbor list of the saved capacity.
 
     Example:
-        >>> # state, nbrs, step = load_checkpoint("run.npz", state, neighbor_fn)
+        >>> import os, tempfile
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic(5.0)
+        >>> neighbor_fn, energy_fn = energy.soft_sphere_neighbor_list(displacement, 5.0)
+        >>> init_fn, apply_fn = simulate.nve(energy_fn, shift, 1e-3)
+        >>> R = jnp.array([[1.0, 1.0], [1.8, 1.2], [3.5, 3.5]])
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> state = init_fn(fluxion.random.key(0), R, kT=0.1, neighbor=nbrs)
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "run.npz")
+        >>> simulate.save_checkpoint(path, state, nbrs, step=20)
+        >>> restored, restored_nbrs, step = simulate.load_checkpoint(path, state, neighbor_fn)
+        >>> step, bool((restored_nbrs.idx == nbrs.idx).all()), bool((restored.momentum == state.momentum).all())
+        (20, True, True)
+        >>> tmp.cleanup()
     """
     data = onp.load(path)
     leaves, treedef = tree_flatten(like_state)
@@ -330,9 +356,21 @@ def run(apply_fn: Callable[..., Any], state: Any, n_steps: int, *, neighbor_fn: 
     ``checkpoint_every`` steps and at the end. ``progress`` shows a tqdm bar (or printed lines).
 
     Example:
-        >>> # result = simulate.run(apply_fn, state, 10_000, neighbor_fn=neighbor_fn, nbrs=nbrs,
-        >>> #                       energy_fn=energy_fn, chunk_size=500)
-        >>> # result.records["total_energy"], result.reallocations
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic(5.0)
+        >>> neighbor_fn, energy_fn = energy.soft_sphere_neighbor_list(displacement, 5.0)
+        >>> init_fn, apply_fn = simulate.nve(energy_fn, shift, 1e-3)
+        >>> R = jnp.array([[1.0, 1.0], [1.8, 1.2], [3.5, 3.5]])
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> state = init_fn(fluxion.random.key(0), R, kT=0.1, neighbor=nbrs)
+        >>> result = simulate.run(apply_fn, state, 20, neighbor_fn=neighbor_fn, nbrs=nbrs,
+        ...                       energy_fn=energy_fn, chunk_size=10, record_every=5, progress=False)
+        >>> sorted(result.records), result.records["total_energy"].shape, result.reallocations
+        (['kinetic_energy', 'potential_energy', 'step', 'temperature', 'total_energy'], (4,), [])
+        >>> total = result.records["total_energy"]
+        >>> bool(jnp.abs(total - total[0]).max() < 1e-3)  # NVE conserves the energy
+        True
     """
     if n_steps < 0:
         raise ValueError(f"simulate.run: n_steps must be >= 0; got {n_steps}.")
