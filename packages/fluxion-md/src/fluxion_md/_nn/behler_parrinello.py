@@ -74,7 +74,20 @@ def radial_symmetry_functions_neighbor_list(displacement_or_metric: Callable, sp
     ``compute_fn(R, neighbor)``.
 
     Example:
-        >>> # g = radial_symmetry_functions_neighbor_list(disp, species, etas, 3.0); g(R, nbrs)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> from fluxion_md._nn import behler_parrinello as bp
+        >>> R = jnp.array([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [1.0, 2.2, 1.0]])
+        >>> species = jnp.array([0, 1, 1])
+        >>> displacement, _ = space.periodic(6.0)
+        >>> nbrs = partition.neighbor_list(displacement, 6.0, 3.0).allocate(R)
+        >>> g = bp.radial_symmetry_functions_neighbor_list(displacement, species, jnp.array([0.5, 2.0]), 3.0)
+        >>> out = g(R, nbrs)  # [atoms, species x etas]
+        >>> [[round(float(v), 5) for v in row] for row in out]
+        [[0.0, 0.0, 0.77348, 0.13824], [0.4549, 0.1015, 0.13803, 0.00355], [0.31858, 0.03674, 0.13803, 0.00355]]
+        >>> g_all_pairs = bp.radial_symmetry_functions(displacement, species, jnp.array([0.5, 2.0]), 3.0)
+        >>> bool(jnp.allclose(g_all_pairs(R), out, atol=1e-6))
+        True
     """
     metric = space.canonicalize_displacement_or_metric(displacement_or_metric)
     radial = _radial_fn(etas, cutoff_distance)
@@ -166,7 +179,17 @@ def angular_symmetry_functions_neighbor_list(displacement: Callable, species: Ar
     integers ``i`` up to the number of species, as jax_md's.
 
     Example:
-        >>> # g = angular_symmetry_functions_neighbor_list(disp, species, etas, lams, zetas, 3.0)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> from fluxion_md._nn import behler_parrinello as bp
+        >>> R = jnp.array([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [1.0, 2.2, 1.0]])
+        >>> species = jnp.array([0, 1, 1])
+        >>> displacement, _ = space.periodic(6.0)
+        >>> nbrs = partition.neighbor_list(displacement, 6.0, 3.0).allocate(R)
+        >>> g = bp.angular_symmetry_functions_neighbor_list(
+        ...     displacement, species, jnp.array([0.1]), jnp.array([1.0]), jnp.array([1.0]), 3.0)
+        >>> [[round(float(v), 5) for v in row] for row in g(R, nbrs)]  # [atoms, species pairs]
+        [[0.0, 0.0, 0.28176], [0.0, 0.23107, 0.0], [0.0, 0.24911, 0.0]]
     """
     batched = _batched_angular(etas, lambdas, zetas, cutoff_distance)
     species = _species_array(species)
@@ -249,7 +272,16 @@ def symmetry_functions_neighbor_list(displacement: Callable, species: Array | No
     """:func:`symmetry_functions` over a neighbor list: ``compute_fn(R, neighbor)``.
 
     Example:
-        >>> # g = symmetry_functions_neighbor_list(disp, species); g(R, nbrs)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> from fluxion_md._nn import behler_parrinello as bp
+        >>> R = jnp.array([[1.0, 1.0, 1.0], [2.0, 1.0, 1.0], [1.0, 2.2, 1.0]])
+        >>> species = jnp.array([0, 1, 1])
+        >>> displacement, _ = space.periodic(6.0)
+        >>> nbrs = partition.neighbor_list(displacement, 6.0, 3.0).allocate(R)
+        >>> out = bp.symmetry_functions_neighbor_list(displacement, species)(R, nbrs)
+        >>> out.shape, round(float(out.sum()), 4)
+        ((3, 82), 76.8085)
     """
     radial_etas, angular_etas, lambdas, zetas = _default_parameters(radial_etas, angular_etas,
                                                                     lambdas, zetas)
