@@ -276,7 +276,18 @@ def stochastic_step(state: NVTLangevinState, dt: float, kT: float, gamma: float)
     """The Ornstein-Uhlenbeck momentum update of the BAOAB Langevin splitting.
 
     Example:
-        >>> # state = stochastic_step(state, dt, kT, gamma)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic(6.0)
+        >>> init_fn, apply_fn = simulate.nvt_langevin(energy.soft_sphere_pair(displacement), shift,
+        ...                                           1e-3, kT=0.1, gamma=0.5)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2]]))
+        >>> new = simulate.stochastic_step(state, 1e-3, 0.1, 0.5)
+        >>> type(new).__name__, bool((new.momentum != state.momentum).all()), bool((new.rng != state.rng).any())
+        ('NVTLangevinState', True, True)
+        >>> frictionless = simulate.stochastic_step(state, 1e-3, 0.1, 0.0)  # gamma = 0: no change
+        >>> bool((frictionless.momentum == state.momentum).all())
+        True
     """
     c1 = jnp.exp(-gamma * dt)
     c2 = jnp.sqrt(kT * (1 - c1 ** 2))

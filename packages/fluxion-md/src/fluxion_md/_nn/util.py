@@ -208,7 +208,17 @@ def neighbor_list_featurizer(displacement_fn: Callable) -> Callable:
     (empty slots get 1 in each component), as ``jax_md._nn.util.neighbor_list_featurizer``.
 
     Example:
-        >>> # graph = neighbor_list_featurizer(displacement)(one_hot, R, nbrs)
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> from fluxion_md._nn.util import neighbor_list_featurizer
+        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2]])
+        >>> displacement, _ = space.periodic(6.0)
+        >>> nbrs = partition.neighbor_list(displacement, 6.0, 1.5, format=partition.Sparse).allocate(R)
+        >>> graph = neighbor_list_featurizer(displacement)(jnp.eye(3), R, nbrs)
+        >>> graph.nodes.shape, graph.edges.shape, graph.n_edge.tolist()
+        ((4, 3), (5, 2), [4, 1])
+        >>> [[round(float(v), 4) for v in edge] for edge in graph.edges[:4]]
+        [[0.0, 1.2], [1.0, 0.0], [-1.0, 0.0], [0.0, -1.2]]
     """
     def featurize(atoms: Array, position: Array, neighbor: partition.NeighborList,
                   **kwargs: Any) -> partition.GraphsTuple:
