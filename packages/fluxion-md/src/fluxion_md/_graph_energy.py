@@ -80,7 +80,15 @@ def neighbor_graph_input(displacement_fn: Callable, r_cutoff: float, dr_threshol
     ``dr_threshold > 0`` the edges beyond the cutoff are dropped first).
 
     Example:
-        >>> # graph = neighbor_graph_input(d, 0.3, 0.0, partition.Dense, None, R, nbrs)
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, space
+        >>> R = jnp.array([[0.1, 0.1, 0.1], [0.3, 0.1, 0.1], [0.1, 0.35, 0.1]])
+        >>> displacement, _ = space.periodic(1.0)
+        >>> from fluxion_md._graph_energy import neighbor_graph_input
+        >>> nbrs = partition.neighbor_list(displacement, 1.0, 0.3, format=partition.Dense).allocate(R)
+        >>> graph = neighbor_graph_input(displacement, 0.3, 0.0, partition.Dense, None, R, nbrs)
+        >>> graph.edges.shape, graph.edge_idx.tolist()  # index 3 (N) marks no edge
+        ((3, 2, 3), [[1, 2], [0, 3], [0, 3]])
     """
     N = R.shape[0]
     d = partial(displacement_fn, **kwargs)
@@ -193,8 +201,15 @@ def graph_network_neighbor_list(displacement_fn: Callable, box_size: Any, r_cuto
     the model, the rest to the neighbor list. The module is ``energy_fn.model``.
 
     Example:
-        >>> # neighbor_fn, energy_fn = graph_network_neighbor_list(d, 1.0, 0.2, 0.0, key=key)
-        >>> # energy_fn(R, neighbor_fn.allocate(R))
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, space
+        >>> R = jnp.array([[0.1, 0.1, 0.1], [0.3, 0.1, 0.1], [0.1, 0.35, 0.1]])
+        >>> displacement, _ = space.periodic(1.0)
+        >>> neighbor_fn, energy_fn = energy.graph_network_neighbor_list(
+        ...     displacement, 1.0, 0.3, 0.0, key=fluxion.random.key(0), format=partition.Dense)
+        >>> all_pairs = energy.graph_network(displacement, 0.3, key=fluxion.random.key(0))
+        >>> float(energy_fn(R, neighbor_fn.allocate(R))), float(all_pairs(R))
+        (0.7854558229446411, 0.7854558229446411)
     """
     nodes = canonicalize_node_state(nodes)
     node_dim = 1 if nodes is None else nodes.shape[-1]
@@ -292,8 +307,14 @@ def behler_parrinello_neighbor_list(displacement: Callable, box_size: Any, *, ke
     ``cutoff_distance``, 8.0 by default).
 
     Example:
-        >>> # neighbor_fn, e = behler_parrinello_neighbor_list(disp, 1.5, key=key, format=partition.Dense)
-        >>> # e(R, neighbor_fn.allocate(R))
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, space
+        >>> R = jnp.array([[0.1, 0.1, 0.1], [0.3, 0.1, 0.1], [0.1, 0.35, 0.1]])
+        >>> displacement, _ = space.periodic(1.0)
+        >>> neighbor_fn, energy_fn = energy.behler_parrinello_neighbor_list(
+        ...     displacement, 1.0, key=fluxion.random.key(0), format=partition.Dense)
+        >>> round(float(energy_fn(R, neighbor_fn.allocate(R))), 5)
+        2.99924
     """
     sym_kwargs = {} if sym_kwargs is None else sym_kwargs
     cutoff_distance = sym_kwargs.get("cutoff_distance", 8.0)
