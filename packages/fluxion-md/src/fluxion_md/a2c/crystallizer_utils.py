@@ -95,7 +95,13 @@ def get_subcells_to_crystallize(structure: Any, d_frac: float = 0.05, nmin: int 
     those reduced compositions.
 
     Example:
-        >>> # cands = get_subcells_to_crystallize(structure, d_frac=0.2, nmin=1, nmax=12)
+        >>> from pymatgen.core import Lattice, Structure
+        >>> from fluxion_md.a2c import crystallizer_utils as cu
+        >>> structure = Structure(Lattice.cubic(8.0), ["Si", "Si", "O", "O"],
+        ...                       [[0.1, 0.1, 0.1], [0.6, 0.6, 0.6], [0.35, 0.1, 0.1], [0.85, 0.6, 0.6]])
+        >>> cands = cu.get_subcells_to_crystallize(structure, d_frac=0.5, nmin=1, nmax=4)
+        >>> len(cands), [(c[0].tolist(), c[1].tolist(), c[2].tolist()) for c in cands[:2]]
+        (15, [([0, 2], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5]), ([0, 2], [0.0, 0.0, 0.0], [0.5, 0.5, 1.0])])
     """
     frac = structure.frac_coords % 1
     species = onp.array([s.symbol for s in structure.species])
@@ -141,7 +147,13 @@ def get_subcells_to_crystallize_parallel(structure: Any, d_frac: float = 0.05, n
     count; ``1`` runs in this process).
 
     Example:
-        >>> # cands = get_subcells_to_crystallize_parallel(structure, 0.2, 1, 12, n_workers=1)
+        >>> from pymatgen.core import Lattice, Structure
+        >>> from fluxion_md.a2c import crystallizer_utils as cu
+        >>> structure = Structure(Lattice.cubic(8.0), ["Si", "Si", "O", "O"],
+        ...                       [[0.1, 0.1, 0.1], [0.6, 0.6, 0.6], [0.35, 0.1, 0.1], [0.85, 0.6, 0.6]])
+        >>> cands = cu.get_subcells_to_crystallize_parallel(structure, 0.5, 1, 4, n_workers=1)
+        >>> len(cands), [(c[0].tolist(), c[1].tolist(), c[2].tolist()) for c in cands[:2]]
+        (15, [([0, 2], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5]), ([0, 2], [0.0, 0.0, 0.0], [0.5, 0.5, 1.0])])
     """
     frac = structure.frac_coords % 1
     species = onp.array([s.symbol for s in structure.species])
@@ -170,7 +182,16 @@ def subcells_to_structures(candidates: Sequence[Candidate], position: onp.ndarra
     to the box, the cell scaled by ``h - l`` per axis.
 
     Example:
-        >>> # structures = subcells_to_structures(cands, frac_positions, BoxColumnMatrix(cell), species)
+        >>> from pymatgen.core import Lattice, Structure
+        >>> from fluxion_md.a2c import crystallizer_utils as cu
+        >>> structure = Structure(Lattice.cubic(8.0), ["Si", "Si", "O", "O"],
+        ...                       [[0.1, 0.1, 0.1], [0.6, 0.6, 0.6], [0.35, 0.1, 0.1], [0.85, 0.6, 0.6]])
+        >>> cands = cu.get_subcells_to_crystallize(structure, d_frac=0.5, nmin=1, nmax=4)
+        >>> box = cu.BoxColumnMatrix(structure.lattice.matrix.T)
+        >>> species = [str(s) for s in structure.species]
+        >>> cells = cu.subcells_to_structures(cands[:2], structure.frac_coords, box, species)
+        >>> [c.formula for c in cells], cells[0].lattice.abc, cells[0].frac_coords.round(4).tolist()
+        (['Si1 O1', 'Si1 O1'], (4.0, 4.0, 4.0), [[0.2, 0.2, 0.2], [0.7, 0.2, 0.2]])
     """
     if isinstance(box, BoxRowMatrix):
         box = box.T
@@ -203,7 +224,14 @@ def valid_subcell(structure: Any, initial_energy: float, final_energy: float,
     and itself, ignored).
 
     Example:
-        >>> # valid_subcell(structure, initial_energy=-4.0, final_energy=-3.5)
+        >>> from pymatgen.core import Lattice, Structure
+        >>> from fluxion_md.a2c import crystallizer_utils as cu
+        >>> structure = Structure(Lattice.cubic(8.0), ["Si", "Si", "O", "O"],
+        ...                       [[0.1, 0.1, 0.1], [0.6, 0.6, 0.6], [0.35, 0.1, 0.1], [0.85, 0.6, 0.6]])
+        >>> cu.valid_subcell(structure, initial_energy=-4.0, final_energy=-3.5)
+        True
+        >>> cu.valid_subcell(structure, initial_energy=-4.0, final_energy=-4.5)  # went down
+        False
     """
     if final_energy < fe_lower_limit:
         return False
