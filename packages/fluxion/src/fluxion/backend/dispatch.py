@@ -783,6 +783,9 @@ def _rules_mode() -> tuple:
     return _sharding_rules.rules_mode()
 
 
+_HOST_SCALAR = frozenset(_host_fill.SCALAR_OPS) | {"select_n"}
+
+
 def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     impl = prim.impl
     if impl is not None:
@@ -815,6 +818,10 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         if e is None and prim.name == "broadcast_in_dim" and len(args) == 1:
             # a new fill of a scalar: on the host for its first uses (backend/host_fill.py)
             out = _host_fill.try_fill(specs[0], args[0], params, default_sharding(), _put)
+            if out is not None:
+                return out
+        elif e is None and prim.name in _HOST_SCALAR and specs and not specs[0].aval.shape:
+            out = _host_fill.try_scalar(prim, specs, args, params, default_sharding(), _put)
             if out is not None:
                 return out
         if e is None:

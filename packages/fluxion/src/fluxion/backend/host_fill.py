@@ -9,7 +9,12 @@ a signature (result shape, dtype, weak type) fill the result with NumPy and plac
 compiled program would have put it (the default device, uncommitted); a later call compiles the
 program as before, so a loop that makes the same array every step keeps the compiled path.
 
-It applies only where the result is the same either way: a rank-0 operand on the default device,
+Rank-0 integer and bool operations (comparisons, bitwise ``and``/``or``/``xor``/``not``,
+``max``/``min``, wrapping ``add``/``sub``/``mul``, ``select_n``: flags and counters in setup code)
+are computed by NumPy the same way (:func:`try_scalar`); floats are left to XLA, whose rounding and
+subnormal handling differ between platforms.
+
+Both apply only where the result is the same either way: a rank-0 operand on the default device,
 uncommitted, with no sharding in its type, a NumPy dtype, a result of at most
 :data:`HOST_MAX_BYTES` bytes, no transfer guard set, and no Explicit mesh active.
 
@@ -31,7 +36,7 @@ from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
 from fluxion.core.config import config
 
-__all__ = ["HOST_USES", "HOST_MAX_BYTES", "try_fill", "clear"]
+__all__ = ["HOST_USES", "HOST_MAX_BYTES", "SCALAR_OPS", "try_fill", "try_scalar", "clear"]
 
 #: Eager calls of one fill signature served on the host before its program is compiled.
 HOST_USES = 8
@@ -75,6 +80,58 @@ def try_fill(spec: Any, operand: Any, params: dict[str, Any], default_sharding: 
     _uses[key] = n + 1
     host = np.full(shape, operand._value(), dtype=dt)
     return put(host, dt, aval.weak_type, None)
+
+
+def _exact(dt: Any) -> bool:
+    return isinstance(dt, np.dtype) and (dt == np.bool_ or np.issubdtype(dt, np.integer))
+
+
+#: Primitives whose rank-0 integer/bool evaluation is exact on every platform (no rounding,
+#: wrapping integer arithmetic), computed by NumPy for a new signature's first uses.
+SCALAR_OPS: dict[str, Callable[..., Any]] = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "and": np.bitwise_and, "or": np.bitwise_or,
+    "xor": np.bitwise_xor, "not": np.invert, "max": np.maximum, "min": np.minimum,
+    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+}
+
+
+def try_scalar(prim: Any, specs: tuple, args: list, params: dict[str, Any],
+               default_sharding: Any, put: Callable[..., Any]) -> Any:
+    """The result of an eager ``prim`` (one of :data:`SCALAR_OPS`, or ``select_n``) of rank-0
+    integer/bool operands computed on the host, or ``None`` where the compiled program must run
+    (as :func:`try_fill`, for the first :data:`HOST_USES` calls of a signature)."""
+    name = prim.name
+    fn = SCALAR_OPS.get(name)
+    if (fn is None and name != "select_n") or params or prim.multiple_results:
+        return None
+    for s in specs:
+        a = s.aval
+        if a.shape or s.committed or getattr(a, "sharding", None) is not None \
+                or not _exact(a.dtype) or s.sharding != default_sharding:
+            return None
+    if _avals.EXPLICIT[0] or _guarded():
+        return None
+    key = (name, tuple((s.aval.dtype, s.aval.weak_type) for s in specs))
+    n = _uses.get(key, 0)
+    if n >= HOST_USES:
+        return None
+    out = prim.abstract_eval(*[s.aval for s in specs])
+    if out.shape or not _exact(out.dtype):
+        return None
+    if len(_uses) >= _LIMIT:
+        _uses.clear()
+    _uses[key] = n + 1
+    vals = [np.asarray(a._value()) for a in args]
+    if name == "select_n":
+        which = int(vals[0])
+        if not 0 <= which < len(vals) - 1:  # out of range: XLA's answer, compiled
+            return None
+        host = vals[1 + which]
+    else:
+        with np.errstate(over="ignore"):
+            host = fn(*vals)
+    return put(np.asarray(host, dtype=out.dtype), out.dtype, out.weak_type, None)
 
 
 def clear() -> None:
