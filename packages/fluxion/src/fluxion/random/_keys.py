@@ -491,6 +491,32 @@ def _dims_indexed(i: Any) -> int:
     return 1
 
 
+# The array methods and properties a key array has but cannot run: JAX's key arrays inherit
+# them from jax.Array as abstract, so each raises NotImplementedError ("Cannot call abstract
+# method sum") rather than AttributeError.
+_ABSTRACT_METHODS = (
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "astype", "byteswap", "choose",
+    "clip", "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "item",
+    "max", "mean", "min", "nonzero", "prod", "ptp", "repeat", "round", "searchsorted", "sort",
+    "std", "sum", "to_device", "trace", "var", "view", "__array_namespace__")
+_ABSTRACT_PROPERTIES = ("real", "imag", "mT", "flat")
+
+
+def _abstract_key_method(name: str) -> Callable[..., Any]:
+    def method(self: PRNGKeyArray, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"Cannot call abstract method {name} of a key array "
+                                  f"({self.dtype}, shape {self.shape}), as in JAX: use "
+                                  f"fluxion.random.key_data(keys) for its uint32 data")
+    method.__name__ = name
+    return method
+
+
+for _name in _ABSTRACT_METHODS:
+    setattr(PRNGKeyArray, _name, _abstract_key_method(_name))
+for _name in _ABSTRACT_PROPERTIES:
+    setattr(PRNGKeyArray, _name, property(_abstract_key_method(_name)))
+
+
 class KeyAval(AbstractValue):
     """The abstract value of a typed key array (``fluxion.typeof(key)``): its shape and key
     dtype, printed as JAX prints it (``key<fry>[3]``).
