@@ -16,7 +16,10 @@ __all__ = ["traverse", "partition", "partition_n", "filter", "map", "merge", "is
 def traverse(structure: Mapping) -> Iterator[tuple[str, str, Any]]:
     """``(module_name, name, value)`` for every entry, sorted by module then name.
 
-    Example: ``list(traverse({"linear": {"w": 1}})) == [("linear", "w", 1)]``.
+    Example:
+        >>> from fluxion_nn.haiku._src.filtering import traverse
+        >>> list(traverse({"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}))
+        [('linear', 'b', 2.0), ('linear', 'w', 1.0), ('norm', 'scale', 3.0)]
     """
     for module_name in sorted(structure):
         bundle = structure[module_name]
@@ -27,7 +30,11 @@ def traverse(structure: Mapping) -> Iterator[tuple[str, str, Any]]:
 def partition_n(fn: Callable[[str, str, Any], int], structure: Mapping, n: int) -> tuple:
     """Split a structure into ``n`` by ``fn(module_name, name, value) -> bucket``.
 
-    Example: ``a, b = partition_n(lambda m, n, v: int(n == "b"), params, 2)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> hk.data_structures.partition_n(lambda m, n, v: {"w": 0, "b": 1}.get(n, 2), params, 3)
+        ({'linear': {'w': 1.0}}, {'linear': {'b': 2.0}}, {'norm': {'scale': 3.0}})
     """
     out = [collections.defaultdict(dict) for _ in range(n)]
     for module_name, name, value in traverse(structure):
@@ -40,7 +47,11 @@ def partition_n(fn: Callable[[str, str, Any], int], structure: Mapping, n: int) 
 def partition(predicate: Callable[[str, str, Any], bool], structure: Mapping) -> tuple:
     """``(matching, rest)`` by ``predicate(module_name, name, value)``.
 
-    Example: ``weights, biases = hk.data_structures.partition(lambda m, n, v: n == "w", params)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> hk.data_structures.partition(lambda m, n, v: n == "w", params)
+        ({'linear': {'w': 1.0}}, {'linear': {'b': 2.0}, 'norm': {'scale': 3.0}})
     """
     return partition_n(lambda m, n, v: int(not predicate(m, n, v)), structure, 2)
 
@@ -48,7 +59,11 @@ def partition(predicate: Callable[[str, str, Any], bool], structure: Mapping) ->
 def filter(predicate: Callable[[str, str, Any], bool], structure: Mapping) -> dict:  # noqa: A001
     """The entries for which ``predicate(module_name, name, value)`` is true.
 
-    Example: ``hk.data_structures.filter(lambda m, n, v: n == "w", params)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> hk.data_structures.filter(lambda m, n, v: m == "norm", params)
+        {'norm': {'scale': 3.0}}
     """
     out: dict = collections.defaultdict(dict)
     for module_name, name, value in traverse(structure):
@@ -60,7 +75,11 @@ def filter(predicate: Callable[[str, str, Any], bool], structure: Mapping) -> di
 def map(fn: Callable[[str, str, Any], Any], structure: Mapping) -> dict:  # noqa: A001
     """``fn(module_name, name, value)`` at every entry.
 
-    Example: ``hk.data_structures.map(lambda m, n, v: v * 2, params)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> hk.data_structures.map(lambda m, n, v: v * 10, params)
+        {'linear': {'b': 20.0, 'w': 10.0}, 'norm': {'scale': 30.0}}
     """
     out: dict = collections.defaultdict(dict)
     for module_name, name, value in traverse(structure):
@@ -72,7 +91,12 @@ def merge(*structures: Mapping, check_duplicates: bool = False) -> dict:
     """One structure with every entry of the inputs (later ones win); with
     ``check_duplicates``, the same entry with another shape/dtype raises.
 
-    Example: ``params = hk.data_structures.merge(trainable, frozen)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> weights, rest = hk.data_structures.partition(lambda m, n, v: n == "w", params)
+        >>> hk.data_structures.merge(weights, rest)
+        {'linear': {'w': 1.0, 'b': 2.0}, 'norm': {'scale': 3.0}}
     """
     def array_like(o: Any) -> bool:
         return hasattr(o, "shape") and hasattr(o, "dtype")
@@ -98,7 +122,13 @@ def merge(*structures: Mapping, check_duplicates: bool = False) -> dict:
 def is_subset(*, subset: Mapping, superset: Mapping) -> bool:
     """True when every ``(module, name)`` of ``subset`` is in ``superset``.
 
-    Example: ``hk.data_structures.is_subset(subset=trainable, superset=params)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": 1.0, "b": 2.0}, "norm": {"scale": 3.0}}
+        >>> weights = hk.data_structures.filter(lambda m, n, v: n == "w", params)
+        >>> (hk.data_structures.is_subset(subset=weights, superset=params),
+        ...  hk.data_structures.is_subset(subset=params, superset=weights))
+        (True, False)
     """
     sub = {(m, n) for m, n, _ in traverse(subset)}
     sup = {(m, n) for m, n, _ in traverse(superset)}
