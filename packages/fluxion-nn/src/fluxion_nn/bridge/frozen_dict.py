@@ -42,12 +42,18 @@ class _Values(ValuesView):
 class FrozenDict(Mapping):
     """An immutable dict of (nested) dicts, as ``flax.core.FrozenDict``.
 
-    Example::
-
-        fd = FrozenDict({"params": {"w": 1}})
-        fd["params"]                 # FrozenDict({'w': 1})
-        fd.copy({"stats": {}})       # a new FrozenDict with one more entry
-        fd.unfreeze()                # {'params': {'w': 1}}, a plain dict
+    Example:
+        >>> from fluxion_nn.bridge.frozen_dict import FrozenDict
+        >>> fd = FrozenDict({"params": {"w": 1}})
+        >>> type(fd["params"]).__name__, fd["params"]["w"]
+        ('FrozenDict', 1)
+        >>> sorted(fd.copy({"stats": {}})), fd.unfreeze()
+        (['params', 'stats'], {'params': {'w': 1}})
+        >>> try:
+        ...     fd["x"] = 1
+        ... except ValueError:
+        ...     print("immutable")
+        immutable
     """
 
     __slots__ = ("_dict", "_hash")
@@ -99,8 +105,14 @@ class FrozenDict(Mapping):
     def pretty_repr(self, num_spaces: int = 4) -> str:
         """The nested entries one per line, indented by ``num_spaces`` per level.
 
-        Example: ``FrozenDict({'a': {'b': 1}}).pretty_repr()`` is
-        ``"FrozenDict({\\n    a: {\\n        b: 1,\\n    },\\n})"``.
+        Example:
+            >>> from fluxion_nn.bridge.frozen_dict import FrozenDict
+            >>> print(FrozenDict({'a': {'b': 1}}).pretty_repr())
+            FrozenDict({
+                a: {
+                    b: 1,
+                },
+            })
         """
         pad = " " * num_spaces
 
@@ -133,14 +145,21 @@ class FrozenDict(Mapping):
     def copy(self, add_or_replace: Mapping = MappingProxyType({})) -> "FrozenDict":
         """A new FrozenDict with the entries of ``add_or_replace`` added or replaced.
 
-        Example: ``FrozenDict({'a': 1}).copy({'b': 2})`` is ``FrozenDict({'a': 1, 'b': 2})``.
+        Example:
+            >>> from fluxion_nn.bridge.frozen_dict import FrozenDict
+            >>> FrozenDict({'a': 1}).copy({'b': 2}).unfreeze()
+            {'a': 1, 'b': 2}
         """
         return type(self)({**self._dict, **_thaw_copy(dict(add_or_replace))})
 
     def pop(self, key: Any) -> tuple["FrozenDict", Any]:
         """``(a FrozenDict without key, its value)``.
 
-        Example: ``rest, params = variables.pop('params')``.
+        Example:
+            >>> from fluxion_nn.bridge.frozen_dict import FrozenDict
+            >>> rest, params = FrozenDict({"params": {"w": 1}}).pop("params")
+            >>> len(rest), params.unfreeze()
+            (0, {'w': 1})
         """
         value = self[key]
         rest = dict(self._dict)
@@ -150,7 +169,11 @@ class FrozenDict(Mapping):
     def unfreeze(self) -> dict:
         """A plain nested dict copy of this FrozenDict.
 
-        Example: ``FrozenDict({'a': {'b': 1}}).unfreeze() == {'a': {'b': 1}}``.
+        Example:
+            >>> from fluxion_nn.bridge.frozen_dict import FrozenDict
+            >>> plain = FrozenDict({'a': {'b': 1}}).unfreeze()
+            >>> plain, type(plain['a']).__name__
+            ({'a': {'b': 1}}, 'dict')
         """
         return unfreeze(self)
 
@@ -177,7 +200,10 @@ tree_util.register_pytree_with_keys(FrozenDict, FrozenDict.tree_flatten_with_key
 def freeze(xs: Mapping) -> FrozenDict:
     """``xs`` (a nested dict) as a FrozenDict.
 
-    Example: ``freeze({'a': {'b': 1}})['a']`` is ``FrozenDict({'b': 1})``.
+    Example:
+        >>> from fluxion_nn.bridge.frozen_dict import freeze
+        >>> type(freeze({'a': {'b': 1}})['a']).__name__, freeze({'a': {'b': 1}})['a']['b']
+        ('FrozenDict', 1)
     """
     return FrozenDict(xs)
 
@@ -185,7 +211,11 @@ def freeze(xs: Mapping) -> FrozenDict:
 def unfreeze(x: Any) -> Any:
     """A plain nested-dict copy of a FrozenDict or dict (other values are returned as they are).
 
-    Example: ``unfreeze(FrozenDict({'a': {'b': 1}}))`` is ``{'a': {'b': 1}}``.
+    Example:
+        >>> from fluxion_nn.bridge.frozen_dict import FrozenDict, unfreeze
+        >>> plain = unfreeze(FrozenDict({'a': {'b': 1}}))
+        >>> plain, type(plain['a']).__name__
+        ({'a': {'b': 1}}, 'dict')
     """
     if isinstance(x, FrozenDict):
         x = x._dict
