@@ -28,7 +28,12 @@ def _switch(name: str) -> type[ConfigContext]:
 def update(name: str, value: Any) -> None:
     """Set the default of a flag (what applies outside any ``with``/decorator of its switch).
 
-    Example: ``fluxion_nn.config.update("nnx_graph_mode", False)``.
+    Example:
+        >>> from fluxion_nn import config
+        >>> config.update("nnx_graph_mode", False)  # as flax.config.update("nnx_graph_mode", False)
+        >>> config.read("nnx_graph_mode")
+        False
+        >>> config.update("nnx_graph_mode", True)  # back to the default
     """
     _switch(name).default = value
 
@@ -36,7 +41,10 @@ def update(name: str, value: Any) -> None:
 def read(name: str) -> Any:
     """The default of a flag.
 
-    Example: ``fluxion_nn.config.read("nnx_graph_mode")`` is ``True`` unless changed.
+    Example:
+        >>> from fluxion_nn import config
+        >>> config.read("nnx_graph_mode"), config.read("nnx_graph_updates")  # flax's defaults
+        (True, True)
     """
     return _switch(name).default
 
