@@ -25,7 +25,10 @@ ERROR_IF_PARAM_AXIS_NOT_EXPLICIT = False
 def to_axes_or_slice(axis: Any) -> Any:
     """``axis`` as a slice or a tuple of ints (Haiku's accepted forms).
 
-    Example: ``to_axes_or_slice(-1) == (-1,)``.
+    Example:
+        >>> from fluxion_nn.haiku._src.layer_norm import to_axes_or_slice
+        >>> to_axes_or_slice(-1), to_axes_or_slice([1, 2]), to_axes_or_slice(slice(1, None))
+        ((-1,), (1, 2), slice(1, None, None))
     """
     if isinstance(axis, slice):
         return axis
@@ -39,7 +42,10 @@ def to_axes_or_slice(axis: Any) -> Any:
 def to_abs_axes(axis: Any, ndim: int) -> tuple:
     """Non-negative sorted axes of a slice or tuple for an ``ndim``-dimensional input.
 
-    Example: ``to_abs_axes((-1,), 3) == (2,)``.
+    Example:
+        >>> from fluxion_nn.haiku._src.layer_norm import to_abs_axes
+        >>> to_abs_axes((-1,), 3), to_abs_axes(slice(1, None), 4)
+        ((2,), (1, 2, 3))
     """
     if isinstance(axis, slice):
         return tuple(range(ndim)[axis])
@@ -122,7 +128,15 @@ class LayerNorm(Module):
 class InstanceNorm(LayerNorm):
     """Normalisation over the spatial axes (LayerNorm with per-channel parameters).
 
-    Example: ``y = hk.InstanceNorm(True, True)(jnp.ones([2, 8, 8, 3]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.without_apply_rng(hk.transform(lambda x: hk.InstanceNorm(True, True)(x)))
+        >>> x = jnp.arange(24.0).reshape(2, 2, 2, 3)
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> {k: {n: a.shape for n, a in v.items()} for k, v in params.items()}
+        {'instance_norm': {'scale': (3,), 'offset': (3,)}}
+        >>> [round(float(v), 4) for v in f.apply(params, x)[0, :, :, 0].ravel()]
+        [-1.3416, -0.4472, 0.4472, 1.3416]
     """
 
     def __init__(self, create_scale: bool, create_offset: bool, eps: float = 1e-5,
