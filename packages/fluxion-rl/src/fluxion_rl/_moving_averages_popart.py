@@ -20,7 +20,16 @@ __all__ = ["EmaMoments", "EmaState", "create_ema", "PopArtState", "PopArtOutput"
 
 @pytree_dataclass(frozen=True)
 class EmaMoments:
-    """Debiased mean and variance estimates (trees shaped like the tracked tree)."""
+    """Debiased mean and variance estimates (trees shaped like the tracked tree).
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init_fn, update_fn = rlax.create_ema(decay=0.5)
+        >>> state = init_fn(jnp.zeros(2))
+        >>> moments, state = update_fn(jnp.array([2.0, 4.0]), state)
+        >>> type(moments).__name__, float(moments.mean), float(moments.variance)
+        ('EmaMoments', 3.0, 1.0)
+    """
 
     mean: Any
     variance: Any
@@ -28,7 +37,17 @@ class EmaMoments:
 
 @pytree_dataclass(frozen=True)
 class EmaState:
-    """Moving averages ``mu`` (of values) and ``nu`` (of squares), and the product of decays."""
+    """Moving averages ``mu`` (of values) and ``nu`` (of squares), and the product of decays.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> init_fn, update_fn = rlax.create_ema(decay=0.5)
+        >>> state = init_fn(jnp.zeros(2))
+        >>> type(state).__name__, float(state.mu), float(state.nu), float(state.decay_product)
+        ('EmaState', 0.0, 0.0, 1.0)
+        >>> float(update_fn(jnp.array([2.0, 4.0]), state)[1].decay_product)
+        0.5
+    """
 
     mu: Any
     nu: Any
@@ -77,9 +96,26 @@ def create_ema(decay: float = 0.999, pmean_axis_name: str | None = None) -> tupl
 # --- PopArt -------------------------------------------------------------------------------------
 
 PopArtState = collections.namedtuple("PopArtState", ["shift", "scale", "second_moment"])
-PopArtState.__doc__ = "PopArt statistics per output: ``shift`` (mean), ``scale`` and second moment."
+PopArtState.__doc__ = """PopArt statistics per output: ``shift`` (mean), ``scale`` and second moment.
+
+Example:
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> init_fn, update_fn = rlax.popart(num_outputs=2, step_size=0.5, scale_lb=1e-3, scale_ub=1e3)
+    >>> state = init_fn()
+    >>> state.shift.tolist(), state.scale.tolist(), state.second_moment.tolist()
+    ([0.0, 0.0], [1.0, 1.0], [1.0, 1.0])
+"""
 PopArtOutput = collections.namedtuple("PopArtOutput", ["normalized", "unnormalized"])
-PopArtOutput.__doc__ = "A linear layer's selected output, normalised and unnormalised."
+PopArtOutput.__doc__ = """A linear layer's selected output, normalised and unnormalised.
+
+Example:
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> init_fn, update_fn = rlax.popart(num_outputs=2, step_size=0.5, scale_lb=1e-3, scale_ub=1e3)
+    >>> state = init_fn()
+    >>> out = rlax.unnormalize_linear(state, jnp.array([1.0, 2.0]), jnp.array(1))
+    >>> type(out).__name__, float(out.normalized), float(out.unnormalized)
+    ('PopArtOutput', 2.0, 2.0)
+"""
 
 
 def _check_indices(fn: str, indices: Array) -> None:
