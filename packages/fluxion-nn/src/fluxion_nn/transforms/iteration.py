@@ -40,7 +40,15 @@ from .transforms import (
 class Carry:
     """Marks the carry argument/output in ``nnx.scan``'s ``in_axes``/``out_axes``.
 
-    Example: ``nnx.scan(f, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> def step(total, x):
+        ...     total = total + x
+        ...     return total, total * 2
+        >>> running = nnx.scan(step, in_axes=(nnx.Carry, 0), out_axes=(nnx.Carry, 0))
+        >>> final, doubled = running(jnp.array(0.0), jnp.array([1.0, 2.0, 3.0]))
+        >>> float(final), doubled.tolist()
+        (6.0, [2.0, 6.0, 12.0])
     """
 
 
@@ -48,7 +56,17 @@ class StateAxes:
     """Per-filter axes for a module argument of ``vmap``/``scan`` (``{filter: axis}``). Fluxion
     supports a single axis per module argument; a StateAxes whose axes are all equal is accepted.
 
-    Example: ``nnx.vmap(f, in_axes=(nnx.StateAxes({...: 0}), 0))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> @nnx.vmap(in_axes=0, out_axes=0)
+        ... def make(key):
+        ...     return nnx.Linear(2, 3, rngs=nnx.Rngs(key))
+        >>> models = make(fluxion.random.split(fluxion.random.key(0), 4))  # 4 stacked layers
+        >>> models.kernel.value.shape
+        (4, 2, 3)
+        >>> apply = nnx.vmap(lambda model, x: model(x), in_axes=(nnx.StateAxes({...: 0}), None))
+        >>> apply(models, jnp.ones(2)).shape
+        (4, 3)
     """
 
     _prefix_mapping = True
