@@ -176,7 +176,13 @@ reduce_prod_p.jvp = _reduce_prod_jvp
 
 
 def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
-    """Product of ``operand`` over ``axes``."""
+    """Product of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_prod(jnp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), (1,)).tolist()
+        [6.0, 120.0]
+    """
     return reduce_prod_p.bind(operand, axes=_axes(axes))
 
 
@@ -216,7 +222,13 @@ reduce_max_p.extended = _unordered_extended("max")
 
 
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
-    """Maximum of ``operand`` over ``axes``."""
+    """Maximum of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_max(jnp.array([[1, 5, 3], [4, 2, 6]]), (0,)).tolist()
+        [4, 5, 6]
+    """
     return reduce_max_p.bind(operand, axes=_axes(axes))
 
 
@@ -227,7 +239,13 @@ reduce_min_p.extended = _unordered_extended("min")
 
 
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
-    """Minimum of ``operand`` over ``axes``."""
+    """Minimum of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_min(jnp.array([[1, 5, 3], [4, 2, 6]]), (0, 1)).tolist()
+        1
+    """
     return reduce_min_p.bind(operand, axes=_axes(axes))
 
 
@@ -237,7 +255,15 @@ _rules.defjvp_zero(reduce_and_p)
 
 
 def reduce_and(operand: Any, axes: Sequence[int]) -> Any:
-    """Logical/bitwise AND of ``operand`` over ``axes``."""
+    """Logical/bitwise AND of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_and(jnp.array([[True, True], [True, False]]), (1,)).tolist()
+        [True, False]
+        >>> int(lax.reduce_and(jnp.array([12, 10]), (0,)))
+        8
+    """
     return reduce_and_p.bind(operand, axes=_axes(axes))
 
 
@@ -247,7 +273,15 @@ _rules.defjvp_zero(reduce_or_p)
 
 
 def reduce_or(operand: Any, axes: Sequence[int]) -> Any:
-    """Logical/bitwise OR of ``operand`` over ``axes``."""
+    """Logical/bitwise OR of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_or(jnp.array([[False, False], [True, False]]), (1,)).tolist()
+        [False, True]
+        >>> int(lax.reduce_or(jnp.array([12, 10]), (0,)))
+        14
+    """
     return reduce_or_p.bind(operand, axes=_axes(axes))
 
 
@@ -257,7 +291,15 @@ _rules.defjvp_zero(reduce_xor_p)
 
 
 def reduce_xor(operand: Any, axes: Sequence[int]) -> Any:
-    """Logical/bitwise XOR of ``operand`` over ``axes``."""
+    """Logical/bitwise XOR of ``operand`` over ``axes``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion.lax as lax
+        >>> lax.reduce_xor(jnp.array([[True, True], [True, False]]), (1,)).tolist()
+        [False, True]
+        >>> int(lax.reduce_xor(jnp.array([12, 10]), (0,)))
+        6
+    """
     return reduce_xor_p.bind(operand, axes=_axes(axes))
 
 
