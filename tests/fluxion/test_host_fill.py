@@ -150,3 +150,22 @@ def test_scalar_select_n_and_float_ops(compiles):
         assert_same(flax_.sub(fnp.asarray(np.int16(k)), fnp.asarray(np.int16(1))),
                     jax.lax.sub(jnp.asarray(np.int16(k)), jnp.asarray(np.int16(1))))
     assert len(compiles) == 3
+
+
+def test_fills_stay_on_the_host_after_an_explicit_mesh_was_used(compiles):
+    """An Explicit mesh used earlier in the process (a sharded type exists from then on) does not
+    turn host fills off; only an active ``set_mesh`` Explicit mesh does."""
+    from fluxion.core import avals
+    from fluxion.sharding import AxisType, NamedSharding, PartitionSpec
+    if fluxion.device_count() < 2:
+        pytest.skip("needs 2 devices (tests/conftest.py forces 8 host devices)")
+    m = fluxion.make_mesh((2,), ("a",), axis_types=(AxisType.Explicit,))
+    fluxion.device_put(np.ones((2,), np.float32), NamedSharding(m, PartitionSpec("a")))
+    assert avals.EXPLICIT[0]
+    compiles.clear()
+    fluxion.clear_caches()
+    ours = [fnp.full((3, 5), 0.25, "float32") for _ in range(host_fill.HOST_USES)]
+    assert compiles == []
+    ref = jnp.full((3, 5), 0.25, "float32")
+    for a in ours:
+        _same(a, ref)

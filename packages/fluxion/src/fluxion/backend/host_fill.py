@@ -54,6 +54,13 @@ def _guarded() -> bool:
     return False
 
 
+def _explicit_context() -> bool:
+    # A set_mesh mesh with Explicit axes is active: results of untyped operands get its types,
+    # which the compiled path gives them. core.avals.EXPLICIT alone stays set for the rest of the
+    # process once any sharded type existed, so it is not the test (as backend/fused.py).
+    return _avals.EXPLICIT[0] and _avals.CONTEXT_EXPLICIT[0]()
+
+
 def try_fill(spec: Any, operand: Any, params: dict[str, Any], default_sharding: Any,
              put: Callable[..., Any]) -> Any:
     """The result of ``broadcast_in_dim(operand, **params)`` filled on the host, or ``None``
@@ -69,7 +76,7 @@ def try_fill(spec: Any, operand: Any, params: dict[str, Any], default_sharding: 
     shape = tuple(params["shape"])
     if int(np.prod(shape, dtype=np.int64)) * dt.itemsize > HOST_MAX_BYTES:
         return None
-    if _avals.EXPLICIT[0] or spec.sharding != default_sharding or _guarded():
+    if _explicit_context() or spec.sharding != default_sharding or _guarded():
         return None
     key = (shape, dt, aval.weak_type)
     n = _uses.get(key, 0)
@@ -110,7 +117,7 @@ def try_scalar(prim: Any, specs: tuple, args: list, params: dict[str, Any],
         if a.shape or s.committed or getattr(a, "sharding", None) is not None \
                 or not _exact(a.dtype) or s.sharding != default_sharding:
             return None
-    if _avals.EXPLICIT[0] or _guarded():
+    if _explicit_context() or _guarded():
         return None
     key = (name, tuple((s.aval.dtype, s.aval.weak_type) for s in specs))
     n = _uses.get(key, 0)
