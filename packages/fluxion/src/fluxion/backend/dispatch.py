@@ -783,9 +783,6 @@ def _rules_mode() -> tuple:
     return _sharding_rules.rules_mode()
 
 
-_HOST_SCALAR = frozenset(_host_fill.SCALAR_OPS) | {"select_n"}
-
-
 def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     impl = prim.impl
     if impl is not None:
@@ -815,13 +812,14 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         args = place(prim.name, args)  # follow committed operands; else the default device
         specs = tuple(map(GET_K, args))
         e = table.get(specs)
-        if e is None and prim.name == "broadcast_in_dim" and len(args) == 1:
-            # a new fill of a scalar: on the host for its first uses (backend/host_fill.py)
-            out = _host_fill.try_fill(specs[0], args[0], params, default_sharding(), _put)
-            if out is not None:
-                return out
-        elif e is None and prim.name in _HOST_SCALAR and specs and not specs[0].aval.shape:
-            out = _host_fill.try_scalar(prim, specs, args, params, default_sharding(), _put)
+        if e is None and prim.host is not None and specs and not specs[0].aval.shape:
+            # a new signature of a primitive with a host rule, rank-0 operands: on the host for
+            # its first uses (backend/host_fill.py); a fill (one operand and parameters) or a
+            # scalar op
+            if params and len(args) == 1:
+                out = _host_fill.try_fill(prim, specs[0], args[0], params, default_sharding(), _put)
+            else:
+                out = _host_fill.try_scalar(prim, specs, args, params, default_sharding(), _put)
             if out is not None:
                 return out
         if e is None:

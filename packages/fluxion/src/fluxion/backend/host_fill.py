@@ -36,7 +36,7 @@ from fluxion.core import avals as _avals
 from fluxion.core import dtypes as _dtypes
 from fluxion.core.config import config
 
-__all__ = ["HOST_USES", "HOST_MAX_BYTES", "SCALAR_OPS", "try_fill", "try_scalar", "clear"]
+__all__ = ["HOST_USES", "HOST_MAX_BYTES", "try_fill", "try_scalar", "clear"]
 
 #: Eager calls of one fill signature served on the host before its program is compiled.
 HOST_USES = 8
@@ -61,56 +61,47 @@ def _explicit_context() -> bool:
     return _avals.EXPLICIT[0] and _avals.CONTEXT_EXPLICIT[0]()
 
 
-def try_fill(spec: Any, operand: Any, params: dict[str, Any], default_sharding: Any,
+def try_fill(prim: Any, spec: Any, operand: Any, params: dict[str, Any], default_sharding: Any,
              put: Callable[..., Any]) -> Any:
-    """The result of ``broadcast_in_dim(operand, **params)`` filled on the host, or ``None``
-    where the compiled program must run (see the module docstring). ``spec`` is the operand's
-    Spec, ``default_sharding`` the sharding of uncommitted arrays and ``put(host, dtype, weak,
-    None)`` places a host array there."""
+    """The result of ``prim(operand, **params)`` for a rank-0 ``operand`` (a fill:
+    ``broadcast_in_dim``) built by the primitive's ``host`` rule, or ``None`` where the compiled
+    program must run (see the module docstring). ``spec`` is the operand's Spec,
+    ``default_sharding`` the sharding of uncommitted arrays and ``put(host, dtype, weak, None)``
+    places a host array there."""
     aval = spec.aval
     if aval.shape or spec.committed or getattr(aval, "sharding", None) is not None:
         return None
     dt = aval.dtype
     if not isinstance(dt, np.dtype) or dt == _dtypes.float0:
         return None
-    shape = tuple(params["shape"])
-    if int(np.prod(shape, dtype=np.int64)) * dt.itemsize > HOST_MAX_BYTES:
+    out = prim.abstract_eval(aval, **params)
+    shape = tuple(out.shape)
+    if out.dtype != dt or out.size * dt.itemsize > HOST_MAX_BYTES:
         return None
     if _explicit_context() or spec.sharding != default_sharding or _guarded():
         return None
-    key = (shape, dt, aval.weak_type)
+    key = (prim.name, shape, dt, aval.weak_type)
     n = _uses.get(key, 0)
     if n >= HOST_USES:
         return None
     if len(_uses) >= _LIMIT:
         _uses.clear()
     _uses[key] = n + 1
-    host = np.full(shape, operand._value(), dtype=dt)
-    return put(host, dt, aval.weak_type, None)
+    host = np.array(prim.host(np.asarray(operand._value(), dtype=dt), **params), dtype=dt)
+    return put(host, dt, out.weak_type, None)
 
 
 def _exact(dt: Any) -> bool:
     return isinstance(dt, np.dtype) and (dt == np.bool_ or np.issubdtype(dt, np.integer))
 
 
-#: Primitives whose rank-0 integer/bool evaluation is exact on every platform (no rounding,
-#: wrapping integer arithmetic), computed by NumPy for a new signature's first uses.
-SCALAR_OPS: dict[str, Callable[..., Any]] = {
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
-    "gt": np.greater, "ge": np.greater_equal, "and": np.bitwise_and, "or": np.bitwise_or,
-    "xor": np.bitwise_xor, "not": np.invert, "max": np.maximum, "min": np.minimum,
-    "add": np.add, "sub": np.subtract, "mul": np.multiply,
-}
-
-
 def try_scalar(prim: Any, specs: tuple, args: list, params: dict[str, Any],
                default_sharding: Any, put: Callable[..., Any]) -> Any:
-    """The result of an eager ``prim`` (one of :data:`SCALAR_OPS`, or ``select_n``) of rank-0
-    integer/bool operands computed on the host, or ``None`` where the compiled program must run
-    (as :func:`try_fill`, for the first :data:`HOST_USES` calls of a signature)."""
+    """The result of an eager ``prim`` of rank-0 integer/bool operands computed by its ``host``
+    rule, or ``None`` where the compiled program must run (as :func:`try_fill`, for the first
+    :data:`HOST_USES` calls of a signature)."""
     name = prim.name
-    fn = SCALAR_OPS.get(name)
-    if (fn is None and name != "select_n") or params or prim.multiple_results:
+    if prim.host is None or params or prim.multiple_results:
         return None
     for s in specs:
         a = s.aval
@@ -130,14 +121,10 @@ def try_scalar(prim: Any, specs: tuple, args: list, params: dict[str, Any],
         _uses.clear()
     _uses[key] = n + 1
     vals = [np.asarray(a._value()) for a in args]
-    if name == "select_n":
-        which = int(vals[0])
-        if not 0 <= which < len(vals) - 1:  # out of range: XLA's answer, compiled
-            return None
-        host = vals[1 + which]
-    else:
-        with np.errstate(over="ignore"):
-            host = fn(*vals)
+    with np.errstate(over="ignore"):
+        host = prim.host(*vals)
+    if host is None:
+        return None
     return put(np.asarray(host, dtype=out.dtype), out.dtype, out.weak_type, None)
 
 

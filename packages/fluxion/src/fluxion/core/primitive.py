@@ -38,6 +38,10 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
   element's trailing dimensions kept whole. A primitive without it refuses such operands with
   JAX's TypeError (``add does not accept dtype key<fry> at position 0``).
 
+- ``host(*values, **params)``: the result computed by NumPy from host values (or ``None`` where
+  it cannot be), exactly what the compiled program gives for integer and bool operands; an eager
+  call of a new signature may use it in place of compiling (``fluxion.backend.host_fill``).
+
 Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
 collectives and primitives with sub-programs that may use the axis name).
@@ -81,7 +85,7 @@ class Primitive:
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended",
+                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended", "host",
                  "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
@@ -104,6 +108,7 @@ class Primitive:
         self.sharding: Callable[..., Any] | None = None
         self.vma: Callable[..., Any] | None = None
         self.extended: Callable[..., Any] | None = None
+        self.host: Callable[..., Any] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter (operands of an extended dtype go

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, binop_primitive, unop_primitive
 
@@ -23,6 +25,7 @@ _bool_or_int = DtypeSet("boolean or integer", "biu")
 
 
 not_p = unop_primitive("not", _bool_or_int, "stablehlo.not")
+not_p.host = np.invert
 _rules.defjvp_zero(not_p)
 
 
@@ -40,6 +43,7 @@ def bitwise_not(x: Any) -> Any:
 
 
 and_p = binop_primitive("and", _bool_or_int, "stablehlo.and")
+and_p.host = np.bitwise_and
 _rules.defjvp_zero(and_p)
 
 
@@ -55,6 +59,7 @@ def bitwise_and(x: Any, y: Any) -> Any:
 
 
 or_p = binop_primitive("or", _bool_or_int, "stablehlo.or")
+or_p.host = np.bitwise_or
 _rules.defjvp_zero(or_p)
 
 
@@ -70,6 +75,7 @@ def bitwise_or(x: Any, y: Any) -> Any:
 
 
 xor_p = binop_primitive("xor", _bool_or_int, "stablehlo.xor")
+xor_p.host = np.bitwise_xor
 _rules.defjvp_zero(xor_p)
 
 

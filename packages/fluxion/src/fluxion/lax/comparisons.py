@@ -69,6 +69,7 @@ def _scalar_user_extended(dt: Any) -> bool:
 
 _any_or_extended = DtypeSet("any", "biufc", _scalar_user_extended)
 eq_p = _compare_primitive("eq", "EQ", _any_or_extended)
+eq_p.host = np.equal
 
 
 
@@ -104,6 +105,7 @@ def eq(x: Any, y: Any) -> Any:
 
 
 ne_p = _compare_primitive("ne", "NE", _any_or_extended)
+ne_p.host = np.not_equal
 
 
 ne_p.extended = _compare_extended(ne_p, "reduce_or")
@@ -121,6 +123,7 @@ def ne(x: Any, y: Any) -> Any:
 
 
 lt_p = _compare_primitive("lt", "LT", _ordered)
+lt_p.host = np.less
 
 
 def lt(x: Any, y: Any) -> Any:
@@ -135,6 +138,7 @@ def lt(x: Any, y: Any) -> Any:
 
 
 le_p = _compare_primitive("le", "LE", _ordered)
+le_p.host = np.less_equal
 
 
 def le(x: Any, y: Any) -> Any:
@@ -149,6 +153,7 @@ def le(x: Any, y: Any) -> Any:
 
 
 gt_p = _compare_primitive("gt", "GT", _ordered)
+gt_p.host = np.greater
 
 
 def gt(x: Any, y: Any) -> Any:
@@ -163,6 +168,7 @@ def gt(x: Any, y: Any) -> Any:
 
 
 ge_p = _compare_primitive("ge", "GE", _ordered)
+ge_p.host = np.greater_equal
 
 
 def ge(x: Any, y: Any) -> Any:

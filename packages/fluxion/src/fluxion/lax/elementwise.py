@@ -254,6 +254,7 @@ def abs(x: Any) -> Any:
 # ------------------------------------------------------------------ arithmetic, two operands
 
 add_p = binop_primitive("add", _num, "stablehlo.add")
+add_p.host = np.add  # integers wrap as XLA's
 
 
 def _add_jvp(primals: list, tangents: list) -> tuple:
@@ -287,6 +288,7 @@ def add(x: Any, y: Any) -> Any:
 
 
 sub_p = binop_primitive("sub", _num, "stablehlo.subtract")
+sub_p.host = np.subtract  # integers wrap as XLA's
 
 
 def _sub_jvp(primals: list, tangents: list) -> tuple:
@@ -321,6 +323,7 @@ def sub(x: Any, y: Any) -> Any:
 
 
 mul_p = binop_primitive("mul", _num, "stablehlo.multiply")
+mul_p.host = np.multiply  # integers wrap as XLA's
 _rules.defjvp(mul_p, lambda g, x, y: mul(g, y), lambda g, x, y: mul(x, g))
 
 
@@ -415,6 +418,7 @@ def _balanced(x: Any, z: Any, y: Any) -> Any:
 
 
 max_p = binop_primitive("max", _any, extremum_lowering("stablehlo.maximum"))
+max_p.host = np.maximum  # integers wrap as XLA's
 _rules.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
 
@@ -431,6 +435,7 @@ def max(x: Any, y: Any) -> Any:
 
 
 min_p = binop_primitive("min", _any, extremum_lowering("stablehlo.minimum"))
+min_p.host = np.minimum  # integers wrap as XLA's
 _rules.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
 
@@ -751,6 +756,14 @@ def _select_n_extended(which: Any, *cases: Any) -> Any:
 
 
 select_n_p.extended = _select_n_extended
+
+
+def _select_n_host(which: Any, *cases: Any) -> Any:
+    i = int(which)
+    return cases[i] if 0 <= i < len(cases) else None  # out of range: XLA's answer, compiled
+
+
+select_n_p.host = _select_n_host
 
 
 def select_n(which: Any, *cases: Any) -> Any:

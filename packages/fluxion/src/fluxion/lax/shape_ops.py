@@ -200,6 +200,16 @@ def _broadcast_in_dim_extended(x: Any, *, shape: tuple[int, ...],
 broadcast_in_dim_p.extended = _broadcast_in_dim_extended
 
 
+def _broadcast_in_dim_host(x: Any, *, shape: tuple[int, ...],
+                           broadcast_dimensions: tuple[int, ...], **_: Any) -> Any:
+    kept = [x.shape[broadcast_dimensions.index(d)] if d in broadcast_dimensions else 1
+            for d in range(len(shape))]
+    return np.broadcast_to(np.reshape(x, kept), shape)
+
+
+broadcast_in_dim_p.host = _broadcast_in_dim_host
+
+
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
     """Broadcast ``operand`` to ``shape``; operand dimension i goes to result dimension
     ``broadcast_dimensions[i]``.
