@@ -164,6 +164,18 @@ def test_gymnasium_adapter():
     host.close()
 
 
+def test_gymnasium_adapter_takes_typed_keys():
+    """``reset(fluxion.random.key(s))`` seeds gymnasium as ``reset(PRNGKey(s))`` (same raw data)."""
+    host = envs.GymnasiumEnv("CartPole-v1")
+    for seed in (0, 7):
+        _, typed = host.reset(jrandom.key(seed))
+        _, raw = host.reset(jrandom.PRNGKey(seed))
+        np.testing.assert_array_equal(typed, raw)
+    _, other = host.reset(jrandom.key(8))
+    assert not np.array_equal(other, raw)
+    host.close()
+
+
 # ----------------------------------------------------------------------------- episode semantics
 
 def _policy(name, obs, rng, env):

@@ -88,7 +88,13 @@ def replace_masked(data: Array, replacement: Array | None, mask: Array) -> Array
 class AllSum:
     """Sums over array elements, then over devices along ``axis_name`` when one is given.
 
-    Example: ``AllSum()(x)`` is ``jnp.sum(x)``; ``AllSum('i')(x)`` also ``psum``s over ``i``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> x = jnp.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> float(rlax.AllSum()(x)), rlax.AllSum()(x, axis=0).tolist()
+        (10.0, [4.0, 6.0])
+        >>> fluxion.vmap(rlax.AllSum("i"), axis_name="i")(x).tolist()  # each row's sum, summed over i
+        [10.0, 10.0]
     """
 
     def __init__(self, axis_name: str | None = None):

@@ -125,7 +125,16 @@ def episodic_memory_intrinsic_rewards(
         max_memory_size: int = 30_000) -> tuple[Array, IntrinsicRewardState]:
     """Episodic novelty rewards (Never Give Up) for a batch of embeddings [B, D], and the new state.
 
-    Example: ``r, state = episodic_memory_intrinsic_rewards(emb, 10, 1.0); r2, state = ...(emb2, 10, 1.0, state)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> emb = jnp.array([[0.0, 1.0], [1.0, 0.0]])
+        >>> r, state = rlax.episodic_memory_intrinsic_rewards(emb, num_neighbors=2, reward_scale=1.0,
+        ...                                                   max_memory_size=8)
+        >>> r.round(4).tolist(), int(state.next_memory_index)
+        ([65.8277, 65.8277], 2)
+        >>> r, state = rlax.episodic_memory_intrinsic_rewards(emb + 0.1, 2, 1.0, state, max_memory_size=8)
+        >>> r.round(4).tolist(), int(state.next_memory_index)  # near remembered embeddings: less novel
+        ([10.7689, 10.7689], 4)
     """
     fn = "episodic_memory_intrinsic_rewards"
     if not intrinsic_reward_state:

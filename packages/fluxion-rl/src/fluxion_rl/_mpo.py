@@ -75,7 +75,15 @@ def mpo_loss(sample_log_probs: Array, sample_q_values: Array, temperature_constr
              use_stop_gradient: bool = True) -> tuple[Array, MpoOutputs]:
     """The MPO loss: weighted log-likelihood of sampled actions plus temperature and KL duals.
 
-    Example: ``loss, out = mpo_loss(logp, q, LagrangePenalty(1., 0.1), [(kl, LagrangePenalty(1., 0.01))])``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> logp = jnp.log(jnp.array([[0.2, 0.5], [0.3, 0.1], [0.5, 0.4]]))  # 3 sampled actions x 2 states
+        >>> q = jnp.array([[1.0, 2.0], [3.0, 0.0], [2.0, 2.0]])
+        >>> kl = jnp.array([0.05, 0.2])
+        >>> loss, out = rlax.mpo_loss(logp, q, rlax.LagrangePenalty(jnp.array(1.0), 0.1),
+        ...                           [(kl, rlax.LagrangePenalty(jnp.array(1.0), 0.01))])
+        >>> loss.round(4).tolist(), out.policy_loss.round(4).tolist()
+        ([3.5345, 2.6697], [1.1155, 0.8997])
     """
     fn = "mpo_loss"
     _checks.same_shape(fn, {"sample_log_probs": sample_log_probs, "sample_q_values": sample_q_values})
@@ -175,7 +183,15 @@ def vmpo_loss(sample_log_probs: Array, advantages: Array, temperature_constraint
               use_stop_gradient: bool = True) -> tuple[Array, MpoOutputs]:
     """The V-MPO loss over the top ``top_k_fraction`` of advantages, with temperature and KL duals.
 
-    Example: ``loss, out = vmpo_loss(logp, adv, LagrangePenalty(1., 0.1), [(kl, LagrangePenalty(1., 0.01))])``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+        >>> logp = jnp.log(jnp.array([0.2, 0.5, 0.3, 0.1]))
+        >>> adv = jnp.array([1.0, -0.5, 2.0, 0.0])
+        >>> kl = jnp.array([0.05, 0.2, 0.1, 0.0])
+        >>> loss, out = rlax.vmpo_loss(logp, adv, rlax.LagrangePenalty(jnp.array(1.0), 0.1),
+        ...                            [(kl, rlax.LagrangePenalty(jnp.array(1.0), 0.01))])
+        >>> loss.round(4).tolist(), out.normalized_weights.round(4).tolist()  # top half of advantages
+        ([3.4615, 1.7301, 5.2508, 1.7301], [0.2689, 0.0, 0.7311, 0.0])
     """
     fn = "vmpo_loss"
     if restarting_weights is None:

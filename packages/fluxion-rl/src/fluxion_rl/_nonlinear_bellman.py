@@ -109,8 +109,9 @@ def unbiased_transform_pair(min_value: float, max_value: float, num_bins: int, t
     return compose_tx(IDENTITY_PAIR, nonlinear)
 
 
-def _transform_values(build_targets: Callable, *value_argnums: int) -> Callable:
-    """Wrap ``build_targets``: inputs at ``value_argnums`` go through h^-1, the result through h."""
+def _transform_values(build_targets: Callable, example: str, *value_argnums: int) -> Callable:
+    """Wrap ``build_targets``: inputs at ``value_argnums`` go through h^-1, the result through h.
+    ``example`` is the wrapper's docstring example (doctest lines, indented by four spaces)."""
 
     @functools.wraps(build_targets)
     def wrapped(tx_pair: TxPair, *args: Any, **kwargs: Any) -> Any:
@@ -121,18 +122,39 @@ def _transform_values(build_targets: Callable, *value_argnums: int) -> Callable:
 
     wrapped.__doc__ = (f"``{build_targets.__name__}`` in a transformed space: the first argument is a "
                        "``TxPair``; value inputs go through ``apply_inv``, targets through ``apply``.\n\n"
-                       f"Example: ``transformed_...(SIGNED_HYPERBOLIC_PAIR, ...)`` with the arguments of "
-                       f"``{build_targets.__name__}``.")
+                       f"Example:\n{example}")
     return wrapped
 
 
-transformed_lambda_returns = _transform_values(multistep.lambda_returns, 2)
+transformed_lambda_returns = _transform_values(multistep.lambda_returns, """\
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([3.0, 2.0, 1.0])
+    >>> rlax.transformed_lambda_returns(rlax.SIGNED_HYPERBOLIC_PAIR, r, d, v, 0.8).round(4).tolist()
+    [1.603, 0.9705, 0.7341]
+    >>> (rlax.transformed_lambda_returns(rlax.IDENTITY_PAIR, r, d, v, 0.8).tolist()
+    ...  == rlax.lambda_returns(r, d, v, 0.8).tolist())
+    True
+""", 2)
 transformed_lambda_returns.__name__ = "transformed_lambda_returns"
 transformed_general_off_policy_returns_from_action_values = _transform_values(
-    multistep.general_off_policy_returns_from_action_values, 0)
+    multistep.general_off_policy_returns_from_action_values, """\
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> q_t = jnp.array([[0.5, 1.5], [2.0, 0.0], [1.0, 1.0]])
+    >>> a_t, r_t = jnp.array([1, 0, 1]), jnp.array([1.0, 0.0, 2.0])
+    >>> d_t, c_t = jnp.array([0.9, 0.9, 0.0]), jnp.array([0.5, 0.5, 0.5])
+    >>> pi_t = jnp.full((3, 2), 0.5)
+    >>> rlax.transformed_general_off_policy_returns_from_action_values(
+    ...     rlax.SIGNED_HYPERBOLIC_PAIR, q_t, a_t, r_t, d_t, c_t, pi_t).round(4).tolist()
+    [0.7241, 0.3793, 0.7341]
+""", 0)
 transformed_general_off_policy_returns_from_action_values.__name__ = (
     "transformed_general_off_policy_returns_from_action_values")
-transformed_n_step_returns = _transform_values(multistep.n_step_bootstrapped_returns, 2)
+transformed_n_step_returns = _transform_values(multistep.n_step_bootstrapped_returns, """\
+    >>> import fluxion.numpy as jnp, fluxion_rl as rlax
+    >>> r, d, v = jnp.array([1.0, 0.0, 2.0]), jnp.array([0.9, 0.9, 0.0]), jnp.array([3.0, 2.0, 1.0])
+    >>> rlax.transformed_n_step_returns(rlax.SIGNED_HYPERBOLIC_PAIR, r, d, v, n=2).round(4).tolist()
+    [1.9128, 0.6751, 0.7341]
+""", 2)
 transformed_n_step_returns.__name__ = "transformed_n_step_returns"
 
 F, I = "float", "int"

@@ -127,7 +127,16 @@ class MountainCar(Environment):
     """Drive an under-powered car up a hill (``MountainCar-v0``): 3 actions, reward -1 per step.
 
     Observation ``[position, velocity]``; terminates at ``position >= 0.5``; truncated after 200 steps.
-    Example: ``s, o, r, term, trunc = MountainCar().step(s, 2)``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import MountainCar
+        >>> env = MountainCar()
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> state = state._replace(physics=jnp.array([-0.5, 0.0]))
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(2))  # push right
+        >>> [round(float(v), 6) for v in obs], float(reward), bool(terminated)
+        ([-0.499177, 0.000823], -1.0, False)
     """
 
     name = "MountainCar"
@@ -168,7 +177,16 @@ class Acrobot(Environment):
 
     Physics ``[theta1, theta2, dtheta1, dtheta2]``, integrated with one RK4 step of 0.2 s ("book"
     dynamics); observation ``[cos t1, sin t1, cos t2, sin t2, dt1, dt2]``; truncated after 500 steps.
-    Example: ``s, o, r, term, trunc = Acrobot().step(s, 0)``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import Acrobot
+        >>> env = Acrobot()
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> state = state._replace(physics=jnp.zeros(4))  # hanging still
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(2))  # torque +1
+        >>> [round(float(v), 4) for v in obs], float(reward), bool(terminated)
+        ([0.9999, -0.0133, 0.9994, 0.0343, -0.1287, 0.3345], -1.0, False)
     """
 
     name = "Acrobot"

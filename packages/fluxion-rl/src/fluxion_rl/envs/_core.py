@@ -16,7 +16,20 @@ __all__ = ["Environment", "EnvState"]
 
 class EnvState(NamedTuple):
     """An environment's state: its ``physics`` (a tuple of arrays), the step count ``t``, and
-    whether the episode has ``terminated`` or been ``truncated`` (by ``max_episode_steps``)."""
+    whether the episode has ``terminated`` or been ``truncated`` (by ``max_episode_steps``).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import CliffWalking, EnvState
+        >>> env = CliffWalking(max_episode_steps=2)
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> isinstance(state, EnvState), EnvState._fields
+        (True, ('physics', 't', 'terminated', 'truncated'))
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(0))
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(0))
+        >>> int(state.t), bool(state.terminated), bool(state.truncated)
+        (2, False, True)
+    """
 
     physics: Any
     t: Array
@@ -47,6 +60,19 @@ class Environment:
     Out-of-range actions: given a concrete action (outside ``jit``/``vmap``), ``step`` raises
     ``ValueError``; given a traced action it cannot check, so it clips the action into the valid
     range (the nearest valid discrete action, or the nearest allowed torque).
+
+    Example: four steps of CliffWalking in one ``lax.scan`` (up, right, right, then down into the cliff).
+
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl import envs
+        >>> env = envs.make("CliffWalking-v1")
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> def policy_step(state, action):
+        ...     state, obs, reward, terminated, truncated = env.step(state, action)
+        ...     return state, reward
+        >>> state, rewards = fluxion.lax.scan(policy_step, state, jnp.array([0, 1, 1, 2]))
+        >>> rewards.tolist(), int(state.physics), bool(state.terminated)
+        ([-1.0, -1.0, -1.0, -100.0], 36, False)
     """
 
     name: str = "Environment"

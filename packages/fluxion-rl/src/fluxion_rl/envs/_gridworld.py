@@ -18,7 +18,20 @@ class CliffWalking(Environment):
     Actions 0..3 = up, right, down, left; reward -1 per step and -100 for stepping into the cliff
     (which sends the agent back to the start); terminates at the goal. The observation is the cell
     index ``row * 12 + col`` (int32), as in gymnasium's ``CliffWalking-v1`` (deterministic version).
-    Example: ``s, o, r, term, trunc = CliffWalking().step(s, 1)``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_rl.envs import CliffWalking
+        >>> env = CliffWalking()
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> int(obs)
+        36
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(1))  # into the cliff
+        >>> int(obs), float(reward), bool(terminated)
+        (36, -100.0, False)
+        >>> state, obs, reward, terminated, truncated = env.step(state, jnp.array(0))  # up
+        >>> int(obs), float(reward)
+        (24, -1.0)
     """
 
     name = "CliffWalking"

@@ -6,6 +6,10 @@ from typing import Any
 
 import numpy as np
 
+import fluxion.numpy as jnp
+import fluxion.random as jrandom
+from fluxion.dtypes import prng_key
+
 __all__ = ["GymnasiumEnv"]
 
 
@@ -16,7 +20,17 @@ class GymnasiumEnv:
     pytree and cannot be vmapped. ``reset(key)`` seeds gymnasium with an integer drawn from ``key``;
     ``step`` returns gymnasium's ``terminated`` and ``truncated`` and, like the pure environments,
     raises ``ValueError`` when called on an ended episode. Observations and rewards are NumPy values.
-    Example: ``env = GymnasiumEnv("CartPole-v1"); s, o = env.reset(key); s, o, r, te, tr = env.step(s, 1)``.
+
+    Example: gymnasium's CliffWalking gives what the pure ``CliffWalking`` gives.
+
+        >>> import fluxion
+        >>> from fluxion_rl.envs import GymnasiumEnv
+        >>> env = GymnasiumEnv("CliffWalking-v1")
+        >>> state, obs = env.reset(fluxion.random.key(0))
+        >>> state, obs, reward, terminated, truncated = env.step(state, 1)  # right: into the cliff
+        >>> int(obs), float(reward), bool(terminated)
+        (36, -100.0, False)
+        >>> env.close()
     """
 
     def __init__(self, env: Any, **make_kwargs: Any):
@@ -31,7 +45,10 @@ class GymnasiumEnv:
         self._ended = False
 
     def reset(self, key: Any) -> tuple[Any, np.ndarray]:
-        """Reset with a seed derived from ``key``; returns ``(self.env, observation)``."""
+        """Reset with a seed derived from ``key`` (a typed ``key`` or a raw ``PRNGKey``); returns
+        ``(self.env, observation)``."""
+        if jnp.issubdtype(key.dtype, prng_key):  # a typed key: seed from its raw uint32 data
+            key = jrandom.key_data(key)
         seed = int(np.asarray(key).ravel()[-1]) % (2**31)
         obs, _ = self.env.reset(seed=seed)
         self._ended = False
