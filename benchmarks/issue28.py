@@ -464,9 +464,17 @@ def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
             d = analysis.get("dispatch") or {}
             parts = []
             if rec is not None and rec.get("cpu_median_s") is not None:
-                # the worker's wall time counts its waits for a core on a loaded machine
-                parts.append(f"suite worker: wall {rec['median_s'] * 1e6:.2f} µs, process CPU "
-                             f"{rec['cpu_median_s'] * 1e6:.2f} µs")
+                # the worker's wall time counts its waits for a core on a loaded machine, and
+                # a busy second core slows even its CPU time (shared caches, the host's cores):
+                # the waits, and the fastest repetition (a loop of ~1000 calls, so every
+                # recurring cost of a call is in it), say how far the median is the load's
+                text = (f"suite worker: wall {rec['median_s'] * 1e6:.2f} µs, process CPU "
+                        f"{rec['cpu_median_s'] * 1e6:.2f} µs")
+                if rec.get("wait_share") is not None:
+                    text += f", waiting for a core {rec['wait_share']:.0%} of it"
+                if rec.get("min_s") is not None:
+                    text += f", fastest repetition {rec['min_s'] * 1e6:.2f} µs"
+                parts.append(text)
             if "floor_us" in d:
                 parts.append(f"this process: float(g(1.0)) {d['python_float_us']:.2f} µs, "
                              f"float(g(device array)) {d['array_arg_us']:.2f} µs, floor "

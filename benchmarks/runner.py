@@ -359,7 +359,7 @@ def merge_rounds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         >>> merged[0]["median_s"], merged[0]["reps"], merged[0]["rounds"]
         (2.0, 3, 2)
     """
-    from benchmarks.worker import summarize
+    from benchmarks.worker import summarize, wait_share
 
     groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
     for r in records:
@@ -380,6 +380,12 @@ def merge_rounds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             out.pop("cpu_times_s", None)
             out.pop("cpu_median_s", None)
+        if all(r.get("wait_times_s") for r in ok):  # and their waits for a core
+            out["wait_times_s"] = [t for r in ok for t in r["wait_times_s"]]
+            out["wait_share"] = wait_share(out["wait_times_s"], times)
+        else:
+            out.pop("wait_times_s", None)
+            out.pop("wait_share", None)
         merged.append(out)
     return merged
 
@@ -653,7 +659,8 @@ def run(cfg: RunConfig) -> dict[str, Any]:
                    "mean_s",
                    "stdev_s", "ratio_vs_jax", "ratio_vs_jax_ci", "ratio_vs_numpy",
                    "ratio_vs_numpy_ci", "ci_method", "jax_reference", "numpy_reference",
-                   "round_medians_s", "times_s", "cpu_median_s"]
+                   "round_medians_s", "times_s", "cpu_median_s",
+                   "wait_share"]
     records = [{k: r.get(k) for k in field_order} for r in records]
 
     run_id = now.strftime("%Y%m%d-%H%M%S")

@@ -29,7 +29,7 @@ from typing import Any, Callable, TextIO
 
 from benchmarks import backends, workloads
 
-__all__ = ["FIRST_CALL", "summarize", "measure", "main"]
+__all__ = ["FIRST_CALL", "summarize", "measure", "run_delay_s", "wait_share", "main"]
 
 #: The phase name of a first call (trace + compile + run), reported apart from steady state.
 FIRST_CALL = "first_call"
@@ -66,6 +66,39 @@ def _timed_loop(fn: Callable[[], Any], number: int) -> float:
             gc.enable()
 
 
+def run_delay_s() -> float | None:
+    """Seconds the calling thread has spent runnable but waiting for a core, since it started
+    (Linux ``/proc/thread-self/schedstat``); None where the kernel does not say.
+
+    On a loaded machine a timed loop's wall time counts these waits; the difference of two
+    readings around a loop says how much of it was spent waiting, not running.
+
+    Example:
+        >>> d = run_delay_s()
+        >>> d is None or d >= 0.0
+        True
+    """
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def wait_share(waits: list[float], times: list[float]) -> float | None:
+    """The share of the repetitions' wall time spent waiting for a core: the sum of the waits
+    over the sum of the times (both per call, one entry per repetition). The kernel adds a
+    wait to the thread's count when the thread gets a core back, in steps of milliseconds, so
+    one short repetition's wait can land in the next: only the sum over repetitions is right.
+
+    Example:
+        >>> wait_share([0.0, 3.0], [2.0, 4.0])
+        0.5
+    """
+    total = sum(times)
+    return min(1.0, sum(waits) / total) if waits and total > 0 else None
+
+
 def _calibrate(fn: Callable[[], Any], min_rep_time: float) -> int:
     # timeit-style: the smallest number in 1, 2, 5, 10, 20, ... whose loop lasts min_rep_time.
     number = 1
@@ -79,7 +112,8 @@ def _calibrate(fn: Callable[[], Any], min_rep_time: float) -> int:
 
 def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: float,
             phases: tuple[str, ...] = ("total",), first_call: dict[str, float] | None = None,
-            cpu: dict[str, list[float]] | None = None) -> tuple[int, dict[str, list[float]]]:
+            cpu: dict[str, list[float]] | None = None,
+            wait: dict[str, list[float]] | None = None) -> tuple[int, dict[str, list[float]]]:
     """Time ``fn`` and return ``(number, {phase: per-call seconds for each rep})``.
 
     The first call (part of warmup, which is at least one call) decides the mode: if it returns
@@ -90,7 +124,9 @@ def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: floa
     ``first_call`` is a dict, the duration of the very first call is stored in it as ``"s"``.
     When ``cpu`` is a dict, a looped phase's per-call process CPU seconds for each repetition
     go in it under the phase's name (on a loaded machine wall time also counts the waits for a
-    core; CPU time does not).
+    core; CPU time does not). When ``wait`` is a dict, it gets the per-call seconds the timing
+    thread waited for a core in each such repetition (:func:`run_delay_s`; nothing where the
+    kernel does not say; see :func:`wait_share` for why only their sum is right).
 
     Example:
         >>> number, times = measure(lambda: None, reps=3, warmup=1, min_rep_time=1e-4)
@@ -112,13 +148,19 @@ def measure(fn: Callable[[], Any], *, reps: int, warmup: int, min_rep_time: floa
         return 1, out
     number = _calibrate(fn, min_rep_time)
     gc.collect()
-    times, cpu_times = [], []
+    times, cpu_times, wait_times = [], [], []
     for _ in range(reps):
+        d0 = run_delay_s()
         c0 = time.process_time()
         times.append(_timed_loop(fn, number) / number)
         cpu_times.append((time.process_time() - c0) / number)
+        d1 = run_delay_s()
+        if d0 is not None and d1 is not None:
+            wait_times.append((d1 - d0) / number)
     if cpu is not None:
         cpu[phases[0]] = cpu_times
+    if wait is not None and len(wait_times) == reps:
+        wait[phases[0]] = wait_times
     return number, {phases[0]: times}
 
 
@@ -192,9 +234,10 @@ def main(argv: list[str] | None = None) -> int:
                                    if ph != FIRST_CALL and ph not in once) or expected
                     first: dict[str, float] | None = {} if FIRST_CALL in expected else None
                     cpu: dict[str, list[float]] = {}
+                    wait: dict[str, list[float]] = {}
                     number, times = measure(fn, reps=args.reps, warmup=args.warmup,
                                             min_rep_time=args.min_rep_time, phases=steady,
-                                            first_call=first, cpu=cpu)
+                                            first_call=first, cpu=cpu, wait=wait)
                     if first is not None and FIRST_CALL not in times:
                         times[FIRST_CALL] = [float(getattr(fn, "first_call_s", first["s"]))]
                     for ph, seconds in once.items():
@@ -210,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
                     cpu_extra = ({"cpu_times_s": cpu[phase],
                                   "cpu_median_s": statistics.median(cpu[phase])}
                                  if phase in cpu else {})
+                    if phase in wait:  # the timing thread's waits for a core, per call
+                        cpu_extra |= {"wait_times_s": wait[phase],
+                                      "wait_share": wait_share(wait[phase], ts)}
                     _emit(out, {"kind": "record", **base, "variant": variant, "size": size,
                                 "phase": phase, "status": "ok", "error": None,
                                 "number": 1 if phase == FIRST_CALL or phase in once else number,

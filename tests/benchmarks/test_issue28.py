@@ -200,6 +200,13 @@ def test_dispatch_row_gives_the_workers_wall_and_cpu():
     row = rows["dispatch: float(jit(grad(tanh))(1.0)), µs"]
     assert row["reason"] == "suite worker: wall 12.50 µs, process CPU 7.25 µs"
     assert row["verdict"] == "missed"
+    # with the worker's waits for a core and its fastest repetition (the load's share)
+    rec |= {"wait_share": 0.4, "min_s": 6.5e-6}
+    row = issue28.build_rows([rec], [], {}, {})[[r["row"] for r in rows.values()].index(
+        "dispatch: float(jit(grad(tanh))(1.0)), µs")]
+    assert row["reason"] == ("suite worker: wall 12.50 µs, process CPU 7.25 µs, waiting for a "
+                             "core 40% of it, fastest repetition 6.50 µs")
+    assert row["verdict"] == "missed"
 
 
 def test_dispatch_programs_are_the_suites_thunks():

@@ -73,7 +73,7 @@ RECORD_KEYS = {"workload", "size", "size_label", "phase", "backend", "variant", 
                "rounds", "reps", "number", "warmup", "median_s", "min_s", "max_s", "mean_s",
                "stdev_s", "ratio_vs_jax", "ratio_vs_numpy", "jax_reference", "numpy_reference",
                "times_s", "ratio_vs_jax_ci", "ratio_vs_numpy_ci", "ci_method", "round_medians_s",
-               "cpu_median_s"}
+               "cpu_median_s", "wait_share"}
 
 
 def _run(tmp_path, source: str, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
@@ -121,6 +121,10 @@ def test_quick_run_schema(tmp_path):
         assert r["ratio_vs_numpy"] == 1.0
         # looped repetitions also give their process CPU per call (waits for a core left out)
         assert 0 < r["cpu_median_s"] < 10 * r["max_s"]
+        # and the share of it the timing thread waited for a core (Linux; None where not known)
+        assert r["wait_share"] is None or 0 <= r["wait_share"] <= 1
+        if os.path.exists("/proc/thread-self/schedstat"):
+            assert r["wait_share"] is not None
     for r in bad:
         assert r["status"] == "error" and "this variant always fails" in r["error"]
         assert r["median_s"] is None and r["ratio_vs_numpy"] is None and r["cpu_median_s"] is None
@@ -259,6 +263,29 @@ def test_merge_rounds_pools_process_cpu_times():
     b = {k: v for k, v in a.items() if not k.startswith("cpu")}
     merged = runner.merge_rounds([a, b])
     assert "cpu_median_s" not in merged[0] and "cpu_times_s" not in merged[0]
+
+
+def test_merge_rounds_pools_waits_for_a_core():
+    a = {"workload": "w", "variant": "numpy", "size": 1, "phase": "total", "status": "ok",
+         "number": 10, "times_s": [2.0, 4.0], "wait_times_s": [0.0, 1.0], "wait_share": 1 / 6}
+    merged = runner.merge_rounds([a, dict(a, times_s=[6.0], wait_times_s=[5.0])])
+    # the pooled share is the waits' sum over the times' sum: 6 of 12
+    assert merged[0]["wait_times_s"] == [0.0, 1.0, 5.0] and merged[0]["wait_share"] == 0.5
+    merged = runner.merge_rounds([a, {k: v for k, v in a.items() if not k.startswith("wait")}])
+    assert "wait_share" not in merged[0] and "wait_times_s" not in merged[0]
+
+
+def test_worker_measure_gives_the_waits_for_a_core():
+    from benchmarks import worker
+
+    wait: dict = {}
+    _, times = worker.measure(lambda: sum(range(100)), reps=4, warmup=1, min_rep_time=1e-3,
+                              wait=wait)
+    if worker.run_delay_s() is None:  # a kernel without schedstat: nothing recorded
+        assert wait == {}
+    else:  # per call and repetition; their sum is a share of the wall time
+        assert len(wait["total"]) == 4 and min(wait["total"]) >= 0.0
+        assert 0.0 <= worker.wait_share(wait["total"], times["total"]) <= 1.0
 
 
 HANG = textwrap.dedent('''
