@@ -74,7 +74,7 @@ SLOW = {
     "fluxion.numpy.integers", "fluxion.numpy.polynomial", "fluxion.numpy.setops",
     "fluxion.random._continuous", "fluxion.random._discrete", "fluxion.random._gamma",
     "fluxion.random._multinomial", "fluxion.random._multivariate", "fluxion.random._normal",
-    "fluxion_md._driver", "fluxion_md._edip", "fluxion_md._electrostatics", "fluxion_md._ensembles", "fluxion_md._integrators",
+    "fluxion_md._driver", "fluxion_md._edip", "fluxion_md._fire_box", "fluxion_md.tpu", "fluxion_md._electrostatics", "fluxion_md._ensembles", "fluxion_md._integrators",
     "fluxion_md._graph_energy", "fluxion_md._many_body", "fluxion_md._membrane", "fluxion_md._nn.behler_parrinello",
     "fluxion_md._nn.util", "fluxion_md.nn", "fluxion_md.energy", "fluxion_md.partition",
     "fluxion_md.quantity", "fluxion_md.rigid_body", "fluxion_md.smap",

@@ -6,7 +6,8 @@ A package's public names are its ``__all__`` (or, without one, its names that do
 ``_``), followed recursively through the public submodules it exports (``fluxion_nn.haiku``,
 ``fluxion_nn.haiku.nets``, ``fluxion_rl.envs``, ...) and through the modules that
 tools/api_reference.py renders for it. Functions, classes and callable Fluxion objects count (as in
-tests/test_docs_coverage.py); constants and type aliases do not. An object exported under several
+tests/test_docs_coverage.py); constants, type aliases and names re-exported from the standard
+library do not. An object exported under several
 names is listed once, under the first public path found.
 
 ``.venv/bin/python tools/missing_examples.py fluxion_rl fluxion_md`` prints one missing name a line
@@ -29,15 +30,21 @@ import api_reference  # noqa: E402  (the list of public modules per package)
 
 DEFAULT_PACKAGES = ["fluxion_rl", "fluxion_md", "fluxion_nn"]
 _EXAMPLE = re.compile(r"^\s*>>> *[^#\s]", re.M)  # doctest ignores '>>> # ...' lines
-_TYPING_MODULES = {"typing", "typing_extensions", "collections.abc", "types"}
+
+
+def _is_fluxion(module: object) -> bool:
+    return isinstance(module, str) and module.split(".")[0].startswith("fluxion")
 
 
 def _is_api_object(obj: object) -> bool:
-    if inspect.ismodule(obj) or getattr(obj, "__module__", None) in _TYPING_MODULES:
+    """A function or class defined in Fluxion, or a callable instance of a Fluxion class. Names
+    re-exported from the standard library (``fluxion_md.util.partial`` is ``functools.partial``,
+    as in jax_md) keep their own docstrings: they are not ours to give an example."""
+    if inspect.ismodule(obj):
         return False
     if inspect.isroutine(obj) or inspect.isclass(obj):
-        return True
-    return callable(obj) and type(obj).__module__.split(".")[0].startswith("fluxion")
+        return _is_fluxion(getattr(obj, "__module__", None))
+    return callable(obj) and _is_fluxion(type(obj).__module__)
 
 
 def _public_names(module: types.ModuleType) -> list[str]:

@@ -44,6 +44,17 @@ class RunResult:
     went on), ``overflowed`` (what grew), ``old_capacity``, ``new_capacity``, ``old_cell_capacity``,
     ``new_cell_capacity``, ``max_cell_filling``);
     ``wall_time`` in seconds and ``steps_per_second``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> init_fn, apply_fn = simulate.nve(energy_fn, shift, 1e-3)
+        >>> state = init_fn(fluxion.random.key(0), jnp.array([[0.0, 0.0], [0.8, 0.0]]), kT=0.1)
+        >>> result = simulate.run(apply_fn, state, 10, energy_fn=energy_fn, record_every=5, progress=False)
+        >>> type(result).__name__, result.n_steps, sorted(result.records), result.records["step"].tolist()
+        ('RunResult', 10, ['kinetic_energy', 'potential_energy', 'step', 'temperature', 'total_energy'], [5, 10])
     """
     state: Any
     neighbor: Any

@@ -35,7 +35,18 @@ __all__ = [
 
 @dataclasses.dataclass
 class NPTNoseHooverState:
-    """State of :func:`npt_nose_hoover`: particles, a log-volume box coordinate and two chains."""
+    """State of :func:`npt_nose_hoover`: particles, a log-volume box coordinate and two chains.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.periodic_general(2.0)
+        >>> energy_fn = energy.soft_sphere_pair(displacement)
+        >>> init_fn, apply_fn = simulate.npt_nose_hoover(energy_fn, shift, 1e-3, pressure=0.1, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.1, 0.1], [0.6, 0.6]]), box=2.0)
+        >>> type(state).__name__, state.box.tolist()
+        ('NPTNoseHooverState', [[2.0, 0.0], [0.0, 2.0]])
+    """
     position: Array
     momentum: Array
     force: Array
@@ -242,7 +253,15 @@ def npt_nose_hoover_invariant(energy_fn: Callable[..., Array], state: NPTNoseHoo
 
 @dataclasses.dataclass
 class Normal:
-    """A normal distribution with ``mean`` and ``var`` (used by Langevin's stochastic step)."""
+    """A normal distribution with ``mean`` and ``var`` (used by Langevin's stochastic step).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import simulate
+        >>> dist = simulate.Normal(mean=jnp.zeros(3), var=jnp.full(3, 4.0))
+        >>> dist.sample(fluxion.random.PRNGKey(0)).shape, dist.log_prob(jnp.zeros(3)).round(4).tolist()
+        ((3,), [-1.6121, -1.6121, -1.6121])
+    """
     mean: Array
     var: Array
 
@@ -258,7 +277,17 @@ class Normal:
 
 @dataclasses.dataclass
 class NVTLangevinState:
-    """State of :func:`nvt_langevin`: particles plus a PRNG key ``rng``."""
+    """State of :func:`nvt_langevin`: particles plus a PRNG key ``rng``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> init_fn, apply_fn = simulate.nvt_langevin(energy.soft_sphere_pair(displacement), shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.0, 0.0], [0.8, 0.0]]))
+        >>> type(state).__name__, state.position.shape, state.rng.shape
+        ('NVTLangevinState', (2, 2), (2,))
+    """
     position: Array
     momentum: Array
     force: Array
@@ -343,7 +372,17 @@ def nvt_langevin(energy_or_force_fn: Callable[..., Array], shift_fn: Callable, d
 
 @dataclasses.dataclass
 class BrownianState:
-    """State of :func:`brownian`: ``position``, ``mass``, PRNG key ``rng``."""
+    """State of :func:`brownian`: ``position``, ``mass``, PRNG key ``rng``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> init_fn, apply_fn = simulate.brownian(energy.soft_sphere_pair(displacement), shift, 1e-3, kT=0.1)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.0, 0.0], [0.8, 0.0]]))
+        >>> type(state).__name__, state.position.shape, float(state.mass)
+        ('BrownianState', (2, 2), 1.0)
+    """
     position: Array
     mass: Array
     rng: Array

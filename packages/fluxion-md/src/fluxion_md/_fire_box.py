@@ -62,7 +62,18 @@ class FireBoxDescentState:
     """State of :func:`fire_descent_box`: atoms (``position``, ``momentum``, ``force``,
     ``mass``), the current ``box`` and ``reference_box``, the box coordinates
     ``box_position = box_factor * F`` with their momentum, force and mass, and FIRE's ``dt``,
-    ``alpha``, ``n_pos``."""
+    ``alpha``, ``n_pos``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, minimize, space
+        >>> box = jnp.eye(2) * 3.0
+        >>> displacement, shift = space.periodic_general(box, fractional_coordinates=True)
+        >>> init_fn, apply_fn = minimize.fire_descent_box(energy.soft_sphere_pair(displacement), shift)
+        >>> state = init_fn(jnp.array([[0.1, 0.1], [0.3, 0.2]]), box)
+        >>> type(state).__name__, state.box.tolist()
+        ('FireBoxDescentState', [[3.0, 0.0], [0.0, 3.0]])
+    """
     position: Array
     momentum: Array
     force: Array
@@ -158,7 +169,18 @@ def fire_descent_box(energy_fn: Callable[..., Array], shift_fn: Callable, dt_sta
 class PreconFireBoxDescentState:
     """State of :func:`precon_fire_descent_box`: generalized positions (``R F^-T``), FIRE
     velocities and forces of atoms and box, the box, its reference and coordinates, FIRE's
-    controls and the preconditioner's reference positions."""
+    controls and the preconditioner's reference positions.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, minimize, space
+        >>> box = jnp.eye(2) * 3.0
+        >>> displacement, shift = space.periodic_general(box, fractional_coordinates=False)
+        >>> init_fn, apply_fn = minimize.precon_fire_descent_box(energy.soft_sphere_pair(displacement), shift)
+        >>> state = init_fn(jnp.array([[0.3, 0.3], [0.9, 0.6]]), box)
+        >>> type(state).__name__, state.box.tolist()
+        ('PreconFireBoxDescentState', [[3.0, 0.0], [0.0, 3.0]])
+    """
     position: Array
     velocity: Array
     force: Array

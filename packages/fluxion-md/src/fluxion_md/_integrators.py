@@ -242,7 +242,19 @@ def velocity_verlet(force_fn: Callable[..., Array], shift_fn: Callable, dt: floa
 
 @dataclasses.dataclass
 class NVEState:
-    """State of :func:`nve`: ``position``, ``momentum``, ``force``, ``mass``."""
+    """State of :func:`nve`: ``position``, ``momentum``, ``force``, ``mass``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> init_fn, apply_fn = simulate.nve(energy.soft_sphere_pair(displacement), shift, 1e-3)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.0, 0.0], [0.8, 0.0]]), kT=0.0)
+        >>> type(state).__name__, state.momentum.tolist(), state.force.round(4).tolist()
+        ('NVEState', [[0.0, 0.0], [0.0, 0.0]], [[-0.2, 0.0], [0.2, 0.0]])
+        >>> state.velocity.shape  # momentum / mass
+        (2, 2)
+    """
     position: Array
     momentum: Array
     force: Array
@@ -308,7 +320,16 @@ SUZUKI_YOSHIDA_WEIGHTS: dict[int, list] = {
 
 @dataclasses.dataclass
 class NoseHooverChain:
-    """A Nose-Hoover chain: positions ``xi``, momenta, masses ``Q``, ``tau``, coupled KE."""
+    """A Nose-Hoover chain: positions ``xi``, momenta, masses ``Q``, ``tau``, coupled KE.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import simulate
+        >>> fns = simulate.nose_hoover_chain(dt=1e-3, chain_length=3, chain_steps=2, sy_steps=3, tau=0.1)
+        >>> chain = fns.initialize(4, jnp.array(0.5), 0.1)  # 4 degrees of freedom, kinetic energy 0.5
+        >>> type(chain).__name__, chain.position.tolist(), chain.mass.round(4).tolist()
+        ('NoseHooverChain', [0.0, 0.0, 0.0], [0.004, 0.001, 0.001])
+    """
     position: Array
     momentum: Array
     mass: Array
@@ -319,7 +340,17 @@ class NoseHooverChain:
 
 @dataclasses.dataclass
 class NoseHooverChainFns:
-    """``initialize(dof, KE, kT)``, ``half_step(P, chain, kT)``, ``update_mass(chain, kT)``."""
+    """``initialize(dof, KE, kT)``, ``half_step(P, chain, kT)``, ``update_mass(chain, kT)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import simulate
+        >>> fns = simulate.nose_hoover_chain(dt=1e-3, chain_length=3, chain_steps=2, sy_steps=3, tau=0.1)
+        >>> chain = fns.initialize(4, jnp.array(0.5), 0.1)
+        >>> P, chain = fns.half_step(jnp.ones((2, 2)), chain, 0.1)  # the thermostat scales the momenta
+        >>> P.round(5).tolist()
+        [[0.99998, 0.99998], [0.99998, 0.99998]]
+    """
     initialize: Callable
     half_step: Callable
     update_mass: Callable
@@ -414,7 +445,20 @@ def default_nhc_kwargs(tau: float, overrides: dict | None) -> dict:
 
 @dataclasses.dataclass
 class NVTNoseHooverState:
-    """State of :func:`nvt_nose_hoover`: particles plus a thermostat ``chain``."""
+    """State of :func:`nvt_nose_hoover`: particles plus a thermostat ``chain``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, simulate, space
+        >>> displacement, shift = space.free()
+        >>> init_fn, apply_fn = simulate.nvt_nose_hoover(energy.soft_sphere_pair(displacement), shift, 1e-3,
+        ...                                             kT=0.1, chain_length=3)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), jnp.array([[0.0, 0.0], [0.8, 0.0]]))
+        >>> type(state).__name__, type(state.chain).__name__, state.chain.position.shape
+        ('NVTNoseHooverState', 'NoseHooverChain', (3,))
+        >>> state.chain.degrees_of_freedom
+        4
+    """
     position: Array
     momentum: Array
     force: Array

@@ -202,7 +202,19 @@ def estimate_exp_mu(energy_or_force: Callable[..., Array], displacement_fn: Call
 class PreconFireDescentState:
     """State of :func:`precon_fire_descent`: positions, FIRE velocity, force, ``dt``, ``alpha``,
     ``n_pos``, whether the first step was taken, and the preconditioner's reference positions.
-    ``momentum`` is the velocity (for code written for momentum states)."""
+    ``momentum`` is the velocity (for code written for momentum states).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import minimize, space
+        >>> _, shift = space.free()
+        >>> init_fn, apply_fn = minimize.precon_fire_descent(lambda R: jnp.sum(R ** 2), shift)
+        >>> state = init_fn(jnp.ones((2, 2)))
+        >>> type(state).__name__, float(state.dt), int(state.n_pos)
+        ('PreconFireDescentState', 0.1, 0)
+        >>> float(jnp.sum(apply_fn(state).position ** 2)) < 4.0
+        True
+    """
     position: Array
     velocity: Array
     force: Array

@@ -27,7 +27,20 @@ __all__ = ["SwapMCState", "hybrid_swap_mc"]
 @dataclasses.dataclass
 class SwapMCState:
     """State of :func:`hybrid_swap_mc`: the NVT state ``md``, the radii ``sigma``, a PRNG
-    ``key`` and the ``neighbor`` list."""
+    ``key`` and the ``neighbor`` list.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, partition, simulate, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, 1.5)
+        >>> init_fn, apply_fn = simulate.hybrid_swap_mc((displacement, shift),
+        ...     lambda dr, s: energy.soft_sphere(dr, sigma=s), neighbor_fn, 1e-3, 0.1, 2e-3, 2)
+        >>> R, sigma = jnp.array([[0.5, 0.5], [1.5, 0.5], [3.0, 3.0]]), jnp.array([1.0, 1.2, 1.0])
+        >>> state = init_fn(fluxion.random.PRNGKey(0), R, sigma, neighbor_fn.allocate(R))
+        >>> type(state).__name__, type(state.md).__name__, state.sigma.tolist()
+        ('SwapMCState', 'NVTNoseHooverState', [1.0, 1.2, 1.0])
+    """
     md: NVTNoseHooverState
     sigma: Array
     key: Array

@@ -320,8 +320,20 @@ def bks_pair(displacement_or_metric: Callable, species: Array, Q_sq: Array, exp_
              coulomb_alpha: Array, cutoff: float) -> Callable:
     """BKS energy of all pairs with per-species ``[n_species, n_species]`` parameters.
 
-    Example:
-        >>> # E = bks_pair(disp, species, **BKS_SILICA_DICT, cutoff=8.0)
+    Example: all pairs include each particle with itself (r = 0, where BKS's 1/r terms are infinite),
+    so the all-pairs energy is nan, as in jax_md; the neighbor-list form leaves those pairs out.
+
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> displacement, shift = space.periodic(10.0)
+        >>> R, species = jnp.array([[0.5, 0.5], [2.5, 0.5], [6.0, 6.0]]), jnp.array([0, 1, 1])  # Si, O, O
+        >>> energy_fn = energy.bks_pair(displacement, species, **energy.BKS_SILICA_DICT, cutoff=3.0)
+        >>> float(energy_fn(R))
+        nan
+        >>> neighbor_fn, nl_energy_fn = energy.bks_neighbor_list(displacement, 10.0, species,
+        ...                                                      **energy.BKS_SILICA_DICT, cutoff=3.0)
+        >>> round(float(nl_energy_fn(R, neighbor_fn.allocate(R))), 2)
+        -56.45
     """
     _check_species_arg("bks_pair", species)
     return smap.pair(bks, displacement_or_metric, species=species, ignore_unused_parameters=True,
@@ -392,8 +404,18 @@ def _bks_silica_self(Q_sq: Any, alpha: float, cutoff: float) -> Array:
 def bks_silica_pair(displacement_or_metric: Callable, species: Array, cutoff: float = 8.0) -> Callable:
     """BKS silica (species 0 = Si, 1 = O), including the DSF self energy.
 
-    Example:
-        >>> # E = bks_silica_pair(disp, species)
+    Example: as for :func:`bks_pair`, the all-pairs energy is nan (the r = 0 self pairs, as in
+    jax_md); :func:`bks_silica_neighbor_list` is the form to use.
+
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> displacement, shift = space.periodic(10.0)
+        >>> R, species = jnp.array([[0.5, 0.5], [2.5, 0.5], [6.0, 6.0]]), jnp.array([0, 1, 1])  # Si, O, O
+        >>> float(energy.bks_silica_pair(displacement, species, cutoff=3.0)(R))
+        nan
+        >>> neighbor_fn, energy_fn = energy.bks_silica_neighbor_list(displacement, 10.0, species, cutoff=3.0)
+        >>> round(float(energy_fn(R, neighbor_fn.allocate(R))), 2)
+        -661.23
     """
     pair_fn = bks_pair(displacement_or_metric, species, cutoff=cutoff, **BKS_SILICA_DICT)
     n0 = jnp.sum(jnp.asarray(species) == 0)

@@ -59,7 +59,20 @@ def gradient_descent(energy_or_force: Callable[..., Array], shift_fn: Callable,
 
 @dataclasses.dataclass
 class FireDescentState:
-    """State of :func:`fire_descent`: particles plus the adaptive ``dt``, ``alpha`` and ``n_pos``."""
+    """State of :func:`fire_descent`: particles plus the adaptive ``dt``, ``alpha`` and ``n_pos``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import energy, minimize, space
+        >>> displacement, shift = space.free()
+        >>> init_fn, apply_fn = minimize.fire_descent(energy.soft_sphere_pair(displacement), shift)
+        >>> state = init_fn(jnp.array([[0.0, 0.0], [0.8, 0.0]]))
+        >>> type(state).__name__, float(state.dt), float(state.alpha), int(state.n_pos)
+        ('FireDescentState', 0.099975586, 0.099975586, 0)
+        >>> state = apply_fn(state)
+        >>> int(state.n_pos), state.position.round(5).tolist()
+        (1, [[-0.001, 0.0], [0.801, 0.0]])
+    """
     position: Array
     momentum: Array
     force: Array

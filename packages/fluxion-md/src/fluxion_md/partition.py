@@ -38,12 +38,34 @@ class NeighborListCutoffWarning(UserWarning):
     """``neighbor_list``'s cutoff exceeds half the box along a periodic direction: the
     minimum-image list (jax_md's, built anyway) misses the further images.
 
-    Example: ``warnings.simplefilter("error", partition.NeighborListCutoffWarning)``.
+    Example:
+        >>> import warnings, fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = partition.neighbor_list(displacement, 4.0, r_cutoff=2.5).allocate(jnp.zeros((2, 2)))
+        >>> [w.category.__name__ for w in caught]
+        ['NeighborListCutoffWarning']
     """
 
 
 class NeighborListOverflowError(RuntimeError):
-    """A neighbor or cell list was used after its fixed capacity overflowed."""
+    """A neighbor or cell list was used after its fixed capacity overflowed.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0, capacity_multiplier=1.0)
+        >>> nbrs = neighbor_fn.allocate(jnp.array([[0.5, 0.5], [3.0, 3.0]]))
+        >>> nbrs = nbrs.update(jnp.array([[0.5, 0.5], [1.0, 0.5]]))  # now a pair: past the capacity
+        >>> try:
+        ...     partition.check_neighbor_list(nbrs)
+        ... except partition.NeighborListOverflowError as e:
+        ...     print(type(e).__name__)
+        NeighborListOverflowError
+    """
 
 
 # ----------------------------------------------------------------------------- cell lists
@@ -54,6 +76,14 @@ class CellList:
 
     ``position_buffer``: ``[*cells, capacity, dim]``; ``id_buffer``: ``[*cells, capacity, 1]`` (empty
     slots hold ``N``); ``particle_cell_id``: ``[N, dim]`` integer cell coordinates.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition
+        >>> cell_fn = partition.cell_list(4.0, minimum_cell_size=2.0)
+        >>> cells = cell_fn.allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
+        >>> cells.id_buffer.shape, cells.particle_cell_id.tolist()  # 2 x 2 cells of capacity 2
+        ((2, 2, 2, 1), [[0, 0], [0, 0], [1, 1]])
     """
     position_buffer: Array
     id_buffer: Array
@@ -78,7 +108,16 @@ class CellList:
 
 @dataclasses.dataclass
 class CellListFns:
-    """``(allocate, update)`` functions of a cell list."""
+    """``(allocate, update)`` functions of a cell list.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition
+        >>> allocate, update = partition.cell_list(4.0, minimum_cell_size=2.0)
+        >>> cells = allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
+        >>> update(jnp.array([[3.5, 0.5], [1.0, 0.5], [3.0, 3.0]]), cells).particle_cell_id.tolist()
+        [[1, 0], [0, 0], [1, 1]]
+    """
     allocate: Callable[..., CellList] = dataclasses.static_field()
     update: Callable[..., CellList] = dataclasses.static_field()
 
@@ -253,7 +292,13 @@ def cell_list(box_size: Any, minimum_cell_size: float,
 # ----------------------------------------------------------------------------- errors
 
 class PartitionErrorCode(IntEnum):
-    """Bits of :class:`PartitionError`."""
+    """Bits of :class:`PartitionError`.
+
+    Example:
+        >>> from fluxion_md import partition
+        >>> int(partition.PartitionErrorCode.NEIGHBOR_LIST_OVERFLOW), int(partition.PartitionErrorCode.CELL_SIZE_TOO_SMALL)
+        (1, 4)
+    """
     NONE = 0
     NEIGHBOR_LIST_OVERFLOW = 1 << 0
     CELL_LIST_OVERFLOW = 1 << 1
@@ -266,7 +311,16 @@ PEC = PartitionErrorCode
 
 @dataclasses.dataclass
 class PartitionError:
-    """A ``uint8`` bit set of :class:`PartitionErrorCode` (jit-friendly)."""
+    """A ``uint8`` bit set of :class:`PartitionErrorCode` (jit-friendly).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition
+        >>> err = partition.PartitionError(jnp.zeros((), jnp.uint8))
+        >>> err = err.update(partition.PartitionErrorCode.CELL_LIST_OVERFLOW, jnp.array(True))
+        >>> int(err.code), str(err)
+        (2, 'Partition Error: Cell list buffer overflow')
+    """
     code: Array
 
     def update(self, bit: int, pred: Array) -> "PartitionError":
@@ -293,7 +347,20 @@ class PartitionError:
 
 class NeighborListFormat(Enum):
     """Dense ``[N, max_neighbors]``; Sparse ``[2, capacity]`` (both directions);
-    OrderedSparse ``[2, capacity]`` (each pair once, ``idx[0] < idx[1]``)."""
+    OrderedSparse ``[2, capacity]`` (each pair once, ``idx[0] < idx[1]``).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> R = jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]])
+        >>> for fmt in partition.NeighborListFormat:
+        ...     nbrs = partition.neighbor_list(displacement, 4.0, 1.0, format=fmt).allocate(R)
+        ...     print(fmt.name, nbrs.idx.tolist())
+        Dense [[1], [0], [3]]
+        Sparse [[1, 0], [0, 1]]
+        OrderedSparse [[0], [1]]
+    """
     Dense = 0
     Sparse = 1
     OrderedSparse = 2
@@ -346,6 +413,18 @@ class NeighborList:
     ``idx``: ``[N, max_occupancy]`` (Dense) or ``[2, max_occupancy]`` (sparse; row 0 the
     neighbor, row 1 the centre); empty slots hold ``N``. ``reference_position``: positions at the
     last rebuild. ``error``: a :class:`PartitionError`.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0)
+        >>> nbrs = neighbor_fn.allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
+        >>> nbrs.idx.tolist(), nbrs.format.name, bool(nbrs.did_buffer_overflow)
+        ([[1], [0], [3]], 'Dense', False)
+        >>> nbrs = nbrs.update(jnp.array([[0.5, 0.5], [2.5, 2.5], [0.5, 1.2]]))  # 2 moved next to 0
+        >>> nbrs.idx.tolist(), bool(nbrs.did_buffer_overflow)
+        ([[2], [3], [0]], False)
     """
     idx: Array
     reference_position: Array
@@ -379,7 +458,19 @@ class NeighborList:
 
 @dataclasses.dataclass
 class NeighborListFns:
-    """``(allocate, update)``; ``allocate(R, extra_capacity=0)`` runs outside ``jit``."""
+    """``(allocate, update)``; ``allocate(R, extra_capacity=0)`` runs outside ``jit``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import partition, space
+        >>> displacement, shift = space.periodic(4.0)
+        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0)
+        >>> allocate, update = neighbor_fn
+        >>> R = jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]])
+        >>> nbrs = neighbor_fn(R)  # with no list, calling it allocates one
+        >>> neighbor_fn(R, nbrs).idx.tolist() == update(R, nbrs).idx.tolist() == nbrs.idx.tolist()
+        True
+    """
     allocate: Callable[..., NeighborList] = dataclasses.static_field()
     update: Callable[..., NeighborList] = dataclasses.static_field()
 

@@ -380,7 +380,13 @@ def _initialize_momenta_rigid(state: Any, key: Array, kT: float) -> Any:
 
 
 class EmptyLeaf:
-    """Placeholder leaf used when a state is split into center and orientation parts."""
+    """Placeholder leaf used when a state is split into center and orientation parts.
+
+    Example:
+        >>> from fluxion_md import rigid_body
+        >>> isinstance(rigid_body.EmptyLeaf(), rigid_body.EmptyLeaf)
+        True
+    """
 
 
 _EMPTY_LEAF = EmptyLeaf()

@@ -27,7 +27,15 @@ __all__ = [
 
 
 class ParameterTreeMapping(enum.Enum):
-    """How the leaves of a :class:`ParameterTree` map onto interactions."""
+    """How the leaves of a :class:`ParameterTree` map onto interactions.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import smap
+        >>> sigma = smap.ParameterTree(jnp.array([1.0, 2.0]), smap.ParameterTreeMapping.PerParticle)
+        >>> smap.ParameterTreeMapping.PerParticle.name, sigma.mapping.value
+        ('PerParticle', 1)
+    """
     Global = 0
     PerParticle = 1
     PerBond = 2
@@ -36,7 +44,19 @@ class ParameterTreeMapping(enum.Enum):
 
 @dataclasses.dataclass
 class ParameterTree:
-    """A pytree of parameters with one :class:`ParameterTreeMapping` for all of its leaves."""
+    """A pytree of parameters with one :class:`ParameterTreeMapping` for all of its leaves.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import smap, space
+        >>> displacement, shift = space.free()
+        >>> def energy(dr, params):
+        ...     return params["epsilon"] * (1.0 - dr / params["sigma"]) ** 2
+        >>> params = smap.ParameterTree({"epsilon": 2.0, "sigma": 1.5}, smap.ParameterTreeMapping.Global)
+        >>> energy_fn = smap.pair(energy, space.canonicalize_displacement_or_metric(displacement), params=params)
+        >>> round(float(energy_fn(jnp.array([[0.0, 0.0], [1.0, 0.0]]))), 4)
+        0.2222
+    """
     tree: Any
     mapping: ParameterTreeMapping = dataclasses.static_field()
 

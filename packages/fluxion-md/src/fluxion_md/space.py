@@ -33,7 +33,18 @@ Box = Any
 
 
 class UnexpectedBoxException(Exception):
-    """Raised when a ``box=`` keyword reaches a space that has a fixed box (``periodic``)."""
+    """Raised when a ``box=`` keyword reaches a space that has a fixed box (``periodic``).
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import space
+        >>> displacement, shift = space.periodic(10.0)
+        >>> try:
+        ...     displacement(jnp.zeros(2), jnp.ones(2), box=5.0)
+        ... except space.UnexpectedBoxException as e:
+        ...     print(type(e).__name__)
+        UnexpectedBoxException
+    """
 
 
 def _box_ndim(box: Any) -> int:

@@ -119,7 +119,19 @@ def cases_from_list(xs: Iterable[Any]) -> list[Any]:
 
 class JAXMDTestCase(parameterized.TestCase):
     """An absl parameterized test case with jax-md's ``assertAllClose`` (trees, dataclasses,
-    dtype checks, per-dtype tolerances) and ``assertArraysAllClose``/``assertDtypesMatch``."""
+    dtype checks, per-dtype tolerances) and ``assertArraysAllClose``/``assertDtypesMatch``.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_md import test_util
+        >>> case = test_util.JAXMDTestCase()
+        >>> case.assertAllClose(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0 + 1e-7]))
+        >>> try:
+        ...     case.assertAllClose(jnp.array([1.0]), jnp.array([1.1]))
+        ... except AssertionError:
+        ...     print("not close")
+        not close
+    """
 
     def _assert_close_tree(self, x: Any, y: Any, *, check_dtypes: bool, atol: Any, rtol: Any,
                            canonicalize_dtypes: bool, err_msg: str) -> None:
@@ -228,7 +240,18 @@ def _with_fallback(relative: str, load: Callable[[str], Any]) -> Any:
 
 
 def load_silica_data() -> Any:
-    """The silica positions of jax-md's tests (``tests/data/silica_positions.npy``)."""
+    """The silica positions of jax-md's tests (``tests/data/silica_positions.npy``).
+
+    Example: the file is read from ``tests/data`` (here a temporary one).
+
+        >>> import contextlib, pathlib, tempfile, numpy as np
+        >>> from fluxion_md import test_util
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     np.save("tests/data/silica_positions.npy", np.zeros((4, 3)))
+        ...     print(test_util.load_silica_data().shape)
+        (4, 3)
+    """
     def load(path: str) -> Any:
         with open(path, "rb") as f:
             return jnp.array(onp.load(f))
@@ -237,7 +260,25 @@ def load_silica_data() -> Any:
 
 def load_elasticity_test_data(spatial_dimension: int, low_pressure: bool, dtype: Any,
                               index: int) -> tuple[Any, Any, Any, Any]:
-    """``(cijkl, R, sigma, box)`` of one jammed packing of jax-md's elasticity data (netCDF)."""
+    """``(cijkl, R, sigma, box)`` of one jammed packing of jax-md's elasticity data (netCDF).
+
+    Example: a one-record netCDF file in jax-md's layout, written here in a temporary ``tests/data``.
+
+        >>> import contextlib, pathlib, tempfile, numpy as np, netCDF4
+        >>> from fluxion_md import test_util
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     ds = netCDF4.Dataset("tests/data/2d_polyuniform_N64_Lp-4.0.nc", "w")
+        ...     for name, size in [("rec", 1), ("c", 16), ("p", 4), ("n", 2), ("b", 4)]:
+        ...         _ = ds.createDimension(name, size)
+        ...     for name, dims, value in [("Cijkl", ("rec", "c"), np.arange(16.0)), ("pos", ("rec", "p"), np.arange(4.0)),
+        ...                               ("rad", ("rec", "n"), np.ones(2)), ("box", ("rec", "b"), np.eye(2).ravel())]:
+        ...         ds.createVariable(name, "f8", dims)[0] = value
+        ...     ds.close()
+        ...     cijkl, R, sigma, box = test_util.load_elasticity_test_data(2, True, np.float32, 0)
+        >>> cijkl.shape, R.tolist(), sigma.tolist(), box.tolist()
+        ((16,), [[0.0, 1.0], [2.0, 3.0]], [2.0, 2.0], [[1.0, 0.0], [0.0, 1.0]])
+    """
     import netCDF4  # reason: optional dependency (jax-md's test data)
 
     pressure = "4.0" if low_pressure else "1.0"
@@ -259,7 +300,22 @@ def load_elasticity_test_data(spatial_dimension: int, low_pressure: bool, dtype:
 @dataclasses.dataclass
 class JammedTestState:
     """A jammed packing of jax-md's test data: positions, species, diameters, box, energy and
-    pressure."""
+    pressure.
+
+    Example: a file of seven ``.npy`` arrays, written here in a temporary ``tests/data``.
+
+        >>> import contextlib, pathlib, tempfile, numpy as np
+        >>> from fluxion_md import test_util
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     with open("tests/data/jammed.npy", "wb") as f:
+        ...         for a in [np.zeros((2, 2)), np.ones((2, 2)), np.array([0, 1]), np.ones(2), np.float64(3.0),
+        ...                   np.float64(0.5), np.float64(1e-3)]:
+        ...             np.save(f, a)
+        ...     state = test_util.load_jammed_state("jammed.npy", np.float32)
+        >>> type(state).__name__, state.real_position.dtype, state.species.tolist(), float(state.box)
+        ('JammedTestState', dtype('float32'), [0, 1], 3.0)
+    """
 
     fractional_position: Any
     real_position: Any
@@ -271,7 +327,23 @@ class JammedTestState:
 
 
 def load_jammed_state(filename: str, dtype: Any) -> JammedTestState:
-    """A :class:`JammedTestState` from ``tests/data/<filename>`` (seven ``.npy`` arrays)."""
+    """A :class:`JammedTestState` from ``tests/data/<filename>`` (seven ``.npy`` arrays).
+
+    Example: the file holds the seven arrays one after another (written here in a temporary
+    ``tests/data``).
+
+        >>> import contextlib, pathlib, tempfile, numpy as np
+        >>> from fluxion_md import test_util
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     with open("tests/data/jammed.npy", "wb") as f:
+        ...         for a in [np.zeros((2, 2)), np.ones((2, 2)), np.array([0, 1]), np.ones(2), np.float64(3.0),
+        ...                   np.float64(0.5), np.float64(1e-3)]:
+        ...             np.save(f, a)
+        ...     state = test_util.load_jammed_state("jammed.npy", np.float64)
+        >>> state.fractional_position.shape, state.sigma.tolist(), float(state.energy), float(state.pressure)
+        ((2, 2), [1.0, 1.0], 0.5, 0.001)
+    """
     def load(path: str) -> JammedTestState:
         with open(path, "rb") as f:
             arrays = [onp.load(f) for _ in range(7)]
@@ -281,7 +353,22 @@ def load_jammed_state(filename: str, dtype: Any) -> JammedTestState:
 
 
 def load_lammps_stress_data(dtype: Any) -> tuple[Any, Any]:
-    """``((box, R, V), (energy, stress))`` of jax-md's LAMMPS Lennard-Jones stress test."""
+    """``((box, R, V), (energy, stress))`` of jax-md's LAMMPS Lennard-Jones stress test.
+
+    Example: one particle's dump and a results line ``step energy sxx syy szz sxy sxz syz`` (in a
+    temporary ``tests/data``).
+
+        >>> import contextlib, pathlib, tempfile, numpy as np
+        >>> from fluxion_md import test_util
+        >>> state_file = "\\n".join(["ITEM"] * 5 + ["0 4.0"] + ["ITEM"] * 3 + ["0.5 0.5 0.5 0.1 0.0 0.0", ""])
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     _ = pathlib.Path("tests/data/lammps_lj_stress_test_states").write_text(state_file)
+        ...     _ = pathlib.Path("tests/data/lammps_lj_stress_test").write_text("0 -2.5 1 2 3 4 5 6")
+        ...     (box, R, V), (energy, stress) = test_util.load_lammps_stress_data(np.float32)
+        >>> float(box), R.shape, float(energy), stress.tolist()
+        (4.0, (1, 3), -2.5, [[1.0, 4.0, 5.0], [4.0, 2.0, 6.0], [5.0, 6.0, 3.0]])
+    """
     def parse_state(path: str) -> Any:
         with open(path) as f:
             lines = f.read().split("\n")
@@ -306,7 +393,20 @@ def load_lammps_stress_data(dtype: Any) -> tuple[Any, Any]:
 
 
 def load_lammps_npt_test_case(dtype: Any) -> tuple[Any, Any, Any]:
-    """``(lattice vectors, positions, velocities)`` of jax-md's LAMMPS NPT test's first step."""
+    """``(lattice vectors, positions, velocities)`` of jax-md's LAMMPS NPT test's first step.
+
+    Example: LAMMPS's dump rows ``id type x y z vx vy vz`` (here two rows in a temporary ``tests/data``).
+
+        >>> import contextlib, pathlib, tempfile, numpy as np
+        >>> from fluxion_md import test_util
+        >>> with tempfile.TemporaryDirectory() as tmp, contextlib.chdir(tmp):
+        ...     pathlib.Path("tests/data").mkdir(parents=True)
+        ...     np.savetxt("tests/data/lammps_npt_test", [[1, 1, 0.5, 0.5, 0.5, 0.1, 0.2, 0.3],
+        ...                                               [2, 1, 1.5, 0.5, 0.5, 0.0, 0.0, 0.0]])
+        ...     lattice, R, V = test_util.load_lammps_npt_test_case(np.float32)
+        >>> lattice.shape, lattice[0, 0].item(), R.tolist(), V[0].tolist()
+        ((3, 3), 21.724, [[0.5, 0.5, 0.5], [1.5, 0.5, 0.5]], [0.1, 0.2, 0.3])
+    """
     def load(path: str) -> Any:
         step0 = onp.loadtxt(path)
         lattice = jnp.eye(3, dtype=dtype) * 21.724

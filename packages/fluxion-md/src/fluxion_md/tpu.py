@@ -563,7 +563,22 @@ def lennard_jones(sigma: float = 1.0, epsilon: float = 1.0, r_onset: float = 2.0
 @dataclasses.dataclass
 class NVEState:
     """State of :func:`nve` on a grid: ``position`` (a :class:`TPUGrid`), grid-shaped
-    ``velocity`` and ``force``."""
+    ``velocity`` and ``force``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import tpu
+        >>> cells = tuple(int(c) for c in tpu.nearest_valid_grid_size(64, (), 5, dimension=1))
+        >>> grid = tpu.to_grid(jnp.array([[1.0], [1.9], [3.0]]), cells, 0.25, 0.95, ())
+        >>> init_fn, apply_fn = tpu.nve(tpu.soft_sphere(sigma=1.0)[1], 1e-3)
+        >>> state = init_fn(fluxion.random.PRNGKey(0), grid, kT=0.0)
+        >>> type(state).__name__, type(state.position).__name__
+        ('NVEState', 'TPUGrid')
+        >>> state = apply_fn(state)
+        >>> R, V = tpu.from_grid(state.position, state.velocity)
+        >>> V.round(5).tolist()  # the overlapping pair pushed apart
+        [[-0.0001], [0.0001], [0.0]]
+    """
     position: TPUGrid
     velocity: Array
     force: Array

@@ -70,7 +70,14 @@ def minimum_batch_size(cfg: Any) -> int:
 
 
 class ScaleLROnPlateau(NamedTuple):
-    """The state of :func:`scale_lr_on_plateau`."""
+    """The state of :func:`scale_lr_on_plateau`.
+
+    Example:
+        >>> from fluxion_md._nn.gnome import scale_lr_on_plateau
+        >>> state = scale_lr_on_plateau(-0.1, 10, 0.8).init(None)
+        >>> type(state).__name__, float(state.step_size), int(state.max_steps_without_reduction)
+        ('ScaleLROnPlateau', -0.1, 10)
+    """
 
     step_size: Array
     minimum_loss: Array

@@ -27,6 +27,12 @@ class CoefficientMapping(NamedTuple):
     permutation matrix), per-coefficient ``l_harmonic``, ``m_harmonic`` (``|m|``) and
     ``m_complex`` (signed ``m``), ``m_size[m]`` (coefficients of order ``m``, both signs),
     ``res_size`` and ``coefficient_idx_cache[(l, m)]`` (indices with degree <= l, order <= m).
+
+    Example:
+        >>> from fluxion_md._nn.uma.common.so3 import create_coefficient_mapping
+        >>> mapping = create_coefficient_mapping(2, 1)  # degrees l <= 2, orders |m| <= 1
+        >>> mapping.res_size, mapping.m_size, mapping.l_harmonic.tolist(), mapping.m_complex.tolist()
+        (7, (3, 4), [0, 1, 1, 1, 2, 2, 2], [0, -1, 0, 1, -1, 0, 1])
     """
 
     lmax: int
@@ -101,7 +107,14 @@ def coefficient_idx(mapping: CoefficientMapping, lmax: int, mmax: int) -> Array:
 
 class SO3Grid(NamedTuple):
     """Coefficient <-> sphere-grid matrices: ``to_grid_mat`` and ``from_grid_mat`` of shape
-    ``[lat_resolution, long_resolution, num_coefficients]`` and the l-major ``mapping``."""
+    ``[lat_resolution, long_resolution, num_coefficients]`` and the l-major ``mapping``.
+
+    Example:
+        >>> from fluxion_md._nn.uma.common.so3 import create_so3_grid
+        >>> grid = create_so3_grid(2, 2)
+        >>> grid.lat_resolution, grid.long_resolution, grid.to_grid_mat.shape, grid.from_grid_mat.shape
+        (6, 7, (6, 7, 9), (6, 7, 9))
+    """
 
     lmax: int
     mmax: int
