@@ -46,6 +46,7 @@ from fluxion.backend.jit_caches import _ALL as _ALL
 from fluxion.backend.jit_caches import _BY_FUN as _BY_FUN
 from fluxion.backend.jit_caches import _BY_FUN_LOCK, _PROGRAM_ENTRIES, _FunCaches, _options_key
 from fluxion.backend.jit_dispatch import _FAST_SCALARS, _make_dispatcher
+from fluxion.backend.jit_dispatch import fast_key as _fast_key
 from fluxion.backend.jit_dispatch import tree_fast_key as _tree_fast_key
 from fluxion.backend.jit_entry import (
     _arg_array,
@@ -516,7 +517,7 @@ class _Jitted:
         if ((self.sig.simple and len(args) == self.sig.arity or self.sig.varargs)
                 and not kwargs and not _checks.ENABLED[0]):
             if all(type(a) is Array or type(a) in _FAST_SCALARS for a in args):
-                e.fast_key = tuple(specs)
+                e.fast_key = _fast_key(specs)
             else:  # pytree arguments: keyed by jaxlib's treedef too (jit_dispatch.tree_fast_key)
                 e.fast_key = _tree_fast_key(args, _flatten(args)[0], specs)
             if e.fast_key is not None:

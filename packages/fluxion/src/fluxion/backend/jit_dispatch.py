@@ -60,16 +60,34 @@ def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _f
             raise
     return jitted
 '''
+# An entry of one output and no constants (``bare``) runs inline; any other its ``call``.
 _LOOKUP = '''\
-_fx_e = _fx_fast_get(({keys},))
+_fx_e = _fx_fast_get({key})
 if _fx_e is not None:
-    if not _fx_e.single:
-        return _fx_e.call(({impls},))
-    _fx_w = _fx_new(_fx_Array)
-    _fx_w._a = _fx_e.run(_fx_e.consts + ({impls},)).consume_with_handlers(_fx_e.handlers)[0]
-    _fx_w._k = _fx_e.out0
-    _fx_w._np = None
-    return _fx_w'''
+    if _fx_e.bare:
+        _fx_w = _fx_new(_fx_Array)
+        _fx_w._a = _fx_e.run(({impls},)).consume_with_handlers(_fx_e.handlers)[0]
+        _fx_w._k = _fx_e.out0
+        _fx_w._np = None
+        return _fx_w
+    return _fx_e.call(({impls},))'''
+
+
+def fast_key(specs: Any) -> Any:
+    """The dispatchers' table key of positional Arrays under ``specs``: the Spec itself for one
+    argument (no tuple to build and hash on each call), else the tuple of Specs. A pytree
+    call's key is a tuple that starts with its structure, so the two never meet.
+
+    Example:
+        >>> fast_key(("a",)), fast_key(("a", "b"))
+        ('a', ('a', 'b'))
+    """
+    return specs[0] if len(specs) == 1 else tuple(specs)
+
+
+def _key_source(keys: list[str]) -> str:
+    """The source of :func:`fast_key` of the Specs written ``keys``."""
+    return keys[0] if len(keys) == 1 else "(" + ", ".join(keys) + ",)"
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -307,13 +325,13 @@ def _fast_maker(names: tuple[str, ...]) -> Callable:
         conv = [f"_fx_v{i}" for i in range(len(names))]
         src = _FAST_TEMPLATE.format(
             params=", ".join(names), checks=" and ".join(f"type({p}) is _fx_Array" for p in names),
-            lookup=_indent(_LOOKUP.format(keys=", ".join(f"{p}._k" for p in names),
+            lookup=_indent(_LOOKUP.format(key=_key_source([f"{p}._k" for p in names]),
                                           impls=", ".join(f"{p}._a" for p in names)), 20),
             scalar_checks=" and ".join(f"(type({p}) is _fx_Array or type({p}) in _fx_SCALARS)"
                                        for p in names),
             conversions="\n".join(f"                    {v} = {p} if type({p}) is _fx_Array "
                                    f"else _fx_to_array({p})" for p, v in zip(names, conv)),
-            scalar_lookup=_indent(_LOOKUP.format(keys=", ".join(f"{v}._k" for v in conv),
+            scalar_lookup=_indent(_LOOKUP.format(key=_key_source([f"{v}._k" for v in conv]),
                                                  impls=", ".join(f"{v}._a" for v in conv)), 20))
         ns: dict[str, Any] = {}
         # Named as a file of this package, so error messages and cache-miss logs looking for the
@@ -345,12 +363,12 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                             return tree_call(args)
                         hit = hits.get(a)  # _scalar_arg's first step, inlined
                         a = _scalar_arg(a) if hit is None else hit
-                    e = fast_get((a._k,))
+                    e = fast_get(a._k)  # fast_key of one Spec
                     if e is not None:
-                        if not e.single:
+                        if not e.bare:
                             return e.call((a._a,))
                         w = _new(Array)
-                        w._a = e.run(e.consts + (a._a,)).consume_with_handlers(e.handlers)[0]
+                        w._a = e.run((a._a,)).consume_with_handlers(e.handlers)[0]
                         w._k = e.out0
                         w._np = None
                         return w
@@ -365,7 +383,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                             return tree_call(args)
                         arrays = tuple(b if type(b) is Array else _scalar_arg(b) for b in args)
                         break
-                e = fast_get(tuple(map(_GET_K, arrays)))
+                e = fast_get(tuple(map(_GET_K, arrays)))  # never one argument here
                 if e is not None:
                     return e.call(tuple(map(_GET_A, arrays)))
             return call(args, kwargs)

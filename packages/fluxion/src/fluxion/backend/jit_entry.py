@@ -43,7 +43,7 @@ class _Entry:
     """One compiled signature of a jitted function."""
 
     __slots__ = ("run", "handlers", "out_specs", "out0", "single", "consts", "out_tree", "text",
-                 "program", "executable", "float0", "fast_key", "call")
+                 "program", "executable", "float0", "fast_key", "call", "bare")
 
     def __init__(self, executable: Any, out_specs: list[Spec], consts: tuple, out_tree: Any,
                  text: str, program: Program, kept: Sequence[int] | None = None) -> None:
@@ -59,12 +59,15 @@ class _Entry:
         self.single = (out_tree.num_leaves == 1 and out_tree == _SINGLE_LEAF
                        and not self.float0)
         self.consts = consts  # tuple of jaxlib ArrayImpls passed before the arguments
+        # one output and no constants: the dispatchers run it inline on the argument buffers
+        self.bare = self.single and not consts
         self.out_tree = out_tree
         self.text = text
         self.program = program
-        # The input Specs under which the arity-specialised dispatcher may call this entry
-        # directly (set by _Jitted.miss for plain positional Array calls), else None.
-        self.fast_key: tuple | None = None
+        # The key under which the arity-specialised dispatcher may call this entry directly
+        # (set by _Jitted.miss for plain positional Array calls: jit_dispatch.fast_key of the
+        # input Specs, or a pytree call's key), else None.
+        self.fast_key: Any = None
         #: ``call(impls)``: runs the executable on the argument buffers and returns the output
         #: pytree; generated for this entry (see _output_caller) where its outputs allow
         self.call = _output_caller(self) or self._call
