@@ -196,7 +196,9 @@ def test_nequip_helpers():
 
 
 @pytest.mark.parametrize("modname", [
-    "fluxion_md._nn.nequip", "fluxion_md._nn.gnome", "fluxion_md._gnome_energy",
+    # nequip's and _gnome_energy's examples init and run a small NequIP eagerly (5-8 s): nightly
+    pytest.param("fluxion_md._nn.nequip", marks=pytest.mark.slow), "fluxion_md._nn.gnome",
+    pytest.param("fluxion_md._gnome_energy", marks=pytest.mark.slow),
     pytest.param("fluxion_md._nn.util", marks=pytest.mark.slow),  # eager init/apply examples
     pytest.param("fluxion_md._nn.e3nn_layer", marks=pytest.mark.slow),
 ])

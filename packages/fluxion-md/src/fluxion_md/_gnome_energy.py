@@ -39,9 +39,28 @@ def nequip_neighbor_list(displacement_fn: Callable, box: Any, cfg: Any = None, a
     ``featurizer_fn(displacement_fn)`` builds the graph (default
     :func:`fluxion_md._nn.util.neighbor_list_featurizer`).
 
-    Example:
-        >>> # neighbor_fn, init_fn, energy_fn = nequip_neighbor_list(disp, box, cfg, atoms)
-        >>> # params = init_fn(key, R, nbrs); e = energy_fn(params, R, nbrs)
+    Example: a small model (one layer, few channels) on three atoms.
+
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import energy, space
+        >>> from fluxion_md._nn import nequip
+        >>> cfg = nequip.default_config()  # a small model: one layer, few channels
+        >>> cfg.graph_net_steps, cfg.hidden_irreps, cfg.sh_irreps = 1, "2x0e + 1x1o", "1x0e + 1x1o"
+        >>> cfg.radial_net_n_hidden, cfg.n_elements, cfg.r_max, cfg.shift, cfg.scale = 4, 2, 1.5, 0.0, 1.0
+        >>> box = jnp.eye(3) * 4.0
+        >>> displacement, shift = space.periodic_general(box, fractional_coordinates=False)
+        >>> R = jnp.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.2, 0.0]])
+        >>> atoms = jnp.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])  # one-hot species
+        >>> neighbor_fn, init_fn, energy_fn = energy.nequip_neighbor_list(displacement, box, cfg, atoms,
+        ...                                                               disable_cell_list=True)
+        >>> nbrs = neighbor_fn.allocate(R)
+        >>> params = init_fn(fluxion.random.PRNGKey(0), R, nbrs)
+        >>> e = energy_fn(params, R, nbrs)
+        >>> e.shape, abs(float(energy_fn(params, R + 0.3, nbrs) - e)) < 1e-5  # a translation changes nothing
+        ((), True)
+        >>> forces = -fluxion.grad(energy_fn, argnums=1)(params, R, nbrs)
+        >>> forces.shape, bool(jnp.abs(forces.sum(0)).max() < 1e-5)  # no net force
+        ((3, 3), True)
     """
     cfg = nequip.default_config() if cfg is None else cfg
     model = nequip.model_from_config(cfg)

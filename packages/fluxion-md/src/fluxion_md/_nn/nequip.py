@@ -78,9 +78,22 @@ class NequIPConvolution(bridge.Module):
     scalars and gated non-scalars of ``hidden_irreps``; with ``use_sc`` a self-connection (a
     tensor product of the old features with the node attributes) is added; then the gate.
 
-    Example:
-        >>> # h = NequIPConvolution("4x0e + 2x1o", True, {"e": "raw_swish", "o": "tanh"})(
-        >>> #     h, node_attrs, edge_sh, senders, receivers, edge_embedded)
+    Example: one block on two nodes joined by an edge each way.
+
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md._nn import e3nn
+        >>> from fluxion_md._nn.nequip import NequIPConvolution
+        >>> h = e3nn.IrrepsArray("2x0e", jnp.array([[1.0, 0.0], [0.0, 1.0]]))  # 2 nodes
+        >>> attrs = e3nn.IrrepsArray("2x0e", jnp.array([[1.0, 0.0], [0.0, 1.0]]))
+        >>> sh = e3nn.spherical_harmonics("1x0e + 1x1o", jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]),
+        ...                              normalize=True)
+        >>> conv = NequIPConvolution("2x0e + 1x1o", True, {"e": "raw_swish", "o": "tanh"},
+        ...                          radial_net_n_hidden=4)
+        >>> senders, receivers, embedded = jnp.array([1, 0]), jnp.array([0, 1]), jnp.ones((2, 8))
+        >>> params = conv.init(fluxion.random.PRNGKey(0), h, attrs, sh, senders, receivers, embedded)
+        >>> out = conv.apply(params, h, attrs, sh, senders, receivers, embedded)
+        >>> out.irreps, out.shape
+        (2x0e+1x1o, (2, 5))
     """
 
     hidden_irreps: Any
@@ -157,9 +170,23 @@ class NequIPEnergyModel(bridge.Module):
     ``[N, n_elements]``; ``edges``: displacements ``[E, 3]``), shape ``[n_graph, 1]``, as
     ``jax_md._nn.nequip.NequIPEnergyModel``. Per-atom energies are ``scale * e + shift``.
 
-    Example:
-        >>> # model = model_from_config(default_config())
-        >>> # energy = model.apply(model.init(key, graph), graph)[0, 0]
+    Example: a small model on a two-atom graph.
+
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_md import partition
+        >>> from fluxion_md._nn import nequip
+        >>> cfg = nequip.default_config()
+        >>> cfg.graph_net_steps, cfg.hidden_irreps, cfg.sh_irreps = 1, "2x0e + 1x1o", "1x0e + 1x1o"
+        >>> cfg.radial_net_n_hidden, cfg.n_elements, cfg.shift, cfg.scale = 4, 2, 0.0, 1.0
+        >>> model = nequip.model_from_config(cfg)
+        >>> graph = partition.GraphsTuple(  # two atoms, one edge each way
+        ...     nodes=jnp.array([[1.0, 0.0], [0.0, 1.0]]),
+        ...     edges=jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]),
+        ...     receivers=jnp.array([0, 1]), senders=jnp.array([1, 0]), globals=jnp.zeros((1, 1)),
+        ...     n_node=jnp.array([2]), n_edge=jnp.array([2]))
+        >>> params = model.init(fluxion.random.PRNGKey(0), graph)
+        >>> model.apply(params, graph).shape  # [n_graph, 1]
+        (1, 1)
     """
 
     graph_net_steps: int
