@@ -22,7 +22,11 @@ def _sort_key(k: Any) -> tuple:
 class FlatState(list):
     """A list of ``(path, leaf)`` pairs, path a tuple of keys; ``.paths`` and ``.leaves`` views.
 
-    Example: ``paths = nnx.state(model).flat_state().paths``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> flat = nnx.state(nnx.Linear(2, 3, rngs=nnx.Rngs(0))).flat_state()
+        >>> isinstance(flat, nnx.FlatState), len(flat), [path for path, _ in flat]
+        (True, 2, [('bias',), ('kernel',)])
     """
 
     @property
@@ -48,6 +52,13 @@ class State(MutableMapping):
 
         state = nnx.state(model, nnx.Param)
         n = sum(x.size for x in fluxion.tree_util.tree_leaves(state))
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> state = nnx.state(model)
+        >>> isinstance(state, nnx.State), sorted(state.keys()), state["kernel"].value.shape
+        (True, ['bias', 'kernel'], (2, 3))
     """
 
     __slots__ = ("_mapping",)
@@ -132,11 +143,31 @@ class State(MutableMapping):
         return root
 
     def to_pure_dict(self) -> dict:
-        """A nested plain dict with Variables replaced by their values."""
+        """A nested plain dict with Variables replaced by their values.
+
+        Example:
+            >>> import fluxion_nn as nnx
+            >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+            >>> pure = nnx.to_pure_dict(nnx.state(model))
+            >>> type(pure).__name__, sorted(pure), pure["bias"].tolist()
+            ('dict', ['bias', 'kernel'], [0.0, 0.0, 0.0])
+        """
         return to_pure_dict(self)
 
     def replace_by_pure_dict(self, pure_dict: dict, replace_fn: Any = None) -> None:
-        """Replace leaf values in place from a nested plain dict of arrays."""
+        """Replace leaf values in place from a nested plain dict of arrays.
+
+        Example:
+            >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+            >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+            >>> state = nnx.state(model)
+            >>> pure = nnx.to_pure_dict(state)
+            >>> pure["bias"] = jnp.ones(3)
+            >>> nnx.replace_by_pure_dict(state, pure)
+            >>> nnx.update(model, state)
+            >>> model.bias.value.tolist()
+            [1.0, 1.0, 1.0]
+        """
         replace_by_pure_dict(self, pure_dict, replace_fn)
 
     def filter(self, first: Any, /, *filters: Any) -> Any:
@@ -184,7 +215,12 @@ tree_util.register_pytree_node(FlatState, lambda fs: ([v for _, v in fs], tuple(
 def to_flat_state(state: State) -> FlatState:
     """``state.flat_state()``.
 
-    Example: ``nnx.to_flat_state(nnx.state(model))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> flat = nnx.to_flat_state(nnx.state(model))
+        >>> [(path, v.shape) for path, v in flat]
+        [(('bias',), (3,)), (('kernel',), (2, 3))]
     """
     return state.flat_state()
 
@@ -235,7 +271,12 @@ def create_path_filters(state: State) -> dict:
 def from_flat_state(flat: Any) -> State:
     """Inverse of ``to_flat_state``.
 
-    Example: ``nnx.from_flat_state(nnx.to_flat_state(state))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> state = nnx.from_flat_state(nnx.to_flat_state(nnx.state(model)))
+        >>> type(state).__name__, sorted(state.keys())
+        ('State', ['bias', 'kernel'])
     """
     return State.from_flat_path(flat)
 
@@ -276,7 +317,11 @@ def replace_by_pure_dict(state: State, pure_dict: dict, replace_fn: Any = None) 
 def filter_state(state: State, first: Any, /, *filters: Any) -> Any:
     """Leaves of ``state`` matching each filter (one State per filter).
 
-    Example: ``params = nnx.filter_state(state, nnx.Param)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> sorted(nnx.filter_state(nnx.state(model), nnx.BatchStat).keys())
+        ['mean', 'var']
     """
     # several filters partition the leaves as in split_state (each leaf goes to the first
     # filter matching it), without requiring every leaf to match one
@@ -287,7 +332,12 @@ def filter_state(state: State, first: Any, /, *filters: Any) -> Any:
 def split_state(state: State, first: Any, /, *filters: Any) -> Any:
     """Partition ``state`` by filters; each leaf goes to the first filter matching it.
 
-    Example: ``params, rest = nnx.split_state(state, nnx.Param, ...)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> params, stats = nnx.split_state(nnx.state(model), nnx.Param, nnx.BatchStat)
+        >>> sorted(params.keys()), sorted(stats.keys())
+        (['bias', 'scale'], ['mean', 'var'])
     """
     outs = _partition(state, (first, *filters), "split_state")
     return outs[0] if len(outs) == 1 else outs
@@ -326,7 +376,12 @@ def _partition(state: State, fs: tuple, strict: str) -> tuple:
 def merge_state(state: State, /, *states: State) -> State:
     """Merge States into one (later States win on equal paths).
 
-    Example: ``full = nnx.merge_state(params, rest)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> params, stats = nnx.split_state(nnx.state(model), nnx.Param, nnx.BatchStat)
+        >>> sorted(nnx.merge_state(params, stats).keys())
+        ['bias', 'mean', 'scale', 'var']
     """
     flat: dict = {}
     for s in (state, *states):
@@ -337,6 +392,12 @@ def merge_state(state: State, /, *states: State) -> State:
 def map_state(f: Any, state: State) -> State:
     """Apply ``f(path, leaf)`` to every leaf of ``state``.
 
-    Example: ``nnx.map_state(lambda p, v: v, state)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> doubled = nnx.map_state(lambda path, x: x * 2 if path[-1] == "kernel" else x, nnx.state(model))
+        >>> pure = nnx.to_pure_dict(doubled)
+        >>> bool((pure["kernel"] == 2 * model.kernel.value).all()), pure["bias"].tolist()
+        (True, [0.0, 0.0, 0.0])
     """
     return State.from_flat_path([(p, f(p, v)) for p, v in state.flat_state()])

@@ -21,7 +21,13 @@ __all__ = ["Initializer", "Constant", "RandomNormal", "TruncatedNormal", "Random
 class Initializer:
     """Base class: ``__call__(shape, dtype) -> array``.
 
-    Example: ``class Ones(hk.initializers.Initializer): ...``.
+    Example:
+        >>> import fluxion, fluxion_nn.haiku as hk
+        >>> class Twos(hk.initializers.Initializer):
+        ...     def __call__(self, shape, dtype):
+        ...         return 2 * fluxion.numpy.ones(shape, dtype)
+        >>> Twos()((2,), fluxion.numpy.float32).tolist()
+        [2.0, 2.0]
     """
 
     def __call__(self, shape: Sequence[int], dtype: Any) -> Any:
@@ -31,7 +37,10 @@ class Initializer:
 class Constant(Initializer):
     """All values equal ``constant``.
 
-    Example: ``hk.initializers.Constant(0.1)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> hk.initializers.Constant(0.5)((2, 2), jnp.float32).tolist()
+        [[0.5, 0.5], [0.5, 0.5]]
     """
 
     def __init__(self, constant: Any):
@@ -44,7 +53,13 @@ class Constant(Initializer):
 class RandomNormal(Initializer):
     """``mean + stddev * normal``.
 
-    Example: ``hk.initializers.RandomNormal(0.01)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.RandomNormal(stddev=2.0)
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (1000,), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> round(float(w.std()), 1)
+        2.1
     """
 
     def __init__(self, stddev: float = 1.0, mean: float = 0.0):
@@ -60,7 +75,13 @@ class RandomNormal(Initializer):
 class TruncatedNormal(Initializer):
     """``mean + stddev * truncated_normal(lower, upper)``.
 
-    Example: ``hk.initializers.TruncatedNormal(stddev=0.1)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.TruncatedNormal(stddev=1.0)
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (1000,), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> bool(jnp.abs(w).max() <= 2.0)
+        True
     """
 
     def __init__(self, stddev: float = 1.0, mean: float = 0.0, lower: float = -2.0, upper: float = 2.0):
@@ -85,7 +106,13 @@ class TruncatedNormal(Initializer):
 class RandomUniform(Initializer):
     """Uniform on ``[minval, maxval)``.
 
-    Example: ``hk.initializers.RandomUniform(-0.1, 0.1)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.RandomUniform(minval=-1.0, maxval=1.0)
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (1000,), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> bool((w >= -1.0).all() and (w < 1.0).all())
+        True
     """
 
     def __init__(self, minval: float = 0.0, maxval: float = 1.0):
@@ -114,7 +141,13 @@ class VarianceScaling(Initializer):
     """Scale-aware initializer (``scale / fan``) with a truncated-normal, normal or uniform
     distribution.
 
-    Example: ``hk.initializers.VarianceScaling(2.0, "fan_in", "truncated_normal")``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.VarianceScaling(1.0, "fan_in", "normal")
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (400, 100), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> round(float(w.std()), 2)  # about sqrt(1 / fan_in) = 0.05
+        0.05
     """
 
     def __init__(self, scale: float = 1.0, mode: str = "fan_in",
@@ -155,7 +188,13 @@ class VarianceScaling(Initializer):
 class UniformScaling(Initializer):
     """Uniform on ``[-s, s]`` with ``s = scale * sqrt(3 / fan_in)``.
 
-    Example: ``hk.initializers.UniformScaling(1.0)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.UniformScaling(scale=1.0)
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (3, 4), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> bool(jnp.abs(w).max() <= (3 / 3) ** 0.5)  # bound sqrt(3 / fan_in)
+        True
     """
 
     def __init__(self, scale: float = 1.0):
@@ -170,7 +209,13 @@ class UniformScaling(Initializer):
 class Orthogonal(Initializer):
     """Orthogonal matrices (along ``axis``) scaled by ``scale``.
 
-    Example: ``hk.initializers.Orthogonal()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> init = hk.initializers.Orthogonal()
+        >>> f = hk.transform(lambda: hk.get_parameter("w", (3, 3), init=init))
+        >>> w = f.init(fluxion.random.PRNGKey(0))["~"]["w"]
+        >>> bool(jnp.allclose(w.T @ w, jnp.eye(3), atol=1e-5))
+        True
     """
 
     def __init__(self, scale: float = 1.0, axis: int = -1):
@@ -188,7 +233,10 @@ class Orthogonal(Initializer):
 class Identity(Initializer):
     """``gain`` times the identity (batched over leading axes).
 
-    Example: ``hk.initializers.Identity()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> hk.initializers.Identity(gain=2.0)((2, 3), jnp.float32).tolist()
+        [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]
     """
 
     def __init__(self, gain: float = 1.0):

@@ -100,6 +100,17 @@ def to_immutable_dict(mapping: Mapping) -> Mapping:
     """A ``FlatMap`` copy of ``mapping`` (nested plain dicts converted too).
 
     Example: ``to_immutable_dict({"a": {"b": 1}})["a"]`` is a FlatMap.
+
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> d = hk.data_structures.to_immutable_dict({"linear": {"w": 1.0}})
+        >>> type(d).__name__, d["linear"]["w"]
+        ('FlatMap', 1.0)
+        >>> try:
+        ...     d["linear"] = {}
+        ... except TypeError:
+        ...     print("immutable")
+        immutable
     """
     if type(mapping) is FlatMap:
         return mapping
@@ -114,7 +125,12 @@ def to_immutable_dict(mapping: Mapping) -> Mapping:
 def to_mutable_dict(mapping: Mapping) -> dict:
     """A plain ``dict`` copy of ``mapping`` (nested FlatMaps converted).
 
-    Example: ``to_mutable_dict(FlatMap({"a": 1})) == {"a": 1}``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> frozen = hk.data_structures.to_immutable_dict({"linear": {"w": 1.0}})
+        >>> d = hk.data_structures.to_mutable_dict(frozen)
+        >>> type(d).__name__, type(d["linear"]).__name__
+        ('dict', 'dict')
     """
     out = {}
     for key, value in mapping.items():
@@ -146,7 +162,11 @@ def to_dict(mapping: Mapping) -> dict:
 def to_haiku_dict(structure: Mapping) -> dict:
     """The mapping type Haiku returns from ``init``/``apply`` (plain dicts), as a copy.
 
-    Example: ``to_haiku_dict(params)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> d = hk.data_structures.to_haiku_dict({"linear": {"w": 1.0}})
+        >>> type(d).__name__, d["linear"]["w"]
+        ('dict', 1.0)
     """
     return to_dict(structure)
 

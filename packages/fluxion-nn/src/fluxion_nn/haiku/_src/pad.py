@@ -17,7 +17,10 @@ PadFn = Callable[[int], tuple[int, int]]
 def valid(effective_kernel_size: int) -> tuple[int, int]:
     """No padding.
 
-    Example: ``hk.pad.valid(3) == (0, 0)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.valid(effective_kernel_size=3)
+        (0, 0)
     """
     del effective_kernel_size
     return (0, 0)
@@ -26,7 +29,10 @@ def valid(effective_kernel_size: int) -> tuple[int, int]:
 def same(effective_kernel_size: int) -> tuple[int, int]:
     """Padding that keeps the size for stride 1.
 
-    Example: ``hk.pad.same(4) == (1, 2)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.same(3), hk.pad.same(4)
+        ((1, 1), (1, 2))
     """
     return ((effective_kernel_size - 1) // 2, effective_kernel_size // 2)
 
@@ -34,7 +40,10 @@ def same(effective_kernel_size: int) -> tuple[int, int]:
 def full(effective_kernel_size: int) -> tuple[int, int]:
     """Maximal padding without windows of padding only.
 
-    Example: ``hk.pad.full(3) == (2, 2)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.full(3)
+        (2, 2)
     """
     return (effective_kernel_size - 1, effective_kernel_size - 1)
 
@@ -42,7 +51,10 @@ def full(effective_kernel_size: int) -> tuple[int, int]:
 def causal(effective_kernel_size: int) -> tuple[int, int]:
     """Padding before only: no output depends on later inputs.
 
-    Example: ``hk.pad.causal(3) == (2, 0)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.causal(3)
+        (2, 0)
     """
     return (effective_kernel_size - 1, 0)
 
@@ -50,7 +62,10 @@ def causal(effective_kernel_size: int) -> tuple[int, int]:
 def reverse_causal(effective_kernel_size: int) -> tuple[int, int]:
     """Padding after only: no output depends on earlier inputs.
 
-    Example: ``hk.pad.reverse_causal(3) == (0, 2)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.reverse_causal(3)
+        (0, 2)
     """
     return (0, effective_kernel_size - 1)
 
@@ -58,7 +73,12 @@ def reverse_causal(effective_kernel_size: int) -> tuple[int, int]:
 def create_from_padfn(padding: Any, kernel: Any, rate: Any, n: int) -> tuple:
     """``(pad_before, pad_after)`` per spatial axis from one PadFn or one per axis.
 
-    Example: ``create_from_padfn(hk.pad.same, 3, 1, 2) == ((1, 1), (1, 1))``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.create(padding=hk.pad.same, kernel=3, rate=2, n=2)
+        ((2, 2), (2, 2))
+        >>> hk.pad.create(padding=(hk.pad.causal, hk.pad.full), kernel=(3, 2), rate=1, n=2)
+        ((2, 0), (1, 1))
     """
     sizes = [(k - 1) * r + 1 for k, r in zip(replicate(kernel, n, "kernel"),
                                              replicate(rate, n, "rate"))]
@@ -68,7 +88,12 @@ def create_from_padfn(padding: Any, kernel: Any, rate: Any, n: int) -> tuple:
 def create_from_tuple(padding: Any, n: int) -> tuple:
     """A ``(before, after)`` pair or a sequence of them (length 1 or ``n``) as ``n`` pairs.
 
-    Example: ``create_from_tuple((1, 2), 2) == ((1, 2), (1, 2))``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.create_from_tuple((1, 2), 1)
+        ((1, 2),)
+        >>> hk.pad.create_from_tuple(((0, 1), (2, 3)), 2)
+        ((0, 1), (2, 3))
     """
     assert padding, "Padding must not be empty."
     if isinstance(padding[0], int):
@@ -84,7 +109,10 @@ def create_from_tuple(padding: Any, n: int) -> tuple:
 def is_padfn(padding: Any) -> bool:
     """True for a PadFn or a sequence starting with one.
 
-    Example: ``is_padfn(hk.pad.same)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.pad.is_padfn(hk.pad.same), hk.pad.is_padfn((1, 1))
+        (True, False)
     """
     if isinstance(padding, collections.abc.Sequence):
         padding = padding[0]

@@ -123,7 +123,11 @@ def assert_minimum_rank(inputs: Any, rank: int) -> None:
 def tree_size(tree: Any) -> int:
     """The number of elements of all arrays in ``tree``.
 
-    Example: ``hk.data_structures.tree_size({"w": jnp.ones([2, 3])}) == 6``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": jnp.ones((3, 4)), "b": jnp.ones(4)}}
+        >>> hk.data_structures.tree_size(params)
+        16
     """
     return sum(int(np.prod(x.shape)) for x in tree_util.tree_leaves(tree))
 
@@ -131,7 +135,11 @@ def tree_size(tree: Any) -> int:
 def tree_bytes(tree: Any) -> int:
     """The size in bytes of all arrays in ``tree``.
 
-    Example: ``hk.data_structures.tree_bytes({"w": jnp.ones([2], jnp.float32)}) == 8``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> params = {"linear": {"w": jnp.ones((3, 4)), "b": jnp.ones(4, jnp.bfloat16)}}
+        >>> hk.data_structures.tree_bytes(params)  # 12 float32 + 4 bfloat16
+        56
     """
     return sum(int(np.prod(x.shape)) * np.dtype(x.dtype).itemsize
                for x in tree_util.tree_leaves(tree))
