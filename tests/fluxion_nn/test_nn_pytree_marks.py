@@ -169,3 +169,14 @@ def test_pytree_state_initializing_during_lazy_init(lib, jx, np_):
     lib.bridge.lazy_init(m)
     assert seen == [True, True] and m._pytree__state.initializing is False
     assert jx.tree.leaves(m) == jx.tree.leaves(lib.merge(*lib.split(m)))
+
+
+@pytest.mark.parametrize("lib,jx,np_", LIBS)
+def test_has_data_returns_the_data_it_finds(lib, jx, np_):
+    """``has_data`` is a list of the data leaves (falsy when none), not a bool, in both."""
+    linear = lib.Linear(2, 2, rngs=lib.Rngs(0))
+    assert lib.has_data([1.0, "a", (2, None)]) == []
+    found = lib.has_data({"w": np_.ones(2), "n": 3, "nested": [linear, "s"]})
+    assert isinstance(found, list) and len(found) == 2
+    assert any(x is linear for x in found)
+    assert lib.has_data(linear) == [linear]

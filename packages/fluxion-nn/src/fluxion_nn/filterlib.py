@@ -70,7 +70,11 @@ class OfType:
 class Any_:
     """Matches if any of the filters matches.
 
-    Example: ``Any(Param, BatchStat)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> sorted(nnx.state(model, nnx.Any(nnx.BatchStat, nnx.PathContains("bias"))).keys())
+        ['bias', 'mean', 'var']
     """
 
     def __init__(self, *filters: Filter):
@@ -146,7 +150,14 @@ class Not:
 class Everything:
     """Matches everything (the filter ``...``).
 
-    Example: ``nnx.state(model, Everything())``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> sorted(nnx.state(model, nnx.Everything()).keys())
+        ['bias', 'mean', 'scale', 'var']
+        >>> params, rest = nnx.split_state(nnx.state(model), nnx.Param, nnx.Everything())
+        >>> sorted(params.keys()), sorted(rest.keys())
+        (['bias', 'scale'], ['mean', 'var'])
     """
 
     def __call__(self, path: tuple, x: tp.Any) -> bool:
@@ -163,6 +174,13 @@ class Nothing:
     """Matches nothing.
 
     Example: ``nnx.state(model, Nothing())`` is empty.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> nothing, rest = nnx.state(model, nnx.Nothing()), nnx.state(model, nnx.Not(nnx.Nothing()))
+        >>> sorted(nothing.keys()), sorted(rest.keys())
+        ([], ['bias', 'kernel'])
     """
 
     def __call__(self, path: tuple, x: tp.Any) -> bool:
@@ -226,7 +244,11 @@ class PathIn:
 class WithTag:
     """Matches Variables whose ``tag`` metadata equals ``tag`` (RNG streams carry tags).
 
-    Example: ``WithTag("dropout")``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(params=0, dropout=1)
+        >>> sorted(nnx.state(rngs, nnx.WithTag("dropout")).keys())
+        ['dropout']
     """
 
     def __init__(self, tag: str):

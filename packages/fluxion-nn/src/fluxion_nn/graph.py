@@ -409,7 +409,14 @@ def iter_graph(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tup
 def iter_children(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[Any, Any]]:
     """Yield ``(name, child)`` for the direct child objects/Variables of ``node``.
 
-    Example: ``dict(nnx.iter_children(model))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> class Block(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.linear = nnx.Linear(2, 2, rngs=rngs)
+        ...         self.dropout = nnx.Dropout(0.5, rngs=rngs)
+        >>> [(name, type(child).__name__) for name, child in nnx.iter_children(Block(nnx.Rngs(0)))]
+        [('dropout', 'Dropout'), ('linear', 'Linear')]
     """
     if not resolve(graph, set_graph_mode) and isinstance(node, Pytree) and (
             not type(node)._pytree__is_pytree):
@@ -423,7 +430,11 @@ def iter_children(node: Any, /, *, graph: bool | None = None) -> Iterator[tuple[
 def variables(node: Any, *filters: Any) -> Any:
     """Like ``state`` (Variables by path, optionally filtered).
 
-    Example: ``nnx.variables(model, nnx.Param)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> sorted(nnx.variables(model, nnx.BatchStat).keys())
+        ['mean', 'var']
     """
     return state(node, *filters)
 
@@ -432,6 +443,15 @@ def find_duplicates(node: Any, /) -> list[list[tuple]]:
     """Groups of paths that reach the same object or Variable (shared references).
 
     Example: ``nnx.find_duplicates(model)`` is ``[]`` for a tree-shaped model.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> class Tied(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.encoder = nnx.Linear(2, 2, rngs=rngs)
+        ...         self.decoder = self.encoder  # the same module twice
+        >>> nnx.find_duplicates(Tied(nnx.Rngs(0)))
+        [[('decoder',), ('encoder',)]]
     """
     paths: dict[int, list] = {}
 
@@ -484,7 +504,13 @@ def call(graphdef_state: tuple, /) -> Any:
     ``(out, (graphdef, new_state))``; attribute and item access reach nested objects
     (``nnx.call(split_dict)['b'].increment()``).
 
-    Example: ``y, (gd, st) = nnx.call((graphdef, state))(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> graphdef, state = nnx.split(model)
+        >>> y, (graphdef, state) = nnx.call((graphdef, state))(jnp.ones((1, 2)))
+        >>> y.shape
+        (1, 3)
     """
     return _CallProxy(tuple(graphdef_state))
 

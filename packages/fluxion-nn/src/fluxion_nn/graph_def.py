@@ -136,6 +136,12 @@ def is_graph_node(x: Any) -> bool:
     """True for modules/objects and Variables (the nodes of a graph).
 
     Example: ``is_graph_node(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))`` is True.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> nnx.is_graph_node(model), nnx.is_graph_node([1, 2]), nnx.is_graph_node(1.0)
+        (True, False, False)
     """
     return isinstance(x, (Pytree, Variable))
 
@@ -144,7 +150,11 @@ class GraphDef:
     """The static structure of a graph: object types, static attributes, Variable types and
     metadata, and shared references. Hashable, so it can be a static argument of ``jit``.
 
-    Example: ``graphdef, state = nnx.split(model); model2 = nnx.merge(graphdef, state)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> graphdef, state = nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+        >>> isinstance(graphdef, nnx.GraphDef), type(nnx.merge(graphdef, state)).__name__
+        (True, 'Linear')
     """
 
     __slots__ = ("root", "_hash", "_tree")

@@ -107,7 +107,17 @@ class Module(Pytree):
         return value + getattr(self, name).value
 
     def iter_modules(self) -> Iterator[tuple[tuple, "Module"]]:
-        """Yield ``(path, module)`` for every submodule (and self, last)."""
+        """Yield ``(path, module)`` for every submodule (and self, last).
+
+        Example:
+            >>> import fluxion_nn as nnx
+            >>> class MLP(nnx.Module):
+            ...     def __init__(self, rngs):
+            ...         self.hidden = nnx.Linear(2, 4, rngs=rngs)
+            ...         self.out = nnx.Linear(4, 1, rngs=rngs)
+            >>> [(path, type(m).__name__) for path, m in nnx.iter_modules(MLP(nnx.Rngs(0)))]
+            [(('hidden',), 'Linear'), (('out',), 'Linear'), ((), 'MLP')]
+        """
         return iter_modules(self)
 
     def iter_children(self) -> Iterator[tuple[str, "Module"]]:
@@ -229,7 +239,14 @@ def iter_modules(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple
 def iter_module_children(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple[str, Module]]:
     """Yield ``(name, child)`` for the direct child Modules.
 
-    Example: ``dict(nnx.iter_module_children(model))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> class MLP(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.hidden = nnx.Linear(2, 4, rngs=rngs)
+        ...         self.out = nnx.Linear(4, 1, rngs=rngs)
+        >>> [(name, type(m).__name__) for name, m in nnx.iter_module_children(MLP(nnx.Rngs(0)))]
+        [('hidden', 'Linear'), ('out', 'Linear')]
     """
     for k, v in _graph.iter_children(module, graph=graph):
         if isinstance(v, Module):
@@ -361,6 +378,13 @@ class Dict(Module, MutableMapping):
 
         layers = nnx.Dict(kernel1=nnx.Linear(1, 32, rngs=rngs), activation1=nnx.relu)
         layers["kernel1"] is layers.kernel1   # True
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> heads = nnx.Dict(policy=nnx.Linear(4, 2, rngs=nnx.Rngs(0)),
+        ...                 value=nnx.Linear(4, 1, rngs=nnx.Rngs(1)))
+        >>> sorted(nnx.state(heads).keys()), heads["value"].out_features
+        (['policy', 'value'], 1)
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -42,6 +42,13 @@ def is_data(x: Any) -> bool:
     """True for values that are graph data: arrays, Variables and graph objects.
 
     Example: ``is_data(nnx.Param(x))`` is True; ``is_data(3)`` is False.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> nnx.is_data(jnp.ones(2)), nnx.is_data(nnx.Param(jnp.ones(2)))
+        (True, True)
+        >>> nnx.is_data(1.0), nnx.is_data("name")  # Python scalars and strings are static
+        (False, False)
     """
     return isinstance(x, (Variable, Pytree)) or is_array(x) or type(x) in _DATA_TYPES
 
@@ -61,20 +68,28 @@ def register_data_type(type_: type, /) -> type:
     return type_
 
 
-def has_data(x: Any) -> bool:
-    """True if ``x`` is data or a list/tuple/dict holding data somewhere inside.
+def has_data(x: Any) -> list[Any]:
+    """The data inside ``x``, as ``flax.nnx.has_data``: ``[x]`` when ``x`` is data, else the data
+    found in the lists, tuples, dicts and States it holds (empty, so false, when there is none).
 
-    Example: ``has_data([nnx.Linear(2, 2, rngs=nnx.Rngs(0))])`` is True.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> nnx.has_data([1.0, "a"]), nnx.has_data({"w": jnp.ones(2), "n": 3})
+        ([], [Array([1., 1.], dtype=float32)])
+        >>> bool(nnx.has_data([nnx.Linear(2, 2, rngs=nnx.Rngs(0))]))
+        True
     """
     if is_data(x):
-        return True
+        return [x]
     if isinstance(x, (list, tuple)):
-        return any(has_data(v) for v in x)
-    if isinstance(x, dict):
-        return any(has_data(v) for v in x.values())
-    if isinstance(x, State):
-        return any(has_data(v) for v in x._mapping.values())
-    return False
+        children = x
+    elif isinstance(x, dict):
+        children = x.values()
+    elif isinstance(x, State):
+        children = x._mapping.values()
+    else:
+        return []
+    return [leaf for child in children for leaf in has_data(child)]
 
 
 def _marker(value: Any, kwargs: dict, is_static: bool, name: str) -> Any:
@@ -99,6 +114,14 @@ def data(value: Any = _MISSING, /, **kwargs: Any) -> Any:
     list/tuple/dict holding them needs it (or ``nnx.List`` / ``nnx.Dict``), as in flax.
 
     Example: ``self.count = nnx.data(0)`` (``jax.tree.leaves(obj)`` then holds ``0``).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Model(nnx.Module):
+        ...     def __init__(self):
+        ...         self.scale = nnx.data(2.0)  # a pytree leaf of the module, not static
+        >>> fluxion.tree_util.tree_leaves(Model())
+        [2.0]
     """
     return _marker(value, kwargs, False, "data")
 
@@ -107,7 +130,14 @@ def static(value: Any = _MISSING, /, **kwargs: Any) -> Any:
     """Mark an attribute as static (part of the structure, not a leaf), as :func:`data` marks
     data; a static value holding arrays or Variables is an error.
 
-    Example: ``self.features = nnx.static((2, 3))``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> class Model(nnx.Pytree):
+        ...     def __init__(self):
+        ...         self.w = nnx.Param(fluxion.numpy.ones(2))
+        ...         self.name = nnx.static("encoder")  # part of the structure, not a leaf
+        >>> len(fluxion.tree_util.tree_leaves(Model())), Model().name
+        (1, 'encoder')
     """
     return _marker(value, kwargs, True, "static")
 
@@ -133,6 +163,16 @@ def dataclass(cls: Any = None, /, *, init: bool = True, eq: bool = True, order: 
         class Foo(nnx.Pytree):
             a: int = nnx.static()
             b: fluxion.Array = nnx.data()
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> @nnx.dataclass
+        ... class Scale(nnx.Pytree):
+        ...     w: nnx.Param
+        ...     name: str = nnx.static()
+        >>> s = Scale(nnx.Param(jnp.ones(2)), name="s")
+        >>> s.name, len(fluxion.tree_util.tree_leaves(s))
+        ('s', 1)
     """
     return dataclasses.dataclass(cls, init=init, repr=False, eq=eq, order=order,
                                  unsafe_hash=unsafe_hash, match_args=match_args, kw_only=kw_only,
@@ -147,7 +187,11 @@ class List(list):
 
     Elements given as ``nnx.data(v)`` / ``nnx.static(v)`` are data / static whatever ``v`` is.
 
-    Example: ``self.layers = nnx.List([nnx.Linear(2, 2, rngs=rngs)])``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> layers = nnx.List([nnx.Linear(2, 2, rngs=nnx.Rngs(i)) for i in range(3)])
+        >>> len(layers), sorted(nnx.state(layers).keys())
+        (3, [0, 1, 2])
     """
 
     def __init__(self, items: Any = ()) -> None:

@@ -28,21 +28,34 @@ __all__ = ["RngState", "RngKey", "RngCount", "RngStream", "Rngs", "reseed", "spl
 class RngState(Variable):
     """Base Variable type of the random state (keys and counts).
 
-    Example: ``nnx.state(model, nnx.RngState)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> flat = nnx.to_flat_state(nnx.state(nnx.Rngs(0)))
+        >>> [(path, type(v).__name__, isinstance(v, nnx.RngState)) for path, v in flat]
+        [(('default', 'count'), 'RngCount', True), (('default', 'key'), 'RngKey', True)]
     """
 
 
 class RngKey(RngState):
     """A stream's key.
 
-    Example: ``rngs.params.key``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> keys = nnx.state(nnx.Rngs(0), nnx.RngKey)
+        >>> [(path, type(v).__name__) for path, v in nnx.to_flat_state(keys)]
+        [(('default', 'key'), 'RngKey')]
     """
 
 
 class RngCount(RngState):
     """A stream's call counter (uint32).
 
-    Example: ``rngs.params.count``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(0)
+        >>> _ = rngs(), rngs()
+        >>> [(path, int(v.value)) for path, v in nnx.to_flat_state(nnx.state(rngs, nnx.RngCount))]
+        [(('default', 'count'), 2)]
     """
 
 
@@ -59,7 +72,15 @@ def _as_key(key: Any) -> Any:
 class RngStream(Pytree):
     """One random stream: ``stream()`` returns ``fold_in(key, count)`` and increments count.
 
-    Example: ``key = nnx.Rngs(params=0).params()``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(params=0)
+        >>> stream = rngs.params
+        >>> isinstance(stream, nnx.RngStream), stream.tag, int(stream.count.value)
+        (True, 'params', 0)
+        >>> _ = stream()  # each call folds in the count
+        >>> int(stream.count.value)
+        1
     """
 
     def __init__(self, key: Any, *, tag: str):
@@ -296,7 +317,14 @@ def fork_rngs(node: Any = None, /, *, split: Any = None, graph: bool | None = No
     copy of ``node`` with forked streams is returned and ``node`` keeps its keys. Without
     ``node``, a decorator forking a function's arguments.
 
-    Example: ``with nnx.fork_rngs(model, split=4): ...``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(0)
+        >>> with nnx.fork_rngs(rngs, split=3):
+        ...     print(rngs.default.key.value.shape)
+        (3,)
+        >>> rngs.default.key.value.shape
+        ()
     """
     graph, in_place = _in_place(graph, graph_updates)
     rules = _fork_rules(split)
@@ -341,7 +369,15 @@ def fork_rngs(node: Any = None, /, *, split: Any = None, graph: bool | None = No
 def restore_rngs(backups: list, /) -> None:
     """Undo ``fork_rngs``/``split_rngs``.
 
-    Example: ``nnx.restore_rngs(backups)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(0)
+        >>> backup = nnx.split_rngs(rngs, splits=2)
+        >>> rngs.default.key.value.shape
+        (2,)
+        >>> nnx.restore_rngs(backup)
+        >>> rngs.default.key.value.shape
+        ()
     """
     for stream, key, count in backups:
         stream.key.value = key
@@ -368,6 +404,15 @@ def split_rngs(node: Any = None, /, *, splits: Any, only: Any = ..., squeeze: bo
         @nnx.vmap
         def make(rngs):
             return nnx.Linear(2, 2, rngs=rngs)
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> rngs = nnx.Rngs(0)
+        >>> with nnx.split_rngs(rngs, splits=4):
+        ...     print(rngs.default.key.value.shape)
+        (4,)
+        >>> rngs.default.key.value.shape
+        ()
     """
     pred = filterlib.to_predicate(only)
     graph, in_place = _in_place(graph, graph_updates)
