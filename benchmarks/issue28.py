@@ -278,8 +278,10 @@ def _same_process_reason(same: dict[str, Any], label: str) -> str | None:
     if label.startswith("dispatch:") and s.get("fluxion_cpu_ms") is not None:
         times = (f" (fluxion wall {s['fluxion_ms'] * 1e3:.2f} µs, CPU "
                  f"{s['fluxion_cpu_ms'] * 1e3:.2f} µs)")
+    cpu = ("" if s.get("ratio_cpu") is None else  # None: the CPU clock read a block as 0
+           f", CPU {s['ratio_cpu']:.2f}x{ci(s.get('ci95_cpu'))}")
     return (f"same process, {s['rounds']} interleaved rounds: wall {s['ratio']:.2f}x"
-            f"{ci(s.get('ci95'))}, CPU {s['ratio_cpu']:.2f}x{ci(s.get('ci95_cpu'))}{times}")
+            f"{ci(s.get('ci95'))}{cpu}{times}")
 
 
 _DEMO_ROW = re.compile(r"^(?P<name>.+?)\s+(?P<fx>\d+\.\d+)\s+(?P<np>\d+\.\d+)\s+"

@@ -34,6 +34,8 @@ fluxion_cpu_ms, jax_cpu_ms, ratio_cpu, ci95_cpu}``.
 Example:
     >>> summarize([2.0, 2.2, 1.8], [1.0, 1.0, 1.0])["ratio"]
     2.0
+    >>> summarize([0.0, 0.01], [0.01, 0.0])["ratio"] is None
+    True
 """
 
 from __future__ import annotations
@@ -63,9 +65,13 @@ BLOCKS = {"eager_add": 2000, "eager_add_100": 2000, "jit_tiny": 2000, "jit_scala
 
 def summarize(fluxion_ms: list[float], jax_ms: list[float]) -> dict[str, Any]:
     """Per-round mean call times (ms) of both sides -> medians, the ratio of the medians and the
-    paired 95% interval of the per-round ratios."""
-    ratios = [f / j for f, j in zip(fluxion_ms, jax_ms)]
+    paired 95% interval of the per-round ratios. Where a clock read a block as 0 (process CPU
+    time ticks in 10 ms steps on some kernels, gVisor's among them), no ratio: None."""
     fm, jm = statistics.median(fluxion_ms), statistics.median(jax_ms)
+    if min(fluxion_ms + jax_ms, default=0.0) <= 0.0:
+        return {"fluxion_ms": fm, "jax_ms": jm, "ratio": None, "ci95": None,
+                "rounds": len(fluxion_ms)}
+    ratios = [f / j for f, j in zip(fluxion_ms, jax_ms)]
     ci = t_interval_log(ratios) if len(ratios) >= 2 else None
     return {"fluxion_ms": fm, "jax_ms": jm, "ratio": fm / jm,
             "ci95": None if ci is None else [ci[0], ci[1]], "rounds": len(ratios)}

@@ -270,3 +270,15 @@ def test_module_swap_compiles_every_variant_of_a_program():
         assert out[variant]["wall_ms"] > 0 and out[variant]["cpu_ms"] > 0
     ours_chars, jax_chars = out["text_chars"]
     assert ours_chars > 0 and jax_chars > 0
+
+
+def test_same_process_reason_without_a_cpu_ratio():
+    # a CPU clock that reads a block as 0 (10 ms ticks, as under gVisor): the wall ratio alone
+    from benchmarks import issue28_steady
+
+    s = issue28_steady.summarize([0.0, 0.01], [0.01, 0.0])
+    assert s["ratio"] is None and s["ci95"] is None
+    same = {"jit_tiny": {"ratio": 1.02, "ci95": [0.99, 1.05], "rounds": 2, "ratio_cpu": None,
+                         "ci95_cpu": None}}
+    text = issue28._same_process_reason(same, "jit cached call (x + 1, f32[])")
+    assert text == "same process, 2 interleaved rounds: wall 1.02x [0.99-1.05]"
