@@ -25,6 +25,7 @@ import numpy as np
 import fluxion
 
 __all__ = ["assert_same", "assert_same_value", "assert_close", "assert_bits_equal",
+           "install_platform_tolerances",
            "platform_tol", "check_like_jax",
            "check_ad_like_jax", "check_vmap_like_loop", "weak_type_of", "x64_both", "flags_both",
            "SMALL_SHAPES", "BIN_SHAPE_PAIRS", "rand_array"]
@@ -194,6 +195,47 @@ def platform_tol(rtol: float, atol: float = 0.0, dtype: Any = np.float32) -> dic
     if plat is None:
         return {"rtol": rtol, "atol": atol}
     return {"rtol": max(rtol, plat[0]), "atol": max(atol, plat[1])}
+
+
+def _least_precise_float(*xs: Any) -> str | None:
+    """The dtype name of the least precise floating array among ``xs`` (None if none is)."""
+    order = ("bfloat16", "float16", "float32", "complex64", "float64", "complex128")
+    names = set()
+    for x in xs:
+        dt = getattr(x, "dtype", None)
+        if dt is None and isinstance(x, (list, tuple)) and x:
+            dt = getattr(np.asarray(x), "dtype", None)
+        if dt is not None:
+            names.add(np.dtype(dt).name)
+    return next((n for n in order if n in names), None)
+
+
+def install_platform_tolerances(platform: str | None = None) -> bool:
+    """On a less precise platform, make ``np.testing.assert_allclose`` compare floating arrays
+    within at least that platform's tolerance for their dtype (``_PLATFORM_TOL``), as JAX's own
+    test suite widens its default tolerances on a TPU; tolerances a test gives that are already
+    wider stay. Exact checks (``assert_array_equal``) and integer arrays are unchanged. Returns
+    whether anything was installed (nothing on the CPU).
+
+    Example:
+        >>> install_platform_tolerances("cpu")
+        False
+    """
+    table = _PLATFORM_TOL.get((platform or _TEST_PLATFORM).lower())
+    if not table or getattr(np.testing.assert_allclose, "_platform_widened", False):
+        return False
+    strict = np.testing.assert_allclose
+
+    def assert_allclose(actual: Any, desired: Any, rtol: float = 1e-7, atol: float = 0,
+                        *args: Any, **kwargs: Any) -> None:
+        tol = table.get(_least_precise_float(actual, desired) or "")
+        if tol is not None:
+            rtol, atol = max(rtol, tol[0]), max(atol, tol[1])
+        strict(actual, desired, rtol, atol, *args, **kwargs)
+
+    assert_allclose._platform_widened = True  # type: ignore[attr-defined]
+    np.testing.assert_allclose = assert_allclose
+    return True
 
 
 def assert_bits_equal(ours: Any, theirs: Any) -> None:

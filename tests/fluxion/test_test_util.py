@@ -46,3 +46,25 @@ def test_check_grads_still_catches_a_wrong_derivative():
         test_util.check_grads(f, (X,), 1, modes=("fwd",), atol=5e-4, rtol=5e-4)
     with pytest.raises(AssertionError, match="finite differences"):
         test_util.check_grads(f, (X,), 1, modes=("rev",), atol=5e-4, rtol=5e-4)
+
+
+def test_platform_tolerances_widen_float_checks_only_off_the_cpu(monkeypatch):
+    import _compare
+
+    monkeypatch.setattr(np.testing, "assert_allclose", np.testing.assert_allclose)
+    assert not _compare.install_platform_tolerances("cpu")
+    with pytest.raises(AssertionError):  # the CPU: the test's own tolerance
+        np.testing.assert_allclose(np.float32([1.0005]), np.float32([1.0]), rtol=1e-6)
+    assert _compare.install_platform_tolerances("tpu")
+    assert not _compare.install_platform_tolerances("tpu")  # once
+    # float32 within the TPU's 2e-3 relative: passes; beyond it, or integers: still fails
+    np.testing.assert_allclose(np.float32([1.0005]), np.float64([1.0]), rtol=1e-6)
+    np.testing.assert_allclose(fluxion.numpy.float32(1.0005), 1.0, 1e-6)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(np.float32([1.01]), np.float32([1.0]), rtol=1e-6)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(np.int32([1001]), np.int32([1000]), rtol=1e-6)
+    with pytest.raises(AssertionError):  # float64 on both sides: the TPU's float64 tolerance
+        np.testing.assert_allclose(np.float64([1.0005]), np.float64([1.0]), rtol=1e-7)
+    # a wider tolerance a test gives stays
+    np.testing.assert_allclose(np.float32([1.05]), np.float32([1.0]), rtol=0.1)
