@@ -211,3 +211,15 @@ def test_vmap_and_scan_transform_metadata_as_flax():
     assert shape == fshape == (3, 2, 2) and sh == fsh == ("layers", "din", "dout")
     assert dt == fdt
     np.testing.assert_allclose(y, fy, rtol=1e-5)
+
+
+@pytest.mark.parametrize("lib,jx", [(nnx, fluxion), (fnnx, jax)])
+def test_sharding_names_is_the_deprecated_name_of_out_sharding(lib, jx):
+    init = lib.with_partitioning(lib.initializers.zeros_init(), (None, "model"))
+    with jx.set_mesh(jx.make_mesh((1,), ("model",))):
+        layer = lib.Linear(2, 3, kernel_init=init, rngs=lib.Rngs(0))
+    with pytest.warns(DeprecationWarning, match="'sharding_names' is deprecated"):
+        assert layer.kernel.sharding_names == (None, "model")
+    with pytest.warns(DeprecationWarning):
+        assert layer.bias.sharding_names is None
+

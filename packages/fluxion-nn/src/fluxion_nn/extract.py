@@ -118,7 +118,11 @@ class NodeStates:
     ``from_prefixes`` makes the matching prefix (``in_axes``) entry: no GraphDef, one prefix per
     State.
 
-    Example: ``NodeStates.from_split(*nnx.split(model)).graphdef``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> tree = nnx.to_tree([nnx.Linear(2, 3, rngs=nnx.Rngs(0))])
+        >>> isinstance(tree[0], nnx.NodeStates), type(tree[0].graphdef).__name__
+        (True, 'GraphDef')
     """
 
     __slots__ = ("_graphdef", "states", "metadata")
@@ -231,7 +235,13 @@ def to_tree(tree: Any, /, *, prefix: Any = _MISSING, split_fn: Callable = _defau
     shared objects become references. With ``prefix``, each node gets its prefix entry, and a
     Variable given two different prefixes is an error ("Inconsistent aliasing detected").
 
-    Example: ``pure = nnx.to_tree((model, x)); model2, x2 = nnx.from_tree(pure)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> tree = nnx.to_tree((model, model))  # the same module twice
+        >>> back = nnx.from_tree(tree)
+        >>> back[0] is back[1], type(back[0]).__name__
+        (True, 'Linear')
     """
     leaves, treedef = tree_util.tree_flatten_with_path(tree, is_leaf=_is_graph_leaf)
     if prefix is _MISSING or prefix is None:
@@ -260,7 +270,12 @@ def from_tree(tree: Any, /, *, prefix: Any = _MISSING, merge_fn: Callable = _def
     one ``merge_context(ctxtag, is_inner)`` (shared objects come out shared; after a
     transformation, ``is_inner=False`` updates the caller's objects).
 
-    Example: ``model2, x2 = nnx.from_tree(nnx.to_tree((model, x)))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> restored = nnx.from_tree(nnx.to_tree([model]))
+        >>> type(restored[0]).__name__, restored[0] is model
+        ('Linear', False)
     """
     leaves, treedef = tree_util.tree_flatten_with_path(tree, is_leaf=is_leaf)
     if prefix is _MISSING or prefix is None:

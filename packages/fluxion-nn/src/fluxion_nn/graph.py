@@ -665,7 +665,14 @@ def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = No
     ``map_state``, ``merge``); with ``recreate_variables=False`` a non-Variable result takes the
     Variable's place as it is.
 
-    Example: ``zeros = nnx.map(lambda p, v: v.replace(jnp.zeros_like(v)), model)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> zeroed = nnx.map(lambda path, x: x * 0, model)
+        >>> type(zeroed).__name__, float(abs(zeroed.kernel.value).sum())
+        ('Linear', 0.0)
+        >>> float(abs(model.kernel.value).sum()) > 0  # the original is untouched
+        True
     """
     gdef, st = split(node, graph=graph)
     if isinstance(st, State):

@@ -261,7 +261,12 @@ def view(node: Any, /, *, only: Any = ..., raise_if_not_found: bool = True,
     ``deterministic``, ``decode``, ``batch_size``, ``max_length``). A keyword no ``set_view``
     accepts is an error unless ``raise_if_not_found=False``.
 
-    Example: ``eval_model = nnx.view(model, deterministic=True, use_running_average=True)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Sequential(nnx.Linear(2, 2, rngs=nnx.Rngs(0)), nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+        >>> eval_model = nnx.view(model, deterministic=True)
+        >>> eval_model.layers[1].deterministic, model.layers[1].deterministic
+        (True, False)
     """
     pred = filterlib.to_predicate(only)
     remaining = set(kwargs)
@@ -290,7 +295,12 @@ def with_attributes(node: Any, /, *, only: Any = ..., raise_if_not_found: bool =
     """A copy of ``node`` (sharing its Variables) whose selected submodules having these
     attributes have them set; ``node`` itself is unchanged (unlike ``set_attributes``).
 
-    Example: ``eval_model = nnx.with_attributes(model, deterministic=True)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Sequential(nnx.Linear(2, 2, rngs=nnx.Rngs(0)), nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+        >>> new = nnx.with_attributes(model, deterministic=True)
+        >>> new.layers[1].deterministic
+        True
     """
     pred = filterlib.to_predicate(only)
     remaining = set(attributes)
@@ -437,6 +447,20 @@ def capture(fn: Any, *var_types: type, init: Any = None, method_outputs: type | 
 
         y, intermediates = nnx.capture(model, nnx.Intermediate)(x)
         features = intermediates["features"]
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Model(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.linear = nnx.Linear(2, 2, rngs=rngs)
+        ...     def __call__(self, x):
+        ...         h = self.linear(x)
+        ...         self.sow(nnx.Intermediate, "hidden", h)
+        ...         return h.sum()
+        >>> model = Model(nnx.Rngs(0))
+        >>> y, intermediates = nnx.capture(model, nnx.Intermediate)(jnp.ones((1, 2)))
+        >>> sorted(intermediates.keys()), intermediates["hidden"][0].shape
+        (['hidden'], (1, 2))
     """
     if isinstance(fn, type) and issubclass(fn, Variable):
         types = (fn, *var_types)

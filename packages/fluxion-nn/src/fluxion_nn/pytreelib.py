@@ -262,7 +262,15 @@ class Static:
     """A hashable wrapper of a static (non-data) attribute value. As an annotation,
     ``x: nnx.Static[T]`` marks an attribute static for every instance (as flax's).
 
-    Example: ``Static((2, 3)) == Static((2, 3))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Block(nnx.Pytree):
+        ...     act: nnx.Static[str]
+        ...     def __init__(self):
+        ...         self.w = nnx.Param(jnp.ones(2))
+        ...         self.act = "relu"
+        >>> len(fluxion.tree_util.tree_leaves(Block())), Block().act
+        (1, 'relu')
     """
 
     __slots__ = ("value",)
@@ -334,6 +342,15 @@ class Pytree:
         class Counter(nnx.Pytree):
             def __init__(self):
                 self.count = nnx.Variable(fluxion.numpy.zeros(()))
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Point(nnx.Pytree):
+        ...     def __init__(self, x, y):
+        ...         self.x = nnx.data(x)
+        ...         self.y = nnx.data(y)
+        >>> fluxion.tree_util.tree_map(lambda v: v * 2, Point(jnp.array(1.0), jnp.array(2.0))).y.tolist()
+        4.0
     """
 
     _pytree__is_pytree = True

@@ -60,7 +60,11 @@ class VariableMetadata:
     """An initial value plus metadata, as returned by initializers wrapped with
     ``with_metadata``; a Variable built from it takes both.
 
-    Example: ``Param(VariableMetadata(x, {"sharding": ("data", None)}))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> meta = nnx.VariableMetadata(jnp.ones(2), metadata={"description": "scale"})
+        >>> meta.raw_value.tolist(), meta.metadata
+        ([1.0, 1.0], {'description': 'scale'})
     """
 
     __slots__ = ("raw_value", "metadata")
@@ -76,7 +80,12 @@ class VariableMetadata:
 def with_metadata(initializer: Callable, **metadata: Any) -> Callable:
     """Wrap an initializer so the Variables made from its values carry ``metadata``.
 
-    Example: ``nnx.Linear(2, 3, kernel_init=nnx.with_metadata(init, sharding=(None, "model")), rngs=rngs)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> init = nnx.with_metadata(nnx.initializers.ones_init(), description="encoder kernel")
+        >>> layer = nnx.Linear(2, 3, kernel_init=init, rngs=nnx.Rngs(0))
+        >>> layer.kernel.description, layer.kernel.value.shape
+        ('encoder kernel', (2, 3))
     """
 
     @functools.wraps(initializer)
@@ -92,7 +101,13 @@ def with_metadata(initializer: Callable, **metadata: Any) -> Callable:
 def with_partitioning(initializer: Callable, sharding: Any, mesh: Any = None, **metadata: Any) -> Callable:
     """``with_metadata(initializer, out_sharding=sharding, mesh=mesh, **metadata)``.
 
-    Example: ``kernel_init=nnx.with_partitioning(nnx.initializers.lecun_normal(), (None, "model"))``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+        >>> with fluxion.set_mesh(fluxion.make_mesh((1,), ("model",))):
+        ...     layer = nnx.Linear(2, 3, kernel_init=init, rngs=nnx.Rngs(0))
+        >>> layer.kernel.out_sharding
+        (None, 'model')
     """
     return with_metadata(initializer, out_sharding=sharding, mesh=mesh, **metadata)
 
@@ -100,7 +115,11 @@ def with_partitioning(initializer: Callable, sharding: Any, mesh: Any = None, **
 def as_pure(tree: Any) -> Any:
     """Replace every Variable in ``tree`` by its value.
 
-    Example: ``arrays = nnx.as_pure(nnx.state(model))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> pure = nnx.as_pure(nnx.state(nnx.Linear(2, 3, rngs=nnx.Rngs(0))))
+        >>> sorted(pure.keys()), pure["bias"].tolist()
+        (['bias', 'kernel'], [0.0, 0.0, 0.0])
     """
     return tree_util.tree_map(lambda v: v.value if isinstance(v, Variable) else v, tree,
                               is_leaf=lambda v: isinstance(v, Variable))
@@ -407,6 +426,24 @@ class Variable:
             return _make_hijax(new)
         return new
 
+    @property
+    def sharding_names(self) -> Any:
+        """The ``out_sharding`` metadata under its old name (deprecated: warns), as flax.
+
+        Example:
+            >>> import warnings, fluxion, fluxion_nn as nnx
+            >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+            >>> with fluxion.set_mesh(fluxion.make_mesh((1,), ("model",))):
+            ...     layer = nnx.Linear(2, 3, kernel_init=init, rngs=nnx.Rngs(0))
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore", DeprecationWarning)
+            ...     layer.kernel.sharding_names, layer.kernel.out_sharding
+            ((None, 'model'), (None, 'model'))
+        """
+        warnings.warn("'sharding_names' is deprecated, use 'out_sharding' instead.", DeprecationWarning,
+                      stacklevel=2)
+        return self.get_metadata("out_sharding", None)
+
     # -- array-like behaviour -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
@@ -645,14 +682,30 @@ class Intermediate(Variable):
 class Perturbation(Intermediate):
     """Zero perturbations added with ``Module.perturb`` to read gradients of intermediates.
 
-    Example: ``x = self.perturb("h", x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Model(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.linear = nnx.Linear(2, 2, rngs=rngs)
+        ...     def __call__(self, x):
+        ...         return self.perturb("h", self.linear(x))
+        >>> model = Model(nnx.Rngs(0))
+        >>> _ = model(jnp.ones((1, 2)))  # the first call creates a zero perturbation
+        >>> [(path, v.value.tolist()) for path, v in nnx.to_flat_state(nnx.state(model, nnx.Perturbation))]
+        [(('h',), [[0.0, 0.0]])]
     """
 
 
 def register_variable_name(name: str, typ: type | None = None, *, overwrite: bool = False) -> Any:
     """Associate a collection ``name`` with a Variable subclass (usable as a decorator).
 
-    Example: ``register_variable_name("counts", MyCount)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> class Stat(nnx.Variable):
+        ...     pass
+        >>> _ = nnx.register_variable_name("stats_doc", Stat)
+        >>> nnx.variable_type_from_name("stats_doc") is Stat, nnx.variable_name_from_type(Stat)
+        (True, 'stats_doc')
     """
     def register(t: type) -> type:
         if name in _NAME_TO_TYPE and not overwrite and _NAME_TO_TYPE[name] is not t:
@@ -667,7 +720,10 @@ def register_variable_name(name: str, typ: type | None = None, *, overwrite: boo
 def variable_name_from_type(typ: type, /, *, allow_register: bool = False) -> str:
     """The collection name of a Variable type (``Param`` -> ``"params"``).
 
-    Example: ``variable_name_from_type(BatchStat) == "batch_stats"``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.variable_name_from_type(nnx.Param), nnx.variable_name_from_type(nnx.BatchStat)
+        ('params', 'batch_stats')
     """
     if typ in _TYPE_TO_NAME:
         return _TYPE_TO_NAME[typ]
@@ -680,7 +736,12 @@ def variable_name_from_type(typ: type, /, *, allow_register: bool = False) -> st
 def variable_type_from_name(name: str, /, *, allow_register: bool = False) -> type:
     """The Variable type registered under a collection name (``"params"`` -> ``Param``).
 
-    Example: ``variable_type_from_name("params") is Param``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.variable_type_from_name("params") is nnx.Param
+        True
+        >>> nnx.variable_type_from_name("batch_stats") is nnx.BatchStat
+        True
     """
     if name in _NAME_TO_TYPE:
         return _NAME_TO_TYPE[name]

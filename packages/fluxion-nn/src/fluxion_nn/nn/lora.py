@@ -19,7 +19,11 @@ __all__ = ["LoRAParam", "LoRA", "LoRALinear"]
 class LoRAParam(Param):
     """Parameters of LoRA adapters (filter with ``nnx.LoRAParam`` to train only them).
 
-    Example: ``nnx.grad(loss, argnums=nnx.DiffState(0, nnx.LoRAParam))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> layer = nnx.LoRA(3, 2, 4, rngs=nnx.Rngs(0))
+        >>> sorted(nnx.state(layer, nnx.LoRAParam).keys()), issubclass(nnx.LoRAParam, nnx.Param)
+        (['lora_a', 'lora_b'], True)
     """
 
 
