@@ -209,8 +209,18 @@ DO_NOT_STORE = _DoNotStore()
 class GetterContext(NamedTuple):
     """Where a parameter or state value is created or read (given to custom creators/getters).
 
-    Example: ``def creator(next_creator, shape, dtype, init, context): return
-    next_creator(shape, dtype, init)`` sees ``context.full_name == "linear/w"``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> seen = []
+        >>> def getter(next_getter, value, context):
+        ...     seen.append((context.full_name, context.module_name, context.name))
+        ...     return next_getter(value)
+        >>> def f(x):
+        ...     with hk.custom_getter(getter):
+        ...         return hk.Linear(2, name="dense")(x)
+        >>> _ = hk.transform(f).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> seen
+        [('dense/w', 'dense', 'w'), ('dense/b', 'dense', 'b')]
     """
 
     full_name: str
@@ -232,7 +242,17 @@ class GetterContext(NamedTuple):
 class SetterContext(NamedTuple):
     """Where a state value is set (given to custom setters).
 
-    Example: ``def setter(next_setter, value, context): return next_setter(value)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def double(next_setter, value, context):
+        ...     return next_setter(2 * value) if context.name == "count" else next_setter(value)
+        >>> def f():
+        ...     with hk.custom_setter(double):
+        ...         hk.set_state("count", jnp.array(3))
+        ...     return hk.get_state("count")
+        >>> out, state = hk.transform_with_state(f).apply({}, {"~": {"count": jnp.array(0)}}, None)
+        >>> int(out)
+        6
     """
 
     full_name: str
@@ -293,6 +313,17 @@ def custom_creator(creator: Callable, *, params: bool = True, state: bool = Fals
 
         with hk.custom_creator(zeros_creator):
             z = hk.get_parameter("z", [], jnp.float32, jnp.ones)  # 0.0
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def zeros_creator(next_creator, shape, dtype, init, context):
+        ...     return next_creator(shape, dtype, jnp.zeros)
+        >>> def f(x):
+        ...     with hk.custom_creator(zeros_creator):
+        ...         return hk.Linear(2)(x)
+        >>> params = hk.transform(f).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> float(abs(params["linear"]["w"]).sum())
+        0.0
     """
     _frame("custom_creator")
     return _Pushed([k for k, on in (("param_creator", params), ("state_creator", state)) if on],
@@ -310,6 +341,18 @@ def custom_getter(getter: Callable, *, params: bool = True, state: bool = False)
 
         with hk.custom_getter(bf16):
             w = hk.get_parameter("w", [], jnp.float32, jnp.ones)  # bfloat16
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def half_getter(next_getter, value, context):
+        ...     return next_getter(value.astype(jnp.bfloat16))
+        >>> def f(x):
+        ...     with hk.custom_getter(half_getter):
+        ...         return hk.Linear(2)(x)
+        >>> f = hk.transform(f)
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> params["linear"]["w"].dtype, f.apply(params, None, jnp.ones((1, 3), jnp.bfloat16)).dtype
+        (dtype('float32'), dtype(bfloat16))
     """
     _frame("custom_getter")
     return _Pushed([k for k, on in (("param_getter", params), ("state_getter", state)) if on],
@@ -326,6 +369,17 @@ def custom_setter(setter: Callable) -> Any:
 
         with hk.custom_setter(zero_during_init):
             hk.set_state("x", jnp.ones([2]))
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def clip(next_setter, value, context):
+        ...     return next_setter(jnp.minimum(value, 10))
+        >>> def f():
+        ...     with hk.custom_setter(clip):
+        ...         hk.set_state("total", jnp.array(42))
+        ...     return hk.get_state("total")
+        >>> int(hk.transform_with_state(f).apply({}, {"~": {"total": jnp.array(0)}}, None)[0])
+        10
     """
     _frame("custom_setter")
     return _Pushed(["state_setter"], setter)
@@ -514,7 +568,13 @@ def running_init() -> bool:
 def current_name() -> str:
     """The full name of the module whose method is running (``"~"`` at top level).
 
-    Example: ``hk.current_name()`` inside ``hk.Linear`` is ``"linear"``.
+    Example:
+        >>> import fluxion, fluxion_nn.haiku as hk
+        >>> class Encoder(hk.Module):
+        ...     def __call__(self):
+        ...         return hk.current_name()
+        >>> hk.transform(lambda: (hk.current_name(), Encoder()())).apply({}, None)
+        ('~', 'encoder')
     """
     frame = _frame("current_name")
     return frame.module_stack[-1][0].module_name if frame.module_stack else "~"
@@ -686,7 +746,15 @@ def set_state(name: str, value: Any) -> None:
 def get_params() -> dict:
     """The parameters of the current transform (a copy).
 
-    Example: ``hk.get_params()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     y = hk.Linear(2)(x)
+        ...     return y, {m: sorted(p) for m, p in hk.get_params().items()}
+        >>> f = hk.transform(f)
+        >>> _, seen = f.apply(f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3))), None, jnp.ones((1, 3)))
+        >>> seen
+        {'linear': ['b', 'w']}
     """
     return _copy(_frame("get_params").params)
 
@@ -694,7 +762,14 @@ def get_params() -> dict:
 def get_current_state() -> dict:
     """The state of the current transform (a copy).
 
-    Example: ``hk.get_current_state()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     hk.set_state("count", jnp.array(1))
+        ...     return hk.get_current_state()
+        >>> out, state = hk.transform_with_state(f).apply({}, {"~": {"count": jnp.array(5)}}, None)
+        >>> {m: {k: int(v) for k, v in s.items()} for m, s in out.items()}
+        {'~': {'count': 1}}
     """
     return _copy(_frame("get_current_state").state)
 
@@ -769,7 +844,13 @@ def reserve_rng_keys(num: int) -> None:
 def maybe_get_rng_sequence_state() -> Any:
     """The internal state of the current rng sequence, or None without an rng.
 
-    Example: ``s = hk.maybe_get_rng_sequence_state()``.
+    Example:
+        >>> import fluxion, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     return hk.maybe_get_rng_sequence_state()
+        >>> f = hk.transform(f)
+        >>> f.apply({}, None) is None, f.apply({}, fluxion.random.PRNGKey(0)) is None  # with no key: None
+        (True, False)
     """
     frame = _frame("maybe_get_rng_sequence_state")
     return None if frame.rng is None else frame.rng.internal_state
@@ -779,7 +860,15 @@ def replace_rng_sequence_state(state: Any) -> None:
     """Replace the internal state of the current rng sequence (from
     ``maybe_get_rng_sequence_state``).
 
-    Example: ``hk.replace_rng_sequence_state(s)``.
+    Example:
+        >>> import fluxion, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     saved = hk.maybe_get_rng_sequence_state()
+        ...     first = hk.next_rng_key()
+        ...     hk.replace_rng_sequence_state(saved)  # rewind the sequence
+        ...     return bool((hk.next_rng_key() == first).all())
+        >>> hk.transform(f).apply({}, fluxion.random.PRNGKey(0))
+        True
     """
     frame = _frame("replace_rng_sequence_state")
     _assert_jax_usage("replace_rng_sequence_state")
@@ -819,7 +908,16 @@ class with_rng:  # noqa: N801 (Haiku's name)
 def get_initial_state() -> dict:
     """The initial values of the current transform's state (a copy).
 
-    Example: ``hk.get_initial_state()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     count = hk.get_state("count", [], init=jnp.zeros)
+        ...     hk.set_state("count", count + 1)
+        ...     return hk.get_initial_state()
+        >>> params, state = hk.transform_with_state(f).init(None)
+        >>> initial, state = hk.transform_with_state(f).apply(params, state, None)
+        >>> float(initial["~"]["count"]), float(state["~"]["count"])
+        (0.0, 1.0)
     """
     return _copy(_frame("get_initial_state").initial_state)
 

@@ -44,7 +44,19 @@ _state = _State()
 def current_policy() -> Any:
     """The policy of the innermost running module that has one (``None`` outside).
 
-    Example: ``hk.mixed_precision.current_policy()``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Identity:  # a policy that changes no dtype (jmp.Policy's three members)
+        ...     param_dtype = jnp.float32
+        ...     cast_to_compute = cast_to_output = staticmethod(lambda tree: tree)
+        >>> policy = Identity()
+        >>> class Probe(hk.Module):
+        ...     def __call__(self):
+        ...         return hk.mixed_precision.current_policy() is policy
+        >>> hk.mixed_precision.set_policy(Probe, policy)
+        >>> hk.transform(lambda: Probe()()).apply({}, None), hk.mixed_precision.current_policy() is None
+        (True, True)
+        >>> hk.mixed_precision.clear_policy(Probe)
     """
     return _state.current[-1] if _state.current else None
 
@@ -52,7 +64,18 @@ def current_policy() -> Any:
 def get_policy(cls: type) -> Any:
     """The policy set for ``cls`` itself with :func:`set_policy` (``None`` if none).
 
-    Example: ``hk.mixed_precision.get_policy(hk.Linear)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Identity:  # a policy that changes no dtype (jmp.Policy's three members)
+        ...     param_dtype = jnp.float32
+        ...     cast_to_compute = cast_to_output = staticmethod(lambda tree: tree)
+        >>> hk.mixed_precision.get_policy(hk.Linear) is None
+        True
+        >>> policy = Identity()
+        >>> hk.mixed_precision.set_policy(hk.Linear, policy)
+        >>> hk.mixed_precision.get_policy(hk.Linear) is policy
+        True
+        >>> hk.mixed_precision.clear_policy(hk.Linear)
     """
     return _state.by_class.get(key_for_module(cls))
 
@@ -64,6 +87,23 @@ def set_policy(cls: type, policy: Any) -> None:
 
         policy = jmp.get_policy("params=float32,compute=float16,output=float32")
         hk.mixed_precision.set_policy(hk.nets.MLP, policy)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def cast(dtype):
+        ...     def cast_leaf(x):
+        ...         return x.astype(dtype) if hasattr(x, "dtype") else x
+        ...     return lambda tree: fluxion.tree_util.tree_map(cast_leaf, tree)
+        >>> class HalfCompute:  # like jmp.get_policy("params=float32,compute=bfloat16,output=float32")
+        ...     param_dtype = jnp.float32
+        ...     cast_to_compute = staticmethod(cast(jnp.bfloat16))
+        ...     cast_to_output = staticmethod(cast(jnp.float32))
+        >>> hk.mixed_precision.set_policy(hk.Linear, HalfCompute())
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> params["linear"]["w"].dtype, f.apply(params, None, jnp.ones((1, 3))).dtype  # f32 in and out
+        (dtype('float32'), dtype('float32'))
+        >>> hk.mixed_precision.clear_policy(hk.Linear)
     """
     assert policy is not None, "To unset policies use clear_policy."
     if not _state.installed:
@@ -75,7 +115,15 @@ def set_policy(cls: type, policy: Any) -> None:
 def clear_policy(cls: type) -> None:
     """Remove the policy set for ``cls`` (nothing if none).
 
-    Example: ``hk.mixed_precision.clear_policy(hk.nets.MLP)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Identity:  # a policy that changes no dtype (jmp.Policy's three members)
+        ...     param_dtype = jnp.float32
+        ...     cast_to_compute = cast_to_output = staticmethod(lambda tree: tree)
+        >>> hk.mixed_precision.set_policy(hk.Linear, Identity())
+        >>> hk.mixed_precision.clear_policy(hk.Linear)
+        >>> hk.mixed_precision.get_policy(hk.Linear) is None
+        True
     """
     _state.by_class.pop(key_for_module(cls), None)
 
@@ -89,6 +137,26 @@ def push_policy(cls: type, policy: Any) -> Iterator[None]:
 
         with hk.mixed_precision.push_policy(hk.Linear, policy):
             y = hk.Linear(3)(x)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def cast(dtype):
+        ...     def cast_leaf(x):
+        ...         return x.astype(dtype) if hasattr(x, "dtype") else x
+        ...     return lambda tree: fluxion.tree_util.tree_map(cast_leaf, tree)
+        >>> class HalfCompute:  # like jmp.get_policy("params=float32,compute=bfloat16,output=float32")
+        ...     param_dtype = jnp.float32
+        ...     cast_to_compute = staticmethod(cast(jnp.bfloat16))
+        ...     cast_to_output = staticmethod(cast(jnp.float32))
+        >>> seen = []
+        >>> class Probe(hk.Module):
+        ...     def __call__(self, x):
+        ...         seen.append(x.dtype)  # the input as the method sees it: cast to the compute dtype
+        ...         return x
+        >>> with hk.mixed_precision.push_policy(Probe, HalfCompute()):
+        ...     out = hk.transform(lambda x: Probe()(x)).apply({}, None, jnp.ones(2))
+        >>> seen, out.dtype, hk.mixed_precision.get_policy(Probe) is None
+        ([dtype(bfloat16)], dtype('float32'), True)
     """
     assert policy is not None, "To unset policies use clear_policy."
     frames = _frames()

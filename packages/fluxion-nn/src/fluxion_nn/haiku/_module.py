@@ -48,6 +48,19 @@ class MethodContext(NamedTuple):
         def log(next_fun, args, kwargs, context):
             print(context.module.module_name, context.method_name)
             return next_fun(*args, **kwargs)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> calls = []
+        >>> def log(next_f, args, kwargs, context):
+        ...     calls.append((type(context.module).__name__, context.method_name))
+        ...     return next_f(*args, **kwargs)
+        >>> def f(x):
+        ...     with hk.intercept_methods(log):
+        ...         return hk.Linear(2)(x)
+        >>> _ = hk.transform(f).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> calls
+        [('Linear', '__init__'), ('Linear', '__call__')]
     """
 
     module: Any
@@ -80,6 +93,19 @@ def intercept_methods(interceptor: Callable) -> Iterator[None]:
 
         with hk.intercept_methods(no_bias):
             y = hk.Linear(3)(x)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def double_inputs(next_f, args, kwargs, context):
+        ...     if context.method_name == "__call__":
+        ...         args = tuple(2 * a for a in args)
+        ...     return next_f(*args, **kwargs)
+        >>> def f(x):
+        ...     with hk.intercept_methods(double_inputs):
+        ...         return hk.Linear(1, with_bias=False, w_init=hk.initializers.Constant(1.0))(x)
+        >>> f = hk.transform(f)
+        >>> f.apply(f.init(None, jnp.ones((1, 2))), None, jnp.ones((1, 2))).tolist()
+        [[4.0]]
     """
     stack = _interceptors.stack
     stack.append(interceptor)
@@ -236,6 +262,15 @@ def force_name(name: str) -> str:
 
         a = hk.Linear(1)
         b = hk.Linear(1, name=hk.force_name(a.module_name))   # the same weights as a
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     shared = hk.Linear(2, name="shared")
+        ...     again = hk.Linear(2, name=hk.force_name(shared.module_name))  # reuses shared's parameters
+        ...     return again(shared(x))
+        >>> sorted(hk.transform(f).init(fluxion.random.PRNGKey(0), jnp.ones((1, 2))))
+        ['shared']
     """
     return f"{FORCE_PREFIX}{name}"
 
@@ -370,6 +405,15 @@ def transparent(method: Callable) -> Callable:
             @hk.transparent
             def __call__(self, x):
                 return hk.Linear(3)(x)   # parameters under "linear", not "wrapper/linear"
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Wrapper(hk.Module):
+        ...     @hk.transparent
+        ...     def __call__(self, x):
+        ...         return hk.Linear(2)(x)
+        >>> sorted(hk.transform(lambda x: Wrapper()(x)).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3))))
+        ['linear']
     """
     method._hk_transparent = True  # type: ignore[attr-defined]
     return method
@@ -386,6 +430,17 @@ def name_like(method_name: str) -> Callable[[Callable], Callable]:
             @hk.name_like("__call__")
             def encode(self, x):
                 return hk.Linear(3)(x)   # "net/linear", not "net/~encode/linear"
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Net(hk.Module):
+        ...     def __call__(self, x):
+        ...         return self.encode(x)
+        ...     @hk.name_like("__call__")
+        ...     def encode(self, x):
+        ...         return hk.Linear(2)(x)
+        >>> sorted(hk.transform(lambda x: Net()(x)).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3))))
+        ['net/linear']
     """
     def decorator(method: Callable) -> Callable:
         method._hk_name_like = method_name  # type: ignore[attr-defined]

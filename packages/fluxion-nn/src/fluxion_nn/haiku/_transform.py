@@ -20,7 +20,11 @@ __all__ = ["Transformed", "TransformedWithState", "transform", "transform_with_s
 class Transformed(NamedTuple):
     """``init(rng, *args) -> params`` and ``apply(params, rng, *args) -> out``.
 
-    Example: ``f = hk.transform(forward); params = f.init(rng, x); y = f.apply(params, rng, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> isinstance(f, hk.Transformed), f._fields
+        (True, ('init', 'apply'))
     """
 
     init: Callable
@@ -30,7 +34,11 @@ class Transformed(NamedTuple):
 class TransformedWithState(NamedTuple):
     """``init(rng, *args) -> (params, state)``; ``apply(params, state, rng, *args) -> (out, state)``.
 
-    Example: ``f = hk.transform_with_state(forward)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform_with_state(lambda x: hk.BatchNorm(True, True, 0.9)(x, is_training=True))
+        >>> isinstance(f, hk.TransformedWithState), f._fields
+        (True, ('init', 'apply'))
     """
 
     init: Callable
@@ -234,7 +242,12 @@ def without_apply_rng(f: Any) -> Any:
 def without_state(f: TransformedWithState) -> Transformed:
     """A ``Transformed`` from a ``TransformedWithState`` whose state is empty.
 
-    Example: ``f = hk.without_state(hk.transform_with_state(forward))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.without_state(hk.transform_with_state(lambda x: hk.Linear(2)(x)))
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> f.apply(params, None, jnp.ones((1, 3))).shape  # apply returns only the output
+        (1, 2)
     """
     def init_fn(*args: Any, **kwargs: Any) -> Any:
         params, state = f.init(*args, **kwargs)
@@ -257,7 +270,13 @@ def without_state(f: TransformedWithState) -> Transformed:
 def with_empty_state(f: Transformed) -> TransformedWithState:
     """A ``TransformedWithState`` (empty state) from a ``Transformed``.
 
-    Example: ``f = hk.with_empty_state(hk.transform(forward))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.with_empty_state(hk.transform(lambda x: hk.Linear(2)(x)))
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> out, state = f.apply(params, state, None, jnp.ones((1, 3)))
+        >>> state, out.shape
+        ({}, (1, 2))
     """
     def init_fn(*args: Any, **kwargs: Any) -> Any:
         return f.init(*args, **kwargs), {}

@@ -79,7 +79,10 @@ def get_channel_index(data_format: str) -> int:
     """``1`` for channels-first formats (``NCHW``, ``channels_first``), ``-1`` for
     channels-last ones (``NHWC``, ``BTHWD``, ``channels_last``).
 
-    Example: ``hk.get_channel_index("NCHW") == 1``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.get_channel_index("NHWC"), hk.get_channel_index("NCHW"), hk.get_channel_index("channels_first")
+        (-1, 1, 1)
     """
     if data_format == "channels_first":
         return 1
