@@ -22,6 +22,17 @@ class Deferred:
 
             def __call__(self, x):
                 return self.head(x)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     linear = hk.Deferred(lambda: hk.Linear(2))  # the Linear is built on the first call
+        ...     return linear(x)
+        >>> f = hk.transform(f)
+        >>> x = jnp.ones((1, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> sorted(params), f.apply(params, None, x).shape
+        (['linear'], (1, 2))
     """
 
     def __init__(self, factory: Callable[[], Any], call_methods: Sequence[str] = ("__call__",)):

@@ -258,7 +258,16 @@ class BatchNorm(Module):
 class EmbedLookupStyle(enum.Enum):
     """How ``hk.Embed`` looks ids up: ``ARRAY_INDEX`` (a gather) or ``ONE_HOT`` (a matmul).
 
-    Example: ``hk.Embed(10, 4, lookup_style=hk.EmbedLookupStyle.ONE_HOT)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> [style.name for style in hk.EmbedLookupStyle]
+        ['ARRAY_INDEX', 'ONE_HOT']
+        >>> def f(ids):
+        ...     return hk.Embed(5, 2, lookup_style=hk.EmbedLookupStyle.ONE_HOT)(ids)
+        >>> f = hk.transform(f)
+        >>> ids = jnp.array([0, 3])
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), ids), None, ids).shape
+        (2, 2)
     """
 
     ARRAY_INDEX = 1
@@ -328,7 +337,11 @@ class Embed(Module):
 class LSTMState(NamedTuple):
     """An LSTM state: ``hidden`` and ``cell``.
 
-    Example: ``hk.LSTMState(hidden=h, cell=c)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> state = hk.transform(lambda: hk.LSTM(4).initial_state(batch_size=2)).apply({}, None)
+        >>> type(state).__name__, state.hidden.shape, state.cell.shape
+        ('LSTMState', (2, 4), (2, 4))
     """
 
     hidden: Any
@@ -339,7 +352,19 @@ class RNNCore(Module):
     """Base class of recurrent cores: ``core(inputs, state) -> (output, new_state)`` and
     ``initial_state(batch_size)``.
 
-    Example: ``class MyCore(hk.RNNCore): ...``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Counter(hk.RNNCore):  # output = state = state + input
+        ...     def __call__(self, inputs, prev_state):
+        ...         return prev_state + inputs, prev_state + inputs
+        ...     def initial_state(self, batch_size):
+        ...         return jnp.zeros((batch_size, 1))
+        >>> def unroll(xs):
+        ...     core = Counter()
+        ...     return hk.dynamic_unroll(core, xs, core.initial_state(1))
+        >>> outs, final = hk.transform(unroll).apply({}, None, jnp.ones((3, 1, 1)))
+        >>> outs[:, 0, 0].tolist(), final.tolist()
+        ([1.0, 2.0, 3.0], [[3.0]])
     """
 
     def initial_state(self, batch_size: int | None) -> Any:

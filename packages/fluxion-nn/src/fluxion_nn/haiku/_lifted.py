@@ -458,7 +458,13 @@ def jit(fun: Callable, static_argnums: Any = (), static_argnames: Any = (),
 def eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     """``fluxion.eval_shape`` inside a transformed function, any changed Haiku state discarded.
 
-    Example: ``shapes = hk.eval_shape(hk.Linear(4), x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     out = hk.eval_shape(lambda x: jnp.outer(x, x), x)  # shapes only: nothing is computed
+        ...     return out.shape, out.dtype
+        >>> hk.transform(f).apply({}, None, jnp.ones(3))
+        ((3, 3), dtype('float32'))
     """
     if not _base._frames():
         raise ValueError("hk.eval_shape() should not be used outside of hk.transform(). "

@@ -16,7 +16,20 @@ __all__ = ["MultiTransformed", "MultiTransformedWithState", "multi_transform",
 class MultiTransformed(NamedTuple):
     """``init(rng, *args) -> params`` and a tree of ``apply(params, rng, *args)`` functions.
 
-    Example: ``f = hk.multi_transform(g); params = f.init(rng, x); enc, dec = f.apply``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     encoder, decoder = hk.Linear(2, name="encoder"), hk.Linear(3, name="decoder")
+        ...     def init(x):
+        ...         return decoder(encoder(x))
+        ...     return init, (encoder, decoder)
+        >>> model = hk.multi_transform(f)
+        >>> isinstance(model, hk.MultiTransformed)
+        True
+        >>> params = model.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> encode, decode = model.apply
+        >>> decode(params, None, encode(params, None, jnp.ones((1, 3)))).shape
+        (1, 3)
     """
 
     init: Callable
@@ -27,7 +40,21 @@ class MultiTransformedWithState(NamedTuple):
     """``init(rng, *args) -> (params, state)`` and a tree of
     ``apply(params, state, rng, *args) -> (out, state)`` functions.
 
-    Example: ``f = hk.multi_transform_with_state(g)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     counter = lambda: hk.set_state("n", hk.get_state("n", [], init=jnp.zeros) + 1)
+        ...     def read():
+        ...         return hk.get_state("n", [], init=jnp.zeros)
+        ...     return counter, (counter, read)
+        >>> model = hk.multi_transform_with_state(f)
+        >>> isinstance(model, hk.MultiTransformedWithState)
+        True
+        >>> params, state = model.init(None)
+        >>> increment, read = model.apply
+        >>> _, state = increment(params, state, None)
+        >>> float(read(params, state, None)[0])
+        1.0
     """
 
     init: Callable
@@ -56,6 +83,21 @@ def multi_transform_with_state(f: Callable[[], tuple[Callable, Any]]) -> MultiTr
         params, state = model.init(rng, x)
         enc_apply, dec_apply = model.apply
         z, state = enc_apply(params, state, None, x)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f():
+        ...     bn = hk.BatchNorm(True, True, 0.9)
+        ...     train = lambda x: bn(x, is_training=True)
+        ...     evaluate = lambda x: bn(x, is_training=False)
+        ...     return train, (train, evaluate)
+        >>> model = hk.multi_transform_with_state(f)
+        >>> x = jnp.array([[1.0], [3.0]])
+        >>> params, state = model.init(None, x)
+        >>> train, evaluate = model.apply
+        >>> y, state = train(params, state, None, x)
+        >>> y.round(3).tolist(), state["batch_norm/~/mean_ema"]["average"].round(3).tolist()
+        ([[-1.0], [1.0]], [[2.0]])
     """
     init = _transform.transform_with_state(lambda *a, **k: f()[0](*a, **k)).init
 

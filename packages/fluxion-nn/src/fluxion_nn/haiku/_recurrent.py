@@ -21,7 +21,14 @@ __all__ = ["IdentityCore", "ResetCore", "ConvNDLSTM", "Conv1DLSTM", "Conv2DLSTM"
 class IdentityCore(RNNCore):
     """A core that returns its inputs and keeps an empty state.
 
-    Example: ``out, state = hk.IdentityCore()(x, ())``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     core = hk.IdentityCore()
+        ...     return core(x, core.initial_state(None))
+        >>> out, state = hk.transform(f).apply({}, None, jnp.array([1.0, 2.0]))
+        >>> out.tolist(), state
+        ([1.0, 2.0], ())
     """
 
     def __call__(self, inputs: Any, state: Any) -> tuple[Any, Any]:
@@ -43,7 +50,19 @@ class ResetCore(RNNCore):
     """Wrap a core so that ``core((inputs, should_reset), state)`` first resets the state to
     ``initial_state`` where ``should_reset`` is true.
 
-    Example: ``out, state = hk.ResetCore(hk.LSTM(4))((x, resets), state)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Sum(hk.RNNCore):
+        ...     def __call__(self, x, state):
+        ...         return state + x, state + x
+        ...     def initial_state(self, batch_size):
+        ...         return jnp.zeros((batch_size,))
+        >>> def f(xs, resets):
+        ...     core = hk.ResetCore(Sum())
+        ...     return hk.static_unroll(core, (xs, resets), core.initial_state(1))[0]
+        >>> xs, resets = jnp.ones((4, 1)), jnp.array([[False], [False], [True], [False]])
+        >>> hk.transform(f).apply({}, None, xs, resets)[:, 0].tolist()  # the sum restarts at step 2
+        [1.0, 2.0, 1.0, 2.0]
     """
 
     def __init__(self, core: RNNCore, name: str | None = None):
@@ -122,8 +141,18 @@ def _conv_lstm(n: int) -> type:
         ConvNDLSTM.__init__(self, num_spatial_dims=n, input_shape=input_shape,
                             output_channels=output_channels, kernel_shape=kernel_shape, name=name)
 
+    dims = ", ".join(["4"] * n)
     doc = (f"A {n}-D convolutional LSTM (``ConvNDLSTM`` with ``num_spatial_dims={n}``).\n\n"
-           f"    Example: ``core = hk.Conv{n}DLSTM({[8] * n}, 4, 3)``.\n    ")
+           "    Example:\n"
+           "        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk\n"
+           "        >>> def f(x):\n"
+           f"        ...     core = hk.Conv{n}DLSTM(input_shape={[4] * n}, output_channels=2, "
+           "kernel_shape=3)\n"
+           "        ...     return core(x, core.initial_state(1))[0]\n"
+           "        >>> f = hk.transform(f)\n"
+           f"        >>> x = jnp.ones((1, {dims}, 3))\n"
+           "        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape\n"
+           f"        (1, {dims}, 2)\n    ")
     return type(f"Conv{n}DLSTM", (ConvNDLSTM,), {"__init__": __init__, "__doc__": doc,
                                                  "__module__": __name__})
 
@@ -164,6 +193,14 @@ def deep_rnn_with_skip_connections(layers: Sequence[RNNCore],
     """A ``DeepRNN`` with skip connections: each core after the first gets the inputs
     concatenated with the previous core's output; the output concatenates all cores' outputs.
 
-    Example: ``core = hk.deep_rnn_with_skip_connections([hk.LSTM(4), hk.LSTM(3)])``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     core = hk.deep_rnn_with_skip_connections([hk.LSTM(3), hk.LSTM(2)])
+        ...     return core(x, core.initial_state(1))[0]
+        >>> f = hk.transform(f)
+        >>> x = jnp.ones((1, 4))
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape  # both layers' outputs: 3 + 2
+        (1, 5)
     """
     return _DeepRNN(layers, name=name)

@@ -49,7 +49,13 @@ class ConvND(Module):
     """N-D convolution; ``w`` has shape ``kernel_shape + [in_channels // groups,
     output_channels]``.
 
-    Example: ``y = hk.ConvND(2, 16, 3)(x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.ConvND(num_spatial_dims=1, output_channels=4, kernel_shape=3)(x))
+        >>> x = jnp.ones((2, 8, 3))  # [N, W, C]
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> params["conv_nd"]["w"].shape, f.apply(params, None, x).shape
+        ((3, 3, 4), (2, 8, 4))
     """
 
     def __init__(self, num_spatial_dims: int, output_channels: int,
@@ -176,7 +182,13 @@ class Conv2D(_fixed_rank(2, "NHWC", "")):  # type: ignore[misc]
 class Conv3D(_fixed_rank(3, "NDHWC", "")):  # type: ignore[misc]
     """3-D convolution (``NDHWC`` by default).
 
-    Example: ``y = hk.Conv3D(8, 3)(jnp.ones([2, 6, 6, 6, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Conv3D(output_channels=2, kernel_shape=3, stride=2)(x))
+        >>> x = jnp.ones((1, 4, 4, 4, 1))  # [N, D, H, W, C]
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> params["conv3_d"]["w"].shape, f.apply(params, None, x).shape
+        ((3, 3, 3, 1, 2), (1, 2, 2, 2, 2))
     """
 
 
@@ -215,7 +227,13 @@ class ConvNDTranspose(Module):
     """N-D transposed convolution; ``w`` has shape ``kernel_shape + [output_channels,
     in_channels]`` (as ``hk.ConvNDTranspose``).
 
-    Example: ``y = hk.ConvNDTranspose(2, 8, 3, stride=2)(jnp.ones([1, 4, 4, 3]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.ConvNDTranspose(1, output_channels=2, kernel_shape=3, stride=2)(x))
+        >>> x = jnp.ones((1, 4, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> params["conv_nd_transpose"]["w"].shape, f.apply(params, None, x).shape
+        ((3, 2, 3), (1, 8, 2))
     """
 
     def __init__(self, num_spatial_dims: int, output_channels: int,
@@ -308,7 +326,12 @@ def _fixed_rank_t(n: int, default_format: str) -> type:
 class Conv1DTranspose(_fixed_rank_t(1, "NWC")):  # type: ignore[misc]
     """1-D transposed convolution (``NWC`` by default).
 
-    Example: ``y = hk.Conv1DTranspose(8, 3, stride=2)(jnp.ones([1, 5, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Conv1DTranspose(output_channels=2, kernel_shape=3, stride=2)(x))
+        >>> x = jnp.ones((1, 4, 3))  # [N, W, C]
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape
+        (1, 8, 2)
     """
 
 
@@ -329,5 +352,10 @@ class Conv2DTranspose(_fixed_rank_t(2, "NHWC")):  # type: ignore[misc]
 class Conv3DTranspose(_fixed_rank_t(3, "NDHWC")):  # type: ignore[misc]
     """3-D transposed convolution (``NDHWC`` by default).
 
-    Example: ``y = hk.Conv3DTranspose(8, 3)(jnp.ones([1, 4, 4, 4, 2]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Conv3DTranspose(output_channels=2, kernel_shape=2, stride=2)(x))
+        >>> x = jnp.ones((1, 2, 2, 2, 1))
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape
+        (1, 4, 4, 4, 2)
     """

@@ -93,21 +93,38 @@ def _fixed(n: int, default_format: str) -> type:
 class DepthwiseConv1D(_fixed(1, "NWC")):  # type: ignore[misc]
     """1-D depthwise convolution (``NWC`` by default).
 
-    Example: ``y = hk.DepthwiseConv1D(2, 3)(jnp.ones([1, 8, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.DepthwiseConv1D(channel_multiplier=2, kernel_shape=3)(x))
+        >>> x = jnp.ones((1, 8, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> params["depthwise_conv1_d"]["w"].shape, f.apply(params, None, x).shape
+        ((3, 1, 6), (1, 8, 6))
     """
 
 
 class DepthwiseConv2D(_fixed(2, "NHWC")):  # type: ignore[misc]
     """2-D depthwise convolution (``NHWC`` by default).
 
-    Example: ``y = hk.DepthwiseConv2D(2, 3)(jnp.ones([1, 8, 8, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.DepthwiseConv2D(channel_multiplier=1, kernel_shape=3)(x))
+        >>> x = jnp.ones((1, 5, 5, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> params["depthwise_conv2_d"]["w"].shape, f.apply(params, None, x).shape
+        ((3, 3, 1, 3), (1, 5, 5, 3))
     """
 
 
 class DepthwiseConv3D(_fixed(3, "NDHWC")):  # type: ignore[misc]
     """3-D depthwise convolution (``NDHWC`` by default).
 
-    Example: ``y = hk.DepthwiseConv3D(2, 3)(jnp.ones([1, 4, 4, 4, 2]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.DepthwiseConv3D(channel_multiplier=1, kernel_shape=2)(x))
+        >>> x = jnp.ones((1, 3, 3, 3, 2))
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape
+        (1, 3, 3, 3, 2)
     """
 
 
@@ -115,7 +132,12 @@ class SeparableDepthwiseConv2D(Module):
     """A 2-D depthwise convolution split into a ``[k0, 1]`` depthwise convolution (with the
     ``channel_multiplier`` and ``stride``) followed by a ``[1, k1]`` one, as Haiku's.
 
-    Example: ``y = hk.SeparableDepthwiseConv2D(2, 3)(jnp.ones([1, 8, 8, 4]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.SeparableDepthwiseConv2D(channel_multiplier=2, kernel_shape=3)(x))
+        >>> x = jnp.ones((1, 5, 5, 3))
+        >>> f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x).shape
+        (1, 5, 5, 6)
     """
 
     def __init__(self, channel_multiplier: int, kernel_shape: int | Sequence[int],
