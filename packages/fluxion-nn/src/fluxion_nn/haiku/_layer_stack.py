@@ -144,6 +144,19 @@ def layer_stack(num_layers: int, with_per_layer_inputs: bool = False, unroll: in
             return jax.nn.relu(hk.Linear(8)(x))
 
         y = block(x)   # params: "__layer_stack_no_per_layer/linear" with w of shape [4, 8, 8]
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     @hk.layer_stack(3)  # three Linear layers with stacked parameters, run with a scan
+        ...     def layer(x):
+        ...         return jnp.tanh(hk.Linear(4)(x))
+        ...     return layer(x)
+        >>> f = hk.transform(f)
+        >>> x = jnp.ones((2, 4))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> {name: p["w"].shape for name, p in params.items()}, f.apply(params, None, x).shape
+        ({'__layer_stack_no_per_layer/linear': (3, 4, 4)}, (2, 4))
     """
     if transparent and transparency_map is None:
         raise ValueError("transparency_map must be provided with transparent=True.")

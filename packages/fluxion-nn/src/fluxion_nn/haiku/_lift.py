@@ -88,6 +88,19 @@ class LiftWithStateUpdater:
         params, state = params_and_state_fn(rng, x)
         out, state = inner.apply(params, state, None, x)
         updater.update(state)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def counter():
+        ...     hk.set_state("n", hk.get_state("n", [], init=jnp.zeros) + 1)
+        >>> inner = hk.transform_with_state(counter)
+        >>> def outer():
+        ...     init, updater = hk.lift_with_state(inner.init, name="inner")
+        ...     params, state = init(None)
+        ...     updater.update(inner.apply(params, state, None)[1])
+        ...     return isinstance(updater, hk.LiftWithStateUpdater)
+        >>> hk.transform_with_state(outer).apply(*hk.transform_with_state(outer).init(None), None)[0]
+        True
     """
 
     __slots__ = ("_used", "_name", "_frame")
@@ -149,6 +162,25 @@ def lift_with_state(init_fn: Callable, *, allow_reuse: bool = False,
             out, state = g.apply(params, state, None, x)
             updater.update(state)
             return out
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def counter():
+        ...     n = hk.get_state("n", [], init=jnp.zeros)
+        ...     hk.set_state("n", n + 1)
+        ...     return n
+        >>> inner = hk.transform_with_state(counter)
+        >>> def outer():
+        ...     init, updater = hk.lift_with_state(inner.init, name="inner")
+        ...     params, state = init(None)
+        ...     out, state = inner.apply(params, state, None)
+        ...     updater.update(state)  # the new inner state becomes part of outer's state
+        ...     return out
+        >>> outer = hk.transform_with_state(outer)
+        >>> params, state = outer.init(None)
+        >>> out, state = outer.apply(params, state, None)
+        >>> {m: {k: float(v) for k, v in s.items()} for m, s in state.items()}
+        {'inner/~': {'n': 1.0}}
     """
     _base._frame("lift_with_state")
     fn = _call_only(LiftingModule(init_fn, allow_reuse=allow_reuse, name=name))
@@ -163,7 +195,18 @@ def transparent_lift_with_state(init_fn: Callable, *,
                                                                     LiftWithStateUpdater]:
     """``lift_with_state`` without the extra name scope: the inner names are used as they are.
 
-    Example: ``params_and_state_fn, updater = hk.transparent_lift_with_state(g.init)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def counter():
+        ...     hk.set_state("n", hk.get_state("n", [], init=jnp.zeros) + 1)
+        >>> inner = hk.transform_with_state(counter)
+        >>> def outer():
+        ...     init, updater = hk.transparent_lift_with_state(inner.init)
+        ...     params, state = init(None)
+        ...     updater.update(inner.apply(params, state, None)[1])
+        >>> params, state = hk.transform_with_state(outer).init(None)
+        >>> sorted(state)  # no "lifted" scope in the names
+        ['~']
     """
     _base._frame("lift_with_state")
     fn = _call_only(LiftingModule(init_fn, transparent=True, allow_reuse=allow_reuse))
@@ -187,6 +230,19 @@ def lift(init_fn: Callable, *, allow_reuse: bool = False, name: str = "lifted") 
 
         params = hk.transform(f).init(jax.random.PRNGKey(0), jnp.ones([1, 2]))
         # {'inner/linear': {'w': ..., 'b': ...}}
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> inner = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> def outer(x):
+        ...     # inner's parameters become part of outer's, under "inner"
+        ...     params = hk.lift(inner.init, name="inner")(hk.next_rng_key(), x)
+        ...     return inner.apply(params, None, x)
+        >>> outer = hk.transform(outer)
+        >>> x = jnp.ones((1, 3))
+        >>> params = outer.init(fluxion.random.PRNGKey(0), x)
+        >>> sorted(params), outer.apply(params, fluxion.random.PRNGKey(1), x).shape
+        (['inner/linear'], (1, 2))
     """
     _base._frame("lift")
     fn, updater = lift_with_state(_params_only(init_fn), allow_reuse=allow_reuse, name=name)
@@ -197,7 +253,14 @@ def lift(init_fn: Callable, *, allow_reuse: bool = False, name: str = "lifted") 
 def transparent_lift(init_fn: Callable, *, allow_reuse: bool = False) -> Callable:
     """``lift`` without the extra name scope.
 
-    Example: ``params = hk.transparent_lift(inner.init)(rng, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> inner = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> def outer(x):
+        ...     params = hk.transparent_lift(inner.init)(hk.next_rng_key(), x)  # no extra name scope
+        ...     return inner.apply(params, None, x)
+        >>> sorted(hk.transform(outer).init(fluxion.random.PRNGKey(0), jnp.ones((1, 3))))
+        ['linear']
     """
     _base._frame("transparent_lift")
     lifted = LiftingModule(_params_only(init_fn), transparent=True, allow_reuse=allow_reuse)

@@ -33,6 +33,15 @@ class SpectralNorm(Module):
         f = hk.transform_with_state(lambda w: hk.SpectralNorm()(w))
         params, state = f.init(jax.random.PRNGKey(0), w)
         w_bar, state = f.apply(params, state, None, w)   # state: {'spectral_norm': {u0, sigma}}
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform_with_state(lambda w: hk.SpectralNorm()(w))
+        >>> w = jnp.array([[3.0, 0.0], [0.0, 1.0]])
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), w)
+        >>> out, state = f.apply(params, state, None, w)
+        >>> out.round(3).tolist()  # w over a power-iteration estimate of its largest singular value
+        [[1.033, 0.0], [0.0, 0.344]]
     """
 
     def __init__(self, eps: float = 1e-4, n_steps: int = 1, name: str | None = None):
@@ -89,7 +98,14 @@ class SNParamsTree(Module):
     """Spectral-normalise every parameter of a tree (each with its own ``SpectralNorm`` named
     after the parameter, ``/`` -> ``__``), skipping names matching ``ignore_regex``.
 
-    Example: ``sn_params = hk.SNParamsTree(ignore_regex=".*b$")(params)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform_with_state(lambda tree: hk.SNParamsTree(ignore_regex=".*b$")(tree))
+        >>> tree = {"linear": {"w": jnp.array([[2.0, 0.0], [0.0, 1.0]]), "b": jnp.ones(2)}}
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), tree)
+        >>> out, state = f.apply(params, state, None, tree)
+        >>> out["linear"]["w"].round(3).tolist(), out["linear"]["b"].tolist()
+        ([[1.0610001, 0.0], [0.0, 0.53000003]], [1.0, 1.0])
     """
 
     def __init__(self, eps: float = 1e-4, n_steps: int = 1, ignore_regex: str = "",
@@ -117,6 +133,17 @@ class EMAParamsTree(Module):
         ema = hk.transform_with_state(lambda p: hk.EMAParamsTree(0.2)(p))
         _, ema_state = ema.init(None, params)
         ema_params, ema_state = ema.apply(None, ema_state, None, params)
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform_with_state(lambda tree: hk.EMAParamsTree(0.5, zero_debias=False)(tree))
+        >>> params, state = f.init(None, {"linear": {"w": jnp.zeros(2)}})
+        >>> avg, state = f.apply(params, state, None, {"linear": {"w": jnp.ones(2)}})
+        >>> avg["linear"]["w"].tolist()
+        [0.5, 0.5]
+        >>> avg, state = f.apply(params, state, None, {"linear": {"w": jnp.ones(2)}})
+        >>> avg["linear"]["w"].tolist()
+        [0.75, 0.75]
     """
 
     def __init__(self, decay: float, zero_debias: bool = True, warmup_length: int = 0,

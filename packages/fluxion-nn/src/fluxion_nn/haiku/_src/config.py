@@ -59,7 +59,13 @@ def context(*, check_jax_usage: bool | None = None, module_auto_repr: bool | Non
             restore_flatmap: bool | None = None, rng_reserve_size: int | None = None) -> Any:
     """Options set inside the block only (others keep their value).
 
-    Example: ``with hk.config.context(check_jax_usage=True): ...``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> with hk.config.context(rng_reserve_size=8):
+        ...     print(hk.experimental.rng_reserve_size(8))  # each setter returns the value it replaces
+        8
+        >>> hk.experimental.rng_reserve_size(1)  # the context restored the default
+        1
     """
     return assign(**_given(dict(check_jax_usage=check_jax_usage,
                                 module_auto_repr=module_auto_repr,
@@ -71,7 +77,11 @@ def set(*, check_jax_usage: bool | None = None, module_auto_repr: bool | None = 
         restore_flatmap: bool | None = None, rng_reserve_size: int | None = None) -> None:
     """Set options for this thread.
 
-    Example: ``hk.config.set(module_auto_repr=False)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.config.set(rng_reserve_size=8)
+        >>> hk.experimental.rng_reserve_size(1)  # returns the value it replaces: the one set above
+        8
     """
     write(get_config(), **_given(dict(check_jax_usage=check_jax_usage,
                                       module_auto_repr=module_auto_repr,
@@ -118,7 +128,11 @@ def get_config() -> Config:
 def module_auto_repr(enabled: bool) -> bool:
     """Turn the automatic ``Module.__repr__`` on or off; returns the previous value.
 
-    Example: ``old = hk.experimental.module_auto_repr(False)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> previous = hk.experimental.module_auto_repr(False)  # module reprs without their arguments
+        >>> previous, hk.experimental.module_auto_repr(previous)
+        (True, False)
     """
     config = get_config()
     previous, config.module_auto_repr = config.module_auto_repr, enabled
@@ -129,7 +143,11 @@ def check_jax_usage(enabled: bool = True) -> bool:
     """Make Haiku raise ``JaxUsageError`` when a Haiku side effect runs inside a raw JAX
     transform (use ``hk.vmap``, ``hk.cond``, ... instead); returns the previous value.
 
-    Example: ``old = hk.experimental.check_jax_usage(True)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> previous = hk.experimental.check_jax_usage(True)  # complain about raw jax transforms in modules
+        >>> previous, hk.experimental.check_jax_usage(previous)
+        (False, True)
     """
     config = get_config()
     previous, config.check_jax_usage = config.check_jax_usage, enabled
@@ -139,7 +157,11 @@ def check_jax_usage(enabled: bool = True) -> bool:
 def rng_reserve_size(size: int) -> int:
     """Keys split at once when ``next_rng_key`` needs new ones; returns the previous value.
 
-    Example: ``old = hk.experimental.rng_reserve_size(4)``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> previous = hk.experimental.rng_reserve_size(4)  # split 4 keys at a time in next_rng_key
+        >>> previous, hk.experimental.rng_reserve_size(previous)
+        (1, 4)
     """
     if size <= 0:
         raise ValueError(f"RNG reserve size needs to be more than 0, got {size}.")

@@ -31,6 +31,14 @@ def transform_and_run(f: Callable | None = None, seed: int | None = 42, run_appl
         @hk.testing.transform_and_run
         def test_linear():
             return hk.Linear(1)(jnp.ones([1, 1]))
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> @hk.testing.transform_and_run
+        ... def run():
+        ...     return hk.Linear(2)(jnp.ones((1, 3))).shape
+        >>> run()
+        (1, 2)
     """
     if f is None:
         return functools.partial(transform_and_run, seed=seed, run_apply=run_apply,
