@@ -107,17 +107,7 @@ class Module(Pytree):
         return value + getattr(self, name).value
 
     def iter_modules(self) -> Iterator[tuple[tuple, "Module"]]:
-        """Yield ``(path, module)`` for every submodule (and self, last).
-
-        Example:
-            >>> import fluxion_nn as nnx
-            >>> class MLP(nnx.Module):
-            ...     def __init__(self, rngs):
-            ...         self.hidden = nnx.Linear(2, 4, rngs=rngs)
-            ...         self.out = nnx.Linear(4, 1, rngs=rngs)
-            >>> [(path, type(m).__name__) for path, m in nnx.iter_modules(MLP(nnx.Rngs(0)))]
-            [(('hidden',), 'Linear'), (('out',), 'Linear'), ((), 'MLP')]
-        """
+        """Yield ``(path, module)`` for every submodule (and self, last)."""
         return iter_modules(self)
 
     def iter_children(self) -> Iterator[tuple[str, "Module"]]:
@@ -229,7 +219,14 @@ def _repr(obj: Any, indent: int, seen: set) -> str:
 def iter_modules(module: Any, /, *, graph: bool | None = None) -> Iterator[tuple[tuple, Module]]:
     """Yield ``(path, module)`` for every Module in the graph, children first.
 
-    Example: ``[p for p, m in nnx.iter_modules(model) if isinstance(m, nnx.Dropout)]``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> class MLP(nnx.Module):
+        ...     def __init__(self, rngs):
+        ...         self.hidden = nnx.Linear(2, 4, rngs=rngs)
+        ...         self.out = nnx.Linear(4, 1, rngs=rngs)
+        >>> [(path, type(m).__name__) for path, m in nnx.iter_modules(MLP(nnx.Rngs(0)))]
+        [(('hidden',), 'Linear'), (('out',), 'Linear'), ((), 'MLP')]
     """
     for path, node in _graph.iter_graph(module, graph=graph):
         if isinstance(node, Module):

@@ -143,31 +143,11 @@ class State(MutableMapping):
         return root
 
     def to_pure_dict(self) -> dict:
-        """A nested plain dict with Variables replaced by their values.
-
-        Example:
-            >>> import fluxion_nn as nnx
-            >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
-            >>> pure = nnx.to_pure_dict(nnx.state(model))
-            >>> type(pure).__name__, sorted(pure), pure["bias"].tolist()
-            ('dict', ['bias', 'kernel'], [0.0, 0.0, 0.0])
-        """
+        """A nested plain dict with Variables replaced by their values."""
         return to_pure_dict(self)
 
     def replace_by_pure_dict(self, pure_dict: dict, replace_fn: Any = None) -> None:
-        """Replace leaf values in place from a nested plain dict of arrays.
-
-        Example:
-            >>> import fluxion.numpy as jnp, fluxion_nn as nnx
-            >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
-            >>> state = nnx.state(model)
-            >>> pure = nnx.to_pure_dict(state)
-            >>> pure["bias"] = jnp.ones(3)
-            >>> nnx.replace_by_pure_dict(state, pure)
-            >>> nnx.update(model, state)
-            >>> model.bias.value.tolist()
-            [1.0, 1.0, 1.0]
-        """
+        """Replace leaf values in place from a nested plain dict of arrays."""
         replace_by_pure_dict(self, pure_dict, replace_fn)
 
     def filter(self, first: Any, /, *filters: Any) -> Any:
@@ -284,7 +264,12 @@ def from_flat_state(flat: Any) -> State:
 def to_pure_dict(state: State) -> dict:
     """Nested plain dicts of raw values (no Variables, no States).
 
-    Example: ``nnx.to_pure_dict(nnx.state(model))["kernel"]``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> pure = nnx.to_pure_dict(nnx.state(model))
+        >>> type(pure).__name__, sorted(pure), pure["bias"].tolist()
+        ('dict', ['bias', 'kernel'], [0.0, 0.0, 0.0])
     """
     out: dict = {}
     for k, v in state.items():
@@ -300,7 +285,16 @@ def to_pure_dict(state: State) -> dict:
 def replace_by_pure_dict(state: State, pure_dict: dict, replace_fn: Any = None) -> None:
     """Write the values of a nested plain dict into ``state`` in place (paths must exist).
 
-    Example: ``nnx.replace_by_pure_dict(state, {"kernel": w, "bias": b})``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> state = nnx.state(model)
+        >>> pure = nnx.to_pure_dict(state)
+        >>> pure["bias"] = jnp.ones(3)
+        >>> nnx.replace_by_pure_dict(state, pure)
+        >>> nnx.update(model, state)
+        >>> model.bias.value.tolist()
+        [1.0, 1.0, 1.0]
     """
     for k, v in pure_dict.items():
         if k not in state:
