@@ -159,6 +159,7 @@ def call(body: Callable[..., Any], args: tuple, statics: tuple = ()) -> Any:
     if e is _OP_BY_OP:  # on the operands converted already (a NumPy array is put once)
         return body(*ops, *statics)
     _touch(e.key)
+    _d.collect_garbage()
     outs = e.run(e.consts + tuple(map(_GET_A, ops))).consume_with_handlers(e.handlers)
     if e.single:
         # dispatch._wrap inlined, as on dispatch.py's eager path: the call cost 26 ns per eager

@@ -681,6 +681,7 @@ def run_program(program: Program, args: Sequence[Any], name: str,
         out_tree = tree_util.tree_structure(list(range(len(out_specs))))
         e = _Entry(executable, out_specs, (), out_tree, executable.text, None)
         _PROGRAM_ENTRIES.put(key, e, executable.nbytes, owner=program)
+    _d.collect_garbage()
     outs = e.run(tuple(a._a for a in arrays)).consume_with_handlers(e.handlers)
     return list(map(_d._wrap, outs, e.out_specs))
 

@@ -39,7 +39,7 @@ _new = object.__new__
 # they would to the function itself. Its other names carry a prefix no parameter may use.
 _FAST_TEMPLATE = '''
 def _fx_make(_fx_state, _fx_EVAL, _fx_fast_get, _fx_new, _fx_Array, _fx_call, _fx_filter,
-             _fx_SCALARS, _fx_to_array, _fx_tree):
+             _fx_SCALARS, _fx_to_array, _fx_tree, _fx_gc):
     def jitted({params}):
         try:
             if _fx_state.interp is _fx_EVAL:
@@ -65,6 +65,7 @@ _LOOKUP = '''\
 _fx_e = _fx_fast_get({key})
 if _fx_e is not None:
     if _fx_e.bare:
+        _fx_gc()  # jaxlib's queued garbage (dispatch.collect_garbage); e.call does it itself
         _fx_w = _fx_new(_fx_Array)
         _fx_w._a = _fx_e.run(({impls},)).consume_with_handlers(_fx_e.handlers)[0]
         _fx_w._k = _fx_e.out0
@@ -350,6 +351,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     straight-line path with the single-output call inlined, as the generated dispatchers do."""
     tree_call = _tree_caller(fast_get, call)
     hits_of = _SCALAR_HITS.get
+    collect = _d.collect_garbage
 
     def jitted(*args: Any, **kwargs: Any) -> Any:
         try:
@@ -367,6 +369,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                     if e is not None:
                         if not e.bare:
                             return e.call((a._a,))
+                        collect()  # dispatch.collect_garbage; e.call does it itself
                         w = _new(Array)
                         w._a = e.run((a._a,)).consume_with_handlers(e.handlers)[0]
                         w._k = e.out0
@@ -398,7 +401,8 @@ def _make_dispatcher(j: Any, fun: Callable) -> Callable:
     call = j.call
     if j.sig.simple and len(names) <= 16 and not any(n.startswith("_fx_") for n in names):
         fn = _fast_maker(names)(_STATE, _EVAL, j.fast.get, _new, Array, call, filter_exception,
-                                _FAST_SCALARS, _scalar_arg, _tree_caller(j.fast.get, call))
+                                _FAST_SCALARS, _scalar_arg, _tree_caller(j.fast.get, call),
+                                _d.collect_garbage)
     elif j.sig.varargs:
         fn = _varargs_dispatcher(j.fast.get, call)
     else:

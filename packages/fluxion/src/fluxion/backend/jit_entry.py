@@ -37,6 +37,7 @@ from fluxion.tree_util import physical as tree_util
 __all__: list[str] = []
 
 _new = object.__new__
+_collect = _d.collect_garbage  # jaxlib's queued garbage, freed before each run (see there)
 
 
 class _Entry:
@@ -73,6 +74,7 @@ class _Entry:
         self.call = _output_caller(self) or self._call
 
     def _call(self, impls: tuple) -> Any:
+        _collect()
         outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
         if self.single:
             w = _new(Array)
@@ -147,8 +149,9 @@ def _output_caller(entry: "_Entry") -> Any:
     if make is None:
         outs = ", ".join(f"_o{i}" for i in range(n))
         specs = ", ".join(f"_k{i}" for i in range(n))
-        lines = [f"def _make(_run, _consts, _handlers, _new, _Array, {specs}):",
+        lines = [f"def _make(_run, _consts, _handlers, _new, _Array, _gc, {specs}):",
                  "    def call(impls):",
+                 "        _gc()",
                  f"        {outs}, = _run(_consts + impls).consume_with_handlers(_handlers)"]
         for i in range(n):
             lines.append(f"        _w{i} = _new(_Array); _w{i}._a = _o{i}; _w{i}._k = _k{i}; "
@@ -157,7 +160,8 @@ def _output_caller(entry: "_Entry") -> Any:
         ns: dict[str, Any] = {}
         exec(compile("\n".join(lines), f"{__file__}<output caller of {n} outputs>", "exec"), ns)
         make = _CALLER_MAKERS.setdefault(display, ns["_make"])
-    return make(entry.run, entry.consts, entry.handlers, _new, Array, *entry.out_specs)
+    return make(entry.run, entry.consts, entry.handlers, _new, Array, _collect,
+                *entry.out_specs)
 
 
 def _picking(run: Any, positions: list[int]) -> Any:
