@@ -352,8 +352,22 @@ def test_checkify_and_make_jaxpr_over_modules():
     assert int(count[...]) == 1 and int(out) == 1
     jaxpr = nnx.make_jaxpr(bump, graph_updates=False)(count)
     assert "add" in str(jaxpr) and int(count[...]) == 1  # tracing only
+    assert len(jaxpr.jaxpr.outvars) == 1  # bump's output only, not the Variable's new value
     with pytest.raises(ValueError, match="does not support graph_updates=True"):
         nnx.make_jaxpr(bump, graph=True, graph_updates=True)
+
+
+@pytest.mark.parametrize("side", ["fluxion", "flax"])
+def test_make_jaxpr_outputs_are_the_functions_outputs(side):
+    if side == "flax":
+        import jax.numpy as np_
+        from flax import nnx as lib
+    else:
+        lib, np_ = nnx, jnp
+    model = lib.Linear(2, 3, rngs=lib.Rngs(0))
+    jaxpr = lib.make_jaxpr(lambda m, x: (m(x), x.sum()), graph_updates=False)(model, np_.ones((1, 2)))
+    assert [str(v.aval) for v in jaxpr.jaxpr.invars] == ["float32[3]", "float32[2,3]", "float32[1,2]"]
+    assert [str(v.aval) for v in jaxpr.jaxpr.outvars] == ["float32[1,3]", "float32[]"]
 
 
 def test_jit_in_shardings_place_module_variables():

@@ -689,7 +689,12 @@ def map(f: Callable[[tuple, Any], Any], node: Any, /, *, graph: bool | None = No
 def set_metadata(node: Any, /, *, only: Any = Variable, **metadata: Any) -> None:
     """Set metadata entries on every Variable of ``node`` matching ``only``, in place.
 
-    Example: ``nnx.set_metadata(model, differentiable=False, only=nnx.Param)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> nnx.set_metadata(model, description="frozen", only=nnx.Param)
+        >>> model.kernel.description, model.bias.description
+        ('frozen', 'frozen')
     """
     pred = filterlib.to_predicate(only)
     for path, v in iter_graph(node):

@@ -57,12 +57,17 @@ def register_data_type(type_: type, /) -> type:
     """Make values of ``type_`` data when assigned to a Pytree attribute (as arrays are), so
     they need no ``nnx.data(...)``. Returns ``type_`` (usable as a class decorator).
 
-    Example::
-
-        @nnx.register_data_type
-        @dataclasses.dataclass(frozen=True)
-        class Step:
-            value: int
+    Example:
+        >>> import dataclasses, fluxion, fluxion_nn as nnx
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Step:
+        ...     value: int
+        >>> _ = nnx.register_data_type(Step)
+        >>> class Counter(nnx.Pytree):
+        ...     def __init__(self):
+        ...         self.step = Step(0)  # data (a pytree leaf), with no nnx.data(...)
+        >>> fluxion.tree_util.tree_leaves(Counter()), nnx.is_data(Step(1))
+        ([Step(value=0)], True)
     """
     _DATA_TYPES.add(type_)
     return type_

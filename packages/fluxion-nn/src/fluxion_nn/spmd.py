@@ -152,7 +152,13 @@ def get_partition_spec(tree: A) -> A:
     """The tree of ``tree`` with each Variable's value replaced by its PartitionSpec (and each
     bare array by ``P()``).
 
-    Example: ``specs = nnx.get_partition_spec(nnx.state(model))``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+        >>> with fluxion.set_mesh(fluxion.make_mesh((1,), ("model",))):
+        ...     model = nnx.Linear(2, 3, kernel_init=init, use_bias=False, rngs=nnx.Rngs(0))
+        >>> nnx.get_partition_spec(nnx.state(model))["kernel"].value
+        P(None, 'model')
     """
     def one(x: Any) -> Any:
         if _is_variable(x):
@@ -167,7 +173,14 @@ def get_partition_spec(tree: A) -> A:
 def get_named_sharding(tree: A, mesh: Any) -> A:
     """As :func:`get_partition_spec`, each spec made a ``NamedSharding`` on ``mesh``.
 
-    Example: ``shardings = nnx.get_named_sharding(nnx.state(model), mesh)``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> mesh = fluxion.make_mesh((1,), ("model",))
+        >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+        >>> with fluxion.set_mesh(mesh):
+        ...     model = nnx.Linear(2, 3, kernel_init=init, use_bias=False, rngs=nnx.Rngs(0))
+        >>> nnx.get_named_sharding(nnx.state(model), mesh)["kernel"].value.spec
+        P(None, 'model')
     """
     specs = get_partition_spec(tree)
     return tree_util.tree_map(lambda p: NamedSharding(mesh, p), specs,
@@ -179,7 +192,12 @@ def get_abstract_model(init_fn: Callable[[], Any], mesh: Any, *,
     """``(graphdef, abstract state)`` of the model ``init_fn`` builds, each leaf a
     ``ShapeDtypeStruct`` carrying the NamedSharding of its Variable's annotation on ``mesh``.
 
-    Example: ``gdef, abs_state = nnx.get_abstract_model(lambda: Model(nnx.Rngs(0)), mesh)``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> mesh = fluxion.make_mesh((1,), ("model",))
+        >>> graphdef, abstract = nnx.get_abstract_model(lambda: nnx.Linear(2, 3, rngs=nnx.Rngs(0)), mesh)
+        >>> abstract["kernel"].value.shape, type(abstract["kernel"].value).__name__
+        ((2, 3), 'ShapeDtypeStruct')
     """
     side: dict = {}
 

@@ -210,8 +210,11 @@ def restore_int_paths(pure_dict: dict) -> dict:
     (orbax) restores ``{0: ...}`` as ``{'0': ...}``; every key that ``int()`` reads becomes that
     int. Empty sub-dicts are dropped (as flax, which flattens the mapping and rebuilds it).
 
-    Example: ``nnx.restore_int_paths({"layers": {"0": {"kernel": w}}})`` is
-    ``{"layers": {0: {"kernel": w}}}``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> restored = nnx.restore_int_paths({"layers": {"0": {"kernel": 1.0}, "1": {"kernel": 2.0}}})
+        >>> sorted(restored["layers"])
+        [0, 1]
     """
     def key(k: Any) -> Any:
         try:

@@ -877,6 +877,14 @@ def using_eager_sharding() -> bool:
     """Whether eager sharding of new Variables is on (see :class:`use_eager_sharding`).
 
     Example: ``nnx.using_eager_sharding()`` is ``True`` by default.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.using_eager_sharding()
+        True
+        >>> with nnx.use_eager_sharding(False):
+        ...     print(nnx.using_eager_sharding())
+        False
     """
     return bool(use_eager_sharding.current_value())
 

@@ -36,7 +36,14 @@ class DiffState:
     """``argnums`` entry of ``nnx.grad``: differentiate argument ``argnum`` with respect to the
     Variables matching ``filter``.
 
-    Example: ``nnx.grad(loss, argnums=nnx.DiffState(0, nnx.LoRAParam))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.LoRA(2, 1, 1, base_module=nnx.Linear(2, 1, rngs=nnx.Rngs(0)), rngs=nnx.Rngs(1))
+        >>> def loss(model, x):
+        ...     return model(x).sum()
+        >>> grads = nnx.grad(loss, argnums=nnx.DiffState(0, nnx.LoRAParam))(model, jnp.ones((1, 2)))
+        >>> sorted(grads.keys())  # only the LoRA parameters, not the base layer's
+        ['lora_a', 'lora_b']
     """
 
     _prefix_mapping = True

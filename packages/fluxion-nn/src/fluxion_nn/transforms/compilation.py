@@ -286,10 +286,12 @@ def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
     the remaining arguments; updates to the bound objects' Variables are written back to them
     after every call. ``static_argnums`` count positions in ``fun``'s full argument list.
 
-    Example::
-
-        train_step_fn = nnx.jit_partial(train_step, model, optimizer)
-        loss = train_step_fn(x, y)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> predict = nnx.jit_partial(lambda model, x: model(x), model, graph_updates=False)
+        >>> predict(jnp.ones((1, 2))).shape
+        (1, 1)
     """
     _reject_bound_method(fun, "jit_partial")
     jitted = jit(fun, in_shardings=in_shardings, out_shardings=out_shardings,

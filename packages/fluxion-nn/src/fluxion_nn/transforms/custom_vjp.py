@@ -317,23 +317,26 @@ def custom_vjp(fun: Callable | None = None, *, nondiff_argnums: tuple = (),
     module argument and returns ``State`` tangents; with ``graph=False`` or
     ``graph_updates=False`` it gets ``out_g`` and returns tangents of the arguments' types.
 
-    Example::
-
-        @nnx.custom_vjp(graph_updates=False)
-        def f(m):
-            return jnp.sin(m.x) * m.y
-
-        def f_fwd(m):
-            return f(m), (jnp.cos(m.x), jnp.sin(m.x), m)
-
-        def f_bwd(res, g):
-            cos_x, sin_x, m = res
-            m_g = nnx.clone(m)
-            m_g.x[...] = cos_x * g * m.y
-            m_g.y[...] = sin_x * g
-            return (m_g,)
-
-        f.defvjp(f_fwd, f_bwd)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Foo(nnx.Module):
+        ...     def __init__(self, x, y):
+        ...         self.x, self.y = nnx.Param(x), nnx.Param(y)
+        >>> @nnx.custom_vjp(graph_updates=False)
+        ... def f(m):
+        ...     return jnp.sin(m.x) * m.y
+        >>> def f_fwd(m):
+        ...     return f(m), (jnp.cos(m.x), jnp.sin(m.x), m)
+        >>> def f_bwd(res, g):
+        ...     cos_x, sin_x, m = res
+        ...     m_g = nnx.clone(m)  # a Foo holding the cotangents
+        ...     m_g.x[...] = cos_x * g * m.y
+        ...     m_g.y[...] = sin_x * g
+        ...     return (m_g,)
+        >>> f.defvjp(f_fwd, f_bwd)
+        >>> grads = nnx.grad(f, graph_updates=False)(Foo(x=jnp.array(1.0), y=jnp.array(2.0)))
+        >>> round(float(grads.x[...]), 4), round(float(grads.y[...]), 4)  # 2 cos(1), sin(1)
+        (1.0806, 0.8415)
     """
     graph = resolve(graph, set_graph_mode)
     graph_updates = resolve(graph_updates, set_graph_updates)

@@ -291,10 +291,15 @@ def cached_partial(f: Callable, *cached_args: Any, graph: bool | None = None,
     the bound objects are clones sharing the originals' Variables (as flax's), so ``f`` sees
     (and may return) the clones, and the values it writes reach the originals.
 
-    Example::
-
-        train_step_fn = nnx.cached_partial(train_step, model, optimizer)
-        loss = train_step_fn(x, y)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> @nnx.jit
+        ... def predict(model, x):
+        ...     return model(x)
+        >>> cached = nnx.cached_partial(predict, model)  # the model's graph is traversed once
+        >>> cached(jnp.ones((1, 2))).shape
+        (1, 1)
     """
     if not resolve(graph, set_graph_mode):
         check_tree_mode(cached_args, "nnx.cached_partial")
@@ -333,10 +338,16 @@ def checkify(f: Callable, *, errors: Any = None, graph: bool | None = None,
     """``fluxion.experimental.checkify`` over functions taking modules: returns
     ``(error, out)``; updates ``f`` makes to the modules are kept.
 
-    Example::
-
-        err, y = nnx.checkify(nnx.jit(f), errors=checkify.float_checks)(model)
-        err.throw()
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion.experimental import checkify
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> def f(model, x):
+        ...     checkify.check(jnp.all(x > 0), "x must be positive")
+        ...     return model(x)
+        >>> err, y = nnx.checkify(f)(model, -jnp.ones((1, 2)))
+        >>> err.get(), y.shape
+        ('x must be positive (`check` failed)', (1, 1))
     """
     from fluxion.experimental import checkify as _checkify  # reason: fluxion.experimental loads on first use
 
@@ -364,7 +375,12 @@ def make_jaxpr(f: Callable, *, graph: bool | None = None, graph_updates: bool | 
     only). Graph updates cannot be expressed in a jaxpr, so ``graph_updates=True`` in graph
     mode is refused, as in flax.
 
-    Example: ``jaxpr = nnx.make_jaxpr(lambda m, x: m(x), graph_updates=False)(model, x)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> jaxpr = nnx.make_jaxpr(lambda m, x: m(x), graph_updates=False)(model, jnp.ones((1, 2)))
+        >>> [str(v.aval) for v in jaxpr.jaxpr.invars], [str(v.aval) for v in jaxpr.jaxpr.outvars]
+        (['float32[3]', 'float32[2,3]', 'float32[1,2]'], ['float32[1,3]'])
     """
     if resolve(graph, set_graph_mode) and resolve(graph_updates, set_graph_updates):
         raise ValueError("nnx.make_jaxpr does not support graph_updates=True. "
@@ -377,7 +393,9 @@ def make_jaxpr(f: Callable, *, graph: bool | None = None, graph_updates: bool | 
         side: dict = {}
 
         def pure(values: list, other: list) -> Any:
-            return _call_pure(f, side, "s", inp.static, values, other)
+            # only f's outputs: the Variables' new values are no outputs (the jaxpr of flax's
+            # make_jaxpr, which propagates no updates, has f's outputs alone)
+            return _call_pure(f, side, "s", inp.static, values, other)[1]
 
         return fluxion.make_jaxpr(pure, **jaxpr_kwargs)(inp.values, inp.other)
 
