@@ -35,7 +35,12 @@ _AXIS_RULES = _AxisRules()
 def set_logical_axis_rules(rules: Any) -> None:
     """Bind logical axis names to mesh axes for this thread (``((logical, mesh_axis), ...)``).
 
-    Example: ``nnx.spmd.set_logical_axis_rules((("embed", "model"),))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.spmd.set_logical_axis_rules((("embed", "model"),))
+        >>> nnx.spmd.get_logical_axis_rules()
+        (('embed', 'model'),)
+        >>> nnx.spmd.set_logical_axis_rules(())  # back to no rules
     """
     _AXIS_RULES.rules = rules
 
@@ -43,7 +48,13 @@ def set_logical_axis_rules(rules: Any) -> None:
 def get_logical_axis_rules() -> Any:
     """The logical-to-mesh axis rules in force (``()`` when none).
 
-    Example: ``nnx.spmd.get_logical_axis_rules() == ()`` outside any ``logical_axis_rules``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.spmd.get_logical_axis_rules()
+        ()
+        >>> with nnx.logical_axis_rules((("embed", "model"),)):
+        ...     print(nnx.spmd.get_logical_axis_rules())
+        (('embed', 'model'),)
     """
     return _AXIS_RULES.rules
 
@@ -52,10 +63,14 @@ def get_logical_axis_rules() -> Any:
 def logical_axis_rules(rules: Any) -> Iterator[None]:
     """A ``with`` block inside which logical axis names map to mesh axes by ``rules``.
 
-    Example::
-
-        with nnx.logical_axis_rules((("embed", "model"),)):
-            w = nnx.Param(x, out_sharding=("embed", None))  # placed as P("model", None)
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.Param(jnp.ones((2, 3)), out_sharding=("embed", None), eager_sharding=False)
+        >>> with nnx.logical_axis_rules((("embed", "model"),)):
+        ...     print(nnx.spmd.get_var_pspec(w))  # the logical name "embed" becomes the mesh axis "model"
+        P('model', None)
+        >>> nnx.spmd.get_var_pspec(w)
+        P('embed', None)
     """
     old = _AXIS_RULES.rules
     _AXIS_RULES.rules = rules
@@ -68,7 +83,15 @@ def logical_axis_rules(rules: Any) -> Iterator[None]:
 def composite_rules(rule1: Any, rule2: Any) -> Any:
     """Merge two rule tuples; an alias bound to two different mesh axes is a ValueError.
 
-    Example: ``composite_rules((("a", "x"),), (("b", "y"),)) == (("a", "x"), ("b", "y"))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.spmd.composite_rules((("a", "x"),), (("b", "y"),))
+        (('a', 'x'), ('b', 'y'))
+        >>> try:
+        ...     nnx.spmd.composite_rules((("a", "x"),), (("a", "y"),))
+        ... except ValueError as e:
+        ...     print(e)
+        Inconsistent logical axis annotations for a: x vs y
     """
     if not rule1 and not rule2:
         return ()
@@ -88,7 +111,10 @@ def composite_rules(rule1: Any, rule2: Any) -> Any:
 def from_sharding_rules(sharding: Any, sharding_rules: Any) -> tuple:
     """Rename the logical names of ``sharding`` (a tuple of axis names) by ``sharding_rules``.
 
-    Example: ``from_sharding_rules(("a", None), (("a", "x"),)) == ("x", None)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.spmd.from_sharding_rules(("embed", None, "mlp"), (("embed", "model"),))
+        ('model', None, 'mlp')
     """
     rules = dict(sharding_rules)
     return tuple(rules[str(s)] if (s and str(s) in rules) else s for s in sharding)
@@ -130,10 +156,13 @@ def shard_value(value: Any, out_sharding: Any, sharding_rules: Any, mesh: Any) -
     Format), naming mesh axes through the logical rules, on ``mesh`` or the current mesh:
     ``reshard`` on an all-Explicit mesh, ``with_sharding_constraint`` on an all-Auto one.
 
-    Example::
-
-        with fluxion.set_mesh(mesh):
-            x = nnx.spmd.shard_value(jnp.ones((4, 4)), ("data", None), None, None)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> mesh = fluxion.make_mesh((1,), ("data",))
+        >>> with fluxion.set_mesh(mesh):
+        ...     x = nnx.spmd.shard_value(jnp.ones((4, 4)), ("data", None), None, None)
+        >>> x.sharding.spec
+        P('data', None)
     """
     if not out_sharding:
         return value

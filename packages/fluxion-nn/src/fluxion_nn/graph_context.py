@@ -53,6 +53,12 @@ class UpdateContext:
     gave the caller's objects, and the objects an inner merge built for those indices.
 
     Example: ``with nnx.update_context("t") as uctx: ...`` (``uctx.tag == "t"``).
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> with nnx.update_context("doc") as uctx:
+        ...     print(isinstance(uctx, nnx.UpdateContext), uctx.tag)
+        True doc
     """
 
     def __init__(self, tag: Hashable) -> None:
@@ -77,7 +83,11 @@ _STACKS = _Stacks()
 def current_update_context(tag: Hashable) -> UpdateContext:
     """The innermost ``update_context(tag)`` block (an error outside one).
 
-    Example: ``with nnx.update_context("t"): nnx.current_update_context("t").tag == "t"``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> with nnx.update_context("doc") as uctx:
+        ...     print(nnx.current_update_context("doc") is uctx, uctx.tag)
+        True doc
     """
     stack = _STACKS.by_tag.get(tag)
     if not stack:
@@ -98,10 +108,12 @@ class update_context:  # noqa: N801 - flax's name; a context manager and a decor
     ``merge_context(tag, False)`` updates those same objects in place (attributes added,
     changed or removed inside are carried back). As a decorator, each call runs in a block.
 
-    Example::
-
-        with nnx.update_context("t"):
-            ...  # split_context("t") / merge_context("t", True) / merge_context("t", False)
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> with nnx.update_context("doc"):  # splits/merges tagged "doc" inside share one bookkeeping
+        ...     print(nnx.current_update_context("doc").tag)
+        doc
     """
 
     def __init__(self, tag: Hashable) -> None:
@@ -131,7 +143,11 @@ class SplitContext:
     """Splits that share references: an object already split in this context comes out as a
     reference (a ``NodeRef`` GraphDef and an empty State).
 
-    Example: ``with nnx.split_context() as ctx: gd1, s1 = ctx.split(m); gd2, s2 = ctx.split(m)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> with nnx.split_context() as ctx:
+        ...     print(isinstance(ctx, nnx.SplitContext))
+        True
     """
 
     def __init__(self, tag: Hashable | None) -> None:
@@ -195,7 +211,12 @@ class MergeContext:
     earlier merge built); ``inner=False`` inside an ``update_context`` merges into the caller's
     objects.
 
-    Example: ``with nnx.merge_context() as ctx: m1 = ctx.merge(gd1, s1); m2 = ctx.merge(gd2, s2)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> graphdef, state = nnx.split(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))
+        >>> with nnx.merge_context() as ctx:
+        ...     print(isinstance(ctx, nnx.MergeContext), type(ctx.merge(graphdef, state)).__name__)
+        True Linear
     """
 
     def __init__(self, tag: Hashable | None, inner: bool | None) -> None:
@@ -239,7 +260,18 @@ def split_context(ctxtag: Hashable | None = None) -> Iterator[SplitContext]:
     """A block of splits sharing references (see :class:`SplitContext`); with the tag of an
     enclosing ``update_context``, its first block records the caller's objects.
 
-    Example: ``with nnx.split_context("t") as ctx: graphdef, state = ctx.split(model)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> with nnx.split_context() as ctx:
+        ...     graphdef1, state1 = ctx.split(model)
+        ...     graphdef2, state2 = ctx.split(model)  # the same model again: a reference to the first
+        >>> len(state1), len(state2)
+        (2, 0)
+        >>> with nnx.merge_context() as ctx:
+        ...     m1, m2 = ctx.merge(graphdef1, state1), ctx.merge(graphdef2, state2)
+        >>> m1 is m2
+        True
     """
     ctx = SplitContext(ctxtag)
     try:
@@ -255,7 +287,15 @@ def merge_context(ctxtag: Hashable | None = None,
     ``update_context(ctxtag)``: ``inner=True`` inside the transformation (the objects built are
     remembered), ``inner=False`` after it (the caller's objects are updated and returned).
 
-    Example: ``with nnx.merge_context("t", False) as ctx: model = ctx.merge(graphdef, state)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> shared = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> with nnx.split_context() as ctx:
+        ...     a, b = ctx.split(shared), ctx.split(shared)
+        >>> with nnx.merge_context() as ctx:
+        ...     first, second = ctx.merge(*a), ctx.merge(*b)
+        >>> first is second, first is shared
+        (True, False)
     """
     ctx = MergeContext(ctxtag, inner)
     try:

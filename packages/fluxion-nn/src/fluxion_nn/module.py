@@ -334,7 +334,13 @@ def view_info(node: Any, /, *, only: Any = ..., graph: bool | None = None) -> st
     """The ``nnx.view`` keywords that the selected submodules' ``set_view`` methods accept, per
     class, with their annotations, defaults and documentation.
 
-    Example: ``print(nnx.view_info(model))`` lists ``BatchNorm: use_running_average ...``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.Sequential(nnx.Linear(2, 2, rngs=nnx.Rngs(0)), nnx.Dropout(0.5, rngs=nnx.Rngs(1)))
+        >>> print(nnx.view_info(model))
+        Dropout:
+          deterministic: bool | None = None
+            if True, disables dropout masking.
     """
     pred = filterlib.to_predicate(only)
     classes: set = set()

@@ -70,7 +70,14 @@ def add_axis(tree: A, index: int, transform_metadata: Mapping) -> A:
     the other tuple metadata named in ``transform_metadata``) of every Variable in ``tree``, then
     call each Variable's ``add_axis`` hook (what ``nnx.vmap``/``nnx.scan`` do on the way out).
 
-    Example: ``nnx.spmd.add_axis(state, 0, {nnx.PARTITION_NAME: "layers"})``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> state = {"w": nnx.Param(jnp.ones((4, 2, 3)), out_sharding=("embed", None), eager_sharding=False)}
+        >>> state = nnx.spmd.add_axis(state, 0, {nnx.PARTITION_NAME: "layers"})  # a stacked axis in front
+        >>> state["w"].out_sharding
+        ('layers', 'embed', None)
+        >>> nnx.spmd.remove_axis(state, 0, {nnx.PARTITION_NAME: "layers"})["w"].out_sharding
+        ('embed', None)
     """
     axis_name, other = _partition_name_and_metadata(transform_metadata)
 
@@ -100,7 +107,11 @@ def remove_axis(tree: A, index: int, transform_metadata: Mapping) -> A:
     """Undo :func:`add_axis`: take the partition name out of position ``index`` of each
     Variable's ``out_sharding`` (a ValueError if another name is there) and call ``remove_axis``.
 
-    Example: ``nnx.spmd.remove_axis(state, 0, {nnx.PARTITION_NAME: "layers"})``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> state = {"w": nnx.Param(jnp.ones((4, 2)), out_sharding=("layers", None), eager_sharding=False)}
+        >>> nnx.spmd.remove_axis(state, 0, {nnx.PARTITION_NAME: "layers"})["w"].out_sharding
+        (None,)
     """
     axis_name, other = _partition_name_and_metadata(transform_metadata)
 
@@ -133,8 +144,13 @@ def get_var_pspec(v: variablelib.Variable) -> PartitionSpec | None:
     """The PartitionSpec of a Variable: its ``out_sharding`` through the logical rules,
     ``P()`` for an unannotated array, ``None`` for a non-array value.
 
-    Example: ``get_var_pspec(nnx.Param(x, out_sharding=("a", None), eager_sharding=False))``
-    is ``P("a", None)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> w = nnx.Param(jnp.ones((2, 3)), out_sharding=("data", None), eager_sharding=False)
+        >>> nnx.spmd.get_var_pspec(w)
+        P('data', None)
+        >>> nnx.spmd.get_var_pspec(nnx.Param(jnp.ones(2))), nnx.spmd.get_var_pspec(nnx.Variable("text"))
+        (P(), None)
     """
     sharding = v.get_metadata("out_sharding", None)
     if sharding:
@@ -218,10 +234,16 @@ def as_abstract(tree: A, graph: bool | None = None) -> A:
     """Attach a NamedSharding to each abstract Variable (``ShapeDtypeStruct`` value without a
     sharding) that has ``out_sharding`` metadata, on its ``mesh`` metadata or the current mesh.
 
-    Example::
-
-        with fluxion.set_mesh(mesh):
-            abs_model = nnx.as_abstract(nnx.eval_shape(lambda: Model(nnx.Rngs(0))))
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> mesh = fluxion.make_mesh((1,), ("model",))
+        >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+        >>> with fluxion.set_mesh(mesh):
+        ...     abstract = nnx.eval_shape(
+        ...         lambda: nnx.Linear(2, 3, kernel_init=init, use_bias=False, rngs=nnx.Rngs(0)))
+        ...     abstract = nnx.as_abstract(abstract)
+        >>> abstract.kernel.value.shape, abstract.kernel.value.sharding.spec
+        ((2, 3), P(None, 'model'))
     """
     def add_sharding(_path: Any, x: Any) -> Any:
         if not _is_variable(x):
@@ -243,7 +265,17 @@ def as_abstract(tree: A, graph: bool | None = None) -> A:
 def abstract_with_sharding(tree: A, graph: bool | None = None) -> A:
     """Deprecated name of :func:`as_abstract`.
 
-    Example: ``nnx.abstract_with_sharding(abs_model)``.
+    Example:
+        >>> import fluxion, warnings, fluxion_nn as nnx
+        >>> mesh = fluxion.make_mesh((1,), ("model",))
+        >>> init = nnx.with_partitioning(nnx.initializers.zeros_init(), (None, "model"))
+        >>> with fluxion.set_mesh(mesh), warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     abstract = nnx.eval_shape(
+        ...         lambda: nnx.Linear(2, 3, kernel_init=init, use_bias=False, rngs=nnx.Rngs(0)))
+        ...     abstract = nnx.abstract_with_sharding(abstract)
+        >>> abstract.kernel.value.sharding.spec
+        P(None, 'model')
     """
     return as_abstract(tree, graph=graph)
 

@@ -30,7 +30,16 @@ class StateSharding(StateAxes):
     """Per-filter shardings for a module argument of ``nnx.jit`` (``in_shardings``) —
     ``{filter: sharding}``, the first matching filter wins.
 
-    Example: ``nnx.jit(f, in_shardings=(nnx.StateSharding({nnx.Param: sharding}),))``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> from fluxion.sharding import NamedSharding, PartitionSpec
+        >>> mesh = fluxion.make_mesh((1,), ("data",))
+        >>> replicated = NamedSharding(mesh, PartitionSpec())
+        >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> shardings = (nnx.StateSharding({nnx.Param: replicated}),)  # one entry per argument
+        >>> f = nnx.jit(lambda m: m.kernel.value.sum(), in_shardings=shardings)
+        >>> float(f(model)) == float(model.kernel.value.sum())
+        True
     """
 
     @property

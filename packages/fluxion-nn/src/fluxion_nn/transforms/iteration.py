@@ -200,11 +200,12 @@ def pmap(f: Callable | None = None, *, axis_name: Any = None, in_axes: Any = 0,
     """``fluxion.pmap`` over functions taking modules: like ``nnx.vmap`` (axes per argument,
     ``StateAxes`` and prefixes for module arguments), mapped over devices.
 
-    Example::
-
-        @nnx.pmap(in_axes=(nnx.StateAxes({nnx.Param: 0, ...: None}), 0), axis_size=1)
-        def forward(model, x):
-            return model(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> y = nnx.pmap(lambda m, x: m(x), in_axes=(None, 0))(model, jnp.ones((1, 3, 2)))  # one device
+        >>> y.shape
+        (1, 3, 1)
     """
     if f is None:
         return functools.partial(pmap, axis_name=axis_name, in_axes=in_axes, out_axes=out_axes,

@@ -87,15 +87,14 @@ def shard_map(f: Callable | None = None, *, mesh: Any, in_specs: Any, out_specs:
     ``StateSharding`` of per-filter specs, or an ``nnx.prefix``), ``f`` runs on the blocks, and
     the updates it makes to the arguments are written back (assembled with their input specs).
 
-    Example::
-
-        mesh = fluxion.sharding.Mesh(fluxion.devices(), ("data",))
-
-        @nnx.shard_map(mesh=mesh, in_specs=(P(), P("data")), out_specs=P("data"))
-        def forward(model, x):
-            return model(x)
-
-        y = forward(model, x)   # x split over "data", the model replicated
+    Example:
+        >>> import numpy as np, fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion.sharding import Mesh, PartitionSpec as P
+        >>> mesh = Mesh(np.array(fluxion.devices()[:1]), ("data",))
+        >>> model = nnx.Linear(2, 1, rngs=nnx.Rngs(0))
+        >>> f = nnx.shard_map(lambda m, x: m(x), mesh=mesh, in_specs=(P(), P("data")), out_specs=P("data"))
+        >>> f(model, jnp.ones((4, 2))).shape
+        (4, 1)
     """
     if f is None:
         return functools.partial(shard_map, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
