@@ -79,6 +79,7 @@ SLOW = {
     "fluxion_md._nn.util", "fluxion_md.nn", "fluxion_md.energy", "fluxion_md.partition",
     "fluxion_md.quantity", "fluxion_md.rigid_body", "fluxion_md.smap",
     "fluxion_nn.haiku._attention", "fluxion_nn.haiku._basic", "fluxion_nn.haiku._layers", "fluxion_nn.haiku._lifted",
+    "fluxion_nn.haiku._layer_stack", "fluxion_nn.haiku._nets_extra", "fluxion_nn.haiku._resnet",
     "fluxion_nn.haiku._recurrent", "fluxion_nn.haiku._src.conv", "fluxion_nn.haiku._src.depthwise_conv",
     "fluxion_nn.nn.attention",
     "fluxion_nn.nn.linear", "fluxion_nn.nn.recurrent", "fluxion_nn.transforms.iteration",

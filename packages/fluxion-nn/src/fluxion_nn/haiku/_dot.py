@@ -119,10 +119,13 @@ def to_dot(fun: Callable[..., Any]) -> Callable[..., str]:
     """A function returning graphviz source of what ``fun`` computes on its arguments: one node
     per operation, clustered by the Haiku module (or named scope) that ran it.
 
-    Example::
-
-        f = hk.transform(lambda x: hk.nets.MLP([3, 2])(x))
-        dot = hk.to_dot(f.apply)(params, None, x)    # graphviz.Source(dot) renders it
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> dot = hk.to_dot(f.apply)(params, None, jnp.ones((1, 3)))
+        >>> dot.startswith("digraph"), "linear" in dot
+        (True, True)
     """
     @functools.wraps(fun)
     def wrapped(*args: Any) -> str:
@@ -137,9 +140,12 @@ def abstract_to_dot(fun: Callable[..., Any]) -> Callable[..., str]:
     """:func:`to_dot` for abstract arguments (``fluxion.ShapeDtypeStruct``, or arrays): the
     function is only staged, never run.
 
-    Example::
-
-        params = fluxion.eval_shape(f.init, key, x)
-        dot = hk.experimental.abstract_to_dot(f.apply)(params, None, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> dot = hk.experimental.abstract_to_dot(f.apply)(params, None, jnp.ones((1, 3)))
+        >>> dot.startswith("digraph"), "linear" in dot
+        (True, True)
     """
     return to_dot(fun)

@@ -33,7 +33,12 @@ class Module:
     ``total_param_size``/``param_info`` and ``total_state_size``/``state_info`` describe its
     parameters and state (submodules' included).
 
-    Example: ``Module(name="mlp")``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> info = jaxpr_info.make_model_info(lambda x: jnp.cos(x) * 2, name="f")(jnp.ones(3))
+        >>> isinstance(info, jaxpr_info.Module), info.name, [e.primitive for e in info.expressions]
+        (True, 'f', ['cos', 'mul'])
     """
 
     name: str
@@ -51,7 +56,13 @@ class Expression:
     ...), ``details`` (``in f32[2,3], out f32[2]``), ``params`` as text, and for a call of a
     sub-program (or a name scope) the ``submodule`` it contains.
 
-    Example: ``Expression(primitive="add", invars="a b", outvars="c")``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> info = jaxpr_info.make_model_info(lambda x: jnp.cos(x) * 2, name="f")(jnp.ones(3))
+        >>> e = info.expressions[0]
+        >>> isinstance(e, jaxpr_info.Expression), e.primitive, e.invars, e.outvars
+        (True, 'cos', 'a', 'b')
     """
 
     primitive: str
@@ -284,7 +295,19 @@ def format_module(module: Module, depth: int = 0) -> str:
     """``module`` as indented text: one line per module (flops, params, state) and per
     expression (primitive, flops, in/out types).
 
-    Example: ``print(format_module(make_model_info(f)(x)))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> x = jnp.ones((1, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> info = jaxpr_info.make_model_info(f.apply, name="apply")(params, None, x)
+        >>> print(jaxpr_info.format_module(info).strip())
+        apply
+          linear 8 params
+            dot_general in f32[1,3], f32[3,2], out f32[1,2]
+            broadcast_in_dim in f32[2], out f32[1,2]
+            add in f32[1,2], f32[1,2], out f32[1,2]
     """
     line = "  " * depth + module.name
     if module.flops is not None:
@@ -308,7 +331,11 @@ def _format_expression(e: Expression, depth: int) -> str:
 def css() -> str:
     """The style sheet of :func:`as_html` trees (collapsible nested lists).
 
-    Example: ``f"<style>{css()}</style>"``.
+    Example:
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> style = jaxpr_info.css()
+        >>> isinstance(style, str) and "{" in style
+        True
     """
     return ("ol.hk-tree, .hk-tree ol { list-style: none; padding-left: 1.5em; margin: 0; }\n"
             ".hk-tree li > details > summary { cursor: pointer; }\n"
@@ -320,7 +347,11 @@ def css() -> str:
 def js() -> str:
     """The script of :func:`as_html_page`: expands every tree node on a double click.
 
-    Example: ``f"<script>{js()}</script>"``.
+    Example:
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> script = jaxpr_info.js()
+        >>> isinstance(script, str) and "function" in script
+        True
     """
     return ("document.addEventListener('dblclick', function () {\n"
             "  document.querySelectorAll('.hk-tree details').forEach("
@@ -343,7 +374,13 @@ def as_html(module: Module, min_flop: int = 1000) -> str:
     """``module`` as a collapsible HTML list (modules open and close; expressions with flops
     below ``min_flop`` are left out when flops were computed).
 
-    Example: ``html = as_html(make_model_info(f)(x))``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> info = jaxpr_info.make_model_info(lambda x: jnp.cos(x), name="f")(jnp.ones(3))
+        >>> html = jaxpr_info.as_html(info, min_flop=0)
+        >>> html.startswith("<"), "cos" in html
+        (True, True)
     """
     def render(m: Module, depth: int) -> str:
         items = []
@@ -365,7 +402,13 @@ def as_html(module: Module, min_flop: int = 1000) -> str:
 def as_html_page(module: Module, min_flop: int = 1000) -> str:
     """A whole HTML page showing ``module`` (:func:`as_html` with :func:`css` and :func:`js`).
 
-    Example: ``open("model.html", "w").write(as_html_page(make_model_info(f)(x)))``.
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion_nn.haiku.experimental import jaxpr_info
+        >>> info = jaxpr_info.make_model_info(lambda x: jnp.cos(x), name="f")(jnp.ones(3))
+        >>> page = jaxpr_info.as_html_page(info)
+        >>> "<html" in page, "<style>" in page, "<script>" in page
+        (True, True, True)
     """
     return (f"<html>\n<head>\n<style>{css()}</style>\n<script>{js()}</script>\n</head>\n"
             f"<body>{as_html(module, min_flop=min_flop)}</body>\n</html>\n")

@@ -26,7 +26,24 @@ LayerStackScanned = collections.namedtuple("LayerStackScanned",
 
 class LayerStackTransparencyMapping(Protocol):
     """How the stacked modules' names map to per-layer names (``transparent=True``):
-    ``stacked_to_flat(name, i)`` and its inverse ``flat_to_stacked(name) -> (name, i) | None``."""
+    ``stacked_to_flat(name, i)`` and its inverse ``flat_to_stacked(name) -> (name, i) | None``.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> class Suffix(hk.LayerStackTransparencyMapping):  # linear <-> linear_0, linear_1: unrolled names
+        ...     def stacked_to_flat(self, stacked_module_name, scan_idx):
+        ...         return stacked_module_name.replace("linear", f"linear_{scan_idx}")
+        ...     def flat_to_stacked(self, unstacked_module_name):
+        ...         name, _, idx = unstacked_module_name.rpartition("_")
+        ...         return name, int(idx)
+        >>> def f(x):
+        ...     stack = hk.layer_stack(2, transparent=True, transparency_map=Suffix())
+        ...     return stack(lambda x: hk.Linear(3)(x))(x)
+        >>> f = hk.transform(f)
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> sorted(params), f.apply(params, None, jnp.ones((1, 3))).shape
+        (['linear_0', 'linear_1'], (1, 3))
+    """
 
     def stacked_to_flat(self, stacked_module_name: str, scan_idx: int) -> str: ...
 

@@ -488,7 +488,13 @@ def fast_eval_shape(fun: Callable, *args: Any, **kwargs: Any) -> Any:
     with every parameter and state initialiser replaced by zeros, so the trace skips their
     random draws (as ``hk.experimental.fast_eval_shape``).
 
-    Example: ``shapes = hk.experimental.fast_eval_shape(hk.transform(f).init, rng, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     out = hk.experimental.fast_eval_shape(lambda x: jnp.outer(x, x), x)
+        ...     return out.shape, out.dtype
+        >>> hk.transform(f).apply({}, None, jnp.ones(3))
+        ((3, 3), dtype('float32'))
     """
     with _base._Pushed(["param_creator", "state_creator"], _zeros_creator):
         if _base._frames():
@@ -517,10 +523,14 @@ def optimize_rng_use(fun: Callable) -> Callable:
     ``hk.next_rng_key`` are split from the input key in one go: an abstract first run
     (``fluxion.eval_shape``) counts them, then they are reserved and ``fun`` runs.
 
-    Example::
-
-        f = hk.transform(hk.experimental.optimize_rng_use(lambda x: hk.nets.MLP([3, 2])(x)))
-        params = f.init(jax.random.PRNGKey(42), jnp.ones([1, 1]))
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     return hk.nets.MLP([4, 2])(x)
+        >>> f = hk.transform(hk.experimental.optimize_rng_use(f))
+        >>> params = f.init(fluxion.random.PRNGKey(0), jnp.ones((1, 3)))
+        >>> sorted(params), f.apply(params, None, jnp.ones((1, 3))).shape
+        (['mlp/~/linear_0', 'mlp/~/linear_1'], (1, 2))
     """
 
     @functools.wraps(fun)

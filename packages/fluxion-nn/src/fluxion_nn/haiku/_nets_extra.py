@@ -57,7 +57,17 @@ class MobileNetV1(Module):
     """MobileNet v1 (Howard et al.): a strided 3x3 conv, then one ``MobileNetV1Block`` per
     (stride, channels) pair, global mean pool and a ``logits`` layer.
 
-    Example: ``logits = hk.nets.MobileNetV1(num_classes=10)(images, is_training=True)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     net = hk.nets.MobileNetV1(strides=(1, 2), channels=(8, 16), num_classes=3)
+        ...     return net(x, is_training=True)
+        >>> f = hk.transform_with_state(f)
+        >>> x = jnp.ones((2, 8, 8, 3))
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), x)
+        >>> logits, state = f.apply(params, state, None, x)
+        >>> logits.shape, hk.data_structures.tree_size(params)
+        ((2, 3), 1851)
     """
 
     def __init__(self, strides: Sequence[int] = (1, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2, 1),
@@ -109,7 +119,16 @@ class VectorQuantizer(Module):
     has ``quantize`` (straight-through), ``loss``, ``perplexity``, ``encodings``,
     ``encoding_indices`` and ``distances``.
 
-    Example: ``out = hk.nets.VectorQuantizer(64, 512, 0.25)(z, is_training=True)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     vq = hk.nets.VectorQuantizer(embedding_dim=2, num_embeddings=4, commitment_cost=0.25)
+        ...     return vq(x, is_training=False)
+        >>> f = hk.transform(f)
+        >>> x = jnp.ones((3, 2))
+        >>> out = f.apply(f.init(fluxion.random.PRNGKey(0), x), None, x)
+        >>> out["quantize"].shape, out["encoding_indices"].shape, sorted(out)
+        ((3, 2), (3,), ['distances', 'encoding_indices', 'encodings', 'loss', 'perplexity', 'quantize'])
     """
 
     def __init__(self, embedding_dim: int, num_embeddings: int, commitment_cost: float,
@@ -147,7 +166,20 @@ class VectorQuantizerEMA(Module):
     """VQ-VAE quantisation whose codebook (state ``embeddings``) follows exponential moving
     averages of the assigned inputs (``ema_cluster_size``, ``ema_dw``) during training.
 
-    Example: ``out = hk.nets.VectorQuantizerEMA(64, 512, 0.25, 0.99)(z, is_training=True)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     vq = hk.nets.VectorQuantizerEMA(embedding_dim=2, num_embeddings=4, commitment_cost=0.25,
+        ...                                     decay=0.99)
+        ...     return vq(x, is_training=True)
+        >>> f = hk.transform_with_state(f)
+        >>> x = jnp.ones((3, 2))
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), x)
+        >>> out, state = f.apply(params, state, None, x)
+        >>> out["quantize"].shape
+        (3, 2)
+        >>> sorted(state)  # the codebook and its moving averages
+        ['vector_quantizer_ema', 'vector_quantizer_ema/~/ema_cluster_size', 'vector_quantizer_ema/~/ema_dw']
     """
 
     def __init__(self, embedding_dim: int, num_embeddings: int, commitment_cost: float,

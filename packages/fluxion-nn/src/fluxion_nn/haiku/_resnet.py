@@ -116,12 +116,18 @@ class ResNet(Module):
     """A ResNet (He et al.) as ``hk.nets.ResNet``: initial 7x7 conv (+ batch norm for v1),
     3x3 max pool, four block groups, global mean pool and a ``logits`` linear layer.
 
-    Example::
-
-        net = hk.nets.ResNet([2, 2, 2, 2], num_classes=10, bottleneck=False,
-                             channels_per_group=(64, 128, 256, 512),
-                             use_projection=(False, True, True, True))
-        logits = net(images, is_training=True)   # images: [N, H, W, C]
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> def f(x):
+        ...     net = hk.nets.ResNet(blocks_per_group=(1, 1, 1, 1), num_classes=3, bottleneck=False,
+        ...                          channels_per_group=(4, 8, 8, 8), use_projection=(True,) * 4)
+        ...     return net(x, is_training=True)
+        >>> f = hk.transform_with_state(f)
+        >>> x = jnp.ones((2, 16, 16, 3))
+        >>> params, state = f.init(fluxion.random.PRNGKey(0), x)
+        >>> logits, state = f.apply(params, state, None, x)
+        >>> logits.shape, hk.data_structures.tree_size(params)
+        ((2, 3), 15763)
     """
 
     CONFIGS = {
@@ -199,11 +205,24 @@ def _preset(depth: int) -> type:
                         strides=strides, logits_config=logits_config, name=name,
                         **ResNet.CONFIGS[depth])
 
-    doc = (f"ResNet{depth} (``ResNet.CONFIGS[{depth}]``).\n\n    Example: "
-           f"``logits = hk.nets.ResNet{depth}(1000)(images, is_training=True)``.\n    ")
+    doc = (f"ResNet{depth} (``ResNet.CONFIGS[{depth}]``).\n\n"
+           "    Example: its parameter count for 10 classes, from shapes alone (nothing is computed).\n\n"
+           "        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk\n"
+           "        >>> def net(images):\n"
+           f"        ...     return hk.nets.ResNet{depth}(num_classes=10)(images, is_training=True)\n"
+           "        >>> f = hk.transform_with_state(net)\n"
+           "        >>> images = jnp.ones((1, 32, 32, 3))\n"
+           "        >>> params, state = fluxion.eval_shape(f.init, fluxion.random.PRNGKey(0), images)\n"
+           "        >>> hk.data_structures.tree_size(params)\n"
+           f"        {_PRESET_SIZES[depth]}\n    ")
     return type(f"ResNet{depth}", (ResNet,), {"__init__": __init__, "__doc__": doc,
                                               "__module__": __name__})
 
+
+# the parameter count of each preset with 10 classes (its docstring example's output; haiku's
+# hk.nets presets give the same counts)
+_PRESET_SIZES = {18: 11181642, 34: 21289802, 50: 23528522, 101: 42520650, 152: 58164298,
+                 200: 62645322}
 
 ResNet18 = _preset(18)
 ResNet34 = _preset(34)

@@ -31,7 +31,12 @@ __all__ = ["ArraySpec", "ModuleDetails", "MethodInvocation", "eval_summary", "ta
 class ArraySpec:
     """The shape and dtype of an array (printed ``f32[2,3]``).
 
-    Example: ``ArraySpec.from_array(jnp.ones([2, 3]))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> rows = hk.experimental.eval_summary(hk.transform(lambda x: hk.Linear(2)(x)))(jnp.ones((1, 3)))
+        >>> spec = rows[0].args_spec[0]
+        >>> isinstance(spec, hk.experimental.ArraySpec), spec.shape, spec.dtype
+        (True, (1, 3), dtype('float32'))
     """
 
     shape: Sequence[int]
@@ -54,6 +59,15 @@ class ModuleDetails:
     state at that point.
 
     Example: ``ModuleDetails.of(module, "__call__")`` inside a transformed function.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> rows = hk.experimental.eval_summary(hk.transform(lambda x: hk.Linear(2)(x)))(jnp.ones((1, 3)))
+        >>> details = rows[0].module_details
+        >>> isinstance(details, hk.experimental.ModuleDetails), details.method_name
+        (True, '__call__')
+        >>> sorted((name, p.shape) for name, p in details.params.items())
+        [('linear/b', (2,)), ('linear/w', (3, 2))]
     """
 
     module: Any
@@ -73,7 +87,14 @@ class MethodInvocation:
     """One module method call: the module's details, the specs of the arguments and output, the
     interceptor context and the modules running at that point (innermost, the module itself, first).
 
-    Example: ``hk.experimental.eval_summary(f)(x)[0].module_details.module.module_name``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> rows = hk.experimental.eval_summary(hk.transform(lambda x: hk.Linear(2)(x)))(jnp.ones((1, 3)))
+        >>> row = rows[0]
+        >>> isinstance(row, hk.experimental.MethodInvocation)
+        True
+        >>> row.module_details.module.module_name, row.output_spec.shape
+        ('linear', (1, 2))
     """
 
     module_details: ModuleDetails
@@ -113,10 +134,12 @@ def eval_summary(f: Callable[..., Any] | Any) -> Callable[..., Sequence[MethodIn
     uses Haiku modules, or a ``Transformed``/``TransformedWithState`` (or its ``init``/``apply``);
     it runs abstractly (``fluxion.eval_shape``): init then apply, on fixed keys.
 
-    Example::
-
-        summary = hk.experimental.eval_summary(lambda x: hk.nets.MLP([3, 2])(x))(jnp.ones([1, 4]))
-        [c.module_details.module.module_name for c in summary]  # ['mlp', 'mlp/~/linear_0', ...]
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.nets.MLP([4, 2])(x))
+        >>> rows = hk.experimental.eval_summary(f)(jnp.ones((1, 3)))
+        >>> [(row.module_details.module.module_name, row.module_details.method_name) for row in rows]
+        [('mlp', '__call__'), ('mlp/~/linear_0', '__call__'), ('mlp/~/linear_1', '__call__')]
     """
     try:
         f = get_original_fn(f)
@@ -221,9 +244,16 @@ def tabulate(f: Callable[..., Any] | Any, *, columns: Sequence[str] | None = DEF
     the calls that pass every filter (``has_output``, ``has_params``). ``tabulate_kwargs`` go to
     the ``tabulate`` package (default ``{"tablefmt": "grid"}``), which must be installed.
 
-    Example::
-
-        print(hk.experimental.tabulate(lambda x: hk.nets.MLP([3, 2])(x))(jnp.ones([1, 4])))
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn.haiku as hk
+        >>> f = hk.transform(lambda x: hk.Linear(2)(x))
+        >>> table = hk.experimental.tabulate(f, columns=("module", "input", "output", "params_size"))
+        >>> print(table(jnp.ones((1, 3))))
+        +-----------------+----------+----------+---------------+
+        | Module          | Input    | Output   |   Param count |
+        +=================+==========+==========+===============+
+        | linear (Linear) | f32[1,3] | f32[1,2] |             8 |
+        +-----------------+----------+----------+---------------+
     """
     summary = eval_summary(f)
     if columns is None:

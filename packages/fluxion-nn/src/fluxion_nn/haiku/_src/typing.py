@@ -44,6 +44,14 @@ class ModuleProtocol(StrictProtocol, Protocol):
     ``state_dict()``; ``isinstance(m, hk.ModuleProtocol)`` checks it structurally.
 
     Example: ``isinstance(hk.Linear(1), hk.ModuleProtocol)`` is True inside a transform.
+
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> class Named:
+        ...     params_dict = state_dict = lambda self: {}
+        ...     module_name, name = "named", "named"
+        >>> isinstance(Named(), hk.ModuleProtocol), isinstance(object(), hk.ModuleProtocol)
+        (True, False)
     """
 
     name: str
@@ -63,6 +71,16 @@ class SupportsCall(ModuleProtocol, Protocol):
     """A module that can be called (has ``__call__``).
 
     Example: ``isinstance(hk.Linear(1), hk.SupportsCall)`` is True inside a transform.
+
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> class Doubler:
+        ...     params_dict = state_dict = lambda self: {}
+        ...     module_name, name = "doubler", "doubler"
+        ...     def __call__(self, x):
+        ...         return 2 * x
+        >>> isinstance(Doubler(), hk.SupportsCall)
+        True
     """
 
     @abc.abstractmethod
