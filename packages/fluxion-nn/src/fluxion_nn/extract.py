@@ -24,7 +24,13 @@ class TreeState:
     """A graph-mode prefix: a ``State`` holding, at each Variable's path, its prefix value (for
     a lone Variable, its prefix value itself).
 
-    Example: ``nnx.prefix(model, {nnx.Param: 0}, graph=True).state["kernel"]`` is ``0``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import extract
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> axes = nnx.prefix(model, {nnx.BatchStat: 0, ...: None}, graph=True)
+        >>> isinstance(axes, extract.TreeState), sorted(axes.state.keys()), axes.state["mean"]
+        (True, ['bias', 'mean', 'scale', 'var'], 0)
     """
 
     __slots__ = ("state", "_flat")
@@ -59,10 +65,12 @@ def prefix(node: Any, filter_map: Any, /, *, graph: bool | None = None) -> Any:
     path; in tree mode (``graph=False``) a copy of the module holding the values. The result is
     accepted as a ``nnx.vmap`` ``in_axes``/``out_axes`` entry for that argument.
 
-    Example::
-
-        axes = nnx.prefix(model, {nnx.Param: 0, ...: None})
-        y = nnx.vmap(lambda m, x: m(x), in_axes=(axes, None))(model, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> d = {"a": nnx.Param(jnp.array(2)), "b": nnx.BatchStat(jnp.arange(5))}
+        >>> axes = nnx.prefix(d, {nnx.Param: None, nnx.BatchStat: 0}, graph=False)
+        >>> nnx.vmap(lambda d: d["a"] * d["b"], in_axes=(axes,), graph=False)(d).tolist()
+        [0, 2, 4, 6, 8]
     """
     choose = _chooser(filter_map)
     graph = resolve(graph, set_graph_mode)
@@ -91,7 +99,17 @@ def prefix(node: Any, filter_map: Any, /, *, graph: bool | None = None) -> Any:
 def prefix_lookup(spec: Any, path: tuple) -> Any:
     """The value a prefix ``spec`` gives the leaf at ``path`` (relative to its argument): an
     int/None/str applies to everything; a :class:`TreeState` or a tree-mode prefix module is
-    looked up along the path."""
+    looked up along the path.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import extract
+        >>> axes = nnx.prefix(nnx.BatchNorm(2, rngs=nnx.Rngs(0)), {nnx.BatchStat: 0, ...: None}, graph=True)
+        >>> extract.prefix_lookup(axes, ("mean",)), extract.prefix_lookup(axes, ("scale",))
+        (0, None)
+        >>> extract.prefix_lookup(1, ("any", "path"))  # an int prefix applies everywhere
+        1
+    """
     if isinstance(spec, TreeState):
         flat = spec._flat
         if path in flat:
@@ -196,7 +214,17 @@ def check_consistent_aliasing(node: Any, prefix: Any, /, *,
     """Raise ``ValueError`` when an object or Variable reached from ``node`` (or from earlier
     calls sharing ``node_prefixes``) was given two different prefixes.
 
-    Example: ``check_consistent_aliasing(model, 0, node_prefixes=seen)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import extract
+        >>> shared = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> seen = {}
+        >>> extract.check_consistent_aliasing(shared, 0, node_prefixes=seen)
+        >>> try:  # the same module again, now with another prefix
+        ...     extract.check_consistent_aliasing([shared], 1, node_prefixes=seen)
+        ... except ValueError:
+        ...     print("inconsistent")
+        inconsistent
     """
     if node_prefixes is None:
         node_prefixes = {}
@@ -294,7 +322,13 @@ def from_tree(tree: Any, /, *, prefix: Any = _MISSING, merge_fn: Callable = _def
 def clear_non_graph_nodes(tree: Any) -> Any:
     """``tree`` with everything but graph objects and Variables replaced by ``None``.
 
-    Example: ``nnx.extract.clear_non_graph_nodes((model, 3))`` is ``(model, None)``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import extract
+        >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> cleared = extract.clear_non_graph_nodes((model, 3, jnp.ones(2)))
+        >>> cleared[0] is model, cleared[1:]
+        (True, (None, None))
     """
     return tree_util.tree_map(lambda x: x if _is_graph_leaf(x) else None, tree,
                               is_leaf=_is_graph_leaf)

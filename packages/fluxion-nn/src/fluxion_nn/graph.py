@@ -583,7 +583,13 @@ class GraphState(MutableMapping):
     reads and writes go to the State, ``nnx.merge`` accepts it alone. A pytree (the GraphDef is
     static).
 
-    Example: ``gs = nnx.unpack(model); model2 = nnx.merge(gs)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> gs = nnx.unpack(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+        >>> isinstance(gs, nnx.GraphState), sorted(gs), gs["kernel"].shape
+        (True, ['bias', 'kernel'], (2, 3))
+        >>> type(nnx.merge(gs)).__name__
+        'Linear'
     """
 
     __slots__ = ("_graphdef", "_state")
@@ -650,8 +656,14 @@ def unpack(node: Any, *filters: Any, graph: bool | None = None) -> Any:
     """Like ``split``, with the ``GraphDef`` bundled into each State: one ``GraphState`` (zero or
     one filter) or a tuple of them.
 
-    Example: ``params, stats = nnx.unpack(model, nnx.Param, nnx.BatchStat);
-    model2 = nnx.merge(params, stats)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        >>> params, stats = nnx.unpack(model, nnx.Param, nnx.BatchStat)  # each State carries the GraphDef
+        >>> sorted(params), sorted(stats)
+        (['bias', 'scale'], ['mean', 'var'])
+        >>> type(nnx.merge(params, stats)).__name__
+        'BatchNorm'
     """
     gdef, *states = split(node, *filters, graph=graph)
     if len(states) == 1:

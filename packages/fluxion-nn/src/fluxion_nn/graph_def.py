@@ -203,7 +203,16 @@ class GraphDef:
 
 
 class NodeDef:
-    """A graph object or container in :attr:`GraphDef.nodes` (its type and index)."""
+    """A graph object or container in :attr:`GraphDef.nodes` (its type and index).
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> graphdef, _ = nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+        >>> root = graphdef.nodes[0]  # the Linear itself
+        >>> isinstance(root, graphlib.NodeDef), root.type.__name__, root.index
+        (True, 'Linear', 0)
+    """
 
     __slots__ = ("type", "index")
 
@@ -215,19 +224,45 @@ class NodeDef:
 
 
 class VariableDef(NodeDef):
-    """A Variable in :attr:`GraphDef.nodes`."""
+    """A Variable in :attr:`GraphDef.nodes`.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> graphdef, _ = nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+        >>> [node.type.__name__ for node in graphdef.nodes if isinstance(node, graphlib.VariableDef)]
+        ['Param', 'Param']
+    """
 
     __slots__ = ()
 
 
 class NodeRef(NodeDef):
-    """A repeated reference to an earlier node in :attr:`GraphDef.nodes`."""
+    """A repeated reference to an earlier node in :attr:`GraphDef.nodes`.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> shared = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> graphdef, _ = nnx.split([shared, shared])  # the second one is a reference to the first
+        >>> kinds = (graphlib.NodeRef, graphlib.VariableDef)
+        >>> [type(node).__name__ for node in graphdef.nodes if isinstance(node, kinds)]
+        ['VariableDef', 'VariableDef', 'NodeRef']
+    """
 
     __slots__ = ()
 
 
 class ArrayRefDef(NodeDef):
-    """A bare mutable reference (``fluxion.Ref``) in :attr:`GraphDef.nodes`."""
+    """A bare mutable reference (``fluxion.Ref``) in :attr:`GraphDef.nodes`.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> graphdef, state = nnx.split([fluxion.new_ref(jnp.ones(2))])
+        >>> [type(node).__name__ for node in graphdef.nodes if isinstance(node, graphlib.ArrayRefDef)]
+        ['ArrayRefDef']
+    """
 
     __slots__ = ()
 
@@ -237,7 +272,11 @@ class NoUpdate:
     (inside a graph context's inner split): the caller's reference already holds the new value,
     so there is nothing to carry back. A pytree without leaves. ``NO_UPDATE`` is the instance.
 
-    Example: ``isinstance(state_out['kernel'].get_value(), nnx.graphlib.NoUpdate)``.
+    Example:
+        >>> import fluxion, fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> graphlib.NO_UPDATE == graphlib.NoUpdate(), fluxion.tree_util.tree_leaves([graphlib.NO_UPDATE])
+        (True, [])
     """
 
     __slots__ = ()
@@ -259,7 +298,12 @@ class ArrayRefOutput:
     """The state leaf of a mutable reference created inside a transformation (inside a graph
     context's inner split): its value, which the caller's merge puts in a new reference.
 
-    Example: ``nnx.graphlib.ArrayRefOutput(jnp.ones(2)).value``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion_nn import graphlib
+        >>> out = graphlib.ArrayRefOutput(jnp.ones(2))
+        >>> out.value.tolist(), len(fluxion.tree_util.tree_leaves(out))  # a pytree of its value
+        ([1.0, 1.0], 1)
     """
 
     __slots__ = ("value",)
@@ -277,7 +321,15 @@ tree_util.register_pytree_node(ArrayRefOutput, lambda o: ((o.value,), None),
 
 
 class TreeNodeDef:
-    """The single node of a tree-mode (``graph=False``) GraphDef."""
+    """The single node of a tree-mode (``graph=False``) GraphDef.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> graphdef, state = nnx.split(nnx.Linear(2, 3, rngs=nnx.Rngs(0)), graph=False)
+        >>> isinstance(graphdef.nodes[0], graphlib.TreeNodeDef), graphdef.nodes[0].path_index
+        (True, ((('bias',), 0), (('kernel',), 1)))
+    """
 
     __slots__ = ("root",)
 

@@ -84,6 +84,15 @@ class RefMap(MutableMapping):
     ``obj -> index``.
 
     Example: ``refmap = RefMap(); refmap[model] = 0; model in refmap`` is True.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> a, b = nnx.Linear(2, 2, rngs=nnx.Rngs(0)), nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> refmap = graphlib.RefMap()
+        >>> refmap[a] = 0
+        >>> a in refmap, b in refmap, len(refmap)  # keyed by identity, not by value
+        (True, False, 1)
     """
 
     def __init__(self, mapping: Any = ()) -> None:
@@ -122,7 +131,14 @@ class RefMap(MutableMapping):
 class IndexMap(dict):
     """``index -> obj`` (the inverse of a :class:`RefMap`).
 
-    Example: ``IndexMap.from_refmap(refmap)[0] is model``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+        >>> refmap = graphlib.RefMap()
+        >>> refmap[model] = 0
+        >>> graphlib.IndexMap.from_refmap(refmap)[0] is model
+        True
     """
 
     @classmethod
@@ -140,7 +156,16 @@ def flatten(node: Any, /, *, ref_index: RefMap | None = None, ref_outer_index: A
     ``unflatten(..., outer_index_outer_ref=...)`` can put the result back into the caller's
     objects.
 
-    Example: ``graphdef, flat = nnx.graphlib.flatten(model)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> refmap = graphlib.RefMap()
+        >>> graphdef, flat = graphlib.flatten(model, ref_index=refmap)
+        >>> [path for path, _ in flat], refmap[model]
+        ([('bias',), ('kernel',)], 0)
+        >>> graphlib.unflatten(graphdef, flat).kernel.shape
+        (2, 3)
     """
     if ref_outer_index is not None:
         return _flatten_outer(node, ref_index, ref_outer_index, with_paths)
@@ -254,7 +279,15 @@ def unflatten(graphdef: GraphDef, state: Any, /, *, index_ref: IndexMap | None =
     ``outer_index_outer_ref`` (``index -> object``), the objects at those indices are updated
     in place and reused instead of built.
 
-    Example: ``model = nnx.graphlib.unflatten(*nnx.graphlib.flatten(model))``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> from fluxion_nn import graphlib
+        >>> model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+        >>> graphdef, flat = graphlib.flatten(model)
+        >>> index = graphlib.IndexMap()
+        >>> rebuilt = graphlib.unflatten(graphdef, flat, index_ref=index)
+        >>> type(rebuilt).__name__, index[0] is rebuilt, rebuilt is model
+        ('Linear', True, False)
     """
     if isinstance(state, State):
         flat = list(state.flat_state())

@@ -23,7 +23,12 @@ class UUID:
     """A hashable identifier; equal only to itself (and to a UUID of the same number). Copying
     it (``copy.copy``/``copy.deepcopy``) gives a fresh one.
 
-    Example: ``ids.uuid() != ids.uuid()``.
+    Example:
+        >>> import copy
+        >>> from fluxion_nn import ids
+        >>> a = ids.uuid()
+        >>> a == a, a == ids.uuid(), copy.copy(a) == a  # a copy is a fresh id
+        (True, False, False)
     """
 
     __slots__ = ("id",)
@@ -50,7 +55,11 @@ class UUID:
 class UUIDManager:
     """A thread-safe counter handing out :class:`UUID` values (``uuid()`` is the shared one).
 
-    Example: ``UUIDManager()().id == 1``.
+    Example:
+        >>> from fluxion_nn import ids
+        >>> next_id = ids.UUIDManager()
+        >>> next_id().id, next_id().id
+        (1, 2)
     """
 
     def __init__(self) -> None:

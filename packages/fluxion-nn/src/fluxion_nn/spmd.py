@@ -302,11 +302,14 @@ def transform_metadata(f: Callable | None = None, *, in_axes: Any = 0, out_axes:
     the arguments get it back and the Variables of the output gain it at ``out_axes``. Values
     are not changed; updates made by ``f`` stay on the arguments.
 
-    Example::
-
-        @nnx.transform_metadata(in_axes=0, out_axes=1, partition="layers")
-        def f(v):  # v.out_sharding is ('din',) inside when it is ('layers', 'din') outside
-            ...
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> v = nnx.Param(jnp.ones((4, 3)), out_sharding=("layers", "din"), eager_sharding=False)
+        >>> @nnx.transform_metadata(in_axes=0, out_axes=0, partition="layers")
+        ... def f(v):
+        ...     return v.out_sharding  # as a per-layer function sees it
+        >>> f(v), v.out_sharding  # restored afterwards
+        (('din',), ('layers', 'din'))
     """
     if f is None:
         return functools.partial(transform_metadata, in_axes=in_axes, out_axes=out_axes,
