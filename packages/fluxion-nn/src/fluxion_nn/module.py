@@ -376,7 +376,11 @@ def view_info(node: Any, /, *, only: Any = ..., graph: bool | None = None) -> st
 def display(*args: Any) -> None:
     """Print modules, States or other values (their readable ``repr``).
 
-    Example: ``nnx.display(model)``.
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> nnx.display({"layers": 2}, [1, "a"])  # each value's repr on its own line
+        {'layers': 2}
+        [1, 'a']
     """
     for a in args:
         print(a)

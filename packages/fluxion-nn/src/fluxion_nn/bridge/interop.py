@@ -32,11 +32,16 @@ def nnx_in_bridge_mdl(factory: Callable[[Rngs], _NnxModule], name: str | None = 
     from the applied variables. In a compact method it is attached as ``name`` (default
     ``<Class>_<n>``); in ``setup`` assign it yourself.
 
-    Example::
-
-        @nnx.bridge.compact
-        def __call__(self, x):
-            return nnx.bridge.nnx_in_bridge_mdl(lambda r: nnx.Linear(4, 4, rngs=r))(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Wrapper(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         linear = nnx.bridge.nnx_in_bridge_mdl(lambda rngs: nnx.Linear(2, 3, rngs=rngs))
+        ...         return linear(x)
+        >>> variables = Wrapper().init(0, jnp.ones((1, 2)))
+        >>> fluxion.tree_util.tree_map(jnp.shape, dict(variables["params"]))
+        {'Linear_0': {'bias': (3,), 'kernel': (2, 3)}}
     """
     ctx, parent = _parent("nnx_in_bridge_mdl")
     scope = vars(parent)["scope"]
@@ -64,11 +69,16 @@ def linen_in_bridge_mdl(linen_module: Any, name: str | None = None) -> _NnxModul
     :class:`ToNNX` (initialized on the first ``init``, applied afterwards). In a compact method
     it is attached as ``name`` (default ``<LinenClass>_<n>``).
 
-    Example::
-
-        @nnx.bridge.compact
-        def __call__(self, x):
-            return nnx.bridge.linen_in_bridge_mdl(flax.linen.Dense(4))(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Wrapper(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         dense = nnx.bridge.linen_in_bridge_mdl(nnx.bridge.to_linen(nnx.Linear, 2, 3))
+        ...         return dense(x)
+        >>> y, variables = Wrapper().init_with_output(0, jnp.ones((1, 2)))
+        >>> y.shape, sorted(variables["params"])
+        ((1, 3), ['ToLinen_0'])
     """
     ctx, parent = _parent("linen_in_bridge_mdl")
     module = ToNNX(linen_module, vars(parent)["scope"].rngs)

@@ -52,12 +52,17 @@ def remat(target: Any, variables: Any = True, rngs: Any = True, concrete: bool =
     Only the defaults ``variables=True``, ``rngs=True`` (every collection and stream is lifted) and
     ``concrete=False`` are supported.
 
-    Example::
-
-        class Model(nnx.bridge.Module):
-            @nnx.bridge.compact
-            def __call__(self, x):
-                return nnx.bridge.remat(Block)(features=4, name='block')(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Dense(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         return jnp.tanh(x @ self.param("w", nnx.initializers.ones_init(), (2, 2)))
+        >>> RematDense = nnx.bridge.remat(Dense)  # recomputes its activations in the backward pass
+        >>> variables = RematDense().init(0, jnp.ones((1, 2)))
+        >>> g = fluxion.grad(lambda v: RematDense().apply(v, jnp.ones((1, 2))).sum())(variables)
+        >>> g["params"]["w"].round(4).tolist()
+        [[0.0707, 0.0707], [0.0707, 0.0707]]
     """
     if variables is not True or rngs is not True:
         raise NotImplementedError(f"bridge.remat: only variables=True and rngs=True (every "

@@ -195,7 +195,12 @@ def to_linen(nnx_class: Callable[..., Module], *args: Any,
     """``ToLinen(nnx_class, args=args, kwargs=kwargs, ...)``: a ``flax.linen.Module`` when
     flax's Linen is loaded (see :func:`to_linen_type`), else the protocol class.
 
-    Example: ``model = nnx.bridge.to_linen(nnx.Linear, 32, out_features=64)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.bridge.to_linen(nnx.Linear, 2, 3)
+        >>> variables = model.init(fluxion.random.key(0), jnp.ones((1, 2)))
+        >>> sorted(variables["params"])
+        ['bias', 'kernel']
     """
     cls = to_linen_type()
     if cls is not wrappers.ToLinen:

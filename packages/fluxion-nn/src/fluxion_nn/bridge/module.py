@@ -74,6 +74,17 @@ class Scope(Pytree):
     ``mutable`` collections filter.
 
     Example: ``module.scope.rngs['params']()`` is a new key while ``module.apply`` runs.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Noisy(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         noise = fluxion.random.normal(self.make_rng("noise"), x.shape)  # from the scope's Rngs
+        ...         return isinstance(self.scope, nnx.bridge.Scope), x + noise
+        >>> (is_scope, y), variables = Noisy().init_with_output({"params": 0, "noise": 1}, jnp.zeros(2))
+        >>> is_scope, y.shape
+        (True, (2,))
     """
 
     def __init__(self, rngs: Rngs, mutable: Any):
@@ -87,7 +98,13 @@ class Scope(Pytree):
 
 class AttrPriority(enum.IntEnum):
     """Where an attribute comes in a graph walk (lower first; ties by name). A submodule
-    reachable from several attributes is stored under the first one."""
+    reachable from several attributes is stored under the first one.
+
+    Example:
+        >>> import fluxion_nn as nnx
+        >>> [p.name for p in nnx.bridge.AttrPriority]
+        ['HIGH', 'INIT_PARENT', 'DEFAULT', 'LOW']
+    """
 
     HIGH = 0
     INIT_PARENT = 20
@@ -141,6 +158,19 @@ def current_context() -> ModuleStackEntry | None:
     """The innermost bridge module frame (None outside any bridge module's setup or method).
 
     Example: inside a ``@bridge.compact`` method, ``bridge.current_context().in_compact`` is True.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> seen = []
+        >>> class Probe(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         ctx = nnx.bridge.current_context()
+        ...         seen.append((type(ctx.module).__name__, ctx.in_compact))
+        ...         return x
+        >>> _ = Probe().init(0, jnp.ones(2))
+        >>> seen, nnx.bridge.current_context() is None
+        ([('Probe', True)], True)
     """
     return MODULE_CONTEXT.module_stack[-1]
 
@@ -149,6 +179,18 @@ def current_module() -> "Module | None":
     """The bridge module whose setup or method is running (None outside one).
 
     Example: ``bridge.current_module().is_initializing()`` inside a submodule's call.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> seen = []
+        >>> class Probe(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         seen.append(type(nnx.bridge.current_module()).__name__)
+        ...         return x
+        >>> _ = Probe().init(0, jnp.ones(2))
+        >>> seen, nnx.bridge.current_module() is None  # None outside any bridge method
+        (['Probe'], True)
     """
     ctx = current_context()
     return None if ctx is None else ctx.module
@@ -246,18 +288,20 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
     """A Linen-style NNX module: annotated fields, ``setup()`` or ``@bridge.compact`` methods,
     ``self.param``/``self.variable``, and ``init``/``apply`` on Linen variables.
 
-    Example::
-
-        class Dense(nnx.bridge.Module):
-            features: int
-
-            @nnx.bridge.compact
-            def __call__(self, x):
-                w = self.param('w', nnx.initializers.lecun_normal(), (x.shape[-1], self.features))
-                return x @ w
-
-        variables = Dense(3).init(0, x)           # {'params': {'w': ...}}
-        y = Dense(3).apply(variables, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Dense(nnx.bridge.Module):
+        ...     features: int
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         w = self.param("w", nnx.initializers.ones_init(), (x.shape[-1], self.features))
+        ...         return x @ w
+        >>> x = jnp.ones((1, 2))
+        >>> variables = Dense(3).init(0, x)
+        >>> fluxion.tree_util.tree_map(jnp.shape, dict(variables["params"]))
+        {'w': (2, 3)}
+        >>> Dense(3).apply(variables, x).tolist()
+        [[2.0, 2.0, 2.0]]
     """
 
     _pytree__attr_order = _attr_order
@@ -432,11 +476,20 @@ def compact(f: F) -> F:
     """Mark a bridge module method as compact: submodules built in it are named and attached
     automatically, and ``self.param``/``self.variable`` may create state there.
 
-    Example::
-
-        @nnx.bridge.compact
-        def __call__(self, x):
-            return Dense(4)(x)   # becomes attribute 'Dense_0'
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> class Dense(nnx.bridge.Module):
+        ...     features: int
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         return x @ self.param("w", nnx.initializers.ones_init(), (x.shape[-1], self.features))
+        >>> class MLP(nnx.bridge.Module):
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         return Dense(2)(Dense(4)(x))  # submodules named and attached automatically
+        >>> variables = MLP().init(0, jnp.ones((1, 3)))
+        >>> sorted(variables["params"])
+        ['Dense_0', 'Dense_1']
     """
     @functools.wraps(f)
     def compact_wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:

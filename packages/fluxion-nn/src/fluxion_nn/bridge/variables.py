@@ -24,7 +24,14 @@ class NNXMeta:
     """A Linen-side box of an NNX Variable's value with its type and metadata (a pytree whose
     single child is the value).
 
-    Example: ``NNXMeta(nnx.Param, x, {"out_sharding": ("in", "out")}).unbox() is x``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> init = nnx.with_metadata(nnx.initializers.ones_init(), description="kernel")
+        >>> model = nnx.bridge.to_linen(nnx.Linear, 2, 3, kernel_init=init)
+        >>> variables = model.init(fluxion.random.key(0), jnp.ones((1, 2)))
+        >>> box = variables["params"]["kernel"]
+        >>> isinstance(box, nnx.bridge.NNXMeta), box.var_type.__name__, box.metadata["description"]
+        (True, 'Param', 'kernel')
     """
 
     __slots__ = ("var_type", "value", "metadata")
@@ -193,7 +200,12 @@ def with_partitioning(fn: Callable, names: Any, mesh: Any = None) -> Callable:
     When flax's Linen is loaded and runs on Fluxion, the Variable's Linen form is Linen's
     ``Partitioned`` box (as flax's bridge); otherwise an :class:`NNXMeta` box.
 
-    Example: ``init = nnx.bridge.with_partitioning(nnx.initializers.ones, ("in", "out"))``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> init = nnx.bridge.with_partitioning(nnx.initializers.ones_init(), (None, "model"))
+        >>> box = init(fluxion.random.key(0), (2, 3))
+        >>> type(box).__name__, box.metadata["out_sharding"], box.raw_value.shape
+        ('VariableMetadata', (None, 'model'), (2, 3))
     """
     linen_meta = flax_on_fluxion("flax.core.meta")
     if linen_meta is not None and hasattr(linen_meta, "Partitioned"):

@@ -38,11 +38,13 @@ class Functional:
     the module and returns its State, ``apply(*states)`` a pure caller
     (``(out, (graphdef, state))``).
 
-    Example::
-
-        f = nnx.bridge.functional(nnx.Linear)(32, 64)
-        state = f.init(rngs=nnx.Rngs(0))
-        y, updates = f.apply(state)(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> f = nnx.bridge.functional(nnx.Linear)(2, 3)
+        >>> state = f.init(rngs=nnx.Rngs(0))
+        >>> y, updates = f.apply(state)(jnp.ones((1, 2)))
+        >>> isinstance(f, nnx.bridge.Functional), y.shape, sorted(state.keys())
+        (True, (1, 3), ['bias', 'kernel'])
     """
 
     module_type: type
@@ -67,7 +69,13 @@ class Functional:
 def functional(cls: type) -> Callable[..., Functional]:
     """``functional(cls)(*args, **kwargs)`` is a :class:`Functional` of ``cls``.
 
-    Example: ``nnx.bridge.functional(nnx.Linear)(32, 64).init(rngs=nnx.Rngs(0))``.
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> f = nnx.bridge.functional(nnx.Linear)(2, 3)  # the constructor's arguments, no module yet
+        >>> state = f.init(rngs=nnx.Rngs(0))
+        >>> y, updates = f.apply(state)(jnp.ones((1, 2)))
+        >>> y.shape, sorted(state.keys())
+        ((1, 3), ['bias', 'kernel'])
     """
     def construct(*args: Any, **kwargs: Any) -> Functional:
         return Functional(cls, None, args, kwargs)
@@ -87,7 +95,13 @@ def lazy_init(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a module (or a bound method of one) once with its :class:`ToNNX` submodules in
     initializing mode, so they create their Variables from the sample inputs; returns ``fn``.
 
-    Example: ``model = nnx.bridge.lazy_init(model, x)``.
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> linen_model = nnx.bridge.to_linen(nnx.Linear, 2, 3)  # any module with Linen's init/apply
+        >>> model = nnx.bridge.ToNNX(linen_model, rngs=nnx.Rngs(0))
+        >>> model = nnx.bridge.lazy_init(model, jnp.ones((1, 2)))
+        >>> model(jnp.ones((1, 2))).shape
+        (1, 3)
     """
     if isinstance(fn, Module):
         module = fn
@@ -140,10 +154,13 @@ class ToNNX(Module):
     protocol: ``lazy_init(x)`` initializes its variables from a sample input (they become
     Variables attributes of this module, by collection type), then calls apply them.
 
-    Example::
-
-        model = nnx.bridge.ToNNX(linen_module, rngs=nnx.Rngs(0)).lazy_init(x)
-        y = model(x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> linen_model = nnx.bridge.to_linen(nnx.Linear, 2, 3)  # any module with Linen's init/apply
+        >>> model = nnx.bridge.ToNNX(linen_model, rngs=nnx.Rngs(0))
+        >>> model = nnx.bridge.lazy_init(model, jnp.ones((1, 2)))
+        >>> model(jnp.ones((1, 2))).shape
+        (1, 3)
     """
 
     def __init__(self, module: Any, rngs: Rngs | Any = None):
@@ -235,11 +252,14 @@ class ToLinen:
     ``nnx_method=``/``method=``) and returns the output (and the mutable collections).
     Not a ``flax.linen.Module``: Linen is not mirrored by Fluxion.
 
-    Example::
-
-        model = nnx.bridge.ToLinen(nnx.Linear, args=(32, 64))
-        y, variables = model.init_with_output(fluxion.random.key(0), x)
-        y2 = model.apply(variables, x)
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> model = nnx.bridge.ToLinen(nnx.Linear, args=(2, 3))
+        >>> y, variables = model.init_with_output(fluxion.random.key(0), jnp.ones((1, 2)))
+        >>> y.shape, fluxion.tree_util.tree_map(jnp.shape, dict(variables["params"]))
+        ((1, 3), {'bias': (3,), 'kernel': (2, 3)})
+        >>> model.apply(variables, jnp.ones((1, 2))).shape
+        (1, 3)
     """
 
     def __init__(self, nnx_class: Callable[..., Module], args: Any = (), kwargs: Any = None,
