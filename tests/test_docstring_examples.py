@@ -236,7 +236,7 @@ NO_EXAMPLE = {
 }
 
 
-@pytest.mark.parametrize("package", ["fluxion_rl", "fluxion_md"])
+@pytest.mark.parametrize("package", ["fluxion_rl", "fluxion_md", "fluxion_nn"])
 def test_every_public_name_has_an_example(package: str) -> None:
     import importlib.util
 

@@ -101,13 +101,16 @@ def lift(mod: Any, *, name: str) -> Callable[..., Any]:
     come from the transform's key sequence, or from ``rngs={'stream': key, ...}`` given to the
     call (a ``'params'`` key is added from the sequence when missing).
 
-    Example::
-
-        def f(x):
-            dense = hk.experimental.flax.lift(nn.Dense(3), name='dense')
-            return dense(x)
-
-        params = hk.transform(f).init(jax.random.PRNGKey(0), x)  # {'dense/~': {'kernel', 'bias'}}
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp, fluxion_nn as nnx, fluxion_nn.haiku as hk
+        >>> dense = nnx.bridge.to_linen(nnx.Linear, 3, 2)  # a module with Linen's init/apply
+        >>> def f(x):
+        ...     return hk.experimental.flax.lift(dense, name="dense")(x)
+        >>> f = hk.transform(f)
+        >>> x = jnp.ones((1, 3))
+        >>> params = f.init(fluxion.random.PRNGKey(0), x)
+        >>> {name: sorted(p) for name, p in params.items()}, f.apply(params, None, x).shape
+        ({'dense/~': ['bias', 'kernel']}, (1, 2))
     """
     transformed = _linen_as_transformed(mod)
     params_and_state, updater = lift_with_state(transformed.init, name=name, allow_reuse=True)

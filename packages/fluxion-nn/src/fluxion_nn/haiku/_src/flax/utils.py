@@ -21,8 +21,10 @@ def flatten_flax_to_haiku(collection: FlaxCollection) -> HaikuParamsOrState:
     """A Linen collection as a Haiku dict: each leaf goes under the '/'-joined names of the
     mappings above it, and leaves at the top level under ``'~'``.
 
-    Example: ``flatten_flax_to_haiku({'mod1': {'mod2': {'w': 0}}, 'b': 1})`` is
-    ``{'mod1/mod2': {'w': 0}, '~': {'b': 1}}``.
+    Example:
+        >>> import fluxion_nn.haiku as hk
+        >>> hk.experimental.flax.flatten_flax_to_haiku({"mod1": {"mod2": {"w": 0}}, "b": 1})
+        {'mod1/mod2': {'w': 0}, '~': {'b': 1}}
     """
     out: dict = {}
 
