@@ -49,6 +49,7 @@ COVERED = {
     "fluxion_md._nn.e3nn.": "tests/fluxion_md/test_e3nn.py",
     "fluxion_md._nn.nequip": "tests/fluxion_md/test_nequip.py",
     "fluxion_md._nn.gnome": "tests/fluxion_md/test_nequip.py",
+    "fluxion_md._gnome_energy": "tests/fluxion_md/test_nequip.py",
     "fluxion_md._nn.e3nn_layer": "tests/fluxion_md/test_nequip.py",
     "fluxion_md._nn.uma.blocks": "tests/fluxion_md/test_uma_model.py",
     "fluxion_md._nn.uma.model": "tests/fluxion_md/test_uma_model.py",
