@@ -16,7 +16,7 @@ import numpy as onp
 import fluxion.numpy as jnp
 from fluxion import jit, lax
 from fluxion_md import dataclasses
-from fluxion_md.partition import NeighborListFormat
+from fluxion_md.partition import NeighborListFormat, _flat_running_count
 from fluxion_md.util import Array, i32
 
 __all__ = ["NeighborListMultiImage", "NeighborListMultiImageFns", "NeighborListFormat",
@@ -147,7 +147,8 @@ def _to_sparse(valid: Array, shifts: Array, capacity: int) -> tuple:
     flat = valid.ravel()
     s_idx, i_idx, j_idx = (g.ravel() for g in jnp.meshgrid(
         jnp.arange(s_count), jnp.arange(n), jnp.arange(n), indexing="ij"))
-    slot = jnp.cumsum(flat) - 1
+    # per row, then the rows' totals: one TPU scan of s_count * n * n elements compiles slowly
+    slot = _flat_running_count(jnp.reshape(valid, (s_count * n, n))) - 1
     keep = flat & (slot < capacity)
     where = jnp.where(flat, slot, capacity)
     senders = jnp.full(capacity, n, i32).at[where].set(jnp.where(keep, j_idx, n), mode="drop")
