@@ -25,6 +25,24 @@ Run (prints one line per backend and phase, and writes JSON with ``--json``)::
     python -m benchmarks.compile_count --scenario md_lj_neighbor --size 5
     python -m benchmarks.compile_count --scenario nn_cnn --backends fluxion --platform tpu
 
+``--programs`` also prints one line per XLA compile (:class:`ProgramLog`): its phase, the
+program's name, its compile seconds, its module's size and its counts of the ops that XLA's
+compilers are slow or fast over (scatter, gather, sort, while, reduce_window), and the largest
+``reduce_window`` window. On a TPU machine (jax_md is pure Python: put its source on
+``PYTHONPATH`` if it is not installed there)::
+
+    python -m benchmarks.compile_count --scenario md_lj_neighbor --platform tpu --programs
+
+jax_md imports flax, haiku, e3nn_jax, jraph, ... which a bare TPU machine lacks. The same
+programs of both libraries can be compared there without it: ``--export-tpu DIR`` (on any
+machine) writes the TPU StableHLO modules of md_lj_neighbor's jitted programs
+(:func:`export_tpu_modules`: the step, and the neighbor list's rebuild alone) for each backend,
+and ``--compile-modules DIR`` (on the TPU machine; needs only jax) compiles each and prints its
+seconds (:func:`compile_modules`)::
+
+    python -m benchmarks.compile_count --export-tpu benchmarks/results/tpu_modules
+    python -m benchmarks.compile_count --compile-modules benchmarks/results/tpu_modules --reps 2
+
 Example (one scenario, in this process; ``count`` is what each worker runs):
     >>> from benchmarks import compile_count
     >>> sorted(compile_count.SCENARIOS)
@@ -36,6 +54,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -43,7 +62,8 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["SCENARIOS", "COMPILE_EVENT", "STEPS", "PhaseCounter", "count", "run_backend", "main"]
+__all__ = ["SCENARIOS", "COMPILE_EVENT", "STEPS", "PhaseCounter", "ProgramLog", "module_stats",
+           "count", "run_backend", "export_tpu_modules", "compile_modules", "main"]
 
 #: The monitoring event both backends record once per XLA compilation (its duration, seconds).
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -91,6 +111,88 @@ class PhaseCounter:
         self._mon.unregister_event_duration_listener(self._listen)
 
 
+#: Ops counted per program by :func:`module_stats` (each is one line of ``--programs``).
+KEY_OPS = ("scatter", "gather", "sort", "while", "reduce_window")
+_OP = re.compile(r'=\s*"?stablehlo\.([a-z_]+)')
+_WINDOW = re.compile(r"window_dimensions = array<i64: ([0-9, ]+)>")
+_FUNC = re.compile(r"func\.func (?:private |public )?@([\w.$-]+)")
+
+
+def module_stats(text: str) -> dict[str, Any]:
+    """Size and op counts of a StableHLO module's text: ``chars``, ``ops`` (StableHLO ops with
+    a result), one count per :data:`KEY_OPS` name and ``max_window`` (the most elements of one
+    ``reduce_window`` window: a cumulative sum's window spans its whole axis).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> text = fluxion.jit(jnp.cumsum).lower(jnp.ones(64)).as_text()
+        >>> st = module_stats(text)
+        >>> st["reduce_window"], st["max_window"], st["scatter"]
+        (1, 64, 0)
+    """
+    ops = _OP.findall(text)
+    row: dict[str, Any] = {"chars": len(text), "ops": len(ops)}
+    for k in KEY_OPS:
+        row[k] = sum(1 for o in ops if o == k)
+    windows = [int(np.prod([int(d) for d in w.split(",")])) for w in _WINDOW.findall(text)]
+    row["max_window"] = max(windows, default=0)
+    return row
+
+
+class ProgramLog:
+    """One row per XLA compilation of ``backend`` (``"jax"`` or ``"fluxion"``) while open: the
+    program's name, its compile seconds and :func:`module_stats` of its module. It wraps the one
+    function each library compiles through (``jax._src.compiler.backend_compile_and_load``,
+    ``fluxion.backend.compile_hook.backend_compile_and_load``); :meth:`close` restores it.
+
+    A program read from the disk cache is not compiled, so it has no row (:func:`count` turns
+    that cache off).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> cached = fluxion.config.jax_enable_compilation_cache
+        >>> fluxion.config.update("jax_enable_compilation_cache", False)
+        >>> log = ProgramLog("fluxion")
+        >>> try:
+        ...     _ = fluxion.jit(lambda x: jnp.cumsum(x) * 2)(jnp.ones(37))
+        ... finally:
+        ...     log.close()
+        ...     fluxion.config.update("jax_enable_compilation_cache", cached)
+        >>> [(r["name"], r["reduce_window"], r["max_window"]) for r in log.rows]
+        [('jit__lambda_', 1, 37)]
+    """
+
+    def __init__(self, backend: str) -> None:
+        if backend == "jax":
+            from jax._src import compiler as holder
+        elif backend == "fluxion":
+            from fluxion.backend import compile_hook as holder
+        else:
+            raise ValueError(f"compile_count: backend must be 'jax' or 'fluxion', got {backend!r}")
+        self._holder = holder
+        self._inner = holder.backend_compile_and_load
+        self.rows: list[dict[str, Any]] = []
+        holder.backend_compile_and_load = self._compile
+
+    def _compile(self, client: Any, module: Any, *args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        exe = self._inner(client, module, *args, **kwargs)
+        seconds = time.perf_counter() - t0
+        text = module if isinstance(module, str) else (
+            module.decode() if isinstance(module, bytes) else str(module))
+        # the module's name (jit_<fun>), else (an exported @main) its first function's
+        head = re.search(r"module @([\w.$-]+)", text)
+        names = [n for n in _FUNC.findall(text) if n != "main"]
+        name = head.group(1) if head and head.group(1) != "main" else (names[0] if names else "?")
+        self.rows.append({"name": name, "compile_s": round(seconds, 4), **module_stats(text)})
+        return exe
+
+    def close(self) -> None:
+        """Restore the library's compile function."""
+        if self._holder.backend_compile_and_load == self._compile:
+            self._holder.backend_compile_and_load = self._inner
+
+
 def _libs(backend: str) -> tuple[Any, Any, Any]:
     """``(module, numpy namespace, monitoring)`` of ``backend``, its disk cache off."""
     if backend == "jax":
@@ -108,7 +210,9 @@ def _libs(backend: str) -> tuple[Any, Any, Any]:
     raise ValueError(f"compile_count: backend must be 'jax' or 'fluxion', got {backend!r}")
 
 
-def _md_lj_neighbor(backend: str, size: int, mod: Any, jnp: Any) -> Iterator[str]:
+def _md_setup(backend: str, size: int, mod: Any, jnp: Any) -> Iterator[Any]:
+    """md_lj_neighbor's setup, a phase at a time; its last value: ``(step, state, nbrs, R)``
+    (``step`` the un-jitted NVE step + neighbor update)."""
     from benchmarks.workloads.md_lj_neighbor import fcc
     md = __import__("jax_md" if backend == "jax" else "fluxion_md")
     yield "import"
@@ -127,6 +231,14 @@ def _md_lj_neighbor(backend: str, size: int, mod: Any, jnp: Any) -> Iterator[str
     def one_step(st: Any, nb: Any) -> Any:
         st = apply_fn(st, neighbor=nb)
         return st, nb.update(st.position)
+    yield one_step, state, nbrs, R
+
+
+def _md_lj_neighbor(backend: str, size: int, mod: Any, jnp: Any) -> Iterator[str]:
+    for item in _md_setup(backend, size, mod, jnp):
+        if isinstance(item, str):
+            yield item
+    one_step, state, nbrs, _ = item
     step = mod.jit(one_step)
     state, nbrs = step(state, nbrs)
     mod.block_until_ready(state.position)
@@ -172,20 +284,27 @@ SCENARIOS: dict[str, tuple[Callable[..., Iterator[str]], int]] = {
 }
 
 
-def count(scenario: str, backend: str, size: int | None = None) -> list[dict[str, Any]]:
+def count(scenario: str, backend: str, size: int | None = None,
+          programs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Run ``scenario`` with ``backend`` in this process; one row per phase
-    (``{"phase", "compiles", "compile_s", "wall_s"}``) plus a final ``"total"`` row."""
+    (``{"phase", "compiles", "compile_s", "wall_s"}``) plus a final ``"total"`` row. Given a
+    list as ``programs``, appends a :class:`ProgramLog` row per compile to it, with its phase."""
     if scenario not in SCENARIOS:
         raise ValueError(f"compile_count: unknown scenario {scenario!r}; "
                          f"known: {sorted(SCENARIOS)}")
     gen, default = SCENARIOS[scenario]
     mod, jnp, mon = _libs(backend)
+    log = ProgramLog(backend) if programs is not None else None
     pc = PhaseCounter(mon)
     try:
         for name in gen(backend, default if size is None else size, mod, jnp):
             pc.end(name)
+            if log is not None:
+                programs.extend({"phase": name, **r} for r in log.rows[len(programs):])
     finally:
         pc.close()
+        if log is not None:
+            log.close()
     total = {"phase": "total", "compiles": sum(r["compiles"] for r in pc.phases),
              "compile_s": round(sum(r["compile_s"] for r in pc.phases), 4),
              "wall_s": round(sum(r["wall_s"] for r in pc.phases), 4)}
@@ -193,19 +312,92 @@ def count(scenario: str, backend: str, size: int | None = None) -> list[dict[str
 
 
 def run_backend(scenario: str, backend: str, size: int | None = None,
-                platform: str | None = None) -> list[dict[str, Any]]:
-    """:func:`count` in a fresh subprocess (so nothing is compiled already), on ``platform``."""
+                platform: str | None = None,
+                programs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """:func:`count` in a fresh subprocess (so nothing is compiled already), on ``platform``;
+    ``programs`` (a list) receives its per-compile rows."""
     env = dict(os.environ)
     if platform:
         env["JAX_PLATFORMS"] = platform
-    code = ("import json, sys; from benchmarks.compile_count import count; "
-            f"print('ROWS ' + json.dumps(count({scenario!r}, {backend!r}, {size!r})))")
+    code = ("import json, sys; from benchmarks.compile_count import count; progs = []; "
+            f"rows = count({scenario!r}, {backend!r}, {size!r}, "
+            f"progs if {programs is not None!r} else None); "
+            "print('PROGRAMS ' + json.dumps(progs)); print('ROWS ' + json.dumps(rows))")
     out = subprocess.run([sys.executable, "-c", code], cwd=_REPO, env=env, capture_output=True,
                          text=True, check=False)
     for line in out.stdout.splitlines():
+        if line.startswith("PROGRAMS ") and programs is not None:
+            programs.extend(json.loads(line[9:]))
         if line.startswith("ROWS "):
             return json.loads(line[5:])
     raise RuntimeError(f"compile_count: {backend} {scenario} failed:\n{out.stderr[-2000:]}")
+
+
+def export_tpu_modules(backend: str, out_dir: str, size: int | None = None) -> list[str]:
+    """Write the TPU StableHLO modules of md_lj_neighbor's jitted programs under ``backend``
+    (after its eager setup, run here) to ``out_dir``: ``<backend>_step.mlir`` (the NVE step +
+    neighbor update) and ``<backend>_rebuild.mlir`` (``nbrs.update`` alone, whose rebuild branch
+    is what ``allocate`` compiles at a fixed capacity). Returns their paths.
+
+    Example:
+        >>> import tempfile
+        >>> paths = export_tpu_modules("fluxion", tempfile.mkdtemp(), size=2)
+        >>> [os.path.basename(p) for p in paths]
+        ['fluxion_rebuild.mlir', 'fluxion_step.mlir']
+    """
+    mod, jnp, _ = _libs(backend)
+    if backend == "jax":
+        from jax import export as exporter
+    else:
+        from fluxion import export as exporter
+    *_, (one_step, state, nbrs, R) = _md_setup(backend, _md_size(size), mod, jnp)
+
+    def rebuild(R: Any, nb: Any) -> Any:
+        return nb.update(R + 1.0)
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for name, fun, args in (("rebuild", rebuild, (R, nbrs)), ("step", one_step, (state, nbrs))):
+        text = exporter.export(mod.jit(fun), platforms=["tpu"])(*args).mlir_module()
+        path = os.path.join(out_dir, f"{backend}_{name}.mlir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(str(text))
+        paths.append(path)
+    return paths
+
+
+def _md_size(size: int | None) -> int:
+    return SCENARIOS["md_lj_neighbor"][1] if size is None else size
+
+
+def compile_modules(paths: list[str], reps: int = 1) -> list[dict[str, Any]]:
+    """Compile each StableHLO module file in ``paths`` ``reps`` times for jax's default device
+    (a TPU's modules need the TPU); one row each: ``{"module", "compile_s": [...]}`` and its
+    :func:`module_stats`. The first compile in a process also pays a few seconds of warm-up.
+
+    Example:
+        >>> import tempfile, fluxion, fluxion.numpy as jnp
+        >>> path = os.path.join(tempfile.mkdtemp(), "double.mlir")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write(fluxion.jit(lambda x: x * 2).lower(jnp.ones(3)).as_text())
+        >>> [(r["module"], len(r["compile_s"])) for r in compile_modules([path])]
+        [('double.mlir', 1)]
+    """
+    from jax._src.lib import _jax
+    from jax._src.lib import xla_client as xc
+    from jax.extend.backend import get_backend
+    client = get_backend()
+    devices = _jax.DeviceList((client.devices()[0],))
+    rows = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        seconds = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            client.compile_and_load(text, devices, xc.CompileOptions())
+            seconds.append(round(time.perf_counter() - t0, 3))
+        rows.append({"module": os.path.basename(path), "compile_s": seconds, **module_stats(text)})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -216,14 +408,44 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--backends", default="fluxion,jax")
     p.add_argument("--platform", default=None, help="JAX_PLATFORMS for the workers (cpu, tpu)")
     p.add_argument("--json", default=None, help="also write the rows to this file")
+    p.add_argument("--programs", action="store_true",
+                   help="also print one line per XLA compile (name, seconds, module size, ops)")
+    p.add_argument("--export-tpu", default=None, metavar="DIR",
+                   help="write md_lj_neighbor's TPU modules for each backend to DIR, and exit")
+    p.add_argument("--compile-modules", default=None, metavar="DIR",
+                   help="compile every DIR/*.mlir on this machine's device and print the seconds")
+    p.add_argument("--reps", type=int, default=1, help="compiles per module (--compile-modules)")
     args = p.parse_args(argv)
-    result = {}
-    for backend in [b for b in args.backends.split(",") if b]:
-        rows = run_backend(args.scenario, backend, args.size, args.platform)
+    backends = [b for b in args.backends.split(",") if b]
+    if args.export_tpu:
+        for backend in backends:
+            for path in export_tpu_modules(backend, args.export_tpu, args.size):
+                print(f"wrote {path}", flush=True)
+        return 0
+    if args.compile_modules:
+        import glob
+        paths = sorted(glob.glob(os.path.join(args.compile_modules, "*.mlir")))
+        for r in compile_modules(paths, args.reps):
+            ops = " ".join(f"{k}={r[k]}" for k in KEY_OPS if r[k])
+            print(f"{r['module']:28s} compile_s={' '.join(f'{t:.2f}' for t in r['compile_s'])} "
+                  f"chars={r['chars']} ops={r['ops']} max_window={r['max_window']} {ops}",
+                  flush=True)
+        return 0
+    result: dict[str, Any] = {}
+    for backend in backends:
+        progs: list[dict[str, Any]] | None = [] if args.programs else None
+        rows = run_backend(args.scenario, backend, args.size, args.platform, progs)
         result[backend] = rows
         for r in rows:
             print(f"{args.scenario} {backend:8s} {r['phase']:11s} compiles={r['compiles']:4d} "
-                  f"compile_s={r['compile_s']:.3f} wall_s={r['wall_s']:.3f}")
+                  f"compile_s={r['compile_s']:.3f} wall_s={r['wall_s']:.3f}", flush=True)
+        if progs is not None:
+            result[backend + "_programs"] = progs
+            for r in progs:
+                ops = " ".join(f"{k}={r[k]}" for k in KEY_OPS if r[k])
+                print(f"  program {backend:8s} {r['phase']:11s} {r['compile_s']:8.3f}s "
+                      f"{r['name'][:28]:28s} chars={r['chars']:6d} ops={r['ops']:4d} "
+                      f"max_window={r['max_window']} {ops}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)

@@ -108,3 +108,61 @@ def test_md_lj_neighbor_declares_its_setup_phase():
     from benchmarks.workloads import md_lj_neighbor
     assert md_lj_neighbor.PHASES == ("step", "first_call", "setup")
     assert md_lj_neighbor.VARIANT_PHASES["numpy"] == ("step",)
+
+
+@pytest.mark.parametrize("name", ["fluxion", "jax"])
+def test_program_log_names_each_compile_and_counts_its_ops(name):
+    # one row per XLA compile, with the jitted function's name, its seconds and the module's
+    # scans: a cumsum is one reduce_window whose window spans the axis (41 here), a .at[].set a
+    # scatter; a cached call adds no row, and a closed log sees nothing more
+    mod, xnp, _ = _libs(name)
+
+    def scan_and_scatter(x):
+        return xnp.cumsum(x).at[3].set(0.0)
+
+    cached = mod.config.jax_enable_compilation_cache
+    mod.config.update("jax_enable_compilation_cache", False)  # a disk hit compiles nothing
+    log = compile_count.ProgramLog(name)
+    try:
+        f = mod.jit(scan_and_scatter)
+        x = xnp.asarray(np.arange(41, dtype=np.float32))
+        f(x).block_until_ready()
+        f(x).block_until_ready()
+    finally:
+        log.close()
+        mod.config.update("jax_enable_compilation_cache", cached)
+    rows = [r for r in log.rows if "scan_and_scatter" in r["name"]]
+    assert len(rows) == 1, log.rows
+    row = rows[0]
+    assert row["compile_s"] > 0 and row["chars"] > 100 and row["ops"] >= 2
+    assert (row["reduce_window"], row["max_window"], row["scatter"], row["while"]) == (1, 41, 1, 0)
+    seen = len(log.rows)
+    mod.jit(lambda x: x * 5.0)(x).block_until_ready()
+    assert len(log.rows) == seen
+
+
+def test_module_stats_reads_windows_and_ops():
+    text = ('%0 = "stablehlo.reduce_window"(%a, %b) ({ ... }) {window_dimensions = array<i64: 1, 500>}'
+            '\n%1 = stablehlo.sort %0\n%2 = "stablehlo.scatter"(%1) {#stablehlo.scatter<>}\n')
+    st = compile_count.module_stats(text)
+    assert (st["ops"], st["reduce_window"], st["sort"], st["scatter"], st["gather"]) == (3, 1, 1, 1, 0)
+    assert st["max_window"] == 500 and st["chars"] == len(text)
+
+
+def test_exported_tpu_modules_compile_and_fluxion_md_scans_rows(tmp_path):
+    # --export-tpu / --compile-modules: both libraries' md_lj_neighbor programs (32 atoms, all
+    # pairs) as TPU modules; they hold no TPU-only op, so they compile here too. jax_md counts
+    # the 32 x 32 candidates in one scan, fluxion_md a row at a time (its TPU compile: see
+    # partition._flat_running_count)
+    pytest.importorskip("jax_md")
+    paths = [p for b in ("fluxion", "jax")
+             for p in compile_count.export_tpu_modules(b, str(tmp_path), size=2)]
+    assert sorted(os.path.basename(p) for p in paths) == [
+        "fluxion_rebuild.mlir", "fluxion_step.mlir", "jax_rebuild.mlir", "jax_step.mlir"]
+    rows = {r["module"]: r for r in compile_count.compile_modules(paths)}
+    for name, r in rows.items():
+        assert len(r["compile_s"]) == 1 and r["compile_s"][0] > 0, name
+        assert r["scatter"] >= 2 and r["reduce_window"] >= 1, name
+    assert rows["jax_rebuild.mlir"]["max_window"] == 32 * 32
+    assert rows["fluxion_rebuild.mlir"]["max_window"] == 32
+    assert rows["fluxion_step.mlir"]["max_window"] == 32
