@@ -41,6 +41,7 @@ def cache(tmp_path):
 
 
 def _entries(d):
+    compile_cache.flush()  # entries are written on the cache's writer thread
     return sorted(f for f in os.listdir(d) if f.endswith(".fxe")) if os.path.isdir(d) else []
 
 
@@ -294,6 +295,7 @@ def test_unwritable_dir_is_not_fatal(tmp_path, caplog):
             np.testing.assert_allclose(np.asarray(fluxion.jit(lambda x: x + 1)(jnp.ones(2))), 2.0)
         finally:
             fluxion.clear_caches()
+    assert compile_cache.flush(60)
     assert "could not write compilation cache entry" in caplog.text
     assert config.jax_enable_compilation_cache is False  # the suite's setting is restored
 
@@ -318,3 +320,55 @@ def test_concurrent_processes_share_one_dir(tmp_path):
     names = _entries(str(d))
     assert names and all(compile_cache.load(str(d), n[:-4]) is not None for n in names)
     assert not [f for f in os.listdir(d) if f.startswith(".tmp-")]
+
+
+def test_entries_written_off_the_compiling_thread(cache, monkeypatch):
+    # the first call returns without waiting for the serialization and the write
+    import threading
+
+    real, writers = compile_cache.store, []
+
+    def store(*a, **k):
+        writers.append(threading.current_thread())
+        return real(*a, **k)
+    monkeypatch.setattr(compile_cache, "store", store)
+    np.asarray(fluxion.jit(_f)(*_args()))
+    assert compile_cache.flush(60)
+    assert writers and all(t is not threading.current_thread() for t in writers)
+    assert {t.name for t in writers} == {"fluxion-compilation-cache-write"}
+    assert _entries(cache)
+
+
+def test_queued_write_errors_are_logged(tmp_path, caplog, monkeypatch):
+    d = str(tmp_path)
+
+    def unserializable():
+        raise RuntimeError("no serialization for this one")
+    compile_cache.store_later(d, "a" * 64, unserializable)
+    assert compile_cache.flush(60)
+    assert "not caching an unserializable executable: no serialization" in caplog.text
+
+    def broken_store(*a, **k):
+        raise ValueError("disk on fire")
+    monkeypatch.setattr(compile_cache, "store", broken_store)
+    compile_cache.store_later(d, "b" * 64, lambda: b"payload")
+    assert compile_cache.flush(60)
+    assert "could not write compilation cache entry " + "b" * 64 + ": disk on fire" in caplog.text
+    assert _entries(d) == []
+
+
+def test_small_entries_skipped_and_load_waits_for_queued_write(tmp_path):
+    import threading
+
+    d = str(tmp_path)
+    compile_cache.store_later(d, "c" * 64, lambda: b"tiny", min_size=5)
+    release = threading.Event()
+
+    def slow():
+        release.wait(30)
+        return b"payload"
+    compile_cache.store_later(d, "e" * 64, slow)
+    threading.Timer(0.2, release.set).start()
+    assert compile_cache.load(d, "e" * 64) == b"payload"  # waited for this process's write
+    assert compile_cache.flush(60)
+    assert _entries(d) == ["e" * 64 + ".fxe"]

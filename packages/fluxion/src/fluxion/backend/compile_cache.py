@@ -14,6 +14,13 @@ that turns a first call of hundreds of milliseconds into a few milliseconds.
   ``jax_persistent_cache_min_compile_time_secs`` seconds and whose serialized size is at least
   ``jax_persistent_cache_min_entry_size_bytes``. Programs with Python host callbacks are never
   cached (their callables are bound at compile time).
+- **When**: off the compiling thread. :func:`store_later` queues the entry and returns; one
+  writer thread serializes the executable, compresses, checksums and writes it (1-30 ms a
+  program that a first call no longer waits for). The writer is not a daemon, so a process
+  that exits right after its first call still writes its entries; :func:`load` of a key still
+  queued waits for its write; :func:`flush` waits for all of them. A failed write is logged as
+  a warning (never raised, never silent); a process forked while writes are queued leaves them
+  to its parent.
 - **Key**: SHA-256 of the StableHLO text, the serialized compile options (device assignment,
   partitioning), the device kinds, the platform and its version, the jaxlib and Fluxion versions,
   ``XLA_FLAGS`` and this file's format version; any change gives a new entry.
@@ -36,6 +43,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import os
@@ -45,14 +53,14 @@ import tempfile
 import threading
 import time
 import zlib
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import jaxlib
 
 from fluxion.core.config import config
 
-__all__ = ["cache_dir", "entry_key", "load", "store", "evict", "DEFAULT_MAX_SIZE",
-           "CACHE_HIT_EVENT"]
+__all__ = ["cache_dir", "entry_key", "load", "store", "store_later", "flush", "evict",
+           "DEFAULT_MAX_SIZE", "CACHE_HIT_EVENT"]
 
 logger = logging.getLogger("fluxion")
 
@@ -119,6 +127,9 @@ def load(directory: str, key: str) -> bytes | None:
         >>> load("/nonexistent-dir", "0" * 64) is None
         True
     """
+    queued = _pending.get(key)
+    if queued is not None:  # this process is writing it: wait rather than compile it again
+        queued.wait(_PENDING_WAIT_S)
     path = _path(directory, key)
     try:
         with open(path, "rb") as f:
@@ -194,6 +205,110 @@ def store(directory: str, key: str, blob: bytes, max_size: int | None = None) ->
             if not _scanned_recently(directory):
                 threading.Thread(target=evict, args=(directory, max_size), daemon=True,
                                  name="fluxion-compilation-cache-evict").start()
+
+
+# ------------------------------------------------------------------ writes off the caller's thread
+
+_PENDING_WAIT_S = 60.0     # the longest a load waits for this process's own queued write
+_write_cv = threading.Condition(threading.Lock())
+_queue: collections.deque = collections.deque()  # (directory, key, produce, min_size, max_size)
+_pending: dict[str, threading.Event] = {}        # queued or in-flight key -> set once written
+_writer: list[threading.Thread] = []             # the running writer thread, if any
+
+
+def store_later(directory: str, key: str, produce: Callable[[], bytes], min_size: int = 0,
+                max_size: int | None = None) -> None:
+    """Queue the entry ``key``: a writer thread calls ``produce()`` (the executable's
+    serialization) and writes its bytes with :func:`store` when there are at least
+    ``min_size`` of them; returns at once. ``max_size`` (default: the flag's value now) bounds the directory.
+
+    Errors, in ``produce`` or in the write, are logged as warnings, never raised.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> store_later(d, "cd" * 32, lambda: b"payload"); flush()
+        True
+        >>> load(d, "cd" * 32)
+        b'payload'
+    """
+    if max_size is None:
+        max_size = _max_size()
+    with _write_cv:
+        if key in _pending:  # already queued by this process
+            return
+        _pending[key] = threading.Event()
+        _queue.append((directory, key, produce, min_size, max_size))
+        if _writer:
+            return
+        # not a daemon: the interpreter waits for it at exit, so the entries get written
+        t = threading.Thread(target=_drain, name="fluxion-compilation-cache-write")
+        _writer.append(t)
+    try:
+        t.start()
+    except RuntimeError:  # no new threads (interpreter shutting down): write here
+        with _write_cv:
+            _writer.clear()
+        _drain()
+
+
+def flush(timeout: float | None = None) -> bool:
+    """Wait until every entry queued by :func:`store_later` is written (or has failed); False
+    when ``timeout`` seconds passed first.
+
+    Example:
+        >>> flush(timeout=10.0)
+        True
+    """
+    with _write_cv:
+        return _write_cv.wait_for(lambda: not _queue and not _writer, timeout)
+
+
+def _drain() -> None:
+    while True:
+        with _write_cv:
+            if not _queue:
+                _writer.clear()
+                _write_cv.notify_all()
+                return
+            directory, key, produce, min_size, max_size = _queue.popleft()
+        try:
+            _write_one(directory, key, produce, min_size, max_size)
+        except Exception as e:  # never lost silently, never fatal
+            logger.warning("fluxion: could not write compilation cache entry %s: %s", key, e,
+                           exc_info=True)
+        finally:
+            with _write_cv:
+                done = _pending.pop(key, None)
+            if done is not None:
+                done.set()
+
+
+def _write_one(directory: str, key: str, produce: Callable[[], bytes], min_size: int,
+               max_size: int) -> None:
+    try:
+        blob = produce()
+    except Exception as e:  # not serializable: it ran, it just is not cached
+        logger.warning("fluxion: not caching an unserializable executable: %s", e)
+        return
+    if blob and len(blob) >= min_size:
+        store(directory, key, blob, max_size)
+
+
+def _forget_queued_writes() -> None:
+    """In a forked child: the parent writes what it queued; the child starts with none (and
+    fresh locks: the parent's may have been held at the fork)."""
+    global _write_cv
+    _write_cv = threading.Condition(threading.Lock())
+    _queue.clear()
+    _writer.clear()
+    for done in _pending.values():
+        done.set()
+    _pending.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_queued_writes)
 
 
 _written = 0               # bytes written since the last eviction scan (this process)

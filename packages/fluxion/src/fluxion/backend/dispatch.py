@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -206,13 +207,9 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
             elapsed = time.perf_counter() - t0
             _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
             if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
-                try:
-                    blob = cl.serialize_executable(exe)
-                except Exception as e:  # not serializable: run it, just do not cache it
-                    logger.warning("fluxion: not caching an unserializable executable: %s", e)
-                    blob = b""
-                if blob and len(blob) >= config.jax_persistent_cache_min_entry_size_bytes:
-                    _disk.store(cdir, pkey, blob)
+                # serialized and written on the cache's writer thread: the call runs meanwhile
+                _disk.store_later(cdir, pkey, functools.partial(cl.serialize_executable, exe),
+                                  config.jax_persistent_cache_min_entry_size_bytes)
         entry = Executable(exe, text, devs, time.perf_counter() - t0)
         _EXE_CACHE[key] = entry
         _EXE_RECENT.put(key, entry, entry.nbytes)
