@@ -242,6 +242,18 @@ def test_flat_running_count_is_the_flat_cumsum(shape):
     assert partition._flat_running_count(fnp.zeros((5, 0), bool)).shape == (0,)
 
 
+@pytest.mark.parametrize("n", [0, 1, 4096, 4097, 10007, 250000])
+def test_running_count_is_the_cumsum(n):
+    # past 4096 entries, rows of ~sqrt(n) (padded): the scans' windows stay short
+    flags = np.random.default_rng(n).random(n) < 0.4
+    got = partition._running_count(fnp.asarray(flags))
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(got), np.cumsum(flags))
+    if n > 4096:
+        text = fluxion.jit(partition._running_count).lower(fnp.asarray(flags)).as_text()
+        assert max(_scan_windows(text)) <= int(np.ceil(n / np.floor(np.sqrt(n))))
+
+
 @pytest.mark.parametrize("cells", [True, False])
 def test_sparse_rebuild_scans_rows_not_the_flat_candidate_list(cells):
     # jax_md's sparse prune is one cumsum over all N x W candidates: on a TPU, one reduce_window
