@@ -372,3 +372,27 @@ def test_small_entries_skipped_and_load_waits_for_queued_write(tmp_path):
     assert compile_cache.load(d, "e" * 64) == b"payload"  # waited for this process's write
     assert compile_cache.flush(60)
     assert _entries(d) == ["e" * 64 + ".fxe"]
+
+
+def _child_queues_a_slow_write(d):
+    import time
+
+    def slow():
+        time.sleep(0.5)
+        return b"from the child"
+    compile_cache.store_later(d, "9" * 64, slow)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_multiprocessing_child_writes_before_it_exits(tmp_path):
+    # a forked multiprocessing child ends with os._exit, after waiting for its threads: its
+    # queued write lands
+    import multiprocessing
+
+    d = str(tmp_path)
+    proc = multiprocessing.get_context("fork").Process(target=_child_queues_a_slow_write,
+                                                       args=(d,))
+    proc.start()
+    proc.join(60)
+    assert proc.exitcode == 0
+    assert compile_cache.load(d, "9" * 64) == b"from the child"

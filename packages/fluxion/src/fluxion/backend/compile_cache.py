@@ -18,9 +18,10 @@ that turns a first call of hundreds of milliseconds into a few milliseconds.
   writer thread serializes the executable, compresses, checksums and writes it (1-30 ms a
   program that a first call no longer waits for). The writer is not a daemon, so a process
   that exits right after its first call still writes its entries; :func:`load` of a key still
-  queued waits for its write; :func:`flush` waits for all of them. A failed write is logged as
-  a warning (never raised, never silent); a process forked while writes are queued leaves them
-  to its parent.
+  queued waits for its write; :func:`flush` waits for all of them (a multiprocessing child
+  waits for its threads before its ``os._exit`` too). A failed write is logged as a warning
+  (never raised, never silent); a process forked while writes are queued leaves them to its
+  parent.
 - **Key**: SHA-256 of the StableHLO text, the serialized compile options (device assignment,
   partitioning), the device kinds, the platform and its version, the jaxlib and Fluxion versions,
   ``XLA_FLAGS`` and this file's format version; any change gives a new entry.
