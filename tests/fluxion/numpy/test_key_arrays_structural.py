@@ -41,14 +41,22 @@ _OPS = {
         m.insert(k.reshape(2, 3), 1, k[:2], axis=-1), m.delete(k.reshape(2, 3), 1, axis=-1)),
     "index_forms": lambda m, k, k1: (
         k.reshape(2, 3)[np.array([[True, False, True], [False, True, False]])],
-        k.reshape(2, 3)[..., 1], k.reshape(2, 3)[None, :, None, 1], k.reshape(2, 3)[-1, -2],
-        k.reshape(2, 3).at[:, 1:].set(k[:4].reshape(2, 2))),
+        k.reshape(2, 3)[..., 1], k.reshape(2, 3)[None, :, None, 1], k.reshape(2, 3)[-1, -2]),
+    # an update read from its own operand through a reshape: see _JAX_JIT_WRONG
+    "index_forms_at_set_self": lambda m, k, k1: k.reshape(2, 3).at[:, 1:].set(k[:4].reshape(2, 2)),
     # numeric functions that are the identity (or zeros, or False) for non-complex input
     "real_conj_positive": lambda m, k, k1: (m.real(k), m.conj(k), m.conjugate(k), m.positive(k),
                                             m.nan_to_num(k), m.imag(k)),
     "isposinf_isneginf": lambda m, k, k1: (m.isposinf(k), m.isneginf(k.reshape(2, 3))),
     "ix_isin": lambda m, k, k1: (m.ix_(k, k[:2]), m.isin(k, k[::2]), m.isin(k, k1, invert=True)),
 }
+
+
+# Cases jax 0.10.2 computes wrongly under jit on the CPU (where the reference runs, also in TPU
+# runs): an in-place update whose update reads its own operand through a reshape, XLA's bug
+# openxla/xla#49176 (tests/fluxion/test_update_aliasing.py). Fluxion's jit is compared with
+# jax's eager result there, which is right.
+_JAX_JIT_WRONG = {"index_forms_at_set_self"}
 
 
 def _is_key(x):
@@ -67,12 +75,13 @@ def _run(lib, name, jit):
 
 @pytest.mark.parametrize("name,jit", [(n, True) for n in sorted(_OPS)]
                          + [(n, False) for n in ("at_set_get", "indexing", "put", "array_of_keys",
-                                                 "index_forms")])
+                                                 "index_forms", "index_forms_at_set_self")])
 def test_more_structural_functions_take_key_arrays_like_jax(name, jit):
     kinds = {}
 
     def side(lib):
-        kinds[lib.__name__], values = _run(lib, name, jit)
+        lib_jit = jit and not (lib is jax and name in _JAX_JIT_WRONG)
+        kinds[lib.__name__], values = _run(lib, name, lib_jit)
         return values
     check_like_jax(lambda _: side(fluxion), lambda _: side(jax), 0)
     assert kinds["fluxion"] == kinds["jax"]

@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import ml_dtypes
 import numpy as np
 
+from fluxion.backend import update_aliasing
 from fluxion.core.avals import ShapedArray, physical_aval
 from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.ir import Literal, Program
@@ -156,38 +157,60 @@ class ModuleContext:
         self.name = name
         self.platform = platform
         self.functions: list[str] = []
-        self._lowered: dict[int, str] = {}
+        # (id(program), argument sharing classes, reshaped outputs) -> (symbol, call summary)
+        self._lowered: dict[tuple, tuple[str, tuple]] = {}
         self._names: set[str] = set()
         # values known while lowering (the platform index of lax.platform_dependent), by
         # (function counter, SSA name): a cond on one lowers only the chosen branch, as in JAX
         self.static_values: dict[tuple[int, str], tuple[list, int]] = {}
+        # whether the lowering keeps the value graph of update_aliasing (off for a module
+        # without in-place updates)
+        self.track_updates = True
 
-    def function_for(self, program: Program, name: str) -> str:
-        """Lower ``program`` as a private function (once per program) and return its symbol."""
-        sym = self._lowered.get(id(program))
-        if sym is not None:
-            return sym
+    def function_for(self, program: Program, name: str, classes: tuple[int, ...] | None = None,
+                     reshaped_outs: tuple[bool, ...] | None = None) -> str:
+        """Lower ``program`` as a private function (once per program and way its call site
+        shares buffers) and return its symbol.
+
+        ``classes`` numbers the arguments, equal for arguments that may read one buffer;
+        ``reshaped_outs`` marks the outputs the caller reshapes (see ``update_aliasing``).
+        """
+        return self._function_for(program, name, classes, reshaped_outs)[0]
+
+    def _function_for(self, program: Program, name: str, classes: tuple[int, ...] | None,
+                      reshaped_outs: tuple[bool, ...] | None) -> tuple[str, tuple]:
+        key = (id(program), classes, reshaped_outs)
+        hit = self._lowered.get(key)
+        if hit is not None:
+            return hit
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "fn"
         sym, i = base, 1
         while sym in self._names or sym == "main":
             sym, i = f"{base}_{i}", i + 1
         self._names.add(sym)
-        self._lowered[id(program)] = sym
-        self.functions.append(_lower_function(self, program, sym, public=False))
-        return sym
+        got: list = []
+        text = _lower_function(self, program, sym, public=False, classes=classes,
+                               reshaped_outs=reshaped_outs, summary=got)
+        self._lowered[key] = (sym, got[0])
+        self.functions.append(text)
+        return sym, got[0]
 
 
 class RuleContext:
     """What a lowering rule sees: avals in and out, and emitters writing into the function body."""
 
-    __slots__ = ("fn", "avals_in", "avals_out", "source")
+    __slots__ = ("fn", "avals_in", "avals_out", "source", "names_in", "reshaped_outs")
 
     def __init__(self, fn: "_FunctionContext", avals_in: Sequence[ShapedArray],
-                 avals_out: Sequence[ShapedArray], source: str | None = None) -> None:
+                 avals_out: Sequence[ShapedArray], source: str | None = None,
+                 names_in: Sequence[str | None] = (),
+                 reshaped_outs: tuple[bool, ...] | None = None) -> None:
         self.fn = fn
         self.avals_in = avals_in
         self.avals_out = avals_out
         self.source = source
+        self.names_in = names_in  # the SSA values of the equation's inputs (None: a literal)
+        self.reshaped_outs = reshaped_outs  # which of its outputs a reshape reads
 
     @property
     def module(self) -> ModuleContext:
@@ -241,9 +264,31 @@ class RuleContext:
         it and returns the values to ``stablehlo.return``."""
         return self.fn.region(arg_avals, body, result_avals)
 
+    def update_reads_operand(self, operand: int, update: int) -> bool:
+        """Whether this equation (an in-place update of input ``operand`` by input ``update``)
+        may read its operand's buffer through a reshape, which XLA:CPU computes wrongly
+        (``fluxion.backend.update_aliasing``)."""
+        names = self.names_in
+        if len(names) <= max(operand, update) or names[operand] is None or names[update] is None:
+            return False
+        return update_aliasing.reads_operand(self.fn.graph, names[operand], names[update],
+                                             any(self.reshaped_outs or ()))
+
+    def fresh_operand(self, x: str, index: int) -> str:
+        """Input ``index`` (SSA value ``x``) through an identity that XLA keeps, so that an
+        in-place update of it writes a new buffer."""
+        return update_aliasing.fresh_operand(self, x, self.avals_in[index])
+
     def call_program(self, program: Program, args: Sequence[str], name: str) -> list[str]:
         """Call ``program`` (lowered once as a private function) on ``args``."""
-        sym = self.module.function_for(program, name)
+        graph = self.fn.graph
+        classes = None
+        if len(args) > 1 and _program_has_updates(program):
+            classes = update_aliasing.sharing_classes(graph, args)
+            if len(set(classes)) == len(classes):
+                classes = None
+        reshaped = self.reshaped_outs if self.reshaped_outs and any(self.reshaped_outs) else None
+        sym, summary = self.module._function_for(program, name, classes, reshaped)
         in_t = ", ".join(mlir_type(v.aval) for v in program.invars)
         outs = [v.aval for v in program.outvars]
         out_t = ", ".join(mlir_type(a) for a in outs)
@@ -252,11 +297,17 @@ class RuleContext:
         lhs = "" if n == 0 else (f"{res} = " if n == 1 else f"{res}:{n} = ")
         self.fn.lines.append(f"{self.fn.indent}{lhs}func.call @{sym}({', '.join(args)}) : "
                              f"({in_t}) -> ({out_t})")
-        return [res] if n == 1 else [f"{res}#{i}" for i in range(n)]
+        outs = [res] if n == 1 else [f"{res}#{i}" for i in range(n)]
+        for o, (bitcast, reads) in zip(outs, summary):
+            graph[o] = (tuple((args[i], hop) for i, hop in bitcast), tuple(args[i] for i in reads))
+        return outs
 
     def lower_program_inline(self, program: Program, args: Sequence[str]) -> list[str]:
         """Emit ``program``'s equations inline on ``args`` (for region bodies)."""
-        return self.fn.lower_body(program, list(args))
+        reshaped = self.reshaped_outs
+        if reshaped is not None and len(reshaped) != len(program.outvars):
+            reshaped = None
+        return self.fn.lower_body(program, list(args), reshaped)
 
     def set_static_value(self, name: str, value: int) -> None:
         """Record that SSA value ``name`` (of this function or its regions) is ``value`` while
@@ -272,8 +323,10 @@ class RuleContext:
 
 class _FunctionContext:
     def __init__(self, module: ModuleContext, indent: str = "    ",
-                 counter: list[int] | None = None) -> None:
+                 counter: list[int] | None = None, graph: dict | None = None) -> None:
         self.module = module
+        # SSA value -> update_aliasing entry (shared with nested regions)
+        self.graph: dict[str, Any] = graph if graph is not None else {}
         self.lines: list[str] = []
         self.counter = counter if counter is not None else [0]  # shared with nested regions
         self.indent = indent
@@ -332,7 +385,7 @@ class _FunctionContext:
         return res
 
     def region(self, arg_avals, body, result_avals) -> str:
-        sub = _FunctionContext(self.module, self.indent + "    ", self.counter)
+        sub = _FunctionContext(self.module, self.indent + "    ", self.counter, self.graph)
         sub._fx_parent = self  # regions capture the enclosing function's ordered-effect token
         base = sub.fresh()[1:]
         args = [f"%r{base}_{i}" for i in range(len(arg_avals))]
@@ -345,10 +398,20 @@ class _FunctionContext:
             f"{self.indent}}}"]
         return "\n".join(lines)
 
-    def lower_body(self, program: Program, args: list[str]) -> list[str]:
+    def lower_body(self, program: Program, args: list[str],
+                   reshaped_outs: Sequence[bool] | None = None) -> list[str]:
         env: dict[int, str] = {}
         for v, a in zip(list(program.constvars) + list(program.invars), args):
             env[v.id] = a
+        track = self.module.track_updates
+        reshaped: set[int] = set()
+        if track:
+            reshaped = update_aliasing.reshaped_vars(program)
+            for v, r in zip(program.outvars, reshaped_outs or ()):
+                if r and not isinstance(v, Literal):
+                    reshaped.add(v.id)
+        graph = self.graph
+        names_in: list = []
 
         def read(x: Any) -> str:
             if isinstance(x, Literal):
@@ -360,13 +423,17 @@ class _FunctionContext:
             rule = prim.lowering
             if rule is None or prim.platform_lowerings:
                 rule = rule_for(prim, self.module.platform, eqn.source)
+            if track:
+                names_in = [None if isinstance(a, Literal) else env[a.id] for a in eqn.inputs]
             ctx = RuleContext(self, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs],
-                              eqn.source)
+                              eqn.source, names_in,
+                              tuple(v.id in reshaped for v in eqn.outputs) if reshaped else None)
             ordered = _has_ordered_effects(eqn)
             if ordered and eqn.prim.name == "jit" and isinstance(eqn.params.get("program"), Program):
                 # An inner jit with ordered host callbacks is inlined, so that this function's
                 # token threads through its callbacks (a called function has its own).
-                outs = self.lower_body(eqn.params["program"], [read(a) for a in eqn.inputs])
+                outs = self.lower_body(eqn.params["program"], [read(a) for a in eqn.inputs],
+                                       ctx.reshaped_outs)
                 for v, o in zip(eqn.outputs, outs):
                     env[v.id] = o
                 continue
@@ -380,17 +447,31 @@ class _FunctionContext:
             if len(outs) != len(eqn.outputs):
                 raise LoweringError(f"lowering of {eqn.prim.name} gave {len(outs)} values for "
                                     f"{len(eqn.outputs)} outputs")
-            for v, o in zip(eqn.outputs, outs):
+            for k, (v, o) in enumerate(zip(eqn.outputs, outs)):
                 env[v.id] = o
+                if track and o not in graph and o not in names_in:
+                    graph[o] = (eqn, names_in, k)  # made an update_aliasing entry when read
         return [read(v) for v in program.outvars]
 
 
 def _lower_function(module: ModuleContext, program: Program, sym: str, public: bool,
-                    arg_attrs: Sequence[str] | None = None) -> str:
+                    arg_attrs: Sequence[str] | None = None, classes: Sequence[int] | None = None,
+                    reshaped_outs: Sequence[bool] | None = None,
+                    summary: list | None = None) -> str:
+    """The text of ``program`` as function ``sym``. Arguments of one class in ``classes`` read
+    one buffer of the caller's; ``summary`` receives its ``update_aliasing.call_summary``."""
     fn = _FunctionContext(module)
     params = list(program.constvars) + list(program.invars)
     args = [f"%arg{i}" for i in range(len(params))]
-    outs = fn.lower_body(program, args)
+    if classes is not None:
+        # the invars come after the constvars; they see the buffer they share through a
+        # (conservatively assumed) reshape
+        base = len(program.constvars)
+        for i, c in enumerate(classes):
+            if classes.count(c) > 1:
+                shared = f"%shared{c}"
+                fn.graph[args[base + i]] = (((shared, True),), (shared,))
+    outs = fn.lower_body(program, args, reshaped_outs)
     sig = []
     for i, (a, v) in enumerate(zip(args, params)):
         extra = f" {{{arg_attrs[i]}}}" if arg_attrs and arg_attrs[i] else ""
@@ -398,6 +479,8 @@ def _lower_function(module: ModuleContext, program: Program, sym: str, public: b
     out_types = [mlir_type(v.aval) for v in program.outvars]
     vis = "public" if public else "private"
     ret = (f"    return {', '.join(outs)} : {', '.join(out_types)}" if outs else "    return")
+    if summary is not None:
+        summary.append(update_aliasing.call_summary(fn.graph, args, outs))
     return "\n".join([f"  func.func {vis} @{sym}({', '.join(sig)}) -> ({', '.join(out_types)}) {{"]
                      + fn.lines + [ret, "  }"])
 
@@ -411,6 +494,7 @@ def lower_program(program: Program, name: str = "main", *, donated: Sequence[boo
     module = ModuleContext(name, platform)
     n = len(program.constvars) + len(program.invars)
     attrs = ["jax.buffer_donor = true" if (i < len(donated) and donated[i]) else "" for i in range(n)]
+    module.track_updates = _program_has_updates(program)
     main = _lower_function(module, program, "main", public=True, arg_attrs=attrs)
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
     body = "\n".join([main] + module.functions)
@@ -429,6 +513,7 @@ def lower_program_multi(program: Program, platforms: Sequence[str], name: str = 
     if len(plats) == 1:
         return lower_program(program, name, platform=plats[0])
     module = ModuleContext(name, plats[0])
+    module.track_updates = _program_has_updates(program)
     syms = []
     for p in plats:
         module.platform = p
@@ -480,6 +565,31 @@ def _program_has_ordered(program: Program) -> bool:
     found = any((e.prim.effectful and e.params.get("ordered") is True) or _has_ordered_effects(e)
                 for e in program.eqns)
     _ORDERED[program] = found
+    return found
+
+
+# Whether a Program (or one nested in it) updates an array in place (update_aliasing), weakly
+# keyed like _ORDERED.
+_UPDATES: "weakref.WeakKeyDictionary[Program, bool]" = weakref.WeakKeyDictionary()
+
+
+def _program_has_updates(program: Program) -> bool:
+    hit = _UPDATES.get(program)
+    if hit is not None:
+        return hit
+    found = False
+    for e in program.eqns:
+        if e.prim.name in update_aliasing.UPDATE_PRIMITIVES:
+            found = True
+            break
+        for v in (e.params or {}).values():
+            for p in (v if isinstance(v, tuple) else (v,)):
+                inner = getattr(p, "program", p)
+                if isinstance(inner, Program) and _program_has_updates(inner):
+                    found = True
+        if found:
+            break
+    _UPDATES[program] = found
     return found
 
 

@@ -251,8 +251,17 @@ def _dynamic_update_slice_lowering(ctx: Any, x: str, update: str, *idx: str) -> 
     return ctx.op("stablehlo.dynamic_update_slice", [x, update, *idx])
 
 
+def _dynamic_update_slice_lowering_cpu(ctx: Any, x: str, update: str, *idx: str) -> str:
+    # XLA:CPU writes an update that reads its operand through a reshape in place and reads
+    # values it has already overwritten (openxla/xla#49176): write into a fresh copy then
+    if ctx.update_reads_operand(0, 1):
+        x = ctx.fresh_operand(x, 0)
+    return _dynamic_update_slice_lowering(ctx, x, update, *idx)
+
+
 dynamic_update_slice_p.abstract_eval = _dynamic_update_slice_abstract_eval
 dynamic_update_slice_p.lowering = _dynamic_update_slice_lowering
+dynamic_update_slice_p.platform_lowerings["cpu"] = _dynamic_update_slice_lowering_cpu
 
 
 def _dynamic_update_slice_jvp(primals: list, tangents: list) -> tuple:

@@ -121,7 +121,11 @@ def _scatter_attrs(dn: ScatterDimensionNumbers, idx_rank: int, indices_are_sorte
             f"unique_indices = {'true' if unique_indices else 'false'}")
 
 
-def _scatter_lowering(combine: str | None) -> Callable[..., str]:
+def _scatter_lowering(combine: str | None, cpu: bool = False) -> Callable[..., str]:
+    """The lowering rule of a scatter combining with ``combine`` (None: replacing); ``cpu``: the
+    CPU's, which writes into a fresh copy of the operand when the updates may read the operand
+    through a reshape (XLA:CPU then reads values it has already overwritten, openxla/xla#49176;
+    ``fluxion.backend.update_aliasing``)."""
     def rule(ctx: Any, x: str, idx: str, upd: str, *, dimension_numbers: ScatterDimensionNumbers,
              indices_are_sorted: bool, unique_indices: bool, mode: GatherScatterMode,
              update_program: Any = None, update_consts: tuple = ()) -> str:
@@ -129,6 +133,8 @@ def _scatter_lowering(combine: str | None) -> Callable[..., str]:
         dn = dimension_numbers
         if x_aval.size == 0 or upd_aval.size == 0:
             return x
+        if cpu and ctx.update_reads_operand(0, 2):
+            x = ctx.fresh_operand(x, 0)
         if mode == GatherScatterMode.CLIP and idx_aval.shape[-1]:
             window, pos = [], 0
             for d in range(x_aval.ndim):
@@ -230,6 +236,7 @@ def _def_scatter(name: str, combine: str | None) -> Primitive:
     p = Primitive(name)
     p.abstract_eval = _scatter_abstract_eval(name)
     p.lowering = _scatter_lowering(combine)
+    p.platform_lowerings["cpu"] = _scatter_lowering(combine, cpu=True)
     return p
 
 
