@@ -6,7 +6,7 @@ import threading
 
 from ._flax_link import flax_on_fluxion
 
-__all__ = ["TraceContextError", "trace_context_error"]
+__all__ = ["InvalidRngError", "TraceContextError", "trace_context_error"]
 
 _LOCK = threading.Lock()
 _WITH_FLAX: dict = {}
@@ -24,6 +24,22 @@ class TraceContextError(Exception):
         @fluxion.jit
         def f():
             m.a = 2   # TraceContextError: Cannot mutate 'Dict' from different trace level
+    """
+
+
+class InvalidRngError(Exception):
+    """The RNGs given to a Linen-style ``init``/``apply`` (``nnx.bridge.ToLinen``) are neither a
+    dict of keys nor one key (a typed key of shape ``()`` or a raw ``uint32[2]`` key), as
+    ``flax.errors.InvalidRngError``: an int seed is refused; wrap it, ``fluxion.random.key(0)``.
+
+    Example:
+        >>> import fluxion.numpy as jnp, fluxion_nn as nnx
+        >>> from fluxion_nn.errors import InvalidRngError
+        >>> try:
+        ...     nnx.bridge.ToLinen(nnx.Linear, args=(2, 3)).init(0, jnp.ones((1, 2)))
+        ... except InvalidRngError as e:
+        ...     print(str(e)[:46])
+        RNGs should be of shape (2,) or PRNGKey in Mod
     """
 
 

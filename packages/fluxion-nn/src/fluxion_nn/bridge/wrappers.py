@@ -15,8 +15,11 @@ import threading
 import warnings
 from typing import Any, Callable
 
+import numpy as np
+
 import fluxion
 
+from ..errors import InvalidRngError
 from ..filterlib import Not
 from ..graph import GraphDef, iter_graph, split
 from ..graph import state as graph_state
@@ -124,6 +127,24 @@ def lazy_init(fn: Any, *args: Any, **kwargs: Any) -> Any:
         for node in flagged:
             vars(node).pop(_INITIALIZING_ATTR, None)
     return fn
+
+
+def _is_valid_rng(rng: Any) -> bool:
+    """A key Linen accepts in place of an RNG dict: a typed key of shape () or a raw key (the
+    shape and dtype of the default implementation's key data), as flax's ``_is_valid_rng``."""
+    if not isinstance(rng, (np.ndarray, fluxion.Array)):
+        return False
+    if fluxion.dtypes.issubdtype(rng.dtype, fluxion.dtypes.prng_key):
+        return rng.shape == ()
+    raw = fluxion.eval_shape(lambda s: fluxion.random.key_data(fluxion.random.key(s)), 0)
+    return (rng.shape, rng.dtype) == (raw.shape, raw.dtype)
+
+
+def _check_rngs(rngs: Any, module: str) -> None:
+    """Linen's ``init``/``apply`` check: RNGs that are not a dict must be one valid key."""
+    if not isinstance(rngs, dict) and not _is_valid_rng(rngs):
+        raise InvalidRngError(f"RNGs should be of shape (2,) or PRNGKey in Module {module}, but "
+                              f"rngs are: {rngs}")
 
 
 def _rng_dict(rngs: Any) -> dict:
@@ -313,7 +334,9 @@ class ToLinen:
                          nnx_method: Any = None, mutable: Any = None, **kwargs: Any) -> tuple:
         """Build the module, call it once, return ``(out, variables)``: the module's Variables
         as built, before the call (as flax's ToLinen), every collection but ``intermediates``
-        unless ``mutable`` says otherwise."""
+        unless ``mutable`` says otherwise. ``rngs`` is a dict of keys or one key (an int
+        seed or ``nnx.Rngs`` is an :class:`~fluxion_nn.errors.InvalidRngError`, as in Linen)."""
+        _check_rngs(rngs, type(self).__name__)
         module = self._build(_rng_dict(rngs), initializing=True)
         initial = self._variables(module, lambda c: True)
         out = _module_method(module, nnx_method or method)(module, *args, **kwargs)
@@ -331,6 +354,8 @@ class ToLinen:
               nnx_method: Any = None, mutable: Any = False, **kwargs: Any) -> Any:
         """Rebuild the module, load ``variables``, call it; with ``mutable`` return
         ``(out, updated collections)``."""
+        if rngs is not None:
+            _check_rngs(rngs, type(self).__name__)
         module = self._build(_rng_dict(rngs), initializing=False)
         current = dict(graph_state(module).flat_state())
         unknown = []

@@ -294,6 +294,8 @@ def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
     """``nnx.jit(fun)`` with its first arguments bound to ``partial_args``: each call passes only
     the remaining arguments; updates to the bound objects' Variables are written back to them
     after every call. ``static_argnums`` count positions in ``fun``'s full argument list.
+    As flax's, it has no graph-updates mode: in graph mode pass ``graph_updates=False`` (or
+    ``graph=False``); graph updates (the default) are a ``ValueError``.
 
     Example:
         >>> import fluxion.numpy as jnp, fluxion_nn as nnx
@@ -303,6 +305,8 @@ def jit_partial(fun: Callable, *partial_args: Any, in_shardings: Any = None,
         (1, 1)
     """
     _reject_bound_method(fun, "jit_partial")
+    if not _simple(graph, graph_updates):
+        raise ValueError("`graph_updates` not supported by `jit_partial`")
     jitted = jit(fun, in_shardings=in_shardings, out_shardings=out_shardings,
                  static_argnums=static_argnums, static_argnames=static_argnames,
                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
