@@ -89,3 +89,34 @@ def test_to_linen_apply_checks_rngs_as_flax():
 
     run(nnx, fluxion.random, jnp, InvalidRngError)
     run(fnnx, jax.random, jjnp, flax_errors.InvalidRngError)
+
+
+# -- haiku: ModuleDetails' params and state are key-sorted ----------------------------------------
+
+def test_haiku_module_details_are_key_sorted_as_haiku():
+    hk_ref = pytest.importorskip("haiku")
+    import fluxion_nn.haiku as hk
+
+    def details(lib, np_mod):
+        class Z(lib.Module):
+            def __call__(self, x):
+                w = lib.get_parameter("w", [2, 3], init=np_mod.ones)
+                b = lib.get_parameter("b", [3], init=np_mod.zeros)
+                a = lib.get_parameter("a", [1], init=np_mod.zeros)
+                s = lib.get_state("s", [], init=np_mod.zeros)
+                c = lib.get_state("c", [], init=np_mod.zeros)
+                lib.set_state("s", s + 1)
+                return x @ w + b + a + s + c
+
+        rows = lib.experimental.eval_summary(lambda x: Z()(x))(np_mod.ones((1, 2)))
+        return [(list(r.module_details.params.items()), list(r.module_details.state.items()))
+                for r in rows]
+
+    def plain(rows):
+        return [([(k, v.shape, str(v.dtype)) for k, v in p], [(k, v.shape) for k, v in s])
+                for p, s in rows]
+
+    ours, theirs = plain(details(hk, jnp)), plain(details(hk_ref, jjnp))
+    assert ours == theirs
+    assert [k for k, *_ in ours[0][0]] == ["z/a", "z/b", "z/w"]
+    assert [k for k, _ in ours[0][1]] == ["z/c", "z/s"]

@@ -66,7 +66,7 @@ class ModuleDetails:
         >>> details = rows[0].module_details
         >>> isinstance(details, hk.experimental.ModuleDetails), details.method_name
         (True, '__call__')
-        >>> sorted((name, p.shape) for name, p in details.params.items())
+        >>> [(name, p.shape) for name, p in details.params.items()]  # key-sorted, as haiku's
         [('linear/b', (2,)), ('linear/w', (3, 2))]
     """
 
@@ -77,8 +77,9 @@ class ModuleDetails:
 
     @classmethod
     def of(cls, module: Any, method_name: str) -> "ModuleDetails":
-        params = {k: ArraySpec.from_array(v) for k, v in module.params_dict().items()}
-        state = {k: ArraySpec.from_array(v) for k, v in module.state_dict().items()}
+        # mapped as a pytree, as haiku's: the dicts come back key-sorted, not in creation order
+        params = fluxion.tree_util.tree_map(ArraySpec.from_array, module.params_dict())
+        state = fluxion.tree_util.tree_map(ArraySpec.from_array, module.state_dict())
         return ModuleDetails(module, method_name, params, state)
 
 
