@@ -17,7 +17,8 @@ JP = jax.sharding.PartitionSpec
 
 @pytest.fixture(scope="module")
 def meshes(eight):
-    return (fluxion.make_mesh((4, 2), ("x", "y")),
+    # Auto axes on both sides: on Explicit ones (the default) in_specs must match the arguments
+    return (fluxion.make_mesh((4, 2), ("x", "y"), axis_types=(fluxion.sharding.AxisType.Auto,) * 2),
             jax.make_mesh((4, 2), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2))
 
 

@@ -19,7 +19,8 @@ jax = pytest.importorskip("jax")
 @pytest.fixture(scope="module")
 def env(eight):
     """(lax, shard_map, mesh, P, make_jaxpr, typeof) for Fluxion and for JAX."""
-    fm = fluxion.make_mesh((2, 4), ("x", "y"))
+    # Auto axes on both sides: on Explicit ones (the default) in_specs must match the arguments
+    fm = fluxion.make_mesh((2, 4), ("x", "y"), axis_types=(fluxion.sharding.AxisType.Auto,) * 2)
     jm = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
     return {"flx": (lax, fluxion.shard_map, fm, fluxion.P, fluxion.make_jaxpr, fluxion.typeof),
             "jax": (jax.lax, jax.shard_map, jm, jax.sharding.PartitionSpec, jax.make_jaxpr,

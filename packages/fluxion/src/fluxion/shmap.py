@@ -26,7 +26,7 @@ With ``check_vma=True`` (the default) the varying manual axes of the body's valu
 Example:
     >>> import fluxion, fluxion.numpy as jnp
     >>> from fluxion import lax
-    >>> mesh = fluxion.make_mesh((1,), ("i",))
+    >>> mesh = fluxion.make_mesh((1,), ("i",), axis_types=(fluxion.sharding.AxisType.Auto,))
     >>> f = fluxion.shard_map(lambda b: lax.psum(b.sum(), "i"), mesh=mesh,
     ...                       in_specs=fluxion.P("i"), out_specs=fluxion.P())
     >>> float(f(jnp.arange(4.0)))
@@ -382,6 +382,33 @@ def _check_spec(what: str, spec: Any, aval: ShapedArray, mesh: Any, manual: tupl
     return spec
 
 
+def _full_spec(spec: PartitionSpec | None, ndim: int) -> PartitionSpec:
+    """``spec`` with one entry per dimension (None for the unsplit ones; P() if None)."""
+    entries = tuple(spec) if spec is not None else ()
+    return PartitionSpec(*entries, *(None,) * (ndim - len(entries)))
+
+
+def _check_explicit_inputs(mesh: Mesh, manual: tuple, specs: Sequence[PartitionSpec],
+                           avals: Sequence[ShapedArray], where: str) -> None:
+    """JAX's check for a shard_map over every axis of a mesh whose axes are all ``Explicit``:
+    an argument's sharding is part of its type there, so ``in_specs`` must be exactly the
+    argument's own spec (an unsharded argument is P(None, ...)); shard_map does not reshard."""
+    if set(manual) != set(mesh.axis_names) or not mesh.are_all_axes_explicit:
+        return
+    for spec, a in zip(specs, avals):
+        nd = len(a.shape)
+        want = _full_spec(spec, nd)
+        sharding = getattr(a, "sharding", None)
+        have = _full_spec(sharding.spec if sharding is not None else None, nd)
+        if want != have:
+            raise ValueError(
+                f"in_specs passed to shard_map: {want} does not match the specs of the input: "
+                f"{have} for arg: {a}. `in_specs` is an optional argument so you can omit "
+                "specifying it and shard_map will infer the in_specs from the arguments. If you "
+                "want to reshard your inputs, you can use `fluxion.reshard` on the arguments and "
+                f"then pass those args to shard_map. (at {where})")
+
+
 def _spec_vma(spec: PartitionSpec, ndim: int, manual: Sequence[str]) -> frozenset:
     return frozenset(a for e in _axes_of(spec, ndim) for a in e if a in manual)
 
@@ -443,7 +470,7 @@ def typeof(x: Any) -> Any:
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
-        >>> mesh = fluxion.make_mesh((1,), ("i",))
+        >>> mesh = fluxion.make_mesh((1,), ("i",), axis_types=(fluxion.sharding.AxisType.Auto,))
         >>> def body(b):
         ...     print(fluxion.typeof(b).mat.varying)
         ...     return b
@@ -473,12 +500,16 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
     axes split each dimension of the arguments / results; inside ``f`` the values are the blocks
     and collectives over the mesh axes (``axis_names``, default all) are available.
     ``in_specs=None`` takes each argument's own sharding over the mesh (P() if it has none).
+    Over every axis of a mesh whose axes are all ``Explicit`` (``make_mesh``'s default), an
+    argument's sharding is part of its type and ``in_specs`` must be exactly its spec (JAX's
+    ``ValueError`` otherwise: ``reshard`` the argument first, or omit ``in_specs``); on ``Auto``
+    axes a differently placed argument is resharded to ``in_specs``.
     ``check_vma=True`` checks that each result varies only over the mesh axes its
     ``out_specs`` entry names (JAX's varying-manual-axes check; ``check_vma=False`` skips it).
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
-        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> mesh = fluxion.make_mesh((1,), ("x",), axis_types=(fluxion.sharding.AxisType.Auto,))
         >>> g = fluxion.shard_map(lambda b: b * 2, mesh=mesh, in_specs=fluxion.P("x"),
         ...                       out_specs=fluxion.P("x"))
         >>> g(jnp.arange(3.0)).tolist()
@@ -526,6 +557,8 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
                         f"{s}: dimension {d} ({a.shape[d]}) is not divisible by the size {k} of "
                         f"mesh axes {entry} (at {where})")
             checked.append(s)
+        if in_specs is not None:
+            _check_explicit_inputs(m, manual, checked, avals, where)
         local = [_local_aval(a, s, m) for a, s in zip(avals, checked)]
         in_vma = [_spec_vma(s, len(a.shape), manual) for s, a in zip(checked, avals)]
 

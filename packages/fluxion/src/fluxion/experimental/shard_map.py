@@ -9,7 +9,7 @@ Example:
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
     ...     smap = legacy.shard_map
-    >>> mesh = fluxion.make_mesh((1,), ("x",))
+    >>> mesh = fluxion.make_mesh((1,), ("x",), axis_types=(fluxion.sharding.AxisType.Auto,))
     >>> smap(lambda b: b * 2, mesh, fluxion.P("x"), fluxion.P("x"))(jnp.arange(3.0)).tolist()
     [0.0, 2.0, 4.0]
 """
