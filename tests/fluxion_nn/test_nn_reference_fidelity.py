@@ -120,3 +120,25 @@ def test_haiku_module_details_are_key_sorted_as_haiku():
     assert ours == theirs
     assert [k for k, *_ in ours[0][0]] == ["z/a", "z/b", "z/w"]
     assert [k for k, _ in ours[0][1]] == ["z/c", "z/s"]
+
+
+# -- GraphDef.nodes: flax's extra GenericPytree node per object (documented in docs/nn.md) ---------
+
+def test_graphdef_nodes_differ_from_flax_only_by_its_pytree_state_nodes():
+    def run(lib, np_mod):
+        class M(lib.Module):
+            def __init__(self, rngs):
+                self.sub = lib.Linear(2, 3, rngs=rngs)
+                self.b = lib.Param(np_mod.zeros(2))
+
+        m = M(lib.Rngs(0))
+        graphdef, state = lib.split(m)
+        names = [n.type if isinstance(n.type, str) else n.type.__name__ for n in graphdef.nodes]
+        paths = sorted(tuple(str(k) for k in p) for p, _ in lib.to_flat_state(state))
+        merged = lib.merge(graphdef, state)
+        return names, paths, type(merged.sub).__name__
+
+    ours, theirs = run(nnx, jnp), run(fnnx, jjnp)
+    assert ours[1:] == theirs[1:]
+    assert theirs[0] == ["M", "GenericPytree", "Param", "Linear", "GenericPytree", "Param", "Param"]
+    assert ours[0] == [t for t in theirs[0] if t != "GenericPytree"]
