@@ -20,7 +20,7 @@ import numpy as onp
 
 import fluxion.numpy as jnp
 from fluxion import jit, lax, tree_util, vmap
-from fluxion_md import dataclasses, space
+from fluxion_md import _sparse_prune, dataclasses, space
 from fluxion_md.util import Array, f32, i32, is_array, is_concrete
 
 __all__ = [
@@ -253,23 +253,6 @@ def _running_count(flags: Array) -> Array:
     rows = -(-n // width)
     padded = jnp.concatenate([flags, jnp.zeros((rows * width - n,), flags.dtype)])
     return _flat_running_count(jnp.reshape(padded, (rows, width)))[:n]
-
-
-def _slot_rows(counts: Array, width: int) -> Array:
-    """The row of each of ``width`` slots filled row after row with ``counts[r]`` entries of row
-    ``r`` (``len(counts)`` past the last entry): the centres of a sparse neighbor list, which
-    jax_md scatters from every candidate (``N x 27 x cell capacity`` updates, 4.32M at
-    md_lj_neighbor's N = 4000). Here: the number of rows ended at or before each slot, a
-    histogram of the rows' ends (N updates) and its running count over the slots."""
-    n = counts.shape[0]
-    ends = _running_count(counts)
-    ended = jnp.zeros((width + 1,), i32).at[jnp.minimum(ends, width)].add(1)[:width]
-    # counted in rows of ~sqrt(width) slots: scans no longer than a row of candidates (TPU)
-    step = max(1, int(onp.ceil(onp.sqrt(width))))
-    padded = jnp.concatenate([ended, jnp.zeros((-width % step,), i32)])
-    rows = _flat_running_count(jnp.reshape(padded, (-1, step)))[:width]
-    return jnp.where(jnp.arange(width, dtype=i32) < ends[-1], rows, n) if n else \
-        jnp.zeros((width,), i32)
 
 
 def cell_list(box_size: Any, minimum_cell_size: float,
@@ -737,9 +720,17 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         width = flat_mask.shape[0] if capacity is None else capacity
         pos = jnp.where(flat_mask, count - 1, width)
         neigh = jnp.full((width,), N, i32).at[pos].set(jnp.reshape(idx, (-1,)), mode="drop")
-        return jnp.stack((neigh, _slot_rows(jnp.sum(mask, axis=1, dtype=i32), width))), occupancy
+        return jnp.stack((neigh, _sparse_prune.slot_rows(jnp.sum(mask, axis=1, dtype=i32),
+                                                         width))), occupancy
 
     prune_jit = jit(prune, static_argnums=(3,))
+
+    def prune_blocks(position: Array, cl: CellList, capacity: int | None, kwargs: dict,
+                     block: int) -> tuple[Any, Any]:
+        return _sparse_prune.prune_blocks(position, cl, capacity, block, partial(
+            metric_sq, **kwargs), cutoff_sq, mask_self, format is OrderedSparse)
+
+    prune_blocks_jit = jit(prune_blocks, static_argnums=(2, 4))
 
     def build(position: Array, err: PartitionError, previous: NeighborList | None,
               extra_capacity: int, kwargs: dict, capacity: int | None = None,
@@ -769,10 +760,16 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                     cl = cl_fn.update(position, previous.cell_list_capacity)
         if cl is not None:
             err = err.update(PEC.CELL_LIST_OVERFLOW, cl.did_buffer_overflow)
-        idx, neigh = candidates(position, cl)
         requested = capacity
         capacity = None if previous is None else previous.max_occupancy
-        idx, occupancy = prune_jit(position, idx, neigh, capacity, kwargs)
+        block = None
+        if cl is not None and is_sparse(format) and custom_mask_function is None:
+            block = _sparse_prune.block_rows(position, cl.id_buffer.shape[position.shape[1]])
+        if block is not None:
+            idx, occupancy = prune_blocks_jit(position, cl, capacity, kwargs, block)
+        else:
+            idx, neigh = candidates(position, cl)
+            idx, occupancy = prune_jit(position, idx, neigh, capacity, kwargs)
         if previous is None and requested is not None:
             capacity = int(requested)
             width = idx.shape[-1]
