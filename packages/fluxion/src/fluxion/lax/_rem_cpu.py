@@ -103,20 +103,15 @@ def rem_lowering_cpu(ctx: Any, x: str, y: str) -> str:
               _cmp(ctx, ay, ctx.constant(lowest, aval), aval, "GE"), pred)
     ok = _and(ctx, ok, _cmp(ctx, ay, ctx.constant(np.asarray(info.max, out.dtype), aval), aval,
                             "LE"), pred)
-    # all(ok) as the minimum of ok in float32: XLA:CPU compiles a float reduction in ~10 ms,
-    # a boolean one of this size (rewritten into reduce-window trees) in ~0.1 s
-    f32 = ShapedArray(out.shape, np.dtype(np.float32))
-    ok = ctx.op1("stablehlo.convert", [ok], f32, [pred])
-    fs = ShapedArray((), np.dtype(np.float32))
-
-    def least(rctx: Any, args: list[str]) -> list[str]:
-        return [rctx.op1("stablehlo.minimum", args, fs, [fs, fs])]
-
-    region = ctx.region([fs, fs], least, [fs])
-    low = ctx.op1("stablehlo.reduce", [ok, ctx.constant(np.float32(1.0), fs)], fs, [f32, fs],
-                  f"dimensions = {attr_i64_array(list(range(len(out.shape))))}", [region])
     scalar = ShapedArray((), np.dtype(np.bool_))
-    every = _cmp(ctx, low, ctx.constant(np.float32(0.5), fs), fs, "GT")
+
+    def both(rctx: Any, args: list[str]) -> list[str]:
+        return [rctx.op1("stablehlo.and", args, scalar, [scalar, scalar])]
+
+    region = ctx.region([scalar, scalar], both, [scalar])
+    every = ctx.op1("stablehlo.reduce", [ok, ctx.constant(np.array(True), scalar)], scalar,
+                    [pred, scalar], f"dimensions = {attr_i64_array(list(range(len(out.shape))))}",
+                    [region])
     i32 = ShapedArray((), np.dtype(np.int32))
     index = ctx.op1("stablehlo.select", [every, ctx.constant(np.int32(0), i32),
                                          ctx.constant(np.int32(1), i32)], i32, [scalar, i32, i32])
