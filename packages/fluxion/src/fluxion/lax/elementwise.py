@@ -39,7 +39,6 @@ from fluxion.lax._base import (
     type_error,
     unop_primitive,
 )
-from fluxion.lax._rem_cpu import rem_lowering_cpu
 from fluxion.lax.bitwise import (  # noqa: F401 (defined there, exported here as before the split)
     and_p,
     bitwise_and,
@@ -381,7 +380,6 @@ def div(x: Any, y: Any) -> Any:
 
 
 rem_p = binop_primitive("rem", _real_num, "stablehlo.remainder")
-rem_p.platform_lowerings["cpu"] = rem_lowering_cpu  # XLA:CPU calls fmod per element
 
 
 def _rem_dy(g: Any, x: Any, y: Any) -> Any:
