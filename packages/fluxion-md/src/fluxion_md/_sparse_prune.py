@@ -29,6 +29,31 @@ from fluxion_md.util import Array, i32
 
 __all__ = ["BLOCK_BYTES", "block_rows", "prune_blocks", "slot_rows"]
 
+
+def _flat_running_count(mask: Array) -> Array:
+    """``jnp.cumsum(mask.ravel())`` (int32) of a 2-d ``mask``, as a running count along each row
+    plus the exclusive running total of the rows. The values are the same; the programs are two
+    scans of ``mask.shape[1]`` and ``mask.shape[0]`` elements instead of one of their product,
+    which XLA's TPU compiler takes seconds over (a 250,000-element cumsum alone: ~11 s)."""
+    if mask.shape[1] == 0:
+        return jnp.zeros((0,), i32)
+    rows = jnp.cumsum(mask, axis=1, dtype=i32)
+    totals = rows[:, -1]
+    return jnp.reshape(rows + (jnp.cumsum(totals) - totals)[:, None], (-1,))
+
+
+def _running_count(flags: Array) -> Array:
+    """``jnp.cumsum(flags)`` (int32) of a 1-d boolean or integer array; past 4096 entries,
+    padded to rows of about ``sqrt(n)`` and counted by :func:`_flat_running_count` (two short
+    scans on a TPU)."""
+    n = flags.shape[0]
+    if n <= 4096:
+        return jnp.cumsum(flags, dtype=i32)
+    width = int(onp.ceil(onp.sqrt(n)))
+    rows = -(-n // width)
+    padded = jnp.concatenate([flags, jnp.zeros((rows * width - n,), flags.dtype)])
+    return _flat_running_count(jnp.reshape(padded, (rows, width)))[:n]
+
 #: A sparse rebuild whose candidates' positions take more bytes than this is pruned in blocks
 #: of rows a quarter of this size.
 BLOCK_BYTES = 8 << 20
@@ -45,7 +70,6 @@ def slot_rows(counts: Array, width: int) -> Array:
         >>> slot_rows(jnp.array([1, 2]), 4).tolist()
         [0, 1, 1, 2]
     """
-    from fluxion_md.partition import _flat_running_count, _running_count
     n = counts.shape[0]
     if n == 0:
         return jnp.zeros((width,), i32)
@@ -75,10 +99,11 @@ def block_rows(position: Array, cell_capacity: int) -> int | None:
 
 def prune_blocks(position: Array, cl: Any, capacity: int | None, block: int,
                  metric_sq: Callable, cutoff_sq: float, mask_self: bool,
-                 ordered: bool) -> tuple[Array, Array]:
+                 ordered: bool, candidates: Callable) -> tuple[Array, Array]:
     """``(idx [2, width], occupancy)`` of the sparse list of pairs closer than ``cutoff_sq``
     (squared ``metric_sq``) among cell list ``cl``'s candidates, ``block`` rows at a time: the
-    list ``neighbor_list``'s one-pass prune gives (``ordered``: only ``j < i``).
+    list ``neighbor_list``'s one-pass prune gives (``ordered``: only ``j < i``). ``candidates``
+    gives a block's candidate ids and positions from the cell list (``partition._cell_candidates``).
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -87,11 +112,11 @@ def prune_blocks(position: Array, cl: Any, capacity: int | None, block: int,
         >>> disp, _ = space.periodic(9.0)
         >>> cl = partition.cell_list(9.0, 1.5).allocate(R)
         >>> d2 = lambda a, b: space.square_distance(disp(a, b))
-        >>> idx, n = prune_blocks(R, cl, 4, 2, d2, 1.0, True, False)
+        >>> idx, n = prune_blocks(R, cl, 4, 2, d2, 1.0, True, False,
+        ...                       partition._cell_candidates)
         >>> idx.tolist(), int(n)
         ([[1, 0, 3, 3], [0, 1, 3, 3]], 2)
     """
-    from fluxion_md.partition import _cell_candidates, _flat_running_count
     N, dim = position.shape
     blocks = -(-N // block)
     pad = blocks * block - N
@@ -104,8 +129,8 @@ def prune_blocks(position: Array, cl: Any, capacity: int | None, block: int,
         out, offset = carry
         start = b * block
         rows = lax.dynamic_slice_in_dim(rows_p, start, block)
-        idx, neigh = _cell_candidates(cl.id_buffer, cl.position_buffer,
-                                      lax.dynamic_slice_in_dim(cells_p, start, block))
+        idx, neigh = candidates(cl.id_buffer, cl.position_buffer,
+                                lax.dynamic_slice_in_dim(cells_p, start, block))
         centre = start + jnp.arange(block, dtype=i32)[:, None]
         d2 = vmap(vmap(metric_sq, (None, 0)))(rows, neigh)
         mask = (d2 < cutoff_sq) & (idx < N) & (centre < N)

@@ -21,6 +21,7 @@ import numpy as onp
 import fluxion.numpy as jnp
 from fluxion import jit, lax, tree_util, vmap
 from fluxion_md import _sparse_prune, dataclasses, space
+from fluxion_md._sparse_prune import _flat_running_count, _running_count
 from fluxion_md.util import Array, f32, i32, is_array, is_concrete
 
 __all__ = [
@@ -228,31 +229,6 @@ def _cell_candidates(id_buffer: Array, position_buffer: Array, particle_cell_id:
     ids = jnp.reshape(jnp.reshape(id_buffer, (-1, capacity))[flat], (N, width))
     pos = jnp.reshape(jnp.reshape(position_buffer, (-1, capacity, dim))[flat], (N, width, dim))
     return ids, pos
-
-
-def _flat_running_count(mask: Array) -> Array:
-    """``jnp.cumsum(mask.ravel())`` (int32) of a 2-d ``mask``, as a running count along each row
-    plus the exclusive running total of the rows. The values are the same; the programs are two
-    scans of ``mask.shape[1]`` and ``mask.shape[0]`` elements instead of one of their product,
-    which XLA's TPU compiler takes seconds over (a 250,000-element cumsum alone: ~11 s)."""
-    if mask.shape[1] == 0:
-        return jnp.zeros((0,), i32)
-    rows = jnp.cumsum(mask, axis=1, dtype=i32)
-    totals = rows[:, -1]
-    return jnp.reshape(rows + (jnp.cumsum(totals) - totals)[:, None], (-1,))
-
-
-def _running_count(flags: Array) -> Array:
-    """``jnp.cumsum(flags)`` (int32) of a 1-d boolean or integer array; past 4096 entries,
-    padded to rows of about ``sqrt(n)`` and counted by :func:`_flat_running_count` (two short
-    scans on a TPU)."""
-    n = flags.shape[0]
-    if n <= 4096:
-        return jnp.cumsum(flags, dtype=i32)
-    width = int(onp.ceil(onp.sqrt(n)))
-    rows = -(-n // width)
-    padded = jnp.concatenate([flags, jnp.zeros((rows * width - n,), flags.dtype)])
-    return _flat_running_count(jnp.reshape(padded, (rows, width)))[:n]
 
 
 def cell_list(box_size: Any, minimum_cell_size: float,
@@ -728,7 +704,8 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
     def prune_blocks(position: Array, cl: CellList, capacity: int | None, kwargs: dict,
                      block: int) -> tuple[Any, Any]:
         return _sparse_prune.prune_blocks(position, cl, capacity, block, partial(
-            metric_sq, **kwargs), cutoff_sq, mask_self, format is OrderedSparse)
+            metric_sq, **kwargs), cutoff_sq, mask_self, format is OrderedSparse,
+            _cell_candidates)
 
     prune_blocks_jit = jit(prune_blocks, static_argnums=(2, 4))
 
