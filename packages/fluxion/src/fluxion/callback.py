@@ -137,7 +137,7 @@ def _avals_of(result_avals: tuple) -> list[ShapedArray]:
     return list(result_avals)
 
 
-pure_callback_p = Primitive("pure_callback", multiple_results=True)
+pure_callback_p = Primitive("pure_callback", multiple_results=True, materialized=True)
 pure_callback_p.abstract_eval = lambda *avals, callback, result_avals, vmap_method, sharding: \
     _avals_of(result_avals)
 
@@ -224,7 +224,7 @@ pure_callback_p.batch = _pure_batch
 
 # ------------------------------------------------------------------ io_callback
 
-io_callback_p = Primitive("io_callback", multiple_results=True, effectful=True)
+io_callback_p = Primitive("io_callback", multiple_results=True, effectful=True, materialized=True)
 io_callback_p.abstract_eval = lambda *avals, callback, result_avals, ordered, sharding: \
     _avals_of(result_avals)
 
@@ -273,7 +273,7 @@ io_callback_p.batch = _io_batch
 
 # ------------------------------------------------------------------ debug_callback
 
-debug_callback_p = Primitive("debug_callback", multiple_results=True, effectful=True)
+debug_callback_p = Primitive("debug_callback", multiple_results=True, effectful=True, materialized=True)
 debug_callback_p.abstract_eval = lambda *avals, callback, ordered, partitioned: []
 
 

@@ -579,7 +579,7 @@ def _program_has_updates(program: Program) -> bool:
         return hit
     found = False
     for e in program.eqns:
-        if e.prim.name in update_aliasing.UPDATE_PRIMITIVES:
+        if e.prim.in_place is not None:
             found = True
             break
         for v in (e.params or {}).values():

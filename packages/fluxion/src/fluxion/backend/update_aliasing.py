@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 import ml_dtypes
 import numpy as np
 
-__all__ = ["UPDATE_PRIMITIVES", "entry_for", "reads_operand", "sharing_classes", "call_summary",
+__all__ = ["entry_for", "reads_operand", "sharing_classes", "call_summary",
            "reshaped_vars", "fresh_operand"]
 
 # graph entry of a value: (bitcast_of, reads) where bitcast_of is ((name, through_reshape), ...)
@@ -35,23 +35,8 @@ __all__ = ["UPDATE_PRIMITIVES", "entry_for", "reads_operand", "sharing_classes",
 # the value may read those buffers). Names not in the graph are buffers of their own.
 Entry = tuple[tuple[tuple[str, bool], ...], tuple[str, ...]]
 
-# operand index, update index of the primitives that update their operand in place
-UPDATE_PRIMITIVES: dict[str, tuple[int, int]] = {
-    "dynamic_update_slice": (0, 1), "scatter": (0, 2), "scatter_add": (0, 2),
-    "scatter_sub": (0, 2), "scatter_mul": (0, 2), "scatter_min": (0, 2), "scatter_max": (0, 2)}
-
-# primitives whose results XLA materializes (never fused into a consumer's loop): a fusion
-# reading their result reads their buffer, not their inputs
-_MATERIALIZED = frozenset({
-    "dot_general", "conv_general_dilated", "while", "scan", "cond", "sort", "top_k", "fft",
-    "cholesky", "eig", "eigh", "lu", "qr", "svd", "schur", "hessenberg", "geqrf",
-    "householder_product", "triangular_solve", "tridiagonal", "tridiagonal_solve",
-    "custom_linear_solve", "custom_root", "rng_bit_generator", "rng_uniform", "pure_callback",
-    "io_callback", "debug_callback", "all_gather", "all_to_all", "psum_scatter", "ppermute",
-    "reduce_window", "select_and_scatter_add", "select_and_gather_add"})
-# primitives whose result is their (first) operand unchanged once XLA has simplified them
-_SAME_BUFFER = frozenset({"copy", "optimization_barrier", "sharding_constraint", "pvary",
-                          "stop_gradient"})
+# What each primitive does with its result's buffer is declared beside the primitive
+# (``Primitive.in_place``, ``materialized`` and ``bitcast``; see fluxion.core.primitive).
 _BUDGET = 4096  # graph nodes one search visits before it answers conservatively
 _ML_FLOATS = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in (
     "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
@@ -60,22 +45,10 @@ _ML_INTS = frozenset(np.dtype(getattr(ml_dtypes, n)) for n in ("int2", "uint2", 
                      if hasattr(ml_dtypes, n))
 
 
-def _is_reshape(eqn: Any) -> bool:
-    """Whether ``eqn`` only reshapes its operand (XLA makes it a bitcast)."""
-    name = eqn.prim.name
-    if name in ("reshape", "squeeze"):
-        return True
-    if name == "broadcast_in_dim":  # adding dimensions of size 1 only
-        return eqn.outputs[0].aval.size == eqn.inputs[0].aval.size
-    return False
-
-
-def _is_same_buffer(eqn: Any) -> bool:
-    if eqn.prim.name in _SAME_BUFFER:
-        return True
-    if eqn.prim.name == "convert_element_type":
-        return eqn.outputs[0].aval.dtype == eqn.inputs[0].aval.dtype
-    return False
+def _bitcast(eqn: Any) -> str | None:
+    """``'reshape'``, ``'same'`` or None: the primitive's ``bitcast`` rule for ``eqn``."""
+    rule = eqn.prim.bitcast
+    return None if rule is None else rule(eqn)
 
 
 def entry_for(eqn: Any, in_names: Sequence[str | None], k: int) -> Entry:
@@ -88,17 +61,20 @@ def entry_for(eqn: Any, in_names: Sequence[str | None], k: int) -> Entry:
         ((('%0', True),), ('%0',))
     """
     names = tuple(n for n in in_names if n is not None)
-    name = eqn.prim.name
-    if name in _MATERIALIZED or eqn.prim.effectful:
+    prim = eqn.prim
+    if prim.materialized or prim.effectful:
         return (), ()
     first = in_names[0] if in_names else None
-    if _is_reshape(eqn):
+    view = _bitcast(eqn)
+    if view == "reshape":
         return (((first, True),), (first,)) if first is not None else ((), ())
-    if _is_same_buffer(eqn):
+    if view == "same":
         src = in_names[k] if k < len(in_names) else None
         return (((src, False),) if src is not None else ()), names
-    if name in UPDATE_PRIMITIVES and first is not None:
-        return ((first, False),), names  # written in place into its operand
+    if prim.in_place is not None:  # written in place into its operand
+        operand = in_names[prim.in_place[0]] if prim.in_place[0] < len(in_names) else None
+        if operand is not None:
+            return ((operand, False),), names
     return (), names
 
 
@@ -227,8 +203,8 @@ def reshaped_vars(program: Any) -> set[int]:
     """
     marked: set[int] = set()
     for eqn in reversed(program.eqns):
-        if _is_reshape(eqn) or (_is_same_buffer(eqn)
-                                and any(v.id in marked for v in eqn.outputs)):
+        view = _bitcast(eqn)
+        if view == "reshape" or (view == "same" and any(v.id in marked for v in eqn.outputs)):
             marked.update(a.id for a in eqn.inputs if hasattr(a, "id"))
     return marked
 

@@ -46,6 +46,22 @@ Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
 collectives and primitives with sub-programs that may use the axis name).
 
+What XLA does with the result's buffer, read by the workaround for XLA:CPU's in-place update
+bug (``fluxion.backend.update_aliasing``, openxla/xla#49176) and given where the primitive is
+defined (``in_place`` and ``materialized`` as arguments of ``Primitive``, the ``bitcast`` rule on
+the next lines), so that a new primitive declares it there:
+
+- ``in_place``: ``(operand index, update index)`` when XLA writes the result in place into that
+  operand's buffer (``dynamic_update_slice``, the scatters); default ``None``;
+- ``materialized``: XLA computes the result into a buffer of its own, never fused into a
+  consumer's loop (``dot_general``, loops, decompositions, callbacks, some collectives), so a
+  fusion reading it reads that buffer and not the primitive's inputs; default ``False``;
+- ``bitcast(eqn) -> 'reshape' | 'same' | None``: the result of ``eqn`` is an operand's buffer
+  as it is once XLA has simplified it: ``'reshape'``, the first operand in another shape
+  (``reshape``, ``squeeze``, a ``broadcast_in_dim`` adding dimensions of size 1); ``'same'``,
+  output ``k`` is operand ``k`` unchanged (``copy``, ``optimization_barrier``, a
+  ``convert_element_type`` to the same dtype); ``None``, a buffer of its own (default: no rule).
+
 ``bind`` hands the primitive to the current interpreter (see :mod:`fluxion.core.trace`).
 
 Example:
@@ -86,10 +102,11 @@ class Primitive:
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
                  "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended", "host",
-                 "__weakref__")
+                 "in_place", "materialized", "bitcast", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
-                 batch_unmapped: bool = False):
+                 batch_unmapped: bool = False, materialized: bool = False,
+                 in_place: tuple[int, int] | None = None):
         self.name = name
         self.multiple_results = multiple_results
         self.effectful = effectful
@@ -109,6 +126,9 @@ class Primitive:
         self.vma: Callable[..., Any] | None = None
         self.extended: Callable[..., Any] | None = None
         self.host: Callable[..., Any] | None = None
+        self.in_place = in_place
+        self.materialized = materialized
+        self.bitcast: Callable[[Any], str | None] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter (operands of an extended dtype go

@@ -37,6 +37,9 @@ from fluxion.transforms import ad
 # ------------------------------------------------------------------ conversions
 
 convert_element_type_p = Primitive("convert_element_type")
+# to its own dtype: its operand, once XLA has simplified it
+convert_element_type_p.bitcast = lambda eqn: (
+    "same" if eqn.outputs[0].aval.dtype == eqn.inputs[0].aval.dtype else None)
 
 
 def _convert_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:

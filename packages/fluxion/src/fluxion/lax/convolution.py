@@ -123,7 +123,7 @@ def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
 
 # ------------------------------------------------------------------ the primitive
 
-conv_general_dilated_p = Primitive("conv_general_dilated")
+conv_general_dilated_p = Primitive("conv_general_dilated", materialized=True)
 
 
 def _conv_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,

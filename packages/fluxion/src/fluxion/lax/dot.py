@@ -40,7 +40,7 @@ def _canon_dims(dimension_numbers: Any) -> tuple:
             (tuple(int(i) for i in lb), tuple(int(i) for i in rb)))
 
 
-dot_general_p = Primitive("dot_general")
+dot_general_p = Primitive("dot_general", materialized=True)
 
 
 def _dot_general_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,

@@ -872,6 +872,7 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
 # ------------------------------------------------------------------ copy, barrier, stop_gradient
 
 copy_p = Primitive("copy")
+copy_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
 copy_p.abstract_eval = lambda x: x
 copy_p.lowering = lambda ctx, x: x  # a fresh buffer; XLA's outputs never alias inputs here
 _rules.deflinear(copy_p, lambda ct, x: [ct])
@@ -892,6 +893,7 @@ def copy(x: Any) -> Any:
 
 
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
 
 
 def _optimization_barrier_lowering(ctx: Any, *xs: str) -> list:
@@ -925,6 +927,7 @@ def optimization_barrier(operand: Any, /) -> Any:
 
 
 stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
 stop_gradient_p.abstract_eval = lambda x: x
 stop_gradient_p.lowering = lambda ctx, x: x
 _rules.defjvp_zero(stop_gradient_p)

@@ -153,7 +153,7 @@ def _print_params(params: dict) -> list:
             ("fft_type", f"jaxlib.xla_client.FftType.{params['fft_type'].name}")]
 
 
-fft_p = Primitive("fft")
+fft_p = Primitive("fft", materialized=True)
 
 
 def _fft_rule(prim: Any, in_avals: Sequence[Any], out: Any, **_: Any) -> Any:

@@ -376,7 +376,7 @@ def axis_index(axis_name: Any) -> Any:
 
 # ------------------------------------------------------------------ all_gather
 
-all_gather_p = Primitive("all_gather", batch_unmapped=True)
+all_gather_p = Primitive("all_gather", batch_unmapped=True, materialized=True)
 all_gather_p.vma = _vma_rules.add_axes
 # ``all_gather(..., to='invarying')``: the same values; the result varies over none of the
 # gathered axes (JAX's all_gather_invariant).
@@ -495,7 +495,7 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: i
 
 # ------------------------------------------------------------------ ppermute
 
-ppermute_p = Primitive("ppermute", batch_unmapped=True)
+ppermute_p = Primitive("ppermute", batch_unmapped=True, materialized=True)
 ppermute_p.vma = _vma_rules.add_axes
 ppermute_p.abstract_eval = lambda x, *, axis_name, perm: x
 ppermute_p.impl, ppermute_p.lowering = _no_eval("ppermute")
@@ -570,7 +570,7 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
 
 # ------------------------------------------------------------------ all_to_all
 
-all_to_all_p = Primitive("all_to_all", batch_unmapped=True)
+all_to_all_p = Primitive("all_to_all", batch_unmapped=True, materialized=True)
 all_to_all_p.vma = _vma_rules.add_axes
 
 
@@ -693,6 +693,7 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
 # ------------------------------------------------------------------ pvary / pcast
 
 pvary_p = Primitive("pvary", batch_unmapped=True)
+pvary_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
 pvary_p.vma = _vma_rules.add_axes
 _vma_rules.install_collectives(pvary_p=pvary_p, psum_p=psum_p)
 pvary_p.abstract_eval = lambda x, *, axis_name: x

@@ -205,7 +205,7 @@ _par.all_to_all_p.lowering = _all_to_all_lowering
 
 # ------------------------------------------------------------------ psum_scatter
 
-psum_scatter_p = Primitive("psum_scatter", batch_unmapped=True)
+psum_scatter_p = Primitive("psum_scatter", batch_unmapped=True, materialized=True)
 psum_scatter_p.vma = _vma_rules.add_axes
 
 

@@ -46,7 +46,7 @@ _HLO_ALGORITHM = {RandomAlgorithm.RNG_DEFAULT: "DEFAULT", RandomAlgorithm.RNG_TH
                   RandomAlgorithm.RNG_PHILOX: "PHILOX"}
 _UNSIGNED = tuple(np.dtype(f"uint{b}") for b in (8, 16, 32, 64))
 
-rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True)
+rng_bit_generator_p = Primitive("rng_bit_generator", multiple_results=True, materialized=True)
 
 
 def _rng_bit_generator_rule(prim: Any, in_avals: Sequence[Any], out: Any,
@@ -138,7 +138,7 @@ def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = np.uint32,
                                           algorithm=RandomAlgorithm(algorithm)))
 
 
-rng_uniform_p = Primitive("rng_uniform", effectful=True)
+rng_uniform_p = Primitive("rng_uniform", effectful=True, materialized=True)
 
 
 def _rng_uniform_abstract_eval(a: ShapedArray, b: ShapedArray, *, shape: tuple[int, ...]

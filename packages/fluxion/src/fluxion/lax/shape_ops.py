@@ -115,6 +115,9 @@ def _iota_dtype(name: str, dtype: Any) -> np.dtype:
 # ------------------------------------------------------------------ broadcast_in_dim
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
+# adding dimensions of size 1 only, XLA makes it a bitcast
+broadcast_in_dim_p.bitcast = lambda eqn: (
+    "reshape" if eqn.outputs[0].aval.size == eqn.inputs[0].aval.size else None)
 
 
 def _broadcast_in_dim_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,
@@ -244,6 +247,7 @@ def broadcast(operand: Any, sizes: Sequence[int]) -> Any:
 # ------------------------------------------------------------------ reshape
 
 reshape_p = Primitive("reshape")
+reshape_p.bitcast = lambda eqn: "reshape"  # XLA makes it a bitcast
 
 
 def _reshape_error(x: Any, new_sizes: tuple) -> Exception:
@@ -478,6 +482,7 @@ def transpose(operand: Any, permutation: Sequence[int]) -> Any:
 # ------------------------------------------------------------------ squeeze / expand_dims
 
 squeeze_p = Primitive("squeeze")
+squeeze_p.bitcast = lambda eqn: "reshape"  # XLA makes it a bitcast
 squeeze_p.sharding = _sh.drop_dims("dimensions")
 
 

@@ -224,7 +224,7 @@ def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], 
 
 # ------------------------------------------------------------------ dynamic_update_slice
 
-dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_update_slice_p = Primitive("dynamic_update_slice", in_place=(0, 1))
 dynamic_update_slice_p.sharding = _sh.same_as_operands("dynamic_update_slice")
 
 

@@ -29,7 +29,7 @@ from fluxion.transforms import ad
 
 __all__ = ["sort", "sort_key_val", "top_k", "sort_p", "top_k_p"]
 
-sort_p = Primitive("sort", multiple_results=True)
+sort_p = Primitive("sort", multiple_results=True, materialized=True)
 sort_p.sharding = _sh.unsharded_dim(
     "Arguments to sort must be unsharded over the sorting dimension. Got arg type={t} and "
     "sorting dimension={d}", "dimension")
@@ -221,7 +221,7 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1,
     return k, v
 
 
-top_k_p = Primitive("top_k", multiple_results=True)
+top_k_p = Primitive("top_k", multiple_results=True, materialized=True)
 
 
 def _top_k_abstract_eval(x: ShapedArray, *, k: int, axis: int) -> list[ShapedArray]:

@@ -319,7 +319,7 @@ _MONOID_PRIMS = {"sum": reduce_window_sum_p, "max": reduce_window_max_p,
 
 # ------------------------------------------------------------------ generic reduce_window
 
-reduce_window_p = Primitive("reduce_window", multiple_results=True)
+reduce_window_p = Primitive("reduce_window", multiple_results=True, materialized=True)
 
 
 def _reduce_window_abstract_eval(*avals: ShapedArray, computation: Any, window_dimensions: tuple,
@@ -478,7 +478,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Any,
 
 # ------------------------------------------------------------------ select_and_scatter_add
 
-select_and_scatter_add_p = Primitive("select_and_scatter_add")
+select_and_scatter_add_p = Primitive("select_and_scatter_add", materialized=True)
 
 
 def _sas_abstract_eval(source: ShapedArray, operand: ShapedArray, *, select_prim: Any,
@@ -590,7 +590,7 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
 # max (``ge``) / min (``le``) of ``operand`` is taken from. Linear in the tangent; its transpose
 # is select_and_scatter_add, and the transpose of that is this primitive again.
 
-select_and_gather_add_p = Primitive("select_and_gather_add")
+select_and_gather_add_p = Primitive("select_and_gather_add", materialized=True)
 
 
 def _sga_abstract_eval(tangent: ShapedArray, operand: ShapedArray, *, select_prim: Any,

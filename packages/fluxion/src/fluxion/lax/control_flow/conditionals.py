@@ -44,7 +44,7 @@ from fluxion.tree_util import physical as tree_util
 
 __all__ = ["cond", "switch", "cond_p"]
 
-cond_p = Primitive("cond", multiple_results=True, batch_unmapped=True)
+cond_p = Primitive("cond", multiple_results=True, batch_unmapped=True, materialized=True)
 cond_p.sharding = keep_sharding_rule
 
 

@@ -78,7 +78,7 @@ _BOOL = ShapedArray((), np.dtype(np.bool_))
 
 # =============================================================================== while_loop
 
-while_p = Primitive("while", multiple_results=True, batch_unmapped=True)
+while_p = Primitive("while", multiple_results=True, batch_unmapped=True, materialized=True)
 while_p.sharding = keep_sharding_rule
 
 
@@ -331,7 +331,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
 
 # =============================================================================== scan
 
-scan_p = Primitive("scan", multiple_results=True, batch_unmapped=True)
+scan_p = Primitive("scan", multiple_results=True, batch_unmapped=True, materialized=True)
 scan_p.sharding = keep_sharding_rule
 
 

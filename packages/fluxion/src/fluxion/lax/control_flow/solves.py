@@ -76,7 +76,7 @@ def _stage_checked(api: str, what: str, expected_name: str, fun: Callable, arg: 
 
 # =============================================================================== custom_root
 
-custom_root_p = Primitive("custom_root", multiple_results=True, batch_unmapped=True)
+custom_root_p = Primitive("custom_root", multiple_results=True, batch_unmapped=True, materialized=True)
 custom_root_p.sharding = keep_sharding_rule
 
 
@@ -200,7 +200,8 @@ def custom_root(f: Callable, initial_guess: Any, solve: Callable[[Callable, Any]
 
 # =============================================================================== linear solve
 
-linear_solve_p = Primitive("custom_linear_solve", multiple_results=True, batch_unmapped=True)
+linear_solve_p = Primitive("custom_linear_solve", multiple_results=True, batch_unmapped=True,
+                           materialized=True)
 linear_solve_p.sharding = _sh.like_b_rule
 
 # jaxprs / const_lengths hold, in order: matvec, vecmat (its transpose), solve, transpose_solve;

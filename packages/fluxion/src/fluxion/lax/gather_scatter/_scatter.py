@@ -233,7 +233,7 @@ def _scatter_windows(x: Any, idx: Any, u_aval: ShapedArray, dn: ScatterDimension
 
 
 def _def_scatter(name: str, combine: str | None) -> Primitive:
-    p = Primitive(name)
+    p = Primitive(name, in_place=(0, 2))
     p.abstract_eval = _scatter_abstract_eval(name)
     p.lowering = _scatter_lowering(combine)
     p.platform_lowerings["cpu"] = _scatter_lowering(combine, cpu=True)

@@ -42,7 +42,7 @@ from fluxion.lax.linalg.triangular_solve import triangular_solve
 __all__ = ["cholesky", "cholesky_p"]
 
 
-cholesky_p = Primitive("cholesky")
+cholesky_p = Primitive("cholesky", materialized=True)
 cholesky_p.sharding = _sh.linalg_rule((2,))
 
 

@@ -59,7 +59,7 @@ class EigImplementation(enum.Enum):
     LAPACK = "lapack"
 
 
-eig_p = Primitive("eig", multiple_results=True)
+eig_p = Primitive("eig", multiple_results=True, materialized=True)
 eig_p.sharding = _sh.linalg_rule((2,))
 
 

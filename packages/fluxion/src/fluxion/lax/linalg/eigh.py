@@ -55,7 +55,7 @@ class EighImplementation(enum.Enum):
     QDWH = "qdwh"
 
 
-eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p = Primitive("eigh", multiple_results=True, materialized=True)
 eigh_p.sharding = _sh.linalg_rule((2,))
 
 

@@ -32,7 +32,7 @@ from fluxion.lax.linalg._common import (
 __all__ = ["hessenberg", "hessenberg_p"]
 
 
-hessenberg_p = Primitive("hessenberg", multiple_results=True)
+hessenberg_p = Primitive("hessenberg", multiple_results=True, materialized=True)
 hessenberg_p.sharding = _sh.linalg_rule((2,))
 
 

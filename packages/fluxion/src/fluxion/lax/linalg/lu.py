@@ -87,7 +87,7 @@ def _pivots_to_perm_impl(piv: Any, m: int) -> Any:
     return _lp.fori_loop(0, k, body, iota)
 
 
-lu_p = Primitive("lu", multiple_results=True)
+lu_p = Primitive("lu", multiple_results=True, materialized=True)
 lu_p.sharding = _sh.linalg_rule((2,))
 
 

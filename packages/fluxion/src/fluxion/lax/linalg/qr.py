@@ -55,7 +55,7 @@ from fluxion.lax.linalg.triangular_solve import triangular_solve
 __all__ = ["qr", "geqrf", "householder_product", "qr_p", "geqrf_p", "householder_product_p"]
 
 
-geqrf_p = Primitive("geqrf", multiple_results=True)
+geqrf_p = Primitive("geqrf", multiple_results=True, materialized=True)
 geqrf_p.sharding = _sh.linalg_rule((2,))
 
 
@@ -101,7 +101,7 @@ def geqrf(a: Any) -> tuple[Any, Any]:
     return tuple(geqrf_p.bind(a))
 
 
-householder_product_p = Primitive("householder_product")
+householder_product_p = Primitive("householder_product", materialized=True)
 householder_product_p.sharding = _sh.linalg_rule((2, 1))
 
 
@@ -155,7 +155,7 @@ def householder_product(a: Any, taus: Any) -> Any:
     return householder_product_p.bind(a, taus)
 
 
-qr_p = Primitive("qr", multiple_results=True)
+qr_p = Primitive("qr", multiple_results=True, materialized=True)
 qr_p.sharding = _sh.linalg_rule((2,))
 
 

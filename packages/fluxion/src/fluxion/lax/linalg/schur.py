@@ -33,7 +33,7 @@ from fluxion.lax.linalg._common import (
 __all__ = ["schur", "schur_p"]
 
 
-schur_p = Primitive("schur", multiple_results=True)
+schur_p = Primitive("schur", multiple_results=True, materialized=True)
 schur_p.sharding = _sh.linalg_rule((2,))
 
 

@@ -72,7 +72,7 @@ class SvdAlgorithm(enum.Enum):
     DIVIDE_AND_CONQUER = "divide_and_conquer"
 
 
-svd_p = Primitive("svd", multiple_results=True)
+svd_p = Primitive("svd", multiple_results=True, materialized=True)
 svd_p.sharding = _sh.linalg_rule((2,))
 
 

@@ -48,7 +48,7 @@ from fluxion.transforms import ad
 __all__ = ["triangular_solve", "triangular_solve_p"]
 
 
-triangular_solve_p = Primitive("triangular_solve")
+triangular_solve_p = Primitive("triangular_solve", materialized=True)
 
 
 def _triangular_solve_rule(prim: Any, in_avals: Sequence[Any], out: Any, *,

@@ -34,7 +34,7 @@ from fluxion.lax.linalg._common import (
 __all__ = ["tridiagonal", "tridiagonal_p"]
 
 
-tridiagonal_p = Primitive("tridiagonal", multiple_results=True)
+tridiagonal_p = Primitive("tridiagonal", multiple_results=True, materialized=True)
 tridiagonal_p.sharding = _sh.linalg_rule((2,))
 
 

@@ -44,7 +44,7 @@ from fluxion.transforms import ad
 __all__ = ["tridiagonal_solve", "tridiagonal_solve_p"]
 
 
-tridiagonal_solve_p = Primitive("tridiagonal_solve")
+tridiagonal_solve_p = Primitive("tridiagonal_solve", materialized=True)
 tridiagonal_solve_p.sharding = _sh.linalg_rule((1, 1, 1, 2))
 
 
