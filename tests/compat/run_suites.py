@@ -219,6 +219,19 @@ def test_files(suite: Suite, root: Path, mode: str) -> list[str]:
     return files
 
 
+def selected_files(suite: Suite, root: Path, mode: str, only: list[str] | None = None,
+                   file_patterns: list[str] | None = None) -> list[str]:
+    """The test files a run of ``mode`` takes: those holding an id of ``only`` (when given) that
+    match one of ``file_patterns`` (fnmatch, relative to ``root``; when given)."""
+    files = test_files(suite, root, mode)
+    if only is not None:
+        wanted = {n.split("::", 1)[0] for n in only}
+        files = [f for f in files if f in wanted]
+    if file_patterns:
+        files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in file_patterns)]
+    return files
+
+
 def in_mode(suite: Suite, mode: str, nodeid: str) -> bool:
     """Whether a node id belongs to the tests that ``mode`` runs (flax mirror: tests/nnx only)."""
     if mode == "mirror" and suite.mirror_subdirs:
@@ -271,12 +284,7 @@ def run_one(suite: Suite, mode: str, results: Path, *, only: list[str] | None, t
             file_patterns: list[str] | None = None) -> dict:
     """Run one (library, mode) in its own pytest process (resumed after crashes). Returns its record."""
     root = suite_root(suite)
-    files = test_files(suite, root, mode)
-    if only is not None:
-        wanted = {n.split("::", 1)[0] for n in only}
-        files = [f for f in files if f in wanted]
-    if file_patterns:
-        files = [f for f in files if any(fnmatch.fnmatch(f, p) for p in file_patterns)]
+    files = selected_files(suite, root, mode, only, file_patterns)
     tag = f"{suite.lib}-{mode}"
     out = results / f"{tag}.jsonl"
     logf = results / f"{tag}.log"
@@ -500,6 +508,9 @@ def markdown(summary: dict, top: int = 8) -> str:
         if "unavailable" in rec:
             lines.append(f"| {lib} | unavailable: {rec['unavailable']} | | | |")
             continue
+        if "skipped" in rec:
+            lines.append(f"| {lib} | skipped: {rec['skipped']} | | | |")
+            continue
         if "error" in rec:
             lines.append(f"| {lib} | error: {rec['error']} | | | |")
             continue
@@ -576,7 +587,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--record-baseline", action="store_true", help="write baseline/<lib>.json from real")
     ap.add_argument("--record-figures", action="store_true", help="write the figures into recorded.json")
     ap.add_argument("--files", default="",
-                    help="comma-separated patterns (fnmatch) of the test files to run, e.g. 'tests/energy_test.py'")
+                    help="comma-separated patterns (fnmatch) of the test files to run, e.g. 'tests/energy_test.py'; "
+                         "a library with no matching file is skipped")
     ap.add_argument("--resume", action="store_true",
                     help="keep the event files in --results and run only the tests they lack")
     ap.add_argument("--allow-partial", action="store_true",
@@ -613,7 +625,7 @@ def main(argv: list[str] | None = None) -> int:
         rec = summary["libs"].setdefault(lib, {"version": suite.version, "dist": suite.dist})
         try:
             check_version(suite)
-            suite_root(suite)
+            root = suite_root(suite)
         except SuiteUnavailable as e:
             rec["unavailable"] = str(e)
             print(f"{lib}: unavailable: {e}", file=sys.stderr)
@@ -622,8 +634,21 @@ def main(argv: list[str] | None = None) -> int:
             rec["error"] = f"{type(e).__name__}: {e}"
             print(f"{lib}: error: {rec['error']}", file=sys.stderr)
             continue
+        lib_modes = modes
+        if file_patterns:
+            # a pattern that names no file of this library (or of one mode: flax's mirror runs
+            # tests/nnx only) skips it, with one line, rather than running nothing
+            lib_modes = [m for m in modes if selected_files(suite, root, m, None, file_patterns)]
+            if not lib_modes:
+                rec["skipped"] = f"no test file matches --files {args.files}"
+                print(f"{lib}: skipped: {rec['skipped']}", file=sys.stderr)
+                continue
+            for mode in modes:
+                if mode not in lib_modes:
+                    print(f"{lib} {mode}: skipped: no test file of this mode matches --files "
+                          f"{args.files}", file=sys.stderr)
         baseline = load_baseline(lib)
-        for mode in modes:
+        for mode in lib_modes:
             only = None
             if args.sample:
                 if baseline is None:
@@ -642,6 +667,9 @@ def main(argv: list[str] | None = None) -> int:
         r = run_one(suite, mode, results, only=only, test_timeout=test_timeout,
                     process_timeout=process_timeout, log=lambda s: print(s, flush=True),
                     resume=args.resume, file_patterns=file_patterns)
+        if r is None:  # no file to run (or the process never started): no events to read
+            print(f"[compat] {suite.lib} {mode}: no test ran", flush=True)
+            return None
         npass = sum(1 for t in r["tests"].values() if t["outcome"] == "passed")
         print(f"[compat] {suite.lib} {mode}: {npass}/{len(r['tests'])} passed, {len(r['collect_errors'])} "
               f"collection errors, {r['wall_s']} s", flush=True)
@@ -657,7 +685,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for lib in libs:
         rec = summary["libs"][lib]
-        if "unavailable" in rec or "error" in rec:
+        if "unavailable" in rec or "error" in rec or "skipped" in rec:
             continue
         suite = SUITES[lib]
         real = runs.get((lib, "real"))
