@@ -211,3 +211,21 @@ def test_every_cumulative_primitive_has_the_tpu_rule() -> None:
     for name in KINDS:
         p = getattr(C, f"{name}_p")
         assert "tpu" in p.platform_lowerings and p.lowering is not None
+
+
+@pytest.mark.tpu
+def test_long_scans_on_the_chip() -> None:
+    # with Fluxion on a TPU (tests --platform tpu): the program compiled for the chip is the
+    # blocked one, with NumPy's values
+    if fluxion.default_backend() != "tpu":
+        pytest.skip("needs Fluxion on a TPU (--platform tpu); the CPU keeps jax's one window")
+    rng = np.random.default_rng(3)
+    xi = rng.integers(0, 100, 250_000).astype(np.int32)
+    xf = rng.random(250_000).astype(np.float32)
+    f = fluxion.jit(lambda v: lax.cumsum(v, 0))
+    assert max(_windows(f.lower(xi).as_text())) <= C._TPU_BLOCK
+    np.testing.assert_array_equal(np.asarray(f(xi)), np.cumsum(xi))
+    want = np.cumsum(xf.astype(np.float64))
+    assert np.abs(np.asarray(f(xf)) - want).max() <= 1e-5 * want[-1]
+    got = np.asarray(fluxion.jit(lambda v: lax.cummax(v, 0, True))(xf))
+    np.testing.assert_array_equal(got, np.maximum.accumulate(xf[::-1])[::-1])

@@ -196,6 +196,9 @@ _rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
 def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Cumulative sum along ``axis`` (from the end when ``reverse``).
 
+    On the TPU an axis longer than 1024 elements is scanned in blocks (see the module's
+    docstring): floating results may differ from jax's there by rounding; integers do not.
+
     Example:
         >>> from fluxion import lax
         >>> import fluxion.numpy as jnp
@@ -223,6 +226,9 @@ cumprod_p.jvp = _cumprod_jvp
 
 def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Cumulative product along ``axis``.
+
+    On the TPU an axis longer than 1024 elements is scanned in blocks (see the module's
+    docstring): floating results may differ from jax's there by rounding; integers do not.
 
     Example:
         >>> from fluxion import lax
@@ -325,6 +331,9 @@ cumlogsumexp_p.jvp = _cumlogsumexp_jvp
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Running ``log(sum(exp(x)))`` along ``axis``, computed without overflow.
+
+    On the TPU an axis longer than 1024 elements is scanned in blocks (see the module's
+    docstring): floating results may differ from jax's there by rounding; integers do not.
 
     Example:
         >>> from fluxion import lax
