@@ -66,3 +66,20 @@ def test_ids_subcommand_collects_orders_and_writes(tmp_path):
     assert out.read_text().splitlines() == ["suite/test_one.py::test_a", "suite/test_one.py::test_b",
                                             "suite/test_three.py::test_x64"]
     assert "3 of 5 collected ids" in res.stdout
+
+
+def test_narrowed_gives_pytest_only_the_files_of_the_next_ids(tmp_path):
+    ids = tmp_path / "ids.txt"
+    ids.write_text("tests/test_tpu_test_chunks.py::a\ntests/conftest.py::b\n"
+                   "tests/test_tpu_test_chunks.py::c\ntests/fluxion/conftest.py::d\n")
+    import argparse
+    tc = _tool()
+    args = ["tests", "--platform", "tpu", "-p", "no:cacheprovider"]
+    a = argparse.Namespace(ids=str(ids), narrow=3, pytest_args=args)
+    assert tc._narrowed(a, 0) == ["--platform", "tpu", "-p", "no:cacheprovider",
+                                  "tests/test_tpu_test_chunks.py", "tests/conftest.py"]
+    assert tc._narrowed(a, 3) == ["--platform", "tpu", "-p", "no:cacheprovider",
+                                  "tests/fluxion/conftest.py"]
+    assert tc._narrowed(a, 9) == args  # past the end: the paths as given
+    a.narrow = 0
+    assert tc._narrowed(a, 0) == args

@@ -121,6 +121,17 @@ def _last_index(log: str) -> int:
     return last
 
 
+def _narrowed(a: argparse.Namespace, start: int) -> list[str]:
+    """``a.pytest_args`` with its paths replaced by the files of ids ``start .. start+narrow``."""
+    if not (a.ids and a.narrow):
+        return list(a.pytest_args)
+    with open(a.ids) as f:
+        ids = [line.rstrip("\n") for line in f if line.strip()]
+    files = list(dict.fromkeys(i.split("::", 1)[0] for i in ids[start:start + a.narrow]))
+    opts = [x for x in a.pytest_args if x.startswith("-") or not os.path.exists(x.split("::")[0])]
+    return opts + files if files else list(a.pytest_args)
+
+
 # Ids of float64 programs: the TPU emulates float64, and XLA's TPU compile of such a program
 # can outlast the per-test watchdog (each overrun also costs a pytest restart), so they go last.
 SLOW_ON_TPU = r"x64|float64|f64|complex128"
@@ -207,6 +218,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--start", type=int, default=0, help="first index of the id list to run")
     ap.add_argument("--ids", default="", help="file of node ids, in the order to run them")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per test")
+    ap.add_argument("--narrow", type=int, default=0,
+                    help="with --ids: give pytest only the files of the next N ids instead of the "
+                         "paths in pytest_args (each start, restarts too, collects less)")
     ap.add_argument("--log", required=True)
     ap.add_argument("--failures", required=True)
     ap.add_argument("pytest_args", nargs="*")
@@ -227,7 +241,7 @@ def main(argv: list[str]) -> int:
             f.write(f"# pytest from index {start}, {left:.0f} s left\n")
         env.update(TPU_CHUNK_START=str(start), TPU_CHUNK_BUDGET=str(left - a.timeout - 20))
         cmd = [sys.executable, "-m", "pytest", "-p", "tpu_test_chunks", "-p", "no:xdist",
-               "-p", "no:cacheprovider", "-q", *a.pytest_args]
+               "-p", "no:cacheprovider", "-q", *_narrowed(a, start)]
         try:
             rc = subprocess.run(cmd, env=env, timeout=max(left - 5, 1)).returncode  # noqa: S603
         except subprocess.TimeoutExpired:
