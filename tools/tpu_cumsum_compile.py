@@ -17,10 +17,13 @@ Fluxion's and jax's persistent compilation caches are off in the children.
 Usage, on the TPU machine, from the repository root::
 
     python3 tools/tpu_cumsum_compile.py                 # n = 1e3, 1e4, 2.5e5, 4e6; < 120 s
-    python3 tools/tpu_cumsum_compile.py --blocks 128,512 --sizes 250000,4000000
+    python3 tools/tpu_cumsum_compile.py --forms 1024:128,1024:512 --sizes 250000,4000000
 
-``--blocks``: Fluxion's block sizes to time (the first is the default lowering, ``_TPU_BLOCK``);
-rows for further block sizes come after all sizes of the first, while the budget lasts.
+``--forms``: Fluxion's lowerings to time, each ``plain_max:block`` (``_TPU_PLAIN_MAX``, the
+longest axis kept as one window, and ``_TPU_BLOCK``); the first should be the defaults (1024:128).
+The rows of further forms come after all sizes of the first, while the budget lasts, and only
+where they give another module (the default list adds blocks of 1024, and blocks of 128 at
+n = 1000). The ``form`` column: ``window`` (one reduce_window over the axis) or ``bN``.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def _check(x: np.ndarray, got: np.ndarray) -> tuple[bool, float]:
     return err <= 1e-3, err
 
 
-def _worker(lib: str, sizes: list[int], blocks: list[int]) -> None:
+def _worker(lib: str, sizes: list[int], forms: list[tuple[int, int]]) -> None:
     """Run in a child process: one JSON line per event on stdout."""
     t_open = time.perf_counter()
     if lib == "jax":
@@ -73,7 +76,7 @@ def _worker(lib: str, sizes: list[int], blocks: list[int]) -> None:
 
         def put(a: np.ndarray) -> object:
             return jax.device_put(a, dev).block_until_ready()
-        jit, settings = jax.jit, [None]
+        jit, settings = jax.jit, [None]  # jax: one window
     else:
         import fluxion
         from fluxion import lax
@@ -82,18 +85,24 @@ def _worker(lib: str, sizes: list[int], blocks: list[int]) -> None:
 
         def put(a: np.ndarray) -> object:
             return fluxion.device_put(a, dev).block_until_ready()
-        jit, settings = fluxion.jit, blocks
+        jit, settings = fluxion.jit, forms
     warm = jit(lambda v: v + 1)
     t0 = time.perf_counter()
     np.asarray(warm(put(np.ones(8, np.float32))))
     _emit(event="ready", lib=lib, backend=backend, device=str(dev),
           open_s=round(t0 - t_open, 2), warmup_s=round(time.perf_counter() - t0, 2))
-    for block in settings:
-        if block is not None:
-            cumulative._TPU_BLOCK = block
+    seen = set()
+    for form in settings:
+        if form is not None:
+            cumulative._TPU_PLAIN_MAX, cumulative._TPU_BLOCK = form
         for n in sizes:
+            label = "window" if form is None or n <= form[0] else f"b{form[1]}"
+            if (n, label) in seen:
+                continue
+            seen.add((n, label))
             for dtype in ("int32", "float32"):
-                _emit(event="start", lib=lib, block=block, n=n, dtype=dtype)
+                _emit(event="start", lib=lib, form=label, first=form == settings[0], n=n,
+                      dtype=dtype)
                 x = _inputs(n, dtype)
                 xd = put(x)
                 f = jit(lambda v: lax.cumsum(v, 0))
@@ -109,7 +118,8 @@ def _worker(lib: str, sizes: list[int], blocks: list[int]) -> None:
                 ok, err = _check(x, got)
                 widths = [int(np.prod([int(d) for d in w.split(",")]))
                           for w in _WINDOW.findall(lowered.as_text())]
-                _emit(event="done", lib=lib, block=block, n=n, dtype=dtype,
+                _emit(event="done", lib=lib, form=label, first=form == settings[0], n=n,
+                      dtype=dtype,
                       lower_ms=round(1e3 * (t2 - t1), 1), compile_s=round(t3 - t2, 3),
                       run_ms=round(1e3 * (t4 - t3), 2), windows=len(widths),
                       widest=max(widths, default=0), ok=ok, err=err)
@@ -126,7 +136,7 @@ def _run_child(lib: str, args: argparse.Namespace, deadline: float,
     srcs = sorted(glob.glob(os.path.join(_ROOT, "packages", "*", "src")))
     env["PYTHONPATH"] = os.pathsep.join([p for p in [env.get("PYTHONPATH", "")] if p] + srcs)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", lib, "--sizes", args.sizes,
-           "--blocks", args.blocks]
+           "--forms", args.forms]
     rows: list[dict] = []
     with tempfile.TemporaryFile("w+b") as err:
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env, cwd=_ROOT)
@@ -165,11 +175,10 @@ def _run_child(lib: str, args: argparse.Namespace, deadline: float,
 
 
 def _table(rows: list[dict]) -> None:
-    print(f"{'lib':8} {'block':>5} {'n':>8} {'dtype':7} {'lower ms':>8} {'compile s':>9} "
+    print(f"{'lib':8} {'form':>6} {'n':>8} {'dtype':7} {'lower ms':>8} {'compile s':>9} "
           f"{'run ms':>8} {'windows':>7} {'widest':>8}  check")
     for r in rows:
-        lib, block = r["lib"], r.get("block") or "-"
-        head = f"{lib:8} {block!s:>5} {r['n']:>8} {r['dtype']:7}"
+        head = f"{r['lib']:8} {r['form']:>6} {r['n']:>8} {r['dtype']:7}"
         if r["event"] == "stopped":
             print(f"{head} {'':>8} {'>' + str(r['after_s']) + 's':>9}   (stopped: budget spent)")
             continue
@@ -183,16 +192,17 @@ def main() -> None:
     """Parse the arguments; run the jax worker, then the Fluxion worker; print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,250000,4000000")
-    ap.add_argument("--blocks", default="128", help="Fluxion block sizes (comma separated)")
+    ap.add_argument("--forms", default="1024:128,1024:1024,0:128",
+                    help="Fluxion lowerings, plain_max:block (comma separated)")
     ap.add_argument("--budget", type=float, default=110.0, help="seconds for both workers")
     ap.add_argument("--jax-share", type=float, default=0.5,
                     help="fraction of the budget the jax worker may use")
     ap.add_argument("--worker", choices=["jax", "fluxion"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
-    blocks = [int(b) for b in args.blocks.split(",")]
+    forms = [(int(f.split(":")[0]), int(f.split(":")[1])) for f in args.forms.split(",")]
     if args.worker:
-        _worker(args.worker, sizes, blocks)
+        _worker(args.worker, sizes, forms)
         return
     t0 = time.monotonic()
     rows = _run_child("jax", args, t0 + args.budget * args.jax_share)
@@ -210,12 +220,11 @@ def main() -> None:
             print(f"# {r['lib']}: backend {r['backend']} ({r['device']}), import + open "
                   f"{r['open_s']} s, first compile + run of v+1 {r['warmup_s']} s")
     _table([r for r in rows if r["event"] in ("done", "stopped")])
-    done = {(r["lib"], r.get("block"), r["n"], r["dtype"]): r for r in rows
+    done = {(r["lib"], r["first"], r["n"], r["dtype"]): r for r in rows
             if r["event"] == "done"}
-    first = blocks[0]
-    for (lib, block, n, dtype), r in done.items():
-        j = done.get(("jax", None, n, dtype))
-        if lib == "fluxion" and block == first and j:
+    for (lib, first, n, dtype), r in done.items():
+        j = done.get(("jax", True, n, dtype))
+        if lib == "fluxion" and first and j:
             print(f"# n={n} {dtype}: compile fluxion/jax {r['compile_s']:.3f}/{j['compile_s']:.3f}"
                   f" s, run {r['run_ms']}/{j['run_ms']} ms")
     print(f"# total {time.monotonic() - t0:.1f} s")
