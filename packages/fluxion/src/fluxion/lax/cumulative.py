@@ -10,9 +10,10 @@ cumsum of 250,000 int32 elements: 10.9 s on a v5e, from jax's module and from ou
 padded with the identity to a multiple of ``_TPU_BLOCK``, each block is scanned by a window of
 ``_TPU_BLOCK``, the blocks' totals are scanned the same way (recursively, so no window is wider
 than ``_TPU_BLOCK``), and each block's elements are combined with the total of the blocks before
-it. Integer results (and max/min of any dtype) are bit-identical to the one-window form; floating
-sums, products and logsumexps add in another order and may differ by rounding. Shorter axes, and
-every other platform, keep jax's one-window lowering.
+it. Integer results are bit-identical to the one-window form, max/min of floats equal to it (NaNs
+alike; a tie of -0.0 and +0.0 may keep the other zero); floating sums, products and logsumexps
+add in another order and may differ by rounding. Shorter axes, and every other platform, keep
+jax's one-window lowering.
 
 Example:
     >>> from fluxion import lax
