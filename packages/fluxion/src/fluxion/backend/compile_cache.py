@@ -25,6 +25,11 @@ that turns a first call of hundreds of milliseconds into a few milliseconds.
 - **Key**: SHA-256 of the StableHLO text, the serialized compile options (device assignment,
   partitioning), the device kinds, the platform and its version, the jaxlib and Fluxion versions,
   ``XLA_FLAGS`` and this file's format version; any change gives a new entry.
+- **Hints** (``<hint key>.fxh``, a line naming an entry key): a jitted call that reads its
+  entry leaves a hint keyed by what is known before tracing (function code, argument types,
+  devices), so the next process reads and deserializes the entry while it traces the call
+  (:mod:`cache_prefetch`). A hint is only a guess: the entry is used only when the traced
+  program's own key is the one named. Hints are evicted like entries.
 - **Size bound**: ``jax_compilation_cache_max_size`` bytes (Fluxion's default: 1 GiB; ``-1``:
   unbounded). After each write the least recently used entries (by modification time, which a
   cache hit refreshes) are deleted until the directory fits. A process's first write scans too
@@ -45,6 +50,7 @@ Example:
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import logging
 import os
@@ -61,6 +67,7 @@ import jaxlib
 from fluxion.core.config import config
 
 __all__ = ["cache_dir", "entry_key", "load", "store", "store_later", "flush", "evict",
+           "hint_key", "read_hint", "store_hint_later",
            "DEFAULT_MAX_SIZE", "CACHE_HIT_EVENT"]
 
 logger = logging.getLogger("fluxion")
@@ -97,22 +104,107 @@ def entry_key(text: str, client: Any, devices: Sequence[Any], options: Any) -> s
         >>> callable(entry_key)
         True
     """
-    h = hashlib.sha256()
-    fx = getattr(sys.modules.get("fluxion"), "__version__", "")
+    h = _env_hash(client, devices)
     try:
         opts = options.SerializeAsString()
     except Exception:  # older jaxlibs: fall back to the parts we set
         opts = repr([d.id for d in devices]).encode()
+    h.update(opts if isinstance(opts, bytes) else str(opts).encode())
+    h.update(b"\0")
+    h.update(text.encode() if isinstance(text, str) else bytes(text))
+    return h.hexdigest()
+
+
+def _env_hash(client: Any, devices: Sequence[Any]) -> Any:
+    """A SHA-256 fed with what every key shares: this format, the versions, the platform,
+    ``XLA_FLAGS`` and the devices."""
+    h = hashlib.sha256()
+    fx = getattr(sys.modules.get("fluxion"), "__version__", "")
     parts = (str(_FORMAT), jaxlib.__version__, fx, client.platform, client.platform_version,
              getattr(client, "runtime_type", ""), os.environ.get("XLA_FLAGS", ""),
              repr([(d.platform, d.device_kind, d.id) for d in devices]))
     for p in parts:
         h.update(str(p).encode())
         h.update(b"\0")
-    h.update(opts if isinstance(opts, bytes) else str(opts).encode())
-    h.update(b"\0")
-    h.update(text.encode() if isinstance(text, str) else bytes(text))
+    return h
+
+
+def hint_key(parts: Sequence[str], client: Any, devices: Sequence[Any]) -> str:
+    """The hex SHA-256 naming the hint of a call known before it is traced by ``parts`` (the
+    function's code, the arguments' structure and types: :mod:`cache_prefetch`) on ``devices``.
+
+    Example:
+        >>> callable(hint_key)
+        True
+    """
+    h = _env_hash(client, devices)
+    for p in parts:
+        h.update(p.encode())
+        h.update(b"\0")
     return h.hexdigest()
+
+
+_HINT_SUFFIX = ".fxh"
+_HEX = frozenset("0123456789abcdef")
+
+
+def read_hint(directory: str, hkey: str) -> tuple[str, str] | None:
+    """``(entry key, flags)`` that the hint ``hkey`` names (see :func:`store_hint_later`), or
+    None when there is none or it is malformed.
+
+    Example:
+        >>> read_hint("/nonexistent-dir", "0" * 64) is None
+        True
+    """
+    try:
+        with open(os.path.join(directory, hkey + _HINT_SUFFIX), "rb") as f:
+            words = f.read(256).decode("ascii", "replace").split()
+    except OSError:
+        return None
+    if not words or len(words[0]) != 64 or not _HEX.issuperset(words[0]):
+        return None
+    return words[0], (words[1] if len(words) > 1 else "")
+
+
+def store_hint_later(directory: str, hkey: str, key: str, flags: str = "") -> None:
+    """Queue, on the writer thread (:func:`store_later`), the hint ``hkey``: a small file
+    naming the entry ``key`` that the call it describes compiled to last time, with ``flags``
+    (letters: :mod:`cache_prefetch`). Written atomically; errors are logged, never raised.
+
+    Example:
+        >>> import tempfile
+        >>> d = tempfile.mkdtemp()
+        >>> store_hint_later(d, "ef" * 32, "ab" * 32, "l"); flush()
+        True
+        >>> read_hint(d, "ef" * 32) == ("ab" * 32, "l")
+        True
+    """
+    _enqueue("hint:" + hkey, functools.partial(_write_file, directory, hkey + _HINT_SUFFIX,
+                                               f"{key} {flags}\n".encode("ascii"), "hint"))
+
+
+def _write_file(directory: str, name: str, data: bytes, what: str) -> bool:
+    """``data`` written to ``directory/name`` through a temporary file renamed over it; a
+    failure is logged (naming ``what`` was written) and gives False."""
+    tmp = None
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX + "~")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, os.path.join(directory, name))
+        tmp = None
+        return True
+    except OSError as e:
+        logger.warning("fluxion: could not write compilation cache %s in %s: %s", what, directory,
+                       e)
+        return False
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def _path(directory: str, key: str) -> str:
@@ -170,23 +262,8 @@ def store(directory: str, key: str, blob: bytes, max_size: int | None = None) ->
     """
     body = zlib.compress(blob, 1)
     data = _HEADER.pack(_MAGIC, _FORMAT, hashlib.sha256(body).digest()) + body
-    tmp = None
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX + "~")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, _path(directory, key))
-        tmp = None
-    except OSError as e:
-        logger.warning("fluxion: could not write compilation cache entry in %s: %s", directory, e)
+    if not _write_file(directory, key + _SUFFIX, data, "entry"):
         return
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
     if max_size is None:
         max_size = _max_size()
     if max_size >= 0:
@@ -212,7 +289,7 @@ def store(directory: str, key: str, blob: bytes, max_size: int | None = None) ->
 
 _PENDING_WAIT_S = 60.0     # the longest a load waits for this process's own queued write
 _write_cv = threading.Condition(threading.Lock())
-_queue: collections.deque = collections.deque()  # (directory, key, produce, min_size, max_size)
+_queue: collections.deque = collections.deque()  # (pending key, job)
 _pending: dict[str, threading.Event] = {}        # queued or in-flight key -> set once written
 _writer: list[threading.Thread] = []             # the running writer thread, if any
 
@@ -235,11 +312,16 @@ def store_later(directory: str, key: str, produce: Callable[[], bytes], min_size
     """
     if max_size is None:
         max_size = _max_size()
+    _enqueue(key, functools.partial(_write_one, directory, key, produce, min_size, max_size))
+
+
+def _enqueue(key: str, job: Callable[[], Any]) -> None:
+    """Run ``job`` on the writer thread (started if none runs), once per queued ``key``."""
     with _write_cv:
         if key in _pending:  # already queued by this process
             return
         _pending[key] = threading.Event()
-        _queue.append((directory, key, produce, min_size, max_size))
+        _queue.append((key, job))
         if _writer:
             return
         # not a daemon: the interpreter waits for it at exit, so the entries get written
@@ -272,9 +354,9 @@ def _drain() -> None:
                 _writer.clear()
                 _write_cv.notify_all()
                 return
-            directory, key, produce, min_size, max_size = _queue.popleft()
+            key, job = _queue.popleft()
         try:
-            _write_one(directory, key, produce, min_size, max_size)
+            job()
         except Exception as e:  # never lost silently, never fatal
             logger.warning("fluxion: could not write compilation cache entry %s: %s", key, e,
                            exc_info=True)
@@ -357,7 +439,7 @@ def evict(directory: str, max_size: int) -> int:
                     if now - st.st_mtime > 3600:
                         _unlink(e.path)
                     continue
-                if not e.name.endswith(_SUFFIX):
+                if not e.name.endswith((_SUFFIX, _HINT_SUFFIX)):
                     continue
                 entries.append((st.st_mtime, st.st_size, e.path))
                 total += st.st_size

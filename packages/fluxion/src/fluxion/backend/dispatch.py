@@ -34,6 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion.backend import array as _array
+from fluxion.backend import cache_prefetch as _prefetch
 from fluxion.backend import caches as _caches
 from fluxion.backend import callback as _callback
 from fluxion.backend import checks as _checks
@@ -181,20 +182,24 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
             raise ValueError("compile: this module calls Python host callbacks (debug.print, "
                              "pure_callback, io_callback) but the callables are not available; "
                              "such programs cannot be compiled from their text alone")
-        if _lapack.needs_lapack(text):
+        lapack = _lapack.needs_lapack(text)
+        if lapack:
             _lapack.ensure_lapack()  # registered + initialised before compile/deserialize
         opts = _compile_options(devs)
         t0 = time.perf_counter()
         exe, pkey, cdir = None, None, _disk.cache_dir()
+        pf = _prefetch.active()  # a jitted call's entry read while it was traced
         if cdir is not None:
             pkey = _disk.entry_key(text, cl, devs, opts)
-            blob = _disk.load(cdir, pkey)
+            exe = pf.take(pkey, devs) if pf is not None else None
+            blob = _disk.load(cdir, pkey) if exe is None else None
             if blob is not None:
                 try:
                     exe = cl.deserialize_executable(blob, dl, opts)
-                    _monitoring.record_event(_disk.CACHE_HIT_EVENT)
                 except Exception as e:  # a bad entry is recompiled (and rewritten), not fatal
                     logger.warning("fluxion: ignoring unloadable compilation cache entry: %s", e)
+            if exe is not None:
+                _monitoring.record_event(_disk.CACHE_HIT_EVENT)
         if exe is None:
             try:
                 exe = _compile_hook.backend_compile_and_load(cl, text, dl, opts)
@@ -210,7 +215,13 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
                 # serialized and written on the cache's writer thread: the call runs meanwhile
                 _disk.store_later(cdir, pkey, functools.partial(cl.serialize_executable, exe),
                                   config.jax_persistent_cache_min_entry_size_bytes)
+            else:
+                pkey = None  # not written: no hint may name it
         entry = Executable(exe, text, devs, time.perf_counter() - t0)
+        if pkey is not None:
+            _prefetch.LOADED[pkey] = entry
+            if pf is not None:
+                pf.settle(pkey, devs, _prefetch.LAPACK if lapack else "")
         _EXE_CACHE[key] = entry
         _EXE_RECENT.put(key, entry, entry.nbytes)
         return entry

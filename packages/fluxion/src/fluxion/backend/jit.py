@@ -38,7 +38,9 @@ from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
 from fluxion.backend import cache_miss as _cache_miss
+from fluxion.backend import cache_prefetch as _prefetch
 from fluxion.backend import checks as _checks
+from fluxion.backend import compile_cache as _disk
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.client import default_device as _client_default_device
@@ -309,7 +311,8 @@ class _Jitted:
         return result
 
     def compile_entry(self, args: tuple, kwargs: dict, statics: tuple, specs: list[Spec],
-                      treedef: Any, donated: tuple[bool, ...]) -> _Entry:
+                      treedef: Any, donated: tuple[bool, ...],
+                      prefetch: _prefetch.Prefetch | None = None) -> _Entry:
         avals = [s.aval for s in specs]
         program, consts, out_tree = self.program_for(args, kwargs, statics, avals, treedef)
         for c in consts:
@@ -364,9 +367,10 @@ class _Jitted:
             const_arrays.append(c)
         in_shardings = [c._k.sharding for c in const_arrays] + [
             s.sharding for s in (specs if kept is None else [specs[i] for i in kept])]
-        executable, out_shardings = _d.compile_program(
-            full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
-            mesh=_program_mesh(program) if len(devices) > 1 else None)
+        with _prefetch.armed(prefetch):
+            executable, out_shardings = _d.compile_program(
+                full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
+                mesh=_program_mesh(program) if len(devices) > 1 else None)
         committed = pl is not None or any(s.committed for s in specs) or len(devices) > 1
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree,
@@ -411,6 +415,7 @@ class _Jitted:
                 break
         key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
         e = self.cache.get(key)
+        pf = None
         if e is None:
             # Place the arguments where the computation runs (committed ones decide), then
             # look again: entries are filed under the placed arguments' Specs.
@@ -421,12 +426,18 @@ class _Jitted:
                           else _d._wrap(a._a, Spec.untyped(a._k.aval, a._k.sharding,
                                                            a._k.committed))
                           for x, a in zip(leaves, arrays)]
+            if _disk.cache_dir() is not None and self.programs.get((
+                    _flatten((args, kwargs))[1], statics, config.trace_context,
+                    *[a._k.aval for a in arrays])) is None:
+                # about to be traced: the persistent cache's entry that a hint names is read
+                # meanwhile (backend/cache_prefetch.py)
+                pf = _prefetch.start(self.fun, treedef, statics, arrays, _d._compile_options)
             if self.device is None and not any(a._k.committed for a in arrays):
                 arrays = self.place_on_program_mesh(args, kwargs, statics, arrays)
             key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
             e = self.cache.get(key)
         if e is None:
-            e = self.miss(key, args, kwargs, statics, arrays, donated)
+            e = self.miss(key, args, kwargs, statics, arrays, donated, pf)
         elif e.fast_key is not None and not _checks.ENABLED[0]:
             # A hit after the trace context switched back: the fast table was emptied then.
             self.fast[e.fast_key] = e
@@ -506,10 +517,10 @@ class _Jitted:
             return [f"argument {i}" for i in range(len(tree_util.tree_leaves((args, kwargs))))]
 
     def miss(self, key: tuple, args: tuple, kwargs: dict, statics: tuple, arrays: list,
-             donated: tuple) -> _Entry:
+             donated: tuple, prefetch: _prefetch.Prefetch | None = None) -> _Entry:
         specs = [a._k for a in arrays]
         treedef = _flatten((args, kwargs))[1]
-        e = self.compile_entry(args, kwargs, statics, specs, treedef, donated)
+        e = self.compile_entry(args, kwargs, statics, specs, treedef, donated, prefetch)
         self.cache[key] = e
         self.nbytes += e.executable.nbytes
         if len(self.cache) > 1024 or self.nbytes > config.fluxion_jit_cache_max_bytes:
