@@ -114,6 +114,7 @@ SAME_PROCESS = {"md_lj_neighbor step (fluxion_md vs jax_md)": "md_step",
                 "PPO update step (same source on both)": "ppo_generic",
                 "eager x + y, shape []": "eager_add", "eager x + y, shape [100]": "eager_add_100",
                 "jit cached call (x + 1, f32[])": "jit_tiny",
+                "MLP grad step (b128)": "mlp_grad",
                 "dispatch: float(jit(grad(tanh))(1.0)), µs": "jit_scalar_float"}
 #: Programs the analysis compiles: float64 (x64 process) and float32.
 X64_PROGRAMS = ("eos", "isoneutral", "tke")
@@ -501,11 +502,30 @@ def build_rows(records: list[dict[str, Any]], warm: list[dict[str, Any]],
                 reason = f"{reason}; {swap}" if reason else swap
             if reason:
                 row["reason"] = reason
+        cpu = _worker_cpu_reason(records, workload, size, phase)
+        if cpu:
+            row["reason"] = f"{row['reason']}; {cpu}" if row["reason"] else cpu
         extra = _same_process_reason(same or {}, label)
         if extra:
             row["reason"] = f"{row['reason']}; {extra}" if row["reason"] else extra
         rows.append(row)
     return rows
+
+
+def _worker_cpu_reason(records: list[dict[str, Any]], workload: str, size: Any,
+                       phase: str) -> str | None:
+    """The suite workers' process CPU per call for a wall-timed phase whose workload also
+    reports it as ``<phase>_cpu`` (mlp_grad's ``jit_step``): wall time on a shared machine
+    counts the waits of every thread for a core, CPU time does not."""
+    f = _find(records, workload, size, f"{phase}_cpu", "fluxion")
+    j = _find(records, workload, size, f"{phase}_cpu", "jax")
+    if not (f and j and f.get("status") == j.get("status") == "ok" and f.get("median_s")
+            and j.get("median_s")):
+        return None
+    ci = f.get("ratio_vs_jax_ci")
+    ratio = f.get("ratio_vs_jax") or f["median_s"] / j["median_s"]
+    return (f"suite workers' process CPU per call: fluxion {_fmt_s(f['median_s'])}, jax "
+            f"{_fmt_s(j['median_s'])}, {ratio:.2f}x" + (f" [{ci[0]:.2f}-{ci[1]:.2f}]" if ci else ""))
 
 
 def _fmt_s(s: float | None, us: bool = False) -> str:

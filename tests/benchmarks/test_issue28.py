@@ -282,3 +282,18 @@ def test_same_process_reason_without_a_cpu_ratio():
                          "ci95_cpu": None}}
     text = issue28._same_process_reason(same, "jit cached call (x + 1, f32[])")
     assert text == "same process, 2 interleaved rounds: wall 1.02x [0.99-1.05]"
+
+
+def test_mlp_step_row_says_the_workers_cpu_per_call():
+    recs = [_rec("mlp_grad", 128, "jit_step", "fluxion", 3.3e-3, 1.1, [1.07, 1.14]),
+            _rec("mlp_grad", 128, "jit_step", "jax", 3.0e-3),
+            _rec("mlp_grad", 128, "jit_step_cpu", "fluxion", 3.0e-3, 1.0, [0.98, 1.02]),
+            _rec("mlp_grad", 128, "jit_step_cpu", "jax", 3.0e-3)]
+    same = {"mlp_grad": {"ratio": 1.03, "ci95": [1.0, 1.06], "rounds": 8, "ratio_cpu": 1.01}}
+    row = {r["row"]: r for r in issue28.build_rows(recs, [], {}, same)}["MLP grad step (b128)"]
+    assert row["verdict"] == "missed"
+    assert "process CPU per call: fluxion 3 ms, jax 3 ms, 1.00x [0.98-1.02]" in row["reason"]
+    assert "same process, 8 interleaved rounds: wall 1.03x" in row["reason"]
+    del recs[3]  # no jax CPU figure: no sentence
+    row = {r["row"]: r for r in issue28.build_rows(recs, [], {}, same)}["MLP grad step (b128)"]
+    assert "process CPU" not in (row["reason"] or "")
