@@ -158,3 +158,20 @@ def test_malformed_hint_ignored_and_hints_evicted(tmp_path):
     assert compile_cache.read_hint(d, "cd" * 32) == ("ef" * 32, "")
     assert compile_cache.evict(d, 0) == 2
     assert not [f for f in os.listdir(d) if f.endswith(".fxh")]
+
+
+def test_closures_over_different_constants_have_their_own_hints(cache):
+    x = np.ones(3, np.float32)
+
+    def scaled(c):
+        return fluxion.jit(lambda v: v * c)
+
+    for c in (2.0, 3.0):
+        np.testing.assert_array_equal(np.asarray(scaled(c)(x)), x * c)
+    assert len(_hints(cache)) == 2 and len(set(_hints(cache).values())) == 2
+    _fresh()
+    before = dict(cache_prefetch.STATS)
+    for c in (2.0, 3.0):
+        np.testing.assert_array_equal(np.asarray(scaled(c)(x)), x * c)
+    assert cache_prefetch.STATS["used"] == before.get("used", 0) + 2
+    assert cache_prefetch.STATS["wasted"] == before.get("wasted", 0)
