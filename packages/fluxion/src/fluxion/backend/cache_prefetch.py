@@ -1,17 +1,17 @@
 """Reading a jitted call's executable from the persistent cache while the call is traced.
 
 A fresh process's first call of a jitted function whose executable is on disk
-(:mod:`compile_cache`) spends its time in two halves: tracing + lowering, which give the
-StableHLO text the entry is keyed by, then XLA's ``deserialize_executable`` of the entry (3-5 ms
-for a small kernel on XLA:CPU; it releases the GIL). This module runs the second half beside the
-first:
+(:mod:`compile_cache`) spends most of its time in two parts before the first execution: tracing
++ lowering, which give the StableHLO text the entry is keyed by, then XLA's
+``deserialize_executable`` of the entry (2-3 ms for pyhpc's eos kernel on an idle XLA:CPU core;
+it lets go of the GIL for its work). This module runs the second part beside the first:
 
 - when a jitted call misses its in-memory caches, :func:`start` computes a *hint key* from what
-  is known before tracing (the function's code along its ``__wrapped__`` chain, the arguments'
-  tree structure, shapes, dtypes and devices, the static arguments, the trace context, and
-  everything :func:`compile_cache.entry_key` hashes besides the text), reads the hint file
-  it names (the entry key that call compiled to last time) and, if there is one, starts a
-  thread that loads and deserializes that entry;
+  is known before tracing (the function's code along its ``__wrapped__`` chain with its scalar
+  defaults and closure values, the arguments' tree structure, shapes, dtypes and devices, the
+  static arguments, the trace context, and everything :func:`compile_cache.entry_key` hashes
+  besides the text), reads the hint file it names (the entry key that call compiled to last
+  time) and, if there is one, reads that entry and starts a thread deserializing it;
 - :func:`fluxion.backend.dispatch.compile_text`, once it has lowered the program and computed
   the real entry key, takes the prefetched executable only when the keys are equal (a hint
   is a guess, never trusted: a function edited since, or two closures of one code object, just
