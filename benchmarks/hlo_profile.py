@@ -32,7 +32,8 @@ What it showed for ``ppo_update`` (fluxion + fluxion_rl vs jax + rlax, one Eigen
 [2048,2] -> [64,2]``, 4, ~0.15 ms each) take ~2.6 ms on both (XLA runs them as Eigen dots; the
 forward ``[2048,64] @ [64,64]`` dots go to YNNPACK fusions at ~0.17 ms), the tanh fusions ~0.7
 ms, and the kernels that differ, fluxion_rl's against rlax's (GAE, log-probability, clipped
-surrogate, entropy, value loss), ~0.18 ms against ~0.32 ms. ``benchmarks/README.md`` ("Where a
+surrogate, entropy, value loss), ~0.18 ms against ~0.32 ms (measured before fluxion's CPU
+lowering of those weight gradients, ``fluxion/lax/dot.py``). ``benchmarks/README.md`` ("Where a
 program's time goes") has the rest.
 
 Example:
