@@ -175,3 +175,20 @@ def test_closures_over_different_constants_have_their_own_hints(cache):
         np.testing.assert_array_equal(np.asarray(scaled(c)(x)), x * c)
     assert cache_prefetch.STATS["used"] == before.get("used", 0) + 2
     assert cache_prefetch.STATS["wasted"] == before.get("wasted", 0)
+
+
+def test_a_static_argument_whose_repr_fails_only_skips_the_prefetch(cache):
+    class Opaque:
+        def __hash__(self):
+            return 7
+
+        def __eq__(self, other):
+            return isinstance(other, Opaque)
+
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+    f = fluxion.jit(lambda x, o: x * 2.0, static_argnums=1)
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(np.asarray(f(x, Opaque())), x * 2.0)
+    assert _hints(cache) == {}

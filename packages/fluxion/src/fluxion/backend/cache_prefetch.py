@@ -144,6 +144,23 @@ class Prefetch:
             _disk.store_hint_later(self.directory, self.hkey, key, flags)
 
 
+def _hint_parts(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any]
+                ) -> list[str] | None:
+    """What the hint key of a call hashes besides the versions and devices; None when it
+    cannot be the same in another process."""
+    code = _code_parts(fun)
+    if code is None:
+        return None
+    statics_s = repr(statics)
+    context = repr(config.trace_context)
+    if " at 0x" in statics_s or " at 0x" in context:  # differs in every process: no use
+        return None
+    avals = [a._k.aval for a in arrays]
+    return [*code, str(treedef), statics_s, context,
+            repr([(a.shape, str(a.dtype), a.weak_type) for a in avals]),
+            repr([a._k.committed for a in arrays])]
+
+
 def start(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any],
           options: Callable[[tuple], Any]) -> Prefetch | None:
     """The :class:`Prefetch` of a jitted call of ``fun`` about to be traced for ``arrays`` (its
@@ -163,17 +180,12 @@ def start(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any],
     devices = tuple(arrays[0]._k.sharding._internal_device_list)
     if len(devices) != 1:
         return None
-    code = _code_parts(fun)
-    if code is None:
+    try:
+        parts = _hint_parts(fun, treedef, statics, arrays)
+    except Exception:  # a user object's repr (a static argument, a pytree node) that fails
         return None
-    statics_s = repr(statics)
-    context = repr(config.trace_context)
-    if " at 0x" in statics_s or " at 0x" in context:  # differs in every process: no use
+    if parts is None:
         return None
-    avals = [a._k.aval for a in arrays]
-    parts = [*code, str(treedef), statics_s, context,
-             repr([(a.shape, str(a.dtype), a.weak_type) for a in avals]),
-             repr([a._k.committed for a in arrays])]
     hkey = _disk.hint_key(parts, devices[0].client, devices)
     pf = Prefetch(directory, hkey, devices, _disk.read_hint(directory, hkey))
     if pf.predicted is None or LAPACK in pf.flags or pf.predicted in LOADED:
