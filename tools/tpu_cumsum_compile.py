@@ -17,10 +17,10 @@ Fluxion's and jax's persistent compilation caches are off in the children.
 Usage, on the TPU machine, from the repository root::
 
     python3 tools/tpu_cumsum_compile.py                 # n = 1e3, 1e4, 2.5e5, 4e6; < 120 s
-    python3 tools/tpu_cumsum_compile.py --forms 1024:128,1024:512 --sizes 250000,4000000
+    python3 tools/tpu_cumsum_compile.py --forms 1024:1024,1024:512 --sizes 250000,4000000
 
 ``--forms``: Fluxion's lowerings to time, each ``plain_max:block`` (``_TPU_PLAIN_MAX``, the
-longest axis kept as one window, and ``_TPU_BLOCK``); the first should be the defaults (1024:128).
+longest axis kept as one window, and ``_TPU_BLOCK``); the first should be the defaults (1024:1024).
 The rows of further forms come after all sizes of the first, while the budget lasts, and only
 where they give another module (the default list adds blocks of 1024, and blocks of 128 at
 n = 1000). The ``form`` column: ``window`` (one reduce_window over the axis) or ``bN``.
@@ -192,7 +192,7 @@ def main() -> None:
     """Parse the arguments; run the jax worker, then the Fluxion worker; print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,250000,4000000")
-    ap.add_argument("--forms", default="1024:128,1024:1024,0:128",
+    ap.add_argument("--forms", default="1024:1024,1024:128,0:1024",
                     help="Fluxion lowerings, plain_max:block (comma separated)")
     ap.add_argument("--budget", type=float, default=110.0, help="seconds for both workers")
     ap.add_argument("--jax-share", type=float, default=0.5,

@@ -44,9 +44,13 @@ __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "cumsum_p", 
 
 
 # On the TPU, axes longer than this are scanned in blocks of _TPU_BLOCK (see the module's
-# docstring); up to it the module is jax's. Read when a program is lowered.
+# docstring); up to it the module is jax's. Read when a program is lowered. Measured on a TPU v5e
+# (tools/tpu_cumsum_compile.py, 2026-12-07; XLA compile int32/float32, then one run): n=250,000
+# one window (jax) 11.1/11.5 s, 3.9 ms; blocks of 128 (three levels) 9.7/10.6 s, 3.5 ms; blocks
+# of 1024 (two levels) 0.34/0.57 s, 1.6 ms. n=4,000,000: 6.4/3.6 s, 5.1 ms; 6.9/7.5 s; 0.89/0.90 s,
+# 2.8/4.9 ms. n=10,000: 0.36/0.85 s; 0.63/0.40 s; 0.25/0.57 s, all ~1.4-1.7 ms.
 _TPU_PLAIN_MAX = 1024
-_TPU_BLOCK = 128
+_TPU_BLOCK = 1024
 
 
 def _window_scan(ctx: Any, x: str, a: ShapedArray, axis: int, reverse: bool, kind: str) -> str:
