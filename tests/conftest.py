@@ -22,6 +22,12 @@ if "--xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "
 # (tests/fluxion/test_compile_cache.py) turn it on with a temporary directory.
 os.environ["FLUXION_ENABLE_COMPILATION_CACHE"] = "0"
 
+# Fluxion's internal invariant checks (jax_enable_checks: every program jit compiles is
+# type-checked against its primitives' rules) are off for users, as in JAX, and on for the whole
+# test suite and the subprocesses it starts, so that every program a test builds is checked.
+# FLUXION_ENABLE_CHECKS rather than JAX_ENABLE_CHECKS: the reference jax keeps its default.
+os.environ["FLUXION_ENABLE_CHECKS"] = "1"
+
 
 def _test_platform() -> str:
     """The platform Fluxion runs on in this test process: ``--platform NAME`` on the pytest

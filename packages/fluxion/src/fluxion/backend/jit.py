@@ -320,7 +320,8 @@ class _Jitted:
                 raise UnexpectedTracerError(
                     f"jit of {self.name}: the function closes over a traced value {c.aval_str()} "
                     "from a transformation that has finished; pass it as an argument instead.")
-        typecheck(program)
+        if config.jax_enable_checks:  # our IR's invariants (JAX's jax_enable_checks)
+            typecheck(program)
         program, consts, donated, kept = _prune_unused(program, consts, donated,
                                                        self.keep_unused)
         full = Program([], list(program.constvars) + list(program.invars), program.outvars,
@@ -681,7 +682,8 @@ def run_program(program: Program, args: Sequence[Any], name: str,
     key = (id(program), specs, tuple(donated), config.trace_context)
     e = _PROGRAM_ENTRIES.get(key)
     if e is None:
-        typecheck(program)
+        if config.jax_enable_checks:  # our IR's invariants (JAX's jax_enable_checks)
+            typecheck(program)
         devs = tuple(specs[0].sharding._internal_device_list) if specs else None
         executable, out_shardings = _d.compile_program(
             program, f"jit_{name}", [s.sharding for s in specs], None, donated, devs,

@@ -24,6 +24,7 @@ from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _prune_unused
 from fluxion.backend.lowering import lower_program, lowering_platform
 from fluxion.core.avals import ShapeDtypeStruct
+from fluxion.core.config import config
 from fluxion.core.ir import Program, typecheck
 from fluxion.transforms.staging import ClosedProgram, abstractify
 from fluxion.tree_util import physical as tree_util
@@ -74,7 +75,8 @@ class Traced:
             return Lowered(self, entry.text, entry)
         full = Program([], list(self.program.constvars) + list(self.program.invars),
                        self.program.outvars, self.program.eqns)
-        typecheck(full)
+        if config.jax_enable_checks:  # our IR's invariants (JAX's jax_enable_checks)
+            typecheck(full)
         program, consts, donated, kept = _prune_unused(self.program, self.consts, self._donated,
                                                        self._j.keep_unused)
         program, consts = _embed_consts(program, consts)

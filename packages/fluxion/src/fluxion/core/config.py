@@ -352,6 +352,12 @@ config.define("jax_log_compiles", _env_bool("JAX_LOG_COMPILES"),
 config.define("jax_check_tracer_leaks", False,
               "Accepted for JAX code; Fluxion always raises UnexpectedTracerError when a tracer "
               "that escaped its transformation is used.")
+config.define("jax_enable_checks", _env_bool("FLUXION_ENABLE_CHECKS", "JAX_ENABLE_CHECKS"),
+              "Check Fluxion's internal invariants: every program jit compiles is type-checked "
+              "equation by equation against its primitives' abstract evaluation rules "
+              "(core.ir.typecheck), which raises ProgramTypeError on a rule that built a wrong "
+              "program. Off by default, as in JAX: errors in user code are raised while tracing "
+              "either way. The test suite turns it on (FLUXION_ENABLE_CHECKS=1).")
 _GUARD_LEVELS = (None, "allow", "log", "disallow", "log_explicit", "disallow_explicit")
 config.define("jax_transfer_guard", None,
               "The transfer guard level of every direction without its own level (see "
@@ -450,11 +456,11 @@ explain_cache_misses = FlagState("jax_explain_cache_misses", True)
 log_compiles = FlagState("jax_log_compiles", True)
 check_tracer_leaks = FlagState("jax_check_tracer_leaks", True)
 checking_leaks = check_tracer_leaks
+enable_checks = FlagState("jax_enable_checks", True)
 # JAX exports these flags at top level too; in Fluxion they are recorded without effect
 allow_f16_reductions = FlagState("jax_allow_f16_reductions", True)
 array_garbage_collection_guard = FlagState("jax_array_garbage_collection_guard")
 auto_pcast = FlagState("jax_auto_pcast", True)
-enable_checks = FlagState("jax_enable_checks", True)
 enable_custom_prng = FlagState("jax_enable_custom_prng", True)
 jax2tf_associative_scan_reductions = FlagState("jax2tf_associative_scan_reductions", True)
 legacy_prng_key = FlagState("jax_legacy_prng_key")

@@ -127,7 +127,6 @@ INERT_FLAGS: tuple[tuple[str, Any, tuple | None], ...] = (
     ('mock_num_gpu_processes', 0, None),
     ('jax_debug_infs', False, None),
     ('jax_default_device', None, None),
-    ('jax_enable_checks', False, None),
     ('jax_enable_custom_prng', False, None),
     ('jax_legacy_prng_key', 'allow', ('allow', 'warn', 'error')),
     ('jax_no_execution', False, None),
