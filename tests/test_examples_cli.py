@@ -105,3 +105,28 @@ def test_quick_run_writes_only_under_out(name, tmp_path):
     assert not list(cwd.iterdir())
     if name in FIRST_WORK:
         assert any(p.suffix == ".png" for p in out.iterdir())
+
+
+def test_quickstart_restarts_once_with_glibc_huge_pages(monkeypatch):
+    """The demo replaces itself by the same command with ``glibc.malloc.hugetlb=1`` appended to
+    ``GLIBC_TUNABLES`` when transparent huge pages are in madvise mode, and not when the tunable
+    is already set (the restarted process, or a user's choice) or the mode is another."""
+    module = _load("quickstart")
+    calls = []
+    monkeypatch.setattr(module.os, "execve", lambda *a: calls.append(a))
+    monkeypatch.setattr(module.sys, "platform", "linux")
+    monkeypatch.setattr(module.sys, "orig_argv", ["python", "examples/quickstart.py", "--quick"])
+    monkeypatch.setattr("platform.libc_ver", lambda *a, **k: ("glibc", "2.36"))
+    mode = {"text": "always [madvise] never\n"}
+    monkeypatch.setattr(module.Path, "read_text", lambda self, *a, **k: mode["text"])
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2")
+    module.restart_with_huge_pages()
+    (exe, argv, env), = calls
+    assert exe == sys.executable and argv == [sys.executable, "examples/quickstart.py", "--quick"]
+    assert env["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1"
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=0")
+    module.restart_with_huge_pages()
+    monkeypatch.delenv("GLIBC_TUNABLES")
+    mode["text"] = "[always] madvise never\n"
+    module.restart_with_huge_pages()
+    assert len(calls) == 1
