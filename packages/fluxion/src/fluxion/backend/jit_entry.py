@@ -224,7 +224,13 @@ def _embed_consts(program: Program, consts: Sequence[Any]) -> tuple[Program, lis
     def put(x: Any) -> Any:
         return x if isinstance(x, Literal) else sub.get(x.id, x)
 
-    eqns = [Equation(e.prim, [put(x) for x in e.inputs], e.outputs, e.params, e.source)
+    def reads_one(e: Equation) -> bool:
+        return any(not isinstance(x, Literal) and x.id in sub for x in e.inputs)
+
+    # only the equations that read an embedded constant are rebuilt (a program's few uses of
+    # its constants among hundreds of equations)
+    eqns = [Equation(e.prim, [put(x) for x in e.inputs], e.outputs, e.params, e.source,
+                     e.name_stack) if reads_one(e) else e
             for e in program.eqns]
     return Program(keep_vars, program.invars, [put(x) for x in program.outvars], eqns), keep
 

@@ -27,12 +27,22 @@ def _is_internal(filename: str) -> bool:
         os.sep + "contextlib.py" in filename)
 
 
+# filename -> _is_internal(filename): every staged equation records its user line
+# (user_source_line), walking ~8 of our frames, so the answer per file is remembered (a dict
+# read instead of three string tests: about half of the walk's cost).
+_INTERNAL: dict[str, bool] = {}
+
+
 def user_frame(skip_extra: tuple[str, ...] = ()):
     """The innermost stack frame outside Fluxion's own source tree (or None)."""
     f = sys._getframe(1)
+    internal = _INTERNAL
     while f is not None:
         fn = f.f_code.co_filename
-        if not _is_internal(fn) and not (skip_extra and fn.startswith(skip_extra)):
+        inside = internal.get(fn)
+        if inside is None:
+            inside = internal[fn] = _is_internal(fn)
+        if not inside and not (skip_extra and fn.startswith(skip_extra)):
             return f
         f = f.f_back
     return None

@@ -342,7 +342,7 @@ def dce(program: Program, used_outputs: Sequence[bool] | None = None) -> Program
     changed = False
     for eqn in reversed(program.eqns):
         used = [v.id in live for v in eqn.outputs]
-        if _eqn_effectful(eqn) or any(used):
+        if any(used) or _eqn_effectful(eqn):  # (the cheap test first: most equations are live)
             rule = DCE_RULES.get(eqn.prim)
             if rule is not None and not all(used):
                 smaller = rule(eqn, used)

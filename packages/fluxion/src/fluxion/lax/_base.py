@@ -51,7 +51,10 @@ def broadcasting_shape(name: str, *avals: ShapedArray) -> tuple[int, ...]:
     shapes = [a.shape for a in avals if a.shape]
     if not shapes:
         return ()
-    rank = len(shapes[0])
+    first = shapes[0]
+    if all(s == first for s in shapes):  # the common case, with nothing to broadcast
+        return tuple(first)
+    rank = len(first)
     if any(len(s) != rank for s in shapes):
         raise type_error(name, "arrays must have the same number of dimensions, got "
                          + ", ".join(str(s) for s in shapes))
@@ -166,7 +169,7 @@ def elementwise_lowering(op_name: str) -> Callable[..., str]:
         ops, in_avals = [], []
         for x, a in zip(args, ctx.avals_in):
             ops.append(broadcast_operand(ctx, x, a, out.shape))
-            in_avals.append(a.update(shape=out.shape))
+            in_avals.append(a if a.shape == out.shape else a.update(shape=out.shape))
         return ctx.op(op_name, ops, operand_avals=in_avals)
 
     return rule

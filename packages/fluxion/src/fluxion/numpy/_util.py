@@ -155,7 +155,8 @@ def promote_args(fun_name: str, *args: Any, extended: bool = False) -> list[Any]
     if len(args) >= 2:
         shapes = [_shape(a) for a in args]
         nonscalar = [s for s in shapes if s]
-        if len({len(s) for s in nonscalar}) == 1 and len(nonscalar) > 1:
+        if (len(nonscalar) > 1 and len({len(s) for s in nonscalar}) == 1
+                and any(s != nonscalar[0] for s in nonscalar)):  # (equal shapes broadcast)
             _check_broadcastable(fun_name, shapes)
     return promote_shapes(fun_name, *promote_dtypes(*args))
 
