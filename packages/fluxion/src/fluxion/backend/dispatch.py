@@ -82,7 +82,7 @@ def default_sharding() -> Any:
 
 
 def _wrap(impl: Any, spec: Spec) -> Array:
-    w = _new(Array)
+    w = Array()  # ~20 ns cheaper than object.__new__(Array) (jit_entry._output_caller)
     w._a = impl
     w._k = spec
     w._np = None
@@ -849,7 +849,7 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     collect_garbage()
     outs = e.run(tuple(map(GET_A, args))).consume_with_handlers(e.handlers)
     if e.single:  # _wrap inlined (a call per eager op; see fused.call)
-        w = _new(Array)
+        w = Array()
         w._a = outs[0]
         w._k = e.out_specs[0]
         w._np = None
@@ -891,7 +891,7 @@ def eager_binary(prim: Any) -> Any:
                     except KeyError:  # evicted meanwhile: it runs once more all the same
                         pass
                     collect()
-                    w = _new(Array)
+                    w = Array()
                     w._a = e.run((x._a, y._a)).consume_with_handlers(e.handlers)[0]
                     w._k = e.out0
                     w._np = None

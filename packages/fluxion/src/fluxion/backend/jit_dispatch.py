@@ -66,7 +66,7 @@ _fx_e = _fx_fast_get({key})
 if _fx_e is not None:
     if _fx_e.bare:
         _fx_gc()  # jaxlib's queued garbage (dispatch.collect_garbage); e.call does it itself
-        _fx_w = _fx_new(_fx_Array)
+        _fx_w = _fx_Array()  # cheaper than object.__new__ (jit_entry._output_caller)
         _fx_w._a = _fx_e.run(({impls},)).consume_with_handlers(_fx_e.handlers)[0]
         _fx_w._k = _fx_e.out0
         _fx_w._np = None
@@ -370,7 +370,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                         if not e.bare:
                             return e.call((a._a,))
                         collect()  # dispatch.collect_garbage; e.call does it itself
-                        w = _new(Array)
+                        w = Array()
                         w._a = e.run((a._a,)).consume_with_handlers(e.handlers)[0]
                         w._k = e.out0
                         w._np = None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -77,14 +78,14 @@ class _Entry:
         _collect()
         outs = self.run(self.consts + impls).consume_with_handlers(self.handlers)
         if self.single:
-            w = _new(Array)
+            w = Array()  # (cheaper than object.__new__(Array): see _output_caller)
             w._a, w._k, w._np = outs[0], self.out0, None
             return w
         # the wrap inlined in a loop (not map over _d._wrap: a Python call per output)
         leaves = []
         push = leaves.append
         for a, k in zip(outs, self.out_specs):
-            w = _new(Array)
+            w = Array()
             w._a, w._k, w._np = a, k, None
             push(w)
         if self.float0:
@@ -101,7 +102,7 @@ _SINGLE_LEAF = tree_util.tree_structure(0)
 # wraps each inline and writes the output pytree as one display expression: no Python call per
 # output, no unflatten. Made once per output structure (the factories are cached by source).
 _MAX_GENERATED_OUTPUTS = 64
-_CALLER_MAKERS: dict[str, Any] = {}
+_CALLER_MAKERS: dict[tuple[str, bool], Any] = {}
 
 
 def _display(x: Any, names: list[str]) -> str | None:
@@ -145,29 +146,46 @@ def _output_caller(entry: "_Entry") -> Any:
     display = _display(sample, names)
     if display is None:
         return None
-    make = _CALLER_MAKERS.get(display)
+    key = (display, bool(entry.consts))
+    make = _CALLER_MAKERS.get(key)
     if make is None:
         outs = ", ".join(f"_o{i}" for i in range(n))
         specs = ", ".join(f"_k{i}" for i in range(n))
-        lines = [f"def _make(_run, _consts, _handlers, _new, _Array, _gc, {specs}):",
+        # ``_Array()`` makes the empty wrapper: CPython's type call (~50 ns) is cheaper than
+        # ``object.__new__(Array)`` (~70 ns: a method-wrapper call with its safety checks), so
+        # ~20 ns less per output. Array defines no __new__/__init__ (its slots are set here).
+        lines = [f"def _make(_run, _consts, _handlers, _Array, _gc, {specs}):",
                  "    def call(impls):",
                  "        _gc()",
-                 f"        {outs}, = _run(_consts + impls).consume_with_handlers(_handlers)"]
+                 f"        {outs}, = _run({'_consts + impls' if entry.consts else 'impls'})"
+                 ".consume_with_handlers(_handlers)"]
         for i in range(n):
-            lines.append(f"        _w{i} = _new(_Array); _w{i}._a = _o{i}; _w{i}._k = _k{i}; "
+            lines.append(f"        _w{i} = _Array(); _w{i}._a = _o{i}; _w{i}._k = _k{i}; "
                          f"_w{i}._np = None")
         lines += [f"        return {display}", "    return call"]
         ns: dict[str, Any] = {}
         exec(compile("\n".join(lines), f"{__file__}<output caller of {n} outputs>", "exec"), ns)
-        make = _CALLER_MAKERS.setdefault(display, ns["_make"])
-    return make(entry.run, entry.consts, entry.handlers, _new, Array, _collect,
+        make = _CALLER_MAKERS.setdefault(key, ns["_make"])
+    return make(entry.run, entry.consts, entry.handlers, Array, _collect,
                 *entry.out_specs)
 
 
 def _picking(run: Any, positions: list[int]) -> Any:
-    """``run`` given only the buffers at ``positions`` of the ones it is called with."""
-    def run_kept(buffers: Sequence[Any]) -> Any:
-        return run([buffers[i] for i in positions])
+    """``run`` given only the buffers at ``positions`` of the ones it is called with (picked
+    by one C call, not a list built per call)."""
+    if len(positions) == 1:  # itemgetter of one position gives the item, not a tuple
+        only = positions[0]
+
+        def run_kept(buffers: Sequence[Any]) -> Any:
+            return run((buffers[only],))
+    elif positions:
+        pick = itemgetter(*positions)
+
+        def run_kept(buffers: Sequence[Any]) -> Any:
+            return run(pick(buffers))
+    else:
+        def run_kept(buffers: Sequence[Any]) -> Any:
+            return run(())
     return run_kept
 
 

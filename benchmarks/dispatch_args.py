@@ -1,0 +1,114 @@
+"""Host-side cost of a cached jitted call by its number of array arguments and outputs.
+
+Fluxion and jax interleaved in one process: for each ``(arguments, outputs)`` case a jitted
+function of that many f32[4] arguments returning a tuple of that many outputs (so XLA's work
+is negligible and the figure is the host's dispatch), called in blocks of ``--calls``
+pipelined calls on device arrays that a previous jitted call returned (as in a training loop),
+one wait at the end of each block. Also the ``mlp`` case: ``jit(grad(loss))(params, x, y)``
+of benchmarks/workloads/mlp_grad.py at 8-4-4-2 (8 argument leaves in a list of ``(w, b)``
+tuples, 6 outputs). Prints µs per call, the minimum over ``--blocks`` blocks per library.
+
+Run: ``nice -n 10 .venv/bin/python -m benchmarks.dispatch_args [--calls 200 --blocks 15]``.
+
+Example:
+    >>> from benchmarks import dispatch_args
+    >>> dispatch_args.CASES[:2]
+    ((1, 1), (1, 6))
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["CASES", "make_case", "time_block", "main"]
+
+#: ``(arguments, outputs)`` pairs timed by default.
+CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
+
+
+def _flat_fun(n: int, m: int) -> Callable:
+    """A function of ``n`` named positional parameters returning ``m`` outputs (one bare, else
+    a tuple): output ``i`` is argument ``i % n`` times ``i + 1``."""
+    names = [f"a{i}" for i in range(n)]
+    outs = [f"a{i % n} * {i + 1}.0" for i in range(m)]
+    body = outs[0] if m == 1 else "(" + ", ".join(outs) + ",)"
+    ns: dict[str, Any] = {}
+    exec(f"def f({', '.join(names)}):\n    return {body}\n", ns)
+    return ns["f"]
+
+
+def make_case(lib: Any, xnp: Any, n: int, m: int) -> tuple[Callable, tuple]:
+    """``(jitted function, arguments)`` of case ``(n, m)`` for library ``lib`` (jax or fluxion);
+    the arguments are outputs of a jitted call."""
+    make = lib.jit(lambda x: tuple(x + i for i in range(n)))
+    args = make(xnp.asarray(np.arange(4, dtype=np.float32)))
+    f = lib.jit(_flat_fun(n, m))
+    lib.block_until_ready(f(*args))
+    return f, tuple(args)
+
+
+def make_mlp(lib: Any, xnp: Any) -> tuple[Callable, tuple]:
+    """The mlp_grad step (8 leaves in, 6 out) at layers 8-4-4-2, batch 2."""
+    from benchmarks.workloads.mlp_grad import make_loss
+
+    rng = np.random.default_rng(0)
+    sizes = (8, 4, 4, 2)
+    params = [(xnp.asarray(rng.standard_normal((a, b)).astype(np.float32)),
+               xnp.asarray(np.zeros((b,), np.float32))) for a, b in zip(sizes[:-1], sizes[1:])]
+    x = xnp.asarray(rng.standard_normal((2, 8)).astype(np.float32))
+    y = xnp.asarray(rng.standard_normal((2, 2)).astype(np.float32))
+    ident = lib.jit(lambda t: t)
+    params, x, y = ident((params, x, y))  # device arrays returned by a jitted call
+    step = lib.jit(lib.grad(make_loss(xnp)))
+    lib.block_until_ready(step(params, x, y))
+    return step, (params, x, y)
+
+
+def time_block(lib: Any, f: Callable, args: tuple, calls: int) -> float:
+    """µs per call of ``calls`` pipelined calls of ``f(*args)``, waiting once at the end."""
+    t = time.perf_counter()
+    for _ in range(calls):
+        out = f(*args)
+    lib.block_until_ready(out)
+    return (time.perf_counter() - t) / calls * 1e6
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Time every case on both libraries and print a table (µs per call, min of blocks)."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--calls", type=int, default=200)
+    p.add_argument("--blocks", type=int, default=15)
+    p.add_argument("--cases", default="", help="e.g. '8x6,16x12,mlp' (default: all)")
+    a = p.parse_args(argv)
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jjnp
+
+    import fluxion
+    import fluxion.numpy as fjnp
+
+    wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + ["mlp"]
+    print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
+          f"blocks {a.blocks}")
+    print(f"{'case':>6} {'fluxion':>9} {'jax':>9} {'ratio':>6}")
+    for case in wanted:
+        if case == "mlp":
+            pair = [make_mlp(fluxion, fjnp), make_mlp(jax, jjnp)]
+        else:
+            n, m = map(int, case.split("x"))
+            pair = [make_case(fluxion, fjnp, n, m), make_case(jax, jjnp, n, m)]
+        libs = (fluxion, jax)
+        best = [float("inf"), float("inf")]
+        for _ in range(a.blocks):
+            for i in (0, 1):
+                best[i] = min(best[i], time_block(libs[i], pair[i][0], pair[i][1], a.calls))
+        print(f"{case:>6} {best[0]:9.2f} {best[1]:9.2f} {best[0] / best[1]:6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
