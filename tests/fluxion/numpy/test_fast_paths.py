@@ -1,0 +1,62 @@
+"""numpy/_fast.py: a binary ufunc on a value being staged and a Python number takes the fast
+path, which must stage exactly the program the general promotion path stages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion.numpy import _fast
+
+OPS = {
+    "mul": lambda x, s: x * s, "rmul": lambda x, s: s * x, "add": lambda x, s: x + s,
+    "sub": lambda x, s: x - s, "rsub": lambda x, s: s - x, "gt": lambda x, s: x > s,
+    "eq": lambda x, s: x == s, "max": lambda x, s: jnp.maximum(x, s),
+    "min": lambda x, s: jnp.minimum(s, x),
+}
+OPERANDS = [  # (argument, Python number)
+    (np.ones(3, np.float32), 0.5), (np.ones(3, np.float32), 2), (np.ones(3, np.int32), 3),
+    (np.ones(3, np.int32), 2.5), (np.ones(3, np.uint8), 300), (np.ones(3, np.uint8), -1),
+    (np.ones(3, np.int32), 2 ** 40), (np.ones(3, np.bool_), 1), (np.ones(3, np.complex64), 1.5),
+    (np.ones(3, np.float16), 1e5), (np.ones((), np.float32), 3.0), (1.0, 2.0), (7, 3),
+]
+
+
+def _staged(f, x):
+    try:
+        jaxpr = fluxion.make_jaxpr(f)(x)
+    except Exception as err:  # the same error either way
+        return type(err).__name__
+    return str(jaxpr), [(v.aval.dtype, v.aval.weak_type) for v in jaxpr.jaxpr.outvars]
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
+@pytest.mark.parametrize("case", range(len(OPERANDS)))
+def test_the_fast_path_stages_the_general_paths_program(monkeypatch, op, case):
+    x, s = OPERANDS[case]
+    f = lambda a: OPS[op](a, s)  # noqa: E731
+    calls = []
+    real = _fast._staged_scalar
+    monkeypatch.setattr(_fast, "_staged_scalar", lambda v, t: calls.append(v) or real(v, t))
+    fast = _staged(f, x)
+    assert calls, "the staged value and the number went through binary_operands"
+    monkeypatch.setattr(_fast, "_staged_scalar", lambda v, t: None)
+    assert fast == _staged(f, x)
+
+
+def test_a_scalar_beside_a_value_of_an_outer_trace_takes_the_general_path():
+    def outer(x):
+        return fluxion.jit(lambda y: (x * 2.0) + y)(x)  # x is the outer jit's value
+
+    np.testing.assert_allclose(fluxion.jit(outer)(jnp.ones(3)), np.full(3, 3.0))
+    assert "mul" in str(fluxion.make_jaxpr(outer)(jnp.ones(3)))
+
+
+def test_values_under_jit_match_eager():
+    x = jnp.arange(4.0, dtype=jnp.float32)
+    f = lambda a: (a * 0.5 + 1, 2 - a, a > 1, jnp.maximum(a, 2))  # noqa: E731
+    for got, want in zip(fluxion.jit(f)(x), f(x)):
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+        np.testing.assert_array_equal(got, want)
