@@ -235,12 +235,94 @@ def _shallow_key(args: tuple, specs: list) -> tuple | None:
     return tuple(key)
 
 
+#: What a structure checker returns when the call's arguments have another structure.
+_NOT_THIS = object()
+_CHECKER_MAKERS: dict[str, Callable] = {}
+#: Structure checkers a dispatcher may generate (a call alternating between more structures
+#: than this keeps the loop below for the others).
+_CHECKER_BUDGET = 4
+
+
+def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
+    """Generated code that calls the entry of positional arguments with the structure of
+    ``args`` (Arrays, lists and tuples, at most two containers deep, none empty: a parameter
+    list of ``(w, b)`` pairs) or returns ``_NOT_THIS``: the structure's type and length tests
+    and the unpacking written out, and the key built as one tuple display, the same key as
+    :func:`_tree_caller`'s loop builds (so the same entries). None for other structures.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> f = fluxion.jit(lambda p, x: p[0][0] * x + p[0][1])
+        >>> args = ([(jnp.ones(2), jnp.ones(2))], jnp.ones(2))
+        >>> f(*args).tolist(), f(*args).tolist()
+        ([2.0, 2.0], [2.0, 2.0])
+        >>> check = _structure_checker(args, f._fluxion_jit.fast.get)
+        >>> check(args).tolist(), check((jnp.ones(2),)) is _NOT_THIS
+        ([2.0, 2.0], True)
+    """
+    key: list[str] = []    # the key's items, as source
+    leaves: list[str] = []
+    tests: list[list[str]] = [[], [], []]  # per depth: the tests of the values at that depth
+    unpacks: list[list[str]] = [[], []]    # per depth: unpacking of the containers there
+
+    def visit(x: Any, name: str, depth: int) -> bool:
+        t = type(x)
+        if t is Array:
+            tests[depth].append(f"type({name}) is _fx_A")
+            key.append(f"{name}._k")
+            leaves.append(f"{name}._a")
+            return True
+        if (t is not list and t is not tuple) or depth >= 2 or not x:
+            return False
+        tn = "_fx_L" if t is list else "_fx_T"
+        tests[depth].append(f"type({name}) is {tn} and len({name}) == {len(x)}")
+        key.extend((tn, str(len(x))))
+        names = [f"{name}_{i}" for i in range(len(x))]
+        unpacks[depth].append(f"{', '.join(names)}, = {name}")
+        return all(visit(v, n, depth + 1) for v, n in zip(x, names))
+
+    top = [f"_fx_p{i}" for i in range(len(args))]
+    if not args or not all(visit(a, n, 0) for a, n in zip(args, top)):
+        return None
+    body = [f"if len(args) == {len(args)}:", f"    {', '.join(top)}, = args"]
+    ind = "    "
+    for depth in range(3):
+        if not tests[depth]:
+            break
+        body.append(f"{ind}if {' and '.join(tests[depth])}:")
+        ind += "    "
+        if depth < 2:
+            body.extend(ind + u for u in unpacks[depth])
+    body += [f"{ind}_fx_e = _fx_get(({', '.join(key)},))",
+             f"{ind}if _fx_e is not None:",
+             f"{ind}    return _fx_e.call(({', '.join(leaves)},))",
+             "return _fx_NOT"]
+    src = ("def _fx_make(_fx_get, _fx_A, _fx_L, _fx_T, _fx_NOT):\n"
+           "    def check(args):\n" + "\n".join("        " + b for b in body)
+           + "\n    return check\n")
+    make = _CHECKER_MAKERS.get(src)
+    if make is None:
+        ns: dict[str, Any] = {}
+        exec(compile(src, f"{__file__}<structure checker>", "exec"), ns)
+        make = _CHECKER_MAKERS.setdefault(src, ns["_fx_make"])
+    return make(fast_get, Array, list, tuple, _NOT_THIS)
+
+
 def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
     """A dispatcher's route for positional pytree arguments (see :func:`tree_fast_key`).
-    Arguments built of Arrays, lists, tuples and string-keyed dicts at most two containers deep
-    build their key in one pass (:func:`_shallow_key`'s); other structures, and such calls not
-    filed under that key, go through jaxlib's C++ flatten."""
+    A call with the structure of the last such call that hit tries that structure's generated
+    checker first (:func:`_structure_checker`: no per-leaf Python calls). Arguments built of
+    Arrays, lists, tuples and string-keyed dicts at most two containers deep build their key in
+    one pass (:func:`_shallow_key`'s); other structures, and such calls not filed under that
+    key, go through jaxlib's C++ flatten."""
+    last: list[Callable] = []  # the checker of the last structure that hit (at most one)
+    budget = [_CHECKER_BUDGET]
+
     def tree_call(args: tuple) -> Any:
+        if last:
+            out = last[0](args)
+            if out is not _NOT_THIS:
+                return out
         key: list = []
         impls: list = []
         push_k = key.append
@@ -291,6 +373,11 @@ def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
         else:
             e = fast_get(tuple(key))
             if e is not None:
+                if budget[0] > 0:
+                    budget[0] -= 1
+                    check = _structure_checker(args, fast_get)
+                    if check is not None:
+                        last[:] = [check]
                 return e.call(tuple(impls))
             # not filed under this key (a dict inserted out of key order, a first call): the
             # C++ route's key, then the general path
