@@ -430,6 +430,45 @@ def _fast_maker(names: tuple[str, ...]) -> Callable:
     return make
 
 
+_MAX_POSITIONAL_CHECKER = 16
+_POSITIONAL_CHECKERS: dict[int, Callable] = {}
+
+
+def _positional_checker(n: int) -> Callable:
+    """The factory of a ``*args`` dispatcher's code for ``n`` positional arguments (made once
+    per ``n``): all Arrays, it calls the entry filed under their Specs (or the general path on a
+    miss) with the tests, the key and the buffers written out, no per-argument Python call;
+    else it returns ``_NOT_THIS`` and the dispatcher's loop handles Python scalars and pytrees.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> f = fluxion.jit(lambda *xs: xs[0] + xs[1])
+        >>> x = jnp.ones(2)
+        >>> check = _positional_checker(2)(f._fluxion_jit.fast.get, Array,
+        ...                                 f._fluxion_jit.call, _NOT_THIS)
+        >>> check((x, x)).tolist(), check((x, 1.0)) is _NOT_THIS
+        ([2.0, 2.0], True)
+    """
+    make = _POSITIONAL_CHECKERS.get(n)
+    if make is None:
+        names = [f"_fx_a{i}" for i in range(n)]
+        src = "\n".join([
+            "def _fx_make(_fx_get, _fx_A, _fx_call, _fx_NOT):",
+            "    def check(args):",
+            f"        {', '.join(names)}, = args",
+            f"        if {' and '.join(f'type({a}) is _fx_A' for a in names)}:",
+            f"            _fx_e = _fx_get(({', '.join(a + '._k' for a in names)},))",
+            "            if _fx_e is not None:",
+            f"                return _fx_e.call(({', '.join(a + '._a' for a in names)},))",
+            "            return _fx_call(args, {})",
+            "        return _fx_NOT",
+            "    return check", ""])
+        ns: dict[str, Any] = {}
+        exec(compile(src, f"{__file__}<positional checker of {n} arguments>", "exec"), ns)
+        make = _POSITIONAL_CHECKERS.setdefault(n, ns["_fx_make"])
+    return make
+
+
 def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     """The dispatcher of a function taking only ``*args`` (or a ``*args, **kwargs`` wrapper,
     such as ``grad(f)``): calls with positional Arrays (and Python scalars, as their cached
@@ -437,6 +476,7 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
     fixes the tree structure). One argument, the common case (``jit(grad(f))(x)``), takes a
     straight-line path with the single-output call inlined, as the generated dispatchers do."""
     tree_call = _tree_caller(fast_get, call)
+    checkers: dict[int, Callable] = {}  # argument count -> _positional_checker's code
     hits_of = _SCALAR_HITS.get
     collect = _d.collect_garbage
 
@@ -463,6 +503,14 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                         w._np = None
                         return w
                     return call(args, kwargs)
+                check = checkers.get(len(args))
+                if check is None and 1 < len(args) <= _MAX_POSITIONAL_CHECKER:
+                    check = checkers[len(args)] = _positional_checker(len(args))(
+                        fast_get, Array, call, _NOT_THIS)
+                if check is not None:
+                    out = check(args)
+                    if out is not _NOT_THIS:
+                        return out
                 arrays = args
                 for a in args:
                     if type(a) is not Array:
