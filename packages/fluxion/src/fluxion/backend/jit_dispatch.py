@@ -503,6 +503,8 @@ def _varargs_dispatcher(fast_get: Callable, call: Callable) -> Callable:
                         w._np = None
                         return w
                     return call(args, kwargs)
+                if args and type(args[0]) is not Array and type(args[0]) not in _FAST_SCALARS:
+                    return tree_call(args)  # a container first: what the loop below decides
                 check = checkers.get(len(args))
                 if check is None and 1 < len(args) <= _MAX_POSITIONAL_CHECKER:
                     check = checkers[len(args)] = _positional_checker(len(args))(
