@@ -60,3 +60,30 @@ def test_values_under_jit_match_eager():
     for got, want in zip(fluxion.jit(f)(x), f(x)):
         assert got.dtype == want.dtype and got.weak_type == want.weak_type
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", range(len(OPERANDS)))
+def test_true_divide_of_traced_values_stages_the_general_paths_program(case):
+    from fluxion.numpy.ufuncs import _true_divide
+
+    x, s = OPERANDS[case]
+    for f, general in [(lambda a: a / s, lambda a: _true_divide(a, s)),
+                       (lambda a: s / a, lambda a: _true_divide(s, a)),
+                       (lambda a: a / a, lambda a: _true_divide(a, a))]:
+        assert _staged(f, x) == _staged(general, x)
+
+
+@pytest.mark.parametrize("name", ["exp", "sin", "tanh", "sqrt", "log1p"])
+@pytest.mark.parametrize("x", [np.ones(3, np.float32), np.ones(3, np.float16), 1.0,
+                               np.ones(3, np.complex64), np.ones(3, np.int32), np.ones(3, np.bool_)])
+def test_unary_ufuncs_of_traced_values_stage_the_general_paths_program(name, x):
+    from fluxion import lax
+    from fluxion.numpy._util import promote_args_inexact
+
+    prim = getattr(lax, name)
+    general = lambda a: prim(promote_args_inexact(name, a)[0])  # noqa: E731  (the ufunc's body)
+    assert _staged(getattr(jnp, name), x) == _staged(general, x)
+    grad_of = fluxion.grad(lambda a: getattr(jnp, name)(a).real.sum())
+    if np.asarray(x).dtype.kind == "f":  # under a JVP trace too
+        np.testing.assert_allclose(grad_of(jnp.asarray(x)), fluxion.grad(
+            lambda a: general(a).real.sum())(jnp.asarray(x)), rtol=1e-6)

@@ -17,7 +17,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
-from fluxion.core.trace import EVAL, STATE, ExtendedArray
+from fluxion.core.trace import EVAL, STATE, ExtendedArray, Tracer
 from fluxion.lax import elementwise as _lax_ew
 from fluxion.numpy._eager import backend, call_body, one_program
 from fluxion.numpy._fast import binary_operands
@@ -60,8 +60,13 @@ def _unary_inexact(name: str, fn: Any, one_op: bool = True) -> Any:
     body.__name__ = name
 
     def ufunc(x: Any, /) -> Any:
-        if one_op and type(x) is Array and getattr(x._k.dtype, "kind", "") in ("f", "c"):
-            return fn(x)
+        if one_op:
+            # an inexact operand needs no promotion: that primitive alone (a traced one too,
+            # where body's checks and promotion would leave it as it is)
+            dt = x._k.dtype if type(x) is Array else (
+                x.aval.dtype if isinstance(x, Tracer) else None)
+            if getattr(dt, "kind", "") in ("f", "c"):
+                return fn(x)
         return call_body(body, (x,))
     ufunc.__name__ = ufunc.__qualname__ = name
     ufunc.__doc__ = (f"Elementwise ``{name}`` (integer inputs are promoted to floating point).\n\n"
@@ -271,7 +276,6 @@ def bitwise_not(x: Any, /) -> Any:
 invert = bitwise_not
 
 
-@one_program
 def true_divide(x: Any, y: Any, /) -> Any:
     """Elementwise true division ``x / y`` (integers are promoted to floating point).
 
@@ -280,6 +284,17 @@ def true_divide(x: Any, y: Any, /) -> Any:
         >>> jnp.true_divide(1, 2).tolist()
         0.5
     """
+    if isinstance(x, Tracer) or isinstance(y, Tracer):
+        # traced operands of one inexact dtype (or one and a Python number): lax.div at once,
+        # what the promotion below would leave them as
+        ops = binary_operands(x, y)
+        if ops is not None and getattr(ops[0].dtype, "kind", "") in ("f", "c"):
+            return lax.div(*ops)
+    return _true_divide(x, y)
+
+
+@one_program
+def _true_divide(x: Any, y: Any) -> Any:
     x, y = promote_args_inexact("true_divide", x, y)
     return lax.div(x, y)
 
