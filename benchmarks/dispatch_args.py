@@ -6,7 +6,8 @@ is negligible and the figure is the host's dispatch), called in blocks of ``--ca
 pipelined calls on device arrays that a previous jitted call returned (as in a training loop),
 one wait at the end of each block. Also the ``mlp`` case: ``jit(grad(loss))(params, x, y)``
 of benchmarks/workloads/mlp_grad.py at 8-4-4-2 (8 argument leaves in a list of ``(w, b)``
-tuples, 6 outputs). Prints µs per call, the minimum over ``--blocks`` blocks per library.
+tuples, 6 outputs) and ``mlp_dict`` (the same with haiku's ``{"linear": {"b", "w"}, ..}``
+parameter dicts). Prints µs per call, the minimum over ``--blocks`` blocks per library.
 
 Run: ``nice -n 10 .venv/bin/python -m benchmarks.dispatch_args [--calls 200 --blocks 15]``.
 
@@ -25,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["CASES", "make_case", "time_block", "main"]
+__all__ = ["CASES", "make_case", "make_mlp", "make_dict_mlp", "time_block", "main"]
 
 #: ``(arguments, outputs)`` pairs timed by default.
 CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
@@ -69,6 +70,22 @@ def make_mlp(lib: Any, xnp: Any) -> tuple[Callable, tuple]:
     return step, (params, x, y)
 
 
+def make_dict_mlp(lib: Any, xnp: Any) -> tuple[Callable, tuple]:
+    """:func:`make_mlp` with haiku's parameter layout: ``{"linear": {"b": .., "w": ..}, ..}``."""
+    step, (params, x, y) = make_mlp(lib, xnp)
+    names = ["linear", "linear_1", "linear_2"]
+    tree = {n: {"b": b, "w": w} for n, (w, b) in zip(names, params)}
+
+    def loss(p: Any, x: Any, y: Any) -> Any:
+        for n in names[:-1]:
+            x = xnp.tanh(x @ p[n]["w"] + p[n]["b"])
+        return xnp.sum((x @ p[names[-1]]["w"] + p[names[-1]]["b"] - y) ** 2)
+
+    step = lib.jit(lib.grad(loss))
+    lib.block_until_ready(step(tree, x, y))
+    return step, (tree, x, y)
+
+
 def time_block(lib: Any, f: Callable, args: tuple, calls: int) -> float:
     """µs per call of ``calls`` pipelined calls of ``f(*args)``, waiting once at the end."""
     t = time.perf_counter()
@@ -92,13 +109,14 @@ def main(argv: list[str] | None = None) -> None:
     import fluxion
     import fluxion.numpy as fjnp
 
-    wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + ["mlp"]
+    wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + ["mlp", "mlp_dict"]
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
           f"blocks {a.blocks}")
     print(f"{'case':>6} {'fluxion':>9} {'jax':>9} {'ratio':>6}")
     for case in wanted:
-        if case == "mlp":
-            pair = [make_mlp(fluxion, fjnp), make_mlp(jax, jjnp)]
+        if case in ("mlp", "mlp_dict"):
+            make = make_mlp if case == "mlp" else make_dict_mlp
+            pair = [make(fluxion, fjnp), make(jax, jjnp)]
         else:
             n, m = map(int, case.split("x"))
             pair = [make_case(fluxion, fjnp, n, m), make_case(jax, jjnp, n, m)]

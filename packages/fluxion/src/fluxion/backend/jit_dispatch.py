@@ -245,8 +245,9 @@ _CHECKER_BUDGET = 4
 
 def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
     """Generated code that calls the entry of positional arguments with the structure of
-    ``args`` (Arrays, lists and tuples, at most two containers deep, none empty: a parameter
-    list of ``(w, b)`` pairs) or returns ``_NOT_THIS``: the structure's type and length tests
+    ``args`` (Arrays, lists, tuples and dicts with string keys in sorted order, at most two
+    containers deep, none empty: a parameter list of ``(w, b)`` pairs, a dict of per-layer
+    dicts) or returns ``_NOT_THIS``: the structure's type and length tests
     and the unpacking written out, and the key built as one tuple display, the same key as
     :func:`_tree_caller`'s loop builds (so the same entries). None for other structures.
 
@@ -272,12 +273,23 @@ def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
             key.append(f"{name}._k")
             leaves.append(f"{name}._a")
             return True
-        if (t is not list and t is not tuple) or depth >= 2 or not x:
+        if depth >= 2 or not x:
+            return False
+        names = [f"{name}_{i}" for i in range(len(x))]
+        if t is dict:
+            # string keys in sorted order, as _shallow_key files them; the key holds the
+            # call's own key tuple (computed per call, so other names key other entries)
+            if not all(type(k) is str for k in x) or list(x) != sorted(x):
+                return False
+            tests[depth].append(f"type({name}) is _fx_D and len({name}) == {len(x)}")
+            key.extend(("_fx_D", f"tuple({name})"))
+            unpacks[depth].append(f"{', '.join(names)}, = {name}.values()")
+            return all(visit(v, n, depth + 1) for v, n in zip(x.values(), names))
+        if t is not list and t is not tuple:
             return False
         tn = "_fx_L" if t is list else "_fx_T"
         tests[depth].append(f"type({name}) is {tn} and len({name}) == {len(x)}")
         key.extend((tn, str(len(x))))
-        names = [f"{name}_{i}" for i in range(len(x))]
         unpacks[depth].append(f"{', '.join(names)}, = {name}")
         return all(visit(v, n, depth + 1) for v, n in zip(x, names))
 
@@ -297,7 +309,7 @@ def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
              f"{ind}if _fx_e is not None:",
              f"{ind}    return _fx_e.call(({', '.join(leaves)},))",
              "return _fx_NOT"]
-    src = ("def _fx_make(_fx_get, _fx_A, _fx_L, _fx_T, _fx_NOT):\n"
+    src = ("def _fx_make(_fx_get, _fx_A, _fx_L, _fx_T, _fx_D, _fx_NOT):\n"
            "    def check(args):\n" + "\n".join("        " + b for b in body)
            + "\n    return check\n")
     make = _CHECKER_MAKERS.get(src)
@@ -305,7 +317,7 @@ def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
         ns: dict[str, Any] = {}
         exec(compile(src, f"{__file__}<structure checker>", "exec"), ns)
         make = _CHECKER_MAKERS.setdefault(src, ns["_fx_make"])
-    return make(fast_get, Array, list, tuple, _NOT_THIS)
+    return make(fast_get, Array, list, tuple, dict, _NOT_THIS)
 
 
 def _tree_caller(fast_get: Callable, call: Callable) -> Callable:
