@@ -73,9 +73,14 @@ class DtypeSet:
 
     def __init__(self, name: str, kinds: str, extra: Callable[[np.dtype], bool] | None = None):
         self.name, self.kinds, self.extra = name, kinds, extra
+        self._known: dict[Any, bool] = {}  # dtype -> accepted (asked on every staged operation)
 
     def __contains__(self, dtype: np.dtype) -> bool:
-        return _kind(dtype) in self.kinds or (self.extra is not None and self.extra(dtype))
+        hit = self._known.get(dtype)
+        if hit is None:
+            hit = self._known[dtype] = bool(
+                _kind(dtype) in self.kinds or (self.extra is not None and self.extra(dtype)))
+        return hit
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -118,15 +123,23 @@ def standard_binop(prim: Primitive, accepted: DtypeSet, result_dtype: Any = None
     name = prim.name
 
     def abstract_eval(*avals: ShapedArray) -> ShapedArray:
+        if len(avals) == 2:  # the common case first: one dtype, equal shapes or a scalar
+            x, y = avals
+            dt, xs, ys = x.dtype, x.shape, y.shape
+            if y.dtype == dt and dt in accepted and (xs == ys or not xs or not ys):
+                return ShapedArray(xs if xs else ys, _out_dtype(dt), x.weak_type and y.weak_type)
         dt = same_dtypes(name, *avals)
         dtype_kind_check(name, accepted, *avals)
         shape = broadcasting_shape(name, *avals)
         weak = all(a.weak_type for a in avals)
-        out_dt = dt if result_dtype is None else (result_dtype(dt) if callable(result_dtype)
-                                                 else np.dtype(result_dtype))
         # Like JAX: the result is weak iff every operand is, whatever the result dtype (so
         # ``lax.lt(1.0, 2.0)`` is a weakly typed bool).
-        return ShapedArray(shape, out_dt, weak)
+        return ShapedArray(shape, _out_dtype(dt), weak)
+
+    def _out_dtype(dt: np.dtype) -> np.dtype:
+        if result_dtype is None:
+            return dt
+        return result_dtype(dt) if callable(result_dtype) else np.dtype(result_dtype)
 
     prim.abstract_eval = abstract_eval
 
