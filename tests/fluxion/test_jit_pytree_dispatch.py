@@ -262,3 +262,38 @@ def test_dicts_of_layer_dicts_key_without_the_cpp_flatten():
     for _ in range(2):
         assert g({0: x, 1: x * 3}).tolist() == [2.0, 2.0]
     assert len(_tree_keys(g)) == 1 and _shallow_keys(g) == []
+
+
+def test_repeated_structures_take_generated_checkers(monkeypatch):
+    # the second call of a structure (the per-leaf loop's hit) generates its checker; from the
+    # third on the checker finds the entry itself. Another structure, or other names of a dict
+    # of the same length, is not its call: the loop (and the general path) take it, right values
+    from fluxion.backend import jit_dispatch as jd
+    seen = []
+    make = jd._structure_checker
+
+    def counting(args, fast_get):
+        check = make(args, fast_get)
+        if check is None:
+            return None
+
+        def counted(a):
+            out = check(a)
+            seen.append(out is not jd._NOT_THIS)
+            return out
+        return counted
+
+    monkeypatch.setattr(jd, "_structure_checker", counting)
+    x = jnp.arange(2.0)
+    f = fluxion.jit(lambda p, d, y: [p[0][0] * y + p[0][1], {k: v["b"] + y for k, v in d.items()}])
+    args = ([(x, x + 1.0)], {"a": {"b": x}}, x)
+    for _ in range(4):
+        out = f(*args)
+        assert out[0].tolist() == [1.0, 3.0] and out[1]["a"].tolist() == [0.0, 2.0]
+    assert seen == [True, True]
+    assert f([(x, x)], {"c": {"b": x * 2.0}}, x)[1]["c"].tolist() == [0.0, 3.0]
+    assert f(((x, x),), {"a": {"b": x}}, x)[0].tolist() == [0.0, 2.0]  # a tuple: not this one
+    assert seen[2:4] == [False, False]
+    g = fluxion.jit(lambda *a: a[0] * a[1] + a[2])  # the *args dispatcher's positional code
+    for _ in range(3):
+        assert g(x, x, 1.0).tolist() == [1.0, 2.0] and g(x, x, x).tolist() == [0.0, 2.0]

@@ -241,6 +241,7 @@ _CHECKER_MAKERS: dict[str, Callable] = {}
 #: Structure checkers a dispatcher may generate (a call alternating between more structures
 #: than this keeps the loop below for the others).
 _CHECKER_BUDGET = 4
+_MAX_CHECKER_LEAVES = 256
 
 
 def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
@@ -295,6 +296,8 @@ def _structure_checker(args: tuple, fast_get: Callable) -> Callable | None:
 
     top = [f"_fx_p{i}" for i in range(len(args))]
     if not args or not all(visit(a, n, 0) for a, n in zip(args, top)):
+        return None
+    if len(leaves) > _MAX_CHECKER_LEAVES:  # code that long would cost more to compile than save
         return None
     body = [f"if len(args) == {len(args)}:", f"    {', '.join(top)}, = args"]
     ind = "    "
