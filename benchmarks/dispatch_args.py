@@ -9,7 +9,10 @@ of benchmarks/workloads/mlp_grad.py at 8-4-4-2 (8 argument leaves in a list of `
 tuples, 6 outputs) and ``mlp_dict`` (the same with haiku's ``{"linear": {"b", "w"}, ..}``
 parameter dicts). Prints µs per call, the minimum over ``--blocks`` blocks per library.
 
-Run: ``nice -n 10 .venv/bin/python -m benchmarks.dispatch_args [--calls 200 --blocks 15]``.
+Run: ``nice -n 10 .venv/bin/python -m benchmarks.dispatch_args [--calls 200 --blocks 15]``;
+``--split`` adds Fluxion's entry call on prepared buffers and jaxlib's bare execute (where a
+call's time goes); ``--libs fluxion`` times Fluxion alone (on a TPU, where jax and Fluxion
+cannot hold the chip in one process: ``JAX_PLATFORMS=tpu``).
 
 Example:
     >>> from benchmarks import dispatch_args
@@ -20,13 +23,15 @@ Example:
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import os
 import time
 from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["CASES", "make_case", "make_mlp", "make_dict_mlp", "time_block", "main"]
+__all__ = ["CASES", "make_case", "make_mlp", "make_dict_mlp", "split_calls", "time_block", "main"]
 
 #: ``(arguments, outputs)`` pairs timed by default.
 CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
@@ -95,37 +100,65 @@ def time_block(lib: Any, f: Callable, args: tuple, calls: int) -> float:
     return (time.perf_counter() - t) / calls * 1e6
 
 
+def split_calls(f: Callable, args: tuple) -> dict[str, Callable[[], Any]] | None:
+    """For a Fluxion jitted ``f`` with one compiled entry: thunks of the whole call, of the
+    entry's ``call`` on the prepared argument buffers (outputs wrapped, no dispatch), and of the
+    bare ``execute_sharded`` + ``consume_with_handlers`` (jaxlib alone); None otherwise."""
+    import fluxion
+
+    entries = list(f._fluxion_jit.cache.values())
+    if len(entries) != 1:
+        return None
+    e = entries[0]
+    impls = tuple(x._a for x in fluxion.tree_util.tree_leaves(args))
+    run, handlers = e.run, e.handlers
+    return {"call": lambda: f(*args), "entry": lambda: e.call(impls),
+            "execute": lambda: run(e.consts + impls).consume_with_handlers(handlers)}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Time every case on both libraries and print a table (µs per call, min of blocks)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--blocks", type=int, default=15)
     p.add_argument("--cases", default="", help="e.g. '8x6,16x12,mlp' (default: all)")
+    p.add_argument("--libs", default="fluxion,jax",
+                   help="'fluxion' alone where jax cannot share the device (a TPU chip)")
+    p.add_argument("--split", action="store_true",
+                   help="also Fluxion's entry call and bare execute (where the time goes)")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import jax
-    import jax.numpy as jjnp
-
-    import fluxion
-    import fluxion.numpy as fjnp
-
-    wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + ["mlp", "mlp_dict"]
+    names = [n for n in a.libs.split(",") if n]
+    libs = []
+    for name in names:
+        mod = importlib.import_module(name)
+        libs.append((mod, importlib.import_module(name + ".numpy")))
+    wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + [
+        "mlp", "mlp_dict"]
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
-          f"blocks {a.blocks}")
-    print(f"{'case':>6} {'fluxion':>9} {'jax':>9} {'ratio':>6}")
+          f"blocks {a.blocks}  devices: {libs[0][0].devices()[0].platform}")
+    cols = list(names) + (["entry", "execute"] if a.split and "fluxion" in names else [])
+    print(f"{'case':>8} " + " ".join(f"{c:>9}" for c in cols)
+          + (" ratio" if len(names) == 2 else ""))
     for case in wanted:
-        if case in ("mlp", "mlp_dict"):
-            make = make_mlp if case == "mlp" else make_dict_mlp
-            pair = [make(fluxion, fjnp), make(jax, jjnp)]
-        else:
-            n, m = map(int, case.split("x"))
-            pair = [make_case(fluxion, fjnp, n, m), make_case(jax, jjnp, n, m)]
-        libs = (fluxion, jax)
-        best = [float("inf"), float("inf")]
+        thunks: list[tuple[Any, Callable[[], Any]]] = []
+        for mod, xnp in libs:
+            if case in ("mlp", "mlp_dict"):
+                f, args = (make_mlp if case == "mlp" else make_dict_mlp)(mod, xnp)
+            else:
+                n, m = map(int, case.split("x"))
+                f, args = make_case(mod, xnp, n, m)
+            thunks.append((mod, functools.partial(f, *args)))
+            if a.split and mod.__name__ == "fluxion":
+                parts = split_calls(f, args)
+                extra = [(mod, parts["entry"]), (mod, parts["execute"])] if parts else []
+        thunks += extra if a.split and "fluxion" in names else []
+        best = [float("inf")] * len(thunks)
         for _ in range(a.blocks):
-            for i in (0, 1):
-                best[i] = min(best[i], time_block(libs[i], pair[i][0], pair[i][1], a.calls))
-        print(f"{case:>6} {best[0]:9.2f} {best[1]:9.2f} {best[0] / best[1]:6.2f}", flush=True)
+            for i, (mod, thunk) in enumerate(thunks):
+                best[i] = min(best[i], time_block(mod, thunk, (), a.calls))
+        ratio = f" {best[0] / best[1]:5.2f}" if len(names) == 2 else ""
+        print(f"{case:>8} " + " ".join(f"{b:9.2f}" for b in best) + ratio, flush=True)
 
 
 if __name__ == "__main__":
