@@ -131,6 +131,10 @@ class StagingInterpreter(Interpreter):
         # Equations record the named scopes entered since this trace began (as JAX, a staged
         # sub-program's name stacks are relative to the equation that calls it).
         self._name_base = len(_NAMES.names)
+        # the name stack last seen and its rendering: the stack tuple is replaced, never changed,
+        # so one rendering serves every equation staged under it (transformations push entries)
+        self._names_seen: tuple | None = None
+        self._stack_seen = ""
 
     def new_arg(self, aval: ShapedArray, name: str = "") -> StagingTracer:
         v = Var(aval)
@@ -181,7 +185,11 @@ class StagingInterpreter(Interpreter):
                 out = _apply_sharding_rule(prim, in_avals, out, params)
         site = user_source_line()
         names = _NAMES.names
-        stack = _render_names(names[self._name_base:]) if names else ""
+        if names is self._names_seen:
+            stack = self._stack_seen
+        else:
+            stack = _render_names(names[self._name_base:]) if names else ""
+            self._names_seen, self._stack_seen = names, stack
         if prim.multiple_results:
             outvars = [Var(a) for a in out]
             self.eqns.append(Equation(prim, atoms, outvars, params, site, stack))
