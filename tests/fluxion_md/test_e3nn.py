@@ -426,10 +426,31 @@ def test_tensor_product_connection_modes_match():
     for product, through_right in zip(ours[0::3], ours[2::3]):  # x1 @ right(x2) = left_right
         np.testing.assert_allclose(np.asarray(product.array), np.asarray(through_right),
                                    rtol=1e-5, atol=1e-5)
-    irreps1, irreps2, ours_tp, _, (w, a, b) = cases[0]
-    with pytest.raises(NotImplementedError, match="fused"):
+    # e3nn_jax's fused (one einsum) and sparse (BCOO tables) strategies: the same values
+    for irreps1, irreps2, ours_tp, ref_tp, (w, a, b) in cases:
+        for kw in ({"fused": True}, {"sparse": True}, {"fused": True, "sparse": True}):
+            got = ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
+                                     e3nn.IrrepsArray(irreps2, fnp.asarray(b)), **kw)
+            try:
+                want = ref_tp.left_right(rjnp.asarray(w),
+                                         e3nn_jax.IrrepsArray(irreps1, rjnp.asarray(a)),
+                                         e3nn_jax.IrrepsArray(irreps2, rjnp.asarray(b)), **kw)
+            except AssertionError:  # e3nn_jax's fused form: weighted uvw/uvu/uvv, uuu, uvuv only
+                assert kw.get("fused") and ("uuw" in repr(ref_tp.instructions)
+                                            or "has_weight=False" in repr(ref_tp.instructions))
+                want = ref_tp.left_right(rjnp.asarray(w),
+                                         e3nn_jax.IrrepsArray(irreps1, rjnp.asarray(a)),
+                                         e3nn_jax.IrrepsArray(irreps2, rjnp.asarray(b)))
+            _close(got, want)
+    irreps1, irreps2, ours_tp, ref_tp, (w, a, b) = cases[0]
+    with pytest.raises(AssertionError, match="custom_einsum_jvp does not support sparse"):
         ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
-                           e3nn.IrrepsArray(irreps2, fnp.asarray(b)), fused=True)
+                           e3nn.IrrepsArray(irreps2, fnp.asarray(b)), sparse=True,
+                           custom_einsum_jvp=True)
+    with pytest.raises(AssertionError, match="custom_einsum_jvp does not support sparse"):
+        ref_tp.left_right(rjnp.asarray(w), e3nn_jax.IrrepsArray(irreps1, rjnp.asarray(a)),
+                          e3nn_jax.IrrepsArray(irreps2, rjnp.asarray(b)), sparse=True,
+                          custom_einsum_jvp=True)
 
 
 @pytest.mark.slow

@@ -24,8 +24,8 @@ def config(name: str, value: Any = None) -> Any:
     (``"component"``), ``path_normalization`` (``"element"``), ``gradient_normalization``
     (``"path"``), ``spherical_harmonics_normalization`` (``"component"``), and the evaluation
     strategies ``spherical_harmonics_algorithm``, ``custom_einsum_jvp``, ``fused`` and
-    ``sparse_tp`` (only the defaults' strategies exist here: the recursive spherical harmonics,
-    and the block tensor product, which raises if ``fused`` or ``sparse_tp`` is set).
+    ``sparse_tp`` (one strategy of each is computed here: the recursive spherical harmonics,
+    and the block tensor product, which gives the fused and sparse products' values too).
 
     Example:
         >>> config("gradient_normalization")

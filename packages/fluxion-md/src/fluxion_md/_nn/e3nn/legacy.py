@@ -162,14 +162,25 @@ class FunctionalTensorProduct:
                    sparse: bool | None = None) -> IrrepsArray:
         """The product of ``input1`` and ``input2`` with ``weights`` (a list, one array per
         weighted instruction, or one flat array); ``left_right(x1, x2)`` when no instruction has
-        weights. ``custom_einsum_jvp`` changes only how e3nn_jax differentiates (same values);
-        ``fused`` and ``sparse`` are not provided."""
-        del custom_einsum_jvp
-        fused = config("fused") if fused is None else fused
+        weights. ``custom_einsum_jvp``, ``fused`` and ``sparse`` (defaults: ``e3nn.config``'s
+        ``custom_einsum_jvp``, ``fused``, ``sparse_tp``) choose how e3nn_jax computes and
+        differentiates the same product: one einsum over all paths, Clebsch-Gordan tables stored
+        sparsely. Here every choice is computed by the block form, per instruction, which gives
+        those values up to the order of the additions; as in e3nn_jax, ``sparse`` with
+        ``custom_einsum_jvp`` raises.
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> tp = FunctionalTensorProduct("1x1o", "1x1o", "1x0e", [(0, 0, 0, "uuu", False)])
+            >>> x = IrrepsArray("1x1o", jnp.array([1.0, 0.0, 0.0]))
+            >>> float(tp.left_right(x, x, fused=True).array[0]) == float(tp.left_right(x, x).array[0])
+            True
+        """
+        custom = config("custom_einsum_jvp") if custom_einsum_jvp is None else custom_einsum_jvp
         sparse = config("sparse_tp") if sparse is None else sparse
-        if fused or sparse:
-            raise NotImplementedError("FunctionalTensorProduct.left_right: the fused and sparse "
-                                      "variants are not provided; use the default block form")
+        if sparse and custom:
+            raise AssertionError("custom_einsum_jvp does not support sparse tensors.")
+        del fused  # the same values as the block form (see the docstring)
         if input2 is None:
             weights, input1, input2 = [], weights, input1
         input1, input2 = input1.rechunk(self.irreps_in1), input2.rechunk(self.irreps_in2)
