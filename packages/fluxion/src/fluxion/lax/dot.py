@@ -119,7 +119,17 @@ def _dot_general_abstract_eval(lhs: ShapedArray, rhs: ShapedArray, *, dimension_
     return ShapedArray(shape, out_dtype, weak)
 
 
+_RANKS: dict[np.dtype, tuple] = {}  # dtype -> _dtype_rank(dtype) (every dot's abstract eval asks)
+
+
 def _dtype_rank(dt: np.dtype) -> tuple:
+    rank = _RANKS.get(dt)
+    if rank is None:
+        rank = _RANKS[dt] = _dtype_rank_of(dt)
+    return rank
+
+
+def _dtype_rank_of(dt: np.dtype) -> tuple:
     # XLA's "higher precision type" order for mixed-dtype dots: complex first, then the float
     # range (max exponent), then the mantissa, then the bit width, then signed over unsigned.
     cplx = dt.kind == "c"
