@@ -87,3 +87,20 @@ def test_unary_ufuncs_of_traced_values_stage_the_general_paths_program(name, x):
     if np.asarray(x).dtype.kind == "f":  # under a JVP trace too
         np.testing.assert_allclose(grad_of(jnp.asarray(x)), fluxion.grad(
             lambda a: general(a).real.sum())(jnp.asarray(x)), rtol=1e-6)
+
+
+def test_grad_programs_and_values_are_the_general_paths(monkeypatch):
+    # under grad the staged value may be a partial evaluation's (the linear part's) own
+    f = lambda a: jnp.sum(jnp.tanh(a) * 0.5 - 2.0 * a + (a > 1.0) * a / 3.0 + 1 - a)  # noqa: E731
+    x = jnp.arange(3.0)
+
+    def everything() -> tuple:
+        g = fluxion.grad(f)
+        return (str(fluxion.make_jaxpr(g)(x)), np.asarray(g(x)), np.asarray(fluxion.jit(g)(x)))
+
+    fast = everything()
+    monkeypatch.setattr(_fast, "_staged_scalar", lambda v, t: None)
+    general = everything()
+    assert fast[0] == general[0]
+    np.testing.assert_array_equal(fast[1], general[1])
+    np.testing.assert_array_equal(fast[2], general[2])
