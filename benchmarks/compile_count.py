@@ -35,13 +35,28 @@ compilers are slow or fast over (scatter, gather, sort, while, reduce_window), a
 
 jax_md imports flax, haiku, e3nn_jax, jraph, ... which a bare TPU machine lacks. The same
 programs of both libraries can be compared there without it: ``--export-tpu DIR`` (on any
-machine) writes the TPU StableHLO modules of md_lj_neighbor's jitted programs
-(:func:`export_tpu_modules`: the step, and the neighbor list's rebuild alone) for each backend,
-and ``--compile-modules DIR`` (on the TPU machine; needs only jax) compiles each and prints its
-seconds (:func:`compile_modules`)::
+machine) writes, for each backend, the TPU StableHLO module of every program md_lj_neighbor's
+setup compiles (its eager ops', ``allocate``'s prune, ``init_fn``'s; :class:`TpuCapture`), of
+the neighbor list's rebuild alone and of the step (:func:`export_tpu_modules`); and
+``--compile-modules DIR`` (on the TPU machine; needs only jax) compiles each, prints its seconds
+beside :func:`module_stats`' counts and sizes of what the TPU compiler is slow over, and sums
+each backend's setup modules (:func:`compile_modules`; ``--reps 0`` only reads the modules)::
 
-    python -m benchmarks.compile_count --export-tpu benchmarks/results/tpu_modules
-    python -m benchmarks.compile_count --compile-modules benchmarks/results/tpu_modules --reps 2
+    python -m benchmarks.compile_count --export-tpu benchmarks/results/tpu_setup_N500
+    python -m benchmarks.compile_count --compile-modules benchmarks/results/tpu_setup_N500 --reps 2
+
+On the chip, in one call of the device tool (``carry`` the exported folder, which git ignores:
+``["benchmarks/results/tpu_setup_N500"]``), the modules' compile seconds and then fluxion_md's
+own setup there, phase by phase and program by program::
+
+    export PYTHONPATH=$PYTHONPATH:$(ls -d $PWD/packages/*/src | paste -sd:); \
+    python3 -m benchmarks.compile_count --compile-modules benchmarks/results/tpu_setup_N500 \
+      --reps 2 --json $OUT/tpu_setup_modules.json 2>&1 | tee $OUT/modules.txt; \
+    python3 -m benchmarks.compile_count --scenario md_lj_neighbor --backends fluxion \
+      --platform tpu --programs --json $OUT/setup_phases.json 2>&1 | tee $OUT/phases.txt
+
+The first module compiled in that process also pays the chip's warm-up (a few seconds): the
+second rep is the figure to read.
 
 Example (one scenario, in this process; ``count`` is what each worker runs):
     >>> from benchmarks import compile_count
@@ -62,8 +77,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-__all__ = ["SCENARIOS", "COMPILE_EVENT", "STEPS", "PhaseCounter", "ProgramLog", "module_stats",
-           "count", "run_backend", "export_tpu_modules", "compile_modules", "main"]
+__all__ = ["SCENARIOS", "COMPILE_EVENT", "STEPS", "KEY_OPS", "SIZE_KEYS", "PhaseCounter",
+           "ProgramLog", "module_stats",
+           "count", "run_backend", "TpuCapture", "export_tpu_modules", "compile_modules", "main"]
 
 #: The monitoring event both backends record once per XLA compilation (its duration, seconds).
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -113,22 +129,78 @@ class PhaseCounter:
 
 #: Ops counted per program by :func:`module_stats` (each is one line of ``--programs``).
 KEY_OPS = ("scatter", "gather", "sort", "while", "reduce_window")
+#: Sizes :func:`module_stats` reports beside the counts: what XLA's TPU compiler is slow over.
+SIZE_KEYS = ("max_window", "max_scatter", "max_sort", "max_while_ops", "max_const_chars")
 _OP = re.compile(r'=\s*"?stablehlo\.([a-z_]+)')
 _WINDOW = re.compile(r"window_dimensions = array<i64: ([0-9, ]+)>")
 _FUNC = re.compile(r"func\.func (?:private |public )?@([\w.$-]+)")
+_SIG = re.compile(r": \(([^()]*)\) ->")
+_TENSOR = re.compile(r"tensor<([^>]*)>")
+_DENSE = re.compile(r"dense<([^>]*)>")
+
+
+def _elements(tensor: str) -> int:
+    dims = [d for d in tensor.split("x")[:-1]]
+    return int(np.prod([int(d) for d in dims if d.isdigit()])) if dims else 1
+
+
+def _operand_elements(text: str, op: str, which: int) -> int:
+    """The most elements of operand ``which`` (``-1``: the last) over every ``op`` in ``text``.
+    An op with regions prints its types on the line that closes them, at its own indent."""
+    most, lines = 0, text.splitlines()
+    pat = re.compile(r'stablehlo\.' + op + r'\b')
+    for i, line in enumerate(lines):
+        if not pat.search(line):
+            continue
+        indent, sig = len(line) - len(line.lstrip()), _SIG.search(line)
+        if line.rstrip().endswith("({") or line.rstrip().endswith("{"):
+            for nxt in lines[i + 1:]:
+                if len(nxt) - len(nxt.lstrip()) == indent and nxt.lstrip().startswith("}"):
+                    sig = _SIG.search(nxt)
+                    if sig or not nxt.rstrip().endswith("{"):
+                        break
+        types = _TENSOR.findall(sig.group(1)) if sig else []
+        if types:
+            most = max(most, _elements(types[which]))
+    return most
+
+
+def _while_ops(text: str) -> int:
+    """The most ops inside one ``stablehlo.while`` (condition and body, nested loops included),
+    read by indentation: the loop's lines are those indented deeper than it, and its closing
+    ``}`` lines."""
+    lines, most = text.splitlines(), 0
+    for i, line in enumerate(lines):
+        if not re.search(r'stablehlo\.while\b', line):
+            continue
+        indent, n = len(line) - len(line.lstrip()), 0
+        for nxt in lines[i + 1:]:
+            depth = len(nxt) - len(nxt.lstrip())
+            if depth <= indent and not nxt.lstrip().startswith("}"):
+                break
+            n += bool(_OP.search(nxt))
+        most = max(most, n)
+    return most
 
 
 def module_stats(text: str) -> dict[str, Any]:
     """Size and op counts of a StableHLO module's text: ``chars``, ``ops`` (StableHLO ops with
-    a result), one count per :data:`KEY_OPS` name and ``max_window`` (the most elements of one
-    ``reduce_window`` window: a cumulative sum's window spans its whole axis).
+    a result), one count per :data:`KEY_OPS` name, and the sizes the TPU compiler is slow over
+    (:data:`SIZE_KEYS`): ``max_window`` (the most elements of one ``reduce_window`` window: a
+    cumulative sum's window spans its axis or its block), ``max_scatter`` (the most update
+    elements of one scatter), ``max_sort`` (the most elements one sort orders),
+    ``max_while_ops`` (the most ops in one while loop) and ``max_const_chars`` (the longest
+    constant literal, a program's baked-in array).
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
         >>> text = fluxion.jit(jnp.cumsum).lower(jnp.ones(64)).as_text()
         >>> st = module_stats(text)
-        >>> st["reduce_window"], st["max_window"], st["scatter"]
-        (1, 64, 0)
+        >>> st["reduce_window"], st["max_window"], st["scatter"], st["max_sort"]
+        (1, 64, 0, 0)
+        >>> module_stats(fluxion.jit(lambda x: x.at[jnp.arange(5)].add(1.0)).lower(
+        ...     jnp.ones(9)).as_text())["max_scatter"]
+        5
     """
     ops = _OP.findall(text)
     row: dict[str, Any] = {"chars": len(text), "ops": len(ops)}
@@ -136,6 +208,10 @@ def module_stats(text: str) -> dict[str, Any]:
         row[k] = sum(1 for o in ops if o == k)
     windows = [int(np.prod([int(d) for d in w.split(",")])) for w in _WINDOW.findall(text)]
     row["max_window"] = max(windows, default=0)
+    row["max_scatter"] = _operand_elements(text, "scatter", -1) if row["scatter"] else 0
+    row["max_sort"] = _operand_elements(text, "sort", 0) if row["sort"] else 0
+    row["max_while_ops"] = _while_ops(text) if row["while"] else 0
+    row["max_const_chars"] = max((len(v) for v in _DENSE.findall(text)), default=0)
     return row
 
 
@@ -333,29 +409,122 @@ def run_backend(scenario: str, backend: str, size: int | None = None,
     raise RuntimeError(f"compile_count: {backend} {scenario} failed:\n{out.stderr[-2000:]}")
 
 
+class TpuCapture:
+    """While open, every program ``backend`` (``"jax"`` or ``"fluxion"``) lowers for its own
+    device is lowered once more for the TPU, and kept in :attr:`modules` as
+    ``{"name", "text"}`` (a text seen before is not kept again). It wraps the function each
+    library lowers a jitted program or an eager op through (``pxla.lower_sharding_computation``
+    with ``lowering_platforms=("tpu",)``, as ``jax.export`` does; Fluxion's ``lower_program``
+    in ``backend.dispatch`` and ``backend.jit_stages`` with ``platform="tpu"``); :meth:`close`
+    restores them. A program compiled here is lowered here, so with the disk cache off there is
+    one module per XLA compile (:class:`ProgramLog`'s rows).
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> cap = TpuCapture("fluxion")
+        >>> try:
+        ...     _ = fluxion.jit(lambda x: jnp.cumsum(x) + 1.0)(jnp.ones(3000))
+        ... finally:
+        ...     cap.close()
+        >>> [module_stats(m["text"])["max_window"] for m in cap.modules]  # TPU: blocks of 1024
+        [1024]
+    """
+
+    def __init__(self, backend: str) -> None:
+        self.modules: list[dict[str, str]] = []
+        self._seen: set[str] = set()
+        if backend == "jax":
+            from jax._src.interpreters import pxla
+            self._saved = [(pxla, "lower_sharding_computation", pxla.lower_sharding_computation)]
+            wrap = self._jax
+        elif backend == "fluxion":
+            from fluxion.backend import dispatch, jit_stages
+            self._saved = [(m, "lower_program", m.lower_program) for m in (dispatch, jit_stages)]
+            wrap = self._fluxion
+        else:
+            raise ValueError(f"compile_count: backend must be 'jax' or 'fluxion', got {backend!r}")
+        for holder, attr, inner in self._saved:
+            setattr(holder, attr, wrap(inner))
+
+    def _keep(self, name: str, text: str) -> None:
+        if text not in self._seen:
+            self._seen.add(text)
+            self.modules.append({"name": name, "text": text})
+
+    def _jax(self, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def lower(jaxpr: Any, api: str, name: str, *args: Any,
+                  lowering_platforms: Any = None, **kwargs: Any) -> Any:
+            out = inner(jaxpr, api, name, *args, lowering_platforms=lowering_platforms, **kwargs)
+            if lowering_platforms is None:  # a program for this device, not an export
+                tpu = inner(jaxpr, api, name, *args, lowering_platforms=("tpu",), **kwargs)
+                self._keep(name, str(tpu.stablehlo()))
+            return out
+        return lower
+
+    def _fluxion(self, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def lower(program: Any, name: str = "main", **kwargs: Any) -> Any:
+            out = inner(program, name, **kwargs)
+            self._keep(name, str(inner(program, name, **{**kwargs, "platform": "tpu"})))
+            return out
+        return lower
+
+    def close(self) -> None:
+        """Restore the library's lowering functions."""
+        for holder, attr, inner in self._saved:
+            setattr(holder, attr, inner)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)[:48]
+
+
 def export_tpu_modules(backend: str, out_dir: str, size: int | None = None) -> list[str]:
-    """Write the TPU StableHLO modules of md_lj_neighbor's jitted programs under ``backend``
-    (after its eager setup, run here) to ``out_dir``: ``<backend>_step.mlir`` (the NVE step +
-    neighbor update) and ``<backend>_rebuild.mlir`` (``nbrs.update`` alone, whose rebuild branch
-    is what ``allocate`` compiles at a fixed capacity). Returns their paths.
+    """Write the TPU StableHLO modules of md_lj_neighbor under ``backend`` to ``out_dir``:
+
+    * ``<backend>_setup_<NN>_<phase>_<program>.mlir``: every program its eager setup (run here,
+      :class:`TpuCapture` open) compiles, in order, phase ``space``, ``allocate`` or ``init``
+      (the md library's import is left out, as the workload's setup time leaves it out): each
+      eager op's program, ``allocate``'s jitted prune, ``init_fn``'s program (the energy and
+      forces inside it);
+    * ``<backend>_rebuild.mlir``: ``nbrs.update`` alone, whose rebuild branch is what
+      ``allocate`` compiles at a fixed capacity;
+    * ``<backend>_step.mlir``: the jitted NVE step + neighbor update (``first_call``).
+
+    Returns their paths (setup ones first).
 
     Example:
         >>> import tempfile
         >>> paths = export_tpu_modules("fluxion", tempfile.mkdtemp(), size=2)
-        >>> [os.path.basename(p) for p in paths]
+        >>> [os.path.basename(p) for p in paths if "_setup_" not in p]
         ['fluxion_rebuild.mlir', 'fluxion_step.mlir']
+        >>> any(p.endswith("_allocate_jit_prune.mlir") for p in paths)
+        True
     """
     mod, jnp, _ = _libs(backend)
     if backend == "jax":
         from jax import export as exporter
     else:
         from fluxion import export as exporter
-    *_, (one_step, state, nbrs, R) = _md_setup(backend, _md_size(size), mod, jnp)
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    cap, mark = TpuCapture(backend), 0
+    try:
+        for item in _md_setup(backend, _md_size(size), mod, jnp):
+            if not isinstance(item, str):
+                break
+            for m in cap.modules[mark:] if item != "import" else ():
+                path = os.path.join(out_dir, f"{backend}_setup_{len(paths):02d}_{item}_"
+                                             f"{_safe(m['name'])}.mlir")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(m["text"])
+                paths.append(path)
+            mark = len(cap.modules)
+    finally:
+        cap.close()
+    one_step, state, nbrs, R = item
 
     def rebuild(R: Any, nb: Any) -> Any:
         return nb.update(R + 1.0)
-    os.makedirs(out_dir, exist_ok=True)
-    paths = []
     for name, fun, args in (("rebuild", rebuild, (R, nbrs)), ("step", one_step, (state, nbrs))):
         text = exporter.export(mod.jit(fun), platforms=["tpu"])(*args).mlir_module()
         path = os.path.join(out_dir, f"{backend}_{name}.mlir")
@@ -400,6 +569,13 @@ def compile_modules(paths: list[str], reps: int = 1) -> list[dict[str, Any]]:
     return rows
 
 
+def _patterns(r: dict[str, Any]) -> str:
+    """One :func:`module_stats` row as ``chars=.. ops=.. <op>=<count>.. <size>=<value>..``
+    (zeros left out)."""
+    rest = " ".join(f"{k}={r[k]}" for k in KEY_OPS + SIZE_KEYS if r.get(k))
+    return f"chars={r['chars']} ops={r['ops']} {rest}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line (see the module docstring); returns the exit status."""
     p = argparse.ArgumentParser(prog="python -m benchmarks.compile_count")
@@ -414,7 +590,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="write md_lj_neighbor's TPU modules for each backend to DIR, and exit")
     p.add_argument("--compile-modules", default=None, metavar="DIR",
                    help="compile every DIR/*.mlir on this machine's device and print the seconds")
-    p.add_argument("--reps", type=int, default=1, help="compiles per module (--compile-modules)")
+    p.add_argument("--reps", type=int, default=1,
+                   help="compiles per module (--compile-modules; 0: only its ops and sizes)")
     args = p.parse_args(argv)
     backends = [b for b in args.backends.split(",") if b]
     if args.export_tpu:
@@ -425,11 +602,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile_modules:
         import glob
         paths = sorted(glob.glob(os.path.join(args.compile_modules, "*.mlir")))
-        for r in compile_modules(paths, args.reps):
-            ops = " ".join(f"{k}={r[k]}" for k in KEY_OPS if r[k])
-            print(f"{r['module']:28s} compile_s={' '.join(f'{t:.2f}' for t in r['compile_s'])} "
-                  f"chars={r['chars']} ops={r['ops']} max_window={r['max_window']} {ops}",
+        rows = compile_modules(paths, args.reps)
+        totals: dict[str, float] = {}
+        for r in rows:
+            print(f"{r['module'][:52]:52s} compile_s="
+                  f"{' '.join(f'{t:.2f}' for t in r['compile_s']) or '-'} {_patterns(r)}",
                   flush=True)
+            group = r["module"].split("_setup_")[0] + " setup" if "_setup_" in r["module"] else ""
+            if group and r["compile_s"]:
+                totals[group] = totals.get(group, 0.0) + min(r["compile_s"])
+        for group, secs in totals.items():
+            print(f"{group}: {secs:.2f} s of compiles (each module's fastest)", flush=True)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as f:
+                json.dump(rows, f, indent=1)
         return 0
     result: dict[str, Any] = {}
     for backend in backends:
@@ -442,10 +628,8 @@ def main(argv: list[str] | None = None) -> int:
         if progs is not None:
             result[backend + "_programs"] = progs
             for r in progs:
-                ops = " ".join(f"{k}={r[k]}" for k in KEY_OPS if r[k])
                 print(f"  program {backend:8s} {r['phase']:11s} {r['compile_s']:8.3f}s "
-                      f"{r['name'][:28]:28s} chars={r['chars']:6d} ops={r['ops']:4d} "
-                      f"max_window={r['max_window']} {ops}", flush=True)
+                      f"{r['name'][:28]:28s} {_patterns(r)}", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(result, f, indent=1)

@@ -151,18 +151,86 @@ def test_module_stats_reads_windows_and_ops():
 
 def test_exported_tpu_modules_compile_and_fluxion_md_scans_rows(tmp_path):
     # --export-tpu / --compile-modules: both libraries' md_lj_neighbor programs (32 atoms, all
-    # pairs) as TPU modules; they hold no TPU-only op, so they compile here too. jax_md counts
-    # the 32 x 32 candidates in one scan, fluxion_md a row at a time (its TPU compile: see
-    # partition._flat_running_count)
+    # pairs) as TPU modules, the setup's included; they hold no TPU-only op, so they compile
+    # here too. jax_md counts the 32 x 32 candidates in one scan, fluxion_md a row at a time
+    # (its TPU compile: see partition._flat_running_count), in its setup's prune as in the step
     pytest.importorskip("jax_md")
     paths = [p for b in ("fluxion", "jax")
              for p in compile_count.export_tpu_modules(b, str(tmp_path), size=2)]
-    assert sorted(os.path.basename(p) for p in paths) == [
+    names = sorted(os.path.basename(p) for p in paths)
+    assert [n for n in names if "_setup_" not in n] == [
         "fluxion_rebuild.mlir", "fluxion_step.mlir", "jax_rebuild.mlir", "jax_step.mlir"]
+    setup = [n for n in names if "_setup_" in n]
+    # every setup phase but the import, numbered in order, for both libraries
+    for b in ("fluxion", "jax"):
+        mine = [n for n in setup if n.startswith(b + "_")]
+        assert [int(n.split("_setup_")[1][:2]) for n in mine] == list(range(len(mine)))
+        assert {n.split("_setup_")[1].split("_")[1] for n in mine} == {"space", "allocate", "init"}
+        assert any("_init_" in n and "init_fn" in n for n in mine), mine
+    assert any(n.startswith("fluxion_setup_") and n.endswith("_allocate_jit_prune.mlir")
+               for n in setup), setup
     rows = {r["module"]: r for r in compile_count.compile_modules(paths)}
     for name, r in rows.items():
         assert len(r["compile_s"]) == 1 and r["compile_s"][0] > 0, name
-        assert r["scatter"] >= 2 and r["reduce_window"] >= 1, name
+    for name in ("fluxion_rebuild.mlir", "fluxion_step.mlir", "jax_rebuild.mlir", "jax_step.mlir"):
+        assert rows[name]["scatter"] >= 2 and rows[name]["reduce_window"] >= 1, name
     assert rows["jax_rebuild.mlir"]["max_window"] == 32 * 32
     assert rows["fluxion_rebuild.mlir"]["max_window"] == 32
     assert rows["fluxion_step.mlir"]["max_window"] == 32
+    windows = {b: max(r["max_window"] for n, r in rows.items() if n.startswith(b + "_setup_"))
+               for b in ("fluxion", "jax")}
+    assert windows == {"fluxion": 32, "jax": 32 * 32}
+    # both prunes scatter the 32 x 32 candidates into the list
+    assert all(r["max_scatter"] == 32 * 32 for n, r in rows.items()
+               if "prune" in n or "rebuild" in n), rows
+
+
+@pytest.mark.parametrize("name", ["fluxion", "jax"])
+def test_tpu_capture_keeps_one_tpu_module_per_compile(name):
+    # each compile while open (a jitted function, an eager op) leaves its TPU module: the cumsum
+    # over 5000 is one window in jax's TPU lowering and blocks of at most 1024 in Fluxion's; the
+    # CPU compiles are those ProgramLog sees, one per kept module
+    mod, xnp, _ = _libs(name)
+    cached = mod.config.jax_enable_compilation_cache
+    mod.config.update("jax_enable_compilation_cache", False)
+    log = compile_count.ProgramLog(name)
+    cap = compile_count.TpuCapture(name)
+    try:
+        x = xnp.asarray(np.arange(5000, dtype=np.float32))
+        mod.jit(lambda v: xnp.cumsum(v) * 3.0)(x).block_until_ready()
+        (x[:4093] * 1.75 - 0.5).block_until_ready()
+    finally:
+        cap.close()
+        log.close()
+        mod.config.update("jax_enable_compilation_cache", cached)
+    assert len(cap.modules) == len(log.rows) >= 2, (cap.modules, log.rows)
+    scans = [compile_count.module_stats(m["text"]) for m in cap.modules
+             if "lambda" in m["name"]]
+    assert len(scans) == 1 and scans[0]["reduce_window"] >= 1
+    assert scans[0]["max_window"] == (5000 if name == "jax" else 1024)
+    # closed: nothing more is kept, and the library lowers as before
+    seen = len(cap.modules)
+    mod.jit(lambda v: v - 1.0)(x).block_until_ready()
+    assert len(cap.modules) == seen
+
+
+def test_module_stats_reads_sizes_the_tpu_compiler_is_slow_over():
+    # scatter updates, sort length, while-loop size and the longest constant, from real modules
+    import fluxion
+    import fluxion.numpy as fnp
+    from fluxion import lax
+    x = fnp.ones(300)
+    scatter = fluxion.jit(lambda v: v.at[fnp.arange(40) * 2].add(1.0)).lower(x).as_text()
+    sort = fluxion.jit(lambda v: fnp.sort(v.reshape(20, 15), axis=0)).lower(x).as_text()
+    loop = fluxion.jit(lambda v: lax.fori_loop(0, 7, lambda i, c: fnp.sin(c) * 2.0 + i, v)
+                       ).lower(x).as_text()
+    table = np.arange(64, dtype=np.float32) ** 2
+    const = fluxion.jit(lambda v: v[:64] + table).lower(x).as_text()
+    st = {k: compile_count.module_stats(t)
+          for k, t in (("scatter", scatter), ("sort", sort), ("loop", loop), ("const", const))}
+    assert (st["scatter"]["scatter"], st["scatter"]["max_scatter"]) == (1, 40)
+    assert (st["sort"]["sort"], st["sort"]["max_sort"]) == (1, 300)
+    assert st["loop"]["while"] == 1 and st["loop"]["max_while_ops"] >= 4
+    assert st["sort"]["max_while_ops"] == st["scatter"]["max_sort"] == 0
+    # 64 float32s as hex: 2 + 8 * 64 characters, far longer than any scalar's
+    assert st["const"]["max_const_chars"] >= 8 * 64 > st["loop"]["max_const_chars"]
