@@ -37,7 +37,8 @@ jax_md imports flax, haiku, e3nn_jax, jraph, ... which a bare TPU machine lacks.
 programs of both libraries can be compared there without it: ``--export-tpu DIR`` (on any
 machine) writes, for each backend, the TPU StableHLO module of every program md_lj_neighbor's
 setup compiles (its eager ops', ``allocate``'s prune, ``init_fn``'s; :class:`TpuCapture`), of
-the neighbor list's rebuild alone and of the step (:func:`export_tpu_modules`); and
+the neighbor list's rebuild alone and of the step (:func:`export_tpu_modules`), and Fluxion's
+modules of the setup's patterns alone (``probe_*``, :func:`export_probe_modules`); and
 ``--compile-modules DIR`` (on the TPU machine; needs only jax) compiles each, prints its seconds
 beside :func:`module_stats`' counts and sizes of what the TPU compiler is slow over, and sums
 each backend's setup modules (:func:`compile_modules`; ``--reps 0`` only reads the modules)::
@@ -79,7 +80,8 @@ import numpy as np
 
 __all__ = ["SCENARIOS", "COMPILE_EVENT", "STEPS", "KEY_OPS", "SIZE_KEYS", "PhaseCounter",
            "ProgramLog", "module_stats",
-           "count", "run_backend", "TpuCapture", "export_tpu_modules", "compile_modules", "main"]
+           "count", "run_backend", "TpuCapture", "export_tpu_modules",
+           "export_probe_modules", "compile_modules", "main"]
 
 #: The monitoring event both backends record once per XLA compilation (its duration, seconds).
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
@@ -488,14 +490,16 @@ def export_tpu_modules(backend: str, out_dir: str, size: int | None = None) -> l
       forces inside it);
     * ``<backend>_rebuild.mlir``: ``nbrs.update`` alone, whose rebuild branch is what
       ``allocate`` compiles at a fixed capacity;
-    * ``<backend>_step.mlir``: the jitted NVE step + neighbor update (``first_call``).
+    * ``<backend>_step.mlir``: the jitted NVE step + neighbor update (``first_call``);
+    * for ``"fluxion"``, the ``probe_*.mlir`` of :func:`export_probe_modules` at the setup's
+      atoms and neighbor-list capacity.
 
     Returns their paths (setup ones first).
 
     Example:
         >>> import tempfile
         >>> paths = export_tpu_modules("fluxion", tempfile.mkdtemp(), size=2)
-        >>> [os.path.basename(p) for p in paths if "_setup_" not in p]
+        >>> [os.path.basename(p) for p in paths if "_setup_" not in p][:2]
         ['fluxion_rebuild.mlir', 'fluxion_step.mlir']
         >>> any(p.endswith("_allocate_jit_prune.mlir") for p in paths)
         True
@@ -528,6 +532,54 @@ def export_tpu_modules(backend: str, out_dir: str, size: int | None = None) -> l
     for name, fun, args in (("rebuild", rebuild, (R, nbrs)), ("step", one_step, (state, nbrs))):
         text = exporter.export(mod.jit(fun), platforms=["tpu"])(*args).mlir_module()
         path = os.path.join(out_dir, f"{backend}_{name}.mlir")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(str(text))
+        paths.append(path)
+    if backend == "fluxion":  # the setup's patterns alone, at its sizes
+        paths += export_probe_modules(out_dir, R.shape[0], nbrs.idx.shape[-1])
+    return paths
+
+
+def export_probe_modules(out_dir: str, n: int = 500, capacity: int = 24375) -> list[str]:
+    """Write Fluxion's TPU modules of the patterns md_lj_neighbor's setup programs hold, each
+    alone, at the setup's sizes (``n`` atoms, all ``n * n`` pairs candidates, a neighbor list of
+    ``capacity`` pairs: 24,375 at N = 500), so a chip's compile seconds say which one costs:
+    ``probe_cumsum_rows`` (the prune's running count along each of ``n`` rows),
+    ``probe_cumsum_flat`` (one cumsum of ``n * n`` as jax_md calls it, which Fluxion's TPU
+    lowering scans in blocks of 1024), ``probe_compact_scatter``
+    (the prune's ``.at[pos].set`` of ``n * n`` candidates into ``capacity`` slots),
+    ``probe_force_scatter_add`` (``capacity`` pair forces summed onto ``n`` atoms, as the
+    energy's gradient does) and ``probe_pair_gather`` (the ``capacity`` pairs' positions).
+
+    Example:
+        >>> import tempfile
+        >>> [os.path.basename(p) for p in export_probe_modules(tempfile.mkdtemp(), 8, 20)][:2]
+        ['probe_cumsum_rows.mlir', 'probe_cumsum_flat.mlir']
+    """
+    import fluxion
+    import fluxion.numpy as fnp
+    from fluxion import export as exporter
+    i32, f32 = np.int32, np.float32
+    mask = fluxion.ShapeDtypeStruct((n, n), i32)
+    flat = fluxion.ShapeDtypeStruct((n * n,), i32)
+    pairs = fluxion.ShapeDtypeStruct((capacity,), i32)
+    forces = fluxion.ShapeDtypeStruct((capacity, 3), f32)
+    positions = fluxion.ShapeDtypeStruct((n, 3), f32)
+
+    def compact(pos: Any, idx: Any) -> Any:
+        return fnp.full((capacity,), n, i32).at[pos].set(idx, mode="drop")
+    probes = (
+        ("cumsum_rows", lambda m: fnp.cumsum(m, axis=1, dtype=i32), (mask,)),
+        ("cumsum_flat", lambda m: fnp.cumsum(m, dtype=i32), (flat,)),
+        ("compact_scatter", compact, (flat, flat)),
+        ("force_scatter_add", lambda i, f: fnp.zeros((n, 3), f32).at[i].add(f), (pairs, forces)),
+        ("pair_gather", lambda r, i: r[i], (positions, pairs)),
+    )
+    os.makedirs(out_dir, exist_ok=True)
+    paths = []
+    for name, fun, args in probes:
+        text = exporter.export(fluxion.jit(fun), platforms=["tpu"])(*args).mlir_module()
+        path = os.path.join(out_dir, f"probe_{name}.mlir")
         with open(path, "w", encoding="utf-8") as f:
             f.write(str(text))
         paths.append(path)

@@ -158,8 +158,11 @@ def test_exported_tpu_modules_compile_and_fluxion_md_scans_rows(tmp_path):
     paths = [p for b in ("fluxion", "jax")
              for p in compile_count.export_tpu_modules(b, str(tmp_path), size=2)]
     names = sorted(os.path.basename(p) for p in paths)
-    assert [n for n in names if "_setup_" not in n] == [
+    assert [n for n in names if "_setup_" not in n and not n.startswith("probe_")] == [
         "fluxion_rebuild.mlir", "fluxion_step.mlir", "jax_rebuild.mlir", "jax_step.mlir"]
+    assert [n for n in names if n.startswith("probe_")] == [
+        "probe_compact_scatter.mlir", "probe_cumsum_flat.mlir", "probe_cumsum_rows.mlir",
+        "probe_force_scatter_add.mlir", "probe_pair_gather.mlir"]
     setup = [n for n in names if "_setup_" in n]
     # every setup phase but the import, numbered in order, for both libraries
     for b in ("fluxion", "jax"):
@@ -180,6 +183,11 @@ def test_exported_tpu_modules_compile_and_fluxion_md_scans_rows(tmp_path):
     windows = {b: max(r["max_window"] for n, r in rows.items() if n.startswith(b + "_setup_"))
                for b in ("fluxion", "jax")}
     assert windows == {"fluxion": 32, "jax": 32 * 32}
+    # the probes hold their pattern alone, at the setup's sizes (32 atoms, all pairs)
+    assert rows["probe_cumsum_rows.mlir"]["max_window"] == 32
+    assert rows["probe_cumsum_flat.mlir"]["max_window"] == 32 * 32
+    assert rows["probe_compact_scatter.mlir"]["max_scatter"] == 32 * 32
+    assert rows["probe_pair_gather.mlir"]["gather"] == 1
     # both prunes scatter the 32 x 32 candidates into the list
     assert all(r["max_scatter"] == 32 * 32 for n, r in rows.items()
                if "prune" in n or "rebuild" in n), rows
