@@ -9,7 +9,7 @@ and each backend runs in a fresh subprocess, so every program is compiled cold.
 Scenarios (their phases, in order):
 
 ``md_lj_neighbor``  the setup of ``benchmarks/workloads/md_lj_neighbor.py``: ``import``
-                    (``jax_md`` / ``fluxion_md``), ``space`` (an
+                    (``jax_md`` / ``fluxion_md``, and the device's start-up), ``space`` (an
                     FCC crystal to the device, ``space.periodic`` and
                     ``energy.lennard_jones_neighbor_list``), ``allocate`` (``neighbor_fn.allocate``),
                     ``init`` (``simulate.nve`` and its ``init_fn``), ``first_call`` (the jitted
@@ -293,6 +293,7 @@ def _md_setup(backend: str, size: int, mod: Any, jnp: Any) -> Iterator[Any]:
     (``step`` the un-jitted NVE step + neighbor update)."""
     from benchmarks.workloads.md_lj_neighbor import fcc
     md = __import__("jax_md" if backend == "jax" else "fluxion_md")
+    mod.devices()  # the device's start-up belongs to the import, as with jax_md's
     yield "import"
     R_np, box = fcc(size)
     R = jnp.asarray(R_np.astype(np.float32))

@@ -8,8 +8,10 @@ jax_md defaults (cutoff 2.5 sigma, smoothed from 2.0), ``dr_threshold`` 0.3, flo
 ``setup``       the eager setup before it, timed once: positions to the device,
                 ``space.periodic``, ``energy.lennard_jones_neighbor_list``,
                 ``neighbor_fn.allocate`` and ``simulate.nve``'s ``init_fn`` (blocked on the
-                state), the md library's import excluded (jax_md compiles ~120 programs at
-                import; fluxion_md none). Each eager op there is one XLA compile the first time,
+                state), the md library's import and the device's start-up excluded (jax_md
+                compiles ~120 programs at import, which opens the device; fluxion_md's import
+                compiles none, so the setup opens the device before its timer: a TPU's
+                start-up takes 6-15 s, which jax_md's setup never saw). Each eager op there is one XLA compile the first time,
                 so on the TPU (~50-150 ms a compile) this phase can exceed the first call;
                 ``python -m benchmarks.compile_count`` counts those compiles per step.
 numpy           one velocity-Verlet step with ASE's pure-NumPy ``LennardJones`` calculator
@@ -81,6 +83,7 @@ def setup(variant: str, size: int) -> Callable[[], Any]:
     b = backends.load(variant)
     md = __import__("jax_md" if variant == "jax" else "fluxion_md")
     R_np, box = fcc(size)
+    b.module.devices()  # the device's start-up, outside the timer (see the module docstring)
     t_setup = time.perf_counter()
     R = b.asarray(R_np.astype(np.float32))
     displacement, shift = md.space.periodic(box)
