@@ -661,10 +661,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['module'][:52]:52s} compile_s="
                   f"{' '.join(f'{t:.2f}' for t in r['compile_s']) or '-'} {_patterns(r)}",
                   flush=True)
-            group = r["module"].split("_setup_")[0] + " setup" if "_setup_" in r["module"] else ""
-            if group and r["compile_s"]:
-                totals[group] = totals.get(group, 0.0) + min(r["compile_s"])
-        for group, secs in totals.items():
+            if "_setup_" in r["module"] and r["compile_s"]:
+                # <backend>_setup_<NN>_<phase>_...: the backend's setup, and its phase
+                backend, rest = r["module"].split("_setup_", 1)
+                for group in (f"{backend} setup", f"{backend} setup {rest.split('_')[1]}"):
+                    totals[group] = totals.get(group, 0.0) + min(r["compile_s"])
+        for group, secs in sorted(totals.items()):
             print(f"{group}: {secs:.2f} s of compiles (each module's fastest)", flush=True)
         if args.json:
             with open(args.json, "w", encoding="utf-8") as f:

@@ -242,3 +242,29 @@ def test_module_stats_reads_sizes_the_tpu_compiler_is_slow_over():
     assert st["sort"]["max_while_ops"] == st["scatter"]["max_sort"] == 0
     # 64 float32s as hex: 2 + 8 * 64 characters, far longer than any scalar's
     assert st["const"]["max_const_chars"] >= 8 * 64 > st["loop"]["max_const_chars"]
+
+
+def test_compile_modules_cli_sums_each_backends_setup_by_phase(tmp_path, capsys):
+    # --compile-modules: one line per module, then each backend's setup total and per phase
+    # (a module's fastest rep); --json keeps the rows; --reps 0 only reads the modules
+    import fluxion
+    import fluxion.numpy as fnp
+    for name, fun in (("fluxion_setup_00_space_double", lambda x: x * 2.0),
+                      ("fluxion_setup_01_init_scan", lambda x: fnp.cumsum(x)),
+                      ("fluxion_step", lambda x: x + 1.0)):
+        (tmp_path / f"{name}.mlir").write_text(fluxion.jit(fun).lower(fnp.ones(9)).as_text())
+    out = tmp_path / "rows.json"
+    assert compile_count.main(["--compile-modules", str(tmp_path), "--reps", "2",
+                               "--json", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    totals = {ln.split(":")[0]: float(ln.split(": ")[1].split(" s")[0])
+              for ln in lines if " s of compiles" in ln}
+    assert sorted(totals) == ["fluxion setup", "fluxion setup init", "fluxion setup space"]
+    assert totals["fluxion setup"] == pytest.approx(
+        totals["fluxion setup init"] + totals["fluxion setup space"], abs=0.011)
+    rows = json.loads(out.read_text())
+    assert [len(r["compile_s"]) for r in rows] == [2, 2, 2]
+    assert [r["reduce_window"] for r in rows] == [0, 1, 0]
+    assert compile_count.main(["--compile-modules", str(tmp_path), "--reps", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3 and all("compile_s=-" in ln for ln in lines)
