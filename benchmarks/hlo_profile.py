@@ -70,13 +70,14 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
+from benchmarks.issue28_analysis import hlo_computations  # noqa: E402
+
 __all__ = ["CONTAINERS", "instruction_keys", "aggregate", "profile", "merge_min", "compare",
            "format_table", "main"]
 
 #: Opcodes whose profiler events contain other kernels' events (left out of the totals).
 CONTAINERS = frozenset({"while", "conditional", "call"})
 
-_COMP = re.compile(r"^(ENTRY\s+)?%([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
 _INSTR = re.compile(r"^(?:ROOT )?%([\w.\-]+) = (.+?) ([a-z][a-z0-9-]*)\((.*?)\)(.*)$")
 _DROP = re.compile(r",\s*(?:metadata|frontend_attributes|backend_config|sharding)=(\{[^{}]*\}|\"[^\"]*\")")
 _LAYOUT = re.compile(r"\{[^{}]*\}")
@@ -99,19 +100,7 @@ def instruction_keys(hlo_text: str) -> dict[str, str]:
         >>> instruction_keys(t)
         {'x': 'parameter f32[2] <- () ', 'n': 'negate f32[2] <- (f32[2]) '}
     """
-    comps: dict[str, list[str]] = {}
-    cur: str | None = None
-    for line in hlo_text.splitlines():
-        stripped = line.strip()
-        if cur is None:
-            m = _COMP.match(stripped) if stripped.endswith("{") and not line[:1].isspace() else None
-            if m:
-                cur, comps[m.group(2)] = m.group(2), []
-            continue
-        if stripped == "}":
-            cur = None
-            continue
-        comps[cur].append(_DROP.sub("", stripped))
+    comps = hlo_computations(hlo_text, _DROP)
     parsed: dict[str, list[tuple[str, str, str, list[str], str]]] = {}
     fused: set[str] = set()
     for comp, lines in comps.items():

@@ -49,7 +49,7 @@ _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO_ROOT not in sys.path:
     sys.path.insert(0, _REPO_ROOT)
 
-__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "SWAP_VARIANTS", "canonical_hlo", "structural_fusions",
+__all__ = ["X64_PROGRAMS", "F32_PROGRAMS", "SWAP_VARIANTS", "canonical_hlo", "hlo_computations", "structural_fusions",
            "analyze", "dispatch_floor", "summarize_swap", "module_swap", "main"]
 
 #: Float64 programs (the process enables x64): the pyhpc kernels at 2^18 elements.
@@ -125,6 +125,31 @@ _COMMUTATIVE = frozenset({"add", "multiply", "and", "or", "xor", "maximum", "min
 _INSTR = re.compile(r"^(?:ROOT )?%([\w.\-]+) = (.+?) ([a-z][a-z0-9-]*)\((.*?)\)(.*)$")
 
 
+def hlo_computations(text: str, drop: "re.Pattern[str]") -> dict[str, list[str]]:
+    """``computation name -> its instruction lines`` of an HLO module's text (stripped, with
+    what ``drop`` matches removed: metadata and the like), in the module's order.
+
+    Example:
+        >>> hlo_computations("ENTRY %main (x: f32[]) -> f32[] {\\n  ROOT %x = f32[] parameter(0)"
+        ...                  ", metadata={op_name=\\"x\\"}\\n}\\n", _META)
+        {'main': ['ROOT %x = f32[] parameter(0)']}
+    """
+    comps: dict[str, list[str]] = {}
+    cur: str | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if cur is None:
+            m = _COMP.match(stripped) if stripped.endswith("{") and not line[:1].isspace() else None
+            if m:
+                cur, comps[m.group(2)] = m.group(2), []
+            continue
+        if stripped == "}":
+            cur = None
+            continue
+        comps[cur].append(drop.sub("", stripped))
+    return comps
+
+
 def structural_fusions(text: str) -> list[str]:
     """Sorted fingerprints of an optimized HLO module's fusion bodies as expressions: each
     instruction is hashed from its opcode, shape (layout left out), attributes and its operands'
@@ -144,19 +169,7 @@ def structural_fusions(text: str) -> list[str]:
         >>> canonical_hlo(f.format("%p, %q"))["fusions"] == canonical_hlo(f.format("%q, %p"))["fusions"]
         False
     """
-    comps: dict[str, list[str]] = {}
-    cur: str | None = None
-    for line in text.splitlines():
-        stripped = line.strip()
-        if cur is None:
-            m = _COMP.match(stripped) if stripped.endswith("{") and not line[:1].isspace() else None
-            if m:
-                cur, comps[m.group(2)] = m.group(2), []
-            continue
-        if stripped == "}":
-            cur = None
-            continue
-        comps[cur].append(_META.sub("", stripped))
+    comps = hlo_computations(text, _META)
     memo: dict[str, str] = {}
 
     def digest(name: str) -> str:

@@ -1,6 +1,7 @@
 """Shared pytest set-up for tests/fluxion: puts this folder on sys.path so ``from _compare import
 assert_same`` works in every test below it, and offers an ``x64`` fixture (64-bit mode on in both
-Fluxion and the reference JAX for one test, restored afterwards)."""
+Fluxion and the reference JAX for one test, restored afterwards) and a ``disk_cache`` fixture
+(the persistent compilation cache on, in a fresh folder, for one test)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,23 @@ def x64():
     """64-bit mode on in Fluxion and JAX for the duration of one test."""
     with x64_both(True):
         yield
+
+
+@pytest.fixture
+def disk_cache(tmp_path):
+    """The persistent compilation cache on, in ``tmp_path / "cache"`` (its path given), every
+    compile written, with empty in-memory caches (a hit must come from the disk); the writer
+    thread's queue flushed and everything restored after."""
+    from fluxion.backend import compile_cache
+    from fluxion.core.config import flag_context
+
+    d = str(tmp_path / "cache")
+    with flag_context("jax_enable_compilation_cache", True), \
+            flag_context("jax_compilation_cache_dir", d), \
+            flag_context("jax_persistent_cache_min_compile_time_secs", 0.0):
+        fluxion.clear_caches()
+        try:
+            yield d
+        finally:
+            compile_cache.flush()
+            fluxion.clear_caches()

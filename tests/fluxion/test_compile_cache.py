@@ -27,17 +27,9 @@ pytestmark = pytest.mark.clears_caches
 
 
 @pytest.fixture
-def cache(tmp_path):
-    """The cache on, in ``tmp_path``, with empty in-memory caches; everything restored after."""
-    d = str(tmp_path / "cache")
-    with flag_context("jax_enable_compilation_cache", True), \
-            flag_context("jax_compilation_cache_dir", d), \
-            flag_context("jax_persistent_cache_min_compile_time_secs", 0.0):
-        fluxion.clear_caches()
-        try:
-            yield d
-        finally:
-            fluxion.clear_caches()
+def cache(disk_cache):
+    """The persistent cache's folder (tests/fluxion/conftest.py's ``disk_cache``)."""
+    return disk_cache
 
 
 def _entries(d):

@@ -9,9 +9,9 @@ nothing gets the defaults (a fused op with a buffer of its own).
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from types import SimpleNamespace
+
+from _primitives import find_primitives
 
 import fluxion
 import fluxion.numpy as jnp
@@ -35,20 +35,7 @@ OLD_SAME_BUFFER = {"copy", "optimization_barrier", "sharding_constraint", "pvary
 OLD_RESHAPES = {"reshape", "squeeze"}  # and broadcast_in_dim when it adds size-1 dimensions only
 
 
-def _primitives() -> dict[str, Primitive]:
-    """Every module-level Primitive of the fluxion package, by name."""
-    found: dict[str, Primitive] = {}
-    modules = [fluxion] + [importlib.import_module(m.name)
-                           for m in pkgutil.walk_packages(fluxion.__path__, "fluxion.")
-                           if m.name != "fluxion.compat.pytest_plugin"]
-    for mod in modules:
-        for value in vars(mod).values():
-            if isinstance(value, Primitive):
-                found.setdefault(value.name, value)
-    return found
-
-
-PRIMS = _primitives()
+PRIMS = find_primitives()
 
 
 def _eqn(in_shape, in_dtype, out_shape, out_dtype):

@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import pkgutil
 from types import SimpleNamespace
 from typing import Any, Callable
 
@@ -40,35 +39,19 @@ import jax.extend.core.primitives as jax_primitives
 import numpy as np
 import pytest
 from _compare import x64_both
+from _primitives import find_primitives
 
 import fluxion
 import fluxion.custom_derivatives
 import fluxion.lax.linalg
 from fluxion.core.primitive import Primitive
 
-
-def _find_primitives() -> dict[str, Primitive]:
-    """Every module-level Primitive in the fluxion package, by name."""
-    found: dict[str, Primitive] = {}
-    # the compat pytest plugin aliases 'jax' when imported, which this process (it imports the
-    # real jax as the reference) must not do; it defines no primitives
-    modules = [fluxion] + [importlib.import_module(m.name)
-                           for m in pkgutil.walk_packages(fluxion.__path__, "fluxion.")
-                           if m.name != "fluxion.compat.pytest_plugin"]
-    for mod in modules:
-        for value in vars(mod).values():
-            if isinstance(value, Primitive):
-                assert found.setdefault(value.name, value) is value, \
-                    f"two primitives named {value.name!r}"
-    return found
-
-
 # Under ``pytest -n N --dist loadgroup`` every test of this file runs on one worker, which then
 # compiles each chunk once (with plain ``--dist load`` the workers share the tests and each
 # compiles most chunks).
 pytestmark = pytest.mark.xdist_group("primitive_rules")
 
-PRIMS = _find_primitives()
+PRIMS = find_primitives()
 
 # Primitives with no numeric check. Keep this short, with the reason.
 EXCLUDED: dict[str, str] = {
