@@ -33,8 +33,11 @@ __all__ = ["BLOCK_BYTES", "block_rows", "prune_blocks", "slot_rows"]
 def _flat_running_count(mask: Array) -> Array:
     """``jnp.cumsum(mask.ravel())`` (int32) of a 2-d ``mask``, as a running count along each row
     plus the exclusive running total of the rows. The values are the same; the programs are two
-    scans of ``mask.shape[1]`` and ``mask.shape[0]`` elements instead of one of their product,
-    which XLA's TPU compiler takes seconds over (a 250,000-element cumsum alone: ~11 s)."""
+    scans of ``mask.shape[1]`` and ``mask.shape[0]`` elements instead of one of their product.
+    Written when XLA's TPU compiler took ~11 s over one 250,000-element cumsum; the cumulative
+    primitives' TPU lowering now scans long axes in blocks itself (lax/cumulative.py), and this
+    is kept because on the CPU the two short scans also run faster than jax_md's one (500 x 500:
+    1.07 against 1.16 ms a call, the same compile time)."""
     if mask.shape[1] == 0:
         return jnp.zeros((0,), i32)
     rows = jnp.cumsum(mask, axis=1, dtype=i32)
