@@ -170,7 +170,6 @@ _FP8 = frozenset(np.dtype(getattr(dtypes, n)) for n in (
 
 def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tuple, precision: Any,
                           preferred_element_type: Any) -> str:
-    (lc, rc), (lb, rb) = dimension_numbers
     la, ra = ctx.avals_in
     # Mixed operand dtypes, as JAX lowers them: on CPU/GPU both operands are converted to the
     # result dtype, except two float8 operands (an fp8 matmul: XLA takes e4m3 x e5m2 as they
@@ -188,6 +187,13 @@ def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tu
             lhs = lhs if la.dtype == out else ctx.op1("stablehlo.convert", [lhs], la2, [la])
             rhs = rhs if ra.dtype == out else ctx.op1("stablehlo.convert", [rhs], ra2, [ra])
             la, ra = la2, ra2
+    return ctx.op("stablehlo.dot_general", [lhs, rhs], operand_avals=[la, ra],
+                  attrs=_dot_attrs(dimension_numbers, precision))
+
+
+def _dot_attrs(dimension_numbers: tuple, precision: Any) -> str:
+    """``stablehlo.dot_general``'s attributes: the dimension numbers and the precision config."""
+    (lc, rc), (lb, rb) = dimension_numbers
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {_list(lb)}, "
              f"rhs_batching_dimensions = {_list(rb)}, lhs_contracting_dimensions = {_list(lc)}, "
              f"rhs_contracting_dimensions = {_list(rc)}>")
@@ -195,7 +201,7 @@ def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tu
         p = precision if isinstance(precision, tuple) else (precision, precision)
         attrs += (f", precision_config = [#stablehlo<precision {p[0]}>, "
                   f"#stablehlo<precision {p[1]}>]")
-    return ctx.op("stablehlo.dot_general", [lhs, rhs], operand_avals=[la, ra], attrs=attrs)
+    return attrs
 
 
 #: The CPU lowering's transposed form (:func:`_dot_general_lowering_cpu`) applies to a float32
@@ -234,14 +240,8 @@ def _dot_general_lowering_cpu(ctx: Any, lhs: str, rhs: str, *, dimension_numbers
     ta = la.update(shape=(la.shape[1], la.shape[0]))
     t = ctx.op1("stablehlo.transpose", [lhs], ta, [la], attrs="permutation = array<i64: 1, 0>")
     t = ctx.op1("stablehlo.optimization_barrier", [t], ta, [ta])
-    attrs = ("dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [], "
-             "rhs_batching_dimensions = [], lhs_contracting_dimensions = [1], "
-             "rhs_contracting_dimensions = [0]>")
-    if precision is not None:
-        p = precision if isinstance(precision, tuple) else (precision, precision)
-        attrs += (f", precision_config = [#stablehlo<precision {p[0]}>, "
-                  f"#stablehlo<precision {p[1]}>]")
-    d = ctx.op1("stablehlo.dot_general", [t, rhs], out, [ta, ra], attrs=attrs)
+    d = ctx.op1("stablehlo.dot_general", [t, rhs], out, [ta, ra],
+                attrs=_dot_attrs((((1,), (0,)), ((), ())), precision))
     return ctx.op1("stablehlo.optimization_barrier", [d], out, [out])
 
 
