@@ -17,13 +17,13 @@ Fluxion's and jax's persistent compilation caches are off in the children.
 Usage, on the TPU machine, from the repository root::
 
     python3 tools/tpu_cumsum_compile.py                 # n = 1e3, 1e4, 2.5e5, 4e6; < 120 s
-    python3 tools/tpu_cumsum_compile.py --forms 1024:1024,1024:512 --sizes 250000,4000000
+    python3 tools/tpu_cumsum_compile.py --forms 1024,512 --sizes 250000,4000000
 
-``--forms``: Fluxion's lowerings to time, each ``plain_max:block`` (``_TPU_PLAIN_MAX``, the
-longest axis kept as one window, and ``_TPU_BLOCK``); the first should be the defaults (1024:1024).
+``--forms``: Fluxion's lowerings to time, each a block size (``_TPU_BLOCK``: an axis up to it
+is one window, a longer one is scanned in blocks of it); the first should be the default (1024).
 The rows of further forms come after all sizes of the first, while the budget lasts, and only
-where they give another module (the default list adds blocks of 1024, and blocks of 128 at
-n = 1000). The ``form`` column: ``window`` (one reduce_window over the axis) or ``bN``.
+where they give another module (the default list adds blocks of 128, n = 1000 included).
+The ``form`` column: ``window`` (one reduce_window over the axis) or ``bN``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _check(x: np.ndarray, got: np.ndarray) -> tuple[bool, float]:
     return err <= 1e-3, err
 
 
-def _worker(lib: str, sizes: list[int], forms: list[tuple[int, int]]) -> None:
+def _worker(lib: str, sizes: list[int], forms: list[int]) -> None:
     """Run in a child process: one JSON line per event on stdout."""
     t_open = time.perf_counter()
     if lib == "jax":
@@ -94,9 +94,9 @@ def _worker(lib: str, sizes: list[int], forms: list[tuple[int, int]]) -> None:
     seen = set()
     for form in settings:
         if form is not None:
-            cumulative._TPU_PLAIN_MAX, cumulative._TPU_BLOCK = form
+            cumulative._TPU_BLOCK = form
         for n in sizes:
-            label = "window" if form is None or n <= form[0] else f"b{form[1]}"
+            label = "window" if form is None or n <= form else f"b{form}"
             if (n, label) in seen:
                 continue
             seen.add((n, label))
@@ -192,15 +192,15 @@ def main() -> None:
     """Parse the arguments; run the jax worker, then the Fluxion worker; print the table."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,250000,4000000")
-    ap.add_argument("--forms", default="1024:1024,1024:128,0:1024",
-                    help="Fluxion lowerings, plain_max:block (comma separated)")
+    ap.add_argument("--forms", default="1024,128",
+                    help="Fluxion lowerings: block sizes (comma separated)")
     ap.add_argument("--budget", type=float, default=110.0, help="seconds for both workers")
     ap.add_argument("--jax-share", type=float, default=0.5,
                     help="fraction of the budget the jax worker may use")
     ap.add_argument("--worker", choices=["jax", "fluxion"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
-    forms = [(int(f.split(":")[0]), int(f.split(":")[1])) for f in args.forms.split(",")]
+    forms = [int(f) for f in args.forms.split(",")]
     if args.worker:
         _worker(args.worker, sizes, forms)
         return

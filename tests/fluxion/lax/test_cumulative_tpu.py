@@ -1,7 +1,7 @@
 """The TPU lowering of the cumulative reductions, checked on the CPU.
 
-On the TPU a scan over an axis longer than ``cumulative._TPU_PLAIN_MAX`` is lowered in blocks of
-``cumulative._TPU_BLOCK`` (XLA's TPU compiler is slow on one window spanning a long axis). Here the
+On the TPU a scan over an axis longer than ``cumulative._TPU_BLOCK`` is lowered in blocks of
+that many elements (XLA's TPU compiler is slow on one window spanning a long axis). Here the
 module lowered for the TPU is compiled and run on the CPU (it has no TPU custom call), against
 NumPy and against the one-window form (jax's lowering, which the CPU keeps); shorter axes must
 keep exactly jax's TPU module.
@@ -60,8 +60,7 @@ def _reference(name: str, x: np.ndarray, axis: int, reverse: bool) -> np.ndarray
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    # blocks of 4 above 8 elements: small arrays take every path (padding, two and three levels)
-    monkeypatch.setattr(C, "_TPU_PLAIN_MAX", 8)
+    # blocks of 4 above 4 elements: small arrays take every path (padding, two and three levels)
     monkeypatch.setattr(C, "_TPU_BLOCK", 4)
 
 

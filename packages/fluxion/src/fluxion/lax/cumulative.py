@@ -4,7 +4,7 @@ Each is a primitive with params ``axis`` and ``reverse``. The lowering is a ``re
 whose window spans the whole axis, padded by ``n - 1`` identity elements on one side (XLA
 rewrites this into an efficient scan), as jax 0.10.2 lowers them on every platform.
 
-On the TPU an axis longer than ``_TPU_PLAIN_MAX`` elements is scanned in blocks instead
+On the TPU an axis longer than ``_TPU_BLOCK`` elements is scanned in blocks instead
 (``_blocked_scan``): XLA's TPU compiler takes seconds over one window spanning a long axis (a
 cumsum of 250,000 int32 elements: 10.9 s on a v5e, from jax's module and from ours). The axis is
 padded with the identity to a multiple of ``_TPU_BLOCK``, each block is scanned by a window of
@@ -43,13 +43,12 @@ __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "cumsum_p", 
            "cummax_p", "cummin_p", "cumlogsumexp_p"]
 
 
-# On the TPU, axes longer than this are scanned in blocks of _TPU_BLOCK (see the module's
-# docstring); up to it the module is jax's. Read when a program is lowered. Measured on a TPU v5e
+# On the TPU, axes longer than this are scanned in blocks of this many elements (see the
+# module's docstring); up to it the module is jax's. Read when a program is lowered. Measured on a TPU v5e
 # (tools/tpu_cumsum_compile.py, 2026-12-07; XLA compile int32/float32, then one run): n=250,000
 # one window (jax) 11.1/11.5 s, 3.9 ms; blocks of 128 (three levels) 9.7/10.6 s, 3.5 ms; blocks
 # of 1024 (two levels) 0.34/0.57 s, 1.6 ms. n=4,000,000: 6.4/3.6 s, 5.1 ms; 6.9/7.5 s; 0.89/0.90 s,
 # 2.8/4.9 ms. n=10,000: 0.36/0.85 s; 0.63/0.40 s; 0.25/0.57 s, all ~1.4-1.7 ms.
-_TPU_PLAIN_MAX = 1024
 _TPU_BLOCK = 1024
 
 
@@ -167,10 +166,8 @@ def _def_cumulative(name: str, kind: str, accepted: DtypeSet) -> Primitive:
         return _window_scan(ctx, x, ctx.avals_in[0], axis, reverse, kind)
 
     def tpu_lowering(ctx: Any, x: str, *, axis: int, reverse: bool) -> str:
-        a = ctx.avals_in[0]
-        if a.shape[axis] <= _TPU_PLAIN_MAX:
-            return _window_scan(ctx, x, a, axis, reverse, kind)
-        return _blocked_scan(ctx, x, a, axis, reverse, kind, _TPU_BLOCK)
+        # one window up to _TPU_BLOCK elements (jax's module), blocks beyond
+        return _blocked_scan(ctx, x, ctx.avals_in[0], axis, reverse, kind, _TPU_BLOCK)
 
     p.abstract_eval = abstract_eval
     p.lowering = lowering
