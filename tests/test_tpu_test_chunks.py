@@ -36,6 +36,10 @@ def test_order_ids_first_then_round_robin_without_done_and_excluded():
     assert t.order_ids(ids, first=["t/sub"], last=t.SLOW_ON_TPU) == [
         "t/sub/c.py::z1", "t/sub/c.py::z2", "t/a.py::x1", "t/b.py::y1", "t/d.py::w",
         "t/a.py::x2", "t/a.py::x3", "t/d.py::f64"]
+    # by_file: whole files in collection order (each pytest start then collects few files)
+    assert t.order_ids(["t/b.py::y1", "t/a.py::x1", "t/b.py::y2", "t/d.py::f64", "t/a.py::x2"],
+                       last=t.SLOW_ON_TPU, by_file=True) == [
+        "t/b.py::y1", "t/b.py::y2", "t/a.py::x1", "t/a.py::x2", "t/d.py::f64"]
 
 
 def test_logged_ids_reads_every_outcome_and_skips_notes(tmp_path):

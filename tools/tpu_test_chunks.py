@@ -149,18 +149,22 @@ def _round_robin(ids: list[str]) -> list[str]:
 
 
 def order_ids(ids: list[str], first: list[str] = (), done: set[str] = frozenset(),
-              exclude: str = "", last: str = "") -> list[str]:
+              exclude: str = "", last: str = "", by_file: bool = False) -> list[str]:
     """The order to run ``ids`` in on a time budget: every id under a ``first`` prefix (a file or
     folder path, in the order given), then round-robin over the other files (one id of each file
     per round, files in collection order), then, round-robin too, the ids the ``last`` regular
     expression matches; without the ``done`` ids and those ``exclude`` (a regular expression)
-    matches.
+    matches. ``by_file`` keeps collection order instead of the rounds: a run that is to cover
+    the whole list over several calls then collects each file once (with ``--narrow``), where the
+    rounds touch every file early but make each pytest start collect hundreds of files.
 
     Example:
         >>> order_ids(["a.py::1", "a.py::2", "b.py::1", "c.py::1", "c.py::2"], first=["c.py"])
         ['c.py::1', 'c.py::2', 'a.py::1', 'b.py::1', 'a.py::2']
         >>> order_ids(["a.py::x64", "a.py::2", "b.py::1"], last="x64")
         ['a.py::2', 'b.py::1', 'a.py::x64']
+        >>> order_ids(["a.py::1", "b.py::1", "a.py::2"], by_file=True)
+        ['a.py::1', 'a.py::2', 'b.py::1']
     """
     rx = re.compile(exclude) if exclude else None
     todo = [i for i in ids if i not in done and not (rx and rx.search(i))]
@@ -170,7 +174,16 @@ def order_ids(ids: list[str], first: list[str] = (), done: set[str] = frozenset(
     lx = re.compile(last) if last else None
     tail = [i for i in todo if i not in taken and lx and lx.search(i)]
     taken.update(tail)
-    return head + _round_robin([i for i in todo if i not in taken]) + _round_robin(tail)
+    spread = _by_file if by_file else _round_robin
+    return head + spread([i for i in todo if i not in taken]) + spread(tail)
+
+
+def _by_file(ids: list[str]) -> list[str]:
+    """``ids`` grouped by file, files in order of first appearance, ids in their order."""
+    files: dict[str, list[str]] = {}
+    for i in ids:
+        files.setdefault(i.split("::", 1)[0], []).append(i)
+    return [i for group in files.values() for i in group]
 
 
 def _logged_ids(log: str) -> set[str]:
@@ -192,6 +205,8 @@ def ids_main(argv: list[str]) -> int:
     ap.add_argument("--last", default=SLOW_ON_TPU,
                     help=f"regular expression of ids to run after all others (default: {SLOW_ON_TPU!r}, "
                     "float64 programs, slow to compile for a TPU)")
+    ap.add_argument("--by-file", action="store_true",
+                    help="whole files in collection order instead of one id of each file per round")
     ap.add_argument("pytest_args", nargs="*")
     a = ap.parse_args(argv)
     out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",  # noqa: S603
@@ -203,7 +218,7 @@ def ids_main(argv: list[str]) -> int:
         return 1
     logs = [p for pat in a.done for p in (sorted(glob.glob(pat)) or [pat])]
     done = set().union(*(_logged_ids(p) for p in logs)) if logs else set()
-    ordered = order_ids(ids, a.first, done, a.exclude, a.last)
+    ordered = order_ids(ids, a.first, done, a.exclude, a.last, a.by_file)
     with open(a.out, "w") as f:
         f.write("".join(i + "\n" for i in ordered))
     print(f"{len(ordered)} of {len(ids)} collected ids written to {a.out}")
