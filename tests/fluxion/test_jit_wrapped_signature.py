@@ -48,3 +48,36 @@ def test_lowered_compile_takes_compiler_options_none():
     assert float(got) == float(ref) == 6.0
     with pytest.raises(NotImplementedError, match="compiler_options"):
         fluxion.jit(f).lower(1.0).compile({"xla_cpu_enable_fast_math": True})
+
+
+def test_array_defaults_compile_nothing_at_jit_time():
+    # jit compares the function's own signature with the one through __wrapped__; comparing
+    # them with == ran an eager ``eq`` on an Array default (an XLA compile) and raised for one
+    # of several elements ("truth value ... ambiguous"), where jax accepts both.
+    from fluxion.core import monitoring
+    seen = []
+
+    def listen(event, duration, **_):
+        if event == monitoring.BACKEND_COMPILE_EVENT:
+            seen.append(duration)
+    defaults = (fluxion.numpy.float32(1.5), fluxion.numpy.arange(3.0), np.arange(3.0))
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        jitted = []
+        for d in defaults:
+            def fun(x, m=d):
+                return x * m
+            jitted.append(fluxion.jit(fun))
+
+            @functools.wraps(fun)
+            def wrapper(x, m=d):  # the same parameters and default object as it wraps
+                return fun(x, m)
+            jitted.append(fluxion.jit(wrapper))
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert seen == []
+    x = np.ones(3, np.float32)
+    for f, d in zip(jitted, [d for d in defaults for _ in range(2)]):
+        want = jax.jit(lambda x, m=np.asarray(d): x * m)(x)
+        np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(want))
+        np.testing.assert_array_equal(np.asarray(f(x, 2.0)), x * 2.0)

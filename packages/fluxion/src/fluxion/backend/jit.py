@@ -108,6 +108,29 @@ def _normalize_argnames(argnames: Any) -> tuple[str, ...]:
     return tuple(argnames)
 
 
+_PLAIN_DEFAULTS = (int, float, complex, bool, str, bytes, type(None))
+
+
+def _same_parameters(a: inspect.Signature | None, b: inspect.Signature | None) -> bool:
+    """Whether two signatures take the same parameters: names, kinds and defaults. Unlike
+    ``Signature.__eq__`` it never applies ``==`` to an array default: that would run an eager
+    ``eq`` (an XLA compile the first time) for a Fluxion Array, and raise for one of several
+    elements. Two defaults are the same object, or equal plain Python scalars."""
+    if a is None or b is None:
+        return a is b
+    pa, pb = list(a.parameters.values()), list(b.parameters.values())
+    if len(pa) != len(pb):
+        return False
+    for x, y in zip(pa, pb):
+        if x.name != y.name or x.kind != y.kind:
+            return False
+        dx, dy = x.default, y.default
+        if dx is not dy and not (type(dx) is type(dy) and type(dx) in _PLAIN_DEFAULTS
+                                 and dx == dy):
+            return False
+    return True
+
+
 class _Signature:
     """Static/donated positions and names of a jitted function, resolved against its signature."""
 
@@ -162,7 +185,7 @@ class _Signature:
             own = inspect.signature(fun, follow_wrapped=False)
         except (TypeError, ValueError):
             own = None
-        if own != sig:
+        if not _same_parameters(own, sig):
             sig = None
         # Plain positional-or-keyword parameters without defaults: the generated dispatcher can
         # take the same parameters (see _make_dispatcher).
