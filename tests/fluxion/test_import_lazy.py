@@ -122,6 +122,25 @@ def test_star_import_and_submodules_resolve() -> None:
     assert out.strip() == "ok"
 
 
+def test_first_maximum_loads_only_the_ufunc_objects() -> None:
+    """``jnp.maximum`` (a ufunc object) loads its module, not the accumulations' lax families:
+    ``lax.cumulative`` and ``lax.windowed`` wait for the first ``accumulate``."""
+    out = _run("""
+        import sys
+        import fluxion.numpy as jnp
+        x = jnp.arange(3)
+        before = set(sys.modules)
+        y = jnp.maximum(x, 1)
+        print(sorted(m for m in set(sys.modules) - before
+                     if m.startswith(("fluxion.lax", "fluxion.numpy"))))
+        print(jnp.maximum.accumulate(jnp.array([1, 3, 2])).tolist(),
+              "fluxion.lax.cumulative" in sys.modules)
+    """)
+    loaded, acc = out.strip().splitlines()
+    assert loaded == "['fluxion.numpy.ufunc_objects']", loaded
+    assert acc == "[1, 3, 3] True", acc
+
+
 def test_lazy_families_work_in_a_fresh_process() -> None:
     """Primitives of late-loaded families bind, lower and differentiate on first use."""
     out = _run("""

@@ -23,7 +23,6 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapeDtypeStruct
-from fluxion.lax import cumulative as lax_cum
 from fluxion.numpy import cumulative
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
@@ -330,14 +329,19 @@ def _reduce_logsumexp(base2: bool) -> Callable:
     return reduce
 
 
-def _accumulate_with(lax_fn: Callable) -> Callable:
+# The accumulations name their lax function (``lax.cumsum`` ...), looked up at the call:
+# ``lax.cumulative`` (and ``lax.windowed``, which it imports) then load on the first
+# ``accumulate``, not with this module, which the first ``jnp.maximum``/``minimum`` imports
+# (~0.5 ms of that first traced call, measured 2026-12-07).
+def _accumulate_with(lax_name: str) -> Callable:
     def accumulate(a: Any, axis: int = 0, dtype: Any = None) -> Any:
-        return cumulative._cumulative("accumulate", lax_fn, a, axis, dtype)
+        return cumulative._cumulative("accumulate", getattr(lax, lax_name), a, axis, dtype)
     return accumulate
 
 
-def _cummaxmin(lax_fn: Callable) -> Callable:
+def _cummaxmin(lax_name: str) -> Callable:
     def accumulate(a: Any, axis: int = 0, dtype: Any = None) -> Any:
+        lax_fn = getattr(lax, lax_name)
         arr = ensure_array(a)
         ax = canonical_axis(axis, arr.ndim, "accumulate")
         if arr.dtype == np.bool_:
@@ -361,15 +365,15 @@ def _at_method(kind: str) -> Callable:
 
 def _make_all() -> dict[str, ufunc]:
     table = {
-        "add": (uf.add, 2, 0, _reduce_with(red.sum), _accumulate_with(lax_cum.cumsum),
+        "add": (uf.add, 2, 0, _reduce_with(red.sum), _accumulate_with("cumsum"),
                 _at_method("add")),
-        "multiply": (uf.multiply, 2, 1, _reduce_with(red.prod), _accumulate_with(lax_cum.cumprod),
+        "multiply": (uf.multiply, 2, 1, _reduce_with(red.prod), _accumulate_with("cumprod"),
                      _at_method("multiply")),
         "subtract": (uf.subtract, 2, None, None, None, _at_method("subtract")),
         "negative": (uf.negative, 1, None, None, None, None),
-        "maximum": (uf.maximum, 2, None, _reduce_maxmin(red.max), _cummaxmin(lax_cum.cummax),
+        "maximum": (uf.maximum, 2, None, _reduce_maxmin(red.max), _cummaxmin("cummax"),
                     _at_method("max")),
-        "minimum": (uf.minimum, 2, None, _reduce_maxmin(red.min), _cummaxmin(lax_cum.cummin),
+        "minimum": (uf.minimum, 2, None, _reduce_maxmin(red.min), _cummaxmin("cummin"),
                     _at_method("min")),
         "logical_and": (uf.logical_and, 2, True, _reduce_bitwise("and", True), None, None),
         "logical_or": (uf.logical_or, 2, False, _reduce_bitwise("or", True), None, None),
