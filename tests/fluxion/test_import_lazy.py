@@ -141,6 +141,34 @@ def test_first_maximum_loads_only_the_ufunc_objects() -> None:
     assert acc == "[1, 3, 3] True", acc
 
 
+def test_control_flow_families_load_apart() -> None:
+    """``lax.scan`` loads the loops (and their DCE rules), not the conditionals or the solves;
+    ``lax.cond`` the conditionals alone; the loop DCE module imported first changes nothing."""
+    out = _run("""
+        import sys
+        from fluxion import lax
+        from fluxion.core.ir import DCE_RULES
+        before = set(sys.modules)
+        lax.scan
+        print(sorted(m[len("fluxion.lax.control_flow."):] for m in set(sys.modules) - before
+                     if m.startswith("fluxion.lax.control_flow.")))
+        print(lax.scan_p in DCE_RULES and lax.while_p in DCE_RULES)
+        before = set(sys.modules)
+        lax.cond
+        print(sorted(set(sys.modules) - before))
+    """)
+    assert out.split("\n")[:3] == ["['common', 'loop_dce', 'loops', 'refs']", "True",
+                                    "['fluxion.lax.control_flow.conditionals']"], out
+    out = _run("""
+        import fluxion.lax.control_flow.loop_dce
+        from fluxion import lax
+        from fluxion.core.ir import DCE_RULES
+        print(lax.while_loop(lambda c: c < 3, lambda c: c + 1, 0),
+              lax.scan_p in DCE_RULES and lax.while_p in DCE_RULES)
+    """)
+    assert out.strip() == "3 True", out
+
+
 def test_lazy_families_work_in_a_fresh_process() -> None:
     """Primitives of late-loaded families bind, lower and differentiate on first use."""
     out = _run("""

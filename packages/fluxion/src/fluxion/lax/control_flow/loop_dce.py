@@ -23,9 +23,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from fluxion.core.ir import DCE_RULES, Equation, Program, Var, dce
-from fluxion.lax.control_flow.loops import scan_p, while_p
 
-__all__: list[str] = []
+__all__ = ["install"]
 
 
 def _read(program: Program) -> set[int]:
@@ -96,5 +95,15 @@ def _while_dce(eqn: Equation, used: list[bool]) -> Equation | None:
                     eqn.name_stack)
 
 
-DCE_RULES[scan_p] = _scan_dce
-DCE_RULES[while_p] = _while_dce
+def install(scan_p: Any, while_p: Any) -> None:
+    """Register the DCE rules of the ``scan`` and ``while`` primitives; :mod:`.loops` calls it
+    once it has made them (this module sits below it: it does not import it).
+
+    Example:
+        >>> from fluxion import lax
+        >>> from fluxion.core.ir import DCE_RULES
+        >>> DCE_RULES[lax.scan_p] is _scan_dce and DCE_RULES[lax.while_p] is _while_dce
+        True
+    """
+    DCE_RULES[scan_p] = _scan_dce
+    DCE_RULES[while_p] = _while_dce

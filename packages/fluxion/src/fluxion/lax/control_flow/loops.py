@@ -32,7 +32,7 @@ from fluxion.core.primitive import Primitive
 from fluxion.core.trace import set_current
 from fluxion.core.tracebacks import api_boundary
 from fluxion.lax._base import attr_i64_array, type_error
-from fluxion.lax.control_flow import common
+from fluxion.lax.control_flow import common, loop_dce
 from fluxion.lax.control_flow.common import (
     avals_of,
     batch_to_front,
@@ -996,3 +996,4 @@ def _check_carry_vma(api: str, fun: Any, in_tree: Any, program: Any, operands: S
                     "they differ:\n\n" + common._bullets(bad) + "\n" + hint +
                     "Revise the function so that all output types match the corresponding "
                     f"input types ({common._fun_info(fun)}).")
+loop_dce.install(scan_p, while_p)  # the DCE rules of the two loop primitives
