@@ -169,6 +169,22 @@ def test_control_flow_families_load_apart() -> None:
     assert out.strip() == "3 True", out
 
 
+def test_first_convolution_loads_only_its_family() -> None:
+    """A convolution (and its gradient) loads ``lax.convolution``, not the windowed family
+    (its padding helpers live in ``lax.padding``)."""
+    out = _run("""
+        import sys
+        import fluxion, fluxion.numpy as jnp
+        from fluxion import lax
+        x, k = jnp.ones((1, 1, 5, 5)), jnp.ones((1, 1, 3, 3))
+        before = set(sys.modules)
+        f = lambda x: lax.conv_general_dilated(x, k, (2, 2), "SAME").sum()
+        print(float(fluxion.grad(f)(x).sum()))
+        print(sorted(m for m in set(sys.modules) - before if m.startswith("fluxion.lax")))
+    """)
+    assert out.split("\n")[1] == "['fluxion.lax.convolution']", out
+
+
 def test_lazy_families_work_in_a_fresh_process() -> None:
     """Primitives of late-loaded families bind, lower and differentiate on first use."""
     out = _run("""

@@ -31,10 +31,9 @@ from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
 from fluxion.lax.dot import _canon_precision
-from fluxion.lax.padding import padtype_to_pads
+from fluxion.lax.padding import padding_attr, padtype_to_pads, window_transpose_padding
 from fluxion.lax.shape_ops import reshape, rev, transpose
 from fluxion.lax.sharding_constraint import with_out_sharding
-from fluxion.lax.windowed import padding_attr, window_transpose_padding
 from fluxion.transforms import ad
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",

@@ -25,6 +25,7 @@ from fluxion.lax import elementwise as ew
 from fluxion.lax import padding as pd
 from fluxion.lax import shape_ops as so
 from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
+from fluxion.lax.padding import padding_attr, window_transpose_padding
 from fluxion.lax.reductions import _identity, monoid_kind, trace_computation
 from fluxion.transforms import ad
 from fluxion.transforms.staging import abstractify
@@ -36,14 +37,6 @@ __all__ = ["reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_wi
 
 
 # ------------------------------------------------------------------ shared helpers
-
-def padding_attr(padding: Sequence[tuple[int, int]]) -> str:
-    """``dense<[[lo, hi], ...]> : tensor<Nx2xi64>`` for a list of (low, high) pairs."""
-    if not padding:
-        return "dense<> : tensor<0x2xi64>"
-    rows = ", ".join(f"[{int(lo)}, {int(hi)}]" for lo, hi in padding)
-    return f"dense<[{rows}]> : tensor<{len(padding)}x2xi64>"
-
 
 def window_output_shape(fun: str, shape: Sequence[int], window_dimensions: Sequence[int],
                         window_strides: Sequence[int], padding: Sequence[tuple[int, int]],
@@ -122,28 +115,6 @@ def emit_reduce_window(ctx: Any, operands: Sequence[str], inits: Sequence[str],
     return ctx.op("stablehlo.reduce_window", list(operands) + list(inits),
                   result_avals=result_avals, operand_avals=list(operand_avals) + scalars,
                   regions=[region], attrs=attrs)
-
-
-def window_transpose_padding(in_shape: Sequence[int], window_dimensions: Sequence[int],
-                             window_strides: Sequence[int], out_shape: Sequence[int],
-                             padding: Sequence[tuple[int, int]], base_dilation: Sequence[int],
-                             window_dilation: Sequence[int]) -> tuple[tuple[int, int], ...]:
-    """Padding of the (stride-dilated) cotangent of a windowed op so that a stride-``base``
-    window pass over it lands on the ``in_shape`` input: the adjoint of a strided window."""
-    pads = []
-    for n, w, s, m, (lo, _), bd, wd in zip(in_shape, window_dimensions, window_strides,
-                                           out_shape, padding, base_dilation, window_dilation):
-        n_dil = _dil(n, bd)
-        k_eff = _dil(w, wd)
-        m_dil = _dil(m, s)
-        before = k_eff - 1 - lo
-        after = n_dil + k_eff - 1 - m_dil - before
-        pads.append((before, after))
-    return tuple(pads)
-
-
-def _dil(n: int, d: int) -> int:
-    return 0 if n == 0 else (n - 1) * d + 1
 
 
 def _ints(name: str, what: str, seq: Any) -> tuple[int, ...]:
