@@ -1,7 +1,7 @@
 """Setup compiles of neighbor_list. Its cutoff check (partition._check_cutoff) evaluates the
 metric only along axes shorter than twice the cutoff: a cutoff inside half the box costs no eager
 program (each is an XLA compile, ~0.1 s on a TPU); a larger one still warns as before, and only
-for periodic axes. Candidates without a cell list are one jitted program."""
+for periodic axes. Without a cell list, allocate compiles one program (its prune)."""
 
 from __future__ import annotations
 
@@ -47,9 +47,11 @@ def test_cutoff_beyond_half_a_periodic_axis_still_warns():
     assert free_calls == [(3,)]
 
 
-def test_all_pairs_candidates_are_one_program_and_match_jax_md():
-    # without a cell list every particle is a candidate: one jitted program (jax_md's
-    # candidate_fn is jitted too), the same list as jax_md's
+@pytest.mark.parametrize("format", ["Dense", "Sparse", "OrderedSparse"])
+def test_allocate_without_cell_list_is_one_program_and_matches_jax_md(format):
+    # without a cell list every particle is a candidate: prune builds the ids in its own jitted
+    # program, and allocate cuts the list to its capacity on the host, so allocate compiles that
+    # one program; the same list as jax_md's
     import fluxion
     import fluxion.numpy as fnp
     from fluxion.core import monitoring
@@ -61,19 +63,53 @@ def test_all_pairs_candidates_are_one_program_and_match_jax_md():
     def listen(event, duration, **_):
         if event == monitoring.BACKEND_COMPILE_EVENT:
             seen.append(duration)
+    R = np.random.RandomState(0).uniform(0, 6.0, (37, 3)).astype(np.float32)
+    fmt = getattr(partition.NeighborListFormat, format)
+    fn = partition.neighbor_list(space.periodic(6.0)[0], 6.0, 1.5, disable_cell_list=True,
+                                 format=fmt)
+    R_device = fnp.asarray(R)
     monitoring.register_event_duration_secs_listener(listen)
     try:
-        ids = partition._all_pairs(37)
+        ours = fn.allocate(R_device)
     finally:
         monitoring.unregister_event_duration_listener(listen)
     assert len(seen) == 1
-    assert ids.shape == (37, 37) and ids.dtype == np.int32 and not ids.weak_type
-    np.testing.assert_array_equal(np.asarray(ids), np.tile(np.arange(37), (37, 1)))
-    R = np.random.RandomState(0).uniform(0, 6.0, (37, 3)).astype(np.float32)
-    fn = partition.neighbor_list(space.periodic(6.0)[0], 6.0, 1.5, disable_cell_list=True)
     jfn = jax_md.partition.neighbor_list(jax_md.space.periodic(6.0)[0], 6.0, 1.5,
-                                         disable_cell_list=True)
-    ours, ref = fn.allocate(fnp.asarray(R)), jfn.allocate(rjnp.asarray(R))
-    assert sorted(map(tuple, np.sort(np.asarray(ours.idx), axis=1).tolist())) == \
-        sorted(map(tuple, np.sort(np.asarray(ref.idx), axis=1).tolist()))
-    assert np.asarray(ours.idx).shape == np.asarray(ref.idx).shape
+                                         disable_cell_list=True,
+                                         format=getattr(jax_md.partition.NeighborListFormat,
+                                                        format))
+    ref = jfn.allocate(rjnp.asarray(R))
+    assert ours.idx.dtype == np.int32 and not ours.idx.weak_type and not ours.idx.committed
+    np.testing.assert_array_equal(np.asarray(ours.idx), np.asarray(ref.idx))
+    assert ours.max_occupancy == ref.max_occupancy
+
+
+@pytest.mark.parametrize("width", [3, 7, 9])
+def test_with_width_cuts_or_pads_on_the_host_as_on_the_device(width):
+    # allocate's cut (and a requested capacity's padding): on the host for a concrete list, in
+    # the trace for a tracer; the same values, dtype and placement either way
+    import fluxion
+    import fluxion.numpy as fnp
+    idx = fnp.asarray(np.arange(14, dtype=np.int32).reshape(2, 7))
+    want = np.concatenate([np.arange(14, dtype=np.int32).reshape(2, 7),
+                           np.full((2, 2), 5, np.int32)], axis=1)[:, :width]
+    got = partition._with_width(idx, width, 5)
+    traced = fluxion.jit(lambda i: partition._with_width(i, width, 5))(idx)
+    for out in (got, traced):
+        assert out.dtype == np.int32 and out.shape == (2, width)
+        np.testing.assert_array_equal(np.asarray(out), want)
+    assert not got.committed
+    pinned = partition._with_width(fluxion.device_put(idx, fluxion.devices()[0]), width, 5)
+    assert pinned.committed and pinned.devices() == {fluxion.devices()[0]}
+
+
+def test_allocate_with_a_capacity_under_jit():
+    # a requested capacity needs no read back: allocate can be traced, its list cut in the trace
+    import fluxion
+    import fluxion.numpy as fnp
+    R = fnp.asarray(np.random.RandomState(1).uniform(0, 6.0, (20, 2)).astype(np.float32))
+    fn = partition.neighbor_list(space.periodic(6.0)[0], 6.0, 1.5, disable_cell_list=True)
+    eager = fn.allocate(R, capacity=4)
+    traced = fluxion.jit(lambda r: fn.allocate(r, capacity=4).idx)(R)
+    assert eager.idx.shape == traced.shape == (20, 4)
+    np.testing.assert_array_equal(np.asarray(eager.idx), np.asarray(traced))

@@ -11,11 +11,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable
 
+import numpy as onp
+
 import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion_md import partition, smap, space, util
 from fluxion_md._cutoff import multiplicative_isotropic_cutoff
-from fluxion_md.util import Array, f32, maybe_downcast
+from fluxion_md.util import Array, f32, host_value, maybe_downcast
 
 __all__ = [
     "simple_spring", "simple_spring_bond", "soft_sphere", "soft_sphere_pair",
@@ -52,6 +54,19 @@ def _check_species_arg(fn_name: str, species: Any) -> None:
         if not jnp.issubdtype(jnp.asarray(species).dtype, jnp.integer):
             raise ValueError(f"energy.{fn_name}: species must be an integer array; "
                              f"got dtype {jnp.asarray(species).dtype}.")
+
+
+def _in_units_of(r: Any, sigma: Array) -> Array:
+    """``maybe_downcast(r) * jnp.max(sigma)`` (``sigma`` already downcast): a cutoff in units of
+    the largest ``sigma``. Where neither is a tracer it is computed on the host, the same value
+    and dtype (the max is exact, the product one IEEE multiply in that dtype), so setting up an
+    energy compiles no eager ``reduce_max`` and ``mul`` (50-300 ms each on a TPU)."""
+    r = maybe_downcast(r)
+    r_host, sigma_host = host_value(r), host_value(sigma)
+    if r_host is None or sigma_host is None:
+        return r * jnp.max(sigma)
+    dtype = jnp.result_type(r, sigma)
+    return jnp.asarray(r_host.astype(dtype) * onp.max(sigma_host).astype(dtype), dtype)
 
 
 # ----------------------------------------------------------------------------- pair potentials
@@ -170,8 +185,8 @@ def lennard_jones_pair(displacement_or_metric: Callable, species: Array | None =
     """
     _check_species_arg("lennard_jones_pair", species)
     sigma = maybe_downcast(sigma)
-    r_onset = maybe_downcast(r_onset) * jnp.max(sigma)
-    r_cutoff = maybe_downcast(r_cutoff) * jnp.max(sigma)
+    r_onset = _in_units_of(r_onset, sigma)
+    r_cutoff = _in_units_of(r_cutoff, sigma)
     return smap.pair(multiplicative_isotropic_cutoff(lennard_jones, r_onset, r_cutoff),
                      space.canonicalize_displacement_or_metric(displacement_or_metric),
                      ignore_unused_parameters=True, species=species, sigma=sigma,
@@ -200,8 +215,8 @@ def lennard_jones_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     """
     _check_species_arg("lennard_jones_neighbor_list", species)
     sigma = maybe_downcast(sigma)
-    r_onset = maybe_downcast(r_onset) * jnp.max(sigma)
-    r_cutoff = maybe_downcast(r_cutoff) * jnp.max(sigma)
+    r_onset = _in_units_of(r_onset, sigma)
+    r_cutoff = _in_units_of(r_cutoff, sigma)
     neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, float(r_cutoff),
                                    float(maybe_downcast(dr_threshold)),
                                    fractional_coordinates=fractional_coordinates, format=format,

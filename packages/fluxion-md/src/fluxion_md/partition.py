@@ -18,11 +18,12 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as onp
 
+import fluxion
 import fluxion.numpy as jnp
 from fluxion import jit, lax, tree_util, vmap
 from fluxion_md import _sparse_prune, dataclasses, space
 from fluxion_md._sparse_prune import _flat_running_count, _running_count
-from fluxion_md.util import Array, f32, i32, is_array, is_concrete
+from fluxion_md.util import Array, f32, host_value, i32, is_array, is_concrete
 
 __all__ = [
     "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
@@ -571,11 +572,34 @@ def _perpendicular_widths(box: Any, dim: int) -> onp.ndarray:
     return 1.0 / onp.linalg.norm(onp.linalg.inv(box), axis=1)
 
 
-@partial(jit, static_argnums=0)
-def _all_pairs(n: int) -> Array:
-    """Every particle a candidate neighbor of every particle (no cell list): ``(n, n)`` column
-    ids, one program (as jax_md's jitted ``candidate_fn``; eagerly it was three)."""
-    return jnp.broadcast_to(jnp.arange(n, dtype=i32)[None, :], (n, n))
+#: The most elements of a concrete neighbor list that :func:`_with_width` cuts or pads on the
+#: host (64 MiB of int32): its round trip there costs less than the XLA compile of the eager
+#: slice (CPU: 0.2 ms for 250,000 elements, 4 ms for 32M, vs ~30 ms to compile the slice; a
+#: TPU's compile is 50-300 ms), and a larger list is cut on its device.
+_HOST_WIDTH_MAX = 1 << 24
+
+
+def _with_width(idx: Array, width: int, fill: int) -> Array:
+    """``idx`` with ``width`` columns: its first ones, or all of them then ``fill``.
+
+    ``allocate`` fixes the list's width once the occupancy is read back; an eager slice there
+    would be one more program to compile, so a concrete list of at most
+    :data:`_HOST_WIDTH_MAX` elements on one device is cut (padded) on the host and put back where
+    it was. The same values either way; a tracer is sliced in its trace."""
+    have = idx.shape[-1]
+    if width == have:
+        return idx
+    host = host_value(idx) if idx.size <= _HOST_WIDTH_MAX else None
+    if host is None or len(idx.devices()) != 1:
+        if width > have:
+            idx = jnp.concatenate([idx, jnp.full(idx.shape[:-1] + (width - have,), fill, i32)],
+                                  axis=-1)
+        return idx[..., :width]
+    if width > have:
+        host = onp.concatenate([host, onp.full(host.shape[:-1] + (width - have,), fill, i32)],
+                               axis=-1)
+    host = onp.ascontiguousarray(host[..., :width])
+    return fluxion.device_put(host, idx.sharding) if idx.committed else jnp.asarray(host)
 
 
 def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bool) -> None:
@@ -660,17 +684,19 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
     metric_sq = _metric_sq(displacement_or_metric)
     _check_cutoff(metric_sq, box, r_cutoff, fractional_coordinates)
 
-    def candidates(position: Array, cl: CellList | None) -> tuple[Array, Array | None]:
-        N = position.shape[0]
+    def candidates(cl: CellList | None) -> tuple[Array | None, Array | None]:
         if cl is None:
-            return _all_pairs(N), None
+            return None, None  # every pair: prune builds the ids in its own program
         return _cell_candidates(cl.id_buffer, cl.position_buffer, cl.particle_cell_id)
 
-    def prune(position: Array, idx: Array, neigh: Array | None, capacity: int | None,
+    def prune(position: Array, idx: Array | None, neigh: Array | None, capacity: int | None,
               kwargs: dict) -> tuple[Any, Any]:
+        # ``idx``: the candidates' ids (from the cell list), else every particle's;
         # ``neigh``: the candidates' positions (from the cell list), else read from ``position``
         N = position.shape[0]
         centre = jnp.arange(N, dtype=i32)[:, None]
+        if idx is None:
+            idx = jnp.broadcast_to(jnp.arange(N, dtype=i32)[None, :], (N, N))
         if neigh is None:
             neigh = position[jnp.minimum(idx, N - 1)]
         d2 = vmap(vmap(partial(metric_sq, **kwargs), (None, 0)))(position, neigh)
@@ -745,15 +771,11 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         if block is not None:
             idx, occupancy = prune_blocks_jit(position, cl, capacity, kwargs, block)
         else:
-            idx, neigh = candidates(position, cl)
+            idx, neigh = candidates(cl)
             idx, occupancy = prune_jit(position, idx, neigh, capacity, kwargs)
         if previous is None and requested is not None:
             capacity = int(requested)
-            width = idx.shape[-1]
-            if capacity > width:
-                pad = jnp.full(idx.shape[:-1] + (capacity - width,), N, i32)
-                idx = jnp.concatenate([idx, pad], axis=-1)
-            idx = idx[:, :capacity]
+            idx = _with_width(idx, capacity, N)
             update_fn = neighbor_list_fn
         elif previous is None:
             extra = extra_capacity if not is_sparse(format) else N * extra_capacity
@@ -765,7 +787,7 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
             else:
                 limit = N * (N - 1) // 2
             capacity = min(capacity, limit, idx.shape[-1])
-            idx = idx[:, :capacity]
+            idx = _with_width(idx, capacity, N)
             update_fn = neighbor_list_fn
         else:
             update_fn = previous.update_fn
