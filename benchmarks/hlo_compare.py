@@ -17,6 +17,7 @@ Usage::
                                      [--optimized]
     python benchmarks/hlo_compare.py --kernels per_example_grads,mlp_grad --optimized
     python benchmarks/hlo_compare.py --kernels md_step,ppo_update --optimized
+    JAX_PLATFORMS=tpu python benchmarks/hlo_compare.py --kernels tke --optimized --dump DIR
 
 The programs (:data:`PROGRAMS`) are float32 MLP gradients at batch ``--size`` (default 128).
 For ``per_example_grads`` the optimized HLO shows what the demo's row measures: JAX computes the
@@ -198,11 +199,12 @@ def _lower_ppo_update(mod: Any, envs: int) -> Any:
     return ppo.make_update(b, rl, envs).lower(params, state, rollout)
 
 
-def compare(kernels: tuple[str, ...], size: int | None,
-            optimized: bool = False) -> dict[str, dict[str, dict[str, int]]]:
+def compare(kernels: tuple[str, ...], size: int | None, optimized: bool = False,
+            dump: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
     """``kernel -> backend -> op counts``, each lowering in a fresh subprocess (``optimized``:
     of the HLO XLA compiled, see :func:`count_hlo_ops`); ``size`` None: each kernel's default
-    (:data:`PROGRAM_SIZES`, 4096 for the pyhpc kernels)."""
+    (:data:`PROGRAM_SIZES`, 4096 for the pyhpc kernels). ``dump``: a folder that gets each
+    text as ``<kernel>-<backend>[-optimized].txt``, to read or diff where the counts differ."""
     out: dict[str, dict[str, dict[str, int]]] = {}
     env = dict(os.environ, JAX_PLATFORMS=os.environ.get("JAX_PLATFORMS", "cpu"),
                PYTHONPATH=os.pathsep.join([_REPO_ROOT, os.environ.get("PYTHONPATH", "")]))
@@ -211,9 +213,12 @@ def compare(kernels: tuple[str, ...], size: int | None,
         n = size if size is not None else PROGRAM_SIZES.get(kernel, 4096)
         for backend in ("fluxion", "jax"):
             counter = "count_hlo_ops" if optimized else "count_ops"
+            path = (os.path.join(os.path.abspath(dump), f"{kernel}-{backend}"
+                                 f"{'-optimized' if optimized else ''}.txt") if dump else None)
             code = ("import json, sys; from benchmarks.hlo_compare import lower_text, "
-                    f"{counter}; print(json.dumps({counter}(lower_text({backend!r}, {kernel!r}, "
-                    f"{n}, {optimized!r}))))")
+                    f"{counter}; t = lower_text({backend!r}, {kernel!r}, {n}, {optimized!r}); "
+                    f"p = {path!r}; p and open(p, 'w').write(t); "
+                    f"print(json.dumps({counter}(t)))")
             proc = subprocess.run([sys.executable, "-c", code], cwd=_REPO_ROOT, env=env,
                                   capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
@@ -243,13 +248,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--optimized", action="store_true",
                    help="compare the HLO XLA compiled (opcodes, fusions, entry parameters)")
+    p.add_argument("--dump", default=None, metavar="DIR",
+                   help="also write each backend's text to DIR/<kernel>-<backend>[-optimized].txt")
     args = p.parse_args(argv)
     kernels = tuple(k for k in args.kernels.split(",") if k)
     bad = [k for k in kernels if k not in KERNELS + PROGRAMS]
     if bad:
         print(f"unknown kernels {bad}; known: {', '.join(KERNELS + PROGRAMS)}", file=sys.stderr)
         return 2
-    result = compare(kernels, args.size, args.optimized)
+    if args.dump:
+        os.makedirs(args.dump, exist_ok=True)
+    result = compare(kernels, args.size, args.optimized, args.dump)
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -55,3 +55,11 @@ def test_md_step_takes_as_many_square_roots_as_jax_md():
     counts = {b: hlo_compare.count_ops(hlo_compare.lower_text(b, "md_step", 2))
               for b in ("fluxion", "jax")}
     assert counts["fluxion"].get("stablehlo.sqrt", 0) == counts["jax"]["stablehlo.sqrt"] == 1
+
+
+def test_dump_writes_each_backends_text_with_the_counted_ops(tmp_path):
+    counts = hlo_compare.compare(("eos",), 64, dump=str(tmp_path))["eos"]
+    for backend in ("fluxion", "jax"):
+        text = (tmp_path / f"eos-{backend}.txt").read_text()
+        assert "stablehlo" in text
+        assert hlo_compare.count_ops(text) == counts[backend]
