@@ -62,10 +62,12 @@ def compare(name: str, variant: str, got: Sequence[Any], ref: Sequence[np.ndarra
         scale = float(np.max(np.abs(r))) if r.size else 0.0
         err = np.abs(g - r)
         bad = err > rtol * (np.abs(r) + scale)
-        if np.any(bad) or not np.all(np.isfinite(g) == np.isfinite(r)):
+        finite = np.isfinite(g) == np.isfinite(r)
+        if np.any(bad) or not np.all(finite):
             raise AssertionError(f"{name}/{variant}: output {label} differs from numpy: max abs "
                                  f"error {float(np.nanmax(err)):.3g} (scale {scale:.3g}, "
-                                 f"{int(np.sum(bad))} elements beyond rtol {rtol:g})")
+                                 f"{int(np.sum(bad))} elements beyond rtol {rtol:g}, "
+                                 f"{int(np.sum(~finite))} finite in one and not the other)")
 
 
 def _as_tuple(x: Any) -> tuple[Any, ...]:

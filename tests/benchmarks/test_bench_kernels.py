@@ -139,6 +139,12 @@ def test_compare_flags_a_mismatch():
         _pyhpc.compare("k", "v", (ref[0] * 1.001,), ref, ("out",))
     with pytest.raises(AssertionError, match="float32"):
         _pyhpc.compare("k", "v", (ref[0].astype(np.float32),), ref, ("out",))
+    # a NaN where numpy is finite (as XLA's float64 emulation on a TPU gives isoneutral's taper):
+    # no element is beyond rtol, and the message counts the non-finite ones
+    nan = ref[0].copy()
+    nan[2] = np.nan
+    with pytest.raises(AssertionError, match="0 elements beyond rtol 1e-08, 1 finite in one"):
+        _pyhpc.compare("k", "v", (nan,), ref, ("out",))
 
 
 @pytest.mark.parametrize("workload", ["pyhpc_eos", "pyhpc_isoneutral", "pyhpc_tke"])
