@@ -35,6 +35,8 @@ import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.config import config
+from fluxion.core.trace import EVAL as _EVAL
+from fluxion.core.trace import STATE as _STATE
 
 __all__ = ["threefry2x32", "hash_counts", "seed_data", "split_data", "fold_in_data",
            "random_bits_data"]
@@ -212,6 +214,13 @@ def _seed_body(seed: Any) -> Any:
     return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
 
 
+def _host_seed_words(seed: np.ndarray) -> np.ndarray:
+    """:func:`_seed_body` on the host, for a NumPy integer scalar of a canonical dtype: the same
+    words (a cast to uint32 keeps the low 32 bits, two's complement, as XLA's convert does)."""
+    hi = (seed.astype(np.uint64) >> np.uint64(32)) if seed.dtype.itemsize == 8 else 0
+    return np.array([hi, seed.astype(np.uint32)], dtype=np.uint32)
+
+
 _seed_jit = None
 
 
@@ -219,7 +228,10 @@ def seed_data(seed: Any) -> Any:
     """The uint32[2] threefry key of an integer scalar seed: its high and low 32-bit words.
 
     A Python int is first taken as int64 (an OverflowError outside that range) and, with x64
-    off, wrapped to int32, as JAX does; 32-bit and narrower seeds have a zero high word.
+    off, wrapped to int32, as JAX does; 32-bit and narrower seeds have a zero high word. Outside
+    any transformation a Python or NumPy seed's words are computed on the host, so a program's
+    first key (``PRNGKey(0)``) compiles nothing (each XLA compile is 50-300 ms on a TPU); inside
+    one, or for a Fluxion array, they are the ``threefry_seed`` program's.
     """
     global _seed_jit
     if isinstance(seed, (bool, np.bool_)):
@@ -231,6 +243,8 @@ def seed_data(seed: Any) -> Any:
             raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
         canon = dtypes.canonicalize_dtype(seed.dtype)
         seed = np.asarray(seed).astype(canon)
+        if seed.shape == () and _STATE.interp is _EVAL:
+            return jnp.asarray(_host_seed_words(seed))
         seed = jnp.asarray(seed)
     dt = getattr(seed, "dtype", None)
     if dt is None or not np.issubdtype(np.dtype(dt), np.integer):
