@@ -17,14 +17,13 @@ import jax.numpy as jjnp
 import ml_dtypes
 import numpy as np
 import pytest
+from _lowered_on_cpu import lowered_on_cpu as _on_cpu
 
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import export as fexport
 from fluxion import lax
-from fluxion.backend.export import call_module, lower_module
 from fluxion.lax import cumulative as C
-from fluxion.transforms.staging import trace_to_program
 
 KINDS = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"]
 NP = {
@@ -40,16 +39,6 @@ def _windows(text: str) -> list[int]:
     """The width (product of the window's dimensions) of every reduce_window in ``text``."""
     return [int(np.prod([int(d) for d in w.split(",")]))
             for w in re.findall(r"window_dimensions = array<i64: ([0-9, ]+)>", text)]
-
-
-def _on_cpu(f, *args, platform: str = "tpu"):
-    """``f``'s program lowered for ``platform``, compiled and run on the CPU: (outputs, text)."""
-    program, consts, _ = trace_to_program(f, args, {})
-    text = lower_module(program, platform)  # parameters: the constants, then the arguments
-    cpu = fluxion.devices("cpu")[0]
-    outs = call_module(text, program.out_avals,
-                       [fluxion.device_put(np.asarray(a), cpu) for a in [*consts, *args]])
-    return [np.asarray(o) for o in outs], text
 
 
 def _reference(name: str, x: np.ndarray, axis: int, reverse: bool) -> np.ndarray:

@@ -370,6 +370,26 @@ def cosh(x: Any) -> Any:
 
 
 tanh_p = unop_primitive("tanh", _inexact, "stablehlo.tanh")
+
+# tanh rounds to +-1 in float64 beyond |x| = 19.1 (1 - tanh 20 = 8.5e-18 < eps / 2). XLA's float64
+# emulation on the TPU returns NaN for large arguments (1e3 and beyond, measured on a v5e with
+# jaxlib 0.10.2; 20 is still right), which made pyhpc isoneutral's taper NaN there, in jax too:
+# the TPU rule clamps float64 operands to [-20, 20] first, which changes no value.
+_TANH_F64_SATURATED = 20.0
+
+
+def _tanh_tpu_lowering(ctx: Any, x: str) -> str:
+    aval = ctx.avals_in[0]
+    if aval.dtype != np.float64:
+        return ctx.op1("stablehlo.tanh", [x], aval, [aval])
+    scalar = aval.update(shape=(), weak_type=False)
+    lo = ctx.constant(np.float64(-_TANH_F64_SATURATED), scalar)
+    hi = ctx.constant(np.float64(_TANH_F64_SATURATED), scalar)
+    clamped = ctx.op1("stablehlo.clamp", [lo, x, hi], aval, [scalar, aval, scalar])
+    return ctx.op1("stablehlo.tanh", [clamped], aval, [aval])
+
+
+tanh_p.platform_lowerings["tpu"] = _tanh_tpu_lowering
 # JAX's form, (g + g * tanh x) * (1 - tanh x), not g * (1 - tanh^2 x): the same bits as JAX's
 # gradients and the same program for XLA.
 _rules.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(ans, 1), ans)))
