@@ -87,3 +87,21 @@ def test_narrowed_gives_pytest_only_the_files_of_the_next_ids(tmp_path):
     assert tc._narrowed(a, 9) == args  # past the end: the paths as given
     a.narrow = 0
     assert tc._narrowed(a, 0) == args
+
+
+def test_a_budget_under_the_watchdog_still_runs_tests(tmp_path):
+    # session 13's chip call gave 55 s to the affected tests with a 60 s watchdog: the driver
+    # started nothing. Now the watchdog shrinks to half of what is left.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_one.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    log, fails = tmp_path / "progress.txt", tmp_path / "failures.txt"
+    res = subprocess.run([sys.executable, str(TOOL), "--budget", "45", "--timeout", "60",
+                          "--log", str(log), "--failures", str(fails), "--", "suite",
+                          "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
+    assert [(r[2], r[4]) for r in rows] == [("passed", "suite/test_one.py::test_a"),
+                                           ("passed", "suite/test_one.py::test_b")]

@@ -38,6 +38,8 @@ import sys
 import time
 
 _STATE: dict = {}
+# Seconds a driver needs left to start pytest once more (collection plus at least one test).
+_MIN_START_S = 30.0
 # The watchdog's traceback goes to a copy of stderr taken when pytest imports this plugin, before
 # its fd-level capture replaces fd 2 (which swallowed the dump of a test that timed out).
 _STDERR_COPY = os.dup(2)
@@ -250,11 +252,18 @@ def main(argv: list[str]) -> int:
     start = a.start
     while True:
         left = end - time.monotonic()
-        if left < a.timeout:
+        if left < _MIN_START_S:
+            with open(a.log, "a") as f:
+                f.write(f"# {left:.0f} s left: too little for another pytest start\n")
             break
+        # a budget shorter than two watchdogs still runs: the watchdog shrinks to half of what is
+        # left (a budget under --timeout used to start nothing at all), and pytest's own budget
+        # (from its start, collection included) keeps at least a quarter
+        watchdog = min(a.timeout, left / 2)
+        env.update(TPU_CHUNK_START=str(start), TPU_CHUNK_TIMEOUT=f"{watchdog:.1f}",
+                   TPU_CHUNK_BUDGET=f"{max(left - watchdog - 20, left / 4):.1f}")
         with open(a.log, "a") as f:
             f.write(f"# pytest from index {start}, {left:.0f} s left\n")
-        env.update(TPU_CHUNK_START=str(start), TPU_CHUNK_BUDGET=str(left - a.timeout - 20))
         cmd = [sys.executable, "-m", "pytest", "-p", "tpu_test_chunks", "-p", "no:xdist",
                "-p", "no:cacheprovider", "-q", *_narrowed(a, start)]
         try:
@@ -267,7 +276,7 @@ def main(argv: list[str]) -> int:
             break
         hung = max(_last_index(a.log) + 1, start)
         why = (f"crashed (signal {-rc})" if rc < 0 else
-               f"timed out after {a.timeout:.0f} s (watchdog)" if rc == 1 else "hung or crashed")
+               f"timed out after {watchdog:.0f} s (watchdog)" if rc == 1 else "hung or crashed")
         with open(a.log, "a") as f:
             f.write(f"# pytest ended with {rc}: index {hung} {why}\n")
         start = hung + 1
