@@ -7,6 +7,7 @@ from __future__ import annotations
 import operator
 import pickle
 
+import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -314,6 +315,28 @@ def test_device_methods():
     assert sh is not None and getattr(sh, "is_fully_replicated", True)
     assert len(getattr(sh, "device_set", devs)) == 1
     assert fluxion.block_until_ready([x, {"a": x}])[0] is x
+
+
+def test_block_until_ready_waits_once_for_several_arrays(monkeypatch):
+    from fluxion.backend import dispatch as _d
+
+    waits = []
+    batched = _d._jax.batched_block_until_ready
+    monkeypatch.setattr(_d._jax, "batched_block_until_ready",
+                        lambda arrays: (waits.append(len(arrays)), batched(arrays))[1])
+    outs = fluxion.jit(lambda v: (v + 1, {"b": v * 2}, 3))(fnp.arange(3.0))
+    assert fluxion.block_until_ready(outs) is outs and waits == [3]  # as jax: one wait
+    assert fluxion.block_until_ready((outs[0], np.ones(2), 1.0))[0] is outs[0]  # one Array
+    assert fluxion.block_until_ready([np.ones(2), None]) is not None and waits == [3]
+    gone = fnp.arange(2.0) + 1
+    gone.delete()
+    for tree in ([outs[0], gone], [gone]):  # a deleted array raises, alone or among others
+        with pytest.raises(Exception, match="deleted or donated"):
+            fluxion.block_until_ready(tree)
+    jgone = jnp.arange(2.0) + 1
+    jgone.delete()
+    with pytest.raises(Exception, match="deleted or donated"):  # jax's message too
+        jax.block_until_ready([jnp.ones(2), jgone])
 
 
 @pytest.mark.parametrize("dtype", [F32, I32, BOOL, BF16, F16, C64, U8], ids=lambda d: d.name)
