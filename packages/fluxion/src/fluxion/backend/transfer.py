@@ -270,7 +270,10 @@ def block_until_ready(x: Any) -> Any:
         >>> fluxion.block_until_ready(jnp.ones(2)).shape
         (2,)
     """
-    impls = [leaf._a for leaf in tree_util.tree_leaves(x) if type(leaf) is Array]
+    impls = []
+    for leaf in tree_util.tree_leaves(x):  # (a loop: a comprehension is a frame more in 3.11)
+        if type(leaf) is Array:
+            impls.append(leaf._a)
     if len(impls) == 1:
         impls[0].block_until_ready()
     elif impls:
