@@ -11,8 +11,34 @@ parameter dicts). Prints µs per call, the minimum over ``--blocks`` blocks per 
 
 Run: ``nice -n 10 .venv/bin/python -m benchmarks.dispatch_args [--calls 200 --blocks 15]``;
 ``--split`` adds Fluxion's entry call on prepared buffers and jaxlib's bare execute (where a
-call's time goes); ``--libs fluxion`` times Fluxion alone (on a TPU, where jax and Fluxion
+call's time goes), and jaxlib's bare execute of jax's executable on jax's buffers
+(``jax_exec``); ``--libs fluxion`` times Fluxion alone (on a TPU, where jax and Fluxion
 cannot hold the chip in one process: ``JAX_PLATFORMS=tpu``).
+
+``--cases tke,eos`` (any of :data:`PYHPC`) times a pyhpc kernel of benchmarks/kernels at
+``--size`` cells (default 4096), float64 with x64 on, jitted over its arguments placed with
+``device_put`` as the ``pyhpc_*`` workloads do, each call waited for (``block_until_ready``,
+the workload's steady call): the same columns, and with ``--split`` a ``layouts`` line per
+library saying whether each argument buffer's layout is the one the executable's parameter
+takes (a mismatch may cost a relayout per call on an accelerator).
+
+On a TPU (issue 32: pyhpc_tke 1.97 ms under Fluxion against 1.14 under jax on a v5e with the
+same optimized HLO), from the repository root, one process per library (each holds the chip),
+then Fluxion again under the environment jax's ``cloud_tpu_init`` sets before libtpu loads::
+
+    export PYTHONPATH=$PYTHONPATH:$(ls -d $PWD/packages/*/src | paste -sd:):$PWD
+    for L in fluxion jax; do JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args \
+        --cases tke,eos --libs $L --split --calls 50 --blocks 10; done
+    TPU_ML_PLATFORM=JAX LIBTPU_INIT_ARGS=--xla_tpu_use_enhanced_launch_barrier=true \
+        JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args --cases tke,eos --libs fluxion \
+        --split --calls 50 --blocks 10
+
+Reading it: the whole calls and ``entry`` wait once for all outputs (one batched wait, in
+both libraries), ``execute`` and ``jax_exec`` for each output in turn. ``fluxion`` >> ``entry``
+is Python before the entry (dispatch, argument checks); ``entry`` >> ``execute`` is the entry's
+own call (output wrapping, the wait); ``execute`` >> ``jax_exec`` is below Python (the
+executable, the argument buffers or the client), which the ``layouts`` lines and the third run
+tell apart.
 
 Example:
     >>> from benchmarks import dispatch_args
@@ -31,10 +57,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["CASES", "make_case", "make_mlp", "make_dict_mlp", "split_calls", "time_block", "main"]
+__all__ = ["CASES", "PYHPC", "make_case", "make_mlp", "make_dict_mlp", "make_pyhpc",
+           "split_calls", "jax_split_calls", "layout_mismatches", "time_block", "main"]
 
 #: ``(arguments, outputs)`` pairs timed by default.
 CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
+#: pyhpc kernels (benchmarks/kernels) timed by name in ``--cases`` (float64, x64 on).
+PYHPC = ("tke", "eos", "isoneutral")
 
 
 def _flat_fun(n: int, m: int) -> Callable:
@@ -91,6 +120,29 @@ def make_dict_mlp(lib: Any, xnp: Any) -> tuple[Callable, tuple]:
     return step, (tree, x, y)
 
 
+def make_pyhpc(lib: Any, xnp: Any, kernel: str, size: int = 4096) -> tuple[Callable, tuple]:
+    """``(jitted kernel, arguments)`` of pyhpc ``kernel`` (one of :data:`PYHPC`) at ``size``
+    cells for ``lib`` (jax or fluxion), as the ``pyhpc_*`` workloads build them: the NumPy
+    float64 inputs placed with ``device_put``, the kernel jitted over all of them and called
+    once. The caller turns x64 on first (float64 inputs are narrowed otherwise)."""
+    if kernel not in PYHPC:
+        raise ValueError(f"unknown pyhpc kernel {kernel!r} (one of {', '.join(PYHPC)})")
+    kmod = importlib.import_module(f"benchmarks.kernels.{kernel}")
+    if kernel == "tke":
+        lax = importlib.import_module(lib.__name__ + ".lax")
+        solve = kmod.make_solve_scan(xnp, lax)
+
+        def fn(*a: Any) -> Any:
+            return kmod.kernel(xnp, solve, *a)
+    else:
+        def fn(*a: Any) -> Any:
+            return kmod.kernel(xnp, *a)
+    args = tuple(lib.device_put(v) for v in kmod.make_inputs(size))
+    f = lib.jit(fn)
+    lib.block_until_ready(f(*args))
+    return f, args
+
+
 def time_block(lib: Any, f: Callable, args: tuple, calls: int) -> float:
     """µs per call of ``calls`` pipelined calls of ``f(*args)``, waiting once at the end."""
     t = time.perf_counter()
@@ -100,10 +152,19 @@ def time_block(lib: Any, f: Callable, args: tuple, calls: int) -> float:
     return (time.perf_counter() - t) / calls * 1e6
 
 
-def split_calls(f: Callable, args: tuple) -> dict[str, Callable[[], Any]] | None:
+def _wait_all(outs: Any) -> None:
+    """``block_until_ready`` on each of jaxlib's output arrays ``outs``."""
+    for o in outs:
+        o.block_until_ready()
+
+
+def split_calls(f: Callable, args: tuple, wait: bool = False) -> dict[str, Callable[[], Any]] | None:
     """For a Fluxion jitted ``f`` with one compiled entry: thunks of the whole call, of the
     entry's ``call`` on the prepared argument buffers (outputs wrapped, no dispatch), and of the
-    bare ``execute_sharded`` + ``consume_with_handlers`` (jaxlib alone); None otherwise."""
+    bare ``execute_sharded`` + ``consume_with_handlers`` (jaxlib alone, on the buffers the
+    executable takes: constants first, unused arguments left out); None otherwise. With
+    ``wait`` each thunk also waits for its outputs (Fluxion's ``block_until_ready`` for the
+    first two, each output buffer's for the third)."""
     import fluxion
 
     entries = list(f._fluxion_jit.cache.values())
@@ -111,9 +172,121 @@ def split_calls(f: Callable, args: tuple) -> dict[str, Callable[[], Any]] | None
         return None
     e = entries[0]
     impls = tuple(x._a for x in fluxion.tree_util.tree_leaves(args))
-    run, handlers = e.run, e.handlers
-    return {"call": lambda: f(*args), "entry": lambda: e.call(impls),
-            "execute": lambda: run(e.consts + impls).consume_with_handlers(handlers)}
+    handlers = e.handlers
+    run = e.executable.exe.execute_sharded
+    buffers = e.consts + impls
+    picked = getattr(e.run, "positions", None)  # a pruned entry's kept buffers (jit_entry)
+    if picked is not None:
+        buffers = tuple(buffers[i] for i in picked)
+    if not wait:
+        return {"call": lambda: f(*args), "entry": lambda: e.call(impls),
+                "execute": lambda: run(buffers).consume_with_handlers(handlers)}
+    ready = fluxion.block_until_ready
+    return {"call": lambda: ready(f(*args)), "entry": lambda: ready(e.call(impls)),
+            "execute": lambda: _wait_all(run(buffers).consume_with_handlers(handlers))}
+
+
+def _jax_compiled(f: Callable, args: tuple) -> tuple[Any, list] | None:
+    """jax's loaded executable of ``f`` at ``args`` and the argument buffers it takes (unused
+    ones left out), or None where that is not plain (constants passed as arguments)."""
+    import jax
+
+    ex = f.lower(*args).compile()._executable
+    kept = sorted(getattr(ex, "_kept_var_idx", ()))
+    leaves = jax.tree_util.tree_leaves(args)
+    if len(kept) != len(ex.in_avals) or (kept and kept[-1] >= len(leaves)):
+        return None
+    return ex.xla_executable, [leaves[i] for i in kept]
+
+
+def jax_split_calls(f: Callable, args: tuple, wait: bool = False) -> dict[str, Callable] | None:
+    """For a jax jitted ``f``: the thunk of jaxlib's bare ``execute_sharded`` +
+    ``consume_with_handlers`` of jax's executable on jax's argument buffers (``"execute"``;
+    waiting for each output with ``wait``), or None where the executable takes constants."""
+    import jax
+    from jax._src.lib import _jax
+
+    found = _jax_compiled(f, args)
+    if found is None:
+        return None
+    exe, buffers = found
+    outs = jax.tree_util.tree_leaves(f(*args))
+    handlers = [_jax.array_result_handler(o.aval, o.sharding, True, True) for o in outs]
+    run = exe.execute_sharded
+    if wait:
+        return {"execute": lambda: _wait_all(run(buffers).consume_with_handlers(handlers))}
+    return {"execute": lambda: run(buffers).consume_with_handlers(handlers)}
+
+
+def layout_mismatches(lib: Any, f: Callable, args: tuple) -> tuple[int, int, list[str]]:
+    """``(mismatched, compared, notes)``: of the argument buffers the executable of ``f`` (a
+    jitted function of ``lib``, called on ``args`` before) takes, how many have a device
+    layout other than its parameter's, and ``"i: buffer != parameter"`` for each. Arguments
+    whose layout jaxlib does not report are not compared.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> f = fluxion.jit(lambda x: x * 2)
+        >>> x = jnp.ones((2, 3))
+        >>> _ = f(x)
+        >>> layout_mismatches(fluxion, f, (x,))
+        (0, 1, [])
+    """
+    if lib.__name__ == "fluxion":
+        (e,) = f._fluxion_jit.cache.values()
+        exe = e.executable.exe
+        buffers = e.consts + tuple(x._a for x in lib.tree_util.tree_leaves(args))
+        picked = getattr(e.run, "positions", None)
+        if picked is not None:
+            buffers = tuple(buffers[i] for i in picked)
+    else:
+        found = _jax_compiled(f, args)
+        if found is None:
+            return 0, 0, ["(jax passes constants: not compared)"]
+        exe, buffers = found
+    params = exe.get_parameter_layouts()
+    bad, seen, notes = 0, 0, []
+    for i, (b, p) in enumerate(zip(buffers, params)):
+        have = getattr(b, "_pjrt_layout", None)
+        if have is None:
+            continue
+        seen += 1
+        if str(have) != str(p):
+            bad += 1
+            notes.append(f"{i}: {have} != {p}")
+    return bad, seen, notes
+
+
+def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int,
+                notes: list[str]) -> list[tuple[str, Any, Callable[[], Any]]]:
+    """``(column, library, thunk)`` of one case for library ``mod``: its whole call, and with
+    ``split`` Fluxion's ``entry``/``execute`` or jax's ``jax_exec`` (see :func:`main`)."""
+    name = mod.__name__
+    wait = case in PYHPC
+    if case in ("mlp", "mlp_dict"):
+        f, args = (make_mlp if case == "mlp" else make_dict_mlp)(mod, xnp)
+    elif wait:
+        f, args = make_pyhpc(mod, xnp, case, size)
+    else:
+        n, m = map(int, case.split("x"))
+        f, args = make_case(mod, xnp, n, m)
+    whole = (lambda: mod.block_until_ready(f(*args))) if wait else functools.partial(f, *args)
+    out = [(name, mod, whole)]
+    if not split:
+        return out
+    if name == "fluxion":
+        parts = split_calls(f, args, wait)
+        if parts:
+            out += [("entry", mod, parts["entry"]), ("execute", mod, parts["execute"])]
+    else:
+        parts = jax_split_calls(f, args, wait)
+        if parts:
+            out.append(("jax_exec", mod, parts["execute"]))
+    if wait:
+        bad, seen, diffs = layout_mismatches(mod, f, args)
+        notes.append(f"{case} {name} layouts: {bad} of {seen} argument buffers differ from "
+                     "the executable's parameters" + "".join("\n    " + d for d in diffs))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -121,11 +294,14 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--blocks", type=int, default=15)
-    p.add_argument("--cases", default="", help="e.g. '8x6,16x12,mlp' (default: all)")
+    p.add_argument("--cases", default="",
+                   help="e.g. '8x6,16x12,mlp' or pyhpc kernels 'tke,eos' (default: all but those)")
+    p.add_argument("--size", type=int, default=4096, help="cells of the pyhpc kernels")
     p.add_argument("--libs", default="fluxion,jax",
                    help="'fluxion' alone where jax cannot share the device (a TPU chip)")
     p.add_argument("--split", action="store_true",
-                   help="also Fluxion's entry call and bare execute (where the time goes)")
+                   help="also Fluxion's entry call and bare execute and jax's bare execute "
+                        "(where the time goes)")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     names = [n for n in a.libs.split(",") if n]
@@ -135,30 +311,32 @@ def main(argv: list[str] | None = None) -> None:
         libs.append((mod, importlib.import_module(name + ".numpy")))
     wanted = [c for c in a.cases.split(",") if c] or [f"{n}x{m}" for n, m in CASES] + [
         "mlp", "mlp_dict"]
+    if any(c in PYHPC for c in wanted):
+        for mod, _ in libs:  # float64 kernels; the f32 cases' arguments are typed, unaffected
+            mod.config.update("jax_enable_x64", True)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
-          f"blocks {a.blocks}  devices: {libs[0][0].devices()[0].platform}")
-    cols = list(names) + (["entry", "execute"] if a.split and "fluxion" in names else [])
+          f"blocks {a.blocks}  devices: {libs[0][0].devices()[0].platform}"
+          + (f"  pyhpc size {a.size}" if any(c in PYHPC for c in wanted) else ""))
+    cols = list(names)
+    if a.split:
+        cols += (["entry", "execute"] if "fluxion" in names else []) + (
+            ["jax_exec"] if "jax" in names else [])
     print(f"{'case':>8} " + " ".join(f"{c:>9}" for c in cols)
           + (" ratio" if len(names) == 2 else ""))
     for case in wanted:
-        thunks: list[tuple[Any, Callable[[], Any]]] = []
+        notes: list[str] = []
+        thunks: list[tuple[str, Any, Callable[[], Any]]] = []
         for mod, xnp in libs:
-            if case in ("mlp", "mlp_dict"):
-                f, args = (make_mlp if case == "mlp" else make_dict_mlp)(mod, xnp)
-            else:
-                n, m = map(int, case.split("x"))
-                f, args = make_case(mod, xnp, n, m)
-            thunks.append((mod, functools.partial(f, *args)))
-            if a.split and mod.__name__ == "fluxion":
-                parts = split_calls(f, args)
-                extra = [(mod, parts["entry"]), (mod, parts["execute"])] if parts else []
-        thunks += extra if a.split and "fluxion" in names else []
-        best = [float("inf")] * len(thunks)
+            thunks += _case_calls(case, mod, xnp, a.split, a.size, notes)
+        best = {col: float("inf") for col, _, _ in thunks}
         for _ in range(a.blocks):
-            for i, (mod, thunk) in enumerate(thunks):
-                best[i] = min(best[i], time_block(mod, thunk, (), a.calls))
-        ratio = f" {best[0] / best[1]:5.2f}" if len(names) == 2 else ""
-        print(f"{case:>8} " + " ".join(f"{b:9.2f}" for b in best) + ratio, flush=True)
+            for col, mod, thunk in thunks:
+                best[col] = min(best[col], time_block(mod, thunk, (), a.calls))
+        ratio = f" {best[names[0]] / best[names[1]]:5.2f}" if len(names) == 2 else ""
+        print(f"{case:>8} " + " ".join(f"{best[c]:9.2f}" if c in best else f"{'-':>9}"
+                                       for c in cols) + ratio, flush=True)
+        for note in notes:
+            print("   " + note, flush=True)
 
 
 if __name__ == "__main__":

@@ -186,6 +186,9 @@ def _picking(run: Any, positions: list[int]) -> Any:
     else:
         def run_kept(buffers: Sequence[Any]) -> Any:
             return run(())
+    # the kept buffers' positions, for tools that run the executable themselves
+    # (benchmarks/dispatch_args.py: jaxlib's bare execute on the same buffers)
+    run_kept.positions = tuple(positions)  # type: ignore[attr-defined]
     return run_kept
 
 
