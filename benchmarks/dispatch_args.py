@@ -28,17 +28,19 @@ then Fluxion again under the environment jax's ``cloud_tpu_init`` sets before li
 
     export PYTHONPATH=$PYTHONPATH:$(ls -d $PWD/packages/*/src | paste -sd:):$PWD
     for L in fluxion jax; do JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args \
-        --cases tke,eos --libs $L --split --calls 50 --blocks 10; done
+        --cases tke,eos --libs $L --split --jax-options --calls 50 --blocks 10; done
     TPU_ML_PLATFORM=JAX LIBTPU_INIT_ARGS=--xla_tpu_use_enhanced_launch_barrier=true \
         JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args --cases tke,eos --libs fluxion \
-        --split --calls 50 --blocks 10
+        --split --jax-options --calls 50 --blocks 10
 
 Reading it: the whole calls and ``entry`` wait once for all outputs (one batched wait, in
 both libraries), ``execute`` and ``jax_exec`` for each output in turn. ``fluxion`` >> ``entry``
 is Python before the entry (dispatch, argument checks); ``entry`` >> ``execute`` is the entry's
 own call (output wrapping, the wait); ``execute`` >> ``jax_exec`` is below Python (the
-executable, the argument buffers or the client), which the ``layouts`` lines and the third run
-tell apart.
+executable, the argument buffers or the client), which the other columns tell apart:
+``jaxopts`` (``--jax-options``: Fluxion's module compiled with jax's ``CompileOptions``, bare
+execute on Fluxion's buffers) near ``jax_exec`` names the compile options, a ``layouts``
+mismatch the buffers, the third run's ``execute`` near ``jax_exec`` libtpu's environment.
 
 Example:
     >>> from benchmarks import dispatch_args
@@ -158,7 +160,8 @@ def _wait_all(outs: Any) -> None:
         o.block_until_ready()
 
 
-def split_calls(f: Callable, args: tuple, wait: bool = False) -> dict[str, Callable[[], Any]] | None:
+def split_calls(f: Callable, args: tuple,
+                wait: bool = False) -> dict[str, Callable[[], Any]] | None:
     """For a Fluxion jitted ``f`` with one compiled entry: thunks of the whole call, of the
     entry's ``call`` on the prepared argument buffers (outputs wrapped, no dispatch), and of the
     bare ``execute_sharded`` + ``consume_with_handlers`` (jaxlib alone, on the buffers the
@@ -184,6 +187,38 @@ def split_calls(f: Callable, args: tuple, wait: bool = False) -> dict[str, Calla
     ready = fluxion.block_until_ready
     return {"call": lambda: ready(f(*args)), "entry": lambda: ready(e.call(impls)),
             "execute": lambda: _wait_all(run(buffers).consume_with_handlers(handlers))}
+
+
+def jax_options_call(f: Callable, args: tuple, wait: bool = False) -> Callable[[], Any] | None:
+    """For a Fluxion jitted ``f`` with one compiled entry: the thunk of jaxlib's bare execute
+    (as ``split_calls``' ``"execute"``) of the entry's own module compiled again on Fluxion's
+    client with the ``CompileOptions`` jax builds for a one-device ``jit``
+    (``jax._src.compiler.get_compile_options``: SPMD partitioning on, effort levels, profile
+    version, detailed logging), on the same buffers; None for a module on several devices.
+    Imports jax: call it after Fluxion's client exists (jax's import sets libtpu's environment,
+    which the client reads when it starts)."""
+    from jax._src import compiler
+    from jaxlib import _jax
+
+    import fluxion
+
+    (e,) = f._fluxion_jit.cache.values()
+    devs = e.executable.devices
+    if len(devs) != 1:
+        return None
+    opts = compiler.get_compile_options(num_replicas=1, num_partitions=1,
+                                        device_assignment=np.array([[devs[0].id]]),
+                                        detailed_logging=True)
+    exe = devs[0].client.compile_and_load(e.text, _jax.DeviceList(tuple(devs)), opts)
+    impls = tuple(x._a for x in fluxion.tree_util.tree_leaves(args))
+    buffers = e.consts + impls
+    picked = getattr(e.run, "positions", None)
+    if picked is not None:
+        buffers = tuple(buffers[i] for i in picked)
+    run, handlers = exe.execute_sharded, e.handlers
+    if wait:
+        return lambda: _wait_all(run(buffers).consume_with_handlers(handlers))
+    return lambda: run(buffers).consume_with_handlers(handlers)
 
 
 def _jax_compiled(f: Callable, args: tuple) -> tuple[Any, list] | None:
@@ -257,10 +292,11 @@ def layout_mismatches(lib: Any, f: Callable, args: tuple) -> tuple[int, int, lis
     return bad, seen, notes
 
 
-def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int,
-                notes: list[str]) -> list[tuple[str, Any, Callable[[], Any]]]:
-    """``(column, library, thunk)`` of one case for library ``mod``: its whole call, and with
-    ``split`` Fluxion's ``entry``/``execute`` or jax's ``jax_exec`` (see :func:`main`)."""
+def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int, notes: list[str],
+                jax_options: bool = False) -> list[tuple[str, Any, Callable[[], Any]]]:
+    """``(column, library, thunk)`` of one case for library ``mod``: its whole call, with
+    ``split`` Fluxion's ``entry``/``execute`` or jax's ``jax_exec``, with ``jax_options``
+    Fluxion's ``jaxopts`` (see :func:`main`)."""
     name = mod.__name__
     wait = case in PYHPC
     if case in ("mlp", "mlp_dict"):
@@ -272,6 +308,10 @@ def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int,
         f, args = make_case(mod, xnp, n, m)
     whole = (lambda: mod.block_until_ready(f(*args))) if wait else functools.partial(f, *args)
     out = [(name, mod, whole)]
+    if jax_options and name == "fluxion":
+        call = jax_options_call(f, args, wait)
+        if call is not None:
+            out.append(("jaxopts", mod, call))
     if not split:
         return out
     if name == "fluxion":
@@ -302,6 +342,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--split", action="store_true",
                    help="also Fluxion's entry call and bare execute and jax's bare execute "
                         "(where the time goes)")
+    p.add_argument("--jax-options", action="store_true",
+                   help="also Fluxion's module compiled with jax's CompileOptions, bare execute "
+                        "(column jaxopts; imports jax after Fluxion's client started)")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     names = [n for n in a.libs.split(",") if n]
@@ -321,13 +364,15 @@ def main(argv: list[str] | None = None) -> None:
     if a.split:
         cols += (["entry", "execute"] if "fluxion" in names else []) + (
             ["jax_exec"] if "jax" in names else [])
+    if a.jax_options and "fluxion" in names:
+        cols.append("jaxopts")
     print(f"{'case':>8} " + " ".join(f"{c:>9}" for c in cols)
           + (" ratio" if len(names) == 2 else ""))
     for case in wanted:
         notes: list[str] = []
         thunks: list[tuple[str, Any, Callable[[], Any]]] = []
         for mod, xnp in libs:
-            thunks += _case_calls(case, mod, xnp, a.split, a.size, notes)
+            thunks += _case_calls(case, mod, xnp, a.split, a.size, notes, a.jax_options)
         best = {col: float("inf") for col, _, _ in thunks}
         for _ in range(a.blocks):
             for col, mod, thunk in thunks:
