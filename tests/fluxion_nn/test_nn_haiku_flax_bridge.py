@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -181,3 +182,52 @@ def test_module_runs_a_haiku_transform_as_linen_like_haiku():
     np.testing.assert_allclose(ours["y"], ref["y"], rtol=1e-5, atol=1e-6)
     assert ours["counts"] == ref["counts"] == [0, 1, 2]
     assert ours["cstate"] == ref["cstate"] == {"state/counter/c": 3.0}
+
+
+_NO_FLAX_CHILD = """
+import json, sys
+import fluxion.compat
+fluxion.compat.install_jax_alias()
+fluxion.compat.install_module_alias({"haiku": "fluxion_nn.haiku"})
+from haiku._src import no_flax
+linen = sys.modules.get("flax.linen")
+# haiku's no_flax_test.py: setUpModule, test_import_shim, tearDownModule
+for name in list(sys.modules):
+    if name.startswith("flax"):
+        sys.modules[name] = no_flax.FlaxNotInstalled("haiku.experimental.flax")
+    elif name.startswith("haiku"):
+        del sys.modules[name]
+import haiku as hk
+try:
+    hk.experimental.flax.lift
+    raised = None
+except ImportError as e:
+    raised = str(e)
+for name in list(sys.modules):
+    if name.startswith(("flax", "haiku")):
+        del sys.modules[name]
+from fluxion_nn.haiku._src.flax import flax_module
+print(json.dumps({"imported": linen is not None, "raised": raised,
+                  "kept": issubclass(flax_module.module_type(), linen.Module)}))
+"""
+
+
+def test_haiku_imports_flax_under_the_jax_alias_only_like_haiku():
+    # haiku imports flax with itself: its no_flax_test swaps the flax modules already imported
+    # for stand-ins and expects hk.experimental.flax's names to raise; the bridge keeps the flax
+    # it was imported with after the test drops flax from sys.modules (a later test file's Linen)
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", _NO_FLAX_CHILD], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["imported"] and out["kept"]
+    assert re.search(r"lift.*require `flax`", out["raised"])
+    # without the alias importing flax would import the real jax: neither is imported
+    code = ("import sys, fluxion_nn.haiku as hk; "
+            "print(sorted({'jax', 'flax', 'flax.linen'} & set(sys.modules)), "
+            "callable(hk.experimental.flax.lift))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[] True"

@@ -9,6 +9,10 @@
 - ``flatten_flax_to_haiku(collection)``: a Linen collection as a Haiku dict.
 
 As Haiku's, these need flax installed; without it each name raises ImportError when read.
+Haiku imports flax when it is imported; so does this module, but only where ``jax`` is Fluxion
+(:func:`fluxion.compat.install_jax_alias` ran before; see ``fluxion_nn.haiku._src.flax``). Once
+``sys.modules['flax']`` is a ``FlaxNotInstalled`` stand-in (haiku's ``no_flax_test`` puts one
+there), each name raises ImportError, as haiku's shim does.
 
 Example:
     >>> import fluxion_nn.haiku as hk

@@ -1,16 +1,16 @@
 """``haiku._src.flax.flax_module``: ``Module`` runs a Haiku transformed function as a Linen
 module. It is a real ``flax.linen.Module`` subclass, so it needs flax's Linen running on Fluxion
 (``fluxion.compat.install_jax_alias()`` before importing flax); the class is made the first time
-it is read, since fluxion_nn never imports flax itself."""
+it is read, since flax may be imported after fluxion_nn (which imports it only under the alias)."""
 
 from __future__ import annotations
 
 import threading
 from typing import Any
 
-from ...._flax_link import flax_on_fluxion
 from ..._transform import Transformed, transform_with_state, with_empty_state
 from ..filtering import traverse
+from . import _flax_module
 from .utils import (  # noqa: F401
     FlaxCollection,
     FlaxVariables,
@@ -63,7 +63,7 @@ def module_type() -> type:
     cls = _CACHE.get("Module")
     if cls is not None:
         return cls
-    linen = flax_on_fluxion("flax.linen")
+    linen = _flax_module("flax.linen")
     if linen is None:
         raise ImportError("haiku.experimental.flax.Module is a flax.linen.Module: it needs flax's "
                           "Linen running on Fluxion (call fluxion.compat.install_jax_alias() "

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable
 
-from ...._flax_link import flax_on_fluxion
 from ... import _base
 from ..._lift import lift_with_state
 from ..._transform import TransformedWithState
+from . import _flax_module
 from .utils import (  # noqa: F401
     FlaxCollection,
     FlaxVariables,
@@ -32,7 +32,7 @@ class InvalidRngError(ValueError):
 
 def _invalid_rngs() -> Exception:
     msg = "rngs should be a dictionary mapping strings to `jax.PRNGKey`."
-    theirs = getattr(flax_on_fluxion("flax.errors"), "InvalidRngError", None)
+    theirs = getattr(_flax_module("flax.errors"), "InvalidRngError", None)
     return InvalidRngError(msg) if theirs is None else theirs(msg)
 
 
