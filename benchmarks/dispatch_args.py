@@ -28,10 +28,10 @@ then Fluxion again under the environment jax's ``cloud_tpu_init`` sets before li
 
     export PYTHONPATH=$PYTHONPATH:$(ls -d $PWD/packages/*/src | paste -sd:):$PWD
     for L in fluxion jax; do JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args \
-        --cases tke,eos --libs $L --split --jax-options --calls 50 --blocks 10; done
+        --cases tke,eos --libs $L --split --jax-options --jax-text --calls 50 --blocks 10; done
     TPU_ML_PLATFORM=JAX LIBTPU_INIT_ARGS=--xla_tpu_use_enhanced_launch_barrier=true \
         JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args --cases tke,eos --libs fluxion \
-        --split --jax-options --calls 50 --blocks 10
+        --split --jax-options --jax-text --calls 50 --blocks 10
 
 Reading it: the whole calls and ``entry`` wait once for all outputs (one batched wait, in
 both libraries), ``execute`` and ``jax_exec`` for each output in turn. ``fluxion`` >> ``entry``
@@ -39,8 +39,11 @@ is Python before the entry (dispatch, argument checks); ``entry`` >> ``execute``
 own call (output wrapping, the wait); ``execute`` >> ``jax_exec`` is below Python (the
 executable, the argument buffers or the client), which the other columns tell apart:
 ``jaxopts`` (``--jax-options``: Fluxion's module compiled with jax's ``CompileOptions``, bare
-execute on Fluxion's buffers) near ``jax_exec`` names the compile options, a ``layouts``
-mismatch the buffers, the third run's ``execute`` near ``jax_exec`` libtpu's environment.
+execute on Fluxion's buffers) near ``jax_exec`` names the compile options, ``jaxtext``
+(``--jax-text``: jax's module of the kernel compiled with Fluxion's options, bare execute on
+Fluxion's buffers) near ``jax_exec`` the module, a ``layouts`` mismatch the buffers, and the
+third run's ``execute`` near ``jax_exec`` libtpu's environment; all of them near ``execute``
+leaves the client (jax passes ``ml_framework_name:JAX`` among its create options).
 
 Example:
     >>> from benchmarks import dispatch_args
@@ -122,25 +125,28 @@ def make_dict_mlp(lib: Any, xnp: Any) -> tuple[Callable, tuple]:
     return step, (tree, x, y)
 
 
+def _pyhpc_inputs(kernel: str, size: int) -> tuple:
+    if kernel not in PYHPC:
+        raise ValueError(f"unknown pyhpc kernel {kernel!r} (one of {', '.join(PYHPC)})")
+    return importlib.import_module(f"benchmarks.kernels.{kernel}").make_inputs(size)
+
+
+def _pyhpc_fn(lib: Any, xnp: Any, kernel: str) -> Callable:
+    """The function of all the kernel's arrays that ``make_pyhpc`` jits, over ``xnp``."""
+    kmod = importlib.import_module(f"benchmarks.kernels.{kernel}")
+    if kernel == "tke":
+        solve = kmod.make_solve_scan(xnp, importlib.import_module(lib.__name__ + ".lax"))
+        return lambda *a: kmod.kernel(xnp, solve, *a)
+    return lambda *a: kmod.kernel(xnp, *a)
+
+
 def make_pyhpc(lib: Any, xnp: Any, kernel: str, size: int = 4096) -> tuple[Callable, tuple]:
     """``(jitted kernel, arguments)`` of pyhpc ``kernel`` (one of :data:`PYHPC`) at ``size``
     cells for ``lib`` (jax or fluxion), as the ``pyhpc_*`` workloads build them: the NumPy
     float64 inputs placed with ``device_put``, the kernel jitted over all of them and called
     once. The caller turns x64 on first (float64 inputs are narrowed otherwise)."""
-    if kernel not in PYHPC:
-        raise ValueError(f"unknown pyhpc kernel {kernel!r} (one of {', '.join(PYHPC)})")
-    kmod = importlib.import_module(f"benchmarks.kernels.{kernel}")
-    if kernel == "tke":
-        lax = importlib.import_module(lib.__name__ + ".lax")
-        solve = kmod.make_solve_scan(xnp, lax)
-
-        def fn(*a: Any) -> Any:
-            return kmod.kernel(xnp, solve, *a)
-    else:
-        def fn(*a: Any) -> Any:
-            return kmod.kernel(xnp, *a)
-    args = tuple(lib.device_put(v) for v in kmod.make_inputs(size))
-    f = lib.jit(fn)
+    args = tuple(lib.device_put(v) for v in _pyhpc_inputs(kernel, size))
+    f = lib.jit(_pyhpc_fn(lib, xnp, kernel))
     lib.block_until_ready(f(*args))
     return f, args
 
@@ -221,6 +227,49 @@ def jax_options_call(f: Callable, args: tuple, wait: bool = False) -> Callable[[
     return lambda: run(buffers).consume_with_handlers(handlers)
 
 
+def jax_text_call(f: Callable, args: tuple, kernel: str,
+                  wait: bool = False) -> Callable[[], Any] | None:
+    """For Fluxion's jitted pyhpc ``kernel`` ``f`` (from :func:`make_pyhpc`): the thunk of
+    jaxlib's bare execute of the module *jax* lowers for the same kernel and platform (its
+    StableHLO for Fluxion's device's platform, traced on abstract arguments), compiled on
+    Fluxion's client with Fluxion's options, on Fluxion's buffers; None unless that module takes
+    exactly the buffers Fluxion's executable takes (same shapes, in order). jax stays off the
+    accelerator: where its backends have not started, it is put on the CPU first."""
+    import jax
+    from jax._src import xla_bridge
+    from jaxlib import _jax
+
+    import fluxion
+    from fluxion.backend import dispatch as _d
+
+    if not xla_bridge.backends_are_initialized():
+        jax.config.update("jax_platforms", "cpu")  # the chip is Fluxion's in this process
+    (e,) = f._fluxion_jit.cache.values()
+    devs = tuple(e.executable.devices)
+    impls = tuple(x._a for x in fluxion.tree_util.tree_leaves(args))
+    buffers = e.consts + impls
+    picked = getattr(e.run, "positions", None)
+    if picked is not None:
+        buffers = tuple(buffers[i] for i in picked)
+    old = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        sds = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
+        lowered = jax.jit(_pyhpc_fn(jax, jax.numpy, kernel)).trace(*sds).lower(
+            lowering_platforms=(devs[0].platform,))
+        kept = sorted(lowered._lowering.compile_args["kept_var_idx"])
+    finally:
+        jax.config.update("jax_enable_x64", old)
+    if [tuple(args[i].shape) for i in kept] != [tuple(b.shape) for b in buffers] or e.consts:
+        return None
+    exe = devs[0].client.compile_and_load(lowered.as_text(), _jax.DeviceList(devs),
+                                          _d._compile_options(devs))
+    run, handlers = exe.execute_sharded, e.handlers
+    if wait:
+        return lambda: _wait_all(run(buffers).consume_with_handlers(handlers))
+    return lambda: run(buffers).consume_with_handlers(handlers)
+
+
 def _jax_compiled(f: Callable, args: tuple) -> tuple[Any, list] | None:
     """jax's loaded executable of ``f`` at ``args`` and the argument buffers it takes (unused
     ones left out), or None where that is not plain (constants passed as arguments)."""
@@ -293,10 +342,11 @@ def layout_mismatches(lib: Any, f: Callable, args: tuple) -> tuple[int, int, lis
 
 
 def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int, notes: list[str],
-                jax_options: bool = False) -> list[tuple[str, Any, Callable[[], Any]]]:
+                jax_options: bool = False,
+                jax_text: bool = False) -> list[tuple[str, Any, Callable[[], Any]]]:
     """``(column, library, thunk)`` of one case for library ``mod``: its whole call, with
     ``split`` Fluxion's ``entry``/``execute`` or jax's ``jax_exec``, with ``jax_options``
-    Fluxion's ``jaxopts`` (see :func:`main`)."""
+    Fluxion's ``jaxopts``, with ``jax_text`` (pyhpc cases) ``jaxtext`` (see :func:`main`)."""
     name = mod.__name__
     wait = case in PYHPC
     if case in ("mlp", "mlp_dict"):
@@ -312,6 +362,12 @@ def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int, notes: li
         call = jax_options_call(f, args, wait)
         if call is not None:
             out.append(("jaxopts", mod, call))
+    if jax_text and wait and name == "fluxion":
+        call = jax_text_call(f, args, case, wait)
+        if call is None:
+            notes.append(f"{case}: jax's module takes other buffers than Fluxion's (no jaxtext)")
+        else:
+            out.append(("jaxtext", mod, call))
     if not split:
         return out
     if name == "fluxion":
@@ -345,6 +401,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--jax-options", action="store_true",
                    help="also Fluxion's module compiled with jax's CompileOptions, bare execute "
                         "(column jaxopts; imports jax after Fluxion's client started)")
+    p.add_argument("--jax-text", action="store_true",
+                   help="also the module jax lowers for a pyhpc kernel, compiled and run bare "
+                        "by Fluxion on its buffers (column jaxtext; imports jax, kept off the chip)")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     names = [n for n in a.libs.split(",") if n]
@@ -366,13 +425,16 @@ def main(argv: list[str] | None = None) -> None:
             ["jax_exec"] if "jax" in names else [])
     if a.jax_options and "fluxion" in names:
         cols.append("jaxopts")
+    if a.jax_text and "fluxion" in names and any(c in PYHPC for c in wanted):
+        cols.append("jaxtext")
     print(f"{'case':>8} " + " ".join(f"{c:>9}" for c in cols)
           + (" ratio" if len(names) == 2 else ""))
     for case in wanted:
         notes: list[str] = []
         thunks: list[tuple[str, Any, Callable[[], Any]]] = []
         for mod, xnp in libs:
-            thunks += _case_calls(case, mod, xnp, a.split, a.size, notes, a.jax_options)
+            thunks += _case_calls(case, mod, xnp, a.split, a.size, notes, a.jax_options,
+                                  a.jax_text)
         best = {col: float("inf") for col, _, _ in thunks}
         for _ in range(a.blocks):
             for col, mod, thunk in thunks:

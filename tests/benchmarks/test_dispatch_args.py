@@ -33,16 +33,16 @@ def x64():
 
 
 def test_pyhpc_cases_print_every_split_column(x64, capsys):
-    dispatch_args.main(["--cases", "tke,eos", "--split", "--jax-options", "--calls", "2",
-                        "--blocks", "1"])
+    dispatch_args.main(["--cases", "tke,eos", "--split", "--jax-options", "--jax-text",
+                        "--calls", "2", "--blocks", "1"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("pyhpc size 4096")
     assert lines[1].split() == ["case", "fluxion", "jax", "entry", "execute", "jax_exec",
-                                "jaxopts", "ratio"]
+                                "jaxopts", "jaxtext", "ratio"]
     rows = {ln.split()[0]: ln.split()[1:] for ln in lines[2:] if "layouts:" not in ln}
     assert set(rows) == {"tke", "eos"}
     for cells in rows.values():
-        assert len(cells) == 7 and all(float(c) > 0 for c in cells)
+        assert len(cells) == 8 and all(float(c) > 0 for c in cells)
     notes = [ln.strip() for ln in lines if "layouts:" in ln]
     # tke: 19 inputs, two of them unused (pruned, as jax does); eos: 3
     assert notes == [f"{k} {lib} layouts: 0 of {n} argument buffers differ from the "
@@ -60,6 +60,10 @@ def test_split_thunks_wait_and_run_the_entrys_executable(x64):
     assert parts["execute"]() is None and parts["call"]()[1].tolist() == want[1]
     # the module compiled again with jax's CompileOptions, run bare: the same values
     assert [np.asarray(o).tolist() for o in dispatch_args.jax_options_call(f, args)()] == want
+    # jax's module of the kernel, compiled by Fluxion, on Fluxion's buffers: jax's values
+    got = [np.asarray(o) for o in dispatch_args.jax_text_call(f, args, "tke")()]
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-18)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-18)
     g, jargs = dispatch_args.make_pyhpc(jax, jax.numpy, "tke", 4096)
     assert set(dispatch_args.jax_split_calls(g, jargs, wait=True)) == {"execute"}
     with pytest.raises(ValueError, match="unknown pyhpc kernel"):
