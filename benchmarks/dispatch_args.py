@@ -24,14 +24,16 @@ takes (a mismatch may cost a relayout per call on an accelerator).
 
 On a TPU (issue 32: pyhpc_tke 1.97 ms under Fluxion against 1.14 under jax on a v5e with the
 same optimized HLO), from the repository root, one process per library (each holds the chip),
-then Fluxion again under the environment jax's ``cloud_tpu_init`` sets before libtpu loads::
+then Fluxion again with jax's client setup (the environment jax's ``cloud_tpu_init`` sets
+before libtpu loads, and jax's client create options)::
 
     export PYTHONPATH=$PYTHONPATH:$(ls -d $PWD/packages/*/src | paste -sd:):$PWD
     for L in fluxion jax; do JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args \
         --cases tke,eos --libs $L --split --jax-options --jax-text --calls 50 --blocks 10; done
     TPU_ML_PLATFORM=JAX LIBTPU_INIT_ARGS=--xla_tpu_use_enhanced_launch_barrier=true \
         JAX_PLATFORMS=tpu python3 -m benchmarks.dispatch_args --cases tke,eos --libs fluxion \
-        --split --jax-options --jax-text --calls 50 --blocks 10
+        --split --calls 50 --blocks 10 \
+        --client-options "ml_framework_name:JAX;ml_framework_version:0.10.2"
 
 Reading it: the whole calls and ``entry`` wait once for all outputs (one batched wait, in
 both libraries), ``execute`` and ``jax_exec`` for each output in turn. ``fluxion`` >> ``entry``
@@ -42,8 +44,8 @@ executable, the argument buffers or the client), which the other columns tell ap
 execute on Fluxion's buffers) near ``jax_exec`` names the compile options, ``jaxtext``
 (``--jax-text``: jax's module of the kernel compiled with Fluxion's options, bare execute on
 Fluxion's buffers) near ``jax_exec`` the module, a ``layouts`` mismatch the buffers, and the
-third run's ``execute`` near ``jax_exec`` libtpu's environment; all of them near ``execute``
-leaves the client (jax passes ``ml_framework_name:JAX`` among its create options).
+third run's ``execute`` near ``jax_exec`` the client's setup (libtpu's environment or the
+client's create options).
 
 Example:
     >>> from benchmarks import dispatch_args
@@ -63,7 +65,8 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = ["CASES", "PYHPC", "make_case", "make_mlp", "make_dict_mlp", "make_pyhpc",
-           "split_calls", "jax_split_calls", "layout_mismatches", "time_block", "main"]
+           "split_calls", "jax_split_calls", "jax_options_call", "jax_text_call",
+           "layout_mismatches", "tpu_client_options", "time_block", "main"]
 
 #: ``(arguments, outputs)`` pairs timed by default.
 CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
@@ -341,6 +344,31 @@ def layout_mismatches(lib: Any, f: Callable, args: tuple) -> tuple[int, int, lis
     return bad, seen, notes
 
 
+def tpu_client_options(spec: str) -> dict[str, str]:
+    """Create options for Fluxion's TPU client in ``jax_pjrt_client_create_options``' format
+    (``"key:value;key:value"``; jax creates its TPU client with
+    ``ml_framework_name:JAX;ml_framework_version:<version>``, Fluxion with none), installed
+    around ``xla_client.make_c_api_client`` for the plugin ``tpu`` (the call Fluxion's
+    ``plugins.make_client`` makes); call before Fluxion's client starts. Returns the options.
+
+    Example:
+        >>> tpu_client_options("")
+        {}
+    """
+    options = dict(kv.split(":", 1) for kv in spec.split(";") if kv)
+    if options:
+        from jaxlib import xla_client
+
+        inner = xla_client.make_c_api_client
+
+        def make_c_api_client(name: str, opts: Any = None, *rest: Any, **kw: Any) -> Any:
+            return inner(name, {**(opts or {}), **options} if name == "tpu" else opts, *rest,
+                         **kw)
+
+        xla_client.make_c_api_client = make_c_api_client
+    return options
+
+
 def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int, notes: list[str],
                 jax_options: bool = False,
                 jax_text: bool = False) -> list[tuple[str, Any, Callable[[], Any]]]:
@@ -404,8 +432,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--jax-text", action="store_true",
                    help="also the module jax lowers for a pyhpc kernel, compiled and run bare "
                         "by Fluxion on its buffers (column jaxtext; imports jax, kept off the chip)")
+    p.add_argument("--client-options", default="",
+                   help="create options of Fluxion's TPU client, 'key:value;..' (jax's: "
+                        "'ml_framework_name:JAX;ml_framework_version:0.10.2')")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    client_options = tpu_client_options(a.client_options)
     names = [n for n in a.libs.split(",") if n]
     libs = []
     for name in names:
@@ -418,7 +450,8 @@ def main(argv: list[str] | None = None) -> None:
             mod.config.update("jax_enable_x64", True)
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
           f"blocks {a.blocks}  devices: {libs[0][0].devices()[0].platform}"
-          + (f"  pyhpc size {a.size}" if any(c in PYHPC for c in wanted) else ""))
+          + (f"  pyhpc size {a.size}" if any(c in PYHPC for c in wanted) else "")
+          + (f"  TPU client options {client_options}" if client_options else ""))
     cols = list(names)
     if a.split:
         cols += (["entry", "execute"] if "fluxion" in names else []) + (

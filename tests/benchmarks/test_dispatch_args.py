@@ -143,3 +143,17 @@ def test_jax_alone_has_its_bare_execute_column(x64, capsys):
     assert lines[1].split() == ["case", "jax", "jax_exec"]
     assert lines[2].split()[0] == "eos" and len(lines[2].split()) == 3
     assert lines[3].strip().startswith("eos jax layouts: 0 of 3 ")
+
+
+def test_tpu_client_options_reach_the_tpu_client_only(monkeypatch):
+    from jaxlib import xla_client
+
+    seen = []
+    monkeypatch.setattr(xla_client, "make_c_api_client",
+                        lambda name, opts=None, *rest, **kw: seen.append((name, opts)))
+    want = {"ml_framework_name": "JAX", "ml_framework_version": "0.10.2"}
+    assert dispatch_args.tpu_client_options(
+        "ml_framework_name:JAX;ml_framework_version:0.10.2") == want
+    xla_client.make_c_api_client("tpu", {"a": 1})   # as fluxion.backend.plugins.make_client
+    xla_client.make_c_api_client("cuda", {"b": 2})
+    assert seen == [("tpu", {"a": 1, **want}), ("cuda", {"b": 2})]
