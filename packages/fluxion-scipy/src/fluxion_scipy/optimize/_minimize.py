@@ -187,12 +187,23 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
         stpmax = min(stpmax, big)
     tiny, huge = jnp.asarray(stpmin, dtype), jnp.asarray(stpmax, dtype)
 
+    zero = jnp.zeros((), dtype)
+
     def cond(st: tuple) -> Any:
-        return (st[-2] == 0) & (st[-3] < maxiter)
+        return (st[-1] == 0) & (st[-2] < maxiter)
 
     def body(st: tuple) -> tuple:
-        (stp, stage, brackt, width, width1, stx, fx, gx, sty, fy, gy, stmin, stmax, xs, fs, gs,
-         k, state, _) = st
+        (stp, stage, brackt, width, width1, stx, fx, gx, sty, fy, gy, ext, xs, fs, gs, k,
+         state) = st
+        # the step's bounds: MINPACK's [0, 5 stp] on the first trial, then the bracket's ends or,
+        # unbracketed, the extrapolation range of the last step before clipping (``ext``). Made
+        # here from the carry rather than carried: computed at the end of the body, the chain of
+        # selects behind the new step was duplicated into both bounds' fusions by XLA
+        first = k == 0
+        stmin = jnp.where(first, zero, jnp.where(brackt, jnp.minimum(stx, sty),
+                                                 ext + 1.1 * (ext - stx)))
+        stmax = jnp.where(first, stp + 4.0 * stp, jnp.where(brackt, jnp.maximum(stx, sty),
+                                                            ext + 4.0 * (ext - stx)))
         x_t = x + stp * p if point is None else point(stp)
         f, grad = value_and_grad(x_t)
         g = jnp.vdot(grad, p)
@@ -221,32 +232,27 @@ def _dcsrch(value_and_grad: Callable, x: Any, p: Any, f0: Any, g0: Any, alpha1: 
         n_stp = jnp.where(n_b & far, n_stx + 0.5 * (n_sty - n_stx), n_stp)
         n_width1 = jnp.where(n_b, width, width1)
         n_width = jnp.where(n_b, jnp.abs(n_sty - n_stx), width)
-        n_stmin = jnp.where(n_b, jnp.minimum(n_stx, n_sty), n_stp + 1.1 * (n_stp - n_stx))
-        n_stmax = jnp.where(n_b, jnp.maximum(n_stx, n_sty), n_stp + 4.0 * (n_stp - n_stx))
-        n_stp = jnp.clip(n_stp, tiny, huge)
-        stuck = n_b & ((n_stp <= n_stmin) | (n_stp >= n_stmax)
-                       | (n_stmax - n_stmin <= xtol * n_stmax))
-        n_stp = jnp.where(stuck, n_stx, n_stp)
-        state = jnp.where((state == 0) & ~jnp.isfinite(n_stp), 2, state).astype(jnp.int32)
-        done = state != 0
+        lo_b, hi_b = jnp.minimum(n_stx, n_sty), jnp.maximum(n_stx, n_sty)
+        n_next = jnp.clip(n_stp, tiny, huge)
+        stuck = n_b & ((n_next <= lo_b) | (n_next >= hi_b) | (hi_b - lo_b <= xtol * hi_b))
+        n_next = jnp.where(stuck, n_stx, n_next)
+        state = jnp.where((state == 0) & ~jnp.isfinite(n_next), 2, state).astype(jnp.int32)
         # L-BFGS-B (SciPy's lnsrlb) takes a warning's step too; BFGS counts it a failure
         take = conv | (warn & (state == 2) & accept_warning)
-        keep = lambda a, b: jnp.where(done, a, b)  # noqa: E731 - freeze the search's variables
-        return (keep(stp, n_stp), stage, keep(brackt, n_b), keep(width, n_width),
-                keep(width1, n_width1), keep(stx, n_stx), keep(fx, n_fx), keep(gx, n_gx),
-                keep(sty, n_sty), keep(fy, n_fy), keep(gy, n_gy), keep(stmin, n_stmin),
-                keep(stmax, n_stmax), jnp.where(take, x_t, xs), jnp.where(take, f, fs),
-                jnp.where(take, grad, gs), k + 1, state, conv)
+        # a finished search's variables are not frozen: the loop ends (under vmap, the while's
+        # batching keeps a finished member's carry) and only xs, fs, gs, k, state are read
+        return (n_next, stage, n_b, n_width, n_width1, n_stx, n_fx, n_gx, n_sty, n_fy, n_gy,
+                n_stp, jnp.where(take, x_t, xs), jnp.where(take, f, fs),
+                jnp.where(take, grad, gs), k + 1, state)
 
-    zero = jnp.zeros((), dtype)
     stp0 = jnp.asarray(alpha1, dtype)
     width = huge - tiny
     init = (stp0, jnp.asarray(1, jnp.int32), jnp.asarray(False), width, width / 0.5, zero, f0,
-            d0, zero, f0, d0, zero, stp0 + 4.0 * stp0, x, f0, g0, jnp.asarray(0, jnp.int32),
-            jnp.where(d0 >= 0, 2, 0).astype(jnp.int32), jnp.asarray(False))
-    st = lax.while_loop(cond, body, init)
-    ok = (st[17] == 1) | ((st[17] == 2) & accept_warning & (st[16] > 0))
-    return st[13], st[14], st[15], st[16], ok
+            d0, zero, f0, d0, zero, x, f0, g0, jnp.asarray(0, jnp.int32),
+            jnp.where(d0 >= 0, 2, 0).astype(jnp.int32))
+    xs, fs, gs, k, state = lax.while_loop(cond, body, init)[12:]
+    ok = (state == 1) | ((state == 2) & accept_warning & (k > 0))
+    return xs, fs, gs, k, ok
 
 
 def _bfgs(value_and_grad: Callable, x0: Any, maxiter: int, gtol: float, norm: float,
