@@ -41,6 +41,7 @@ from fluxion.backend import checks as _checks
 from fluxion.backend import client as _client
 from fluxion.backend import compile_cache as _disk
 from fluxion.backend import compile_hook as _compile_hook
+from fluxion.backend import compile_options as _compile_flags
 from fluxion.backend import host_fill as _host_fill
 from fluxion.backend import lapack as _lapack
 from fluxion.backend import spmd
@@ -140,10 +141,8 @@ def _compile_options(devices: Sequence[Any], fast: bool = True) -> Any:
     if n > 1:
         o.num_replicas = 1
         o.num_partitions = n
-        b = o.executable_build_options
-        b.use_spmd_partitioning = True
-        b.use_shardy_partitioner = True
-    return o
+    # the rest as jax sets it from its flags (SPMD + Shardy, effort levels, profile version)
+    return _compile_flags.apply_flags(o)
 
 
 def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
@@ -165,7 +164,7 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
             exe = _callback.compile_with_callbacks(cl, text, _jax.DeviceList(devs),
                                                    _compile_options(devs))
         return Executable(exe, text, devs, time.perf_counter() - t0)
-    key = (text, devs)
+    key = (text, devs, _compile_flags.key())  # the options' flags: a new value, a new compile
     hit = _EXE_CACHE.get(key)
     if hit is not None:
         _keep_recent(key, hit)

@@ -23,6 +23,8 @@ import logging
 import os
 from typing import Any
 
+from fluxion.backend import compile_options as _compile_flags
+
 __all__ = ["available", "make_client", "cuda_plugin_path", "tpu_library_path"]
 
 _NVIDIA_LIBS = [("cuda_runtime", "libcudart.so.12"), ("cuda_nvrtc", "libnvrtc.so.12"),
@@ -119,7 +121,13 @@ def _register_cuda_targets(xc: Any, c_api: Any) -> None:
 
 def make_client(platform: str, distributed: dict[str, Any]) -> Any:
     """A PJRT client of the ``cuda`` or ``tpu`` plugin (raises when it is not installed or no
-    device is visible)."""
+    device is visible), created with ``jax_pjrt_client_create_options`` as jax creates its own.
+
+    Example:
+        >>> make_client("rocm", {})
+        Traceback (most recent call last):
+        RuntimeError: no PJRT plugin for platform 'rocm'
+    """
     from jaxlib import xla_client as xc  # reason: jaxlib loads with the first client
     if platform == "cuda":
         path = cuda_plugin_path()
@@ -132,6 +140,7 @@ def make_client(platform: str, distributed: dict[str, Any]) -> Any:
             xc.initialize_pjrt_plugin("cuda")
             _register_cuda_targets(xc, _loaded["cuda"])
         options = xc.generate_pjrt_gpu_plugin_options()
+        options.update(_compile_flags.client_create_options())  # as jax's, over the plugin's
         if distributed:
             options["node_id"] = distributed["process_id"]
             options["num_nodes"] = distributed["num_processes"]
@@ -145,5 +154,5 @@ def make_client(platform: str, distributed: dict[str, Any]) -> Any:
         if "tpu" not in _loaded:
             _loaded["tpu"] = xc.load_pjrt_plugin_dynamically("tpu", path)
             xc.initialize_pjrt_plugin("tpu")
-        return xc.make_c_api_client("tpu", {})
+        return xc.make_c_api_client("tpu", _compile_flags.client_create_options())
     raise RuntimeError(f"no PJRT plugin for platform {platform!r}")

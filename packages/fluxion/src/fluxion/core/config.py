@@ -380,6 +380,36 @@ config.define("jax_traceback_filtering",
               "and pytest to hide), 'remove_frames' (removed; the full traceback chained as the "
               "cause) or 'quiet_remove_frames' (removed, with a one-line note).",
               choices=("auto", "off", "tracebackhide", "remove_frames", "quiet_remove_frames"))
+# XLA's compile options and the accelerator client's create options, set as jax 0.10.2 sets them
+# (jax._src.compiler.get_compile_options, xla_bridge._options_from_jax_configs); applied by
+# backend/compile_options.py. The compile ones are part of the trace context: a jitted function
+# compiled under one value is compiled again under another (JAX keys its jit cache on the levels).
+_EFFORTS = (None, "UNKNOWN", "O0", "O1", "O2", "O3")
+config.define("jax_optimization_level", os.environ.get("JAX_OPTIMIZATION_LEVEL", "UNKNOWN"),
+              "XLA's effort for execution time (ExecutableBuildOptions.optimization_level): "
+              "'UNKNOWN' (the compiler's default), 'O0' .. 'O3'.", choices=_EFFORTS, trace=True)
+config.define("jax_memory_fitting_level", os.environ.get("JAX_MEMORY_FITTING_LEVEL", "O2"),
+              "XLA's effort to make the program fit in device memory "
+              "(ExecutableBuildOptions.memory_fitting_level): 'UNKNOWN', 'O0' .. 'O3'.",
+              choices=_EFFORTS, trace=True)
+config.define("jax_exec_time_optimization_effort",
+              float(os.environ.get("JAX_EXEC_TIME_OPTIMIZATION_EFFORT", 0.0)),
+              "XLA's effort for execution time, in [-1.0, 1.0] (higher: more).", trace=True)
+config.define("jax_memory_fitting_effort", float(os.environ.get("JAX_MEMORY_FITTING_EFFORT", 0.0)),
+              "XLA's effort for memory use, in [-1.0, 1.0] (higher: more).", trace=True)
+config.define("jax_xla_profile_version", _env_int("JAX_XLA_PROFILE_VERSION", 0),
+              "XLA-AutoFDO profile version (CompileOptions.profile_version); 0: none (-1 is "
+              "passed, as JAX does).", trace=True)
+config.define("jax_compiler_enable_remat_pass",
+              _env_bool("JAX_COMPILER_ENABLE_REMAT_PASS", default=True),
+              "False disables XLA's rematerialization pass (xla_disable_hlo_passes).", trace=True)
+config.define("jax_disable_most_optimizations", _env_bool("JAX_DISABLE_MOST_OPTIMIZATIONS"),
+              "Compile with XLA's backend optimization level 0 and without its expensive LLVM "
+              "passes (faster compiles, slower programs).", trace=True)
+config.define("jax_pjrt_client_create_options",
+              os.environ.get("JAX_PJRT_CLIENT_CREATE_OPTIONS"),
+              "Extra create options of an accelerator plugin's client (TPU, CUDA), as "
+              "'k1:v1;k2:v2' or a dict; read when the client starts.")
 for _name, _default, _choices in INERT_FLAGS:
     if _name not in config._flags:
         config.define(_name, _default, "Accepted for compatibility with JAX; no effect in "
