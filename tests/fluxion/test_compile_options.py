@@ -117,3 +117,31 @@ def test_tpu_client_is_created_with_the_flag_s_options(monkeypatch):
         plugins.make_client("tpu", {})
     plugins.make_client("tpu", {})
     assert made == [("tpu", {"ml_framework_name": "JAX", "x": "1"}), ("tpu", {})]
+
+
+def test_every_compile_flag_is_a_trace_flag():
+    names = fluxion.config.trace_context.names
+    assert all(n in names for n in compile_options.COMPILE_FLAGS)
+
+
+def test_fast_compile_flag_compiles_again(monkeypatch):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    seen, inner = [], compile_hook.backend_compile_and_load
+
+    def spy(backend, module, devices, options, *rest):
+        seen.append(list(options.env_option_overrides))
+        return inner(backend, module, devices, options, *rest)
+
+    f = fluxion.jit(lambda x: x * 5.0 + 0.1875)
+    x = jnp.arange(4.0)
+    compile_hook.backend_compile_and_load = spy
+    try:
+        f(x)
+        with flag_context("fluxion_cpu_fast_compile", True):
+            f(x)
+    finally:
+        compile_hook.backend_compile_and_load = inner
+    if fluxion.default_backend() == "cpu":
+        assert seen == [[], [("xla_cpu_use_fusion_emitters", False)]]
+    else:
+        assert len(seen) == 2

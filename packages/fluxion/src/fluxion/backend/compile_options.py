@@ -32,11 +32,13 @@ __all__ = ["EFFORT_LEVELS", "COMPILE_FLAGS", "apply_flags", "key", "client_creat
 
 #: XLA's ``EffortLevel`` values of the level flags' names (jax's ``config.EffortLevel``).
 EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}
-#: The flags that change the compile options (and so the executable).
+#: The flags that change the compile options (and so the executable); all are trace flags, so a
+#: jitted function's cache also tells them apart. ``fluxion_cpu_fast_compile`` is Fluxion's own
+#: (dispatch._cpu_overrides).
 COMPILE_FLAGS = ("jax_optimization_level", "jax_memory_fitting_level",
                  "jax_exec_time_optimization_effort", "jax_memory_fitting_effort",
                  "jax_xla_profile_version", "jax_compiler_enable_remat_pass",
-                 "jax_disable_most_optimizations")
+                 "jax_disable_most_optimizations", "fluxion_cpu_fast_compile")
 
 
 def _values() -> tuple:

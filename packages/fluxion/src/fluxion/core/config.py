@@ -294,7 +294,7 @@ config.define("fluxion_cpu_fast_compile",
               "passes, ~40% less compile CPU on small programs, ~20% on an MLP gradient. Off by "
               "default: the log of a subnormal is then -inf (JAX: finite), and modules the loop "
               "emitters cannot compile (complex max/min) are compiled again with the default. "
-              "An explicit xla_cpu_use_fusion_emitters in XLA_FLAGS wins.")
+              "An explicit xla_cpu_use_fusion_emitters in XLA_FLAGS wins.", trace=True)
 # The in-memory caches (backend/caches.py; ``python -m fluxion.info`` lists them with their sizes,
 # ``fluxion.clear_caches()`` empties them). Sizes are estimates: a loaded XLA:CPU executable is
 # counted as 224 KiB + 16 bytes per byte of its StableHLO text, a cached device array as 3 KiB + its
