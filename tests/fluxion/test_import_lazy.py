@@ -204,3 +204,25 @@ def test_lazy_families_work_in_a_fresh_process() -> None:
     assert s.strip("[]") == ", ".join(str(v) for v in np.sort(-xs).tolist())
     np.testing.assert_allclose([float(v) for v in g.strip("[]").split(",")], digamma(xs + 1.0),
                                atol=1e-4)
+
+
+def test_first_jit_call_loads_only_the_call_path() -> None:
+    # backend/jit.py loads the helpers of the rarer paths on first use: the ahead-of-time stages,
+    # placement options and cache-miss explanations stay out of a plain first jit call
+    out = _run("""
+        import sys
+        import fluxion, fluxion.numpy as jnp
+        f = fluxion.jit(lambda x: x * 2)
+        print(f(jnp.arange(3.0)).tolist())
+        rare = ["fluxion.backend.jit_stages", "fluxion.backend.jit_sharding",
+                "fluxion.backend.cache_miss"]
+        print(sorted(m for m in rare if m in sys.modules))
+        from fluxion.backend import jit as jit_module
+        print("Lowered" in f.lower(jnp.arange(3.0)).__class__.__name__)
+        from fluxion.backend import jit_stages
+        print(all(getattr(jit_module, n) is getattr(jit_stages, n)
+                  for n in ("Traced", "Lowered", "Compiled")))
+        g = fluxion.jit(lambda x: x + 1, device=fluxion.devices()[0])
+        print(g(jnp.arange(2.0)).tolist())
+    """)
+    assert out.splitlines()[:5] == ["[0.0, 2.0, 4.0]", "[]", "True", "True", "[1.0, 2.0]"], out

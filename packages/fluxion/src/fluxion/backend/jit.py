@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import logging
 import weakref
@@ -37,10 +38,10 @@ from collections import OrderedDict
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Sequence
 
-from fluxion.backend import cache_miss as _cache_miss
 from fluxion.backend import cache_prefetch as _prefetch
 from fluxion.backend import checks as _checks
 from fluxion.backend import compile_cache as _disk
+from fluxion.backend import compile_options as _compile_flags
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.client import default_device as _client_default_device
@@ -58,9 +59,6 @@ from fluxion.backend.jit_entry import (
     _prune_unused,
 )
 from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
-from fluxion.backend.jit_sharding import Placement
-from fluxion.backend.jit_sharding import incompatible_out_devices as _incompatible_out_devices
-from fluxion.backend.jit_stages import Compiled, Lowered, Traced, _eval_shape, _lower, _trace_fn
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
@@ -72,12 +70,46 @@ from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.core.refs import ClosedRefs, Ref
 from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.call import closed_call, jit_p
-from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
+from fluxion.transforms.staging import (
+    StagingInterpreter,
+    abstractify,
+    fun_name,
+    fun_source,
+    trace_to_program,
+)
 from fluxion.tree_util import physical as tree_util
 
-__all__ = ["jit", "run_program", "Lowered", "Compiled", "Traced"]
+__all__ = [
+    "jit", "run_program",
+    "Lowered", "Compiled", "Traced",  # noqa: F822  (module __getattr__, from jit_stages)
+]
 
 logger = logging.getLogger("fluxion")
+
+# Helpers of the rarer paths load on first use (the first ``jit`` call stays cheap):
+# ``jit_stages`` (``.lower``/``.trace``/``.eval_shape``, ``Traced``/``Lowered``/``Compiled``),
+# ``jit_sharding`` (``device=``/``backend=``/``in_shardings``/``out_shardings``) and
+# ``cache_miss`` (``jax_explain_cache_misses``, argument names in error messages). The
+# stage classes stay importable from here (module ``__getattr__``).
+_ON_FIRST_USE = {"Traced": "jit_stages", "Lowered": "jit_stages", "Compiled": "jit_stages",
+                 "Placement": "jit_sharding"}
+
+
+def _helper(name: str) -> Any:
+    """The module ``fluxion.backend.<name>``, imported on the first call."""
+    return importlib.import_module(f"fluxion.backend.{name}")
+
+
+def __getattr__(name: str) -> Any:
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_helper(module), name)
+
+
+def _staged(stage: str, j: Any, fun: Callable, *args: Any, **kwargs: Any) -> Any:
+    """``.lower``/``.trace``/``.eval_shape`` of a jitted function (``jit_stages``)."""
+    return getattr(_helper("jit_stages"), stage)(j, fun, *args, **kwargs)
 _STATE = _trace.STATE
 _flatten = tree_util.tree_flatten
 _GET_K = attrgetter("_k")
@@ -231,7 +263,7 @@ class _Jitted:
     """
 
     def __init__(self, fun: Callable, sig: _Signature, device: Any, keep_unused: bool,
-                 inline: bool, owner: "_FunCaches | None") -> None:
+                 inline: bool, owner: "_FunCaches | None", compiler_options: tuple = ()) -> None:
         try:
             self._fun_ref: Callable[[], Callable] = weakref.ref(fun)
         except TypeError:  # not weak-referenceable: this _Jitted is private to one wrapper
@@ -242,6 +274,7 @@ class _Jitted:
         self.device = device
         self.keep_unused = keep_unused
         self.inline = inline
+        self.compiler_options = compiler_options  # jit's, as (name, value) pairs
         self.owner = owner
         self.cache: OrderedDict[tuple, _Entry] = OrderedDict()
         self.programs: OrderedDict[tuple, tuple] = OrderedDict()
@@ -319,7 +352,7 @@ class _Jitted:
         if closed is not None:  # this signature reaches references by closure (jit_refs)
             raise ClosedRefs(closed)
         if config.jax_explain_cache_misses:
-            _cache_miss.explain_miss(self, key, args, kwargs)
+            _helper("cache_miss").explain_miss(self, key, args, kwargs)
         program, consts, out_tree = trace_to_program(
             with_ref_frame(self, self.bound_fun(statics), (treedef, statics)), args, kwargs,
             in_avals=avals,
@@ -335,7 +368,10 @@ class _Jitted:
 
     def compile_entry(self, args: tuple, kwargs: dict, statics: tuple, specs: list[Spec],
                       treedef: Any, donated: tuple[bool, ...],
-                      prefetch: _prefetch.Prefetch | None = None) -> _Entry:
+                      prefetch: _prefetch.Prefetch | None = None,
+                      compiler_options: tuple | None = None) -> _Entry:
+        """Trace, lower and compile the call for argument ``specs`` (jit's compiler options,
+        or ``compiler_options`` when given: ``Lowered.compile``'s)."""
         avals = [s.aval for s in specs]
         program, consts, out_tree = self.program_for(args, kwargs, statics, avals, treedef)
         for c in consts:
@@ -372,7 +408,7 @@ class _Jitted:
                     s.committed for s in specs) and first_out is not None)
                 arg = None if from_outs or not specs else (
                     self.names(args, kwargs)[0], specs[0].aval)
-                raise _incompatible_out_devices(self.name, pl, devices,
+                raise _helper("jit_sharding").incompatible_out_devices(self.name, pl, devices,
                                                 first_out if from_outs else None, o, arg)
         if len(devices) == 1:  # small constants written into the module, as JAX does
             lowered, consts = _embed_consts(program, consts)
@@ -394,7 +430,9 @@ class _Jitted:
         with _prefetch.armed(prefetch):
             executable, out_shardings = _d.compile_program(
                 full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
-                mesh=_program_mesh(program) if len(devices) > 1 else None)
+                mesh=_program_mesh(program) if len(devices) > 1 else None,
+                compiler_options=(self.compiler_options if compiler_options is None
+                                  else compiler_options))
         committed = pl is not None or any(s.committed for s in specs) or len(devices) > 1
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree,
@@ -455,7 +493,8 @@ class _Jitted:
                     *[a._k.aval for a in arrays])) is None:
                 # about to be traced: the persistent cache's entry that a hint names is read
                 # meanwhile (backend/cache_prefetch.py)
-                pf = _prefetch.start(self.fun, treedef, statics, arrays, _d._compile_options)
+                pf = _prefetch.start(self.fun, treedef, statics, arrays, functools.partial(
+                    _d._compile_options, compiler_options=self.compiler_options))
             if self.device is None and not any(a._k.committed for a in arrays):
                 arrays = self.place_on_program_mesh(args, kwargs, statics, arrays)
             key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
@@ -535,8 +574,8 @@ class _Jitted:
     def names(self, args: tuple, kwargs: dict) -> list[str]:
         """JAX's names of the dynamic argument leaves (for error messages)."""
         try:
-            return _cache_miss.arg_names(self.fun, self.sig, len(args) + len(self.sig.static_argnums),
-                              args, kwargs)
+            return _helper("cache_miss").arg_names(
+                self.fun, self.sig, len(args) + len(self.sig.static_argnums), args, kwargs)
         except Exception:
             return [f"argument {i}" for i in range(len(tree_util.tree_leaves((args, kwargs))))]
 
@@ -561,6 +600,12 @@ class _Jitted:
 
     def call_traced(self, args: tuple, kwargs: dict, statics: tuple, leaves: list, treedef: Any,
                     donated: tuple[bool, ...]) -> Any:
+        if self.compiler_options and isinstance(_STATE.interp, StagingInterpreter):
+            # staged into another jit or make_jaxpr: nothing of its own is compiled (JAX's error)
+            raise ValueError(
+                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                f"compiler_options={dict(self.compiler_options)} specified on a nested jit "
+                f"with name: {self.name} and source info: {user_source_line()}")
         avals = [abstractify(x) for x in leaves]
         program, consts, out_tree = self.program_for(args, kwargs, statics, avals, treedef)
         if self.inline:
@@ -601,11 +646,12 @@ def _type_key(v: Any) -> Any:
 # ---------------------------------------------------------------- the per-function cache table
 
 def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate_argnums: Any,
-                donate_argnames: Any, device: Any, keep_unused: bool, inline: bool) -> _Jitted:
+                donate_argnames: Any, device: Any, keep_unused: bool, inline: bool,
+                compiler_options: tuple = ()) -> _Jitted:
     """The shared caches of ``fun`` under these options (made on first use)."""
     # ``device``: the call's Placement (device=/backend=/in_shardings/out_shardings) or None.
     opts = _options_key((static_argnums, static_argnames, donate_argnums, donate_argnames,
-                         device, keep_unused, inline))
+                         device, keep_unused, inline, compiler_options))
     caches = None
     if opts is not None:
         try:
@@ -618,19 +664,20 @@ def _jitted_for(fun: Callable, static_argnums: Any, static_argnames: Any, donate
             return j
     sig = _Signature(fun, static_argnums, static_argnames, donate_argnums, donate_argnames)
     if opts is None:
-        j = _Jitted(fun, sig, device, keep_unused, inline, None)
+        j = _Jitted(fun, sig, device, keep_unused, inline, None, compiler_options)
     else:
         # Options spelled differently but resolving to the same ones (static_argnums=1 and
         # static_argnames="n" for a parameter n at position 1) share one _Jitted, as in JAX.
         resolved = ("resolved", sig.static_argnums, sig.static_argnames, sig.donate_argnums,
-                    sig.donate_argnames, device, keep_unused, inline)
+                    sig.donate_argnames, device, keep_unused, inline, compiler_options)
         with _BY_FUN_LOCK:
             caches = _BY_FUN.get(fun)
             if caches is None:
                 caches = _BY_FUN[fun] = _FunCaches()
             j = caches.by_options.get(resolved)
             if j is None:
-                j = _Jitted(fun, sig, device, keep_unused, inline, caches)
+                j = _Jitted(fun, sig, device, keep_unused, inline, caches,
+                            compiler_options)
             caches.by_options[resolved] = caches.by_options[opts] = j
     _ALL.add(j)
     return j
@@ -644,7 +691,8 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
         donate_argnums: int | Sequence[int] | None = None,
         donate_argnames: str | Iterable[str] | None = None, keep_unused: bool = False,
         device: Any = None, backend: str | None = None, inline: bool = False,
-        in_shardings: Any = None, out_shardings: Any = None) -> Any:
+        in_shardings: Any = None, out_shardings: Any = None,
+        compiler_options: dict[str, Any] | None = None) -> Any:
     """Compile ``fun`` with XLA: staged once per argument signature, then called from a cache.
 
     Arguments are pytrees of arrays; ``static_argnums``/``static_argnames`` name arguments that
@@ -653,6 +701,11 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
 
     The caches belong to ``fun`` (held weakly), as in JAX: ``jit(fun)`` called again with the
     same options, even in a loop, reuses the traces and executables of the first one.
+
+    ``compiler_options`` (a dict of XLA options, as JAX's: ``xla_*`` debug options, e.g.
+    ``{"xla_cpu_enable_fast_math": True}``, or ``optimization_level`` and the other build
+    options) applies to every compile of the function, ``.lower().compile()`` included; an
+    unknown name raises ``JaxRuntimeError`` at the first compile (backend/compile_options.py).
 
     The returned function also has ``.lower(*args)`` (-> :class:`Lowered`, with ``.as_text()``
     and ``.compile()``), ``.trace(*args)`` (-> :class:`Traced`) and ``.eval_shape(*args)``.
@@ -670,22 +723,28 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
                                  donate_argnums=donate_argnums, donate_argnames=donate_argnames,
                                  keep_unused=keep_unused, device=device, backend=backend,
                                  inline=inline, in_shardings=in_shardings,
-                                 out_shardings=out_shardings)
+                                 out_shardings=out_shardings, compiler_options=compiler_options)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}: {fun!r}")
-    placement = Placement.make(fun_name(fun), device, backend, in_shardings, out_shardings)
+    placement = None
+    if device is not None or backend is not None or in_shardings is not None or \
+            out_shardings is not None:
+        placement = _helper("jit_sharding").Placement.make(fun_name(fun), device, backend,
+                                                            in_shardings, out_shardings)
     j = _jitted_for(fun, static_argnums, static_argnames, donate_argnums, donate_argnames,
-                    placement, keep_unused, inline)
+                    placement, keep_unused, inline, _compile_flags.overrides(compiler_options))
     fn = _make_dispatcher(j, fun)
     try:
         functools.update_wrapper(fn, fun)
     except AttributeError:
         pass
     fn._fluxion_jit = j  # type: ignore[attr-defined]
-    fn.lower = api_boundary(functools.partial(_lower, j, fun))  # type: ignore[attr-defined]
-    fn.trace = api_boundary(functools.partial(_trace_fn, j, fun))  # type: ignore[attr-defined]
+    fn.lower = api_boundary(  # type: ignore[attr-defined]
+        functools.partial(_staged, "_lower", j, fun))
+    fn.trace = api_boundary(  # type: ignore[attr-defined]
+        functools.partial(_staged, "_trace_fn", j, fun))
     fn.eval_shape = api_boundary(  # type: ignore[attr-defined]
-        functools.partial(_eval_shape, j, fun))
+        functools.partial(_staged, "_eval_shape", j, fun))
     fn.clear_cache = j.clear  # type: ignore[attr-defined]
     fn._cache_size = lambda: len(j.cache)  # type: ignore[attr-defined]
     return fn
