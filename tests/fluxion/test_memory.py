@@ -310,3 +310,31 @@ def test_soak_rss_is_bounded_and_flat(workload, budget_mib):
     # Flat after warm-up; with 4 threads glibc's per-thread arenas settle more slowly (+1.6,
     # +1.4, +0.4, +0.3, +0.25 MiB in successive rounds of 3000 calls each).
     assert second < (5.0 if workload == "threads" else 3.0), (workload, total, second)
+
+
+def test_clear_caches_loads_no_lax_family():
+    # clear_caches and cache_info look a helper-trace table up only in a loaded module: calling
+    # them imports none of the lax families (the rows are listed all the same, empty)
+    code = (
+        "import sys, fluxion, fluxion.numpy as jnp\n"
+        "from fluxion.backend import runtime\n"
+        "jnp.arange(3.0) + 1\n"
+        "fluxion.clear_caches()\n"
+        "rows = {r['name']: r['entries'] for r in runtime.cache_info()}\n"
+        "print(rows['lax special-function traces'], rows['lax linalg helper traces'])\n"
+        "print(sorted(m for m in ('fluxion.lax.special', 'fluxion.lax.windowed',\n"
+        "                         'fluxion.lax.linalg', 'fluxion.lax.linalg._common')\n"
+        "             if m in sys.modules))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[:2] == ["0 0", "[]"], r.stdout
+
+
+@pytest.mark.clears_caches
+def test_clear_caches_empties_a_loaded_family_table():
+    from fluxion.lax import special
+
+    fluxion.jit(lambda y: fluxion.lax.bessel_i0e(y))(jnp.arange(1.0, 4.0))
+    assert special._PROGRAMS and _rows()["lax special-function traces"]["entries"] > 0
+    fluxion.clear_caches()
+    assert not special._PROGRAMS

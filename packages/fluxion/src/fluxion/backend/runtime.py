@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import jaxlib.version
@@ -19,32 +20,48 @@ from fluxion.backend import caches as _caches
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _dispatch
 from fluxion.backend import jit as _jit
-from fluxion.backend import lowering as _lowering
 from fluxion.backend.array import Array, Spec
-from fluxion.lax import reductions as _reductions
-from fluxion.lax import special as _special
-from fluxion.lax import windowed as _windowed
-from fluxion.lax.linalg import _common as _linalg_common
 
 __all__ = ["clear_caches", "live_arrays", "jaxlib_version", "cache_info"]
 
 
 # Traces of small helper computations, keyed by the computation and its types (bounded by the
-# distinct computations a program uses): listed and cleared with the others.
-def _trace_tables() -> list[tuple[str, Any]]:
-    return [("lax reducer traces", _reductions._COMPUTATIONS),
-            ("lax reduce_window JVP traces", _windowed._JVP_COMPUTATIONS),
-            ("lax special-function traces", _special._PROGRAMS),
-            ("lax linalg helper traces", _linalg_common._STAGED),
-            ("lowering: ordered-effect flags", _lowering._ORDERED),
-            ("lowering: MLIR type strings", _lowering._type_cache)]
+# distinct computations a program uses): listed and cleared with the others. Each table is looked
+# up in its module only if that module is loaded (a module never imported has nothing cached), so
+# that clearing or listing the caches loads no lax family.
+_TRACE_TABLES = [
+    ("lax reducer traces", "fluxion.lax.reductions", "_COMPUTATIONS"),
+    ("lax reduce_window JVP traces", "fluxion.lax.windowed", "_JVP_COMPUTATIONS"),
+    ("lax special-function traces", "fluxion.lax.special", "_PROGRAMS"),
+    ("lax linalg helper traces", "fluxion.lax.linalg._common", "_STAGED"),
+    ("lowering: ordered-effect flags", "fluxion.backend.lowering", "_ORDERED"),
+    ("lowering: MLIR type strings", "fluxion.backend.lowering", "_type_cache"),
+]
+
+
+def _loaded_table(module: str, attr: str) -> Any:
+    """The table ``module.attr``, or None while ``module`` is not imported."""
+    m = sys.modules.get(module)
+    return None if m is None else getattr(m, attr)
+
+
+def _table_size(module: str, attr: str) -> tuple[int, int]:
+    table = _loaded_table(module, attr)
+    return (0 if table is None else len(table), 0)
+
+
+def _table_clear(module: str, attr: str) -> None:
+    table = _loaded_table(module, attr)
+    if table is not None:
+        table.clear()
 
 
 def _register_trace_tables() -> None:
-    for name, table in _trace_tables():
+    for name, module, attr in _TRACE_TABLES:
         _caches.CacheGroup(name, None, "traces kept for reuse; at most 4096 entries each (one per "
                            "distinct computation and types)",
-                           lambda t=table: (len(t), 0), table.clear)
+                           lambda m=module, a=attr: _table_size(m, a),
+                           lambda m=module, a=attr: _table_clear(m, a))
 
 
 _register_trace_tables()
