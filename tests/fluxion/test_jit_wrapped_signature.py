@@ -46,8 +46,11 @@ def test_lowered_compile_takes_compiler_options_none():
     ref = jax.jit(f).lower(1.0).compile(None)(3.0)
     got = fluxion.jit(f).lower(1.0).compile(None)(3.0)
     assert float(got) == float(ref) == 6.0
-    with pytest.raises(NotImplementedError, match="compiler_options"):
-        fluxion.jit(f).lower(1.0).compile({"xla_cpu_enable_fast_math": True})
+    # options themselves: tests/fluxion/test_jit_compiler_options.py
+    got = fluxion.jit(f).lower(1.0).compile({"xla_cpu_enable_fast_math": True})(3.0)
+    assert float(got) == 6.0
+    with pytest.raises(NotImplementedError, match="device_assignment"):
+        fluxion.jit(f).lower(1.0).compile(device_assignment=fluxion.devices()[:1])
 
 
 def test_array_defaults_compile_nothing_at_jit_time():

@@ -10,6 +10,15 @@ several, has SPMD partitioning with the Shardy partitioner on; the effort levels
 On the CPU none of this changes the optimized HLO or the compile time of our workloads
 (docs/api/config.md); the TPU compiler reads the levels.
 
+Per-compile options (``jit(f, compiler_options=...)``, ``Lowered.compile(compiler_options)``), as
+jax's ``get_compile_options(env_options_overrides=...)``: ``fdo_profile`` and the four build
+options (``exec_time_optimization_effort``, ``memory_fitting_effort``, ``optimization_level``,
+``memory_fitting_level``, numbers) go on the ``ExecutableBuildOptions``; every other name goes to
+XLA as an option override (an ``xla_*`` debug option; a bool, int, float or string value), which
+XLA parses when it compiles: an unknown name raises ``JaxRuntimeError`` ``INVALID_ARGUMENT: No such
+compile option: '<name>'``, a value of the wrong kind ``... is not a valid bool value``. They are
+part of the executable caches' keys (:func:`overrides`; on disk through the serialized options).
+
 Client options (``jax._src.xla_bridge._options_from_jax_configs``): the create options of a
 plugin client (TPU, CUDA) are updated with ``jax_pjrt_client_create_options``, a
 ``"k1:v1;k2:v2"`` string (values stay strings) or a dict. The CPU client takes none, as in JAX.
@@ -28,7 +37,8 @@ from typing import Any
 
 from fluxion.core.config import config
 
-__all__ = ["EFFORT_LEVELS", "COMPILE_FLAGS", "apply_flags", "key", "client_create_options"]
+__all__ = ["EFFORT_LEVELS", "COMPILE_FLAGS", "BUILD_OPTIONS", "apply_flags", "key", "overrides",
+           "apply_overrides", "client_create_options"]
 
 #: XLA's ``EffortLevel`` values of the level flags' names (jax's ``config.EffortLevel``).
 EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}
@@ -93,6 +103,53 @@ def apply_flags(options: Any) -> Any:
         debug.xla_disable_hlo_passes = "rematerialization"
     version = int(config.jax_xla_profile_version)
     options.profile_version = version if version > 0 else -1
+    return options
+
+
+#: The per-compile option names set on the ``ExecutableBuildOptions`` (jax's
+#: ``overrides_on_build_options``) rather than handed to XLA's option parser.
+BUILD_OPTIONS = ("exec_time_optimization_effort", "memory_fitting_effort", "optimization_level",
+                 "memory_fitting_level")
+
+
+def overrides(compiler_options: Any) -> tuple:
+    """A ``compiler_options`` dict (or None) as the ``(name, value)`` pairs kept with a jitted
+    function and in the executable caches' keys (jax's ``compiler_options_kvs``).
+
+    Example:
+        >>> overrides({"xla_cpu_enable_fast_math": True})
+        (('xla_cpu_enable_fast_math', True),)
+        >>> overrides(None)
+        ()
+    """
+    return () if compiler_options is None else tuple(compiler_options.items())
+
+
+def apply_overrides(options: Any, pairs: tuple) -> Any:
+    """Set the per-compile ``pairs`` (from :func:`overrides`; a later pair wins) on ``options``
+    (a jaxlib ``CompileOptions`` already through :func:`apply_flags`) as jax's
+    ``get_compile_options`` does; returns it. XLA checks the names and values when it compiles.
+
+    Example:
+        >>> from jaxlib import xla_client
+        >>> o = apply_overrides(xla_client.CompileOptions(),
+        ...                     (("optimization_level", 9), ("xla_cpu_enable_fast_math", True)))
+        >>> o.executable_build_options.optimization_level, o.env_option_overrides
+        (9, [('xla_cpu_enable_fast_math', True)])
+    """
+    if not pairs:
+        return options
+    rest = dict(pairs)
+    b = options.executable_build_options
+    fdo = rest.pop("fdo_profile", None)
+    if fdo is not None:
+        b.fdo_profile = fdo
+    for name in BUILD_OPTIONS:
+        if name in rest:
+            setattr(b, name, rest.pop(name))
+    if rest:  # after Fluxion's own overrides (dispatch._cpu_overrides), a same name replaced
+        own = [(k, v) for k, v in options.env_option_overrides if k not in rest]
+        options.env_option_overrides = own + list(rest.items())
     return options
 
 

@@ -128,7 +128,7 @@ def _cpu_overrides() -> list:
     return [("xla_cpu_use_fusion_emitters", False)]
 
 
-def _compile_options(devices: Sequence[Any], fast: bool = True) -> Any:
+def _compile_options(devices: Sequence[Any], fast: bool = True, compiler_options: tuple = ()) -> Any:
     o = _xc.CompileOptions()
     n = len(devices)
     if fast and devices[0].platform == "cpu":
@@ -141,12 +141,17 @@ def _compile_options(devices: Sequence[Any], fast: bool = True) -> Any:
     if n > 1:
         o.num_replicas = 1
         o.num_partitions = n
-    # the rest as jax sets it from its flags (SPMD + Shardy, effort levels, profile version)
-    return _compile_flags.apply_flags(o)
+    # the rest as jax sets it from its flags (SPMD + Shardy, effort levels, profile version),
+    # then the call's own compiler options (jit's / Lowered.compile's)
+    return _compile_flags.apply_overrides(_compile_flags.apply_flags(o), compiler_options)
 
 
-def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
+def compile_text(text: str, devices: Sequence[Any] | None = None,
+                 compiler_options: tuple = ()) -> Executable:
     """Compile StableHLO ``text`` for ``devices`` (default: the default device), cached.
+
+    ``compiler_options``: ``(name, value)`` pairs (``compile_options.overrides``), part of the
+    cache keys: the same text under other options is another executable.
 
     Identical texts share one executable. Unless ``jax_enable_compilation_cache`` is off,
     executables are also written to (and read back from) disk: see :mod:`compile_cache`.
@@ -162,9 +167,9 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
         t0 = time.perf_counter()
         with _compile_lock:
             exe = _callback.compile_with_callbacks(cl, text, _jax.DeviceList(devs),
-                                                   _compile_options(devs))
+                                                   _compile_options(devs, True, compiler_options))
         return Executable(exe, text, devs, time.perf_counter() - t0)
-    key = (text, devs, _compile_flags.key())  # the options' flags: a new value, a new compile
+    key = (text, devs, _compile_flags.key(), compiler_options)  # a new option, a new compile
     hit = _EXE_CACHE.get(key)
     if hit is not None:
         _keep_recent(key, hit)
@@ -184,7 +189,7 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
         lapack = _lapack.needs_lapack(text)
         if lapack:
             _lapack.ensure_lapack()  # registered + initialised before compile/deserialize
-        opts = _compile_options(devs)
+        opts = _compile_options(devs, True, compiler_options)
         t0 = time.perf_counter()
         exe, pkey, cdir = None, None, _disk.cache_dir()
         pf = _prefetch.active()  # a jitted call's entry read while it was traced
@@ -203,11 +208,11 @@ def compile_text(text: str, devices: Sequence[Any] | None = None) -> Executable:
             try:
                 exe = _compile_hook.backend_compile_and_load(cl, text, dl, opts)
             except _jax.JaxRuntimeError:
-                if not opts.env_option_overrides:
-                    raise
+                plain = _compile_options(devs, False, compiler_options)
+                if len(opts.env_option_overrides) == len(plain.env_option_overrides):
+                    raise  # no option of fluxion_cpu_fast_compile's to leave out
                 # fluxion_cpu_fast_compile's loop emitters lack some ops: XLA's default then
-                exe = _compile_hook.backend_compile_and_load(cl, text, dl,
-                                                             _compile_options(devs, fast=False))
+                exe = _compile_hook.backend_compile_and_load(cl, text, dl, plain)
             elapsed = time.perf_counter() - t0
             _monitoring.record_event_duration_secs(_monitoring.BACKEND_COMPILE_EVENT, elapsed)
             if pkey is not None and elapsed >= config.jax_persistent_cache_min_compile_time_secs:
@@ -723,12 +728,14 @@ def _no_argument_devices() -> tuple:
 
 def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
                     out_shardings: Sequence[Any] | None = None, donated: Sequence[bool] = (),
-                    devices: tuple | None = None, mesh: Any = None) -> tuple[Executable, list]:
+                    devices: tuple | None = None, mesh: Any = None,
+                    compiler_options: tuple = ()) -> tuple[Executable, list]:
     """Lower and compile ``program`` for arguments placed with ``in_shardings`` (all on the
     same devices, already checked); returns the executable and the results' shardings.
 
     One device: plain lowering, results on that device. Several: Shardy-annotated SPMD program;
-    results get ``out_shardings`` where given, else what the compiler chose."""
+    results get ``out_shardings`` where given, else what the compiler chose. ``compiler_options``
+    as :func:`compile_text`'s."""
     if devices is None:
         devices = (tuple(in_shardings[0]._internal_device_list) if in_shardings
                    else _no_argument_devices())
@@ -741,12 +748,12 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
                        [v.aval.str_short() for v in list(program.constvars) + list(program.invars)])
     if len(devices) == 1:
         text = lower_program(program, name, donated=donated, platform=lowering_platform(devices))
-        exe = compile_text(text, devices)
+        exe = compile_text(text, devices, compiler_options)
         sh = single_device_sharding(devices[0])
         return exe, [sh] * n_out
     given = list(out_shardings) if out_shardings is not None else [None] * n_out
     text = spmd.lower_spmd(program, name, in_shardings, given, donated)
-    exe = compile_text(text, devices)
+    exe = compile_text(text, devices, compiler_options)
     params = spmd.read_param_shardings(exe.exe)
     avals = [v.aval for v in list(program.constvars) + list(program.invars)]
     if params is not None:

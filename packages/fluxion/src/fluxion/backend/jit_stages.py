@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Callable
 
+from fluxion.backend import compile_options as _compile_flags
 from fluxion.backend import dispatch as _d
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
@@ -134,15 +135,30 @@ class Lowered:
 
     def compile(self, compiler_options: dict[str, Any] | None = None, *,
                 device_assignment: Any = None) -> "Compiled":
-        # JAX's signature (flax's nnx.jit passes compiler_options, None by default)
-        if compiler_options or device_assignment is not None:
+        """Compile the lowered module, as JAX's: ``compiler_options`` (XLA options, as
+        ``jit``'s) add to those the function was jitted with (a name given in both: this one).
+
+        Example:
+            >>> import fluxion, fluxion.numpy as jnp
+            >>> lowered = fluxion.jit(lambda x: x * 2).lower(jnp.ones(2))
+            >>> lowered.compile({"xla_cpu_enable_fast_math": True})(jnp.ones(2)).tolist()
+            [2.0, 2.0]
+        """
+        if device_assignment is not None:
             raise NotImplementedError(
-                "Lowered.compile: compiler_options and device_assignment are not supported by "
-                "Fluxion (see docs/guide/coming-from-jax.md)")
+                "Lowered.compile: device_assignment is not supported by Fluxion (see "
+                "docs/guide/coming-from-jax.md)")
+        j = self._traced._j
+        pairs = j.compiler_options + _compile_flags.overrides(compiler_options)
         if self._entry is not None:
-            return Compiled(self._traced, self._entry.executable, self._entry)
-        return Compiled(self._traced, _d.compile_text(self._text), consts=self._consts,
-                        kept=self._kept)
+            entry = self._entry
+            if compiler_options is not None:  # placed arguments: compiled again, as a call
+                t = self._traced
+                entry = j.compile_entry(t._args, t._kwargs, t._statics, t._specs, t._treedef,
+                                        t._donated, compiler_options=pairs)
+            return Compiled(self._traced, entry.executable, entry)
+        return Compiled(self._traced, _d.compile_text(self._text, compiler_options=pairs),
+                        consts=self._consts, kept=self._kept)
 
 
 class Compiled:
