@@ -113,3 +113,49 @@ def test_allocate_with_a_capacity_under_jit():
     traced = fluxion.jit(lambda r: fn.allocate(r, capacity=4).idx)(R)
     assert eager.idx.shape == traced.shape == (20, 4)
     np.testing.assert_array_equal(np.asarray(eager.idx), np.asarray(traced))
+
+
+@pytest.mark.parametrize("sigma", [1.5, np.array([[1.0, 1.7], [1.7, 1.3]], np.float32),
+                                   "device", np.float32(1.1)])
+def test_soft_sphere_neighbor_list_cutoff_on_the_host(sigma):
+    # energy.soft_sphere_neighbor_list's cutoff max(sigma) is read on the host: building it
+    # compiles no reduce_max, and the cutoff is the value float(jnp.max(sigma)) gave
+    import fluxion
+    import fluxion.numpy as fnp
+    from fluxion.core import monitoring
+    from fluxion_md import energy
+    from fluxion_md.util import maybe_downcast
+    if isinstance(sigma, str):
+        sigma = fnp.asarray(np.array([0.9, 1.25, 1.05], np.float32))
+    seen, cutoffs = [], []
+
+    def listen(event, duration, **_):
+        if event == monitoring.BACKEND_COMPILE_EVENT:
+            seen.append(duration)
+
+    def neighbor_list_fn(disp, box, r_cutoff, dr_threshold, **kw):
+        cutoffs.append(r_cutoff)
+        return partition.neighbor_list(disp, box, r_cutoff, dr_threshold, **kw)
+    disp = space.periodic(8.0)[0]
+    fluxion.clear_caches()
+    # maybe_downcast copies a device array (jnp.array, as jax_md's): that program, not the
+    # cutoff's, is compiled here; the max is exact, so NumPy's is the value jnp.max gives
+    expected = float(np.max(np.asarray(maybe_downcast(sigma))))
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        energy.soft_sphere_neighbor_list(disp, 8.0, sigma=sigma, neighbor_list_fn=neighbor_list_fn)
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert seen == [] and cutoffs == [expected] and type(cutoffs[0]) is float
+
+
+def test_soft_sphere_neighbor_list_traced_sigma_fails_as_before():
+    # a traced sigma gives no cutoff number (neighbor_list needs one): the same error as before
+    import fluxion
+    from fluxion_md import energy
+
+    def build(s):
+        energy.soft_sphere_neighbor_list(space.periodic(8.0)[0], 8.0, sigma=s)
+        return s
+    with pytest.raises(fluxion.errors.ConcretizationTypeError):
+        fluxion.jit(build)(np.float32(1.0))

@@ -146,7 +146,11 @@ def soft_sphere_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     """
     _check_species_arg("soft_sphere_neighbor_list", species)
     sigma = maybe_downcast(sigma)
-    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, float(jnp.max(sigma)),
+    # the cutoff max(sigma) read on the host (exact: no eager reduce_max to compile); a traced
+    # sigma takes the jnp path (and fails in float() as before: neighbor_list needs a number)
+    sigma_host = host_value(sigma)
+    r_cutoff = float(jnp.max(sigma) if sigma_host is None else onp.max(sigma_host))
+    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, r_cutoff,
                                    float(maybe_downcast(dr_threshold)),
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
