@@ -178,17 +178,35 @@ def test_options_are_part_of_the_disk_cache_key(disk_cache, seen):
     assert len(seen["flx"]) == n + 1  # both read back from their own entries
 
 
-def test_nested_jit_with_options_raises_as_jax():
+def test_staged_jit_with_options_raises_as_jax():
     def inner(x):
         return x * 2.0
 
     opts = {"xla_cpu_enable_fast_math": True}
-    message = ("`compiler_options` can only be passed to top-level `jax.jit`. Got "
-               "compiler_options={'xla_cpu_enable_fast_math': True} specified on a nested jit "
-               "with name: inner")
-    for jit in (fluxion.jit, jax.jit):
-        with pytest.raises(ValueError, match=re.escape(message)):
-            jit(lambda x: jit(inner, compiler_options=opts)(x))(1.0)
-    # vmap does not stage: no error, as in jax
-    got = fluxion.vmap(fluxion.jit(inner, compiler_options=opts))(jnp.ones(2))
-    assert np.asarray(got).tolist() == [2.0, 2.0]
+    message = re.escape("`compiler_options` can only be passed to top-level `jax.jit`. Got "
+                        "compiler_options={'xla_cpu_enable_fast_math': True} specified on a "
+                        "nested jit with name: ")
+    for lib, m in [(fluxion, jnp), (jax, jnp_ref)]:
+        g = lib.jit(inner, compiler_options=opts)
+        with pytest.raises(ValueError, match=message + "inner"):
+            lib.jit(lambda x: g(x))(1.0)
+        with pytest.raises(ValueError, match=message + "inner"):
+            lib.make_jaxpr(g)(1.0)
+        with pytest.raises(ValueError, match=message + "inner"):  # the batched call is staged
+            lib.jit(lib.vmap(g))(m.ones(2))
+        with pytest.raises(ValueError, match=message):  # its tangent program is staged
+            lib.grad(g)(1.0)
+
+
+def test_vmap_and_jvp_compile_with_the_options_as_jax(seen):
+    opts = {"xla_cpu_enable_fast_math": True, "xla_backend_optimization_level": 1}
+    for lib, m, who in [(fluxion, jnp, "flx"), (jax, jnp_ref, "jax")]:
+        g = lib.jit(lambda x: m.sin(x) * 1.4375, compiler_options=opts)
+        n = len(seen[who])
+        batched = lib.vmap(g)(m.ones(2))
+        primal, tangent = lib.jvp(g, (1.0,), (1.0,))
+        assert len(seen[who]) == n + 2, who
+        assert all(s[0] == sorted(opts.items()) for s in seen[who][n:]), who
+        np.testing.assert_allclose(np.asarray(batched), np.sin(1.0) * 1.4375, rtol=1e-6)
+        np.testing.assert_allclose([float(primal), float(tangent)],
+                                   [np.sin(1.0) * 1.4375, np.cos(1.0) * 1.4375], rtol=1e-6)

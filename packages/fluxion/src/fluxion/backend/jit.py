@@ -70,13 +70,7 @@ from fluxion.core.ir import Program, dce, eval_program, typecheck
 from fluxion.core.refs import ClosedRefs, Ref
 from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms.call import closed_call, jit_p
-from fluxion.transforms.staging import (
-    StagingInterpreter,
-    abstractify,
-    fun_name,
-    fun_source,
-    trace_to_program,
-)
+from fluxion.transforms.staging import abstractify, fun_name, fun_source, trace_to_program
 from fluxion.tree_util import physical as tree_util
 
 __all__ = [
@@ -600,18 +594,13 @@ class _Jitted:
 
     def call_traced(self, args: tuple, kwargs: dict, statics: tuple, leaves: list, treedef: Any,
                     donated: tuple[bool, ...]) -> Any:
-        if self.compiler_options and isinstance(_STATE.interp, StagingInterpreter):
-            # staged into another jit or make_jaxpr: nothing of its own is compiled (JAX's error)
-            raise ValueError(
-                "`compiler_options` can only be passed to top-level `jax.jit`. Got "
-                f"compiler_options={dict(self.compiler_options)} specified on a nested jit "
-                f"with name: {self.name} and source info: {user_source_line()}")
         avals = [abstractify(x) for x in leaves]
         program, consts, out_tree = self.program_for(args, kwargs, statics, avals, treedef)
         if self.inline:
             outs = eval_program(program, consts, leaves)
         else:
-            outs = closed_call(program, consts, leaves, self.name, donated)
+            outs = closed_call(program, consts, leaves, self.name, donated,
+                               self.compiler_options)
         return tree_util.tree_unflatten(out_tree, outs)
 
     def evict(self) -> None:
@@ -753,15 +742,16 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] | No
 # ---------------------------------------------------------------- the jit primitive, eagerly
 
 def run_program(program: Program, args: Sequence[Any], name: str,
-                donated: Sequence[bool]) -> list[Array]:
-    """Compile (once) and run a closed Program on concrete arguments (the eager ``jit`` rule)."""
+                donated: Sequence[bool], compiler_options: tuple = ()) -> list[Array]:
+    """Compile (once) and run a closed Program on concrete arguments (the eager ``jit`` rule;
+    ``compiler_options``: jit's pairs, part of the key)."""
     arrays = _d.place(name, [_arg_array(a, name) for a in args])
     if not any(a._k.committed for a in arrays):
         mesh = _program_mesh(program)
         if mesh is not None and mesh.size > 1:
             arrays = _d.place(name, arrays, None, tuple(mesh._internal_device_list))
     specs = tuple(a._k for a in arrays)
-    key = (id(program), specs, tuple(donated), config.trace_context)
+    key = (id(program), specs, tuple(donated), config.trace_context, compiler_options)
     e = _PROGRAM_ENTRIES.get(key)
     if e is None:
         if config.jax_enable_checks:  # our IR's invariants (JAX's jax_enable_checks)
@@ -769,7 +759,8 @@ def run_program(program: Program, args: Sequence[Any], name: str,
         devs = tuple(specs[0].sharding._internal_device_list) if specs else None
         executable, out_shardings = _d.compile_program(
             program, f"jit_{name}", [s.sharding for s in specs], None, donated, devs,
-            mesh=_program_mesh(program) if devs and len(devs) > 1 else None)
+            mesh=_program_mesh(program) if devs and len(devs) > 1 else None,
+            compiler_options=compiler_options)
         committed = any(s.committed for s in specs) or len(out_shardings[0]._internal_device_list
                                                            if out_shardings else ()) > 1
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
@@ -781,8 +772,9 @@ def run_program(program: Program, args: Sequence[Any], name: str,
     return list(map(_d._wrap, outs, e.out_specs))
 
 
-def _jit_impl(*args: Any, program: Program, name: str, donated: tuple[bool, ...]) -> list[Array]:
-    return run_program(program, args, name, donated)
+def _jit_impl(*args: Any, program: Program, name: str, donated: tuple[bool, ...],
+              compiler_options: tuple = ()) -> list[Array]:
+    return run_program(program, args, name, donated, compiler_options)
 
 
 # The eager rule of the jit call primitive (whose other rules are in transforms/call.py) is set

@@ -1,6 +1,8 @@
 """The call primitive ``jit`` and all of its rules: a staged Program run as one compiled unit.
 
-``jit_p`` holds a closed Program (``program``), a ``name`` and which operands are ``donated``.
+``jit_p`` holds a closed Program (``program``), a ``name`` and which operands are ``donated``,
+and, when ``jit`` was given some, its ``compiler_options`` (``(name, value)`` pairs; the
+parameter is left out when there are none).
 Its rules transform the Program with the shared program transformations (cached on the Program)
 and bind ``jit`` again on the result, so a transformed jitted function still runs as one call:
 
@@ -10,6 +12,10 @@ and bind ``jit`` again on the result, so a transformed jitted function still run
   (:func:`~fluxion.transforms.partial_eval.partial_eval_program`); nested calls split the same way;
 - transpose: one call of the transposed Program (:func:`~fluxion.transforms.ad.transpose_program`);
 - batching: one call of the batched Program (:func:`~fluxion.transforms.batching.batch_program`).
+
+Compiler options go with the JVP and batched calls; staging a call with options (into another
+``jit``, ``make_jaxpr``, or by partial evaluation) raises :func:`nested_options_error`, as JAX's
+staging of such a call does.
 
 Its eager implementation, running the compiled Program, is set by :mod:`fluxion.backend.jit`
 (the compiler sits above the transformations).
@@ -32,15 +38,37 @@ from fluxion.core.primitive import Primitive
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import close_program
 
-__all__ = ["jit_p", "closed_call"]
+__all__ = ["jit_p", "closed_call", "nested_options_error"]
 
 jit_p = Primitive("jit", multiple_results=True, batch_unmapped=True)
 jit_p.sharding = keep_sharding_rule
 jit_p.vma = _vma_rules.call_rule
 
 
+def nested_options_error(name: str, compiler_options: tuple) -> ValueError:
+    """JAX's error for a jitted function with compiler options staged into another program
+    (another ``jit``, ``make_jaxpr``, the tangent program of ``grad``).
+
+    Example:
+        >>> str(nested_options_error("f", (("xla_cpu_enable_fast_math", True),)))[:56]
+        '`compiler_options` can only be passed to top-level `jax.'
+    """
+    from fluxion.core.errors import user_source_line
+    return ValueError(
+        "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+        f"compiler_options={dict(compiler_options)} specified on a nested jit with name: {name} "
+        f"and source info: {user_source_line()}")
+
+
+def _options(compiler_options: tuple) -> dict[str, Any]:
+    return {"compiler_options": compiler_options} if compiler_options else {}
+
+
 def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,
-                       donated: tuple[bool, ...]) -> list[ShapedArray]:
+                       donated: tuple[bool, ...], compiler_options: tuple = ()
+                       ) -> list[ShapedArray]:
+    if compiler_options:  # staged into a program (the eager call never asks): JAX's error
+        raise nested_options_error(name, compiler_options)
     want = program.in_avals
     if len(avals) != len(want) or any(a.shape != b.shape or a.dtype != b.dtype
                                       for a, b in zip(avals, want)):
@@ -50,30 +78,35 @@ def _jit_abstract_eval(*avals: ShapedArray, program: Program, name: str,
 
 
 def _jit_lowering(ctx: Any, *args: str, program: Program, name: str,
-                  donated: tuple[bool, ...]) -> list[str]:
+                  donated: tuple[bool, ...], compiler_options: tuple = ()) -> list[str]:
     return ctx.call_program(program, list(args), name)
 
 
-def _call(program: Program, args: Sequence[Any], name: str) -> list[Any]:
+def _call(program: Program, args: Sequence[Any], name: str,
+          compiler_options: tuple = ()) -> list[Any]:
     """Bind ``jit`` on a closed Program derived from another one (nothing donated)."""
-    return jit_p.bind(*args, program=program, name=name, donated=(False,) * len(args))
+    return jit_p.bind(*args, program=program, name=name, donated=(False,) * len(args),
+                      **_options(compiler_options))
 
 
 def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
-             donated: tuple) -> tuple[list, list]:
+             donated: tuple, compiler_options: tuple = ()) -> tuple[list, list]:
     return ad.jvp_call(program, primals, tangents,
-                       lambda jvp, args: _call(jvp, args, f"jvp({name})"))
+                       lambda jvp, args: _call(jvp, args, f"jvp({name})", compiler_options))
 
 
 def _jit_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *, program: Program,
-                      name: str, donated: tuple) -> list:
+                      name: str, donated: tuple, compiler_options: tuple = ()) -> list:
+    if compiler_options:
+        raise nested_options_error(name, compiler_options)
     return partial_eval.partial_eval_call(
         pe, jit_p, program, args, None, lambda known, k_args: _call(known, k_args, name),
         lambda unknown, n_args: dict(program=unknown, name=f"{name}_tangent",
                                      donated=(False,) * n_args))
 
 
-def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple) -> list:
+def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: tuple,
+                   compiler_options: tuple = ()) -> list:
     linear = tuple(ad.is_undefined(a) for a in args)
     ct_nz = tuple(not ad.is_zero_tangent(c) for c in cts)
     body = _vma_rules.active_body()  # a grad taken inside a check_vma shard_map body
@@ -88,12 +121,14 @@ def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: 
 
 
 def _jit_batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
-               program: Program, name: str, donated: tuple[bool, ...]) -> tuple[list, list]:
+               program: Program, name: str, donated: tuple[bool, ...],
+               compiler_options: tuple = ()) -> tuple[list, list]:
     if batching.is_unbatched(axis, dims, program):
-        outs = jit_p.bind(*args, program=program, name=name, donated=donated)
+        outs = jit_p.bind(*args, program=program, name=name, donated=donated,
+                          **_options(compiler_options))
         return outs, [None] * len(outs)
     new, consts, out_dims = batching.batch_program(program, dims, axis)
-    outs = _call(new, [*consts, *args], name)
+    outs = _call(new, [*consts, *args], name, compiler_options)
     return outs, list(out_dims)
 
 
@@ -117,8 +152,9 @@ jit_p.print_params = _jit_printed_params
 
 
 def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], name: str,
-                donated: Sequence[bool] = ()) -> list[Any]:
-    """Bind ``jit`` on a staged program: its constvars become leading inputs.
+                donated: Sequence[bool] = (), compiler_options: tuple = ()) -> list[Any]:
+    """Bind ``jit`` on a staged program: its constvars become leading inputs (``jit``'s
+    ``compiler_options`` pairs, if any, go with it to the compile).
 
     Example:
         >>> from fluxion.transforms.staging import trace_to_program
@@ -128,4 +164,5 @@ def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], na
     """
     n_consts = len(consts)
     don = (False,) * n_consts + tuple(donated) + (False,) * (len(args) - len(donated))
-    return jit_p.bind(*consts, *args, name=name, program=close_program(program), donated=don)
+    return jit_p.bind(*consts, *args, name=name, program=close_program(program), donated=don,
+                      **_options(compiler_options))
