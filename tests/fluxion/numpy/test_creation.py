@@ -206,3 +206,34 @@ def test_numpy_integer_array_as_shape_like_jax():
     assert_same(fnp.full(shape, 1.5), jnp.full(shape, 1.5))
     with pytest.raises(TypeError, match="zeros: shape must be a sequence of integers"):
         fnp.zeros((shape,))
+
+
+@pytest.mark.parametrize("dtype", [None, "float16", BF16, "int8", "uint32", "bool", "complex64"])
+def test_staged_zeros_ones_bind_no_conversion_and_lower_the_same(monkeypatch, dtype):
+    # staged zeros/ones hand the fill to broadcast_in_dim as a NumPy scalar: the same literal
+    # (same program, same StableHLO) as the converted Python int, without binding the conversion
+    from fluxion import lax
+    from fluxion.lax import conversions
+
+    dt = fnp.zeros(0, dtype).dtype
+
+    def reference(x):
+        return (x, lax.broadcast_in_dim(lax.convert_element_type(0, dt), (2, 3), ()),
+                lax.broadcast_in_dim(lax.convert_element_type(1, dt), (4,), ()))
+
+    def ours(x):
+        return x, fnp.zeros((2, 3), dtype), fnp.ones(4, dtype)
+
+    reference.__name__ = ours.__name__ = "fill"  # the module's name
+    x = fnp.arange(3.0)
+    want = fluxion.jit(reference).lower(x).as_text()
+    want_jaxpr = str(fluxion.make_jaxpr(reference)(x))
+    folds = []
+    fold = conversions.convert_element_type_p.fold
+    monkeypatch.setattr(conversions.convert_element_type_p, "fold",
+                        lambda *a, **k: folds.append(k) or fold(*a, **k))
+    assert fluxion.jit(ours).lower(x).as_text() == want
+    assert str(fluxion.make_jaxpr(ours)(x)) == want_jaxpr
+    assert folds == []
+    # rank 0 keeps the conversion (its folded literal is the result: no broadcast is staged)
+    assert "broadcast_in_dim" not in str(fluxion.make_jaxpr(lambda: fnp.zeros((), dtype))())
