@@ -33,15 +33,18 @@ def _libs(name):
 def test_phase_counter_counts_compiles_like_jax(name):
     # The same code in both: a jitted function compiles once per new shape and not on a cached
     # call; an eager op on a shape never seen compiles; the event carries positive seconds.
+    # (Constants and shapes no other test uses: Fluxion shares one executable between jits that
+    # lower to the same module, so a test that compiled `x * 3 + 1` on f32[7] earlier in the
+    # worker made the first call here a cache hit.)
     mod, xnp, mon = _libs(name)
     pc = compile_count.PhaseCounter(mon)
     try:
         # (jax compiles a program for asarray; Fluxion does not: their own phase)
-        x = xnp.asarray(np.arange(7, dtype=np.float32))
-        x9 = xnp.asarray(np.arange(9, dtype=np.float32))
-        xe = xnp.asarray(np.ones((3, 11), np.float32))
+        x = xnp.asarray(np.arange(13, dtype=np.float32))
+        x9 = xnp.asarray(np.arange(17, dtype=np.float32))
+        xe = xnp.asarray(np.ones((3, 23), np.float32))
         pc.end("inputs")
-        f = mod.jit(lambda x: x * 3.0 + 1.0)
+        f = mod.jit(lambda x: x * 3.25 + 1.75)
         f(x).block_until_ready()
         first = pc.end("first")
         f(x).block_until_ready()

@@ -33,6 +33,7 @@ from typing import Any, Sequence
 
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
+from fluxion.core.errors import user_source_line
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
 from fluxion.transforms import ad, batching, partial_eval
@@ -53,7 +54,6 @@ def nested_options_error(name: str, compiler_options: tuple) -> ValueError:
         >>> str(nested_options_error("f", (("xla_cpu_enable_fast_math", True),)))[:56]
         '`compiler_options` can only be passed to top-level `jax.'
     """
-    from fluxion.core.errors import user_source_line
     return ValueError(
         "`compiler_options` can only be passed to top-level `jax.jit`. Got "
         f"compiler_options={dict(compiler_options)} specified on a nested jit with name: {name} "
