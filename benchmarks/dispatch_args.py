@@ -66,7 +66,7 @@ import numpy as np
 
 __all__ = ["CASES", "PYHPC", "make_case", "make_mlp", "make_dict_mlp", "make_pyhpc",
            "split_calls", "jax_split_calls", "jax_options_call", "jax_text_call",
-           "layout_mismatches", "tpu_client_options", "time_block", "main"]
+           "layout_mismatches", "time_block", "main"]
 
 #: ``(arguments, outputs)`` pairs timed by default.
 CASES = tuple((n, m) for n in (1, 4, 8, 16) for m in (1, 6, 12))
@@ -344,31 +344,6 @@ def layout_mismatches(lib: Any, f: Callable, args: tuple) -> tuple[int, int, lis
     return bad, seen, notes
 
 
-def tpu_client_options(spec: str) -> dict[str, str]:
-    """Create options for Fluxion's TPU client in ``jax_pjrt_client_create_options``' format
-    (``"key:value;key:value"``; jax creates its TPU client with
-    ``ml_framework_name:JAX;ml_framework_version:<version>``, Fluxion with none), installed
-    around ``xla_client.make_c_api_client`` for the plugin ``tpu`` (the call Fluxion's
-    ``plugins.make_client`` makes); call before Fluxion's client starts. Returns the options.
-
-    Example:
-        >>> tpu_client_options("")
-        {}
-    """
-    options = dict(kv.split(":", 1) for kv in spec.split(";") if kv)
-    if options:
-        from jaxlib import xla_client
-
-        inner = xla_client.make_c_api_client
-
-        def make_c_api_client(name: str, opts: Any = None, *rest: Any, **kw: Any) -> Any:
-            return inner(name, {**(opts or {}), **options} if name == "tpu" else opts, *rest,
-                         **kw)
-
-        xla_client.make_c_api_client = make_c_api_client
-    return options
-
-
 def _case_calls(case: str, mod: Any, xnp: Any, split: bool, size: int, notes: list[str],
                 jax_options: bool = False,
                 jax_text: bool = False) -> list[tuple[str, Any, Callable[[], Any]]]:
@@ -433,11 +408,15 @@ def main(argv: list[str] | None = None) -> None:
                    help="also the module jax lowers for a pyhpc kernel, compiled and run bare "
                         "by Fluxion on its buffers (column jaxtext; imports jax, kept off the chip)")
     p.add_argument("--client-options", default="",
-                   help="create options of Fluxion's TPU client, 'key:value;..' (jax's: "
+                   help="Fluxion's jax_pjrt_client_create_options, 'key:value;..', the create "
+                        "options of its TPU/CUDA client (jax's TPU client: "
                         "'ml_framework_name:JAX;ml_framework_version:0.10.2')")
     a = p.parse_args(argv)
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    client_options = tpu_client_options(a.client_options)
+    if a.client_options:  # before Fluxion's client starts: its plugin clients (TPU, CUDA) are
+        # created with the flag's options, as jax's are (backend/compile_options.py)
+        importlib.import_module("fluxion").config.update("jax_pjrt_client_create_options",
+                                                         a.client_options)
     names = [n for n in a.libs.split(",") if n]
     libs = []
     for name in names:
@@ -451,7 +430,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}  calls/block {a.calls}, "
           f"blocks {a.blocks}  devices: {libs[0][0].devices()[0].platform}"
           + (f"  pyhpc size {a.size}" if any(c in PYHPC for c in wanted) else "")
-          + (f"  TPU client options {client_options}" if client_options else ""))
+          + (f"  client create options {a.client_options}" if a.client_options else ""))
     cols = list(names)
     if a.split:
         cols += (["entry", "execute"] if "fluxion" in names else []) + (

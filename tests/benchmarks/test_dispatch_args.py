@@ -145,15 +145,15 @@ def test_jax_alone_has_its_bare_execute_column(x64, capsys):
     assert lines[3].strip().startswith("eos jax layouts: 0 of 3 ")
 
 
-def test_tpu_client_options_reach_the_tpu_client_only(monkeypatch):
-    from jaxlib import xla_client
+def test_client_options_set_fluxions_create_options_flag(capsys):
+    # --client-options is Fluxion's jax_pjrt_client_create_options (which the plugin clients
+    # are created with: tests/fluxion/test_compile_options.py), set before the client starts
+    import fluxion
+    from fluxion.core.config import flag_context
 
-    seen = []
-    monkeypatch.setattr(xla_client, "make_c_api_client",
-                        lambda name, opts=None, *rest, **kw: seen.append((name, opts)))
-    want = {"ml_framework_name": "JAX", "ml_framework_version": "0.10.2"}
-    assert dispatch_args.tpu_client_options(
-        "ml_framework_name:JAX;ml_framework_version:0.10.2") == want
-    xla_client.make_c_api_client("tpu", {"a": 1})   # as fluxion.backend.plugins.make_client
-    xla_client.make_c_api_client("cuda", {"b": 2})
-    assert seen == [("tpu", {"a": 1, **want}), ("cuda", {"b": 2})]
+    spec = "ml_framework_name:JAX;ml_framework_version:0.10.2"
+    with flag_context("jax_pjrt_client_create_options", None):
+        dispatch_args.main(["--cases", "1x1", "--libs", "fluxion", "--calls", "2", "--blocks",
+                            "1", "--client-options", spec])
+        assert fluxion.config.jax_pjrt_client_create_options == spec
+    assert f"client create options {spec}" in capsys.readouterr().out.splitlines()[0]
