@@ -105,3 +105,27 @@ def test_a_budget_under_the_watchdog_still_runs_tests(tmp_path):
     rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
     assert [(r[2], r[4]) for r in rows] == [("passed", "suite/test_one.py::test_a"),
                                            ("passed", "suite/test_one.py::test_b")]
+
+
+def test_narrowed_windows_continue_until_the_list_ends(tmp_path):
+    # session 14's first chip call: with --narrow 300 the driver stopped when pytest finished
+    # the first window's files, with half of its budget left. Each window now runs exactly its
+    # ids, and a window that ran to its end hands over to the next.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_one.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
+    (suite / "test_two.py").write_text("def test_c():\n    pass\n")
+    ids = tmp_path / "ids.txt"
+    order = ["suite/test_one.py::test_b", "suite/test_two.py::test_c", "suite/test_one.py::test_a"]
+    ids.write_text("".join(i + "\n" for i in order))
+    log, fails = tmp_path / "progress.txt", tmp_path / "failures.txt"
+    res = subprocess.run([sys.executable, str(TOOL), "--budget", "100", "--ids", str(ids),
+                          "--narrow", "2", "--log", str(log), "--failures", str(fails), "--",
+                          "suite", "-p", "no:cacheprovider"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=150,
+                         env=dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = [line.split("\t") for line in log.read_text().splitlines() if not line.startswith("#")]
+    assert [(r[0], r[2], r[4]) for r in rows] == [(str(i), "passed", n) for i, n in enumerate(order)]
+    starts = [line for line in log.read_text().splitlines() if line.startswith("# pytest from")]
+    assert [s.split()[4].rstrip(",") for s in starts] == ["0", "2"]
