@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -93,6 +95,18 @@ ALIASES = [
 
 STEPS = 4
 
+# Cases whose numbers are decided by rounding, not by the optimizer: identical bits on the CPU in
+# both libraries, different ones under the TPU's float32 division and square roots.
+_ROUNDING_DECIDED = {
+    22: "radam's rho at step 2 is (1 + 3 b2) / (1 + b2) = 1.9995, computed in float32 as "
+        "2 / (1 - b2) - 1 - 4 b2**2 / (1 - b2**2) = 1999.03 - 1997.04 = 1.986 on the CPU: the "
+        "division's rounding decides the side of threshold=2.0 (rectified, sqrt((rho - 4) * "
+        "(rho - 2)) is NaN)",
+    24: "centered rmsprop with bias correction cancels exactly at step 1 (nu_hat - mu_hat**2 = "
+        "0), so the update is g / sqrt(eps) times the rounding noise of that difference",
+}
+_PLATFORM = os.environ.get("FLUXION_TEST_PLATFORM", "cpu")
+
 
 def _run_all(lib, np_mod, scan):
     """All aliases, STEPS steps each, in ONE jitted program per library (one compile)."""
@@ -128,6 +142,9 @@ def all_runs():
 def test_alias_matches_optax(all_runs, index: int) -> None:
     (our_final, our_hist), (ref_final, ref_hist) = all_runs
     name = ALIASES[index][0]
+    if _PLATFORM != "cpu" and index in _ROUNDING_DECIDED:
+        pytest.skip(f"{name} here is rounding noise, compared on the CPU only (reference jax "
+                    f"runs there, Fluxion on {_PLATFORM}): {_ROUNDING_DECIDED[index]}")
     for k in PARAMS:
         a, b = np.asarray(our_hist[index][k]), np.asarray(ref_hist[index][k])
         assert a.shape == b.shape == (STEPS,) + PARAMS[k].shape
