@@ -8,7 +8,6 @@ import functools
 
 import jax
 import numpy as np
-import pytest
 
 import fluxion
 
@@ -49,8 +48,9 @@ def test_lowered_compile_takes_compiler_options_none():
     # options themselves: tests/fluxion/test_jit_compiler_options.py
     got = fluxion.jit(f).lower(1.0).compile({"xla_cpu_enable_fast_math": True})(3.0)
     assert float(got) == 6.0
-    with pytest.raises(NotImplementedError, match="device_assignment"):
-        fluxion.jit(f).lower(1.0).compile(device_assignment=fluxion.devices()[:1])
+    # device_assignment: tests/fluxion/parallel/test_jit_device_assignment.py
+    got = fluxion.jit(f).lower(1.0).compile(device_assignment=tuple(fluxion.devices()[:1]))(3.0)
+    assert float(got) == 6.0
 
 
 def test_array_defaults_compile_nothing_at_jit_time():

@@ -56,7 +56,10 @@ class Traced:
             arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
         specs = [a._k for a in arrays]
         multi = any(len(s.sharding._internal_device_list) > 1 for s in specs)
-        return specs if multi or j.device is not None else None
+        # arguments committed to a device other than the default one run there, as a call
+        elsewhere = bool(specs) and tuple(specs[0].sharding._internal_device_list) != (
+            _d._client.default_device(),)
+        return specs if multi or elsewhere or j.device is not None else None
 
     @property
     def jaxpr(self) -> Any:
@@ -86,17 +89,21 @@ class Traced:
         don = (False,) * len(consts) + donated
         text = lower_program(full, f"jit_{self._j.name}", donated=don,
                              platform=lowering_platform(_d._no_argument_devices()))
-        return Lowered(self, text, consts=consts, kept=kept)
+        return Lowered(self, text, consts=consts, kept=kept,
+                       devices=(_d._client.default_device(),))
 
 
 class Lowered:
     """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
 
     def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
-                 consts: Sequence[Any] | None = None, kept: Sequence[int] | None = None) -> None:
+                 consts: Sequence[Any] | None = None, kept: Sequence[int] | None = None,
+                 devices: tuple | None = None) -> None:
         self._traced = traced
         self._text = text
         self._entry = entry
+        # the devices it was lowered for (JAX's device assignment: the arguments' or default)
+        self._devices = entry.executable.devices if entry is not None else devices
         self._consts = traced.consts if consts is None else consts  # those still parameters
         self._kept = kept  # the arguments the module takes (None: all)
 
@@ -137,17 +144,20 @@ class Lowered:
                 device_assignment: Any = None) -> "Compiled":
         """Compile the lowered module, as JAX's: ``compiler_options`` (XLA options, as
         ``jit``'s) add to those the function was jitted with (a name given in both: this one).
+        ``device_assignment``: a tuple of the devices to compile for; as in JAX it must be the
+        devices the function was lowered for (its arguments' devices, or the default device),
+        else a ``ValueError``.
 
         Example:
             >>> import fluxion, fluxion.numpy as jnp
             >>> lowered = fluxion.jit(lambda x: x * 2).lower(jnp.ones(2))
             >>> lowered.compile({"xla_cpu_enable_fast_math": True})(jnp.ones(2)).tolist()
             [2.0, 2.0]
+            >>> lowered.compile(device_assignment=(fluxion.devices()[0],))(jnp.ones(2)).tolist()
+            [2.0, 2.0]
         """
         if device_assignment is not None:
-            raise NotImplementedError(
-                "Lowered.compile: device_assignment is not supported by Fluxion (see "
-                "docs/guide/coming-from-jax.md)")
+            self._check_device_assignment(device_assignment)
         j = self._traced._j
         pairs = j.compiler_options + _compile_flags.overrides(compiler_options)
         if self._entry is not None:
@@ -157,8 +167,26 @@ class Lowered:
                 entry = j.compile_entry(t._args, t._kwargs, t._statics, t._specs, t._treedef,
                                         t._donated, compiler_options=pairs)
             return Compiled(self._traced, entry.executable, entry)
-        return Compiled(self._traced, _d.compile_text(self._text, compiler_options=pairs),
-                        consts=self._consts, kept=self._kept)
+        exe = _d.compile_text(self._text, self._devices, compiler_options=pairs)
+        return Compiled(self._traced, exe, consts=self._consts, kept=self._kept)
+
+    def _check_device_assignment(self, devices: Any) -> None:
+        """JAX's check of ``compile(device_assignment=)``: the devices the module was lowered
+        for, in that order. (JAX's own errors for a list, an empty tuple or a non-device come
+        from deep inside it; here they are one ``TypeError`` that says what is expected.)"""
+        if (type(devices) is not tuple or not devices
+                or not all(hasattr(d, "id") and hasattr(d, "platform") for d in devices)):
+            raise TypeError(
+                "Lowered.compile: device_assignment must be a non-empty tuple of devices, got "
+                f"{devices!r}")
+        ours = tuple(self._devices)
+        if devices != ours:
+            raise ValueError(
+                "device_assignment passed to `.compile` must match the device_assignment "
+                "calculated from array shardings and out_shardings. Got device ids passed to "
+                f"compile {[d.id for d in devices]} on platform {devices[0].platform.upper()} "
+                f"and devices ids calculated from array shardings and out_shardings "
+                f"{[d.id for d in ours]} on platform {ours[0].platform.upper()}")
 
 
 class Compiled:
@@ -173,7 +201,7 @@ class Compiled:
             return
         consts = [c if type(c) is Array else _d.to_array(c)
                   for c in (traced.consts if consts is None else consts)]
-        sharding = _d.default_sharding()
+        sharding = _d._sharding_for(executable.devices[0])  # one device: where it runs
         out_specs = [Spec(a, sharding) for a in traced.program.out_avals]
         self._entry = _Entry(executable, out_specs, tuple(c._a for c in consts), traced.out_tree,
                              executable.text, traced.program, kept)
