@@ -210,3 +210,39 @@ def test_vmap_and_jvp_compile_with_the_options_as_jax(seen):
         np.testing.assert_allclose(np.asarray(batched), np.sin(1.0) * 1.4375, rtol=1e-6)
         np.testing.assert_allclose([float(primal), float(tangent)],
                                    [np.sin(1.0) * 1.4375, np.cos(1.0) * 1.4375], rtol=1e-6)
+
+
+# One line per case, shared by both libraries, so that the user's line and column in the message
+# are the same for both.
+_STAGED = {
+    "grad": lambda lib, g, m: lib.grad(g)(1.0),
+    "vjp": lambda lib, g, m: lib.vjp(g, 1.0),
+    "linearize": lambda lib, g, m: lib.linearize(g, 1.0),
+    "vmap_grad": lambda lib, g, m: lib.vmap(lib.grad(g))(m.ones(2)),
+    "jit": lambda lib, g, m: lib.jit(lambda x: g(x) + 1.0)(1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(_STAGED))
+def test_staged_options_error_names_the_function_and_line_as_jax(case):
+    # under grad the message named jvp(inner), and the line had no column
+    def inner(x):
+        return x * 3.0
+
+    messages = []
+    for lib, m in [(fluxion, jnp), (jax, jnp_ref)]:
+        g = lib.jit(inner, compiler_options={"xla_cpu_enable_fast_math": True})
+        with pytest.raises(ValueError) as err:
+            _STAGED[case](lib, g, m)
+        messages.append(str(err.value))
+    assert f"name: inner and source info: {__file__}:" in messages[0]
+    assert messages[0] == messages[1]
+
+
+def test_staged_options_error_names_the_line_where_jax_names_none():
+    # JAX 0.10.2 leaves the source info empty when an outer trace (jit, make_jaxpr) stages the
+    # call; Fluxion names the user's line there too (docs/api/jit.md)
+    g = fluxion.jit(lambda x: x * 3.0, compiler_options={"xla_cpu_enable_fast_math": True})
+    for run in (lambda: fluxion.jit(fluxion.grad(g))(1.0), lambda: fluxion.make_jaxpr(g)(1.0)):
+        with pytest.raises(ValueError, match=re.escape(f"source info: {__file__}:")):
+            run()

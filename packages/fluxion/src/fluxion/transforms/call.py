@@ -15,7 +15,8 @@ and bind ``jit`` again on the result, so a transformed jitted function still run
 
 Compiler options go with the JVP and batched calls; staging a call with options (into another
 ``jit``, ``make_jaxpr``, or by partial evaluation) raises :func:`nested_options_error`, as JAX's
-staging of such a call does.
+staging of such a call does. Every derived call keeps the function's ``name``, as JAX's do (so
+printed programs and that error name the user's function, never ``jvp(f)``).
 
 Its eager implementation, running the compiled Program, is set by :mod:`fluxion.backend.jit`
 (the compiler sits above the transformations).
@@ -33,7 +34,7 @@ from typing import Any, Sequence
 
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
-from fluxion.core.errors import user_source_line
+from fluxion.core.errors import user_frame
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
 from fluxion.transforms import ad, batching, partial_eval
@@ -48,7 +49,8 @@ jit_p.vma = _vma_rules.call_rule
 
 def nested_options_error(name: str, compiler_options: tuple) -> ValueError:
     """JAX's error for a jitted function with compiler options staged into another program
-    (another ``jit``, ``make_jaxpr``, the tangent program of ``grad``).
+    (another ``jit``, ``make_jaxpr``, the tangent program of ``grad``), with the user's line as
+    JAX writes a source location (``file:line:column (qualified function name)``).
 
     Example:
         >>> str(nested_options_error("f", (("xla_cpu_enable_fast_math", True),)))[:56]
@@ -57,7 +59,23 @@ def nested_options_error(name: str, compiler_options: tuple) -> ValueError:
     return ValueError(
         "`compiler_options` can only be passed to top-level `jax.jit`. Got "
         f"compiler_options={dict(compiler_options)} specified on a nested jit with name: {name} "
-        f"and source info: {user_source_line()}")
+        f"and source info: {_source_info()}")
+
+
+def _source_info() -> str:
+    """The innermost user frame as JAX's ``source_info_util.summarize`` writes it: the column
+    (0-based) is where the running call's expression starts."""
+    f = user_frame()
+    if f is None:
+        return "<unknown>"
+    code = f.f_code
+    col = None
+    for i, pos in enumerate(code.co_positions()):
+        if i == f.f_lasti // 2:
+            col = pos[2]
+            break
+    where = f"{code.co_filename}:{f.f_lineno}" + ("" if col is None else f":{col}")
+    return f"{where} ({code.co_qualname})"
 
 
 def _options(compiler_options: tuple) -> dict[str, Any]:
@@ -92,7 +110,7 @@ def _call(program: Program, args: Sequence[Any], name: str,
 def _jit_jvp(primals: list, tangents: list, *, program: Program, name: str,
              donated: tuple, compiler_options: tuple = ()) -> tuple[list, list]:
     return ad.jvp_call(program, primals, tangents,
-                       lambda jvp, args: _call(jvp, args, f"jvp({name})", compiler_options))
+                       lambda jvp, args: _call(jvp, args, name, compiler_options))
 
 
 def _jit_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *, program: Program,
@@ -101,7 +119,7 @@ def _jit_partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[An
         raise nested_options_error(name, compiler_options)
     return partial_eval.partial_eval_call(
         pe, jit_p, program, args, None, lambda known, k_args: _call(known, k_args, name),
-        lambda unknown, n_args: dict(program=unknown, name=f"{name}_tangent",
+        lambda unknown, n_args: dict(program=unknown, name=name,
                                      donated=(False,) * n_args))
 
 
@@ -116,7 +134,7 @@ def _jit_transpose(cts: list, *args: Any, program: Program, name: str, donated: 
     tprog, consts = ad.transpose_program(program, linear, ct_nz, vma)
     call_args = [*consts, *[a for a in args if not ad.is_undefined(a)],
                  *[c for c, nz in zip(cts, ct_nz) if nz]]
-    outs = iter(_call(tprog, call_args, f"transpose({name})"))
+    outs = iter(_call(tprog, call_args, name))
     return [next(outs) if lin else None for lin in linear]
 
 
