@@ -27,6 +27,7 @@ _SETTINGS = [
     {"jax_xla_profile_version": 7},
     {"jax_compiler_enable_remat_pass": False},
     {"jax_disable_most_optimizations": True},
+    {"jax_use_shardy_partitioner": False},
 ]
 
 
@@ -54,7 +55,8 @@ def test_one_device_compile_options_are_jax_s(flags):
             num_replicas=1, num_partitions=1, device_assignment=np.array([[dev.id]]))
         assert ours.SerializeAsString() == theirs.SerializeAsString()
     b = ours.executable_build_options
-    assert b.use_spmd_partitioning and b.use_shardy_partitioner
+    assert b.use_spmd_partitioning
+    assert b.use_shardy_partitioner == flags.get("jax_use_shardy_partitioner", True)
     assert b.memory_fitting_level == compile_options.EFFORT_LEVELS[
         flags.get("jax_memory_fitting_level", "O2")]
 

@@ -172,6 +172,13 @@ def _lowering(ctx: Any, *args: str, program: Program, mesh: Any, in_specs: tuple
         finally:
             stack.pop()
 
+    if getattr(module, "gspmd", False):  # jax_use_shardy_partitioner off
+        stack.append((mesh.axis_names, mesh.axis_sizes))
+        try:
+            return _gspmd_lowering(ctx, args, program, mesh, in_specs, out_specs, manual_axes)
+        finally:
+            stack.pop()
+
     def per_value(specs: Sequence[PartitionSpec], avals: Sequence[ShapedArray]) -> str:
         items = [sdy_sharding(module, NamedSharding(mesh, s), len(a.shape))[len("#sdy.sharding"):]
                  for s, a in zip(specs, avals)]
@@ -200,6 +207,40 @@ def _lowering(ctx: Any, *args: str, program: Program, mesh: Any, in_specs: tuple
              f"out_shardings = {out_attr}")
     res = ctx.op("sdy.manual_computation", list(args), attrs=attrs, regions=[region])
     return [res] if len(ctx.avals_out) == 1 else list(res)
+
+
+def _gspmd_lowering(ctx: Any, args: Sequence[str], program: Program, mesh: Any,
+                    in_specs: tuple, out_specs: tuple, manual_axes: tuple) -> list[str]:
+    """``shard_map`` as JAX lowers it for XLA's GSPMD partitioner: each operand pinned to its
+    sharding and cut to its per-device shape (``SPMDFullToShardShape``, ``{manual}``), the body
+    on those, and each result put back together (``SPMDShardToFullShape``). Only over every axis
+    of the mesh: JAX's partially manual form annotates every op of the body, which Fluxion's
+    lowering does not write."""
+    auto = [n for n, k in zip(mesh.axis_names, mesh.axis_sizes) if n not in manual_axes and k > 1]
+    if auto:
+        raise NotImplementedError(
+            f"shard_map manual over {list(manual_axes)} of the mesh {mesh} (axes {auto} left to "
+            "the compiler) lowers only for Shardy in Fluxion: set jax_use_shardy_partitioner to "
+            f"True (the default) (at {user_source_line()})")
+
+    def custom(target: str, x: str, hlo: str, src: ShapedArray, dst: ShapedArray) -> str:
+        return ctx.op("stablehlo.custom_call", [x], result_avals=[dst], operand_avals=[src],
+                      attrs=f'call_target_name = "{target}", backend_config = "", '
+                            f'mhlo.sharding = "{hlo}"')
+
+    def hlo(spec: PartitionSpec, aval: ShapedArray) -> str:
+        return str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(len(aval.shape)))
+
+    local = []
+    for x, spec, full, v in zip(args, in_specs, ctx.avals_in, program.invars):
+        pinned = custom("Sharding", x, hlo(spec, full), full, full)
+        local.append(custom("SPMDFullToShardShape", pinned, "{manual}", full, v.aval))
+    outs = ctx.lower_program_inline(program, local)
+    results = []
+    for y, spec, full, v in zip(outs, out_specs, ctx.avals_out, program.outvars):
+        pinned = custom("Sharding", y, "{manual}", v.aval, v.aval)
+        results.append(custom("SPMDShardToFullShape", pinned, hlo(spec, full), v.aval, full))
+    return results
 
 
 def _jvp(primals: list, tangents: list, *, program: Program, mesh: Any, in_specs: tuple,

@@ -1,7 +1,9 @@
 """The compile and client-creation options JAX's flags select, applied as jax 0.10.2 applies them.
 
 Compile options (``jax._src.compiler.get_compile_options``): every compile, on one device or
-several, has SPMD partitioning with the Shardy partitioner on; the effort levels
+several, has SPMD partitioning on, with the Shardy partitioner while
+``jax_use_shardy_partitioner`` is on (the default; off: XLA's GSPMD partitioner, and programs
+over several devices are lowered with ``mhlo.sharding`` attributes, as JAX's); the effort levels
 (``jax_optimization_level``, ``jax_memory_fitting_level``: ``UNKNOWN`` 0, ``O0`` 9, ``O1`` 19,
 ``O2`` 29, ``O3`` 39) and efforts (``jax_exec_time_optimization_effort``,
 ``jax_memory_fitting_effort``) go on the ``ExecutableBuildOptions``;
@@ -33,6 +35,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fluxion.core.config import config
@@ -48,7 +51,18 @@ EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}
 COMPILE_FLAGS = ("jax_optimization_level", "jax_memory_fitting_level",
                  "jax_exec_time_optimization_effort", "jax_memory_fitting_effort",
                  "jax_xla_profile_version", "jax_compiler_enable_remat_pass",
-                 "jax_disable_most_optimizations", "fluxion_cpu_fast_compile")
+                 "jax_disable_most_optimizations", "fluxion_cpu_fast_compile",
+                 "jax_use_shardy_partitioner")
+
+# This flag acts here (and in backend/spmd.py's lowering): its definition replaces the inert
+# placeholder of core/config_jax_flags.py, keeping a value set before the backend was loaded.
+# A trace flag, as JAX's (include_in_jit_key): the lowered text depends on it.
+_before = config.values()
+config.define("jax_use_shardy_partitioner", bool(_before.get(
+    "jax_use_shardy_partitioner", os.environ.get("JAX_USE_SHARDY_PARTITIONER", "1").lower()
+    not in ("0", "false", "no", "off"))),
+    "Partition programs over several devices with Shardy (sdy dialect annotations); False: "
+    "XLA's GSPMD partitioner (mhlo.sharding attributes), as JAX's flag.", trace=True)
 
 
 def _values() -> tuple:
@@ -88,7 +102,7 @@ def apply_flags(options: Any) -> Any:
     """
     b = options.executable_build_options
     b.use_spmd_partitioning = True
-    b.use_shardy_partitioner = True
+    b.use_shardy_partitioner = bool(config.jax_use_shardy_partitioner)
     b.exec_time_optimization_effort = float(config.jax_exec_time_optimization_effort)
     b.memory_fitting_effort = float(config.jax_memory_fitting_effort)
     # None (allowed, as in JAX's enum flags) leaves XLA's default, UNKNOWN

@@ -128,7 +128,8 @@ def _cpu_overrides() -> list:
     return [("xla_cpu_use_fusion_emitters", False)]
 
 
-def _compile_options(devices: Sequence[Any], fast: bool = True, compiler_options: tuple = ()) -> Any:
+def _compile_options(devices: Sequence[Any], fast: bool = True, compiler_options: tuple = (),
+                     propagate_outputs: tuple | None = None) -> Any:
     o = _xc.CompileOptions()
     n = len(devices)
     if fast and devices[0].platform == "cpu":
@@ -141,6 +142,9 @@ def _compile_options(devices: Sequence[Any], fast: bool = True, compiler_options
     if n > 1:
         o.num_replicas = 1
         o.num_partitions = n
+    if propagate_outputs is not None:  # GSPMD (spmd.SpmdText): results XLA may shard, as jax
+        o.executable_build_options.allow_spmd_sharding_propagation_to_output = list(
+            propagate_outputs)
     # the rest as jax sets it from its flags (SPMD + Shardy, effort levels, profile version),
     # then the call's own compiler options (jit's / Lowered.compile's)
     return _compile_flags.apply_overrides(_compile_flags.apply_flags(o), compiler_options)
@@ -161,13 +165,15 @@ def compile_text(text: str, devices: Sequence[Any] | None = None,
     # (a host callback's body, a module called on a CPU Array) compiled on the TPU's client
     # with CPU devices crashed the process there
     cl = devs[0].client
+    prop = getattr(text, "propagate_outputs", None)
     if getattr(text, "host_callbacks", None):
         # Host callbacks (backend/callback.py): the callables are bound at compile time, so such
         # modules are compiled per lowering and never shared through the caches.
         t0 = time.perf_counter()
         with _compile_lock:
             exe = _callback.compile_with_callbacks(cl, text, _jax.DeviceList(devs),
-                                                   _compile_options(devs, True, compiler_options))
+                                                   _compile_options(devs, True, compiler_options,
+                                                                    prop))
         return Executable(exe, text, devs, time.perf_counter() - t0)
     key = (text, devs, _compile_flags.key(), compiler_options)  # a new option, a new compile
     hit = _EXE_CACHE.get(key)
@@ -189,7 +195,7 @@ def compile_text(text: str, devices: Sequence[Any] | None = None,
         lapack = _lapack.needs_lapack(text)
         if lapack:
             _lapack.ensure_lapack()  # registered + initialised before compile/deserialize
-        opts = _compile_options(devs, True, compiler_options)
+        opts = _compile_options(devs, True, compiler_options, prop)
         t0 = time.perf_counter()
         exe, pkey, cdir = None, None, _disk.cache_dir()
         pf = _prefetch.active()  # a jitted call's entry read while it was traced
@@ -208,7 +214,7 @@ def compile_text(text: str, devices: Sequence[Any] | None = None,
             try:
                 exe = _compile_hook.backend_compile_and_load(cl, text, dl, opts)
             except _jax.JaxRuntimeError:
-                plain = _compile_options(devs, False, compiler_options)
+                plain = _compile_options(devs, False, compiler_options, prop)
                 if len(opts.env_option_overrides) == len(plain.env_option_overrides):
                     raise  # no option of fluxion_cpu_fast_compile's to leave out
                 # fluxion_cpu_fast_compile's loop emitters lack some ops: XLA's default then

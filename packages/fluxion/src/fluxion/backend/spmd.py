@@ -6,7 +6,10 @@ there (replicated when the computation spans several devices); with no committed
 runs on the default device. A computation over several devices is lowered with Shardy
 annotations (``sdy.mesh`` and ``sdy.sharding`` on the parameters and, when asked, the results),
 compiled with ``num_partitions`` = the number of devices, and the shardings XLA chose for the
-results are read back as ``NamedSharding`` s over the same mesh.
+results are read back as ``NamedSharding`` s over the same mesh. With
+``jax_use_shardy_partitioner`` off it is lowered for XLA's GSPMD partitioner instead, as JAX
+does: ``mhlo.sharding`` attributes (sharding constraints and ``shard_map`` as JAX's GSPMD
+custom calls), and no ``sdy`` dialect.
 
 Nothing whose sharding differs from what the executable expects is ever passed to XLA (jaxlib
 crashes on that): the parameter shardings of each executable are compared with the arguments'
@@ -38,10 +41,11 @@ from fluxion.backend.sharding_impl import (
     sdy_sharding,
     single_device_sharding,
 )
+from fluxion.core.config import config
 from fluxion.core.errors import user_frame
 from fluxion.core.ir import Program
 
-__all__ = ["target_devices", "incompatible_devices", "lower_spmd", "sdy_sharding",
+__all__ = ["target_devices", "incompatible_devices", "lower_spmd", "SpmdText", "sdy_sharding",
            "mesh_of", "read_out_shardings", "replicated_on"]
 
 
@@ -140,14 +144,34 @@ def _hlo_attr(sharding: Any, ndim: int) -> str:
     return f'mhlo.sharding = "{sharding._to_xla_hlo_sharding(ndim)}"'
 
 
+class SpmdText(str):
+    """A module's StableHLO text lowered for XLA's GSPMD partitioner, with
+    ``propagate_outputs``: for each result, whether XLA chooses its sharding (no annotation),
+    which jax hands XLA as ``allow_spmd_sharding_propagation_to_output`` (without it GSPMD
+    replicates such results; Shardy needs no option).
+
+    Example:
+        >>> t = SpmdText("module {}")
+        >>> t.propagate_outputs = (True,)
+        >>> t == "module {}", t.propagate_outputs
+        (True, (True,))
+    """
+
+    propagate_outputs: tuple | None = None
+
+
 def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
                out_shardings: Sequence[Any | None], donated: Sequence[bool] = ()) -> str:
     """StableHLO text of ``program`` (constvars first) with a sharding on every parameter and on
-    the results that have one (``None``: chosen by the compiler)."""
+    the results that have one (``None``: chosen by the compiler). For GSPMD
+    (``jax_use_shardy_partitioner`` off) an :class:`SpmdText`."""
     module = ModuleContext(name, lowering_platform(
         tuple(in_shardings[0]._internal_device_list) if in_shardings
         else (_client.default_device(),)))
     module_meshes(module)  # marks the module as multi-device: constraints are emitted
+    # JAX's jax_use_shardy_partitioner off: GSPMD's annotations (read by the constraint and
+    # shard_map lowerings through the module)
+    module.gspmd = gspmd = not config.jax_use_shardy_partitioner
     params = list(program.constvars) + list(program.invars)
     devices0 = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
     # a result on a mesh mixing Explicit and Auto axes: its type's Explicit axes are fixed, the
@@ -170,8 +194,10 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
                         for sh, v in zip(in_shardings, params)]
         out_shardings = [_as_named(mesh, sh, len(v.aval.shape))
                          for sh, v in zip(out_shardings, program.outvars)]
-    all_named = all(isinstance(s, NamedSharding) for s in in_shardings) and all(
+    all_named = not gspmd and all(isinstance(s, NamedSharding) for s in in_shardings) and all(
         s is None or isinstance(s, NamedSharding) for s in out_shardings)
+    if gspmd:  # GSPMD has no open dimensions: such a result is left to the compiler
+        out_shardings = [None if k in open_outs else s for k, s in enumerate(out_shardings)]
 
     def attr(s: Any, ndim: int, open_dims: bool = False) -> str:
         return (f"sdy.sharding = {sdy_sharding(module, s, ndim, open_dims)}" if all_named
@@ -194,11 +220,17 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     head = head[:head.rindex(") -> (")] + f") -> ({', '.join(outs)}) {{"
     main = head + "\n" + rest
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
-    decls = [sdy_mesh_decl(n, m, devices) for m, n in module_meshes(module).items()]
+    decls = [] if gspmd else [sdy_mesh_decl(n, m, devices)
+                              for m, n in module_meshes(module).items()]
     body = "\n".join(decls + [main] + module.functions)
     n = len(in_shardings[0]._internal_device_list) if in_shardings else 1
-    return (f"module @{sym} attributes {{mhlo.num_partitions = {n} : i32, "
+    text = (f"module @{sym} attributes {{mhlo.num_partitions = {n} : i32, "
             f"mhlo.num_replicas = 1 : i32}} {{\n{body}\n}}\n")
+    if not gspmd:
+        return text
+    text = SpmdText(text)
+    text.propagate_outputs = tuple(s is None for s in out_shardings)
+    return text
 
 
 def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mesh | None,

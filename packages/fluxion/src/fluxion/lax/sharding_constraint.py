@@ -100,10 +100,25 @@ def _sharding_constraint_lowering(ctx: Any, x: str, *, sharding: Any) -> str:
             merged = [tuple(h) + tuple(w) for h, w in zip(have, want)]
             sharding = sharding.with_spec(type(sharding.spec)(
                 *[None if not m else m[0] if len(m) == 1 else m for m in merged]))
-    attr = sharding._constraint_attr(ctx.module, len(ctx.avals_in[0].shape))
+    ndim = len(ctx.avals_in[0].shape)
+    attr = sharding._constraint_attr(ctx.module, ndim)
     if attr is None:
         return x
+    if getattr(ctx.module, "gspmd", False):  # jax_use_shardy_partitioner off: JAX's GSPMD op
+        return _gspmd_constraint(ctx, x, sharding, ndim)
     return ctx.op("sdy.sharding_constraint", [x], attrs=f"sharding = {attr}")
+
+
+def _gspmd_constraint(ctx: Any, x: str, sharding: Any, ndim: int) -> str:
+    """The constraint as JAX lowers it for XLA's GSPMD partitioner: a ``Sharding`` custom call
+    carrying the ``mhlo.sharding``; the spec's ``UNCONSTRAINED`` dimensions are named in its
+    backend config (``unspecified_dims=[..]``)."""
+    spec = getattr(sharding, "spec", ())
+    free = [d for d, p in enumerate(spec) if d < ndim and p is type(spec).UNCONSTRAINED]
+    config = f"unspecified_dims=[{','.join(map(str, free))}]" if free else ""
+    return ctx.op("stablehlo.custom_call", [x], attrs=(
+        f'call_target_name = "Sharding", backend_config = "{config}", '
+        f'mhlo.sharding = "{sharding._to_xla_hlo_sharding(ndim)}"'))
 
 
 sharding_constraint_p.impl = _sharding_constraint_impl
