@@ -13,7 +13,7 @@ import pytest
 
 import fluxion
 import fluxion.numpy as jnp
-from fluxion.backend import cache_prefetch, compile_cache
+from fluxion.backend import cache_prefetch, compile_cache, compile_hook
 from fluxion.core import monitoring
 from fluxion.core.config import flag_context
 
@@ -183,3 +183,46 @@ def test_a_static_argument_whose_repr_fails_only_skips_the_prefetch(cache):
     x = np.ones(3, np.float32)
     np.testing.assert_array_equal(np.asarray(f(x, Opaque())), x * 2.0)
     assert _hints(cache) == {}
+
+
+_OPTIONS = {"xla_cpu_enable_fast_math": False}  # XLA's default: the same numbers, another key
+
+
+def test_a_jit_with_compiler_options_never_runs_the_entry_compiled_without(cache, compiles):
+    # whatever a hint names, the real entry key (which hashes the compile options) decides
+    args = _args()
+    ref = np.asarray(fluxion.jit(_f)(*args))
+    assert len(_hints(cache)) == 1
+    _fresh()
+    seen, inner = [], compile_hook.backend_compile_and_load
+
+    def spy(backend, module, devices, options, *rest):
+        seen.append(list(options.env_option_overrides))
+        return inner(backend, module, devices, options, *rest)
+    before = dict(cache_prefetch.STATS)
+    compile_hook.backend_compile_and_load = spy
+    try:
+        out = np.asarray(fluxion.jit(_f, compiler_options=_OPTIONS)(*args))
+    finally:
+        compile_hook.backend_compile_and_load = inner
+    assert cache_prefetch.STATS["used"] == before.get("used", 0)
+    assert [("xla_cpu_enable_fast_math", False)] in seen  # compiled with its options
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_compiler_options_have_their_own_hint(cache, compiles):
+    # both jits of one function keep their hints: before, they shared one, each call rewriting
+    # it for its own entry, so the other's prefetch was always wasted
+    args = _args()
+    refs = [np.asarray(fluxion.jit(_f, **kw)(*args)) for kw in ({}, {"compiler_options": _OPTIONS})]
+    hints = _hints(cache)
+    assert len(hints) == 2 and sorted(hints.values()) == _files(cache, ".fxe")
+    _fresh()
+    before, n = dict(cache_prefetch.STATS), compiles[0]
+    outs = [np.asarray(fluxion.jit(_f, **kw)(*args))
+            for kw in ({}, {"compiler_options": _OPTIONS})]
+    assert cache_prefetch.STATS["used"] == before.get("used", 0) + 2
+    assert cache_prefetch.STATS["wasted"] == before.get("wasted", 0)
+    assert compiles[0] == n
+    for out, ref in zip(outs, refs):
+        np.testing.assert_array_equal(out, ref)

@@ -9,8 +9,8 @@ it lets go of the GIL for its work). This module runs the second part beside the
 - when a jitted call misses its in-memory caches, :func:`start` computes a *hint key* from what
   is known before tracing (the function's code along its ``__wrapped__`` chain with its scalar
   defaults and closure values, the arguments' tree structure, shapes, dtypes and devices, the
-  static arguments, the trace context, and everything :func:`compile_cache.entry_key` hashes
-  besides the text), reads the hint file it names (the entry key that call compiled to last
+  static arguments, the trace context, ``jit``'s ``compiler_options`` when it has some, and
+  everything :func:`compile_cache.entry_key` hashes besides the text), reads the hint file it names (the entry key that call compiled to last
   time) and, if there is one, reads that entry and starts a thread deserializing it;
 - :func:`fluxion.backend.dispatch.compile_text`, once it has lowered the program and computed
   the real entry key, takes the prefetched executable only when the keys are equal (a hint
@@ -158,10 +158,12 @@ def _aval_text(aval: Any) -> str:
     return text
 
 
-def _hint_parts(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any]
-                ) -> list[str] | None:
+def _hint_parts(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any],
+                compiler_options: tuple = ()) -> list[str] | None:
     """What the hint key of a call hashes besides the versions and devices; None when it
-    cannot be the same in another process."""
+    cannot be the same in another process. ``jit``'s compiler options are part of the entry
+    key (through the serialized compile options): without them here, a function jitted with
+    and without options would share one hint, each call rewriting it for the other's entry."""
     code = _code_parts(fun)
     if code is None:
         return None
@@ -170,20 +172,23 @@ def _hint_parts(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any]
     context = _CONTEXT_TEXT.get(ctx)
     if context is None:
         context = _CONTEXT_TEXT[ctx] = repr(ctx)
-    if " at 0x" in statics_s or " at 0x" in context:  # differs in every process: no use
-        return None
+    options = repr(compiler_options) if compiler_options else ""
+    if " at 0x" in statics_s or " at 0x" in context or " at 0x" in options:
+        return None  # differs in every process: no use
     # spelled as the repr of the list of (shape, dtype name, weak_type) tuples
-    return [*code, str(treedef), statics_s, context,
-            "[" + ", ".join([_aval_text(a._k.aval) for a in arrays]) + "]",
-            repr([a._k.committed for a in arrays])]
+    parts = [*code, str(treedef), statics_s, context,
+             "[" + ", ".join([_aval_text(a._k.aval) for a in arrays]) + "]",
+             repr([a._k.committed for a in arrays])]
+    return parts + [options] if options else parts  # a jit without options: hints as before
 
 
 def start(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any],
-          options: Callable[[tuple], Any]) -> Prefetch | None:
+          options: Callable[[tuple], Any], compiler_options: tuple = ()) -> Prefetch | None:
     """The :class:`Prefetch` of a jitted call of ``fun`` about to be traced for ``arrays`` (its
     placed argument leaves), its prefetch thread started when a hint names an entry; None when
     the cache is off or the call is not one this module keys (see the module docstring).
-    ``options(devices)`` gives the compile options :func:`dispatch.compile_text` would use.
+    ``options(devices)`` gives the compile options :func:`dispatch.compile_text` would use;
+    ``compiler_options``: ``jit``'s (``(name, value)`` pairs), part of the hint key.
 
     Example:
         >>> start(lambda x: x, None, (), [], lambda devs: None) is None  # no arguments
@@ -198,7 +203,7 @@ def start(fun: Any, treedef: Any, statics: tuple, arrays: Sequence[Any],
     if len(devices) != 1:
         return None
     try:
-        parts = _hint_parts(fun, treedef, statics, arrays)
+        parts = _hint_parts(fun, treedef, statics, arrays, compiler_options)
     except Exception:  # a user object's repr (a static argument, a pytree node) that fails
         return None
     if parts is None:

@@ -488,7 +488,8 @@ class _Jitted:
                 # about to be traced: the persistent cache's entry that a hint names is read
                 # meanwhile (backend/cache_prefetch.py)
                 pf = _prefetch.start(self.fun, treedef, statics, arrays, functools.partial(
-                    _d._compile_options, compiler_options=self.compiler_options))
+                    _d._compile_options, compiler_options=self.compiler_options),
+                    self.compiler_options)
             if self.device is None and not any(a._k.committed for a in arrays):
                 arrays = self.place_on_program_mesh(args, kwargs, statics, arrays)
             key = (treedef, statics, config.trace_context, *map(_GET_K, arrays))
