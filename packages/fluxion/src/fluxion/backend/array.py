@@ -42,7 +42,7 @@ __all__ = ["Array", "Spec", "Shard", "install_device_services", "with_aval"]
 # else from the backend.
 _to_numpy: Callable[["Array"], np.ndarray]
 _shards_of: Callable[["Array"], list]
-_host_copy_async: Callable[[Any], None]
+_host_copy_async: Callable[["Array"], None]
 _device_put_value: Callable[..., "Array"]
 
 
@@ -287,14 +287,8 @@ class Array(metaclass=_ArrayMeta):
 
     def copy_to_host_async(self) -> None:
         """Start copying the value to the host (a later ``np.asarray`` then waits less)."""
-        if self._np is not None or self._a.is_deleted():
-            return
-        if len(self._k.sharding._internal_device_list) == 1:
-            _host_copy_async(self._a)
-            return
-        for sh in self.addressable_shards:  # each device's part (replicas included) starts
-            if sh.replica_id == 0:
-                _host_copy_async(sh.data._a)
+        if self._np is None and not self._a.is_deleted():
+            _host_copy_async(self)  # (the dispatcher's: it passes the transfer guard)
 
     @property
     def addressable_shards(self) -> list:

@@ -42,6 +42,7 @@ from fluxion.backend import client as _client
 from fluxion.backend import compile_cache as _disk
 from fluxion.backend import compile_hook as _compile_hook
 from fluxion.backend import compile_options as _compile_flags
+from fluxion.backend import guards as _g
 from fluxion.backend import host_fill as _host_fill
 from fluxion.backend import lapack as _lapack
 from fluxion.backend import spmd
@@ -427,7 +428,7 @@ def unshare_donated(arrays: list, donated: tuple) -> list:
     for i, (a, d) in enumerate(zip(arrays, donated)):
         if d and id(a._a) in shared:
             aval = a._k.aval
-            out[i] = _put(np.asarray(a._value()), aval.dtype, aval.weak_type, None)
+            out[i] = _put(_host_value(a), aval.dtype, aval.weak_type, None)
     return out
 
 
@@ -496,24 +497,20 @@ def to_array(x: Any) -> Array:
     jax_array = getattr(x, "__jax_array__", None)
     if jax_array is not None:
         return to_array(jax_array())
-    guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
-    if guard is not None and guard != "allow":
-        _guard_implicit_transfer(x, guard)
+    if _g.H2D is not None:  # JAX's guard: an implicit host-to-device transfer
+        _g.host_to_device(host_aval(x), default_sharding())
     return device_put_value(x, share_constant=True)
 
 
-def _guard_implicit_transfer(x: Any, guard: str) -> None:
-    """JAX's transfer guard for an implicit host-to-device transfer of ``x``."""
-    aval = ShapedArray(np.shape(x), _dtypes.dtype(x, canonicalize=True),
-                       _dtypes.is_weakly_typed(x))
-    msg = f"host-to-device transfer: aval={aval!r}, dst_sharding={default_sharding()!r}"
-    if guard.startswith("disallow"):
-        raise RuntimeError(f"INVALID_ARGUMENT: Disallowed {msg}")
-    logger.warning("Implicit %s", msg)
+def host_aval(x: Any) -> ShapedArray:
+    """The aval of host value ``x`` placed on a device (as the transfer guard names it)."""
+    return ShapedArray(np.shape(x), _dtypes.dtype(x, canonicalize=True), _dtypes.is_weakly_typed(x))
 
 
-def move_to(x: Array, sharding: Any, committed: bool | None = None) -> Array:
-    """A copy of ``x`` placed with ``sharding`` (through the host)."""
+def move_to(x: Array, sharding: Any, committed: bool | None = None, *, explicit: bool = False,
+            guard: bool = True) -> Array:
+    """A copy of ``x`` placed with ``sharding`` (through the host). The transfer guards see it
+    as JAX's move (``guards.move``), ``explicit`` for ``device_put``'s."""
     if committed is None:
         committed = x._k.committed
     if x._k.sharding is sharding and x._k.committed == committed:
@@ -524,7 +521,17 @@ def move_to(x: Array, sharding: Any, committed: bool | None = None) -> Array:
             and have._to_xla_hlo_sharding(x.ndim) == sharding._to_xla_hlo_sharding(x.ndim)):
         # the same placement (maybe under another sharding object): share the buffers
         return _wrap(x._a, Spec(x._k.aval, sharding, committed))
-    return _put(np.asarray(x._value()), x.dtype, x.weak_type, sharding, committed)
+    if guard and (_g.D2D is not None or _g.H2D is not None or _g.D2H is not None):
+        _g.move(x._k.aval, have, sharding, explicit)
+    return _put(_host_value(x), x.dtype, x.weak_type, sharding, committed)
+
+
+def _host_value(x: Array) -> np.ndarray:
+    """``x``'s host value for Fluxion's own use (a move, a private copy): no guarded read."""
+    if _g.D2H is None:
+        return np.asarray(x._value())
+    with _g.unchecked():
+        return np.asarray(x._value())
 
 
 def _per_device(x: Array) -> list:
@@ -589,6 +596,22 @@ def host_copy_async(impl: Any) -> None:
     _without_jax(impl._copy_single_device_array_to_host_async)
 
 
+def copy_to_host_async(x: Array) -> None:
+    """Start copying ``x``'s value to the host (``Array.copy_to_host_async``): an implicit
+    device-to-host transfer on platforms other than the CPU (JAX's guard)."""
+    sharding = x._k.sharding
+    devices = sharding._internal_device_list
+    if _g.readback_copies(sharding, x._k.dtype) and not _g.host_copy_started(x):
+        _g.device_to_host(x.shape, x._k.dtype, devices[0])
+        _g.note_host_copy(x)
+    if len(devices) == 1:
+        host_copy_async(x._a)
+        return
+    for sh in shards_of(x):  # each device's part (replicas included) starts
+        if sh.replica_id == 0:
+            host_copy_async(sh.data._a)
+
+
 def _single_to_numpy(impl: Any, dt: np.dtype) -> np.ndarray:
     """The value of a single-device jaxlib array on the host, through the buffer's own copy to
     the host (PJRT), which works on every platform and for every dtype without the ``jax``
@@ -624,7 +647,8 @@ def shards_of(x: Array) -> list:
 
 
 def to_numpy(x: Array) -> np.ndarray:
-    """``x``'s value on the host as a read-only NumPy array (blocks until it is computed)."""
+    """``x``'s value on the host as a read-only NumPy array (blocks until it is computed).
+    A read that copies from a device (not the CPU's) passes the device-to-host guard."""
     k = x._k
     view = k.host_view
     if view is None:
@@ -637,12 +661,17 @@ def to_numpy(x: Array) -> np.ndarray:
         else:
             if v.dtype == k.dtype and v.shape == k.shape:
                 return v
-    v = _copy_to_numpy(x)
+    v = _copy_to_numpy(x, _g.D2H is not None and _g.readback_copies(k.sharding, k.dtype))
     v.flags.writeable = False
     return v
 
 
-def _copy_to_numpy(x: Array) -> np.ndarray:
+def _copy_to_numpy(x: Array, guard: bool = True) -> np.ndarray:
+    """``x``'s value copied from its device(s): the read of every non-CPU platform. ``guard``:
+    it passes the device-to-host guard first (unless its host copy was started already, as
+    jaxlib's host value: ``Array.copy_to_host_async``)."""
+    if guard and _g.D2H is not None and not _g.host_copy_started(x):
+        _g.device_to_host(x.shape, x._k.dtype, x._k.sharding._internal_device_list[0])
     if x._a.is_deleted():  # else jaxlib hands back an object array (or jax's patched method)
         raise RuntimeError(f"Array has been deleted (donated or .delete()d) with shape="
                            f"{x._k.aval.str_short()}; it cannot be read any more")
@@ -781,7 +810,10 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
     devs, _, like = spmd.target_devices(fname, specs, names, forced)
     if len(devs) == 1:
         target = single_device_sharding(devs[0])
-        return [a if a._k.sharding is target else move_to(a, target) for a in args]
+        # (an uncommitted one-element array, the form of Python-number constants, moves
+        # without the device-to-device guard: docs/api/config.md)
+        return [a if a._k.sharding is target else
+                move_to(a, target, guard=a._k.committed or a._k.aval.size > 1) for a in args]
     out = []
     for a in args:
         if tuple(a._k.sharding._internal_device_list) == devs:
@@ -792,7 +824,7 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
             key = (id(a), devs, like)
             hit = _REPLICATED.get(key)
             if hit is None or hit[0] is not a:
-                hit = (a, move_to(a, spmd.replicated_on(devs, like)))
+                hit = (a, move_to(a, spmd.replicated_on(devs, like), guard=False))
                 _REPLICATED.put(key, hit, _caches.device_array_nbytes(a._k.aval.dtype.itemsize)
                                 * (1 + len(devs)))
             out.append(hit[1])
@@ -958,6 +990,7 @@ config.on_change(_on_flag_change)
 # The backend's install step: what the layers below reach through the dispatcher is handed to
 # them here, explicitly, once (docs/internals.md, "Layering").
 _array.install_device_services(to_numpy=to_numpy, shards_of=shards_of,
-                               host_copy_async=host_copy_async, device_put_value=device_put_value)
+                               host_copy_async=copy_to_host_async,
+                               device_put_value=device_put_value)
 _sharding_constraint.install_mesh_services(context_mesh, NamedSharding, _constrain)
 _checks.install(_eager, to_array)  # sets the eager handler (checked while a check is on)

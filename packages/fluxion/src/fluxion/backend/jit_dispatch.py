@@ -19,6 +19,7 @@ from types import CodeType, FunctionType
 from typing import Any, Callable
 
 from fluxion.backend import dispatch as _d
+from fluxion.backend import guards as _guards
 from fluxion.backend.array import Array
 from fluxion.core import trace as _trace
 from fluxion.core.config import config
@@ -117,8 +118,8 @@ def _scalar_arg(x: Any) -> Array:
     hit = hits.get(x)
     if hit is not None:
         return hit
-    guard = config.jax_transfer_guard_host_to_device or config.jax_transfer_guard
-    if guard is None or guard == "allow":
+    guard = _guards.H2D  # (None: no host-to-device guard acts)
+    if guard is None:
         # the key of device_put_value's cache; a float zero carries its sign (dispatch._zero_sign
         # inlined: of the types here only a float zero has one)
         hit = _SCALARS.get((t, x, config.jax_enable_x64, None,

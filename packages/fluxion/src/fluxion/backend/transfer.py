@@ -15,6 +15,7 @@ import numpy as np
 
 from fluxion.backend import client as _client
 from fluxion.backend import dispatch as _d
+from fluxion.backend import guards as _g
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.sharding_impl import (
     Device,
@@ -86,11 +87,14 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
             if dev is None:
                 return leaf
             _check_fits("device_put", dev, leaf.shape)
-            return _d.move_to(leaf, _d._sharding_for(dev), True)
+            return _d.move_to(leaf, _d._sharding_for(dev), True, explicit=True)
         if isinstance(leaf, (list, tuple)):
             leaf = np.asarray(leaf)
         if dev is not None:
             _check_fits("device_put", dev, np.shape(leaf))
+        if _g.H2D is not None:  # an explicit transfer: only the *_explicit levels act
+            _g.host_to_device(_d.host_aval(leaf), _d.default_sharding() if dev is None
+                              else _d._sharding_for(dev), explicit=True)
         return _d.device_put_value(leaf, dev)
 
     if _is_sharding_leaf(device):
@@ -248,7 +252,8 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any,
 
 
 def device_get(x: Any) -> Any:
-    """Copy every array leaf of ``x`` to the host as NumPy arrays (other leaves pass through).
+    """Copy every array leaf of ``x`` to the host as NumPy arrays (other leaves pass through):
+    an explicit device-to-host transfer for the transfer guards.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
@@ -259,7 +264,10 @@ def device_get(x: Any) -> Any:
         if type(leaf) is Array:
             return np.asarray(leaf)
         return leaf
-    return tree_util.tree_map(get, x)
+    if _g.D2H is None:
+        return tree_util.tree_map(get, x)
+    with _g.explicit_get():
+        return tree_util.tree_map(get, x)
 
 
 def block_until_ready(x: Any) -> Any:

@@ -508,10 +508,10 @@ transfer_guard_device_to_device = FlagState("jax_transfer_guard_device_to_device
 @contextlib.contextmanager
 def transfer_guard(new_val: str) -> Iterator[None]:
     """Set the transfer guard level of all three directions inside a block: 'allow', 'log',
-    'disallow' (implicit transfers, such as a NumPy array passed to an operation, are logged or
-    raise) or 'log_explicit' / 'disallow_explicit' (explicit ones too).
-
-    Fluxion checks host-to-device transfers; the other directions are recorded only.
+    'disallow' (implicit transfers, such as a NumPy array passed to an operation or
+    ``np.asarray`` of a TPU array, are logged or raise ``JaxRuntimeError``) or 'log_explicit' /
+    'disallow_explicit' (explicit ones, ``device_put`` and ``device_get``, too). The checks are
+    in ``fluxion/backend/guards.py``; docs/api/config.md ("Transfer guards") lists them.
 
     Example:
         >>> with transfer_guard("disallow"):

@@ -19,6 +19,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
+from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import STATE, ExtendedArray, Tracer
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
@@ -46,8 +47,12 @@ def _user_dtype(dtype: Any, fun: str) -> np.dtype | None:
 
 def _device_put(value: np.ndarray, weak: bool, device: Any = None) -> Any:
     # reason: the backend loads jaxlib, which ``import fluxion.numpy`` must not.
-    from fluxion.backend.dispatch import device_put_value
-    return device_put_value(value, device, weak_type=weak)
+    from fluxion.backend import dispatch, guards
+    if guards.H2D is not None:  # host data made an array: an implicit transfer, as in JAX
+        guards.host_to_device(ShapedArray(value.shape, value.dtype, weak),
+                              dispatch.default_sharding() if device is None
+                              else dispatch._sharding_for(device))
+    return dispatch.device_put_value(value, device, weak_type=weak)
 
 
 def _place(x: Any, where: Any) -> Any:
