@@ -29,9 +29,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fluxion.backend import client as _client
+from fluxion.backend import guards as _guards
 from fluxion.backend.array import Array
 from fluxion.backend.callback import check_results, emit_host_callback
-from fluxion.backend.dispatch import device_put_value, to_array
+from fluxion.backend.dispatch import default_sharding, device_put_value, host_aval, to_array
+from fluxion.backend.sharding_impl import single_device_sharding
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
@@ -94,12 +96,16 @@ def _host_cpu() -> Any:
 
 
 def _to_arrays(xs: Sequence[Any], device: Any = None) -> list:
-    """Host values as Fluxion Arrays on ``device`` (default: the default device)."""
+    """Host values as Fluxion Arrays on ``device`` (default: the default device): explicit
+    host-to-device transfers for the transfer guards (JAX's callbacks ``device_put`` them)."""
     out = []
     for x in xs:
         if isinstance(x, Array) and device is not None:
             x = np.asarray(x)
         if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+            if _guards.H2D is not None:
+                _guards.host_to_device(host_aval(x), default_sharding() if device is None
+                                       else single_device_sharding(device), explicit=True)
             out.append(device_put_value(np.asarray(x), device))
         else:
             out.append(to_array(x))

@@ -144,6 +144,8 @@ def make_array_from_callback(shape: Sequence[int], sharding: Any,
         raise ValueError("make_array_from_callback: no device of this process is in the sharding")
     if dtype is None:
         dtype = np.asarray(shards[0]).dtype
+    if _g.H2D is not None and any(type(s) is not Array for s in shards):  # implicit, as jax's
+        _g.host_to_device(ShapedArray(shape, _dtypes.canonicalize_dtype(np.dtype(dtype))), sharding)
     if len(sharding._internal_device_list) == 1:
         return _d.device_put_value(np.asarray(shards[0], dtype=dtype), sharding)
     return _put_shards("make_array_from_callback", shape, sharding, shards, dtype, devices)
@@ -246,6 +248,9 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any,
         return tuple(out)
 
     shards = [local[local_slice(index[d])] for d in index]
+    if _g.H2D is not None:  # jax's is a device_put: explicit
+        _g.host_to_device(ShapedArray(global_shape, _dtypes.canonicalize_dtype(local.dtype)),
+                          sharding, explicit=True)
     if len(sharding._internal_device_list) == 1:
         return _d.device_put_value(shards[0], sharding)
     return _put_shards(fname, global_shape, sharding, shards, local.dtype, list(index))
