@@ -114,3 +114,35 @@ def test_not_a_tuple_of_devices_is_a_type_error(eight):
         # IndexError on the empty tuple)
         with pytest.raises((TypeError, IndexError)):
             jlow.compile(device_assignment=jbad)
+
+
+def test_shape_dtype_structs_with_shardings_lower_for_them(eight):
+    # jit(f).lower(ShapeDtypeStruct(..., sharding=s)) is lowered for s's devices and splits, as
+    # JAX's (was: lowered for the default device, and the compiled call then refused the
+    # arrays it was lowered for)
+    mesh = fluxion.sharding.Mesh(np.array(fluxion.devices()[:4]), ("x",))
+    jmesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+
+    def make(lib, devs):
+        m, ns, p = (mesh, NamedSharding, P) if lib is fluxion else (jmesh, JNS, JP)
+        split = lib.ShapeDtypeStruct((8, 2), np.float32, sharding=ns(m, p("x")))
+        plain = lib.ShapeDtypeStruct((2,), np.float32)
+        low = lib.jit(lambda a, b: a * 2.0 + b).lower(split, plain)
+        text = low.as_text()
+        x = lib.device_put(np.arange(16.0, dtype=np.float32).reshape(8, 2), ns(m, p("x")))
+        y = low.compile(device_assignment=tuple(devs[:4]))(x, np.ones(2, np.float32))
+        try:
+            low.compile(device_assignment=tuple(devs[:4][::-1]))
+            wrong = None
+        except ValueError as e:
+            wrong = str(e)
+        one = lib.ShapeDtypeStruct((3,), np.float32,
+                                   sharding=lib.sharding.SingleDeviceSharding(devs[2]))
+        low1 = lib.jit(lambda a: a + 1.0).lower(one)
+        z = low1.compile(device_assignment=(devs[2],))(lib.device_put(np.zeros(3, np.float32),
+                                                                      devs[2]))
+        return ("num_partitions = 4" in text, np.asarray(y).tolist(), _ids(y),
+                tuple(y.sharding.spec), wrong, np.asarray(z).tolist(), _ids(z))
+    ours, theirs = _both(make)
+    assert ours[0] and ours[2] == [0, 1, 2, 3] and ours[6] == [2]
+    assert ours == theirs

@@ -19,11 +19,13 @@ from typing import Any, Callable
 
 from fluxion.backend import compile_options as _compile_flags
 from fluxion.backend import dispatch as _d
+from fluxion.backend import spmd
 from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
 from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _prune_unused
 from fluxion.backend.lowering import lower_program, lowering_platform
+from fluxion.backend.sharding_impl import Sharding, single_device_sharding
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.ir import Program, typecheck
@@ -46,11 +48,14 @@ class Traced:
 
     def _placed_specs(self) -> list | None:
         """The Specs of the arguments placed as a call would place them, when the call runs on
-        several devices or with jit's placement options (else None: the plain path)."""
+        several devices, on another device than the default one, or with jit's placement
+        options (else None: the plain path)."""
         leaves = tree_util.tree_leaves((self._args, self._kwargs))
+        j = self._j
+        if j.device is None and any(_sharding_of_struct(x) is not None for x in leaves):
+            return self._struct_specs(leaves)
         if not all(type(x) is Array for x in leaves):
             return None
-        j = self._j
         arrays = j.place(self._args, self._kwargs, list(leaves))
         if j.device is None and not any(a._k.committed for a in arrays):
             arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
@@ -60,6 +65,27 @@ class Traced:
         elsewhere = bool(specs) and tuple(specs[0].sharding._internal_device_list) != (
             _d._client.default_device(),)
         return specs if multi or elsewhere or j.device is not None else None
+
+    def _struct_specs(self, leaves: list) -> list | None:
+        """The Specs a call would place arrays of these stand-ins with: a ShapeDtypeStruct's
+        sharding commits it there, as JAX lowers it; Arrays keep theirs; the rest (plain
+        stand-ins, NumPy values) go where the committed ones are, as :func:`dispatch.place`."""
+        specs = []
+        for x, aval in zip(leaves, self._avals):
+            if type(x) is Array:
+                specs.append(x._k)
+                continue
+            s = _sharding_of_struct(x)
+            specs.append(Spec(aval, s if s is not None else _d.default_sharding(), s is not None))
+        devs, _, like = spmd.target_devices(self._j.name, specs, self._j.names(self._args,
+                                                                             self._kwargs))
+        target = (single_device_sharding(devs[0]) if len(devs) == 1
+                  else spmd.replicated_on(devs, like))
+        specs = [s if tuple(s.sharding._internal_device_list) == devs
+                 else Spec(s.aval, target, s.committed) for s in specs]
+        if devs == (_d._client.default_device(),):
+            return None
+        return specs
 
     @property
     def jaxpr(self) -> Any:
@@ -237,6 +263,12 @@ class Compiled:
             arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
                       for a, sp in zip(arrays, specs)]
         return self._entry.call(tuple(a._a for a in arrays))
+
+
+def _sharding_of_struct(x: Any) -> Any:
+    """The (Fluxion) sharding of a ShapeDtypeStruct that has one (None for anything else)."""
+    s = x.sharding if isinstance(x, ShapeDtypeStruct) else None
+    return s if isinstance(s, Sharding) else None
 
 
 def _prepare(j: Any, args: tuple, kwargs: dict) -> tuple:
