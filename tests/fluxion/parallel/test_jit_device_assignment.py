@@ -146,3 +146,14 @@ def test_shape_dtype_structs_with_shardings_lower_for_them(eight):
     ours, theirs = _both(make)
     assert ours[0] and ours[2] == [0, 1, 2, 3] and ours[6] == [2]
     assert ours == theirs
+
+
+def test_numpy_beside_a_committed_argument_lowers_for_its_device(eight):
+    # (was: lowered for the default device when any argument was not an Array)
+    def make(lib, devs):
+        x = lib.device_put(np.arange(3.0, dtype=np.float32), devs[5])
+        low = lib.jit(lambda a, b: a * b).lower(x, np.full(3, 2.0, np.float32))
+        y = low.compile(device_assignment=(devs[5],))(x, np.full(3, 2.0, np.float32))
+        return np.asarray(y).tolist(), _ids(y)
+    ours, theirs = _both(make)
+    assert ours == theirs == ([0.0, 2.0, 4.0], [5])

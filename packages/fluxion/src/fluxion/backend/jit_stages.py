@@ -52,9 +52,11 @@ class Traced:
         options (else None: the plain path)."""
         leaves = tree_util.tree_leaves((self._args, self._kwargs))
         j = self._j
-        if j.device is None and any(_sharding_of_struct(x) is not None for x in leaves):
-            return self._struct_specs(leaves)
-        if not all(type(x) is Array for x in leaves):
+        arrays_only = all(type(x) is Array for x in leaves)
+        if j.device is None and (not arrays_only or any(
+                _sharding_of_struct(x) is not None for x in leaves)):
+            return self._struct_specs(leaves)  # nothing moved: stand-ins, NumPy values
+        if not arrays_only:
             return None
         arrays = j.place(self._args, self._kwargs, list(leaves))
         if j.device is None and not any(a._k.committed for a in arrays):
