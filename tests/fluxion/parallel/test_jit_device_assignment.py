@@ -157,3 +157,25 @@ def test_numpy_beside_a_committed_argument_lowers_for_its_device(eight):
         return np.asarray(y).tolist(), _ids(y)
     ours, theirs = _both(make)
     assert ours == theirs == ([0.0, 2.0, 4.0], [5])
+
+
+def test_in_shardings_place_stand_ins_and_numpy_values(eight):
+    # jit(f, in_shardings=s).lower(ShapeDtypeStruct or NumPy value) is lowered for s (was: for
+    # the default device, the in_shardings ignored)
+    mesh = fluxion.sharding.Mesh(np.array(fluxion.devices()[:4]), ("x",))
+    jmesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+    host = np.arange(8.0, dtype=np.float32)
+
+    def make(lib, devs):
+        m, ns, p = (mesh, NamedSharding, P) if lib is fluxion else (jmesh, JNS, JP)
+        f = lib.jit(lambda v: v * 3.0, in_shardings=ns(m, p("x")))
+        out = []
+        for arg in (lib.ShapeDtypeStruct((8,), np.float32), host):
+            low = f.lower(arg)
+            y = low.compile(device_assignment=tuple(devs[:4]))(host)
+            out.append((low.as_text().count("num_partitions = 4"), np.asarray(y).tolist(),
+                        _ids(y), tuple(y.sharding.spec)))
+        return out
+    ours, theirs = _both(make)
+    assert ours[0][0] == 1 and ours[0][2] == [0, 1, 2, 3]
+    assert ours == theirs

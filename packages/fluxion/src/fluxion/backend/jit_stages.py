@@ -57,7 +57,7 @@ class Traced:
                 _sharding_of_struct(x) is not None for x in leaves)):
             return self._struct_specs(leaves)  # nothing moved: stand-ins, NumPy values
         if not arrays_only:
-            return None
+            return self._struct_specs_with_options(leaves)
         arrays = j.place(self._args, self._kwargs, list(leaves))
         if j.device is None and not any(a._k.committed for a in arrays):
             arrays = j.place_on_program_mesh(self._args, self._kwargs, self._statics, arrays)
@@ -88,6 +88,54 @@ class Traced:
         if devs == (_d._client.default_device(),):
             return None
         return specs
+
+    def _struct_specs_with_options(self, leaves: list) -> list:
+        """:meth:`_struct_specs` under jit's placement options (``in_shardings``, ``device``),
+        as ``_Jitted.place`` places arrays: a leaf with an ``in_shardings`` entry goes there
+        (NumPy values and plain stand-ins untyped, as JAX traces them), the others where the
+        options or the committed arguments say."""
+        j, pl = self._j, self._j.device
+        names = j.names(self._args, self._kwargs)
+        specs = []
+        for x, aval in zip(leaves, self._avals):
+            s = x._k.sharding if type(x) is Array else _sharding_of_struct(x)
+            committed = x._k.committed if type(x) is Array else s is not None
+            specs.append(Spec(aval, s if s is not None else _d.default_sharding(), committed))
+        ins = pl.arg_shardings(j.name, self._args, self._kwargs, [s.aval for s in specs], names)
+        forced = pl.devices
+        for i, s in enumerate(ins):
+            if s is not None and forced is None:
+                forced = tuple(s._internal_device_list)
+            elif s is not None and tuple(s._internal_device_list) != forced:
+                raise ValueError(
+                    f"jit of {j.name}: in_shardings put argument {names[i]} on devices "
+                    f"{[d.id for d in s._internal_device_list]} but another on "
+                    f"{[d.id for d in forced]}; all arguments of one computation must be on "
+                    "the same devices")
+        if forced is None and not any(s.committed for s in specs):
+            forced = pl.out_devices()
+        rest = [(sp, nm) for sp, s, nm in zip(specs, ins, names) if s is None]
+        devs, _, like = spmd.target_devices(j.name, [sp for sp, _ in rest],
+                                            [nm for _, nm in rest], forced)
+        target = (single_device_sharding(devs[0]) if len(devs) == 1
+                  else spmd.replicated_on(devs, like))
+        out = []
+        for x, sp, s, nm in zip(leaves, specs, ins, names):
+            if s is None:
+                out.append(sp if tuple(sp.sharding._internal_device_list) == devs
+                           else Spec(sp.aval, target, sp.committed))
+            elif sp.committed and sp.sharding != s and (
+                    sp.sharding._to_xla_hlo_sharding(len(sp.aval.shape))
+                    != s._to_xla_hlo_sharding(len(sp.aval.shape))):
+                raise ValueError(
+                    "Sharding passed to jit does not match the sharding on the respective arg. "
+                    f"Got jit sharding: {s},\narg sharding: {sp.sharding} for arg {nm} of type "
+                    f"{sp.aval.str_short()} (jit of {j.name})")
+            elif type(x) is Array or _sharding_of_struct(x) is not None:
+                out.append(Spec(sp.aval, s, True))
+            else:  # only placed by in_shardings: untyped, as JAX
+                out.append(Spec.untyped(sp.aval, s, True))
+        return out
 
     @property
     def jaxpr(self) -> Any:
