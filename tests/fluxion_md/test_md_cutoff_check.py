@@ -147,15 +147,3 @@ def test_soft_sphere_neighbor_list_cutoff_on_the_host(sigma):
     finally:
         monitoring.unregister_event_duration_listener(listen)
     assert seen == [] and cutoffs == [expected] and type(cutoffs[0]) is float
-
-
-def test_soft_sphere_neighbor_list_traced_sigma_fails_as_before():
-    # a traced sigma gives no cutoff number (neighbor_list needs one): the same error as before
-    import fluxion
-    from fluxion_md import energy
-
-    def build(s):
-        energy.soft_sphere_neighbor_list(space.periodic(8.0)[0], 8.0, sigma=s)
-        return s
-    with pytest.raises(fluxion.errors.ConcretizationTypeError):
-        fluxion.jit(build)(np.float32(1.0))

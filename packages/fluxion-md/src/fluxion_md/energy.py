@@ -147,11 +147,11 @@ def soft_sphere_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     _check_species_arg("soft_sphere_neighbor_list", species)
     sigma = maybe_downcast(sigma)
     # the cutoff max(sigma) read on the host (exact: no eager reduce_max to compile); a traced
-    # sigma takes the jnp path (and fails in float() as before: neighbor_list needs a number)
+    # sigma gives a traced cutoff, which neighbor_list takes as jax_md's does
     sigma_host = host_value(sigma)
-    r_cutoff = float(jnp.max(sigma) if sigma_host is None else onp.max(sigma_host))
+    r_cutoff = jnp.max(sigma) if sigma_host is None else float(onp.max(sigma_host))
     neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, r_cutoff,
-                                   float(maybe_downcast(dr_threshold)),
+                                   maybe_downcast(dr_threshold),
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
     energy_fn = pair_neighbor_list_fn(
@@ -221,8 +221,8 @@ def lennard_jones_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     sigma = maybe_downcast(sigma)
     r_onset = _in_units_of(r_onset, sigma)
     r_cutoff = _in_units_of(r_cutoff, sigma)
-    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, float(r_cutoff),
-                                   float(maybe_downcast(dr_threshold)),
+    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, r_cutoff,
+                                   maybe_downcast(dr_threshold),
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
     energy_fn = pair_neighbor_list_fn(
@@ -281,8 +281,8 @@ def morse_neighbor_list(displacement_or_metric: Callable, box_size: Any,
     _check_species_arg("morse_neighbor_list", species)
     r_onset = maybe_downcast(r_onset)
     r_cutoff = maybe_downcast(r_cutoff)
-    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, float(r_cutoff),
-                                   float(maybe_downcast(dr_threshold)),
+    neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, r_cutoff,
+                                   maybe_downcast(dr_threshold),
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
     energy_fn = pair_neighbor_list_fn(
@@ -385,7 +385,7 @@ def bks_neighbor_list(displacement_or_metric: Callable, box_size: Any, species: 
     """
     _check_species_arg("bks_neighbor_list", species)
     neighbor_fn = neighbor_list_fn(displacement_or_metric, box_size, cutoff,
-                                   float(maybe_downcast(dr_threshold)),
+                                   maybe_downcast(dr_threshold),
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
     energy_fn = pair_neighbor_list_fn(

@@ -23,7 +23,7 @@ import fluxion.numpy as jnp
 from fluxion import jit, lax, tree_util, vmap
 from fluxion_md import _sparse_prune, dataclasses, space
 from fluxion_md._sparse_prune import _flat_running_count, _running_count
-from fluxion_md.util import Array, f32, host_value, i32, is_array, is_concrete
+from fluxion_md.util import Array, f32, host_value, i32, is_array, is_concrete, static_float
 
 __all__ = [
     "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
@@ -602,16 +602,26 @@ def _with_width(idx: Array, width: int, fill: int) -> Array:
     return fluxion.device_put(host, idx.sharding) if idx.committed else jnp.asarray(host)
 
 
-def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float, fractional: bool) -> None:
+def _traced_cutoff_error(method: str, need: str) -> Exception:
+    return fluxion.errors.TracerBoolConversionError(
+        f"neighbor_list.{method}: r_cutoff or dr_threshold is traced (inside jit or vmap), and "
+        f"{need} needs its value, as in jax_md (which raises TracerBoolConversionError there). "
+        "Allocate the list with concrete parameters outside the transformation; inside it, "
+        "update with a concrete dr_threshold and evaluate the energy with traced ones.")
+
+
+def _check_cutoff(metric_sq: Callable, box: Any, r_cutoff: float | None,
+                  fractional: bool) -> None:
     """Raise for a non-positive box; warn when ``r_cutoff`` exceeds half the box along a
-    periodic direction (the minimum-image list then misses interactions, as jax_md's does)."""
+    periodic direction (the minimum-image list then misses interactions, as jax_md's does;
+    a traced ``r_cutoff``, None, is not checked)."""
     box_np = onp.asarray(box, dtype=onp.float64)
     if onp.any(box_np <= 0) and box_np.ndim < 2:
         raise ValueError(f"neighbor_list: box must be positive; got box={box_np.tolist()}.")
     if box_np.ndim == 2 and onp.linalg.det(box_np) <= 0:
         raise ValueError("neighbor_list: box must be a matrix with positive determinant; "
                          f"got box={box_np.tolist()}.")
-    for dim in (3, 2, 1):
+    for dim in (3, 2, 1) if r_cutoff is not None else ():
         if box_np.ndim >= 1 and box_np.shape[0] != dim:
             continue
         widths = _perpendicular_widths(box_np, dim)
@@ -659,7 +669,9 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
     count times ``capacity_multiplier`` (or exactly ``capacity=``, and ``cell_capacity=`` for
     the cell list, beyond jax_md); ``update(R, nbrs)`` (jittable) rebuilds it only when some
     particle moved more than ``dr_threshold / 2``. Uses a cell list when the box holds at least 3
-    cells per side.
+    cells per side. As in jax_md, ``r_cutoff`` and ``dr_threshold`` may be traced (an energy's
+    sigma or cutoff under ``jit``/``vmap``): ``update`` prunes with the traced cutoff (given a
+    concrete ``dr_threshold``), while ``allocate`` raises TracerBoolConversionError.
 
     Example:
         >>> displacement, _ = space.periodic(10.0)
@@ -673,16 +685,21 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         box = onp.asarray(box, dtype=onp.float64)
     if onp.any(onp.asarray(box) <= 0) and onp.ndim(box) < 2:
         raise ValueError(f"neighbor_list: box must be positive; got box={onp.asarray(box).tolist()}.")
-    r_cutoff = float(r_cutoff)
-    dr_threshold = float(dr_threshold)
-    if r_cutoff <= 0:
+    # numbers where their values are known (grad's tracers too); a jit/vmap tracer stays traced,
+    # as in jax_md, without a gradient through the list: allocate then raises (cell list and
+    # capacity need numbers), update and the energies work
+    r_static, dr_static = static_float(r_cutoff), static_float(dr_threshold)
+    traced = r_static is None or dr_static is None
+    r_cutoff = lax.stop_gradient(r_cutoff) if r_static is None else r_static
+    dr_threshold = lax.stop_gradient(dr_threshold) if dr_static is None else dr_static
+    if not traced and r_cutoff <= 0:
         raise ValueError(f"neighbor_list: r_cutoff must be positive; got {r_cutoff}.")
     always_rebuild = dr_threshold == 0
     cutoff = r_cutoff + dr_threshold
     cutoff_sq = cutoff ** 2
     threshold_sq = (dr_threshold / 2) ** 2
     metric_sq = _metric_sq(displacement_or_metric)
-    _check_cutoff(metric_sq, box, r_cutoff, fractional_coordinates)
+    _check_cutoff(metric_sq, box, r_static, fractional_coordinates)
 
     def candidates(cl: CellList | None) -> tuple[Array | None, Array | None]:
         if cl is None:
@@ -742,6 +759,8 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         cl = cl_fn = cell_size = None
         if not disable_cell_list:
             if previous is None:
+                if traced:
+                    raise _traced_cutoff_error("allocate", "sizing the cell list")
                 _box = kwargs.get("box", box)
                 cell_size = cutoff
                 if fractional_coordinates:
@@ -816,6 +835,9 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                 err = err.update(PEC.CELL_SIZE_TOO_SMALL, jnp.any(new > current))
             neighbors = neighbors.set(error=err)
         rebuild = partial(build, previous=neighbors, extra_capacity=0, kwargs=kwargs)
+        if not isinstance(always_rebuild, bool):  # a traced dr_threshold
+            raise _traced_cutoff_error("update", "deciding whether to rebuild every step "
+                                       "(dr_threshold == 0)")
         if always_rebuild:
             return rebuild(position, err)
         moved = vmap(partial(metric_sq, **kwargs))(position, neighbors.reference_position)

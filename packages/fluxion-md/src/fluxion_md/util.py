@@ -185,9 +185,10 @@ def is_concrete(x: Any) -> bool:
 
 def host_value(x: Any) -> onp.ndarray | None:
     """``x``'s value as a NumPy array, or ``None`` when it is a tracer (inside ``jit``, ``grad``
-    or ``vmap``). Unlike :func:`is_concrete` it runs no XLA program (a concrete Fluxion Array is
-    read back): setup code computes a static value on the host with it, where one eager op would
-    be one XLA compile (50-300 ms each on a TPU).
+    or ``vmap``: a ``grad`` tracer's value is readable, but a host computation on it would drop
+    its derivative). Unlike :func:`is_concrete` it runs no XLA program (a concrete Fluxion Array
+    is read back): setup code computes a static value on the host with it, where one eager op
+    would be one XLA compile (50-300 ms each on a TPU).
 
     Example:
         >>> import fluxion
@@ -195,10 +196,31 @@ def host_value(x: Any) -> onp.ndarray | None:
         ([0, 1, 2], array(2.5))
         >>> fluxion.jit(lambda x: x + (host_value(x) is None))(1.0).tolist()
         2.0
+        >>> fluxion.grad(lambda x: x * (host_value(x) is None))(1.0).tolist()
+        1.0
     """
+    if isinstance(x, fluxion.Array) and type(x) is not fluxion.Array:
+        return None  # a tracer: even grad's, whose value NumPy could read, is no constant
     try:
         return onp.asarray(x)
     except fluxion.errors.TracerArrayConversionError:
+        return None
+
+
+def static_float(x: Any) -> float | None:
+    """``x`` as a Python float where its value is known while tracing (a number, an array, a
+    tracer of ``grad``), or ``None`` for a ``jit`` or ``vmap`` tracer. Runs no XLA program.
+
+    Example:
+        >>> import fluxion
+        >>> static_float(jnp.float32(0.5)), fluxion.grad(lambda c: c * static_float(c))(3.0).tolist()
+        (0.5, 3.0)
+        >>> fluxion.jit(lambda c: c + (static_float(c) is None))(1.0).tolist()
+        2.0
+    """
+    try:
+        return float(x)
+    except fluxion.errors.ConcretizationTypeError:
         return None
 
 

@@ -1,0 +1,198 @@
+"""Neighbor-list energies with traced parameters (sigma, epsilon, r_onset, r_cutoff, cutoff,
+dr_threshold) under jit, grad and vmap, against jax_md 0.2.29 under jax.
+
+jax_md computes the list's cutoff with jnp, so a traced parameter gives a traced cutoff: the
+constructor and the energy work, ``update`` prunes with the traced cutoff, and only what needs a
+number raises TracerBoolConversionError: ``allocate`` (the cell-list test) and ``update`` with a
+traced dr_threshold (``if dr_threshold == 0``). jax_md also fails ``update`` inside a jit that
+builds the list from constants (its constructor's ``dr_threshold == 0`` is staged); Fluxion keeps
+constants static there, so those calls are compared with jax_md's values outside jit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.numpy as fnp
+import fluxion_md
+
+jax = pytest.importorskip("jax")
+jax_md = pytest.importorskip("jax_md")
+
+BOX = 9.6  # 3 cells per side for cutoffs up to 3.2: most lists below use a cell list
+_G = np.stack(np.meshgrid(np.arange(8), np.arange(8), indexing="ij"), -1).reshape(-1, 2)
+R0 = ((_G * 1.2 + 0.3 + np.random.RandomState(0).normal(0, 0.08, _G.shape)) % BOX
+      ).astype(np.float32)
+SPECIES = (np.arange(len(R0)) % 2).astype(np.int32)
+MOVED = ((R0 + np.random.RandomState(1).normal(0, 0.2, R0.shape)) % BOX).astype(np.float32)
+
+
+def _species(m):
+    return fnp.asarray(SPECIES) if m is fluxion_md else jax.numpy.asarray(SPECIES)
+
+
+def _bks(m, **kw):
+    return m.energy.bks_neighbor_list(m.space.periodic(BOX)[0], BOX, _species(m),
+                                      **m.energy.BKS_SILICA_DICT, **kw)
+
+
+CASES = {
+    "soft_sphere": (lambda m, **kw: m.energy.soft_sphere_neighbor_list(
+        m.space.periodic(BOX)[0], BOX, **kw), dict(sigma=1.3, epsilon=1.5, dr_threshold=0.2)),
+    "lennard_jones": (lambda m, **kw: m.energy.lennard_jones_neighbor_list(
+        m.space.periodic(BOX)[0], BOX, **kw),
+        dict(sigma=1.0, epsilon=1.2, r_onset=2.0, r_cutoff=2.5, dr_threshold=0.5)),
+    "morse": (lambda m, **kw: m.energy.morse_neighbor_list(m.space.periodic(BOX)[0], BOX, **kw),
+              dict(sigma=1.1, epsilon=2.0, r_onset=1.8, r_cutoff=2.4, dr_threshold=0.5)),
+    "bks": (_bks, dict(cutoff=3.0, dr_threshold=0.8)),
+    "bks_silica": (lambda m, **kw: m.energy.bks_silica_neighbor_list(
+        m.space.periodic(BOX)[0], BOX, _species(m), **kw), dict(cutoff=3.0, dr_threshold=0.6)),
+    "stillinger_weber": (lambda m, **kw: m.energy.stillinger_weber_neighbor_list(
+        m.space.periodic(BOX)[0], BOX, **kw),
+        dict(sigma=0.9, epsilon=2.0, cutoff=1.7, dr_threshold=0.5)),
+}
+# every parameter of each case (slow but Lennard-Jones's and one cutoff per other case: each
+# call is a compile in Fluxion and in jax)
+FAST = {("soft_sphere", "sigma"), ("morse", "r_cutoff"), ("bks", "cutoff"),
+        ("bks_silica", "dr_threshold"), ("stillinger_weber", "cutoff")}
+PARAMS = [pytest.param(c, k, marks=() if c == "lennard_jones" or (c, k) in FAST else
+                       pytest.mark.slow) for c, (_, p) in CASES.items() for k in p]
+# the parameters that set each list's cutoff: allocate needs their values (jit/vmap raise there)
+SIZING = [("soft_sphere", "sigma"), ("lennard_jones", "sigma"), ("lennard_jones", "r_cutoff"),
+          ("morse", "r_cutoff"), ("bks", "cutoff"), ("bks_silica", "cutoff"),
+          ("stillinger_weber", "cutoff")] + [(c, "dr_threshold") for c in CASES]
+MODS = {"fluxion": (fluxion_md, fluxion, fnp), "jax": (jax_md, jax, jax.numpy)}
+
+
+def _fns(lib: str, case: str, kw: str):
+    """(energy with preallocated list, energy after update, energy after allocate) of a traced p."""
+    m, T, xnp = MODS[lib]
+    make, params = CASES[case]
+    R, moved = xnp.asarray(R0), xnp.asarray(MOVED)
+    nbrs = make(m, **params)[0].allocate(R, extra_capacity=4)  # room for MOVED's neighbors
+
+    def energy(p):
+        return make(m, **{**params, kw: p})[1](R, nbrs)
+
+    def updated(p):
+        neighbor_fn, energy_fn = make(m, **{**params, kw: p})
+        return energy_fn(moved, neighbor_fn.update(moved, nbrs))
+
+    def allocated(p):
+        neighbor_fn, energy_fn = make(m, **{**params, kw: p})
+        return energy_fn(R, neighbor_fn.allocate(R))
+    return T, {"energy": energy, "update": updated, "allocate": allocated}, params[kw]
+
+
+def _use(param: Any, use: str) -> Any:
+    return pytest.param(*param.values, use, marks=param.marks)
+
+
+def _same(ours, theirs, rtol=2e-5):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=1e-5 * max(1.0, np.abs(theirs).max()))
+
+
+@pytest.mark.parametrize("case,kw,use", [_use(p, "energy") for p in PARAMS] + [
+    _use(p, "update") for p in PARAMS if p.values[0] in ("lennard_jones", "bks_silica")])
+def test_traced_parameter_jit_matches_jax_md(case, kw, use):
+    if use == "update" and kw == "dr_threshold":
+        pytest.skip("raises: test_traced_dr_threshold_update_raises_as_jax_md")
+    T, fns, p = _fns("fluxion", case, kw)
+    ours = T.jit(fns[use])(np.float32(p))
+    jT, jfns, _ = _fns("jax", case, kw)
+    # jax_md's update fails in any jit that builds the list (see the module docstring), and its
+    # BKS energy with a traced cutoff is nan under jit and vmap (finite with a constant one, and
+    # outside jit, equal to ours): there its value outside jit is the reference
+    eager = use == "update" or case.startswith("bks")
+    theirs = (jfns[use] if eager else jT.jit(jfns[use]))(np.float32(p))
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("case,kw,use", [_use(p, "energy") for p in PARAMS] + [
+    ("lennard_jones", k, u) for k in CASES["lennard_jones"][1] for u in ("update", "allocate")])
+def test_traced_parameter_grad_matches_jax_md(case, kw, use):
+    T, fns, p = _fns("fluxion", case, kw)
+    jT, jfns, _ = _fns("jax", case, kw)
+    # ours outside jit (grad alone keeps the list's cutoff a number); jax_md's jitted where it
+    # can be (its update and allocate fail in jit)
+    theirs = (jT.grad if use != "energy" else lambda f: jT.jit(jT.grad(f)))(jfns[use])
+    ours, theirs = T.grad(fns[use])(np.float32(p)), theirs(np.float32(p))
+    _same(ours, theirs, rtol=1e-4)
+
+
+def _slow_unless(keep: bool, *values: str) -> Any:
+    return pytest.param(*values, marks=() if keep else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("case,kw,use", [_use(p, "energy") for p in PARAMS] + [
+    _slow_unless(c == "lennard_jones", c, k, "update") for c, k in SIZING if k != "dr_threshold"])
+def test_traced_parameter_vmap_matches_loop_and_jax_md(case, kw, use):
+    T, fns, p = _fns("fluxion", case, kw)
+    jT, jfns, _ = _fns("jax", case, kw)
+    ps = np.array([p, 0.95 * p], np.float32)  # smaller cutoffs: the preallocated list holds them
+    ours = T.vmap(fns[use])(fnp.asarray(ps))
+    _same(ours, np.stack([np.asarray(T.jit(fns[use])(q)) for q in ps]), rtol=1e-6)
+    if case.startswith("bks"):  # jax_md's nan: see test_traced_parameter_jit_matches_jax_md
+        _same(ours, np.stack([np.asarray(jfns[use](jax.numpy.asarray(q))) for q in ps]))
+    else:
+        _same(ours, jT.vmap(jfns[use])(jax.numpy.asarray(ps)))
+
+
+@pytest.mark.parametrize("lib", list(MODS))
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("case,kw", SIZING)
+def test_traced_cutoff_allocate_raises_as_jax_md(lib, transform, case, kw):
+    T, fns, p = _fns(lib, case, kw)
+    arg = np.float32(p) if transform == "jit" else MODS[lib][2].asarray([p, p], np.float32)
+    err = fluxion.errors if lib == "fluxion" else jax.errors
+    with pytest.raises(err.TracerBoolConversionError) as info:
+        getattr(T, transform)(fns["allocate"])(arg)
+    if lib == "fluxion":
+        assert "neighbor_list.allocate" in str(info.value)
+        assert "sizing the cell list" in str(info.value)
+
+
+@pytest.mark.parametrize("lib", list(MODS))
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("case", ["lennard_jones", "bks"])
+def test_traced_dr_threshold_update_raises_as_jax_md(lib, transform, case):
+    T, fns, p = _fns(lib, case, "dr_threshold")
+    arg = np.float32(p) if transform == "jit" else MODS[lib][2].asarray([p, p], np.float32)
+    err = fluxion.errors if lib == "fluxion" else jax.errors
+    with pytest.raises(err.TracerBoolConversionError) as info:
+        getattr(T, transform)(fns["update"])(arg)
+    if lib == "fluxion":
+        assert "neighbor_list.update" in str(info.value) and "dr_threshold == 0" in str(info.value)
+
+
+@pytest.mark.parametrize("case,kw", [("lennard_jones", "epsilon"), ("morse", "r_onset")])
+def test_non_cutoff_parameter_allocate_under_vmap_works_as_jax_md(case, kw):
+    T, fns, p = _fns("fluxion", case, kw)
+    jT, jfns, _ = _fns("jax", case, kw)
+    ps = np.array([p, 0.9 * p], np.float32)
+    _same(T.vmap(fns["allocate"])(fnp.asarray(ps)), jT.vmap(jfns["allocate"])(jax.numpy.asarray(ps)))
+
+
+def test_vmapped_cutoff_update_gives_each_members_list():
+    # the list pruned with each member's cutoff: vmap over r_cutoff == a loop, on the cell-list
+    # path (the preallocated list has a cell list) and in each format
+    from fluxion_md import partition, space
+    disp = space.periodic(BOX)[0]
+    R, moved = fnp.asarray(R0), fnp.asarray(MOVED)
+    for fmt in (partition.Dense, partition.Sparse, partition.OrderedSparse):
+        nbrs = partition.neighbor_list(disp, BOX, 2.5, 0.5, format=fmt).allocate(R)
+        assert nbrs.cell_list_fn is not None
+
+        def update(rc):
+            return partition.neighbor_list(disp, BOX, rc, 0.5, format=fmt).update(moved, nbrs).idx
+        cutoffs = np.array([2.5, 2.0, 1.3], np.float32)
+        batched = np.asarray(fluxion.vmap(update)(fnp.asarray(cutoffs)))
+        for i, rc in enumerate(cutoffs):
+            np.testing.assert_array_equal(batched[i], np.asarray(fluxion.jit(update)(rc)))
+        assert len(set(int((b < len(R0)).sum()) for b in batched)) == 3  # three different lists
