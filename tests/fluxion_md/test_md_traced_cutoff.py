@@ -11,6 +11,7 @@ constants static there, so those calls are compared with jax_md's values outside
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import numpy as np
@@ -196,3 +197,70 @@ def test_vmapped_cutoff_update_gives_each_members_list():
         for i, rc in enumerate(cutoffs):
             np.testing.assert_array_equal(batched[i], np.asarray(fluxion.jit(update)(rc)))
         assert len(set(int((b < len(R0)).sum()) for b in batched)) == 3  # three different lists
+
+
+# Tersoff's silicon (LAMMPS' Si.tersoff entry) and a made-up one-element setfl EAM table
+SI_TERSOFF = ("Si Si Si 3.0 1.0 1.3258 4.8381 2.0417 0.0000 22.956\n"
+              "  0.33675 1.3258 95.373 3.0 0.2 3.2394 3281.5905\n")
+_R = np.arange(40) * 0.1
+
+
+def _eam_table() -> str:
+    rows = ["setfl: made-up EAM", "", "", "1 X", "40 0.05 40 0.1 3.9", "1 1.0 1.0 fcc"]
+    values = np.concatenate([-np.sqrt(np.arange(40) * 0.05 + 0.1), np.exp(-_R),
+                             2 * _R * np.exp(-1.5 * _R)])
+    return "\n".join(rows + [" ".join(f"{v:.9e}" for v in values[i:i + 8])
+                             for i in range(0, len(values), 8)])
+
+
+_CUBE = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3) / 3
+CUBE = ((_CUBE + np.random.RandomState(2).normal(0, 0.01, _CUBE.shape)) % 1).astype(np.float32)
+
+
+def _other(m, xnp, name):
+    """(energy of a traced cutoff-setting parameter on a preallocated list, its value)."""
+    if name == "tersoff":  # the list's cutoff is params R + D
+        params = m.energy.load_lammps_tersoff_parameters(io.StringIO(SI_TERSOFF))
+        disp, box, R = m.space.periodic_general(8.0)[0], 8.0, xnp.asarray(CUBE)
+
+        def make(r):
+            return m.energy.tersoff_neighbor_list(disp, box, [{**params[0], "R": r}])
+        p = float(params[0]["R"])
+    elif name == "eam":
+        c, e, pair, _ = m.energy.load_lammps_eam_parameters(io.StringIO(_eam_table()))
+        disp, box, R = m.space.periodic(5.0)[0], 5.0, xnp.asarray(CUBE * 5.0)
+
+        def make(cutoff):
+            return m.energy.eam_neighbor_list(disp, box, c, e, pair, cutoff,
+                                              format=m.partition.Sparse)
+        p = 1.6
+    elif name == "edip":
+        disp = m.space.periodic_general(xnp.eye(3, dtype=np.float32) * 6.0,
+                                        fractional_coordinates=True)[0]
+        box, R = 6.0, xnp.asarray(CUBE)
+
+        def make(cutoff):
+            return m.energy.edip_neighbor_list(disp, box, cutoff=cutoff)
+        p = 3.12
+    else:  # pair_correlation_neighbor_list: the cutoff is max(radii) + sigma
+        disp, box, R = m.space.periodic(BOX)[0], BOX, xnp.asarray(R0)
+        radii = xnp.asarray(np.linspace(0.5, 2.0, 4), dtype=np.float32)
+
+        def make(sigma):
+            fns = m.quantity.pair_correlation_neighbor_list(disp, box, radii, sigma)
+            return fns[0], lambda R, nbrs: fns[1](R, nbrs).sum()
+        p = 0.2
+    nbrs = make(np.float32(p))[0].allocate(R, extra_capacity=4)
+    return (lambda q: make(q)[1](R, nbrs)), p
+
+
+@pytest.mark.parametrize("name", ["tersoff", "eam", "edip", "pair_correlation"])
+def test_other_traced_cutoffs_match_jax_md(name):
+    ours, p = _other(fluxion_md, fnp, name)
+    theirs, _ = _other(jax_md, jax.numpy, name)
+    ps = np.array([p, 0.95 * p], np.float32)
+    value = fluxion.jit(ours)(np.float32(p))
+    assert float(value) != 0
+    _same(value, jax.jit(theirs)(np.float32(p)))
+    _same(fluxion.vmap(ours)(fnp.asarray(ps)), jax.vmap(theirs)(jax.numpy.asarray(ps)))
+    _same(fluxion.grad(ours)(np.float32(p)), jax.jit(jax.grad(theirs))(np.float32(p)), rtol=1e-4)

@@ -302,7 +302,8 @@ def tersoff_neighbor_list(displacement: Callable, box_size: Any, params: Any,
         raise ValueError(f"tersoff_neighbor_list: only format=Dense is supported; got {format}.")
     params = params[0]
     repulsive, attractive = _tersoff_terms(params)
-    neighbor_fn = neighbor_list_fn(displacement, box_size, float(params["R"] + params["D"]),
+    # R + D, not float(): traced parameters give a traced cutoff (neighbor_list takes it)
+    neighbor_fn = neighbor_list_fn(displacement, box_size, params["R"] + params["D"],
                                    dr_threshold, disable_cell_list=disable_cell_list,
                                    fractional_coordinates=fractional_coordinates, format=format,
                                    **neighbor_kwargs)
