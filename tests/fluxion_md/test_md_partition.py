@@ -274,3 +274,29 @@ def test_sparse_rebuild_scans_rows_not_the_flat_candidate_list(cells):
     assert windows and max(windows) <= max(N, width) < N * width
     # the same list as brute force, and as the flat count would give
     assert _pairs(fn.update(moved, nbrs), N) == _brute_pairs((R_NP + 0.31) % L, L, CUTOFF + 0.2)
+
+
+def test_reallocated_list_of_the_same_shapes_needs_no_new_trace():
+    # allocate builds its cell list once per box and cell size, so a list re-allocated to the
+    # same shapes has the same static fields and a jitted step reuses its trace (jax_md makes a
+    # new cell list each time: its step is compiled again, ~600 ms for a 1000-atom NVE step)
+    disp = space.periodic(L)[0]
+    neighbor_fn = partition.neighbor_list(disp, L, CUTOFF, 0.3, format=partition.Sparse)
+    R = fnp.asarray(R_NP)
+    traces = []
+
+    @fluxion.jit
+    def pairs(nbrs):
+        traces.append(1)
+        return partition.neighbor_list_mask(nbrs).sum()
+    first, again = neighbor_fn.allocate(R), neighbor_fn.allocate(R)
+    assert first.cell_list_fn is not None and again.cell_list_fn is first.cell_list_fn
+    assert int(pairs(first)) == int(pairs(again)) == int(pairs(neighbor_fn.update(R, again)))
+    assert len(traces) == 1
+    np.testing.assert_array_equal(np.asarray(first.idx), np.asarray(again.idx))
+    # another box (fractional coordinates) gets its own cells
+    frac = partition.neighbor_list(space.periodic_general(L)[0], L, CUTOFF, 0.3,
+                                   fractional_coordinates=True, format=partition.Sparse)
+    small, large = frac.allocate(R / L, box=L), frac.allocate(R / L, box=1.5 * L)
+    assert small.cell_list_fn is not large.cell_list_fn
+    assert small.cell_size != large.cell_size

@@ -743,6 +743,7 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                                                          width))), occupancy
 
     prune_jit = jit(prune, static_argnums=(3,))
+    cell_fns: dict[str, Any] = {}  # the last cell list made by allocate, and its box and cells
 
     def prune_blocks(position: Array, cl: CellList, capacity: int | None, kwargs: dict,
                      block: int) -> tuple[Any, Any]:
@@ -771,7 +772,11 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                 # off-diagonal zeros fail the test) gets no cell list (all pairs, N^2).
                 if position.shape[1] in (2, 3) and onp.all(
                         onp.asarray(cell_size) < onp.asarray(_box) / 3.0):
-                    cl_fn = cell_list(_box, cell_size, capacity_multiplier)
+                    key = tuple(onp.asarray(v, onp.float64).tobytes() for v in (_box, cell_size))
+                    if cell_fns.get("key") != key:  # the same one for the same cells (not jax_md):
+                        # a list re-allocated to the same shapes then needs no new trace of a jit
+                        cell_fns.update(key=key, fns=cell_list(_box, cell_size, capacity_multiplier))
+                    cl_fn = cell_fns["fns"]
                     if cell_capacity is None:
                         cl = cl_fn.allocate(position, extra_capacity=extra_capacity)
                     else:
