@@ -89,6 +89,10 @@ def _fns(lib: str, case: str, kw: str):
     return T, {"energy": energy, "update": updated, "allocate": allocated}, params[kw]
 
 
+def _slow_unless(keep: bool, *values: str) -> Any:
+    return pytest.param(*values, marks=() if keep else pytest.mark.slow)
+
+
 def _use(param: Any, use: str) -> Any:
     return pytest.param(*param.values, use, marks=param.marks)
 
@@ -116,7 +120,8 @@ def test_traced_parameter_jit_matches_jax_md(case, kw, use):
 
 
 @pytest.mark.parametrize("case,kw,use", [_use(p, "energy") for p in PARAMS] + [
-    ("lennard_jones", k, u) for k in CASES["lennard_jones"][1] for u in ("update", "allocate")])
+    _slow_unless(k in ("sigma", "r_cutoff"), "lennard_jones", k, u)
+    for k in CASES["lennard_jones"][1] for u in ("update", "allocate")])
 def test_traced_parameter_grad_matches_jax_md(case, kw, use):
     T, fns, p = _fns("fluxion", case, kw)
     jT, jfns, _ = _fns("jax", case, kw)
@@ -125,10 +130,6 @@ def test_traced_parameter_grad_matches_jax_md(case, kw, use):
     theirs = (jT.grad if use != "energy" else lambda f: jT.jit(jT.grad(f)))(jfns[use])
     ours, theirs = T.grad(fns[use])(np.float32(p)), theirs(np.float32(p))
     _same(ours, theirs, rtol=1e-4)
-
-
-def _slow_unless(keep: bool, *values: str) -> Any:
-    return pytest.param(*values, marks=() if keep else pytest.mark.slow)
 
 
 @pytest.mark.parametrize("case,kw,use", [_use(p, "energy") for p in PARAMS] + [
@@ -147,7 +148,8 @@ def test_traced_parameter_vmap_matches_loop_and_jax_md(case, kw, use):
 
 @pytest.mark.parametrize("lib", list(MODS))
 @pytest.mark.parametrize("transform", ["jit", "vmap"])
-@pytest.mark.parametrize("case,kw", SIZING)
+@pytest.mark.parametrize("case,kw", [_slow_unless(c == "lennard_jones" or (c, k) in FAST, c, k)
+                                     for c, k in SIZING])
 def test_traced_cutoff_allocate_raises_as_jax_md(lib, transform, case, kw):
     T, fns, p = _fns(lib, case, kw)
     arg = np.float32(p) if transform == "jit" else MODS[lib][2].asarray([p, p], np.float32)
@@ -254,7 +256,8 @@ def _other(m, xnp, name):
     return (lambda q: make(q)[1](R, nbrs)), p
 
 
-@pytest.mark.parametrize("name", ["tersoff", "eam", "edip", "pair_correlation"])
+@pytest.mark.parametrize("name", [pytest.param("tersoff", marks=pytest.mark.slow), "eam",
+                                  pytest.param("edip", marks=pytest.mark.slow), "pair_correlation"])
 def test_other_traced_cutoffs_match_jax_md(name):
     ours, p = _other(fluxion_md, fnp, name)
     theirs, _ = _other(jax_md, jax.numpy, name)
