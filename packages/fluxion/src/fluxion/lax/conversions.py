@@ -65,6 +65,22 @@ def _convert_lowering(ctx: Any, x: str, *, new_dtype: np.dtype, weak_type: bool)
     return ctx.op1("stablehlo.convert", [x], out, [a])
 
 
+def _convert_tpu_lowering(ctx: Any, x: str, *, new_dtype: np.dtype, weak_type: bool) -> str:
+    # XLA's TPU compiler aborts the process (a CHECK in its float64 emulation, "Unsupported CVT
+    # X{64|128} expansion from f64[2] to c128[2]") on a conversion of a real value to complex128;
+    # complex128 arithmetic itself (add, mul, exp, real) runs there. Measured on a v5e with jaxlib
+    # 0.10.2, where jax's own astype(complex128) aborts the same way: refused before XLA sees it.
+    a = ctx.avals_in[0]
+    if np.dtype(new_dtype) == np.complex128 and a.dtype.kind != "c":
+        where = f" (at {ctx.source})" if ctx.source else ""
+        raise NotImplementedError(
+            f"convert_element_type: {a.str_short()} to complex128{where} is not supported on the "
+            "TPU: XLA's TPU compiler has no float64 emulation of a real-to-complex128 conversion "
+            "and aborts the process on it (jax does). Convert to complex64, or make the "
+            "complex128 value on the CPU; complex128 arithmetic itself runs on the TPU.")
+    return _convert_lowering(ctx, x, new_dtype=new_dtype, weak_type=weak_type)
+
+
 def _convert_fold(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Literal | None:
     """Convert a host scalar at trace time (a literal in staged programs, a cached constant
     eagerly) instead of emitting a conversion."""
@@ -106,6 +122,7 @@ def _convert_transpose(ct: Any, x: Any, *, new_dtype: Any, weak_type: bool) -> l
 
 convert_element_type_p.abstract_eval = _convert_abstract_eval
 convert_element_type_p.lowering = _convert_lowering
+convert_element_type_p.platform_lowerings["tpu"] = _convert_tpu_lowering
 convert_element_type_p.fold = _convert_fold
 convert_element_type_p.jvp = _convert_jvp
 convert_element_type_p.transpose = _convert_transpose

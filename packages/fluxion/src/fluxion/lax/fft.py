@@ -110,6 +110,19 @@ def _lowering(ctx: Any, x: str, *, fft_type: FftType, fft_lengths: tuple[int, ..
                    f"fft_length = {attr_i64_array(fft_lengths)}")
 
 
+def _tpu_lowering(ctx: Any, x: str, *, fft_type: FftType, fft_lengths: tuple[int, ...]) -> str:
+    # The TPU's FFT is 32-bit: XLA rejects a float64 operand there ("Unexpected operand type for
+    # FFT: f64[2]", a v5e with jaxlib 0.10.2, in jax too). Refused before XLA sees it.
+    for a in (*ctx.avals_in, *ctx.avals_out):
+        if a.dtype in (np.float64, np.complex128):
+            where = f" (at {ctx.source})" if ctx.source else ""
+            raise NotImplementedError(
+                f"fft ({fft_type.name}): {a.dtype.name} values ({a.str_short()}){where} are not "
+                "supported on the TPU: its FFT is 32-bit only (XLA emulates float64 arithmetic "
+                "there, but not the FFT). Use float32/complex64, or run this on the CPU.")
+    return _lowering(ctx, x, fft_type=fft_type, fft_lengths=fft_lengths)
+
+
 def _half_mask(m: int, n_last: int, dtype: np.dtype, shape: tuple[int, ...]) -> Any:
     """Weights of the half spectrum's bins broadcast to ``shape``: 1 for the zero frequency and
     (for even lengths) the Nyquist bin, 2 for the bins that stand for a mirrored pair."""
@@ -176,6 +189,7 @@ def _fft_rule(prim: Any, in_avals: Sequence[Any], out: Any, **_: Any) -> Any:
 fft_p.sharding = _fft_rule
 fft_p.abstract_eval = _abstract_eval
 fft_p.lowering = _lowering
+fft_p.platform_lowerings["tpu"] = _tpu_lowering
 _rules.deflinear(fft_p, _transpose)
 fft_p.batch = _batch
 fft_p.print_params = _print_params
