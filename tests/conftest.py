@@ -190,6 +190,29 @@ PLATFORM_INAPPLICABLE = {
          r"|test_select_and_scatter_add_rules$)",
          "XLA's TPU select-and-scatter needs window 1 in the two minor-most dimensions (the "
          "gradient of a 2-D max/min window: UNIMPLEMENTED there, seen on a v5e)"),
+        (r"tests/fluxion/test_jit_compiler_options\.py::test_optimized_hlo_under_an_option_as_in_jax$",
+         "compares Fluxion's optimized HLO with the reference jax's, which is compiled for the "
+         "CPU in a TPU run"),
+        (r"tests/fluxion/test_transfer_guard\.py::(test_device_to_host_as_jax\[|"
+         r"test_the_readback_of_other_platforms_passes_the_guard$)",
+         "compares with the reference jax on the CPU, whose reads are in place (no transfer); "
+         "on a TPU every first read copies and is guarded "
+         "(test_every_first_read_of_a_tpu_array_is_guarded)"),
+        (r"tests/fluxion_scipy/(test_scipy_linalg\.py::(test_lu_family|test_qr_svd_polar|"
+         r"test_eigh_family|test_solvers|test_matrix_functions)$|test_scipy_misc\.py::"
+         r"test_sparse_solvers$|test_scipy_optimize\.py::(test_minimize_lbfgsb_bounded_jit_vmap_"
+         r"and_limits_as_scipy|test_minimize_implicit_gradient_jit_vmap|test_root_vs_scipy|"
+         r"test_least_squares_vs_scipy\[\w+\]|test_least_squares_bounds)$|test_scipy_spatial\.py::"
+         r"test_composition_apply_mean$)",
+         "float64 linalg (LU, QR, Eigh against SciPy): the TPU's linalg kernels are 32-bit "
+         "(Fluxion raises NotImplementedError there, jax raises too)"),
+        (r"tests/fluxion_scipy/test_scipy_signal\.py::(test_convolutions_vs_scipy\[\w+\]|"
+         r"test_fftconvolve_axes_and_errors|test_stft_istft_vs_scipy)$",
+         "float64 FFT against SciPy: the TPU's FFT is 32-bit (XLA rejects float64 there, in jax "
+         "too; Fluxion raises NotImplementedError first)"),
+        (r"tests/fluxion_scipy/test_scipy_special\.py::test_sph_harm_y_vs_scipy$",
+         "float64 to complex128: XLA's TPU compiler aborts the process on that conversion (in "
+         "jax too); Fluxion raises NotImplementedError first"),
         (r"tests/fluxion/test_cpu_compile_options\.py::(test_override_only_with_flag|"
          r"test_disk_cache_key_depends_on_setting|test_same_results_either_way)$",
          "checks the XLA options Fluxion sets for CPU compiles (fluxion_cpu_fast_compile)"),
@@ -278,6 +301,12 @@ def _clearing_tests_last(items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     import re
     _clearing_tests_last(items)
+    if TEST_PLATFORM != "tpu":  # the marker's promise (pytest_configure)
+        needs_tpu = pytest.mark.skip(reason="needs Fluxion on a TPU (tools/bootstrap.py test "
+                                            "--platform tpu)")
+        for item in items:
+            if item.get_closest_marker("tpu") is not None:
+                item.add_marker(needs_tpu)
     for pattern, reason in PLATFORM_INAPPLICABLE.get(TEST_PLATFORM, []):
         rx = re.compile(pattern)
         for item in items:

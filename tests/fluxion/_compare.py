@@ -65,10 +65,11 @@ def _default_tol(dtype: np.dtype) -> tuple[float, float]:
 # Per-platform tolerances, as JAX's own test suite has them: on a TPU float32 matmuls run in
 # bf16 passes at default precision and transcendental functions are less precise by design, so
 # floating-point values computed there are compared within these (rtol, atol) with the CPU
-# reference, also where a test asks for exact equality on the CPU.
+# reference, also where a test asks for exact equality on the CPU. float64 is emulated there:
+# chlo.lgamma(2.0) (jax's lowering too) gave -2.85e-9 on a v5e, hence the 1e-8 floor.
 _PLATFORM_TOL = {
     "tpu": {"bfloat16": (2e-2, 2e-2), "float16": (1e-2, 1e-2), "float32": (2e-3, 1e-4),
-            "complex64": (2e-3, 1e-4), "float64": (1e-6, 1e-9), "complex128": (1e-6, 1e-9)},
+            "complex64": (2e-3, 1e-4), "float64": (1e-6, 1e-8), "complex128": (1e-6, 1e-8)},
 }
 
 

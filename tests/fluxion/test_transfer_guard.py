@@ -206,6 +206,26 @@ def test_device_to_host_as_jax(dtype) -> None:
             assert (got["disallow"] is not None) == (copies and not explicit), (case, got)
 
 
+@pytest.mark.tpu
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, ml_dtypes.int4])
+def test_every_first_read_of_a_tpu_array_is_guarded(dtype) -> None:
+    # On a TPU no read is in place: each first read copies and is checked, as jaxlib's copy is
+    # there (seen on a v5e: 'Disallowed device-to-host transfer: shape=(3), dtype=F32,
+    # device=TPU_0(process=0,(0,0,0,0))'); device_get is explicit. The CPU tests above compare
+    # with the reference jax, which runs on the CPU in a TPU run.
+    wrong = []
+    for case, (explicit, thunk) in _device_to_host_cases(FLUXION, dtype).items():
+        for level, refused in (("allow", False), ("disallow", not explicit),
+                               ("disallow_explicit", True)):
+            with fluxion.transfer_guard_device_to_host(level):
+                err = _raised(thunk)
+            if refused != (err is not None) or refused and not re.match(
+                    r"INVALID_ARGUMENT: Disallowed device-to-host transfer: shape=.*"
+                    r"device=TPU", str(err)):
+                wrong.append((case, level, err))
+    assert not wrong, wrong
+
+
 def test_a_read_or_a_started_copy_is_not_transferred_again() -> None:
     for m in (FLUXION, JAX):
         read, started, fresh = (m.np.arange(3).astype(ml_dtypes.int4) for _ in range(3))

@@ -3,6 +3,8 @@ inject_hyperparams, inspect and set_hyperparams."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,8 @@ jax = pytest.importorskip("jax")
 from _optim_reference import ref_jit  # (imports jax: after the skip above)
 
 jnp = pytest.importorskip("jax.numpy")
+
+_PLATFORM = os.environ.get("FLUXION_TEST_PLATFORM", "cpu")
 
 # One xdist worker runs this file (--dist loadgroup), so its module fixture, which runs every
 # case through both libraries, is computed once instead of once per worker.
@@ -69,8 +73,16 @@ def schedule_values():
                          ids=[f"{n}-{i}" for i, (n, _) in enumerate(SCHEDULES)])
 def test_schedule_matches_optax(schedule_values, index: int) -> None:
     ours, ref = schedule_values
-    np.testing.assert_allclose(np.asarray(ours[index]), np.asarray(ref[index]), rtol=1e-5,
-                               atol=1e-7, err_msg=SCHEDULES[index][0])
+    want = np.asarray(ref[index])
+    name, kw = SCHEDULES[index]
+    if _PLATFORM != "cpu" and name == "polynomial_schedule":
+        # XLA's CPU compiler divides by the constant 15 as a multiplication by 1 / 15, so past
+        # the transition 1 - 15 / 15 is -5.2e-8 and its 2.5th power NaN, in optax (the reference
+        # runs on the CPU) and in Fluxion on the CPU alike; the TPU gives 0 there, i.e. the
+        # schedule's end value, which is what exact arithmetic gives
+        want = np.where(np.isnan(want), np.float32(kw["end_value"]), want)
+    np.testing.assert_allclose(np.asarray(ours[index]), want, rtol=1e-5, atol=1e-7,
+                               err_msg=name)
 
 
 def test_schedules_with_python_int_counts() -> None:
