@@ -84,20 +84,28 @@ def check(direction: str, level: str | None, explicit: bool, describe: Callable[
     logger.warning("%s transfer: %s", direction, describe())
 
 
-class explicit_get:
+class _StateFlag:
+    """Context manager setting one flag of this thread's guard state for its extent."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __enter__(self) -> None:
+        self._prev = getattr(_state, self._name, False)
+        setattr(_state, self._name, True)
+
+    def __exit__(self, *exc: Any) -> None:
+        setattr(_state, self._name, self._prev)
+
+
+def explicit_get() -> _StateFlag:
     """Context manager: device-to-host reads inside it are explicit (``device_get``'s).
 
     Example:
         >>> with explicit_get():
         ...     pass
     """
-
-    def __enter__(self) -> None:
-        self._prev = getattr(_state, "get", False)
-        _state.get = True
-
-    def __exit__(self, *exc: Any) -> None:
-        _state.get = self._prev
+    return _StateFlag("get")
 
 
 # Element types jaxlib copies out of a CPU buffer (packed below a byte), where others are read
@@ -105,7 +113,7 @@ class explicit_get:
 _SUB_BYTE = frozenset({"int2", "uint2", "int4", "uint4", "float4_e2m1fn"})
 
 
-class unchecked:
+def unchecked() -> _StateFlag:
     """Context manager: device-to-host reads inside it are Fluxion's own (a move between devices
     made through the host, which the guards judge as JAX's move), not checked.
 
@@ -113,13 +121,7 @@ class unchecked:
         >>> with unchecked():
         ...     pass
     """
-
-    def __enter__(self) -> None:
-        self._prev = getattr(_state, "off", False)
-        _state.off = True
-
-    def __exit__(self, *exc: Any) -> None:
-        _state.off = self._prev
+    return _StateFlag("off")
 
 
 def readback_copies(sharding: Any, dtype: Any) -> bool:
