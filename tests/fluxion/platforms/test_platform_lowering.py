@@ -126,14 +126,59 @@ def test_float64_tpu_custom_call_names_op_and_dtype() -> None:
     ("debug_callback", lambda x: (fluxion.debug.print("x={}", x), x * 2)[1]),
 ])
 def test_host_callback_lowers_to_send_recv_for_tpu(kind, fn) -> None:
-    # the TPU's host callbacks are host transfers (as jax emits them there), no custom call;
-    # CUDA's FFI callback is not implemented: an error naming the callback and the platform
+    # the TPU's host callbacks are host transfers (as jax emits them there), no custom call
     text = fexport.export(fluxion.jit(fn), platforms=["tpu"])(np.ones(3, np.float32)).mlir_module()
     assert "custom_call" not in text
     assert '"stablehlo.send"' in text and '"stablehlo.recv"' in text
     assert "is_host_transfer = true" in text and '"pjrt_rendezvous"' in text
-    with pytest.raises(PlatformLoweringError, match=rf"{kind}.* no lowering for platform 'cuda'"):
-        fexport.export(fluxion.jit(fn), platforms=["cuda"])(np.ones(3, np.float32))
+
+
+def _callback_calls(text: str) -> list[tuple]:
+    """(target, has_side_effect, index, operand types, result types) of each FFI host callback
+    in a module's text, in either printed form (jax's pretty form, Fluxion's generic one)."""
+    calls = []
+    for line in text.splitlines():
+        m = re.search(r'custom_call"?\s*@?\(?.*?(xla_ffi_python_\w+_callback)', line)
+        if not m:
+            continue
+        index = int(re.search(r"index = (\d+) : ui64", line).group(1))
+        effect = "has_side_effect = true" in line
+        sig = re.search(r":\s*\(([^)]*)\)\s*->\s*(.*?)\s*$", line)
+        results = sig.group(2).strip("()")
+        calls.append((m.group(1), effect, index, sig.group(1), results))
+    return calls
+
+
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+def test_host_callbacks_lower_as_jax_for_gpu(platform) -> None:
+    # On CUDA/ROCm jax 0.10.2 emits the GPU FFI callback (xla_ffi_python_gpu_callback) with the
+    # CPU's operands, token and backend_config. jax refuses to lower callbacks for a platform
+    # other than its backend's (it asks the backend only for the TPU's send/recv), so its CPU
+    # client stands in for that lookup here.
+    from jax._src import xla_bridge
+    from jax._src.interpreters import mlir as jmlir
+    from jax.experimental import io_callback as jio
+
+    from fluxion.experimental import io_callback
+
+    def body(lib, cb):
+        def f(x):
+            y = lib.pure_callback(np.sin, lib.ShapeDtypeStruct((3,), np.float32), x) * 2
+            cb(lambda v: None, None, y, ordered=True)
+            lib.debug.print("x={}", x)
+            return y
+        return f
+
+    x = np.ones(3, np.float32)
+    real = jmlir.ModuleContext.get_backend
+    jmlir.ModuleContext.get_backend = lambda self: xla_bridge.get_backend("cpu")
+    try:
+        want = jax.jit(body(jax, jio)).trace(x).lower(lowering_platforms=(platform,)).as_text()
+    finally:
+        jmlir.ModuleContext.get_backend = real
+    got = fexport.export(fluxion.jit(body(fluxion, io_callback)), platforms=[platform])(x)
+    assert _callback_calls(got.mlir_module()) == _callback_calls(want)
+    assert [c[0] for c in _callback_calls(want)] == ["xla_ffi_python_gpu_callback"] * 3
 
 
 def test_ordered_callbacks_after_a_loop_wait_for_it_on_tpu() -> None:

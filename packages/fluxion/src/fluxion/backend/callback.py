@@ -2,9 +2,10 @@
 
 The callback primitives (``pure_callback``, ``io_callback``, ``debug_callback``) live in
 :mod:`fluxion.callback`; this module is what the backend does for them. Their lowering emits
-XLA's CPU host-callback custom call (``xla_ffi_python_cpu_callback``) whose ``index`` points
-into the list of callables compiled with the module (:func:`emit_host_callback`); on the TPU it
-emits send/recv host transfers (:class:`SendRecvCallback`). That list lives on the executable,
+XLA's host-callback custom call (``xla_ffi_python_cpu_callback`` on the CPU,
+``xla_ffi_python_gpu_callback`` on CUDA and ROCm) whose ``index`` points into the list of
+callables compiled with the module (:func:`emit_host_callback`); on the TPU it emits send/recv
+host transfers (:class:`SendRecvCallback`). That list lives on the executable,
 so the callables live as long as it does (a missing callable would crash XLA).
 
 A Python exception raised by a callback (or by the check of its results' shapes and dtypes,
@@ -31,7 +32,7 @@ import numpy as np
 from fluxion.backend import lapack
 from fluxion.backend.client import xc
 from fluxion.backend.lowering import (
-    HOST_CALLBACK_TARGET,
+    HOST_CALLBACK_TARGETS,
     SEQUENCE_EMITTERS,
     PlatformLoweringError,
     current_token,
@@ -176,15 +177,16 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
     if module.platform == "tpu":
         return _emit_send_recv(ctx, kind, callback, operands, result_avals, ordered=ordered,
                                side_effect=side_effect)
-    if module.platform != "cpu":
-        # the CPU's FFI callback target does not exist elsewhere (XLA would fail with "Custom
-        # emitter ... not found"); say so while lowering, naming the operation
+    target = HOST_CALLBACK_TARGETS.get(module.platform)
+    if target is None:
+        # no FFI callback target there (XLA would fail with "Custom emitter ... not found");
+        # say so while lowering, naming the operation
         where = f" (at {ctx.source})" if getattr(ctx, "source", None) else ""
         raise PlatformLoweringError(
             f"{kind} inside a compiled function has no lowering for platform "
             f"{module.platform!r}{where}: Fluxion runs host callbacks in compiled code on the "
-            "CPU only (through XLA's CPU FFI callback). Call it outside jit (eager calls run "
-            "the callback directly), or run the computation on the CPU with "
+            "CPU, CUDA, ROCm and the TPU. Call it outside jit (eager calls run the callback "
+            "directly), or run the computation on the CPU with "
             "`with fluxion.default_device(fluxion.devices('cpu')[0]):`.")
     cbs = module.__dict__.setdefault("host_callbacks", [])
     index = len(cbs)
@@ -204,7 +206,7 @@ def emit_host_callback(ctx: Any, kind: str, callback: Callable, operands: Sequen
     effect = "true" if side_effect else "false"
     fn.lines.append(
         f'{fn.indent}{lhs}"stablehlo.custom_call"({", ".join(ops)}) {{call_target_name = '
-        f'"{HOST_CALLBACK_TARGET}", has_side_effect = {effect}, api_version = 4 : i32, '
+        f'"{target}", has_side_effect = {effect}, api_version = 4 : i32, '
         f"backend_config = {{index = {index} : ui64}}}} : ({', '.join(in_types)}) -> {outs_t}")
     names = [] if n == 0 else ([res] if n == 1 else [f"{res}#{i}" for i in range(n)])
     if ordered:

@@ -187,7 +187,7 @@ def compile_text(text: str, devices: Sequence[Any] | None = None,
             _keep_recent(key, hit)
             return hit
         dl = _jax.DeviceList(devs)
-        if "xla_ffi_python_cpu_callback" in text or "is_host_transfer = true" in text:
+        if "xla_ffi_python_" in text or "is_host_transfer = true" in text:
             # Host callbacks without their Python callables (a module rebuilt from text, e.g.
             # deserialized): XLA would crash at execution, so refuse to compile it.
             raise ValueError("compile: this module calls Python host callbacks (debug.print, "

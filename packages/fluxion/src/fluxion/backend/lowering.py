@@ -622,8 +622,12 @@ class ModuleText(str):
 # ------------------------------------------------------------------ ordered-effect tokens
 # Ordered host callbacks (backend/callback.py) thread a token through their function.
 
-# XLA's CPU host-callback custom call (the FFI callback of the Python runtime).
-HOST_CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+# XLA's host-callback custom call (the FFI callback of the Python runtime) per platform: the
+# CPU's and the GPU's take the same operands and ``backend_config`` (the callable's index), as
+# jax 0.10.2 emits them; the TPU's callbacks are host transfers instead (backend/callback.py).
+HOST_CALLBACK_TARGETS = {"cpu": "xla_ffi_python_cpu_callback",
+                         "cuda": "xla_ffi_python_gpu_callback",
+                         "rocm": "xla_ffi_python_gpu_callback"}
 
 
 def current_token(fn: Any) -> str:
@@ -657,7 +661,8 @@ def sequence_after(ctx: Any, values: list[str]) -> None:
     and one of them."""
     if not values:
         return
-    if ctx.module.platform != "cpu":
+    target = HOST_CALLBACK_TARGETS.get(ctx.module.platform)
+    if target is None:
         emit = SEQUENCE_EMITTERS.get(ctx.module.platform)
         if emit is not None:
             emit(ctx, values)
@@ -671,7 +676,7 @@ def sequence_after(ctx: Any, values: list[str]) -> None:
     res = fn.fresh()
     fn.lines.append(
         f'{fn.indent}{res} = "stablehlo.custom_call"({tok}, {values[i]}) {{call_target_name = '
-        f'"{HOST_CALLBACK_TARGET}", has_side_effect = true, api_version = 4 : i32, backend_config = '
+        f'"{target}", has_side_effect = true, api_version = 4 : i32, backend_config = '
         f"{{index = {index} : ui64}}}} : (!stablehlo.token, {mlir_type(ctx.avals_out[i])}) -> "
         "!stablehlo.token")
     fn._fx_token = res
