@@ -60,6 +60,7 @@ from fluxion.backend.jit_entry import (
 )
 from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
+from fluxion.backend.sharding_impl import single_device_sharding as _single_device_sharding
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShapedArray
@@ -515,9 +516,14 @@ class _Jitted:
                 return _d.place(self.name, arrays)
             except ValueError:  # say it again with the arguments' names
                 return _d.place(self.name, arrays, self.names(args, kwargs))
+        if pl.devices is not None:  # device= / backend=: a device_put of every argument (JAX)
+            target = _single_device_sharding(pl.devices[0])
+            return [a if a._k.sharding is target else
+                    _d.move_to(a, target, guard=a._k.committed or a._k.aval.size > 1)
+                    for a in arrays]
         names = self.names(args, kwargs)
         ins = pl.arg_shardings(self.name, args, kwargs, [a.aval for a in arrays], names)
-        forced = pl.devices
+        forced = None
         for i, s in enumerate(ins):
             if s is None:
                 continue
@@ -541,11 +547,11 @@ class _Jitted:
                 out.append(next(it))
                 continue
             have = a._k.sharding
+            # (JAX compares the HLO shardings only: a committed argument on other devices
+            # with the same HLO sharding moves there)
             if a._k.committed and not (
-                    have == s or (tuple(have._internal_device_list)
-                                  == tuple(s._internal_device_list)
-                                  and have._to_xla_hlo_sharding(a.ndim)
-                                  == s._to_xla_hlo_sharding(a.ndim))):
+                    have == s or have._to_xla_hlo_sharding(a.ndim)
+                    == s._to_xla_hlo_sharding(a.ndim)):
                 raise ValueError(
                     "Sharding passed to jit does not match the sharding on the respective arg. "
                     f"Got jit sharding: {s},\narg sharding: {have} for arg {names[len(out)]} of "

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 from fluxion.backend import client as _client
@@ -56,7 +57,8 @@ def _check_tree(fname: str, what: str, tree: Any) -> Any:
 
 
 class Placement:
-    """The placement options of one ``jit``: a forced device list and sharding trees."""
+    """The placement options of one ``jit``: the device of ``device=``/``backend=`` (every
+    argument is moved there, as by ``device_put``) or sharding trees."""
 
     __slots__ = ("devices", "in_shardings", "out_shardings", "_hash")
 
@@ -75,9 +77,21 @@ class Placement:
         """Validated options, or None when none is given."""
         if device is None and backend is None and in_shardings is None and out_shardings is None:
             return None
-        if device is not None and (in_shardings is not None or out_shardings is not None):
-            raise ValueError(f"jit of {fname}: pass either device= or in_shardings/"
-                             f"out_shardings, not both{_where()}")
+        if device is not None or backend is not None:
+            # JAX 0.10.2 deprecates both; they make every argument a device_put to the device
+            # (committed arguments elsewhere included) and commit the results there.
+            warnings.warn("backend and device argument on jit is deprecated. You can use "
+                          "`fluxion.device_put(..., fluxion.local_devices(backend=\"cpu\")[0])` "
+                          "on the inputs to the jitted function to get the same behavior.",
+                          DeprecationWarning, stacklevel=3)
+            if device is not None and backend is not None:
+                raise ValueError(f"jit of {fname}: can't specify both a device and a backend "
+                                 f"for jit, got device={device!r} and backend={backend!r}"
+                                 f"{_where()}")
+            for what, given in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
+                if given is not None:
+                    raise ValueError(f"jit of {fname}: If backend or device is specified on "
+                                     f"jit, then {what} should not be specified.{_where()}")
         devices = None
         if device is not None:
             if isinstance(device, str) or not hasattr(device, "platform"):

@@ -101,8 +101,11 @@ class Traced:
             s = x._k.sharding if type(x) is Array else _sharding_of_struct(x)
             committed = x._k.committed if type(x) is Array else s is not None
             specs.append(Spec(aval, s if s is not None else _d.default_sharding(), committed))
+        if pl.devices is not None:  # device= / backend=: every argument moves there (JAX)
+            target = single_device_sharding(pl.devices[0])
+            return [Spec(sp.aval, target, sp.committed) for sp in specs]
         ins = pl.arg_shardings(j.name, self._args, self._kwargs, [s.aval for s in specs], names)
-        forced = pl.devices
+        forced = None
         for i, s in enumerate(ins):
             if s is not None and forced is None:
                 forced = tuple(s._internal_device_list)
@@ -309,7 +312,8 @@ class Compiled:
             arrays = _d.place(j.name, arrays, names, tuple(self._executable.devices))
         else:  # exactly the placement it was compiled for (anything else could crash XLA)
             devs = tuple(self._executable.devices)
-            _d.place(j.name, [a for a in arrays if a._k.committed], None, devs)
+            if j.device is None or j.device.devices is None:  # device=/backend= move them all
+                _d.place(j.name, [a for a in arrays if a._k.committed], None, devs)
             arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
                       for a, sp in zip(arrays, specs)]
         return self._entry.call(tuple(a._a for a in arrays))
