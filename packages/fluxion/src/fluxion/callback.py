@@ -9,8 +9,9 @@ Three primitives, with JAX's names and rules (``jax/_src/callback.py``):
 - ``debug_callback`` (``fluxion.debug.callback`` / ``print`` / ``breakpoint``): no results; under
   ``grad`` it sees the primal values, under ``vmap`` it runs once per batch member.
 
-Eagerly, each primitive calls the Python function directly on Arrays. Staged, it lowers to a
-host call (:func:`fluxion.backend.callback.emit_host_callback`, the backend's run-time part:
+Eagerly, each primitive calls the Python function directly, on Arrays placed as JAX's eager
+callbacks place them (what the transfer guards see: :func:`_as_handed_over`). Staged, it lowers
+to a host call (:func:`fluxion.backend.callback.emit_host_callback`, the backend's run-time part:
 compiling with the callables, re-raising their exceptions), whose NumPy arguments become Arrays
 before the function sees them.
 
@@ -97,18 +98,37 @@ def _host_cpu() -> Any:
 
 def _to_arrays(xs: Sequence[Any], device: Any = None) -> list:
     """Host values as Fluxion Arrays on ``device`` (default: the default device): explicit
-    host-to-device transfers for the transfer guards (JAX's callbacks ``device_put`` them)."""
+    host-to-device transfers for the transfer guards (JAX's callbacks ``device_put`` them,
+    Python scalars included)."""
     out = []
     for x in xs:
         if isinstance(x, Array) and device is not None:
             x = np.asarray(x)
-        if isinstance(x, np.ndarray) or isinstance(x, np.generic):
+        if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
             if _guards.H2D is not None:
                 _guards.host_to_device(host_aval(x), default_sharding() if device is None
                                        else single_device_sharding(device), explicit=True)
-            out.append(device_put_value(np.asarray(x), device))
+            out.append(device_put_value(x if type(x) in _SCALARS else np.asarray(x), device))
         else:
             out.append(to_array(x))
+    return out
+
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _as_handed_over(args: Sequence[Any]) -> list:
+    """The arguments of an eager ``pure_callback``/``io_callback`` as the callback's program
+    hands them over. JAX runs these two eagerly as a jitted call: NumPy and Python arguments
+    cross to the device first (an implicit host-to-device transfer), then XLA passes every
+    argument to the host as a NumPy value (no guarded read), which the callback places on the
+    device again (the explicit transfer :func:`_to_arrays` guards)."""
+    out = []
+    for a in args:
+        if type(a) is not Array:
+            a = to_array(a)  # guarded as a jit argument
+        with _guards.unchecked():
+            out.append(np.asarray(a))
     return out
 
 
@@ -150,7 +170,7 @@ pure_callback_p.abstract_eval = lambda *avals, callback, result_avals, vmap_meth
 
 def _pure_impl(*args: Any, callback: Any, result_avals: tuple, vmap_method: Any,
                sharding: Any) -> list:
-    result = _call_on_host(callback, args)
+    result = _call_on_host(callback, _as_handed_over(args))
     outs = check_results("pure_callback", callback.name, result, result_avals)
     return [device_put_value(o) for o in outs]
 
@@ -237,7 +257,7 @@ io_callback_p.abstract_eval = lambda *avals, callback, result_avals, ordered, sh
 
 def _io_impl(*args: Any, callback: Any, result_avals: tuple, ordered: bool, sharding: Any
              ) -> list:
-    result = _call_on_host(callback, args)
+    result = _call_on_host(callback, _as_handed_over(args))
     outs = check_results("io_callback", callback.name, result, result_avals)
     return [device_put_value(o) for o in outs]
 
