@@ -15,7 +15,7 @@ def eight():
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and fluxion[cuda12]; skipped "
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU and fluxion[cuda13] (or [cuda12]); skipped "
                             "without one")
 
 
@@ -33,6 +33,6 @@ def _gpu_available() -> bool:
 @pytest.fixture(scope="session")
 def gpu():
     if not _gpu_available():
-        pytest.skip("needs a CUDA GPU and `pip install fluxion[cuda12]`")
+        pytest.skip("needs a CUDA GPU and `pip install fluxion[cuda13] (or [cuda12])`")
     import fluxion
     return fluxion.devices("cuda")

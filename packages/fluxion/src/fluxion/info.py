@@ -62,7 +62,7 @@ def environment_info() -> str:
              f"python:     {sys.version.split()[0]}",
              f"machine:    {platform.platform()}",
              f"plugins:    {', '.join(plugins.available()) or 'none'} "
-             f"(cuda12: {'installed' if plugins.cuda_plugin_path() else 'not installed'}, "
+             f"(cuda: {plugins.cuda_plugin_path() or 'not installed'}, "
              f"tpu: {'installed' if plugins.tpu_library_path() else 'not installed'})",
              f"jax_platforms: {config.jax_platforms!r}",
              f"XLA_FLAGS:  {os.environ.get('XLA_FLAGS', '(not set)')}",
