@@ -329,3 +329,40 @@ def test_device_to_device_as_jax_on_two_devices() -> None:
     assert ours["transfer_guard disallow_explicit device_put(xs, d0)"][1].endswith(
         "Disallowed host-to-device transfer: aval=ShapedArray(float32[4])")  # via the host
     assert ours["transfer_guard disallow_explicit device_put(xr, d0)"] is None  # no copy
+
+
+@pytest.mark.parametrize("how", ["positional", "one argument", "keyword", "varargs one",
+                                 "varargs two"])
+def test_scalar_jit_argument_logged_once_per_call_as_jax(how, caplog, capfd) -> None:
+    # the first, compiling call too (its fast dispatcher used to convert the scalar, miss, and
+    # leave the general path to convert it again: two log lines)
+    def calls(m):
+        x = m.np.arange(3.0)
+        f = {"positional": lambda: m.lib.jit(lambda a, b: a * b),
+             "one argument": lambda: m.lib.jit(lambda b: b + 1),
+             "keyword": lambda: m.lib.jit(lambda a, b: a * b),
+             "varargs one": lambda: m.lib.jit(lambda *a: a[0] + 1),
+             "varargs two": lambda: m.lib.jit(lambda *a: a[0] * a[1])}[how]()
+        if how in ("one argument", "varargs one"):
+            return lambda: f(2.5)
+        if how == "keyword":
+            return lambda: f(x, b=2.5)
+        return lambda: f(x, 2.5)
+    ours, theirs = calls(FLUXION), calls(JAX)
+    counts = []
+    for _ in range(3):
+        caplog.clear()
+        capfd.readouterr()
+        with caplog.at_level(logging.WARNING, logger="fluxion"), fluxion.transfer_guard("log"):
+            ours()
+        with jax.transfer_guard("log"):
+            theirs()
+        counts.append(sum(r.getMessage().startswith("host-to-device transfer: aval=ShapedArray("
+                                                    "float32[], weak_type=True)")
+                          for r in caplog.records))
+        if int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0")) < 2:  # absl's warnings shown
+            assert capfd.readouterr().err.count("host-to-device transfer:") == counts[-1]
+    assert counts == [1, 1, 1]
+    with fluxion.transfer_guard("disallow"), pytest.raises(
+            jax.errors.JaxRuntimeError, match="Disallowed host-to-device transfer"):
+        ours()

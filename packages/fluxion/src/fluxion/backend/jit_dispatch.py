@@ -107,27 +107,43 @@ _SCALARS = _d._scalar_cache
 _SCALAR_HITS = _d.scalar_hits
 
 
+class _Unconverted:
+    """What :func:`_scalar_arg` gives for a scalar under a host-to-device guard: its ``_k`` is
+    in no dispatcher table, so the lookup misses and the call takes the general path with the
+    values as given, which converts (and guards, or logs) each scalar once, as JAX's one
+    transfer per call."""
+
+    __slots__ = ()
+    _k = object()
+    _a = None
+
+
+_UNCONVERTED = _Unconverted()
+
+
 def _scalar_arg(x: Any) -> Array:
     """``dispatch.to_array(x)`` for a Python scalar argument (float, int, bool): its cached
     device constant, looked up under device_put_value's key, when no transfer guard is set;
-    anything else (a value not cached yet, a guard) takes ``to_array``. Saves to_array's checks
-    for tracers, ``__jax_array__`` and guards, which are for other kinds of values. A non-zero
-    value found is also kept in ``dispatch.scalar_hits``, which the next call reads first."""
+    a value not cached yet takes ``to_array``, and under a guard the placeholder
+    ``_UNCONVERTED`` sends the call to the general path. Saves to_array's checks for tracers,
+    ``__jax_array__`` and guards, which are for other kinds of values. A non-zero value found is
+    also kept in ``dispatch.scalar_hits``, which the next call reads first (emptied when a
+    guard is set)."""
     t = type(x)
     hits = _SCALAR_HITS[t]
     hit = hits.get(x)
     if hit is not None:
         return hit
-    guard = _guards.H2D  # (None: no host-to-device guard acts)
-    if guard is None:
-        # the key of device_put_value's cache; a float zero carries its sign (dispatch._zero_sign
-        # inlined: of the types here only a float zero has one)
-        hit = _SCALARS.get((t, x, config.jax_enable_x64, None,
-                            repr(x) if t is float and not x else None))
-        if hit is not None:
-            if x and guard is None:  # a zero's sign is not in the value (0.0 == -0.0)
-                hits[x] = hit
-            return hit
+    if _guards.H2D is not None:
+        return _UNCONVERTED  # type: ignore[return-value]
+    # the key of device_put_value's cache; a float zero carries its sign (dispatch._zero_sign
+    # inlined: of the types here only a float zero has one)
+    hit = _SCALARS.get((t, x, config.jax_enable_x64, None,
+                        repr(x) if t is float and not x else None))
+    if hit is not None:
+        if x:  # a zero's sign is not in the value (0.0 == -0.0)
+            hits[x] = hit
+        return hit
     return _d.to_array(x)
 
 
