@@ -24,7 +24,7 @@ from fluxion.backend.array import Array, Spec
 from fluxion.backend.callback import parse_module
 from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _prune_unused
-from fluxion.backend.lowering import lower_program, lowering_platform
+from fluxion.backend.lowering import lower_program, lower_program_multi, lowering_platform
 from fluxion.backend.sharding_impl import Sharding, single_device_sharding
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
@@ -149,7 +149,22 @@ class Traced:
         return tree_util.tree_unflatten(self.out_tree, [
             ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
 
-    def lower(self) -> "Lowered":
+    def lower(self, *, lowering_platforms: tuple[str, ...] | None = None) -> "Lowered":
+        """Lower to StableHLO, as JAX's ``Traced.lower``: for the platform of the devices a
+        call would run on, or for ``lowering_platforms`` (a tuple of names among ``'cpu'``,
+        ``'tpu'``, ``'cuda'``, ``'rocm'``; ``'gpu'`` is ``'cuda'``), each operation with that
+        platform's lowering rule, from any machine. With several platforms ``main`` takes the
+        platform's index first, as ``fluxion.export``'s modules (such a module is for export:
+        ``.compile()`` refuses it, where JAX fails inside its own code).
+
+        Example:
+            >>> import fluxion, fluxion.numpy as jnp
+            >>> traced = fluxion.jit(jnp.linalg.eigh).trace(jnp.eye(2))
+            >>> 'call_target_name = "Eigh"' in traced.lower(lowering_platforms=("tpu",)).as_text()
+            True
+        """
+        if lowering_platforms is not None and lowering_platforms != ():
+            return self._lower_for(_platform_names(lowering_platforms))
         if self._specs is not None:
             # placed arguments (several devices, shardings): lowered with their annotations and
             # compiled at once, as a call would be
@@ -171,14 +186,42 @@ class Traced:
         return Lowered(self, text, consts=consts, kept=kept,
                        devices=(_d._client.default_device(),))
 
+    def _lower_for(self, platforms: tuple[str, ...]) -> "Lowered":
+        """:meth:`lower` for ``lowering_platforms``: the one-device lowering (a computation
+        over several devices is not lowered for other platforms)."""
+        devices = (tuple(self._specs[0].sharding._internal_device_list) if self._specs
+                   else (_d._client.default_device(),))
+        if len(devices) > 1:
+            raise NotImplementedError(
+                f"Traced.lower of {self._j.name}: lowering_platforms={platforms} for a "
+                f"computation over {len(devices)} devices; Fluxion lowers one-device "
+                "computations for other platforms only")
+        program, consts, donated, kept = _prune_unused(self.program, self.consts, self._donated,
+                                                       self._j.keep_unused)
+        program, consts = _embed_consts(program, consts)
+        full = Program([], list(program.constvars) + list(program.invars), program.outvars,
+                       program.eqns)
+        if config.jax_enable_checks:
+            typecheck(full)
+        name = f"jit_{self._j.name}"
+        if len(platforms) == 1:
+            text = lower_program(full, name, donated=(False,) * len(consts) + donated,
+                                 platform=platforms[0])
+        else:  # (JAX marks no donation in a multi-platform module either)
+            text = lower_program_multi(full, platforms, name)
+        return Lowered(self, text, consts=consts, kept=kept, devices=devices,
+                       platforms=platforms)
+
 
 class Lowered:
     """A staged and lowered function: ``.as_text()`` is its StableHLO; ``.compile()``."""
 
     def __init__(self, traced: Traced, text: str, entry: "_Entry | None" = None,
                  consts: Sequence[Any] | None = None, kept: Sequence[int] | None = None,
-                 devices: tuple | None = None) -> None:
+                 devices: tuple | None = None, platforms: tuple[str, ...] | None = None
+                 ) -> None:
         self._traced = traced
+        self._platforms = platforms  # Traced.lower's lowering_platforms (None: the devices')
         self._text = text
         self._entry = entry
         # the devices it was lowered for (JAX's device assignment: the arguments' or default)
@@ -237,6 +280,11 @@ class Lowered:
         """
         if device_assignment is not None:
             self._check_device_assignment(device_assignment)
+        if self._platforms is not None and len(self._platforms) > 1:
+            raise ValueError(
+                f"Lowered.compile: this module was lowered for the platforms "
+                f"{self._platforms} (its main takes the platform's index first), which only an "
+                "export runs; lower for one platform to compile it")
         j = self._traced._j
         pairs = j.compiler_options + _compile_flags.overrides(compiler_options)
         if self._entry is not None:
@@ -317,6 +365,21 @@ class Compiled:
             arrays = [a if a._k.sharding == sp.sharding else _d.move_to(a, sp.sharding)
                       for a, sp in zip(arrays, specs)]
         return self._entry.call(tuple(a._a for a in arrays))
+
+
+def _platform_names(platforms: Any) -> tuple[str, ...]:
+    """``Traced.lower``'s ``lowering_platforms`` checked and named as the lowering rules name
+    them. (JAX takes a string as the tuple of its letters and an unknown name as a platform
+    without rules of its own; here both are errors.)"""
+    if type(platforms) is not tuple or not all(type(p) is str for p in platforms):
+        raise TypeError(f"Traced.lower: lowering_platforms must be a tuple of platform names "
+                        f"such as ('tpu',), got {platforms!r}")
+    names = tuple("cuda" if p.lower() == "gpu" else p.lower() for p in platforms)
+    if any(p not in ("cpu", "tpu", "cuda", "rocm") for p in names) or len(set(names)) != len(
+            names):
+        raise ValueError(f"Traced.lower: lowering_platforms must be distinct names among "
+                         f"'cpu', 'tpu', 'cuda' and 'rocm', got {platforms!r}")
+    return names
 
 
 def _sharding_of_struct(x: Any) -> Any:
