@@ -4,7 +4,9 @@
 ``custom_vmap(f)`` behaves as ``f`` everywhere, except under ``vmap``, where the rule set with
 ``def_vmap`` runs instead: ``rule(axis_size, in_batched, *args) -> (out, out_batched)``, with
 every batched argument carrying the batch on its leading axis and ``in_batched``/``out_batched``
-pytrees of bools. Differentiating a ``custom_vmap`` function differentiates ``f`` itself.
+pytrees of bools. Under ``jvp`` the rule is differentiated with ``f`` (``vmap(jvp(f))`` runs
+the JVP of the rule, as in JAX). Reverse mode (``grad``, ``vjp``), which JAX refuses for
+``custom_vmap`` functions, differentiates ``f`` itself.
 ``sequential_vmap(f)`` is a ``custom_vmap`` whose rule runs ``f`` once per batch member in a
 loop (``lax.map``).
 
@@ -31,7 +33,8 @@ from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
-from fluxion.transforms import ad, batching
+from fluxion.transforms import ad, batching, partial_eval
+from fluxion.transforms import tangents as tangents_mod
 from fluxion.transforms.array_ops import bdim_to_front
 from fluxion.transforms.call import jit_p
 from fluxion.transforms.staging import abstractify, close_program, trace_to_program
@@ -55,9 +58,80 @@ def _lowering(ctx: Any, *args: str, program: Program, rule: Any, in_tree: Any, o
 
 def _jvp(primals: list, tangents: list, *, program: Program, rule: Any, in_tree: Any,
          out_tree: Any, name: str) -> tuple[list, list]:
-    def bind(jvp: Program, args: list) -> Any:
-        return jit_p.bind(*args, program=jvp, name=f"jvp({name})", donated=(False,) * len(args))
-    return ad.jvp_call(program, primals, tangents, bind)
+    # As JAX: the JVP is again a custom_vmap call, over (primals, tangents), whose rule is the
+    # JVP of the user's rule, so vmap(jvp(f)) batches by that rule too. Reverse mode splits it
+    # into plain calls (_partial_eval), differentiating ``f`` itself (JAX refuses reverse mode).
+    tangents = [tangents_mod.instantiate(t) for t in tangents]
+    jvp, consts, out_nz = ad.jvp_program(program, [True] * len(primals), instantiate=True)
+    if consts or not all(out_nz):
+        # constants captured by the JVP, or outputs without tangents (integers): a plain call
+        def bind(jvp: Program, args: list) -> Any:
+            return jit_p.bind(*args, program=jvp, name=name, donated=(False,) * len(args))
+        return ad.jvp_call(program, primals, tangents, bind)
+    pair_in = tree_util.treedef_tuple((in_tree, in_tree))
+    pair_out = tree_util.treedef_tuple((out_tree, out_tree))
+    outs = custom_vmap_call_p.bind(*primals, *tangents, program=jvp,
+                                   rule=_JvpOfRule(rule, in_tree, out_tree), in_tree=pair_in,
+                                   out_tree=pair_out, name=name)
+    n = len(program.outvars)
+    return list(outs[:n]), list(outs[n:])
+
+
+class _JvpOfRule:
+    """The batching rule of a custom_vmap call's JVP: ``(primals, tangents)`` batched where
+    both are go to the user's rule (under ``jvp``); a primal or tangent batched alone is
+    batched over by ordinary ``vmap`` of that JVP, as JAX's ``custom_vmap_jvp``."""
+
+    def __init__(self, rule: Any, in_tree: Any, out_tree: Any) -> None:
+        self.rule, self.in_tree, self.out_tree = rule, in_tree, out_tree
+
+    def __call__(self, axis_size: int, in_batched: list, primals: Any, tangents: Any
+                 ) -> tuple[Any, Any]:
+        p_flags, t_flags = (tree_util.tree_leaves(b) for b in in_batched)
+        both = [p and t for p, t in zip(p_flags, t_flags)]
+        rule_batched = list(tree_util.tree_unflatten(self.in_tree, both))
+        n_in, n_out = len(both), self.out_tree.num_leaves
+        rule_out_flags: list = []
+
+        def rule_jvp(ins: list) -> list:
+            def call(*ps: Any) -> Any:
+                out, out_batched = self.rule(axis_size, rule_batched,
+                                             *tree_util.tree_unflatten(self.in_tree, list(ps)))
+                flags = tree_util.tree_leaves(out_batched)
+                rule_out_flags[:] = flags * n_out if len(flags) == 1 else flags
+                return out
+            out, out_t = ad.jvp(call, tuple(ins[:n_in]), tuple(ins[n_in:]))
+            return [*tree_util.tree_leaves(out), *tree_util.tree_leaves(out_t)]
+
+        args = [*tree_util.tree_leaves(primals), *tree_util.tree_leaves(tangents)]
+        dims = ([0 if p and not t else None for p, t in zip(p_flags, t_flags)]
+                + [0 if t and not p else None for p, t in zip(p_flags, t_flags)])
+        if any(d is not None for d in dims):
+            vals, out_dims = batching.batch_subtrace(batching.AxisData(None, axis_size), rule_jvp,
+                                                     args, dims)
+            vals = [v if d is None else bdim_to_front(v, d, axis_size)
+                    for v, d in zip(vals, out_dims)]
+        else:
+            vals, out_dims = rule_jvp(args), [None] * (2 * n_out)
+        if len(rule_out_flags) != n_out:
+            raise ValueError(f"custom_vmap rule {getattr(self.rule, '__name__', self.rule)}: "
+                             f"out_batched must be a pytree of bools matching the output "
+                             f"{self.out_tree}")
+        flags = [bool(b) or d is not None
+                 for b, d in zip(rule_out_flags * 2, out_dims)]
+        unflat = lambda xs: (tree_util.tree_unflatten(self.out_tree, xs[:n_out]),  # noqa: E731
+                             tree_util.tree_unflatten(self.out_tree, xs[n_out:]))
+        return unflat(vals), unflat(flags)
+
+
+def _partial_eval(pe: partial_eval.PartialEvalInterpreter, args: Sequence[Any], *,
+                  program: Program, rule: Any, in_tree: Any, out_tree: Any, name: str) -> list:
+    # linearizing (grad, vjp): the known and the unknown (linear) parts become plain calls
+    return partial_eval.partial_eval_call(
+        pe, jit_p, program, args, None,
+        lambda known, k_args: jit_p.bind(*k_args, program=known, name=name,
+                                         donated=(False,) * len(k_args)),
+        lambda unknown, n_args: dict(program=unknown, name=name, donated=(False,) * n_args))
 
 
 def _batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
@@ -84,6 +158,7 @@ def _batch(axis: batching.AxisData, args: Sequence[Any], dims: Sequence[Any], *,
 custom_vmap_call_p.abstract_eval = _abstract_eval
 custom_vmap_call_p.lowering = _lowering
 custom_vmap_call_p.jvp = _jvp
+custom_vmap_call_p.partial_eval = _partial_eval
 custom_vmap_call_p.batch = _batch
 
 
