@@ -85,6 +85,15 @@ class _JvpOfRule:
     def __init__(self, rule: Any, in_tree: Any, out_tree: Any) -> None:
         self.rule, self.in_tree, self.out_tree = rule, in_tree, out_tree
 
+    def _key(self) -> tuple:
+        return (self.rule, self.in_tree, self.out_tree)
+
+    def __eq__(self, other: object) -> bool:  # equal programs for equal rules (caches)
+        return type(other) is _JvpOfRule and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def __call__(self, axis_size: int, in_batched: list, primals: Any, tangents: Any
                  ) -> tuple[Any, Any]:
         p_flags, t_flags = (tree_util.tree_leaves(b) for b in in_batched)
