@@ -1,4 +1,4 @@
-"""XLA options fluxion sets for CPU compiles (backend/dispatch.py ``_compile_options``): the opt-in
+"""XLA options fluxion sets for CPU compiles (backend/executables.py ``_compile_options``): the opt-in
 loop emitters (``xla_cpu_use_fusion_emitters=false``, config ``fluxion_cpu_fast_compile``), which
 compile faster than XLA's MLIR fusion emitters. Both settings must give the same numbers on
 ordinary programs, and modules the loop emitters cannot compile fall back to the default."""
