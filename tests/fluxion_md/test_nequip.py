@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 jax = pytest.importorskip("jax")
 jax_md = pytest.importorskip("jax_md")
@@ -35,6 +36,19 @@ def _paths(tree, prefix=()):
     return {prefix: (tuple(tree.shape), np.dtype(tree.dtype))}  # arrays or ShapeDtypeStructs
 
 
+def _same_values(ours, ref):
+    """The same tree, shapes, dtypes and values, bit for bit (ours drawn from the same key)."""
+    want = jax.tree_util.tree_flatten_with_path(ref)[0]
+    got = fluxion.tree_util.tree_flatten_with_path(ours)[0]
+    assert [jax.tree_util.keystr(p) for p, _ in got] == [jax.tree_util.keystr(p) for p, _ in want]
+    for (path, g), (_, w) in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype, (jax.tree_util.keystr(path), g.dtype, w.dtype)
+        # bit for bit on the CPU; a TPU's initializers (erf_inv) are only float32-close
+        np.testing.assert_allclose(g, w, err_msg=jax.tree_util.keystr(path),
+                                   **platform_tol(0.0, 0.0, w.dtype))
+
+
 def _close(a, b, tol=1e-5):
     a, b = np.asarray(a), np.asarray(b)
     assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
@@ -47,7 +61,7 @@ def test_radial_mlp_matches_jax_md_and_maps_zero_to_zero():
     ours = nn_util.MLP((8, 8, 2), "raw_swish", use_bias=False, scalar_mlp_std=4.0)
     ref_vars = jax.jit(ref.init)(jax.random.PRNGKey(0), x)
     our_vars = fluxion.jit(ours.init)(fluxion.random.PRNGKey(0), jnp.asarray(x))
-    assert _paths(our_vars) == _paths(_numpy_tree(ref_vars))
+    _same_values(our_vars, ref_vars)  # Linen's keys from the same root key
     apply = fluxion.jit(ours.apply)
     _close(apply(_numpy_tree(ref_vars), jnp.asarray(x)), jax.jit(ref.apply)(ref_vars, x))
     _close(apply(our_vars, jnp.zeros((5, 3)))[:1], np.zeros((1, 2), np.float32), 0)
@@ -126,8 +140,7 @@ def test_e3nn_layers_match_jax_md():
         ref_in = [e3nn_jax.IrrepsArray(ir, v) for ir, v in zip(args, (x1, x2))]
         our_in = [e3nn.IrrepsArray(ir, jnp.asarray(v)) for ir, v in zip(args, (x1, x2))]
         ref_vars = jax.jit(ref.init)(jax.random.PRNGKey(0), *ref_in)
-        our_vars = fluxion.eval_shape(ours.init, fluxion.random.PRNGKey(0), *our_in)
-        assert _paths(our_vars) == _paths(_numpy_tree(ref_vars))
+        _same_values(fluxion.jit(ours.init)(fluxion.random.PRNGKey(0), *our_in), ref_vars)
         out = fluxion.jit(ours.apply)(_numpy_tree(ref_vars), *our_in)
         want = jax.jit(ref.apply)(ref_vars, *ref_in)
         assert str(out.irreps) == str(want.irreps)
@@ -173,10 +186,9 @@ def test_nequip_energy_and_forces_match_jax_md():
         disp, jnp.asarray(box), _small_config(nequip), jnp.asarray(atoms),
         fractional_coordinates=True, disable_cell_list=True)
     nbrs = nf.allocate(jnp.asarray(R))
-    ours = fluxion.eval_shape(init_fn, fluxion.random.PRNGKey(0), jnp.asarray(R), nbrs)
-    assert _paths(ours) == _paths(_numpy_tree(ref_params))
-    e, g = fluxion.jit(fluxion.value_and_grad(energy_fn, argnums=1))(
-        _numpy_tree(ref_params), jnp.asarray(R), nbrs)
+    ours = fluxion.jit(init_fn)(fluxion.random.PRNGKey(0), jnp.asarray(R), nbrs)
+    _same_values(ours, ref_params)  # the same key draws jax_md's parameters, bit for bit
+    e, g = fluxion.jit(fluxion.value_and_grad(energy_fn, argnums=1))(ours, jnp.asarray(R), nbrs)
     _close(e, e_ref, 1e-4)
     _close(g, g_ref, 1e-4)
     assert np.abs(np.asarray(g).sum(0)).max() < 1e-4  # momentum conservation

@@ -9,6 +9,7 @@ import importlib
 
 import numpy as np
 import pytest
+from _compare import platform_tol
 
 jax = pytest.importorskip("jax")
 pytest.importorskip("flax")
@@ -35,11 +36,18 @@ def _shapes(tree, tree_util):
 
 
 def _same(ours, ref, inputs, tol=TOL, key=1):
-    """jax_md's init; ours must build the same tree and give the same outputs on those params."""
+    """jax_md's init; ours must build the same tree, draw the same parameters from the same key
+    (Linen's key derivation, bit for bit) and give the same outputs on them."""
     ref_vars = ref.init(jax.random.PRNGKey(key), *[None if x is None else rjnp.asarray(x) for x in inputs])
     our_vars = ours.init(fluxion.random.PRNGKey(key), *[None if x is None else fnp.asarray(x) for x in inputs])
     want_tree = jax.tree_util.tree_map(lambda a: (tuple(a.shape), str(a.dtype)), ref_vars)
     assert _flat(_shapes(our_vars, fluxion.tree_util)) == _flat(want_tree)
+    want_values = jax.tree_util.tree_flatten_with_path(ref_vars)[0]
+    got_values = fluxion.tree_util.tree_flatten_with_path(our_vars)[0]
+    for (path, w), (_, g) in zip(want_values, got_values):
+        # bit for bit on the CPU; a TPU's initializers (erf_inv) are only float32-close
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), err_msg=jax.tree_util.keystr(path),
+                                   **platform_tol(0.0, 0.0, np.asarray(w).dtype))
     copied = jax.tree_util.tree_map(lambda a: fnp.asarray(np.asarray(a)), ref_vars)
     got = ours.apply(copied, *[None if x is None else fnp.asarray(x) for x in inputs])
     want = ref.apply(ref_vars, *[None if x is None else rjnp.asarray(x) for x in inputs])

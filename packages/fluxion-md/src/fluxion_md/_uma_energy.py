@@ -7,6 +7,7 @@ from typing import Any, Callable
 
 import fluxion.numpy as jnp
 from fluxion_md import custom_partition, partition
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma.featurizer import uma_multi_image_featurizer
 from fluxion_md._nn.uma.heads import LinearEnergyHead, MLPEnergyHead
 from fluxion_md._nn.uma.model import UMABackbone, default_config
@@ -17,7 +18,7 @@ from fluxion_nn import bridge
 __all__ = ["uma_neighbor_list"]
 
 
-class _UMAEnergyModel(bridge.Module):
+class _UMAEnergyModel(LinenModule):
     """Backbone (``backbone``) and energy head (``energy_head``) of one UMA model, with the
     optional de-normalisation (``energy * rmsd + mean``) and per-element reference shift."""
 

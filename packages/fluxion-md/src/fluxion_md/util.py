@@ -185,8 +185,8 @@ def is_concrete(x: Any) -> bool:
 
 def host_value(x: Any) -> onp.ndarray | None:
     """``x``'s value as a NumPy array, or ``None`` when it is a tracer (inside ``jit``, ``grad``
-    or ``vmap``: a ``grad`` tracer's value is readable, but a host computation on it would drop
-    its derivative). Unlike :func:`is_concrete` it runs no XLA program (a concrete Fluxion Array
+    or ``vmap``: NumPy refuses a ``grad`` tracer too, as a host computation on it would drop its
+    derivative). Unlike :func:`is_concrete` it runs no XLA program (a concrete Fluxion Array
     is read back): setup code computes a static value on the host with it, where one eager op
     would be one XLA compile (50-300 ms each on a TPU).
 
@@ -199,8 +199,6 @@ def host_value(x: Any) -> onp.ndarray | None:
         >>> fluxion.grad(lambda x: x * (host_value(x) is None))(1.0).tolist()
         1.0
     """
-    if isinstance(x, fluxion.Array) and type(x) is not fluxion.Array:
-        return None  # a tracer: even grad's, whose value NumPy could read, is no constant
     try:
         return onp.asarray(x)
     except fluxion.errors.TracerArrayConversionError:
@@ -209,7 +207,8 @@ def host_value(x: Any) -> onp.ndarray | None:
 
 def static_float(x: Any) -> float | None:
     """``x`` as a Python float where its value is known while tracing (a number, an array, a
-    tracer of ``grad``), or ``None`` for a ``jit`` or ``vmap`` tracer. Runs no XLA program.
+    tracer of ``grad``: its primal, without the derivative, as jax_md's ``stop_gradient``), or
+    ``None`` for a ``jit`` or ``vmap`` tracer. Runs no XLA program.
 
     Example:
         >>> import fluxion
@@ -218,8 +217,8 @@ def static_float(x: Any) -> float | None:
         >>> fluxion.jit(lambda c: c + (static_float(c) is None))(1.0).tolist()
         2.0
     """
-    try:
-        return float(x)
+    try:  # .item() reads a grad tracer's primal (JAX's concrete_or_error); float() refuses it
+        return float(x.item() if isinstance(x, (fluxion.Array, onp.ndarray)) else x)
     except fluxion.errors.ConcretizationTypeError:
         return None
 

@@ -14,6 +14,7 @@ from typing import Any
 import fluxion.numpy as jnp
 from fluxion import nn as fnn
 from fluxion_md._nn import e3nn
+from fluxion_md._nn._linen import LinenModule
 from fluxion_nn import bridge
 
 __all__ = ["FullyConnectedTensorProductE3nn", "Linear"]
@@ -28,7 +29,7 @@ def _vmapped(f: Any, depth: int) -> Any:
     return f
 
 
-class FullyConnectedTensorProductE3nn(bridge.Module):
+class FullyConnectedTensorProductE3nn(LinenModule):
     """The fully connected tensor product of ``x1`` and ``x2`` onto ``irreps_out``, with one
     weight per path (``'w[i1,i2,o] ir1,ir2,ir_out'``), broadcast over the leading axes of both
     inputs, as ``jax_md._nn.e3nn_layer.FullyConnectedTensorProductE3nn``. ``irreps_in1`` /
@@ -71,7 +72,7 @@ class FullyConnectedTensorProductE3nn(bridge.Module):
         return f(x1, x2).rechunk(irreps_out)
 
 
-class Linear(bridge.Module):
+class Linear(LinenModule):
     """The equivariant linear map onto ``irreps_out`` (one weight block ``'w[i,o] ir_in,ir_out'``
     per pair of matching irreps; a bias ``'b[o] ir_out'`` where e3nn gives one), over the
     leading axes of ``x``, as ``jax_md._nn.e3nn_layer.Linear``. ``x`` must be an IrrepsArray

@@ -22,6 +22,7 @@ from fluxion import tree_util
 from fluxion_md import space
 from fluxion_md._nn import e3nn
 from fluxion_md._nn import util as nn_util
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.e3nn_layer import FullyConnectedTensorProductE3nn, Linear
 from fluxion_md._nn.util import ConfigDict
 from fluxion_md.util import Array
@@ -68,7 +69,7 @@ def tp_path_exists(arg_in1: Any, arg_in2: Any, arg_out: Any) -> bool:
     return any(arg_out in ir1 * ir2 for _, ir1 in arg_in1 for _, ir2 in arg_in2)
 
 
-class NequIPConvolution(bridge.Module):
+class NequIPConvolution(LinenModule):
     """One NequIP interaction block, as ``jax_md._nn.nequip.NequIPConvolution``.
 
     ``h`` (node features) goes through a Linear, is gathered onto edges, tensor-multiplied with
@@ -165,7 +166,7 @@ class NequIPConvolution(bridge.Module):
         return tree_map(lambda x: x.astype(h_type), h)
 
 
-class NequIPEnergyModel(bridge.Module):
+class NequIPEnergyModel(LinenModule):
     """The NequIP energy of each graph of a jraph-layout batch (``nodes``: one-hot species
     ``[N, n_elements]``; ``edges``: displacements ``[E, 3]``), shape ``[n_graph, 1]``, as
     ``jax_md._nn.nequip.NequIPEnergyModel``. Per-atom energies are ``scale * e + shift``.

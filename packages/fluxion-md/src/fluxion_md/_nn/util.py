@@ -4,9 +4,10 @@ nonlinearities), the sparse-graph featurizer, the per-dataset energy shift/scale
 :class:`ConfigDict`, and the conversion of a Haiku-era graph-network checkpoint onto the module
 parameter tree.
 
-The layers are :class:`fluxion_nn.bridge.Module` subclasses, so they have Linen's
-``init``/``apply`` over ``{'params': {...}}`` trees with Linen's parameter names
-(``MLP_0/Dense_1/kernel``), as jax_md's ``flax.linen`` modules do.
+The layers are :class:`fluxion_nn.bridge.Module` subclasses
+(:class:`~fluxion_md._nn._linen.LinenModule`), so they have Linen's ``init``/``apply`` over
+``{'params': {...}}`` trees with Linen's parameter names (``MLP_0/Dense_1/kernel``) and draw
+the same parameters from the same key, as jax_md's ``flax.linen`` modules do.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import fluxion.numpy as jnp
 from fluxion import lax, vmap
 from fluxion_md import partition
 from fluxion_md._cutoff import multiplicative_isotropic_cutoff
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md.util import Array, f32
 from fluxion_nn import bridge
 
@@ -84,7 +86,7 @@ class ConfigDict(dict):
 # ---- nonlinearities --------------------------------------------------------------------------
 
 
-class BetaSwish(bridge.Module):
+class BetaSwish(LinenModule):
     """``x * sigmoid(beta * x)`` with a learned ``beta`` per feature (parameter ``'Beta'``,
     initialised to ones), as ``jax_md._nn.util.BetaSwish``.
 
@@ -128,7 +130,7 @@ def get_nonlinearity_by_name(name: str) -> UnaryFn:
 # ---- fully connected networks ----------------------------------------------------------------
 
 
-class Dense(bridge.Module):
+class Dense(LinenModule):
     """``x @ kernel + bias`` over the last axis of ``x``: Linen's ``Dense`` (parameters
     ``'kernel'`` of shape ``(in, features)`` and ``'bias'`` of shape ``(features,)``).
 
@@ -152,7 +154,7 @@ class Dense(bridge.Module):
         return y
 
 
-class MLP(bridge.Module):
+class MLP(LinenModule):
     """Dense layers of ``features`` widths with the nonlinearity ``nonlinearity`` between them
     (none after the last), as ``jax_md._nn.util.MLP``: hidden kernels are drawn with variance
     ``scalar_mlp_std / fan_in``, the last with ``1 / fan_in``. With ``use_bias=False`` and a
@@ -247,7 +249,7 @@ def bessel(r_c: Any, frequencies: Array, r: Array) -> Array:
     return jnp.where(r > f32(1e-5), b, 0)
 
 
-class BesselEmbedding(bridge.Module):
+class BesselEmbedding(LinenModule):
     """Each distance as ``count`` Bessel functions (learned frequencies ``'frequencies'``,
     initialised to ``pi * (1..count)``), smoothly cut off between ``inner_cutoff`` and
     ``outer_cutoff`` (zero beyond), as ``jax_md._nn.util.BesselEmbedding``.

@@ -33,6 +33,7 @@ from ..statelib import State
 from ..variablelib import Param, Variable, VariableMetadata, variable_name_from_type, variable_type_from_name
 from . import variables as bv
 from .frozen_dict import frozen_dict_type
+from .linen_rngs import LinenRngs
 
 __all__ = ["Module", "Scope", "AttrPriority", "ModuleState", "ModuleStackEntry", "MODULE_CONTEXT",
            "compact", "current_context", "current_module"]
@@ -70,8 +71,9 @@ class ModuleState(State):
 
 
 class Scope(Pytree):
-    """What a bound bridge module draws on during ``init``/``apply``: the ``Rngs`` and the
-    ``mutable`` collections filter.
+    """What a bound bridge module draws on during ``init``/``apply``: the ``Rngs`` (a
+    :class:`~fluxion_nn.bridge.linen_rngs.LinenRngs` under a ``rng_scheme = "linen"`` root), the
+    ``mutable`` collections filter, and the module's ``path`` from the root (its variables' path).
 
     Example: ``module.scope.rngs['params']()`` is a new key while ``module.apply`` runs.
 
@@ -87,13 +89,15 @@ class Scope(Pytree):
         (True, (2,))
     """
 
-    def __init__(self, rngs: Rngs, mutable: Any):
+    def __init__(self, rngs: Rngs | LinenRngs, mutable: Any, path: tuple = ()):
         self.rngs = rngs
         self.mutable = mutable
+        self.path = path
 
-    def copy(self) -> "Scope":
-        """A new Scope sharing these Rngs and ``mutable``."""
-        return Scope(self.rngs, self.mutable)
+    def copy(self, subpath: tuple = ()) -> "Scope":
+        """A new Scope sharing these Rngs and ``mutable``, for the module at ``subpath`` below
+        this one."""
+        return Scope(self.rngs, self.mutable, self.path + tuple(subpath))
 
 
 class AttrPriority(enum.IntEnum):
@@ -143,13 +147,14 @@ def _maybe_call_setup(module: Any) -> None:
             MODULE_CONTEXT.module_stack.pop()
 
 
-def _bind_module(parent: "Module", module: "Module") -> "Module":
+def _bind_module(parent: "Module", module: "Module", path: tuple) -> "Module":
     # root first: the root takes a copy of the parent's scope, then every bridge module of the
-    # new subgraph runs its setup() (as flax, only a scope-less root is given one)
-    for _, value in reversed(list(_graph.iter_graph(module, graph=True))):
+    # new subgraph runs its setup() (as flax, only a scope-less root is given one); ``path`` is
+    # where ``module`` sits below ``parent``
+    for subpath, value in reversed(list(_graph.iter_graph(module, graph=True))):
         if isinstance(value, Module):
             if vars(module).get("scope") is None:
-                value.scope = vars(parent)["scope"].copy()
+                value.scope = vars(parent)["scope"].copy(path + subpath)
             _maybe_call_setup(value)
     return module
 
@@ -256,7 +261,19 @@ def _module_state(flat: dict) -> ModuleState:
     return root
 
 
-def _as_rngs(rngs: Any) -> Rngs:
+def _graph_key(key: Any) -> Any:
+    # a tree path entry as the graph path key it stands for (an attribute or item name, an index)
+    for attr in ("key", "idx", "name"):
+        if hasattr(key, attr):
+            return getattr(key, attr)
+    return key
+
+
+def _as_rngs(rngs: Any, scheme: str) -> Rngs | LinenRngs:
+    if scheme == "linen":
+        return rngs if isinstance(rngs, LinenRngs) else LinenRngs({} if rngs is None else rngs)
+    if scheme != "nnx":
+        raise ValueError(f"rng_scheme must be 'nnx' or 'linen', got {scheme!r}")
     if rngs is None:
         return Rngs()
     if isinstance(rngs, Rngs):
@@ -302,9 +319,29 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
         {'w': (2, 3)}
         >>> Dense(3).apply(variables, x).tolist()
         [[2.0, 2.0, 2.0]]
+
+    ``rng_scheme`` (a class attribute) says how ``init``/``apply`` turn their ``rngs`` into
+    keys: ``"nnx"`` (the default, as ``flax.nnx.bridge.Module``) makes ``Rngs`` streams that
+    count calls over the whole model; ``"linen"`` draws each key as ``flax.linen`` does, from
+    the module's path and its own count (:mod:`fluxion_nn.bridge.linen_rngs`), so a module
+    ported from Linen gets Linen's parameters from the same key. The root module's class
+    decides for the whole call.
+
+    Example:
+        >>> from fluxion_nn.bridge.linen_rngs import fold_in_static
+        >>> class Noise(nnx.bridge.Module):
+        ...     rng_scheme = "linen"
+        ...     @nnx.bridge.compact
+        ...     def __call__(self, x):
+        ...         return x + self.param("w", fluxion.random.normal, x.shape)
+        >>> w = Noise().init(fluxion.random.PRNGKey(0), x)["params"]["w"]
+        >>> want = fluxion.random.normal(fold_in_static(fluxion.random.PRNGKey(0), (1,)), x.shape)
+        >>> bool((w == want).all())  # the root's first 'params' key, as Linen's
+        True
     """
 
     _pytree__attr_order = _attr_order
+    rng_scheme = "nnx"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(pytree=False, **kwargs)
@@ -323,10 +360,12 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
             if isinstance(pending, ModuleState):
                 _graph.update(value, pending)
             initializing = self.is_initializing()
-            for leaf in tree_util.tree_leaves(value, is_leaf=lambda x: isinstance(x, Pytree)):
+            leaves, _ = tree_util.tree_flatten_with_path(
+                value, is_leaf=lambda x: isinstance(x, Pytree))
+            for keys, leaf in leaves:
                 if isinstance(leaf, Module):
                     _set_initializing(leaf, initializing)
-                    _bind_module(self, leaf)
+                    _bind_module(self, leaf, (name, *map(_graph_key, keys)))
         super().__setattr__(name, value)
 
     def set_attr_priority(self, name: str, value: AttrPriority) -> None:
@@ -338,10 +377,13 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
         return bool(vars(self).get(_INITIALIZING, False))
 
     def make_rng(self, name: str = "default") -> Any:
-        """A new key from the bound scope's Rngs stream ``name``."""
+        """A new key from the bound scope's Rngs stream ``name`` (under the ``"linen"`` scheme,
+        Linen's key for this module's path and its count of ``name`` keys so far)."""
         scope = vars(self).get("scope")
         if scope is None:
             raise ValueError("Can't use RNGs on unbound modules")
+        if isinstance(scope.rngs, LinenRngs):
+            return scope.rngs.make_rng(scope.path, name)
         return scope.rngs[name]()
 
     def param(self, name: str, init_fn: Callable[..., Any], *init_args: Any, unbox: bool = True,
@@ -417,14 +459,14 @@ class Module(_NnxModule, metaclass=_ModuleMeta):
             for path, x in bv._flatten(tree).items():
                 flat[path] = bv.to_nnx_var(col, x)
         _graph.update(module, _module_state(flat))
-        rngs = _as_rngs(rngs)
+        rngs = _as_rngs(rngs, type(self).rng_scheme)
         fn = _method_fn(module, method)
-        nodes = [v for _, v in _graph.iter_graph(module, graph=True)]
-        for value in nodes:
+        nodes = list(_graph.iter_graph(module, graph=True))
+        for path, value in nodes:
             if isinstance(value, Pytree):
                 _set_initializing(value, _initialize)
             if isinstance(value, Module):
-                value.scope = Scope(rngs, mutable)
+                value.scope = Scope(rngs, mutable, path)
                 _maybe_call_setup(value)
         MODULE_CONTEXT.module_stack.append(ModuleStackEntry(module, in_compact=False))
         try:

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.util import Dense
 from fluxion_md.util import Array
 from fluxion_nn import bridge
@@ -16,7 +17,7 @@ from fluxion_nn import bridge
 __all__ = ["Dense", "LayerNorm", "Embed"]
 
 
-class LayerNorm(bridge.Module):
+class LayerNorm(LinenModule):
     """Normalise the last axis to zero mean and unit variance (variance ``E[x^2] - E[x]^2``
     clipped at 0, plus ``epsilon``), then scale and shift by learned ``scale`` (ones) and
     ``bias`` (zeros), as ``flax.linen.LayerNorm``.
@@ -47,7 +48,7 @@ class LayerNorm(bridge.Module):
         return y
 
 
-class Embed(bridge.Module):
+class Embed(LinenModule):
     """Rows of a learned ``embedding`` table (``[num_embeddings, features]``, drawn by
     ``embedding_init``, by default as Linen's: variance 1 normal) picked by integer
     ``inputs``, as ``flax.linen.Embed``.

@@ -11,6 +11,7 @@ from typing import Any, Literal, Sequence
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense
 from fluxion_md._nn.uma.nn.activation import GateActivation, SeparableS2Activation
 from fluxion_md._nn.uma.nn.layer_norm import get_normalization_layer
@@ -60,7 +61,7 @@ def _add_to_targets(x: Array, message: Array, edge_index: Array, node_offset: in
     return jnp.zeros_like(x).at[target].add(message, mode="drop")
 
 
-class Edgewise(bridge.Module):
+class Edgewise(LinenModule):
     """Messages along edges: the sender's and receiver's features (``edge_index[0]``,
     ``edge_index[1]``; negative indices read zeros) are concatenated, rotated into the edge frame
     by ``wigner_and_M_mapping``, passed through ``so2_conv_1`` (scaled by the radial MLP of
@@ -124,7 +125,7 @@ class Edgewise(bridge.Module):
         return _add_to_targets(x, message, edge_index, node_offset)
 
 
-class SpectralAtomwise(bridge.Module):
+class SpectralAtomwise(LinenModule):
     """Per-atom feed-forward in coefficient space: gates ``silu(Dense_0(scalars))``
     (``lmax * hidden_channels``), ``so3_linear_1`` to ``hidden_channels``, the gate activation,
     ``so3_linear_2`` back to ``sphere_channels``.
@@ -151,7 +152,7 @@ class SpectralAtomwise(bridge.Module):
                          name="so3_linear_2")(x)
 
 
-class GridAtomwise(bridge.Module):
+class GridAtomwise(LinenModule):
     """Per-atom feed-forward on the sphere grid: coefficients to grid values (``to_grid_mat``,
     ``[lat, lon, coefficients]``), a bias-free MLP ``Dense_0``-silu-``Dense_1``-silu-``Dense_2``
     at every grid point, and back (``from_grid_mat``).
@@ -187,7 +188,7 @@ class GridAtomwise(bridge.Module):
         return jnp.einsum("gi,ngc->nic", from_grid, h)
 
 
-class UMABlock(bridge.Module):
+class UMABlock(LinenModule):
     """One UMA layer: ``x + Edgewise(norm_1(x) (+ sys_node_embedding on the scalars))``, then
     ``x + atomwise(norm_2(x))`` with the ``ff_type`` feed-forward (``'spectral'`` or
     ``'grid'``); parameters ``norm_1``, ``edge_wise``, ``norm_2``, ``atom_wise``.

@@ -9,6 +9,7 @@ from typing import Literal
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense
 from fluxion_md._nn.uma.nn.so3_layers import SO3Linear
 from fluxion_md.util import Array
@@ -37,7 +38,7 @@ def _scalars(name: str, node_embedding: Array) -> Array:
     return node_embedding[:, 0, :]
 
 
-class MLPEnergyHead(bridge.Module):
+class MLPEnergyHead(LinenModule):
     """Per-atom energy ``Dense(1)(silu(Dense(silu(Dense(s)))))`` of the scalar channels ``s``
     (``linear_0``, ``linear_1``: ``hidden_channels`` wide; ``linear_2``), summed per system
     (``batch``) into ``{'energy': [num_systems]}``; with ``reduce='mean'`` and ``natoms``,
@@ -64,7 +65,7 @@ class MLPEnergyHead(bridge.Module):
         return _per_system("MLPEnergyHead", node_energy, batch, num_systems, natoms, self.reduce)
 
 
-class LinearEnergyHead(bridge.Module):
+class LinearEnergyHead(LinenModule):
     """Per-atom energy ``Dense(1)`` (``energy_block``) of the scalar channels, summed (or, with
     ``reduce='mean'`` and ``natoms``, averaged) per system: ``{'energy': [num_systems]}``.
 
@@ -87,7 +88,7 @@ class LinearEnergyHead(bridge.Module):
                            self.reduce)
 
 
-class LinearForceHead(bridge.Module):
+class LinearForceHead(LinenModule):
     """Direct forces ``{'forces': [atoms, 3]}``: the degree-1 output of a one-channel, bias-free
     :class:`SO3Linear` (``linear``, ``lmax=1``) of the first four coefficients.
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense, Embed
 from fluxion_md._nn.uma.blocks import UMABlock
 from fluxion_md._nn.uma.common.rotation import (
@@ -136,7 +137,7 @@ def _edge_inputs(cfg: UMAConfig, atomic_numbers: Array, edge_index: Array,
     return envelope, x_edge, wigner, wigner_inv, rotate, rotate_inv
 
 
-class UMABackbone(bridge.Module):
+class UMABackbone(LinenModule):
     """UMA's feature extractor: ``apply(params, positions, atomic_numbers, batch, edge_index,
     edge_distance_vec, charge, spin, dataset_idx=None)`` returns ``{'node_embedding':
     [num_atoms, (lmax + 1)^2, sphere_channels], 'batch': batch}``. ``edge_index[0]`` are the

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense, Embed
 from fluxion_md._nn.uma.model import UMAConfig, _check_inputs, _edge_inputs, _tables
 from fluxion_md._nn.uma.model_moe_layers import (
@@ -69,7 +70,7 @@ class UMAMoEConfig(UMAConfig):
     max_edge_segment_size: int | None = None
 
 
-class UMAMoEBackbone(bridge.Module):
+class UMAMoEBackbone(LinenModule):
     """UMA with Mixture-of-Experts SO(2) convolutions: ``apply(params, positions,
     atomic_numbers, batch, edge_index, edge_distance_vec, charge, spin, dataset_idx=None)``
     returns ``{'node_embedding', 'batch', 'expert_coefficients' ([num_systems, num_experts])}``.

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma.blocks import (
     GridAtomwise,
     SpectralAtomwise,
@@ -90,7 +91,7 @@ def merge_mole_params(params: dict, expert_coefficients: Array) -> dict:
     return {k: visit(k, v) for k, v in params.items()} if isinstance(params, dict) else params
 
 
-class SO2MConvMoE(bridge.Module):
+class SO2MConvMoE(LinenModule):
     """:class:`~fluxion_md._nn.uma.nn.so2_layers.SO2MConv` with a bias-free
     :class:`MOLELinear` ``fc`` (``[num_experts, 2 out_half, in]``, or merged ``[2 out_half, in]``);
     with ``so2_block_gemm`` and one system (or merged weights) the complex product is one
@@ -159,7 +160,7 @@ class SO2MConvMoE(bridge.Module):
                 (blocks[:, 2, :] + blocks[:, 1, :]).reshape(shape))
 
 
-class SO2ConvolutionMoE(bridge.Module):
+class SO2ConvolutionMoE(LinenModule):
     """:class:`~fluxion_md._nn.uma.nn.so2_layers.SO2Convolution` whose ``fc_m0`` (with bias) and
     ``so2_m_conv_{m}`` are expert mixtures (:class:`MOLELinear`, :class:`SO2MConvMoE`); the radial
     MLP ``rad_func`` is not.
@@ -235,7 +236,7 @@ class SO2ConvolutionMoE(bridge.Module):
         return out
 
 
-class EdgewiseMoE(bridge.Module):
+class EdgewiseMoE(LinenModule):
     """:class:`~fluxion_md._nn.uma.blocks.Edgewise` with :class:`SO2ConvolutionMoE`
     convolutions ``so2_conv_1``/``so2_conv_2`` mixed per system (``expert_coefficients``,
     ``edge_batch``). Negative node indices read zeros; out-of-range targets are dropped.
@@ -300,7 +301,7 @@ class EdgewiseMoE(bridge.Module):
         return _add_to_targets(x, message, edge_index, node_offset)
 
 
-class UMABlockMoE(bridge.Module):
+class UMABlockMoE(LinenModule):
     """One MoE UMA layer: ``x + EdgewiseMoE(norm_1(x) [+ sys_node_embedding on the scalars])``
     (``edge_wise``), then ``x + atomwise(norm_2(x))`` (``atom_wise``: spectral, or grid with
     ``ff_type='grid'``; not mixed).

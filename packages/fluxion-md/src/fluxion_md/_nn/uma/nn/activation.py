@@ -8,13 +8,13 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md.util import Array
-from fluxion_nn import bridge
 
 __all__ = ["ScaledSiLU", "GateActivation", "SeparableS2Activation"]
 
 
-class ScaledSiLU(bridge.Module):
+class ScaledSiLU(LinenModule):
     """``silu(x) * scale_factor`` (default ``1 / 0.6``-ish, unit output variance).
 
     Example:
@@ -28,7 +28,7 @@ class ScaledSiLU(bridge.Module):
         return fluxion.nn.silu(x) * self.scale_factor
 
 
-class GateActivation(bridge.Module):
+class GateActivation(LinenModule):
     """SiLU on the scalar coefficient of ``input_tensors`` (``[N, K, C]``) and every other
     coefficient times ``sigmoid`` of its degree's gate in ``gating_scalars``
     (``[N, lmax * C]``): coefficients in l-major order, or with ``m_prime`` in m-major order.
@@ -69,7 +69,7 @@ class GateActivation(bridge.Module):
                                 input_tensors[:, 1:, :] * gates], axis=1)
 
 
-class SeparableS2Activation(bridge.Module):
+class SeparableS2Activation(LinenModule):
     """SiLU on ``input_scalars`` (becoming the scalar coefficient) and, for the other
     coefficients, SiLU of the features' values on the grid (``to_grid_mat``) projected back
     (``from_grid_mat``). With ``mapping_to_m`` the features are m-major and converted to

@@ -9,6 +9,7 @@ from typing import Any, Callable, Literal, Sequence
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import lax
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense, Embed
 from fluxion_md._nn.uma.nn.radial import RadialMLP
 from fluxion_md.util import Array
@@ -59,7 +60,7 @@ def dataset_names_to_indices(names: Sequence[str], dataset_list: Sequence[str]) 
     return jnp.array([dataset_name_to_idx(n, dataset_list) for n in names])
 
 
-class AtomicEmbedding(bridge.Module):
+class AtomicEmbedding(LinenModule):
     """An :class:`~fluxion_md._nn.uma._layers.Embed` (``embedding``) of atomic numbers.
 
     Example:
@@ -78,7 +79,7 @@ class AtomicEmbedding(bridge.Module):
                      name="embedding")(atomic_numbers)
 
 
-class ChgSpinEmbedding(bridge.Module):
+class ChgSpinEmbedding(LinenModule):
     """Embedding of per-system charge or spin: ``'pos_emb'`` (``[sin, cos](2 pi x W)`` with
     ``W`` normal of std ``scale``; zero spin embeds as zeros), ``'lin_emb'`` (a Dense
     ``linear`` of ``x``; zero spin enters as -100) or ``'rand_emb'`` (an ``embedding`` table of
@@ -120,7 +121,7 @@ class ChgSpinEmbedding(bridge.Module):
         raise ValueError(f"Unknown embedding type: {self.embedding_type}")
 
 
-class DatasetEmbedding(bridge.Module):
+class DatasetEmbedding(LinenModule):
     """An ``embedding`` table row per integer dataset index (see
     :func:`dataset_names_to_indices`); no gradient unless ``trainable``.
 
@@ -142,7 +143,7 @@ class DatasetEmbedding(bridge.Module):
         return out if self.trainable else lax.stop_gradient(out)
 
 
-class EdgeDegreeEmbedding(bridge.Module):
+class EdgeDegreeEmbedding(LinenModule):
     """``x + scatter_add(receivers, W_inv[:, :, :m0] @ rad_func(x_edge) * envelope) /
     rescale_factor``: a :class:`RadialMLP` ``rad_func`` gives each edge's ``m = 0``
     coefficients (``m_size[0]`` x ``sphere_channels``), the inverse Wigner matrices rotate them

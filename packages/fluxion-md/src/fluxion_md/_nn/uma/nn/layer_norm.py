@@ -10,6 +10,7 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import LayerNorm
 from fluxion_md.util import Array
 from fluxion_nn import bridge
@@ -44,7 +45,7 @@ def _inv_rms(squares: Array, eps: float) -> Array:
     return (jnp.mean(squares, axis=2, keepdims=True) + eps) ** -0.5
 
 
-class EquivariantLayerNorm(bridge.Module):
+class EquivariantLayerNorm(LinenModule):
     """Each degree separately: the scalars centred over channels, every degree divided by its
     RMS over coefficients and channels, times ``affine_weight[l]`` (``[lmax+1, C]``, ones),
     the scalars plus ``affine_bias`` (``[C]``, zeros).
@@ -82,7 +83,7 @@ class EquivariantLayerNorm(bridge.Module):
         return jnp.concatenate(out, axis=1)
 
 
-class EquivariantLayerNormSH(bridge.Module):
+class EquivariantLayerNormSH(LinenModule):
     """The scalars through a :class:`~fluxion_md._nn.uma._layers.LayerNorm` ``norm_l0``; all
     degrees above 0 divided by one RMS over their coefficients and channels, times
     ``affine_weight[l - 1]`` (``[lmax, C]``, ones).
@@ -115,7 +116,7 @@ class EquivariantLayerNormSH(bridge.Module):
         return jnp.concatenate(out, axis=1)
 
 
-class EquivariantRMSNorm(bridge.Module):
+class EquivariantRMSNorm(LinenModule):
     """Scalars centred over channels (``centering``), then everything divided by one RMS over
     channels and coefficients, each degree weighted ``1 / ((2l+1)(lmax+1))`` per coefficient
     when ``std_balance_degrees`` (else a plain mean); times ``affine_weight[l]``

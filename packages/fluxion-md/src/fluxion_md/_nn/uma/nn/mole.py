@@ -10,6 +10,7 @@ from typing import Any, Callable
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import lax
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense
 from fluxion_md.util import Array
 from fluxion_nn import bridge
@@ -40,7 +41,7 @@ def _apply_one(name: str, x: Array, weight: Array) -> Array:
                      f"got shape {tuple(x.shape)})")
 
 
-class MOLEWeights(bridge.Module):
+class MOLEWeights(LinenModule):
     """Holds only the ``weights`` parameter of a :class:`MOLELinear` at the same path
     (``[num_experts, out, in]``, or ``[out, in]`` when ``merged``; uniform in
     ``+-1/sqrt(in)``) and returns it.
@@ -62,7 +63,7 @@ class MOLEWeights(bridge.Module):
         return self.param("weights", init, _weight_shape(self))[...]
 
 
-class MOLELinear(bridge.Module):
+class MOLELinear(LinenModule):
     """``x @ W_b.T (+ bias)`` with ``W_b = sum_e expert_coefficients[b, e] weights[e]`` for the
     system ``b = batch_indices[n]`` of each row of ``x`` (``[N, in]`` or ``[N, C, in]``);
     ``merged`` holds one ready-mixed ``[out, in]`` weight. One system mixes once; rows grouped in
@@ -129,7 +130,7 @@ class MOLELinear(bridge.Module):
         return out
 
 
-class RoutingMLP(bridge.Module):
+class RoutingMLP(LinenModule):
     """Expert coefficients ``softmax(silu(Dense(silu(Dense(silu(Dense(f)))))) + 0.005`` of
     per-system features ``f`` (Dense layers ``layers_0``, ``layers_2``, ``layers_4``); with
     ``deterministic=False`` and ``dropout_rate > 0`` the last activations are dropped out

@@ -7,6 +7,7 @@ from typing import Sequence
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense, LayerNorm
 from fluxion_md.util import Array
 from fluxion_nn import bridge
@@ -14,7 +15,7 @@ from fluxion_nn import bridge
 __all__ = ["PolynomialEnvelope", "GaussianSmearing", "RadialMLP"]
 
 
-class PolynomialEnvelope(bridge.Module):
+class PolynomialEnvelope(LinenModule):
     """``1 + a d^p + b d^(p+1) + c d^(p+2)`` of the scaled distance ``d`` (zero for ``d >= 1``),
     with ``a, b, c`` making the value, slope and curvature vanish at ``d = 1``.
 
@@ -37,7 +38,7 @@ class PolynomialEnvelope(bridge.Module):
         return jnp.where(d_scaled < 1.0, value, 0.0)
 
 
-class GaussianSmearing(bridge.Module):
+class GaussianSmearing(LinenModule):
     """``exp(coeff (d - mu_k)^2)`` for ``num_gaussians`` centres ``mu_k`` evenly from ``start``
     to ``stop``, ``coeff = -1 / (2 (basis_width_scalar * spacing)^2)``: ``[E, num_gaussians]``.
 
@@ -58,7 +59,7 @@ class GaussianSmearing(bridge.Module):
         return jnp.exp(coeff * diff ** 2)
 
 
-class RadialMLP(bridge.Module):
+class RadialMLP(LinenModule):
     """Dense layers of widths ``channels_list[1:]`` (``linear_1``, ...), each but the last
     followed by a LayerNorm (``norm_i``) and SiLU.
 

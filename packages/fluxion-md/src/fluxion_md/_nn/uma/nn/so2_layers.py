@@ -10,6 +10,7 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md._nn.uma._layers import Dense
 from fluxion_md._nn.uma.nn.radial import RadialMLP
 from fluxion_md.util import Array
@@ -18,7 +19,7 @@ from fluxion_nn import bridge
 __all__ = ["SO2MConv", "SO2Convolution"]
 
 
-class SO2MConv(bridge.Module):
+class SO2MConv(LinenModule):
     """The convolution of order ``m``: a bias-free Dense ``fc`` (kernel
     ``[C_in, 2 * m_output_channels * (lmax - m + 1)]``, variance-scaling 0.5 fan-in uniform)
     on ``x_m`` of shape ``[E, 2, C_in]`` (real, imaginary), read as the four blocks
@@ -56,7 +57,7 @@ class SO2MConv(bridge.Module):
         return real.reshape(shape), imag.reshape(shape)
 
 
-class SO2Convolution(bridge.Module):
+class SO2Convolution(LinenModule):
     """SO(2) convolutions of every order ``0..mmax`` of m-major features ``x``
     (``[E, sum(m_size), sphere_channels]``): ``m = 0`` through the Dense ``fc_m0`` (with bias;
     ``extra_m0_output_channels`` more outputs returned apart, e.g. for gating), ``m > 0``

@@ -9,6 +9,7 @@ import numpy as np
 
 import fluxion
 import fluxion.numpy as jnp
+from fluxion_md._nn._linen import LinenModule
 from fluxion_md.util import Array
 from fluxion_nn import bridge
 
@@ -28,7 +29,7 @@ def _degree_of_each_coefficient(lmax: int) -> np.ndarray:
     return np.repeat(np.arange(lmax + 1), [2 * degree + 1 for degree in range(lmax + 1)])
 
 
-class SO3Linear(bridge.Module):
+class SO3Linear(LinenModule):
     """One ``[out, in]`` matrix per degree (``weight``: ``[lmax+1, out, in]``, uniform in
     ``+-1/sqrt(in)``) applied to every coefficient of that degree of ``[B, (lmax+1)^2, in]``
     features, plus a ``bias`` (``[out]``, zeros) on the scalar coefficient.
