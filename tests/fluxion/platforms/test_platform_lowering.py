@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jjnp
 import numpy as np
 import pytest
+from jax._src.lax import linalg as jax_linalg  # geqrf: jax.lax.linalg does not export it
 
 import fluxion
 import fluxion.numpy as jnp
@@ -65,18 +66,193 @@ def _targets_jax(text: str) -> set[str]:
     return set(re.findall(r"custom_call @([\w.$-]+)\(", text))
 
 
-@pytest.mark.parametrize("platforms", [("tpu",), ("cpu", "tpu")], ids=["tpu", "cpu+tpu"])
+@pytest.mark.parametrize("platforms", [("tpu",), ("cpu", "tpu"), ("cuda",), ("rocm",)],
+                         ids=["tpu", "cpu+tpu", "cuda", "rocm"])
 @pytest.mark.parametrize("name", list(OURS))
 def test_export_custom_call_targets_match_jax(name: str, platforms: tuple) -> None:
     f, args = OURS[name]
     g, _ = THEIRS[name]
     ours = fexport.export(fluxion.jit(f), platforms=platforms)(*args).mlir_module()
-    theirs = jax.export.export(jax.jit(g), platforms=list(platforms))(*args).mlir_module()
+    if platforms[0] in ("cuda", "rocm"):
+        # jax's lowered module: its export refuses the targets it makes no compatibility
+        # promise for (ROCm's gtsv2) and drops calls whose results are unused (slogdet's
+        # permutation), which XLA drops when it compiles
+        theirs = jax.jit(g).trace(*args).lower(lowering_platforms=platforms).as_text()
+    else:
+        theirs = jax.export.export(jax.jit(g), platforms=list(platforms))(*args).mlir_module()
     assert _targets_ours(ours) == _targets_jax(theirs), (name, platforms)
     if platforms == ("tpu",):
         assert "lapack" not in ours
     if len(platforms) > 1:
         assert '"stablehlo.case"' in ours and 'jax.global_constant = "_platform_index"' in ours
+
+
+def _gpu_programs(np_mod, ll, grad, vmap):
+    """Programs whose GPU lowerings differ from one another (dtypes, batch dimensions, each
+    kernel's options and size thresholds), written against fluxion or jax (``ll``: its
+    lax.linalg, with geqrf and householder_product)."""
+    lin = np_mod.linalg
+    big = np.ones((40, 36), np.float32)
+    tall = np.ones((1025, 2), np.float32)  # past 1024 rows: gesvd instead of Jacobi
+    piv = np.array([[2, 2, 3], [1, 2, 3]], np.int32)
+    c64 = (SPD + 1j * np.triu(SPD, 1) - 1j * np.tril(SPD, -1)).astype(np.complex64)
+    return {
+        "cholesky_c64": (lambda a: lin.cholesky(a), (c64,)),
+        "vmap_cholesky": (vmap(lambda a: lin.cholesky(a)), (np.stack([SPD, SPD]),)),
+        "lu_wide": (lambda a: ll.lu(a[:2]), (A,)),
+        "lu_tall_c64": (lambda a: ll.lu(a.astype(np.complex64)[:, :2]), (A,)),
+        "lu_pivots_batched": (lambda p: ll.lu_pivots_to_permutation(p, 5), (piv,)),
+        "geqrf_householder": (lambda a: ll.householder_product(*ll.geqrf(a)), (A[:, :2],)),
+        "qr_thin_tall": (lambda a: lin.qr(np_mod.concatenate([a, a]), mode="reduced"), (A,)),
+        "qr_pivoting": (lambda a: ll.qr(a, pivoting=True), (A,)),
+        "eigh_upper_jacobi": (lambda a: ll.eigh(a, lower=False,
+                                                implementation=ll.EighImplementation.JACOBI),
+                              (SPD,)),
+        "eigh_qr_batched_c64": (lambda a: ll.eigh(np_mod.stack([a, a]),
+                                                  implementation=ll.EighImplementation.QR),
+                                (c64,)),
+        "svd_thin_small": (lambda a: lin.svd(a, full_matrices=False), (A[:, :2],)),
+        "svd_thin_econ": (lambda a: lin.svd(a, full_matrices=False), (big,)),
+        "svd_full_big": (lambda a: lin.svd(a), (big,)),
+        "svd_past_1024": (lambda a: ll.svd(a, full_matrices=False), (tall,)),
+        "svd_past_1024_values": (lambda a: ll.svd(a, compute_uv=False), (tall,)),
+        "svd_qr_wide": (lambda a: ll.svd(a[:2], algorithm=ll.SvdAlgorithm.QR), (A,)),
+        "svd_qr_wide_values": (lambda a: ll.svd(a[:2], compute_uv=False,
+                                                algorithm=ll.SvdAlgorithm.QR), (A,)),
+        "svd_polar_thin": (lambda a: ll.svd(a, full_matrices=False,
+                                            algorithm=ll.SvdAlgorithm.POLAR), (A,)),
+        "svd_jacobi_c64": (lambda a: ll.svd(a, algorithm=ll.SvdAlgorithm.JACOBI), (c64,)),
+        "grad_svd": (grad(lambda a: lin.svd(a, compute_uv=False).sum()), (A,)),
+        "lstsq": (lambda a, b: lin.lstsq(a, b)[0], (A, B)),
+        "tridiagonal": (lambda a: ll.tridiagonal(a), (SPD,)),
+        "tridiagonal_upper_c64": (lambda a: ll.tridiagonal(a, lower=False), (c64,)),
+        "tridiagonal_solve_batched": (lambda a, b: ll.tridiagonal_solve(
+            np_mod.stack([a[0] * 0] * 2), np_mod.stack([a[1]] * 2), np_mod.stack([a[2] * 0] * 2),
+            np_mod.stack([b, b])), (A, B)),
+        "tridiagonal_solve_perturbed": (lambda a, b: ll.tridiagonal_solve(
+            a[0] * 0, a[1], a[2] * 0, b, perturb_singular=True), (A, B)),
+        "eig": (lambda a: lin.eig(a), (A,)),
+        "eigvals": (lambda a: lin.eigvals(a), (A,)),
+        "eig_left_c64": (lambda a: ll.eig(a.astype(np.complex64)), (A,)),
+        "eig_magma_off": (lambda a: ll.eig(a, compute_left_eigenvectors=False,
+                                           implementation=ll.EigImplementation.LAPACK), (A,)),
+    }
+
+
+# (the programs above with no custom call on a GPU, triangular_solve and det, are left out)
+_NO_GPU_CALL = ("triangular_solve", "det", "grad_det")
+GPU_OURS = {**{k: v for k, v in OURS.items() if k not in _NO_GPU_CALL},
+            **_gpu_programs(jnp, lax.linalg, fluxion.grad, fluxion.vmap)}
+GPU_THEIRS = {**THEIRS, **_gpu_programs(jjnp, jax_linalg, jax.grad, jax.vmap)}
+
+# attributes of a custom call and the value MLIR leaves out of the printed form when it is
+# the default (jax's pretty printer omits them)
+_CALL_ATTRS = {"call_target_name": None, "api_version": "1 : i32", "has_side_effect": "false",
+               "backend_config": '""', "operand_layouts": None, "result_layouts": None,
+               "output_operand_aliases": "[]", "mhlo.backend_config": None,
+               "mhlo.frontend_attributes": None}
+
+
+def _custom_calls(text: str) -> list[tuple]:
+    """Each ``stablehlo.custom_call`` of a module (jax's pretty form or Fluxion's generic one,
+    both read by MLIR's parser): its attributes above, operand types and result types.
+    ``sdy.sharding_rule`` (Shardy's partitioning rule, which jax adds) is left out."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import ir
+
+    calls = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    if inner.name == "stablehlo.custom_call":
+                        attrs = tuple(
+                            (k, str(inner.attributes[k]) if k in inner.attributes else d)
+                            for k, d in _CALL_ATTRS.items())
+                        calls.append((attrs, tuple(str(v.type) for v in inner.operands),
+                                      tuple(str(r.type) for r in inner.results)))
+                    walk(inner)
+
+    with jmlir.make_ir_context():
+        walk(ir.Module.parse(text).operation)
+    return sorted(calls)
+
+
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+@pytest.mark.parametrize("name", list(GPU_OURS))
+def test_gpu_custom_calls_match_jax(name: str, platform: str) -> None:
+    # each custom call of the module Fluxion exports for CUDA / ROCm equals one of jax's
+    # lowered module for that platform: target, operand and result types, layouts, aliases,
+    # backend_config attributes and batch dimensions (jax's eig, qr(pivoting=True) and ROCm
+    # gtsv2 lower but do not export: their targets have no compatibility promise)
+    f, args = GPU_OURS[name]
+    g, _ = GPU_THEIRS[name]
+    ours = fexport.export(fluxion.jit(f), platforms=[platform])(*args).mlir_module()
+    theirs = jax.jit(g).trace(*args).lower(lowering_platforms=(platform,)).as_text()
+    want = _custom_calls(theirs)
+    assert want and _custom_calls(ours) == want, name
+    assert "lapack" not in ours
+
+
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+def test_gpu_svd_and_eig_choices_jax_refuses_are_refused(platform: str) -> None:
+    # cuSOLVER has no divide-and-conquer SVD, hipSOLVER no geev (as jax, NotImplementedError
+    # while lowering); on ROCm jax's divide and conquer is hipSOLVER's gesdd
+    dc = fluxion.jit(lambda a: lax.linalg.svd(
+        a, algorithm=lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER))
+    geev = fluxion.jit(lambda a: lax.linalg.eig(
+        a, compute_left_eigenvectors=False, implementation=lax.linalg.EigImplementation.CUSOLVER))
+    if platform == "cuda":
+        with pytest.raises(NotImplementedError, match="DIVIDE_AND_CONQUER"):
+            fexport.export(dc, platforms=["cuda"])(A)
+        text = fexport.export(geev, platforms=["cuda"])(A).mlir_module()
+        ((attrs, ins, outs),) = _custom_calls(text)
+        assert dict(attrs)["call_target_name"] == '"cusolver_geev_ffi"'
+        assert dict(attrs)["mhlo.backend_config"] == "{left = false, right = true}"
+        assert outs == ("tensor<3x3xf32>", "tensor<3xcomplex<f32>>", "tensor<3x3xf32>",
+                        "tensor<3x3xf32>", "tensor<i32>")
+    else:
+        with pytest.raises(NotImplementedError, match="CUSOLVER needs CUDA"):
+            fexport.export(geev, platforms=["rocm"])(A)
+        ours = fexport.export(dc, platforms=["rocm"])(A).mlir_module()
+        theirs = jax.jit(lambda a: jax.lax.linalg.svd(
+            a, algorithm=jax.lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER)).trace(A).lower(
+            lowering_platforms=("rocm",)).as_text()
+        assert _custom_calls(ours) == _custom_calls(theirs)
+        assert "hipsolver_gesdd_ffi" in ours
+
+
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+def test_gpu_tridiagonal_solve_uses_gtsv2_from_three_rows(platform: str) -> None:
+    # the GPU sparse solver needs m >= 3: below that, the lax solve (no custom call), as jax
+    def f(rows):
+        return fluxion.jit(lambda a, b: lax.linalg.tridiagonal_solve(
+            a[0, :rows] * 0, a[1, :rows], a[2, :rows] * 0, b[:rows]))
+
+    two = fexport.export(f(2), platforms=[platform])(A, B).mlir_module()
+    three = fexport.export(f(3), platforms=[platform])(A, B).mlir_module()
+    assert "custom_call" not in two and '"stablehlo.while"' in two
+    prefix = "cu" if platform == "cuda" else "hip"
+    assert _targets_ours(three) == {f"{prefix}sparse_gtsv2_ffi"}
+
+
+def test_unpack_conjugate_pairs_matches_numpy_eig() -> None:
+    # cuSOLVER's geev packs a real matrix's complex eigenvectors as LAPACK's does: unpacked
+    # from LAPACK's own output here, they are numpy's eigenvectors
+    from scipy.linalg import lapack as scipy_lapack
+
+    from fluxion.lax.linalg.eig import unpack_conjugate_pairs
+    a = np.random.default_rng(0).standard_normal((3, 6, 6))
+    w, v = [], []
+    for m in a:
+        wr, wi, _, vr, info = scipy_lapack.dgeev(m)
+        assert info == 0 and (wi != 0).any()
+        w.append(wr + 1j * wi)
+        v.append(vr)
+    got = unpack_conjugate_pairs(np.array(w).astype(np.complex64), np.array(v, np.float32))
+    np.testing.assert_allclose(np.asarray(got), np.linalg.eig(a)[1], atol=1e-6)
 
 
 def test_multi_platform_export_runs_here_and_round_trips() -> None:
@@ -96,13 +272,13 @@ def test_multi_platform_export_runs_here_and_round_trips() -> None:
         elsewhere.call(A)
 
 
-@pytest.mark.parametrize("fn,op", [
-    (lambda a: jnp.linalg.eig(a), "eig"),
-    (lambda a: lax.linalg.schur(a), "schur"),
+@pytest.mark.parametrize("fn,op,have", [
+    (lambda a: jnp.linalg.eig(a), "eig", "cpu, cuda, rocm"),
+    (lambda a: lax.linalg.schur(a), "schur", "cpu"),
 ])
-def test_no_lowering_for_platform_raises_before_xla(fn, op) -> None:
+def test_no_lowering_for_platform_raises_before_xla(fn, op, have) -> None:
     with pytest.raises(PlatformLoweringError, match=rf"{op} has no lowering for platform 'tpu'.*"
-                       r"implemented on cpu only") as e:
+                       rf"implemented on {have} only") as e:
         fexport.export(fluxion.jit(fn), platforms=["tpu"])(A)
     assert isinstance(e.value, NotImplementedError)
     assert "Custom emitter" not in str(e.value)

@@ -1,5 +1,8 @@
 """``fluxion.lax.linalg``: linear-algebra primitives (JAX's ``jax.lax.linalg``), lowered on CPU to
-jaxlib's LAPACK custom calls, with JVP, transpose and batching rules.
+jaxlib's LAPACK custom calls, with JVP, transpose and batching rules. On CUDA and ROCm they call
+the GPU plugins' cuSOLVER / cuSPARSE (hipSOLVER / hipSPARSE) and hybrid kernels as jax 0.10.2
+does (compared with jax's lowered modules on the CPU; not yet run on a GPU), on the TPU its
+kernels or XLA's own.
 
 Done: cholesky, triangular_solve, lu, lu_pivots_to_permutation, qr (also pivoting), geqrf,
 householder_product, eigh, svd, eig, tridiagonal_solve, schur, hessenberg, tridiagonal,

@@ -23,6 +23,7 @@ from fluxion.backend import lapack
 from fluxion.backend.lapack import LAPACK_DTYPES
 from fluxion.backend.lapack import target_name as target_name  # for the rules
 from fluxion.core.avals import ShapedArray
+from fluxion.core.config import config as _config
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax import convenience as _cv
@@ -274,25 +275,24 @@ def lapack_char(c: str) -> str:
     return f"{ord(c)} : ui8"
 
 
-def ffi_call(ctx: Any, op: str, target: str, operands: Sequence[str],
-             in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
-             config: dict[str, str] | None = None, aliases: dict[int, int] | None = None,
-             ) -> list[str]:
-    """Emit a ``stablehlo.custom_call`` of a jaxlib LAPACK FFI target: matrices (the operands and
-    results of the largest rank) in column-major layout, the rest row-major."""
-    lapack.check_platform(ctx.module.platform, op)
-    lapack.ensure_lapack()
+def _emit_ffi(ctx: Any, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
+              out_avals: Sequence[ShapedArray], config: dict[str, str] | None,
+              aliases: dict[int, int] | None, column_major: bool, non_batch_dims: int,
+              ) -> list[str]:
+    """A ``stablehlo.custom_call`` of an XLA FFI target as jax's linalg lowerings emit it: the
+    operands and results of the largest input rank in column-major layout (when
+    ``column_major``), the rest row-major; the attributes in ``mhlo.backend_config``."""
     in_avals = [a.update(weak_type=False) for a in in_avals]
     out_avals = [a.update(weak_type=False) for a in out_avals]
     maxr = max(a.ndim for a in in_avals)
-    op_l = ", ".join(_layout(a.ndim, a.ndim == maxr) for a in in_avals)
-    res_l = ", ".join(_layout(a.ndim, a.ndim == maxr) for a in out_avals)
-    cfg = ", ".join(f"{k} = {v}" for k, v in (config or {}).items())
+    op_l = ", ".join(_layout(a.ndim, column_major and a.ndim == maxr) for a in in_avals)
+    res_l = ", ".join(_layout(a.ndim, column_major and a.ndim == maxr) for a in out_avals)
+    cfg = ", ".join(f"{k} = {v}" for k, v in sorted((config or {}).items()))
     attrs = [
         "api_version = 1 : i32", 'backend_config = ""', f'call_target_name = "{target}"',
         "has_side_effect = false", f"operand_layouts = [{op_l}]", f"result_layouts = [{res_l}]",
         f"mhlo.backend_config = {{{cfg}}}",
-        f'mhlo.frontend_attributes = {{num_batch_dims = "{maxr - 2}"}}',
+        f'mhlo.frontend_attributes = {{num_batch_dims = "{maxr - non_batch_dims}"}}',
     ]
     if aliases:
         single = len(out_avals) == 1
@@ -305,6 +305,17 @@ def ffi_call(ctx: Any, op: str, target: str, operands: Sequence[str],
     outs = ctx.op("stablehlo.custom_call", list(operands), result_avals=out_avals,
                   operand_avals=in_avals, attrs=", ".join(attrs))
     return [outs] if isinstance(outs, str) else list(outs)
+
+
+def ffi_call(ctx: Any, op: str, target: str, operands: Sequence[str],
+             in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+             config: dict[str, str] | None = None, aliases: dict[int, int] | None = None,
+             ) -> list[str]:
+    """Emit a ``stablehlo.custom_call`` of a jaxlib LAPACK FFI target: matrices (the operands and
+    results of the largest rank) in column-major layout, the rest row-major."""
+    lapack.check_platform(ctx.module.platform, op)
+    lapack.ensure_lapack()
+    return _emit_ffi(ctx, target, operands, in_avals, out_avals, config, aliases, True, 2)
 
 
 # (key, input avals) -> (program, constants) of the post-processing code that `inline` emits.
@@ -413,3 +424,52 @@ def tpu_call(ctx: Any, op: str, target: str, operands: Sequence[str],
     outs = ctx.op("stablehlo.custom_call", list(operands), result_avals=out_avals,
                   operand_avals=in_avals, attrs=", ".join(attrs))
     return [outs] if isinstance(outs, str) else list(outs)
+
+
+# ================================================================== GPU (CUDA, ROCm) lowering helpers
+
+# The kernel-name prefix of each GPU platform, as jax 0.10.2 names the targets its CUDA and ROCm
+# plugins register: ``cusolver_potrf_ffi`` / ``hipsolver_potrf_ffi``, ``cu_lu_pivots_to_permutation``
+# / ``hip_lu_pivots_to_permutation`` ...
+GPU_PREFIX = {"cuda": "cu", "rocm": "hip"}
+
+
+def gpu_prefix(ctx: Any) -> str:
+    """``"cu"`` or ``"hip"``: the target-name prefix of the GPU platform ``ctx`` lowers for."""
+    return GPU_PREFIX[ctx.platform]
+
+
+def attr_bool(v: bool) -> str:
+    """A boolean ``mhlo.backend_config`` attribute of a GPU linalg kernel."""
+    return "true" if v else "false"
+
+
+def attr_u8(v: int) -> str:
+    """An unsigned 8-bit ``mhlo.backend_config`` attribute (an enum such as eigh's algorithm)."""
+    return f"{int(v)} : ui8"
+
+
+def attr_str(v: str) -> str:
+    """A string ``mhlo.backend_config`` attribute (the hybrid kernels' ``magma`` switch)."""
+    return f'"{v}"'
+
+
+def gpu_call(ctx: Any, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
+             out_avals: Sequence[ShapedArray], config: dict[str, str] | None = None,
+             aliases: dict[int, int] | None = None, column_major: bool = True,
+             non_batch_dims: int = 2) -> list[str]:
+    """Emit a ``stablehlo.custom_call`` of one of the GPU plugins' linalg FFI targets
+    (cuSOLVER, cuSPARSE, the hybrid and linalg kernels; ``target`` already prefixed), with the
+    layouts, ``mhlo.backend_config`` and ``num_batch_dims`` jax 0.10.2 gives it. ``aliases``
+    maps a result's index to the operand whose buffer it reuses (``{0: 3}``: result 0 is
+    operand 3's buffer)."""
+    return _emit_ffi(ctx, target, operands, in_avals, out_avals, config, aliases, column_major,
+                     non_batch_dims)
+
+
+def magma_attr(flag: bool | None) -> str:
+    """The ``magma`` attribute of a hybrid kernel: ``"on"`` / ``"off"`` as ``flag`` says, else
+    the ``jax_use_magma`` flag (``"auto"`` by default), as jax reads it while lowering."""
+    if flag is None:
+        return attr_str(str(_config.read("jax_use_magma")))
+    return attr_str("on" if flag else "off")

@@ -19,12 +19,15 @@ from fluxion.lax import elementwise as _el
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
+    attr_bool,
     aval_of,
     batch_info,
     broadcast_matrix,
     check_matrix,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
@@ -68,9 +71,21 @@ def _cholesky_lowering_hlo(ctx: Any, x: str) -> str:
     return inline(ctx, "cholesky_tril", tril, [f], [a])[0]
 
 
+def _cholesky_lowering_gpu(ctx: Any, x: str) -> str:
+    # cuSOLVER / hipSOLVER potrf, as jax on CUDA and ROCm (XLA's cholesky elsewhere)
+    (a,) = ctx.avals_in
+    info = batch_info(a)
+    f, inf = gpu_call(ctx, f"{gpu_prefix(ctx)}solver_potrf_ffi", [x], [a], [a, info],
+                      {"lower": attr_bool(True)}, {0: 0})
+    return inline(ctx, "cholesky_post", lambda f, i: tril(nan_where_not(info_ok(i), f)),
+                  [f, inf], [a, info])[0]
+
+
 cholesky_p.abstract_eval = _cholesky_abstract_eval
 cholesky_p.lowering = _cholesky_lowering_hlo
 cholesky_p.platform_lowerings["cpu"] = _cholesky_lowering
+cholesky_p.platform_lowerings["cuda"] = _cholesky_lowering_gpu
+cholesky_p.platform_lowerings["rocm"] = _cholesky_lowering_gpu
 
 
 def _cholesky_jvp(primals: list, tangents: list) -> tuple:

@@ -1,4 +1,5 @@
-"""The eigendecomposition of general square matrices (``eig_p``, LAPACK ``geev``, CPU only).
+"""The eigendecomposition of general square matrices (``eig_p``: LAPACK ``geev`` on the CPU, the
+plugins' hybrid kernels or cuSOLVER ``geev`` on the GPUs).
 
 Example:
     >>> import fluxion.numpy as jnp
@@ -12,18 +13,23 @@ Example:
 from __future__ import annotations
 
 import enum
+import warnings
 from typing import Any
 
 import numpy as np
 
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
+from fluxion.lax import bitwise as _bw
+from fluxion.lax import convenience as _cv
+from fluxion.lax import cumulative as _cu
 from fluxion.lax import elementwise as _el
 from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
+    attr_bool,
     aval_of,
     batch_info,
     cast,
@@ -34,16 +40,21 @@ from fluxion.lax.linalg._common import (
     eye_like,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
     lapack_char,
+    magma_attr,
     matmul,
     mH,
     mT,
     nan_where_not,
     ndim_of,
+    pad_axis,
     shape_of,
+    slice_axis,
     target_name,
     zero_of,
 )
@@ -109,8 +120,99 @@ def _eig_lowering(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
     return inline(ctx, ("eig_post", left, right), post, outs, outs_a)
 
 
+def unpack_conjugate_pairs(w: Any, v: Any) -> Any:
+    """Complex eigenvectors [..., n, n] from the real packed form LAPACK's and cuSOLVER's
+    ``geev`` return for real matrices: for a conjugate pair of eigenvalues (``w[j]``,
+    ``w[j + 1]``) columns ``j`` and ``j + 1`` hold the real and imaginary parts of the first
+    vector; the second is its conjugate. (The GPUs' ``geev`` post-processing, as jax's.)
+
+    Example:
+        >>> import numpy as np
+        >>> w = np.array([2, 1j, -1j], np.complex64)
+        >>> v = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], np.float32)
+        >>> unpack_conjugate_pairs(w, v).tolist()[0]
+        [(1+0j), (2+3j), (2-3j)]
+    """
+    n = shape_of(v)[-1]
+    ct = complex_dtype(aval_of(v).dtype)
+    if n == 0:
+        return cast(v, ct)
+    nd = ndim_of(v)
+    is_real = _el.eq(_el.imag(w), _cv.full_like(_el.imag(w), 0))
+    # a pair starts where an odd number of complex eigenvalues has been seen so far
+    seen = _cu.cumsum(cast(_bw.bitwise_not(is_real), np.dtype(np.int32)), nd - 2)
+    start = _el.eq(_el.rem(seen, _cv.full_like(seen, 2)), _cv.full_like(seen, 1))
+
+    def cols(mask: Any) -> Any:  # [..., n] -> [..., n, n], one value per column
+        return _so.broadcast_in_dim(mask, shape_of(v), tuple(range(nd - 2)) + (nd - 1,))
+
+    is_real, start = cols(is_real), cols(start)
+    next_col = pad_axis(slice_axis(v, -1, 1, n), -1, 0, 1)
+    prev_col = pad_axis(slice_axis(v, -1, 0, n - 1), -1, 1, 0)
+    zero = _cv.full_like(v, 0)
+    re = _el.select(_bw.bitwise_or(is_real, start), v, prev_col)
+    im = _el.select(is_real, zero, _el.select(start, next_col, _el.neg(v)))
+    return _el.complex(re, im)
+
+
+def _eig_lowering_gpu(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
+                      compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
+                      implementation: Any) -> list[str]:
+    # as jax 0.10.2 on the GPUs: the hybrid kernel (MAGMA, or LAPACK on the host) by default,
+    # cuSOLVER's geev when asked for (CUDA, right eigenvectors only)
+    (a,) = ctx.avals_in
+    ct = complex_dtype(a.dtype)
+    real = a.dtype.kind == "f"
+    left, right = compute_left_eigenvectors, compute_right_eigenvectors
+    info = batch_info(a)
+    w_c = ShapedArray(a.shape[:-1], ct)
+    prefix = gpu_prefix(ctx)
+    if implementation == EigImplementation.CUSOLVER:
+        if prefix != "cu":
+            raise NotImplementedError("lax.linalg.eig: EigImplementation.CUSOLVER needs CUDA "
+                                      f"(cuSOLVER 11.7.1 or newer), not {ctx.platform}")
+        if left:
+            raise NotImplementedError("lax.linalg.eig: left eigenvectors are not supported by "
+                                      "cuSOLVER (EigImplementation.CUSOLVER)")
+        outs_a = [a, w_c, a, a, info]
+        _, w, vl, vr, inf = gpu_call(ctx, "cusolver_geev_ffi", [x], [a], outs_a,
+                                     {"left": attr_bool(left), "right": attr_bool(right)})
+        outs, outs_a = [w, vl, vr, inf], outs_a[1:]
+        unpack = real
+    else:
+        magma = None if implementation is None else implementation == EigImplementation.MAGMA
+        w_a = ShapedArray(a.shape[:-1], a.dtype)
+        v_a = ShapedArray(a.shape, ct)
+        outs_a = ([w_a, w_a] if real else [w_a]) + [v_a, v_a, info]
+        kind = "real" if real else "comp"
+        outs = gpu_call(ctx, f"{prefix}hybrid_eig_{kind}", [x], [a], outs_a,
+                        {"left": attr_bool(left), "magma": magma_attr(magma),
+                         "right": attr_bool(right)})
+        unpack = False
+
+    def post(*vals: Any) -> list:
+        if len(vals) == 5:
+            wr, wi, vl, vr, inf = vals
+            w = _el.complex(wr, wi)
+        else:
+            w, vl, vr, inf = vals
+        if unpack:
+            vr = unpack_conjugate_pairs(w, vr) if right else vr
+        ok = info_ok(inf)
+        out = [nan_where_not(ok, w)]
+        if left:
+            out.append(nan_where_not(ok, vl))
+        if right:
+            out.append(nan_where_not(ok, vr))
+        return out
+
+    return inline(ctx, ("eig_post_gpu", left, right, unpack), post, outs, outs_a)
+
+
 eig_p.abstract_eval = _eig_abstract_eval
-eig_p.platform_lowerings["cpu"] = _eig_lowering  # LAPACK: the CPU only
+eig_p.platform_lowerings["cpu"] = _eig_lowering  # LAPACK
+eig_p.platform_lowerings["cuda"] = _eig_lowering_gpu
+eig_p.platform_lowerings["rocm"] = _eig_lowering_gpu
 
 
 def _eig_vec_jvp(w: Any, v: Any, da: Any) -> tuple:
@@ -174,7 +276,7 @@ def eig(x: Any, *, compute_left_eigenvectors: bool = True,
         compute_right_eigenvectors: bool = True, enable_eigvec_derivs: bool = False,
         implementation: EigImplementation | None = None,
         use_magma: bool | None = None) -> list[Any]:
-    """Eigendecomposition of general square matrices [..., n, n] (CPU only, LAPACK ``geev``).
+    """Eigendecomposition of general square matrices [..., n, n] (LAPACK ``geev``; CPU and GPUs).
 
     Returns a list ``[w, vl, vr]`` (left/right eigenvectors only when asked for): complex
     eigenvalues ``w`` [..., n] and eigenvectors as columns, ``x @ vr = vr * w[..., None, :]``
@@ -190,7 +292,10 @@ def eig(x: Any, *, compute_left_eigenvectors: bool = True,
         >>> sorted(w.imag.tolist())
         [-1.0, 1.0]
     """
-    del use_magma
+    if use_magma is not None:  # deprecated in jax for ``implementation``, mapped the same way
+        warnings.warn("use_magma is deprecated, please use implementation=EigImplementation.MAGMA "
+                      "instead.", DeprecationWarning, stacklevel=2)
+        implementation = EigImplementation.MAGMA if use_magma else EigImplementation.LAPACK
     x = as_operand(x)
     check_matrix("lax.linalg.eig", aval_of(x), square=True)
     return list(eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),

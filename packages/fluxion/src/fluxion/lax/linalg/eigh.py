@@ -19,6 +19,8 @@ from fluxion.lax import elementwise as _el
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
+    attr_bool,
+    attr_u8,
     aval_of,
     batch_info,
     cast,
@@ -29,6 +31,8 @@ from fluxion.lax.linalg._common import (
     eye_like,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
@@ -114,9 +118,38 @@ def _eigh_lowering_tpu(ctx: Any, x: str, *, lower: bool, sort_eigenvalues: bool,
                   [v, w], [a, w_a])
 
 
+# cuSOLVER's syevd algorithm switch, as jax sets it: 0 its default, 1 QR, 2 Jacobi
+_GPU_EIGH_ALGORITHM = {None: 0, EighImplementation.QR: 1, EighImplementation.JACOBI: 2}
+
+
+def _eigh_lowering_gpu(ctx: Any, x: str, *, lower: bool, sort_eigenvalues: bool,
+                       subset_by_index: Any, algorithm: Any) -> list[str]:
+    # cuSOLVER / hipSOLVER syevd (heevd for complex, the same target), as jax on the GPUs
+    if algorithm not in _GPU_EIGH_ALGORITHM:
+        raise NotImplementedError(f"lax.linalg.eigh: implementation {algorithm} is not "
+                                  f"available on {ctx.platform} (QR or JACOBI)")
+    (a,) = ctx.avals_in
+    n = a.shape[-1]
+    w_a = ShapedArray(a.shape[:-2] + (n,), real_dtype(a.dtype))
+    info = batch_info(a)
+    v, w, inf = gpu_call(ctx, f"{gpu_prefix(ctx)}solver_syevd_ffi", [x], [a], [a, w_a, info],
+                         {"lower": attr_bool(lower),
+                          "algorithm": attr_u8(_GPU_EIGH_ALGORITHM[algorithm])}, {0: 0})
+    lo, hi = subset_by_index if subset_by_index is not None else (0, n)
+
+    def post(v: Any, w: Any, inf: Any) -> list:
+        ok = info_ok(inf)
+        return [slice_axis(nan_where_not(ok, v), -1, lo, hi),
+                slice_axis(nan_where_not(ok, w), -1, lo, hi)]
+
+    return inline(ctx, ("eigh_post", lo, hi), post, [v, w, inf], [a, w_a, info])
+
+
 eigh_p.abstract_eval = _eigh_abstract_eval
 eigh_p.platform_lowerings["cpu"] = _eigh_lowering
 eigh_p.platform_lowerings["tpu"] = _eigh_lowering_tpu
+eigh_p.platform_lowerings["cuda"] = _eigh_lowering_gpu
+eigh_p.platform_lowerings["rocm"] = _eigh_lowering_gpu
 
 
 def _eigh_jvp(primals: list, tangents: list, *, lower: bool, sort_eigenvalues: bool,

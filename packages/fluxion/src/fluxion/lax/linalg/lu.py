@@ -40,6 +40,8 @@ from fluxion.lax.linalg._common import (
     eye_like,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
@@ -120,9 +122,29 @@ def _lu_lowering_tpu(ctx: Any, x: str) -> list[str]:
                     api_version=2)
 
 
+def _lu_lowering_gpu(ctx: Any, x: str) -> list[str]:
+    # cuSOLVER / hipSOLVER getrf, then the pivots' own primitive: its GPU kernel makes the
+    # permutation (jax's lowering on CUDA and ROCm)
+    (a,) = ctx.avals_in
+    lu_a, piv_a, perm_a = ctx.avals_out
+    m = a.shape[-2]
+    info = batch_info(a)
+    f, piv, inf = gpu_call(ctx, f"{gpu_prefix(ctx)}solver_getrf_ffi", [x], [a],
+                           [a, piv_a, info], {}, {0: 0})
+
+    def post(f: Any, piv: Any, inf: Any) -> list:
+        piv = _el.sub(piv, _cv.full_like(piv, 1))
+        perm = lu_pivots_to_permutation_p.bind(piv, permutation_size=m)
+        return [nan_where_not(info_ok(inf, ge=True), f), piv, perm]
+
+    return inline(ctx, ("lu_post_gpu", m), post, [f, piv, inf], [a, piv_a, info])
+
+
 lu_p.abstract_eval = _lu_abstract_eval
 lu_p.platform_lowerings["cpu"] = _lu_lowering
 lu_p.platform_lowerings["tpu"] = _lu_lowering_tpu
+lu_p.platform_lowerings["cuda"] = _lu_lowering_gpu
+lu_p.platform_lowerings["rocm"] = _lu_lowering_gpu
 
 
 def _lu_jvp(primals: list, tangents: list) -> tuple:
@@ -189,8 +211,16 @@ def _lu_pivots_lowering(ctx: Any, piv: str, *, permutation_size: int) -> str:
                   lambda p: _pivots_to_perm_impl(p, permutation_size), [piv], ctx.avals_in)[0]
 
 
+def _lu_pivots_lowering_gpu(ctx: Any, piv: str, *, permutation_size: int) -> str:
+    # the GPU plugins' kernel (rows in the default layout, one non-batch dimension), as jax
+    return gpu_call(ctx, f"{gpu_prefix(ctx)}_lu_pivots_to_permutation", [piv], ctx.avals_in,
+                    ctx.avals_out, {}, column_major=False, non_batch_dims=1)[0]
+
+
 lu_pivots_to_permutation_p.abstract_eval = _lu_pivots_abstract_eval
 lu_pivots_to_permutation_p.lowering = _lu_pivots_lowering
+lu_pivots_to_permutation_p.platform_lowerings["cuda"] = _lu_pivots_lowering_gpu
+lu_pivots_to_permutation_p.platform_lowerings["rocm"] = _lu_pivots_lowering_gpu
 _rules.defjvp_zero(lu_pivots_to_permutation_p)
 lu_pivots_to_permutation_p.batch = front_batch_rule(lu_pivots_to_permutation_p)
 

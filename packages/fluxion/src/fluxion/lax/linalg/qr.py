@@ -32,9 +32,12 @@ from fluxion.lax.linalg._common import (
     eye_like,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     inline,
     is_complex,
     is_zero,
+    magma_attr,
     matmul,
     mH,
     ndim_of,
@@ -67,18 +70,22 @@ def _geqrf_abstract_eval(x: ShapedArray) -> list[ShapedArray]:
 
 
 def _geqrf_lowering(ctx: Any, x: str) -> list[str]:
-    (a,) = ctx.avals_in
-    return ffi_call(ctx, "lax.linalg.geqrf", target_name("geqrf", a.dtype), [x], [a],
-                    ctx.avals_out, {}, {0: 0})
+    return _geqrf_call(ctx, "lax.linalg.geqrf", x, *ctx.avals_in, ctx.avals_out[1])
 
 
-def _geqrf_lowering_tpu(ctx: Any, x: str) -> list[str]:
-    return tpu_call(ctx, "lax.linalg.geqrf", "Qr", [x], ctx.avals_in, ctx.avals_out)
+def _geqrf_call(ctx: Any, op: str, x: str, a: ShapedArray, taus_a: ShapedArray) -> list[str]:
+    # the platform's geqrf kernel: LAPACK on the CPU, the TPU's Qr, cuSOLVER / hipSOLVER
+    if ctx.platform == "tpu":
+        return tpu_call(ctx, op, "Qr", [x], [a], [a, taus_a])
+    if ctx.platform in ("cuda", "rocm"):
+        return gpu_call(ctx, f"{gpu_prefix(ctx)}solver_geqrf_ffi", [x], [a], [a, taus_a], {},
+                        {0: 0})
+    return ffi_call(ctx, op, target_name("geqrf", a.dtype), [x], [a], [a, taus_a], {}, {0: 0})
 
 
 geqrf_p.abstract_eval = _geqrf_abstract_eval
-geqrf_p.platform_lowerings["cpu"] = _geqrf_lowering
-geqrf_p.platform_lowerings["tpu"] = _geqrf_lowering_tpu
+for _platform in ("cpu", "tpu", "cuda", "rocm"):
+    geqrf_p.platform_lowerings[_platform] = _geqrf_lowering
 geqrf_p.batch = front_batch_rule(geqrf_p)
 
 
@@ -121,21 +128,25 @@ def _householder_abstract_eval(a: ShapedArray, taus: ShapedArray) -> ShapedArray
 
 
 def _householder_lowering(ctx: Any, a: str, taus: str) -> str:
-    aa, ta = ctx.avals_in
+    return _orgqr_call(ctx, "lax.linalg.householder_product", a, taus, *ctx.avals_in)
+
+
+def _orgqr_call(ctx: Any, op: str, a: str, taus: str, aa: ShapedArray, ta: ShapedArray) -> str:
+    # the platform's orgqr/ungqr kernel (the TPU's ProductOfElementaryHouseholderReflectors)
+    if ctx.platform == "tpu":
+        return tpu_call(ctx, op, "ProductOfElementaryHouseholderReflectors", [a, taus],
+                        [aa, ta], [aa])[0]
+    if ctx.platform in ("cuda", "rocm"):
+        return gpu_call(ctx, f"{gpu_prefix(ctx)}solver_orgqr_ffi", [a, taus], [aa, ta], [aa],
+                        {}, {0: 0})[0]
     routine = "ungqr" if aa.dtype.kind == "c" else "orgqr"
-    return ffi_call(ctx, "lax.linalg.householder_product", target_name(routine, aa.dtype),
-                    [a, taus], [aa, ta], [aa], {}, {0: 0})[0]
-
-
-def _householder_lowering_tpu(ctx: Any, a: str, taus: str) -> str:
-    return tpu_call(ctx, "lax.linalg.householder_product",
-                    "ProductOfElementaryHouseholderReflectors", [a, taus], ctx.avals_in,
-                    ctx.avals_out)[0]
+    return ffi_call(ctx, op, target_name(routine, aa.dtype), [a, taus], [aa, ta], [aa], {},
+                    {0: 0})[0]
 
 
 householder_product_p.abstract_eval = _householder_abstract_eval
-householder_product_p.platform_lowerings["cpu"] = _householder_lowering
-householder_product_p.platform_lowerings["tpu"] = _householder_lowering_tpu
+for _platform in ("cpu", "tpu", "cuda", "rocm"):
+    householder_product_p.platform_lowerings[_platform] = _householder_lowering
 householder_product_p.batch = front_batch_rule(householder_product_p)
 
 
@@ -174,10 +185,11 @@ def _qr_abstract_eval(x: ShapedArray, *, pivoting: bool, full_matrices: bool,
 
 def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
                  use_magma: Any) -> list[str]:
-    tpu = ctx.platform == "tpu"  # the TPU's Qr + ProductOfElementaryHouseholderReflectors
-    if tpu and pivoting:
+    # geqrf then orgqr with each platform's kernels (the TPU's Qr and
+    # ProductOfElementaryHouseholderReflectors, cuSOLVER's on CUDA); geqp3 for pivoting
+    if ctx.platform == "tpu" and pivoting:
         raise NotImplementedError("lax.linalg.qr: pivoting=True (LAPACK geqp3) is only "
-                                  "implemented on the CPU; call it on a CPU array")
+                                  "implemented on the CPU and GPUs; call it on a CPU array")
     (a,) = ctx.avals_in
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
@@ -199,13 +211,15 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
     if pivoting:
         jp_a = ShapedArray(batch + (n,), INT32)
         jpvt = ctx.constant(0, jp_a)
-        r, jp, taus = ffi_call(ctx, "lax.linalg.qr", target_name("geqp3", a.dtype), [x, jpvt],
-                               [a, jp_a], [a, jp_a, taus_a], {}, {0: 0, 1: 1})
-    elif tpu:
-        r, taus = tpu_call(ctx, "lax.linalg.qr", "Qr", [x], [a], [a, taus_a])
+        if ctx.platform in ("cuda", "rocm"):  # jax's hybrid kernel (MAGMA or the host's LAPACK)
+            r, jp, taus = gpu_call(ctx, f"{gpu_prefix(ctx)}hybrid_geqp3", [x, jpvt], [a, jp_a],
+                                   [a, jp_a, taus_a], {"magma": magma_attr(use_magma)},
+                                   {0: 0, 1: 1})
+        else:
+            r, jp, taus = ffi_call(ctx, "lax.linalg.qr", target_name("geqp3", a.dtype),
+                                   [x, jpvt], [a, jp_a], [a, jp_a, taus_a], {}, {0: 0, 1: 1})
     else:
-        r, taus = ffi_call(ctx, "lax.linalg.qr", target_name("geqrf", a.dtype), [x], [a],
-                           [a, taus_a], {}, {0: 0})
+        r, taus = _geqrf_call(ctx, "lax.linalg.qr", x, a, taus_a)
     # The reflectors, as the [.., m, kq] input of orgqr (kq = min(m, n), or m for full Q).
     if m < n:
         q_in_a = a.update(shape=batch + (m, m))
@@ -215,13 +229,7 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
         q_in = inline(ctx, "qr_pad", lambda r: pad_axis(r, -1, 0, m - n), [r], [a])[0]
     else:
         q_in_a, q_in = a, r
-    routine = "ungqr" if a.dtype.kind == "c" else "orgqr"
-    if tpu:
-        (q,) = tpu_call(ctx, "lax.linalg.qr", "ProductOfElementaryHouseholderReflectors",
-                        [q_in, taus], [q_in_a, taus_a], [q_in_a])
-    else:
-        (q,) = ffi_call(ctx, "lax.linalg.qr", target_name(routine, a.dtype), [q_in, taus],
-                        [q_in_a, taus_a], [q_in_a], {}, {0: 0})
+    q = _orgqr_call(ctx, "lax.linalg.qr", q_in, taus, q_in_a, taus_a)
     trim = not full_matrices and m > n
 
     def post(r: Any, *rest: Any) -> list:
@@ -240,8 +248,8 @@ def _qr_lowering(ctx: Any, x: str, *, pivoting: bool, full_matrices: bool,
 
 
 qr_p.abstract_eval = _qr_abstract_eval
-qr_p.platform_lowerings["cpu"] = _qr_lowering
-qr_p.platform_lowerings["tpu"] = _qr_lowering
+for _platform in ("cpu", "tpu", "cuda", "rocm"):
+    qr_p.platform_lowerings[_platform] = _qr_lowering
 
 
 def _thin_qr_jvp(q: Any, r: Any, dx: Any) -> tuple:

@@ -27,6 +27,7 @@ from fluxion.lax._base import type_error, value_error
 from fluxion.lax.control_flow import loops as _lp
 from fluxion.lax.linalg._common import (
     as_operand,
+    attr_bool,
     aval_of,
     batch_info,
     cast,
@@ -38,6 +39,8 @@ from fluxion.lax.linalg._common import (
     eye_like,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
@@ -153,8 +156,83 @@ def _svd_lowering(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
                   [s_a, u_a, vt_a, info])
 
 
+def _gpu_svd_kernel(platform: str, algorithm: Any, m: int, n: int) -> str:
+    """The GPU solver routine jax 0.10.2 picks: Jacobi (``gesvdj``) up to 1024 x 1024 by
+    default, else ``gesvd``; ``gesvdp`` for POLAR; divide and conquer (``gesdd``) on ROCm only."""
+    if algorithm in (None, SvdAlgorithm.DEFAULT):
+        return "gesvdj" if m <= 1024 and n <= 1024 else "gesvd"
+    if algorithm == SvdAlgorithm.DIVIDE_AND_CONQUER and platform != "rocm":
+        raise NotImplementedError("lax.linalg.svd: SvdAlgorithm.DIVIDE_AND_CONQUER is only "
+                                  f"available on ROCm GPUs (and the CPU), not on {platform}")
+    return {SvdAlgorithm.QR: "gesvd", SvdAlgorithm.JACOBI: "gesvdj",
+            SvdAlgorithm.POLAR: "gesvdp", SvdAlgorithm.DIVIDE_AND_CONQUER: "gesdd"}[algorithm]
+
+
+def _svd_lowering_gpu(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
+                      subset_by_index: Any, algorithm: Any) -> list[str]:
+    # cuSOLVER / hipSOLVER, called as jax calls them on the GPUs; a subset is sliced from the
+    # thin decomposition afterwards, as the CPU's rule does
+    (a,) = ctx.avals_in
+    m, n = a.shape[-2:]
+    if m == 0 or n == 0:
+        return _svd_lowering(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv,
+                             subset_by_index=subset_by_index, algorithm=algorithm)
+    batch, k = a.shape[:-2], min(m, n)
+    routine = _gpu_svd_kernel(ctx.platform, algorithm, m, n)
+    subset = subset_by_index is not None and tuple(subset_by_index) != (0, k)
+    full = full_matrices and not subset
+    s_a = ShapedArray(batch + (k,), real_dtype(a.dtype))
+    info = batch_info(a)
+    column_major, transposed = True, False
+    if routine in ("gesvdj", "gesvdp"):
+        # U and V are always computed; the batched Jacobi kernel (up to 32 x 32) has no thin
+        # form, so there thin factors are sliced from the full ones
+        econ = not full and (routine == "gesvdp" or (m > 32 and n > 32))
+        u_a = a.update(shape=batch + (m, k if econ else m), weak_type=False)
+        v_a = a.update(shape=batch + (n, k if econ else n), weak_type=False)
+        outs_a = [a, s_a, u_a, v_a, info]
+        cfg = {"compute_uv": attr_bool(compute_uv or subset),
+               "full_matrices": attr_bool(not econ)}
+    else:
+        if compute_uv or subset:
+            u_a = a.update(shape=batch + (m, m if full else k), weak_type=False)
+            v_a = a.update(shape=batch + (n if full else k, n), weak_type=False)
+        else:
+            u_a = v_a = ShapedArray((), a.dtype)
+        transposed = routine == "gesvd" and m < n  # gesvd needs m >= n: it factors A^T
+        column_major = not transposed
+        outs_a = [a, s_a, v_a, u_a, info] if transposed else [a, s_a, u_a, v_a, info]
+        cfg = {"compute_uv": attr_bool(compute_uv or subset), "full_matrices": attr_bool(full),
+               "transposed": attr_bool(transposed)}
+    _, s, u, v, inf = gpu_call(ctx, f"{gpu_prefix(ctx)}solver_{routine}_ffi", [x], [a], outs_a,
+                               cfg, {0: 0}, column_major=column_major)
+    if transposed:
+        u, v = v, u
+        outs_a[2], outs_a[3] = outs_a[3], outs_a[2]
+    jacobi = routine in ("gesvdj", "gesvdp")
+    lo, hi = subset_by_index if subset else (0, k)
+
+    def post(s: Any, u: Any, v: Any, inf: Any) -> list:
+        ok = info_ok(inf)
+        out = [slice_axis(nan_where_not(ok, s), -1, lo, hi)]
+        if not (compute_uv or subset):
+            return out
+        vt = mH(v) if jacobi else v  # the Jacobi kernels return V itself
+        if not full:
+            u, vt = slice_axis(u, -1, 0, k), slice_axis(vt, -2, 0, k)
+        u, vt = nan_where_not(ok, u), nan_where_not(ok, vt)
+        if subset:
+            u, vt = slice_axis(u, -1, lo, hi), slice_axis(vt, -2, lo, hi)
+        return out + [u, vt]
+
+    return inline(ctx, ("svd_post_gpu", compute_uv, subset, full, jacobi, lo, hi), post,
+                  [s, u, v, inf], outs_a[1:])
+
+
 svd_p.abstract_eval = _svd_abstract_eval
 svd_p.platform_lowerings["cpu"] = _svd_lowering  # LAPACK gesdd/gesvd
+svd_p.platform_lowerings["cuda"] = _svd_lowering_gpu
+svd_p.platform_lowerings["rocm"] = _svd_lowering_gpu
 
 
 # ------------------------------------------------------------------ QDWH-based SVD (TPU)

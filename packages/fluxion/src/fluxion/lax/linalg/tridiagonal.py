@@ -18,11 +18,14 @@ from fluxion.core.primitive import Primitive
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax.linalg._common import (
     as_operand,
+    attr_bool,
     aval_of,
     batch_info,
     check_matrix,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     lapack_char,
@@ -51,10 +54,14 @@ def _tridiagonal_abstract_eval(x: ShapedArray, *, lower: bool) -> list[ShapedArr
 def _tridiagonal_lowering(ctx: Any, x: str, *, lower: bool) -> list[str]:
     (a,) = ctx.avals_in
     info = batch_info(a)
-    routine = "hetrd" if a.dtype.kind == "c" else "sytrd"
     outs_a = list(ctx.avals_out) + [info]
-    outs = ffi_call(ctx, "lax.linalg.tridiagonal", target_name(routine, a.dtype), [x], [a],
-                    outs_a, {"uplo": lapack_char("L" if lower else "U")}, {0: 0})
+    if ctx.platform in ("cuda", "rocm"):  # cuSOLVER / hipSOLVER sytrd (hetrd too), as jax
+        outs = gpu_call(ctx, f"{gpu_prefix(ctx)}solver_sytrd_ffi", [x], [a], outs_a,
+                        {"lower": attr_bool(lower)}, {0: 0})
+    else:
+        routine = "hetrd" if a.dtype.kind == "c" else "sytrd"
+        outs = ffi_call(ctx, "lax.linalg.tridiagonal", target_name(routine, a.dtype), [x], [a],
+                        outs_a, {"uplo": lapack_char("L" if lower else "U")}, {0: 0})
 
     def post(*vals: Any) -> list:
         ok = info_ok(vals[-1])
@@ -64,7 +71,8 @@ def _tridiagonal_lowering(ctx: Any, x: str, *, lower: bool) -> list[str]:
 
 
 tridiagonal_p.abstract_eval = _tridiagonal_abstract_eval
-tridiagonal_p.platform_lowerings["cpu"] = _tridiagonal_lowering  # LAPACK: the CPU only
+for _platform in ("cpu", "cuda", "rocm"):  # LAPACK, cuSOLVER, hipSOLVER (no TPU kernel)
+    tridiagonal_p.platform_lowerings[_platform] = _tridiagonal_lowering
 tridiagonal_p.batch = front_batch_rule(tridiagonal_p)
 
 

@@ -28,6 +28,8 @@ from fluxion.lax.linalg._common import (
     expand_dim,
     ffi_call,
     front_batch_rule,
+    gpu_call,
+    gpu_prefix,
     info_ok,
     inline,
     is_zero,
@@ -125,7 +127,24 @@ def _tridiagonal_solve_lowering_lax(ctx: Any, dl: str, d: str, du: str, b: str, 
     return inline(ctx, "tridiagonal_thomas", _thomas, [dl, d, du, b], list(ctx.avals_in))[0]
 
 
+def _tridiagonal_solve_lowering_gpu(ctx: Any, dl: str, d: str, du: str, b: str, *,
+                                    perturb_singular: bool) -> str:
+    # as jax on the GPUs: the plugins' perturbed solver, else cuSPARSE / hipSPARSE gtsv2 from
+    # three rows on (it needs m >= 3) and the lax solve below that
+    avals = list(ctx.avals_in)
+    prefix = gpu_prefix(ctx)
+    if perturb_singular:
+        return gpu_call(ctx, f"{prefix}_tridiagonal_solve_perturbed", [dl, d, du, b], avals,
+                        [avals[-1]])[0]
+    if avals[-1].shape[-2] <= 2:
+        return _tridiagonal_solve_lowering_lax(ctx, dl, d, du, b, perturb_singular=False)
+    return gpu_call(ctx, f"{prefix}sparse_gtsv2_ffi", [dl, d, du, b], avals, [avals[-1]], {},
+                    {0: 3})[0]
+
+
 tridiagonal_solve_p.lowering = _tridiagonal_solve_lowering_lax
+tridiagonal_solve_p.platform_lowerings["cuda"] = _tridiagonal_solve_lowering_gpu
+tridiagonal_solve_p.platform_lowerings["rocm"] = _tridiagonal_solve_lowering_gpu
 
 
 def _tridiagonal_product(dl: Any, d: Any, du: Any, b: Any) -> Any:
