@@ -1,10 +1,12 @@
-"""``fluxion.errors``: the errors Fluxion raises about traced values, with JAX's names, and
+"""``fluxion.errors``: the errors Fluxion raises about traced values, with JAX's names and
+JAX's hierarchy (each a ``JAXTypeError`` or ``JAXIndexError``), ``JaxprTypeError`` (a staged
+program that does not type-check: Fluxion's ``core.ir.ProgramTypeError``), and
 ``JaxRuntimeError``: the runtime error of the XLA runtime (jaxlib's own class, as in JAX), raised
 when a compiled program fails while it runs.
 
 Example:
     >>> import fluxion
-    >>> issubclass(fluxion.errors.TracerBoolConversionError, TypeError)
+    >>> issubclass(fluxion.errors.TracerBoolConversionError, fluxion.errors.JAXTypeError)
     True
 """
 
@@ -12,6 +14,8 @@ from typing import Any, Callable
 
 from fluxion.core.errors import (
     ConcretizationTypeError,
+    JAXIndexError,
+    JAXTypeError,
     KeyReuseError,
     NonConcreteBooleanIndexError,
     TracerArrayConversionError,
@@ -19,10 +23,11 @@ from fluxion.core.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from fluxion.core.ir import ProgramTypeError as JaxprTypeError
 
 __all__ = [
-    "ConcretizationTypeError", "KeyReuseError", "NonConcreteBooleanIndexError",
-    "TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError",
+    "ConcretizationTypeError", "JAXIndexError", "JAXTypeError", "JaxprTypeError", "KeyReuseError",
+    "NonConcreteBooleanIndexError", "TracerArrayConversionError", "TracerBoolConversionError", "TracerIntegerConversionError",
     "UnexpectedTracerError", "JaxRuntimeError",  # noqa: F822  (module __getattr__, lazily)
 ]
 
@@ -44,7 +49,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Shown as ``fluxion.errors.<Name>`` in tracebacks (JAX shows ``jax.errors.<Name>``).
-for _cls in (ConcretizationTypeError, KeyReuseError, NonConcreteBooleanIndexError,
+for _cls in (ConcretizationTypeError, JAXIndexError, JAXTypeError, KeyReuseError, NonConcreteBooleanIndexError,
              TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
              UnexpectedTracerError):
     _cls.__module__ = __name__

@@ -13,8 +13,8 @@ import os
 import sys
 
 __all__ = [
-    "FluxionTypeError", "ConcretizationTypeError", "TracerBoolConversionError",
-    "TracerIntegerConversionError", "TracerArrayConversionError", "NonConcreteBooleanIndexError",
+    "JAXTypeError", "JAXIndexError", "FluxionTypeError", "ConcretizationTypeError",
+    "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError", "NonConcreteBooleanIndexError",
     "UnexpectedTracerError", "KeyReuseError", "user_frame", "user_source_line",
 ]
 
@@ -56,11 +56,29 @@ def user_source_line() -> str:
     return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
 
 
-class FluxionTypeError(TypeError):
-    """Base of Fluxion's TypeErrors about traced values."""
+class JAXTypeError(TypeError):
+    """Base of the TypeErrors Fluxion raises about traced values, keys and leaked tracers
+    (JAX's name: catching it catches each of them, as in JAX).
+
+    Example:
+        >>> issubclass(TracerArrayConversionError, JAXTypeError)
+        True
+    """
 
 
-class ConcretizationTypeError(FluxionTypeError):
+class JAXIndexError(IndexError):
+    """Base of the IndexErrors Fluxion raises about traced indices (JAX's name).
+
+    Example:
+        >>> issubclass(NonConcreteBooleanIndexError, JAXIndexError)
+        True
+    """
+
+
+FluxionTypeError = JAXTypeError  # the name Fluxion's own modules used before JAX's
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced value was used where Python needs a concrete one.
 
     Raised, for example, by ``if x > 0:`` inside ``jit`` when ``x`` is an argument. The message
@@ -73,21 +91,21 @@ class TracerBoolConversionError(ConcretizationTypeError):
     """``bool()`` of a traced value (an ``if``/``while`` on it, ``and``/``or``/``not``)."""
 
 
-class TracerIntegerConversionError(FluxionTypeError):
+class TracerIntegerConversionError(JAXTypeError):
     """``int()``/``operator.index()`` of a traced value (``range(x)``, indexing a list by ``x``)."""
 
 
-class TracerArrayConversionError(FluxionTypeError):
+class TracerArrayConversionError(JAXTypeError):
     """``numpy.asarray()`` of a traced value."""
 
 
-class NonConcreteBooleanIndexError(IndexError):
+class NonConcreteBooleanIndexError(JAXIndexError):
     """Boolean-mask indexing whose result shape depends on traced values."""
 
 
-class UnexpectedTracerError(Exception):
+class UnexpectedTracerError(JAXTypeError):
     """A traced value escaped the transformation that made it and was used afterwards."""
 
 
-class KeyReuseError(RuntimeError):
+class KeyReuseError(JAXTypeError):
     """A PRNG key was used twice while ``jax_debug_key_reuse`` is on."""

@@ -25,6 +25,8 @@ import ml_dtypes
 import numpy as np
 from numpy import save, savez  # JAX exports NumPy's writers under these names
 
+from fluxion.numpy.creation import asarray
+
 
 def load(file: IO[bytes] | str | os.PathLike[Any], *args: Any, **kwargs: Any) -> Any:
     """Read arrays written by :func:`save` or :func:`numpy.save` (the further arguments are
@@ -41,8 +43,6 @@ def load(file: IO[bytes] | str | os.PathLike[Any], *args: Any, **kwargs: Any) ->
         >>> jnp.load(f)
         Array([0, 1, 2], dtype=int32)
     """
-    from fluxion.numpy.creation import asarray
-
     out = np.load(file, *args, **kwargs)
     if not isinstance(out, np.ndarray):
         return out
