@@ -480,6 +480,13 @@ CASES: list[Case] = [
     Case("schur", lambda ns, a: ns.linalg.schur(a), (Mat("spd", 3),), deriv=False),
     Case("hessenberg", lambda ns, a: ns.linalg.hessenberg(a), (Mat("general", 3),), deriv=False),
     Case("tridiagonal", lambda ns, a: ns.linalg.tridiagonal(a), (Mat("sym", 3),), deriv=False),
+    # unbatched and without derivatives, as jax's primitive
+    Case("cholesky_update", lambda ns, r, w: ns.linalg.cholesky_update(r.T, w),
+         (Mat("tril", 3), F(3)), deriv=False, batch=False),
+    # jax=False: jax's symmetric_product_p has no jvp rule (Fluxion's is the product rule)
+    Case("symmetric_product", lambda ns, a, c: ns.linalg.symmetric_product(
+        a, c, alpha=2.0, beta=0.5, symmetrize_output=True), (F(3, 2), Mat("sym", 3)),
+        jax=False),
     # ---------------------------------------------------------- control flow
     Case("cond", lambda ns, i, x: ns.lax.switch(
         i, [ns.lax.sin, ns.lax.cos, lambda v: v * v], x), (Int(lo=0, hi=3), F(2, 3))),

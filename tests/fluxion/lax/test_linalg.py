@@ -476,7 +476,35 @@ def test_symmetric_product():
     a = _rand((2, 3, 2), "float32")
     c = _spd((2, 3, 3), "float32")
     f = lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5)
-    np.testing.assert_allclose(f(a, c), 2 * a @ np.swapaxes(a, -1, -2) + 0.5 * c, rtol=1e-5)
+    want = 2 * a @ np.swapaxes(a, -1, -2) + 0.5 * c
+    if PLATFORM != "cuda":  # (on CUDA, as in jax, cuBLAS syrk leaves the upper triangle)
+        np.testing.assert_allclose(f(a, c), want, rtol=1e-5)
+    np.testing.assert_allclose(np.tril(f(a, c)), np.tril(want), rtol=1e-5)
+    sym = lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5, symmetrize_output=True)
+    np.testing.assert_allclose(sym(a, c), want, rtol=1e-5)
+    np.testing.assert_allclose(fluxion.vmap(sym)(a, c), want, rtol=1e-5)
+    # a primitive now (cuBLAS syrk on CUDA): its derivative is the product rule's
+    ga, gc = fluxion.grad(lambda a, c: (f(a, c) * c).sum(), argnums=(0, 1))(a, c)
+    ja, jc = jax.grad(lambda a, c: ((2 * a @ jnp.swapaxes(a, -1, -2) + 0.5 * c) * c).sum(),
+                      argnums=(0, 1))(a, c)
+    np.testing.assert_allclose(ga, ja, rtol=1e-5)
+    np.testing.assert_allclose(gc, jc, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cholesky_update(dtype):
+    with fluxion.enable_x64(dtype == "float64"), jax.enable_x64(dtype == "float64"):
+        a = _spd((5, 5), dtype)
+        r = np.linalg.cholesky(a).T.astype(dtype)
+        w = _rand((5,), dtype, seed=3)
+        got = _eager_and_jit(L.cholesky_update, JL.cholesky_update, r, w)
+        rtol = _tol(r)
+        np.testing.assert_allclose(np.asarray(got).T @ np.asarray(got), a + np.outer(w, w),
+                                   rtol=rtol, atol=rtol * 10)
+        # w = 0 (no rotation at all) leaves R as it was
+        np.testing.assert_array_equal(L.cholesky_update(r, np.zeros_like(w)), r)
+    with pytest.raises(TypeError, match="no batch dimensions"):
+        L.cholesky_update(np.stack([r, r]), np.stack([w, w]))
 
 
 # ------------------------------------------------------------------ derivatives

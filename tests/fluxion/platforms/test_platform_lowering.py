@@ -238,6 +238,25 @@ def test_gpu_tridiagonal_solve_uses_gtsv2_from_three_rows(platform: str) -> None
     assert _targets_ours(three) == {f"{prefix}sparse_gtsv2_ffi"}
 
 
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+def test_cuda_only_kernels_match_jax(platform: str) -> None:
+    # cholesky_update and symmetric_product call the CUDA plugin's kernels (a plain FFI call:
+    # default layouts, no batch attribute); on ROCm, as jax, they lower to lax operations
+    r = np.triu(SPD)
+    programs = [
+        (fluxion.jit(lax.linalg.cholesky_update), jax.jit(jax.lax.linalg.cholesky_update),
+         (r, B[:, 0]), "cu_cholesky_update_ffi"),
+        (fluxion.jit(lambda a, c: lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5)),
+         jax.jit(lambda a, c: jax.lax.linalg.symmetric_product(a, c, alpha=2.0, beta=0.5)),
+         (B, SPD), "cusolver_syrk_ffi"),
+    ]
+    for f, g, args, target in programs:
+        ours = fexport.export(f, platforms=[platform])(*args).mlir_module()
+        theirs = g.trace(*args).lower(lowering_platforms=(platform,)).as_text()
+        assert _custom_calls(ours) == _custom_calls(theirs), target
+        assert _targets_ours(ours) == ({target} if platform == "cuda" else set())
+
+
 def test_unpack_conjugate_pairs_matches_numpy_eig() -> None:
     # cuSOLVER's geev packs a real matrix's complex eigenvectors as LAPACK's does: unpacked
     # from LAPACK's own output here, they are numpy's eigenvectors

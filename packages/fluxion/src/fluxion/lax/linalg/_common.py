@@ -277,11 +277,13 @@ def lapack_char(c: str) -> str:
 
 def _emit_ffi(ctx: Any, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
               out_avals: Sequence[ShapedArray], config: dict[str, str] | None,
-              aliases: dict[int, int] | None, column_major: bool, non_batch_dims: int,
+              aliases: dict[int, int] | None, column_major: bool, non_batch_dims: int | None,
               ) -> list[str]:
     """A ``stablehlo.custom_call`` of an XLA FFI target as jax's linalg lowerings emit it: the
     operands and results of the largest input rank in column-major layout (when
-    ``column_major``), the rest row-major; the attributes in ``mhlo.backend_config``."""
+    ``column_major``), the rest row-major; the attributes in ``mhlo.backend_config``; the
+    number of batch dimensions as a frontend attribute (none when ``non_batch_dims`` is None:
+    jax's plain FFI lowering)."""
     in_avals = [a.update(weak_type=False) for a in in_avals]
     out_avals = [a.update(weak_type=False) for a in out_avals]
     maxr = max(a.ndim for a in in_avals)
@@ -292,8 +294,9 @@ def _emit_ffi(ctx: Any, target: str, operands: Sequence[str], in_avals: Sequence
         "api_version = 1 : i32", 'backend_config = ""', f'call_target_name = "{target}"',
         "has_side_effect = false", f"operand_layouts = [{op_l}]", f"result_layouts = [{res_l}]",
         f"mhlo.backend_config = {{{cfg}}}",
-        f'mhlo.frontend_attributes = {{num_batch_dims = "{maxr - non_batch_dims}"}}',
     ]
+    if non_batch_dims is not None:
+        attrs.append(f'mhlo.frontend_attributes = {{num_batch_dims = "{maxr - non_batch_dims}"}}')
     if aliases:
         single = len(out_avals) == 1
         items = []
@@ -426,11 +429,11 @@ def tpu_call(ctx: Any, op: str, target: str, operands: Sequence[str],
     return [outs] if isinstance(outs, str) else list(outs)
 
 
-# ================================================================== GPU (CUDA, ROCm) lowering helpers
+# ================================================================== GPU (CUDA, ROCm) lowering
 
-# The kernel-name prefix of each GPU platform, as jax 0.10.2 names the targets its CUDA and ROCm
-# plugins register: ``cusolver_potrf_ffi`` / ``hipsolver_potrf_ffi``, ``cu_lu_pivots_to_permutation``
-# / ``hip_lu_pivots_to_permutation`` ...
+# The kernel-name prefix of each GPU platform, as jax 0.10.2 names the targets its CUDA and
+# ROCm plugins register: ``cusolver_potrf_ffi`` / ``hipsolver_potrf_ffi``,
+# ``cu_lu_pivots_to_permutation`` / ``hip_lu_pivots_to_permutation`` ...
 GPU_PREFIX = {"cuda": "cu", "rocm": "hip"}
 
 
@@ -457,12 +460,13 @@ def attr_str(v: str) -> str:
 def gpu_call(ctx: Any, target: str, operands: Sequence[str], in_avals: Sequence[ShapedArray],
              out_avals: Sequence[ShapedArray], config: dict[str, str] | None = None,
              aliases: dict[int, int] | None = None, column_major: bool = True,
-             non_batch_dims: int = 2) -> list[str]:
+             non_batch_dims: int | None = 2) -> list[str]:
     """Emit a ``stablehlo.custom_call`` of one of the GPU plugins' linalg FFI targets
     (cuSOLVER, cuSPARSE, the hybrid and linalg kernels; ``target`` already prefixed), with the
     layouts, ``mhlo.backend_config`` and ``num_batch_dims`` jax 0.10.2 gives it. ``aliases``
     maps a result's index to the operand whose buffer it reuses (``{0: 3}``: result 0 is
-    operand 3's buffer)."""
+    operand 3's buffer). ``column_major=False, non_batch_dims=None`` is jax's plain FFI call
+    (default layouts, no batch attribute), as its ``cholesky_update`` and ``syrk`` use."""
     return _emit_ffi(ctx, target, operands, in_avals, out_avals, config, aliases, column_major,
                      non_batch_dims)
 
