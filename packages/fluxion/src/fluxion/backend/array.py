@@ -334,6 +334,16 @@ class Array(metaclass=_ArrayMeta):
         """The array as nested Python lists of Python scalars."""
         return self._value().tolist()
 
+    def tobytes(self, order: str = "C") -> bytes:
+        """The array's elements as raw bytes, as ``numpy.ndarray.tobytes``.
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> jnp.arange(2, dtype=jnp.uint8).tobytes()
+            b'\\x00\\x01'
+        """
+        return self._value().tobytes(order=order)
+
     def _scalar(self) -> Any:
         """The value of a 0-d array on one CPU device as a Python scalar, read in place; None
         where the host copy is needed (see ``_SCALAR_FORMATS``)."""

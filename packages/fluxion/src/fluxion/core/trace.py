@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any, Callable, Iterable, Sequence
 
@@ -35,12 +36,14 @@ from fluxion.core.errors import (
     TracerBoolConversionError,
     TracerIntegerConversionError,
     UnexpectedTracerError,
+    user_source_line,
 )
 from fluxion.core.ir import _JAX_PARAM_NAMES, JaxNamedParams
 
 __all__ = [
     "Interpreter", "EvalInterpreter", "Tracer", "STATE", "EVAL", "current", "set_current",
     "interpreter_scope", "set_eager_handler", "is_tracer", "leak_message", "check_live",
+    "derivative_message",
     "VirtualArray", "ExtendedArray", "Trace",
 ]
 
@@ -76,9 +79,23 @@ class Interpreter:
         """The concrete value of ``tracer``, or raise ConcretizationTypeError."""
         raise ConcretizationTypeError(self.concretization_message(tracer, "a concrete value"))
 
+    def to_constant(self, tracer: "Tracer", what: str) -> Any:
+        """``tracer``'s value where it stands for nothing but that value (what ``float``,
+        ``complex`` and ``numpy.asarray`` may read), or raise ConcretizationTypeError saying
+        that ``what`` was expected.
+
+        The concrete value, unless the interpreter attaches something to it that a Python or
+        NumPy value would lose: a differentiating one overrides this to always raise (JAX's
+        tracers refuse these conversions even where ``int``/``bool`` read the primal).
+        """
+        try:
+            return self.to_concrete(tracer)
+        except ConcretizationTypeError:
+            raise ConcretizationTypeError(self.concretization_message(tracer, what)) from None
+
     def concretization_message(self, tracer: "Tracer", what: str) -> str:
         return (f"Abstract tracer value encountered where {what} is expected: {tracer.aval_str()} "
-                f"traced by {self.description}.")
+                f"traced by {self.description}, at {user_source_line()}.")
 
     # JAX's ``Trace`` methods, which every trace has: a trace is valid while it is active.
     def invalidate(self) -> None:
@@ -121,6 +138,20 @@ def leak_message(x: "Tracer") -> str:
         f"Encountered an unexpected tracer: a value {x.aval_str()} traced by "
         f"{x._interp.description} {when} in a global, a closure or an object attribute).{where} "
         "Return values out of transformed functions instead of storing them as side effects.")
+
+
+def derivative_message(x: "Tracer", what: str) -> str:
+    """The ConcretizationTypeError message for a Python/NumPy conversion of ``x``, a value that
+    carries a derivative (a ``grad``/``jvp`` tracer): its value may be known, but converting it
+    would drop the derivative silently, so it is refused as JAX refuses it."""
+    return (
+        f"Abstract tracer value encountered where {what} is expected: {x.aval_str()} being "
+        f"differentiated ({x._interp.description}), at {user_source_line()}. The value "
+        "carries a derivative that a Python or NumPy value would drop, so (as in JAX) float(), "
+        "complex() and NumPy conversions of it are refused under grad, jvp, vjp and "
+        "linearize; int(), bool() and .item() read a value known while tracing. Ways out: "
+        "keep the computation in fluxion.numpy / lax (x.astype(float) converts a dtype), or "
+        "read the value without its derivative (float(lax.stop_gradient(x))).")
 
 
 class _TraceMeta(type):
@@ -461,35 +492,102 @@ class Tracer(VirtualArray):
                 raise
             raise exc_type(interp.concretization_message(self, what)) from None
 
+    def to_concrete_value(self) -> Any:
+        """JAX's ``Tracer.to_concrete_value``: the value known while tracing (the primal of a
+        ``grad``/``jvp`` tracer that is not itself traced), or ``None``."""
+        interp = self._interp
+        if not interp.active:
+            raise UnexpectedTracerError(leak_message(self))
+        try:
+            return interp.to_concrete(self)
+        except ConcretizationTypeError:
+            return None
+
+    def _refuse(self, what: str, exc_type: type) -> Any:
+        raise exc_type(self._interp.concretization_message(self, what))
+
+    # The conversions follow JAX's ``Tracer``: bool, int and index read a concrete value where
+    # there is one (``if x > 0`` under grad); otherwise the shape/dtype checks come first (a
+    # ValueError/TypeError as for any array), then the concretization error. float, complex and
+    # NumPy conversions read only a constant (see Interpreter.to_constant).
+
     def __bool__(self) -> bool:
-        return bool(self._concrete("a concrete boolean value (the bool function)",
-                                   TracerBoolConversionError))
+        val = self.to_concrete_value()
+        if val is not None:
+            return bool(val)
+        if self.aval.size != 1:
+            raise ValueError("The truth value of an empty array is ambiguous. Use `array.size > 0` "
+                             "to check that an array is not empty." if self.aval.size == 0 else
+                             "The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return self._refuse("a concrete boolean value (the bool function)",
+                            TracerBoolConversionError)
 
     def __int__(self) -> int:
         # Like JAX: int() raises ConcretizationTypeError; only __index__ uses the Integer one.
-        return int(self._concrete("a concrete integer value (the int function)",
-                                  ConcretizationTypeError))
+        val = self.to_concrete_value()
+        if val is not None:
+            return int(val)
+        self._check_scalar()
+        return self._refuse("a concrete integer value (the int function)",
+                            ConcretizationTypeError)
 
     def __index__(self) -> int:
-        return self._concrete("a concrete integer index (the __index__ method)",
-                              TracerIntegerConversionError).__index__()
+        val = self.to_concrete_value()
+        if val is not None:
+            return operator.index(val)
+        if self.aval.shape or getattr(self.aval.dtype, "kind", "V") not in "iu":
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+        return self._refuse("a concrete integer index (the __index__ method)",
+                            TracerIntegerConversionError)
+
+    def _check_scalar(self) -> None:
+        if self.aval.shape:
+            raise TypeError("Only scalar arrays can be converted to Python scalars; "
+                            f"got {self.aval_str()}")
+
+    def _constant(self, what: str) -> Any:
+        interp = self._interp
+        if not interp.active:
+            raise UnexpectedTracerError(leak_message(self))
+        return interp.to_constant(self, what)
 
     def __float__(self) -> float:
-        return float(self._concrete("a concrete float value (the float function)",
-                                    ConcretizationTypeError))
+        self._check_scalar()
+        return float(self._constant("a concrete float value (the float function)"))
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("a concrete complex value (the complex function)",
-                                      ConcretizationTypeError))
+        self._check_scalar()
+        return complex(self._constant("a concrete complex value (the complex function)"))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         try:
-            val = self._interp.to_concrete(self)
-        except ConcretizationTypeError:
+            val = self._constant("a NumPy array (numpy.asarray or another numpy function)")
+        except ConcretizationTypeError as e:
             raise TracerArrayConversionError(
-                self._interp.concretization_message(self, "a NumPy array (numpy.asarray)") +
-                " Use fluxion.numpy functions on traced values instead of numpy ones.") from None
+                f"{e} Use fluxion.numpy functions on traced values instead of numpy ones."
+            ) from None
         return np.asarray(val, dtype=dtype)
+
+    def _no_host_copy(self, method: str) -> Any:
+        self._constant(f"a concrete value (the {method} method, which makes a host copy)")
+        raise ConcretizationTypeError(self._interp.concretization_message(
+            self, f"a concrete value (the {method} method, which makes a host copy)"))
+
+    def tolist(self) -> Any:
+        """Refused as JAX refuses it: a traced value has no host copy."""
+        return self._no_host_copy("tolist()")
+
+    def tobytes(self, order: str = "C") -> Any:
+        """Refused as JAX refuses it: a traced value has no host copy."""
+        return self._no_host_copy("tobytes()")
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._no_host_copy("__dlpack__()")
+
+    def __reduce__(self) -> Any:
+        # pickle (and copy of an object holding a tracer without __deepcopy__) lands here.
+        return self._no_host_copy("__reduce__() (pickling a traced value)")
 
     def __iter__(self):
         if not self.aval.shape:

@@ -14,6 +14,7 @@ import numpy as np
 from fluxion import lax
 from fluxion.backend.array import Array
 from fluxion.core import dtypes
+from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.trace import Tracer
 from fluxion.numpy import (
     _util,
@@ -150,7 +151,12 @@ def _contains(self: Any, value: Any) -> Any:
 
 
 def _item_tracer(self: Any, *args: Any) -> Any:
-    return self._concrete("a concrete Python scalar (the item method)", TypeError)
+    """``x.item()`` of a traced value: the Python scalar of a value known while tracing (a
+    ``grad`` tracer's primal, as JAX's ``concrete_or_error``), else ConcretizationTypeError."""
+    val = self._concrete("a concrete Python scalar (the item method)", ConcretizationTypeError)
+    if isinstance(self.dtype, dtypes.ExtendedDType):
+        raise TypeError(f"No Python scalar type for dtype {self.dtype}")
+    return np.asarray(val).item(*args)
 
 
 _METHODS = {

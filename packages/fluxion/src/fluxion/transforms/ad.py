@@ -39,6 +39,7 @@ import numpy as np
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.ir import Literal, Program, Var, dce, eval_program, literal_value
 from fluxion.core.name_stack import Transform
 from fluxion.core.name_stack import pushed as pushed_names
@@ -47,6 +48,7 @@ from fluxion.core.trace import (
     Interpreter,
     Tracer,
     check_live,
+    derivative_message,
     interpreter_scope,
     set_current,
 )
@@ -160,6 +162,12 @@ class JVPInterpreter(Interpreter):
         if isinstance(p, Tracer):
             return p._interp.concretization_message(p, what)
         return super().concretization_message(tracer, what)
+
+    def to_constant(self, tracer: Tracer, what: str) -> Any:
+        p = tracer.primal  # an abstract primal (under jit) names its own transformation
+        if isinstance(p, Tracer) and p.to_concrete_value() is None:
+            return p._interp.to_constant(p, what)
+        raise ConcretizationTypeError(derivative_message(tracer, what))
 
 
 # ----------------------------------------------------------------------------- core drivers
