@@ -31,6 +31,8 @@ from fluxion.lax.linalg.eig import EigImplementation, eig, eig_p
 from fluxion.lax.linalg.eigh import EighImplementation, eigh, eigh_p
 from fluxion.lax.linalg.hessenberg import hessenberg, hessenberg_p
 from fluxion.lax.linalg.lu import lu, lu_p, lu_pivots_to_permutation, lu_pivots_to_permutation_p
+from fluxion.lax.linalg.ormqr import ormqr
+from fluxion.lax.linalg.qdwh import qdwh
 from fluxion.lax.linalg.qr import (
     geqrf,
     geqrf_p,
@@ -50,7 +52,7 @@ __all__ = [
     "cholesky", "cholesky_update", "triangular_solve", "lu", "lu_pivots_to_permutation", "qr",
     "geqrf", "householder_product", "eigh", "svd", "eig", "tridiagonal_solve", "schur",
     "hessenberg", "tridiagonal", "symmetric_product", "SvdAlgorithm", "EighImplementation",
-    "EigImplementation",
+    "EigImplementation", "ormqr", "qdwh",
     "cholesky_p", "cholesky_update_p", "triangular_solve_p", "lu_p", "lu_pivots_to_permutation_p",
     "qr_p", "geqrf_p", "householder_product_p", "eigh_p", "svd_p", "eig_p", "tridiagonal_solve_p",
     "schur_p", "hessenberg_p", "tridiagonal_p", "symmetric_product_p",
