@@ -270,6 +270,7 @@ __all__ = [
     "slice_in_dim", "sqrt", "square", "squeeze", "sub", "tan", "tanh", "transpose",
 ]
 __all__ += [
+    "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
     "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
@@ -281,6 +282,9 @@ __all__ += [
 
 # Families imported on first access of one of their names: {submodule: names}.
 _LAZY_FAMILIES = {
+    "annotations": (
+        "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
+    ),
     "approx_topk": (
         "approx_max_k", "approx_min_k",
     ),
