@@ -129,6 +129,9 @@ def _gpu_programs(np_mod, ll, grad, vmap):
         "tridiagonal_solve_batched": (lambda a, b: ll.tridiagonal_solve(
             np_mod.stack([a[0] * 0] * 2), np_mod.stack([a[1]] * 2), np_mod.stack([a[2] * 0] * 2),
             np_mod.stack([b, b])), (A, B)),
+        # one solve with the batch among b's columns, as jax's batching rule
+        "vmap_tridiagonal_solve_rhs": (lambda a, b: vmap(lambda c: ll.tridiagonal_solve(
+            a[0] * 0, a[1], a[2] * 0, c))(np_mod.stack([b, b, b])), (A, B)),
         "tridiagonal_solve_perturbed": (lambda a, b: ll.tridiagonal_solve(
             a[0] * 0, a[1], a[2] * 0, b, perturb_singular=True), (A, B)),
         "eig": (lambda a: lin.eig(a), (A,)),
