@@ -44,9 +44,9 @@ from fluxion.core.errors import _is_internal, user_frame
 
 # The sharding inspectors are module attributes loaded lazily by __getattr__ below.
 __all__ = ["print", "callback", "breakpoint", "log", "DebuggerFrame",  # noqa: F822
-           "inspect_array_sharding", "visualize_array_sharding"]  # noqa: F822
+           "inspect_array_sharding", "visualize_array_sharding", "visualize_sharding"]  # noqa: F822
 
-_SHARDING_NAMES = ("inspect_array_sharding", "visualize_array_sharding")
+_SHARDING_NAMES = ("inspect_array_sharding", "visualize_array_sharding", "visualize_sharding")
 
 
 def __getattr__(name: str) -> Any:

@@ -1,12 +1,14 @@
 """``fluxion.sharding``: meshes of devices and how arrays are split over them (``jax.sharding``).
 
 - :class:`Mesh` (devices on named axes), :func:`make_mesh`, :class:`AbstractMesh`,
-  :class:`AxisType`;
+  :class:`AxisType`; :class:`ManualAxisType` (``typeof(x).mat`` in a ``shard_map`` body);
 - :class:`PartitionSpec` (also ``fluxion.P``), :class:`NamedSharding`,
   :class:`SingleDeviceSharding`, :class:`Sharding`;
 - :func:`set_mesh` / :func:`get_mesh` (the mesh bare ``PartitionSpec`` s refer to) and
   :func:`reshard`; :class:`ShardingTypeError` (operands whose shardings on ``Explicit`` mesh axes
-  do not fit: the sharding is part of an array's type there, ``f32[8@x,4]``); :func:`visualize_array_sharding` / :func:`inspect_array_sharding`.
+  do not fit: the sharding is part of an array's type there, ``f32[8@x,4]``);
+  :func:`make_single_device_sharding`; :func:`visualize_sharding` (JAX's text grid of a
+  sharding), :func:`visualize_array_sharding` and :func:`inspect_array_sharding`.
 
 Example:
     >>> import numpy as np, fluxion
@@ -36,12 +38,14 @@ from fluxion.backend.sharding_impl import (
     Sharding,
     SingleDeviceSharding,
     context_mesh,
+    single_device_sharding,
     swap_context_mesh,
     sync_computation_mesh,
 )
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShardingTypeError
+from fluxion.core.vma import ManualAxisType
 from fluxion.lax.sharding_constraint import resolve_sharding, with_sharding_constraint
 from fluxion.lax.sharding_rules import resharding
 from fluxion.tree_util import physical as tree_util
@@ -49,7 +53,8 @@ from fluxion.tree_util import physical as tree_util
 __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedSharding",
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
            "get_mesh", "get_abstract_mesh", "use_mesh", "reshard", "auto_axes",
-           "visualize_array_sharding", "inspect_array_sharding", "ShardingTypeError"]
+           "visualize_array_sharding", "visualize_sharding", "inspect_array_sharding",
+           "ShardingTypeError", "make_single_device_sharding", "ManualAxisType"]
 
 P = PartitionSpec
 GSPMDSharding = HloSharding
@@ -83,6 +88,33 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[str],
     if axis_types is None:
         axis_types = (AxisType.Explicit,) * len(axis_names)
     return Mesh(arr.reshape(axis_shapes), axis_names, axis_types=axis_types)
+
+
+def make_single_device_sharding(device: Any, *, memory_kind: str | None = None
+                                ) -> SingleDeviceSharding:
+    """The sharding that puts a whole array on ``device``. Fluxion places arrays in a device's
+    default memory only: ``memory_kind`` may be that memory's kind (``"device"``); another kind
+    the device has (``"pinned_host"``) raises ``NotImplementedError``, and a kind it lacks
+    JAX's ``ValueError``.
+
+    Example:
+        >>> import fluxion
+        >>> s = fluxion.sharding.make_single_device_sharding(fluxion.devices()[0])
+        >>> s.device_set == {fluxion.devices()[0]}
+        True
+    """
+    if memory_kind is not None:
+        kinds = [m.kind for m in device.addressable_memories()]
+        if memory_kind not in kinds:
+            raise ValueError(
+                f"Could not find memory addressable by device {device.device_kind}. Device "
+                f"{device.device_kind} can address the following memory kinds: "
+                f"{', '.join(kinds)}. Got memory kind: {memory_kind}")
+        if memory_kind != device.default_memory().kind:
+            raise NotImplementedError(
+                f"make_single_device_sharding: memory_kind={memory_kind!r}: Fluxion places "
+                f"arrays only in a device's default memory ({device.default_memory().kind!r})")
+    return single_device_sharding(device)
 
 
 class set_mesh:
@@ -268,43 +300,94 @@ def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> No
     callback(value.sharding)
 
 
-def visualize_array_sharding(arr: Any, *, use_color: bool = False, scale: float = 1.0,
-                             min_width: int = 9, max_width: int = 80) -> None:
-    """Print which devices hold which block of a 1-D or 2-D array, as a text grid.
+def visualize_sharding(shape: Sequence[int], sharding: Sharding, *, use_color: bool = True,
+                       scale: float = 1.0, min_width: int = 9, max_width: int = 80,
+                       color_map: Any = None) -> None:
+    """Print which devices hold which block of an array of ``shape`` (1-D or 2-D) placed by
+    ``sharding``, as the grid JAX's ``jax.debug.visualize_sharding`` draws: one cell per block,
+    labelled with the platform and the ids of the devices holding it, sized in proportion to the
+    block (``scale``; widths clamped to ``[min_width, max_width]``). Fluxion draws the grid
+    without colours (``use_color`` and ``color_map`` are accepted and ignored).
+
+    Example:
+        >>> import fluxion
+        >>> mesh = fluxion.make_mesh((1,), ("x",))
+        >>> fluxion.debug.visualize_sharding((4,), fluxion.NamedSharding(mesh, fluxion.P("x")))
+        ┌───────┐
+        │ CPU 0 │
+        └───────┘
+    """
+    del use_color, color_map  # JAX colours cells through `rich` on a colour terminal only
+    print(_sharding_table(tuple(shape), sharding, scale, min_width, max_width))
+
+
+def visualize_array_sharding(arr: Any, *, use_color: bool = True, scale: float = 1.0,
+                             min_width: int = 9, max_width: int = 80, color_map: Any = None
+                             ) -> None:
+    """:func:`visualize_sharding` of ``arr``'s shape and sharding.
 
     Example:
         >>> import fluxion, fluxion.numpy as jnp
-        >>> fluxion.sharding.visualize_array_sharding(jnp.ones((2, 2)))
-        ┌─────────┐
-        │  CPU 0  │
-        └─────────┘
+        >>> fluxion.sharding.visualize_array_sharding(jnp.ones(4))
+        ┌───────┐
+        │ CPU 0 │
+        └───────┘
     """
-    print(_sharding_grid(arr), end="")
+    visualize_sharding(arr.shape, arr.sharding, use_color=use_color, scale=scale,
+                       min_width=min_width, max_width=max_width, color_map=color_map)
 
 
-def _sharding_grid(arr: Any) -> str:
-    shape = tuple(arr.shape)
+def _block_index(size: int, sl: slice) -> int:
+    """The position of the block ``sl`` along a dimension of ``size`` split evenly."""
+    start, stop, _ = sl.indices(size)
+    return 0 if stop - start == size else start // (stop - start)
+
+
+def _sharding_table(shape: tuple[int, ...], sharding: Any, scale: float, min_width: int,
+                    max_width: int) -> str:
     if len(shape) not in (1, 2):
-        raise ValueError(f"visualize_array_sharding: only 1-D and 2-D arrays can be shown, got "
-                         f"shape {shape}")
-    shape2 = shape if len(shape) == 2 else (1, shape[0])
-    idx = arr.sharding.devices_indices_map(shape)
-    blocks: dict[tuple, list] = {}
-    for d, ix in idx.items():
-        if len(shape) == 1:
-            ix = (slice(None),) + tuple(ix)
-        key = tuple(sl.indices(n)[:2] for sl, n in zip(ix, shape2))
-        blocks.setdefault(key, []).append(d)
-    rows = sorted({k[0] for k in blocks})
-    cols = sorted({k[1] for k in blocks})
-    label = {k: f"{v[0].platform.upper()} " + ",".join(str(d.id) for d in v)
-             for k, v in blocks.items()}
-    width = max(len(s) for s in label.values()) + 4
-    lines = ["┌" + "┬".join("─" * width for _ in cols) + "┐"]
-    for ri, r in enumerate(rows):
-        cells = [label.get((r, c), "").center(width) for c in cols]
-        lines.append("│" + "│".join(cells) + "│")
-        if ri + 1 < len(rows):
-            lines.append("├" + "┼".join("─" * width for _ in cols) + "┤")
-    lines.append("└" + "┴".join("─" * width for _ in cols) + "┘")
-    return "\n".join(lines) + "\n"
+        raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.")
+    base_height = int(10 * scale)
+    base_width = int(base_height * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    platform = next(iter(sharding.device_set)).platform.upper()
+    ids: dict[tuple[int, int], list[int]] = {}
+    extent: dict[tuple[int, int], tuple[float | None, float]] = {}  # (height, width) fractions
+    for device, index in sharding.devices_indices_map(shape).items():
+        index = tuple(slice(i, i + 1) if isinstance(i, int) else i for i in index)
+        sizes = [len(range(*sl.indices(n))) for sl, n in zip(index, shape)]
+        if len(shape) == 2:
+            key = (_block_index(shape[0], index[0]), _block_index(shape[1], index[1]))
+            extent[key] = (sizes[0] / shape[0], sizes[1] / shape[1])
+        else:
+            key = (0, _block_index(shape[0], index[0]))
+            extent[key] = (None, sizes[0] / shape[0])
+        ids.setdefault(key, []).append(device.id)
+    rows = max(r for r, _ in ids) + 1
+    cols = max(c for _, c in ids) + 1
+    cells: dict[tuple[int, int], list[str]] = {}
+    for key, devices in ids.items():
+        label = f"{platform} " + ",".join(str(d) for d in sorted(devices))
+        height_frac, width_frac = extent[key]
+        width = min(max(int(width_frac * base_width * 2.5), min_width), max_width)
+        height = 1 if height_frac is None else int(height_frac * base_height)
+        left, extra = divmod(width - len(label) - 2, 2)
+        right = left + extra
+        top, extra = divmod(height - 2, 2)
+        bottom = top + extra
+        line = " " * max(left, 0) + label + " " * max(right, 0)
+        cells[key] = ([""] * max(top, 0)) + [line] + ([""] * max(bottom, 0))
+    widths = [max(len(cells[r, c][i]) for r in range(rows) if (r, c) in cells
+                  for i in range(len(cells[r, c]))) for c in range(cols)]
+    out = ["┌" + "┬".join("─" * w for w in widths) + "┐"]
+    for r in range(rows):
+        height = max(len(cells.get((r, c), [""])) for c in range(cols))
+        for i in range(height):
+            parts = []
+            for c in range(cols):
+                lines = cells.get((r, c), [""])
+                parts.append((lines[i] if i < len(lines) else "").center(widths[c]))
+            out.append("│" + "│".join(parts) + "│")
+        if r + 1 < rows:
+            out.append("├" + "┼".join("─" * w for w in widths) + "┤")
+    out.append("└" + "┴".join("─" * w for w in widths) + "┘")
+    return "\n".join(out)

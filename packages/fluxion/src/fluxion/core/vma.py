@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Sequence
 
 from fluxion.core.ir import Literal, Program, Var
@@ -220,17 +221,45 @@ def sum_extra(ct: Any, vma: frozenset) -> Any:
 
 
 class ManualAxisType:
-    """``typeof(x).mat`` inside a ``shard_map`` body: the mesh axes ``x`` varies over."""
+    """``typeof(x).mat`` inside a ``shard_map`` body, as JAX's ``jax.sharding.ManualAxisType``:
+    the mesh axes ``x`` varies over (``varying``; ``unreduced`` and ``reduced`` are always empty
+    for Fluxion's values). Interned: equal contents give the same object.
 
-    __slots__ = ("varying", "unreduced", "reduced")
+    Example:
+        >>> ManualAxisType(varying={"x"}) is ManualAxisType(varying=frozenset({"x"}))
+        True
+    """
 
-    def __init__(self, varying: frozenset) -> None:
-        self.varying = frozenset(varying)
-        self.unreduced = EMPTY
-        self.reduced = EMPTY
+    __slots__ = ("varying", "unreduced", "reduced", "__weakref__")
+
+    def __new__(cls, *, varying: Any = EMPTY, unreduced: Any = EMPTY,
+                reduced: Any = EMPTY) -> ManualAxisType:
+        varying, unreduced, reduced = frozenset(varying), frozenset(unreduced), frozenset(reduced)
+        for name, other in (("unreduced", unreduced), ("reduced", reduced)):
+            if varying & other:
+                raise ValueError(f"varying and {name} cannot have common mesh axes. Got "
+                                 f"varying={set(varying)} and {name}={set(other)}")
+        key = (varying, unreduced, reduced)
+        with _MAT_LOCK:
+            obj = _MATS.get(key)
+            if obj is None:
+                obj = object.__new__(cls)
+                object.__setattr__(obj, "varying", varying)
+                object.__setattr__(obj, "unreduced", unreduced)
+                object.__setattr__(obj, "reduced", reduced)
+                _MATS[key] = obj
+        return obj
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("ManualAxisType is immutable")
 
     def __repr__(self) -> str:
-        return f"ManualAxisType(varying={set(self.varying) or '{}'})"
+        return (f"ManualAxisType(varying={self.varying}, unreduced={self.unreduced}, "
+                f"reduced={self.reduced})")
+
+
+_MATS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_MAT_LOCK = threading.Lock()
 
 
 class ManualAval:
@@ -242,7 +271,7 @@ class ManualAval:
 
     def __init__(self, aval: Any, varying: frozenset, order: Sequence[Any]) -> None:
         self.aval = aval
-        self.mat = ManualAxisType(varying)
+        self.mat = ManualAxisType(varying=varying)
         self._order = tuple(order)
 
     @property
