@@ -5,25 +5,55 @@ keeps that capacity and raises an overflow flag when it is too small. Unlike jax
 never lets an overflowed list silently produce wrong energies: energy functions built by
 ``smap.pair_neighbor_list`` raise when given one outside ``jit`` and return NaN inside, and
 :func:`fluxion_md.simulate.run` re-allocates and re-runs automatically.
+
+The names live in modules beside this one, by responsibility, and are all importable from here
+(jax_md's ``partition`` namespace): cell lists in :mod:`fluxion_md._cell_list`, the list's
+types, formats and errors in :mod:`fluxion_md._neighbor_types`, the mask/dense/jraph views in
+:mod:`fluxion_md._neighbor_conversions`; building and updating lists (:func:`neighbor_list`)
+is here.
 """
 
 from __future__ import annotations
 
-import logging
 import warnings
-from enum import Enum, IntEnum
-from functools import partial, reduce
-from operator import mul
-from typing import Any, Callable, NamedTuple
+from functools import partial
+from typing import Any, Callable
 
 import numpy as onp
 
 import fluxion
 import fluxion.numpy as jnp
-from fluxion import jit, lax, tree_util, vmap
-from fluxion_md import _sparse_prune, dataclasses, space
-from fluxion_md._sparse_prune import _flat_running_count, _running_count
-from fluxion_md.util import Array, f32, host_value, i32, is_array, is_concrete, static_float
+from fluxion import jit, lax, vmap
+from fluxion_md import _sparse_prune, space
+from fluxion_md._cell_list import (
+    CellList,
+    CellListFns,
+    _cell_candidates,
+    cell_list,
+    count_cell_filling,
+)
+from fluxion_md._neighbor_conversions import GraphsTuple, neighbor_list_mask, to_dense, to_jraph
+from fluxion_md._neighbor_types import (
+    PEC,
+    Dense,
+    MaskFn,
+    NeighborFn,
+    NeighborList,
+    NeighborListCutoffWarning,
+    NeighborListFns,
+    NeighborListFormat,
+    NeighborListOverflowError,
+    OrderedSparse,
+    PartitionError,
+    PartitionErrorCode,
+    Sparse,
+    check_neighbor_list,
+    is_box_valid,
+    is_format_valid,
+    is_sparse,
+)
+from fluxion_md._sparse_prune import _flat_running_count, _running_count  # noqa: F401 (tests)
+from fluxion_md.util import Array, f32, host_value, i32, is_concrete, static_float
 
 __all__ = [
     "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
@@ -33,498 +63,13 @@ __all__ = [
     "check_neighbor_list", "GraphsTuple", "to_jraph",
 ]
 
-MaskFn = Callable[[Array], Array]
-
-
-class NeighborListCutoffWarning(UserWarning):
-    """``neighbor_list``'s cutoff exceeds half the box along a periodic direction: the
-    minimum-image list (jax_md's, built anyway) misses the further images.
-
-    Example:
-        >>> import warnings, fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> with warnings.catch_warnings(record=True) as caught:
-        ...     warnings.simplefilter("always")
-        ...     _ = partition.neighbor_list(displacement, 4.0, r_cutoff=2.5).allocate(jnp.zeros((2, 2)))
-        >>> [w.category.__name__ for w in caught]
-        ['NeighborListCutoffWarning']
-    """
-
-
-class NeighborListOverflowError(RuntimeError):
-    """A neighbor or cell list was used after its fixed capacity overflowed.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0, capacity_multiplier=1.0)
-        >>> nbrs = neighbor_fn.allocate(jnp.array([[0.5, 0.5], [3.0, 3.0]]))
-        >>> nbrs = nbrs.update(jnp.array([[0.5, 0.5], [1.0, 0.5]]))  # now a pair: past the capacity
-        >>> try:
-        ...     partition.check_neighbor_list(nbrs)
-        ... except partition.NeighborListOverflowError as e:
-        ...     print(type(e).__name__)
-        NeighborListOverflowError
-    """
-
-
-# ----------------------------------------------------------------------------- cell lists
-
-@dataclasses.dataclass
-class CellList:
-    """Particles binned into a grid of cells of fixed capacity.
-
-    ``position_buffer``: ``[*cells, capacity, dim]``; ``id_buffer``: ``[*cells, capacity, 1]`` (empty
-    slots hold ``N``); ``particle_cell_id``: ``[N, dim]`` integer cell coordinates.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition
-        >>> cell_fn = partition.cell_list(4.0, minimum_cell_size=2.0)
-        >>> cells = cell_fn.allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
-        >>> cells.id_buffer.shape, cells.particle_cell_id.tolist()  # 2 x 2 cells of capacity 2
-        ((2, 2, 2, 1), [[0, 0], [0, 0], [1, 1]])
-    """
-    position_buffer: Array
-    id_buffer: Array
-    particle_cell_id: Array
-    named_buffer: dict[str, Array]
-    did_buffer_overflow: Array
-    cell_capacity: int = dataclasses.static_field()
-    cell_size: Any = dataclasses.static_field()
-    update_fn: Callable[..., "CellList"] = dataclasses.static_field()
-
-    def update(self, position: Array, **kwargs: Any) -> "CellList":
-        """Rebin ``position`` with this list's capacity (the overflow flag is sticky)."""
-        return self.update_fn(position, (self.cell_capacity, self.did_buffer_overflow), **kwargs)
-
-    @property
-    def kwarg_buffers(self) -> dict[str, Array]:
-        """The old name of ``named_buffer`` (deprecated; logs a warning, as jax_md)."""
-        logging.getLogger(__name__).warning(
-            "kwarg_buffers renamed to named_buffer. The name kwarg_buffers will be depricated.")
-        return self.named_buffer
-
-
-@dataclasses.dataclass
-class CellListFns:
-    """``(allocate, update)`` functions of a cell list.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition
-        >>> allocate, update = partition.cell_list(4.0, minimum_cell_size=2.0)
-        >>> cells = allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
-        >>> update(jnp.array([[3.5, 0.5], [1.0, 0.5], [3.0, 3.0]]), cells).particle_cell_id.tolist()
-        [[1, 0], [0, 0], [1, 1]]
-    """
-    allocate: Callable[..., CellList] = dataclasses.static_field()
-    update: Callable[..., CellList] = dataclasses.static_field()
-
-    def __iter__(self) -> Any:
-        return iter((self.allocate, self.update))
-
-
-def _cell_dimensions(dim: int, box_size: Any, minimum_cell_size: Any) -> tuple[Any, Any, Any, int]:
-    if isinstance(box_size, (int, float)):
-        box_size = float(box_size)
-    box_size = onp.asarray(box_size, dtype=onp.float64) if not isinstance(box_size, float) \
-        else box_size
-    cells_per_side = onp.floor(box_size / minimum_cell_size)
-    cell_size = box_size / cells_per_side
-    cells_per_side = onp.array(cells_per_side, dtype=onp.int32)
-    if onp.ndim(box_size) >= 1:
-        flat = onp.reshape(cells_per_side, (-1,))
-        if flat.size != dim:
-            raise ValueError(f"cell_list: box_size has {flat.size} entries but positions are {dim}-d.")
-        if onp.any(flat < 3):
-            raise ValueError("cell_list: the box must be at least 3x the cell size along every axis; "
-                             f"got {flat.tolist()} cells per side.")
-        count = reduce(mul, [int(c) for c in flat], 1)
-    else:
-        count = int(cells_per_side) ** dim
-    return box_size, cell_size, cells_per_side, int(count)
-
-
-def _hash_multipliers(dim: int, cells_per_side: Any) -> onp.ndarray:
-    cps = onp.reshape(onp.asarray(cells_per_side), (-1,))
-    if cps.size == 1:
-        cps = onp.repeat(cps, dim)
-    return onp.cumprod(onp.concatenate([[1], cps[:-1]])).astype(onp.int32)
-
-
-def _cells_per_side_vector(dim: int, cells_per_side: Any) -> onp.ndarray:
-    cps = onp.reshape(onp.asarray(cells_per_side), (-1,)).astype(onp.int32)
-    return onp.repeat(cps, dim) if cps.size == 1 else cps
-
-
-def _particle_cells(position: Array, cell_size: Any, cps: onp.ndarray) -> Array:
-    index = jnp.array(position / jnp.asarray(cell_size, position.dtype), dtype=i32)
-    return jnp.mod(index, jnp.asarray(cps))
-
-
-def count_cell_filling(position: Array, box_size: Any, minimum_cell_size: float) -> Array:
-    """How many particles fall in each cell of the grid (flat ``[cell_count]``).
-
-    Example:
-        >>> int(count_cell_filling(jnp.zeros((4, 2)), 3.0, 1.0).sum())
-        4
-    """
-    dim = int(position.shape[1])
-    _, cell_size, cells_per_side, cell_count = _cell_dimensions(dim, box_size, minimum_cell_size)
-    cps = _cells_per_side_vector(dim, cells_per_side)
-    hashes = jnp.sum(_particle_cells(position, cell_size, cps) * _hash_multipliers(dim, cps), axis=1)
-    return jnp.zeros((cell_count,), i32).at[hashes].add(1)
-
-
-@partial(jit, static_argnums=(2,))
-def _cell_filling(position: Array, cell_size: Array, cps: tuple) -> Array:
-    cells = _particle_cells(position, cell_size, onp.asarray(cps))
-    hashes = jnp.sum(cells * _hash_multipliers(len(cps), onp.asarray(cps)), axis=1)
-    return jnp.zeros((int(onp.prod(cps)),), i32).at[hashes].add(1)
-
-
-@partial(jit, static_argnums=(2, 3))
-def _bin_particles(position: Array, cell_size: Array, cps: tuple, capacity: int) -> tuple:
-    """Sort particles into ``capacity`` slots per cell (one compiled program per shape)."""
-    N, dim = position.shape
-    cell_count = int(onp.prod(cps))
-    cells = _particle_cells(position, cell_size, onp.asarray(cps))
-    hashes = jnp.sum(cells * _hash_multipliers(dim, onp.asarray(cps)), axis=1)
-    order = jnp.argsort(hashes)
-    sorted_hash = hashes[order]
-    # a particle's rank within its cell: its sorted position minus where its cell starts (the
-    # exclusive running count of the cells' fillings), O(N + cells) where a searchsorted of
-    # the sorted hashes compared every pair (N^2: 16M compares at N = 4000)
-    filling = jnp.zeros((cell_count,), i32).at[hashes].add(1)
-    start = jnp.cumsum(filling) - filling
-    rank = jnp.arange(N, dtype=i32) - start[sorted_hash]
-    # within a cell, jax_md's slot: the particle's index in the sorted order modulo capacity
-    # (distinct within a cell while it holds at most `capacity`; `rank` detects overflow)
-    within = jnp.arange(N, dtype=i32) % capacity
-    slot = jnp.where(rank < capacity, sorted_hash * capacity + within, cell_count * capacity)
-    pos_buf = jnp.zeros((cell_count * capacity, dim), position.dtype)
-    pos_buf = pos_buf.at[slot].set(position[order], mode="drop")
-    id_buf = jnp.full((cell_count * capacity, 1), N, i32)
-    id_buf = id_buf.at[slot].set(order.astype(i32)[:, None], mode="drop")
-    return pos_buf, id_buf, cells, order, slot, jnp.any(rank >= capacity)
-
-
-@jit
-def _cell_candidates(id_buffer: Array, position_buffer: Array, particle_cell_id: Array) -> tuple:
-    """Ids and positions of the particles in the 3^d cells around each particle's cell:
-    ``[N, 3^d * capacity]`` and ``[N, 3^d * capacity, dim]``. The positions come from the cell
-    list's buffer a cell at a time (as jax_md), not one particle at a time from ``position``."""
-    N, dim = particle_cell_id.shape
-    grid = id_buffer.shape[:dim]
-    capacity = id_buffer.shape[dim]
-    cps = onp.array(grid[::-1], onp.int32)
-    mult = _hash_multipliers(dim, cps)
-    shifts = onp.stack(onp.meshgrid(*[onp.arange(-1, 2)] * dim, indexing="ij"), -1)
-    shifts = shifts.reshape(-1, dim).astype(onp.int32)
-    cells = jnp.mod(particle_cell_id[:, None, :] + shifts[None], jnp.asarray(cps))
-    flat = jnp.reshape(jnp.sum(cells * mult, axis=-1), (-1,))
-    width = shifts.shape[0] * capacity
-    ids = jnp.reshape(jnp.reshape(id_buffer, (-1, capacity))[flat], (N, width))
-    pos = jnp.reshape(jnp.reshape(position_buffer, (-1, capacity, dim))[flat], (N, width, dim))
-    return ids, pos
-
-
-def cell_list(box_size: Any, minimum_cell_size: float,
-              buffer_size_multiplier: float = 1.25) -> CellListFns:
-    """Build ``(allocate, update)`` for a cell list with cells at least ``minimum_cell_size`` wide.
-
-    Example:
-        >>> R = jnp.array([[0.5, 0.5], [2.5, 2.5]])
-        >>> cl = cell_list(3.0, 1.0).allocate(R)
-        >>> cl.id_buffer.shape
-        (3, 3, 1, 1)
-    """
-    if is_array(box_size):
-        box_size = onp.array(box_size)
-        if box_size.ndim == 2:
-            box_size = onp.diag(box_size)
-    if onp.any(onp.asarray(box_size) <= 0):
-        raise ValueError(f"cell_list: box_size must be positive; got {box_size!r}.")
-
-    def build(position: Array, capacity_and_overflow: Any = None, extra_capacity: int = 0,
-              **kwargs: Any) -> CellList:
-        N, dim = position.shape
-        if dim not in (2, 3):
-            raise ValueError(f"cell_list: positions must be 2-d or 3-d; got shape {position.shape}.")
-        _, cell_size, cells_per_side, cell_count = _cell_dimensions(dim, box_size, minimum_cell_size)
-        cps = tuple(int(c) for c in _cells_per_side_vector(dim, cells_per_side))
-        cell_size_arr = jnp.asarray(cell_size, position.dtype)
-        if capacity_and_overflow is None:
-            filling = onp.asarray(_cell_filling(position, cell_size_arr, cps))
-            capacity = int(int(filling.max()) * buffer_size_multiplier) + extra_capacity
-            overflow = jnp.zeros((), bool)
-        else:
-            capacity, overflow = capacity_and_overflow
-        pos_buf, id_buf, cells, order, slot, spilled = _bin_particles(position, cell_size_arr, cps,
-                                                                      int(capacity))
-        shape = cps[::-1] + (capacity,)
-        cell_count = int(onp.prod(cps))
-        named = {}
-        for k, v in kwargs.items():
-            if not is_array(v) or v.shape[0] != N:
-                raise ValueError(f"cell_list: named data {k!r} must be an array of shape ({N}, ...); "
-                                 f"got {getattr(v, 'shape', type(v))}.")
-            tail = v.shape[1:] if v.ndim > 1 else (1,)
-            buf = jnp.full((cell_count * capacity,) + tail, 10 ** 5, v.dtype)
-            buf = buf.at[slot].set(jnp.reshape(v[order], (N,) + tail), mode="drop")
-            named[k] = jnp.reshape(buf, shape + tail)
-        return CellList(jnp.reshape(pos_buf, shape + (dim,)), jnp.reshape(id_buf, shape + (1,)),
-                        cells, named, overflow | spilled, capacity, cell_size, build)
-
-    def allocate_fn(position: Array, extra_capacity: int = 0, **kwargs: Any) -> CellList:
-        return build(position, extra_capacity=extra_capacity, **kwargs)
-
-    def update_fn(position: Array, cl_or_capacity: Any, **kwargs: Any) -> CellList:
-        if isinstance(cl_or_capacity, int):
-            return build(position, (cl_or_capacity, jnp.zeros((), bool)), **kwargs)
-        return build(position, (cl_or_capacity.cell_capacity, cl_or_capacity.did_buffer_overflow),
-                     **kwargs)
-
-    return CellListFns(allocate_fn, update_fn)
-
-
-# ----------------------------------------------------------------------------- errors
-
-class PartitionErrorCode(IntEnum):
-    """Bits of :class:`PartitionError`.
-
-    Example:
-        >>> from fluxion_md import partition
-        >>> int(partition.PartitionErrorCode.NEIGHBOR_LIST_OVERFLOW), int(partition.PartitionErrorCode.CELL_SIZE_TOO_SMALL)
-        (1, 4)
-    """
-    NONE = 0
-    NEIGHBOR_LIST_OVERFLOW = 1 << 0
-    CELL_LIST_OVERFLOW = 1 << 1
-    CELL_SIZE_TOO_SMALL = 1 << 2
-    MALFORMED_BOX = 1 << 3
-
-
-PEC = PartitionErrorCode
-
-
-@dataclasses.dataclass
-class PartitionError:
-    """A ``uint8`` bit set of :class:`PartitionErrorCode` (jit-friendly).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition
-        >>> err = partition.PartitionError(jnp.zeros((), jnp.uint8))
-        >>> err = err.update(partition.PartitionErrorCode.CELL_LIST_OVERFLOW, jnp.array(True))
-        >>> int(err.code), str(err)
-        (2, 'Partition Error: Cell list buffer overflow')
-    """
-    code: Array
-
-    def update(self, bit: int, pred: Array) -> "PartitionError":
-        """Set ``bit`` where ``pred`` holds."""
-        bit = jnp.array(int(bit), dtype=jnp.uint8)
-        return PartitionError(self.code | jnp.where(pred, bit, jnp.zeros((), jnp.uint8)))
-
-    def __str__(self) -> str:
-        code = int(self.code)
-        if code == 0:
-            return ""
-        if code & PEC.NEIGHBOR_LIST_OVERFLOW:
-            return "Partition Error: Neighbor list buffer overflow."
-        if code & PEC.CELL_LIST_OVERFLOW:
-            return "Partition Error: Cell list buffer overflow"
-        if code & PEC.CELL_SIZE_TOO_SMALL:
-            return "Partition Error: Cell size too small"
-        return "Partition Error: Incorrect box format. Expecting upper triangular."
-
-    __repr__ = __str__
-
-
-# ----------------------------------------------------------------------------- neighbor lists
-
-class NeighborListFormat(Enum):
-    """Dense ``[N, max_neighbors]``; Sparse ``[2, capacity]`` (both directions);
-    OrderedSparse ``[2, capacity]`` (each pair once, ``idx[0] < idx[1]``).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> R = jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]])
-        >>> for fmt in partition.NeighborListFormat:
-        ...     nbrs = partition.neighbor_list(displacement, 4.0, 1.0, format=fmt).allocate(R)
-        ...     print(fmt.name, nbrs.idx.tolist())
-        Dense [[1], [0], [3]]
-        Sparse [[1, 0], [0, 1]]
-        OrderedSparse [[0], [1]]
-    """
-    Dense = 0
-    Sparse = 1
-    OrderedSparse = 2
-
-
-Dense = NeighborListFormat.Dense
-Sparse = NeighborListFormat.Sparse
-OrderedSparse = NeighborListFormat.OrderedSparse
-
-
-def is_sparse(fmt: NeighborListFormat) -> bool:
-    """Whether ``fmt`` is ``Sparse`` or ``OrderedSparse``.
-
-    Example:
-        >>> is_sparse(OrderedSparse)
-        True
-    """
-    return fmt is Sparse or fmt is OrderedSparse
-
-
-def is_format_valid(fmt: NeighborListFormat) -> None:
-    """Raise ``ValueError`` unless ``fmt`` is a :class:`NeighborListFormat`.
-
-    Example:
-        >>> is_format_valid(Dense)
-    """
-    if fmt not in list(NeighborListFormat):
-        raise ValueError(f"neighbor_list: format must be a NeighborListFormat; got {fmt!r}.")
-
-
-def is_box_valid(box: Array) -> Any:
-    """Whether ``box`` is a scalar, a vector, or an upper-triangular matrix.
-
-    Example:
-        >>> bool(is_box_valid(jnp.eye(3)))
-        True
-    """
-    box = jnp.asarray(box)
-    if box.ndim <= 1:
-        return True
-    if box.ndim == 2:
-        return jnp.all(jnp.triu(box) == box)
-    return False
-
-
-@dataclasses.dataclass
-class NeighborList:
-    """A fixed-capacity neighbor list.
-
-    ``idx``: ``[N, max_occupancy]`` (Dense) or ``[2, max_occupancy]`` (sparse; row 0 the
-    neighbor, row 1 the centre); empty slots hold ``N``. ``reference_position``: positions at the
-    last rebuild. ``error``: a :class:`PartitionError`.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0)
-        >>> nbrs = neighbor_fn.allocate(jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]]))
-        >>> nbrs.idx.tolist(), nbrs.format.name, bool(nbrs.did_buffer_overflow)
-        ([[1], [0], [3]], 'Dense', False)
-        >>> nbrs = nbrs.update(jnp.array([[0.5, 0.5], [2.5, 2.5], [0.5, 1.2]]))  # 2 moved next to 0
-        >>> nbrs.idx.tolist(), bool(nbrs.did_buffer_overflow)
-        ([[2], [3], [0]], False)
-    """
-    idx: Array
-    reference_position: Array
-    error: PartitionError
-    cell_list_capacity: int | None = dataclasses.static_field()
-    max_occupancy: int = dataclasses.static_field()
-    format: NeighborListFormat = dataclasses.static_field()
-    cell_size: Any = dataclasses.static_field()
-    cell_list_fn: Any = dataclasses.static_field()
-    update_fn: Callable[..., "NeighborList"] = dataclasses.static_field()
-
-    def update(self, position: Array, **kwargs: Any) -> "NeighborList":
-        """Rebuild (when particles moved more than ``dr_threshold / 2``) with the same capacity."""
-        return self.update_fn(position, self, **kwargs)
-
-    @property
-    def did_buffer_overflow(self) -> Array:
-        """Non-zero when the neighbor or the cell list ran out of capacity."""
-        return self.error.code & (PEC.NEIGHBOR_LIST_OVERFLOW | PEC.CELL_LIST_OVERFLOW)
-
-    @property
-    def cell_size_too_small(self) -> Array:
-        """Non-zero when a box change made the cells too small for the cutoff."""
-        return self.error.code & PEC.CELL_SIZE_TOO_SMALL
-
-    @property
-    def malformed_box(self) -> Array:
-        """Non-zero when a box was not upper triangular."""
-        return self.error.code & PEC.MALFORMED_BOX
-
-
-@dataclasses.dataclass
-class NeighborListFns:
-    """``(allocate, update)``; ``allocate(R, extra_capacity=0)`` runs outside ``jit``.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.0)
-        >>> allocate, update = neighbor_fn
-        >>> R = jnp.array([[0.5, 0.5], [1.0, 0.5], [3.0, 3.0]])
-        >>> nbrs = neighbor_fn(R)  # with no list, calling it allocates one
-        >>> neighbor_fn(R, nbrs).idx.tolist() == update(R, nbrs).idx.tolist() == nbrs.idx.tolist()
-        True
-    """
-    allocate: Callable[..., NeighborList] = dataclasses.static_field()
-    update: Callable[..., NeighborList] = dataclasses.static_field()
-
-    def __call__(self, position: Array, neighbors: NeighborList | None = None,
-                 extra_capacity: int = 0, **kwargs: Any) -> NeighborList:
-        if neighbors is None:
-            return self.allocate(position, extra_capacity, **kwargs)
-        return self.update(position, neighbors, **kwargs)
-
-    def __iter__(self) -> Any:
-        return iter((self.allocate, self.update))
-
-
-NeighborFn = NeighborListFns
-
-
-def check_neighbor_list(neighbor: NeighborList, where: str = "energy") -> Array:
-    """Raise :class:`NeighborListOverflowError` if ``neighbor`` overflowed and its flag is known now.
-
-    Inside ``jit`` the flag is not known yet: the result is a factor (1, or NaN when overflowed)
-    that callers multiply into what they compute, so an overflowed list never gives silently
-    wrong numbers.
-
-    Example:
-        >>> import fluxion
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
-        >>> displacement, _ = space.periodic(10.0)
-        >>> nbrs = partition.neighbor_list(displacement, 10.0, 1.5).allocate(R)
-        >>> partition.check_neighbor_list(nbrs) is None  # concrete and complete
-        True
-        >>> crowded = nbrs.update(jnp.array([[1.0, 1.0], [1.1, 1.0], [1.0, 1.1], [1.1, 1.1]]))
-        >>> try:
-        ...     partition.check_neighbor_list(crowded)
-        ... except partition.NeighborListOverflowError:
-        ...     print("overflowed")
-        overflowed
-        >>> check = fluxion.jit(partition.check_neighbor_list)  # under jit: a factor
-        >>> float(check(nbrs)), float(check(crowded))
-        (1.0, nan)
-    """
-    code = neighbor.error.code
-    bad = (code & jnp.array(int(PEC.NEIGHBOR_LIST_OVERFLOW | PEC.CELL_LIST_OVERFLOW), jnp.uint8)) != 0
-    if is_concrete(code):
-        if bool(bad):
-            raise NeighborListOverflowError(
-                f"{where}: the neighbor list overflowed its capacity ({neighbor.max_occupancy}); "
-                "its neighbors are incomplete. Re-allocate it with neighbor_fn.allocate(R) (or run "
-                "through fluxion_md.simulate.run, which does this automatically).")
-        return None
-    return jnp.where(bad, jnp.nan, 1.0)
+# the public classes name this module as theirs, as jax_md's do: reprs and pickles (which look a
+# class up by module and name) are what they were before the split
+for _cls in (CellList, CellListFns, PartitionErrorCode, PartitionError, NeighborListFormat,
+             NeighborList, NeighborListFns, NeighborListOverflowError, NeighborListCutoffWarning,
+             GraphsTuple):
+    _cls.__module__ = __name__
+del _cls
 
 
 def _metric_sq(displacement_or_metric: Callable) -> Callable:
@@ -859,135 +404,3 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         return neighbor_list_fn(position, neighbors, **kwargs)
 
     return NeighborListFns(allocate_fn, update_fn)
-
-
-def neighbor_list_mask(neighbor: NeighborList, mask_self: bool = False) -> Array:
-    """Boolean mask of the occupied slots of ``neighbor.idx`` (optionally without self pairs).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import energy, partition, smap, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
-        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.5)
-        >>> nbrs = neighbor_fn.allocate(R)
-        >>> partition.neighbor_list_mask(nbrs).sum().tolist()   # both directions of the one close pair
-        2
-    """
-    N = len(neighbor.reference_position)
-    if is_sparse(neighbor.format):
-        mask = neighbor.idx[0] < N
-        if mask_self:
-            mask = mask & (neighbor.idx[0] != neighbor.idx[1])
-        return mask
-    mask = neighbor.idx < N
-    if mask_self:
-        mask = mask & (neighbor.idx != jnp.arange(N, dtype=i32)[:, None])
-    return mask
-
-
-def to_dense(neighbor: NeighborList) -> Array:
-    """Convert a ``Sparse`` neighbor list to a dense ``[N, max_neighbors]`` index array (eager).
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import energy, partition, smap, space
-        >>> displacement, shift = space.periodic(4.0)
-        >>> R = jnp.array([[0.5, 0.5], [1.3, 0.5], [3.0, 3.0]])
-        >>> neighbor_fn = partition.neighbor_list(displacement, 4.0, r_cutoff=1.5,
-        ...                                      format=partition.Sparse)
-        >>> nbrs = neighbor_fn.allocate(R)
-        >>> dense = partition.to_dense(nbrs)
-        >>> dense.shape[0], dense[0, 0].tolist()
-        (3, 1)
-    """
-    if neighbor.format is not Sparse:
-        raise ValueError("to_dense: can only convert Sparse neighbor lists; "
-                         f"got format={neighbor.format}.")
-    N = len(neighbor.reference_position)
-    neigh = onp.asarray(neighbor.idx[0])
-    cent = onp.asarray(neighbor.idx[1])
-    keep = neigh < N
-    neigh, cent = neigh[keep], cent[keep]
-    counts = onp.bincount(cent, minlength=N)
-    width = int(counts.max()) if counts.size else 0
-    order = onp.argsort(cent, kind="stable")
-    neigh, cent = neigh[order], cent[order]
-    starts = onp.concatenate([[0], onp.cumsum(counts)[:-1]])
-    col = onp.arange(len(cent)) - starts[cent]
-    out = onp.full((N, width), N, onp.int32)
-    out[cent, col] = neigh
-    return jnp.asarray(out)
-
-
-class GraphsTuple(NamedTuple):
-    """A graph in jraph's layout (the fields and order of ``jraph.GraphsTuple``), returned by
-    :func:`to_jraph`. Fluxion does not depend on jraph; ``jraph.GraphsTuple(*graph)`` converts.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
-        >>> displacement, _ = space.periodic(10.0)
-        >>> neighbor_fn = partition.neighbor_list(displacement, 10.0, 1.5, format=partition.Sparse)
-        >>> graph = partition.to_jraph(neighbor_fn.allocate(R))
-        >>> type(graph).__name__, graph.n_node.tolist(), graph.n_edge.tolist()
-        ('GraphsTuple', [4, 1], [4, 1])
-    """
-
-    nodes: Any
-    edges: Any
-    receivers: Any
-    senders: Any
-    globals: Any
-    n_node: Any
-    n_edge: Any
-
-
-def to_jraph(neighbor: NeighborList, mask: Array | None = None, nodes: Any = None,
-             edges: Any = None, globals: Any = None) -> GraphsTuple:  # noqa: A002 (jax_md's name)
-    """A sparse neighbor list as a graph in jraph's layout, padded as jraph pads: one fictitious
-    graph of one node (index ``N``) that receives the empty slots.
-
-    ``receivers, senders = neighbor.idx``; ``n_node = [N, 1]``, ``n_edge = [occupied, empty]``.
-    ``nodes``/``globals`` (trees of arrays, leading axis ``N``/``1``) get one zero row appended.
-    With ``mask`` (a boolean per edge slot) the kept edges move to the front, in order, and
-    ``edges`` (a tree of per-slot arrays) follows them.
-
-    Example:
-        >>> import fluxion.numpy as jnp
-        >>> from fluxion_md import partition, space
-        >>> R = jnp.array([[1.0, 1.0], [2.0, 1.0], [1.0, 2.2], [5.0, 5.0]])
-        >>> displacement, _ = space.periodic(10.0)
-        >>> neighbor_fn = partition.neighbor_list(displacement, 10.0, 1.5, format=partition.Sparse)
-        >>> graph = partition.to_jraph(neighbor_fn.allocate(R))
-        >>> graph.n_node.tolist(), graph.n_edge.tolist(), graph.senders.shape
-        ([4, 1], [4, 1], (5,))
-        >>> graph.senders[:4].tolist(), graph.receivers[:4].tolist()
-        ([0, 0, 1, 2], [2, 1, 0, 0])
-    """
-    if not is_sparse(neighbor.format):
-        raise ValueError("to_jraph: cannot convert a dense neighbor list to jraph format; use "
-                         "NeighborListFormat.Sparse or NeighborListFormat.OrderedSparse "
-                         f"(got format={neighbor.format}).")
-    receivers, senders = neighbor.idx
-    N = len(neighbor.reference_position)
-    occupied = neighbor_list_mask(neighbor)
-
-    def pad(x: Array) -> Array:
-        return jnp.concatenate([x, jnp.zeros((1,) + x.shape[1:], x.dtype)], axis=0)
-
-    nodes = tree_util.tree_map(pad, nodes)
-    globals = tree_util.tree_map(pad, globals)  # noqa: A001
-    if mask is not None:
-        occupied = occupied & mask
-        slots = receivers.shape[0]
-        # kept edges to the front in order; the others land in one dropped slot past the end
-        where = jnp.where(occupied, _running_count(occupied) - 1, slots)
-        filler = jnp.full((slots + 1,), N, i32)
-        receivers = filler.at[where].set(receivers)[:-1]
-        senders = filler.at[where].set(senders)[:-1]
-        edges = tree_util.tree_map(lambda x: jnp.zeros_like(x).at[where].set(x), edges)
-    n_edge = jnp.array([jnp.sum(occupied), jnp.sum(~occupied)])
-    return GraphsTuple(nodes=nodes, edges=edges, receivers=receivers, senders=senders,
-                       globals=globals, n_node=jnp.array([N, 1]), n_edge=n_edge)
