@@ -147,3 +147,75 @@ def test_soft_sphere_neighbor_list_cutoff_on_the_host(sigma):
     finally:
         monitoring.unregister_event_duration_listener(listen)
     assert seen == [] and cutoffs == [expected] and type(cutoffs[0]) is float
+
+
+def _traced_box_cases():
+    # (transform, cell list, fractional coordinates, preallocated list)
+    return [("grad", False, False, False), ("grad", True, False, False),
+            ("grad", True, True, False), ("jit", True, False, True), ("jit", False, False, True),
+            ("vmap", False, False, True)]
+
+
+@pytest.mark.parametrize("transform,cell,frac,pre", _traced_box_cases())
+def test_traced_box_builds_and_neighbors_as_jax_md(transform, cell, frac, pre):
+    # jax_md looks at neither the box nor the cutoff when it builds the functions (it has no
+    # half-box warning at all): a box traced by jit, vmap or grad (a strain derivative) builds
+    # them and updates a preallocated list; allocate sizes its cells from a grad tracer's
+    # primal. Ours: no error and no NeighborListCutoffWarning there either, the same lists.
+    import fluxion
+    import fluxion.numpy as fnp
+    import fluxion_md
+    jax = pytest.importorskip("jax")
+    jax_md = pytest.importorskip("jax_md")
+    R = (np.random.RandomState(0).rand(30, 3) * 6).astype(np.float32)
+    # a cell list needs cells under a third of the box; without one the cutoff exceeds half of
+    # it, which a concrete box warns about
+    cutoff = 1.9 if cell else 3.5
+    results = []
+    for lib, T, N in [(fluxion_md, fluxion, fnp), (jax_md, jax, jax.numpy)]:
+        def make(box, lib=lib):
+            disp = (lib.space.periodic_general(box) if frac else lib.space.periodic(box))[0]
+            return lib.partition.neighbor_list(disp, box, cutoff, 0.0,
+                                               disable_cell_list=not cell,
+                                               fractional_coordinates=frac)
+        positions = N.asarray(R / 6.0 if frac else R)
+        box0 = N.eye(3, dtype=N.float32) * 6.0 if frac else N.float32(6.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", partition.NeighborListCutoffWarning)  # concrete box
+            previous = make(box0).allocate(positions) if pre else None
+
+        def pairs(box, make=make, positions=positions, previous=previous, N=N):
+            nf = make(box)
+            nbrs = nf.update(positions, previous) if pre else nf.allocate(positions)
+            return (nbrs.idx < len(R)).sum().astype(N.float32) + 0.0 * box.sum()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if transform == "vmap":
+                out = T.vmap(pairs)(N.asarray([6.0, 6.0], N.float32))
+            elif transform == "grad":
+                out = T.value_and_grad(pairs)(box0)
+            else:
+                out = T.jit(pairs)(box0)
+        results.append([np.asarray(x) for x in (out if transform == "grad" else [out])])
+    assert results[0][0].sum() > 0
+    for ours, ref in zip(*results):
+        np.testing.assert_array_equal(ours, ref)
+    with pytest.warns(partition.NeighborListCutoffWarning):  # a concrete box is checked
+        partition.neighbor_list(space.periodic(6.0)[0], 6.0, 3.5)
+
+
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+def test_traced_box_allocate_with_cells_raises_as_jax_md(transform):
+    import fluxion
+    import fluxion.numpy as fnp
+    import fluxion_md
+    jax = pytest.importorskip("jax")
+    jax_md = pytest.importorskip("jax_md")
+    R = (np.random.RandomState(0).rand(30, 3) * 6).astype(np.float32)
+    for lib, T, N in [(fluxion_md, fluxion, fnp), (jax_md, jax, jax.numpy)]:
+        def allocate(box, lib=lib, N=N):
+            disp = lib.space.periodic(box)[0]
+            return lib.partition.neighbor_list(disp, box, 1.5).allocate(N.asarray(R)).idx
+        boxes = N.float32(6.0) if transform == "jit" else N.asarray([6.0, 6.0], N.float32)
+        with pytest.raises(T.errors.TracerBoolConversionError):
+            getattr(T, transform)(allocate)(boxes)

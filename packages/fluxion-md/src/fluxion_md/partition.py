@@ -53,7 +53,7 @@ from fluxion_md._neighbor_types import (
     is_sparse,
 )
 from fluxion_md._sparse_prune import _flat_running_count, _running_count  # noqa: F401 (tests)
-from fluxion_md.util import Array, f32, host_value, i32, is_concrete, static_float
+from fluxion_md.util import Array, f32, host_value, i32, static_float
 
 __all__ = [
     "CellList", "CellListFns", "cell_list", "count_cell_filling", "PartitionErrorCode", "PEC",
@@ -147,6 +147,21 @@ def _with_width(idx: Array, width: int, fill: int) -> Array:
     return fluxion.device_put(host, idx.sharding) if idx.committed else jnp.asarray(host)
 
 
+def _cell_box(box: Any) -> onp.ndarray:
+    """The box's value for sizing allocate's cells: a ``grad`` tracer's primal (the cells are
+    integer structure; jax_md's ``if jnp.all(cell_size < box / 3)`` reads it too); a ``jit`` or
+    ``vmap`` tracer cannot size them (jax_md raises TracerBoolConversionError there as well)."""
+    value = host_value(box)
+    if value is None:
+        value = host_value(lax.stop_gradient(box))
+    if value is None:
+        raise fluxion.errors.TracerBoolConversionError(
+            "neighbor_list.allocate: the box is traced (inside jit or vmap), and sizing the cell "
+            "list needs its value, as in jax_md (which raises TracerBoolConversionError there). "
+            "Allocate with a concrete box, or pass disable_cell_list=True.")
+    return value
+
+
 def _traced_cutoff_error(method: str, need: str) -> Exception:
     return fluxion.errors.TracerBoolConversionError(
         f"neighbor_list.{method}: r_cutoff or dr_threshold is traced (inside jit or vmap), and "
@@ -226,10 +241,13 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
         (3, 1)
     """
     is_format_valid(format)
-    if isinstance(box, (int, float)) or is_concrete(box):
-        box = onp.asarray(box, dtype=onp.float64)
-    if onp.any(onp.asarray(box) <= 0) and onp.ndim(box) < 2:
-        raise ValueError(f"neighbor_list: box must be positive; got box={onp.asarray(box).tolist()}.")
+    # a box traced by jit, vmap or grad (a strain derivative) stays traced and is not checked:
+    # jax_md builds the functions without looking at it
+    box_host = host_value(box)
+    if box_host is not None:
+        box = box_host.astype(onp.float64)
+        if onp.any(box <= 0) and box.ndim < 2:
+            raise ValueError(f"neighbor_list: box must be positive; got box={box.tolist()}.")
     # numbers where their values are known (grad's tracers too); a jit/vmap tracer stays traced,
     # as in jax_md, without a gradient through the list: allocate then raises (cell list and
     # capacity need numbers), update and the energies work
@@ -244,7 +262,8 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
     cutoff_sq = cutoff ** 2
     threshold_sq = (dr_threshold / 2) ** 2
     metric_sq = _metric_sq(displacement_or_metric)
-    _check_cutoff(metric_sq, box, r_static, fractional_coordinates)
+    if box_host is not None:
+        _check_cutoff(metric_sq, box, r_static, fractional_coordinates)
 
     def candidates(cl: CellList | None) -> tuple[Array | None, Array | None]:
         if cl is None:
@@ -311,8 +330,9 @@ def neighbor_list(displacement_or_metric: Callable, box: Any, r_cutoff: float,
                 cell_size = cutoff
                 if fractional_coordinates:
                     err = err.update(PEC.MALFORMED_BOX, ~jnp.asarray(is_box_valid(_box)))
-                    cell_size = _fractional_cell_size(_box, cutoff)
+                    cell_size = _fractional_cell_size(_cell_box(_box), cutoff)
                     _box = 1.0
+                _box = _cell_box(_box)
                 # As jax_md: every entry of the box, so a box matrix (real coordinates, whose
                 # off-diagonal zeros fail the test) gets no cell list (all pairs, N^2).
                 if position.shape[1] in (2, 3) and onp.all(

@@ -14,7 +14,7 @@ import numpy as onp
 import fluxion
 import fluxion.numpy as jnp
 from fluxion import vmap
-from fluxion_md.util import Array, f32, is_concrete, safe_mask
+from fluxion_md.util import Array, f32, host_value, safe_mask
 
 __all__ = [
     "DisplacementFn", "MetricFn", "DisplacementOrMetricFn", "ShiftFn", "Space", "Box",
@@ -186,13 +186,11 @@ def free() -> Space:
 
 
 def _check_side(fn_name: str, side: Any) -> None:
-    if isinstance(side, (int, float)) or (hasattr(side, "shape") and _concrete(side)):
-        if onp.any(onp.asarray(side) <= 0):
-            raise ValueError(f"{fn_name}: box must be positive; got box={onp.asarray(side)!r}.")
-
-
-def _concrete(x: Any) -> bool:
-    return is_concrete(x)
+    # a box traced by jit, vmap or grad (a strain derivative) is not checked, as jax_md checks
+    # none; a NumPy read of a grad tracer would raise
+    value = host_value(side) if isinstance(side, (int, float)) or hasattr(side, "shape") else None
+    if value is not None and onp.any(value <= 0):
+        raise ValueError(f"{fn_name}: box must be positive; got box={value!r}.")
 
 
 def periodic(side: Box, wrapped: bool = True) -> Space:
