@@ -46,6 +46,7 @@ from fluxion.nn.functions import (
     standardize,
     swish,
 )
+from fluxion.nn.scaled import get_scaled_dot_general_config, scaled_dot_general, scaled_matmul
 from fluxion.numpy import tanh
 
 __all__ = [
@@ -54,4 +55,5 @@ __all__ = [
     "log_sigmoid", "log_softmax", "logmeanexp", "logsumexp", "mish", "one_hot", "relu", "relu6",
     "selu", "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus",
     "sparse_sigmoid", "squareplus", "standardize", "swish", "tanh",
+    "get_scaled_dot_general_config", "scaled_dot_general", "scaled_matmul",
 ]
