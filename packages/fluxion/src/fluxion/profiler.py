@@ -5,6 +5,8 @@ and Perfetto (JAX's ``jax.profiler``), through jaxlib's profiler.
 ``log_dir/plugins/profile/<run>/`` (``*.xplane.pb`` for TensorBoard's profile plugin and
 ``*.trace.json.gz``; ``create_perfetto_trace=True`` adds ``perfetto_trace.json.gz`` for
 https://ui.perfetto.dev). ``TraceAnnotation`` and ``annotate_function`` add named events to it.
+``ProfileData`` reads a recorded ``.xplane.pb`` back; ``register_subprocess`` adds another
+process's profiler server to the traces collected here.
 
 Example:
     >>> import tempfile, fluxion, fluxion.numpy as jnp
@@ -30,12 +32,32 @@ from fluxion.backend import profiler as _backend
 
 __all__ = ["trace", "start_trace", "stop_trace", "TraceAnnotation", "StepTraceAnnotation",
            "annotate_function", "ProfileOptions", "start_server", "stop_server",
-           "device_memory_profile", "save_device_memory_profile"]
+           "device_memory_profile", "save_device_memory_profile", "ProfileData", "ProfileEvent",
+           "ProfilePlane", "register_subprocess"]
 
 ProfileOptions = _backend.ProfileOptions
+# jaxlib's readers of a recorded trace, the classes JAX exports: ProfileData.from_file(path) or
+# .from_serialized_xspace(bytes) -> planes -> lines -> events (name, start_ns, duration_ns, stats).
+ProfileData = _backend.ProfileData
+ProfileEvent = _backend.ProfileEvent
+ProfilePlane = _backend.ProfilePlane
 start_server = _backend.start_server
 stop_server = _backend.stop_server
 
+
+
+def register_subprocess(pid: int, port: int) -> Callable[[], None]:
+    """Profile the process ``pid`` (which runs a profiler server on ``port``, see
+    :func:`start_server`) with this one: a trace collected here also collects and merges its
+    events (CPU activity only, as in JAX). Returns the function that unregisters it (also run when
+    it is garbage collected); a subprocess that cannot be registered raises jaxlib's error.
+
+    Example:
+        >>> from fluxion import profiler
+        >>> callable(profiler.register_subprocess)
+        True
+    """
+    return _backend.register_subprocess(pid, port)
 
 class _State:
     def __init__(self) -> None:

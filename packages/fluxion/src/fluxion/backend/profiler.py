@@ -12,17 +12,23 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from jaxlib import _profiler
+from jaxlib import _profile_data, _profiler
 
 from fluxion.backend import client as _client
 
 __all__ = ["TraceMe", "ProfileOptions", "Session", "start_server", "stop_server",
-           "set_metadata", "clear_metadata", "device_memory_profile"]
+           "set_metadata", "clear_metadata", "device_memory_profile", "ProfileData",
+           "ProfileEvent", "ProfilePlane", "register_subprocess"]
 
 TraceMe = _profiler.TraceMe
 ProfileOptions = _profiler.ProfileOptions
 set_metadata = _profiler.set_metadata
 clear_metadata = _profiler.clear_metadata
+# A recorded trace (XSpace) read back in Python: planes, lines and events (JAX's classes).
+ProfileData = _profile_data.ProfileData
+ProfileEvent = _profile_data.ProfileEvent
+ProfilePlane = _profile_data.ProfilePlane
+register_subprocess = _profiler.register_subprocess
 
 _server_lock = threading.Lock()
 _server: Any = None
