@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fluxion.tree_util._default_registry import default_registry
 from fluxion.tree_util._diagnostics import _prefix_errors, prefix_errors
 from fluxion.tree_util._keys import (
     DictKey,
@@ -89,6 +90,7 @@ from fluxion.tree_util._registration import (
 from fluxion.tree_util._treedef import PyTreeDef, _treedef_from_nodes
 
 __all__ = [
+    "default_registry",
     "DictKey",
     "FlattenedIndexKey",
     "GetAttrKey",
