@@ -66,7 +66,7 @@ import jaxlib
 
 from fluxion.core.config import config
 
-__all__ = ["cache_dir", "entry_key", "load", "store", "store_later", "flush", "evict",
+__all__ = ["cache_dir", "entry_key", "load", "store", "store_later", "flush", "reset", "evict",
            "hint_key", "read_hint", "store_hint_later",
            "DEFAULT_MAX_SIZE", "CACHE_HIT_EVENT"]
 
@@ -355,6 +355,20 @@ def flush(timeout: float | None = None) -> bool:
     """
     with _write_cv:
         return _write_cv.wait_for(lambda: not _queue and not _writer, timeout)
+
+
+def reset() -> None:
+    """Back to a fresh process's state: the queued entries are written (to the directories they
+    were queued for) and this process's eviction-scan record is dropped, so the next write scans
+    whatever directory is configured then (``compilation_cache.reset_cache``).
+
+    Example:
+        >>> reset()
+    """
+    global _written
+    flush()
+    _scanned.clear()
+    _written = 0
 
 
 def _drain() -> None:
