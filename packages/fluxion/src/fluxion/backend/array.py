@@ -498,14 +498,69 @@ def with_aval(data: Array, aval: ShapedArray) -> Array:
 
 
 class Shard:
-    """One device's part of an Array: ``device``, ``index`` (slices of the global array) and
-    ``data`` (a single-device Array)."""
+    """One device's part of an Array, as JAX's ``jax.Shard``: ``device``, ``index`` (the slices
+    of the global array it holds), ``replica_id`` (its position among the devices holding the
+    same slices) and ``data`` (a single-device Array, or None for another process's device).
 
-    __slots__ = ("device", "index", "replica_id", "data")
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> x = jnp.ones(3)
+        >>> s = fluxion.Shard(x.devices().pop(), x.sharding, x.shape, x)
+        >>> s.index, s.replica_id
+        ((slice(None, None, None),), 0)
+    """
 
-    def __init__(self, device: Any, index: tuple, replica_id: int, data: Array) -> None:
-        self.device, self.index, self.replica_id, self.data = device, index, replica_id, data
+    __slots__ = ("_device", "_sharding", "_global_shape", "_data", "_index", "_replica_id")
+
+    def __init__(self, device: Any, sharding: Any, global_shape: tuple, data: Any = None) -> None:
+        self._device, self._sharding, self._data = device, sharding, data
+        self._global_shape = tuple(global_shape)
+        self._index: tuple | None = None
+        self._replica_id: int | None = None
+
+    @classmethod
+    def _known(cls, device: Any, sharding: Any, global_shape: tuple, data: Any, index: tuple,
+               replica_id: int) -> Shard:
+        """A shard whose index and replica id the caller computed already (shards_of)."""
+        out = cls(device, sharding, global_shape, data)
+        out._index, out._replica_id = index, replica_id
+        return out
+
+    @property
+    def device(self) -> Any:
+        return self._device
+
+    @property
+    def data(self) -> Any:
+        return self._data
+
+    @property
+    def index(self) -> tuple:
+        if self._index is None:
+            try:
+                indices = self._sharding.devices_indices_map
+            except AttributeError:
+                raise ValueError(f"Cannot calculate indices from sharding: {self._sharding}. "
+                                 "Please create a device to index mapping for your "
+                                 "sharding.") from None
+            self._index = indices(self._global_shape)[self._device]
+        return self._index
+
+    @property
+    def replica_id(self) -> int:
+        if self._replica_id is None:
+            seen: dict = {}
+            for d, ix in self._sharding.devices_indices_map(self._global_shape).items():
+                key = tuple((sl.start, sl.stop, sl.step) for sl in ix)
+                rid = seen[key] = seen.get(key, -1) + 1
+                if d == self._device:
+                    self._replica_id = rid
+                    break
+        return self._replica_id
 
     def __repr__(self) -> str:
-        return (f"Shard(device={self.device!r}, index={self.index}, replica_id={self.replica_id}, "
-                f"data={self.data!r})")
+        try:
+            return (f"Shard(device={self.device!r}, index={self.index}, "
+                    f"replica_id={self.replica_id}, data={self.data})")
+        except ValueError:
+            return f"Shard(device={self.device!r}, data={self.data})"

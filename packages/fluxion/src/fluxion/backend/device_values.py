@@ -408,7 +408,7 @@ def shards_of(x: Array) -> list:
     index = sh.devices_indices_map(x.shape)
     if len(devs) == 1:
         data = _wrap(x._a, Spec(x._k.aval, single_device_sharding(devs[0]), True))
-        return [Shard(devs[0], index[devs[0]], 0, data)]
+        return [Shard._known(devs[0], sh, x.shape, data, index[devs[0]], 0)]
     out = []
     seen: dict = {}
     pid = _client.process_index()
@@ -420,7 +420,7 @@ def shards_of(x: Array) -> list:
         rid = seen[key] = seen.get(key, -1) + 1
         spec = Spec(ShapedArray(shape, x.dtype, x.weak_type), single_device_sharding(d),
                     True)
-        out.append(Shard(d, ix, rid, _wrap(impl, spec)))
+        out.append(Shard._known(d, sh, x.shape, _wrap(impl, spec), ix, rid))
     return out
 
 
