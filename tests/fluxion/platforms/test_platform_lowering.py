@@ -66,19 +66,28 @@ def _targets_jax(text: str) -> set[str]:
     return set(re.findall(r"custom_call @([\w.$-]+)\(", text))
 
 
+def _lowered(fun, *args, platforms) -> str:
+    """The module Fluxion lowers ``fun`` (jitted here if it is not) to for ``platforms``, as
+    jax's ``jit(f).trace(*args).lower(lowering_platforms=...)``: unlike export, it keeps host
+    callbacks and custom calls without a compatibility promise (export refuses both, as jax's)."""
+    jitted = fun if hasattr(fun, "trace") else fluxion.jit(fun)
+    return jitted.trace(*args).lower(lowering_platforms=tuple(platforms)).as_text()
+
+
 @pytest.mark.parametrize("platforms", [("tpu",), ("cpu", "tpu"), ("cuda",), ("rocm",)],
                          ids=["tpu", "cpu+tpu", "cuda", "rocm"])
 @pytest.mark.parametrize("name", list(OURS))
 def test_export_custom_call_targets_match_jax(name: str, platforms: tuple) -> None:
     f, args = OURS[name]
     g, _ = THEIRS[name]
-    ours = fexport.export(fluxion.jit(f), platforms=platforms)(*args).mlir_module()
     if platforms[0] in ("cuda", "rocm"):
+        ours = _lowered(f, *args, platforms=platforms)
         # jax's lowered module: its export refuses the targets it makes no compatibility
         # promise for (ROCm's gtsv2) and drops calls whose results are unused (slogdet's
         # permutation), which XLA drops when it compiles
         theirs = jax.jit(g).trace(*args).lower(lowering_platforms=platforms).as_text()
     else:
+        ours = fexport.export(fluxion.jit(f), platforms=platforms)(*args).mlir_module()
         theirs = jax.export.export(jax.jit(g), platforms=list(platforms))(*args).mlir_module()
     assert _targets_ours(ours) == _targets_jax(theirs), (name, platforms)
     if platforms == ("tpu",):
@@ -192,7 +201,7 @@ def test_gpu_custom_calls_match_jax(name: str, platform: str) -> None:
     # gtsv2 lower but do not export: their targets have no compatibility promise)
     f, args = GPU_OURS[name]
     g, _ = GPU_THEIRS[name]
-    ours = fexport.export(fluxion.jit(f), platforms=[platform])(*args).mlir_module()
+    ours = _lowered(f, *args, platforms=[platform])
     theirs = jax.jit(g).trace(*args).lower(lowering_platforms=(platform,)).as_text()
     want = _custom_calls(theirs)
     assert want and _custom_calls(ours) == want, name
@@ -210,7 +219,7 @@ def test_gpu_svd_and_eig_choices_jax_refuses_are_refused(platform: str) -> None:
     if platform == "cuda":
         with pytest.raises(NotImplementedError, match="DIVIDE_AND_CONQUER"):
             fexport.export(dc, platforms=["cuda"])(A)
-        text = fexport.export(geev, platforms=["cuda"])(A).mlir_module()
+        text = _lowered(geev, A, platforms=["cuda"])
         ((attrs, ins, outs),) = _custom_calls(text)
         assert dict(attrs)["call_target_name"] == '"cusolver_geev_ffi"'
         assert dict(attrs)["mhlo.backend_config"] == "{left = false, right = true}"
@@ -219,7 +228,7 @@ def test_gpu_svd_and_eig_choices_jax_refuses_are_refused(platform: str) -> None:
     else:
         with pytest.raises(NotImplementedError, match="CUSOLVER needs CUDA"):
             fexport.export(geev, platforms=["rocm"])(A)
-        ours = fexport.export(dc, platforms=["rocm"])(A).mlir_module()
+        ours = _lowered(dc, A, platforms=["rocm"])
         theirs = jax.jit(lambda a: jax.lax.linalg.svd(
             a, algorithm=jax.lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER)).trace(A).lower(
             lowering_platforms=("rocm",)).as_text()
@@ -234,8 +243,8 @@ def test_gpu_tridiagonal_solve_uses_gtsv2_from_three_rows(platform: str) -> None
         return fluxion.jit(lambda a, b: lax.linalg.tridiagonal_solve(
             a[0, :rows] * 0, a[1, :rows], a[2, :rows] * 0, b[:rows]))
 
-    two = fexport.export(f(2), platforms=[platform])(A, B).mlir_module()
-    three = fexport.export(f(3), platforms=[platform])(A, B).mlir_module()
+    two = _lowered(f(2), A, B, platforms=[platform])
+    three = _lowered(f(3), A, B, platforms=[platform])
     assert "custom_call" not in two and '"stablehlo.while"' in two
     prefix = "cu" if platform == "cuda" else "hip"
     assert _targets_ours(three) == {f"{prefix}sparse_gtsv2_ffi"}
@@ -254,7 +263,7 @@ def test_cuda_only_kernels_match_jax(platform: str) -> None:
          (B, SPD), "cusolver_syrk_ffi"),
     ]
     for f, g, args, target in programs:
-        ours = fexport.export(f, platforms=[platform])(*args).mlir_module()
+        ours = _lowered(f, *args, platforms=[platform])
         theirs = g.trace(*args).lower(lowering_platforms=(platform,)).as_text()
         assert _custom_calls(ours) == _custom_calls(theirs), target
         assert _targets_ours(ours) == ({target} if platform == "cuda" else set())
@@ -325,7 +334,7 @@ def test_float64_tpu_custom_call_names_op_and_dtype() -> None:
 ])
 def test_host_callback_lowers_to_send_recv_for_tpu(kind, fn) -> None:
     # the TPU's host callbacks are host transfers (as jax emits them there), no custom call
-    text = fexport.export(fluxion.jit(fn), platforms=["tpu"])(np.ones(3, np.float32)).mlir_module()
+    text = _lowered(fn, np.ones(3, np.float32), platforms=["tpu"])
     assert "custom_call" not in text
     assert '"stablehlo.send"' in text and '"stablehlo.recv"' in text
     assert "is_host_transfer = true" in text and '"pjrt_rendezvous"' in text
@@ -374,8 +383,8 @@ def test_host_callbacks_lower_as_jax_for_gpu(platform) -> None:
         want = jax.jit(body(jax, jio)).trace(x).lower(lowering_platforms=(platform,)).as_text()
     finally:
         jmlir.ModuleContext.get_backend = real
-    got = fexport.export(fluxion.jit(body(fluxion, io_callback)), platforms=[platform])(x)
-    assert _callback_calls(got.mlir_module()) == _callback_calls(want)
+    got = _lowered(body(fluxion, io_callback), x, platforms=[platform])
+    assert _callback_calls(got) == _callback_calls(want)
     assert [c[0] for c in _callback_calls(want)] == ["xla_ffi_python_gpu_callback"] * 3
 
 
@@ -393,7 +402,7 @@ def test_ordered_callbacks_after_a_loop_wait_for_it_on_tpu() -> None:
         io_callback(lambda v: None, None, y, ordered=True)
         return y
 
-    text = fexport.export(fluxion.jit(f), platforms=["tpu"])(np.float32(1)).mlir_module()
+    text = _lowered(f, np.float32(1), platforms=["tpu"])
     loop = re.search(r'(%\w+):\d+ = "stablehlo.while"', text).group(1)
     sends = re.findall(rf'(%\w+) = "stablehlo.send"\({loop}#\d+, (%\w+(?:#\d+)?)\)', text)
     assert len(sends) == 2  # the round trip, then the callback after the loop
@@ -429,8 +438,7 @@ def test_tridiagonal_perturbed_has_no_lowering_off_the_cpu() -> None:
     f = fluxion.jit(lambda *a: lax.linalg.tridiagonal_solve(*a, perturb_singular=True))
     with pytest.raises(NotImplementedError, match="perturb_singular=True is not supported on 'tpu'"):
         fexport.export(f, platforms=["tpu"])(*args)
-    assert "tridiagonal_solve_perturbed_ffi" in fexport.export(f, platforms=["cpu"])(
-        *args).mlir_module()
+    assert "tridiagonal_solve_perturbed_ffi" in _lowered(f, *args, platforms=["cpu"])
 
 
 def test_threefry_form_follows_the_lowering_platform() -> None:

@@ -14,9 +14,16 @@ picks that platform's function (as ``jax.export`` does); the custom calls are th
 each platform. Export works for any platform from any machine; ``call`` runs the branch of the
 platform it is called on.
 
+As in JAX, a module is exported only if its custom calls are among those whose compatibility
+is guaranteed (LAPACK, cuSOLVER, the TPU's linalg kernels ...; ``DisabledSafetyCheck.custom_call
+(name)`` allows another), and programs with host callbacks (``pure_callback``, ``io_callback``,
+``debug.print``) are refused: their Python functions cannot be serialized.
+
 The serialized form is Fluxion's own (a JSON header, the module text and the constants), not JAX's
 flatbuffer: Fluxion and JAX cannot read each other's artifacts. Pytree structures of tuples,
-lists, dicts (string keys) and None are serialized; other node types raise ``ValueError``.
+lists, dicts (string keys) and None are serialized, and node types registered with
+``register_pytree_node_serialization`` or ``register_namedtuple_serialization``; other node types
+raise ``ValueError``, as in JAX.
 ``call`` takes concrete arrays (not tracers).
 
 Example:
@@ -30,9 +37,11 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import io
 import json
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -43,9 +52,11 @@ from fluxion.backend.lowering import lowering_platform
 from fluxion.core.avals import ShapedArray
 from fluxion.core.trace import Tracer
 from fluxion.transforms.staging import abstractify, trace_to_program
+from fluxion.tree_util import _nodes as _tree_nodes
 from fluxion.tree_util import physical as tree_util
 
-__all__ = ["Exported", "export", "deserialize", "default_export_platform",
+__all__ = ["Exported", "DisabledSafetyCheck", "export", "deserialize", "default_export_platform",
+           "register_pytree_node_serialization", "register_namedtuple_serialization",
            "minimum_supported_calling_convention_version",
            "maximum_supported_calling_convention_version"]
 
@@ -56,6 +67,93 @@ maximum_supported_calling_convention_version = 1
 
 
 _PLATFORM_NAMES = {"gpu": "cuda"}
+
+# Custom-call targets whose compatibility over time jax 0.10.2 guarantees (its export refuses
+# any other unless a DisabledSafetyCheck allows it); the lists are jax's.
+_LAPACK = ("potrf", "geqrf", "orgqr", "syevd", "geev", "gesdd", "getrf", "sytrd", "gehrd",
+           "gees", "trsm", "gtsv")
+_COMPLEX_NAME = {"orgqr": "ungqr", "syevd": "heevd", "sytrd": "hetrd"}
+_STABLE_TARGETS = frozenset(
+    [f"lapack_{t}{_COMPLEX_NAME.get(op, op) if t in 'cz' else op}_ffi"
+     for op in _LAPACK for t in "sdcz"]
+    + ["cu_lu_pivots_to_permutation", "cusolver_getrf_ffi", "hip_lu_pivots_to_permutation",
+       "hipsolver_getrf_ffi", "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", "hipsolver_geqrf_ffi",
+       "hipsolver_orgqr_ffi", "cusolver_potrf_ffi", "hipsolver_potrf_ffi", "cusolver_syevd_ffi",
+       "hipsolver_syevd_ffi", "cusolver_gesvd_ffi", "cusolver_gesvdj_ffi", "hipsolver_gesvd_ffi",
+       "hipsolver_gesvdj_ffi", "hipsolver_gesdd_ffi", "cusolver_sytrd_ffi",
+       "hipsolver_sytrd_ffi", "cusparse_gtsv2_ffi",
+       "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+       "cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "Eigh", "Qr",
+       "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
+       "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call",
+       "AllocateBuffer", "mosaic_gpu_v2", "stablehlo.dynamic_reduce_window",
+       "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k", "shape_assertion"])
+
+
+class DisabledSafetyCheck:
+    """A safety check of :func:`export` to skip (JAX's ``jax.export.DisabledSafetyCheck``):
+    ``custom_call(name)`` exports a custom call whose compatibility is not guaranteed;
+    ``platform()`` lets :meth:`Exported.call` run on a platform the module was not exported for
+    (its first platform's function runs there).
+
+    Example:
+        >>> from fluxion.export import DisabledSafetyCheck
+        >>> DisabledSafetyCheck.custom_call("my_kernel"), DisabledSafetyCheck.platform()
+        (custom_call:my_kernel, platform)
+    """
+
+    def __init__(self, _impl: str) -> None:
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> "DisabledSafetyCheck":
+        """Allow calling on a platform other than the exported ones."""
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> "DisabledSafetyCheck":
+        """Allow exporting custom calls to ``target_name``."""
+        return cls(f"custom_call:{target_name}")
+
+    def is_custom_call(self) -> str | None:
+        """The custom-call target this check allows, or None."""
+        return self._impl[len("custom_call:"):] if self._impl.startswith("custom_call:") else None
+
+    def __str__(self) -> str:
+        return self._impl
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+
+def _check_module(name: str, text: str, disabled: Sequence[DisabledSafetyCheck]) -> None:
+    """JAX's export checks: no host callbacks; only custom calls with guaranteed
+    compatibility, or ones ``disabled`` allows."""
+    if getattr(text, "host_callbacks", None) or "is_host_transfer = true" in text or re.search(
+            r'call_target_name = "xla_ffi(_partitioned)?_python_\w+_callback"', text):
+        raise NotImplementedError(
+            f"fluxion.export of {name}: serialization of host callbacks (pure_callback, "
+            "io_callback, debug.print, debug.callback) is not yet implemented, as in JAX: their "
+            "Python functions cannot be written out. To look at the lowered module, use "
+            "fluxion.jit(f).trace(*args).lower(lowering_platforms=(...)).as_text().")
+    allowed = _STABLE_TARGETS | {d.is_custom_call() for d in disabled} - {None}
+    bad: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.search(r'call_target_name = "([^"]+)"', line)
+        if m and m.group(1) not in allowed and "ALL" not in allowed:
+            bad.setdefault(m.group(1), line.strip())
+    if bad:
+        examples = "\n".join(bad.values())
+        raise ValueError(
+            f"fluxion.export of {name}: Cannot serialize code with custom calls whose targets "
+            f"have no compatibility guarantees ({', '.join(sorted(bad))}), as in JAX; pass "
+            "disabled_checks=[fluxion.export.DisabledSafetyCheck.custom_call(name)] to export "
+            f"them anyway. Examples are:\n{examples}")
 
 
 def default_export_platform() -> str:
@@ -71,26 +169,111 @@ def default_export_platform() -> str:
     return lowering_platform((default_device(),))
 
 
+# pytree node types that in_tree/out_tree may hold beyond tuple, list, dict and None:
+# type -> (serialized name, serialize_auxdata); serialized name -> (type, deserialize_auxdata,
+# from_children)
+_SERIALIZERS: dict[type, tuple[str, Callable[[Any], bytes]]] = {}
+_DESERIALIZERS: dict[str, tuple[type, Callable[[bytes], Any], Callable[[Any, list], Any]]] = {}
+
+
+def register_pytree_node_serialization(
+        nodetype: type, *, serialized_name: str, serialize_auxdata: Callable[[Any], bytes],
+        deserialize_auxdata: Callable[[bytes], Any],
+        from_children: Callable[[Any, list], Any] | None = None) -> type:
+    """Let :meth:`Exported.serialize` write pytree nodes of ``nodetype`` (registered with
+    ``fluxion.tree_util.register_pytree_node``) in ``in_tree``/``out_tree``, as JAX's
+    ``jax.export.register_pytree_node_serialization``: ``serialize_auxdata`` turns the node's
+    auxiliary data into bytes, ``deserialize_auxdata`` back; ``from_children(aux, children)``
+    builds a node (default: the type's unflatten function). Returns ``nodetype``.
+
+    Example:
+        >>> import json, fluxion
+        >>> from fluxion import export
+        >>> class Pair:
+        ...     def __init__(self, a, b): self.a, self.b = a, b
+        >>> _ = fluxion.tree_util.register_pytree_node(
+        ...     Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
+        >>> _ = export.register_pytree_node_serialization(
+        ...     Pair, serialized_name="doc.Pair", serialize_auxdata=lambda aux: b"",
+        ...     deserialize_auxdata=lambda b: None)
+        >>> exp = export.export(fluxion.jit(lambda p: p.a + p.b))(Pair(1.0, 2.0))
+        >>> float(export.deserialize(exp.serialize()).call(Pair(1.0, 2.0)))
+        3.0
+    """
+    if nodetype in _SERIALIZERS:
+        raise ValueError(f"Duplicate serialization registration for type `{nodetype}`. "
+                         f"Previous registration was with serialized_name "
+                         f"`{_SERIALIZERS[nodetype][0]}`.")
+    if serialized_name in _DESERIALIZERS:
+        raise ValueError(f"Duplicate serialization registration for serialized_name "
+                         f"`{serialized_name}`. Previous registration was for type "
+                         f"`{_DESERIALIZERS[serialized_name][0]}`.")
+    if from_children is None:
+        kind = _tree_nodes._registered.get(nodetype)
+        if kind is None or not hasattr(kind, "unflatten"):
+            raise ValueError(f"If `from_children` is not present, you must call first "
+                             f"`fluxion.tree_util.register_pytree_node` for `{nodetype}`")
+        from_children = kind.unflatten
+    _SERIALIZERS[nodetype] = (serialized_name, serialize_auxdata)
+    _DESERIALIZERS[serialized_name] = (nodetype, deserialize_auxdata, from_children)
+    return nodetype
+
+
+def register_namedtuple_serialization(nodetype: type, *, serialized_name: str) -> type:
+    """Let :meth:`Exported.serialize` write ``collections.namedtuple`` nodes of ``nodetype``
+    (JAX's ``jax.export.register_namedtuple_serialization``); its field names are written with
+    them. Returns ``nodetype``.
+
+    Example:
+        >>> import collections, fluxion
+        >>> from fluxion import export
+        >>> Point = collections.namedtuple("Point", "x y")
+        >>> _ = export.register_namedtuple_serialization(Point, serialized_name="doc.Point")
+        >>> exp = export.export(fluxion.jit(lambda p: Point(p.y, p.x)))(Point(1.0, 2.0))
+        >>> export.deserialize(exp.serialize()).call(Point(1.0, 2.0)).x.tolist()
+        2.0
+    """
+    if not (isinstance(nodetype, type) and issubclass(nodetype, tuple)
+            and hasattr(nodetype, "_fields")):
+        raise ValueError("Use `fluxion.export.register_pytree_node_serialization` for types "
+                         "other than `collections.namedtuple`.")
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name,
+        serialize_auxdata=lambda aux: json.dumps(list(nodetype._fields)).encode(),
+        deserialize_auxdata=lambda data: json.loads(data.decode()),
+        from_children=lambda fields, children: nodetype(**dict(zip(fields, children))))
+
+
 def _encode_tree(tree: Any) -> Any:
-    """A JSON form of a pytree structure (leaves numbered)."""
-    skeleton = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
-
-    def enc(node: Any) -> Any:
-        if isinstance(node, int) and not isinstance(node, bool):
-            return {"leaf": node}
-        if node is None:
-            return {"none": True}
-        if type(node) is tuple:
-            return {"tuple": [enc(c) for c in node]}
-        if type(node) is list:
-            return {"list": [enc(c) for c in node]}
-        if type(node) is dict and all(isinstance(k, str) for k in node):
-            return {"dict": [[k, enc(v)] for k, v in node.items()]}
-        raise ValueError(f"fluxion.export: cannot serialize pytree node of type "
-                         f"{type(node).__name__}; tuples, lists, dicts with string keys and None "
-                         "are supported")
-
-    return enc(skeleton)
+    """A JSON form of a pytree structure."""
+    data = tree.node_data()
+    if data is None:
+        return {"leaf": 0}
+    kids = [_encode_tree(c) for c in tree.children()]
+    t, aux = data
+    if t is type(None):
+        return {"none": True}
+    if t is tuple:
+        return {"tuple": kids}
+    if t is list:
+        return {"list": kids}
+    if t is dict:
+        for k in aux:
+            if not isinstance(k, str):
+                raise TypeError(f"fluxion.export: serialization is supported only for "
+                                f"dictionaries with string keys; found key {k!r} of type "
+                                f"{type(k).__name__}")
+        return {"dict": [[k, c] for k, c in zip(aux, kids)]}
+    if t in _SERIALIZERS:
+        name, ser = _SERIALIZERS[t]
+        blob = ser(aux)
+        if not isinstance(blob, (bytes, bytearray)):
+            raise ValueError(f"fluxion.export: the serialize_auxdata of {name!r} must return "
+                             f"bytes; it returned a {type(blob).__name__}")
+        return {"custom": name, "aux": base64.b64encode(bytes(blob)).decode(), "children": kids}
+    raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type `{t}`. Use "
+                     "`fluxion.export.register_pytree_node_serialization` or "
+                     "`fluxion.export.register_namedtuple_serialization`.")
 
 
 def _decode_tree(data: Any) -> Any:
@@ -103,6 +286,16 @@ def _decode_tree(data: Any) -> Any:
             return tuple(dec(c) for c in node["tuple"])
         if "list" in node:
             return [dec(c) for c in node["list"]]
+        if "custom" in node:
+            entry = _DESERIALIZERS.get(node["custom"])
+            if entry is None:
+                raise ValueError(f"fluxion.export.deserialize: no pytree node type is registered "
+                                 f"for serialized_name {node['custom']!r}; call "
+                                 "register_pytree_node_serialization (or "
+                                 "register_namedtuple_serialization) before deserializing")
+            _, de, from_children = entry
+            aux = de(base64.b64decode(node["aux"]))
+            return from_children(aux, [dec(c) for c in node["children"]])
         return {k: dec(v) for k, v in node["dict"]}
 
     return tree_util.tree_structure(dec(data))
@@ -134,6 +327,7 @@ class Exported:
     calling_convention_version: int
     module_text: str
     consts: tuple
+    disabled_safety_checks: tuple = ()
 
     def mlir_module(self) -> str:
         """The StableHLO module, as text."""
@@ -149,7 +343,8 @@ class Exported:
                   "out_avals": [_aval_json(a) for a in self.out_avals],
                   "platforms": list(self.platforms),
                   "calling_convention_version": self.calling_convention_version,
-                  "n_consts": len(self.consts)}
+                  "n_consts": len(self.consts),
+                  "disabled_checks": [str(d) for d in self.disabled_safety_checks]}
         buf = io.BytesIO()
         np.savez(buf, *self.consts)
         head, consts, text = (json.dumps(header).encode(), buf.getvalue(),
@@ -175,7 +370,8 @@ class Exported:
                                 f"{got.str_short()}, but it was exported for "
                                 f"{want.str_short()}")
         outs = call_module(self.module_text, self.out_avals, [*self.consts, *leaves],
-                           self.fun_name, self.platforms)
+                           self.fun_name, self.platforms,
+                           DisabledSafetyCheck.platform() not in self.disabled_safety_checks)
         return tree_util.tree_unflatten(self.out_tree, outs)
 
 
@@ -198,6 +394,11 @@ def export(fun_jit: Callable[..., Any], *, platforms: Sequence[str] | None = Non
         raise ValueError(f"fluxion.export: platforms must be distinct names among 'cpu', "
                          f"'tpu', 'cuda' and 'rocm', got {tuple(platforms or ())}")
     name = getattr(fun_jit, "__name__", "fun")
+    checks = tuple(disabled_checks)
+    for d in checks:
+        if not isinstance(d, DisabledSafetyCheck):
+            raise TypeError(f"fluxion.export: disabled_checks takes DisabledSafetyCheck values "
+                            f"(DisabledSafetyCheck.custom_call(name), .platform()), got {d!r}")
 
     def do_export(*args: Any, **kwargs: Any) -> Exported:
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
@@ -205,9 +406,10 @@ def export(fun_jit: Callable[..., Any], *, platforms: Sequence[str] | None = Non
         program, consts, out_tree = trace_to_program(fun_jit, args, kwargs, in_avals=in_avals,
                                                      description=f"export of {name}")
         text = lower_module(program, plats[0] if len(plats) == 1 else plats)
+        _check_module(name, text, checks)
         return Exported(name, in_tree, tuple(in_avals), out_tree, tuple(program.out_avals),
-                        plats, maximum_supported_calling_convention_version, text,
-                        tuple(np.asarray(c) for c in consts))
+                        plats, maximum_supported_calling_convention_version, str(text),
+                        tuple(np.asarray(c) for c in consts), checks)
 
     return do_export
 
@@ -241,4 +443,5 @@ def deserialize(blob: bytes | bytearray) -> Exported:
                     _decode_tree(header["out_tree"]),
                     tuple(_aval_from(a) for a in header["out_avals"]),
                     tuple(header["platforms"]), header["calling_convention_version"],
-                    parts[2].decode(), consts)
+                    parts[2].decode(), consts,
+                    tuple(DisabledSafetyCheck(d) for d in header.get("disabled_checks", ())))

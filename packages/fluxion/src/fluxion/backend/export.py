@@ -39,22 +39,25 @@ def lower_module(program: Program, platform: "str | Sequence[str]" = "cpu") -> s
 
 
 def call_module(text: str, out_avals: Sequence[ShapedArray], args: Sequence[Any],
-                name: str = "exported", platforms: Sequence[str] = ("cpu",)) -> list:
+                name: str = "exported", platforms: Sequence[str] = ("cpu",),
+                check_platform: bool = True) -> list:
     """Compile ``text`` (cached by its text) for the default device and run it on ``args``
     (arrays or host values, in parameter order); returns the outputs as Arrays. ``platforms``:
-    those the module was lowered for; the device's platform must be one of them."""
+    those the module was lowered for; the device's platform must be one of them unless
+    ``check_platform`` is off (then the first platform's function runs, as in JAX)."""
     arrays = _d.place(name, [_d.to_array(a) for a in args])
     devices = (tuple(arrays[0]._k.sharding._internal_device_list) if arrays
                else (_client.default_device(),))
     here = lowering_platform(devices)
     plats = [p.lower() for p in platforms]
-    if here not in plats:
+    if here not in plats and check_platform:
         raise ValueError(f"{name}: the module was exported for platforms {tuple(plats)}, "
                          f"but it is called on {here!r} (export it with "
                          f"platforms=[..., {here!r}])")
     if len(plats) > 1:
-        text = specialize_platform(text, here)
-        index = _d.to_array(np.int32(plats.index(here)))
+        chosen = here if here in plats else plats[0]
+        text = specialize_platform(text, chosen)
+        index = _d.to_array(np.int32(plats.index(chosen)))
         arrays = _d.place(name, [index, *arrays])
     executable = _d.compile_text(text, devices)
     sharding = single_device_sharding(devices[0])
