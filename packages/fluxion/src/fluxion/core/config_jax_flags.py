@@ -112,6 +112,7 @@ INERT_FLAGS: tuple[tuple[str, Any, tuple | None], ...] = (
     ('jax_tracer_error_num_traceback_frames', 5, None),
     ('jax_use_direct_linearize', True, None),
     ('jax_use_emit_pipeline_primitive', False, None),
+    # read where it acts: the CUDA/ROCm eig lowering writes it as its hybrid kernel's `magma`
     ('jax_use_magma', 'auto', ('off', 'on', 'auto')),
     ('jax_use_shardy_partitioner', True, None),
     ('jax_use_simplified_jaxpr_constants', False, None),
