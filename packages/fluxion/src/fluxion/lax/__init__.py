@@ -253,7 +253,7 @@ __all__ = [
     "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "gather", "scatter", "scatter_add",
     "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
-    "all_gather", "all_to_all", "pswapaxes", "axis_index", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
+    "all_gather", "all_to_all", "pswapaxes", "axis_index", "pbroadcast", "pmax", "pmean", "pmin", "ppermute", "pshuffle",
     "psum", "with_sharding_constraint", "psum_scatter", "axis_size", "pcast",
     "FftType", "fft",
     "Precision", "RoundingMethod", "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2",
@@ -310,7 +310,7 @@ _LAZY_FAMILIES = {
     ),
     "parallel": (
         "all_gather", "all_gather_p", "all_to_all", "all_to_all_p", "pswapaxes", "axis_index",
-        "axis_index_p", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute",
+        "axis_index_p", "pbroadcast", "pmax", "pmax_p", "pmean", "pmin", "pmin_p", "ppermute",
         "ppermute_p", "pshuffle", "psum", "psum_p", "sharding_constraint_p",
         "with_sharding_constraint", "pcast", "pvary_p", "all_gather_invariant_p",
     ),

@@ -556,6 +556,36 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     return tree_util.tree_map(lambda v: ppermute_p.bind(v, axis_name=_one(names), perm=pairs), x)
 
 
+def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
+    """Every member of the named axis receives member ``source``'s ``x`` (a pytree of arrays),
+    as JAX's ``lax.pbroadcast`` (XLA's CollectiveBroadcast): what
+    ``psum(where(axis_index(axis_name) == source, x, 0), axis_name)`` computes, copied exactly
+    (``-0.0`` and NaN payloads included). Fluxion gathers and selects, so it runs on every
+    platform and under ``vmap``; JAX has no CPU rule for it.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> fluxion.vmap(lambda x: lax.pbroadcast(x, "i", 2), axis_name="i")(jnp.arange(4)).tolist()
+        [2, 2, 2, 2]
+    """
+    names = _axis_names("lax.pbroadcast", axis_name)
+    size = _axis_size("lax.pbroadcast", names)
+    try:
+        source = int(source)
+    except TypeError:
+        raise type_error("lax.pbroadcast", f"source must be a static int, got {source!r}") \
+            from None
+    if not 0 <= source < size:
+        raise value_error("lax.pbroadcast", f"source {source} is not an index of the axis "
+                          f"{_one(names)!r} of size {size}")
+
+    def one(v: Any) -> Any:
+        return dynamic_index_in_dim(all_gather(v, _one(names)), source, 0, keepdims=False)
+
+    return tree_util.tree_map(one, x)
+
+
 def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
     """Member ``i`` receives the ``x`` of member ``perm[i]``.
 
