@@ -210,30 +210,66 @@ def test_gpu_custom_calls_match_jax(name: str, platform: str) -> None:
 
 @pytest.mark.parametrize("platform", ["cuda", "rocm"])
 def test_gpu_svd_and_eig_choices_jax_refuses_are_refused(platform: str) -> None:
-    # cuSOLVER has no divide-and-conquer SVD, hipSOLVER no geev (as jax, NotImplementedError
-    # while lowering); on ROCm jax's divide and conquer is hipSOLVER's gesdd
+    # cuSOLVER has no divide-and-conquer SVD (as jax, NotImplementedError while lowering); on
+    # ROCm jax's divide and conquer is hipSOLVER's gesdd
     dc = fluxion.jit(lambda a: lax.linalg.svd(
         a, algorithm=lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER))
-    geev = fluxion.jit(lambda a: lax.linalg.eig(
-        a, compute_left_eigenvectors=False, implementation=lax.linalg.EigImplementation.CUSOLVER))
     if platform == "cuda":
         with pytest.raises(NotImplementedError, match="DIVIDE_AND_CONQUER"):
-            fexport.export(dc, platforms=["cuda"])(A)
-        text = _lowered(geev, A, platforms=["cuda"])
-        ((attrs, ins, outs),) = _custom_calls(text)
-        assert dict(attrs)["call_target_name"] == '"cusolver_geev_ffi"'
-        assert dict(attrs)["mhlo.backend_config"] == "{left = false, right = true}"
-        assert outs == ("tensor<3x3xf32>", "tensor<3xcomplex<f32>>", "tensor<3x3xf32>",
-                        "tensor<3x3xf32>", "tensor<i32>")
+            _lowered(dc, A, platforms=["cuda"])
     else:
-        with pytest.raises(NotImplementedError, match="CUSOLVER needs CUDA"):
-            fexport.export(geev, platforms=["rocm"])(A)
         ours = _lowered(dc, A, platforms=["rocm"])
         theirs = jax.jit(lambda a: jax.lax.linalg.svd(
             a, algorithm=jax.lax.linalg.SvdAlgorithm.DIVIDE_AND_CONQUER)).trace(A).lower(
             lowering_platforms=("rocm",)).as_text()
         assert _custom_calls(ours) == _custom_calls(theirs)
         assert "hipsolver_gesdd_ffi" in ours
+
+
+class _CusolverVersions:
+    """Stands in for jax's ``cuda_versions`` (the CUDA plugin's ``_versions`` module)."""
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+    def cusolver_get_version(self) -> int:
+        return self.version
+
+
+@pytest.mark.parametrize("version", [None, 11700, 11701])
+@pytest.mark.parametrize("platform", ["cuda", "rocm"])
+def test_gpu_eig_picks_geev_by_cusolver_version_as_jax(monkeypatch, platform, version) -> None:
+    # jax 0.10.2 asks the CUDA plugin for cuSOLVER's version while lowering: 11.7.1 or newer ->
+    # geev by default (right eigenvectors only) and for EigImplementation.CUSOLVER; older, no
+    # plugin or ROCm -> the hybrid kernel by default and a RuntimeError for CUSOLVER
+    import jax._src.lax.linalg as jax_linalg
+
+    from fluxion.backend import plugins
+    monkeypatch.setattr(jax_linalg, "cuda_versions",
+                        None if version is None else _CusolverVersions(version))
+    monkeypatch.setattr(plugins, "cusolver_version", lambda: version)
+    cases = [(dict(compute_left_eigenvectors=False), None),
+             (dict(compute_left_eigenvectors=True), None),
+             (dict(compute_left_eigenvectors=False), "CUSOLVER")]
+    for kwargs, impl in cases:
+        ours_impl = None if impl is None else lax.linalg.EigImplementation.CUSOLVER
+        their_impl = None if impl is None else jax.lax.linalg.EigImplementation.CUSOLVER
+        ours_f = lambda a: lax.linalg.eig(a, implementation=ours_impl, **kwargs)  # noqa: E731
+        their_f = lambda a: jax.lax.linalg.eig(a, implementation=their_impl,  # noqa: E731
+                                               **kwargs)
+        try:
+            theirs = jax.jit(their_f).trace(A).lower(lowering_platforms=(platform,)).as_text()
+        except RuntimeError as e:
+            assert "11.7.1" in str(e)
+            with pytest.raises(RuntimeError, match="cuSOLVER 11.7.1 or newer"):
+                _lowered(ours_f, A, platforms=[platform])
+            continue
+        ours = _lowered(ours_f, A, platforms=[platform])
+        assert _custom_calls(ours) == _custom_calls(theirs), (kwargs, impl)
+    geev = platform == "cuda" and (version or 0) >= 11701
+    default = _lowered(lambda a: lax.linalg.eig(a, compute_left_eigenvectors=False), A,
+                       platforms=[platform])
+    assert ("cusolver_geev_ffi" in default) == geev
 
 
 @pytest.mark.parametrize("platform", ["cuda", "rocm"])

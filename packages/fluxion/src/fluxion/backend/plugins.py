@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from fluxion.backend import compile_options as _compile_flags
 
-__all__ = ["available", "make_client", "cuda_plugin_path", "tpu_library_path"]
+__all__ = ["available", "make_client", "cuda_plugin_path", "tpu_library_path", "cusolver_version"]
 
 # (package under ``nvidia``, library): CUDA 12's wheels keep each library in its own package,
 # CUDA 13's in ``nvidia/cu13``; a library not installed is skipped (the system's is used).
@@ -160,6 +160,34 @@ def _register_cuda_targets(xc: Any, c_api: Any, kernels: str) -> None:
     except Exception as e:  # the plugin still runs programs without these kernels
         logging.getLogger("fluxion").warning(
             "fluxion: could not register the CUDA plugin's custom calls: %s", e)
+
+
+_CUSOLVER_VERSION: list = []
+
+
+def cusolver_version() -> int | None:
+    """The cuSOLVER version the installed CUDA plugin reports (e.g. 11701 for 11.7.1), or None
+    without a CUDA plugin or when its library cannot be loaded; jax 0.10.2 reads the same
+    (``cuda_versions.cusolver_get_version``) to pick cuSOLVER's ``geev`` for ``eig``.
+
+    Example:
+        >>> from fluxion.backend import plugins
+        >>> v = plugins.cusolver_version()
+        >>> v is None or v > 10000
+        True
+    """
+    if not _CUSOLVER_VERSION:
+        found = _cuda_plugin()
+        version = None
+        if found is not None:
+            try:
+                _preload_nvidia()
+                versions = importlib.import_module(f"{found[1]}._versions")
+                version = int(versions.cusolver_get_version())
+            except Exception:  # no plugin module, or the library does not load here
+                version = None
+        _CUSOLVER_VERSION.append(version)
+    return _CUSOLVER_VERSION[0]
 
 
 def make_client(platform: str, distributed: dict[str, Any]) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from fluxion.backend import plugins
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import bitwise as _bw
@@ -158,8 +159,9 @@ def unpack_conjugate_pairs(w: Any, v: Any) -> Any:
 def _eig_lowering_gpu(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
                       compute_right_eigenvectors: bool, enable_eigvec_derivs: bool,
                       implementation: Any) -> list[str]:
-    # as jax 0.10.2 on the GPUs: the hybrid kernel (MAGMA, or LAPACK on the host) by default,
-    # cuSOLVER's geev when asked for (CUDA, right eigenvectors only)
+    # as jax 0.10.2 on the GPUs: cuSOLVER's geev (CUDA, right eigenvectors only) when asked
+    # for, or by default where the CUDA plugin's cuSOLVER is 11.7.1 or newer; otherwise the
+    # hybrid kernel (MAGMA, or LAPACK on the host)
     (a,) = ctx.avals_in
     ct = complex_dtype(a.dtype)
     real = a.dtype.kind == "f"
@@ -167,10 +169,16 @@ def _eig_lowering_gpu(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
     info = batch_info(a)
     w_c = ShapedArray(a.shape[:-1], ct)
     prefix = gpu_prefix(ctx)
-    if implementation == EigImplementation.CUSOLVER:
-        if prefix != "cu":
-            raise NotImplementedError("lax.linalg.eig: EigImplementation.CUSOLVER needs CUDA "
-                                      f"(cuSOLVER 11.7.1 or newer), not {ctx.platform}")
+    have_geev = prefix == "cu" and (plugins.cusolver_version() or 0) >= 11701
+    if ((implementation is None and have_geev and not left)
+            or implementation == EigImplementation.CUSOLVER):
+        if not have_geev:
+            found = ("not CUDA" if prefix != "cu" else "no CUDA plugin's cuSOLVER found here"
+                     if plugins.cusolver_version() is None
+                     else f"this CUDA plugin's is {plugins.cusolver_version()}")
+            raise RuntimeError("lax.linalg.eig: nonsymmetric eigendecomposition with "
+                               "EigImplementation.CUSOLVER requires cuSOLVER 11.7.1 or newer "
+                               f"({ctx.platform}: {found}); use the default implementation")
         if left:
             raise NotImplementedError("lax.linalg.eig: left eigenvectors are not supported by "
                                       "cuSOLVER (EigImplementation.CUSOLVER)")
