@@ -50,11 +50,15 @@ def _close(name: str, a: Any, b: Any, atol: float | None, rtol: float | None) ->
 
 
 def _random_like(rng: np.random.RandomState, x: Any) -> Any:
-    a = np.asarray(x)
-    v = rng.standard_normal(a.shape)
-    if a.dtype.kind == "c":
-        v = v + 1j * rng.standard_normal(a.shape)
-    return v.astype(a.dtype)
+    # x may be a tracer (the output of vjp(fun) inside a higher-order check): its shape and
+    # dtype only, as jax's check_grads, since NumPy refuses a value that carries a derivative
+    dt = getattr(x, "dtype", None)
+    dt = np.dtype(dt if dt is not None else np.result_type(x))
+    shape = np.shape(x)
+    v = rng.standard_normal(shape)
+    if dt.kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return v.astype(dt)
 
 
 def _add(xs: Sequence[Any], ts: Sequence[Any], scale: float) -> list:
