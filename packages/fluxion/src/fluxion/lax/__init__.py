@@ -275,7 +275,8 @@ __all__ += [
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
     "conv_shape_tuple", "conv_transpose_shape_tuple", "dtype", "empty", "index_take", "mulhi",
-    "platform_dependent", "ragged_dot", "reduce_window_shape_tuple", "rng_bit_generator",
+    "platform_dependent", "ragged_dot", "ragged_dot_general", "RaggedDotDimensionNumbers",
+    "reduce_window_shape_tuple", "rng_bit_generator",
     "rng_uniform", "split", "stack", "tile", "unstack", "zeta",
 ]
 
@@ -324,7 +325,7 @@ _LAZY_FAMILIES = {
         "composite", "platform_dependent",
     ),
     "ragged": (
-        "ragged_dot",
+        "RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general",
     ),
     "rng": (
         "RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p", "rng_uniform",
