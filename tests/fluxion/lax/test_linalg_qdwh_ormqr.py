@@ -92,3 +92,18 @@ def test_ormqr_vmap_and_errors_as_jax() -> None:
             mod.ormqr(h, taus, np.eye(2, dtype=np.float32), left=False)
         with pytest.raises(TypeError, match="same dtypes"):
             mod.ormqr(h, taus, np.eye(3, dtype=np.float16))
+
+
+@pytest.mark.parametrize("shape,dtype", [((5, 3), np.float32), ((3, 6), np.float32),
+                                         ((4, 3), np.complex64)])
+def test_tpu_svd_path_through_qdwh(shape, dtype) -> None:
+    # svd's QDWH-based lowering (the TPU's, as JAX's svd calls qdwh), run eagerly here
+    import importlib
+
+    svd_module = importlib.import_module("fluxion.lax.linalg.svd")
+    x = _matrix(shape, dtype, seed=3)
+    k = min(shape)
+    s, u, v = (np.asarray(t) for t in svd_module._svd_qdwh(fnp.asarray(x), False, True, 0, k))
+    np.testing.assert_allclose(s, np.linalg.svd(x, compute_uv=False), atol=3e-6)
+    vh = v if v.shape == (k, shape[1]) else v.conj().T
+    np.testing.assert_allclose((u * s) @ vh, x, atol=5e-6)

@@ -18,13 +18,10 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import convenience as _cv
 from fluxion.lax import elementwise as _el
-from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax import sorting as _st
-from fluxion.lax import transcendental as _tr
 from fluxion.lax._base import type_error, value_error
-from fluxion.lax.control_flow import loops as _lp
 from fluxion.lax.linalg._common import (
     as_operand,
     attr_bool,
@@ -56,10 +53,9 @@ from fluxion.lax.linalg._common import (
     target_name,
     zero_of,
 )
-from fluxion.lax.linalg.cholesky import cholesky
 from fluxion.lax.linalg.eigh import eigh
+from fluxion.lax.linalg.qdwh import qdwh
 from fluxion.lax.linalg.qr import qr
-from fluxion.lax.linalg.triangular_solve import triangular_solve
 from fluxion.transforms.batching import vmap
 
 __all__ = ["svd", "SvdAlgorithm", "svd_p"]
@@ -238,111 +234,16 @@ svd_p.platform_lowerings["rocm"] = _svd_lowering_gpu
 # ------------------------------------------------------------------ QDWH-based SVD (TPU)
 # As JAX on the TPU: the polar decomposition A = U_p H by the QR-based dynamically weighted
 # Halley iteration (Nakatsukasa, Bai & Gygi, SIAM J. Matrix Anal. Appl. 31(5), 2010), then
-# H = V diag(s) V^H by eigh and U = U_p V. Written with lax and the linalg primitives, so it
-# lowers through each platform's qr / cholesky / triangular_solve / eigh rules.
-
-
-def _bc(v: Any, like: Any) -> Any:
-    """Scalar ``v`` broadcast to the shape of ``like``."""
-    return _so.broadcast_in_dim(v, shape_of(like), ())
-
-
-def _const(like: Any, v: float) -> Any:
-    return _bc(scalar_like(like, v), like)
-
-
-def _frobenius(x: Any) -> Any:
-    ax = _el.abs(x)
-    return _tr.sqrt(_rd.reduce_sum(_el.mul(ax, ax), (0, 1)))
-
-
-def _qdwh_coefficients(eps: float) -> list[tuple[float, float, float]]:
-    """The (a, b, c) weights of each iteration until the lower bound of the singular values of
-    the scaled matrix reaches 1 (computed on the host: they depend only on ``eps``)."""
-    lo, tol_l, out = eps, 10.0 * eps / 2.0, []
-    while lo + tol_l < 1 and len(out) < 10:
-        l2 = lo * lo
-        dd = (4 * (1 / l2 - 1) / l2) ** (1 / 3)
-        sqd = (1.0 + dd) ** 0.5
-        a = sqd + (2 - dd + 2 * (2 - l2) / (l2 * sqd)) ** 0.5
-        b = (a - 1) ** 2 / 4
-        c = a + b - 1
-        lo = lo * (a + b * l2) / (1 + c * l2)
-        out.append((a, b, c))
-    return out
-
-
-def _qdwh_polar(x: Any, max_iterations: int = 10) -> tuple[Any, Any]:
-    """The polar decomposition ``x = u @ h`` of one [m, n] matrix (m >= n)."""
-    m, n = shape_of(x)
-    dt = aval_of(x).dtype
-    eps = float(np.finfo(real_dtype(dt)).eps)
-    ax = _el.abs(x)
-    one_norm = _rd.reduce_max(_rd.reduce_sum(ax, (0,)), (0,))
-    inf_norm = _rd.reduce_max(_rd.reduce_sum(ax, (1,)), (0,))
-    zero_r = _el.sub(one_norm, one_norm)
-    alpha_inv = _el.mul(_tr.rsqrt(one_norm), _tr.rsqrt(inf_norm))
-    alpha_inv = _el.select(_el.eq(one_norm, zero_r), _el.add(zero_r, scalar_like(zero_r, 1)),
-                           alpha_inv)
-    u = _el.mul(x, _bc(cast(alpha_inv, dt), x))
-    eye = eye_like(x, n, n)
-
-    def qr_step(u: Any, a: float, b: float, c: float) -> Any:
-        e = b / c
-        sqrt_c = c ** 0.5
-        y = _so.concatenate([_el.mul(u, _const(u, sqrt_c)), eye], 0)
-        q, _ = qr(y, full_matrices=False)
-        q1 = slice_axis(q, 0, 0, m)
-        q2 = mH(slice_axis(q, 0, m, m + n))
-        return _el.add(_el.mul(u, _const(u, e)),
-                       _el.mul(matmul(q1, q2), _const(u, (a - e) / sqrt_c)))
-
-    def chol_step(u: Any, a: Any, b: Any, c: Any) -> Any:
-        # u (c u^H u + I)^{-1} through the Cholesky factor of c u^H u + I
-        e = b / c
-        gram = _el.add(_el.mul(matmul(mH(u), u), _bc(cast(c, dt), eye)), eye)
-        lf = cholesky(gram, symmetrize_input=False)
-        z = triangular_solve(lf, mH(u), left_side=True, lower=True)
-        z = triangular_solve(lf, z, left_side=True, lower=True, transpose_a=True,
-                             conjugate_a=True)
-        return _el.add(_el.mul(u, _bc(cast(e, dt), u)),
-                       _el.mul(mH(z), _bc(cast(_el.sub(a, e), dt), u)))
-
-    coefs = _qdwh_coefficients(eps)
-    for a, b, c in coefs:
-        if c > 100:
-            u = qr_step(u, a, b, c)
-        else:
-            u = chol_step(u, np.asarray(a, real_dtype(dt)), np.asarray(b, real_dtype(dt)),
-                          np.asarray(c, real_dtype(dt)))
-    tol_norm = np.asarray((10.0 * eps / 2.0) ** (1 / 3), real_dtype(dt))
-    three = np.asarray(3.0, real_dtype(dt))
-    one = np.asarray(1.0, real_dtype(dt))
-
-    def cond_fun(state: Any) -> Any:
-        k, _, more = state
-        return _el.bitwise_and(more, _el.lt(k, np.int32(max_iterations)))
-
-    def body_fun(state: Any) -> Any:
-        # Halley's iteration (a, b, c = 3, 1, 3) once the weights have converged
-        k, u, _ = state
-        un = chol_step(u, three, one, three)
-        return _el.add(k, np.int32(1)), un, _el.gt(_frobenius(_el.sub(un, u)), tol_norm)
-
-    _, u, _ = _lp.while_loop(cond_fun, body_fun, (np.int32(len(coefs)), u, np.bool_(True)))
-    # Newton-Schulz refinement, then the Hermitian factor
-    u = _el.sub(_el.mul(u, _const(u, 1.5)),
-                _el.mul(matmul(u, matmul(mH(u), u)), _const(u, 0.5)))
-    h = matmul(mH(u), x)
-    h = _el.mul(_el.add(h, mH(h)), _const(h, 0.5))
-    return u, h
+# H = V diag(s) V^H by eigh and U = U_p V. The polar step is :func:`.qdwh.qdwh` (lax.linalg.qdwh,
+# as JAX's svd calls it); all is lax and the linalg primitives, so it lowers through each
+# platform's qr / cholesky / triangular_solve / eigh rules.
 
 
 def _svd_square_or_tall(x: Any, compute_uv: bool) -> list:
     """s (descending), u [m, n], v [n, n] of one [m, n] matrix with m >= n."""
     m, n = shape_of(x)
     dt = aval_of(x).dtype
-    up, h = _qdwh_polar(x)
+    up, h, _, _ = qdwh(x)  # the polar decomposition, as JAX's TPU svd
     v, w = eigh(h, symmetrize_input=False, sort_eigenvalues=False)
     w = _el.max(w, _el.sub(w, w))
     idx = _so.iota(np.int32, n)
