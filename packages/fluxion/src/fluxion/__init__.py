@@ -133,6 +133,7 @@ _LAZY = {
     "jit": ("fluxion.backend.jit", "jit"),
     "Array": ("fluxion.backend.array", "Array"),
     "Shard": ("fluxion.backend.array", "Shard"),
+    "make_user_context": ("fluxion.user_context", "make_user_context"),
     "device_put": ("fluxion.backend.transfer", "device_put"),
     "device_get": ("fluxion.backend.transfer", "device_get"),
     "block_until_ready": ("fluxion.backend.transfer", "block_until_ready"),
@@ -209,7 +210,7 @@ importlib.import_module("fluxion.core").provide(
     lambda: importlib.import_module("fluxion.compile_time").ensure_compile_time_eval)
 
 __all__ = [
-    "Array", "Shard", "ShapeDtypeStruct", "block_until_ready", "config", "custom_derivatives",
+    "Array", "Shard", "ShapeDtypeStruct", "make_user_context", "block_until_ready", "config", "custom_derivatives",
     "default_backend", "device_count",
     "device_get", "device_put", "devices", "errors", "eval_shape", "jit", "lax",
     "local_device_count", "local_devices", "make_jaxpr", "numpy", "process_count",
