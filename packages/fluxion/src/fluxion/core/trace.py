@@ -143,7 +143,18 @@ def leak_message(x: "Tracer") -> str:
 def derivative_message(x: "Tracer", what: str) -> str:
     """The ConcretizationTypeError message for a Python/NumPy conversion of ``x``, a value that
     carries a derivative (a ``grad``/``jvp`` tracer): its value may be known, but converting it
-    would drop the derivative silently, so it is refused as JAX refuses it."""
+    would drop the derivative silently, so it is refused as JAX refuses it.
+
+    Example:
+        >>> import fluxion
+        >>> def f(x):
+        ...     return x * float(x)
+        >>> try:
+        ...     fluxion.grad(f)(2.0)
+        ... except fluxion.errors.ConcretizationTypeError as e:
+        ...     print(str(e).split(" is expected")[0])
+        Abstract tracer value encountered where a concrete float value (the float function)
+    """
     return (
         f"Abstract tracer value encountered where {what} is expected: {x.aval_str()} being "
         f"differentiated ({x._interp.description}), at {user_source_line()}. The value "
@@ -494,7 +505,16 @@ class Tracer(VirtualArray):
 
     def to_concrete_value(self) -> Any:
         """JAX's ``Tracer.to_concrete_value``: the value known while tracing (the primal of a
-        ``grad``/``jvp`` tracer that is not itself traced), or ``None``."""
+        ``grad``/``jvp`` tracer that is not itself traced), or ``None``.
+
+        Example:
+            >>> import fluxion
+            >>> seen = []
+            >>> _ = fluxion.grad(lambda x: seen.append(x.to_concrete_value()) or x)(2.0)
+            >>> _ = fluxion.jit(lambda x: seen.append(x.to_concrete_value()) or x)(2.0)
+            >>> [None if v is None else float(v) for v in seen]
+            [2.0, None]
+        """
         interp = self._interp
         if not interp.active:
             raise UnexpectedTracerError(leak_message(self))
