@@ -103,22 +103,28 @@ def _eig_lowering(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
            "compute_right": lapack_char("V" if compute_right_eigenvectors else "N")}
     outs = ffi_call(ctx, "lax.linalg.eig", target_name("geev", a.dtype), [x], [a], outs_a, cfg)
     left, right = compute_left_eigenvectors, compute_right_eigenvectors
+    return inline(ctx, ("eig_post", left, right),
+                  lambda *vals: _eig_outputs(vals, left, right, False), outs, outs_a)
 
-    def post(*vals: Any) -> list:
-        if real:
-            wr, wi, vl, vr, inf = vals
-            w = _el.complex(wr, wi)
-        else:
-            w, vl, vr, inf = vals
-        ok = info_ok(inf)
-        out = [nan_where_not(ok, w)]
-        if left:
-            out.append(nan_where_not(ok, vl))
-        if right:
-            out.append(nan_where_not(ok, vr))
-        return out
 
-    return inline(ctx, ("eig_post", left, right), post, outs, outs_a)
+def _eig_outputs(vals: tuple, left: bool, right: bool, unpack: bool) -> list:
+    """eig's results from its kernel's: ``w`` (from its real and imaginary parts when there
+    are two), the eigenvectors asked for (``unpack``: from geev's packed real form), NaN where
+    the kernel's ``info`` reports a failure."""
+    if len(vals) == 5:
+        wr, wi, vl, vr, inf = vals
+        w = _el.complex(wr, wi)
+    else:
+        w, vl, vr, inf = vals
+    if unpack and right:
+        vr = unpack_conjugate_pairs(w, vr)
+    ok = info_ok(inf)
+    out = [nan_where_not(ok, w)]
+    if left:
+        out.append(nan_where_not(ok, vl))
+    if right:
+        out.append(nan_where_not(ok, vr))
+    return out
 
 
 def unpack_conjugate_pairs(w: Any, v: Any) -> Any:
@@ -198,23 +204,8 @@ def _eig_lowering_gpu(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
                          "right": attr_bool(right)})
         unpack = False
 
-    def post(*vals: Any) -> list:
-        if len(vals) == 5:
-            wr, wi, vl, vr, inf = vals
-            w = _el.complex(wr, wi)
-        else:
-            w, vl, vr, inf = vals
-        if unpack:
-            vr = unpack_conjugate_pairs(w, vr) if right else vr
-        ok = info_ok(inf)
-        out = [nan_where_not(ok, w)]
-        if left:
-            out.append(nan_where_not(ok, vl))
-        if right:
-            out.append(nan_where_not(ok, vr))
-        return out
-
-    return inline(ctx, ("eig_post_gpu", left, right, unpack), post, outs, outs_a)
+    return inline(ctx, ("eig_post_gpu", left, right, unpack),
+                  lambda *vals: _eig_outputs(vals, left, right, unpack), outs, outs_a)
 
 
 eig_p.abstract_eval = _eig_abstract_eval
