@@ -5,6 +5,7 @@ taken, exactly as often as JAX does for the same sequence."""
 from __future__ import annotations
 
 import jax
+import numpy as np
 import pytest
 
 import fluxion
@@ -51,3 +52,19 @@ def test_values_and_globals_as_jax() -> None:
             with ctx(unhashable):
                 jit(lambda x: x + 1)(1.0)
     assert "make_user_context" in fluxion.__all__
+
+
+def test_an_unhashable_value_leaves_the_flags_working() -> None:
+    # as jax: the block is entered, a jitted call in it raises TypeError, and on leaving it the
+    # value is restored; other flags keep changing (before the fix the value stayed set and
+    # every later config.update raised "unhashable type", e.g. enable_x64 in other tests)
+    ctx = fluxion.make_user_context(default_value=None)
+    f = fluxion.jit(lambda x: x * 2)
+    with pytest.raises(TypeError, match="unhashable"):
+        with ctx([1]):
+            assert ctx.value == [1]
+            f(1.0)
+    assert ctx.value is None
+    with fluxion.enable_x64(True):
+        assert fluxion.numpy.ones(1).dtype == np.float64
+    assert float(f(2.0)) == 4.0

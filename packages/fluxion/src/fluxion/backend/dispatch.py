@@ -361,8 +361,11 @@ def clear_caches() -> None:
 def _on_flag_change(name: str, value: Any) -> None:
     global _EAGER
     ctx = config.trace_context
-    if _EAGER is not _EAGER_BY_CONTEXT.get(ctx):
-        _EAGER = _EAGER_BY_CONTEXT.setdefault(ctx, {})
+    try:
+        if _EAGER is not _EAGER_BY_CONTEXT.get(ctx):
+            _EAGER = _EAGER_BY_CONTEXT.setdefault(ctx, {})
+    except TypeError:  # a context holding an unhashable user value: eager calls cache nothing
+        _EAGER = {}
     if name in ("jax_enable_x64", "jax_default_device"):
         _REPLICATED.clear()
         _scalar_cache.clear()

@@ -85,7 +85,12 @@ class TraceContext:
 
     def __new__(cls, names: tuple[str, ...], values: tuple[Any, ...]) -> "TraceContext":
         key = (names, values)
-        ctx = cls._table.get(key)
+        try:
+            ctx = cls._table.get(key)
+        except TypeError:  # an unhashable value (a user context set to a list): not interned
+            ctx = object.__new__(_UnhashableTraceContext)
+            ctx.names, ctx.values = names, values
+            return ctx
         if ctx is None:
             ctx = object.__new__(cls)
             ctx.names, ctx.values = names, values
@@ -99,6 +104,20 @@ class TraceContext:
 
     def __repr__(self) -> str:
         return "TraceContext(" + ", ".join(f"{n}={v!r}" for n, v in zip(self.names, self.values)) + ")"
+
+
+class _UnhashableTraceContext(TraceContext):
+    """A trace context holding an unhashable value: it can be set and read (a ``with`` block of
+    a user context), but a cache keyed on it raises Python's TypeError, as a jitted call under
+    such a value does in JAX."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(self.values)  # raises: unhashable type
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
 
 
 class Config:
@@ -426,7 +445,11 @@ def flag_context(name: str, value: Any) -> Iterator[None]:
     """
     with config._lock:  # read-and-set as one step, so concurrent blocks restore consistently
         old = config.read(name)
-        config.update(name, value)
+        try:
+            config.update(name, value)
+        except BaseException:  # never leave the flag set when the block does not run
+            config.update(name, old)
+            raise
     try:
         yield
     finally:
