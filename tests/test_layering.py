@@ -38,6 +38,9 @@ ALLOWED = {
     ("fluxion.lax.linalg._common", "fluxion.backend.lapack"):
         "the LAPACK seam: a LAPACK lowering rule registers jaxlib's CPU kernels before its module "
         "is compiled (only lax/linalg/_common.py imports it; the rules import it from there)",
+    ("fluxion.lax.linalg._common", "fluxion.backend.plugins"):
+        "the same seam for the GPU: which cuSOLVER the CUDA plugin has, read while lowering eig "
+        "for CUDA as jax reads it (cusolver_version; the rules import it from _common)",
 }
 
 

@@ -16,10 +16,12 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-# The LAPACK seam: the only place in lax that imports the backend. A CPU lowering rule names a
+# The kernel seam: the only place in lax that imports the backend. A CPU lowering rule names a
 # jaxlib kernel (``target_name``), checks its dtype (``LAPACK_DTYPES``) and, in ``ffi_call``,
-# registers the kernels before its module is compiled (tests/test_layering.py, ALLOWED).
+# registers the kernels before its module is compiled; a CUDA rule may ask which cuSOLVER the
+# CUDA plugin has (``cusolver_version``, as jax does for eig) (tests/test_layering.py, ALLOWED).
 from fluxion.backend import lapack
+from fluxion.backend import plugins as _plugins
 from fluxion.backend.lapack import LAPACK_DTYPES
 from fluxion.backend.lapack import target_name as target_name  # for the rules
 from fluxion.core.avals import ShapedArray
@@ -46,6 +48,18 @@ from fluxion.transforms.staging import trace_to_program
 class LinalgShapeError(TypeError, ValueError):
     """A bad operand shape for a linalg function (both a TypeError and a ValueError: JAX raises
     ValueError for shapes, and Fluxion's convention is TypeError)."""
+
+
+def cusolver_version() -> int | None:
+    """The CUDA plugin's cuSOLVER version (``backend.plugins.cusolver_version``), for the CUDA
+    rules that choose a kernel by it, as jax's eig does.
+
+    Example:
+        >>> v = cusolver_version()
+        >>> v is None or v > 10000
+        True
+    """
+    return _plugins.cusolver_version()
 
 
 def shape_error(fun: str, msg: str) -> LinalgShapeError:

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.backend import plugins
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import bitwise as _bw
@@ -28,6 +27,7 @@ from fluxion.lax import elementwise as _el
 from fluxion.lax import reductions as _rd
 from fluxion.lax import shape_ops as _so
 from fluxion.lax import sharding_rules as _sh
+from fluxion.lax.linalg import _common
 from fluxion.lax.linalg._common import (
     as_operand,
     attr_bool,
@@ -175,13 +175,13 @@ def _eig_lowering_gpu(ctx: Any, x: str, *, compute_left_eigenvectors: bool,
     info = batch_info(a)
     w_c = ShapedArray(a.shape[:-1], ct)
     prefix = gpu_prefix(ctx)
-    have_geev = prefix == "cu" and (plugins.cusolver_version() or 0) >= 11701
+    have_geev = prefix == "cu" and (_common.cusolver_version() or 0) >= 11701
     if ((implementation is None and have_geev and not left)
             or implementation == EigImplementation.CUSOLVER):
         if not have_geev:
             found = ("not CUDA" if prefix != "cu" else "no CUDA plugin's cuSOLVER found here"
-                     if plugins.cusolver_version() is None
-                     else f"this CUDA plugin's is {plugins.cusolver_version()}")
+                     if _common.cusolver_version() is None
+                     else f"this CUDA plugin's is {_common.cusolver_version()}")
             raise RuntimeError("lax.linalg.eig: nonsymmetric eigendecomposition with "
                                "EigImplementation.CUSOLVER requires cuSOLVER 11.7.1 or newer "
                                f"({ctx.platform}: {found}); use the default implementation")
