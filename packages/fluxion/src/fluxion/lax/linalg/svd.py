@@ -94,6 +94,25 @@ def _svd_abstract_eval(x: ShapedArray, *, full_matrices: bool, compute_uv: bool,
     return [s, u, vt]
 
 
+def _svd_empty(ctx: Any, x: str, compute_uv: bool) -> list[str]:
+    # an empty matrix on every platform: no singular values, identity-like factors
+    (a,) = ctx.avals_in
+    batch = a.shape[:-2]
+
+    def empty(x: Any) -> list:
+        s = _cv.full(batch + (0,), 0, real_dtype(a.dtype))
+        if not compute_uv:
+            return [s]
+        outs = [s]
+        for aval in ctx.avals_out[1:]:
+            r, c = aval.shape[-2:]
+            outs.append(_so.broadcast_in_dim(np.eye(r, c, dtype=a.dtype), aval.shape,
+                                             (len(batch), len(batch) + 1)))
+        return outs
+
+    return inline(ctx, ("svd_empty", compute_uv, tuple(ctx.avals_out)), empty, [x], [a])
+
+
 def _svd_lowering(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
                   subset_by_index: Any, algorithm: Any) -> list[str]:
     (a,) = ctx.avals_in
@@ -101,18 +120,7 @@ def _svd_lowering(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool,
     batch = a.shape[:-2]
     k = min(m, n)
     if m == 0 or n == 0:
-        def empty(x: Any) -> list:
-            s = _cv.full(batch + (0,), 0, real_dtype(a.dtype))
-            if not compute_uv:
-                return [s]
-            outs = [s]
-            for aval in ctx.avals_out[1:]:
-                r, c = aval.shape[-2:]
-                outs.append(_so.broadcast_in_dim(np.eye(r, c, dtype=a.dtype), aval.shape,
-                                                 (len(batch), len(batch) + 1)))
-            return outs
-
-        return inline(ctx, ("svd_empty", compute_uv, tuple(ctx.avals_out)), empty, [x], [a])
+        return _svd_empty(ctx, x, compute_uv)
     if algorithm in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.DIVIDE_AND_CONQUER):
         routine = "gesdd"
     elif algorithm == SvdAlgorithm.QR:
@@ -171,8 +179,7 @@ def _svd_lowering_gpu(ctx: Any, x: str, *, full_matrices: bool, compute_uv: bool
     (a,) = ctx.avals_in
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
-        return _svd_lowering(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv,
-                             subset_by_index=subset_by_index, algorithm=algorithm)
+        return _svd_empty(ctx, x, compute_uv)
     batch, k = a.shape[:-2], min(m, n)
     routine = _gpu_svd_kernel(ctx.platform, algorithm, m, n)
     subset = subset_by_index is not None and tuple(subset_by_index) != (0, k)
@@ -303,8 +310,7 @@ def _svd_lowering_qdwh(ctx: Any, x: str, *, full_matrices: bool, compute_uv: boo
     (a,) = ctx.avals_in
     m, n = a.shape[-2:]
     if m == 0 or n == 0:
-        return _svd_lowering(ctx, x, full_matrices=full_matrices, compute_uv=compute_uv,
-                             subset_by_index=subset_by_index, algorithm=algorithm)
+        return _svd_empty(ctx, x, compute_uv)
     if algorithm not in (None, SvdAlgorithm.DEFAULT, SvdAlgorithm.POLAR):
         raise NotImplementedError(f"lax.linalg.svd: algorithm {algorithm} is not available on "
                                   f"{ctx.platform} (DEFAULT or POLAR: the QDWH-based SVD)")
