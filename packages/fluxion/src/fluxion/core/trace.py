@@ -487,6 +487,94 @@ class Tracer(VirtualArray):
     def weak_type(self) -> bool:
         return self.aval.weak_type
 
+    @property
+    def itemsize(self) -> int:
+        return self.aval.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.aval.size * self.aval.dtype.itemsize
+
+    # The parts of ``fluxion.Array`` that only a device buffer has, answered as JAX 0.10.2's
+    # ``Tracer`` answers them: ``sharding``, ``device``, ``block_until_ready`` and
+    # ``copy_to_host_async`` raise AttributeError (so ``hasattr`` is False: libraries probe
+    # with it); the rest raise ConcretizationTypeError, which ``hasattr`` lets through for the
+    # properties, as in JAX (the methods exist; calling them raises).
+
+    def _not_on_tracer(self, what: str) -> ConcretizationTypeError:
+        return ConcretizationTypeError(self._interp.concretization_message(
+            self, f"a concrete array ({what} was called on a traced value)"))
+
+    @property
+    def sharding(self) -> Any:
+        raise AttributeError(
+            f"The 'sharding' attribute is not available on traced array with shape "
+            f"{self.aval_str()}. To query sharding information on tracers, use "
+            f"`fluxion.typeof(x)`.")
+
+    @property
+    def device(self) -> Any:
+        raise AttributeError(f"The 'device' attribute is not available on traced array with "
+                             f"shape {self.aval_str()}.")
+
+    @property
+    def block_until_ready(self) -> Any:
+        raise AttributeError(f"The 'block_until_ready' method is not available on traced array "
+                             f"with shape {self.aval_str()}.")
+
+    @property
+    def copy_to_host_async(self) -> Any:
+        raise AttributeError(f"The 'copy_to_host_async' method is not available on traced array "
+                             f"with shape {self.aval_str()}.")
+
+    @property
+    def committed(self) -> bool:
+        raise self._not_on_tracer("the 'committed' attribute")
+
+    @property
+    def addressable_shards(self) -> list:
+        raise self._not_on_tracer("the 'addressable_shards' attribute")
+
+    @property
+    def global_shards(self) -> list:
+        raise self._not_on_tracer("the 'global_shards' attribute")
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        raise self._not_on_tracer("the 'is_fully_addressable' attribute")
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        raise self._not_on_tracer("the 'is_fully_replicated' attribute")
+
+    @property
+    def traceback(self) -> Any:
+        raise self._not_on_tracer("the 'traceback' attribute")
+
+    def devices(self) -> set:
+        """Refused as JAX refuses it: a traced value is on no device yet."""
+        raise self._not_on_tracer("the devices() method")
+
+    def addressable_data(self, index: int) -> Any:
+        """Refused as JAX refuses it: a traced value has no buffers."""
+        raise self._not_on_tracer("the addressable_data() method")
+
+    def delete(self) -> None:
+        """Refused as JAX refuses it: a traced value has no buffer to free."""
+        raise self._not_on_tracer("the delete() method")
+
+    def is_deleted(self) -> bool:
+        """Refused as JAX refuses it: a traced value has no buffer."""
+        raise self._not_on_tracer("the is_deleted() method")
+
+    def on_device_size_in_bytes(self) -> int:
+        """Refused as JAX refuses it: a traced value has no buffer."""
+        raise self._not_on_tracer("the on_device_size_in_bytes() method")
+
+    def unsafe_buffer_pointer(self) -> int:
+        """Refused as JAX refuses it: a traced value has no buffer."""
+        raise self._not_on_tracer("the unsafe_buffer_pointer() method")
+
     def __len__(self) -> int:
         if not self.aval.shape:
             raise TypeError("len() of unsized object")
