@@ -33,6 +33,7 @@ from fluxion.core import dtypes
 from fluxion.core.errors import (
     FluxionTypeError,
     NonConcreteBooleanIndexError,
+    UnexpectedTracerError,
     user_source_line,
 )
 from fluxion.core.trace import Tracer
@@ -122,17 +123,26 @@ def _classify(i: Any) -> tuple[str, Any]:
                      f"or boolean arrays are valid indices. Got {i!r}{_at()}")
 
 
+def _known_while_tracing(v: Tracer) -> bool:
+    try:
+        return v.to_concrete_value() is not None
+    except UnexpectedTracerError:
+        return False
+
+
 def _static_slice(s: slice, position: int) -> slice:
     parts = []
     for v in (s.start, s.stop, s.step):
         if v is None or _is_int(v):
             parts.append(v)
             continue
-        try:
-            parts.append(operator.index(v))
-        except (TypeError, FluxionTypeError):
+        # As in JAX, only a tracer without a known value (traced, or leaked from a finished
+        # transformation) is "not static"; any other value goes through operator.index, whose
+        # TypeError (a float, a string, a non-scalar array) is the user's error as it stands.
+        if isinstance(v, Tracer) and not _known_while_tracing(v):
             raise IndexError(f"Slice entries must be static integers. Got {s} at position "
-                             f"{position}{_at()}") from None
+                             f"{position}{_at()}")
+        parts.append(operator.index(v))
     if parts[2] == 0:
         raise ValueError("slice step cannot be zero")
     return slice(*parts)
