@@ -63,6 +63,7 @@ MODULES = [
     "fluxion.experimental.layout",
     "fluxion.experimental.sparse",
     "fluxion.experimental.multihost_utils",
+    "fluxion.experimental.ode",
     "fluxion_scipy.special",
     "fluxion_scipy.stats",
     "fluxion_scipy.linalg",

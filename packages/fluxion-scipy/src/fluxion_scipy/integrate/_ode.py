@@ -1,20 +1,14 @@
-"""Explicit Runge-Kutta ODE solvers with adaptive steps: ``odeint`` (as jax.experimental.ode,
-differentiable by the adjoint method) and ``solve_ivp`` (as SciPy, methods RK45, RK23 and
-DOP853)."""
+"""Explicit Runge-Kutta ODE solvers with adaptive steps: ``solve_ivp`` (as SciPy, methods RK45,
+RK23 and DOP853) and ``odeint`` (fluxion's ``jax.experimental.ode.odeint``, re-exported here)."""
 
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any, NamedTuple
 
-import numpy as np
-
-import fluxion
 import fluxion.lax as lax
 import fluxion.numpy as jnp
-from fluxion.flatten_util import ravel_pytree
-from fluxion.tree_util import tree_map
+from fluxion.experimental.ode import odeint
 
 __all__ = ["odeint", "solve_ivp", "OdeResult"]
 
@@ -164,177 +158,6 @@ def _advance(f: Any, tab: _Tableau, t0: Any, t1: Any, y: Any, fy: Any, h: Any, r
     init = (t0, y, fy, h, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), jnp.asarray(False))
     t, y, fy, h, nfev, steps, _ = lax.while_loop(cond, body, init)
     return y, fy, h, nfev, steps, t
-
-
-# odeint steps as jax.experimental.ode.odeint does: Dormand-Prince 5(4) with the error weights of
-# its embedded pair below, free steps (never shortened to land on an output time) and the
-# solution at each output time from the step's quartic dense output.
-_ODEINT_B_HAT = (1951 / 21600, 0.0, 22642 / 50085, 451 / 720, -12231 / 42400, 649 / 6300, 1 / 60)
-_ODEINT_E = tuple(b - bh for b, bh in zip(_DOPRI5.b, _ODEINT_B_HAT))
-# Shampine's (1986) weights of y(t + h/2) = y + h * sum(w_i k_i) for Dormand-Prince 5(4).
-_DOPRI5_MID = (6025192743 / 30085553152 / 2, 0.0, 51252292925 / 65400821598 / 2,
-               -2691868925 / 45128329728 / 2, 187940372067 / 1594534317056 / 2,
-               -1776094331 / 19743644256 / 2, 11237099 / 235043384 / 2)
-_ODEINT_SAFETY, _ODEINT_GROW, _ODEINT_SHRINK, _ODEINT_ORDER = 0.9, 10.0, 0.2, 5.0
-
-
-def _quartic(y: Any, y_new: Any, ks: list, h: Any) -> Any:
-    """Coefficients (highest power first) of the quartic p on s in [0, 1] with p(0) = y,
-    p(1) = y_new, p'(0) = h k_0, p'(1) = h k_last and p(1/2) the step's midpoint estimate."""
-    mid = y + h * _combine(_DOPRI5_MID, ks, y)
-    d0, d1 = h * ks[0], h * ks[-1]
-    rise = y_new - y - d0              # a + b + c
-    slope = d1 - d0                    # 4a + 3b + 2c
-    half = mid - y - 0.5 * d0          # a/16 + b/8 + c/4
-    a = 16.0 * half - 8.0 * rise + 2.0 * slope
-    b = slope - 2.0 * rise - 2.0 * a
-    return jnp.stack([a, b, rise - a - b, d0, y])
-
-
-def _odeint_first_step(f: Any, t0: Any, y0: Any, f0: Any, rtol: Any, atol: Any) -> Any:
-    # Hairer, Norsett & Wanner's starting step, with Euclidean norms of the scaled vectors.
-    scale = atol + jnp.abs(y0) * rtol
-    d0 = jnp.linalg.norm(y0 / scale)
-    d1 = jnp.linalg.norm(f0 / scale)
-    h0 = jnp.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / d1)
-    f1 = f(t0 + h0, y0 + h0 * f0)
-    d2 = jnp.linalg.norm((f1 - f0) / scale) / h0
-    h1 = jnp.where((d1 <= 1e-15) & (d2 <= 1e-15), jnp.maximum(1e-6, h0 * 1e-3),
-                   (0.01 / jnp.maximum(d1, d2)) ** (1.0 / (_ODEINT_ORDER)))
-    return jnp.minimum(100.0 * h0, h1)
-
-
-def _integrate(f: Any, y0: Any, ts: Any, rtol: float, atol: float, mxstep: Any,
-               hmax: Any) -> tuple[Any, Any]:
-    """y at every time of the increasing array ``ts`` (flat y), and whether every interval was
-    reached within ``mxstep`` steps."""
-    f0 = f(ts[0], y0)
-    h0 = jnp.clip(_odeint_first_step(f, ts[0], y0, f0, rtol, atol), 0.0, hmax)
-
-    def interval(carry: tuple, target: Any) -> tuple:
-        def cond(state: tuple) -> Any:
-            i, _, _, t, h, _, _ = state
-            return (t < target) & (i < mxstep) & (h > 0)
-
-        def body(state: tuple) -> tuple:
-            i, y, fy, t, h, last_t, coeff = state
-            y_new, f_new, ks = _rk_step(f, _DOPRI5, t, y, fy, h)
-            scale = atol + rtol * jnp.maximum(jnp.abs(y), jnp.abs(y_new))
-            ratio = jnp.sqrt(jnp.mean((h * _combine(_ODEINT_E, ks, y) / scale) ** 2))
-            shrink = jnp.where(ratio < 1, 1.0, _ODEINT_SHRINK)
-            factor = jnp.minimum(_ODEINT_GROW, jnp.maximum(
-                ratio ** (-1.0 / _ODEINT_ORDER) * _ODEINT_SAFETY, shrink))
-            h_next = jnp.clip(jnp.where(ratio == 0, h * _ODEINT_GROW, h * factor), 0.0, hmax)
-            accept = ratio <= 1.0
-            return (i + 1, jnp.where(accept, y_new, y), jnp.where(accept, f_new, fy),
-                    jnp.where(accept, t + h, t), h_next, jnp.where(accept, t, last_t),
-                    jnp.where(accept, _quartic(y, y_new, ks, h), coeff))
-
-        y, fy, t, h, last_t, coeff = carry
-        _, y, fy, t, h, last_t, coeff = lax.while_loop(
-            cond, body, (jnp.zeros((), jnp.int32), y, fy, t, h, last_t, coeff))
-        s = ((target - last_t) / (t - last_t)).astype(y.dtype)
-        at = coeff[0]
-        for c in coeff[1:]:
-            at = at * s + c
-        return (y, fy, t, h, last_t, coeff), (at, t >= target)
-
-    init = (y0, f0, ts[0], h0, ts[0], jnp.stack([y0] * 5))
-    _, (ys, reached) = lax.scan(interval, init, ts[1:])
-    return jnp.concatenate([y0[None], ys], axis=0), jnp.all(reached)
-
-
-def odeint(func: Any, y0: Any, t: Any, *args: Any, rtol: float = 1.4e-8, atol: float = 1.4e-8,
-           mxstep: float = math.inf, hmax: float = math.inf) -> Any:
-    """Solves dy/dt = func(y, t, *args) from y(t[0]) = y0 and returns y at every time in ``t``
-    (increasing), as ``jax.experimental.ode.odeint``: adaptive Dormand-Prince 5(4) steps with
-    jax's step control (its steps and function evaluations; the solution at each time of ``t``
-    comes from the step's dense output, no step is shortened to land there), and gradients with
-    respect to ``y0``, ``t`` and ``args`` by the adjoint method. ``y0`` may be any pytree;
-    ``mxstep`` bounds the steps between consecutive times (then the result is nan).
-
-    Example:
-        >>> ys = odeint(lambda y, t: -y, jnp.array(1.0), jnp.array([0.0, 1.0]))
-        >>> round(float(ys[1]), 6)  # exp(-1)
-        0.367879
-    """
-    for name, value in (("rtol", rtol), ("atol", atol), ("mxstep", mxstep), ("hmax", hmax)):
-        if not isinstance(value, (int, float)):
-            raise TypeError(f"odeint: {name} must be a Python number, got {type(value).__name__}")
-    t = jnp.asarray(t)
-    if t.ndim != 1:
-        raise ValueError(f"odeint: t must be a 1-D array of times, got shape {t.shape}")
-    converted, consts = fluxion.closure_convert(func, y0, t[0], *args)
-    return _odeint(converted, rtol, atol, mxstep, hmax, y0, t, *args, *consts)
-
-
-def _flat_rhs(func: Any, unravel: Any, args: tuple) -> Any:
-    def rhs(t: Any, y: Any) -> Any:
-        flat, _ = ravel_pytree(func(unravel(y), t, *args))
-        return flat
-    return rhs
-
-
-def _steps(mxstep: float) -> Any:
-    return jnp.asarray(np.iinfo(np.int32).max if math.isinf(mxstep) else int(mxstep), jnp.int32)
-
-
-@partial(fluxion.custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
-def _odeint(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, y0: Any, t: Any,
-            *args: Any) -> Any:
-    flat0, unravel = ravel_pytree(y0)
-    ys, ok = _integrate(_flat_rhs(func, unravel, args), flat0, t, rtol, atol, _steps(mxstep), hmax)
-    ys = jnp.where(ok, ys, jnp.nan)
-    return fluxion.vmap(unravel)(ys)
-
-
-def _odeint_fwd(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, y0: Any, t: Any,
-                *args: Any) -> tuple:
-    ys = _odeint(func, rtol, atol, mxstep, hmax, y0, t, *args)
-    return ys, (ys, t, args)
-
-
-def _odeint_bwd(func: Any, rtol: float, atol: float, mxstep: float, hmax: float, res: tuple,
-                g: Any) -> tuple:
-    ys, t, args = res
-    t = jnp.asarray(t)
-    flat_ys = fluxion.vmap(lambda y: ravel_pytree(y)[0])(ys)
-    flat_g = fluxion.vmap(lambda y: ravel_pytree(y)[0])(tree_map(jnp.asarray, g))
-    _, unravel = ravel_pytree(tree_map(lambda leaf: leaf[0], ys))
-    flat_args, unravel_args = ravel_pytree(args)
-    n, m = flat_ys.shape[1], flat_args.shape[0]
-
-    def f(y: Any, s: Any, a: Any) -> Any:
-        return ravel_pytree(func(unravel(y), s, *unravel_args(a)))[0]
-
-    def augmented(s: Any, state: Any) -> Any:
-        # Backwards in time as forwards in s = -t: the state, its adjoint and the args' adjoint.
-        y, adj = state[:n], state[n:2 * n]
-        out, vjp = fluxion.vjp(lambda yy, aa: f(yy, -s, aa), y, flat_args)
-        adj_y, adj_a = vjp(adj)
-        return jnp.concatenate([-out, adj_y, adj_a])
-
-    def step_back(carry: tuple, i: Any) -> tuple:
-        adj, adj_args, t_bar = carry
-        y_i = flat_ys[i]
-        adj = adj + flat_g[i]
-        t_bar_i = jnp.vdot(f(y_i, t[i], flat_args), flat_g[i])
-        state = jnp.concatenate([y_i, adj, adj_args])
-        pair = -lax.dynamic_slice(t, (i - 1,), (2,))[::-1]
-        states, _ = _integrate(augmented, state, pair, rtol, atol, _steps(mxstep), hmax)
-        end = states[-1]
-        return (end[n:2 * n], end[2 * n:], t_bar), t_bar_i
-
-    count = t.shape[0]
-    init = (jnp.zeros(n, flat_ys.dtype), jnp.zeros(m, flat_ys.dtype), jnp.zeros((), t.dtype))
-    (adj, adj_args, _), t_bars = lax.scan(step_back, init, jnp.arange(count - 1, 0, -1))
-    adj = adj + flat_g[0]
-    t0_bar = -jnp.vdot(f(flat_ys[0], t[0], flat_args), adj)
-    ts_bar = jnp.concatenate([t0_bar[None], jnp.flip(t_bars, 0)]).astype(t.dtype)
-    return (unravel(adj), ts_bar, *unravel_args(adj_args))
-
-
-_odeint.defvjp(_odeint_fwd, _odeint_bwd)
 
 
 class OdeResult(NamedTuple):
