@@ -49,6 +49,7 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion.experimental.multihost_utils",
         "fluxion.errors",
         "fluxion.export",
+        "fluxion.ffi",
         "fluxion.stages",
         "fluxion.profiler",
         "fluxion.dlpack",

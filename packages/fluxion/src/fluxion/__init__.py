@@ -110,6 +110,7 @@ _LAZY = {
     "example_libraries": ("fluxion.example_libraries", None),
     "image": ("fluxion.image", None),
     "export": ("fluxion.export", None),
+    "ffi": ("fluxion.ffi", None),
     "dlpack": ("fluxion.dlpack", None),
     "profiler": ("fluxion.profiler", None),
     "stages": ("fluxion.stages", None),
@@ -237,7 +238,7 @@ __all__ = [
     "remove_size_one_mesh_axis_from_type", "softmax_custom_jvp", "thread_guard", "transfer_guard",
     "transfer_guard_device_to_device", "transfer_guard_device_to_host",
     "transfer_guard_host_to_device", "typeof", "typing", "image", "export", "dlpack", "profiler",
-    "stages", "fwd_and_bwd", "print_environment_info", "monitoring",
+    "stages", "fwd_and_bwd", "print_environment_info", "monitoring", "ffi",
     # mutable array references
     "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
 ]
