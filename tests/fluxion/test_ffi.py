@@ -450,3 +450,63 @@ def test_unknown_target_errors_as_jax(jit):
     ours, theirs = _error(prog(fluxion), x), _error(prog(jax), x)
     assert ours == theirs
     assert "No FFI handler registered for fxt_no_such_target" in ours[1]
+
+
+def test_side_effect_in_control_flow_matches_jax(kernels):
+    def progs(lib):
+        def count(x):
+            return lib.ffi.ffi_call("fxt_count", lib.ShapeDtypeStruct(x.shape, x.dtype),
+                                    has_side_effect=True)(x)
+
+        def body(carry, _):
+            count(carry)
+            return carry + 1, ()
+        return {
+            "scan": lambda x: lib.lax.scan(body, x, None, length=3)[0],
+            "cond": lambda x: lib.lax.cond(x[0] > 0, lambda x: (count(x), x)[1], lambda x: x, x),
+            "while": lambda x: lib.lax.while_loop(lambda c: c[0] < 4,
+                                                  lambda c: (count(c), c + 1)[1], x),
+            "checkpoint": lib.checkpoint(lambda x: (count(x), x * 2)[1]),
+        }
+    x = np.ones(3, F32)
+    for name in progs(fluxion):
+        counts = []
+        for lib in (fluxion, jax):
+            before = kernels.counter_value()
+            np.asarray(lib.jit(progs(lib)[name])(x))
+            counts.append(kernels.counter_value() - before)
+        assert counts[0] == counts[1] > 0, (name, counts)
+
+
+def test_export_refuses_unregistered_custom_calls_as_jax(kernels):
+    x = np.ones(3, F32)
+    f = fluxion.jit(_scale(fluxion))
+    with pytest.raises(ValueError, match="custom calls whose targets have no compatibility"):
+        fluxion.export.export(f)(x)
+    with pytest.raises(ValueError, match="custom calls whose targets have no compatibility"):
+        jax.export.export(jax.jit(_scale(jax)))(x)
+    ok = fluxion.export.export(f, disabled_checks=[
+        fluxion.export.DisabledSafetyCheck.custom_call("fxt_scale")])(x)
+    np.testing.assert_array_equal(np.asarray(ok.call(x)), x * 2.5)
+
+
+def test_ffi_lowering_of_a_library_primitive(kernels):
+    from fluxion.extend.core import Primitive
+    from fluxion.interpreters.mlir import register_lowering
+
+    scale_p = Primitive("test_ffi_scale")
+    scale_p.def_abstract_eval(lambda x, **params: x)
+    register_lowering(scale_p, fluxion.ffi.ffi_lowering("fxt_scale"), platform="cpu")
+    x = np.arange(4, dtype=F32)
+    def scale(x):
+        return scale_p.bind(x, factor=F32(-2))
+    for run in (scale, fluxion.jit(scale)):  # eagerly, the primitive is compiled alone
+        np.testing.assert_array_equal(np.asarray(run(x)), x * -2)
+
+    emit = fluxion.ffi.build_ffi_lowering_function("fxt_add_size")
+    pair_p = Primitive("test_ffi_pair", multiple_results=True)
+    pair_p.def_abstract_eval(lambda x, y: [x, x])
+    register_lowering(pair_p, lambda ctx, *args: emit(ctx, *args).results, platform="cpu")
+    s, n = fluxion.jit(pair_p.bind)(x, np.ones(2, F32))
+    np.testing.assert_array_equal(np.asarray(s), x + 1)
+    np.testing.assert_array_equal(np.asarray(n), np.full(4, 2, F32))
