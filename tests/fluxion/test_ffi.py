@@ -510,3 +510,23 @@ def test_ffi_lowering_of_a_library_primitive(kernels):
     s, n = fluxion.jit(pair_p.bind)(x, np.ones(2, F32))
     np.testing.assert_array_equal(np.asarray(s), x + 1)
     np.testing.assert_array_equal(np.asarray(n), np.full(4, 2, F32))
+
+
+def test_results_are_replicated_on_an_explicit_mesh_as_jax():
+    # JAX types the results on the current mesh with an empty spec, whatever the operands'
+    n = min(fluxion.device_count(), jax.device_count())
+    if n < 2:
+        pytest.skip("needs 2 CPU devices (tests/conftest.py asks XLA for 8)")
+    x = np.arange(2 * n, dtype=F32)
+    for lib in (fluxion, jax):
+        mesh = lib.make_mesh((n,), ("i",), axis_types=(lib.sharding.AxisType.Explicit,))
+        xs = lib.device_put(x, lib.NamedSharding(mesh, lib.P("i")))
+        types = []
+
+        def f(x, lib=lib, types=types):
+            y = _scale(lib)(x)
+            types.append((str(lib.typeof(x)), str(lib.typeof(y))))
+            return y
+        with lib.set_mesh(mesh):
+            lib.jit(f).trace(xs)
+        assert types == [(f"float32[{2 * n}@i]", f"float32[{2 * n}]")], lib.__name__

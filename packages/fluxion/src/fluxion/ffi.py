@@ -45,6 +45,7 @@ from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.experimental.layout import Layout
 from fluxion.lax import shape_ops as so
+from fluxion.lax import sharding_rules as _sh
 from fluxion.transforms.array_ops import moveaxis
 from fluxion.transforms.staging import abstractify
 
@@ -443,6 +444,13 @@ def _abstract_eval(*avals: ShapedArray, result_avals: tuple, **params: Any) -> l
     return list(result_avals)
 
 
+def _sharding(prim: Primitive, in_avals: Sequence[ShapedArray], out: list, **params: Any
+              ) -> list:
+    """The results' shardings on a mesh with Explicit axes: replicated on the ``set_mesh``
+    mesh, whatever the operands' (JAX's results take the current mesh's empty spec)."""
+    return [_sh.context_base()] * len(out)
+
+
 def _lowering(ctx: Any, *operands: str, target_name: str, has_side_effect: bool,
               input_layouts: tuple, output_layouts: tuple, input_output_aliases: tuple,
               custom_call_api_version: int, legacy_backend_config: str | None,
@@ -498,6 +506,7 @@ def _define(effectful: bool) -> Primitive:
     # call with a side effect must never be removed as dead code (JAX's FFI effect).
     p = Primitive("ffi_call", multiple_results=True, effectful=effectful, materialized=True)
     p.abstract_eval = _abstract_eval
+    p.sharding = _sharding
     p.lowering = _lowering
     p.jvp = _no_derivative
     p.transpose = _no_derivative
