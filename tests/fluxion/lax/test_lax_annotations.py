@@ -39,9 +39,8 @@ def test_precision_like_is_jaxs_less_dot_algorithm() -> None:
                                        (flax.Precision.HIGHEST, flax.Precision.DEFAULT),
                                        flax.DotAlgorithmPreset.F32_F32_F32])
 def test_every_precision_like_form_is_accepted(precision: typing.Any) -> None:
-    # Fluxion's Precision members are their upper-case names (strings); jax's are an Enum
     def theirs_of(p: typing.Any) -> typing.Any:
-        return jlax.Precision[p] if isinstance(p, str) and p.isupper() else p
+        return jlax.Precision[p.name] if isinstance(p, flax.Precision) else p
 
     theirs_precision = theirs_of(precision)
     if isinstance(precision, tuple):

@@ -30,7 +30,7 @@ from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
-from fluxion.lax.dot import _canon_precision
+from fluxion.lax.dot import _canon_precision, precision_names
 from fluxion.lax.padding import padding_attr, padtype_to_pads, window_transpose_padding
 from fluxion.lax.shape_ops import reshape, rev, transpose
 from fluxion.lax.sharding_constraint import with_out_sharding
@@ -244,7 +244,7 @@ def _conv_lowering(ctx: Any, lhs: str, rhs: str, *, window_strides: tuple, paddi
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     dn = (f"#stablehlo.conv<{_spec_text(lhs_spec, ('b', 'f'))}x{_spec_text(rhs_spec, ('o', 'i'))}"
           f"->{_spec_text(out_spec, ('b', 'f'))}>")
-    p = precision if isinstance(precision, tuple) else (precision or "DEFAULT",) * 2
+    p = precision_names(precision) or ("DEFAULT", "DEFAULT")
     nsp = len(window_strides)
     reversal = ("array<i1: " + ", ".join(["false"] * nsp) + ">") if nsp else "array<i1>"
     attrs = (f"batch_group_count = {batch_group_count} : i64, dimension_numbers = {dn}, "

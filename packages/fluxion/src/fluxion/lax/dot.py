@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import enum
 from typing import Any, Sequence
 
 import numpy as np
@@ -27,11 +28,58 @@ from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.transforms import ad
 
 
-class Precision:
-    """Matmul precision names, as in JAX (``DEFAULT``, ``HIGH``, ``HIGHEST``)."""
-    DEFAULT = "DEFAULT"
-    HIGH = "HIGH"
-    HIGHEST = "HIGHEST"
+class Precision(enum.Enum):
+    """The precision of a matrix product's operands on accelerators, JAX's enum: ``DEFAULT``
+    (fastest: one bfloat16 pass on TPU, tensorfloat32 on recent GPUs), ``HIGH`` (three bfloat16
+    passes / tensorfloat32) and ``HIGHEST`` (float32). The CPU computes float32 either way.
+
+    Besides the members, ``Precision(s)`` takes JAX's lower-case names: ``'default'``,
+    ``'bfloat16'``, ``'fastest'``, ``'high'``, ``'bfloat16_3x'``, ``'tensorfloat32'``,
+    ``'highest'``, ``'float32'``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> lax.Precision("float32"), str(lax.Precision.HIGH), lax.Precision["DEFAULT"].value
+        (Precision.HIGHEST, 'HIGH', 0)
+    """
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Precision | None":
+        return _PRECISION_STRINGS.get(value)  # (an unhashable value: TypeError, as JAX)
+
+    def __repr__(self) -> str:
+        return f"Precision.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# JAX's precision strings, in its order (its error messages list them so)
+_PRECISION_STRINGS = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST, "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT, "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT,
+}
+
+
+def precision_names(precision: Any) -> tuple[str, str] | None:
+    """The StableHLO precision of each operand for a canonical ``precision`` parameter (None,
+    a pair of :class:`Precision`, or a ``DotAlgorithmPreset``, whose nearest operand precision
+    is used: the algorithm itself is not passed to XLA).
+
+    Example:
+        >>> precision_names((Precision.HIGH, Precision.DEFAULT))
+        ('HIGH', 'DEFAULT')
+    """
+    if precision is None:
+        return None
+    if isinstance(precision, DotAlgorithmPreset):
+        return precision.precision, precision.precision
+    return precision[0].name, precision[1].name
 
 
 def _canon_dims(dimension_numbers: Any) -> tuple:
@@ -197,8 +245,8 @@ def _dot_attrs(dimension_numbers: tuple, precision: Any) -> str:
     attrs = (f"dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = {_list(lb)}, "
              f"rhs_batching_dimensions = {_list(rb)}, lhs_contracting_dimensions = {_list(lc)}, "
              f"rhs_contracting_dimensions = {_list(rc)}>")
-    if precision is not None:
-        p = precision if isinstance(precision, tuple) else (precision, precision)
+    p = precision_names(precision)
+    if p is not None:
         attrs += (f", precision_config = [#stablehlo<precision {p[0]}>, "
                   f"#stablehlo<precision {p[1]}>]")
     return attrs
@@ -257,8 +305,8 @@ def _dot_general_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]
     shown = dict(params, dimension_numbers=((list(lc), list(rc)), (list(lb), list(rb))))
     p = params["precision"]
     if p is not None:
-        shown["precision"] = "(" + ", ".join(
-            f"Precision.{x}" for x in (p if isinstance(p, tuple) else (p, p))) + ")"
+        shown["precision"] = str(p) if isinstance(p, DotAlgorithmPreset) else (
+            "(" + ", ".join(map(repr, p)) + ")")
     return sorted((k, v) for k, v in shown.items() if v is not None)
 
 
@@ -370,25 +418,41 @@ dot_general_p.batch = _dot_general_batch
 
 
 def _canon_precision(precision: Any) -> Any:
+    """JAX's canonical precision parameter: None, a pair of :class:`Precision` (lhs, rhs) or a
+    ``DotAlgorithmPreset``; from a member, one of JAX's precision strings, a preset or its name,
+    or a pair of members or of strings. ``None`` takes ``jax_default_matmul_precision``."""
     if precision is None:
-        # jax_default_matmul_precision (a trace flag) fills in an unspecified precision
-        precision = config.jax_default_matmul_precision
-        if precision is None:
+        flag = config.jax_default_matmul_precision
+        if flag is None:
             return None
-    if isinstance(precision, (tuple, list)):
-        return tuple(_canon_precision(p) for p in precision)
-    if isinstance(precision, DotAlgorithmPreset):
-        return precision.precision
-    name = str(precision).upper().split(".")[-1]
-    if name in DotAlgorithmPreset.__members__:
-        return DotAlgorithmPreset[name].precision
-    aliases = {"BFLOAT16": "DEFAULT", "FASTEST": "DEFAULT", "TENSORFLOAT32": "HIGH",
-               "FLOAT32": "HIGHEST", "BFLOAT16_3X": "HIGH", "BFLOAT16_6X": "HIGHEST",
-               "BFLOAT16_9X": "HIGHEST", "TENSORFLOAT32_3X": "HIGH"}
-    name = aliases.get(name, name)
-    if name not in ("DEFAULT", "HIGH", "HIGHEST"):
-        raise ValueError(f"dot_general: unknown precision {precision!r}")
-    return name
+        try:
+            return _canon_precision(flag)
+        except ValueError:
+            raise ValueError(
+                "jax_default_matmul_precision flag must be set to None, a value in "
+                f"{list(_PRECISION_STRINGS)}, or the name of a lax.DotAlgorithmPreset, but got "
+                f"{flag}") from None
+    if isinstance(precision, str):
+        if precision in _PRECISION_STRINGS:
+            p = _PRECISION_STRINGS[precision]
+            return p, p
+        if precision in DotAlgorithmPreset.__members__:
+            return DotAlgorithmPreset[precision]
+    elif isinstance(precision, Precision):
+        return precision, precision
+    elif isinstance(precision, DotAlgorithmPreset):
+        return precision
+    elif isinstance(precision, (list, tuple)) and len(precision) == 2:
+        if all(isinstance(p, Precision) for p in precision):
+            return tuple(precision)
+        if all(isinstance(p, str) and p in _PRECISION_STRINGS for p in precision):
+            return _PRECISION_STRINGS[precision[0]], _PRECISION_STRINGS[precision[1]]
+    raise ValueError(
+        "Precision argument must be one of:\n- None,\n"
+        f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
+        "- a tuple of two lax.Precision values or strings,\n"
+        "- a lax.DotAlgorithmPreset or the name of one of these presets;\n"
+        f"but got {precision}.")
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,

@@ -37,6 +37,9 @@ class DotAlgorithmPreset(enum.Enum):
     F32_F32_F32 = enum.auto()
     F64_F64_F64 = enum.auto()
 
+    def __repr__(self) -> str:
+        return f"DotAlgorithmPreset.{self.name}"
+
     def __str__(self) -> str:
         return self.name
 

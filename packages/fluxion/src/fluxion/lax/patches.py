@@ -25,7 +25,7 @@ from fluxion.core import dtypes
 from fluxion.lax import shape_ops as so
 from fluxion.lax._rules import shape_of
 from fluxion.lax.convolution import conv_dimension_numbers, conv_general_dilated
-from fluxion.lax.dot import dot_general
+from fluxion.lax.dot import Precision, _canon_precision, dot_general
 
 __all__ = ["conv_general_dilated_patches", "conv_general_dilated_local"]
 
@@ -63,7 +63,7 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
     for canon_axis, pos in enumerate(rhs_spec):
         axes[pos] = canon_axis
     rhs = np.transpose(canonical, axes)
-    pr = None if precision is None else (precision, "DEFAULT")
+    pr = None if precision is None else (precision, Precision.DEFAULT)  # the lhs's, as JAX
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, dimension_numbers=dn,
                                 feature_group_count=channels, precision=pr,
@@ -87,7 +87,10 @@ def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int]
         >>> lax.conv_general_dilated_local(x, w, (1,), "VALID", (2,)).shape
         (1, 3, 4)
     """
-    lhs_precision = precision[0] if isinstance(precision, (tuple, list)) else precision
+    canonical = _canon_precision(precision)
+    if canonical is not None and not isinstance(canonical, tuple):
+        raise ValueError(f"Unsupported precision for conv_general_dilated_local: {precision}")
+    lhs_precision = None if canonical is None else canonical[0]
     patches = conv_general_dilated_patches(lhs, filter_shape, window_strides, padding,
                                            lhs_dilation, rhs_dilation, dimension_numbers,
                                            lhs_precision)
