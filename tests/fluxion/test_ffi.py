@@ -275,6 +275,11 @@ def test_vmap_lowering_matches_jax(method):
     assert ours and set(ours) == set(theirs)
     assert len(ours) == (4 if method == "sequential_unrolled" else 1)
 
+    def nested(lib):  # a second vmap: the layouts gain a second batch dimension
+        return lambda x, y: lib.vmap(prog(lib), in_axes=(0, 0))(x, y)
+    ours, theirs = _lowered_calls(nested, np.ones((2, 3, 4), F32), np.ones((2, 3), F32))
+    assert ours and set(ours) == set(theirs)
+
 
 def test_jaxpr_prints_as_jaxs():
     x = np.ones(3, F32)
@@ -295,6 +300,8 @@ def _errors_progs():
             lib, x, legacy_backend_config="c")(x),
         "bad_vmap_method": lambda lib: lambda x: call(lib, x, vmap_method="loop")(x),
         "vmap_method_none": lambda lib: lib.vmap(lambda x: call(lib, x)(x)),
+        "vmap_method_none_side_effect": lambda lib: lib.vmap(
+            lambda x: call(lib, x, has_side_effect=True)(x)),
         "grad": lambda lib: lib.grad(lambda x: call(lib, x)(x).sum()),
         "jvp": lambda lib: lambda x: lib.jvp(lambda x: call(lib, x)(x), (x,), (x,)),
         "result_without_dtype": lambda lib: lambda x: lib.ffi.ffi_call("k", [(2,)])(x),

@@ -65,6 +65,10 @@ EXCLUDED: dict[str, str] = {
     # and checks values, jvp/vjp (the dtype's max add), vmap and errors against JAX.
     "to_edtype": "needs a user-defined extended dtype: tests/fluxion/test_extended_dtypes.py",
     "from_edtype": "needs a user-defined extended dtype: tests/fluxion/test_extended_dtypes.py",
+    # Call a C++ kernel built and registered at test time: tests/fluxion/test_ffi.py compares
+    # values, each vmap_method, lowerings and errors (no derivative) with jax.ffi.
+    "ffi_call": "needs a compiled FFI kernel: tests/fluxion/test_ffi.py",
+    "ffi_call_effectful": "needs a compiled FFI kernel: tests/fluxion/test_ffi.py",
 }
 
 

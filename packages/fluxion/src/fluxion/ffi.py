@@ -484,7 +484,7 @@ def _batch(prim: Primitive, axis_data: Any, args: Sequence[Any], dims: Sequence[
                            vmap_method == "sequential_unrolled")
     if vmap_method not in ("expand_dims", "broadcast_all", "legacy_vectorized"):
         raise NotImplementedError(
-            f"vmap is only supported for the {prim.name} primitive when vmap_method is one of "
+            "vmap is only supported for the ffi_call primitive when vmap_method is one of "
             "'sequential', 'sequential_unrolled', 'expand_dims', 'broadcast_all', or "
             f"'legacy_vectorized'. Got vmap_method={vmap_method!r}.")
     moved = [a if d is None else moveaxis(a, d, 0) for a, d in zip(args, dims)]
@@ -501,10 +501,8 @@ def _batch(prim: Primitive, axis_data: Any, args: Sequence[Any], dims: Sequence[
     return list(outs), [0] * len(outs)
 
 
-def _define(effectful: bool) -> Primitive:
-    # One primitive per value of has_side_effect: Fluxion marks effects on the primitive, and a
-    # call with a side effect must never be removed as dead code (JAX's FFI effect).
-    p = Primitive("ffi_call", multiple_results=True, effectful=effectful, materialized=True)
+def _define(name: str, effectful: bool) -> Primitive:
+    p = Primitive(name, multiple_results=True, effectful=effectful, materialized=True)
     p.abstract_eval = _abstract_eval
     p.sharding = _sharding
     p.lowering = _lowering
@@ -514,8 +512,11 @@ def _define(effectful: bool) -> Primitive:
     return p
 
 
-ffi_call_p = _define(effectful=False)
-ffi_call_effect_p = _define(effectful=True)
+# One primitive per value of has_side_effect, with the same rules: Fluxion marks effects on the
+# primitive (JAX on the equation, its FFI effect), and a call with a side effect must never be
+# removed as dead code. make_jaxpr prints the second as ffi_call_effectful.
+ffi_call_p = _define("ffi_call", effectful=False)
+ffi_call_effectful_p = _define("ffi_call_effectful", effectful=True)
 
 
 # ------------------------------------------------------------------ ffi_call
@@ -588,7 +589,7 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
     if custom_call_api_version >= 4 and legacy_backend_config is not None:
         raise ValueError("The use of the legacy_backend_config parameter requires "
                          f"custom_call_api_version < 4; got {custom_call_api_version}.")
-    prim = ffi_call_effect_p if has_side_effect else ffi_call_p
+    prim = ffi_call_effectful_p if has_side_effect else ffi_call_p
 
     def call(*args: Any, **kwargs: Any) -> Any:
         in_avals = [abstractify(x) for x in args]
