@@ -82,6 +82,16 @@ if mode == "multihost":  # reading replicated global arrays; multihost_utils
         res["assert_equal"] = "no error"
     except AssertionError as e:
         res["assert_equal"] = str(e)
+    specs = {"a": P("i"), "r": P()}
+    g = mh.host_local_array_to_global_array({"a": X[4 * pid:4 * pid + 4], "r": W}, mesh, specs)
+    res["ltg_shapes"] = [list(g["a"].shape), list(g["r"].shape)]
+    res["ltg_doubled"] = np.asarray(fluxion.jit(lambda v: v * 2, out_shardings=rep)(g["a"])).tolist()
+    back = mh.global_array_to_host_local_array(g, mesh, specs)
+    res["gtl"] = np.asarray(back["a"]).tolist()
+    res["gtl_r"] = np.asarray(back["r"]).tolist()
+    with mh.live_devices(devs) as alive:
+        res["live"] = [d.id for d in alive]
+    res["preempted"] = mh.reached_preemption_sync_point(0)
     mh.sync_global_devices("end")
     res["ref_total"] = float(X.sum())
     res["ref_doubled"] = (2 * X).tolist()

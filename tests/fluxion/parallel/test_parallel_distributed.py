@@ -84,6 +84,14 @@ def test_two_processes_read_replicated_arrays_and_multihost_utils():
         np.testing.assert_allclose(res["allgather_global"], np.asarray(res["ref_doubled"]) / 2)
         assert res["broadcast"] == [7.0] * 3 and res["broadcast_from_1"] == 6.0
         assert "differs:" in res["assert_equal"] and "[0, 1]" in res["assert_equal"]
+        # each process's 4 rows, put together in process order, and back
+        assert res["ltg_shapes"] == [[8, 3], [3]]
+        np.testing.assert_allclose(res["ltg_doubled"], res["ref_doubled"], rtol=1e-6)
+        part = np.asarray(res["ref_doubled"])[4 * res["pid"]:4 * res["pid"] + 4] / 2
+        np.testing.assert_allclose(res["gtl"], part, rtol=1e-6)
+        np.testing.assert_allclose(res["gtl_r"], [0.5, -1.0, 2.0])
+        assert res["live"] == sorted(res["live"]) and len(res["live"]) == 2
+        assert res["preempted"] is False  # the preemption service runs; no notice came
 
 
 EXAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "examples",

@@ -43,6 +43,7 @@ import time
 from typing import Any, Sequence
 
 from fluxion.backend import client as _client
+from fluxion.core.config import config
 
 __all__ = ["initialize", "shutdown", "is_initialized"]
 
@@ -170,7 +171,14 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         host = addr.rsplit(":", 1)[0].strip("[]")
         hostname = "127.0.0.1" if host in ("localhost", "127.0.0.1", "::1") else None
         collectives = ext.make_gloo_tcp_collectives(distributed_client=dc, hostname=hostname)
+        # as JAX: with jax_enable_preemption_service on, a preemption notice (SIGTERM) to any
+        # process is shared through the service (multihost_utils.reached_preemption_sync_point)
+        preemption = None
+        if config.jax_enable_preemption_service:
+            preemption = ext.create_preemption_sync_manager()
+            preemption.initialize(dc)
         _state.update(client=dc, service=service, process_id=pid, num_processes=n,
+                      preemption_sync_manager=preemption,
                       collectives=collectives, shutdown_timeout=shutdown_timeout_seconds,
                       heartbeat_timeout=heartbeat_timeout_seconds,
                       num_cpu_devices=len(local_device_ids) if local_device_ids else None)
@@ -432,6 +440,7 @@ def shutdown() -> None:
         if not _state:
             return
         dc, service = _state["client"], _state["service"]
+        preemption = _state.get("preemption_sync_manager")
         n, pid, dead = _state["num_processes"], _state["process_id"], _state.get("dead")
         _state["stop"].set()
         watchdog = _state["watchdog"]
@@ -449,6 +458,8 @@ def shutdown() -> None:
                 while time.monotonic() < end and not all(
                         _left(dc, i) for i in range(n) if i != pid):
                     time.sleep(0.05)
+            if preemption is not None:  # before the client it depends on, as JAX
+                preemption.shutdown()
             dc.shutdown()
         finally:
             if service is not None:
