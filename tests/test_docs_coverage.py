@@ -64,6 +64,7 @@ MODULES = [
     "fluxion.experimental.sparse",
     "fluxion.experimental.multihost_utils",
     "fluxion.experimental.ode",
+    "fluxion.experimental.jet",
     "fluxion.ffi",
     "fluxion_scipy.special",
     "fluxion_scipy.stats",

@@ -68,6 +68,7 @@ PACKAGES: dict[str, tuple[str, list[str]]] = {
         "fluxion.experimental.mesh_utils",
         "fluxion.experimental.sparse",
         "fluxion.experimental.ode",
+        "fluxion.experimental.jet",
         "fluxion.compat",
     ]),
     "fluxion_scipy": ("`jax.scipy`'s API: special functions, statistics, linear algebra, optimisation.", [

@@ -14,6 +14,8 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
 - ``transpose(ct, *args, **params)``: one cotangent per input for a primitive linear in the
   inputs marked undefined;
 - ``batch(axis_data, args, dims, **params) -> (out, out_dims)``: the vmap rule;
+- ``jet(primals, series, **params) -> (primal_out, series_out)``: the Taylor-mode rule
+  (``fluxion.transforms.jet``: each input's list of Taylor coefficients to the output's);
 - ``partial_eval(pe, args, **params)``: how linearisation splits a primitive with sub-programs
   into a known and an unknown part (default: the whole primitive is unknown if any input is);
 - ``split_policy(eqn)``: for a call primitive whose body partial evaluation splits as a whole
@@ -100,8 +102,8 @@ class Primitive:
     """An operation with a rule per transformation. See the module docstring."""
 
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
-                 "lowering", "impl", "jvp", "transpose", "batch", "partial_eval", "split_policy",
-                 "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended", "host",
+                 "lowering", "impl", "jvp", "transpose", "batch", "jet", "partial_eval",
+                 "split_policy", "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended", "host",
                  "in_place", "materialized", "bitcast", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
@@ -118,6 +120,7 @@ class Primitive:
         self.jvp: Callable[..., Any] | None = None
         self.transpose: Callable[..., Any] | None = None
         self.batch: Callable[..., Any] | None = None
+        self.jet: Callable[..., Any] | None = None
         self.partial_eval: Callable[..., Any] | None = None
         self.split_policy: Callable[..., Any] | None = None
         self.fold: Callable[..., Any] | None = None

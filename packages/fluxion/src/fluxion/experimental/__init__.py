@@ -24,8 +24,8 @@ __all__ = ["io_callback", "checkify", "cur_qdd"]
 
 # loaded on first access (below); listed so that dir() shows them, as dir(jax.experimental) does
 _SUBMODULES = ("array_serialization", "checkify", "colocated_python", "compilation_cache",
-               "hijax", "layout", "mesh_utils", "multihost_utils", "ode", "pallas", "pjit",
-               "shard_map", "sparse")
+               "hijax", "jet", "layout", "mesh_utils", "multihost_utils", "ode", "pallas",
+               "pjit", "shard_map", "sparse")
 
 
 def __dir__() -> list[str]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, binop_primitive, unop_primitive
+from fluxion.transforms import jet as _jet
 
 _int = DtypeSet("integer", "iu")
 _bool_or_int = DtypeSet("boolean or integer", "biu")
@@ -27,6 +28,7 @@ _bool_or_int = DtypeSet("boolean or integer", "biu")
 not_p = unop_primitive("not", _bool_or_int, "stablehlo.not")
 not_p.host = np.invert
 _rules.defjvp_zero(not_p)
+not_p.jet = _jet.zero_prop(not_p)
 
 
 def bitwise_not(x: Any) -> Any:
@@ -45,6 +47,7 @@ def bitwise_not(x: Any) -> Any:
 and_p = binop_primitive("and", _bool_or_int, "stablehlo.and")
 and_p.host = np.bitwise_and
 _rules.defjvp_zero(and_p)
+and_p.jet = _jet.zero_prop(and_p)
 
 
 def bitwise_and(x: Any, y: Any) -> Any:
@@ -61,6 +64,7 @@ def bitwise_and(x: Any, y: Any) -> Any:
 or_p = binop_primitive("or", _bool_or_int, "stablehlo.or")
 or_p.host = np.bitwise_or
 _rules.defjvp_zero(or_p)
+or_p.jet = _jet.zero_prop(or_p)
 
 
 def bitwise_or(x: Any, y: Any) -> Any:
@@ -77,6 +81,7 @@ def bitwise_or(x: Any, y: Any) -> Any:
 xor_p = binop_primitive("xor", _bool_or_int, "stablehlo.xor")
 xor_p.host = np.bitwise_xor
 _rules.defjvp_zero(xor_p)
+xor_p.jet = _jet.zero_prop(xor_p)
 
 
 def bitwise_xor(x: Any, y: Any) -> Any:
@@ -92,6 +97,7 @@ def bitwise_xor(x: Any, y: Any) -> Any:
 
 shift_left_p = binop_primitive("shift_left", _int, "stablehlo.shift_left")
 _rules.defjvp_zero(shift_left_p)
+shift_left_p.jet = _jet.zero_prop(shift_left_p)
 
 
 def shift_left(x: Any, y: Any) -> Any:
@@ -108,6 +114,7 @@ def shift_left(x: Any, y: Any) -> Any:
 shift_right_arithmetic_p = binop_primitive("shift_right_arithmetic", _int,
                                            "stablehlo.shift_right_arithmetic")
 _rules.defjvp_zero(shift_right_arithmetic_p)
+shift_right_arithmetic_p.jet = _jet.zero_prop(shift_right_arithmetic_p)
 
 
 def shift_right_arithmetic(x: Any, y: Any) -> Any:
@@ -123,6 +130,7 @@ def shift_right_arithmetic(x: Any, y: Any) -> Any:
 
 shift_right_logical_p = binop_primitive("shift_right_logical", _int, "stablehlo.shift_right_logical")
 _rules.defjvp_zero(shift_right_logical_p)
+shift_right_logical_p.jet = _jet.zero_prop(shift_right_logical_p)
 
 
 def shift_right_logical(x: Any, y: Any) -> Any:

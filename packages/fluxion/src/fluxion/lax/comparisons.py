@@ -23,6 +23,7 @@ from fluxion.core.avals import physical_aval
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
 from fluxion.lax._base import DtypeSet, binop_primitive, broadcast_operand
+from fluxion.transforms import jet as _jet
 
 _ordered = DtypeSet("boolean, integer or floating", "biuf")
 
@@ -91,6 +92,7 @@ def _compare_extended(prim: Primitive, reduce: str) -> Any:
 
 
 eq_p.extended = _compare_extended(eq_p, "reduce_and")
+eq_p.jet = _jet.zero_prop(eq_p)
 
 
 def eq(x: Any, y: Any) -> Any:
@@ -109,6 +111,7 @@ ne_p.host = np.not_equal
 
 
 ne_p.extended = _compare_extended(ne_p, "reduce_or")
+ne_p.jet = _jet.zero_prop(ne_p)
 
 
 def ne(x: Any, y: Any) -> Any:
@@ -124,6 +127,7 @@ def ne(x: Any, y: Any) -> Any:
 
 lt_p = _compare_primitive("lt", "LT", _ordered)
 lt_p.host = np.less
+lt_p.jet = _jet.zero_prop(lt_p)
 
 
 def lt(x: Any, y: Any) -> Any:
@@ -139,6 +143,7 @@ def lt(x: Any, y: Any) -> Any:
 
 le_p = _compare_primitive("le", "LE", _ordered)
 le_p.host = np.less_equal
+le_p.jet = _jet.zero_prop(le_p)
 
 
 def le(x: Any, y: Any) -> Any:
@@ -154,6 +159,7 @@ def le(x: Any, y: Any) -> Any:
 
 gt_p = _compare_primitive("gt", "GT", _ordered)
 gt_p.host = np.greater
+gt_p.jet = _jet.zero_prop(gt_p)
 
 
 def gt(x: Any, y: Any) -> Any:
@@ -169,6 +175,7 @@ def gt(x: Any, y: Any) -> Any:
 
 ge_p = _compare_primitive("ge", "GE", _ordered)
 ge_p.host = np.greater_equal
+ge_p.jet = _jet.zero_prop(ge_p)
 
 
 def ge(x: Any, y: Any) -> Any:

@@ -33,6 +33,7 @@ from fluxion.lax.elementwise import (
     _real_of,
 )
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 # ------------------------------------------------------------------ conversions
 
@@ -127,6 +128,7 @@ convert_element_type_p.fold = _convert_fold
 convert_element_type_p.jvp = _convert_jvp
 convert_element_type_p.transpose = _convert_transpose
 convert_element_type_p.batch = _rules.unary_batch_rule(convert_element_type_p)
+convert_element_type_p.jet = _jet.linear_prop(convert_element_type_p)
 
 
 def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
@@ -288,6 +290,7 @@ bitcast_convert_type_p.abstract_eval = _bitcast_abstract_eval
 bitcast_convert_type_p.lowering = _bitcast_lowering
 _rules.defjvp_zero(bitcast_convert_type_p)
 bitcast_convert_type_p.batch = _bitcast_batch
+bitcast_convert_type_p.jet = _jet.zero_prop(bitcast_convert_type_p)
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:

@@ -35,6 +35,7 @@ from fluxion.lax.padding import padding_attr, padtype_to_pads, window_transpose_
 from fluxion.lax.shape_ops import reshape, rev, transpose
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated",
            "conv_general_dilated_p", "conv", "conv_with_general_padding", "conv_transpose"]
@@ -431,6 +432,7 @@ def _conv_batch(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
 conv_general_dilated_p.jvp = _conv_jvp
 conv_general_dilated_p.transpose = _conv_transpose
 conv_general_dilated_p.batch = _conv_batch
+conv_general_dilated_p.jet = _jet.bilinear_prop(conv_general_dilated_p)
 
 
 # ------------------------------------------------------------------ public functions

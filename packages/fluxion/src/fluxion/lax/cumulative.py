@@ -37,7 +37,9 @@ from fluxion.lax import shape_ops as so
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax import transcendental as tr
 from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
+from fluxion.lax.control_flow.prefix_scan import associative_scan
 from fluxion.lax.windowed import combine, emit_reduce_window, identity_value
+from fluxion.transforms import jet as _jet
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp", "cumsum_p", "cumprod_p",
            "cummax_p", "cummin_p", "cumlogsumexp_p"]
@@ -193,6 +195,7 @@ cumsum_p.sharding = _sh.unsharded_dim(
     "axis={d}", "axis")
 _rules.deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [
     cumsum_p.bind(ct, axis=axis, reverse=not reverse)])
+cumsum_p.jet = _jet.linear_prop(cumsum_p)
 
 
 def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -224,6 +227,18 @@ def _cumprod_jvp(primals: list, tangents: list, *, axis: int, reverse: bool) -> 
 
 
 cumprod_p.jvp = _cumprod_jvp
+
+
+def _scan_jet(combine: Any) -> Any:
+    """cumprod/cummax/cummin: the jet of the parallel prefix scan of ``combine`` (as JAX, whose
+    rules differentiate the scan, not the reduce_window)."""
+    def rule(primals: list, series: list, *, axis: int, reverse: bool) -> tuple:
+        return _jet.comp_prop(lambda x: associative_scan(combine, x, axis=axis,
+                                                         reverse=reverse))(primals, series)
+    return rule
+
+
+cumprod_p.jet = _scan_jet(ew.mul)
 
 
 def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -276,6 +291,7 @@ cummax_p.sharding = _sh.unsharded_dim(
     "Input should be unsharded over the axis being reduced. Got input type={t} and "
     "axis={d}", "axis")
 cummax_p.jvp = _cumulative_extremum_jvp(cummax_p)
+cummax_p.jet = _scan_jet(ew.max)
 
 
 def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -295,6 +311,7 @@ cummin_p.sharding = _sh.unsharded_dim(
     "Input should be unsharded over the axis being reduced. Got input type={t} and "
     "axis={d}", "axis")
 cummin_p.jvp = _cumulative_extremum_jvp(cummin_p)
+cummin_p.jet = _scan_jet(ew.min)
 
 
 def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:

@@ -26,6 +26,7 @@ from fluxion.lax.dot_algorithm import DotAlgorithmPreset
 from fluxion.lax.shape_ops import transpose
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 
 class Precision(enum.Enum):
@@ -415,6 +416,7 @@ def _dot_general_batch(axis_data: Any, args: Any, dims: Any, *, dimension_number
 dot_general_p.jvp = _dot_general_jvp
 dot_general_p.transpose = _dot_general_transpose
 dot_general_p.batch = _dot_general_batch
+dot_general_p.jet = _jet.bilinear_prop(dot_general_p)
 
 
 def _canon_precision(precision: Any) -> Any:

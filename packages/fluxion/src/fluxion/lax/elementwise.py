@@ -76,6 +76,7 @@ from fluxion.lax.comparisons import (  # noqa: F401 (defined there, exported her
 )
 from fluxion.lax.shape_ops import broadcast_in_dim_p
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 from fluxion.tree_util import physical as tree_util
 
 _any = DtypeSet("any", "biufc")
@@ -109,6 +110,7 @@ def _to_complex(dt: np.dtype) -> np.dtype:
 
 neg_p = unop_primitive("neg", _num, "stablehlo.negate")
 _rules.deflinear(neg_p, lambda ct, x: [neg(ct)])
+neg_p.jet = _jet.linear_prop(neg_p)
 
 
 def neg(x: Any) -> Any:
@@ -139,6 +141,7 @@ def _sign_lowering(ctx: Any, x: str) -> str:
 
 sign_p = unop_primitive("sign", _num, _sign_lowering)
 _rules.defjvp_zero(sign_p)
+sign_p.jet = _jet.zero_prop(sign_p)
 
 
 def sign(x: Any) -> Any:
@@ -154,6 +157,7 @@ def sign(x: Any) -> Any:
 
 floor_p = unop_primitive("floor", _float, "stablehlo.floor")
 _rules.defjvp_zero(floor_p)
+floor_p.jet = _jet.zero_prop(floor_p)
 
 
 def floor(x: Any) -> Any:
@@ -169,6 +173,7 @@ def floor(x: Any) -> Any:
 
 ceil_p = unop_primitive("ceil", _float, "stablehlo.ceil")
 _rules.defjvp_zero(ceil_p)
+ceil_p.jet = _jet.zero_prop(ceil_p)
 
 
 def ceil(x: Any) -> Any:
@@ -195,6 +200,7 @@ def _round_lowering(ctx: Any, x: str, *, rounding_method: int) -> str:
 
 round_p = unop_primitive("round", _float, _round_lowering)
 _rules.defjvp_zero(round_p)
+round_p.jet = _jet.zero_prop(round_p)
 
 
 def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
@@ -212,6 +218,7 @@ def round(x: Any, rounding_method: int = RoundingMethod.AWAY_FROM_ZERO) -> Any:
 
 is_finite_p = unop_primitive("is_finite", _float, "stablehlo.is_finite", np.bool_)
 _rules.defjvp_zero(is_finite_p)
+is_finite_p.jet = _jet.zero_prop(is_finite_p)
 
 
 def is_finite(x: Any) -> Any:
@@ -236,6 +243,8 @@ def _abs_jvp(g: Any, ans: Any, x: Any) -> Any:
 
 
 _rules.defjvp2(abs_p, _abs_jvp)
+abs_p.jet = lambda primals, series: (  # each coefficient times the sign (+1 at 0), as JAX
+    abs_p.bind(*primals), [select(primals[0] < 0, neg(t), t) for t in series[0]])
 
 
 def abs(x: Any) -> Any:
@@ -274,6 +283,7 @@ def _add_transpose(ct: Any, x: Any, y: Any) -> list:
 
 add_p.jvp = _add_jvp
 add_p.transpose = _add_transpose
+add_p.jet = _jet.linear_prop(add_p)
 
 
 def add(x: Any, y: Any) -> Any:
@@ -309,6 +319,7 @@ def _sub_transpose(ct: Any, x: Any, y: Any) -> list:
 
 sub_p.jvp = _sub_jvp
 sub_p.transpose = _sub_transpose
+sub_p.jet = _jet.linear_prop(sub_p)
 
 
 def sub(x: Any, y: Any) -> Any:
@@ -337,6 +348,7 @@ def _mul_transpose(ct: Any, x: Any, y: Any) -> list:
 
 
 mul_p.transpose = _mul_transpose
+mul_p.jet = _jet.bilinear_prop(mul_p)
 
 
 def mul(x: Any, y: Any) -> Any:
@@ -366,6 +378,18 @@ def _div_transpose(ct: Any, x: Any, y: Any) -> list:
 div_p.transpose = _div_transpose
 
 
+def _div_jet(primals: list, series: list) -> tuple:
+    # v = u / w from u = v w: v_k = (u_k - sum_{j<k} v_j w_{k-j}) / w_0
+    u, w = [primals[0], *series[0]], [primals[1], *series[1]]
+    v: list = [None] * len(u)
+    for k in range(len(v)):
+        v[k] = (u[k] - sum(v[j] * w[k - j] for j in range(k))) / w[0]
+    return v[0], v[1:]
+
+
+div_p.jet = _div_jet
+
+
 def div(x: Any, y: Any) -> Any:
     """Elementwise division; integer division rounds toward zero (C semantics).
 
@@ -388,6 +412,7 @@ def _rem_dy(g: Any, x: Any, y: Any) -> Any:
 
 
 _rules.defjvp(rem_p, lambda g, x, y: g, _rem_dy)
+rem_p.jet = _jet.comp_prop(lambda x, y: x - y * floor(x / y))
 
 
 def rem(x: Any, y: Any) -> Any:
@@ -423,6 +448,9 @@ _rules.defjvp2(max_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
 
 
+max_p.jet = _jet.extremum_prop(lambda x, y: x > y, lambda p, a, b: select(p, a, b))
+
+
 def max(x: Any, y: Any) -> Any:
     """Elementwise maximum (NaN-propagating).
 
@@ -438,6 +466,7 @@ min_p = binop_primitive("min", _any, extremum_lowering("stablehlo.minimum"))
 min_p.host = np.minimum  # integers wrap as XLA's
 _rules.defjvp2(min_p, lambda g, ans, x, y: mul(g, _balanced(x, ans, y)),
                lambda g, ans, x, y: mul(g, _balanced(y, ans, x)))
+min_p.jet = _jet.extremum_prop(lambda x, y: x < y, lambda p, a, b: select(p, a, b))
 
 
 def min(x: Any, y: Any) -> Any:
@@ -516,6 +545,11 @@ _rules.defjvp(integer_pow_p, _integer_pow_jvp)
 integer_pow_p.batch = _rules.unary_batch_rule(integer_pow_p)
 
 
+integer_pow_p.jet = lambda primals, series, *, y: (  # x ** 0 is constant
+    (integer_pow_p.bind(*primals, y=0), _jet.zero_series) if y == 0 else
+    _jet.comp_prop(lambda x: _jet.pow_by_squaring(x, y))(primals, series))
+
+
 def integer_pow(x: Any, y: int) -> Any:
     """Elementwise ``x ** y`` for a static Python integer ``y`` (by repeated multiplication).
 
@@ -558,6 +592,7 @@ def _zero_part(ct: Any) -> Any:
 
 real_p = unop_primitive("real", _complex, "stablehlo.real", _real_of)
 _rules.deflinear(real_p, lambda ct, x: [complex(ct, _zero_part(ct))])
+real_p.jet = _jet.linear_prop(real_p)
 
 
 def real(x: Any) -> Any:
@@ -573,6 +608,7 @@ def real(x: Any) -> Any:
 
 imag_p = unop_primitive("imag", _complex, "stablehlo.imag", _real_of)
 _rules.deflinear(imag_p, lambda ct, x: [complex(_zero_part(ct), neg(ct))])
+imag_p.jet = _jet.linear_prop(imag_p)
 
 
 def imag(x: Any) -> Any:
@@ -596,6 +632,7 @@ def _conj_lowering(ctx: Any, x: str) -> str:
 conj_p = unop_primitive("conj", _conj_types, _conj_lowering, _to_complex)
 # A real input was promoted to complex: its cotangent is the real part (as JAX).
 _rules.deflinear(conj_p, lambda ct, x: [conj(ct) if x.aval.dtype.kind == "c" else real(ct)])
+conj_p.jet = _jet.linear_prop(conj_p)
 
 
 def conj(x: Any) -> Any:
@@ -631,6 +668,7 @@ def _complex_transpose(ct: Any, x: Any, y: Any) -> list:
 
 complex_p.jvp = _complex_jvp
 complex_p.transpose = _complex_transpose
+complex_p.jet = _jet.linear_prop(complex_p)
 
 
 def complex(x: Any, y: Any) -> Any:
@@ -764,6 +802,8 @@ def _select_n_host(which: Any, *cases: Any) -> Any:
 
 
 select_n_p.host = _select_n_host
+select_n_p.jet = lambda primals, series: (  # the predicate's coefficients are not used
+    select_n_p.bind(*primals), [select_n_p.bind(primals[0], *ts[1:]) for ts in zip(*series)])
 
 
 def select_n(which: Any, *cases: Any) -> Any:
@@ -856,6 +896,7 @@ clamp_p.abstract_eval = _clamp_abstract_eval
 clamp_p.lowering = _clamp_lowering
 clamp_p.jvp = _clamp_jvp
 clamp_p.batch = _clamp_batch
+clamp_p.jet = _jet.comp_prop(lambda lo, x, hi: min(max(lo, x), hi))
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:
@@ -878,6 +919,7 @@ copy_p.lowering = lambda ctx, x: x  # a fresh buffer; XLA's outputs never alias 
 _rules.deflinear(copy_p, lambda ct, x: [ct])
 copy_p.batch = _rules.unary_batch_rule(copy_p)
 copy_p.extended = lambda x: x._with_data(copy_p.bind(x._base_array))
+copy_p.jet = _jet.linear_prop(copy_p)
 
 
 def copy(x: Any) -> Any:
@@ -932,6 +974,7 @@ stop_gradient_p.abstract_eval = lambda x: x
 stop_gradient_p.lowering = lambda ctx, x: x
 _rules.defjvp_zero(stop_gradient_p)
 stop_gradient_p.batch = _rules.unary_batch_rule(stop_gradient_p)
+stop_gradient_p.jet = _jet.zero_prop(stop_gradient_p)
 
 
 def stop_gradient(x: Any) -> Any:

@@ -34,6 +34,7 @@ from fluxion.lax import elementwise as ew
 from fluxion.lax import shape_ops as so
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, value_error
+from fluxion.transforms import jet as _jet
 
 __all__ = ["FftType", "fft", "fft_p"]
 
@@ -193,6 +194,7 @@ fft_p.platform_lowerings["tpu"] = _tpu_lowering
 _rules.deflinear(fft_p, _transpose)
 fft_p.batch = _batch
 fft_p.print_params = _print_params
+fft_p.jet = _jet.linear_prop(fft_p)
 
 
 def fft(x: Any, fft_type: FftType | str, fft_lengths: Sequence[int]) -> Any:

@@ -23,6 +23,7 @@ from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.lax.elementwise import select_n_p, sub
 from fluxion.lax.shape_ops import slice as lax_slice
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 __all__ = ["pad", "pad_p", "padtype_to_pads"]
 
@@ -128,6 +129,7 @@ def _pad_extended(x: Any, padding_value: Any, *, padding_config: tuple) -> Any:
 
 
 pad_p.extended = _pad_extended
+pad_p.jet = _jet.linear_prop(pad_p)
 
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:

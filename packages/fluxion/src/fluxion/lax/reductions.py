@@ -33,6 +33,7 @@ from fluxion.lax._base import (
     value_error,
 )
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 from fluxion.transforms.batching import vmap
 from fluxion.transforms.staging import abstractify, trace_to_program
 from fluxion.tree_util import physical as tree_util
@@ -129,6 +130,7 @@ def _reduce_sum_transpose(ct: Any, x: Any, *, axes: tuple[int, ...]) -> list:
 
 
 _rules.deflinear(reduce_sum_p, _reduce_sum_transpose)
+reduce_sum_p.jet = _jet.linear_prop(reduce_sum_p)
 
 
 def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
@@ -221,6 +223,23 @@ def _unordered_extended(what: str) -> Any:
 reduce_max_p.extended = _unordered_extended("max")
 
 
+def _extremum_jet(prim: Primitive) -> Any:
+    """The jet of reduce_max/reduce_min: each coefficient at the location(s) of the extremum,
+    averaged over ties (as the JVP)."""
+    def rule(primals: list, series: list, *, axes: tuple[int, ...]) -> tuple:
+        x, terms = primals[0], series[0]
+        out = prim.bind(x, axes=axes)
+        shape = _rules.aval_of(x).shape
+        full = so.broadcast_in_dim(out, shape, _kept(shape, axes))
+        loc = cv.convert_element_type(ew.eq(x, full), _rules.aval_of(terms[0]).dtype)
+        count = reduce_sum(loc, axes)
+        return out, [ew.div(reduce_sum(ew.mul(t, loc), axes), count) for t in terms]
+    return rule
+
+
+reduce_max_p.jet = _extremum_jet(reduce_max_p)
+
+
 def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
     """Maximum of ``operand`` over ``axes``.
 
@@ -236,6 +255,7 @@ reduce_min_p = _def_reduce("reduce_min", "min", "stablehlo.minimum", _ordered_or
 reduce_min_p.sharding = _sh.drop_dims("axes")
 reduce_min_p.jvp = _extremum_jvp(reduce_min_p)
 reduce_min_p.extended = _unordered_extended("min")
+reduce_min_p.jet = _extremum_jet(reduce_min_p)
 
 
 def reduce_min(operand: Any, axes: Sequence[int]) -> Any:

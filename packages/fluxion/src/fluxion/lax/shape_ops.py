@@ -24,6 +24,7 @@ from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import attr_i64_array, type_error, value_error
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 
 def _shape_tuple(name: str, shape: Any) -> tuple[int, ...]:
@@ -211,6 +212,7 @@ def _broadcast_in_dim_host(x: Any, *, shape: tuple[int, ...],
 
 
 broadcast_in_dim_p.host = _broadcast_in_dim_host
+broadcast_in_dim_p.jet = _jet.linear_prop(broadcast_in_dim_p)
 
 
 def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
@@ -382,6 +384,7 @@ def _reshape_extended(x: Any, *, new_sizes: tuple[int, ...]) -> Any:
 
 
 reshape_p.extended = _reshape_extended
+reshape_p.jet = _jet.linear_prop(reshape_p)
 
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
@@ -461,6 +464,7 @@ def _transpose_extended(x: Any, *, permutation: tuple[int, ...]) -> Any:
 
 
 transpose_p.extended = _transpose_extended
+transpose_p.jet = _jet.linear_prop(transpose_p)
 
 
 def transpose(operand: Any, permutation: Sequence[int]) -> Any:
@@ -521,6 +525,7 @@ def _squeeze_extended(x: Any, *, dimensions: tuple[int, ...]) -> Any:
 
 
 squeeze_p.extended = _squeeze_extended
+squeeze_p.jet = _jet.linear_prop(squeeze_p)
 
 
 def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
@@ -640,6 +645,7 @@ def _slice_extended(x: Any, *, start_indices: tuple[int, ...], limit_indices: tu
 
 
 slice_p.extended = _slice_extended
+slice_p.jet = _jet.linear_prop(slice_p)
 
 
 def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
@@ -767,6 +773,7 @@ def _concatenate_extended(*xs: Any, dimension: int) -> Any:
 
 
 concatenate_p.extended = _concatenate_extended
+concatenate_p.jet = _jet.linear_prop(concatenate_p)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -820,6 +827,7 @@ def _rev_extended(x: Any, *, dimensions: tuple[int, ...]) -> Any:
 
 
 rev_p.extended = _rev_extended
+rev_p.jet = _jet.linear_prop(rev_p)
 
 
 def rev(operand: Any, dimensions: Sequence[int]) -> Any:

@@ -37,6 +37,7 @@ from fluxion.lax.gather_scatter import (
 )
 from fluxion.lax.shape_ops import broadcast_in_dim, concatenate, expand_dims, reshape, squeeze
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 __all__ = [
     "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_index_in_dim",
@@ -202,6 +203,7 @@ def _dynamic_slice_extended(x: Any, *idx: Any, slice_sizes: tuple[int, ...]) -> 
 
 
 dynamic_slice_p.extended = _dynamic_slice_extended
+dynamic_slice_p.jet = _jet.linear_prop(dynamic_slice_p, 1)
 
 
 def dynamic_slice(operand: Any, start_indices: Any, slice_sizes: Sequence[int], *,
@@ -318,6 +320,7 @@ def _dynamic_update_slice_extended(x: Any, update: Any, *idx: Any) -> Any:
 
 
 dynamic_update_slice_p.extended = _dynamic_update_slice_extended
+dynamic_update_slice_p.jet = _jet.linear_prop(dynamic_update_slice_p, 2)
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Any, *,

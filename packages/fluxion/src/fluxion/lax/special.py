@@ -32,6 +32,7 @@ from fluxion.lax.control_flow import while_loop
 from fluxion.lax.reductions import reduce_or
 from fluxion.lax.shape_ops import broadcast_in_dim
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 from fluxion.transforms.staging import abstractify, trace_to_program
 
 __all__ = ["erf", "erf_p", "erfc", "erfc_p", "erf_inv", "erf_inv_p", "lgamma", "lgamma_p",
@@ -90,6 +91,8 @@ def _staged_lowering(name: str, impl: Callable[..., Any]) -> Callable[..., str]:
 erf_p = unop_primitive("erf", _float, "chlo.erf")
 _rules.defjvp(erf_p, lambda g, x: ew.mul(g, ew.mul(_c(x, 2.0 / np.sqrt(np.pi)),
                                                    tr.exp(ew.neg(ew.mul(x, x))))))
+erf_p.jet = _jet.deriv_prop(
+    erf_p, lambda x: ew.mul(_rules.const_like(x, 2.0 / np.sqrt(np.pi)), tr.exp(ew.neg(x * x))))
 
 
 def erf(x: Any) -> Any:
@@ -106,6 +109,7 @@ def erf(x: Any) -> Any:
 erfc_p = unop_primitive("erfc", _float, "chlo.erfc")
 _rules.defjvp(erfc_p, lambda g, x: ew.mul(g, ew.mul(_c(x, -2.0 / np.sqrt(np.pi)),
                                                     tr.exp(ew.neg(ew.mul(x, x))))))
+erfc_p.jet = _jet.comp_prop(lambda x: 1 - erf(x))
 
 
 def erfc(x: Any) -> Any:
@@ -122,6 +126,28 @@ def erfc(x: Any) -> Any:
 erf_inv_p = unop_primitive("erf_inv", _float, "chlo.erf_inv")
 _rules.defjvp2(erf_inv_p, lambda g, ans, x: ew.mul(g, ew.mul(_c(x, np.sqrt(np.pi) / 2.0),
                                                              tr.exp(ew.mul(ans, ans)))))
+
+
+def _erf_inv_jet(primals: list, series: list) -> tuple:
+    # y = erf_inv(x): y' = c x' with c = sqrt(pi)/2 exp(y^2), whose series follows y's
+    x, terms = primals[0], series[0]
+    u = [x, *terms]
+    v = [erf_inv(x)] + [None] * len(terms)
+    half_root_pi = np.sqrt(np.pi) / 2.0
+    square = [v[0] * v[0]] + [None] * (len(terms) - 1)
+    expo = [tr.exp(square[0])] + [None] * (len(terms) - 1)
+    c = [ew.mul(half_root_pi, expo[0])] + [None] * (len(terms) - 1)
+    for k in range(1, len(terms)):
+        v[k] = sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k
+        square[k] = sum(v[k - j] * v[j] for j in range(k + 1))
+        expo[k] = sum(j * expo[k - j] * square[j] for j in range(1, k + 1)) / k
+        c[k] = half_root_pi * expo[k]
+    k = len(terms)
+    v[k] = sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k
+    return v[0], v[1:]
+
+
+erf_inv_p.jet = _erf_inv_jet
 
 
 def erf_inv(x: Any) -> Any:

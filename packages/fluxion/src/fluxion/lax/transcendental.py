@@ -34,6 +34,7 @@ from fluxion.lax.elementwise import (
     sub,
 )
 from fluxion.lax.shape_ops import broadcast_in_dim
+from fluxion.transforms import jet as _jet
 
 # A weakly typed scalar of an operand's dtype (a literal when staged), for the JVP rules below.
 _c = _rules.const_like
@@ -43,6 +44,18 @@ _c = _rules.const_like
 
 exp_p = unop_primitive("exp", _inexact, "stablehlo.exponential")
 _rules.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+
+
+def _exp_jet(primals: list, series: list) -> tuple:
+    # v = exp(u): v' = v u', so v_k = sum_{j=1..k} j v_{k-j} u_j / k
+    u = [primals[0], *series[0]]
+    v = [exp(primals[0])] + [None] * len(series[0])
+    for k in range(1, len(v)):
+        v[k] = sum(j * v[k - j] * u[j] for j in range(1, k + 1)) / k
+    return v[0], v[1:]
+
+
+exp_p.jet = _exp_jet
 
 
 def exp(x: Any) -> Any:
@@ -83,6 +96,18 @@ log_p = unop_primitive("log", _inexact, "stablehlo.log")
 _rules.defjvp(log_p, lambda g, x: div(g, x))
 
 
+def _log_jet(primals: list, series: list) -> tuple:
+    # v = log(u): u v' = u', so v_k = (u_k - sum_{j=1..k-1} j v_j u_{k-j} / k) / u_0
+    u = [primals[0], *series[0]]
+    v = [log(primals[0])] + [None] * len(series[0])
+    for k in range(1, len(v)):
+        v[k] = (u[k] - sum(j * v[j] * u[k - j] for j in range(1, k)) / k) / u[0]
+    return v[0], v[1:]
+
+
+log_p.jet = _log_jet
+
+
 def log(x: Any) -> Any:
     """Elementwise natural logarithm.
 
@@ -96,6 +121,7 @@ def log(x: Any) -> Any:
 
 expm1_p = unop_primitive("expm1", _inexact, "stablehlo.exponential_minus_one")
 _rules.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _c(ans, 1))))
+expm1_p.jet = _jet.comp_prop(lambda x: exp(x) - 1)
 
 
 def expm1(x: Any) -> Any:
@@ -111,6 +137,7 @@ def expm1(x: Any) -> Any:
 
 log1p_p = unop_primitive("log1p", _inexact, "stablehlo.log_plus_one")
 _rules.defjvp(log1p_p, lambda g, x: div(g, add(x, _c(x, 1))))
+log1p_p.jet = _jet.comp_prop(lambda x: log(1 + x))
 
 
 def log1p(x: Any) -> Any:
@@ -126,6 +153,20 @@ def log1p(x: Any) -> Any:
 
 logistic_p = unop_primitive("logistic", _inexact, "stablehlo.logistic")
 _rules.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(ans, 1), ans))))
+
+
+def _logistic_jet(primals: list, series: list) -> tuple:
+    # v = logistic(u): v' = e u' with e = v (1 - v), itself a series
+    u = [primals[0], *series[0]]
+    v = [logistic(primals[0])] + [None] * len(series[0])
+    e = [v[0] * (1 - v[0])] + [None] * len(series[0])
+    for k in range(1, len(v)):
+        v[k] = sum(j * e[k - j] * u[j] for j in range(1, k + 1)) / k
+        e[k] = (1 - v[0]) * v[k] - sum(v[j] * v[k - j] for j in range(1, k + 1))
+    return v[0], v[1:]
+
+
+logistic_p.jet = _logistic_jet
 
 
 def logistic(x: Any) -> Any:
@@ -174,6 +215,19 @@ def _pow_dy(g: Any, ans: Any, x: Any, y: Any) -> Any:
 _rules.defjvp2(pow_p, _pow_dx, _pow_dy)
 
 
+def _pow_jet(primals: list, series: list) -> tuple:
+    # x ** y = exp(y log x): the exp recurrence on the series of y log x
+    w0, ws = _jet.jet_coefficients(lambda x, y: [mul(y, log(x))], primals, series)
+    u = [w0[0], *ws[0]]
+    v = [primals[0] ** primals[1]] + [None] * len(ws[0])
+    for k in range(1, len(v)):
+        v[k] = sum(j * v[k - j] * u[j] for j in range(1, k + 1)) / k
+    return v[0], v[1:]
+
+
+pow_p.jet = _pow_jet
+
+
 def pow(x: Any, y: Any) -> Any:
     """Elementwise power ``x ** y`` for floating or complex operands.
 
@@ -188,6 +242,7 @@ def pow(x: Any, y: Any) -> Any:
 sqrt_p = unop_primitive("sqrt", _inexact, "stablehlo.sqrt")
 # JAX's rule, g * (0.5 / sqrt x) (not g / (2 sqrt x)): the rounding then matches.
 _rules.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_c(x, 0.5), ans)))
+sqrt_p.jet = _jet.comp_prop(lambda x: x ** 0.5)
 
 
 def sqrt(x: Any) -> Any:
@@ -203,6 +258,7 @@ def sqrt(x: Any) -> Any:
 
 rsqrt_p = unop_primitive("rsqrt", _inexact, "stablehlo.rsqrt")
 _rules.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
+rsqrt_p.jet = _jet.comp_prop(lambda x: x ** -0.5)
 
 
 def rsqrt(x: Any) -> Any:
@@ -237,6 +293,25 @@ sin_p = unop_primitive("sin", _inexact, "stablehlo.sine")
 _rules.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
 
 
+def _sinusoid_jet(sign: int, pair: Any, which: int) -> Any:
+    """sin/cos (sign -1) or sinh/cosh (sign 1): s' = c u' and c' = sign s u', together
+    (``pair(x)`` is ``(s(x), c(x))``)."""
+    def rule(primals: list, series: list) -> tuple:
+        x = primals[0]
+        u = [x, *series[0]]
+        s0, c0 = pair(x)
+        s, c = [s0] + [None] * len(series[0]), [c0] + [None] * len(series[0])
+        for k in range(1, len(s)):
+            s[k] = sum(j * u[j] * c[k - j] for j in range(1, k + 1)) / k
+            c[k] = sum(j * u[j] * s[k - j] for j in range(1, k + 1)) / k * sign
+        out = (s, c)[which]
+        return out[0], out[1:]
+    return rule
+
+
+sin_p.jet = _sinusoid_jet(-1, lambda x: (sin(x), cos(x)), 0)
+
+
 def sin(x: Any) -> Any:
     """Elementwise sine.
 
@@ -250,6 +325,7 @@ def sin(x: Any) -> Any:
 
 cos_p = unop_primitive("cos", _inexact, "stablehlo.cosine")
 _rules.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+cos_p.jet = _sinusoid_jet(-1, lambda x: (sin(x), cos(x)), 1)
 
 
 def cos(x: Any) -> Any:
@@ -328,6 +404,18 @@ _rules.defjvp(atan2_p, lambda g, x, y: mul(g, div(y, add(mul(x, x), mul(y, y))))
               lambda g, x, y: mul(g, div(neg(x), add(mul(x, x), mul(y, y)))))
 
 
+def _atan2_jet(primals: list, series: list) -> tuple:
+    # atan2(x, y) = atan(x / y) locally: v' = u' / (1 + u^2) with u = x / y
+    q0, qs = _jet.jet_coefficients(lambda x, y: [div(x, y)], primals, series)
+    one = _rules.const_like(q0[0], 1)
+    c0, cs = _jet.jet_coefficients(lambda q: [div(one, 1 + q * q)], q0, qs)
+    v = _jet.chain_terms([c0[0], *cs[0]], [q0[0], *qs[0]], atan2(*primals))
+    return v[0], v[1:]
+
+
+atan2_p.jet = _atan2_jet
+
+
 def atan2(x: Any, y: Any) -> Any:
     """Elementwise arc tangent of ``x / y`` using the signs of both.
 
@@ -341,6 +429,7 @@ def atan2(x: Any, y: Any) -> Any:
 
 sinh_p = unop_primitive("sinh", _inexact, "chlo.sinh")
 _rules.defjvp(sinh_p, lambda g, x: mul(g, cosh(x)))
+sinh_p.jet = _sinusoid_jet(1, lambda x: (sinh(x), cosh(x)), 0)
 
 
 def sinh(x: Any) -> Any:
@@ -356,6 +445,7 @@ def sinh(x: Any) -> Any:
 
 cosh_p = unop_primitive("cosh", _inexact, "chlo.cosh")
 _rules.defjvp(cosh_p, lambda g, x: mul(g, sinh(x)))
+cosh_p.jet = _sinusoid_jet(1, lambda x: (sinh(x), cosh(x)), 1)
 
 
 def cosh(x: Any) -> Any:
@@ -395,6 +485,15 @@ tanh_p.platform_lowerings["tpu"] = _tanh_tpu_lowering
 _rules.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(ans, 1), ans)))
 
 
+def _tanh_jet(primals: list, series: list) -> tuple:
+    # tanh(x) = 2 logistic(2x) - 1
+    out, terms = _logistic_jet([2 * primals[0]], [[2 * t for t in series[0]]])
+    return 2 * out - 1, [2 * t for t in terms]
+
+
+tanh_p.jet = _tanh_jet
+
+
 def tanh(x: Any) -> Any:
     """Elementwise hyperbolic tangent.
 
@@ -408,6 +507,7 @@ def tanh(x: Any) -> Any:
 
 asinh_p = unop_primitive("asinh", _inexact, "chlo.asinh")
 _rules.defjvp(asinh_p, lambda g, x: mul(g, rsqrt(add(mul(x, x), _c(x, 1)))))
+asinh_p.jet = _jet.comp_prop(lambda x: log(x + sqrt(x * x + 1)))
 
 
 def asinh(x: Any) -> Any:
@@ -423,6 +523,7 @@ def asinh(x: Any) -> Any:
 
 acosh_p = unop_primitive("acosh", _inexact, "chlo.acosh")
 _rules.defjvp(acosh_p, lambda g, x: mul(g, rsqrt(mul(sub(x, _c(x, 1)), add(x, _c(x, 1))))))
+acosh_p.jet = _jet.comp_prop(lambda x: log(x + sqrt(x * x - 1)))
 
 
 def acosh(x: Any) -> Any:
@@ -438,6 +539,7 @@ def acosh(x: Any) -> Any:
 
 atanh_p = unop_primitive("atanh", _inexact, "chlo.atanh")
 _rules.defjvp(atanh_p, lambda g, x: div(g, mul(add(_c(x, 1), x), sub(_c(x, 1), x))))
+atanh_p.jet = _jet.comp_prop(lambda x: 0.5 * log(div(1 + x, 1 - x)))
 
 
 def atanh(x: Any) -> Any:

@@ -28,6 +28,7 @@ from fluxion.lax._base import DtypeSet, attr_i64_array, type_error, value_error
 from fluxion.lax.padding import padding_attr, window_transpose_padding
 from fluxion.lax.reductions import _identity, monoid_kind, trace_computation
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 from fluxion.transforms.staging import abstractify
 from fluxion.tree_util import physical as tree_util
 
@@ -213,6 +214,7 @@ def _reduce_window_sum_transpose(ct: Any, x: Any, *, window_dimensions: tuple,
 
 
 _rules.deflinear(reduce_window_sum_p, _reduce_window_sum_transpose)
+reduce_window_sum_p.jet = _jet.linear_prop(reduce_window_sum_p)
 
 
 def reduce_window_sum(operand: Any, window_dimensions: Sequence[int],

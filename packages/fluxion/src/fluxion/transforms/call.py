@@ -37,7 +37,7 @@ from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_frame
 from fluxion.core.ir import Program
 from fluxion.core.primitive import Primitive
-from fluxion.transforms import ad, batching, partial_eval
+from fluxion.transforms import ad, batching, jet, partial_eval
 from fluxion.transforms.staging import close_program
 
 __all__ = ["jit_p", "closed_call", "nested_options_error"]
@@ -156,6 +156,8 @@ jit_p.jvp = _jit_jvp
 jit_p.partial_eval = _jit_partial_eval
 jit_p.transpose = _jit_transpose
 jit_p.batch = _jit_batch
+jit_p.jet = jet.program_prop(lambda program, args, *, name, donated, compiler_options=():
+                             _call(program, args, name, compiler_options))
 
 
 def _jit_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]:

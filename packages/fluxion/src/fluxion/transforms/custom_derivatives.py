@@ -53,7 +53,7 @@ from fluxion.core.trace import (
     set_current,
 )
 from fluxion.core.tracebacks import api_boundary
-from fluxion.transforms import ad, array_ops, batching
+from fluxion.transforms import ad, array_ops, batching, jet
 from fluxion.transforms.ad import (
     JVPInterpreter,
     JVPTracer,
@@ -421,6 +421,7 @@ custom_jvp_call_p.lowering = _custom_call_lowering
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
 custom_jvp_call_p.batch = _custom_jvp_call_batch
 custom_jvp_call_p.batch_unmapped = True
+custom_jvp_call_p.jet = jet.inline_prop("call")  # the function; its rule set aside, as JAX
 custom_jvp_call_p.print_params = functools.partial(_custom_call_printed_params,
                                                       rules=("jvp",))
 
@@ -691,6 +692,7 @@ custom_vjp_call_p.lowering = _custom_call_lowering
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp
 custom_vjp_call_p.batch = _custom_vjp_call_batch
 custom_vjp_call_p.batch_unmapped = True
+custom_vjp_call_p.jet = jet.inline_prop("call")  # the function; its rules set aside, as JAX
 custom_vjp_call_p.print_params = functools.partial(_custom_call_printed_params,
                                                       rules=("bwd", "fwd"))
 

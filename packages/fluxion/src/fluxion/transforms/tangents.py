@@ -20,7 +20,7 @@ from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.dtypes import ExtendedDType
 from fluxion.core.primitive import Primitive
-from fluxion.transforms import array_ops
+from fluxion.transforms import array_ops, jet
 from fluxion.transforms.staging import abstractify
 
 __all__ = [
@@ -156,6 +156,7 @@ add_any_p.lowering = _add_any_lowering
 add_any_p.jvp = _add_any_jvp
 add_any_p.transpose = _add_any_transpose
 add_any_p.batch = _add_any_batch
+add_any_p.jet = jet.linear_prop(add_any_p)
 
 
 def add_any(x: Any, y: Any) -> Any:

@@ -25,6 +25,7 @@ from fluxion.lax.gather_scatter._dims import (
     _sorted_unique_in_range,
 )
 from fluxion.transforms import ad
+from fluxion.transforms import jet as _jet
 
 # ------------------------------------------------------------------ gather
 
@@ -283,6 +284,7 @@ def _gather_extended(x: Any, idx: Any, *, dimension_numbers: GatherDimensionNumb
 
 
 gather_p.extended = _gather_extended
+gather_p.jet = _jet.linear_prop(gather_p, 1)
 
 
 def _default_fill_value(dtype: np.dtype) -> Any:

@@ -376,6 +376,10 @@ scatter_add_p.sharding = _scatter_rule
 scatter_add_p.jvp = _scatter_add_jvp(scatter_add_p)
 scatter_add_p.transpose = _scatter_add_transpose(1)
 scatter_add_p.batch = _scatter_batch(scatter_add_p)
+scatter_add_p.jet = lambda primals, series, **params: (  # operand and updates are linear
+    scatter_add_p.bind(*primals, **params),
+    [scatter_add_p.bind(d_operand, primals[1], d_updates, **params)
+     for d_operand, _, d_updates in zip(*series)])
 
 
 def scatter_add(operand: Any, scatter_indices: Any, updates: Any,
