@@ -537,3 +537,29 @@ def test_results_are_replicated_on_an_explicit_mesh_as_jax():
         with lib.set_mesh(mesh):
             lib.jit(f).trace(xs)
         assert types == [(f"float32[{2 * n}@i]", f"float32[{2 * n}]")], lib.__name__
+
+
+def test_derivatives_around_a_call_match_jax(kernels):
+    # grad through other arguments and through stop_gradient needs no rule of ffi_call; a
+    # custom_jvp around the call (what the error message advises) gives the derivative
+    x = np.arange(1, 4, dtype=F32)
+
+    def progs(lib):
+        def f(a, b):
+            return (_scale(lib)(b) * a).sum()
+
+        @lib.custom_jvp
+        def scaled(v):
+            return _scale(lib, "expand_dims")(v)
+
+        @scaled.defjvp
+        def scaled_jvp(primals, tangents):
+            return scaled(primals[0]), 2.5 * tangents[0]
+        return [lib.grad(f), lib.jit(lib.grad(f)),
+                lib.grad(lambda a, b: f(a, lib.lax.stop_gradient(b)), argnums=(0, 1)),
+                lib.grad(lambda v: (scaled(v) ** 2).sum()),
+                lib.jit(lib.vmap(lib.grad(lambda v: (scaled(v) ** 2).sum())))]
+    args = [(x, x), (x, x), (x, x), (x,), (np.stack([x, 2 * x]),)]
+    for ours, theirs, a in zip(progs(fluxion), progs(jax), args):
+        for o, t in zip(*(np.atleast_2d(np.asarray(r)) for r in (ours(*a), theirs(*a)))):
+            np.testing.assert_allclose(o, t, rtol=1e-6)
