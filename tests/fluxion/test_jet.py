@@ -65,6 +65,9 @@ PROGRAMS = {
     "gelu": lambda m: m.nn.gelu,
     "silu": lambda m: m.nn.silu,
     "stop_gradient": lambda m: lambda x: x * m.lax.stop_gradient(x),
+    "clamp": lambda m: lambda x: m.lax.clamp(0.5 * m.numpy.ones_like(x), x * x, 1.0 + x),
+    "reduce_window_sum": lambda m: lambda x: m.lax.reduce_window(
+        m.numpy.exp(x), 0.0, m.lax.add, (2,), (1,), "VALID"),
 }
 
 
@@ -217,3 +220,25 @@ def test_rule_builders_set_the_slot():
     fjet.deflinear(p)
     out, (t1,) = fjet.jet(p.bind, (np.float32(1.5),), ((np.float32(3.0),),))
     assert float(out) == 3.0 and float(t1) == 6.0
+
+
+def test_composes_with_grad_and_vmap():
+    x, s = np.float32(0.7), (np.float32(1.0), np.float32(0.5), np.float32(0.2))
+
+    def f(m):
+        return lambda x: m.numpy.tanh(m.numpy.sin(x) * x)
+
+    # jet of a gradient (the rules of the primitives grad emits) and the gradient of a term
+    ours = fjet.jet(fluxion.grad(f(fluxion)), (x,), (s,))
+    ref = jjet.jet(jax.grad(f(jax)), (x,), (s,))
+    np.testing.assert_allclose(_terms(ours), _terms(ref), rtol=4e-6)
+    ours = fluxion.grad(lambda x: fjet.jet(f(fluxion), (x,), (s,))[1][2])(x)
+    ref = jax.grad(lambda x: jjet.jet(f(jax), (x,), (s,))[1][2])(x)
+    np.testing.assert_allclose(float(ours), float(ref), rtol=4e-6)
+    # jet of a vmapped function: each member's series
+    xs = np.array([0.1, 0.7, 1.3], np.float32)
+    out, (t1,) = fjet.jet(fluxion.vmap(f(fluxion)), (xs,), ((np.ones(3, np.float32),),))
+    for i in range(3):
+        one, (u1,) = fjet.jet(f(fluxion), (xs[i],), ((np.float32(1.0),),))
+        np.testing.assert_allclose([float(out[i]), float(t1[i])], [float(one), float(u1)],
+                                   rtol=4e-6)
