@@ -8,10 +8,12 @@ The lowering and error tests need no compiler; the kernel tests skip without g++
 from __future__ import annotations
 
 import ctypes
+import inspect
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -29,6 +31,7 @@ KERNELS = r"""
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include "xla/ffi/api/ffi.h"
@@ -120,6 +123,37 @@ static ffi::Error ColumnMajorImpl(Matrix x, MatrixResult y) {
 }
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ColumnMajor, ColumnMajorImpl,
     ffi::Ffi::Bind().Arg<Matrix>().Ret<Matrix>());
+
+// A user type (register_ffi_type) held per executable: made by the instantiate stage, updated
+// by the execute stage (a target registered as a dict of stages)
+struct Accum {
+  static ffi::TypeId id;
+  explicit Accum(float s) : start(s) {}
+  float start;
+  int64_t runs = 0;
+};
+ffi::TypeId Accum::id = {};
+static const ffi::TypeInfo accum_info = ffi::MakeTypeInfo<Accum>();
+extern "C" XLA_FFI_TypeId* accum_type_id() { return &Accum::id; }
+extern "C" const XLA_FFI_TypeInfo* accum_type_info() { return &accum_info; }
+
+static ffi::ErrorOr<std::unique_ptr<Accum>> AccumMake(float start) {
+  return std::make_unique<Accum>(start);
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(AccumInstantiate, AccumMake,
+    ffi::Ffi::BindInstantiate().Attr<float>("start"));
+
+// y = x + start + the number of runs of this executable so far (this one included)
+static ffi::Error AccumRun(Accum* state, ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y,
+                           float start) {
+  state->runs += 1;
+  for (size_t i = 0; i < x.element_count(); ++i)
+    y->typed_data()[i] = x.typed_data()[i] + state->start + static_cast<float>(state->runs);
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(AccumExecute, AccumRun,
+    ffi::Ffi::Bind().Ctx<ffi::State<Accum>>().Arg<ffi::Buffer<ffi::F32>>()
+        .Ret<ffi::Buffer<ffi::F32>>().Attr<float>("start"));
 """
 
 # target name (registered through fluxion.ffi, seen by jax) -> exported symbol
@@ -149,7 +183,18 @@ def kernels(tmp_path_factory):
     jax.ffi.register_ffi_target("fxt_scale_by_jax", jax.ffi.pycapsule(lib.Scale))
     lib.counter_value.restype = ctypes.c_int64
     lib.last_aliased.restype = ctypes.c_int64
+    _register_accum(fluxion, lib)
     return lib
+
+
+def _register_accum(fx, lib):
+    """The user type and the two-stage target of ``Accum`` (``fx`` is the fluxion module)."""
+    lib.accum_type_id.restype = lib.accum_type_info.restype = ctypes.c_void_p
+    cap = fx.ffi.pycapsule
+    fx.ffi.register_ffi_type("fxt_accum_state", {"type_id": cap(lib.accum_type_id()),
+                                                 "type_info": cap(lib.accum_type_info())})
+    fx.ffi.register_ffi_target("fxt_accum", {"instantiate": cap(lib.AccumInstantiate),
+                                             "execute": cap(lib.AccumExecute)})
 
 
 def _custom_calls(text: str) -> list[str]:
@@ -563,3 +608,34 @@ def test_derivatives_around_a_call_match_jax(kernels):
     for ours, theirs, a in zip(progs(fluxion), progs(jax), args):
         for o, t in zip(*(np.atleast_2d(np.asarray(r)) for r in (ours(*a), theirs(*a)))):
             np.testing.assert_allclose(o, t, rtol=1e-6)
+
+
+def _accum(lib):
+    return lambda x: lib.ffi.ffi_call("fxt_accum", lib.ShapeDtypeStruct(x.shape, x.dtype))(
+        x, start=F32(10))
+
+
+def test_user_type_state_and_handler_stages_match_jax(kernels):
+    # register_ffi_type + a target given as {"instantiate": ..., "execute": ...}: the state
+    # lives as long as the executable, so each run of one executable counts on
+    x = np.zeros(2, F32)
+    for wrap in (lambda lib, f: lib.jit(f), lambda lib, f: f):
+        runs = [[float(np.asarray(f(x))[0]) for _ in range(3)]
+                for f in (wrap(fluxion, _accum(fluxion)), wrap(jax, _accum(jax)))]
+        assert runs[0] == runs[1] == [11.0, 12.0, 13.0]
+
+
+def test_type_and_handler_registered_before_any_client(kernels):
+    # Both kept by jaxlib until its CPU client exists, they must still reach XLA type first
+    # (jax 0.10.2 fails here: "Types used by FFI handlers must be registered before the
+    # handler registration"); in a fresh process, before any computation
+    code = "\n".join([
+        "import ctypes, numpy as np, fluxion",
+        inspect.getsource(_register_accum), inspect.getsource(_accum), "F32 = np.float32",
+        f"lib = ctypes.cdll.LoadLibrary({kernels._name!r})",
+        "_register_accum(fluxion, lib)",
+        "print(np.asarray(fluxion.jit(_accum(fluxion))(np.zeros(2, np.float32))))"])
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["[11.", "11.]"]

@@ -24,6 +24,22 @@ from fluxion.backend import client as _client
 __all__ = ["register_target", "register_type", "register_batch_partitionable", "include_dir"]
 
 
+def _cpu_handlers(platform: str) -> Any:
+    """jaxlib's ``xla_client`` with XLA's CPU registration functions installed, types first.
+
+    jaxlib installs them when the first CPU client is made, custom calls before types: a type
+    and a handler using it that were both registered earlier (and kept until then) would reach
+    XLA handler first, which XLA refuses ("Types used by FFI handlers must be registered before
+    the handler registration"; real jax fails so). Installed here, each registration reaches
+    XLA at once, in the caller's order."""
+    xc = _client.xc()
+    if xc.xla_platform_names.get(platform, platform) == "Host":
+        ext = _client.jaxlib_ext()
+        xc.register_custom_type_handler("cpu", ext.register_custom_type)
+        xc.register_custom_call_handler("cpu", ext.register_custom_call_target)
+    return xc
+
+
 def register_target(name: str, fn: Any, platform: str = "cpu", api_version: int = 1,
                     **kwargs: Any) -> None:
     """Register custom-call target ``name`` (a ``PyCapsule``, or a dict of handler stages
@@ -36,7 +52,8 @@ def register_target(name: str, fn: Any, platform: str = "cpu", api_version: int 
         Traceback (most recent call last):
         TypeError: register_custom_call_target() got an unexpected keyword argument 'bogus'
     """
-    return _client.xc().register_custom_call_target(name, fn, platform, api_version, **kwargs)
+    return _cpu_handlers(platform).register_custom_call_target(name, fn, platform, api_version,
+                                                               **kwargs)
 
 
 def register_type(name: str, registration: Any, platform: str = "cpu") -> None:
@@ -47,7 +64,7 @@ def register_type(name: str, registration: Any, platform: str = "cpu") -> None:
         >>> callable(_client.xc().register_custom_type)
         True
     """
-    return _client.xc().register_custom_type(name, registration, platform=platform)
+    return _cpu_handlers(platform).register_custom_type(name, registration, platform=platform)
 
 
 def register_batch_partitionable(name: str) -> None:
