@@ -3,8 +3,8 @@
 A library compiles its kernel against the headers of :func:`include_dir` (``xla/ffi/api/ffi.h``),
 loads the shared library with ``ctypes``, registers the handler with
 :func:`register_ffi_target` (wrapped by :func:`pycapsule`), then calls it from Python with
-:func:`ffi_call`, eagerly or under ``jit``/``vmap``. The call is the primitive ``ffi_call``: a
-``stablehlo.custom_call`` of the target with the keyword arguments as the typed attributes of
+:func:`ffi_call`, eagerly or under ``jit``/``vmap``. The call is the primitive ``ffi_call``
+(``ffi_call_effectful`` when it has a side effect): a ``stablehlo.custom_call`` of the target with the keyword arguments as the typed attributes of
 its ``mhlo.backend_config`` dictionary, typed as JAX types them (a Python ``int`` is ``i64``, a
 ``float`` ``f64``, a NumPy scalar keeps its dtype, an array is a dense attribute, a ``dict`` a
 dictionary, a tuple an array attribute, a ``str`` a string, a ``np.dtype`` a type).
