@@ -46,14 +46,25 @@ __all__ = ["JetTracer", "JetInterpreter", "ZeroTerm", "ZeroSeries", "zero_term",
 
 
 class ZeroTerm:
-    """The type of :data:`zero_term`, one coefficient known to be zero."""
+    """The type of :data:`zero_term`, one coefficient known to be zero.
+
+    Example:
+        >>> zero_term
+        zero_term
+    """
 
     def __repr__(self) -> str:
         return "zero_term"
 
 
 class ZeroSeries:
-    """The type of :data:`zero_series`, a series whose coefficients are all zero."""
+    """The type of :data:`zero_series`, a series whose coefficients are all zero: what an
+    interpreter's value that does not depend on the inputs carries.
+
+    Example:
+        >>> JetInterpreter(2).primal_and_terms(1.0)
+        (1.0, zero_series)
+    """
 
     def __repr__(self) -> str:
         return "zero_series"
@@ -65,7 +76,14 @@ zero_series = ZeroSeries()
 
 class JetTracer(Tracer):
     """A value inside a jet-transformed function: its ``primal`` and its Taylor coefficients
-    ``terms`` (a list of ``order`` arrays, or :data:`zero_series`)."""
+    ``terms`` (a list of ``order`` arrays, or :data:`zero_series`).
+
+    Example:
+        >>> seen = []
+        >>> _ = jet_coefficients(lambda x: seen.append((x.primal, x.terms)) or [x], [2.0], [[1.0]])
+        >>> seen
+        [(2.0, [1.0])]
+    """
 
     __slots__ = ("primal", "terms")
 
@@ -90,7 +108,15 @@ class JetTracer(Tracer):
 
 class JetInterpreter(Interpreter):
     """Runs a function on truncated Taylor series of degree ``order``: every primitive is
-    replaced by its jet rule."""
+    replaced by its jet rule (JAX's ``JetTrace``).
+
+    Example:
+        >>> from fluxion.core.trace import interpreter_scope
+        >>> with interpreter_scope(JetInterpreter(1)) as it:
+        ...     y = JetTracer(it, 3.0, [1.0]) * 2.0
+        ...     float(y.primal), [float(t) for t in y.terms]
+        (6.0, [2.0])
+    """
 
     description = "jet"
 
@@ -159,7 +185,13 @@ def _single(fun: Callable[..., Any], primals: Sequence[Any], series: Sequence[An
 
 def zero_prop(prim: Any) -> Callable[..., tuple]:
     """The jet rule of a primitive whose result is locally constant (comparisons, rounding,
-    bitwise operations): every coefficient of the result is zero."""
+    bitwise operations): every coefficient of the result is zero.
+
+    Example:
+        >>> from fluxion import lax
+        >>> zero_prop(lax.floor_p)([1.5], [[1.0]])
+        (Array(1., dtype=float32, weak_type=True), zero_series)
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         return prim.bind(*primals, **params), zero_series
     return rule
@@ -168,7 +200,14 @@ def zero_prop(prim: Any) -> Callable[..., tuple]:
 def linear_prop(prim: Any, n_linear: int | None = None) -> Callable[..., tuple]:
     """The jet rule of a primitive linear in its operands (the first ``n_linear`` of them; the
     rest, indices and the like, are passed along): each coefficient is the primitive applied to
-    the operands' coefficients of that order."""
+    the operands' coefficients of that order.
+
+    Example:
+        >>> from fluxion import lax
+        >>> out, terms = linear_prop(lax.neg_p)([1.0], [[2.0, 3.0]])
+        >>> float(out), [float(t) for t in terms]
+        (-1.0, [-2.0, -3.0])
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         k = len(primals) if n_linear is None else n_linear
         out = prim.bind(*primals, **params)
@@ -182,7 +221,14 @@ def linear_prop(prim: Any, n_linear: int | None = None) -> Callable[..., tuple]:
 
 def bilinear_prop(prim: Any) -> Callable[..., tuple]:
     """The jet rule of a primitive bilinear in its two operands (``mul``, ``dot_general``): the
-    Cauchy product ``v_k = sum_j op(u_j, w_{k-j})``."""
+    Cauchy product ``v_k = sum_j op(u_j, w_{k-j})``.
+
+    Example:
+        >>> from fluxion import lax
+        >>> out, terms = bilinear_prop(lax.mul_p)([2.0, 3.0], [[1.0], [1.0]])  # (2+t)(3+t)
+        >>> float(out), float(terms[0])
+        (6.0, 5.0)
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         u, w = [primals[0], *series[0]], [primals[1], *series[1]]
         v = [sum(prim.bind(u[j], w[k - j], **params) for j in range(k + 1))
@@ -193,7 +239,12 @@ def bilinear_prop(prim: Any) -> Callable[..., tuple]:
 
 def chain_terms(c: Sequence[Any], u: Sequence[Any], v0: Any) -> list:
     """``v`` with ``v' = c u'`` from the coefficients of ``c`` and ``u`` (``v_0`` given):
-    ``v_k = sum_{j=1..k} j c_{k-j} u_j / k``."""
+    ``v_k = sum_{j=1..k} j c_{k-j} u_j / k``.
+
+    Example:
+        >>> chain_terms([2.0, 0.0], [0.0, 1.0, 0.0], 5.0)  # v' = 2 u' with u = t
+        [5.0, 2.0, 0.0]
+    """
     v = [v0] + [None] * (len(u) - 1)
     for k in range(1, len(v)):
         v[k] = sum(j * c[k - j] * u[j] for j in range(1, k + 1)) / k
@@ -202,7 +253,14 @@ def chain_terms(c: Sequence[Any], u: Sequence[Any], v0: Any) -> list:
 
 def deriv_prop(prim: Any, deriv: Callable[[Any], Any]) -> Callable[..., tuple]:
     """The jet rule of a unary primitive from its first derivative ``deriv`` (a function of
-    the operand built from primitives that have jet rules)."""
+    the operand built from primitives that have jet rules).
+
+    Example:
+        >>> from fluxion import lax
+        >>> out, terms = deriv_prop(lax.exp_p, lax.exp)([0.0], [[1.0, 0.0]])
+        >>> float(out), [float(t) for t in terms]
+        (1.0, [1.0, 0.5])
+    """
     def rule(primals: list, series: list) -> tuple:
         c0, cs = _single(deriv, primals, series)
         v = chain_terms([c0, *cs], [primals[0], *series[0]], prim.bind(primals[0]))
@@ -212,7 +270,13 @@ def deriv_prop(prim: Any, deriv: Callable[[Any], Any]) -> Callable[..., tuple]:
 
 def comp_prop(comp: Callable[..., Any]) -> Callable[..., tuple]:
     """The jet rule of a primitive equal to the composition ``comp`` of primitives that have
-    jet rules (``expm1`` as ``exp(x) - 1``)."""
+    jet rules (``expm1`` as ``exp(x) - 1``).
+
+    Example:
+        >>> out, terms = comp_prop(lambda x: x * x)([3.0], [[1.0]])
+        >>> float(out), float(terms[0])
+        (9.0, 6.0)
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         return _single(lambda *xs: comp(*xs, **params), primals, series)
     return rule
@@ -220,7 +284,12 @@ def comp_prop(comp: Callable[..., Any]) -> Callable[..., tuple]:
 
 def pow_by_squaring(x: Any, n: float) -> Any:
     """``x ** n`` for an integer ``n`` by repeated squaring, in Python arithmetic (the jet of
-    ``integer_pow`` is that of this product, as JAX's)."""
+    ``integer_pow`` is that of this product, as JAX's).
+
+    Example:
+        >>> pow_by_squaring(2.0, 5), pow_by_squaring(2.0, -2)
+        (32.0, 0.25)
+    """
     if n < 0:
         return pow_by_squaring(1 / x, -n)
     if n == 0:
@@ -242,7 +311,15 @@ def _broadcast_pair(x: Any, y: Any) -> tuple[Any, Any]:
 def extremum_prop(chosen: Callable[[Any, Any], Any],
                   select: Callable[[Any, Any, Any], Any]) -> Callable[..., tuple]:
     """The jet rule of ``max``/``min`` (``chosen(x, y)``: where x is the result): the chosen
-    operand's coefficients, their mean where the operands tie (a rank-0 operand broadcast)."""
+    operand's coefficients, their mean where the operands tie (a rank-0 operand broadcast).
+
+    Example:
+        >>> from fluxion import lax
+        >>> rule = extremum_prop(lambda x, y: x > y, lax.select)
+        >>> out, terms = rule([1.0, 1.0], [[2.0], [4.0]])   # a tie: the mean
+        >>> float(out), float(terms[0])
+        (1.0, 3.0)
+    """
     def rule(primals: list, series: list) -> tuple:
         x, y = _broadcast_pair(*primals)
         pick, tie = chosen(x, y), x == y
@@ -257,7 +334,14 @@ def extremum_prop(chosen: Callable[[Any, Any], Any],
 def jet_program(program: Program, order: int) -> tuple[Program, list]:
     """``(jetted, consts)``: the closed program over ``(*consts, *primals, *series)`` (each
     input's ``order`` coefficients in turn, after all primals) returning ``(*primals_out,
-    *series_out)`` likewise, for a closed ``program`` (no constvars); cached on the program."""
+    *series_out)`` likewise, for a closed ``program`` (no constvars); cached on the program.
+
+    Example:
+        >>> program, _, _ = trace_to_program(lambda x: x * x, (1.0,), {})
+        >>> jetted, consts = jet_program(program, 2)
+        >>> [v.aval.str_short() for v in jetted.invars], len(jetted.outvars)
+        (['f32[]', 'f32[]', 'f32[]'], 3)
+    """
     def make() -> tuple:
         n = len(program.invars)
         avals = [v.aval.update(weak_type=False) for v in program.invars]
@@ -281,7 +365,16 @@ def jet_program(program: Program, order: int) -> tuple[Program, list]:
 def program_prop(call: Callable[..., list], key: str = "program") -> Callable[..., tuple]:
     """The jet rule of a primitive that runs the program in its parameter ``key`` (a call
     primitive): ``call(program, args, **params)`` binds the primitive again on the jetted
-    program, so the result stays one call."""
+    program, so the result stays one call.
+
+    Example:
+        >>> from fluxion.core.ir import eval_program
+        >>> program, _, _ = trace_to_program(lambda x: x * x, (1.0,), {})
+        >>> rule = program_prop(lambda p, args: eval_program(p, [], args))
+        >>> outs, terms = rule([3.0], [[1.0]], program=program)
+        >>> float(outs[0]), float(terms[0][0])
+        (9.0, 6.0)
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         program = params.pop(key)
         order = len(series[0])
@@ -296,7 +389,14 @@ def program_prop(call: Callable[..., list], key: str = "program") -> Callable[..
 def inline_prop(key: str) -> Callable[..., tuple]:
     """The jet rule of a primitive whose value is that of the program in its parameter ``key``
     (``custom_jvp_call``, ``custom_vjp_call``): the program itself is jetted, its custom rules
-    set aside, as JAX's jet does."""
+    set aside, as JAX's jet does.
+
+    Example:
+        >>> program, _, _ = trace_to_program(lambda x: x * x, (1.0,), {})
+        >>> outs, terms = inline_prop("call")([3.0], [[1.0]], call=program)
+        >>> float(outs[0]), float(terms[0][0])
+        (9.0, 6.0)
+    """
     def rule(primals: list, series: list, **params: Any) -> tuple:
         return jet_coefficients(lambda *xs: eval_program(params[key], [], xs), primals, series)
     return rule
