@@ -540,6 +540,8 @@ def test_export_refuses_unregistered_custom_calls_as_jax(kernels):
     ok = fluxion.export.export(f, disabled_checks=[
         fluxion.export.DisabledSafetyCheck.custom_call("fxt_scale")])(x)
     np.testing.assert_array_equal(np.asarray(ok.call(x)), x * 2.5)
+    again = fluxion.export.deserialize(ok.serialize())
+    np.testing.assert_array_equal(np.asarray(again.call(x)), x * 2.5)
 
 
 def test_ffi_lowering_of_a_library_primitive(kernels):
