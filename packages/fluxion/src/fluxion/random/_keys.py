@@ -303,13 +303,16 @@ class PRNGKeyArray(ExtendedArray):
     Holds the key data, ``uint32[*shape, 2]``; a pytree node whose single child is that data.
     ``isinstance(key, fluxion.Array)`` is True, as typed keys are ``jax.Array`` s in JAX.
     Supports ``shape``, ``ndim``, ``size``, ``dtype``, ``len``, iteration, basic indexing,
-    ``reshape``, ``ravel``/``flatten``, ``squeeze``, ``T``/``transpose`` and ``==``.
+    ``reshape``, ``ravel``/``flatten``, ``squeeze``, ``T``/``transpose`` and ``==``, and the
+    device side of ``Array`` (``sharding``, ``devices()``, ``committed``, shards of keys, ...).
 
     Example:
         >>> import fluxion
         >>> keys = fluxion.random.split(fluxion.random.key(0), 4)
         >>> keys.shape, keys[1:3].shape, keys.reshape(2, 2).shape
         ((4,), (2,), (2, 2))
+        >>> keys.devices() == fluxion.random.key_data(keys).devices(), keys.committed
+        (True, False)
     """
 
     __slots__ = ("_base_array", "_impl", "_track")
@@ -447,11 +450,93 @@ class PRNGKeyArray(ExtendedArray):
     def copy(self) -> "PRNGKeyArray":
         return PRNGKeyArray(self._impl, self._base_array)
 
-    def block_until_ready(self) -> "PRNGKeyArray":
-        fn = getattr(self._base_array, "block_until_ready", None)
-        if fn is not None:
-            fn()
-        return self
+    # The device side of the Array API, read from the key data, as JAX's key arrays answer it:
+    # the sharding without the data's trailing key dimensions, shards holding keys. Under a
+    # transformation the data is a tracer, whose answers are JAX's for a traced key array
+    # (AttributeError for sharding/device/block_until_ready, ConcretizationTypeError else).
+
+    @property
+    def sharding(self) -> Any:
+        s = self._base_array.sharding
+        spec = getattr(s, "spec", None)
+        return s if spec is None else s.with_spec(tuple(spec)[:self.ndim])
+
+    @property
+    def device(self) -> Any:
+        d = self._base_array.device
+        spec = getattr(d, "spec", None)
+        if spec is None:
+            return d
+        # over several devices, JAX's answer is the key data's sharding (spec padded with
+        # None over the trailing key dimensions)
+        return d.with_spec(tuple(spec) + (None,) * (self._base_array.ndim - len(spec)))
+
+    def devices(self) -> set:
+        """The set of devices holding the keys."""
+        return self._base_array.devices()
+
+    @property
+    def committed(self) -> bool:
+        return self._base_array.committed
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._base_array.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._base_array.is_fully_replicated
+
+    @property
+    def addressable_shards(self) -> list:
+        """One Shard per device of this process, its ``data`` a key array (its ``index`` the
+        slices of the key data, as JAX's)."""
+        from fluxion.backend.array import Shard  # reason: a key array's shards are Shards
+        shards = self._base_array.addressable_shards
+        sharding, shape = self.sharding, self.shape
+        return [Shard._known(s.device, sharding, shape, self._with_data(s.data), s.index,
+                             s.replica_id) for s in shards]
+
+    @property
+    def global_shards(self) -> list:
+        return self.addressable_shards if self._base_array.is_fully_addressable else (
+            self._base_array.global_shards)
+
+    def delete(self) -> None:
+        """Free the keys' device buffer."""
+        self._base_array.delete()
+
+    def is_deleted(self) -> bool:
+        return self._base_array.is_deleted()
+
+    def unsafe_buffer_pointer(self) -> int:
+        return self._base_array.unsafe_buffer_pointer()
+
+    # (these three the key data answers only while traced: device Arrays lack them so far)
+    def on_device_size_in_bytes(self) -> int:
+        return self._base_array.on_device_size_in_bytes()
+
+    def addressable_data(self, index: int) -> "PRNGKeyArray":
+        return self._with_data(self._base_array.addressable_data(index))
+
+    @property
+    def traceback(self) -> Any:
+        return self._base_array.traceback
+
+    @property
+    def copy_to_host_async(self) -> Callable[[], None]:
+        return self._base_array.copy_to_host_async
+
+    @property
+    def block_until_ready(self) -> Callable[[], "PRNGKeyArray"]:
+        """Wait until the keys are computed; returns the key array itself (absent while traced,
+        as in JAX)."""
+        wait = self._base_array.block_until_ready
+
+        def block_until_ready() -> "PRNGKeyArray":
+            wait()
+            return self
+        return block_until_ready
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]
         if not isinstance(other, PRNGKeyArray) or other._impl is not self._impl:
