@@ -1,0 +1,357 @@
+"""``fluxion.experimental.sparse`` against ``jax.experimental.sparse`` on the same inputs: the
+BCOO layouts JAX fixes (data, indices, nse, flags), dense values, shapes and dtypes of every
+operation, gradients through ``data``, ``jit``/``vmap`` identities and JAX's errors."""
+
+from __future__ import annotations
+
+import jax
+import jax.experimental.sparse as js
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from _compare import assert_same
+
+import fluxion
+import fluxion.numpy as jnp
+from fluxion.experimental import sparse as fs
+
+RNG = np.random.default_rng(0)
+
+
+def _rand(shape: tuple[int, ...], density: float = 0.5) -> np.ndarray:
+    x = RNG.normal(size=shape).astype(np.float32)
+    return np.where(RNG.random(shape) < density, x, 0).astype(np.float32)
+
+
+def _both(x: np.ndarray, **kw) -> tuple[fs.BCOO, js.BCOO]:
+    return fs.BCOO.fromdense(x, **kw), js.BCOO.fromdense(x, **kw)
+
+
+def _same(ours, theirs, rtol: float | None = None) -> None:
+    """A BCOO result equals JAX's in layout and values; a dense one in values and dtype."""
+    if isinstance(theirs, js.BCOO):
+        assert isinstance(ours, fs.BCOO), type(ours)
+        assert ours.shape == theirs.shape
+        assert (ours.n_batch, ours.n_dense, ours.nse) == (theirs.n_batch, theirs.n_dense,
+                                                          theirs.nse)
+        assert (ours.indices_sorted, ours.unique_indices) == (theirs.indices_sorted,
+                                                              theirs.unique_indices)
+        assert_same(ours.indices, theirs.indices, check_weak_type=False)
+        assert_same(ours.data, theirs.data, rtol=rtol, atol=None if rtol is None else 1e-6,
+                    check_weak_type=False)
+        assert repr(ours) == repr(theirs)
+        return
+    assert_same(ours, theirs, rtol=rtol, atol=None if rtol is None else 1e-6,
+                check_weak_type=False)
+
+
+LAYOUTS = [((3, 4), 0, 0), ((3, 4), 1, 0), ((3, 4), 0, 1), ((2, 3, 4), 1, 1),
+           ((2, 3, 4), 2, 0), ((2, 3, 4), 0, 0), ((2, 3, 4), 1, 0), ((2, 3, 4), 0, 2)]
+
+
+@pytest.mark.parametrize("shape,n_batch,n_dense", LAYOUTS)
+def test_fromdense_todense_layouts_like_jax(shape, n_batch, n_dense):
+    x = _rand(shape)
+    for nse in (None, 7):
+        ours, theirs = _both(x, n_batch=n_batch, n_dense=n_dense, nse=nse)
+        _same(ours, theirs)
+        _same(ours.todense(), theirs.todense())
+        _same(fs.bcoo_todense(ours), js.bcoo_todense(theirs))
+    o16, t16 = _both(x, n_batch=n_batch, n_dense=n_dense, index_dtype=np.int16)
+    _same(o16, t16)
+    assert (ours.n_sparse, ours.ndim, ours.size, len(ours)) == (theirs.n_sparse, theirs.ndim,
+                                                                theirs.size, len(theirs))
+
+
+@pytest.mark.parametrize("shape,n_batch,n_dense", LAYOUTS[:5])
+def test_update_layout_like_jax(shape, n_batch, n_dense):
+    ours, theirs = _both(_rand(shape), n_batch=n_batch, n_dense=n_dense, nse=5)
+    for nb in range(len(shape) + 1):
+        for nd in range(len(shape) + 1 - nb):
+            _same(ours.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None),
+                  theirs.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None))
+            growing = (nb > n_batch and any(d > 1 for d in shape[n_batch:nb])) or (
+                nd > n_dense and any(d > 1 for d in shape[len(shape) - nd:len(shape) - n_dense]))
+            if growing:  # JAX's efficiency error and warning
+                with pytest.raises(fs.SparseEfficiencyError, match="inefficient storage"):
+                    ours.update_layout(n_batch=nb, n_dense=nd)
+                with pytest.warns(fs.SparseEfficiencyWarning):
+                    fs.bcoo_update_layout(ours, n_batch=nb, n_dense=nd, on_inefficient="warn")
+    with pytest.raises(ValueError, match="cannot be larger than"):
+        ours.update_layout(n_batch=len(shape), n_dense=1)
+
+
+def test_duplicates_sort_and_extract_like_jax():
+    data = np.array([1.0, 2.0, 3.0, 0.0, 4.0], np.float32)
+    idx = np.array([[1, 0], [0, 1], [1, 0], [2, 1], [3, 3]], np.int32)  # [3, 3]: padding
+    ours, theirs = fs.BCOO((data, idx), shape=(3, 3)), js.BCOO((data, idx), shape=(3, 3))
+    _same(ours.todense(), theirs.todense())
+    _same(ours.sum_duplicates(), theirs.sum_duplicates())
+    _same(ours.sum_duplicates(nse=6, remove_zeros=False),
+          theirs.sum_duplicates(nse=6, remove_zeros=False))
+    _same(fs.bcoo_sum_duplicates(ours, nse=2), js.bcoo_sum_duplicates(theirs, nse=2))
+    _same(ours.sort_indices(), theirs.sort_indices())
+    dense = np.arange(9, dtype=np.float32).reshape(3, 3)
+    _same(fs.bcoo_extract(ours, dense), js.bcoo_extract(theirs, dense))
+    _same(fs.bcoo_extract(ours, dense, assume_unique=True),
+          js.bcoo_extract(theirs, dense, assume_unique=True))
+    for o, t in [_both(_rand((2, 3, 4)), n_batch=1, n_dense=1)]:
+        dense3 = _rand((2, 3, 4), 1.0)
+        _same(fs.bcoo_extract(o, dense3), js.bcoo_extract(t, dense3))
+        _same((o * 0.0).sum_duplicates(), (t * 0.0).sum_duplicates())
+    with pytest.raises(ValueError, match="shape mismatch"):
+        fs.bcoo_extract(ours, np.ones((3, 4), np.float32))
+
+
+def test_transpose_like_jax():
+    ours, theirs = _both(_rand((2, 3, 4)))
+    _same(ours.T, theirs.T)
+    _same(ours.transpose((0, 2, 1)), theirs.transpose((0, 2, 1)))
+    _same(fs.bcoo_transpose(ours, permutation=(1, 0, 2)),
+          js.bcoo_transpose(theirs, permutation=(1, 0, 2)))
+    ob, tb = _both(_rand((2, 3, 4)), n_batch=1, n_dense=1)
+    _same(ob.transpose((0, 1, 2)), tb.transpose((0, 1, 2)))
+    with pytest.raises(NotImplementedError, match="cannot permute batch axes"):
+        ob.transpose((1, 0, 2))
+    with pytest.raises(NotImplementedError, match="cannot permute dense axes"):
+        ob.transpose((0, 2, 1))
+    with pytest.raises(TypeError, match="isn't a permutation"):
+        fs.bcoo_transpose(ours, permutation=(0, 0, 1))
+
+
+DOT_CASES = [
+    ((3, 4), (4, 5), (([1], [0]), ([], [])), 0, 0),
+    ((3, 4), (4,), (([1], [0]), ([], [])), 0, 0),
+    ((3, 4), (4, 5), (([1], [0]), ([], [])), 1, 0),
+    ((3, 4), (3, 5), (([0], [0]), ([], [])), 1, 0),
+    ((2, 3, 4), (2, 4, 5), (([2], [1]), ([0], [0])), 1, 0),
+    ((2, 3, 4), (4, 5), (([2], [0]), ([], [])), 0, 0),
+    ((2, 3, 4), (2, 5), (([0], [0]), ([], [])), 1, 0),
+    ((2, 3, 4), (3, 5), (([1], [0]), ([], [])), 1, 1),
+]
+
+
+@pytest.mark.parametrize("lhs_shape,rhs_shape,dn,n_batch,n_dense", DOT_CASES)
+def test_dot_general_like_jax(lhs_shape, rhs_shape, dn, n_batch, n_dense):
+    ours, theirs = _both(_rand(lhs_shape), n_batch=n_batch, n_dense=n_dense)
+    y = RNG.normal(size=rhs_shape).astype(np.float32)
+    _same(fs.bcoo_dot_general(ours, jnp.asarray(y), dimension_numbers=dn),
+          js.bcoo_dot_general(theirs, y, dimension_numbers=dn), rtol=1e-6)
+    swapped = ((dn[0][1], dn[0][0]), (dn[1][1], dn[1][0]))
+    _same(fs.bcoo_dot_general(jnp.asarray(y), ours, dimension_numbers=swapped),
+          js.bcoo_dot_general(y, theirs, dimension_numbers=swapped), rtol=1e-6)
+    if n_dense == 0:  # sparse x sparse (JAX's bcoo_spdot_general), each rhs layout
+        ys = _rand(rhs_shape)
+        for rhs_batch in range(len(rhs_shape)):
+            o_r, t_r = _both(ys, n_batch=rhs_batch)
+            try:
+                expected = js.bcoo_dot_general(theirs, t_r, dimension_numbers=dn)
+            except (NotImplementedError, ValueError) as err:
+                with pytest.raises(type(err)):
+                    fs.bcoo_dot_general(ours, o_r, dimension_numbers=dn)
+                continue
+            _same(fs.bcoo_dot_general(ours, o_r, dimension_numbers=dn), expected, rtol=1e-6)
+
+
+def test_dot_general_errors_like_jax():
+    ours, _ = _both(_rand((3, 4)), n_dense=1)
+    with pytest.raises(NotImplementedError, match="contracting over dense dimensions"):
+        fs.bcoo_dot_general(ours, jnp.ones(4), dimension_numbers=(([1], [0]), ([], [])))
+    ours, _ = _both(_rand((2, 3, 4)))
+    with pytest.raises(NotImplementedError, match="must be among the batch dimensions"):
+        fs.bcoo_dot_general(ours, jnp.ones((2, 4)), dimension_numbers=(([2], [1]), ([0], [0])))
+    with pytest.raises(TypeError):
+        fs.bcoo_dot_general(ours, jnp.ones(5), dimension_numbers=(([2], [0]), ([], [])))
+
+
+def test_operators_like_jax():
+    x = _rand((3, 4))
+    v, w = RNG.normal(size=4).astype(np.float32), RNG.normal(size=(5, 3)).astype(np.float32)
+    o, t = _both(x)
+    o2, t2 = _both(_rand((3, 4)))
+    cases = [
+        (lambda a, b: a @ jnp.asarray(v), lambda a, b: a @ v),
+        (lambda a, b: jnp.asarray(w) @ a, lambda a, b: jjnp.asarray(w) @ a),
+        (lambda a, b: a @ b.T, lambda a, b: a @ b.T),
+        (lambda a, b: a * 3.0, lambda a, b: a * 3.0),
+        (lambda a, b: 3.0 * a, lambda a, b: 3.0 * a),
+        (lambda a, b: a * jnp.asarray(x), lambda a, b: a * x),
+        (lambda a, b: a * jnp.asarray(v), lambda a, b: a * v),
+        (lambda a, b: a * b, lambda a, b: a * b),
+        (lambda a, b: a * a, lambda a, b: a * a),
+        (lambda a, b: a / 2.0, lambda a, b: a / 2.0),
+        (lambda a, b: -a, lambda a, b: -a),
+        (lambda a, b: +a, lambda a, b: +a),
+        (lambda a, b: abs(a), lambda a, b: abs(a)),
+        (lambda a, b: a ** 3, lambda a, b: a ** 3),
+        (lambda a, b: a + b, lambda a, b: a + b),
+        (lambda a, b: a - b, lambda a, b: a - b),
+        (lambda a, b: a + jnp.asarray(x), lambda a, b: a + x),
+        (lambda a, b: a.sum(), lambda a, b: a.sum()),
+        (lambda a, b: a.sum(0), lambda a, b: a.sum(0)),
+        (lambda a, b: a.sum(axis=1), lambda a, b: a.sum(axis=1)),
+        (lambda a, b: a.astype("int32"), lambda a, b: a.astype("int32")),
+        (lambda a, b: a.reshape(2, 6), lambda a, b: a.reshape(2, 6)),
+        (lambda a, b: a[1], lambda a, b: a[1]),
+        (lambda a, b: a[:, 1:3], lambda a, b: a[:, 1:3]),
+        (lambda a, b: list(a)[2], lambda a, b: list(a)[2]),
+    ]
+    for k, (ours, theirs) in enumerate(cases):
+        got, want = ours(o, o2), theirs(t, t2)
+        assert isinstance(got, fs.BCOO) == isinstance(want, js.BCOO), k
+        _same(got, want, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="would result in dense output"):
+        o > 0  # noqa: B015
+    with pytest.raises(NotImplementedError, match="Subtraction between sparse and dense"):
+        o - jnp.asarray(x)
+    with pytest.raises(NotImplementedError, match="Division by a sparse array"):
+        1.0 / o
+
+
+@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0)])
+def test_shape_ops_and_sums_like_jax(n_batch, n_dense):
+    x = _rand((2, 3, 4))
+    o, t = _both(x, n_batch=n_batch, n_dense=n_dense)
+    for axes in [(0,), (1,), (2,), (0, 2), (0, 1, 2)]:
+        _same(fs.bcoo_reduce_sum(o, axes=axes), js.bcoo_reduce_sum(t, axes=axes))
+    _same(fs.bcoo_slice(o, start_indices=(0, 1, 1), limit_indices=(2, 3, 4)),
+          js.bcoo_slice(t, start_indices=(0, 1, 1), limit_indices=(2, 3, 4)))
+    _same(fs.bcoo_slice(o, start_indices=(0, 0, 0), limit_indices=(2, 3, 4), strides=(1, 2, 2)),
+          js.bcoo_slice(t, start_indices=(0, 0, 0), limit_indices=(2, 3, 4), strides=(1, 2, 2)))
+    _same(fs.bcoo_dynamic_slice(o, (1, 1, 2), (1, 2, 2)),
+          js.bcoo_dynamic_slice(t, (1, 1, 2), (1, 2, 2)))
+    _same(fluxion.jit(lambda m, i: fs.bcoo_dynamic_slice(m, (i, i, i), (1, 2, 2)))(o, 1),
+          jax.jit(lambda m, i: js.bcoo_dynamic_slice(m, (i, i, i), (1, 2, 2)))(t, 1))
+    for dim in (0, 1):
+        _same(fs.bcoo_concatenate([o, o], dimension=dim),
+              js.bcoo_concatenate([t, t], dimension=dim))
+    _same(fs.bcoo_broadcast_in_dim(o, shape=(5, 2, 3, 4), broadcast_dimensions=(1, 2, 3)),
+          js.bcoo_broadcast_in_dim(t, shape=(5, 2, 3, 4), broadcast_dimensions=(1, 2, 3)))
+    _same(fs.bcoo_rev(o, (0, 1, 2)), js.bcoo_rev(t, (0, 1, 2)))
+    _same(fs.bcoo_squeeze(fs.bcoo_reshape(o, new_sizes=(2, 3, 1, 4)), dimensions=(2,))
+          if n_dense == 0 else o,
+          js.bcoo_squeeze(js.bcoo_reshape(t, new_sizes=(2, 3, 1, 4)), dimensions=(2,))
+          if n_dense == 0 else t)
+    if (n_batch, n_dense) != (1, 1):  # there JAX's own reshape fails to lower
+        _same(fs.bcoo_reshape(o, new_sizes=(2, 3, 2, 2)),
+              js.bcoo_reshape(t, new_sizes=(2, 3, 2, 2)))
+    _same(o * jnp.asarray(x), t * x)
+    _same(o * o, t * t)
+    if n_dense == 0:
+        _same(o @ jnp.ones(4), t @ jjnp.ones(4), rtol=1e-6)
+    with pytest.raises(ValueError, match="cannot select an axis to squeeze"):
+        fs.bcoo_squeeze(o, dimensions=(0,))
+    with pytest.raises(ValueError, match="invalid indices"):
+        fs.bcoo_slice(o, start_indices=(0, 0, 0), limit_indices=(3, 3, 4))
+
+
+def test_eye_empty_and_constructors_like_jax():
+    for args, kw in [((3, 4), {"k": 1}), ((4, 3), {"k": -2}), ((3, 4), {"k": 1, "n_batch": 1}),
+                     ((4, 3), {"k": -1, "n_batch": 1}), ((3,), {"k": 5}),
+                     ((3, 3), {"n_dense": 1})]:
+        _same(fs.eye(*args, **kw), js.eye(*args, **kw))
+    _same(fs.empty((2, 3), n_batch=1, nse=2), js.empty((2, 3), n_batch=1, nse=2))
+    _same(fs.empty((2, 3), dtype=np.int32), js.empty((2, 3), dtype=np.int32))
+    import scipy.sparse
+    s = scipy.sparse.random(4, 5, density=0.4, random_state=0, dtype=np.float32)
+    _same(fs.BCOO.from_scipy_sparse(s), js.BCOO.from_scipy_sparse(s))
+    m = fs.BCOO((jnp.ones(2), jnp.array([[0], [2]])), shape=(3,))
+    assert m.block_until_ready() is m
+    with pytest.raises(ValueError, match="Invalid data.shape"):
+        fs.BCOO((jnp.ones(3), jnp.array([[0], [2]])), shape=(3,))
+    with pytest.raises(ValueError, match="not recognized"):
+        fs.empty((2,), sparse_format="csr")
+
+
+def test_sparsify_like_jax():
+    m = np.array([[0.0, 1.0, 0.0, 2.0], [3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 4.0, 0.0]], np.float32)
+    y = np.array([3.0, 6.0, 5.0], np.float32)
+    o, t = _both(m)
+
+    def f(np_):
+        return lambda mat, v: 2 * np_.dot(np_.log1p(mat.T), v) + 1
+
+    _same(fs.sparsify(f(jnp))(o, jnp.asarray(y)), js.sparsify(f(jjnp))(t, y), rtol=1e-6)
+    g = lambda np_: lambda mat: np_.sin(mat) * 2 + mat  # noqa: E731  (same indices: stays sparse)
+    _same(fs.sparsify(g(jnp))(o), js.sparsify(g(jjnp))(t), rtol=1e-6)
+    h = lambda np_: lambda mat: (mat @ mat.T).sum(0)  # noqa: E731
+    _same(fs.sparsify(h(jnp))(o), js.sparsify(h(jjnp))(t), rtol=1e-6)
+    k = lambda mat: fluxion.jit(lambda q: jnp.stack([q, 2 * q]))(mat)  # noqa: E731
+    _same(fs.sparsify(k)(o), js.sparsify(lambda q: jax.jit(lambda r: jjnp.stack([r, 2 * r]))(q))(t))
+    # a pytree of arguments, a dense argument and fs.todense inside
+    _same(fs.sparsify(lambda d: fs.todense(d["a"]) + d["b"])({"a": o, "b": jnp.ones(4)}),
+          js.sparsify(lambda d: js.todense(d["a"]) + d["b"])({"a": t, "b": jjnp.ones(4)}))
+    with pytest.raises(NotImplementedError, match="sparse rule for exp is not implemented "
+                                                  "because it would result in dense output"):
+        fs.sparsify(jnp.exp)(o)
+    with pytest.raises(NotImplementedError, match="sparse rule for cumsum is not implemented"):
+        fs.sparsify(lambda q: jnp.cumsum(q, axis=0))(o)
+    with pytest.raises(NotImplementedError, match="non-positive exponent"):
+        fs.sparsify(lambda q: q ** -1)(o)
+    with pytest.raises(NotImplementedError, match="larger than Y.shape"):
+        fs.sparsify(lambda q: q + jnp.ones(4))(o)
+
+
+def test_gradients_through_data_like_jax():
+    x = _rand((3, 4))
+    v = RNG.normal(size=4).astype(np.float32)
+    o, t = _both(x)
+
+    def loss(lib, sp, mat_of):
+        return lambda d: ((mat_of(d) @ lib.asarray(v)) ** 2).sum()
+
+    _same(fluxion.grad(loss(jnp, fs, lambda d: fs.BCOO((d, o.indices), shape=o.shape)))(o.data),
+          jax.grad(loss(jjnp, js, lambda d: js.BCOO((d, t.indices), shape=t.shape)))(t.data),
+          rtol=1e-6)
+    go = fluxion.grad(lambda mat: (mat @ jnp.asarray(v)).sum(), allow_int=True)(o)
+    gt = jax.grad(lambda mat: (mat @ v).sum(), allow_int=True)(t)
+    assert isinstance(go, fs.BCOO)
+    _same(go.data, gt.data, rtol=1e-6)
+    assert go.indices.dtype == gt.indices.dtype  # float0: no gradient for indices
+    _same(fluxion.grad(lambda w: (o @ w).sum())(jnp.asarray(v)),
+          jax.grad(lambda w: (t @ w).sum())(v), rtol=1e-6)
+    _same(fluxion.grad(lambda a: fs.BCOO.fromdense(a, nse=6).data.sum())(jnp.asarray(x)),
+          jax.grad(lambda a: js.BCOO.fromdense(a, nse=6).data.sum())(x))
+    _same(fluxion.grad(lambda mat: fs.sparsify(lambda q: (jnp.sin(q) @ jnp.ones(4)).sum())(mat),
+                       allow_int=True)(o).data,
+          jax.grad(lambda mat: js.sparsify(lambda q: (jjnp.sin(q) @ jjnp.ones(4)).sum())(mat),
+                   allow_int=True)(t).data, rtol=1e-6)
+    # <vjp(ct), t> == <ct, jvp(t)> for the product as a function of data
+    f = lambda d: fs.BCOO((d, o.indices), shape=o.shape) @ jnp.asarray(v)  # noqa: E731
+    tan, ct = jnp.asarray(RNG.normal(size=o.nse).astype(np.float32)), jnp.arange(3.0)
+    _, jvp_out = fluxion.jvp(f, (o.data,), (tan,))
+    (vjp_out,) = fluxion.vjp(f, o.data)[1](ct)
+    np.testing.assert_allclose(float((vjp_out * tan).sum()), float((ct * jvp_out).sum()),
+                               rtol=1e-5)
+
+
+def test_jit_and_vmap_over_bcoo_like_jax():
+    x = _rand((2, 3, 4))
+    v = RNG.normal(size=4).astype(np.float32)
+    o, t = _both(x[0])
+    _same(fluxion.jit(lambda mat, w: mat @ w)(o, jnp.asarray(v)), (o @ jnp.asarray(v)))
+    _same(fluxion.jit(lambda mat: mat * 2)(o), jax.jit(lambda mat: mat * 2)(t))
+    seen = []
+    fluxion.jit(lambda mat: seen.append(repr(mat)) or mat)(o)
+    assert seen[0].endswith(f"[{o!r}]")  # JAX: DynamicJaxprTracer[BCOO(float32[3, 4], nse=..)]
+    ob, tb = _both(x, n_batch=1)
+    _same(fluxion.vmap(lambda mat: mat @ jnp.asarray(v))(ob),
+          jax.vmap(lambda mat: mat @ v)(tb), rtol=1e-6)
+    _same(fluxion.vmap(lambda mat: mat.todense())(ob), x)
+    _same(fluxion.vmap(lambda mat: mat * 2.0)(ob), jax.vmap(lambda mat: mat * 2.0)(tb))
+    _same(fluxion.vmap(lambda r: fs.BCOO.fromdense(r, nse=4))(jnp.asarray(x)),
+          jax.vmap(lambda r: js.BCOO.fromdense(r, nse=4))(x))
+    stacked = jnp.stack([fs.BCOO((ob.data[i], ob.indices[i]), shape=(3, 4)) @ jnp.asarray(v)
+                         for i in range(2)])
+    _same(fluxion.vmap(lambda mat: mat @ jnp.asarray(v))(ob), stacked)
+    with pytest.raises(ValueError, match="Cannot map in_axis=0 for BCOO array with n_batch=0"):
+        fluxion.vmap(lambda mat: mat.todense())(o)
+    with pytest.raises(fluxion.errors.ConcretizationTypeError, match="nse argument of "
+                                                                      "bcoo_fromdense"):
+        fluxion.jit(lambda a: fs.BCOO.fromdense(a))(x)
+
+
+def test_module_names_and_layout_of_the_package():
+    import fluxion.experimental.sparse.bcoo as bcoo_mod
+    assert fs.BCOO is bcoo_mod.BCOO
+    assert set(fs.__all__) <= set(dir(js)) | {"bcoo_eliminate_zeros"}
