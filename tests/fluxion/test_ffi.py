@@ -641,3 +641,24 @@ def test_type_and_handler_registered_before_any_client(kernels):
                          timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["[11.", "11.]"]
+
+
+def test_shard_map_matches_jax(kernels):
+    n = min(fluxion.device_count(), jax.device_count(), 4)
+    if n < 2:
+        pytest.skip("needs 2 CPU devices (tests/conftest.py asks XLA for 8)")
+    x, y = np.arange(4 * n, dtype=F32).reshape(n, 4), np.ones(4, F32)
+    outs = []
+    for lib in (fluxion, jax):
+        mesh = lib.make_mesh((n,), ("i",), axis_types=(lib.sharding.AxisType.Auto,))
+
+        def body(a, b, lib=lib):  # each device calls the kernel on its block
+            return lib.ffi.ffi_call("fxt_add_size", [lib.ShapeDtypeStruct(a.shape, a.dtype)] * 2)(
+                a, b)
+        f = lib.shard_map(body, mesh=mesh, in_specs=(lib.P("i"), lib.P()),
+                          out_specs=[lib.P("i"), lib.P("i")])
+        outs.append([np.asarray(o) for o in lib.jit(f)(x, y)])
+    for o, t in zip(*outs):
+        np.testing.assert_array_equal(o, t)
+    np.testing.assert_array_equal(outs[0][0], x + 1)
+    np.testing.assert_array_equal(outs[0][1], np.full((n, 4), 4, F32))  # y whole on each device
