@@ -24,7 +24,7 @@ TRACED = {
     "traceback": None, "addressable_data": (0,), "nbytes": None, "itemsize": None,
 }
 # eagerly: the names whose values both give (JAX's on_device_size_in_bytes / addressable_data
-# on keys raise errors of their own; Fluxion's device Arrays have neither method yet)
+# on keys raise errors of their own, where Fluxion answers from the key data)
 EAGER = ("devices", "committed", "device", "sharding", "addressable_shards",
          "is_fully_addressable", "is_fully_replicated", "global_shards", "nbytes", "itemsize")
 
@@ -80,6 +80,7 @@ def test_eager_keys_like_jax():
     assert ours.block_until_ready() is ours and ref.block_until_ready() is ref
     assert ours.unsafe_buffer_pointer() == fluxion.random.key_data(ours).unsafe_buffer_pointer()
     assert ours.is_deleted() is False
+    assert ours.on_device_size_in_bytes() == 32 and ours.addressable_data(0).shape == (4,)
     ours.copy_to_host_async()
     ours.delete()
     assert ours.is_deleted() is True

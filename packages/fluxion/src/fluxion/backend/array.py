@@ -299,6 +299,34 @@ class Array(metaclass=_ArrayMeta):
     def unsafe_buffer_pointer(self) -> int:
         return self._a.unsafe_buffer_pointer()
 
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes the array takes on its devices: one shard's size times the number of
+        devices, as JAX counts it.
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> jnp.ones((3, 4)).on_device_size_in_bytes()
+            48
+        """
+        shards = self._a._arrays  # (None once deleted: then jaxlib's error, as JAX's)
+        one = shards[0] if shards else self._a
+        return one.on_device_size_in_bytes() * len(self._k.sharding._internal_device_list)
+
+    def addressable_data(self, index: int) -> "Array":
+        """The single-device array of this process's ``index``-th shard (the first one for a
+        fully replicated array, whatever ``index``, as in JAX).
+
+        Example:
+            >>> import fluxion.numpy as jnp
+            >>> jnp.arange(3).addressable_data(0).tolist()
+            [0, 1, 2]
+        """
+        if self._a.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self._k.dtype.name}"
+                               f"[{','.join(map(str, self._k.shape))}].")
+        shards = _shards_of(self)
+        return shards[0 if self._k.sharding.is_fully_replicated else index].data
+
     # ---------------------------------------------------------------- host transfer
     def _value(self) -> np.ndarray:
         v = self._np

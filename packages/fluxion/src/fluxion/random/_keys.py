@@ -512,7 +512,7 @@ class PRNGKeyArray(ExtendedArray):
     def unsafe_buffer_pointer(self) -> int:
         return self._base_array.unsafe_buffer_pointer()
 
-    # (these three the key data answers only while traced: device Arrays lack them so far)
+    # (traceback: answered only while traced, as Fluxion's device arrays record none)
     def on_device_size_in_bytes(self) -> int:
         return self._base_array.on_device_size_in_bytes()
 
