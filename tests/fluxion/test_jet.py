@@ -244,3 +244,20 @@ def test_composes_with_grad_and_vmap():
         one, (u1,) = fjet.jet(f(fluxion), (xs[i],), ((np.float32(1.0),),))
         np.testing.assert_allclose([float(out[i]), float(t1[i])], [float(one), float(u1)],
                                    rtol=4e-6)
+
+
+def test_nested_jets_and_jvp_keep_their_series_apart():
+    def outer(m, jet):
+        def g(y):
+            return jet(lambda x: m.numpy.sin(x * y), (0.5,), ((1.0, 0.0),))[1][1]
+        return jet(g, (2.0,), ((1.0, 0.0),))
+
+    np.testing.assert_allclose(_terms(outer(fluxion, fjet.jet)), _terms(outer(jax, jjet.jet)),
+                               rtol=4e-6)
+
+    def term_of(m, jet):
+        return lambda y: jet(lambda x: m.numpy.exp(x * y), (0.5,), ((1.0,),))[1][0]
+
+    ours = fluxion.jvp(term_of(fluxion, fjet.jet), (2.0,), (1.0,))
+    ref = jax.jvp(term_of(jax, jjet.jet), (2.0,), (1.0,))
+    np.testing.assert_allclose([float(v) for v in ours], [float(v) for v in ref], rtol=4e-6)
