@@ -165,6 +165,7 @@ _LAZY = {
                                            "make_array_from_process_local_data"),
     "copy_to_host_async": ("fluxion.backend.transfer", "copy_to_host_async"),
     "shard_map": ("fluxion.shmap", "shard_map"),
+    "ds": ("fluxion.lax._ds", "ds"),
     "pmap": ("fluxion.pmapping", "pmap"),
     "distributed": ("fluxion.distributed", None),
     "numpy": ("fluxion.numpy", None),
@@ -241,4 +242,6 @@ __all__ = [
     "stages", "fwd_and_bwd", "print_environment_info", "monitoring", "ffi",
     # mutable array references
     "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
+    # surface (session 16)
+    "ds",
 ]

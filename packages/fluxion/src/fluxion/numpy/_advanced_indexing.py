@@ -37,6 +37,7 @@ from fluxion.core.errors import (
     user_source_line,
 )
 from fluxion.core.trace import Tracer
+from fluxion.lax._ds import Slice
 from fluxion.lax.gather_scatter import GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers
 from fluxion.numpy._basic_indexing import static_basic
 from fluxion.numpy._util import ensure_array, promote_dtypes
@@ -47,6 +48,7 @@ from fluxion.numpy.ufuncs import divide, power
 __all__ = ["gather_index", "gather_along_axis", "scatter_index", "eliminate_list_index"]
 
 _NONE, _ELLIPSIS, _SLICE, _INT, _BOOL, _ARRAY = "none", "ellipsis", "slice", "int", "bool", "array"
+_DSLICE = "dslice"  # a ``fluxion.ds`` Slice: a start that may be traced, a static size
 
 
 class _Entry(NamedTuple):
@@ -100,6 +102,8 @@ def _classify(i: Any) -> tuple[str, Any]:
         return _ELLIPSIS, None
     if isinstance(i, slice):
         return _SLICE, i
+    if isinstance(i, Slice):
+        return _DSLICE, i
     if _is_int(i):
         return _INT, i
     if isinstance(i, (bool, np.bool_)):
@@ -379,17 +383,29 @@ def _plan(entries: list[_Entry], shape: tuple[int, ...], normalize: bool = True)
             slice_shape.append(1)
             newaxis_dims.append(y_axis)
             y_axis += 1
-        elif e.kind == _SLICE:
+        elif e.kind in (_SLICE, _DSLICE):
             n = shape[x_axis]
-            start, stop, step = e.value.indices(n)
-            size = len(range(start, stop, step))
+            if e.kind == _DSLICE:  # as JAX: the start is neither wrapped nor clamped here
+                start, step, size = e.value.start, e.value.stride, operator.index(e.value.size)
+            else:
+                start, stop, step = e.value.indices(n)
+                size = len(range(start, stop, step))
             slice_shape.append(size)
             if step == 1:
                 if size != n:
-                    parts.append((np.asarray(start, dt), len(batch_shape)))
+                    parts.append((_as_index(start, dt) if _is_device(start)
+                                  else np.asarray(start, dt), len(batch_shape)))
                     start_index_map.append(x_axis)
                 gather_sizes.append(size)
                 offset_dims.append(cy_axis)
+            elif _is_device(start):
+                ind = lax.add(_as_index(start, dt), lax.mul(np.asarray(step, dt),
+                                                            lax.iota(dt, size)))
+                gather_sizes.append(1)
+                parts.append((ind, len(batch_shape)))
+                start_index_map.append(x_axis)
+                batch_shape.append(size)
+                collapsed.append(x_axis)
             else:
                 ind = (start + step * np.arange(size)).astype(dt)
                 if step < 0:
@@ -448,6 +464,8 @@ def _dynamic_slice_ok(entries: list[_Entry]) -> bool:
             continue
         if e.kind == _SLICE and e.value.step in (None, 1, -1):
             continue
+        if e.kind == _DSLICE and e.value.stride == 1:
+            continue
         if e.kind == _ARRAY and np.ndim(e.value) == 0:
             continue
         return False
@@ -474,6 +492,11 @@ def _dynamic_path(x: Any, entries: list[_Entry], normalize: bool) -> Any:
             starts.append(v if _is_int(v) or _is_device(v) else np.asarray(v))
             sizes.append(1)
             squeeze_axes.append(axis)
+        elif e.kind == _DSLICE:
+            trivial = False
+            v = e.value.start
+            starts.append(v if _is_int(v) or _is_device(v) else np.asarray(v))
+            sizes.append(operator.index(e.value.size))
         else:
             (axis,) = e.axes
             if e.value != slice(None):

@@ -37,6 +37,7 @@ import numpy as np
 
 from fluxion import lax, tree_util
 from fluxion import numpy as jnp
+from fluxion.lax._ds import Slice, ds, dslice
 
 __all__ = ["BlockSpec", "CompilerParams", "GridSpec", "Slice", "cdiv", "dslice", "ds", "load",
            "next_power_of_2", "num_programs", "pallas_call", "program_id", "store", "when"]
@@ -182,29 +183,7 @@ def store(ref: _Ref, idx: Any = None, val: Any = None, *, mask: Any = None,
 
 # ----------------------------------------------------------------------------- indexing
 
-@dataclasses.dataclass(frozen=True)
-class Slice:
-    """``size`` elements from ``start`` (which may be traced), every ``stride``-th."""
-
-    start: Any
-    size: int
-    stride: int = 1
-
-
-def dslice(start: Any, size: int | None = None, stride: int = 1) -> Slice | slice:
-    """A slice of static ``size`` starting at ``start`` (an int or a traced scalar);
-    ``dslice(n)`` is ``slice(0, n)``.
-
-    Example:
-        >>> dslice(2, 3)
-        Slice(start=2, size=3, stride=1)
-    """
-    if size is None:
-        return slice(0, start)
-    return Slice(start, size, stride)
-
-
-ds = dslice
+# ``Slice``/``dslice``/``ds`` are fluxion.lax._ds's (the class ``fluxion.ds`` makes too).
 
 
 def cdiv(a: int, b: int) -> int:
