@@ -354,4 +354,48 @@ def test_jit_and_vmap_over_bcoo_like_jax():
 def test_module_names_and_layout_of_the_package():
     import fluxion.experimental.sparse.bcoo as bcoo_mod
     assert fs.BCOO is bcoo_mod.BCOO
-    assert set(fs.__all__) <= set(dir(js)) | {"bcoo_eliminate_zeros"}
+    assert set(fs.__all__) <= set(dir(js)) | {"bcoo_eliminate_zeros", "bcsr_eliminate_zeros"}
+
+
+def _same_csr(ours, theirs) -> None:
+    assert isinstance(ours, fs.BCSR) and repr(ours) == repr(theirs)
+    assert ours.shape == theirs.shape
+    for a, b in zip(ours._bufs, theirs._bufs):
+        assert_same(a, b, check_weak_type=False)
+
+
+@pytest.mark.parametrize("shape,n_batch,n_dense", [((3, 4), 0, 0), ((2, 3, 4), 1, 0),
+                                                   ((3, 4, 2), 0, 1)])
+def test_bcsr_like_jax(shape, n_batch, n_dense):
+    x = _rand(shape)
+    for nse in (None, 9):
+        ours = fs.BCSR.fromdense(x, n_batch=n_batch, n_dense=n_dense, nse=nse)
+        theirs = js.BCSR.fromdense(x, n_batch=n_batch, n_dense=n_dense, nse=nse)
+        _same_csr(ours, theirs)
+        _same(ours.todense(), theirs.todense())
+        _same(ours.to_bcoo(), theirs.to_bcoo())
+        _same_csr(fs.BCSR.from_bcoo(ours.to_bcoo()), js.BCSR.from_bcoo(theirs.to_bcoo()))
+        _same(fs.bcsr_extract(ours.indices, ours.indptr, x),
+              js.bcsr_extract(theirs.indices, theirs.indptr, x))
+        _same_csr(ours.sum_duplicates(), theirs.sum_duplicates())
+        _same_csr(fs.bcsr_concatenate([ours, ours], dimension=n_batch),
+                  js.bcsr_concatenate([theirs, theirs], dimension=n_batch))
+        _same_csr(fluxion.jit(lambda m: m)(ours), jax.jit(lambda m: m)(theirs))
+    if n_dense == 0:
+        y = RNG.normal(size=(shape[-1], 3)).astype(np.float32)
+        dn = (([n_batch + 1], [0]), ([], []))
+        _same(fs.bcsr_dot_general(ours, y, dimension_numbers=dn),
+              js.bcsr_dot_general(theirs, y, dimension_numbers=dn), rtol=1e-6)
+        _same(ours @ jnp.asarray(y[:, 0]), theirs @ jjnp.asarray(y[:, 0]), rtol=1e-6)
+        g = lambda lib, m, np_: lambda d: (lib.BCSR((d, m.indices, m.indptr), shape=m.shape)  # noqa: E731
+                                           @ np_.asarray(y)).sum()
+        _same(fluxion.grad(g(fs, ours, jnp))(ours.data), jax.grad(g(js, theirs, jjnp))(theirs.data),
+              rtol=1e-6)
+    if n_batch:
+        _same(fluxion.vmap(lambda m: m.todense())(ours), x)
+        _same_csr(fluxion.vmap(lambda r: fs.BCSR.fromdense(r, nse=5))(jnp.asarray(x)),
+                  jax.vmap(lambda r: js.BCSR.fromdense(r, nse=5))(x))
+    with pytest.raises(NotImplementedError, match="BCSR lhs and ndarray rhs"):
+        fs.bcsr_dot_general(jnp.ones(shape[::-1]), ours, dimension_numbers=(([0], [0]), ([], [])))
+    _same_csr(fs.empty(shape, sparse_format="bcsr", n_batch=n_batch, n_dense=n_dense, nse=2),
+              js.empty(shape, sparse_format="bcsr", n_batch=n_batch, n_dense=n_dense, nse=2))

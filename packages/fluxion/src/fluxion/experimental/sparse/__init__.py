@@ -1,6 +1,6 @@
 """``fluxion.experimental.sparse`` (JAX's ``jax.experimental.sparse``): the ``BCOO`` sparse array
 (batched coordinate format: ``data`` and ``indices`` of the stored elements, with batch and
-dense dimensions), its operations (``bcoo_dot_general`` and ``@``, elementwise products, sums,
+dense dimensions) and the ``BCSR`` matrix (compressed rows), their operations (``bcoo_dot_general`` and ``@``, elementwise products, sums,
 reshapes, slices, concatenation, broadcasting), and ``sparsify``, which runs a function written
 for dense arrays on sparse ones. Gradients flow through ``data``; ``jit`` and ``vmap`` take BCOO
 arrays as arguments. What JAX has that this lacks is listed in docs/guide/coming-from-jax.md.
@@ -24,6 +24,17 @@ from fluxion.experimental.sparse.bcoo import (
     bcoo_transpose,
     bcoo_update_layout,
 )
+from fluxion.experimental.sparse.bcsr import (
+    BCSR,
+    bcsr_broadcast_in_dim,
+    bcsr_concatenate,
+    bcsr_dot_general,
+    bcsr_eliminate_zeros,
+    bcsr_extract,
+    bcsr_fromdense,
+    bcsr_sum_duplicates,
+    bcsr_todense,
+)
 from fluxion.experimental.sparse.products import (
     bcoo_dot_general,
     bcoo_multiply_dense,
@@ -46,10 +57,12 @@ from fluxion.experimental.sparse.util import (
     SparseEfficiencyWarning,
 )
 
-__all__ = ["BCOO", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
+__all__ = ["BCOO", "BCSR", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
            "SparseEfficiencyWarning", "bcoo_broadcast_in_dim", "bcoo_concatenate",
            "bcoo_dot_general", "bcoo_dynamic_slice", "bcoo_eliminate_zeros", "bcoo_extract",
            "bcoo_fromdense", "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum",
            "bcoo_reshape", "bcoo_rev", "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze",
-           "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout",
+           "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout", "bcsr_broadcast_in_dim", "bcsr_concatenate",
+           "bcsr_dot_general", "bcsr_eliminate_zeros", "bcsr_extract", "bcsr_fromdense",
+           "bcsr_sum_duplicates", "bcsr_todense",
            "empty", "eye", "sparsify", "todense", "todense_p"]

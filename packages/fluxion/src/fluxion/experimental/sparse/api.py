@@ -35,13 +35,14 @@ def todense(arr: Any) -> Any:
         >>> todense(BCOO.fromdense(jnp.array([0.0, 2.0]))).tolist()
         [0.0, 2.0]
     """
-    if isinstance(arr, BCOO):
+    if hasattr(arr, "todense") and type(arr).__name__ in ("BCOO", "BCSR"):
         return arr.todense()
     return todense_p.bind(arr)
 
 
 def _formats() -> dict[str, Any]:
-    return {"bcoo": BCOO}
+    from fluxion.experimental.sparse.bcsr import BCSR
+    return {"bcoo": BCOO, "bcsr": BCSR}
 
 
 def empty(shape: Sequence[int], dtype: Any = None, index_dtype: Any = "int32",
@@ -69,7 +70,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None,
         >>> eye(2, 3, k=1).indices.tolist()
         [[0, 1], [1, 2]]
     """
-    formats = _formats()
+    formats = {"bcoo": BCOO}  # JAX's eye has no BCSR form
     if sparse_format not in formats:
         raise ValueError(f"sparse_format={sparse_format!r} not recognized; must be one of "
                          f"{list(formats)}")
