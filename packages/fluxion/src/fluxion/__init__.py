@@ -166,6 +166,7 @@ _LAZY = {
     "copy_to_host_async": ("fluxion.backend.transfer", "copy_to_host_async"),
     "shard_map": ("fluxion.shmap", "shard_map"),
     "ds": ("fluxion.lax._ds", "ds"),
+    "smap": ("fluxion.shmap", "smap"),
     "pmap": ("fluxion.pmapping", "pmap"),
     "distributed": ("fluxion.distributed", None),
     "numpy": ("fluxion.numpy", None),
@@ -243,5 +244,5 @@ __all__ = [
     # mutable array references
     "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
     # surface (session 16)
-    "ds",
+    "ds", "smap",
 ]

@@ -43,6 +43,7 @@ from fluxion.backend.jit import jit
 from fluxion.backend.lowering import mlir_type
 from fluxion.backend.sharding_impl import (
     AbstractMesh,
+    AxisType,
     Mesh,
     NamedSharding,
     PartitionSpec,
@@ -71,7 +72,7 @@ from fluxion.transforms.staging import (
 )
 from fluxion.tree_util import physical as tree_util
 
-__all__ = ["shard_map", "shard_map_p", "typeof"]
+__all__ = ["shard_map", "shard_map_p", "smap", "typeof"]
 
 shard_map_p = Primitive("shard_map", multiple_results=True)
 shard_map_p.sharding = keep_sharding_rule
@@ -643,3 +644,106 @@ def shard_map(f: Callable | None = None, /, *, out_specs: Any, in_specs: Any = N
         return tree_util.tree_unflatten(out_tree, list(outs))
 
     return mapped
+
+
+class _InferFromArgs:
+    """``smap``'s default ``in_axes``: take each argument's mapped axis from its sharding (only
+    on ``Explicit`` mesh axes), as JAX's ``Infer``."""
+
+    def __repr__(self) -> str:
+        return "Infer"
+
+
+Infer = _InferFromArgs()
+
+
+def _axes_to_spec(axis_name: Any, axis: int | None) -> PartitionSpec:
+    # As JAX 0.10.2: None is replicated, k puts the axis at dimension k (a negative k at 0).
+    return _P0 if axis is None else PartitionSpec(*[None] * axis, axis_name)
+
+
+def _manual_only(spec: PartitionSpec, manual: str) -> PartitionSpec:
+    """An argument's spec with every mesh axis but ``manual`` dropped (JAX's _manual_spec)."""
+    out: list = []
+    for e in spec:
+        if isinstance(e, tuple):
+            kept = [a if a == manual else None for a in e]
+            while kept and kept[-1] is None:
+                kept.pop()
+            if None in kept:
+                raise ValueError(f"Invalid spec: {spec}")
+            out.append(tuple(kept) if kept else None)
+        else:
+            out.append(e if e == manual else None)
+    return PartitionSpec(*out)
+
+
+def smap(f: Callable | None = None, /, *, in_axes: Any = Infer, out_axes: Any,
+         axis_name: Any) -> Any:
+    """``shard_map`` over the single mesh axis ``axis_name`` of the context mesh
+    (``fluxion.set_mesh``), with ``vmap``-style axes: ``in_axes`` (an int, None, or a tuple per
+    positional argument, nested containers of those) and ``out_axes`` say which dimension of each
+    argument/result that axis splits (None: not split). Left out, ``in_axes`` is read from the
+    arguments' shardings, which needs ``axis_name`` to be ``Explicit`` (JAX's ``TypeError``
+    otherwise). Usable as a decorator (``f`` omitted). The other mesh axes stay automatic.
+
+    Example:
+        >>> import fluxion, fluxion.numpy as jnp
+        >>> mesh = fluxion.make_mesh((1,), ("x",), axis_types=(fluxion.sharding.AxisType.Auto,))
+        >>> with fluxion.set_mesh(mesh):
+        ...     y = smap(lambda b: b * 2, in_axes=0, out_axes=0, axis_name="x")(jnp.arange(3.0))
+        >>> y.tolist()
+        [0.0, 2.0, 4.0]
+    """
+    if f is None:
+        return lambda g: smap(g, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
+    if isinstance(axis_name, (list, tuple)):
+        raise TypeError(f"smap axis_name should be a `str` or a `Hashable`, but got {axis_name}")
+    if in_axes is not None and in_axes is not Infer and not isinstance(in_axes, (int, tuple)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or a tuple of "
+                        "entries corresponding to the positional arguments passed to the "
+                        f"function, but got {in_axes}.")
+    if in_axes is not Infer and not all(isinstance(a, int) for a in tree_util.tree_leaves(in_axes)):
+        raise TypeError("smap in_axes must be an int, None, jax.sharding.Infer, or (nested) "
+                        f"container with those types as leaves, but got {in_axes}.")
+    if not all(isinstance(a, int) for a in tree_util.tree_leaves(out_axes)):
+        raise TypeError("smap out_axes must be an int, None, or (nested) container with those "
+                        f"types as leaves, but got {out_axes}.")
+
+    def to_specs(axes: Any) -> Any:
+        return tree_util.tree_map(functools.partial(_axes_to_spec, axis_name), axes,
+                                  is_leaf=lambda a: a is None)
+
+    out_specs = to_specs(out_axes)
+    in_specs = None if in_axes is Infer else to_specs(in_axes)
+
+    @functools.wraps(f)
+    def mapped(*args: Any) -> Any:
+        mesh = context_mesh()
+        if mesh is None or not mesh.axis_names:
+            raise ValueError("The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to "
+                             "enter into a mesh context")
+        # axes an enclosing shard_map/smap body has made manual are not the mesh's to map
+        bound = {n for frame in getattr(_par._MANUAL, "stack", ()) for n in frame}
+        names = frozenset(mesh.axis_names) - bound
+        if axis_name not in names:
+            raise ValueError(f"jax.shard_map requires axis_names={frozenset({axis_name})} to be "
+                             f"a subset of mesh.axis_names={names}")
+        kind = dict(zip(mesh.axis_names, mesh.axis_types))[axis_name]
+        specs: Any = in_specs
+        if specs is None:
+            if kind != AxisType.Explicit:
+                raise TypeError(f"in_axes was not specified when "
+                                f"axis_name={frozenset({axis_name})} was of type {kind}")
+            specs = tree_util.tree_map(
+                lambda x: _manual_only(_arg_spec(x), axis_name), tuple(args))
+        return shard_map(f, mesh=mesh, in_specs=specs, out_specs=out_specs,
+                         axis_names=frozenset({axis_name}), check_vma=True)(*args)
+
+    return mapped
+
+
+def _arg_spec(x: Any) -> PartitionSpec:
+    sharding = getattr(abstractify(x), "sharding", None)
+    spec = getattr(sharding, "spec", None)
+    return spec if isinstance(spec, PartitionSpec) else _P0
