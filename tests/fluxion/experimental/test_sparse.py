@@ -399,3 +399,48 @@ def test_bcsr_like_jax(shape, n_batch, n_dense):
         fs.bcsr_dot_general(jnp.ones(shape[::-1]), ours, dimension_numbers=(([0], [0]), ([], [])))
     _same_csr(fs.empty(shape, sparse_format="bcsr", n_batch=n_batch, n_dense=n_dense, nse=2),
               js.empty(shape, sparse_format="bcsr", n_batch=n_batch, n_dense=n_dense, nse=2))
+
+
+def test_sparse_aware_grad_and_jacobians_like_jax():
+    x, y = _rand((3, 4)), RNG.normal(size=4).astype(np.float32)
+    o, t = _both(x)
+
+    def same_tree(ours, theirs):
+        lo, lt = fluxion.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
+        assert len(lo) == len(lt)
+        assert repr(fluxion.tree_util.tree_structure(ours)).count("BCOO") == \
+            repr(jax.tree_util.tree_structure(theirs)).count("BCOO")
+        for a, b in zip(lo, lt):
+            _same(a, b, rtol=1e-6)
+
+    f = lambda m, v: ((m @ v) ** 2).sum()  # noqa: E731
+    same_tree(fs.grad(f)(o, jnp.asarray(y)), js.grad(f)(t, y))
+    same_tree(fs.grad(f, argnums=(0, 1))(o, jnp.asarray(y)), js.grad(f, argnums=(0, 1))(t, y))
+    same_tree(fs.grad(f, argnums=1)(o, jnp.asarray(y)), js.grad(f, argnums=1)(t, y))
+    same_tree(fs.value_and_grad(f)(o, jnp.asarray(y)), js.value_and_grad(f)(t, y))
+    same_tree(fs.grad(lambda m: (f(m, jnp.asarray(y)), 2.0), has_aux=True)(o),
+              js.grad(lambda m: (f(m, y), 2.0), has_aux=True)(t))
+    same_tree(fs.jacfwd(lambda m: m @ jnp.asarray(y))(o), js.jacfwd(lambda m: m @ y)(t))
+    same_tree(fs.jacrev(lambda m: m @ jnp.asarray(y))(o), js.jacobian(lambda m: m @ y)(t))
+    same_tree(fs.grad(lambda d: f(d["m"], d["v"]))({"m": o, "v": jnp.asarray(y)}),
+              js.grad(lambda d: f(d["m"], d["v"]))({"m": t, "v": y}))
+
+
+def test_dot_general_sampled_like_jax():
+    a, b = RNG.normal(size=(3, 5)).astype(np.float32), RNG.normal(size=(5, 4)).astype(np.float32)
+    for n_batch in (0, 1, 2):
+        idx = js.BCOO.fromdense(_rand((3, 4)), n_batch=n_batch).indices
+        for dn, lhs, rhs in [((([1], [0]), ([], [])), a, b),
+                             ((([0], [1]), ([], [])), a.T.copy(), b.T.copy())]:
+            _same(fs.bcoo_dot_general_sampled(lhs, rhs, idx, dimension_numbers=dn),
+                  js.bcoo_dot_general_sampled(lhs, rhs, idx, dimension_numbers=dn), rtol=1e-5)
+    idx = js.BCOO.fromdense(_rand((3, 4))).indices
+    u, v = a[:, 0].copy(), b[0].copy()
+    none = (([], []), ([], []))
+    _same(fs.bcoo_dot_general_sampled(u, v, idx, dimension_numbers=none),
+          js.bcoo_dot_general_sampled(u, v, idx, dimension_numbers=none))
+    dn = (([1], [0]), ([], []))
+    _same(fluxion.grad(lambda m: fs.bcoo_dot_general_sampled(m, b, idx, dimension_numbers=dn)
+                       .sum())(a),
+          jax.grad(lambda m: js.bcoo_dot_general_sampled(m, b, idx, dimension_numbers=dn)
+                   .sum())(a), rtol=1e-5)

@@ -12,6 +12,7 @@ Example:
     (2, [2.0, 3.0])
 """
 
+from fluxion.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
 from fluxion.experimental.sparse.api import empty, eye, todense, todense_p
 from fluxion.experimental.sparse.bcoo import (
     BCOO,
@@ -37,6 +38,7 @@ from fluxion.experimental.sparse.bcsr import (
 )
 from fluxion.experimental.sparse.products import (
     bcoo_dot_general,
+    bcoo_dot_general_sampled,
     bcoo_multiply_dense,
     bcoo_multiply_sparse,
     bcoo_reduce_sum,
@@ -59,10 +61,12 @@ from fluxion.experimental.sparse.util import (
 
 __all__ = ["BCOO", "BCSR", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
            "SparseEfficiencyWarning", "bcoo_broadcast_in_dim", "bcoo_concatenate",
-           "bcoo_dot_general", "bcoo_dynamic_slice", "bcoo_eliminate_zeros", "bcoo_extract",
+           "bcoo_dot_general", "bcoo_dot_general_sampled",
+           "bcoo_dynamic_slice", "bcoo_eliminate_zeros", "bcoo_extract",
            "bcoo_fromdense", "bcoo_multiply_dense", "bcoo_multiply_sparse", "bcoo_reduce_sum",
            "bcoo_reshape", "bcoo_rev", "bcoo_slice", "bcoo_sort_indices", "bcoo_squeeze",
            "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout", "bcsr_broadcast_in_dim", "bcsr_concatenate",
            "bcsr_dot_general", "bcsr_eliminate_zeros", "bcsr_extract", "bcsr_fromdense",
            "bcsr_sum_duplicates", "bcsr_todense",
-           "empty", "eye", "sparsify", "todense", "todense_p"]
+           "empty", "eye", "grad", "jacfwd", "jacobian", "jacrev", "sparsify", "todense",
+           "todense_p", "value_and_grad"]

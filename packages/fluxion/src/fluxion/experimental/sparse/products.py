@@ -28,7 +28,7 @@ from fluxion import numpy as jnp
 from fluxion.experimental.sparse.bcoo import BCOO, _validate, bcoo_sum_duplicates, bcoo_update_layout
 from fluxion.experimental.sparse.util import dot_general_shape, nfold_vmap
 
-__all__ = ["bcoo_dot_general", "bcoo_multiply_dense", "bcoo_multiply_sparse",
+__all__ = ["bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_multiply_dense", "bcoo_multiply_sparse",
            "bcoo_reduce_sum"]
 
 
@@ -186,6 +186,37 @@ def _spdot_unbatched(ld: Any, li: Any, rd: Any, ri: Any, l_shape: Sequence[int],
     # zeros are kept (not eliminated) so that the result's layout does not depend on values
     out = bcoo_sum_duplicates(BCOO((data, idx), shape=out_shape), nse=out_nse)
     return out.data, out.indices
+
+
+def bcoo_dot_general_sampled(A: Any, B: Any, indices: Any, *,
+                             dimension_numbers: Any) -> Any:
+    """``lax.dot_general(A, B)`` evaluated only at the BCOO ``indices`` (a BCOO ``data``
+    array; the sampled product of graph attention and of sparse gradients). For two matrices
+    and unbatched indices only the rows and columns the indices name are multiplied.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> a, b = jnp.array([[1.0, 2.0], [3.0, 4.0]]), jnp.eye(2)
+        >>> bcoo_dot_general_sampled(a, b, jnp.array([[0, 1], [1, 0]]),
+        ...                          dimension_numbers=(([1], [0]), ([], []))).tolist()
+        [2.0, 3.0]
+    """
+    from fluxion.experimental.sparse.bcoo import _extract
+    A, B, indices = jnp.asarray(A), jnp.asarray(B), jnp.asarray(indices)
+    dn = _index_tuples(dimension_numbers)
+    (lc, rc), (lb, rb) = dn
+    n_batch, n_sparse = indices.ndim - 2, indices.shape[-1]
+    if n_batch == 0 and n_sparse == 2 and not (lb or rb):
+        if A.ndim == B.ndim == 1 and not (lc or rc):
+            return (A.at[indices[:, 0]].get(mode="fill", fill_value=0)
+                    * B.at[indices[:, 1]].get(mode="fill", fill_value=0))
+        if A.ndim == B.ndim == 2 and len(lc) == 1:
+            a_rows = jnp.moveaxis(A, 1 - lc[0], 0).at[indices[:, 0]].get(mode="fill",
+                                                                        fill_value=0)
+            b_cols = jnp.moveaxis(B, 1 - rc[0], 0).at[indices[:, 1]].get(mode="fill",
+                                                                        fill_value=0)
+            return (a_rows * b_cols).sum(-1)
+    return _extract(indices, lax.dot_general(A, B, dn), assume_unique=True)
 
 
 def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> Any:
