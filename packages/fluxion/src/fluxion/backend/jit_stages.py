@@ -25,7 +25,7 @@ from fluxion.backend.callback import parse_module
 from fluxion.backend.client import jaxlib_ext as _client_jaxlib_ext
 from fluxion.backend.jit_entry import _arg_array, _embed_consts, _Entry, _prune_unused
 from fluxion.backend.lowering import lower_program, lower_program_multi, lowering_platform
-from fluxion.backend.sharding_impl import Sharding, single_device_sharding
+from fluxion.backend.sharding_impl import AbstractMesh, Sharding, single_device_sharding
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.ir import Program, typecheck
@@ -163,6 +163,14 @@ class Traced:
             >>> 'call_target_name = "Eigh"' in traced.lower(lowering_platforms=("tpu",)).as_text()
             True
         """
+        abstract = [x for x in tree_util.tree_leaves((self._args, self._kwargs))
+                    if isinstance(getattr(getattr(x, "sharding", None), "mesh", None),
+                                  AbstractMesh)]
+        if abstract:
+            raise NotImplementedError(
+                f"Traced.lower: the argument {abstract[0]} is placed on an AbstractMesh; "
+                "Fluxion lowers only for devices it has (JAX lowers for the abstract mesh's "
+                "device kind): give its sharding a Mesh of devices")
         if lowering_platforms is not None and lowering_platforms != ():
             return self._lower_for(_platform_names(lowering_platforms))
         if self._specs is not None:
@@ -383,8 +391,12 @@ def _platform_names(platforms: Any) -> tuple[str, ...]:
 
 
 def _sharding_of_struct(x: Any) -> Any:
-    """The (Fluxion) sharding of a ShapeDtypeStruct that has one (None for anything else)."""
+    """The (Fluxion) sharding of a ShapeDtypeStruct that has one (None for anything else, and
+    for a sharding over an AbstractMesh: it has no devices to place on; its Explicit axes are
+    still the stand-in's type while tracing)."""
     s = x.sharding if isinstance(x, ShapeDtypeStruct) else None
+    if isinstance(getattr(s, "mesh", None), AbstractMesh):
+        return None
     return s if isinstance(s, Sharding) else None
 
 

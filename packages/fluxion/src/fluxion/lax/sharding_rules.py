@@ -33,6 +33,7 @@ from fluxion.core.avals import (
     ShapedArray,
     ShardingTypeError,
 )
+from fluxion.transforms import staging as _staging
 
 __all__ = ["ShardingTypeError", "explicit_part", "resharding", "rules_mode"]
 
@@ -248,6 +249,10 @@ def explicit_part(sharding: Any, ndim: int, otherwise: Any = None) -> Any:
         spec.append(None if not ax else ax[0] if len(ax) == 1 else ax)
     spec += [None] * (ndim - len(spec))  # one entry per dimension, as JAX's types have
     return sharding.with_spec(tuple(spec))
+
+
+# a ShapeDtypeStruct placed on Explicit mesh axes traces with that type, as an array placed so
+_staging.STAND_IN_SHARDING_TYPE[0] = explicit_part
 
 
 # ------------------------------------------------------------------ dot_general

@@ -98,6 +98,11 @@ class StagingTracer(Tracer):
 
 _PY_SCALARS = (bool, int, float, complex)
 
+#: ``[fn]``: ``fn(sharding, ndim)`` is the type-level part of a stand-in's sharding (its spec on
+#: the mesh's Explicit axes, JAX's "sharding in types") or None; installed by
+#: ``lax.sharding_rules``, where the sharding types live.
+STAND_IN_SHARDING_TYPE: list = [lambda sharding, ndim: None]
+
 
 def abstractify(x: Any) -> ShapedArray:
     """The aval of a concrete value or tracer (canonical dtypes; Python scalars are weak)."""
@@ -107,7 +112,10 @@ def abstractify(x: Any) -> ShapedArray:
     if type(x) in _PY_SCALARS:  # NumPy scalars subclass float/complex but are not weak
         return ShapedArray((), dtypes.python_scalar_dtype(x), type(x) is not bool)
     if isinstance(x, ShapeDtypeStruct):
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        aval = ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype), x.weak_type)
+        typed = None if x.sharding is None else STAND_IN_SHARDING_TYPE[0](x.sharding,
+                                                                          len(x.shape))
+        return aval if typed is None else aval.update(sharding=typed)
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(np.shape(x), dtypes.canonicalize_dtype(x.dtype))
     jax_array = getattr(x, "__jax_array__", None)
