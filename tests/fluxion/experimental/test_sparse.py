@@ -444,3 +444,33 @@ def test_dot_general_sampled_like_jax():
                        .sum())(a),
           jax.grad(lambda m: js.bcoo_dot_general_sampled(m, b, idx, dimension_numbers=dn)
                    .sum())(a), rtol=1e-5)
+
+
+def test_sparsify_control_flow_like_jax():
+    x, v = _rand((3, 3), 0.6), RNG.normal(size=3).astype(np.float32)
+    o, t = _both(x)
+
+    def programs(lib, np_):
+        lax = lib.lax
+        return [
+            lambda m, w: lax.fori_loop(0, 3, lambda i, c: m @ c, w),
+            lambda m, w: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, m @ c[1]),
+                                        (0, w)),
+            lambda m, w: lax.cond(w[0] > 0, lambda: m @ w, lambda: w),
+            lambda m, w: lax.cond(w[0] > 0, lambda a: a * 2.0, lambda a: a * 3.0, m),
+            lambda m, w: lax.while_loop(lambda c: c[0] < 2, lambda c: (c[0] + 1, c[1] * 2.0),
+                                        (0, m))[1],
+        ]
+
+    for ours, theirs in zip(programs(fluxion, jnp), programs(jax, jjnp)):
+        got, want = fs.sparsify(ours)(o, jnp.asarray(v)), js.sparsify(theirs)(t, v)
+        for a, b in zip(fluxion.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            _same(a, b, rtol=1e-5)
+    # JAX refuses any scanned-over values; Fluxion takes dense ones (the dense result)
+    scanned = fs.sparsify(lambda m, w: fluxion.lax.scan(lambda c, s: (m @ c * s, c.sum()), w,
+                                                        jnp.arange(3.0)))(o, jnp.asarray(v))
+    dense = jax.lax.scan(lambda c, s: (x @ c * s, c.sum()), v, jjnp.arange(3.0))
+    for a, b in zip(fluxion.tree_util.tree_leaves(scanned), jax.tree_util.tree_leaves(dense)):
+        _same(a, b, rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="sparse rule for scan with x values"):
+        fs.sparsify(lambda m: fluxion.lax.scan(lambda c, r: (c + r.sum(), r), 0.0, m))(o)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -214,6 +214,56 @@ def _program_rule(key: str) -> Callable[..., Any]:
     return rule
 
 
+def _as_tree(v: Any) -> Any:
+    return v.mat if _is_sparse(v) else v
+
+
+def _as_value(x: Any) -> Any:
+    return _Sparse(x) if isinstance(x, BCOO) else x
+
+
+def _run(program: Any, args: Sequence[Any]) -> list[Any]:
+    """Evaluate a sub-program sparsely on pytree values (BCOO or arrays): a loop body or a
+    branch, traced by the loop's own API with the BCOO arrays as pytree carries."""
+    return [_as_tree(o) for o in _eval(program, [], [_as_value(a) for a in args])]
+
+
+def _scan(*ins: Any, jaxpr: Any, num_consts: int, num_carry: int, length: int,
+          reverse: bool = False, unroll: Any = 1, **_: Any) -> list[Any]:
+    consts, carry, xs = ins[:num_consts], ins[num_consts:num_consts + num_carry], \
+        ins[num_consts + num_carry:]
+    if any(_is_sparse(x) for x in xs):
+        raise NotImplementedError("sparse rule for scan with x values.")
+    consts = [_as_tree(c) for c in consts]
+
+    def body(c: list, x: list) -> tuple[list, list]:
+        outs = _run(jaxpr, [*consts, *c, *x])
+        return outs[:num_carry], outs[num_carry:]
+
+    carry_out, ys = lax.scan(body, [_as_tree(c) for c in carry], list(xs), length=length,
+                             reverse=reverse, unroll=unroll)
+    return [_as_value(v) for v in [*carry_out, *ys]]
+
+
+def _while(*ins: Any, cond_jaxpr: Any, cond_nconsts: int, body_jaxpr: Any, body_nconsts: int,
+           **_: Any) -> list[Any]:
+    trees = [_as_tree(v) for v in ins]
+    cond_consts, body_consts = trees[:cond_nconsts], trees[cond_nconsts:cond_nconsts
+                                                           + body_nconsts]
+    init = trees[cond_nconsts + body_nconsts:]
+    out = lax.while_loop(lambda c: _run(cond_jaxpr, [*cond_consts, *c])[0],
+                         lambda c: _run(body_jaxpr, [*body_consts, *c]), init)
+    return [_as_value(v) for v in out]
+
+
+def _cond(index: Any, *ops: Any, branches: Any, **_: Any) -> list[Any]:
+    if _is_sparse(index):
+        raise NotImplementedError("sparse rule for cond with a sparse predicate.")
+    trees = [_as_tree(v) for v in ops]
+    fns = [functools.partial(lambda prog, *a: _run(prog, a), b) for b in branches]
+    return [_as_value(v) for v in lax.switch(index, fns, *trees)]
+
+
 def _register() -> None:
     prims = _primitives()
     for name in ("abs", "asin", "asinh", "atan", "atanh", "bessel_i1e", "expm1", "log1p",
@@ -236,6 +286,7 @@ def _register() -> None:
         "squeeze": _standard(shape_ops.bcoo_squeeze),
         "sparse_todense": lambda x: x.mat.todense(),
         "jit": _program_rule("program"), "custom_jvp_call": _program_rule("call"),
+        "scan": _scan, "while": _while, "cond": _cond,
     })
 
 
