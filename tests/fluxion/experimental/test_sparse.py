@@ -474,3 +474,20 @@ def test_sparsify_control_flow_like_jax():
         _same(a, b, rtol=1e-5)
     with pytest.raises(NotImplementedError, match="sparse rule for scan with x values"):
         fs.sparsify(lambda m: fluxion.lax.scan(lambda c, r: (c + r.sum(), r), 0.0, m))(o)
+
+
+@pytest.mark.parametrize("shape,n_batch", [((4, 3), 0), ((4, 3), 1), ((2, 4, 3), 1)])
+def test_gather_and_integer_indexing_like_jax(shape, n_batch):
+    o, t = _both(_rand(shape), n_batch=n_batch)
+    for idx in (np.array([1, 0, 1]), np.array([[1, 1], [0, 1]])):
+        _same(o[jnp.asarray(idx)], t[idx])
+    _same(o[..., jnp.array([0, 2])], t[..., np.array([0, 2])])
+    dn = fluxion.lax.GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))),
+                                            collapsed_slice_dims=(0,), start_index_map=(0,))
+    jdn = jax.lax.GatherDimensionNumbers(offset_dims=tuple(range(1, len(shape))),
+                                         collapsed_slice_dims=(0,), start_index_map=(0,))
+    starts = np.array([[1], [0]], np.int32)
+    _same(fs.bcoo_gather(o, starts, dn, (1, *shape[1:])),
+          js.bcoo_gather(t, starts, jdn, (1, *shape[1:])))
+    with pytest.raises(NotImplementedError, match="bcoo_gather: mode=.*not yet supported"):
+        fs.sparsify(lambda m: jnp.take(m, jnp.array([1, 0]), axis=0))(o)

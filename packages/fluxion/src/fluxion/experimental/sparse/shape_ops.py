@@ -26,7 +26,8 @@ from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.experimental.sparse.bcoo import BCOO, _validate, bcoo_sum_duplicates, bcoo_transpose
 from fluxion.transforms.staging import eval_shape
 
-__all__ = ["bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_dynamic_slice", "bcoo_reshape",
+__all__ = ["bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_dynamic_slice", "bcoo_gather",
+           "bcoo_reshape",
            "bcoo_rev", "bcoo_slice", "bcoo_squeeze"]
 
 
@@ -368,3 +369,60 @@ def bcoo_dynamic_slice(mat: BCOO, start_indices: Sequence[Any],
     first = jnp.clip(jnp.where(first < 0, first + full, first), 0, full - sizes)
     return _keep_sliced(mat, data, indices, first, first + sizes, jnp.ones(ns, dt),
                         slice_sizes, slice_sizes[nb:nb + ns])
+
+
+def bcoo_gather(operand: BCOO, start_indices: Any, dimension_numbers: Any,
+                slice_sizes: Sequence[int], *, unique_indices: bool = False,
+                indices_are_sorted: bool = False, mode: Any = None,
+                fill_value: Any = None) -> BCOO:
+    """``lax.gather`` of a BCOO array (what indexing with integer arrays stages): each index
+    vector's slice is a :func:`bcoo_dynamic_slice`, mapped with ``vmap`` and arranged as
+    ``lax.gather`` arranges them. Only ``mode='promise_in_bounds'`` (the default), as JAX.
+
+    Example:
+        >>> import fluxion.numpy as jnp
+        >>> from fluxion import lax
+        >>> from fluxion.experimental.sparse import BCOO
+        >>> m = BCOO.fromdense(jnp.array([[0.0, 1.0], [2.0, 0.0], [0.0, 3.0]]))
+        >>> dn = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+        ...                                 start_index_map=(0,))
+        >>> bcoo_gather(m, jnp.array([[2], [0]]), dn, (1, 2)).todense().tolist()
+        [[0.0, 3.0], [0.0, 1.0]]
+    """
+    from fluxion.experimental.sparse.bcoo import bcoo_update_layout
+    from fluxion.transforms.batching import vmap
+    _validate(operand.data, operand.indices, operand.shape)
+    if mode is None:
+        mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS
+    parsed = lax.GatherScatterMode.from_any(mode)
+    if parsed != lax.GatherScatterMode.PROMISE_IN_BOUNDS:
+        raise NotImplementedError(f"bcoo_gather: mode={mode} not yet supported.")
+    start_indices = jnp.asarray(start_indices)
+    out = eval_shape(lambda x, i: lax.gather(
+        x, i, dimension_numbers, tuple(slice_sizes), unique_indices=unique_indices,
+        indices_are_sorted=indices_are_sorted, mode=mode, fill_value=fill_value),
+        ShapeDtypeStruct(operand.shape, operand.dtype),
+        ShapeDtypeStruct(start_indices.shape, start_indices.dtype))
+    offset_dims = tuple(dimension_numbers.offset_dims)
+    collapsed = tuple(dimension_numbers.collapsed_slice_dims)
+    starts: list[Any] = [jnp.zeros((), start_indices.dtype)] * operand.ndim
+    axes: list[int | None] = [None] * operand.ndim
+    sizes = list(operand.shape)
+    for i, j in enumerate(dimension_numbers.start_index_map):
+        starts[j] = start_indices[..., i].ravel()
+        sizes[j] = slice_sizes[j]
+        axes[j] = 0
+
+    def one(idx: list) -> BCOO:
+        return bcoo_squeeze(bcoo_dynamic_slice(operand, idx, sizes), dimensions=collapsed)
+
+    result = vmap(one, in_axes=(axes,))(starts)
+    result = bcoo_reshape(result, new_sizes=(*start_indices.shape[:-1], *result.shape[1:]))
+    if result.shape:
+        batch_dims = tuple(d for d in range(len(out.shape)) if d not in offset_dims)
+        perm = np.zeros(result.ndim, dtype=int)
+        perm[np.array(batch_dims + offset_dims, dtype=int)] = np.arange(result.ndim)
+        if set(perm[:len(batch_dims)]) != set(range(len(batch_dims))):
+            result = bcoo_update_layout(result, n_batch=0)
+        result = bcoo_transpose(result, permutation=tuple(int(p) for p in perm))
+    return result.reshape(out.shape).astype(out.dtype)

@@ -194,6 +194,13 @@ def _concatenate(*xs: Any, dimension: int) -> Any:
     return _Sparse(shape_ops.bcoo_concatenate(mats, dimension=dimension))
 
 
+def _gather(operand: Any, indices: Any, **params: Any) -> Any:
+    if _is_sparse(indices):
+        raise NotImplementedError("sparse rule for gather with sparse indices is not "
+                                  "implemented.")
+    return _Sparse(shape_ops.bcoo_gather(operand.mat, indices, **params))
+
+
 def _drop(fn: Callable[..., Any], *names: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(*args: Any, **params: Any) -> Any:
@@ -286,7 +293,7 @@ def _register() -> None:
         "squeeze": _standard(shape_ops.bcoo_squeeze),
         "sparse_todense": lambda x: x.mat.todense(),
         "jit": _program_rule("program"), "custom_jvp_call": _program_rule("call"),
-        "scan": _scan, "while": _while, "cond": _cond,
+        "scan": _scan, "while": _while, "cond": _cond, "gather": _gather,
     })
 
 
