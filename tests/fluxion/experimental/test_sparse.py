@@ -491,3 +491,20 @@ def test_gather_and_integer_indexing_like_jax(shape, n_batch):
           js.bcoo_gather(t, starts, jdn, (1, *shape[1:])))
     with pytest.raises(NotImplementedError, match="bcoo_gather: mode=.*not yet supported"):
         fs.sparsify(lambda m: jnp.take(m, jnp.array([1, 0]), axis=0))(o)
+
+
+@pytest.mark.filterwarnings("ignore:Explicitly requested dtype")
+def test_random_bcoo_like_jax():
+    cases = [dict(shape=(3, 4)), dict(shape=(3, 4), nse=3, n_batch=1),
+             dict(shape=(2, 3, 4), nse=0.5, n_dense=1, sorted_indices=True),
+             dict(shape=(5, 5), nse=7, unique_indices=False),
+             dict(shape=(3, 4), dtype=np.int32, minval=0, maxval=5, generator="randint")]
+    for kw in cases:
+        ours_kw, jax_kw = dict(kw), dict(kw)
+        if "generator" in kw:
+            ours_kw["generator"] = getattr(fluxion.random, kw["generator"])
+            jax_kw["generator"] = getattr(jax.random, kw["generator"])
+        _same(fs.random_bcoo(fluxion.random.key(3), **ours_kw),
+              js.random_bcoo(jax.random.key(3), **jax_kw))
+    with pytest.raises(ValueError, match="expected to be between 0 and 12"):
+        fs.random_bcoo(fluxion.random.key(0), (3, 4), nse=12)

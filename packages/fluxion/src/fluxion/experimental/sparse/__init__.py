@@ -43,6 +43,7 @@ from fluxion.experimental.sparse.products import (
     bcoo_multiply_sparse,
     bcoo_reduce_sum,
 )
+from fluxion.experimental.sparse.random import random_bcoo
 from fluxion.experimental.sparse.shape_ops import (
     bcoo_broadcast_in_dim,
     bcoo_concatenate,
@@ -69,5 +70,5 @@ __all__ = ["BCOO", "BCSR", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
            "bcoo_sum_duplicates", "bcoo_todense", "bcoo_transpose", "bcoo_update_layout", "bcsr_broadcast_in_dim", "bcsr_concatenate",
            "bcsr_dot_general", "bcsr_eliminate_zeros", "bcsr_extract", "bcsr_fromdense",
            "bcsr_sum_duplicates", "bcsr_todense",
-           "empty", "eye", "grad", "jacfwd", "jacobian", "jacrev", "sparsify", "todense",
+           "empty", "eye", "grad", "jacfwd", "jacobian", "jacrev", "random_bcoo", "sparsify", "todense",
            "todense_p", "value_and_grad"]
