@@ -19,6 +19,7 @@ Example:
 from fluxion.core.lazy import lazy_namespace as _lazy_namespace
 from fluxion.lax import _rules
 from fluxion.lax import padding as _padding
+from fluxion.lax.accuracy import AccuracyMode, Tolerance
 from fluxion.lax.conversions import (
     bitcast_convert_type,
     bitcast_convert_type_p,
@@ -271,6 +272,7 @@ __all__ = [
 ]
 __all__ += [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
+    "AccuracyMode", "Tolerance",
     "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",

@@ -21,6 +21,7 @@ import numpy as np
 
 from fluxion.lax import _rules
 from fluxion.lax._base import binop_primitive, broadcast_operand, unop_primitive
+from fluxion.lax.accuracy import AccuracyMode, accuracy_attr, accuracy_params
 from fluxion.lax.elementwise import (
     _float,
     _inexact,
@@ -40,10 +41,32 @@ from fluxion.transforms import jet as _jet
 _c = _rules.const_like
 
 
+def _acc_lowering(op_name: str, complex_plain: bool = False) -> Any:
+    """The lowering of a one-operand op taking ``accuracy=`` (fluxion.lax.accuracy): its
+    ``result_accuracy`` attribute, left out for complex operands when ``complex_plain`` (JAX
+    lowers complex sin/cos without it)."""
+    def rule(ctx: Any, x: str, accuracy: Any = None) -> str:
+        attrs = accuracy_attr(accuracy)
+        if complex_plain and ctx.avals_in[0].dtype.kind == "c":
+            attrs = ""
+        return ctx.op(op_name, [x], attrs=attrs)
+    return rule
+
+
+def _acc_jet(prim: Any) -> None:
+    """The primitive's jet rule also takes (and ignores) ``accuracy``: a series' terms are
+    computed at the default accuracy."""
+    rule = prim.jet
+
+    def jet(primals: list, series: list, accuracy: Any = None, **params: Any) -> tuple:
+        return rule(primals, series, **params)
+    prim.jet = jet
+
+
 # ------------------------------------------------------------------ exponentials, logarithms, powers, roots
 
-exp_p = unop_primitive("exp", _inexact, "stablehlo.exponential")
-_rules.defjvp2(exp_p, lambda g, ans, x: mul(g, ans))
+exp_p = unop_primitive("exp", _inexact, _acc_lowering("stablehlo.exponential"))
+_rules.defjvp2(exp_p, lambda g, ans, x, **kw: mul(g, ans))
 
 
 def _exp_jet(primals: list, series: list) -> tuple:
@@ -58,7 +81,7 @@ def _exp_jet(primals: list, series: list) -> tuple:
 exp_p.jet = _exp_jet
 
 
-def exp(x: Any) -> Any:
+def exp(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise exponential.
 
     Example:
@@ -66,22 +89,23 @@ def exp(x: Any) -> Any:
         >>> float(lax.exp(0.0))
         1.0
     """
-    return exp_p.bind(x)
+    return exp_p.bind(x, **accuracy_params(accuracy))
 
 
-def _exp2_lowering(ctx: Any, x: str) -> str:
+def _exp2_lowering(ctx: Any, x: str, accuracy: Any = None) -> str:
     aval = ctx.avals_in[0]
     ln2 = ctx.constant(np.log(2.0), aval.update(shape=()))
     ln2 = broadcast_operand(ctx, ln2, aval.update(shape=()), aval.shape)
     return ctx.op("stablehlo.exponential", [ctx.op("stablehlo.multiply", [x, ln2],
-                                                     operand_avals=[aval, aval])])
+                                                     operand_avals=[aval, aval])],
+                  attrs=accuracy_attr(accuracy))
 
 
 exp2_p = unop_primitive("exp2", _inexact, _exp2_lowering)
-_rules.defjvp2(exp2_p, lambda g, ans, x: mul(g, mul(ans, _c(x, float(np.log(2.0))))))
+_rules.defjvp2(exp2_p, lambda g, ans, x, **kw: mul(g, mul(ans, _c(x, float(np.log(2.0))))))
 
 
-def exp2(x: Any) -> Any:
+def exp2(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise base-2 exponential.
 
     Example:
@@ -89,11 +113,11 @@ def exp2(x: Any) -> Any:
         >>> lax.exp2(jnp.array([0.0, 0.5])).tolist()
         [1.0, 1.41421]
     """
-    return exp2_p.bind(x)
+    return exp2_p.bind(x, **accuracy_params(accuracy))
 
 
-log_p = unop_primitive("log", _inexact, "stablehlo.log")
-_rules.defjvp(log_p, lambda g, x: div(g, x))
+log_p = unop_primitive("log", _inexact, _acc_lowering("stablehlo.log"))
+_rules.defjvp(log_p, lambda g, x, **kw: div(g, x))
 
 
 def _log_jet(primals: list, series: list) -> tuple:
@@ -108,7 +132,7 @@ def _log_jet(primals: list, series: list) -> tuple:
 log_p.jet = _log_jet
 
 
-def log(x: Any) -> Any:
+def log(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise natural logarithm.
 
     Example:
@@ -116,15 +140,18 @@ def log(x: Any) -> Any:
         >>> lax.log(jnp.array([1.0, 2.0])).tolist()
         [0.0, 0.693147]
     """
-    return log_p.bind(x)
+    return log_p.bind(x, **accuracy_params(accuracy))
 
 
-expm1_p = unop_primitive("expm1", _inexact, "stablehlo.exponential_minus_one")
-_rules.defjvp2(expm1_p, lambda g, ans, x: mul(g, add(ans, _c(ans, 1))))
+expm1_p = unop_primitive("expm1", _inexact, _acc_lowering("stablehlo.exponential_minus_one"))
+# With AccuracyMode.HIGHEST JAX's derivative is exp(x) (at that accuracy), else expm1(x) + 1.
+_rules.defjvp2(expm1_p, lambda g, ans, x, accuracy=None: (
+    mul(g, exp(x, accuracy=accuracy)) if accuracy is AccuracyMode.HIGHEST
+    else mul(g, add(ans, _c(ans, 1)))))
 expm1_p.jet = _jet.comp_prop(lambda x: exp(x) - 1)
 
 
-def expm1(x: Any) -> Any:
+def expm1(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise ``exp(x) - 1``, accurate near 0.
 
     Example:
@@ -132,15 +159,15 @@ def expm1(x: Any) -> Any:
         >>> lax.expm1(jnp.array([0.0, 0.5])).tolist()
         [0.0, 0.648721]
     """
-    return expm1_p.bind(x)
+    return expm1_p.bind(x, **accuracy_params(accuracy))
 
 
-log1p_p = unop_primitive("log1p", _inexact, "stablehlo.log_plus_one")
-_rules.defjvp(log1p_p, lambda g, x: div(g, add(x, _c(x, 1))))
+log1p_p = unop_primitive("log1p", _inexact, _acc_lowering("stablehlo.log_plus_one"))
+_rules.defjvp(log1p_p, lambda g, x, **kw: div(g, add(x, _c(x, 1))))
 log1p_p.jet = _jet.comp_prop(lambda x: log(1 + x))
 
 
-def log1p(x: Any) -> Any:
+def log1p(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise ``log(1 + x)``, accurate near 0.
 
     Example:
@@ -148,11 +175,15 @@ def log1p(x: Any) -> Any:
         >>> lax.log1p(jnp.array([0.0, 0.5])).tolist()
         [0.0, 0.405465]
     """
-    return log1p_p.bind(x)
+    return log1p_p.bind(x, **accuracy_params(accuracy))
 
 
-logistic_p = unop_primitive("logistic", _inexact, "stablehlo.logistic")
-_rules.defjvp2(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_c(ans, 1), ans))))
+# JAX lowers logistic without a result_accuracy (its accuracy only shapes the derivative).
+logistic_p = unop_primitive("logistic", _inexact,
+                            lambda ctx, x, accuracy=None: ctx.op("stablehlo.logistic", [x]))
+_rules.defjvp2(logistic_p, lambda g, ans, x, accuracy=None: (
+    mul(g, mul(ans, logistic(neg(x)))) if accuracy is AccuracyMode.HIGHEST
+    else mul(g, mul(ans, sub(_c(ans, 1), ans)))))
 
 
 def _logistic_jet(primals: list, series: list) -> tuple:
@@ -169,7 +200,7 @@ def _logistic_jet(primals: list, series: list) -> tuple:
 logistic_p.jet = _logistic_jet
 
 
-def logistic(x: Any) -> Any:
+def logistic(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``.
 
     Example:
@@ -177,7 +208,7 @@ def logistic(x: Any) -> Any:
         >>> lax.logistic(jnp.array([0.0, 0.5])).tolist()
         [0.5, 0.622459]
     """
-    return logistic_p.bind(x)
+    return logistic_p.bind(x, **accuracy_params(accuracy))
 
 
 pow_p = binop_primitive("pow", _inexact, "stablehlo.power")
@@ -239,13 +270,13 @@ def pow(x: Any, y: Any) -> Any:
     return pow_p.bind(x, y)
 
 
-sqrt_p = unop_primitive("sqrt", _inexact, "stablehlo.sqrt")
+sqrt_p = unop_primitive("sqrt", _inexact, _acc_lowering("stablehlo.sqrt"))
 # JAX's rule, g * (0.5 / sqrt x) (not g / (2 sqrt x)): the rounding then matches.
-_rules.defjvp2(sqrt_p, lambda g, ans, x: mul(g, div(_c(x, 0.5), ans)))
+_rules.defjvp2(sqrt_p, lambda g, ans, x, **kw: mul(g, div(_c(x, 0.5), ans)))
 sqrt_p.jet = _jet.comp_prop(lambda x: x ** 0.5)
 
 
-def sqrt(x: Any) -> Any:
+def sqrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise square root.
 
     Example:
@@ -253,15 +284,15 @@ def sqrt(x: Any) -> Any:
         >>> lax.sqrt(jnp.array([4.0, 2.0])).tolist()
         [2.0, 1.41421]
     """
-    return sqrt_p.bind(x)
+    return sqrt_p.bind(x, **accuracy_params(accuracy))
 
 
-rsqrt_p = unop_primitive("rsqrt", _inexact, "stablehlo.rsqrt")
-_rules.defjvp2(rsqrt_p, lambda g, ans, x: mul(g, mul(_c(x, -0.5), div(ans, x))))
+rsqrt_p = unop_primitive("rsqrt", _inexact, _acc_lowering("stablehlo.rsqrt"))
+_rules.defjvp2(rsqrt_p, lambda g, ans, x, **kw: mul(g, mul(_c(x, -0.5), div(ans, x))))
 rsqrt_p.jet = _jet.comp_prop(lambda x: x ** -0.5)
 
 
-def rsqrt(x: Any) -> Any:
+def rsqrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise reciprocal square root, ``1 / sqrt(x)``.
 
     Example:
@@ -269,14 +300,14 @@ def rsqrt(x: Any) -> Any:
         >>> lax.rsqrt(jnp.array([4.0, 0.25])).tolist()
         [0.5, 2.0]
     """
-    return rsqrt_p.bind(x)
+    return rsqrt_p.bind(x, **accuracy_params(accuracy))
 
 
-cbrt_p = unop_primitive("cbrt", _float, "stablehlo.cbrt")
-_rules.defjvp2(cbrt_p, lambda g, ans, x: mul(g, mul(_c(x, 1.0 / 3.0), integer_pow(ans, -2))))
+cbrt_p = unop_primitive("cbrt", _float, _acc_lowering("stablehlo.cbrt"))
+_rules.defjvp2(cbrt_p, lambda g, ans, x, **kw: mul(g, mul(_c(x, 1.0 / 3.0), integer_pow(ans, -2))))
 
 
-def cbrt(x: Any) -> Any:
+def cbrt(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise cube root.
 
     Example:
@@ -284,13 +315,13 @@ def cbrt(x: Any) -> Any:
         >>> lax.cbrt(jnp.array([8.0, -27.0])).tolist()
         [2.0, -3.0]
     """
-    return cbrt_p.bind(x)
+    return cbrt_p.bind(x, **accuracy_params(accuracy))
 
 
 # ------------------------------------------------------------------ trigonometric, hyperbolic
 
-sin_p = unop_primitive("sin", _inexact, "stablehlo.sine")
-_rules.defjvp(sin_p, lambda g, x: mul(g, cos(x)))
+sin_p = unop_primitive("sin", _inexact, _acc_lowering("stablehlo.sine", complex_plain=True))
+_rules.defjvp(sin_p, lambda g, x, accuracy=None: mul(g, cos(x, accuracy=accuracy)))
 
 
 def _sinusoid_jet(sign: int, pair: Any, which: int) -> Any:
@@ -312,7 +343,7 @@ def _sinusoid_jet(sign: int, pair: Any, which: int) -> Any:
 sin_p.jet = _sinusoid_jet(-1, lambda x: (sin(x), cos(x)), 0)
 
 
-def sin(x: Any) -> Any:
+def sin(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise sine.
 
     Example:
@@ -320,15 +351,15 @@ def sin(x: Any) -> Any:
         >>> lax.sin(jnp.array([0.0, 0.5])).tolist()
         [0.0, 0.479426]
     """
-    return sin_p.bind(x)
+    return sin_p.bind(x, **accuracy_params(accuracy))
 
 
-cos_p = unop_primitive("cos", _inexact, "stablehlo.cosine")
-_rules.defjvp(cos_p, lambda g, x: neg(mul(g, sin(x))))
+cos_p = unop_primitive("cos", _inexact, _acc_lowering("stablehlo.cosine", complex_plain=True))
+_rules.defjvp(cos_p, lambda g, x, accuracy=None: neg(mul(g, sin(x, accuracy=accuracy))))
 cos_p.jet = _sinusoid_jet(-1, lambda x: (sin(x), cos(x)), 1)
 
 
-def cos(x: Any) -> Any:
+def cos(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise cosine.
 
     Example:
@@ -336,14 +367,14 @@ def cos(x: Any) -> Any:
         >>> lax.cos(jnp.array([0.0, 0.5])).tolist()
         [1.0, 0.877583]
     """
-    return cos_p.bind(x)
+    return cos_p.bind(x, **accuracy_params(accuracy))
 
 
-tan_p = unop_primitive("tan", _inexact, "stablehlo.tan")
-_rules.defjvp2(tan_p, lambda g, ans, x: mul(g, add(_c(ans, 1), mul(ans, ans))))
+tan_p = unop_primitive("tan", _inexact, _acc_lowering("stablehlo.tan"))
+_rules.defjvp2(tan_p, lambda g, ans, x, **kw: mul(g, add(_c(ans, 1), mul(ans, ans))))
 
 
-def tan(x: Any) -> Any:
+def tan(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise tangent.
 
     Example:
@@ -351,7 +382,7 @@ def tan(x: Any) -> Any:
         >>> lax.tan(jnp.array([0.0, 0.5])).tolist()
         [0.0, 0.546302]
     """
-    return tan_p.bind(x)
+    return tan_p.bind(x, **accuracy_params(accuracy))
 
 
 asin_p = unop_primitive("asin", _inexact, "chlo.asin")
@@ -459,7 +490,7 @@ def cosh(x: Any) -> Any:
     return cosh_p.bind(x)
 
 
-tanh_p = unop_primitive("tanh", _inexact, "stablehlo.tanh")
+tanh_p = unop_primitive("tanh", _inexact, _acc_lowering("stablehlo.tanh"))
 
 # tanh rounds to +-1 in float64 beyond |x| = 19.1 (1 - tanh 20 = 8.5e-18 < eps / 2). XLA's float64
 # emulation on the TPU returns NaN for large arguments (1e3 and beyond, measured on a v5e with
@@ -468,21 +499,26 @@ tanh_p = unop_primitive("tanh", _inexact, "stablehlo.tanh")
 _TANH_F64_SATURATED = 20.0
 
 
-def _tanh_tpu_lowering(ctx: Any, x: str) -> str:
+def _tanh_tpu_lowering(ctx: Any, x: str, accuracy: Any = None) -> str:
     aval = ctx.avals_in[0]
     if aval.dtype != np.float64:
-        return ctx.op1("stablehlo.tanh", [x], aval, [aval])
+        return ctx.op1("stablehlo.tanh", [x], aval, [aval], attrs=accuracy_attr(accuracy))
     scalar = aval.update(shape=(), weak_type=False)
     lo = ctx.constant(np.float64(-_TANH_F64_SATURATED), scalar)
     hi = ctx.constant(np.float64(_TANH_F64_SATURATED), scalar)
     clamped = ctx.op1("stablehlo.clamp", [lo, x, hi], aval, [scalar, aval, scalar])
-    return ctx.op1("stablehlo.tanh", [clamped], aval, [aval])
+    return ctx.op1("stablehlo.tanh", [clamped], aval, [aval], attrs=accuracy_attr(accuracy))
 
 
 tanh_p.platform_lowerings["tpu"] = _tanh_tpu_lowering
 # JAX's form, (g + g * tanh x) * (1 - tanh x), not g * (1 - tanh^2 x): the same bits as JAX's
 # gradients and the same program for XLA.
-_rules.defjvp2(tanh_p, lambda g, ans, x: mul(add(g, mul(g, ans)), sub(_c(ans, 1), ans)))
+# With AccuracyMode.HIGHEST JAX's form is 4 logistic(2x) logistic(-2x) (at that accuracy).
+_rules.defjvp2(tanh_p, lambda g, ans, x, accuracy=None: (
+    mul(g, mul(_c(x, 4), mul(logistic(mul(_c(x, 2), x), accuracy=accuracy),
+                             logistic(mul(_c(x, -2), x), accuracy=accuracy))))
+    if accuracy is AccuracyMode.HIGHEST
+    else mul(add(g, mul(g, ans)), sub(_c(ans, 1), ans))))
 
 
 def _tanh_jet(primals: list, series: list) -> tuple:
@@ -494,7 +530,7 @@ def _tanh_jet(primals: list, series: list) -> tuple:
 tanh_p.jet = _tanh_jet
 
 
-def tanh(x: Any) -> Any:
+def tanh(x: Any, *, accuracy: Any = None) -> Any:
     """Elementwise hyperbolic tangent.
 
     Example:
@@ -502,7 +538,7 @@ def tanh(x: Any) -> Any:
         >>> lax.tanh(jnp.array([0.0, 0.5])).tolist()
         [0.0, 0.462117]
     """
-    return tanh_p.bind(x)
+    return tanh_p.bind(x, **accuracy_params(accuracy))
 
 
 asinh_p = unop_primitive("asinh", _inexact, "chlo.asinh")
@@ -551,3 +587,10 @@ def atanh(x: Any) -> Any:
         [0.0, 0.549306]
     """
     return atanh_p.bind(x)
+
+
+# Every primitive taking ``accuracy=``: its jet rule ignores it.
+for _p in (exp_p, exp2_p, expm1_p, log_p, log1p_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
+           sqrt_p, rsqrt_p, cbrt_p):
+    if _p.jet is not None:
+        _acc_jet(_p)
