@@ -55,3 +55,19 @@ def test_flatten_one_level_of_a_leaf_raises_like_jax(leaf):
         tree_util.flatten_one_level(leaf)
     with pytest.raises(ValueError, match="can't tree-flatten type"):
         jax_tree_util.flatten_one_level(leaf)
+
+
+def test_dispatch_wait_for_tokens_like_jax():
+    # equinox's filter_jit reads jax._src.dispatch.wait_for_tokens at import and calls it after
+    # each call; both return None once the callbacks issued so far have run
+    import jax._src.dispatch as jax_dispatch
+
+    from fluxion.compat.jax_src import dispatch
+
+    seen = []
+    import fluxion
+
+    fluxion.jit(lambda x: fluxion.debug.callback(seen.append, x) or x)(1.0)
+    assert dispatch.wait_for_tokens() is None and jax_dispatch.wait_for_tokens() is None
+    assert [float(v) for v in seen] == [1.0]
+    assert jax_src.PROVIDED["dispatch"] == "fluxion.compat.jax_src.dispatch"

@@ -25,6 +25,7 @@ PROVIDED = {
     "checkify": "fluxion.compat.jax_src.checkify",
     "compiler": "fluxion.backend.compile_hook",
     "core": "fluxion.core",
+    "dispatch": "fluxion.compat.jax_src.dispatch",
     "distributed": "fluxion.compat.jax_src.distributed",
     "dtypes": "fluxion.compat.jax_src.dtypes",
     "earray": "fluxion.compat.jax_src.earray",

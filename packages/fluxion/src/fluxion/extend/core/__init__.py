@@ -33,7 +33,7 @@ from fluxion.transforms.staging import ClosedProgram as ClosedJaxpr
 
 __all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive",
            "TraceTag", "Var", "find_top_trace", "get_opaque_trace_state", "jaxpr_as_fun",
-           "primitives", "set_current_trace", "take_current_trace", "valid_jaxtype"]
+           "mapped_aval", "primitives", "unmapped_aval", "set_current_trace", "take_current_trace", "valid_jaxtype"]
 
 
 class Effect:
@@ -175,6 +175,73 @@ def valid_jaxtype(x: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return True
+
+
+def _shaped(fun: str, aval: Any) -> Any:
+    from fluxion.core.avals import ShapedArray
+    from fluxion.core.refs import AbstractRef
+
+    if isinstance(aval, (ShapedArray, AbstractRef)):
+        return aval
+    raise TypeError(f"no {fun} handler for {aval} of type {type(aval)}")
+
+
+def mapped_aval(size: int, axis: int | None, aval: Any) -> Any:
+    """The abstract value of one slice of ``aval`` along ``axis`` (of length ``size``): what a
+    batching rule's body sees of a value mapped over ``axis`` (a non-negative position; ``axis=None``: not mapped, the
+    same aval). A reference's aval maps its referenced array's.
+
+    Example:
+        >>> import numpy as np
+        >>> from fluxion.core.avals import ShapedArray
+        >>> mapped_aval(3, 0, ShapedArray((3, 4), np.dtype("float32")))
+        ShapedArray(float32[4])
+    """
+    from fluxion.core.refs import AbstractRef
+
+    _shaped("mapping", aval)
+    if axis is None:
+        return aval
+    if isinstance(aval, AbstractRef):
+        return AbstractRef(mapped_aval(size, axis, aval.inner_aval), aval.memory_space,
+                           aval.kind)
+    if not 0 <= axis < len(aval.shape) or aval.shape[axis] != size:
+        raise AssertionError(f"mapped_aval: {aval} has no axis {axis} of length {size} (axis "
+                             f"is a non-negative position)")
+    shape = list(aval.shape)
+    del shape[axis]
+    return aval.update(shape=tuple(shape))
+
+
+def unmapped_aval(size: int, axis: int | None, aval: Any, explicit_mesh_axis: Any = None
+                  ) -> Any:
+    """The abstract value of ``size`` stacked values of ``aval``, stacked at ``axis`` (a
+    non-negative position; ``None``: not stacked, the same aval), the inverse of
+    :func:`mapped_aval`. ``explicit_mesh_axis`` (JAX's sharding of the new axis) is accepted;
+    the result carries no sharding.
+
+    Example:
+        >>> import numpy as np
+        >>> from fluxion.core.avals import ShapedArray
+        >>> unmapped_aval(5, 1, ShapedArray((3, 4), np.dtype("float32")))
+        ShapedArray(float32[3,5,4])
+    """
+    from fluxion.core.refs import AbstractRef
+
+    del explicit_mesh_axis
+    _shaped("unmapping", aval)
+    if axis is None:
+        return aval
+    if type(axis) is not int:
+        raise TypeError(axis)
+    if isinstance(aval, AbstractRef):
+        return AbstractRef(unmapped_aval(size, axis, aval.inner_aval), aval.memory_space,
+                           aval.kind)
+    if not 0 <= axis <= len(aval.shape):
+        raise AssertionError(f"unmapped_aval: position {axis} is outside 0..{len(aval.shape)}")
+    shape = list(aval.shape)
+    shape.insert(axis, size)
+    return aval.update(shape=tuple(shape))
 
 
 def __getattr__(name: str) -> Any:
