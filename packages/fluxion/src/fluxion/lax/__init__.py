@@ -29,7 +29,7 @@ from fluxion.lax.conversions import (
     reduce_precision_p,
 )
 from fluxion.lax.dot import Precision, batch_matmul, dot, dot_general, dot_general_p
-from fluxion.lax.dot_algorithm import DotAlgorithmPreset
+from fluxion.lax.dot_algorithm import DotAlgorithm, DotAlgorithmPreset
 from fluxion.lax.elementwise import (
     RoundingMethod,
     abs,
@@ -273,7 +273,7 @@ __all__ = [
 __all__ += [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
     "AccuracyMode", "Tolerance",
-    "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
+    "DotAlgorithm", "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
     "conv_shape_tuple", "conv_transpose_shape_tuple", "dtype", "empty", "index_take", "mulhi",

@@ -2,8 +2,7 @@
 ``DotDimensionNumbers``, ``PrecisionLike`` and ``ConvGeneralDilatedDimensionNumbers``.
 
 They are typing constructs (for annotations, ``typing.get_args`` and type checkers), spelled as
-JAX spells them with Fluxion's classes; ``PrecisionLike`` has no ``DotAlgorithm`` member because
-Fluxion passes no custom dot algorithm to XLA.
+JAX spells them with Fluxion's classes.
 
 Example:
     >>> import typing
@@ -21,7 +20,7 @@ from typing import Union
 
 from fluxion.lax.convolution import ConvDimensionNumbers
 from fluxion.lax.dot import Precision
-from fluxion.lax.dot_algorithm import DotAlgorithmPreset
+from fluxion.lax.dot_algorithm import DotAlgorithm, DotAlgorithmPreset
 
 __all__ = ["ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike"]
 
@@ -30,9 +29,10 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]],
                             tuple[Sequence[int], Sequence[int]]]
 
 #: What ``precision=`` accepts: a name, a :class:`Precision`, a pair of them (one per operand)
-#: or a :class:`DotAlgorithmPreset`.
+#: a :class:`DotAlgorithm` or a :class:`DotAlgorithmPreset`.
 PrecisionLike = Union[  # noqa: UP007 (typing.Union, as JAX: same get_origin)
-    None, str, Precision, tuple[str, str], tuple[Precision, Precision], DotAlgorithmPreset]
+    None, str, Precision, tuple[str, str], tuple[Precision, Precision], DotAlgorithm,
+    DotAlgorithmPreset]
 
 #: What ``conv_general_dilated``'s ``dimension_numbers`` accepts: layout strings such as
 #: ``("NCHW", "OIHW", "NCHW")``, a :class:`ConvDimensionNumbers`, or ``None``.

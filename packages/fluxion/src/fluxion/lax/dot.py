@@ -22,7 +22,13 @@ from fluxion.lax import _rules
 from fluxion.lax import sharding_rules as _sh
 from fluxion.lax._base import type_error, value_error
 from fluxion.lax.conversions import convert_element_type
-from fluxion.lax.dot_algorithm import DotAlgorithmPreset
+from fluxion.lax.dot_algorithm import (
+    DotAlgorithm,
+    DotAlgorithmPreset,
+    algorithm_attr,
+    algorithm_types,
+    check_cpu_algorithm,
+)
 from fluxion.lax.shape_ops import transpose
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.transforms import ad
@@ -69,8 +75,9 @@ _PRECISION_STRINGS = {
 
 def precision_names(precision: Any) -> tuple[str, str] | None:
     """The StableHLO precision of each operand for a canonical ``precision`` parameter (None,
-    a pair of :class:`Precision`, or a ``DotAlgorithmPreset``, whose nearest operand precision
-    is used: the algorithm itself is not passed to XLA).
+    a pair of :class:`Precision`, a ``DotAlgorithmPreset``, whose nearest operand precision is
+    used (``conv_general_dilated``'s; a dot lowers the algorithm itself), or a ``DotAlgorithm``,
+    ``DEFAULT`` as in JAX).
 
     Example:
         >>> precision_names((Precision.HIGH, Precision.DEFAULT))
@@ -80,6 +87,8 @@ def precision_names(precision: Any) -> tuple[str, str] | None:
         return None
     if isinstance(precision, DotAlgorithmPreset):
         return precision.precision, precision.precision
+    if isinstance(precision, DotAlgorithm):
+        return "DEFAULT", "DEFAULT"
     return precision[0].name, precision[1].name
 
 
@@ -217,8 +226,38 @@ _FP8 = frozenset(np.dtype(getattr(dtypes, n)) for n in (
     "float8_e4m3", "float8_e8m0fnu") if hasattr(dtypes, n))
 
 
+def _dot_general_algorithm_lowering(ctx: Any, lhs: str, rhs: str, dimension_numbers: tuple,
+                                    precision: Any) -> str:
+    """A dot with a ``DotAlgorithm`` or preset, as JAX lowers it: operands converted to the
+    algorithm's input types, the product in its accumulation type (converted to the result's
+    dtype after), the algorithm as the op's attribute and precision config DEFAULT."""
+    la, ra = ctx.avals_in
+    out = ctx.avals_out[0]
+    if ctx.platform == "cpu":
+        check_cpu_algorithm(precision)
+    lt, rt, acc = algorithm_types(precision, la.dtype, ra.dtype, out.dtype)
+    if lt is not None and np.dtype(lt) != la.dtype:
+        la2 = la.update(dtype=np.dtype(lt))
+        lhs, la = ctx.op1("stablehlo.convert", [lhs], la2, [la]), la2
+    if rt is not None and np.dtype(rt) != ra.dtype:
+        ra2 = ra.update(dtype=np.dtype(rt))
+        rhs, ra = ctx.op1("stablehlo.convert", [rhs], ra2, [ra]), ra2
+    acc_aval = out if acc is None else out.update(dtype=np.dtype(acc))
+    attrs = _dot_attrs(dimension_numbers, (Precision.DEFAULT, Precision.DEFAULT))
+    algorithm = (algorithm_attr(precision, la.dtype, ra.dtype)
+                 if precision is not DotAlgorithmPreset.DEFAULT else "")
+    if algorithm:
+        attrs += ", " + algorithm
+    y = ctx.op1("stablehlo.dot_general", [lhs, rhs], acc_aval, [la, ra], attrs=attrs)
+    if acc_aval.dtype != out.dtype:
+        y = ctx.op1("stablehlo.convert", [y], out, [acc_aval])
+    return y
+
+
 def _dot_general_lowering(ctx: Any, lhs: str, rhs: str, *, dimension_numbers: tuple, precision: Any,
                           preferred_element_type: Any) -> str:
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return _dot_general_algorithm_lowering(ctx, lhs, rhs, dimension_numbers, precision)
     la, ra = ctx.avals_in
     # Mixed operand dtypes, as JAX lowers them: on CPU/GPU both operands are converted to the
     # result dtype, except two float8 operands (an fp8 matmul: XLA takes e4m3 x e5m2 as they
@@ -277,7 +316,7 @@ def _dot_general_lowering_cpu(ctx: Any, lhs: str, rhs: str, *, dimension_numbers
     la, ra = ctx.avals_in
     out = ctx.avals_out[0]
     f32 = np.dtype(np.float32)
-    if (lb or rb or tuple(lc) != (0,) or tuple(rc) != (0,) or len(la.shape) != 2
+    if (isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)) or lb or rb or tuple(lc) != (0,) or tuple(rc) != (0,) or len(la.shape) != 2
             or len(ra.shape) != 2 or la.dtype != f32 or ra.dtype != f32 or out.dtype != f32
             or la.shape[0] < CPU_TRANSPOSED_MIN_ROWS
             or not 2 <= la.shape[1] <= _CPU_TRANSPOSED_MAX_COLS
@@ -306,7 +345,7 @@ def _dot_general_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]
     shown = dict(params, dimension_numbers=((list(lc), list(rc)), (list(lb), list(rb))))
     p = params["precision"]
     if p is not None:
-        shown["precision"] = str(p) if isinstance(p, DotAlgorithmPreset) else (
+        shown["precision"] = str(p) if isinstance(p, (DotAlgorithmPreset, DotAlgorithm)) else (
             "(" + ", ".join(map(repr, p)) + ")")
     return sorted((k, v) for k, v in shown.items() if v is not None)
 
@@ -442,7 +481,7 @@ def _canon_precision(precision: Any) -> Any:
             return DotAlgorithmPreset[precision]
     elif isinstance(precision, Precision):
         return precision, precision
-    elif isinstance(precision, DotAlgorithmPreset):
+    elif isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
         return precision
     elif isinstance(precision, (list, tuple)) and len(precision) == 2:
         if all(isinstance(p, Precision) for p in precision):
@@ -453,7 +492,8 @@ def _canon_precision(precision: Any) -> Any:
         "Precision argument must be one of:\n- None,\n"
         f"- a string in {list(_PRECISION_STRINGS)},\n- a lax.Precision value,\n"
         "- a tuple of two lax.Precision values or strings,\n"
-        "- a lax.DotAlgorithmPreset or the name of one of these presets;\n"
+        "- a lax.DotAlgorithmPreset or the name of one of these presets, or\n"
+        "- a lax.DotAlgorithm value;\n"
         f"but got {precision}.")
 
 
