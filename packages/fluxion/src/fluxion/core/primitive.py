@@ -146,6 +146,22 @@ class Primitive:
             _refuse_extended(self, args)
             raise
 
+    def get_bind_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments that re-bind an equation of this primitive with parameters
+        ``params`` (JAX 0.10.2's ``Primitive.get_bind_params``; interpreters such as equinox's
+        ``finalise_jaxpr`` call ``prim.bind(*inputs, **prim.get_bind_params(eqn.params))``).
+        Fluxion's equations keep the parameters they were bound with, so this is a copy of
+        ``params`` for every primitive, the sub-program parameters included.
+
+        Example:
+            >>> import fluxion, fluxion.numpy as jnp
+            >>> eqn = fluxion.make_jaxpr(lambda x: jnp.sum(x, axis=0))(jnp.ones((2, 3))).eqns[0]
+            >>> out = eqn.primitive.bind(jnp.ones((2, 3)), **eqn.primitive.get_bind_params(eqn.params))
+            >>> out.tolist()
+            [2.0, 2.0, 2.0]
+        """
+        return dict(params)
+
     def bind_with_trace(self, trace: Any, args: Any, avals: Any, params: dict[str, Any]) -> Any:
         """Apply the primitive under ``trace`` (an interpreter) rather than the current one, as
         JAX's ``Primitive.bind_with_trace`` (``avals``, the operands' types, are not needed).

@@ -1,0 +1,73 @@
+"""JAX internals that equinox 0.13.8 calls (its ``finalise_jaxpr`` and ``error_if``), compared
+with JAX 0.10.2: ``Primitive.get_bind_params`` and ``jax._src.traceback_util.include_frame``."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import jax
+import jax._src.traceback_util as jax_tb
+import jax.extend.core as jex
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import fluxion
+import fluxion.compat.jax_src.traceback_util as tb
+import fluxion.extend.core as fex
+import fluxion.numpy as jnp
+
+
+def _rebind(mod, closed, *args):
+    # equinox's finalise_eval_jaxpr: each equation re-bound from its params
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, args))
+
+    literal = (fex if mod is fluxion else jex).Literal
+
+    def read(v):
+        return v.val if isinstance(v, literal) else env[v]
+
+    for eqn in closed.jaxpr.eqns:
+        params = eqn.primitive.get_bind_params(eqn.params)
+        assert isinstance(params, dict) and params == dict(eqn.params) or mod is jax
+        out = eqn.primitive.bind(*[read(v) for v in eqn.invars], **params)
+        outs = out if eqn.primitive.multiple_results else [out]
+        env.update(zip(eqn.outvars, outs))
+    return [np.asarray(env[v]) for v in closed.jaxpr.outvars]
+
+
+@pytest.mark.parametrize("name", ["sum", "jit", "cond", "scan"])
+def test_get_bind_params_rebinds_like_jax(name):
+    def make(mod, np_):
+        return {
+            "sum": lambda x: np_.sum(x * 2.0, axis=0),
+            "jit": lambda x: mod.jit(lambda y: np_.sin(y) + 1.0)(x),
+            "cond": lambda x: mod.lax.cond(x[0] > 0, np_.cos, np_.sin, x),
+            "scan": lambda x: mod.lax.scan(lambda c, v: (c + v, c * v), 0.0, x)[1],
+        }[name]
+
+    x = np.arange(1.0, 4.0, dtype=np.float32)
+    ours = _rebind(fluxion, fluxion.make_jaxpr(make(fluxion, jnp))(x), x)
+    theirs = _rebind(jax, jax.make_jaxpr(make(jax, jjnp))(x), x)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+def test_include_frame_like_jax(tmp_path):
+    user = str(tmp_path / "train.py")
+    assert tb.include_filename(user) and jax_tb.include_filename(user)
+    # each library's own internals are left out of user-facing tracebacks
+    assert not tb.include_filename(fluxion.__file__)
+    assert not jax_tb.include_filename(jax_tb.__file__)
+    # a folder registered as a library's is left out, in both
+    lib = str(tmp_path / "mylib")
+    os.makedirs(lib)
+    tb.register_exclusion(lib)
+    jax_tb.register_exclusion(lib)
+    for mod in (tb, jax_tb):
+        assert not mod.include_filename(os.path.join(lib, "x.py"))
+        assert mod.include_filename(str(tmp_path / "mylib2" / "x.py"))
+        assert mod.include_frame(sys._getframe()) is True
