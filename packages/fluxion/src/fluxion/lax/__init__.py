@@ -174,6 +174,7 @@ from fluxion.lax.shape_ops import (
     reshape_p,
     rev,
     rev_p,
+    shape_as_value,
     slice,
     slice_in_dim,
     slice_p,
@@ -272,7 +273,7 @@ __all__ = [
 ]
 __all__ += [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
-    "AccuracyMode", "Tolerance",
+    "AccuracyMode", "Tolerance", "shape_as_value",
     "DotAlgorithm", "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",

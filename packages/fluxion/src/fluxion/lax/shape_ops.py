@@ -843,3 +843,22 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
     if not dims and hasattr(operand, "aval"):
         return operand
     return rev_p.bind(operand, dimensions=dims)
+
+
+def shape_as_value(shape: Sequence[int]) -> Any:
+    """A shape as a 1-D integer array (JAX's ``lax.shape_as_value``): int32, or int64 when a
+    dimension exceeds int32's range. A non-empty shape gives a NumPy array (a constant when
+    staged), the empty shape an empty Fluxion array, as JAX; Fluxion's dimensions are always
+    known integers (it has no symbolic dimensions).
+
+    Example:
+        >>> shape_as_value((2, 3))
+        array([2, 3], dtype=int32)
+        >>> shape_as_value(()).shape
+        (0,)
+    """
+    dims = [operator.index(d) for d in shape]
+    dtype = np.dtype(np.int64 if any(d > np.iinfo(np.int32).max for d in dims) else np.int32)
+    if not dims:
+        return broadcast_in_dim(np.zeros((), dtype), (0,), ())
+    return np.asarray(dims, dtype=dtype)
