@@ -167,6 +167,7 @@ _LAZY = {
     "shard_map": ("fluxion.shmap", "shard_map"),
     "ds": ("fluxion.lax._ds", "ds"),
     "smap": ("fluxion.shmap", "smap"),
+    "memory": ("fluxion.core.memory_space", "memory"),
     "pmap": ("fluxion.pmapping", "pmap"),
     "distributed": ("fluxion.distributed", None),
     "numpy": ("fluxion.numpy", None),
@@ -244,5 +245,5 @@ __all__ = [
     # mutable array references
     "ref", "Ref", "new_ref", "empty_ref", "free_ref", "freeze",
     # surface (session 16)
-    "ds", "smap",
+    "ds", "smap", "memory",
 ]

@@ -29,6 +29,7 @@ from fluxion.core import dtypes as _dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
+from fluxion.core.memory_space import MemorySpace
 from fluxion.core.trace import Tracer
 from fluxion.lax.sharding_constraint import resolve_sharding, with_sharding_constraint
 from fluxion.tree_util import physical as tree_util
@@ -39,7 +40,7 @@ __all__ = ["device_put", "device_get", "block_until_ready", "make_array_from_cal
 
 
 def _is_sharding_leaf(v: Any) -> bool:
-    return v is None or isinstance(v, (Device, PartitionSpec, Sharding)) or hasattr(
+    return v is None or isinstance(v, (Device, PartitionSpec, Sharding, MemorySpace)) or hasattr(
         v, "_to_xla_hlo_sharding") or type(v).__name__ == "Format"
 
 
@@ -77,6 +78,8 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         dtype('float32')
     """
     def put(leaf: Any, dev: Any) -> Any:
+        if isinstance(dev, MemorySpace):
+            dev = _memory_space_target(leaf, dev)
         if isinstance(leaf, Tracer):
             if dev is None:
                 return leaf
@@ -102,6 +105,21 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     devs = tree_util.broadcast_prefix(device, x, is_leaf=_is_sharding_leaf)
     leaves, tree = tree_util.tree_flatten(x)
     return tree_util.tree_unflatten(tree, [put(v, d) for v, d in zip(leaves, devs)])
+
+
+def _memory_space_target(leaf: Any, space: MemorySpace) -> Any:
+    """Where ``device_put(leaf, space)`` places ``leaf``: Fluxion has only device memory, so
+    ``Space.Device`` keeps a committed array where it is (None: nothing to move), or commits
+    it (host data, an uncommitted array) to the default device; a tracer is left as it is."""
+    if space is MemorySpace.Any:
+        raise AssertionError("unreachable")  # JAX's (it has no memory kind for Any)
+    if space is MemorySpace.Host:
+        raise NotImplementedError(
+            "device_put to jax.memory.Space.Host: Fluxion keeps every array in device memory "
+            "(no pinned-host memory kind); see docs/guide/coming-from-jax.md")
+    if isinstance(leaf, Tracer) or (type(leaf) is Array and leaf.committed):
+        return None
+    return _client.default_device()
 
 
 def _put_shards(fname: str, shape: tuple, sharding: Any, host_shards: list, dtype: Any,
