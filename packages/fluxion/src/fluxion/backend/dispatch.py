@@ -143,10 +143,16 @@ def _eager_program(prim: Any, specs: Sequence[Spec], params: dict[str, Any]) -> 
 
 def _compile_eager(prim: Any, specs: tuple, params: dict[str, Any]) -> ExecEntry:
     program = _eager_program(prim, specs, params)
-    exe, out_shardings = compile_program(program, prim.name, [s.sharding for s in specs])
-    committed = any(s.committed for s in specs)
+    exe, out_shardings = compile_program(program, prim.name, [s.sharding for s in specs],
+                                         committed=[s.committed for s in specs])
+    committed = any(s.committed for s in specs) or _on_mesh(out_shardings)
     out_specs = [Spec(v.aval, sh, committed) for v, sh in zip(program.outvars, out_shardings)]
     return ExecEntry(exe, out_specs, not prim.multiple_results)
+
+
+def _on_mesh(shardings: Sequence[Any]) -> bool:
+    """Whether a result has a NamedSharding: committed, as JAX's results on a mesh."""
+    return any(isinstance(s, NamedSharding) for s in shardings)
 
 
 def _no_argument_devices() -> tuple:
@@ -160,13 +166,16 @@ def _no_argument_devices() -> tuple:
 def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
                     out_shardings: Sequence[Any] | None = None, donated: Sequence[bool] = (),
                     devices: tuple | None = None, mesh: Any = None,
-                    compiler_options: tuple = ()) -> tuple[Executable, list]:
+                    compiler_options: tuple = (), committed: Sequence[bool] = ()
+                    ) -> tuple[Executable, list]:
     """Lower and compile ``program`` for arguments placed with ``in_shardings`` (all on the
     same devices, already checked); returns the executable and the results' shardings.
 
-    One device: plain lowering, results on that device. Several: Shardy-annotated SPMD program;
-    results get ``out_shardings`` where given, else what the compiler chose. ``compiler_options``
-    as :func:`compile_text`'s."""
+    One device: plain lowering; the results' shardings by JAX's one-device rules
+    (:func:`spmd.one_device_result_shardings`: a NamedSharding on a mesh of that device where an
+    argument that is ``committed`` (one flag per ``in_shardings``), a type or ``set_mesh`` says
+    so, else the device). Several: Shardy-annotated SPMD program; results get ``out_shardings``
+    where given, else what the compiler chose. ``compiler_options`` as :func:`compile_text`'s."""
     if devices is None:
         devices = (tuple(in_shardings[0]._internal_device_list) if in_shardings
                    else _no_argument_devices())
@@ -180,8 +189,10 @@ def compile_program(program: Program, name: str, in_shardings: Sequence[Any],
     if len(devices) == 1:
         text = lower_program(program, name, donated=donated, platform=lowering_platform(devices))
         exe = compile_text(text, devices, compiler_options)
-        sh = single_device_sharding(devices[0])
-        return exe, [sh] * n_out
+        return exe, spmd.one_device_result_shardings(
+            [v.aval for v in program.outvars],
+            [v.aval for v in list(program.constvars) + list(program.invars)], in_shardings,
+            committed, out_shardings, devices[0])
     given = list(out_shardings) if out_shardings is not None else [None] * n_out
     text = spmd.lower_spmd(program, name, in_shardings, given, donated)
     exe = compile_text(text, devices, compiler_options)
@@ -207,9 +218,11 @@ def place(fname: str, args: Sequence[Array], names: Sequence[str] | None = None,
     if len(devs) == 1:
         target = single_device_sharding(devs[0])
         # (an uncommitted one-element array, the form of Python-number constants, moves
-        # without the device-to-device guard: docs/api/config.md)
-        return [a if a._k.sharding is target else
-                move_to(a, target, guard=a._k.committed or a._k.aval.size > 1) for a in args]
+        # without the device-to-device guard: docs/api/config.md; one on a mesh of this one
+        # device stays, its NamedSharding decides the results')
+        return [a if a._k.sharding is target or tuple(a._k.sharding._internal_device_list) == devs
+                else move_to(a, target, guard=a._k.committed or a._k.aval.size > 1)
+                for a in args]
     out = []
     for a in args:
         if tuple(a._k.sharding._internal_device_list) == devs:
@@ -267,7 +280,8 @@ def _eager(prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         args = place(prim.name, args)  # follow committed operands; else the default device
         specs = tuple(map(GET_K, args))
         e = table.get(specs)
-        if e is None and prim.host is not None and specs and not specs[0].aval.shape:
+        if (e is None and prim.host is not None and specs and not specs[0].aval.shape
+                and _computation_mesh() is None):  # (under set_mesh: results on its mesh)
             # a new signature of a primitive with a host rule, rank-0 operands: on the host for
             # its first uses (backend/host_fill.py); a fill (one operand and parameters) or a
             # scalar op

@@ -214,8 +214,10 @@ def _compile(table: dict, key: tuple, body: Callable[..., Any], specs: tuple,
     full = Program([], list(program.constvars) + list(program.invars), program.outvars,
                    program.eqns)
     in_shardings = [c._k.sharding for c in const_arrays] + [s.sharding for s in specs]
-    executable, out_shardings = _d.compile_program(full, name, in_shardings, devices=devices)
-    committed = any(s.committed for s in specs)
+    executable, out_shardings = _d.compile_program(
+        full, name, in_shardings, devices=devices,
+        committed=[False] * len(const_arrays) + [s.committed for s in specs])
+    committed = any(s.committed for s in specs) or _d._on_mesh(out_shardings)
     out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
     single = out_tree.num_leaves == 1 and tree_util.treedef_is_leaf(out_tree)
     e = _Entry(executable, out_specs, tuple(c._a for c in const_arrays),

@@ -420,15 +420,17 @@ class _Jitted:
             if tuple(c._k.sharding._internal_device_list) != devices:
                 c = _d.move_to(c, target)
             const_arrays.append(c)
-        in_shardings = [c._k.sharding for c in const_arrays] + [
-            s.sharding for s in (specs if kept is None else [specs[i] for i in kept])]
+        kept_specs = specs if kept is None else [specs[i] for i in kept]
+        in_shardings = [c._k.sharding for c in const_arrays] + [s.sharding for s in kept_specs]
         with _prefetch.armed(prefetch):
             executable, out_shardings = _d.compile_program(
                 full, f"jit_{self.name}", in_shardings, outs_given, don, devices,
                 mesh=_program_mesh(program) if len(devices) > 1 else None,
                 compiler_options=(self.compiler_options if compiler_options is None
-                                  else compiler_options))
-        committed = pl is not None or any(s.committed for s in specs) or len(devices) > 1
+                                  else compiler_options),
+                committed=[False] * len(const_arrays) + [s.committed for s in kept_specs])
+        committed = (pl is not None or any(s.committed for s in specs) or len(devices) > 1
+                     or _d._on_mesh(out_shardings))
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         return _Entry(executable, out_specs, tuple(c._a for c in const_arrays), out_tree,
                       executable.text, program, kept)
@@ -767,9 +769,10 @@ def run_program(program: Program, args: Sequence[Any], name: str,
         executable, out_shardings = _d.compile_program(
             program, f"jit_{name}", [s.sharding for s in specs], None, donated, devs,
             mesh=_program_mesh(program) if devs and len(devs) > 1 else None,
-            compiler_options=compiler_options)
+            compiler_options=compiler_options, committed=[s.committed for s in specs])
         committed = any(s.committed for s in specs) or len(out_shardings[0]._internal_device_list
-                                                           if out_shardings else ()) > 1
+                                                           if out_shardings else ()) > 1 or (
+            _d._on_mesh(out_shardings))
         out_specs = [Spec(a, sh, committed) for a, sh in zip(program.out_avals, out_shardings)]
         out_tree = tree_util.tree_structure(list(range(len(out_specs))))
         e = _Entry(executable, out_specs, (), out_tree, executable.text, None)

@@ -305,14 +305,15 @@ def context_mesh() -> Mesh | None:
 
 
 config.define("fluxion_context_mesh", None,
-              "Set by fluxion.set_mesh (do not set it yourself): the multi-device mesh where "
+              "Set by fluxion.set_mesh (do not set it yourself): the mesh where "
               "computations on uncommitted arrays run, as in JAX. Part of the trace context, "
               "so jit and eager caches keep programs placed on it apart.", trace=True)
 
 
 def computation_mesh() -> "Mesh | None":
-    """The mesh of :func:`fluxion.set_mesh` (several devices) in this thread: where computations
-    on uncommitted arguments (or none) run, as in JAX; None outside ``set_mesh``.
+    """The mesh of :func:`fluxion.set_mesh` in this thread: where computations on uncommitted
+    arguments (or none) run and whose NamedShardings their results carry, as in JAX (a mesh of
+    one device too); None outside ``set_mesh``.
 
     Example:
         >>> computation_mesh() is None
@@ -323,8 +324,9 @@ def computation_mesh() -> "Mesh | None":
 
 
 def sync_computation_mesh(mesh: "Mesh | None") -> None:
-    """Record ``mesh`` (from ``set_mesh``) as the computation mesh when it spans devices."""
-    value = mesh if isinstance(mesh, Mesh) and mesh.size > 1 else None
+    """Record ``mesh`` (from ``set_mesh``) as the computation mesh (a concrete mesh, of one
+    device or more)."""
+    value = mesh if isinstance(mesh, Mesh) else None
     if config.fluxion_context_mesh is not value:
         config.update("fluxion_context_mesh", value)
 

@@ -174,13 +174,17 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
     module.gspmd = gspmd = not config.jax_use_shardy_partitioner
     params = list(program.constvars) + list(program.invars)
     devices0 = tuple(in_shardings[0]._internal_device_list) if in_shardings else None
-    # a result on a mesh mixing Explicit and Auto axes: its type's Explicit axes are fixed, the
-    # rest is the compiler's choice (open dimensions), as JAX lowers it
+    # a result on a mesh mixing Explicit and Auto axes: its type's Explicit axes are fixed, and
+    # where the type leaves a dimension unsplit that dimension is the compiler's choice (open
+    # dimensions); a type that splits every dimension is the result's sharding, closed, as JAX
+    # lowers it (JAX's P.UNCONSTRAINED for the type's None entries only)
     open_outs = {k for k, (v, s) in enumerate(zip(program.outvars, out_shardings))
                  if s is None and typed_result_sharding(v.aval, devices0) is None
-                 and _type_sharding(v.aval, devices0) is not None}
-    out_shardings = [typed_result_sharding(v.aval, devices0) if s is None else s
-                     for v, s in zip(program.outvars, out_shardings)]
+                 and _type_sharding(v.aval, devices0) is not None
+                 and _has_unsplit_dim(v.aval)}
+    out_shardings = [(typed_result_sharding(v.aval, devices0) or _type_sharding(v.aval, devices0)
+                      if k not in open_outs else None) if s is None else s
+                     for k, (v, s) in enumerate(zip(program.outvars, out_shardings))]
     out_shardings = [_type_sharding(v.aval, devices0) if k in open_outs else s
                      for k, (v, s) in enumerate(zip(program.outvars, out_shardings))]
     # Shardings given as XLA HloShardings (replicated copies, compiler choices) are written over
@@ -196,7 +200,10 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
                          for sh, v in zip(out_shardings, program.outvars)]
     all_named = not gspmd and all(isinstance(s, NamedSharding) for s in in_shardings) and all(
         s is None or isinstance(s, NamedSharding) for s in out_shardings)
-    if gspmd:  # GSPMD has no open dimensions: such a result is left to the compiler
+    # GSPMD has no open dimensions: such a result is left to the compiler, after a Sharding
+    # custom call fixing the type's split dimensions (the others unspecified), as JAX's
+    gspmd_open = {k: out_shardings[k] for k in open_outs} if gspmd else {}
+    if gspmd:
         out_shardings = [None if k in open_outs else s for k, s in enumerate(out_shardings)]
 
     def attr(s: Any, ndim: int, open_dims: bool = False) -> str:
@@ -218,6 +225,8 @@ def lower_spmd(program: Program, name: str, in_shardings: Sequence[Any],
         outs.append(f"{t} {{{attr(s, len(v.aval.shape), k in open_outs)}}}" if s is not None
                     else t)
     head = head[:head.rindex(") -> (")] + f") -> ({', '.join(outs)}) {{"
+    if gspmd_open:
+        rest = _constrain_results(rest, program.outvars, gspmd_open)
     main = head + "\n" + rest
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
     decls = [] if gspmd else [sdy_mesh_decl(n, m, devices)
@@ -257,6 +266,96 @@ def read_out_shardings(exe: Any, devices: tuple, avals: Sequence[Any], mesh: Mes
         else:
             out.append(HloSharding(devices, hs))
     return out
+
+
+def one_device_result_shardings(out_avals: Sequence[Any], in_avals: Sequence[Any],
+                                in_shardings: Sequence[Any], committed: Sequence[bool],
+                                given: Sequence[Any] | None, device: Any) -> list[Any]:
+    """The shardings of a one-device computation's results, by JAX's rules (pjit's results on
+    one device): ``given`` (out_shardings) where set, else the result's type on Explicit mesh
+    axes; else, after the first committed argument with a NamedSharding or a
+    SingleDeviceSharding, that argument's sharding for a result of its rank (a NamedSharding
+    keeps its spec) and its mesh replicated for other ranks; else the ``set_mesh`` mesh,
+    replicated, when it is this device; else the device itself. Arguments that are not
+    committed never decide (JAX treats them as unplaced).
+
+    Example:
+        >>> import fluxion
+        >>> from fluxion.core.avals import ShapedArray
+        >>> d = fluxion.devices()[0]
+        >>> one_device_result_shardings([ShapedArray((2,), "float32")], [], [], [], None, d)
+        [SingleDeviceSharding(device=CpuDevice(id=0), memory_kind=None)]
+    """
+    devices = (device,)
+    orig = orig_aval = None
+    for s, c, a in zip(in_shardings, committed, in_avals):
+        if c and isinstance(s, (NamedSharding, type(single_device_sharding(device)))):
+            orig, orig_aval = s, a
+            break
+    cm = computation_mesh()
+    if cm is not None and tuple(cm._internal_device_list) != devices:
+        cm = None
+    if isinstance(orig, NamedSharding) or orig is not None and (
+            cm is None or not all(t.name == "Explicit" for t in cm.axis_types)):
+        cm = None  # (an argument on the device itself: a result typed on an Explicit mesh
+        # still goes there, as JAX types every value under such a mesh)
+    else:
+        orig = None
+    out = []
+    for k, a in enumerate(out_avals):
+        g = given[k] if given is not None and given[k] is not None else None
+        if g is None:
+            # a type on a mesh with Explicit axes (mixed ones too: on one device the compiler's
+            # choice is the type's), every dimension named as JAX's
+            g = _type_sharding(a, devices)
+            if g is not None and len(g.spec) < len(a.shape):
+                g = g.with_spec(tuple(g.spec) + (None,) * (len(a.shape) - len(g.spec)))
+        if g is None:
+            if isinstance(orig, NamedSharding):
+                g = orig if len(a.shape) == len(orig_aval.shape) else NamedSharding(
+                    orig.mesh, _replicated_spec(orig.mesh, a), memory_kind=orig.memory_kind)
+            elif orig is not None:
+                g = orig
+            elif cm is not None:
+                g = NamedSharding(cm, _replicated_spec(cm, a))
+            else:
+                g = single_device_sharding(device)
+        out.append(g)
+    return out
+
+
+def _constrain_results(body: str, outvars: Sequence[Any], typed: dict) -> str:
+    """``body`` (a function's text after its header) with result ``k`` of ``typed`` passed
+    through a GSPMD ``Sharding`` custom call of its type's sharding before the return, the
+    dimensions the type leaves unsplit named in ``unspecified_dims`` (the compiler's)."""
+    lines = body.split("\n")
+    r = max(i for i, ln in enumerate(lines) if ln.startswith("    return "))
+    names, _, types = lines[r][len("    return "):].partition(" : ")
+    names = names.split(", ")
+    added = []
+    for k, sharding in sorted(typed.items()):
+        ndim = len(outvars[k].aval.shape)
+        free = [d for d, e in enumerate(sharding.spec._normalized(ndim)) if not e]
+        t = mlir_type(outvars[k].aval)
+        added.append(
+            f'    %gspmd_result{k} = "stablehlo.custom_call"({names[k]}) {{call_target_name = '
+            f'"Sharding", backend_config = "unspecified_dims=[{",".join(map(str, free))}]", '
+            f'mhlo.sharding = "{sharding._to_xla_hlo_sharding(ndim)}"}} : ({t}) -> {t}')
+        names[k] = f"%gspmd_result{k}"
+    lines[r] = f"    return {', '.join(names)} : {types}"
+    return "\n".join(lines[:r] + added + lines[r:])
+
+
+def _has_unsplit_dim(aval: Any) -> bool:
+    """Whether ``aval``'s type (its sharding's spec) leaves a dimension unsplit."""
+    return any(not e for e in aval.sharding.spec._normalized(len(aval.shape)))
+
+
+def _replicated_spec(mesh: Any, aval: Any) -> PartitionSpec:
+    # a type on a mesh with Explicit axes names every dimension (JAX's P(None,)); else P()
+    if any(t.name == "Explicit" for t in mesh.axis_types):
+        return PartitionSpec(*(None,) * len(aval.shape))
+    return PartitionSpec()
 
 
 def typed_result_sharding(aval: Any, devices: tuple | None) -> Any:
