@@ -9,6 +9,9 @@ JAX's (or both raise)."""
 from __future__ import annotations
 
 import contextlib
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -231,3 +234,12 @@ def test_mixed_explicit_auto_mesh_result_specs_like_jax(eight, shape, types, sha
         got = _mixed(fluxion, fnp, shape, types)
     assert got == want
 
+
+def test_shardy_flag_env_variable_is_the_default():
+    # JAX_USE_SHARDY_PARTITIONER=0 selects GSPMD as in JAX (the flag's placeholder default hid it)
+    code = ("import fluxion, fluxion.backend.compile_options; "
+            "from fluxion.core.config import config; print(config.jax_use_shardy_partitioner)")
+    env = {"JAX_USE_SHARDY_PARTITIONER": "0", "JAX_PLATFORMS": "cpu"}
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr[-2000:]

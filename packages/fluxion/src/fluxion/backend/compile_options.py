@@ -57,10 +57,12 @@ COMPILE_FLAGS = ("jax_optimization_level", "jax_memory_fitting_level",
 # This flag acts here (and in backend/spmd.py's lowering): its definition replaces the inert
 # placeholder of core/config_jax_flags.py, keeping a value set before the backend was loaded.
 # A trace flag, as JAX's (include_in_jit_key): the lowered text depends on it.
-_before = config.values()
-config.define("jax_use_shardy_partitioner", bool(_before.get(
-    "jax_use_shardy_partitioner", os.environ.get("JAX_USE_SHARDY_PARTITIONER", "1").lower()
-    not in ("0", "false", "no", "off"))),
+# JAX_USE_SHARDY_PARTITIONER gives the default (as in JAX); the placeholder's own default (True)
+# must not hide it, only a value set since.
+_before = config.values().get("jax_use_shardy_partitioner")
+_env = os.environ.get("JAX_USE_SHARDY_PARTITIONER", "1").lower() not in ("0", "false", "no", "off")
+config.define("jax_use_shardy_partitioner", _env if _before is None or _before is True else
+              bool(_before),
     "Partition programs over several devices with Shardy (sdy dialect annotations); False: "
     "XLA's GSPMD partitioner (mhlo.sharding attributes), as JAX's flag.", trace=True)
 
