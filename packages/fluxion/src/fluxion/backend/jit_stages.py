@@ -349,12 +349,13 @@ class Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         j = self._traced._j
-        dyn_args, dyn_kwargs, statics, _ = j.split(args, kwargs)
+        # As JAX's: a Compiled takes the dynamic arguments only; the static ones it was
+        # lowered with are part of it and are left out of the call (equinox's AOT relies on it)
+        dyn_args, dyn_kwargs = args, kwargs
         leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         arrays = [_arg_array(x, j.name) for x in leaves]
         avals = [a.aval for a in arrays]
-        if treedef != self._traced._treedef or avals != list(self._traced._avals) or (
-                statics != self._traced._statics):
+        if treedef != self._traced._treedef or avals != list(self._traced._avals):
             raise TypeError(
                 f"Compiled function {j.name} was compiled for arguments "
                 f"{[a.str_short() for a in self._traced._avals]} (structure "
