@@ -508,3 +508,20 @@ def test_random_bcoo_like_jax():
               js.random_bcoo(jax.random.key(3), **jax_kw))
     with pytest.raises(ValueError, match="expected to be between 0 and 12"):
         fs.random_bcoo(fluxion.random.key(0), (3, 4), nse=12)
+
+
+def test_jaxsparse_base_like_jax():
+    o, t = fs.BCSR.fromdense(np.eye(3, dtype=np.float32)), js.BCSR.fromdense(np.eye(3))
+    assert isinstance(o, fs.JAXSparse) and isinstance(fs.BCOO.fromdense(jnp.eye(2)), fs.JAXSparse)
+    assert (len(o), o.size, o.ndim) == (len(t), t.size, t.ndim)
+    for op in (lambda m: m * 2, lambda m: m.sum(), lambda m: -m, lambda m: m + m):
+        with pytest.raises(NotImplementedError) as want:
+            op(t)
+        with pytest.raises(NotImplementedError) as got:
+            op(o)
+        assert str(got.value).rsplit(".", 1)[-1] == str(want.value).rsplit(".", 1)[-1]
+    with pytest.raises(NotImplementedError, match="Transpose is not implemented"):
+        o.transpose()
+    with pytest.raises(NotImplementedError, match="sparsify of BCSR arguments"):
+        fs.sparsify(jnp.sin)(o)
+    _same(fs.todense(o), js.todense(t).astype(np.float32))

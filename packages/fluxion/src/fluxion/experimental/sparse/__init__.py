@@ -12,6 +12,7 @@ Example:
     (2, [2.0, 3.0])
 """
 
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.ad import grad, jacfwd, jacobian, jacrev, value_and_grad
 from fluxion.experimental.sparse.api import empty, eye, todense, todense_p
 from fluxion.experimental.sparse.bcoo import (
@@ -61,7 +62,7 @@ from fluxion.experimental.sparse.util import (
     SparseEfficiencyWarning,
 )
 
-__all__ = ["BCOO", "BCSR", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
+__all__ = ["BCOO", "BCSR", "JAXSparse", "CuSparseEfficiencyWarning", "SparseEfficiencyError",
            "SparseEfficiencyWarning", "bcoo_broadcast_in_dim", "bcoo_concatenate",
            "bcoo_dot_general", "bcoo_dot_general_sampled",
            "bcoo_dynamic_slice", "bcoo_gather", "bcoo_eliminate_zeros", "bcoo_extract",

@@ -20,8 +20,7 @@ import operator
 from typing import Any, Callable, Sequence
 
 from fluxion import tree_util
-from fluxion.experimental.sparse.bcoo import BCOO
-from fluxion.experimental.sparse.bcsr import BCSR
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.jacobians import jacfwd as _jacfwd
 from fluxion.jacobians import jacrev as _jacrev
 from fluxion.transforms.ad import grad as _grad
@@ -32,7 +31,7 @@ __all__ = ["grad", "jacfwd", "jacobian", "jacrev", "value_and_grad"]
 
 
 def _is_sparse(x: Any) -> bool:
-    return isinstance(x, (BCOO, BCSR))
+    return isinstance(x, JAXSparse)
 
 
 def _argnums(argnums: int | Sequence[int]) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ import operator
 from typing import Any, Sequence
 
 from fluxion.core.primitive import Primitive
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.bcoo import BCOO
 from fluxion.lax import _rules
 
@@ -35,7 +36,7 @@ def todense(arr: Any) -> Any:
         >>> todense(BCOO.fromdense(jnp.array([0.0, 2.0]))).tolist()
         [0.0, 2.0]
     """
-    if hasattr(arr, "todense") and type(arr).__name__ in ("BCOO", "BCSR"):
+    if isinstance(arr, JAXSparse):
         return arr.todense()
     return todense_p.bind(arr)
 

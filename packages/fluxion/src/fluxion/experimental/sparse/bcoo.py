@@ -31,6 +31,7 @@ import numpy as np
 from fluxion import lax, tree_util
 from fluxion import numpy as jnp
 from fluxion.core.trace import is_tracer
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.util import (
     SparseEfficiencyError,
     SparseEfficiencyWarning,
@@ -90,7 +91,7 @@ def _sparse_fill(shape: Sequence[int], props: BCOOProperties, dtype: Any) -> Any
     return jnp.array(shape[props.n_batch:props.n_batch + props.n_sparse], dtype=dtype)
 
 
-class BCOO:
+class BCOO(JAXSparse):
     """A sparse array in batched coordinate format (JAX's ``jax.experimental.sparse.BCOO``).
 
     ``BCOO((data, indices), shape=shape)``: ``data`` of shape ``batch + (nse,) + dense``,
@@ -130,17 +131,6 @@ class BCOO:
         return self.data.dtype
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    @property
     def nse(self) -> int:
         """The number of stored elements (per batch)."""
         return int(self.indices.shape[-2])
@@ -156,10 +146,6 @@ class BCOO:
     @property
     def n_dense(self) -> int:
         return self.data.ndim - 1 - self.n_batch
-
-    @property
-    def T(self) -> BCOO:
-        return self.transpose()
 
     def __repr__(self) -> str:
         try:

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Sequence
 
@@ -24,6 +23,7 @@ from fluxion import tree_util
 from fluxion.core.trace import is_tracer
 from fluxion.experimental.sparse import bcoo as _bcoo
 from fluxion.experimental.sparse import products, shape_ops
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.util import SparseInfo, concrete_int, nfold_vmap
 
 __all__ = ["BCSR", "bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general",
@@ -90,7 +90,7 @@ def _from_bcoo_indices(indices: Any, shape: Sequence[int], index_dtype: Any) -> 
     return indices[..., 1], nfold_vmap(pointers, n_batch, broadcasted=False)(indices[..., 0])
 
 
-class BCSR:
+class BCSR(JAXSparse):
     """A batched compressed-sparse-row matrix (JAX's ``jax.experimental.sparse.BCSR``):
     ``BCSR((data, indices, indptr), shape=shape)``; a pytree of its three arrays.
 
@@ -141,17 +141,6 @@ class BCSR:
     def n_dense(self) -> int:
         return self.data.ndim - self.indices.ndim
 
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def __len__(self) -> int:
-        return self.shape[0]
-
     def __repr__(self) -> str:
         try:
             extra = f", nse={self.nse}"
@@ -166,18 +155,8 @@ class BCSR:
             text = f"{type(self.data).__name__}[{text}]"
         return text
 
-    def block_until_ready(self) -> BCSR:
-        """Wait for the three arrays; returns ``self``."""
-        for a in self._bufs:
-            a.block_until_ready()
-        return self
-
     def transpose(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("Transpose is not implemented.")
-
-    @property
-    def T(self) -> Any:
-        return self.transpose()
 
     @classmethod
     def _empty(cls, shape: Sequence[int], *, dtype: Any = None, index_dtype: Any = "int32",

@@ -30,6 +30,7 @@ from fluxion import numpy as jnp
 from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Literal, literal_value
 from fluxion.experimental.sparse import products, shape_ops
+from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.bcoo import BCOO, bcoo_sum_duplicates, bcoo_transpose
 from fluxion.transforms.staging import trace_to_program
 
@@ -352,9 +353,13 @@ def sparsify(f: Callable, use_tracer: bool = False) -> Callable:
 
     @functools.wraps(f)
     def wrapped(*args: Any, **params: Any) -> Any:
-        leaves, tree = tree_util.tree_flatten(args, is_leaf=lambda x: isinstance(x, BCOO))
+        leaves, tree = tree_util.tree_flatten(args, is_leaf=lambda x: isinstance(x, JAXSparse))
         values, avals = [], []
         for x in leaves:
+            if isinstance(x, JAXSparse) and not isinstance(x, BCOO):
+                raise NotImplementedError(
+                    f"sparsify of {type(x).__name__} arguments is not provided by Fluxion "
+                    "(BCOO only; convert with .to_bcoo(), see docs/guide/coming-from-jax.md)")
             if isinstance(x, BCOO):
                 values.append(_Sparse(x))
                 avals.append(ShapedArray(x.shape, x.dtype))
@@ -443,4 +448,4 @@ def _methods() -> dict[str, Any]:
 
 for _name, _impl in _methods().items():
     setattr(BCOO, _name, _impl)
-BCOO.__hash__ = None  # type: ignore[assignment]  (__eq__ above would otherwise keep it)
+BCOO.__hash__ = None  # type: ignore[assignment]  (unhashable, as JAX's)
