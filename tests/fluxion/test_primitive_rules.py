@@ -445,6 +445,9 @@ CASES: list[Case] = [
          (F(2, 3), F(3, 4))),
     Case("dot_general", lambda ns, a, b: ns.lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
          (F(2, 2, 3), F(2, 3, 2)), label="batch"),
+    # no derivative in JAX either (its decomposition is a composite XLA may replace)
+    Case("scaled_dot", lambda ns, a, b: ns.lax.scaled_dot(a, b, preferred_element_type=np.float32),
+         (F(2, 4, diff=False), F(4, 3, diff=False)), deriv=False),
     Case("conv_general_dilated", lambda ns, x, w: ns.lax.conv_general_dilated(
         x, w, (1,), "SAME", dimension_numbers=_CONV_DN), (F(2, 1, 6), F(2, 1, 3))),
     Case("conv_general_dilated", lambda ns, x, w: ns.lax.conv_general_dilated(

@@ -159,6 +159,7 @@ from fluxion.lax.reductions import (
     reduce_xor,
     reduce_xor_p,
 )
+from fluxion.lax.scaled_dot import scaled_dot
 from fluxion.lax.shape_ops import (
     broadcast,
     broadcast_in_dim,
@@ -273,7 +274,7 @@ __all__ = [
 ]
 __all__ += [
     "ConvGeneralDilatedDimensionNumbers", "DotDimensionNumbers", "PrecisionLike",
-    "AccuracyMode", "Tolerance", "shape_as_value",
+    "AccuracyMode", "Tolerance", "shape_as_value", "scaled_dot",
     "DotAlgorithm", "DotAlgorithmPreset", "RandomAlgorithm", "approx_max_k", "approx_min_k", "betainc",
     "broadcast_like", "broadcast_shapes", "composite", "conv_general_dilated_local",
     "conv_general_dilated_patches", "conv_general_permutations", "conv_general_shape_tuple",
