@@ -46,7 +46,11 @@ from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
 from fluxion.core.avals import ShardingTypeError
 from fluxion.core.vma import ManualAxisType
-from fluxion.lax.sharding_constraint import resolve_sharding, with_sharding_constraint
+from fluxion.lax.sharding_constraint import (
+    check_explicit_names,
+    resolve_sharding,
+    with_sharding_constraint,
+)
 from fluxion.lax.sharding_rules import resharding
 from fluxion.tree_util import physical as tree_util
 
@@ -208,6 +212,11 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     out = []
     for x, s in zip(leaves, shardings):
         s = resolve_sharding("reshard", _as_sharding("reshard", s), np.ndim(x))
+        check_explicit_names("reshard", s)
+        if isinstance(s, NamedSharding) and len(s.spec) < np.ndim(x) and all(
+                t.name == "Explicit" for t in s.mesh.axis_types):
+            # a type names every dimension, as JAX's (P() on a vector: P(None,))
+            s = s.with_spec(tuple(s.spec) + (None,) * (np.ndim(x) - len(s.spec)))
         if isinstance(x, _trace.Tracer):
             with resharding():  # a change of type, not an assertion
                 out.append(with_sharding_constraint(x, s))

@@ -279,6 +279,33 @@ def _named_sharding(mesh: Any, spec: Any) -> Any:
     return _MESH_SERVICES["named_sharding"](mesh, spec)
 
 
+def check_explicit_names(fname: str, sharding: Any) -> None:
+    """JAX's check of an ``out_sharding=`` (and ``reshard``'s target): its spec may name only
+    Explicit mesh axes (a ValueError for Auto or Manual ones, whose placement is the compiler's or
+    ``shard_map``'s). Anything without a mesh and a spec passes.
+
+    Example:
+        >>> import fluxion
+        >>> m = fluxion.make_mesh((1,), ("i",), axis_types=(fluxion.sharding.AxisType.Auto,))
+        >>> check_explicit_names("zeros", fluxion.NamedSharding(m, fluxion.P("i")))
+        Traceback (most recent call last):
+        ...
+        ValueError: PartitionSpec passed to zeros cannot contain axis names that are of type Auto or Manual. Got PartitionSpec: P('i',) with axis name: i of type: Auto
+    """
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None or not getattr(mesh, "axis_types", None):
+        return
+    types = dict(zip(mesh.axis_names, mesh.axis_types))
+    for entry in spec:
+        for name in (entry if isinstance(entry, (tuple, list)) else (entry,)):
+            t = types.get(name) if isinstance(name, str) else None
+            if t is not None and t.name in ("Auto", "Manual"):
+                raise ValueError(
+                    f"PartitionSpec passed to {fname} cannot contain axis names that are of type "
+                    f"Auto or Manual. Got PartitionSpec: {spec} with axis name: {name} of type: "
+                    f"{t.name}")
+
+
 def with_out_sharding(fname: str, out_sharding: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` placed with ``out_sharding`` (a Sharding or a PartitionSpec over
     the mesh of ``set_mesh``; None: as computed): the ``out_sharding=`` of ``jnp.dot``,
@@ -291,6 +318,10 @@ def with_out_sharding(fname: str, out_sharding: Any, fn: Any, *args: Any, **kwar
     """
     if out_sharding is None:
         return fn(*args, **kwargs)
+    if type(out_sharding).__name__ == "PartitionSpec" and _context_mesh() is not None:
+        check_explicit_names(fname, _named_sharding(_context_mesh(), out_sharding))
+    else:
+        check_explicit_names(fname, out_sharding)
     with _sh.out_sharding_pending():
         out = fn(*args, **kwargs)
     if type(out_sharding).__name__ == "PartitionSpec" and _context_mesh() is not None:
