@@ -42,6 +42,27 @@ config.define("jax_platforms", _before.get("jax_platforms")
               "Comma-separated platforms to initialise, in order of priority ('cpu', "
               "'cuda,cpu'); the first is the default backend. None: every available one.")
 
+_env_cpus = os.environ.get("FLUXION_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
+config.define("jax_num_cpu_devices",
+              int(_env_cpus) if _env_cpus else _before.get("jax_num_cpu_devices", -1),
+              "Number of CPU devices; -1: the XLA flag --xla_force_host_platform_device_count "
+              "(else 1). Set it before the first device use, as in JAX.")
+
+
+def _num_cpu_devices_changed(name: str, value: Any) -> None:
+    # JAX's check: the CPU device count is fixed once a backend exists; the value goes back
+    if name != "jax_num_cpu_devices" or not _clients or value == _cpu_flag_used[0]:
+        return
+    config.update("jax_num_cpu_devices", _cpu_flag_used[0])
+    raise RuntimeError(
+        "jax_num_cpu_devices config should be updated before backends are initialized i.e. "
+        "before any JAX operation is executed. You should initialize this config immediately "
+        "after `import jax`.")
+
+
+_cpu_flag_used = [config.jax_num_cpu_devices]  # the value when the backends were created
+config.on_change(_num_cpu_devices_changed)
+
 default_device_state = FlagState("jax_default_device")
 default_device_state.__doc__ = (
     "``with fluxion.default_device(device):`` places uncommitted arrays, and runs computations on "
@@ -79,9 +100,9 @@ def jaxlib_ext() -> Any:
 
 
 def _cpu_device_count() -> int:
-    n = os.environ.get("FLUXION_NUM_CPU_DEVICES") or os.environ.get("JAX_NUM_CPU_DEVICES")
-    if n:
-        return int(n)
+    n = config.jax_num_cpu_devices  # its default is FLUXION_/JAX_NUM_CPU_DEVICES
+    if n >= 0:
+        return n
     flags = os.environ.get("XLA_FLAGS", "")
     key = "--xla_force_host_platform_device_count="
     for part in flags.split():
@@ -115,6 +136,7 @@ def set_distributed(state: dict[str, Any] | None) -> None:
 
 def _make_client(platform: str) -> Any:
     xla_client, ext = _load()
+    _cpu_flag_used[0] = config.jax_num_cpu_devices
     if platform == "cpu":
         kw: dict[str, Any] = {}
         if _distributed:
