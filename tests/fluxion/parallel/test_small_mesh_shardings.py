@@ -87,6 +87,7 @@ def _cases(lib, np_, mesh, explicit):
         "jit out_shardings NamedSharding": lambda: lib.jit(
             lambda a: a * 2, out_shardings=NS(mesh, spec))(x()),
         "jit donated": donated,
+        "jit device=": lambda: lib.jit(lambda a: a * 2, device=lib.devices()[0])(np_.ones(3)),
         "shard_map": lambda: lib.shard_map(lambda a: a * 2, in_specs=spec, out_specs=spec)(x()),
         "jit of shard_map": lambda: lib.jit(
             lib.shard_map(lambda a: a * 2, in_specs=spec, out_specs=spec))(x()),

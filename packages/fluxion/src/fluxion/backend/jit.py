@@ -60,6 +60,7 @@ from fluxion.backend.jit_entry import (
 )
 from fluxion.backend.jit_refs import call_with_refs, with_ref_frame
 from fluxion.backend.sharding_impl import computation_mesh as _computation_mesh
+from fluxion.backend.sharding_impl import context_mesh as _context_mesh
 from fluxion.backend.sharding_impl import single_device_sharding as _single_device_sharding
 from fluxion.backend.spmd import replicated_on as _replicated_on
 from fluxion.core import trace as _trace
@@ -519,6 +520,10 @@ class _Jitted:
             except ValueError:  # say it again with the arguments' names
                 return _d.place(self.name, arrays, self.names(args, kwargs))
         if pl.devices is not None:  # device= / backend=: a device_put of every argument (JAX)
+            if _context_mesh() is not None:
+                raise ValueError(
+                    "Mesh context manager should not be used with jit when backend or device is "
+                    f"also specified as an argument to jit (jit of {self.name}, under set_mesh)")
             target = _single_device_sharding(pl.devices[0])
             return [a if a._k.sharding is target else
                     _d.move_to(a, target, guard=a._k.committed or a._k.aval.size > 1)
