@@ -39,6 +39,8 @@ def test_jax_alias_gives_fluxion_modules():
         assert jax.__version_info__ == (0, 10, 2) and jax.__version__ == "0.10.2"
         import jax.version
         assert jax.version.__version_info__ == (0, 10, 2)
+        import jax.lib, jaxlib.version  # jax.lib.__version__: the jaxlib's, as in JAX
+        assert jax.lib.__version__ == jaxlib.version.__version__
         assert jax.random is fluxion.random and nn is fluxion.nn and dtypes is fluxion.dtypes
         assert sys.modules["jax.tree_util"] is fluxion.tree_util
         assert jax.core is fluxion.core and jax.core.Tracer is fluxion.core.trace.Tracer

@@ -41,11 +41,12 @@ MODULES = [
     "jax.example_libraries.optimizers", "jax.example_libraries.stax", "jax.api_util",
     "jax.ref", "jax.interpreters", "jax.interpreters.ad", "jax.interpreters.batching",
     "jax.interpreters.mlir", "jax.interpreters.partial_eval", "jax.interpreters.xla",
-    "jax.version",
+    "jax.version", "jax.lib",
 ]
 
 # where the module `jax.X` comes from under the alias (fluxion.compat.JAX_MODULES' rules)
-_SPECIAL = {"jax": "fluxion.compat.jax_root", "jax.version": "fluxion.compat.jax_version"}
+_SPECIAL = {"jax": "fluxion.compat.jax_root", "jax.version": "fluxion.compat.jax_version",
+            "jax.lib": "fluxion.compat.jax_lib"}
 _FOREIGN_MODULES = ("typing", "functools", "collections", "contextlib", "itertools", "abc",
                     "dataclasses", "__future__", "zlib", "logging", "operator", "warnings",
                     "enum", "weakref", "threading", "math", "os", "sys", "re", "inspect")

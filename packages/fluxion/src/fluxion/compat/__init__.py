@@ -232,5 +232,6 @@ def install_jax_alias() -> None:
 JAX_MODULES = {
     "jax": "fluxion",
     "jax.version": "fluxion.compat.jax_version",
+    "jax.lib": "fluxion.compat.jax_lib",
     "jax._src": "fluxion.compat.jax_src",
 }

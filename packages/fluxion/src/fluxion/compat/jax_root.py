@@ -54,4 +54,4 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(dir(_fluxion)) | set(_REF_NAMES) | {"api_util",
-                  "interpreters", "version", "extend", "ref"})
+                  "interpreters", "version", "extend", "ref", "lib"})
