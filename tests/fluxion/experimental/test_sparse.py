@@ -208,7 +208,7 @@ def test_operators_like_jax():
         1.0 / o
 
 
-@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0)])
+@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (0, 1), (1, 1), (2, 0)])
 def test_shape_ops_and_sums_like_jax(n_batch, n_dense):
     x = _rand((2, 3, 4))
     o, t = _both(x, n_batch=n_batch, n_dense=n_dense)

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from fluxion.core.primitive import Primitive
 from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.bcoo import BCOO
+from fluxion.experimental.sparse.bcsr import BCSR
 from fluxion.lax import _rules
 
 __all__ = ["empty", "eye", "todense", "todense_p"]
@@ -42,7 +43,6 @@ def todense(arr: Any) -> Any:
 
 
 def _formats() -> dict[str, Any]:
-    from fluxion.experimental.sparse.bcsr import BCSR
     return {"bcoo": BCOO, "bcsr": BCSR}
 
 

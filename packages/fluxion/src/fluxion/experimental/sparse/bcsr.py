@@ -18,12 +18,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from fluxion import lax, tree_util
 from fluxion import numpy as jnp
-from fluxion import tree_util
 from fluxion.core.trace import is_tracer
 from fluxion.experimental.sparse import bcoo as _bcoo
 from fluxion.experimental.sparse import products, shape_ops
 from fluxion.experimental.sparse._base import JAXSparse
+from fluxion.experimental.sparse.transform import sparsify
 from fluxion.experimental.sparse.util import SparseInfo, concrete_int, nfold_vmap
 
 __all__ = ["BCSR", "bcsr_broadcast_in_dim", "bcsr_concatenate", "bcsr_dot_general",
@@ -366,7 +367,6 @@ def bcsr_dot_general(lhs: BCSR | Any, rhs: Any, *, dimension_numbers: Any,
         raise NotImplementedError("bcsr_dot_general currently implemented for BCSR lhs and "
                                   "ndarray rhs.")
     if not isinstance(lhs, BCSR):
-        from fluxion import lax
         return lax.dot_general(lhs, rhs, dimension_numbers,
                                preferred_element_type=preferred_element_type)
     return products.bcoo_dot_general(lhs.to_bcoo(), jnp.asarray(rhs),
@@ -381,7 +381,6 @@ def _matmul(mat: BCSR, other: Any) -> Any:
     else:
         dn = (([mat.ndim - 1], [other.ndim - 2]), ([], []))
         if mat.ndim > 2 or other.ndim > 2:
-            from fluxion.experimental.sparse.transform import sparsify
             return sparsify(jnp.matmul)(mat.to_bcoo(), other)
     return bcsr_dot_general(mat, other, dimension_numbers=dn)
 

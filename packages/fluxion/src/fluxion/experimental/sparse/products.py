@@ -25,7 +25,13 @@ import numpy as np
 
 from fluxion import lax
 from fluxion import numpy as jnp
-from fluxion.experimental.sparse.bcoo import BCOO, _validate, bcoo_sum_duplicates, bcoo_update_layout
+from fluxion.experimental.sparse.bcoo import (
+    BCOO,
+    _extract,
+    _validate,
+    bcoo_sum_duplicates,
+    bcoo_update_layout,
+)
 from fluxion.experimental.sparse.util import dot_general_shape, nfold_vmap
 
 __all__ = ["bcoo_dot_general", "bcoo_dot_general_sampled", "bcoo_multiply_dense", "bcoo_multiply_sparse",
@@ -201,7 +207,6 @@ def bcoo_dot_general_sampled(A: Any, B: Any, indices: Any, *,
         ...                          dimension_numbers=(([1], [0]), ([], []))).tolist()
         [2.0, 3.0]
     """
-    from fluxion.experimental.sparse.bcoo import _extract
     A, B, indices = jnp.asarray(A), jnp.asarray(B), jnp.asarray(indices)
     dn = _index_tuples(dimension_numbers)
     (lc, rc), (lb, rb) = dn
@@ -235,8 +240,7 @@ def bcoo_multiply_dense(sp_mat: BCOO, v: Any) -> Any:
     if v.ndim == 0:
         return lax.mul(data, v.astype(data.dtype)) if v.dtype != data.dtype else lax.mul(data, v)
     if tuple(v.shape) == tuple(shape):
-        from fluxion.experimental.sparse.bcoo import _extract
-        return lax.mul(data, _extract(indices, v, assume_unique=True))
+            return lax.mul(data, _extract(indices, v, assume_unique=True))
     if lax.broadcast_shapes(tuple(v.shape), tuple(shape)) != tuple(shape):
         raise NotImplementedError(
             "multiplication between sparse and dense is only implemented for cases where the "

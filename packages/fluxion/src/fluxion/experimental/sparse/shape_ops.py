@@ -23,7 +23,14 @@ import numpy as np
 from fluxion import lax
 from fluxion import numpy as jnp
 from fluxion.core.avals import ShapeDtypeStruct
-from fluxion.experimental.sparse.bcoo import BCOO, _validate, bcoo_sum_duplicates, bcoo_transpose
+from fluxion.experimental.sparse.bcoo import (
+    BCOO,
+    _validate,
+    bcoo_sum_duplicates,
+    bcoo_transpose,
+    bcoo_update_layout,
+)
+from fluxion.transforms.batching import vmap
 from fluxion.transforms.staging import eval_shape
 
 __all__ = ["bcoo_broadcast_in_dim", "bcoo_concatenate", "bcoo_dynamic_slice", "bcoo_gather",
@@ -113,7 +120,6 @@ def bcoo_concatenate(operands: Sequence[BCOO], *, dimension: int) -> BCOO:
         >>> bcoo_concatenate([a, b], dimension=0).todense().tolist()
         [1.0, 0.0, 0.0, 2.0]
     """
-    from fluxion.experimental.sparse.bcoo import bcoo_update_layout
     dimension = operator.index(dimension)
     if not all(isinstance(op, BCOO) for op in operands):
         raise ValueError("bcoo_concatenate: expected operands to be a sequence of BCOO arrays. "
@@ -389,8 +395,6 @@ def bcoo_gather(operand: BCOO, start_indices: Any, dimension_numbers: Any,
         >>> bcoo_gather(m, jnp.array([[2], [0]]), dn, (1, 2)).todense().tolist()
         [[0.0, 3.0], [0.0, 1.0]]
     """
-    from fluxion.experimental.sparse.bcoo import bcoo_update_layout
-    from fluxion.transforms.batching import vmap
     _validate(operand.data, operand.indices, operand.shape)
     if mode is None:
         mode = lax.GatherScatterMode.PROMISE_IN_BOUNDS

@@ -19,6 +19,7 @@ from fluxion import numpy as jnp
 from fluxion.core.avals import ShapeDtypeStruct
 from fluxion.core.errors import ConcretizationTypeError
 from fluxion.transforms.batching import vmap
+from fluxion.transforms.staging import eval_shape
 
 __all__ = ["CuSparseEfficiencyWarning", "SparseEfficiencyError", "SparseEfficiencyWarning",
            "SparseInfo", "nfold_vmap"]
@@ -102,7 +103,6 @@ def dot_general_shape(lhs_shape: Shape, rhs_shape: Shape, dimension_numbers: Any
                       lhs_dtype: Any, rhs_dtype: Any, preferred_element_type: Any = None) -> Any:
     """The ``ShapeDtypeStruct``-like aval of ``lax.dot_general`` on arrays of these shapes
     (checked by tracing the dense product, so its errors are ``lax.dot_general``'s)."""
-    from fluxion.transforms.staging import eval_shape
     return eval_shape(lambda a, b: lax.dot_general(
         a, b, dimension_numbers, preferred_element_type=preferred_element_type),
         ShapeDtypeStruct(lhs_shape, lhs_dtype), ShapeDtypeStruct(rhs_shape, rhs_dtype))
