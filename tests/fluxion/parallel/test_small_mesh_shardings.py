@@ -239,9 +239,10 @@ def test_mixed_explicit_auto_mesh_result_specs_like_jax(eight, shape, types, sha
 
 def test_shardy_flag_env_variable_is_the_default():
     # JAX_USE_SHARDY_PARTITIONER=0 selects GSPMD as in JAX (the flag's placeholder default hid it)
-    code = ("import fluxion, fluxion.backend.compile_options; "
-            "from fluxion.core.config import config; print(config.jax_use_shardy_partitioner)")
+    code = ("import fluxion; from fluxion.core.config import config; "
+            "a = config.jax_use_shardy_partitioner; import fluxion.backend.compile_options; "
+            "print(a, config.jax_use_shardy_partitioner)")
     env = {"JAX_USE_SHARDY_PARTITIONER": "0", "JAX_PLATFORMS": "cpu"}
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env},
                          capture_output=True, text=True, timeout=120)
-    assert out.stdout.strip() == "False", out.stderr[-2000:]
+    assert out.stdout.strip() == "False False", out.stderr[-2000:]

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = ["INERT_FLAGS"]
@@ -114,7 +115,10 @@ INERT_FLAGS: tuple[tuple[str, Any, tuple | None], ...] = (
     ('jax_use_emit_pipeline_primitive', False, None),
     # read where it acts: the CUDA/ROCm eig lowering writes it as its hybrid kernel's `magma`
     ('jax_use_magma', 'auto', ('off', 'on', 'auto')),
-    ('jax_use_shardy_partitioner', True, None),
+    # acts in backend/compile_options.py; its default is JAX_USE_SHARDY_PARTITIONER's, as JAX's,
+    # readable before the backend loads
+    ('jax_use_shardy_partitioner', os.environ.get("JAX_USE_SHARDY_PARTITIONER", "1").lower()
+     not in ("0", "false", "no", "off"), None),
     ('jax_use_simplified_jaxpr_constants', False, None),
     ('jax_xla_backend', '', None),
     ('mock_num_gpu_processes', 0, None),
