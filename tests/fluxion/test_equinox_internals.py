@@ -71,3 +71,35 @@ def test_include_frame_like_jax(tmp_path):
         assert not mod.include_filename(os.path.join(lib, "x.py"))
         assert mod.include_filename(str(tmp_path / "mylib2" / "x.py"))
         assert mod.include_frame(sys._getframe()) is True
+
+
+def _own_tracers(mod, jex_core):
+    # equinox's filter_jvp: which outputs are tracers of this jvp (trace.main identity)
+    seen = {}
+
+    def inner(x):
+        main = jex_core.find_top_trace((x,)).main
+        y = x * 2.0
+        seen["inner"] = [isinstance(v, mod.interpreters.ad.JVPTracer) and v._trace.main is main
+                         for v in (x, y, seen["outer_x"])]  # the outer jvp's tracer: False
+        return y
+
+    def outer(x):
+        main = jex_core.find_top_trace((x,)).main
+        seen["outer_x"] = x
+        out = mod.jvp(inner, (x,), (1.0,))[0]
+        seen["outer"] = [isinstance(out, mod.interpreters.ad.JVPTracer)
+                         and out._trace.main is main, main is not None]
+        return out
+
+    mod.jvp(outer, (3.0,), (1.0,))
+    del seen["outer_x"]
+    return seen
+
+
+def test_trace_main_identifies_the_jvp_like_jax():
+    import jax.interpreters.ad  # noqa: F401  (jax.interpreters.ad as an attribute)
+
+    import fluxion.interpreters.ad  # noqa: F401
+
+    assert _own_tracers(fluxion, fex) == _own_tracers(jax, jex)

@@ -72,6 +72,13 @@ class Interpreter:
     # Words that name this transformation in error messages ("jit of f at x.py:3").
     description: str = "a transformation"
 
+    @property
+    def main(self) -> Any:
+        """What identifies this transformation (JAX's deprecated ``Trace.main``, its ``tag``):
+        equinox's ``filter_jvp`` tells its own tracers by ``tracer._trace.main is main``. A
+        Fluxion interpreter is made per transformation, so it is its own identity."""
+        return self
+
     def process_primitive(self, prim: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
