@@ -103,3 +103,31 @@ def test_trace_main_identifies_the_jvp_like_jax():
     import fluxion.interpreters.ad  # noqa: F401
 
     assert _own_tracers(fluxion, fex) == _own_tracers(jax, jex)
+
+
+@pytest.mark.parametrize("how", ["grad", "jit", "vjp", "vmap"])
+def test_custom_vjp_bool_residual_stays_a_bool_like_jax(how):
+    # equinox's filter_custom_vjp hands its `perturbed` flags (Python bools) to bwd as
+    # residuals and tests them with `is True`
+    def run(mod, np_):
+        seen = []
+
+        @mod.custom_vjp
+        def f(x):
+            return x * 2.0
+
+        def fwd(x):
+            return x * 2.0, (True, False, x)
+
+        def bwd(res, g):
+            seen.append((res[0] is True, res[1] is False))
+            return (g * 2.0,)
+
+        f.defvjp(fwd, bwd)
+        g = mod.grad(f)
+        {"grad": lambda: g(1.0), "jit": lambda: mod.jit(g)(1.0),
+         "vjp": lambda: mod.vjp(f, 1.0)[1](1.0),
+         "vmap": lambda: mod.vmap(g)(np_.ones(2))}[how]()
+        return seen
+
+    assert run(fluxion, jnp) == run(jax, jjnp) == [(True, True)]

@@ -811,8 +811,10 @@ class custom_vjp(_CustomRuleFunction):
             o_flat, o_tree = tree_util.tree_flatten(r[0])
             _record_out_tree(store, "rule", o_tree, name, "custom_vjp fwd rule")
             r_flat, r_tree = tree_util.tree_flatten(r[1])
-            arr = [_is_arraylike(x) for x in r_flat]
-            # Array residuals flow through the linear program; other leaves stay here.
+            # Array residuals flow through the linear program; other leaves stay here, and so
+            # do Python bools, which bwd gets back as bools, as in JAX (equinox's
+            # filter_custom_vjp passes its `perturbed` flags this way).
+            arr = [type(x) is not bool and _is_arraylike(x) for x in r_flat]
             store["res"] = (r_tree, arr, [x for x, a in zip(r_flat, arr) if not a])
             return [x for x, a in zip(r_flat, arr) if a], o_flat
 
