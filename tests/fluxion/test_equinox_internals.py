@@ -131,3 +131,34 @@ def test_custom_vjp_bool_residual_stays_a_bool_like_jax(how):
         return seen
 
     assert run(fluxion, jnp) == run(jax, jjnp) == [(True, True)]
+
+
+def _axis_rule_calls(mod, jex_core, batching, np_, name):
+    # equinox's create_vprim registers its vmap rules in axis_primitive_batchers
+    p = jex_core.Primitive(f"eqx_test_rowsum_{name}")
+    p.def_impl(lambda x: np_.sum(x, axis=-1))
+    p.def_abstract_eval(lambda a: a.update(shape=a.shape[:-1]))
+    calls = []
+
+    def rule(axis_size, axis_name, trace_type, inputs, batch_axes):
+        calls.append((axis_size, axis_name, trace_type, tuple(batch_axes)))
+        (x,), (d,) = inputs, batch_axes
+        return p.bind(np_.moveaxis(x, d, 0)), 0
+
+    batching.axis_primitive_batchers[p] = rule
+    if mod is fluxion:  # JAX's table is write-only (a proxy)
+        assert batching.axis_primitive_batchers[p] is rule
+    x = np.arange(24.0, dtype=np.float32).reshape(3, 2, 4)
+    out = mod.vmap(p.bind, in_axes=1, axis_name="i")(x)
+    return np.asarray(out), calls
+
+
+def test_axis_primitive_batchers_convention_like_jax():
+    import jax.interpreters.batching as jbatching
+
+    import fluxion.interpreters.batching as fbatching
+
+    ours = _axis_rule_calls(fluxion, fex, fbatching, jnp, "f")
+    theirs = _axis_rule_calls(jax, jex, jbatching, jjnp, "j")
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    assert ours[1] == theirs[1] == [(2, "i", None, (1,))]

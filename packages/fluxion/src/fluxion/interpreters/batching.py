@@ -5,10 +5,11 @@ of primitives, for primitives that libraries define themselves.
 :class:`~fluxion.extend.core.Primitive` in JAX's convention, ``rule(args, dims, **params) ->
 (out, out_dim)``: ``dims`` gives each argument's batch axis, or ``None`` for an unbatched one
 (a primitive with no argument batched is not given to its rule). ``fancy_primitive_batchers``
-and ``axis_primitive_batchers`` take rules that also receive the axis first,
-``rule(axis_data, args, dims, **params)`` (``axis_data.size``, ``axis_data.name``), which is
-Fluxion's own convention. ``defvectorized`` and ``defbroadcasting`` build the rules of
-elementwise primitives. JAX's tracing internals (``BatchTrace``, ``register_vmappable``)
+takes rules that also receive the axis first, ``rule(axis_data, args, dims, **params)``
+(``axis_data.size``, ``axis_data.name``), which is Fluxion's own convention;
+``axis_primitive_batchers`` takes JAX's ``rule(axis_size, axis_name, trace_type, args, dims,
+**params)`` (``trace_type`` is None, as in JAX 0.10.2). ``defvectorized`` and
+``defbroadcasting`` build the rules of elementwise primitives. JAX's tracing internals (``BatchTrace``, ``register_vmappable``)
 have no counterpart and raise an ``AttributeError`` (docs/guide/coming-from-jax.md).
 
 Example:
@@ -59,7 +60,23 @@ def _to_jax(stored: Callable[..., Any], prim: Any) -> Callable[..., Any]:
 primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.primitive_batchers",
                                 wrap=_from_jax, unwrap=_to_jax)
 fancy_primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.fancy_primitive_batchers")
-axis_primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.axis_primitive_batchers")
+def _from_jax_axis(rule: Callable[..., Any], prim: Any) -> Callable[..., Any]:
+    # JAX's axis_primitive_batchers: rule(axis_size, axis_name, trace_type, args, dims, **params)
+    def batch(axis_data: AxisData, args: Any, dims: Any, **params: Any) -> Any:
+        return rule(axis_data.size, axis_data.name, None, args, dims, **params)
+    return batch
+
+
+def _to_jax_axis(stored: Callable[..., Any], prim: Any) -> Callable[..., Any]:
+    def rule(axis_size: int, axis_name: Any, trace_type: Any, args: Any, dims: Any,
+             **params: Any) -> Any:
+        del trace_type
+        return stored(AxisData(axis_name, axis_size), args, dims, **params)
+    return rule
+
+
+axis_primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.axis_primitive_batchers",
+                                     wrap=_from_jax_axis, unwrap=_to_jax_axis)
 
 
 def _moved(x: Any, d: Any, ndim: int) -> Any:
