@@ -162,3 +162,29 @@ def test_axis_primitive_batchers_convention_like_jax():
     theirs = _axis_rule_calls(jax, jex, jbatching, jjnp, "j")
     np.testing.assert_array_equal(ours[0], theirs[0])
     assert ours[1] == theirs[1] == [(2, "i", None, (1,))]
+
+
+@pytest.mark.parametrize("kind", ["shaped_array", "weak_shaped_array", "struct", "value"])
+def test_linear_transpose_of_shape_dtype_primals_like_jax(kind):
+    # equinox's filter_primitive_transpose calls linear_transpose on the avals of its inputs
+    import jax._src.core as jcore
+
+    from fluxion.core.avals import ShapedArray
+
+    def primal(mod):
+        return {"shaped_array": lambda: (ShapedArray if mod is fluxion else jcore.ShapedArray)(
+                    (3,), np.dtype("float32")),
+                "weak_shaped_array": lambda: (ShapedArray((), np.dtype("float32"), True)
+                                              if mod is fluxion else
+                                              jcore.ShapedArray((), np.float32, weak_type=True)),
+                "struct": lambda: mod.ShapeDtypeStruct((2, 3), np.float32),
+                "value": lambda: np.ones((2,), np.float32)}[kind]()
+
+    def run(mod):
+        p = primal(mod)
+        (ct,) = mod.linear_transpose(lambda x: 3.0 * x, p)(np.ones(p.shape, np.float32))
+        return np.asarray(ct), ct.dtype, getattr(ct, "weak_type", False)
+
+    ours, theirs = run(fluxion), run(jax)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    assert ours[1:] == theirs[1:]

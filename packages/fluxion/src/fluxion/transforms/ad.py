@@ -56,6 +56,7 @@ from fluxion.core.tracebacks import api_boundary
 from fluxion.transforms import array_ops, partial_eval
 from fluxion.transforms.staging import (
     StagingInterpreter,
+    _shape_abstractify,
     abstractify,
     cached_transform,
     close_program,
@@ -712,6 +713,15 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
 
 
 @api_boundary
+def _primal_aval(x: Any) -> ShapedArray:
+    # a value, or (as JAX's linear_transpose takes) a ShapedArray / ShapeDtypeStruct / any
+    # object with shape and dtype: only the primals' shapes and dtypes are used
+    try:
+        return aval_of(x)
+    except TypeError:
+        return _shape_abstractify(x)
+
+
 def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = ()) -> Callable:
     """The transpose of the linear function ``fun`` at the shapes/dtypes of ``primals``.
 
@@ -725,7 +735,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Sequence[Any] = 
     """
     fname = fun_name(fun)
     p_flat, p_tree = tree_util.tree_flatten(primals)
-    in_avals = [aval_of(p) for p in p_flat]
+    in_avals = [_primal_aval(p) for p in p_flat]
     for a in in_avals:
         if not is_float(a.dtype):
             raise TypeError(f"linear_transpose of {fname}: inputs must be floating or complex, "
