@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fluxion.core.trace import is_tracer
+
 __all__ = ["JAXSparse"]
 
 
@@ -56,6 +58,24 @@ class JAXSparse:
         for leaf in self.tree_flatten()[0]:
             leaf.block_until_ready()
         return self
+
+    def __repr__(self) -> str:
+        # the format's name, dtype, shape and nse, then the batch/dense dimensions it has;
+        # a traced sparse array is shown inside its tracer type's name
+        name = type(self).__name__
+        try:
+            text = f"{name}({self.dtype}{list(self.shape)}, nse={self.nse}"
+            if self.n_batch:
+                text += f", n_batch={self.n_batch}"
+            if self.n_dense:
+                text += f", n_dense={self.n_dense}"
+            text += ")"
+        except Exception:
+            text = f"{name}(<invalid>)"
+        data = getattr(self, "data", None)
+        if is_tracer(data):
+            text = f"{type(data).__name__}[{text}]"
+        return text
 
     def tree_flatten(self) -> tuple[tuple, Any]:
         raise NotImplementedError(f"{self.__class__}.tree_flatten")

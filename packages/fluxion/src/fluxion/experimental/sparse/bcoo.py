@@ -30,7 +30,6 @@ import numpy as np
 
 from fluxion import lax, tree_util
 from fluxion import numpy as jnp
-from fluxion.core.trace import is_tracer
 from fluxion.experimental.sparse._base import JAXSparse
 from fluxion.experimental.sparse.util import (
     SparseEfficiencyError,
@@ -146,20 +145,6 @@ class BCOO(JAXSparse):
     @property
     def n_dense(self) -> int:
         return self.data.ndim - 1 - self.n_batch
-
-    def __repr__(self) -> str:
-        try:
-            extra = f", nse={self.nse}"
-            if self.n_batch:
-                extra += f", n_batch={self.n_batch}"
-            if self.n_dense:
-                extra += f", n_dense={self.n_dense}"
-            text = f"BCOO({self.dtype}{list(self.shape)}{extra})"
-        except Exception:
-            text = "BCOO(<invalid>)"
-        if is_tracer(self.data):
-            text = f"{type(self.data).__name__}[{text}]"
-        return text
 
     def block_until_ready(self) -> BCOO:
         """Wait for ``data`` and ``indices`` to be computed; returns ``self``."""

@@ -20,7 +20,6 @@ import numpy as np
 
 from fluxion import lax, tree_util
 from fluxion import numpy as jnp
-from fluxion.core.trace import is_tracer
 from fluxion.experimental.sparse import bcoo as _bcoo
 from fluxion.experimental.sparse import products, shape_ops
 from fluxion.experimental.sparse._base import JAXSparse
@@ -141,20 +140,6 @@ class BCSR(JAXSparse):
     @property
     def n_dense(self) -> int:
         return self.data.ndim - self.indices.ndim
-
-    def __repr__(self) -> str:
-        try:
-            extra = f", nse={self.nse}"
-            if self.n_batch:
-                extra += f", n_batch={self.n_batch}"
-            if self.n_dense:
-                extra += f", n_dense={self.n_dense}"
-            text = f"BCSR({self.dtype}{list(self.shape)}{extra})"
-        except Exception:
-            text = "BCSR(<invalid>)"
-        if is_tracer(self.data):
-            text = f"{type(self.data).__name__}[{text}]"
-        return text
 
     def transpose(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("Transpose is not implemented.")
