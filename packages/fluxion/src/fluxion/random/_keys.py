@@ -30,6 +30,7 @@ import numpy as np
 
 import fluxion.numpy as jnp
 from fluxion import lax
+from fluxion.backend.array import Shard
 from fluxion.core.avals import AbstractValue, ExtendedShapeDtypeStruct, ShapedArray, ShapeDtypeStruct
 from fluxion.core.config import config
 from fluxion.core.dtypes import ExtendedDType, is_float0, prng_key
@@ -491,7 +492,6 @@ class PRNGKeyArray(ExtendedArray):
     def addressable_shards(self) -> list:
         """One Shard per device of this process, its ``data`` a key array (its ``index`` the
         slices of the key data, as JAX's)."""
-        from fluxion.backend.array import Shard  # reason: a key array's shards are Shards
         shards = self._base_array.addressable_shards
         sharding, shape = self.sharding, self.shape
         return [Shard._known(s.device, sharding, shape, self._with_data(s.data), s.index,

@@ -24,11 +24,13 @@ import weakref
 from typing import Any, Iterator
 
 from fluxion.core import trace as _trace
+from fluxion.core.avals import ShapedArray
 from fluxion.core.ir import Equation as JaxprEqn
 from fluxion.core.ir import Literal, Var
 from fluxion.core.ir import Program as Jaxpr
 from fluxion.core.primitive import Primitive
 from fluxion.core.public import eval_jaxpr
+from fluxion.core.refs import AbstractRef
 from fluxion.transforms.staging import ClosedProgram as ClosedJaxpr
 
 __all__ = ["ClosedJaxpr", "DropVar", "Effect", "Jaxpr", "JaxprEqn", "Literal", "Primitive",
@@ -178,9 +180,6 @@ def valid_jaxtype(x: Any) -> bool:
 
 
 def _shaped(fun: str, aval: Any) -> Any:
-    from fluxion.core.avals import ShapedArray
-    from fluxion.core.refs import AbstractRef
-
     if isinstance(aval, (ShapedArray, AbstractRef)):
         return aval
     raise TypeError(f"no {fun} handler for {aval} of type {type(aval)}")
@@ -197,7 +196,6 @@ def mapped_aval(size: int, axis: int | None, aval: Any) -> Any:
         >>> mapped_aval(3, 0, ShapedArray((3, 4), np.dtype("float32")))
         ShapedArray(float32[4])
     """
-    from fluxion.core.refs import AbstractRef
 
     _shaped("mapping", aval)
     if axis is None:
@@ -226,7 +224,6 @@ def unmapped_aval(size: int, axis: int | None, aval: Any, explicit_mesh_axis: An
         >>> unmapped_aval(5, 1, ShapedArray((3, 4), np.dtype("float32")))
         ShapedArray(float32[3,5,4])
     """
-    from fluxion.core.refs import AbstractRef
 
     del explicit_mesh_axis
     _shaped("unmapping", aval)
