@@ -35,6 +35,7 @@ from typing import Any, Callable
 import jax
 import jax.ad_checkpoint
 import jax.custom_derivatives
+import jax.experimental.sparse
 import jax.extend.core.primitives as jax_primitives
 import numpy as np
 import pytest
@@ -43,6 +44,7 @@ from _primitives import find_primitives
 
 import fluxion
 import fluxion.custom_derivatives
+import fluxion.experimental.sparse
 import fluxion.lax.linalg
 from fluxion.core.primitive import Primitive
 
@@ -79,6 +81,7 @@ def _namespace(top: Any, linalg: Any, prims: dict[str, Any], checkpoint_name: An
         vjp=top.vjp, checkpoint=top.checkpoint,
         checkpoint_name=checkpoint_name, custom_jvp=top.custom_jvp, custom_vjp=top.custom_vjp,
         linear_call=top.custom_derivatives.linear_call,
+        sparse=top.experimental.sparse,
         bind=lambda name, *args, **params: prims[name].bind(*args, **params))
 
 
@@ -340,6 +343,9 @@ CASES: list[Case] = [
     # Not the derivative of the values: the point is the zero tangent (checked against JAX).
     Case("stop_gradient", lambda ns, x: ns.lax.stop_gradient(x) * x, (F(2, 3),), fd=False),
     Case("copy", lambda ns, x: ns.bind("copy", x), (F(2, 3),)),
+    # sparse.todense of a dense array: the identity (under sparsify it densifies a sparse value;
+    # tests/fluxion/experimental/test_sparse.py compares that with jax)
+    Case("sparse_todense", lambda ns, x: ns.sparse.todense(x) * x, (F(2, 3),)),
     Case("integer_pow", lambda ns, x: ns.lax.integer_pow(x, 3), (F(2, 3),)),
     Case("integer_pow", lambda ns, x: ns.lax.integer_pow(x, -2), (Pos(2, 3),), label="neg"),
     Case("reduce_precision",

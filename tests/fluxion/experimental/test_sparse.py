@@ -45,6 +45,12 @@ def _same(ours, theirs, rtol: float | None = None) -> None:
                 check_weak_type=False)
 
 
+
+def _slow(*values: object) -> object:
+    """A parametrization run only nightly (FLUXION_SLOW=1): its layout repeats, at many more
+    compiles, what the default cases of the same test check."""
+    return pytest.param(*values, marks=pytest.mark.slow)
+
 LAYOUTS = [((3, 4), 0, 0), ((3, 4), 1, 0), ((3, 4), 0, 1), ((2, 3, 4), 1, 1),
            ((2, 3, 4), 2, 0), ((2, 3, 4), 0, 0), ((2, 3, 4), 1, 0), ((2, 3, 4), 0, 2)]
 
@@ -124,7 +130,7 @@ DOT_CASES = [
     ((3, 4), (4,), (([1], [0]), ([], [])), 0, 0),
     ((3, 4), (4, 5), (([1], [0]), ([], [])), 1, 0),
     ((3, 4), (3, 5), (([0], [0]), ([], [])), 1, 0),
-    ((2, 3, 4), (2, 4, 5), (([2], [1]), ([0], [0])), 1, 0),
+    _slow((2, 3, 4), (2, 4, 5), (([2], [1]), ([0], [0])), 1, 0),
     ((2, 3, 4), (4, 5), (([2], [0]), ([], [])), 0, 0),
     ((2, 3, 4), (2, 5), (([0], [0]), ([], [])), 1, 0),
     ((2, 3, 4), (3, 5), (([1], [0]), ([], [])), 1, 1),
@@ -208,7 +214,7 @@ def test_operators_like_jax():
         1.0 / o
 
 
-@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (0, 1), (1, 1), (2, 0)])
+@pytest.mark.parametrize("n_batch,n_dense", [(0, 0), (0, 1), _slow(1, 1), _slow(2, 0)])
 def test_shape_ops_and_sums_like_jax(n_batch, n_dense):
     x = _rand((2, 3, 4))
     o, t = _both(x, n_batch=n_batch, n_dense=n_dense)
@@ -364,7 +370,7 @@ def _same_csr(ours, theirs) -> None:
         assert_same(a, b, check_weak_type=False)
 
 
-@pytest.mark.parametrize("shape,n_batch,n_dense", [((3, 4), 0, 0), ((2, 3, 4), 1, 0),
+@pytest.mark.parametrize("shape,n_batch,n_dense", [((3, 4), 0, 0), _slow((2, 3, 4), 1, 0),
                                                    ((3, 4, 2), 0, 1)])
 def test_bcsr_like_jax(shape, n_batch, n_dense):
     x = _rand(shape)
@@ -476,7 +482,7 @@ def test_sparsify_control_flow_like_jax():
         fs.sparsify(lambda m: fluxion.lax.scan(lambda c, r: (c + r.sum(), r), 0.0, m))(o)
 
 
-@pytest.mark.parametrize("shape,n_batch", [((4, 3), 0), ((4, 3), 1), ((2, 4, 3), 1)])
+@pytest.mark.parametrize("shape,n_batch", [((4, 3), 0), _slow((4, 3), 1), _slow((2, 4, 3), 1)])
 def test_gather_and_integer_indexing_like_jax(shape, n_batch):
     o, t = _both(_rand(shape), n_batch=n_batch)
     for idx in (np.array([1, 0, 1]), np.array([[1, 1], [0, 1]])):
