@@ -20,6 +20,7 @@ from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
+from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.trace import STATE, ExtendedArray, Tracer
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
@@ -346,7 +347,13 @@ def _like_placement(a: Any, weak: bool) -> Any:
     """JAX's ``full_like`` rule for a concrete example: a committed, not weakly typed array (or
     a ShapeDtypeStruct) with a sharding on concrete devices gives the result that sharding (an
     ``Auto`` mesh's NamedSharding too); a traced one does not (its type has no such sharding)."""
-    if weak or isinstance(a, Tracer) or not getattr(a, "committed", True):
+    if weak or isinstance(a, Tracer):
+        return None
+    try:
+        committed = getattr(a, "committed", True)
+    except ConcretizationTypeError:  # a key array whose key data is traced (as JAX's)
+        return None
+    if not committed:
         return None
     sharding = getattr(a, "sharding", None)
     if sharding is None or type(getattr(sharding, "mesh", None)).__name__ == "AbstractMesh":
