@@ -6,11 +6,11 @@ annotations (in order) and the numbers and result shardings are compared with JA
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import numpy as np
 import pytest
+from _compare import flags_both
 
 import fluxion
 from fluxion.backend import compile_hook
@@ -24,15 +24,8 @@ from jax.sharding import NamedSharding as JNS  # noqa: E402
 from jax.sharding import PartitionSpec as JP  # noqa: E402
 
 
-@contextlib.contextmanager
 def _shardy(value):
-    old = jax.config.jax_use_shardy_partitioner
-    jax.config.update("jax_use_shardy_partitioner", value)
-    try:
-        with flag_context("jax_use_shardy_partitioner", value):
-            yield
-    finally:
-        jax.config.update("jax_use_shardy_partitioner", old)
+    return flags_both("jax_use_shardy_partitioner", value)
 
 
 def _programs(lib, mesh, ns, p):

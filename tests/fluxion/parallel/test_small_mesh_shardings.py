@@ -8,17 +8,16 @@ JAX's (or both raise)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
+from _compare import flags_both
 
 import fluxion
 import fluxion.numpy as fnp
-from fluxion.core.config import flag_context
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
@@ -192,15 +191,8 @@ def test_one_device_mesh_jit_hits_stay_on_the_mesh(eight):
 
 # ------------------------------------------------------------------ mixed Explicit/Auto meshes
 
-@contextlib.contextmanager
 def _shardy(value):
-    old = jax.config.jax_use_shardy_partitioner
-    jax.config.update("jax_use_shardy_partitioner", value)
-    try:
-        with flag_context("jax_use_shardy_partitioner", value):
-            yield
-    finally:
-        jax.config.update("jax_use_shardy_partitioner", old)
+    return flags_both("jax_use_shardy_partitioner", value)
 
 
 _MIXED_SPECS = [("a", "b"), (("a", "b"), None), ("b", "a"), (None, "b")]
