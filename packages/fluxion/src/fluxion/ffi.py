@@ -544,6 +544,17 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
     return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
 
 
+def _call_layouts(avals: Sequence[Any], layouts: Any, values: str, side: str) -> tuple:
+    """The layouts of one side of a call: the default major-to-minor ones, or the given ones
+    (one per value, with JAX's error when the counts differ)."""
+    if layouts is None:
+        return tuple(_layout_for_lowering(a) for a in avals)
+    if len(layouts) != len(avals):
+        raise ValueError(f"The number of {values} ({len(avals)}) must equal the number of "
+                         f"{side} layouts ({len(layouts)}).")
+    return _layouts_for_call(avals, layouts)
+
+
 def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: bool = False,
              vmap_method: str | None = None,
              input_layouts: Sequence[FfiLayoutOptions] | None = None,
@@ -593,20 +604,8 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
 
     def call(*args: Any, **kwargs: Any) -> Any:
         in_avals = [abstractify(x) for x in args]
-        if input_layouts is None:
-            in_lay = tuple(_layout_for_lowering(a) for a in in_avals)
-        else:
-            if len(input_layouts) != len(in_avals):
-                raise ValueError(f"The number of input arguments ({len(in_avals)}) must equal "
-                                 f"the number of input layouts ({len(input_layouts)}).")
-            in_lay = _layouts_for_call(in_avals, input_layouts)
-        if out_layouts is None:
-            out_lay = tuple(_layout_for_lowering(a) for a in result_avals)
-        else:
-            if len(out_layouts) != len(result_avals):
-                raise ValueError(f"The number of outputs ({len(result_avals)}) must equal the "
-                                 f"number of output layouts ({len(out_layouts)}).")
-            out_lay = _layouts_for_call(result_avals, out_layouts)
+        in_lay = _call_layouts(in_avals, input_layouts, "input arguments", "input")
+        out_lay = _call_layouts(result_avals, out_layouts, "outputs", "output")
         aliases = []
         for i, o in sorted((input_output_aliases or {}).items()):
             i, o = int(i), int(o)
