@@ -118,9 +118,11 @@ class DotAlgorithmPreset(enum.Enum):
         """The result types the preset can produce for these operand types; None: any."""
         n = self.name
         if n in ("ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM"):
-            return tuple(np.dtype(getattr(dtypes, t)) for t in (
-                "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2",
-                "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e4m3b11fnuz"))
+            # (float32/float16 are NumPy's: fluxion.core.dtypes names only the extra types)
+            return (np.dtype(np.float32), np.dtype(np.float16)) + tuple(
+                np.dtype(getattr(dtypes, t)) for t in (
+                    "bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz",
+                    "float8_e4m3fnuz", "float8_e4m3b11fnuz"))
         for name, narrow in (("F16_F16_F32", np.float16), ("BF16_BF16_F32", dtypes.bfloat16)):
             if n == name:
                 if dtypes.promote_types(lhs_dtype, rhs_dtype) == np.dtype(narrow):
@@ -150,6 +152,25 @@ _MLIR_NAMES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64"
                "int16": "i16", "int32": "i32", "int64": "i64"}
 _FP8 = ("float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
         "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu")
+
+
+# The float8 types the StableHLO verifier's "any f8" algorithms take (not f8E8M0FNU).
+_VERIFIER_F8 = frozenset({"f8E3M4", "f8E4M3", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ",
+                          "f8E4M3B11FNUZ", "f8E5M2FNUZ"})
+_KNOWN = frozenset(v for v in _PRESET_ALGORITHMS.values())
+
+
+def _known_algorithm(lhs: str, rhs: str, acc: str, lhs_components: int, rhs_components: int,
+                     ops: int, imprecise: bool) -> bool:
+    """Whether StableHLO's verifier knows the algorithm (stablehlo/dialect/Base.cpp,
+    ``isKnownDotAlgorithm``): one component per operand, and either two "any f8" inputs with
+    f32 accumulation in one operation (imprecise accumulation allowed), or one of the fixed
+    presets' (lhs, rhs, accumulation, operations) without imprecise accumulation."""
+    if lhs_components != 1 or rhs_components != 1:
+        return False
+    if lhs in _VERIFIER_F8 and rhs in _VERIFIER_F8 and acc == "f32" and ops == 1:
+        return True
+    return not imprecise and (lhs, rhs, acc, ops) in _KNOWN
 
 
 def _mlir_name(dtype: Any) -> str:
@@ -219,6 +240,12 @@ def algorithm_attr(precision: Any, lhs_dtype: Any, rhs_dtype: Any) -> str:
     else:
         return ""
     lhs, rhs, acc, lc, rc, ops, imprecise = parts
+    if not _known_algorithm(lhs, rhs, acc, int(lc), int(rc), int(ops), bool(imprecise)):
+        # the StableHLO verifier's rule (jax runs it when lowering; XLA would only fail later)
+        raise ValueError(
+            "Cannot lower jaxpr with verifier errors:\n\tdot algorithm not known to be supported "
+            f"on any hardware: {{lhs:'{lhs}', rhs:'{rhs}', accum:'{acc}', lhs_components:{int(lc)}, "
+            f"rhs_components:{int(rc)}, primitive_ops:{int(ops)}, imprecise:{int(bool(imprecise))}}}")
     return (f"algorithm = #stablehlo.dot_algorithm<lhs_precision_type = {lhs}, "
             f"rhs_precision_type = {rhs}, accumulation_type = {acc}, lhs_component_count = "
             f"{int(lc)}, rhs_component_count = {int(rc)}, num_primitive_operations = {int(ops)}, "
