@@ -215,6 +215,34 @@ def test_vjp_jvp_identity():
     assert_close(y2, y, rtol=1e-5, atol=1e-6)
 
 
+def test_linearized_function_is_a_partial_pytree_like_jax():
+    # jax.linearize returns a tree_util.Partial over the residuals, so the function can leave
+    # jit and vmap (equinox's test_speed_buffer_while returns one from filter_jit).
+    def lin_fns(m, xla_map):
+        f = lambda x: m.sin(x) * 2.0
+        y, fl = xla_map.linearize(f, 1.0)
+        from_jit = xla_map.jit(lambda x: xla_map.linearize(m.sin, x)[1])(1.0)
+        from_vmap = xla_map.vmap(lambda x: xla_map.linearize(m.sin, x)[1])(m.arange(3.0))
+        return fl, from_jit, from_vmap
+
+    ours, ref = lin_fns(jnp, fluxion), lin_fns(jnp_ref, jax)
+    for o, r in zip(ours, ref):
+        assert type(o).__name__ == type(r).__name__ == "Partial"
+        assert isinstance(o, fluxion.tree_util.Partial)
+        # the leaves are the residuals (how many is the linearization's business)
+        assert all(isinstance(leaf, fluxion.Array) for leaf in fluxion.tree_util.tree_leaves(o))
+        assert fluxion.tree_util.tree_leaves(o)
+    assert_close(ours[0](3.0), ref[0](3.0), rtol=1e-6)
+    assert_close(ours[1](2.0), ref[1](2.0), rtol=1e-6)
+    assert_close(fluxion.vmap(lambda f, t: f(t))(ours[2], np.ones(3, np.float32)),
+                 jax.vmap(lambda f, t: f(t))(ref[2], np.ones(3, np.float32)), rtol=1e-6)
+    # the tangents still have to match the primals' structure and shapes
+    with pytest.raises(TypeError):
+        ours[0](1.0, 2.0)
+    with pytest.raises(ValueError):
+        ours[0](np.ones(3, np.float32))
+
+
 def test_jacobians_and_hessian_match_jax():
     x = np.array([0.5, -1.0, 2.0], np.float32)
     f = lambda x: jnp.sin(x) * jnp.sum(x ** 2)

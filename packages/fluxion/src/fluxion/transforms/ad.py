@@ -36,6 +36,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion import tree_util as public_tree_util
 from fluxion.core import dtypes
 from fluxion.core import vma as _vma
 from fluxion.core.avals import ShapedArray
@@ -469,27 +470,45 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     p_flat, p_tree = tree_util.tree_flatten(primals)
     out_p, lin, out_tree, aux = _linearize_flat(fun, p_flat, [True] * len(p_flat), p_tree,
                                                 has_aux, fname)
-    in_tavals = [tangent_aval(aval_of(p)) for p in p_flat]
-
-    @api_boundary
-    def f_jvp(*tangents: Any) -> Any:
-        t_flat, t_tree = tree_util.tree_flatten(tree_util.tangents_like(primals, tangents))
-        if t_tree != p_tree:
-            raise TypeError(f"linearized {fname}: expected tangents with structure {p_tree}, "
-                            f"got {t_tree}")
-        ts = []
-        for t, a in zip(t_flat, in_tavals):
-            if a.dtype == dtypes.float0:
-                continue
-            if aval_of(t).shape != a.shape:
-                raise ValueError(f"linearized {fname}: tangent of shape {aval_of(t).shape} where "
-                                 f"{a.shape} is expected")
-            ts.append(t)
-        outs = [_as_array(o) for o in lin.apply(ts)]
-        return tree_util.tree_unflatten(out_tree, outs)
-
+    # As JAX's, the function is a ``tree_util.Partial`` whose leaves are the residuals, so it
+    # can be returned from ``jit``/``vmap``; everything else it needs is static: per primal leaf
+    # its shape and dtype, whether it is a key array (a leaf over physical arrays, whose
+    # tangent is float0) and the tangent avals of its physical leaves.
+    pub_leaves, pub_tree = public_tree_util.tree_flatten(primals)
+    tavals = iter(tangent_aval(aval_of(p)) for p in p_flat)
+    physical = tree_util.physical_types()
+    leaf_info = tuple((tuple(np.shape(p)), getattr(p, "dtype", None), type(p) in physical,
+                       tuple(next(tavals) for _ in tree_util.tree_leaves(p)))
+                      for p in pub_leaves)
+    f_jvp = public_tree_util.Partial(
+        functools.partial(_linearized_jvp, fname, pub_tree, leaf_info, out_tree), lin)
     out = tree_util.tree_unflatten(out_tree, [_as_array(p) for p in out_p])
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+@api_boundary
+def _linearized_jvp(fname: str, pub_tree: Any, leaf_info: tuple, out_tree: Any,
+                    lin: LinearFunction, *tangents: Any) -> Any:
+    t_leaves, t_tree = public_tree_util.tree_flatten(tangents)
+    if t_tree != pub_tree:
+        raise TypeError(f"linearized {fname}: expected tangents with structure {pub_tree}, "
+                        f"got {t_tree}")
+    ts = []
+    for t, (shape, dtype, is_key, tavals) in zip(t_leaves, leaf_info):
+        if is_key or all(a.dtype == dtypes.float0 for a in tavals):
+            if is_key and (getattr(t, "dtype", None) != dtypes.float0
+                           or tuple(np.shape(t)) != shape):
+                raise TypeError(f"the tangent of a value of dtype {dtype} and shape {shape} "
+                                f"must be float0 of shape {shape}; got {type(t).__name__} of "
+                                f"dtype {getattr(t, 'dtype', None)} and shape {np.shape(t)}")
+            continue
+        (a,) = tavals
+        if aval_of(t).shape != a.shape:
+            raise ValueError(f"linearized {fname}: tangent of shape {aval_of(t).shape} where "
+                             f"{a.shape} is expected")
+        ts.append(t)
+    outs = [_as_array(o) for o in lin.apply(ts)]
+    return tree_util.tree_unflatten(out_tree, outs)
 
 
 # Inside a shard_map body traced with check_vma=True, ``_vma.primal_vmas(primals)`` gives the
