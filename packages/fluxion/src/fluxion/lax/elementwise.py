@@ -1,4 +1,4 @@
-"""Elementwise primitives: arithmetic, complex parts, selection, copy and gradient stops.
+"""Elementwise primitives: arithmetic, complex parts and selection.
 
 Each primitive is defined with its abstract evaluation and lowering (most through the builders
 ``unop_primitive`` / ``binop_primitive``, which also set the batching rule), then its JVP (and
@@ -6,8 +6,9 @@ transpose, for the linear ones) on the lines right after it, then its public fun
 exponentials, logarithms, powers, roots, trigonometric and hyperbolic functions are in
 :mod:`fluxion.lax.transcendental`, the conversions in :mod:`fluxion.lax.conversions`, the special
 functions (``erf``, ``lgamma``, Bessel, incomplete
-gamma, ...) in :mod:`fluxion.lax.special`. The bitwise ops are defined in :mod:`fluxion.lax.bitwise`
-and the comparisons in :mod:`fluxion.lax.comparisons`; this module exports their names too.
+gamma, ...) in :mod:`fluxion.lax.special`. The bitwise ops are defined in :mod:`fluxion.lax.bitwise`,
+the comparisons in :mod:`fluxion.lax.comparisons`, ``copy``, ``optimization_barrier`` and
+``stop_gradient`` in :mod:`fluxion.lax.barriers`; this module exports their names too.
 
 Operands must have equal dtypes (``jnp`` functions promote first); rank-0 operands and size-1
 dimensions broadcast.
@@ -25,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
 from fluxion.core.primitive import Primitive
 from fluxion.lax import _rules
@@ -38,6 +38,14 @@ from fluxion.lax._base import (
     extremum_lowering,
     type_error,
     unop_primitive,
+)
+from fluxion.lax.barriers import (  # noqa: F401 (defined there, exported here as before the split)
+    copy,
+    copy_p,
+    optimization_barrier,
+    optimization_barrier_p,
+    stop_gradient,
+    stop_gradient_p,
 )
 from fluxion.lax.bitwise import (  # noqa: F401 (defined there, exported here as before the split)
     and_p,
@@ -77,7 +85,6 @@ from fluxion.lax.comparisons import (  # noqa: F401 (defined there, exported her
 from fluxion.lax.shape_ops import broadcast_in_dim_p
 from fluxion.transforms import ad
 from fluxion.transforms import jet as _jet
-from fluxion.tree_util import physical as tree_util
 
 _any = DtypeSet("any", "biufc")
 _num = DtypeSet("numeric", "iufc")
@@ -908,91 +915,3 @@ def clamp(min: Any, x: Any, max: Any) -> Any:
         [0.0, 0.5, 1.0]
     """
     return clamp_p.bind(min, x, max)
-
-
-# ------------------------------------------------------------------ copy, barrier, stop_gradient
-
-copy_p = Primitive("copy")
-copy_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
-copy_p.abstract_eval = lambda x: x
-copy_p.lowering = lambda ctx, x: x  # a fresh buffer; XLA's outputs never alias inputs here
-_rules.deflinear(copy_p, lambda ct, x: [ct])
-copy_p.batch = _rules.unary_batch_rule(copy_p)
-copy_p.extended = lambda x: x._with_data(copy_p.bind(x._base_array))
-copy_p.jet = _jet.linear_prop(copy_p)
-
-
-def copy(x: Any) -> Any:
-    """A copy of ``x`` (the primitive behind ``jnp.array(x, copy=True)``).
-
-    Example:
-        >>> from fluxion import lax
-        >>> import fluxion.numpy as jnp
-        >>> lax.copy(jnp.arange(3)).tolist()
-        [0, 1, 2]
-    """
-    return copy_p.bind(x)
-
-
-optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
-optimization_barrier_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
-
-
-def _optimization_barrier_lowering(ctx: Any, *xs: str) -> list:
-    if not xs:
-        return []
-    outs = ctx.op("stablehlo.optimization_barrier", list(xs))
-    return outs if len(xs) > 1 else [outs]
-
-
-optimization_barrier_p.abstract_eval = lambda *avals: list(avals)
-optimization_barrier_p.lowering = _optimization_barrier_lowering
-optimization_barrier_p.jvp = lambda primals, tangents: (optimization_barrier_p.bind(*primals),
-                                                        list(tangents))
-optimization_barrier_p.batch = lambda axis_data, args, dims: (optimization_barrier_p.bind(*args),
-                                                              list(dims))
-
-
-def optimization_barrier(operand: Any, /) -> Any:
-    """Return ``operand`` (a pytree of arrays) unchanged, preventing XLA from moving computation
-    across this point (e.g. to keep rematerialisation from being undone).
-
-    Example:
-        >>> from fluxion import lax
-        >>> import fluxion.numpy as jnp
-        >>> a, b = lax.optimization_barrier((jnp.ones(2), jnp.zeros(2)))
-        >>> a.tolist()
-        [1.0, 1.0]
-    """
-    leaves, tree = tree_util.tree_flatten(operand)
-    return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves))
-
-
-stop_gradient_p = Primitive("stop_gradient")
-stop_gradient_p.bitcast = lambda eqn: "same"  # its operand, once XLA has simplified it
-stop_gradient_p.abstract_eval = lambda x: x
-stop_gradient_p.lowering = lambda ctx, x: x
-_rules.defjvp_zero(stop_gradient_p)
-stop_gradient_p.batch = _rules.unary_batch_rule(stop_gradient_p)
-stop_gradient_p.jet = _jet.zero_prop(stop_gradient_p)
-
-
-def stop_gradient(x: Any) -> Any:
-    """``x`` (a pytree of arrays) unchanged, but with zero derivative under every
-    differentiation.
-
-    Example:
-        >>> import fluxion
-        >>> from fluxion import lax
-        >>> float(fluxion.grad(lambda x: x * lax.stop_gradient(x))(3.0))
-        3.0
-    """
-
-    def one(a: Any) -> Any:
-        dt = getattr(a, "dtype", None)
-        if dt is None:
-            dt = np.asarray(a).dtype
-        if np.dtype(dt).kind not in "fc" and not dtypes.issubdtype(dt, np.inexact):
-            return a
-        return stop_gradient_p.bind(a)
-    return tree_util.tree_map(one, x)
