@@ -67,19 +67,29 @@ def _convert_lowering(ctx: Any, x: str, *, new_dtype: np.dtype, weak_type: bool)
 
 
 def _convert_tpu_lowering(ctx: Any, x: str, *, new_dtype: np.dtype, weak_type: bool) -> str:
-    # XLA's TPU compiler aborts the process (a CHECK in its float64 emulation, "Unsupported CVT
-    # X{64|128} expansion from f64[2] to c128[2]") on a conversion of a real value to complex128;
-    # complex128 arithmetic itself (add, mul, exp, real) runs there. Measured on a v5e with jaxlib
-    # 0.10.2, where jax's own astype(complex128) aborts the same way: refused before XLA sees it.
+    # XLA's TPU compiler aborts the process (a CHECK in its 64-bit emulation, "Unsupported CVT
+    # X{64|128} expansion from c64[2] to c128[2]", and from f64) on any `convert` to complex128,
+    # in jax 0.10.2 too (seen on a v5e, session 17), while `stablehlo.complex` of two float64
+    # arrays runs there. So a value becomes complex128 from its parts: real sources as
+    # complex(f64(x), 0), complex64 as complex(f64(real z), f64(imag z)) -- the same values as
+    # the CPU's convert (float64 holds every float32/float16/bfloat16/int32/bool exactly, and
+    # rounds an int64 as the CPU's convert does).
     a = ctx.avals_in[0]
-    if np.dtype(new_dtype) == np.complex128 and a.dtype.kind != "c":
-        where = f" (at {ctx.source})" if ctx.source else ""
-        raise NotImplementedError(
-            f"convert_element_type: {a.str_short()} to complex128{where} is not supported on the "
-            "TPU: XLA's TPU compiler has no float64 emulation of a real-to-complex128 conversion "
-            "and aborts the process on it (jax does). Convert to complex64, or make the "
-            "complex128 value on the CPU; complex128 arithmetic itself runs on the TPU.")
-    return _convert_lowering(ctx, x, new_dtype=new_dtype, weak_type=weak_type)
+    out = ctx.avals_out[0]
+    if np.dtype(new_dtype) != np.complex128 or a.dtype == out.dtype:
+        return _convert_lowering(ctx, x, new_dtype=new_dtype, weak_type=weak_type)
+    f64 = a.update(dtype=np.dtype(np.float64), weak_type=False)
+
+    def to_f64(v: str, aval: ShapedArray) -> str:
+        return v if aval.dtype == f64.dtype else ctx.op1("stablehlo.convert", [v], f64, [aval])
+
+    if a.dtype.kind == "c":  # complex64: its parts, each widened
+        part = a.update(dtype=_real_of(a.dtype), weak_type=False)
+        re = to_f64(ctx.op1("stablehlo.real", [x], part, [a]), part)
+        im = to_f64(ctx.op1("stablehlo.imag", [x], part, [a]), part)
+    else:
+        re, im = to_f64(x, a), ctx.constant(0, f64)
+    return ctx.op1("stablehlo.complex", [re, im], out, [f64, f64])
 
 
 def _convert_fold(x: Any, *, new_dtype: np.dtype, weak_type: bool) -> Literal | None:
