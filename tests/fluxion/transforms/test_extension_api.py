@@ -203,3 +203,48 @@ def test_effectful_abstract_eval():
     p = fcore.Primitive("ext_test_eff")
     p.def_effectful_abstract_eval(lambda x: (x, set()))
     assert p.abstract_eval(fluxion.core.ShapedArray((2,), np.float32)).shape == (2,)
+
+
+def _host_primitive(name, core, mlir, jit):
+    """``prim(i, x, y) -> (y[::-1] * k[i], x.sum())`` whose lowering calls back to Python (as
+    equinox's noinline does), with the tables of either library."""
+    k = np.array([2.0, 3.0], np.float32)
+    p = core.Primitive(name)
+    p.multiple_results = True
+    p.def_abstract_eval(lambda i, x, y: (y, y.update(shape=())))
+    calls = []
+
+    def host(i, x, y):
+        calls.append((type(i).__name__, i.dtype.name))
+        return (y[::-1] * k[i.item()], np.sum(x, dtype=np.float32))
+
+    def rule(ctx, i, x, y):
+        outs, token, keep = mlir.emit_python_callback(
+            ctx, host, None, [i, x, y], ctx.avals_in, ctx.avals_out,
+            has_side_effect=False, sharding=None)
+        assert token is None
+        ctx.module_context.add_keepalive(keep)
+        return outs
+
+    mlir.register_lowering(p, rule)
+    return jit(lambda i, x, y: p.bind(i, x, y)), calls
+
+
+def test_emit_python_callback_like_jax():
+    i = np.int32(1)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.array([1.0, -2.0, 4.0], np.float32)
+    ref, ref_calls = _host_primitive("ext_host_j", jex.core, jmlir, jax.jit)
+    got, got_calls = _host_primitive("ext_host_f", fcore, fmlir, fluxion.jit)
+    with fluxion.default_device(fluxion.devices("cpu")[0]), \
+            jax.default_device(jax.devices("cpu")[0]):
+        r, g = ref(i, x, y), got(i, x, y)
+    assert len(g) == len(r) == 2
+    for a, b in zip(g, r):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+    # the callback sees NumPy arrays, as JAX's does
+    assert got_calls == ref_calls == [("ndarray", "int32")]
+    with pytest.raises(NotImplementedError, match="token"):
+        fmlir.emit_python_callback(None, lambda: (), object(), [], [], [],
+                                   has_side_effect=True)

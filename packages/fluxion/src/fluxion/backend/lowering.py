@@ -166,6 +166,17 @@ class ModuleContext:
         # whether the lowering keeps the value graph of update_aliasing (off for a module
         # without in-place updates)
         self.track_updates = True
+        # objects a rule asks to keep alive as long as the module (JAX's add_keepalive)
+        self.keepalives: list = []
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """The platforms this module is lowered for (one), as JAX's module context names them."""
+        return (self.platform,)
+
+    def add_keepalive(self, keepalive: Any) -> None:
+        """Keep ``keepalive`` alive as long as this module (JAX's ``add_keepalive``)."""
+        self.keepalives.append(keepalive)
 
     def function_for(self, program: Program, name: str, classes: tuple[int, ...] | None = None,
                      reshaped_outs: tuple[bool, ...] | None = None) -> str:
@@ -214,6 +225,12 @@ class RuleContext:
 
     @property
     def module(self) -> ModuleContext:
+        return self.fn.module
+
+    @property
+    def module_context(self) -> ModuleContext:
+        """The module being lowered, under JAX's name for it (rules written for JAX call
+        ``ctx.module_context.add_keepalive``)."""
         return self.fn.module
 
     @property

@@ -7,7 +7,8 @@ program in place of each ``p`` in a compiled program: this is how ``jit`` compil
 primitive that has only an eager implementation. A rule is called as JAX calls it,
 ``rule(ctx, *operands, **params)`` returning a list with one value per output; ``ctx`` is
 Fluxion's lowering context (``ctx.avals_in``, ``ctx.avals_out``, ``ctx.platform``), and values
-are Fluxion's StableHLO SSA names. Rules that build MLIR with JAX's own builders (``ir``,
+are Fluxion's StableHLO SSA names. ``emit_python_callback`` emits a host callback from such a
+rule, as JAX's does. Rules that build MLIR with JAX's own builders (``ir``,
 ``hlo``, ``LoweringRuleContext`` internals) have no counterpart: Fluxion writes StableHLO text,
 not MLIR objects (docs/guide/coming-from-jax.md).
 
@@ -25,15 +26,17 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fluxion.backend.callback import emit_host_callback
+from fluxion.backend.lowering import RuleContext
 from fluxion.core.avals import ShapedArray
 from fluxion.interpreters import _not_provided
 from fluxion.transforms.staging import trace_to_program
 
-__all__ = ["lower_fun", "register_lowering"]
+__all__ = ["lower_fun", "register_lowering", "emit_python_callback"]
 
 # JAX's platform names -> Fluxion's (a GPU rule serves both GPU platforms)
 _PLATFORMS = {"gpu": ("cuda", "rocm"), "cuda": ("cuda",), "rocm": ("rocm",), "cpu": ("cpu",),
@@ -103,6 +106,47 @@ def register_lowering(prim: Any, rule: Callable[..., Any], platform: str | None 
         for name in names:
             prim.platform_lowerings[name] = fluxion_rule
     return rule
+
+
+def emit_python_callback(ctx: Any, callback: Callable[..., Any], token: Any,
+                         operands: Sequence[str], operand_avals: Sequence[ShapedArray],
+                         result_avals: Sequence[ShapedArray], *, has_side_effect: bool,
+                         returns_token: bool = True, partitioned: bool = False,
+                         sharding: Any = None) -> tuple[list[str], Any, Any]:
+    """From inside a lowering rule, emit a call back to Python: ``callback(*operands)`` runs on
+    the host with NumPy arrays of ``operand_avals`` and returns one array per ``result_avals``
+    (checked). Returns ``(results, token, keepalive)`` as JAX's does; ``token`` must be None
+    (Fluxion threads the tokens of ordered effects itself), and the returned token is None.
+    ``keepalive`` is the host callable (the module already keeps it; ``add_keepalive`` is
+    harmless).
+
+    Example:
+        >>> import fluxion, numpy as np
+        >>> from fluxion.extend.core import Primitive
+        >>> twice_p = Primitive("doc_host_twice")
+        >>> _ = twice_p.def_abstract_eval(lambda x: x)
+        >>> def rule(ctx, x):
+        ...     outs, _, keep = emit_python_callback(ctx, lambda a: (2 * a,), None, [x],
+        ...                                          ctx.avals_in, ctx.avals_out,
+        ...                                          has_side_effect=False)
+        ...     ctx.module_context.add_keepalive(keep)
+        ...     return outs
+        >>> _ = register_lowering(twice_p, rule)
+        >>> float(fluxion.jit(twice_p.bind)(np.float32(1.5)))
+        3.0
+    """
+    if token is not None:
+        raise NotImplementedError(
+            "emit_python_callback: Fluxion's lowering rules receive no effect tokens (ordered "
+            "callbacks thread them inside Fluxion); pass token=None")
+    if partitioned and result_avals:
+        raise ValueError("Partitioned callback not supported with return values.")
+    op_avals = [ShapedArray(a.shape, a.dtype) for a in operand_avals]
+    res_avals = [ShapedArray(a.shape, a.dtype) for a in result_avals]
+    sub = RuleContext(ctx.fn, op_avals, res_avals, getattr(ctx, "source", None))
+    results = emit_host_callback(sub, "emit_python_callback", callback, list(operands),
+                                 res_avals, ordered=False, side_effect=has_side_effect)
+    return list(results), None, callback
 
 
 __getattr__ = _not_provided("jax.interpreters.mlir")
