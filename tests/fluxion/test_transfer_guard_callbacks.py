@@ -25,6 +25,7 @@ import fluxion.numpy as fnp
 from .test_transfer_guard import _compare
 
 FLUXION = types.SimpleNamespace(lib=fluxion, np=fnp)
+ON_TPU = os.environ.get("FLUXION_TEST_PLATFORM", "cpu") == "tpu"
 JAX = types.SimpleNamespace(lib=jax, np=jnp)
 
 
@@ -64,6 +65,10 @@ def _cases(m: types.SimpleNamespace) -> dict:
 def test_eager_callbacks_raise_as_jax(guard) -> None:
     ours, theirs = _cases(FLUXION), _cases(JAX)
     for case, (moves, thunk) in ours.items():
+        if ON_TPU and guard == "transfer_guard" and case == "eager debug callback: device argument":
+            # the chip's array is device_put to the CPU: a device-to-device copy that the
+            # reference's CPU array does not need (test_eager_debug_callback_device_puts_...)
+            continue
         got = _compare(f"{case} (callback)", thunk, theirs[case][1], (guard,))
         assert got["allow"] is None and got["log"] is None and got["log_explicit"] is None
         assert (got["disallow"] is None) == all(moves), case
@@ -94,3 +99,43 @@ def test_eager_callbacks_log_as_many_transfers_as_jax(level, caplog, capfd) -> N
         if int(os.environ.get("TF_CPP_MIN_LOG_LEVEL", "0")) < 2:  # absl's warnings shown
             assert capfd.readouterr().err.count("host-to-device transfer:") == logged, (
                 case, level)
+
+
+def _debug_args_on(device_index, x, guard, level):
+    """What an eager ``debug.callback`` hands its callback when the callbacks' CPU device is
+    ``fluxion.devices()[device_index]`` (on a TPU it is the CPU, the array on the chip): the
+    arguments' devices, or the guard's error."""
+    import fluxion.callback as fcb
+    seen = []
+    saved = fcb._host_cpu
+    fcb._host_cpu = lambda: fluxion.devices()[device_index]
+    try:
+        with getattr(fluxion, guard)(level):
+            fluxion.debug.callback(lambda b: seen.append(list(b.devices())), x)
+    except Exception as e:  # noqa: BLE001 - the guard's error is the outcome
+        return str(e).split(", dst_sharding")[0]
+    finally:
+        fcb._host_cpu = saved
+    return seen[0]
+
+
+def test_eager_debug_callback_device_puts_a_device_argument_as_jax():
+    # jax's debug_callback_impl device_puts its arguments to the CPU device: for an array on
+    # another device (a TPU's) an explicit device-to-device copy, no host-to-device transfer
+    # (on a TPU Fluxion read the array and placed it again, which the host-to-device guard
+    # refused under "disallow_explicit"). Reproduced with two CPU devices: the array on device
+    # 0, the callbacks' device 1.
+    devs = fluxion.devices()
+    if len(devs) < 2:
+        pytest.skip("needs two devices")
+    x = fluxion.device_put(fnp.arange(3.0), devs[0])
+    assert _debug_args_on(1, x, "transfer_guard_host_to_device", "disallow_explicit") == [devs[1]]
+    assert _debug_args_on(1, x, "transfer_guard", "disallow") == [devs[1]]  # explicit
+    ours = _debug_args_on(1, x, "transfer_guard", "disallow_explicit")
+    jx = jax.device_put(jnp.arange(3.0), jax.devices()[0])
+    with pytest.raises(Exception) as theirs, jax.transfer_guard("disallow_explicit"):
+        jax.device_put(jx, jax.devices()[1])  # what jax's impl does with it
+    assert ours == str(theirs.value).split(", dst_sharding")[0] == (
+        "INVALID_ARGUMENT: Disallowed device-to-device transfer: aval=ShapedArray(float32[3])")
+    # an array already on the callbacks' device: no transfer at all
+    assert _debug_args_on(0, x, "transfer_guard", "disallow_explicit") == [devs[0]]

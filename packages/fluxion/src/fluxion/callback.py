@@ -33,7 +33,13 @@ from fluxion.backend import client as _client
 from fluxion.backend import guards as _guards
 from fluxion.backend.array import Array
 from fluxion.backend.callback import check_results, emit_host_callback
-from fluxion.backend.dispatch import default_sharding, device_put_value, host_aval, to_array
+from fluxion.backend.dispatch import (
+    default_sharding,
+    device_put_value,
+    host_aval,
+    move_to,
+    to_array,
+)
 from fluxion.backend.sharding_impl import single_device_sharding
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
@@ -99,11 +105,17 @@ def _host_cpu() -> Any:
 def _to_arrays(xs: Sequence[Any], device: Any = None) -> list:
     """Host values as Fluxion Arrays on ``device`` (default: the default device): explicit
     host-to-device transfers for the transfer guards (JAX's callbacks ``device_put`` them,
-    Python scalars included)."""
+    Python scalars included). An Array (an eager ``debug.callback``'s argument) is
+    ``device_put`` to ``device`` as JAX's ``debug_callback_impl`` does: an explicit
+    device-to-device copy when it lives elsewhere (a TPU array to the CPU), none when it is
+    there already; never a host-to-device transfer (Fluxion made one on a TPU: it read the
+    array to the host and placed that on the CPU, which transfer_guard("disallow_explicit")
+    refused as host-to-device where jax's guard sees a device-to-device copy)."""
     out = []
     for x in xs:
         if isinstance(x, Array) and device is not None:
-            x = np.asarray(x)
+            out.append(move_to(x, single_device_sharding(device), True, explicit=True))
+            continue
         if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)):
             if _guards.H2D is not None:
                 _guards.host_to_device(host_aval(x), default_sharding() if device is None
