@@ -60,3 +60,34 @@ def test_x64_toggle_roundtrip():
         assert_same(fnp.array([1, 2], np.uint64), jnp.array([1, 2], np.uint64))
         assert repr(fnp.array(1.0)) == repr(jnp.array(1.0))
     assert_same(fnp.array(1.0), jnp.array(1.0))
+
+
+@pytest.mark.parametrize("mode", ["allow", "raise"])
+def test_rank_promotion_per_function_like_jax(mode):
+    # jax's where (and heaviside, built on it) broadcasts without the rank-promotion check;
+    # ldexp's exponent meets x1 through jnp's add, which applies it; mismatched concatenate
+    # shapes are a TypeError. Before: where/heaviside raised under "raise", ldexp could not
+    # broadcast at all, concatenate raised ValueError.
+    x = np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3)
+    v, e = np.array([0.5, -1.0, 2.0], np.float32), np.array([1, 2, -1], np.int32)
+    cases = [
+        ("where", lambda m: m.where(x > 0, v, x)),
+        ("where_scalar_y", lambda m: m.where(v > 0, x, 1.0)),
+        ("heaviside", lambda m: m.heaviside(v, x)),
+        ("ldexp", lambda m: m.ldexp(x, e)),
+        ("ldexp_outer", lambda m: m.ldexp(v, e.reshape(3, 1))),
+        ("concatenate", lambda m: m.concatenate([x[:1], np.ones((2, 4), np.float32)], axis=1)),
+    ]
+    with flags_both("jax_numpy_rank_promotion", mode):
+        for name, f in cases:
+            outcome = []
+            for m in (fnp, jnp):
+                try:
+                    outcome.append(f(m))
+                except (TypeError, ValueError) as err:
+                    outcome.append(type(err))
+            ours, theirs = outcome
+            if isinstance(theirs, type):
+                assert ours is theirs, name
+            else:
+                assert_same(ours, theirs)

@@ -86,10 +86,11 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     (x1,) = promote_args_inexact("ldexp", x1)
     x2 = lax.convert_element_type(x2, x1.dtype)
     m, e = frexp(x1)
-    e = lax.convert_element_type(lax.add(lax.convert_element_type(e, x2.dtype), x2), x1.dtype)
+    # jnp's add: x1 and x2 broadcast (and the rank-promotion config applies), as in jax
+    e = lax.convert_element_type(uf.add(lax.convert_element_type(e, x2.dtype), x2), x1.dtype)
     pos = lax.gt(e, const_like(e, 0))
-    m = lax.select(pos, lax.mul(m, const_like(m, 2)), m)
-    e = lax.select(pos, lax.sub(e, const_like(e, 1)), e)
+    m = where(pos, uf.multiply(m, const_like(m, 2)), m)
+    e = where(pos, lax.sub(e, const_like(e, 1)), e)
     out = lax.mul(m, lax.pow(const_like(m, 2), e))
     return where(uf.logical_or(uf.isinf(x1), lax.eq(x1, const_like(x1, 0))), x1, out)
 

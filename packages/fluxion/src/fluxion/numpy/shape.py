@@ -25,7 +25,6 @@ from fluxion.numpy._util import (
     canonical_axis,
     check_arraylike,
     ensure_array,
-    promote_args,
     promote_dtypes,
 )
 
@@ -255,9 +254,10 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) 
     ax = canonical_axis(axis, nd, "concatenate")
     for a in arrs[1:]:
         if any(s != t for i, (s, t) in enumerate(zip(a.shape, arrs[0].shape)) if i != ax):
-            raise ValueError(f"concatenate: the input array dimensions except for the concatenation "
-                             f"axis {ax} must match exactly, got shapes {[x.shape for x in arrs]} "
-                             f"(at {user_source_line()})")
+            # a TypeError, as jax's (NumPy raises ValueError here)
+            raise TypeError(f"concatenate: the input array dimensions except for the concatenation "
+                            f"axis {ax} must match exactly, got shapes {[x.shape for x in arrs]} "
+                            f"(at {user_source_line()})")
     arrs = promote_dtypes(*arrs)
     if dtype is not None:
         dt = dtypes.check_and_canonicalize_user_dtype(dtype, "concatenate")
@@ -445,7 +445,8 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
     cond = ensure_array(condition)
     if cond.dtype != np.bool_:
         cond = lax.ne(cond, lax.convert_element_type(0, cond.dtype))
-    x, y = promote_args("where", x, y, extended=True)
+    # dtypes only: jax's where broadcasts without the jax_numpy_rank_promotion check
+    x, y = promote_dtypes(ensure_array(x), ensure_array(y))
     shp = broadcast_shapes(cond.shape, shape(x), shape(y))
     return lax.select(broadcast_to(cond, shp), broadcast_to(x, shp), broadcast_to(y, shp))
 
