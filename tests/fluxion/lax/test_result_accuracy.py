@@ -6,6 +6,7 @@ vmap, the equation parameter and the errors."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import jax
@@ -31,6 +32,26 @@ _ATTR = re.compile(r"result_accuracy = #stablehlo\.result_accuracy<.*?"
                    r"mode = #stablehlo\.result_accuracy_mode<\w+>>")
 
 
+# XLA's TPU compiler has no implementation for some requested accuracies and fails the compile
+# ("LLO_CHECK failure ... No implementation found for requested accuracy"; cbrt: "Accuracy
+# analysis for cbrt is not implemented yet"), for jax 0.10.2 too: on a v5e (session 17) jax and
+# Fluxion refused the same cases of Tolerance(ulps=2) (all but logistic), Tolerance(atol=1e-5,
+# rtol=1e-5) and HIGHEST (cbrt only), and gave the same bits where they ran. These are the
+# float32 cases of this file that XLA refused there; the others ran, within the TPU's tolerance
+# of the CPU reference.
+ON_TPU = os.environ.get("FLUXION_TEST_PLATFORM", "cpu") == "tpu"
+_FOUR = ("atol", "atol_rtol_long", "rtol_tiny", "rtol_ulps")
+TPU_REFUSED = {**{n: _FOUR for n in ("exp", "exp2", "expm1")},
+               **{n: ("rtol_tiny",) for n in ("log", "tanh", "sin", "cos")},
+               **{n: ("atol", "atol_rtol_long", "rtol_tiny") for n in ("tan", "sqrt", "rsqrt")},
+               "cbrt": _FOUR + ("highest",)}
+_TPU_REFUSAL = "No implementation found for requested accuracy|Accuracy analysis for cbrt"
+
+
+def _refused_here(name, key):
+    return ON_TPU and key in TPU_REFUSED.get(name, ())
+
+
 def _acc(lib, key):
     kw, mode = ACCURACIES[key]
     return getattr(lib.lax.AccuracyMode, mode) if mode else lib.lax.Tolerance(**kw)
@@ -49,12 +70,18 @@ def test_accuracy_lowering_and_values_like_jax(name, key):
         ours = fluxion.jit(lambda a: getattr(lax, name)(a, accuracy=_acc(fluxion, key)))
         theirs = jax.jit(lambda a: getattr(jax.lax, name)(a, accuracy=_acc(jax, key)))
         assert _attrs(ours.lower(x).as_text()) == _attrs(theirs.lower(x).as_text())
+        if _refused_here(name, key):  # XLA's TPU refusal (jax's too); complex not seen there
+            with pytest.raises(Exception, match=_TPU_REFUSAL):
+                np.asarray(ours(x))
+            break
         assert_same(ours(x), theirs(x))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_accuracy_gradients_like_jax(name):
     for key in ("highest", "atol"):
+        if _refused_here(name, key):  # checked in test_accuracy_lowering_and_values_like_jax
+            continue
         ours = fluxion.grad(lambda a: getattr(lax, name)(a, accuracy=_acc(fluxion, key)))(1.1)
         theirs = jax.grad(lambda a: getattr(jax.lax, name)(a, accuracy=_acc(jax, key)))(1.1)
         np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
