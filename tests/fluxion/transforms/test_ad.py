@@ -215,6 +215,24 @@ def test_vjp_jvp_identity():
     assert_close(y2, y, rtol=1e-5, atol=1e-6)
 
 
+def test_jvp_returns_passed_through_values_as_they_are_like_jax():
+    # jax.jvp hands back an output that is an input passed through (or what a custom_jvp rule
+    # computed on Python floats) unconverted; a computed output and its tangent are arrays.
+    def cases(m, lib):
+        cf = lib.custom_jvp(lambda x: x * 2)
+        cf.defjvp(lambda p, t: (p[0] * 2, t[0] * 2))
+        return [lambda x: x, lambda x: x + 1, lambda x: cf(x), lambda x: cf(x) + 1,
+                lambda x: 1 + cf(x), lambda x: (x, x + 1), lambda x: m.asarray(x) + 0,
+                lambda x: 5.0]
+
+    for f, g in zip(cases(jnp, fluxion), cases(jnp_ref, jax)):
+        ours, ref = fluxion.jvp(f, (2.0,), (3.0,)), jax.jvp(g, (2.0,), (3.0,))
+        o_leaves, r_leaves = fluxion.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(ref)
+        assert [type(o) is float for o in o_leaves] == [type(r) is float for r in r_leaves]
+        for o, r in zip(o_leaves, r_leaves):
+            assert_close(np.asarray(o), np.asarray(r))
+
+
 def test_linearized_function_is_a_partial_pytree_like_jax():
     # jax.linearize returns a tree_util.Partial over the residuals, so the function can leave
     # jit and vmap (equinox's test_speed_buffer_while returns one from filter_jit).

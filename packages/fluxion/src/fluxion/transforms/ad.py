@@ -411,6 +411,10 @@ def _as_array(x: Any) -> Any:
     return array_ops.asarray(x)
 
 
+def _is_raw(x: Any) -> bool:
+    return not isinstance(x, Tracer) and type(x).__name__ != "Array"
+
+
 @api_boundary
 def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> Any:
@@ -449,8 +453,11 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
                             f"got {ta.dtype.name if ta.dtype != dtypes.float0 else 'float0'}")
         ts.append(None if want.dtype == dtypes.float0 else t)
     out_p, out_t, out_tree, aux = _jvp_flat(fun, p_flat, ts, p_tree, has_aux, fname)
-    out_p = [_as_array(p) for p in out_p]
-    out_t = [_as_array(instantiate(t)) for t in out_t]
+    # as JAX's, an output that is an input passed through (or a value a custom rule returns)
+    # comes back as it is with its tangent, a Python scalar included; a computed output's
+    # tangent is an array (JAX's rules broadcast a raw tangent into one)
+    out_t = [instantiate(t) if _is_raw(p) else _as_array(instantiate(t))
+             for p, t in zip(out_p, out_t)]
     res = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
     return (*res, aux.tree()) if has_aux else res
 
