@@ -289,3 +289,28 @@ def test_jit_of_a_wrapper_takes_the_fast_table_for_positional_arguments():
         assert flattened
     finally:
         fjit._flatten = inner
+
+
+@pytest.mark.parametrize("const_out", [False, True])
+def test_grad_of_a_jitted_function_transposes_it_once_like_jax(const_out):
+    # A custom_vjp bwd runs when the jit's body is transposed; the transpose is memoised on the
+    # body, so grad of the same jitted function traces bwd once, also when the body has
+    # constants (equinox's test_grad_jit_new/old call filter_grad(filter_jit(f)) twice).
+    def count(lib, m):
+        traces = []
+
+        @lib.custom_vjp
+        def f(x):
+            return x
+
+        def bwd(_, g):
+            traces.append(1)
+            return (g + 2,)
+
+        f.defvjp(lambda x: (x, None), bwd)
+        body = (lambda d: (m.array(0), f(d))) if const_out else (lambda d: (d * 2, f(d)))
+        jf = lib.jit(body)
+        grads = [float(lib.grad(lambda x: jf(x)[1])(m.array(1.0))) for _ in range(3)]
+        return grads, len(traces)
+
+    assert count(fluxion, fnp) == count(jax, jnp) == ([3.0, 3.0, 3.0], 1)

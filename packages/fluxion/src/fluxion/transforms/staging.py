@@ -465,8 +465,17 @@ def close_program(program: Program) -> Program:
     and control-flow primitives hold (their operands start with the constants' values)."""
     if not program.constvars:
         return program
-    return Program([], list(program.constvars) + list(program.invars), program.outvars,
-                   program.eqns)
+    # one closed Program per program, so that the transformations memoised on it (below) are
+    # found again when a jitted function with constants is called again under grad
+    closed = _CLOSED.get(program)
+    if closed is None:
+        closed = Program([], list(program.constvars) + list(program.invars), program.outvars,
+                         program.eqns)
+        _CLOSED[program] = closed
+    return closed
+
+
+_CLOSED: "weakref.WeakKeyDictionary[Program, Program]" = weakref.WeakKeyDictionary()
 
 
 # The transformations of a staged Program (its JVP, partial evaluation, transpose and batched
