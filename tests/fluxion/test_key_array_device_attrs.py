@@ -80,7 +80,10 @@ def test_eager_keys_like_jax():
     assert ours.block_until_ready() is ours and ref.block_until_ready() is ref
     assert ours.unsafe_buffer_pointer() == fluxion.random.key_data(ours).unsafe_buffer_pointer()
     assert ours.is_deleted() is False
-    assert ours.on_device_size_in_bytes() == 32 and ours.addressable_data(0).shape == (4,)
+    # 32 bytes on the CPU (jax's too); a TPU lays the buffer out in tiles (1024 on a v5e)
+    size = ours.on_device_size_in_bytes()
+    assert (size == 32 if fluxion.default_backend() == "cpu" else size >= 32)
+    assert ours.addressable_data(0).shape == (4,)
     ours.copy_to_host_async()
     ours.delete()
     assert ours.is_deleted() is True

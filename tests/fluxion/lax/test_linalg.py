@@ -501,8 +501,12 @@ def test_cholesky_update(dtype):
         rtol = _tol(r)
         np.testing.assert_allclose(np.asarray(got).T @ np.asarray(got), a + np.outer(w, w),
                                    rtol=rtol, atol=rtol * 10)
-        # w = 0 (no rotation at all) leaves R as it was
-        np.testing.assert_array_equal(L.cholesky_update(r, np.zeros_like(w)), r)
+        # w = 0 (no rotation at all) leaves R as it was: bit for bit on the CPU; on a TPU
+        # within its tolerance (float64 is emulated there: 1 ulp apart on a v5e)
+        if PLATFORM == "cpu":
+            np.testing.assert_array_equal(L.cholesky_update(r, np.zeros_like(w)), r)
+        else:
+            np.testing.assert_allclose(np.asarray(L.cholesky_update(r, np.zeros_like(w))), r)
     with pytest.raises(TypeError, match="no batch dimensions"):
         L.cholesky_update(np.stack([r, r]), np.stack([w, w]))
 

@@ -5,6 +5,8 @@ derivative (as jax)."""
 
 from __future__ import annotations
 
+import os
+
 import jax
 import ml_dtypes
 import numpy as np
@@ -15,6 +17,7 @@ import fluxion
 from fluxion import lax
 
 _RNG = np.random.default_rng(0)
+ON_CPU = os.environ.get("FLUXION_TEST_PLATFORM", "cpu") == "cpu"
 F8, E8 = ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e8m0fnu
 
 
@@ -42,9 +45,12 @@ CASES = {  # name: (lhs, rhs, keyword arguments)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_scaled_dot_like_jax(name):
     lhs, rhs, kw = CASES[name]
-    assert_same(lax.scaled_dot(lhs, rhs, **kw), jax.lax.scaled_dot(lhs, rhs, **kw))
+    # bit-equal on the CPU; on a TPU within bfloat16's tolerance: the decomposition's products
+    # are bfloat16, which the chip rounds otherwise (f32_scales: 1.6% apart on a v5e)
+    tol = {} if ON_CPU else dict(rtol=2e-2, atol=2e-2)
+    assert_same(lax.scaled_dot(lhs, rhs, **kw), jax.lax.scaled_dot(lhs, rhs, **kw), **tol)
     assert_same(fluxion.jit(lambda a, b: lax.scaled_dot(a, b, **kw))(lhs, rhs),
-                jax.jit(lambda a, b: jax.lax.scaled_dot(a, b, **kw))(lhs, rhs))
+                jax.jit(lambda a, b: jax.lax.scaled_dot(a, b, **kw))(lhs, rhs), **tol)
 
 
 def test_scaled_dot_vmap_like_jax():
