@@ -182,3 +182,27 @@ def test_excepthook_leaves_other_hooks_alone(tmp_path):
                       "import fluxion\nprint(sys.excepthook is mine)\n")
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True"]
+
+
+def test_transformations_accept_a_callable_whose_name_is_not_a_string_like_jax():
+    # JAX's transformations copy a function's metadata where they can: a callable object whose
+    # __name__ is not a string (an equinox Module carried through scan) is still transformed.
+    import jax
+    import numpy as np
+
+    import fluxion
+
+    class Odd:
+        __name__ = object()
+
+        def __call__(self, x):
+            return x * x
+
+    x = np.arange(3.0, dtype=np.float32)
+    for name in ["vmap", "checkpoint"]:
+        ours, theirs = getattr(fluxion, name)(Odd()), getattr(jax, name)(Odd())
+        np.testing.assert_array_equal(np.asarray(ours(x)), np.asarray(theirs(x)))
+    for name in ["grad", "value_and_grad"]:
+        ours, theirs = getattr(fluxion, name)(Odd()), getattr(jax, name)(Odd())
+        np.testing.assert_equal(np.asarray(ours(np.float32(3.0))),
+                                np.asarray(theirs(np.float32(3.0))))

@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -23,7 +22,7 @@ from fluxion.backend.jit import jit
 from fluxion.backend.sharding_impl import AxisType, Mesh, NamedSharding, PartitionSpec
 from fluxion.backend.transfer import device_put
 from fluxion.core.errors import user_source_line
-from fluxion.core.tracebacks import api_boundary
+from fluxion.core.tracebacks import api_boundary, wraps
 from fluxion.lax import parallel as _par
 from fluxion.shmap import shard_map
 from fluxion.transforms import array_ops
@@ -72,7 +71,7 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     with_keywords: dict = {}
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
             # as JAX: keyword arguments are mapped over their leading axis (in_axes covers the

@@ -42,7 +42,7 @@ from typing import Any, Callable, TypeVar
 
 from fluxion.core.config import config
 
-__all__ = ["api_boundary", "filter_exception", "register_boundary", "is_internal_file",
+__all__ = ["wraps", "api_boundary", "filter_exception", "register_boundary", "is_internal_file",
            "UnfilteredStackTrace", "FILTERED_NOTE"]
 
 C = TypeVar("C", bound=Callable[..., Any])
@@ -74,6 +74,38 @@ class UnfilteredStackTrace(Exception):
 # (len(sys.modules) when computed, the directories): walking sys.modules costs O(modules) and
 # runs for every frame a warning or an error looks at; recomputed when a module is imported.
 _DIRS_SEEN: list = [-1, ()]
+
+
+def wraps(wrapped: Callable) -> Callable[[Callable], Callable]:
+    """``functools.wraps`` as JAX's transformations apply it: the wrapper takes the name, doc,
+    module, qualname and ``__dict__`` of ``wrapped`` where it can and skips what it cannot (a
+    callable object whose ``__name__`` is not a string, as an equinox Module carried through
+    ``scan`` has), instead of failing.
+
+    Example:
+        >>> class Odd:
+        ...     __name__ = 42
+        ...     def __call__(self, x):
+        ...         return x
+        >>> @wraps(Odd())
+        ... def wrapper(x):
+        ...     return x
+        >>> wrapper.__name__, wrapper.__wrapped__.__class__.__name__
+        ('wrapper', 'Odd')
+    """
+    def apply(wrapper: Callable) -> Callable:
+        for attr in functools.WRAPPER_ASSIGNMENTS:
+            try:
+                setattr(wrapper, attr, getattr(wrapped, attr))
+            except (AttributeError, TypeError):
+                pass
+        try:
+            wrapper.__dict__.update(getattr(wrapped, "__dict__", {}))
+        except (AttributeError, TypeError):
+            pass
+        wrapper.__wrapped__ = wrapped
+        return wrapper
+    return apply
 
 
 def _package_dirs() -> tuple[str, ...]:

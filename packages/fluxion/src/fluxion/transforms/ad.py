@@ -53,7 +53,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
-from fluxion.core.tracebacks import api_boundary
+from fluxion.core.tracebacks import api_boundary, wraps
 from fluxion.transforms import array_ops, partial_eval
 from fluxion.transforms.staging import (
     StagingInterpreter,
@@ -694,7 +694,7 @@ def _value_and_grad(fun: Callable, argnums: Any, has_aux: bool, holomorphic: boo
     fname = fun_name(fun)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(fname, argnums, len(args), what)
         dyn = tuple(args[i] for i in nums)
@@ -728,7 +728,7 @@ def grad(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, "grad")
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)

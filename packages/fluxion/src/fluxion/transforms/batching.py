@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -41,7 +40,7 @@ from fluxion.core.trace import (
     interpreter_scope,
     set_current,
 )
-from fluxion.core.tracebacks import api_boundary
+from fluxion.core.tracebacks import api_boundary, wraps
 from fluxion.transforms.array_ops import matchaxis, shape_of
 from fluxion.transforms.staging import (
     abstractify,
@@ -330,7 +329,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = No
     fname = fun_name(fun)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def vmapped(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

@@ -17,14 +17,13 @@ Example:
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Callable, Sequence
 
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import keep_sharding_rule
 from fluxion.core.ir import Program, eval_program
 from fluxion.core.primitive import Primitive
-from fluxion.core.tracebacks import api_boundary
+from fluxion.core.tracebacks import api_boundary, wraps
 from fluxion.transforms import ad, batching, partial_eval
 from fluxion.transforms.staging import (
     abstractify,
@@ -199,7 +198,7 @@ def checkpoint(fun: Callable, *, prevent_cse: bool = True, policy: Callable | No
     name = fun_name(fun)
 
     @api_boundary
-    @functools.wraps(fun)
+    @wraps(fun)
     def remat_f(*args: Any, **kwargs: Any) -> Any:
         # Staged also outside any transformation, as in JAX: ``fun`` always runs under a trace
         # (libraries detect impure use of their state through the trace level: haiku).
