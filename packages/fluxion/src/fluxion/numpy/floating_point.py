@@ -19,6 +19,7 @@ from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     check_arraylike,
+    check_no_out,
     const_like,
     ensure_array,
     promote_args,
@@ -104,6 +105,7 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
         [-0.5, -1.0]
     """
     check_arraylike("modf", x)
+    check_no_out("modf", out)
     (x,) = promote_dtypes_inexact(ensure_array(x))
     whole = where(lax.ge(x, const_like(x, 0)), uf.floor(x), uf.ceil(x))
     return uf.subtract(x, whole), whole

@@ -16,7 +16,7 @@ from fluxion import lax
 from fluxion.core.errors import user_source_line
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy._eager import one_program_static
-from fluxion.numpy._util import check_arraylike, ensure_array, promote_dtypes
+from fluxion.numpy._util import check_arraylike, check_no_out, ensure_array, promote_dtypes
 from fluxion.numpy.reductions import sum as _sum
 from fluxion.numpy.ufuncs import conj, multiply
 
@@ -148,6 +148,7 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
         >>> jnp.outer(jnp.arange(2), jnp.arange(3)).shape
         (2, 3)
     """
+    check_no_out("outer", out)
     a, b = _prep("outer", a, b, None, None)
     a = lax.reshape(a, (a.size, 1))
     b = lax.reshape(b, (1, b.size))
@@ -208,7 +209,9 @@ def matvec(x1: Any, x2: Any, /) -> Any:
         >>> jnp.matvec(jnp.ones((2, 3)), jnp.ones(3)).tolist()
         [3.0, 3.0]
     """
-    return matmul(x1, ensure_array(x2)[..., None])[..., 0]
+    x1, x2 = ensure_array(x1), ensure_array(x2)
+    _check_core_dims("(n,m),(m)->(n)", (x1, ("n", "m")), (x2, ("m",)))
+    return matmul(x1, x2[..., None])[..., 0]
 
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
@@ -219,5 +222,22 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
         >>> jnp.vecmat(jnp.ones(2), jnp.ones((2, 3))).tolist()
         [2.0, 2.0, 2.0]
     """
+    x1, x2 = ensure_array(x1), ensure_array(x2)
+    _check_core_dims("(n),(n,m)->(m)", (x1, ("n",)), (x2, ("n", "m")))
     return matmul(conj(x1)[..., None, :], x2)[..., 0, :]
+
+
+def _check_core_dims(signature: str, *operands: tuple[Any, tuple[str, ...]]) -> None:
+    """The core-dimension checks of a generalized ufunc ``signature`` (jax's ``vectorize``
+    errors, word for word), before any broadcasting could hide a missing dimension."""
+    sizes: dict[str, int] = {}
+    where = f"on vectorized function with excluded=frozenset() and signature={signature!r}"
+    for x, dims in operands:
+        if x.ndim < len(dims):
+            raise ValueError(f"input with shape {x.shape} does not have enough dimensions for all "
+                             f"core dimensions {dims} {where}")
+        for d, n in zip(dims, x.shape[x.ndim - len(dims):]):
+            if sizes.setdefault(d, n) != n:
+                raise ValueError(f"inconsistent size for core dimension {d!r}: {n} vs {sizes[d]} "
+                                 f"{where}")
 

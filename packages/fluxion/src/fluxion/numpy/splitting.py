@@ -27,7 +27,8 @@ def _split(op: str, ary: Any, ios: Any, axis: int) -> list:
     ax = canonical_axis(axis, a.ndim, op)
     size = a.shape[ax]
     if isinstance(ios, (tuple, list)) or (hasattr(ios, "ndim") and ios.ndim > 0):
-        pts = [0] + [operator.index(int(concrete_scalar(i, op, "indices"))) for i in ios] + [size]
+        # operator.index: a float index is a TypeError (as jax's and NumPy's), not truncated
+        pts = [0] + [operator.index(concrete_scalar(i, op, "indices")) for i in ios] + [size]
         bounds = []
         for lo, hi in zip(pts[:-1], pts[1:]):
             lo = min(max(lo if lo >= 0 else lo + size, 0), size)

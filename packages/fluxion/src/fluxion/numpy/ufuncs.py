@@ -664,6 +664,8 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
         raise TypeError("divmod does not accept dtype bool")
     if dtypes.issubdtype(x1.dtype, np.integer):
         return floor_divide(x1, x2), remainder(x1, x2)
+    shape = np.broadcast_shapes(x1.shape, x2.shape)  # the selects below take equal shapes
+    x1, x2 = _broadcast_to(x1, shape), _broadcast_to(x2, shape)
     mod = lax.rem(x1, x2)
     x1c = lax.select(lax.eq(x2, const_like(x2, 0)), x1, lax.sub(x1, mod))
     div = lax.div(x1c, x2)

@@ -1,0 +1,53 @@
+"""jnp functions given operands of different ranks ((2, 3) with (3,)) or misused arguments,
+against jax 0.10.2: the values (shape, dtype, weak type) or the error type. Each case failed
+before its fix: divmod's float path selected between unbroadcast operands, matvec/vecmat
+broadcast a missing core dimension into a wrong result, modf/outer ignored ``out=``, and split
+truncated float indices."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from _compare import assert_same
+
+import fluxion.numpy as fnp
+
+X = np.array([[1.5, -2.25, 3.0], [-0.5, 4.0, -7.5]], np.float32)
+V = np.array([0.75, -1.5, 2.0], np.float32)
+
+CASES = {
+    "divmod_xv": lambda m: m.divmod(X, V),
+    "divmod_vx": lambda m: m.divmod(V, X),
+    "divmod_int": lambda m: m.divmod(X.astype(np.int32), np.array([2, -3, 4], np.int32)),
+    "matvec": lambda m: m.matvec(X, V),
+    "matvec_vector_first": lambda m: m.matvec(V, X),
+    "matvec_scalar": lambda m: m.matvec(X, np.float32(2)),
+    "matvec_sizes": lambda m: m.matvec(X, np.ones(4, np.float32)),
+    "vecmat": lambda m: m.vecmat(V[:2], X),
+    "vecmat_matrix_second": lambda m: m.vecmat(X, V),
+    "modf_out": lambda m: m.modf(X, V),
+    "outer_out": lambda m: m.outer(X, V, V),
+    "split_float": lambda m: m.split(np.arange(5), [1.5]),
+    "split_float_array": lambda m: m.split(np.arange(5), np.array([1.5, 3.0])),
+    "split_ints": lambda m: m.split(np.arange(5), np.array([1, 3])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_like_jax(name):
+    out = []
+    for m in (fnp, jnp):
+        try:
+            out.append(CASES[name](m))
+        except (TypeError, ValueError, NotImplementedError) as err:
+            out.append(type(err))
+    ours, theirs = out
+    if isinstance(theirs, type):
+        assert ours is theirs
+    elif isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert_same(a, b)
+    else:
+        assert_same(ours, theirs)
