@@ -130,6 +130,22 @@ def test_dynamic_slice_path_in_jaxpr():
     assert "gather" in str(prog)
 
 
+@pytest.mark.parametrize("idx", [(0,), (0, None), (slice(1, None), None), (slice(None), 0),
+                                 (None, slice(None, None, -1), 2), (Ellipsis, None),
+                                 (None, 1, None, slice(None), None)], ids=str)
+def test_static_basic_indexing_jaxpr_like_jax(idx):
+    # the same primitives as JAX's (equinox's test_struct counts them): integer axes are
+    # squeezed out of the slice, None axes come from expand_dims (a broadcast_in_dim)
+    x = X[0, :, :, 0]
+
+    def prims(make_jaxpr, a):
+        return [e.primitive.name for e in make_jaxpr(lambda v: v[idx])(a).jaxpr.eqns]
+
+    assert prims(fluxion.make_jaxpr, fnp.asarray(x)) == prims(jax.make_jaxpr, jnp.asarray(x))
+    assert_same(fluxion.jit(lambda v: v[idx])(x), jax.jit(lambda v: v[idx])(x))
+    assert_same(fnp.asarray(x)[idx], jnp.asarray(x)[idx])
+
+
 @pytest.mark.parametrize("idx", [(5,), (-7, 1), (1, 9), (slice(None), 4), (A([9, -9]),)],
                          ids=str)
 @pytest.mark.parametrize("mode", ["fill", "clip", None])

@@ -1,5 +1,6 @@
 """Static basic indexing: integers, slices, ``None`` and ``Ellipsis`` known at trace time lower
-to ``slice`` (a ``dynamic_slice`` eagerly), ``rev`` and ``reshape``, never to a gather.
+to ``slice`` (a ``dynamic_slice`` eagerly), ``rev``, ``squeeze`` and ``expand_dims``, never to a
+gather.
 
 Used by :mod:`fluxion.numpy.indexing` (``x[idx]``) and by the advanced-indexing path for the
 basic part of a mixed index.
@@ -59,11 +60,13 @@ def expand_ellipsis(idx: tuple, ndim: int) -> tuple:
 def static_basic(x: Any, idx: tuple) -> Any:
     idx = expand_ellipsis(idx, x.ndim)
     starts, limits, strides, reverse = [], [], [], []
-    out_shape = []
+    # as JAX's jaxpr has them: the integer-indexed axes are squeezed out of the slice, then the
+    # None axes are inserted with expand_dims (a broadcast_in_dim), at their output positions
+    squeezed, new_axes = [], []
     dim = 0
     for i in idx:
         if i is None:
-            out_shape.append(1)
+            new_axes.append(dim - len(squeezed) + len(new_axes))
             continue
         n = x.shape[dim]
         if is_int(i):
@@ -76,6 +79,7 @@ def static_basic(x: Any, idx: tuple) -> Any:
             starts.append(j)
             limits.append(j + 1)
             strides.append(1)
+            squeezed.append(dim)
         else:
             start, stop, step = i.indices(n)
             if step > 0:
@@ -91,7 +95,6 @@ def static_basic(x: Any, idx: tuple) -> Any:
                 limits.append(start + 1 if size else 0)
                 strides.append(-step)
                 reverse.append(dim)
-            out_shape.append(size)
         dim += 1
     y = x
     if any(s != 0 for s in starts) or any(lim != n for lim, n in zip(limits, x.shape)) or any(
@@ -107,6 +110,8 @@ def static_basic(x: Any, idx: tuple) -> Any:
             y = lax.slice(x, starts, limits, strides)
     if reverse:
         y = lax.rev(y, tuple(reverse))
-    if tuple(out_shape) != y.shape:
-        y = lax.reshape(y, tuple(out_shape))
+    if squeezed:
+        y = lax.squeeze(y, tuple(squeezed))
+    if new_axes:
+        y = lax.expand_dims(y, tuple(new_axes))
     return y
