@@ -6,11 +6,13 @@ truncated float indices."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from _compare import assert_same
 
+import fluxion
 import fluxion.numpy as fnp
 
 X = np.array([[1.5, -2.25, 3.0], [-0.5, 4.0, -7.5]], np.float32)
@@ -51,3 +53,14 @@ def test_like_jax(name):
             assert_same(a, b)
     else:
         assert_same(ours, theirs)
+
+
+def test_where_of_python_scalars_stages_no_constants_like_jax():
+    # where's operands are promoted without becoming arrays first: Python scalars stay literals
+    # in a staged program (an eager array there is a captured constant, which checkify's
+    # control-flow rules refuse), as in jax.
+    for lib, m in ((fluxion, fnp), (jax, jnp)):
+        closed = lib.make_jaxpr(lambda p: m.where(p, 3, 2))(True)
+        assert closed.consts == [] and len(closed.jaxpr.constvars) == 0, lib.__name__
+        out = lib.jit(lambda p: m.where(p, 3, 2.5))(False)
+        assert out.dtype == np.float32 and out.weak_type

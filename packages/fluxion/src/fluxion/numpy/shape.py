@@ -446,7 +446,7 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
     if cond.dtype != np.bool_:
         cond = lax.ne(cond, lax.convert_element_type(0, cond.dtype))
     # dtypes only: jax's where broadcasts without the jax_numpy_rank_promotion check
-    x, y = promote_dtypes(ensure_array(x), ensure_array(y))
+    x, y = promote_dtypes(x, y)
     shp = broadcast_shapes(cond.shape, shape(x), shape(y))
     return lax.select(broadcast_to(cond, shp), broadcast_to(x, shp), broadcast_to(y, shp))
 
