@@ -551,3 +551,20 @@ def test_jacobians_of_pytrees_argnums_and_aux_match_jax(jac):
         assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(theirs)
         for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
             assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_jacobian_functions_wrap_the_function_like_jax():
+    # jacfwd/jacrev/hessian carry the function's name and __wrapped__, as JAX's (equinox walks
+    # __wrapped__ to warn about a transformed Module stored as a field)
+    def energy(x):
+        return jnp.sum(x ** 3)
+
+    for name in ["jacfwd", "jacrev", "hessian", "grad", "value_and_grad"]:
+        ours, ref = getattr(fluxion, name)(energy), getattr(jax, name)(energy)
+        assert ours.__name__ == ref.__name__ == "energy"
+        chain = []
+        f = ours
+        while hasattr(f, "__wrapped__"):
+            f = f.__wrapped__
+            chain.append(f)
+        assert chain[-1] is energy

@@ -20,7 +20,7 @@ import fluxion.numpy as jnp
 from fluxion import lax
 from fluxion.core import dtypes
 from fluxion.core.avals import ShapedArray
-from fluxion.core.tracebacks import api_boundary
+from fluxion.core.tracebacks import api_boundary, wraps
 from fluxion.transforms.ad import (
     LinearFunction,
     Zero,
@@ -143,6 +143,7 @@ def jacfwd(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     fname = fun_name(fun)
 
     @api_boundary
+    @wraps(fun)
     def jac_f(*args: Any, **kwargs: Any) -> Any:
         lin, in_avals, out_avals, in_tree, out_tree, aux = _linearized(
             fun, fname, "jacfwd", argnums, holomorphic, False, has_aux, args, kwargs)
@@ -171,6 +172,7 @@ def jacrev(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = Fals
     fname = fun_name(fun)
 
     @api_boundary
+    @wraps(fun)
     def jac_f(*args: Any, **kwargs: Any) -> Any:
         lin, in_avals, out_avals, in_tree, out_tree, aux = _linearized(
             fun, fname, "jacrev", argnums, holomorphic, allow_int, has_aux, args, kwargs)
