@@ -27,11 +27,21 @@ from fluxion.numpy._util import (
     check_arraylike,
     concrete_array,
     ensure_array,
+    is_arraylike,
     promote_dtypes,
 )
 from fluxion.numpy.creation import asarray, ones
 from fluxion.numpy.cumulative import cumsum
-from fluxion.numpy.shape import atleast_1d, concatenate, moveaxis, ravel, reshape, stack, where
+from fluxion.numpy.shape import (
+    atleast_1d,
+    broadcast_to,
+    concatenate,
+    moveaxis,
+    ravel,
+    reshape,
+    stack,
+    where,
+)
 from fluxion.numpy.sorting import argsort, lexsort, sort
 
 __all__ = [
@@ -171,14 +181,19 @@ def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool
         ind = nonzero(mask, size=size)[0]
     result = aux[ind] if aux.size else aux
     if size is not None and fill_value is not None:
+        if not is_arraylike(fill_value):  # JAX converts it with lax.asarray: no lists
+            raise TypeError(f"asarray: expected ArrayLike, got {fill_value!r} of type "
+                            f"{type(fill_value)}.")
         fv = lax.convert_element_type(ensure_array(fill_value), result.dtype)
+        # an array fill_value broadcasts against one sub-array (the rows along the axis moved
+        # to the front), as in JAX: unique(x, axis=0, size=n, fill_value=x[0]) pads with rows
         if result.shape[0]:
             nuniq = lax.reduce_sum(lax.convert_element_type(mask, idt), (0,))
             valid = lax.lt(lax.iota(idt, size), nuniq)
-            valid = lax.broadcast_in_dim(valid, result.shape, (0,))
-            result = lax.select(valid, result, lax.broadcast_in_dim(fv, result.shape, ()))
+            valid = lax.broadcast_in_dim(valid, (size,) + (1,) * (result.ndim - 1), (0,))
+            result = where(valid, result, fv)
         else:
-            result = lax.broadcast_in_dim(fv, (size,) + result.shape[1:], ())
+            result = broadcast_to(fv, (size,) + result.shape[1:])
     result = moveaxis(result, 0, axis)
     ret = (result,)
     if return_index:
