@@ -145,7 +145,9 @@ def test_tables_view_slots(prims):
     fp = prims[1]
     assert fp in fad.primitive_jvps and fp in fad.primitive_transposes
     assert fp in fbatching.primitive_batchers
-    assert fad.primitive_jvps[fp] is fp.jvp
+    # the table gives back the rule it was given; the slot holds its adapter (tuples in)
+    assert fad.primitive_jvps[fp].__qualname__ == "_define.<locals>.jvp"
+    assert fp.jvp is not None
     # Fluxion's own primitives are in the tables, with JAX's calling convention
     from fluxion.lax import sin_p
     out, dim = fbatching.primitive_batchers[sin_p]([fjnp.zeros((2, 3))], [1])
@@ -248,3 +250,39 @@ def test_emit_python_callback_like_jax():
     with pytest.raises(NotImplementedError, match="token"):
         fmlir.emit_python_callback(None, lambda: (), object(), [], [], [],
                                    has_side_effect=True)
+
+
+def _seen_types(core, ad, batching, lib, jnp, table):
+    """The container types a primitive's jvp and batching rules are handed."""
+    seen = []
+    p = core.Primitive(f"ext_types_{table}_{lib.__name__}")
+    p.def_impl(lambda x, y: x * y)
+    p.def_abstract_eval(lambda x, y: x)
+
+    def jvp(primals, tangents):
+        seen.append(("jvp", type(primals).__name__, type(tangents).__name__))
+        (x, y), (tx, _) = primals, tangents
+        return p.bind(x, y), ad.instantiate_zeros(tx) * y
+
+    def batch(args, dims):
+        seen.append(("batch", type(args).__name__, type(dims).__name__))
+        return p.bind(*args), dims[0]
+
+    ad.primitive_jvps[p] = jvp
+    if table == "axis":
+        batching.axis_primitive_batchers[p] = lambda size, name, tt, args, dims: batch(args, dims)
+    else:
+        batching.primitive_batchers[p] = batch
+    x = jnp.arange(3.0)
+    lib.jvp(p.bind, (x, x), (x, x))
+    lib.vmap(p.bind)(x, x)
+    return seen
+
+
+@pytest.mark.parametrize("table", ["plain", "axis"])
+def test_rules_get_tuples_like_jax(table):
+    # equinox's vprim uses the dims it is handed as a vmap in_axes/out_axes tree: the
+    # containers must be JAX's (tuples) for the tree structures to match
+    ours = _seen_types(fcore, fad, fbatching, fluxion, fjnp, table)
+    theirs = _seen_types(jex.core, jad, jbatching, jax, jjnp, table)
+    assert ours == theirs

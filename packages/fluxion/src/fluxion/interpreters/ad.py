@@ -45,7 +45,14 @@ __all__ = ["JVPTracer", "UndefinedPrimal", "Zero", "add_jaxvals", "add_jaxvals_p
            "get_primitive_transpose", "instantiate_zeros", "is_undefined_primal",
            "primitive_jvps", "primitive_transposes", "zeros_like_aval"]
 
-primitive_jvps = _RuleTable("jvp", "jax.interpreters.ad.primitive_jvps")
+def _tupled_jvp(rule: Callable[..., Any], prim: Any) -> Callable[..., Any]:
+    # JAX hands a jvp rule its primals and tangents as tuples (a rule may use them as pytrees)
+    def jvp(primals: Any, tangents: Any, **params: Any) -> Any:
+        return rule(tuple(primals), tuple(tangents), **params)
+    return jvp
+
+
+primitive_jvps = _RuleTable("jvp", "jax.interpreters.ad.primitive_jvps", wrap=_tupled_jvp)
 primitive_transposes = _RuleTable("transpose", "jax.interpreters.ad.primitive_transposes")
 
 add_jaxvals = add_any

@@ -40,7 +40,7 @@ __all__ = ["axis_primitive_batchers", "defbroadcasting", "defvectorized",
 
 def _from_jax(rule: Callable[..., Any], prim: Any) -> Callable[..., Any]:
     def batch(axis_data: AxisData, args: Any, dims: Any, **params: Any) -> Any:
-        return rule(args, dims, **params)
+        return rule(tuple(args), tuple(dims), **params)  # tuples, as JAX hands them
     return batch
 
 
@@ -63,7 +63,7 @@ fancy_primitive_batchers = _RuleTable("batch", "jax.interpreters.batching.fancy_
 def _from_jax_axis(rule: Callable[..., Any], prim: Any) -> Callable[..., Any]:
     # JAX's axis_primitive_batchers: rule(axis_size, axis_name, trace_type, args, dims, **params)
     def batch(axis_data: AxisData, args: Any, dims: Any, **params: Any) -> Any:
-        return rule(axis_data.size, axis_data.name, None, args, dims, **params)
+        return rule(axis_data.size, axis_data.name, None, tuple(args), tuple(dims), **params)
     return batch
 
 
