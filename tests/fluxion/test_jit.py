@@ -154,6 +154,30 @@ def test_donate_argnames():
         y + 1
 
 
+def test_donated_buffers_go_to_outputs_of_their_shape_and_dtype_like_jax():
+    # JAX pairs a donated input with the first output of its shape and dtype (never with an
+    # int32 output of the same byte size, as equinox's filter_jit marker is) and warns about
+    # donated inputs no output fits
+    import warnings
+
+    def run(lib, m):
+        f = lib.jit(lambda d: (m.array(0), d["x"] + 1), donate_argnums=0)
+        x = m.asarray(np.float32(0.0))
+        ptr = x.unsafe_buffer_pointer()
+        marker, y = f({"x": x})
+        g = lib.jit(lambda a, b: a + m.sum(b), donate_argnums=(0, 1))
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            g(m.asarray(np.float32(1.0)), m.ones((10,)))
+        msgs = [str(i.message).split("\n")[0] for i in w if "donated" in str(i.message)]
+        return (x.is_deleted(), y.unsafe_buffer_pointer() == ptr,
+                marker.unsafe_buffer_pointer() == ptr, msgs)
+
+    ours, theirs = run(fluxion, fnp), run(jax, jnp)
+    assert ours == theirs == (True, True, False,
+                              ["Some donated buffers were not usable: float32[10]."])
+
+
 def test_donated_buffer_reuse_in_subprocess():
     code = textwrap.dedent("""
         import fluxion, fluxion.numpy as jnp

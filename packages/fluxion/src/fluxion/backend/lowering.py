@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -502,6 +503,37 @@ def _lower_function(module: ModuleContext, program: Program, sym: str, public: b
                      + fn.lines + [ret, "  }"])
 
 
+def donation_aliases(in_avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray],
+                     donated: Sequence[bool]) -> list[int | None]:
+    """For each parameter, the output whose buffer it becomes (None: not donated, or no output
+    fits), as JAX pairs them on one device: each output, in order, takes the first donated
+    parameter of its shape and dtype still free. Donated parameters left over are reported with
+    JAX's warning ("Some donated buffers were not usable").
+
+    Example:
+        >>> f32, i32 = ShapedArray((), np.float32), ShapedArray((), np.int32)
+        >>> donation_aliases([f32, f32], [i32, f32], [True, False])  # not into the int32 output
+        [1, None]
+    """
+    free: dict[tuple, list[int]] = {}
+    for i, a in enumerate(in_avals):
+        if i < len(donated) and donated[i]:
+            free.setdefault((tuple(a.shape), np.dtype(a.dtype)), []).append(i)
+    aliases: list[int | None] = [None] * len(in_avals)
+    for k, a in enumerate(out_avals):
+        waiting = free.get((tuple(a.shape), np.dtype(a.dtype)))
+        if waiting:
+            aliases[waiting.pop(0)] = k
+    unused = [a for i, a in enumerate(in_avals)
+              if i < len(donated) and donated[i] and aliases[i] is None]
+    if unused:
+        shown = ", ".join(f"{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
+                          for a in unused)
+        warnings.warn(f"Some donated buffers were not usable: {shown}.\nSee an explanation at "
+                      "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=2)
+    return aliases
+
+
 def lower_program(program: Program, name: str = "main", *, donated: Sequence[bool] = (),
                   platform: str = "cpu") -> str:
     """The StableHLO module text of ``program`` (constvars first, then invars, as parameters).
@@ -509,8 +541,10 @@ def lower_program(program: Program, name: str = "main", *, donated: Sequence[boo
     ``donated[i]`` marks parameter ``i`` as a buffer XLA may reuse for an output.
     """
     module = ModuleContext(name, platform)
-    n = len(program.constvars) + len(program.invars)
-    attrs = ["jax.buffer_donor = true" if (i < len(donated) and donated[i]) else "" for i in range(n)]
+    params = list(program.constvars) + list(program.invars)
+    aliases = donation_aliases([v.aval for v in params], [v.aval for v in program.outvars],
+                               donated)
+    attrs = [f"tf.aliasing_output = {k} : i32" if k is not None else "" for k in aliases]
     module.track_updates = _program_has_updates(program)
     main = _lower_function(module, program, "main", public=True, arg_attrs=attrs)
     sym = "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "main"
