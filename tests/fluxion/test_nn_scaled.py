@@ -87,16 +87,23 @@ def test_scaled_dot_general_and_its_gradient_match_jax(monkeypatch, mode, lhs_sh
     x, y = r.randn(*lhs_shape).astype(np.float32), r.randn(*rhs_shape).astype(np.float32)
     ours_c = [nn.get_scaled_dot_general_config(mode)] * 3
     theirs_c = [jax.nn.get_scaled_dot_general_config(mode)] * 3
-    ours = nn.scaled_dot_general(x, y, dims, out, configs=ours_c)
-    theirs = jax.nn.scaled_dot_general(jnp.asarray(x), jnp.asarray(y), dims, out,
-                                       configs=theirs_c)
+
+    def program(lib, scaled_dot_general, configs):
+        # the product and both gradients in one compiled program per library (eagerly, JAX's
+        # quantization and custom VJP compile about a hundred small programs a case)
+        def loss(a, b):
+            return scaled_dot_general(a, b, dims, out, configs=configs).astype(np.float32).sum()
+        return lib.jit(lambda a, b: (scaled_dot_general(a, b, dims, out, configs=configs),
+                                     lib.grad(loss, (0, 1))(a, b)))
+
+    ours, ours_g = program(fluxion, nn.scaled_dot_general, ours_c)(x, y)
+    theirs, theirs_g = program(jax, jax.nn.scaled_dot_general, theirs_c)(jnp.asarray(x),
+                                                                         jnp.asarray(y))
     assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
     np.testing.assert_array_equal(np.asarray(ours, np.float32), np.asarray(theirs, np.float32))
-    ours_g = fluxion.grad(lambda a, b: nn.scaled_dot_general(
-        a, b, dims, out, configs=ours_c).astype(np.float32).sum(), (0, 1))(x, y)
-    theirs_g = jax.grad(lambda a, b: jax.nn.scaled_dot_general(
-        a, b, dims, out, configs=theirs_c).astype(np.float32).sum(), (0, 1))(
-            jnp.asarray(x), jnp.asarray(y))
+    if len(lhs_shape) == 2 and out == np.float32:  # Fluxion's eager path, one case a mode
+        np.testing.assert_array_equal(
+            np.asarray(nn.scaled_dot_general(x, y, dims, out, configs=ours_c)), np.asarray(theirs))
     for o, t in zip(ours_g, theirs_g):
         assert o.shape == t.shape
         np.testing.assert_allclose(np.asarray(o, np.float32), np.asarray(t, np.float32),
