@@ -137,3 +137,22 @@ def test_python_scalar_outputs_become_arrays_like_jax(eight):
     ref = jax.pmap(lambda a: (a, 2))(x)[1]
     assert out.shape == ref.shape and out.dtype == ref.dtype
     np.testing.assert_array_equal(np.asarray(out), np.asarray(ref))
+
+
+def test_lower_and_compile_like_jax(eight):
+    """``pmap(f).lower(*args).compile()`` is called with f's arguments less the static ones,
+    as JAX's (equinox's filter_pmap(...).lower)."""
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+
+    def run(lib):
+        f = lib.pmap(lambda a, s, *, k: a * s + k, static_broadcasted_argnums=1)
+        k = np.ones(4, np.float32)
+        low = f.lower(x, 3.0, k=k)
+        compiled = low.compile()
+        return "func" in low.as_text(), compiled(x, k=k), f(x, 3.0, k=k)
+
+    ours, theirs = run(fluxion), run(jax)
+    assert ours[0] and theirs[0]
+    for o, r in zip(ours[1:], theirs[1:]):
+        assert o.shape == r.shape and o.dtype == r.dtype
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(r))

@@ -74,24 +74,31 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
     @wraps(fun)
     def mapped(*args: Any, **kwargs: Any) -> Any:
         if kwargs:
-            # as JAX: keyword arguments are mapped over their leading axis (in_axes covers the
-            # positional ones); they travel as one more positional dict mapped at axis 0
-            n = len(args)
-            inner = with_keywords.get(n)
-            if inner is None:
-                if isinstance(in_axes, (list, tuple)):
-                    if len(in_axes) != n:
-                        raise ValueError(f"pmap: in_axes has {len(in_axes)} entries but the "
-                                         f"function was called with {n} positional arguments "
-                                         f"(at {user_source_line()})")
-                    pos_axes = tuple(in_axes)
-                else:
-                    pos_axes = (in_axes,) * n
-                inner = with_keywords[n] = pmap(
-                    lambda *a: fun(*a[:-1], **a[-1]), axis_name, in_axes=pos_axes + (0,),
-                    out_axes=out_axes, static_broadcasted_argnums=statics, devices=devices,
-                    backend=backend, axis_size=axis_size, donate_argnums=donate)
-            return inner(*args, kwargs)
+            return keywords_inner(len(args))(*args, kwargs)
+        run, placed = prepare(args)
+        return run(*placed)
+
+    def keywords_inner(n: int) -> Callable:
+        # as JAX: keyword arguments are mapped over their leading axis (in_axes covers the
+        # positional ones); they travel as one more positional dict mapped at axis 0
+        inner = with_keywords.get(n)
+        if inner is None:
+            if isinstance(in_axes, (list, tuple)):
+                if len(in_axes) != n:
+                    raise ValueError(f"pmap: in_axes has {len(in_axes)} entries but the "
+                                     f"function was called with {n} positional arguments "
+                                     f"(at {user_source_line()})")
+                pos_axes = tuple(in_axes)
+            else:
+                pos_axes = (in_axes,) * n
+            inner = with_keywords[n] = pmap(
+                lambda *a: fun(*a[:-1], **a[-1]), axis_name, in_axes=pos_axes + (0,),
+                out_axes=out_axes, static_broadcasted_argnums=statics, devices=devices,
+                backend=backend, axis_size=axis_size, donate_argnums=donate)
+        return inner
+
+    def prepare(args: tuple) -> tuple[Callable, list]:
+        # the compiled SPMD call for these arguments, and the arguments placed for it
         where = user_source_line()
         static_vals = tuple((i, args[i]) for i in statics if i < len(args))
         for i, v in static_vals:
@@ -163,8 +170,18 @@ def pmap(fun: Callable, axis_name: Any = None, *, in_axes: Any = 0, out_axes: An
         # their mapped axis, the others replicated
         placed = [x if getattr(x, "sharding", None) == s else device_put(x, s)
                   for x, s in zip(leaves, shardings)]
-        return run(*placed)
+        return run, placed
 
+    def lower(*args: Any, **kwargs: Any) -> Any:
+        """JAX's ``pmap(f).lower(*args)``: the staged SPMD computation, whose ``compile()``
+        gives a function of the same arguments as ``f``'s."""
+        if kwargs:
+            return keywords_inner(len(args)).lower(*args, kwargs)
+        run, placed = prepare(args)
+        fixed = {i: args[i] for i in statics if i < len(args)}
+        return _MappedLowered(run.lower(*placed), prepare, fixed)
+
+    mapped.lower = lower
     return mapped
 
 
@@ -218,6 +235,42 @@ def _build(fun: Callable, name: Any, tree: Any, axes: tuple, static_vals: tuple,
             parts[a] = name
         shardings.append(NamedSharding(mesh, PartitionSpec(*parts)))
     return jit(outer, donate_argnums=leaf_donate), shardings
+
+
+class _MappedLowered:
+    """``pmap(f).lower(...)``: the lowered SPMD call (its text, cost analysis, ...), compiling to
+    a :class:`_MappedCompiled` that takes ``f``'s arguments, as JAX's does."""
+
+    def __init__(self, lowered: Any, prepare: Callable, fixed: dict) -> None:
+        self._lowered, self._prepare, self._fixed = lowered, prepare, fixed
+
+    def compile(self, *args: Any, **kwargs: Any) -> "_MappedCompiled":
+        return _MappedCompiled(self._lowered.compile(*args, **kwargs), self._prepare,
+                               self._fixed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lowered, name)
+
+
+class _MappedCompiled:
+    """The compiled SPMD call of a ``pmap``: called with ``f``'s arguments less the static
+    ones (fixed when it was lowered, as JAX's), it places them on the devices and runs the
+    executable."""
+
+    def __init__(self, compiled: Any, prepare: Callable, fixed: dict) -> None:
+        self._compiled, self._prepare, self._fixed = compiled, prepare, fixed
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # compiled by the keyword-taking inner pmap: its last argument
+            args = (*args, kwargs)
+        it = iter(args)
+        full = [self._fixed[i] if i in self._fixed else next(it)
+                for i in range(len(args) + len(self._fixed))]
+        _, placed = self._prepare(tuple(full))
+        return self._compiled(*placed)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._compiled, name)
 
 
 class _OutSpecs:
