@@ -459,3 +459,22 @@ def test_linear_call_under_vmap_equals_a_loop():
     np.testing.assert_allclose(g, np.full(3, 3.0))
     per = fluxion.vmap(lambda r, x: fluxion.grad(lambda x: f(r, x))(x))(r, x)
     np.testing.assert_allclose(per, np.asarray(r))
+
+
+def test_custom_jvp_call_bind_params_have_subfuns_like_jax():
+    # equinox's finalise_jaxpr inlines a custom_jvp_call through
+    # get_bind_params(params)["subfuns"][0].call_wrapped(*args)
+    def inlined(lib):
+        f = lib.custom_jvp(lambda x, y: x * y + 1.0)
+        f.defjvp(lambda p, t: (f(*p), t[0] * p[1] + t[1] * p[0]))
+        c = 2.0
+        eqn = lib.make_jaxpr(lambda x: f(x, c))(1.0).jaxpr.eqns[0]
+        bp = eqn.primitive.get_bind_params(eqn.params)
+        fun, _ = bp["subfuns"]
+        direct = fun.call_wrapped(np.float32(3.0), np.float32(c))
+        # and the primitive binds again from those parameters (JAX's eval_jaxpr does this)
+        rebound = lib.jvp(lambda x: eqn.primitive.bind(x, np.float32(c), **bp)[0], (3.0,),
+                          (1.0,))
+        return [float(v) for v in direct], [float(v) for v in rebound], "symbolic_zeros" in bp
+
+    assert inlined(fluxion) == inlined(jax) == ([7.0], [7.0, 2.0], True)

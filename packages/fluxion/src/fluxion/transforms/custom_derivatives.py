@@ -270,7 +270,46 @@ def _linearize_vjp_call(fwd: Callable, bwd: Callable, name: str, primals: list,
 
 # ----------------------------------------------------------------------------- custom_jvp
 
-custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+class _CustomJVPCallPrimitive(Primitive):
+    """``custom_jvp_call``, whose bind parameters are JAX's: ``get_bind_params`` gives the
+    function and its rule as ``subfuns`` (callables with ``call_wrapped``; equinox's
+    ``finalise_jaxpr`` inlines the function through them) and ``bind`` takes them back."""
+
+    __slots__ = ()
+
+    def get_bind_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with ``call``/``jvp`` as JAX's ``subfuns`` pair (see the class).
+
+        Example:
+            >>> import fluxion
+            >>> f = fluxion.custom_jvp(lambda x: x * 2.0)
+            >>> _ = f.defjvp(lambda p, t: (f(p[0]), 2.0 * t[0]))
+            >>> eqn = fluxion.make_jaxpr(f)(1.0).eqns[0]
+            >>> fun, _ = eqn.primitive.get_bind_params(eqn.params)["subfuns"]
+            >>> [float(v) for v in fun.call_wrapped(3.0)]
+            [6.0]
+        """
+        rest = {k: v for k, v in params.items() if k not in ("call", "jvp")}
+        call = lu.wrap_init(functools.partial(_eval_closed, params["call"]))
+        return {"subfuns": (call, lu.wrap_init(params["jvp"])), **rest}
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        subfuns = params.pop("subfuns", None)
+        if subfuns is not None:
+            call, jvp = subfuns
+            inner = getattr(call, "f", None)
+            if not (isinstance(inner, functools.partial) and inner.func is _eval_closed):
+                raise TypeError("custom_jvp_call: subfuns must be the pair get_bind_params "
+                                "gave (Fluxion keeps the function as a staged program)")
+            params = dict(params, call=inner.args[0], jvp=jvp.f)
+        return super().bind(*args, **params)
+
+
+def _eval_closed(program: Program, *args: Any) -> list:
+    return eval_program(program, [], list(args))
+
+
+custom_jvp_call_p = _CustomJVPCallPrimitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.sharding = keep_sharding_rule
 custom_jvp_call_p.vma = _vma_rules.call_rule
 
