@@ -1,6 +1,7 @@
 """``fluxion.sharding``: meshes of devices and how arrays are split over them (``jax.sharding``).
 
-- :class:`Mesh` (devices on named axes), :func:`make_mesh`, :class:`AbstractMesh`,
+- :class:`Mesh` (devices on named axes), :func:`make_mesh`, :class:`AbstractMesh` (its
+  ``abstract_device``: an :class:`AbstractDevice`), :func:`use_abstract_mesh`,
   :class:`AxisType`; :class:`ManualAxisType` (``typeof(x).mat`` in a ``shard_map`` body);
 - :class:`PartitionSpec` (also ``fluxion.P``), :class:`NamedSharding`,
   :class:`SingleDeviceSharding`, :class:`Sharding`;
@@ -29,6 +30,7 @@ import numpy as np
 
 from fluxion.backend import client as _client
 from fluxion.backend.sharding_impl import (
+    AbstractDevice,
     AbstractMesh,
     AxisType,
     HloSharding,
@@ -37,10 +39,12 @@ from fluxion.backend.sharding_impl import (
     PartitionSpec,
     Sharding,
     SingleDeviceSharding,
+    abstract_context_mesh,
     context_mesh,
     single_device_sharding,
     swap_context_mesh,
     sync_computation_mesh,
+    use_abstract_mesh,
 )
 from fluxion.backend.transfer import device_put
 from fluxion.core import trace as _trace
@@ -58,7 +62,8 @@ __all__ = ["Mesh", "AbstractMesh", "AxisType", "PartitionSpec", "P", "NamedShard
            "SingleDeviceSharding", "Sharding", "GSPMDSharding", "make_mesh", "set_mesh",
            "get_mesh", "get_abstract_mesh", "use_mesh", "reshard", "auto_axes",
            "visualize_array_sharding", "visualize_sharding", "inspect_array_sharding",
-           "ShardingTypeError", "make_single_device_sharding", "ManualAxisType"]
+           "ShardingTypeError", "make_single_device_sharding", "ManualAxisType",
+           "AbstractDevice", "use_abstract_mesh"]
 
 P = PartitionSpec
 GSPMDSharding = HloSharding
@@ -169,15 +174,14 @@ def get_mesh() -> Mesh | None:
 
 
 def get_abstract_mesh() -> AbstractMesh:
-    """The abstract mesh (axis names, sizes, types) of :func:`get_mesh`; with no mesh set, an
-    empty one (no axes), as in JAX.
+    """The abstract mesh (axis names, sizes, types) of the innermost :func:`use_abstract_mesh`,
+    else of :func:`get_mesh`; with no mesh set, an empty one (no axes), as in JAX.
 
     Example:
         >>> get_abstract_mesh().axis_sizes
         ()
     """
-    m = context_mesh()
-    return AbstractMesh((), ()) if m is None else m.abstract_mesh
+    return abstract_context_mesh()
 
 
 def _as_sharding(fname: str, s: Any) -> Any:

@@ -19,6 +19,8 @@ Example:
 from __future__ import annotations
 
 import abc
+import collections
+import dataclasses
 import enum
 import itertools
 import math
@@ -28,12 +30,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from fluxion.backend import client as _client
+from fluxion.core.avals import DuplicateSpecError
 from fluxion.core.config import config
 from fluxion.core.errors import user_source_line
 
 _xc, _jax = _client._load()  # sets the log level before jaxlib is imported
 
 __all__ = ["SingleDeviceSharding", "NamedSharding", "HloSharding", "Mesh", "AbstractMesh",
+           "AbstractDevice", "DuplicateSpecError", "use_abstract_mesh", "abstract_context_mesh",
            "PartitionSpec", "AxisType", "Sharding", "mesh_hlo_sharding", "named_from_hlo",
            "check_spec", "Device"]
 
@@ -123,8 +127,31 @@ def _canonical_entry(p: Any) -> Any:
     return p
 
 
+@dataclasses.dataclass(frozen=True)
+class AbstractDevice:
+    """The kind of device an :class:`AbstractMesh` describes, without a device (JAX's
+    ``jax.sharding.AbstractDevice``; a concrete mesh's ``abstract_mesh`` carries its own).
+
+    Example:
+        >>> AbstractDevice("cpu", None, "cpu")
+        AbstractDevice(device_kind=cpu, num_cores=None, platform=cpu)
+    """
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def __repr__(self) -> str:
+        return f"AbstractDevice({self._repr()})"
+
+    def _repr(self) -> str:
+        return (f"device_kind={self.device_kind}, num_cores={self.num_cores}, "
+                f"platform={self.platform}")
+
+
 class AbstractMesh:
-    """A mesh's axis names, sizes and types, without devices.
+    """A mesh's axis names, sizes and types, without devices (``abstract_device``: the kind of
+    device it describes, if known).
 
     Example:
         >>> AbstractMesh((2, 4), ("x", "y")).size
@@ -132,7 +159,8 @@ class AbstractMesh:
     """
 
     def __init__(self, axis_sizes: Sequence[int], axis_names: Sequence[str],
-                 axis_types: Any = None) -> None:
+                 axis_types: Any = None, *, abstract_device: AbstractDevice | None = None
+                 ) -> None:
         self.axis_sizes = tuple(int(s) for s in axis_sizes)
         self.axis_names = tuple(axis_names)
         if len(self.axis_sizes) != len(self.axis_names):
@@ -140,10 +168,11 @@ class AbstractMesh:
                              f"{len(self.axis_names)} axis names")
         self.axis_types = _axis_types("AbstractMesh", axis_types, len(self.axis_names),
                                       AxisType.Auto)
+        self.abstract_device = abstract_device
 
     @property
-    def shape(self) -> dict[str, int]:
-        return dict(zip(self.axis_names, self.axis_sizes))
+    def shape(self) -> collections.OrderedDict:
+        return collections.OrderedDict(zip(self.axis_names, self.axis_sizes))
 
     @property
     def shape_tuple(self) -> tuple:
@@ -151,11 +180,15 @@ class AbstractMesh:
 
     @property
     def size(self) -> int:
-        return math.prod(self.axis_sizes)
+        return math.prod(self.axis_sizes) if self.axis_sizes else 0
 
     @property
     def empty(self) -> bool:
         return not self.axis_names
+
+    @property
+    def abstract_mesh(self) -> "AbstractMesh":
+        return self
 
     # JAX's mesh predicates (False for a mesh without axes, as in JAX); flax reads them
     @property
@@ -170,8 +203,45 @@ class AbstractMesh:
     def are_all_axes_manual(self) -> bool:
         return bool(self.axis_types) and all(t == AxisType.Manual for t in self.axis_types)
 
+    def update(self, axis_sizes: Sequence[int] | None = None,
+               axis_names: Sequence[str] | None = None, axis_types: Any = None,
+               **kwargs: Any) -> "AbstractMesh":
+        """This mesh with the given fields replaced (JAX's ``AbstractMesh.update``).
+
+        Example:
+            >>> AbstractMesh((2,), ("x",)).update(axis_sizes=(4,)).size
+            4
+        """
+        kwargs.setdefault("abstract_device", self.abstract_device)
+        return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
+                            self.axis_names if axis_names is None else axis_names,
+                            self.axis_types if axis_types is None else axis_types, **kwargs)
+
+    def update_axis_types(self, name_to_type: dict) -> "AbstractMesh":
+        """This mesh with the types of the named axes replaced.
+
+        Example:
+            >>> AbstractMesh((2,), ("x",)).update_axis_types({"x": AxisType.Explicit})
+            AbstractMesh('x': 2, axis_types=(Explicit,))
+        """
+        return self.update(axis_types=tuple(name_to_type.get(n, t)
+                                            for n, t in zip(self.axis_names, self.axis_types)))
+
+    # what only a concrete mesh has: JAX's ValueError, naming the attribute
+    devices = property(lambda self: _no_devices("devices"))
+    device_ids = property(lambda self: _no_devices("device_ids"))
+    is_multi_process = property(lambda self: _no_devices("is_multi_process"))
+    local_devices = property(lambda self: _no_devices("local_devices"))
+    local_mesh = property(lambda self: _no_devices("local_mesh"))
+
+    def __enter__(self) -> None:
+        _no_devices("__enter__")
+
+    def __exit__(self, *exc: Any) -> None:
+        _no_devices("__exit__")
+
     def _key(self) -> tuple:
-        return (self.axis_sizes, self.axis_names, self.axis_types)
+        return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
 
     def __eq__(self, other: Any) -> bool:
         return type(other) is AbstractMesh and self._key() == other._key()
@@ -181,7 +251,12 @@ class AbstractMesh:
 
     def __repr__(self) -> str:
         axes = ", ".join(f"'{n}': {s}" for n, s in zip(self.axis_names, self.axis_sizes))
-        return f"AbstractMesh({axes}, axis_types={self.axis_types})"
+        dev = "" if self.abstract_device is None else f", {self.abstract_device._repr()}"
+        return f"AbstractMesh({axes or '()'}, axis_types={self.axis_types}{dev})"
+
+
+def _no_devices(name: str) -> Any:
+    raise ValueError(f"AbstractMesh does not implement {name}")
 
 
 def _axis_types(fname: str, axis_types: Any, n: int, default: AxisType) -> tuple:
@@ -232,6 +307,7 @@ class Mesh:
         self.axis_types = _axis_types("Mesh", axis_types, len(axis_names), AxisType.Auto)
         self._internal_device_list = _jax.DeviceList(tuple(flat))
         self._hash = hash((tuple(d.id for d in flat), devs.shape, axis_names, self.axis_types))
+        self._abstract: AbstractMesh | None = None
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
@@ -263,7 +339,18 @@ class Mesh:
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        """Its axes without its devices, with the kind of its first device (as JAX's)."""
+        if self._abstract is None:
+            if not self.axis_names:
+                self._abstract = AbstractMesh((), ())
+            else:
+                d = self.devices.flat[0]
+                cores = (getattr(d, "num_cores" if d.platform == "tpu" else "core_count", None)
+                         if d.platform in ("tpu", "gpu") else None)
+                self._abstract = AbstractMesh(
+                    self.axis_sizes, self.axis_names, self.axis_types,
+                    abstract_device=AbstractDevice(d.device_kind, cores, d.platform))
+        return self._abstract
 
     @property
     def are_all_axes_explicit(self) -> bool:
@@ -329,6 +416,54 @@ def sync_computation_mesh(mesh: "Mesh | None") -> None:
     value = mesh if isinstance(mesh, Mesh) else None
     if config.fluxion_context_mesh is not value:
         config.update("fluxion_context_mesh", value)
+
+
+class use_abstract_mesh:
+    """Make ``mesh`` (an :class:`AbstractMesh`) this thread's abstract mesh, as
+    ``get_abstract_mesh()`` reports it, inside a ``with`` block (JAX's
+    ``jax.sharding.use_abstract_mesh``; it may not change the size of a non-empty mesh).
+
+    Example:
+        >>> with use_abstract_mesh(AbstractMesh((2,), ("x",))):
+        ...     abstract_context_mesh().axis_names
+        ('x',)
+    """
+
+    __slots__ = ("mesh", "prev")
+
+    def __init__(self, mesh: AbstractMesh) -> None:
+        if not isinstance(mesh, AbstractMesh):
+            raise ValueError("Expected mesh of type `jax.sharding.AbstractMesh`. Got type:"
+                             f" {type(mesh)}")
+        self.mesh = mesh
+
+    def __enter__(self) -> None:
+        self.prev = getattr(_MESH_STATE, "abstract", None)
+        if self.prev is not None and not self.prev.empty and not self.mesh.empty and \
+                self.prev.size != self.mesh.size:
+            raise ValueError(
+                "use_abstract_mesh cannot change the size of the mesh. Got new mesh:"
+                f" {self.mesh} with size={self.mesh.size} and prev mesh: {self.prev} with"
+                f" size={self.prev.size}")
+        _MESH_STATE.abstract = self.mesh
+
+    def __exit__(self, *exc: Any) -> None:
+        _MESH_STATE.abstract = self.prev
+
+
+def abstract_context_mesh() -> AbstractMesh:
+    """This thread's abstract mesh: the innermost :class:`use_abstract_mesh`'s, else that of the
+    ``set_mesh`` mesh, else an empty one (no axes), as JAX's ``get_abstract_mesh``.
+
+    Example:
+        >>> abstract_context_mesh().axis_names
+        ()
+    """
+    m = getattr(_MESH_STATE, "abstract", None)
+    if m is not None:
+        return m
+    m = context_mesh()
+    return AbstractMesh((), ()) if m is None else m.abstract_mesh
 
 
 def swap_context_mesh(mesh: Mesh | None) -> Mesh | None:
@@ -513,8 +648,7 @@ def check_spec(fname: str, what: str, mesh: Mesh | AbstractMesh, spec: Partition
                 raise ValueError(f"{fname}: {what} uses the axis name {ax!r}, which the mesh "
                                  f"does not have (its axes are {mesh.axis_names})")
             if ax in seen:
-                raise ValueError(f"{fname}: {what} uses the mesh axis {ax!r} more than once: "
-                                 f"{spec}")
+                raise DuplicateSpecError.of(spec, mesh)
             seen.add(ax)
     if ndim is not None and len(spec) > ndim:
         raise ValueError(f"{fname}: {what} {spec} has {len(spec)} entries but the array has "

@@ -259,12 +259,34 @@ class ShardingTypeError(Exception):
     """The shardings (types) of a primitive's operands do not fit (JAX's ShardingTypeError)."""
 
 
-class DuplicateSpecError(ShardingTypeError):
-    """A rule gave a result spec that uses a mesh axis twice (``entries``: that spec)."""
+class DuplicateSpecError(Exception):
+    """A PartitionSpec maps one mesh axis to more than one dimension: a NamedSharding's spec, or
+    the result spec a sharding rule computed (JAX's class, an ``Exception`` but not a
+    ``ValueError``). ``mesh`` (None where unknown) and ``pspec``: the mesh and the spec.
 
-    def __init__(self, entries: tuple) -> None:
-        super().__init__(f"the mesh axes of {entries} are not distinct")
-        self.entries = entries
+    Example:
+        >>> str(DuplicateSpecError.of(("x", "x", "y", "y"))).split("duplicate entries")[1]
+        ' for `x`, `y`'
+    """
+
+    def __init__(self, message: str, mesh: Any, pspec: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mesh = mesh
+        self.pspec = pspec
+
+    @classmethod
+    def of(cls, pspec: Any, mesh: Any = None) -> "DuplicateSpecError":
+        """The error for ``pspec`` (a PartitionSpec or its tuple of entries), in JAX's words."""
+        counts: dict = {}
+        for entry in pspec:
+            for ax in (entry if isinstance(entry, tuple) else (entry,)):
+                if isinstance(ax, str):
+                    counts[ax] = counts.get(ax, 0) + 1
+        dup = ", ".join(sorted(f"`{a}`" for a, c in counts.items() if c > 1))
+        return cls("A single NamedSharding spec specification can map every mesh axis to at "
+                   f"most one positional dimension, but {pspec} has duplicate entries for {dup}",
+                   mesh, pspec)
 
 
 def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
@@ -279,7 +301,7 @@ def apply_sharding_rule(prim: Any, in_avals: Sequence[ShapedArray], out: Any,
         if prim.multiple_results:
             raise
         dims = ",".join(str(n) if not p else f"{n}@{p}" if isinstance(p, str)
-                        else f"{n}@({','.join(p)})" for n, p in zip(out.shape, e.entries))
+                        else f"{n}@({','.join(p)})" for n, p in zip(out.shape, e.pspec))
         err = ShardingTypeError(
             f"{prim.name} operation with inputs: {', '.join(a.str_short() for a in in_avals)} "
             f"produces an illegally sharded result: {short_dtype_name(out.dtype)}[{dims}]")

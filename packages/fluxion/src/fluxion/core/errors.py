@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 
@@ -16,6 +17,7 @@ __all__ = [
     "JAXTypeError", "JAXIndexError", "FluxionTypeError", "ConcretizationTypeError",
     "TracerBoolConversionError", "TracerIntegerConversionError", "TracerArrayConversionError", "NonConcreteBooleanIndexError",
     "UnexpectedTracerError", "KeyReuseError", "user_frame", "user_source_line",
+    "user_source_summary",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,6 +56,26 @@ def user_source_line() -> str:
     if f is None:
         return "<unknown>"
     return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
+def user_source_summary() -> str:
+    """JAX's ``file.py:12:8 (qualified_fn_name)`` of the innermost user frame: its line, the 0-based
+    column where the running expression starts (``file.py:12 (fn_name)`` when the column is 0
+    or unknown); ``'unknown'`` without a user frame. JAX's messages that say "This error occurs
+    at source:" end with it.
+
+    Example:
+        >>> user_source_summary().endswith("(<module>)")
+        True
+    """
+    f = user_frame()
+    if f is None:
+        return "unknown"
+    pos = next(itertools.islice(f.f_code.co_positions(), f.f_lasti // 2, None), None)
+    line = pos[0] if pos and pos[0] is not None else f.f_lineno
+    col = pos[2] if pos else None
+    where = f"{f.f_code.co_filename}:{line}" + (f":{col}" if col else "")
+    return f"{where} ({f.f_code.co_qualname})"
 
 
 class JAXTypeError(TypeError):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from fluxion.core.errors import user_source_line
+from fluxion.core.errors import user_source_line, user_source_summary
 from fluxion.core.primitive import Primitive
 from fluxion.core.trace import Tracer
 from fluxion.lax import _rules
@@ -290,7 +290,7 @@ def check_explicit_names(fname: str, sharding: Any) -> None:
         >>> check_explicit_names("zeros", fluxion.NamedSharding(m, fluxion.P("i")))
         Traceback (most recent call last):
         ...
-        ValueError: PartitionSpec passed to zeros cannot contain axis names that are of type Auto or Manual. Got PartitionSpec: P('i',) with axis name: i of type: Auto
+        ValueError: PartitionSpec passed to zeros cannot contain axis names that are of type Auto or Manual. Got PartitionSpec: P('i',) with axis name: i of type: AxisType.Auto. This error occurs at source:  ...
     """
     mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
     if mesh is None or spec is None or not getattr(mesh, "axis_types", None):
@@ -303,7 +303,7 @@ def check_explicit_names(fname: str, sharding: Any) -> None:
                 raise ValueError(
                     f"PartitionSpec passed to {fname} cannot contain axis names that are of type "
                     f"Auto or Manual. Got PartitionSpec: {spec} with axis name: {name} of type: "
-                    f"{t.name}")
+                    f"AxisType.{t.name}. This error occurs at source:  {user_source_summary()}")
 
 
 def with_out_sharding(fname: str, out_sharding: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:

@@ -92,7 +92,7 @@ def make_sharding(base: Any, entries: Sequence[Any]) -> Any:
         return None
     used = [a for p in entries for a in spec_axes(p)]
     if len(used) != len(set(used)):  # JAX's DuplicateSpecError: "illegally sharded result"
-        raise DuplicateSpecError(tuple(entries))
+        raise DuplicateSpecError.of(type(base.spec)(*entries), base.mesh)
     return base.with_spec(tuple(entries))
 
 
