@@ -426,22 +426,32 @@ def test_tensor_product_connection_modes_match():
     for product, through_right in zip(ours[0::3], ours[2::3]):  # x1 @ right(x2) = left_right
         np.testing.assert_allclose(np.asarray(product.array), np.asarray(through_right),
                                    rtol=1e-5, atol=1e-5)
-    # e3nn_jax's fused (one einsum) and sparse (BCOO tables) strategies: the same values
-    for irreps1, irreps2, ours_tp, ref_tp, (w, a, b) in cases:
-        for kw in ({"fused": True}, {"sparse": True}, {"fused": True, "sparse": True}):
-            got = ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
-                                     e3nn.IrrepsArray(irreps2, fnp.asarray(b)), **kw)
-            try:
-                want = ref_tp.left_right(rjnp.asarray(w),
-                                         e3nn_jax.IrrepsArray(irreps1, rjnp.asarray(a)),
-                                         e3nn_jax.IrrepsArray(irreps2, rjnp.asarray(b)), **kw)
-            except AssertionError:  # e3nn_jax's fused form: weighted uvw/uvu/uvv, uuu, uvuv only
-                assert kw.get("fused") and ("uuw" in repr(ref_tp.instructions)
-                                            or "has_weight=False" in repr(ref_tp.instructions))
-                want = ref_tp.left_right(rjnp.asarray(w),
-                                         e3nn_jax.IrrepsArray(irreps1, rjnp.asarray(a)),
-                                         e3nn_jax.IrrepsArray(irreps2, rjnp.asarray(b)))
-            _close(got, want)
+    # e3nn_jax's fused (one einsum) and sparse (BCOO tables) strategies: the same values, in
+    # one compiled program per library (eagerly, the sparse tables' operations compiled
+    # hundreds of small programs)
+    strategies = ({"fused": True}, {"sparse": True}, {"fused": True, "sparse": True})
+
+    def each_strategy(e, xp, which):
+        out = []
+        for i1, i2, tp, (w, a, b) in [(c[0], c[1], c[which], c[4]) for c in cases]:
+            args = (xp.asarray(w), e.IrrepsArray(i1, xp.asarray(a)),
+                    e.IrrepsArray(i2, xp.asarray(b)))
+            for kw in strategies:
+                try:
+                    out.append(tp.left_right(*args, **kw))
+                except AssertionError:  # e3nn_jax's fused form: weighted uvw/uvu/uvv, uuu, uvuv
+                    assert which == 3 and kw.get("fused") and (
+                        "uuw" in repr(tp.instructions) or "has_weight=False" in repr(tp.instructions))
+                    out.append(tp.left_right(*args))
+        return out
+
+    want = jax.jit(lambda: each_strategy(e3nn_jax, rjnp, 3))()
+    for got, ref in zip(fluxion.jit(lambda: each_strategy(e3nn, fnp, 2))(), want, strict=True):
+        _close(got, ref)
+    irreps1, irreps2, ours_tp, ref_tp, (w, a, b) = cases[0]
+    _close(ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
+                              e3nn.IrrepsArray(irreps2, fnp.asarray(b)), sparse=True),
+           want[1])  # eagerly
     irreps1, irreps2, ours_tp, ref_tp, (w, a, b) = cases[0]
     with pytest.raises(AssertionError, match="custom_einsum_jvp does not support sparse"):
         ours_tp.left_right(fnp.asarray(w), e3nn.IrrepsArray(irreps1, fnp.asarray(a)),
