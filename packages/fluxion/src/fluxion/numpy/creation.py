@@ -24,6 +24,7 @@ from fluxion.core.errors import ConcretizationTypeError
 from fluxion.core.trace import STATE, ExtendedArray, Tracer
 from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import ufuncs as uf
+from fluxion.numpy._eager import one_program_static
 from fluxion.numpy._util import (
     canonical_axis,
     check_arraylike,
@@ -424,6 +425,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
 
 
 
+# one program, as JAX's jitted linspace: XLA fuses its multiply-adds, which rounds the samples
+@one_program_static(static_argnames=("num", "endpoint", "retstep", "dtype", "axis", "device"))
 def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False,
              dtype: Any = None, axis: int = 0, *, device: Any = None) -> Any:
     """``num`` evenly spaced samples from ``start`` to ``stop``.
@@ -438,7 +441,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
     dt = _user_dtype(dtype, "linspace")
     start_a, stop_a = asarray(start), asarray(stop)
-    comp = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(dtypes.result_type(start_a, stop_a)))
+    # computed in the requested dtype's inexact form (complex samples for a complex dtype)
+    comp = dtypes.canonicalize_dtype(dtypes.to_inexact_dtype(
+        dtypes.result_type(start_a, stop_a) if dt is None else dt))
     if dt is None:
         dt = comp
     start_a = lax.convert_element_type(start_a, comp)
@@ -446,15 +451,20 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     bshape = np.broadcast_shapes(start_a.shape, stop_a.shape)
     div = (num - 1) if endpoint else num
     iota_shape = (num,) + bshape
-    steps = lax.broadcasted_iota(comp, iota_shape, 0) if num else lax.broadcast_in_dim(
-        lax.convert_element_type(0, comp), iota_shape, ())
+    real = np.dtype(comp.type(0).real.dtype) if comp.kind == "c" else comp
+    steps = lax.broadcasted_iota(real, iota_shape, 0) if num else lax.broadcast_in_dim(
+        lax.convert_element_type(0, real), iota_shape, ())
     nd = len(bshape)
     s = lax.broadcast_in_dim(start_a, iota_shape, tuple(range(1 + nd - start_a.ndim, 1 + nd)))
     e = lax.broadcast_in_dim(stop_a, iota_shape, tuple(range(1 + nd - stop_a.ndim, 1 + nd)))
     delta = lax.sub(e, s)
     if div > 0:
         step = lax.div(delta, lax.convert_element_type(div, comp))
-        out = lax.add(s, lax.mul(steps, step))
+        # JAX's samples, to the bit: start * (1 - t) + stop * t with t = i / div (NumPy's
+        # start + i * step rounds differently, which moves histogram counts across bin edges)
+        t = lax.convert_element_type(lax.div(steps, lax.convert_element_type(div, real)), comp)
+        one = lax.convert_element_type(1, comp)
+        out = lax.add(lax.mul(s, lax.sub(one, t)), lax.mul(e, t))
         if endpoint and num > 1:
             last = lax.broadcasted_iota(np.int32, iota_shape, 0)
             out = lax.select(lax.eq(last, lax.convert_element_type(num - 1, np.int32)), e, out)

@@ -320,14 +320,16 @@ def floor_divide(x: Any, y: Any, /) -> Any:
     if dtypes.issubdtype(dt, np.unsignedinteger):
         return lax.div(x, y)
     if dtypes.issubdtype(dt, np.integer):
+        # JAX's rule: one less where the signs differ and the division is inexact. A zero
+        # divisor has sign 0, so x // 0 is XLA's quotient minus one (-2 for x > 0), as in jax.
         q = lax.div(x, y)
-        r = lax.rem(x, y)
-        zero = const_like(x, 0)
-        fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
+        fix = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)),
+                              lax.ne(lax.rem(x, y), const_like(x, 0)))
         return lax.select(fix, lax.sub(q, const_like(x, 1)), q)
     if dt.kind == "c":
         raise TypeError("floor_divide does not support complex-valued inputs")
-    return lax.floor(lax.div(x, y))
+    # Python's float floor division (1.0 // 0.1 is 9.0, inf // 2 is nan), not floor(x / y)
+    return _float_divmod(x, y)[0]
 
 
 @one_program
@@ -343,6 +345,8 @@ def remainder(x: Any, y: Any, /) -> Any:
     if x.dtype == np.bool_:  # like JAX: computed as the default integer type
         x, y = (lax.convert_element_type(v, dtypes.canonicalize_dtype(np.dtype(np.int64)))
                 for v in (x, y))
+    if dtypes.issubdtype(x.dtype, np.integer):  # like JAX: an integer x % 0 gives 0
+        y = lax.select(lax.eq(y, const_like(y, 0)), lax.full_like(y, 1), y)
     r = lax.rem(x, y)
     if dtypes.issubdtype(x.dtype, np.unsignedinteger):
         return r
@@ -660,10 +664,15 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:
         [[3, -4], [1, 1]]
     """
     x1, x2 = promote_args("divmod", x1, x2)
-    if x1.dtype == np.bool_:
-        raise TypeError("divmod does not accept dtype bool")
-    if dtypes.issubdtype(x1.dtype, np.integer):
+    if x1.dtype == np.bool_ or dtypes.issubdtype(x1.dtype, np.integer):
         return floor_divide(x1, x2), remainder(x1, x2)
+    if x1.dtype.kind == "c":
+        raise TypeError("divmod does not support complex-valued inputs")
+    return _float_divmod(x1, x2)
+
+
+def _float_divmod(x1: Any, x2: Any) -> tuple[Any, Any]:
+    # CPython's: the quotient of x1 - fmod(x1, x2), less one where fmod's sign is not x2's
     shape = np.broadcast_shapes(x1.shape, x2.shape)  # the selects below take equal shapes
     x1, x2 = _broadcast_to(x1, shape), _broadcast_to(x2, shape)
     mod = lax.rem(x1, x2)
@@ -801,6 +810,9 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None, *, a: Any = None,
     x = a if arr is None else arr
     lo = min if min is not None else a_min
     hi = max if max is not None else a_max
+    check_arraylike("clip", x)
+    if any(np.iscomplexobj(t) for t in (x, lo, hi) if t is not None):  # as JAX
+        raise ValueError("clip: complex values have no ordering; clip their real or imag part")
     if lo is None and hi is None:
         return ensure_array(x)
     bounds = tuple(v for v in (lo, hi) if v is not None)

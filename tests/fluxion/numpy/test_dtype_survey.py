@@ -1,0 +1,79 @@
+"""jnp functions over the dtypes and special values of a differential survey against jax 0.10.2
+(every jnp unary/binary function over bool, int8 ... complex64 and Python scalars, with NaN/inf,
+-0.0 and zero divisors): values (shape, dtype, weak type, bits) or the error type. Each case
+failed before its fix: integer x // 0 and x % 0 took NumPy's answers instead of jax's (-2 and 0
+for x > 0), float floor_divide was floor(x / y) (1.0 // 0.1 gave 10), divmod refused bools,
+clip accepted complex values, linspace rounded its samples as NumPy does (shifting histogram
+counts) and computed a complex dtype's samples in floating point."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from _compare import assert_bits_equal, assert_same
+
+import fluxion.numpy as fnp
+
+I = np.array([1, -1, 0, 5, -5, 7, -7], np.int32)
+IZ = np.array([0, 0, 0, -2, 2, 0, 3], np.int32)
+F = np.array([1.0, -1.0, 0.0, 5.5, 7.0, np.inf, 0.3, -0.0], np.float32)
+FZ = np.array([0.1, 0.0, 0.0, -2.0, 0.7, 2.0, 0.1, 3.0], np.float32)
+B1, B2 = np.array([True, False, True]), np.array([False, True, True])
+C = np.array([0.5 + 1j, -1.5, 2.0 - 0.5j], np.complex64)
+
+CASES = {
+    "floor_divide_int_by_zero": lambda m: m.floor_divide(I, IZ),
+    "remainder_int_by_zero": lambda m: m.remainder(I, IZ),
+    "mod_uint_by_zero": lambda m: m.mod(I.astype(np.uint8), IZ.astype(np.uint8)),
+    "divmod_int_by_zero": lambda m: m.divmod(I, IZ),
+    "floor_divide_bool": lambda m: m.floor_divide(B1, B2),
+    "remainder_bool": lambda m: m.remainder(B1, B2),
+    "divmod_bool": lambda m: m.divmod(B1, B2),
+    "floor_divide_float": lambda m: m.floor_divide(F, FZ),
+    "floor_divide_float16": lambda m: m.floor_divide(F.astype(np.float16), FZ.astype(np.float16)),
+    "floor_divide_python_scalar": lambda m: m.floor_divide(F, 0.1),
+    "divmod_complex": lambda m: m.divmod(C, C),
+    "clip_complex": lambda m: m.clip(C, 0, 1),
+    "clip_complex_no_bounds": lambda m: m.clip(C),
+    "clip_complex_bound": lambda m: m.clip(F, 1j),
+    "clip_complex_list": lambda m: m.clip([1j, 2.0]),
+    "histogram_int8": lambda m: m.histogram(np.array([1, -2, 3], np.int8)),
+    "histogram2d_int16": lambda m: m.histogram2d(np.array([1, -2, 3], np.int16),
+                                                 np.array([2, 3, -1], np.int16)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_like_jax(name):
+    out = []
+    for m in (fnp, jnp):
+        try:
+            out.append(CASES[name](m))
+        except (TypeError, ValueError, NotImplementedError) as err:
+            out.append(type(err))
+    ours, theirs = out
+    if isinstance(theirs, type):
+        assert ours is theirs
+    elif isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for a, b in zip(ours, theirs):
+            assert_same(a, b)
+            assert_bits_equal(a, b)
+    else:
+        assert_same(ours, theirs)
+        assert_bits_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.complex64,
+                                   np.int32, None])
+@pytest.mark.parametrize("num,endpoint", [(1, True), (1, False), (5, True), (11, True),
+                                          (11, False)])
+def test_linspace_bits_like_jax(dtype, num, endpoint):
+    for start, stop in ((-2.0, 3.0), (0.3, -7.7), (np.array([1.0, 2.0]), -7.7)):
+        ours = fnp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, retstep=True)
+        theirs = jnp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype, retstep=True)
+        for a, b in zip(ours, theirs):
+            assert_same(a, b)
+            assert_bits_equal(a, b)
