@@ -331,6 +331,32 @@ def test_jaxpr_prints_as_jaxs():
     assert str(fluxion.make_jaxpr(_scale(fluxion))(x)) == str(jax.make_jaxpr(_scale(jax))(x))
 
 
+def test_side_effecting_call_in_a_jaxpr_as_jaxs():
+    # one primitive, ffi_call, whose equation carries jax's FfiEffect when has_side_effect=True
+    def prog(lib, side_effect):
+        def f(x):
+            y = lib.ffi.ffi_call("k", lib.ShapeDtypeStruct(x.shape, x.dtype),
+                                 has_side_effect=side_effect)(x, a=np.int32(3))
+            lib.ffi.ffi_call("k2", (), has_side_effect=side_effect)(x)  # unused: kept or dropped
+            return y
+        return f
+    x = np.ones(3, F32)
+    for side_effect in (False, True):
+        ours = fluxion.make_jaxpr(prog(fluxion, side_effect))(x)
+        theirs = jax.make_jaxpr(prog(jax, side_effect))(x)
+        assert str(ours) == str(theirs)
+        assert repr(ours.effects) == repr(theirs.effects) == ("{FfiEffect()}" if side_effect
+                                                                  else "set()")
+        assert repr(ours.jaxpr.effects) == repr(theirs.jaxpr.effects)
+        assert [repr(e.effects) for e in ours.eqns] == [repr(e.effects) for e in theirs.eqns]
+        assert [e.primitive.name for e in ours.eqns] == [e.primitive.name for e in theirs.eqns]
+        # under jit the outer equation carries the effects of its program, as jax's
+        ours = fluxion.make_jaxpr(fluxion.jit(prog(fluxion, side_effect)))(x)
+        theirs = jax.make_jaxpr(jax.jit(prog(jax, side_effect)))(x)
+        assert repr(ours.eqns[0].effects) == repr(theirs.eqns[0].effects)
+        assert repr(ours.effects) == repr(theirs.effects)
+
+
 def _errors_progs():
     sds = lambda lib, x: lib.ShapeDtypeStruct(x.shape, x.dtype)  # noqa: E731
     call = lambda lib, x, **kw: lib.ffi.ffi_call("k", sds(lib, x), **kw)  # noqa: E731

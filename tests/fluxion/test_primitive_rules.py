@@ -70,7 +70,6 @@ EXCLUDED: dict[str, str] = {
     # Call a C++ kernel built and registered at test time: tests/fluxion/test_ffi.py compares
     # values, each vmap_method, lowerings and errors (no derivative) with jax.ffi.
     "ffi_call": "needs a compiled FFI kernel: tests/fluxion/test_ffi.py",
-    "ffi_call_effectful": "needs a compiled FFI kernel: tests/fluxion/test_ffi.py",
 }
 
 

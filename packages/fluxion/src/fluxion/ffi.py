@@ -3,8 +3,9 @@
 A library compiles its kernel against the headers of :func:`include_dir` (``xla/ffi/api/ffi.h``),
 loads the shared library with ``ctypes``, registers the handler with
 :func:`register_ffi_target` (wrapped by :func:`pycapsule`), then calls it from Python with
-:func:`ffi_call`, eagerly or under ``jit``/``vmap``. The call is the primitive ``ffi_call``
-(``ffi_call_effectful`` when it has a side effect): a ``stablehlo.custom_call`` of the target with the keyword arguments as the typed attributes of
+:func:`ffi_call`, eagerly or under ``jit``/``vmap``. The call is the primitive ``ffi_call`` (with
+:class:`FfiEffect` in ``make_jaxpr(...).effects`` when it has a side effect, as in JAX): a
+``stablehlo.custom_call`` of the target with the keyword arguments as the typed attributes of
 its ``mhlo.backend_config`` dictionary, typed as JAX types them (a Python ``int`` is ``i64``, a
 ``float`` ``f64``, a NumPy scalar keeps its dtype, an array is a dense attribute, a ``dict`` a
 dictionary, a tuple an array attribute, a ``str`` a string, a ``np.dtype`` a type).
@@ -501,22 +502,37 @@ def _batch(prim: Primitive, axis_data: Any, args: Sequence[Any], dims: Sequence[
     return list(outs), [0] * len(outs)
 
 
-def _define(name: str, effectful: bool) -> Primitive:
-    p = Primitive(name, multiple_results=True, effectful=effectful, materialized=True)
-    p.abstract_eval = _abstract_eval
-    p.sharding = _sharding
-    p.lowering = _lowering
-    p.jvp = _no_derivative
-    p.transpose = _no_derivative
-    p.batch = lambda axis_data, args, dims, **params: _batch(p, axis_data, args, dims, **params)
-    return p
+class FfiEffect:
+    """The effect of an ``ffi_call`` with ``has_side_effect=True`` (JAX's ``FfiEffect``): its
+    equation is in ``make_jaxpr(...).effects`` and is never removed as dead code.
+
+    Example:
+        >>> FfiEffect() == FfiEffect(), FfiEffect()
+        (True, FfiEffect())
+    """
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is FfiEffect
+
+    def __hash__(self) -> int:
+        return hash(FfiEffect)
+
+    def __repr__(self) -> str:
+        return "FfiEffect()"
 
 
-# One primitive per value of has_side_effect, with the same rules: Fluxion marks effects on the
-# primitive (JAX on the equation, its FFI effect), and a call with a side effect must never be
-# removed as dead code. make_jaxpr prints the second as ffi_call_effectful.
-ffi_call_p = _define("ffi_call", effectful=False)
-ffi_call_effectful_p = _define("ffi_call_effectful", effectful=True)
+_SIDE_EFFECT = frozenset({FfiEffect()})
+
+# One primitive, as JAX's: whether an equation has an effect is its has_side_effect parameter.
+ffi_call_p = Primitive("ffi_call", multiple_results=True, materialized=True)
+ffi_call_p.abstract_eval = _abstract_eval
+ffi_call_p.sharding = _sharding
+ffi_call_p.lowering = _lowering
+ffi_call_p.jvp = _no_derivative
+ffi_call_p.transpose = _no_derivative
+ffi_call_p.batch = lambda axis_data, args, dims, **params: _batch(ffi_call_p, axis_data, args,
+                                                                  dims, **params)
+ffi_call_p.effects = lambda params: _SIDE_EFFECT if params["has_side_effect"] else frozenset()
 
 
 # ------------------------------------------------------------------ ffi_call
@@ -600,7 +616,6 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
     if custom_call_api_version >= 4 and legacy_backend_config is not None:
         raise ValueError("The use of the legacy_backend_config parameter requires "
                          f"custom_call_api_version < 4; got {custom_call_api_version}.")
-    prim = ffi_call_effectful_p if has_side_effect else ffi_call_p
 
     def call(*args: Any, **kwargs: Any) -> Any:
         in_avals = [abstractify(x) for x in args]
@@ -626,7 +641,7 @@ def ffi_call(target_name: str, result_shape_dtypes: Any, *, has_side_effect: boo
                     f"with layout {in_lay[i]} and an output with a different layout "
                     f"{out_lay[o]}.")
             aliases.append((i, o))
-        outs = prim.bind(*args, result_avals=result_avals, vmap_method=vmap_method,
+        outs = ffi_call_p.bind(*args, result_avals=result_avals, vmap_method=vmap_method,
                          target_name=target_name, has_side_effect=bool(has_side_effect),
                          input_layouts=in_lay, output_layouts=out_lay,
                          input_output_aliases=tuple(aliases),

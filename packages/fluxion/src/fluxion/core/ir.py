@@ -194,10 +194,17 @@ class Equation:
         return SourceInfo(self.name_stack)
 
     @property
-    def effects(self) -> frozenset:
-        """JAX's effect set; Fluxion marks host callbacks on the primitive (``effectful``)
-        rather than with effect objects, so this is empty."""
-        return frozenset()
+    def effects(self) -> set | frozenset:
+        """JAX's effect set: those the primitive's ``effects`` rule gives for these parameters
+        (an ``ffi_call`` with a side effect: ``{FfiEffect()}``) and those of its sub-programs
+        (a ``set``, as JAX's), else ``frozenset()`` (JAX's ``no_effects``). Fluxion marks host
+        callbacks on the primitive (``effectful``) without effect objects, so they add none."""
+        rule = self.prim.effects
+        own = set(rule(self.params)) if rule is not None else set()
+        subs = list(_programs_in(self.params)) if self.params else []
+        if subs:
+            return own.union(*(p.effects for p in subs))
+        return own or frozenset()
 
     def __repr__(self) -> str:
         return f"Equation({self.prim.name}, {self.inputs} -> {self.outputs})"
@@ -249,9 +256,9 @@ class Program:
         return []
 
     @property
-    def effects(self) -> frozenset:
-        """JAX's effect set (empty: see :attr:`effectful`)."""
-        return frozenset()
+    def effects(self) -> set:
+        """JAX's effect set: the union of its equations' (see :attr:`Equation.effects`)."""
+        return set().union(*(e.effects for e in self.eqns))
 
     def __str__(self) -> str:
         if self._text is None:
@@ -318,7 +325,7 @@ def _where(eqn: Equation) -> str:
 
 
 def _eqn_effectful(eqn: Equation) -> bool:
-    if eqn.prim.effectful:
+    if eqn.prim.effectful or (eqn.prim.effects is not None and eqn.prim.effects(eqn.params)):
         return True
     return bool(eqn.params) and any(p.effectful for p in _programs_in(eqn.params))
 

@@ -44,6 +44,10 @@ A :class:`Primitive` is a name plus one slot per rule. Each rule is set in the p
   it cannot be), exactly what the compiled program gives for integer and bool operands; an eager
   call of a new signature may use it in place of compiling (``fluxion.backend.host_fill``).
 
+- ``effects(params)``: JAX's effect objects of one equation of the primitive, where they depend
+  on its parameters (``ffi_call`` has an effect only with ``has_side_effect=True``); an equation
+  with effects is kept as an ``effectful`` primitive's is, and ``Program.effects`` lists them.
+
 Flags: ``multiple_results``; ``effectful`` (never removed or cached as pure); ``batch_unmapped``
 (the batch rule also runs when no argument is mapped but the ``vmap`` names an axis:
 collectives and primitives with sub-programs that may use the axis name).
@@ -104,7 +108,7 @@ class Primitive:
     __slots__ = ("name", "multiple_results", "effectful", "batch_unmapped", "abstract_eval",
                  "lowering", "impl", "jvp", "transpose", "batch", "jet", "partial_eval",
                  "split_policy", "fold", "print_params", "sharding", "vma", "platform_lowerings", "extended", "host",
-                 "in_place", "materialized", "bitcast", "__weakref__")
+                 "in_place", "materialized", "bitcast", "effects", "__weakref__")
 
     def __init__(self, name: str, *, multiple_results: bool = False, effectful: bool = False,
                  batch_unmapped: bool = False, materialized: bool = False,
@@ -132,6 +136,7 @@ class Primitive:
         self.in_place = in_place
         self.materialized = materialized
         self.bitcast: Callable[[Any], str | None] | None = None
+        self.effects: Callable[[dict], frozenset] | None = None
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive under the current interpreter (operands of an extended dtype go

@@ -327,6 +327,11 @@ class ClosedProgram:
     def out_avals(self) -> list[ShapedArray]:
         return self.program.out_avals
 
+    @property
+    def effects(self) -> set:
+        """JAX's effect set of the program (``Program.effects``)."""
+        return self.program.effects
+
     def __str__(self) -> str:
         return str(self.program)
 
