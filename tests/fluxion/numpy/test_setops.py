@@ -81,3 +81,15 @@ def test_unique_array_api_functions_take_array_fill_like_jax():
         theirs = getattr(jnp, fn)(jnp.asarray(NANS[0]), size=4, fill_value=np.float32(-2))
         assert_same(tuple(ours) if isinstance(ours, tuple) else ours,
                     tuple(theirs) if isinstance(theirs, tuple) else theirs)
+
+
+@pytest.mark.parametrize("x,axis", [(NANS, None), (NANS, 1), (np.float32(3), -1)],
+                         ids=["flat", "axis1", "scalar_axis_out_of_bounds"])
+def test_unique_under_jit_without_size_errors_like_jax(x, axis):
+    # the traced input is refused first (before the axis is checked), in jax's words
+    err = _both(lambda m, a: m.unique(a, axis=axis), x, jit=True, err=(
+        "Abstract tracer value encountered where concrete value is expected: traced array with "
+        f"shape float32[{','.join(map(str, np.shape(x)))}]\nThe error arose for the first "
+        "argument of jnp.unique(). To make jnp.unique() compatible with JIT and other "
+        "transforms, you can specify a concrete value for the size argument",))
+    assert isinstance(err, fluxion.errors.ConcretizationTypeError)

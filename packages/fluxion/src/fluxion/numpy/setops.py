@@ -21,6 +21,8 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.core.errors import ConcretizationTypeError, user_source_line
+from fluxion.core.trace import Tracer
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
     canonical_axis,
@@ -225,6 +227,24 @@ def _unique(ar: Any, axis: int, return_index: bool = False, return_inverse: bool
     return ret[0] if len(ret) == 1 else ret
 
 
+_UNIQUE_SIZE_HINT = ("To make jnp.unique() compatible with JIT and other transforms, you can "
+                     "specify a concrete value for the size argument, which will determine the "
+                     "output size.")
+
+
+def _concrete_or_error(x: Any, where: str) -> None:
+    """JAX's ConcretizationTypeError when ``x`` has no value while tracing (checked before the
+    other arguments, as JAX does)."""
+    if isinstance(x, Tracer):
+        try:
+            x._interp.to_concrete(x)
+        except Exception:
+            raise ConcretizationTypeError(
+                "Abstract tracer value encountered where concrete value is expected: traced "
+                f"array with shape {np.dtype(x.dtype).name}[{','.join(map(str, x.shape))}]\n{where}{_UNIQUE_SIZE_HINT} (at "
+                f"{user_source_line()})") from None
+
+
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None, *, equal_nan: bool = True,
            size: int | None = None, fill_value: Any = None, sorted: bool = True) -> Any:
@@ -238,7 +258,9 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
     """
     check_arraylike("unique", ar)
     arr = ensure_array(ar)
-    if size is not None:
+    if size is None:
+        _concrete_or_error(arr, "The error arose for the first argument of jnp.unique(). ")
+    else:
         size = operator.index(size)
     shp = arr.shape
     if axis is None:
