@@ -515,19 +515,22 @@ def donation_aliases(in_avals: Sequence[ShapedArray], out_avals: Sequence[Shaped
         >>> donation_aliases([f32, f32], [i32, f32], [True, False])  # not into the int32 output
         [1, None]
     """
+    aliases: list[int | None] = [None] * len(in_avals)
+    if not any(donated):
+        return aliases
+    # keyed by the aval's own dtype: an extended dtype (a key, a user's) is no NumPy dtype
     free: dict[tuple, list[int]] = {}
     for i, a in enumerate(in_avals):
         if i < len(donated) and donated[i]:
-            free.setdefault((tuple(a.shape), np.dtype(a.dtype)), []).append(i)
-    aliases: list[int | None] = [None] * len(in_avals)
+            free.setdefault((tuple(a.shape), a.dtype), []).append(i)
     for k, a in enumerate(out_avals):
-        waiting = free.get((tuple(a.shape), np.dtype(a.dtype)))
+        waiting = free.get((tuple(a.shape), a.dtype))
         if waiting:
             aliases[waiting.pop(0)] = k
     unused = [a for i, a in enumerate(in_avals)
               if i < len(donated) and donated[i] and aliases[i] is None]
     if unused:
-        shown = ", ".join(f"{np.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
+        shown = ", ".join(f"{getattr(a.dtype, 'name', a.dtype)}[{','.join(map(str, a.shape))}]"
                           for a in unused)
         warnings.warn(f"Some donated buffers were not usable: {shown}.\nSee an explanation at "
                       "https://docs.jax.dev/en/latest/faq.html#buffer-donation.", stacklevel=2)
