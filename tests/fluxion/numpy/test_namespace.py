@@ -479,3 +479,12 @@ def test_count_of_jax_numpy_names():
     theirs = {n for n in dir(jjnp) if not n.startswith("_")}
     common = ours & theirs
     assert len(common) >= 300, len(common)
+
+
+def test_cov_and_corrcoef_take_dtype_positionally_as_jax():
+    # jax's dtype is their last positional parameter (it was keyword-only in Fluxion)
+    x = np.array([[1., 2., 4.], [0., 3., 1.]], np.float32)
+    for name, args in (("cov", (x, None, True, False, None, None, None, np.float32)),
+                       ("corrcoef", (x, None, False, np.float32))):
+        assert_same(getattr(fjnp, name)(*args), getattr(jjnp, name)(*args), rtol=1e-6,
+                    err_msg=name)

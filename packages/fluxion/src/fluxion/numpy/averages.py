@@ -79,7 +79,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 @one_program_static(static_argnames=("rowvar", "bias", "ddof", "dtype"))
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
-        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+        fweights: Any = None, aweights: Any = None, dtype: Any = None) -> Any:
     """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``.
 
     Example:
@@ -153,7 +153,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
 
 
 @one_program_static(static_argnames=("rowvar", "dtype"))
-def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
     """Pearson correlation coefficients.
 
     Example:
