@@ -4,7 +4,9 @@
 failed before its fix: integer x // 0 and x % 0 took NumPy's answers instead of jax's (-2 and 0
 for x > 0), float floor_divide was floor(x / y) (1.0 // 0.1 gave 10), divmod refused bools,
 clip accepted complex values, linspace rounded its samples as NumPy does (shifting histogram
-counts) and computed a complex dtype's samples in floating point."""
+counts) and computed a complex dtype's samples in floating point, take read boolean indices
+as a mask and float indices raised TypeError, take_along_axis had no default axis, and the
+cumulative sums of weakly typed operands stayed weak (unwrap's result with them)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,19 @@ CASES = {
     "histogram_int8": lambda m: m.histogram(np.array([1, -2, 3], np.int8)),
     "histogram2d_int16": lambda m: m.histogram2d(np.array([1, -2, 3], np.int16),
                                                  np.array([2, 3, -1], np.int16)),
+    "take_bool_indices": lambda m: m.take(np.arange(3), B1),
+    "take_bool_index_axis": lambda m: m.take(np.arange(6).reshape(2, 3), np.array(True), axis=1),
+    "take_float_indices": lambda m: m.take(np.arange(3), np.array([1.0])),
+    "take_along_axis_default_axis": lambda m: m.take_along_axis(np.arange(6).reshape(2, 3),
+                                                                np.array([[2], [0]])),
+    "unwrap_bool": lambda m: m.unwrap(B1),
+    "unwrap_int8": lambda m: m.unwrap(np.array([1, -2, 3], np.int8)),
+    "unravel_index_bool": lambda m: m.unravel_index(B1, (2, 3)),
+    "cumsum_weak": lambda m: m.cumsum(m.broadcast_to(m.asarray(2.0) * 1, (3,))),
+    "cumprod_weak": lambda m: m.cumprod(m.broadcast_to(m.asarray(2.0) * 1, (3,))),
+    "nancumsum_weak": lambda m: m.nancumsum(m.broadcast_to(m.asarray(2.0) * 1, (3,))),
+    "cumulative_sum_weak": lambda m: m.cumulative_sum(m.broadcast_to(m.asarray(2) * 1, (3,))),
+    "cumsum_python_scalar": lambda m: m.cumsum(2.0),
 }
 
 

@@ -64,8 +64,8 @@ def _cumulative(name: str, fn: Callable, a: Any, axis: Any, dtype: Any, out: Any
     else:
         res_t = dtypes.check_and_canonicalize_user_dtype(dtype, name)
         comp_t = res_t
-    a = lax.convert_element_type(a, comp_t, weak_type=a.weak_type and dtype is None)
-    return lax.convert_element_type(fn(a, ax), res_t, weak_type=a.weak_type and dtype is None)
+    # strongly typed, as JAX's (a weakly typed operand's cumsum is not weak)
+    return lax.convert_element_type(fn(lax.convert_element_type(a, comp_t), ax), res_t)
 
 
 @one_program_static(static_argnames=("axis", "dtype", "out"))

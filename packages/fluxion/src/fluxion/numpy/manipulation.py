@@ -569,6 +569,10 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
         raise NotImplementedError("The 'out' argument to fluxion.numpy.take is not supported.")
     check_arraylike("take", a, indices, extended=True)
     arr, idx = ensure_array(a), ensure_array(indices)
+    if idx.dtype == np.bool_:  # positions 0 and 1 (JAX's arithmetic on them), never a mask
+        idx = lax.convert_element_type(idx, np.int32)
+    elif not dtypes.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"take: indices must have an integer type, got {idx.dtype}")
     if axis is None:
         arr, ax = ravel(arr), 0
     else:
@@ -606,7 +610,7 @@ def _along_axis_index(shape: tuple[int, ...], indices: Any, axis: int) -> tuple:
     return tuple(idx)
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: Any = None,
+def take_along_axis(arr: Any, indices: Any, axis: int | None = -1, mode: Any = None,
                     fill_value: Any = None) -> Any:
     """``arr`` indexed by ``indices`` along ``axis`` (other axes broadcast against each other).
 
