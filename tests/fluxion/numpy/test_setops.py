@@ -93,3 +93,23 @@ def test_unique_under_jit_without_size_errors_like_jax(x, axis):
         "argument of jnp.unique(). To make jnp.unique() compatible with JIT and other "
         "transforms, you can specify a concrete value for the size argument",))
     assert isinstance(err, fluxion.errors.ConcretizationTypeError)
+
+
+RAVEL = {  # name: (dims, ravel_multi_index keyword arguments, words of our error where jax raises)
+    "dtype_int8": ((3, 4), dict(dtype=np.int8), ()),
+    "dtype_uint16_wrap": ((3, 4), dict(dtype=np.uint16, mode="wrap"), ()),
+    "dtype_too_small": ((20, 20), dict(dtype=np.int8),
+                        ("jnp.ravel_multi_index: dtype=dtype('int8') not large enough",)),
+    "dtype_not_integer": ((3, 4), dict(dtype=np.float32),
+                          ("dtype=dtype('float32') is not an integer type.",)),
+    "mode_ignore": ((3, 4), dict(mode="ignore"), ()),
+    "mode_unknown": ((3, 4), dict(mode="nope"),
+                     ("Expected 'raise', 'wrap', 'clip', or 'ignore'.",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RAVEL))
+def test_ravel_multi_index_dtype_and_modes_like_jax(name):
+    dims, kw, err = RAVEL[name]
+    rows, cols = np.array([0, 2, 1], np.int32), np.array([3, 1, 0], np.int32)
+    _both(lambda m, r, c: m.ravel_multi_index((r, c), dims, **kw), rows, cols, err=err)

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import operator
 from collections import namedtuple
 from typing import Any, Callable, Sequence
@@ -525,8 +526,10 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
 
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise",
-                      order: str = "C") -> Any:
-    """Flat indices from a tuple of coordinate arrays for an array of shape ``dims``.
+                      order: str = "C", *, dtype: Any = None) -> Any:
+    """Flat indices from a tuple of coordinate arrays for an array of shape ``dims`` (``mode``:
+    ``"raise"``, ``"wrap"``, ``"clip"`` or ``"ignore"`` out-of-bound coordinates; ``dtype``: an
+    integer dtype for the result, large enough for ``prod(dims) - 1``).
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -538,7 +541,17 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     dims = tuple(operator.index(d) for d in dims)
     check_arraylike("ravel_multi_index", *multi_index)
     mi = [ensure_array(i) for i in multi_index]
-    dt = dtypes.result_type(int, *mi)
+    if dtype is None:
+        dt = dtypes.result_type(int, *mi)
+    else:
+        dt = dtypes.check_and_canonicalize_user_dtype(dtype, "ravel_multi_index")
+    if not dtypes.issubdtype(dt, np.integer):
+        raise ValueError(f"dtype={dt!r} is not an integer type.")
+    if math.prod(dims) - 1 > np.iinfo(dt).max:
+        raise ValueError(
+            f"jnp.ravel_multi_index: dtype={dt!r} not large enough to hold flattened index for "
+            f"dims={dims}. Use the dtype argument to pass a suitable dtype (e.g. "
+            "dtype=np.min_scalar_type(prod(dims))).")
     for i in mi:
         if not dtypes.issubdtype(i.dtype, np.integer):
             raise TypeError("only int indices permitted")
@@ -551,8 +564,8 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         mi = [uf.clip(i, 0, d - 1) for i, d in zip(mi, dims)]
     elif mode == "wrap":
         mi = [uf.remainder(i, d) for i, d in zip(mi, dims)]
-    else:
-        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', or 'clip'")
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
     if order == "F":
         strides = np.cumprod((1,) + dims[:-1])
     elif order == "C":
