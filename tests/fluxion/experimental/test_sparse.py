@@ -86,17 +86,19 @@ def test_fromdense_todense_layouts_like_jax(shape, n_batch, n_dense):
 @pytest.mark.parametrize("shape,n_batch,n_dense", LAYOUTS[:5])
 def test_update_layout_like_jax(shape, n_batch, n_dense):
     ours, theirs = _both(_rand(shape), n_batch=n_batch, n_dense=n_dense, nse=5)
-    for nb in range(len(shape) + 1):
-        for nd in range(len(shape) + 1 - nb):
-            _same(ours.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None),
-                  theirs.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None))
-            growing = (nb > n_batch and any(d > 1 for d in shape[n_batch:nb])) or (
-                nd > n_dense and any(d > 1 for d in shape[len(shape) - nd:len(shape) - n_dense]))
-            if growing:  # JAX's efficiency error and warning
-                with pytest.raises(fs.SparseEfficiencyError, match="inefficient storage"):
-                    ours.update_layout(n_batch=nb, n_dense=nd)
-                with pytest.warns(fs.SparseEfficiencyWarning):
-                    fs.bcoo_update_layout(ours, n_batch=nb, n_dense=nd, on_inefficient="warn")
+    layouts = [(nb, nd) for nb in range(len(shape) + 1) for nd in range(len(shape) + 1 - nb)]
+    # JAX's results in one compiled program (eagerly, a compile per operation), Fluxion's eagerly
+    want = jax.jit(lambda m: [m.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None)
+                              for nb, nd in layouts])(theirs)
+    for (nb, nd), theirs_nb_nd in zip(layouts, want, strict=True):
+        _same(ours.update_layout(n_batch=nb, n_dense=nd, on_inefficient=None), theirs_nb_nd)
+        growing = (nb > n_batch and any(d > 1 for d in shape[n_batch:nb])) or (
+            nd > n_dense and any(d > 1 for d in shape[len(shape) - nd:len(shape) - n_dense]))
+        if growing:  # JAX's efficiency error and warning
+            with pytest.raises(fs.SparseEfficiencyError, match="inefficient storage"):
+                ours.update_layout(n_batch=nb, n_dense=nd)
+            with pytest.warns(fs.SparseEfficiencyWarning):
+                fs.bcoo_update_layout(ours, n_batch=nb, n_dense=nd, on_inefficient="warn")
     with pytest.raises(ValueError, match="cannot be larger than"):
         ours.update_layout(n_batch=len(shape), n_dense=1)
 
@@ -289,19 +291,21 @@ def test_sparsify_like_jax():
     y = np.array([3.0, 6.0, 5.0], np.float32)
     o, t = _both(m)
 
-    def f(np_):
-        return lambda mat, v: 2 * np_.dot(np_.log1p(mat.T), v) + 1
+    def program(lib, sp, np_):
+        f = lambda mat, v: 2 * np_.dot(np_.log1p(mat.T), v) + 1  # noqa: E731
+        g = lambda mat: np_.sin(mat) * 2 + mat  # noqa: E731  (same indices: stays sparse)
+        h = lambda mat: (mat @ mat.T).sum(0)  # noqa: E731
+        k = lambda mat: lib.jit(lambda q: np_.stack([q, 2 * q]))(mat)  # noqa: E731
+        # a pytree of arguments, a dense argument and todense inside
+        d = lambda t: sp.todense(t["a"]) + t["b"]  # noqa: E731
+        return lambda mat, v: [sp.sparsify(f)(mat, v), sp.sparsify(g)(mat), sp.sparsify(h)(mat),
+                               sp.sparsify(k)(mat), sp.sparsify(d)({"a": mat, "b": np_.ones(4)})]
 
-    _same(fs.sparsify(f(jnp))(o, jnp.asarray(y)), js.sparsify(f(jjnp))(t, y), rtol=1e-6)
-    g = lambda np_: lambda mat: np_.sin(mat) * 2 + mat  # noqa: E731  (same indices: stays sparse)
-    _same(fs.sparsify(g(jnp))(o), js.sparsify(g(jjnp))(t), rtol=1e-6)
-    h = lambda np_: lambda mat: (mat @ mat.T).sum(0)  # noqa: E731
-    _same(fs.sparsify(h(jnp))(o), js.sparsify(h(jjnp))(t), rtol=1e-6)
-    k = lambda mat: fluxion.jit(lambda q: jnp.stack([q, 2 * q]))(mat)  # noqa: E731
-    _same(fs.sparsify(k)(o), js.sparsify(lambda q: jax.jit(lambda r: jjnp.stack([r, 2 * r]))(q))(t))
-    # a pytree of arguments, a dense argument and fs.todense inside
-    _same(fs.sparsify(lambda d: fs.todense(d["a"]) + d["b"])({"a": o, "b": jnp.ones(4)}),
-          js.sparsify(lambda d: js.todense(d["a"]) + d["b"])({"a": t, "b": jjnp.ones(4)}))
+    pairs = _jitted_pairs(program, (o, jnp.asarray(y)), (t, y))
+    for ours, theirs in pairs:
+        _same(ours, theirs, rtol=1e-6)
+    for ours, (_, theirs) in zip(program(fluxion, fs, jnp)(o, jnp.asarray(y)), pairs):
+        _same(ours, theirs, rtol=1e-6)  # Fluxion eagerly
     with pytest.raises(NotImplementedError, match="sparse rule for exp is not implemented "
                                                   "because it would result in dense output"):
         fs.sparsify(jnp.exp)(o)
@@ -449,22 +453,23 @@ def test_sparse_aware_grad_and_jacobians_like_jax():
 
 def test_dot_general_sampled_like_jax():
     a, b = RNG.normal(size=(3, 5)).astype(np.float32), RNG.normal(size=(5, 4)).astype(np.float32)
+    cases = []  # (lhs, rhs, indices, dimension numbers)
     for n_batch in (0, 1, 2):
-        idx = js.BCOO.fromdense(_rand((3, 4)), n_batch=n_batch).indices
-        for dn, lhs, rhs in [((([1], [0]), ([], [])), a, b),
-                             ((([0], [1]), ([], [])), a.T.copy(), b.T.copy())]:
-            _same(fs.bcoo_dot_general_sampled(lhs, rhs, idx, dimension_numbers=dn),
-                  js.bcoo_dot_general_sampled(lhs, rhs, idx, dimension_numbers=dn), rtol=1e-5)
-    idx = js.BCOO.fromdense(_rand((3, 4))).indices
-    u, v = a[:, 0].copy(), b[0].copy()
-    none = (([], []), ([], []))
-    _same(fs.bcoo_dot_general_sampled(u, v, idx, dimension_numbers=none),
-          js.bcoo_dot_general_sampled(u, v, idx, dimension_numbers=none))
+        idx = np.asarray(fs.BCOO.fromdense(_rand((3, 4)), n_batch=n_batch).indices)
+        cases += [(a, b, idx, (([1], [0]), ([], []))),
+                  (a.T.copy(), b.T.copy(), idx, (([0], [1]), ([], [])))]
+    idx = np.asarray(fs.BCOO.fromdense(_rand((3, 4))).indices)
+    cases.append((a[:, 0].copy(), b[0].copy(), idx, (([], []), ([], []))))  # an outer product
     dn = (([1], [0]), ([], []))
+    # JAX's in one compiled program (eagerly, a compile per operation), Fluxion's eagerly
+    want = jax.jit(lambda: [js.bcoo_dot_general_sampled(*c[:3], dimension_numbers=c[3])
+                            for c in cases] + [jax.grad(lambda m: js.bcoo_dot_general_sampled(
+                                m, b, idx, dimension_numbers=dn).sum())(a)])()
+    for c, theirs in zip(cases, want):
+        _same(fs.bcoo_dot_general_sampled(*c[:3], dimension_numbers=c[3]), theirs,
+              rtol=1e-5 if c[3][0][0] else None)
     _same(fluxion.grad(lambda m: fs.bcoo_dot_general_sampled(m, b, idx, dimension_numbers=dn)
-                       .sum())(a),
-          jax.grad(lambda m: js.bcoo_dot_general_sampled(m, b, idx, dimension_numbers=dn)
-                   .sum())(a), rtol=1e-5)
+                       .sum())(a), want[-1], rtol=1e-5)
 
 
 def test_sparsify_control_flow_like_jax():
