@@ -43,3 +43,27 @@ def test_derived_calls_keep_the_name_as_jax(case):
         got.append(_call_names(CASES[case](lib, lib.jit(inner))))
     assert got[0] and set(got[0]) == {"inner"}
     assert got[0] == got[1]
+
+
+def test_unused_jit_outputs_are_pruned_from_the_linearization_like_jax():
+    # JAX's DCE rule for jit drops the outputs the caller never reads, with their part of the
+    # body: a custom_vjp bwd behind such an output never runs (here bwd(0) would add 2)
+    import jax.numpy as jnp
+
+    import fluxion.numpy as fnp
+
+    def grads(lib, m):
+        @lib.custom_vjp
+        def f(x):
+            return x
+
+        f.defvjp(lambda x: (x, None), lambda _, g: (g + 2.0,))
+        both = lib.jit(lambda d: (f(d), d * 3.0))
+        twice = lib.jit(lambda d: (f(d), f(d)))
+        x = m.array(1.0)
+        return [float(lib.grad(lambda v: both(v)[1])(x)),
+                float(lib.grad(lambda v: twice(v)[1])(x)),
+                float(lib.grad(lambda v: both(v)[0])(x)),
+                float(lib.jit(lib.grad(lambda v: both(v)[1]))(x))]
+
+    assert grads(fluxion, fnp) == grads(jax, jnp) == [3.0, 3.0, 3.0, 3.0]

@@ -35,10 +35,10 @@ from typing import Any, Sequence
 from fluxion.core import vma as _vma_rules
 from fluxion.core.avals import ShapedArray, keep_sharding_rule
 from fluxion.core.errors import user_frame
-from fluxion.core.ir import Program
+from fluxion.core.ir import DCE_RULES, Equation, Program, dce
 from fluxion.core.primitive import Primitive
 from fluxion.transforms import ad, batching, jet, partial_eval
-from fluxion.transforms.staging import close_program
+from fluxion.transforms.staging import cached_transform, close_program
 
 __all__ = ["jit_p", "closed_call", "nested_options_error"]
 
@@ -169,6 +169,22 @@ def _jit_printed_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 jit_p.print_params = _jit_printed_params
+
+
+def _jit_dce(eqn: Equation, used: list[bool]) -> Equation | None:
+    # JAX's pjit DCE rule: a jit whose outputs are partly unused computes only the used ones
+    # (in a linearized program, the unused ones' custom_vjp bwd then never runs, as in JAX);
+    # the pruned body is memoised per body and mask, so its transformations are found again
+    body: Program = eqn.params["program"]
+    if body.effectful:
+        return None
+    pruned = cached_transform(body, ("dce", tuple(used)), lambda: (dce(body, used), []))[0]
+    outs = [o for o, u in zip(eqn.outputs, used) if u]
+    return Equation(eqn.prim, list(eqn.inputs), outs, dict(eqn.params, program=pruned),
+                    eqn.source, eqn.name_stack)
+
+
+DCE_RULES[jit_p] = _jit_dce
 
 
 def closed_call(program: Program, consts: Sequence[Any], args: Sequence[Any], name: str,
