@@ -157,7 +157,9 @@ def test_out_sharding_arguments_like_jax(env):
                 np_.zeros((8, 4), out_sharding=Ps("x", "y")),
                 np_.full((8, 4), 2.0, out_sharding=Ps(None, "y")),
                 a.at[0].set(1.0, out_sharding=Ps("x")),
-                np_.reshape(a, (4, 8), out_sharding=Ps("x"))]
+                np_.reshape(a, (4, 8), out_sharding=Ps("x")),
+                np_.ravel(a, out_sharding=Ps("x")),
+                np_.broadcast_to(np_.arange(4.0), (8, 4), out_sharding=Ps("x", "y"))]
 
     with fluxion.set_mesh(m):
         outs = fluxion.jit(lambda a, c: prog(fnp, flax, P, a, c))(x, xy)

@@ -110,8 +110,9 @@ def reshape(a: Any, shape: Any = None, order: str = "C", *, newshape: Any = None
     return lax.reshape(a, dims)
 
 
-def ravel(a: Any, order: str = "C") -> Any:
-    """``a`` flattened to one dimension.
+def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
+    """``a`` flattened to one dimension (``out_sharding``: the result's sharding, as
+    :func:`reshape`'s).
 
     Example:
         >>> import fluxion.numpy as jnp
@@ -119,7 +120,7 @@ def ravel(a: Any, order: str = "C") -> Any:
         (4,)
     """
     a = ensure_array(a)
-    return reshape(a, (a.size,), order)
+    return reshape(a, (a.size,), order, out_sharding=out_sharding)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
@@ -376,14 +377,17 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                          ) from None
 
 
-def broadcast_to(array: Any, shape: Any) -> Any:
-    """``array`` broadcast to ``shape``.
+def broadcast_to(array: Any, shape: Any, *, out_sharding: Any = None) -> Any:
+    """``array`` broadcast to ``shape`` (``out_sharding``: the result's sharding, a Sharding or a
+    PartitionSpec over the ``set_mesh`` mesh, as JAX's).
 
     Example:
         >>> import fluxion.numpy as jnp
         >>> jnp.broadcast_to(jnp.arange(3), (2, 3)).shape
         (2, 3)
     """
+    if out_sharding is not None:
+        return with_out_sharding("broadcast_to", out_sharding, broadcast_to, array, shape)
     a = ensure_array(array)
     shp = (shape,) if isinstance(shape, int) else tuple(operator.index(d) for d in shape)
     if a.shape == shp:
