@@ -159,7 +159,9 @@ def test_out_sharding_arguments_like_jax(env):
                 a.at[0].set(1.0, out_sharding=Ps("x")),
                 np_.reshape(a, (4, 8), out_sharding=Ps("x")),
                 np_.ravel(a, out_sharding=Ps("x")),
-                np_.broadcast_to(np_.arange(4.0), (8, 4), out_sharding=Ps("x", "y"))]
+                np_.broadcast_to(np_.arange(4.0), (8, 4), out_sharding=Ps("x", "y")),
+                np_.tensordot(a, c, ((1,), (1,)), out_sharding=Ps(None, "x")),
+                np_.bincount(np_.arange(8) % 3, length=8, out_sharding=Ps())]
 
     with fluxion.set_mesh(m):
         outs = fluxion.jit(lambda a, c: prog(fnp, flax, P, a, c))(x, xy)
@@ -169,6 +171,16 @@ def test_out_sharding_arguments_like_jax(env):
         jeager = jnp.zeros((8, 4), out_sharding=JP("x"))
     for o, jo in zip(outs + [eager], jouts + [jeager]):
         _same(o, jo)
+
+
+def test_bincount_out_sharding_must_be_replicated_like_jax(env):
+    m, jm, _ = env
+    for lib, np_, mesh, Ps in ((fluxion, fnp, m, P), (jax, jnp, jm, JP)):
+        with lib.set_mesh(mesh), pytest.raises(Exception) as e:
+            np_.bincount(np_.arange(8) % 3, length=8, out_sharding=Ps("x"))
+        assert type(e.value).__name__ == "ShardingTypeError"
+        assert str(e.value).startswith("out_sharding passed to `jnp.bincount` can only be fully "
+                                       "replicated or fully unreduced along all mesh axes")
 
 
 def test_reshard_and_grad_like_jax(env):

@@ -18,6 +18,8 @@ import numpy as np
 
 from fluxion import lax
 from fluxion.core import dtypes
+from fluxion.core.avals import ShardingTypeError
+from fluxion.lax.sharding_constraint import with_out_sharding
 from fluxion.numpy import reductions as red
 from fluxion.numpy import ufuncs as uf
 from fluxion.numpy._util import (
@@ -35,9 +37,11 @@ from fluxion.numpy.sorting import searchsorted
 __all__ = ["bincount", "histogram", "histogram_bin_edges", "histogram2d", "histogramdd"]
 
 
-def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None
-             ) -> Any:
-    """Number (or total weight) of occurrences of each non-negative integer in 1-D ``x``.
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None,
+             out_sharding: Any = None) -> Any:
+    """Number (or total weight) of occurrences of each non-negative integer in 1-D ``x``
+    (``out_sharding``: the result's sharding, a Sharding or a PartitionSpec, replicated as
+    JAX requires).
 
     Pass a static ``length`` under jit; values ``>= length`` are dropped, negatives count as 0.
 
@@ -46,6 +50,13 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
         >>> jnp.bincount(jnp.array([0, 1, 1, 3])).tolist()
         [1, 2, 0, 1]
     """
+    if out_sharding is not None:
+        # JAX's rule: the counts are replicated (its unreduced form Fluxion does not have)
+        if any(p is not None and p != () for p in getattr(out_sharding, "spec", out_sharding)):
+            raise ShardingTypeError("out_sharding passed to `jnp.bincount` can only be fully "
+                                    "replicated or fully unreduced along all mesh axes")
+        return with_out_sharding("bincount", out_sharding, bincount, x, weights, minlength,
+                                 length=length)
     check_arraylike("bincount", x)
     x = ensure_array(x)
     if x.dtype == np.bool_:

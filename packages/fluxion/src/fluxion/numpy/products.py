@@ -156,14 +156,19 @@ def outer(a: Any, b: Any, out: None = None) -> Any:
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
-              preferred_element_type: Any = None) -> Any:
-    """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (an int: the last/first n).
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """Contract ``axes`` of ``a`` with ``axes`` of ``b`` (an int: the last/first n);
+    ``out_sharding``: the result's sharding, as :func:`dot`'s.
 
     Example:
         >>> import fluxion.numpy as jnp
         >>> jnp.tensordot(jnp.ones((2, 3, 4)), jnp.ones((3, 4, 5))).shape
         (2, 5)
     """
+    if out_sharding is not None:  # the result's sharding, given (explicit mesh axes)
+        return with_out_sharding("tensordot", out_sharding, tensordot, a, b, axes,
+                                 precision=precision,
+                                 preferred_element_type=preferred_element_type)
     a, b = _prep("tensordot", a, b, precision, preferred_element_type)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
