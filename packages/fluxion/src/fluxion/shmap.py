@@ -87,6 +87,14 @@ def _factor(mesh: Any, entry: tuple) -> int:
     return math.prod(mesh.shape[a] for a in entry)
 
 
+# Known gap (session 17, vs jax 0.10.2): over some axes of a mesh whose other axes are Explicit,
+# JAX types the body's blocks on those other axes (x placed P('x', 'y'), manual over 'x': the
+# body sees f32[2,4@y]) and its results keep them (shard_map/smap over 'x' give P('x', 'y'),
+# P(('x', 'y'), None), and a.T with out_axes=1 P('y', 'x')). Here blocks are untyped, so results
+# carry only the manual axes of out_specs (P('x'), P('x', None) under jit). Closing it: give
+# the local avals the input's non-manual Explicit entries (trace_to_program), rebuild results
+# from out_specs plus the body's output entries (_abstract_eval, _global_aval in jvp/transpose/
+# batch/partial_eval), and place _impl's in/out shardings with them.
 def _local_aval(a: ShapedArray, spec: PartitionSpec, mesh: Any) -> ShapedArray:
     shape = tuple(n // _factor(mesh, e) for n, e in zip(a.shape, _axes_of(spec, len(a.shape))))
     return ShapedArray(shape, a.dtype, a.weak_type)
