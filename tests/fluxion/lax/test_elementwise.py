@@ -290,15 +290,9 @@ def test_convert_element_type(src, dst):
         check_like_jax(fluxion.jit(f), g, x)
 
 
-_COMPLEX_SCALAR_TO_REAL = pytest.mark.xfail(
-    strict=True, reason="a Python complex converted to float32/int32/bfloat16: JAX raises "
-    "TypeError (float()/int() of a complex), Fluxion drops the imaginary part")
-
-
 @_JAX_COMPLEX_WARNING
 @pytest.mark.parametrize("arg,dst", [
-    pytest.param(arg, dst, id=f"{dst.name}-{arg!r}",
-                 marks=_COMPLEX_SCALAR_TO_REAL if isinstance(arg, complex) and dst != BOOL else ())
+    pytest.param(arg, dst, id=f"{dst.name}-{arg!r}")  # a complex: TypeError eagerly, as JAX
     for arg in [1, 1.5, True, 3 + 0j] for dst in [F32, I32, BF16, BOOL]])
 def test_convert_element_type_scalars(arg, dst):
     f = lambda v: flax.convert_element_type(v, dst)

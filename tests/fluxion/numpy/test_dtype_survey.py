@@ -6,7 +6,9 @@ for x > 0), float floor_divide was floor(x / y) (1.0 // 0.1 gave 10), divmod ref
 clip accepted complex values, linspace rounded its samples as NumPy does (shifting histogram
 counts) and computed a complex dtype's samples in floating point, take read boolean indices
 as a mask and float indices raised TypeError, take_along_axis had no default axis, and the
-cumulative sums of weakly typed operands stayed weak (unwrap's result with them)."""
+cumulative sums of weakly typed operands stayed weak (unwrap's result with them), and a complex
+scalar converted to a real dtype took its real part (full(2, 1j, dtype=bool) was False) where
+jax converts scalars through NumPy."""
 
 from __future__ import annotations
 
@@ -57,7 +59,36 @@ CASES = {
     "nancumsum_weak": lambda m: m.nancumsum(m.broadcast_to(m.asarray(2.0) * 1, (3,))),
     "cumulative_sum_weak": lambda m: m.cumulative_sum(m.broadcast_to(m.asarray(2) * 1, (3,))),
     "cumsum_python_scalar": lambda m: m.cumsum(2.0),
+    "full_like_bool_complex": lambda m: m.full_like(B1, 1j),
+    "full_bool_complex": lambda m: m.full(2, 1j, dtype=bool),
+    "full_float32_complex": lambda m: m.full(2, 0.5j, dtype=np.float32),
+    "full_like_int8_complex": lambda m: m.full_like(np.ones(2, np.int8), 1j),
+    "full_bool_numpy_complex": lambda m: m.full(2, np.complex64(1j), dtype=bool),
 }
+
+LAX_CONVERT = [(1j, np.bool_), (0j, np.bool_), (0.5j, np.float32), (1j, np.int8),
+               (np.complex64(1j), np.bool_), (np.complex64(2 + 1j), np.float32), (1j, np.complex64),
+               (C, np.bool_), (C, np.float32)]
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("i", range(len(LAX_CONVERT)))
+def test_convert_element_type_of_complex_like_jax(i):
+    import jax
+
+    from fluxion import lax
+    value, dtype = LAX_CONVERT[i]
+    out = []
+    for convert in (lax.convert_element_type, jax.lax.convert_element_type):
+        try:
+            out.append(convert(value, dtype))
+        except TypeError as err:
+            out.append(type(err))
+    ours, theirs = out
+    if isinstance(theirs, type):
+        assert ours is theirs
+    else:
+        assert_same(ours, theirs)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

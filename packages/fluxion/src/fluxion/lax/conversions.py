@@ -176,6 +176,11 @@ def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) 
         # through the default integer type, so 2**40 -> float32 is exact and -> int32 wraps; only
         # an int NumPy cannot hold (>= 2**64 or < -2**63) raises, and only for integer targets.
         operand = np.asarray(operand).astype(new)
+    elif (isinstance(operand, (complex, np.complexfloating)) and new.kind != "c"
+          and not dtypes.is_float0(new) and not weak_type and np.isfinite(operand)):
+        # As JAX: a complex scalar converts through NumPy (1j -> True; a Python complex to a
+        # real dtype is NumPy's TypeError), not as arrays do (the real part alone)
+        operand = np.asarray(operand, dtype=new)
     aval = getattr(operand, "aval", None)
     if aval is not None and aval.dtype == new and aval.weak_type == weak_type:
         return operand
