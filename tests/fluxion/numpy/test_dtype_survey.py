@@ -8,7 +8,8 @@ counts) and computed a complex dtype's samples in floating point, take read bool
 as a mask and float indices raised TypeError, take_along_axis had no default axis, and the
 cumulative sums of weakly typed operands stayed weak (unwrap's result with them), and a complex
 scalar converted to a real dtype took its real part (full(2, 1j, dtype=bool) was False) where
-jax converts scalars through NumPy."""
+jax converts scalars through NumPy; cumsum of a strongly typed 0-d array with an axis returned
+a value where jax raises ValueError."""
 
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ CASES = {
     "nancumsum_weak": lambda m: m.nancumsum(m.broadcast_to(m.asarray(2.0) * 1, (3,))),
     "cumulative_sum_weak": lambda m: m.cumulative_sum(m.broadcast_to(m.asarray(2) * 1, (3,))),
     "cumsum_python_scalar": lambda m: m.cumsum(2.0),
+    "cumsum_0d_axis": lambda m: m.cumsum(np.array(3.5, np.float32), axis=-1),
+    "cumsum_numpy_scalar_axis": lambda m: m.cumsum(np.float32(3.5), axis=0),
+    "nancumprod_0d_axis": lambda m: m.nancumprod(np.array(3.5, np.float32), axis=0),
+    "cumsum_python_scalar_axis": lambda m: m.cumsum(3.5, axis=-1),
+    "cumsum_weak_0d_axis": lambda m: m.cumsum(m.asarray(3.5), axis=0),
+    "cumsum_0d_no_axis": lambda m: m.cumsum(np.array(3.5, np.float32)),
     "full_like_bool_complex": lambda m: m.full_like(B1, 1j),
     "full_bool_complex": lambda m: m.full(2, 1j, dtype=bool),
     "full_float32_complex": lambda m: m.full(2, 0.5j, dtype=np.float32),

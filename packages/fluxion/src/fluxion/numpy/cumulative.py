@@ -46,7 +46,8 @@ def _cumulative(name: str, fn: Callable, a: Any, axis: Any, dtype: Any, out: Any
     check_no_out(name, out)
     check_arraylike(name, a)
     a = ensure_array(a)
-    if axis is None or a.ndim == 0:
+    # as JAX's jitted cumsum: a weakly typed scalar takes any axis, a strong 0-d one only None
+    if axis is None or (a.ndim == 0 and a.weak_type):
         a = lax.reshape(a, (a.size,))
     if axis is None:
         axis = 0
