@@ -9,7 +9,7 @@ as a mask and float indices raised TypeError, take_along_axis had no default axi
 cumulative sums of weakly typed operands stayed weak (unwrap's result with them), and a complex
 scalar converted to a real dtype took its real part (full(2, 1j, dtype=bool) was False) where
 jax converts scalars through NumPy; cumsum of a strongly typed 0-d array with an axis returned
-a value where jax raises ValueError."""
+a value where jax raises ValueError; expand_dims with a repeated axis raised TypeError."""
 
 from __future__ import annotations
 
@@ -66,6 +66,8 @@ CASES = {
     "cumsum_python_scalar_axis": lambda m: m.cumsum(3.5, axis=-1),
     "cumsum_weak_0d_axis": lambda m: m.cumsum(m.asarray(3.5), axis=0),
     "cumsum_0d_no_axis": lambda m: m.cumsum(np.array(3.5, np.float32)),
+    "expand_dims_repeated": lambda m: m.expand_dims(np.ones(3), (0, 0)),
+    "expand_dims_repeated_negative": lambda m: m.expand_dims(np.ones(3), (1, -1)),
     "full_like_bool_complex": lambda m: m.full_like(B1, 1j),
     "full_bool_complex": lambda m: m.full(2, 1j, dtype=bool),
     "full_float32_complex": lambda m: m.full(2, 0.5j, dtype=np.float32),

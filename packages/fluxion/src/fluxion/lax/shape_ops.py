@@ -562,7 +562,7 @@ def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
     nd = len(shape) + len(dimensions)
     dims = sorted(_canonical_axis("lax.expand_dims", d, nd) for d in dimensions)
     if len(set(dims)) != len(dims):
-        raise type_error("lax.expand_dims", f"repeated dimension in {tuple(dimensions)}")
+        raise ValueError(f"repeated axis in lax.expand_dims: {list(dimensions)}")  # as JAX
     for d in dims:
         shape.insert(d, 1)
     keep = [i for i in range(nd) if i not in dims]
