@@ -403,16 +403,15 @@ def backward_pass(program: Program, consts: Sequence[Any], args: Sequence[Any],
 
 # ----------------------------------------------------------------------------- public API
 
+def _is_array(x: Any) -> bool:
+    # by name: transforms/ does not import backend/'s Array class
+    return isinstance(x, Tracer) or type(x).__name__ == "Array"
+
+
 def _as_array(x: Any) -> Any:
-    if isinstance(x, (Tracer,)) or type(x).__name__ == "Array":
-        return x
-    if isinstance(x, np.ndarray) and x.dtype == dtypes.float0:
+    if _is_array(x) or (isinstance(x, np.ndarray) and x.dtype == dtypes.float0):
         return x
     return array_ops.asarray(x)
-
-
-def _is_raw(x: Any) -> bool:
-    return not isinstance(x, Tracer) and type(x).__name__ != "Array"
 
 
 @api_boundary
@@ -456,7 +455,7 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any],
     # as JAX's, an output that is an input passed through (or a value a custom rule returns)
     # comes back as it is with its tangent, a Python scalar included; a computed output's
     # tangent is an array (JAX's rules broadcast a raw tangent into one)
-    out_t = [instantiate(t) if _is_raw(p) else _as_array(instantiate(t))
+    out_t = [_as_array(instantiate(t)) if _is_array(p) else instantiate(t)
              for p, t in zip(out_p, out_t)]
     res = (tree_util.tree_unflatten(out_tree, out_p), tree_util.tree_unflatten(out_tree, out_t))
     return (*res, aux.tree()) if has_aux else res
